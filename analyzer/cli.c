@@ -1,0 +1,395 @@
+/*
+ * cli.c - argument parsing, usage text, and the documentation commands.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "rule.h"
+
+void ol_cli_usage(FILE *out)
+{
+    fputs("oomlint " OL_VERSION " - find the PyTorch training code that runs GPUs out of memory\n"
+          "\n"
+          "Usage:\n"
+          "  oomlint [OPTIONS] [PATH ...]      lint files, directories (recursively) or - (stdin)\n"
+          "  oomlint check [OPTIONS] [PATH ...]\n"
+          "  oomlint rules [--format json]     list every rule\n"
+          "  oomlint rule CODE                 explain a rule (what, why, example, fix)\n"
+          "\n"
+          "Rule selection:\n"
+          "  --select CODES          run only these rules (codes or prefixes: OOM101, OOM5, ALL)\n"
+          "  --extend-select CODES   add rules to the default set (opt-in rules such as OOM401)\n"
+          "  --ignore CODES          do not run these rules\n"
+          "\n"
+          "Files:\n"
+          "  --exclude GLOB          skip matching files and directories (repeatable)\n"
+          "  --force-exclude         apply --exclude to paths named on the command line too\n"
+          "  --stdin-filename NAME   the name to report for input read from -\n"
+          "\n"
+          "Output:\n"
+          "  --format FORMAT         text (default) or json\n"
+          "  --statistics            print a count per rule instead of each finding\n"
+          "  -q, --quiet             print findings only, no summary\n"
+          "  --color WHEN            auto (default), always or never\n"
+          "  --exit-zero             exit 0 even when there are findings\n"
+          "\n"
+          "Other:\n"
+          "  -j, --threads N         lint on N threads (default: one per CPU)\n"
+          "  --version               print the version\n"
+          "  -h, --help              print this help\n"
+          "\n"
+          "Suppress a finding with `# noqa: OOM101` (or `# oomlint: disable=OOM101`) on its line,\n"
+          "or a whole file with `# oomlint: disable-file` in its leading comments.\n"
+          "\n"
+          "Exit status: 0 no findings, 1 findings, 2 usage error or nothing could be linted.\n",
+          out);
+}
+
+typedef enum opt_id {
+    OPT_SELECT,
+    OPT_EXTEND_SELECT,
+    OPT_IGNORE,
+    OPT_EXCLUDE,
+    OPT_FORCE_EXCLUDE,
+    OPT_STDIN_FILENAME,
+    OPT_FORMAT,
+    OPT_STATISTICS,
+    OPT_QUIET,
+    OPT_COLOR,
+    OPT_EXIT_ZERO,
+    OPT_THREADS,
+    OPT_VERSION,
+    OPT_HELP,
+    OPT_MARKDOWN,
+} opt_id;
+
+typedef struct opt_spec {
+    const char *long_name;
+    char short_name;
+    bool takes_value;
+    opt_id id;
+} opt_spec;
+
+static const opt_spec options[] = {
+    {"select", 0, true, OPT_SELECT},
+    {"extend-select", 0, true, OPT_EXTEND_SELECT},
+    {"ignore", 0, true, OPT_IGNORE},
+    {"exclude", 0, true, OPT_EXCLUDE},
+    {"force-exclude", 0, false, OPT_FORCE_EXCLUDE},
+    {"stdin-filename", 0, true, OPT_STDIN_FILENAME},
+    {"format", 0, true, OPT_FORMAT},
+    {"output-format", 0, true, OPT_FORMAT},
+    {"statistics", 0, false, OPT_STATISTICS},
+    {"quiet", 'q', false, OPT_QUIET},
+    {"color", 0, true, OPT_COLOR},
+    {"exit-zero", 0, false, OPT_EXIT_ZERO},
+    {"threads", 'j', true, OPT_THREADS},
+    {"version", 'V', false, OPT_VERSION},
+    {"help", 'h', false, OPT_HELP},
+    {"markdown", 0, false, OPT_MARKDOWN},
+};
+
+static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, ol_buf *err)
+{
+    switch (id) {
+    case OPT_SELECT:
+        cli->selection.has_select = true;
+        ol_selectors_add(&cli->selection.select, value);
+        break;
+    case OPT_EXTEND_SELECT:
+        ol_selectors_add(&cli->selection.extend_select, value);
+        break;
+    case OPT_IGNORE:
+        ol_selectors_add(&cli->selection.ignore, value);
+        break;
+    case OPT_EXCLUDE: {
+        /* comma-separated like Ruff, repeatable */
+        const char *p = value;
+        while (*p) {
+            const char *comma = strchr(p, ',');
+            size_t len = comma ? (size_t)(comma - p) : strlen(p);
+            if (len)
+                ol_vec_push(&cli->exclude, ol_xstrndup(p, len));
+            p += len + (comma ? 1 : 0);
+        }
+        break;
+    }
+    case OPT_FORCE_EXCLUDE:
+        cli->force_exclude = true;
+        break;
+    case OPT_STDIN_FILENAME:
+        free(cli->stdin_filename);
+        cli->stdin_filename = ol_xstrdup(value);
+        break;
+    case OPT_FORMAT:
+        cli->format_given = true;
+        if (strcmp(value, "text") == 0 || strcmp(value, "full") == 0 || strcmp(value, "concise") == 0)
+            cli->format = OL_FMT_TEXT;
+        else if (strcmp(value, "json") == 0)
+            cli->format = OL_FMT_JSON;
+        else {
+            ol_buf_printf(err, "invalid value '%s' for '%s' (expected: text, json)", value, flag);
+            return false;
+        }
+        break;
+    case OPT_STATISTICS:
+        cli->statistics = true;
+        break;
+    case OPT_QUIET:
+        cli->quiet = true;
+        break;
+    case OPT_COLOR:
+        if (strcmp(value, "auto") == 0)
+            cli->color = OL_COLOR_AUTO;
+        else if (strcmp(value, "always") == 0)
+            cli->color = OL_COLOR_ALWAYS;
+        else if (strcmp(value, "never") == 0)
+            cli->color = OL_COLOR_NEVER;
+        else {
+            ol_buf_printf(err, "invalid value '%s' for '%s' (expected: auto, always, never)", value, flag);
+            return false;
+        }
+        break;
+    case OPT_EXIT_ZERO:
+        cli->exit_zero = true;
+        break;
+    case OPT_THREADS: {
+        char *end;
+        long n = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || n < 1 || n > 256) {
+            ol_buf_printf(err, "invalid value '%s' for '%s' (expected a number from 1 to 256)", value, flag);
+            return false;
+        }
+        cli->threads = (int)n;
+        break;
+    }
+    case OPT_VERSION:
+        cli->command = OL_CMD_VERSION;
+        break;
+    case OPT_HELP:
+        cli->command = OL_CMD_HELP;
+        break;
+    case OPT_MARKDOWN:
+        cli->markdown = true;
+        break;
+    }
+    return true;
+}
+
+bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
+{
+    memset(cli, 0, sizeof(*cli));
+    int i = 1;
+    /* subcommands come first; `check` is the default one */
+    if (i < argc) {
+        if (strcmp(argv[i], "check") == 0) {
+            i++;
+        } else if (strcmp(argv[i], "rules") == 0) {
+            cli->command = OL_CMD_RULES;
+            i++;
+        } else if (strcmp(argv[i], "rule") == 0) {
+            cli->command = OL_CMD_RULE;
+            i++;
+        }
+    }
+    bool options_done = false;
+    ol_command sub = cli->command;
+    for (; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!options_done && strcmp(arg, "--") == 0) {
+            options_done = true;
+            continue;
+        }
+        if (options_done || arg[0] != '-' || strcmp(arg, "-") == 0) {
+            if (sub == OL_CMD_RULE) {
+                if (cli->rule_code) {
+                    ol_buf_printf(err, "'rule' takes one rule code, got '%s' too", arg);
+                    return false;
+                }
+                cli->rule_code = ol_xstrdup(arg);
+            } else if (sub == OL_CMD_RULES) {
+                ol_buf_printf(err, "'rules' takes no paths (got '%s')", arg);
+                return false;
+            } else {
+                ol_vec_push(&cli->paths, ol_xstrdup(arg));
+            }
+            continue;
+        }
+        const opt_spec *spec = NULL;
+        const char *value = NULL;
+        char flag[64];
+        if (arg[1] == '-') {
+            const char *name = arg + 2;
+            const char *eq = strchr(name, '=');
+            size_t len = eq ? (size_t)(eq - name) : strlen(name);
+            for (size_t k = 0; k < OL_ARRAY_LEN(options); k++)
+                if (strlen(options[k].long_name) == len && strncmp(options[k].long_name, name, len) == 0)
+                    spec = &options[k];
+            snprintf(flag, sizeof flag, "--%.*s", (int)(len < 40 ? len : 40), name);
+            if (!spec) {
+                ol_buf_printf(err, "unknown option '%s'", flag);
+                return false;
+            }
+            if (eq) {
+                if (!spec->takes_value) {
+                    ol_buf_printf(err, "option '%s' takes no value", flag);
+                    return false;
+                }
+                value = eq + 1;
+            }
+        } else {
+            for (size_t k = 0; k < OL_ARRAY_LEN(options); k++)
+                if (options[k].short_name && options[k].short_name == arg[1])
+                    spec = &options[k];
+            snprintf(flag, sizeof flag, "-%c", arg[1]);
+            if (!spec || (arg[2] != '\0' && !spec->takes_value)) {
+                ol_buf_printf(err, "unknown option '%s'", arg);
+                return false;
+            }
+            if (arg[2] != '\0')
+                value = arg + 2;
+        }
+        if (spec->takes_value && !value) {
+            if (i + 1 >= argc) {
+                ol_buf_printf(err, "option '%s' needs a value", flag);
+                return false;
+            }
+            value = argv[++i];
+        }
+        if (!apply(cli, spec->id, flag, value, err))
+            return false;
+    }
+    if (cli->command == OL_CMD_LINT || cli->command == OL_CMD_RULES) {
+        const char *bad = ol_selection_invalid(&cli->selection);
+        if (bad) {
+            ol_buf_printf(err, "unknown rule selector '%s' (see 'oomlint rules')", bad);
+            return false;
+        }
+    }
+    if (cli->command == OL_CMD_RULE && !cli->rule_code) {
+        ol_buf_puts(err, "'rule' needs a rule code, e.g. 'oomlint rule OOM101'");
+        return false;
+    }
+    if (cli->command == OL_CMD_LINT && cli->paths.len == 0)
+        ol_vec_push(&cli->paths, ol_xstrdup("."));
+    return true;
+}
+
+void ol_cli_free(ol_cli *cli)
+{
+    ol_strvec_free(&cli->paths);
+    ol_selection_free(&cli->selection);
+    ol_strvec_free(&cli->exclude);
+    free(cli->stdin_filename);
+    free(cli->rule_code);
+    memset(cli, 0, sizeof(*cli));
+}
+
+/* ---- documentation commands ---------------------------------------------------- */
+
+int ol_cmd_rules(const ol_cli *cli, FILE *out)
+{
+    if (cli->format == OL_FMT_JSON) {
+        cJSON *arr = cJSON_CreateArray();
+        for (size_t i = 0; i < ol_rule_count; i++) {
+            const ol_rule *r = ol_rules[i];
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "code", r->code);
+            cJSON_AddStringToObject(o, "name", r->name);
+            cJSON_AddStringToObject(o, "severity", ol_severity_name(r->severity));
+            cJSON_AddBoolToObject(o, "opt_in", r->opt_in);
+            cJSON_AddBoolToObject(o, "fixable", r->fix != NULL);
+            cJSON_AddStringToObject(o, "summary", r->summary);
+            cJSON_AddItemToArray(arr, o);
+        }
+        char *s = cJSON_PrintUnformatted(arr);
+        ol_buf pretty = {0};
+        ol_json_pretty(s, &pretty);
+        fprintf(out, "%s\n", pretty.data);
+        ol_buf_free(&pretty);
+        cJSON_free(s);
+        cJSON_Delete(arr);
+        return 0;
+    }
+    fprintf(out, "%-7s %-32s %-8s %-7s %s\n", "CODE", "NAME", "SEVERITY", "FIX", "SUMMARY");
+    for (size_t i = 0; i < ol_rule_count; i++) {
+        const ol_rule *r = ol_rules[i];
+        fprintf(out, "%-7s %-32s %-8s %-7s %s%s\n", r->code, r->name, ol_severity_name(r->severity),
+                r->fix ? "yes" : "-", r->opt_in ? "(opt-in) " : "", r->summary);
+    }
+    return 0;
+}
+
+static void indent_block(ol_buf *b, const char *text, const char *prefix)
+{
+    const char *p = text;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        ol_buf_puts(b, prefix);
+        ol_buf_add(b, p, len);
+        ol_buf_putc(b, '\n');
+        p += len + (nl ? 1 : 0);
+    }
+}
+
+void ol_rule_markdown(const ol_rule *r, ol_buf *b)
+{
+    ol_buf_printf(b, "# %s %s\n\n", r->code, r->name);
+    ol_buf_printf(b, "Severity: %s%s. Fix: %s.\n\n", ol_severity_name(r->severity),
+                  r->opt_in ? " (opt-in: runs only when selected by its code)" : "",
+                  r->fix ? "available" : "none");
+    ol_buf_printf(b, "%s\n\n", r->summary);
+    ol_buf_printf(b, "## What it does\n\n%s\n\n", r->what);
+    ol_buf_printf(b, "## Why is this bad?\n\n%s\n\n", r->why);
+    ol_buf_puts(b, "## Example\n\n```python\n");
+    ol_buf_puts(b, r->example);
+    ol_buf_puts(b, "\n```\n\n## Use instead\n\n```python\n");
+    ol_buf_puts(b, r->instead);
+    ol_buf_puts(b, "\n```\n");
+    if (r->fix)
+        ol_buf_printf(b, "\n## Fix\n\n%s\n", r->fix);
+}
+
+int ol_cmd_rule(const ol_cli *cli, FILE *out, FILE *err)
+{
+    char code[16];
+    size_t n = 0;
+    for (const char *p = cli->rule_code; *p && n + 1 < sizeof code; p++)
+        code[n++] = (*p >= 'a' && *p <= 'z') ? (char)(*p - 'a' + 'A') : *p;
+    code[n] = '\0';
+    const ol_rule *r = ol_rule_find(code);
+    if (!r) {
+        /* accept the rule's name as well */
+        for (size_t i = 0; i < ol_rule_count && !r; i++)
+            if (strcmp(ol_rules[i]->name, cli->rule_code) == 0)
+                r = ol_rules[i];
+    }
+    if (!r) {
+        fprintf(err, "oomlint: error: unknown rule '%s' (see 'oomlint rules')\n", cli->rule_code);
+        return 2;
+    }
+    ol_buf b = {0};
+    if (cli->markdown) {
+        ol_rule_markdown(r, &b);
+        fputs(b.data, out);
+        ol_buf_free(&b);
+        return 0;
+    }
+    ol_buf_printf(&b, "%s %s [%s]%s\n\n%s\n\n", r->code, r->name, ol_severity_name(r->severity),
+                  r->opt_in ? " (opt-in)" : "", r->summary);
+    ol_buf_printf(&b, "What it does\n  %s\n\nWhy is this bad?\n  %s\n\nExample\n", r->what, r->why);
+    indent_block(&b, r->example, "    ");
+    ol_buf_puts(&b, "\nUse instead\n");
+    indent_block(&b, r->instead, "    ");
+    if (r->fix)
+        ol_buf_printf(&b, "\nFix\n  %s\n", r->fix);
+    ol_buf_printf(&b, "\nMore: %s%s.md\n", OL_DOCS_URL, r->code);
+    fputs(b.data, out);
+    ol_buf_free(&b);
+    return 0;
+}

@@ -1,0 +1,62 @@
+/*
+ * cli.h - the command line: parsing arguments into an ol_cli, and the
+ * commands (lint, `rules`, `rule CODE`).
+ *
+ * Flags follow the conventions Ruff users know: --select / --extend-select /
+ * --ignore take codes or prefixes, repeated or comma-separated; --flag=value
+ * and --flag value both work; `--` ends the options. A bad flag is a usage
+ * error (exit 2) that names the flag.
+ */
+#ifndef OL_CLI_H
+#define OL_CLI_H
+
+#include <stdbool.h>
+
+#include "emit.h"
+#include "select.h"
+
+#define OL_VERSION "0.1.0"
+
+typedef enum ol_command {
+    OL_CMD_LINT,
+    OL_CMD_RULES,
+    OL_CMD_RULE,
+    OL_CMD_HELP,
+    OL_CMD_VERSION,
+} ol_command;
+
+typedef enum ol_color {
+    OL_COLOR_AUTO,
+    OL_COLOR_ALWAYS,
+    OL_COLOR_NEVER,
+} ol_color;
+
+typedef struct ol_cli {
+    ol_command command;
+    ol_strvec paths;
+    ol_selection selection;
+    ol_strvec exclude;
+    bool force_exclude;
+    ol_format format;
+    bool format_given;
+    ol_color color;
+    bool exit_zero, quiet, statistics;
+    bool fix, unsafe_fixes, diff;
+    char *stdin_filename;
+    int threads;
+    char *rule_code;        /* for `rule CODE` */
+    bool markdown;          /* `rule CODE --markdown` / `rules --markdown DIR` */
+} ol_cli;
+
+/* Parses argv. On a usage error returns false and writes a message to err. */
+bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err);
+void ol_cli_free(ol_cli *cli);
+void ol_cli_usage(FILE *out);
+
+/* `oomlint rules` and `oomlint rule CODE`. Return the exit code. */
+int ol_cmd_rules(const ol_cli *cli, FILE *out);
+int ol_cmd_rule(const ol_cli *cli, FILE *out, FILE *err);
+/* The documentation page of a rule, as Markdown. */
+void ol_rule_markdown(const struct ol_rule *r, ol_buf *b);
+
+#endif

@@ -1,0 +1,123 @@
+/*
+ * diag.c - construction, copying, ordering and freeing of findings and fixes.
+ */
+#include "diag.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rule.h"
+
+const char *ol_severity_name(ol_severity s)
+{
+    switch (s) {
+    case OL_SEV_ERROR:
+        return "error";
+    case OL_SEV_WARNING:
+        return "warning";
+    case OL_SEV_INFO:
+        return "info";
+    }
+    return "error";
+}
+
+ol_fix *ol_fix_new(bool unsafe, const char *message)
+{
+    ol_fix *f = ol_xcalloc(1, sizeof(*f));
+    f->unsafe = unsafe;
+    f->message = ol_xstrdup(message ? message : "");
+    return f;
+}
+
+void ol_fix_edit(ol_fix *f, uint32_t start, uint32_t end, const char *content)
+{
+    ol_edit e = {start, end, ol_xstrdup(content)};
+    ol_vec_push(&f->edits, e);
+}
+
+static int edit_cmp(const void *a, const void *b)
+{
+    const ol_edit *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->end != y->end)
+        return x->end < y->end ? -1 : 1;
+    return 0;
+}
+
+bool ol_fix_normalize(ol_fix *f)
+{
+    qsort(f->edits.items, f->edits.len, sizeof(ol_edit), edit_cmp);
+    for (size_t i = 1; i < f->edits.len; i++) {
+        const ol_edit *prev = &f->edits.items[i - 1], *cur = &f->edits.items[i];
+        /* two insertions at one point would be ambiguous too */
+        if (cur->start < prev->end || (cur->start == prev->start && cur->start == prev->end &&
+                                       cur->start == cur->end))
+            return false;
+    }
+    return true;
+}
+
+ol_fix *ol_fix_copy(const ol_fix *f)
+{
+    ol_fix *c = ol_fix_new(f->unsafe, f->message);
+    for (size_t i = 0; i < f->edits.len; i++)
+        ol_fix_edit(c, f->edits.items[i].start, f->edits.items[i].end, f->edits.items[i].content);
+    return c;
+}
+
+bool ol_fix_equal(const ol_fix *a, const ol_fix *b)
+{
+    if (a->edits.len != b->edits.len)
+        return false;
+    for (size_t i = 0; i < a->edits.len; i++) {
+        const ol_edit *x = &a->edits.items[i], *y = &b->edits.items[i];
+        if (x->start != y->start || x->end != y->end || strcmp(x->content, y->content) != 0)
+            return false;
+    }
+    return true;
+}
+
+void ol_fix_free(ol_fix *f)
+{
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->edits.len; i++)
+        free(f->edits.items[i].content);
+    ol_vec_free(&f->edits);
+    free(f->message);
+    free(f);
+}
+
+void ol_diag_free(ol_diag *d)
+{
+    free(d->message);
+    free(d->help);
+    ol_fix_free(d->fix);
+    memset(d, 0, sizeof(*d));
+}
+
+void ol_diag_vec_free(ol_diag_vec *v)
+{
+    for (size_t i = 0; i < v->len; i++)
+        ol_diag_free(&v->items[i]);
+    ol_vec_free(v);
+}
+
+static int diag_cmp(const void *a, const void *b)
+{
+    const ol_diag *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    int c = strcmp(x->rule->code, y->rule->code);
+    if (c)
+        return c;
+    if (x->end != y->end)
+        return x->end < y->end ? -1 : 1;
+    return 0;
+}
+
+void ol_diag_vec_sort(ol_diag_vec *v)
+{
+    qsort(v->items, v->len, sizeof(ol_diag), diag_cmp);
+}

@@ -1,0 +1,62 @@
+/*
+ * diag.h - findings (diagnostics) and their fixes.
+ *
+ * A finding points at a byte range of the decoded source, names its rule,
+ * and carries a message (what is wrong and why), a help line (what to write
+ * instead) and optionally a fix: a set of non-overlapping text edits marked
+ * safe or unsafe, as in Ruff. Emitters turn byte offsets into lines and
+ * columns; fix application (fix.c) works on the byte offsets directly.
+ */
+#ifndef OL_DIAG_H
+#define OL_DIAG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util.h"
+
+struct ol_rule;
+
+typedef enum ol_severity {
+    OL_SEV_ERROR,
+    OL_SEV_WARNING,
+    OL_SEV_INFO,
+} ol_severity;
+
+const char *ol_severity_name(ol_severity s);
+
+typedef struct ol_edit {
+    uint32_t start, end; /* byte range replaced */
+    char *content;       /* replacement text (owned) */
+} ol_edit;
+
+typedef struct ol_fix {
+    bool unsafe;
+    char *message;
+    OL_VEC(ol_edit) edits; /* sorted by start, non-overlapping */
+} ol_fix;
+
+typedef struct ol_diag {
+    const struct ol_rule *rule;
+    uint32_t start, end;  /* byte range in the source text */
+    char *message;
+    char *help;           /* may be NULL */
+    ol_fix *fix;          /* may be NULL */
+} ol_diag;
+
+typedef OL_VEC(ol_diag) ol_diag_vec;
+
+ol_fix *ol_fix_new(bool unsafe, const char *message);
+void ol_fix_edit(ol_fix *f, uint32_t start, uint32_t end, const char *content);
+/* Sorts edits; returns false (and keeps the fix) when two edits overlap. */
+bool ol_fix_normalize(ol_fix *f);
+ol_fix *ol_fix_copy(const ol_fix *f);
+bool ol_fix_equal(const ol_fix *a, const ol_fix *b);
+void ol_fix_free(ol_fix *f);
+
+void ol_diag_free(ol_diag *d);
+void ol_diag_vec_free(ol_diag_vec *v);
+/* Sorts by position, then code. */
+void ol_diag_vec_sort(ol_diag_vec *v);
+
+#endif

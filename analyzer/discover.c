@@ -1,0 +1,213 @@
+/*
+ * discover.c - directory walking (iterative, sorted, symlinked directories
+ * not followed) and exclude matching.
+ */
+#include "discover.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *const skipped_dirs[] = {
+    "__pycache__", "__pypackages__", "_build", "buck-out", "build", "dist", "node_modules",
+    "site-packages", "venv", NULL,
+};
+
+static bool is_source_name(const char *name)
+{
+    return ol_str_has_suffix(name, ".py") || ol_str_has_suffix(name, ".ipynb");
+}
+
+bool ol_path_excluded(const char *path, const ol_strvec *patterns)
+{
+    if (!patterns)
+        return false;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *rel = path;
+    while (rel[0] == '.' && rel[1] == '/')
+        rel += 2;
+    for (size_t i = 0; i < patterns->len; i++) {
+        const char *p = patterns->items[i];
+        if (fnmatch(p, base, 0) == 0 || fnmatch(p, rel, 0) == 0 || fnmatch(p, path, 0) == 0)
+            return true;
+        /* a pattern naming a directory excludes what is under it */
+        size_t pl = strlen(p);
+        while (pl > 0 && p[pl - 1] == '/')
+            pl--;
+        if (pl > 0 && strncmp(rel, p, pl) == 0 && rel[pl] == '/')
+            return true;
+    }
+    return false;
+}
+
+static char *join_path(const char *dir, const char *name)
+{
+    size_t dl = strlen(dir);
+    if (dl > 0 && dir[dl - 1] == '/')
+        return ol_xasprintf("%s%s", dir, name);
+    if (strcmp(dir, ".") == 0)
+        return ol_xstrdup(name);
+    return ol_xasprintf("%s/%s", dir, name);
+}
+
+static void add_input(ol_input_vec *out, const char *path, int error)
+{
+    ol_input in = {0};
+    in.path = ol_xstrdup(path);
+    in.error = error;
+    ol_vec_push(out, in);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool is_virtualenv(const char *dir)
+{
+    char *cfg = join_path(dir, "pyvenv.cfg");
+    struct stat st;
+    bool yes = stat(cfg, &st) == 0;
+    free(cfg);
+    return yes;
+}
+
+static void walk(const char *root, const ol_discover_options *opts, ol_input_vec *out)
+{
+    OL_VEC(char *) stack = {0};
+    ol_vec_push(&stack, ol_xstrdup(root));
+    while (stack.len > 0) {
+        char *dir = stack.items[--stack.len];
+        DIR *d = opendir(dir);
+        if (!d) {
+            add_input(out, dir, errno ? errno : EACCES);
+            free(dir);
+            continue;
+        }
+        OL_VEC(char *) names = {0};
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_name[0] == '.')
+                continue; /* hidden files and directories, and . / .. */
+            ol_vec_push(&names, ol_xstrdup(e->d_name));
+        }
+        closedir(d);
+        qsort(names.items, names.len, sizeof(char *), cmp_str);
+        /* push subdirectories in reverse so they pop in order */
+        OL_VEC(char *) subdirs = {0};
+        for (size_t i = 0; i < names.len; i++) {
+            char *path = join_path(dir, names.items[i]);
+            struct stat st;
+            if (lstat(path, &st) != 0) {
+                free(path);
+                continue;
+            }
+            if (ol_path_excluded(path, opts->exclude)) {
+                free(path);
+                continue;
+            }
+            if (S_ISDIR(st.st_mode)) {
+                bool skip = false;
+                for (const char *const *s = skipped_dirs; *s; s++)
+                    if (strcmp(names.items[i], *s) == 0)
+                        skip = true;
+                if (skip || is_virtualenv(path)) {
+                    free(path);
+                    continue;
+                }
+                ol_vec_push(&subdirs, path);
+                continue;
+            }
+            if (is_source_name(names.items[i])) {
+                /* regular files, and symlinks to them (not to directories) */
+                struct stat target;
+                if (S_ISREG(st.st_mode) || (S_ISLNK(st.st_mode) && stat(path, &target) == 0 && S_ISREG(target.st_mode)))
+                    add_input(out, path, 0);
+            }
+            free(path);
+        }
+        for (size_t i = subdirs.len; i-- > 0;)
+            ol_vec_push(&stack, subdirs.items[i]);
+        ol_vec_free(&subdirs);
+        for (size_t i = 0; i < names.len; i++)
+            free(names.items[i]);
+        ol_vec_free(&names);
+        free(dir);
+    }
+    ol_vec_free(&stack);
+}
+
+/* "./a//b/" -> "a/b" for display; "." stays "." */
+static char *normalize(const char *path)
+{
+    ol_buf b = {0};
+    const char *p = path;
+    while (p[0] == '.' && p[1] == '/') {
+        p += 2;
+        while (*p == '/')
+            p++;
+    }
+    for (; *p; p++) {
+        if (*p == '/' && b.len > 0 && b.data[b.len - 1] == '/')
+            continue;
+        ol_buf_putc(&b, *p);
+    }
+    while (b.len > 1 && b.data[b.len - 1] == '/')
+        b.data[--b.len] = '\0';
+    if (b.len == 0)
+        ol_buf_puts(&b, path[0] == '/' ? "/" : ".");
+    return ol_buf_take(&b);
+}
+
+static int cmp_input(const void *a, const void *b)
+{
+    const ol_input *x = a, *y = b;
+    return strcmp(x->path, y->path);
+}
+
+void ol_discover(const char *const *paths, size_t count, const ol_discover_options *opts, ol_input_vec *out)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (strcmp(paths[i], "-") == 0) {
+            ol_input in = {0};
+            in.path = ol_xstrdup(opts->stdin_filename ? opts->stdin_filename : "-");
+            in.from_stdin = true;
+            ol_vec_push(out, in);
+            continue;
+        }
+        char *path = normalize(paths[i]);
+        struct stat st;
+        if (stat(path, &st) != 0) {
+            add_input(out, path, errno);
+        } else if (S_ISDIR(st.st_mode)) {
+            walk(path, opts, out);
+        } else if (!opts->force_exclude || !ol_path_excluded(path, opts->exclude)) {
+            add_input(out, path, 0);
+        }
+        free(path);
+    }
+    /* stable order, no file twice (`oomlint a.py .` names a.py twice) */
+    qsort(out->items, out->len, sizeof(ol_input), cmp_input);
+    size_t keep = 0;
+    for (size_t i = 0; i < out->len; i++) {
+        if (keep > 0 && strcmp(out->items[keep - 1].path, out->items[i].path) == 0 &&
+            out->items[keep - 1].from_stdin == out->items[i].from_stdin) {
+            free(out->items[i].path);
+            continue;
+        }
+        out->items[keep++] = out->items[i];
+    }
+    out->len = keep;
+}
+
+void ol_input_vec_free(ol_input_vec *v)
+{
+    for (size_t i = 0; i < v->len; i++)
+        free(v->items[i].path);
+    ol_vec_free(v);
+}

@@ -1,0 +1,185 @@
+/*
+ * emit_json.c - the JSON output: one array, one object per finding, sorted
+ * by path, line and column, with the fields DESIGN.md fixes (code, name,
+ * severity, path, line, column, end_line, end_column, message, help, url,
+ * fix) and "cell" for notebooks.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "emit.h"
+#include "rule.h"
+
+ol_location ol_diag_location(const ol_file_result *r, const ol_diag *d)
+{
+    ol_location loc = {1, 1, 1, 1, 1, 1, 0, 1, 1};
+    if (!r->has_source || d->rule == &ol_rule_oom001)
+        return loc;
+    const ol_source *src = &r->src;
+    ol_pos a = ol_source_pos(src, d->start), b = ol_source_pos(src, d->end);
+    loc.line = a.line;
+    loc.col = a.col;
+    loc.col16 = a.col16;
+    loc.end_line = b.line;
+    loc.end_col = b.col;
+    loc.end_col16 = b.col16;
+    loc.file_line = a.line;
+    loc.file_end_line = b.line;
+    if (src->notebook) {
+        const ol_cell *cell = ol_source_cell(src, a.line - 1);
+        if (cell) {
+            loc.cell = cell->index;
+            uint32_t first = cell->first_line;
+            loc.line = a.line - first;
+            loc.file_line = cell->file_lines[a.line - 1 - first];
+            if (b.line - 1 < first + cell->line_count) {
+                loc.end_line = b.line - first;
+                loc.file_end_line = cell->file_lines[b.line - 1 - first];
+            } else {
+                /* ends past the cell (a trailing newline): stop at its last line */
+                uint32_t len;
+                ol_source_line(src, first + cell->line_count - 1, &len);
+                loc.end_line = cell->line_count;
+                ol_pos e = ol_source_pos(src, src->line_starts[first + cell->line_count - 1] + len);
+                loc.end_col = e.col;
+                loc.end_col16 = e.col16;
+                loc.file_end_line = cell->file_lines[cell->line_count - 1];
+            }
+            if (loc.file_line == 0)
+                loc.file_line = 1;
+            if (loc.file_end_line < loc.file_line)
+                loc.file_end_line = loc.file_line;
+        }
+    }
+    return loc;
+}
+
+cJSON *ol_fix_json(const ol_file_result *r, const ol_fix *fix)
+{
+    if (!fix)
+        return cJSON_CreateNull();
+    cJSON *obj = cJSON_CreateObject();
+    cJSON_AddStringToObject(obj, "applicability", fix->unsafe ? "unsafe" : "safe");
+    cJSON_AddStringToObject(obj, "message", fix->message);
+    cJSON *edits = cJSON_AddArrayToObject(obj, "edits");
+    for (size_t i = 0; i < fix->edits.len; i++) {
+        const ol_edit *e = &fix->edits.items[i];
+        ol_diag tmp = {0};
+        tmp.rule = NULL;
+        tmp.start = e->start;
+        tmp.end = e->end;
+        ol_location loc = ol_diag_location(r, &tmp);
+        cJSON *edit = cJSON_CreateObject();
+        cJSON_AddNumberToObject(edit, "line", loc.line);
+        cJSON_AddNumberToObject(edit, "column", loc.col);
+        cJSON_AddNumberToObject(edit, "end_line", loc.end_line);
+        cJSON_AddNumberToObject(edit, "end_column", loc.end_col);
+        cJSON_AddStringToObject(edit, "content", e->content);
+        if (loc.cell)
+            cJSON_AddNumberToObject(edit, "cell", loc.cell);
+        cJSON_AddItemToArray(edits, edit);
+    }
+    return obj;
+}
+
+void ol_json_pretty(const char *compact, ol_buf *out)
+{
+    int depth = 0;
+    bool in_string = false, escaped = false;
+    for (const char *p = compact; *p; p++) {
+        char c = *p;
+        if (in_string) {
+            ol_buf_putc(out, c);
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false;
+            continue;
+        }
+        switch (c) {
+        case '"':
+            in_string = true;
+            ol_buf_putc(out, c);
+            break;
+        case '{':
+        case '[':
+            ol_buf_putc(out, c);
+            if (p[1] == (c == '{' ? '}' : ']')) {
+                ol_buf_putc(out, *++p);
+                break;
+            }
+            depth++;
+            ol_buf_putc(out, '\n');
+            for (int i = 0; i < depth; i++)
+                ol_buf_puts(out, "  ");
+            break;
+        case '}':
+        case ']':
+            depth--;
+            ol_buf_putc(out, '\n');
+            for (int i = 0; i < depth; i++)
+                ol_buf_puts(out, "  ");
+            ol_buf_putc(out, c);
+            break;
+        case ',':
+            ol_buf_putc(out, ',');
+            ol_buf_putc(out, '\n');
+            for (int i = 0; i < depth; i++)
+                ol_buf_puts(out, "  ");
+            break;
+        case ':':
+            ol_buf_puts(out, ": ");
+            break;
+        default:
+            ol_buf_putc(out, c);
+        }
+    }
+}
+
+void ol_emit_json(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o)
+{
+    (void)o;
+    cJSON *array = cJSON_CreateArray();
+    for (size_t f = 0; f < count; f++) {
+        const ol_file_result *r = &results[f];
+        for (size_t i = 0; i < r->diags.len; i++) {
+            const ol_diag *d = &r->diags.items[i];
+            ol_location loc = ol_diag_location(r, d);
+            cJSON *obj = cJSON_CreateObject();
+            cJSON_AddStringToObject(obj, "code", d->rule->code);
+            cJSON_AddStringToObject(obj, "name", d->rule->name);
+            cJSON_AddStringToObject(obj, "severity", ol_severity_name(d->rule->severity));
+            cJSON_AddStringToObject(obj, "path", r->path);
+            if (loc.cell)
+                cJSON_AddNumberToObject(obj, "cell", loc.cell);
+            cJSON_AddNumberToObject(obj, "line", loc.line);
+            cJSON_AddNumberToObject(obj, "column", loc.col);
+            cJSON_AddNumberToObject(obj, "end_line", loc.end_line);
+            cJSON_AddNumberToObject(obj, "end_column", loc.end_col);
+            cJSON_AddStringToObject(obj, "message", d->message);
+            if (d->help)
+                cJSON_AddStringToObject(obj, "help", d->help);
+            else
+                cJSON_AddNullToObject(obj, "help");
+            char *url = ol_xasprintf("%s%s.md", OL_DOCS_URL, d->rule->code);
+            cJSON_AddStringToObject(obj, "url", url);
+            free(url);
+            cJSON_AddItemToObject(obj, "fix", ol_fix_json(r, d->fix));
+            cJSON_AddItemToArray(array, obj);
+        }
+    }
+    char *text = cJSON_PrintUnformatted(array);
+    if (text) {
+        ol_buf pretty = {0};
+        ol_json_pretty(text, &pretty);
+        fputs(pretty.data ? pretty.data : "[]", out);
+        fputc('\n', out);
+        ol_buf_free(&pretty);
+        cJSON_free(text);
+    }
+    cJSON_Delete(array);
+}

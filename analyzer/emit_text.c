@@ -1,0 +1,311 @@
+/*
+ * emit_text.c - the human output: a header line per finding
+ * (`path:line:col: CODE [severity] message`), a code frame with a caret
+ * underline, a `help:` line saying what to write instead, and a summary.
+ * Columns in the frame account for tabs and double-width characters so the
+ * caret lands under the code it means.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+#include "rule.h"
+
+#define C_RESET "\033[0m"
+#define C_BOLD "\033[1m"
+#define C_RED "\033[31m"
+#define C_YELLOW "\033[33m"
+#define C_CYAN "\033[36m"
+#define C_BLUE "\033[34m"
+#define C_GREEN "\033[32m"
+
+typedef struct style {
+    bool on;
+} style;
+
+static const char *sev_color(ol_severity s)
+{
+    return s == OL_SEV_ERROR ? C_RED : s == OL_SEV_WARNING ? C_YELLOW : C_CYAN;
+}
+
+static void put(FILE *out, const style *st, const char *color, const char *text)
+{
+    if (st->on)
+        fprintf(out, "%s%s%s", color, text, C_RESET);
+    else
+        fputs(text, out);
+}
+
+/* Display width of one code point (0, 1 or 2 columns). */
+static int cp_width(uint32_t cp)
+{
+    if (cp == 0)
+        return 0;
+    if ((cp >= 0x0300 && cp <= 0x036F) || (cp >= 0x200B && cp <= 0x200F) || cp == 0xFEFF)
+        return 0;
+    if ((cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) || (cp >= 0xAC00 && cp <= 0xD7A3) ||
+        (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) ||
+        (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x1F300 && cp <= 0x1FAFF) || (cp >= 0x20000 && cp <= 0x3FFFD))
+        return 2;
+    return 1;
+}
+
+static uint32_t decode(const char *s, uint32_t len, uint32_t *i)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    int n = ol_utf8_seq_len(u + *i, len - *i);
+    uint32_t cp;
+    if (n <= 1) {
+        cp = u[*i];
+        (*i)++;
+        return cp;
+    }
+    if (n == 2)
+        cp = (uint32_t)(u[*i] & 0x1F) << 6 | (u[*i + 1] & 0x3F);
+    else if (n == 3)
+        cp = (uint32_t)(u[*i] & 0x0F) << 12 | (uint32_t)(u[*i + 1] & 0x3F) << 6 | (u[*i + 2] & 0x3F);
+    else
+        cp = (uint32_t)(u[*i] & 0x07) << 18 | (uint32_t)(u[*i + 1] & 0x3F) << 12 | (uint32_t)(u[*i + 2] & 0x3F) << 6 |
+             (u[*i + 3] & 0x3F);
+    *i += (uint32_t)n;
+    return cp;
+}
+
+/* Writes a source line with tabs expanded; returns display columns of the
+ * byte offsets from and to (relative to the line) through *c_from / *c_to. */
+static void render_line(ol_buf *b, const char *s, uint32_t len, uint32_t from, uint32_t to, uint32_t *c_from,
+                        uint32_t *c_to)
+{
+    uint32_t col = 0, i = 0;
+    *c_from = *c_to = 0;
+    bool from_set = false, to_set = false;
+    while (i < len) {
+        if (!from_set && i >= from) {
+            *c_from = col;
+            from_set = true;
+        }
+        if (!to_set && i >= to) {
+            *c_to = col;
+            to_set = true;
+        }
+        if (s[i] == '\t') {
+            uint32_t w = 4 - col % 4;
+            for (uint32_t k = 0; k < w; k++)
+                ol_buf_putc(b, ' ');
+            col += w;
+            i++;
+            continue;
+        }
+        uint32_t start = i;
+        uint32_t cp = decode(s, len, &i);
+        if (cp < 0x20 || cp == 0x7F) {
+            ol_buf_putc(b, ' ');
+            col++;
+            continue;
+        }
+        ol_buf_add(b, s + start, i - start);
+        col += (uint32_t)cp_width(cp);
+    }
+    if (!from_set)
+        *c_from = col;
+    if (!to_set)
+        *c_to = col;
+}
+
+static void frame(FILE *out, const style *st, const ol_file_result *r, const ol_diag *d, ol_severity sev)
+{
+    const ol_source *src = &r->src;
+    uint32_t first = ol_source_line_index(src, d->start);
+    uint32_t last = ol_source_line_index(src, d->end > d->start ? d->end - 1 : d->start);
+    if (last < first)
+        last = first;
+    bool truncated = false;
+    if (last - first >= 4) {
+        last = first + 3;
+        truncated = true;
+    }
+    /* one line of context above, within the same notebook cell */
+    uint32_t context = first;
+    if (first > 0) {
+        uint32_t len;
+        ol_source_line(src, first - 1, &len);
+        const ol_cell *a = ol_source_cell(src, first - 1), *b = ol_source_cell(src, first);
+        if (len > 0 && a == b)
+            context = first - 1;
+    }
+    uint32_t cell_base = 0;
+    if (src->notebook) {
+        const ol_cell *c = ol_source_cell(src, first);
+        if (c)
+            cell_base = c->first_line;
+    }
+    char num[16];
+    snprintf(num, sizeof num, "%u", last + 1 - cell_base);
+    int gutter = (int)strlen(num);
+    ol_buf line = {0};
+    fprintf(out, "%*s ", gutter, "");
+    put(out, st, C_BLUE, "|");
+    fputc('\n', out);
+    for (uint32_t l = context; l <= last; l++) {
+        uint32_t len;
+        const char *s = ol_source_line(src, l, &len);
+        uint32_t line_start = src->line_starts[l];
+        uint32_t from = d->start > line_start ? d->start - line_start : 0;
+        uint32_t to = d->end > line_start ? d->end - line_start : 0;
+        if (to > len)
+            to = len;
+        if (from > len)
+            from = len;
+        ol_buf_clear(&line);
+        uint32_t c_from, c_to;
+        render_line(&line, s, len, from, to, &c_from, &c_to);
+        snprintf(num, sizeof num, "%u", l + 1 - cell_base);
+        if (st->on)
+            fprintf(out, "%s%*s |%s %s\n", C_BLUE, gutter, num, C_RESET, line.data ? line.data : "");
+        else
+            fprintf(out, "%*s | %s\n", gutter, num, line.data ? line.data : "");
+        if (l < first)
+            continue;
+        uint32_t width = c_to > c_from ? c_to - c_from : 1;
+        fprintf(out, "%*s ", gutter, "");
+        put(out, st, C_BLUE, "|");
+        fputc(' ', out);
+        for (uint32_t k = 0; k < c_from; k++)
+            fputc(' ', out);
+        if (st->on)
+            fputs(sev_color(sev), out);
+        for (uint32_t k = 0; k < width; k++)
+            fputc('^', out);
+        if (st->on)
+            fputs(C_RESET, out);
+        fputc('\n', out);
+    }
+    if (truncated) {
+        fprintf(out, "%*s ", gutter, "");
+        put(out, st, C_BLUE, "|");
+        fputs(" ...\n", out);
+    }
+    ol_buf_free(&line);
+    if (d->help || d->fix) {
+        fprintf(out, "%*s ", gutter, "");
+        put(out, st, C_BLUE, "=");
+        fputc(' ', out);
+        put(out, st, C_BOLD, "help:");
+        fprintf(out, " %s", d->help ? d->help : d->fix->message);
+        fputc('\n', out);
+    }
+}
+
+static void header(FILE *out, const style *st, const ol_file_result *r, const ol_diag *d)
+{
+    ol_location loc = ol_diag_location(r, d);
+    char pos[96];
+    if (loc.cell)
+        snprintf(pos, sizeof pos, ":cell %u:%u:%u:", loc.cell, loc.line, loc.col);
+    else
+        snprintf(pos, sizeof pos, ":%u:%u:", loc.line, loc.col);
+    put(out, st, C_BOLD, r->path);
+    fputs(pos, out);
+    fputc(' ', out);
+    const ol_rule *rule = d->rule;
+    if (st->on)
+        fprintf(out, "%s%s%s%s", C_BOLD, sev_color(rule->severity), rule->code, C_RESET);
+    else
+        fputs(rule->code, out);
+    fprintf(out, " [%s] %s", ol_severity_name(rule->severity), d->message);
+    if (d->fix) {
+        fputc(' ', out);
+        put(out, st, C_GREEN, d->fix->unsafe ? "(unsafe fix available)" : "(fix available)");
+    }
+    fputc('\n', out);
+}
+
+static void statistics(FILE *out, const style *st, const ol_file_result *results, size_t count)
+{
+    size_t *per_rule = ol_xcalloc(ol_rule_count, sizeof(size_t));
+    size_t *fixable = ol_xcalloc(ol_rule_count, sizeof(size_t));
+    for (size_t f = 0; f < count; f++)
+        for (size_t i = 0; i < results[f].diags.len; i++) {
+            size_t ri = ol_rule_index(results[f].diags.items[i].rule);
+            per_rule[ri]++;
+            if (results[f].diags.items[i].fix)
+                fixable[ri]++;
+        }
+    /* most frequent first, then by code */
+    size_t *order = ol_xcalloc(ol_rule_count, sizeof(size_t));
+    for (size_t i = 0; i < ol_rule_count; i++)
+        order[i] = i;
+    for (size_t i = 1; i < ol_rule_count; i++)
+        for (size_t j = i; j > 0 && per_rule[order[j]] > per_rule[order[j - 1]]; j--) {
+            size_t tmp = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = tmp;
+        }
+    for (size_t k = 0; k < ol_rule_count; k++) {
+        size_t i = order[k];
+        if (!per_rule[i])
+            continue;
+        const ol_rule *r = ol_rules[i];
+        fprintf(out, "%5zu  ", per_rule[i]);
+        if (st->on)
+            fprintf(out, "%s%s%s%s", C_BOLD, sev_color(r->severity), r->code, C_RESET);
+        else
+            fputs(r->code, out);
+        fprintf(out, "  %-9s %s%s\n", ol_severity_name(r->severity), r->name,
+                fixable[i] ? (fixable[i] == per_rule[i] ? "  [fixable]" : "  [partly fixable]") : "");
+    }
+    free(order);
+    free(per_rule);
+    free(fixable);
+}
+
+void ol_emit_text(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o)
+{
+    style st = {o->color};
+    size_t total = 0, files_with = 0, safe = 0, unsafe = 0, files = 0;
+    for (size_t f = 0; f < count; f++) {
+        const ol_file_result *r = &results[f];
+        if (r->read_ok)
+            files++;
+        if (r->diags.len)
+            files_with++;
+        for (size_t i = 0; i < r->diags.len; i++) {
+            const ol_diag *d = &r->diags.items[i];
+            total++;
+            if (d->fix && !d->fix->unsafe)
+                safe++;
+            else if (d->fix)
+                unsafe++;
+            if (o->statistics)
+                continue;
+            header(out, &st, r, d);
+            if (r->has_source && d->rule != &ol_rule_oom001)
+                frame(out, &st, r, d, d->rule->severity);
+            else if (d->help) {
+                fputs("  = ", out);
+                put(out, &st, C_BOLD, "help:");
+                fprintf(out, " %s\n", d->help);
+            }
+            fputc('\n', out);
+        }
+    }
+    if (o->statistics)
+        statistics(out, &st, results, count);
+    if (o->quiet)
+        return;
+    if (total == 0) {
+        if (files > 0)
+            put(out, &st, C_GREEN, "All checks passed!");
+        else
+            fputs("No files were analyzed.", out);
+        fputc('\n', out);
+        return;
+    }
+    fprintf(out, "Found %zu finding%s in %zu file%s.", total, total == 1 ? "" : "s", files_with,
+            files_with == 1 ? "" : "s");
+    if (safe)
+        fprintf(out, " %zu fixable with `oomlint --fix`.", safe);
+    if (unsafe)
+        fprintf(out, " %zu more with `oomlint --fix --unsafe-fixes`.", unsafe);
+    fputc('\n', out);
+}

@@ -1,0 +1,2026 @@
+/*
+ * eval.c - what an expression is, computed the way a reader works it out.
+ *
+ * ol_eval() maps an expression to an ol_val: a kind (module, optimizer,
+ * loader, tensor, imported name, ...) plus flags, chief among them
+ * OL_VF_GRAPH, "this tensor may carry the autograd graph". Names are followed
+ * through the bindings that reach them (ol_reaching_defs); imported names
+ * become dotted names; calls are looked up in a table of what PyTorch and the
+ * common libraries around it return; local functions yield what their
+ * returns yield, and their parameters what their call sites in this file
+ * pass. Where nothing is known, a name's spelling (`model`, `criterion`,
+ * `optimizer`, `train_loader`) is the last resort, as it is for a reader.
+ *
+ * Graph-ness follows autograd: an operation under no_grad produces no graph;
+ * `.item()`, `.detach()`, `.data`, `float()` drop it; comparisons and
+ * argmax produce none; a binding whose value reaches `.backward()` has one.
+ */
+#include "model.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EVAL_MAX_DEPTH 80
+
+static ol_val mk(ol_vkind kind, uint8_t flags)
+{
+    ol_val v = {(uint8_t)kind, flags, 0, 0};
+    return v;
+}
+
+static ol_val mk_ref(ol_vkind kind, uint8_t flags, uint32_t ref)
+{
+    ol_val v = {(uint8_t)kind, flags, 0, ref};
+    return v;
+}
+
+static const ol_val UNKNOWN = {OL_V_UNKNOWN, 0, 0, 0};
+static const ol_val BOTTOM = {OL_V_BOTTOM, 0, 0, 0};
+
+bool ol_val_is_graph(ol_val v)
+{
+    return v.kind == OL_V_TENSOR && (v.flags & OL_VF_GRAPH);
+}
+
+/* Least upper bound of two possible values of one expression. Unknown
+ * defers to what is known: a reader who sees `x = model(a)` on one branch
+ * and `x = something(b)` on another reads x as the model's output. */
+static ol_val join(ol_val a, ol_val b)
+{
+    if (a.kind == OL_V_BOTTOM)
+        return b;
+    if (b.kind == OL_V_BOTTOM)
+        return a;
+    if (a.kind == OL_V_UNKNOWN && b.kind != OL_V_UNKNOWN) {
+        b.flags |= a.flags;
+        return b;
+    }
+    if (b.kind == OL_V_UNKNOWN && a.kind != OL_V_UNKNOWN) {
+        a.flags |= b.flags;
+        return a;
+    }
+    if (a.kind == b.kind) {
+        ol_val r = a;
+        r.flags = a.flags | b.flags;
+        r.info = a.info | b.info;
+        if (a.ref != b.ref)
+            r.ref = 0, r.flags &= (uint8_t)~OL_VF_LOCAL;
+        return r;
+    }
+    /* a tensor on one side and a number on the other: still possibly a tensor */
+    if (a.kind == OL_V_TENSOR && (b.kind == OL_V_NUMBER || b.kind == OL_V_NONE))
+        return a;
+    if (b.kind == OL_V_TENSOR && (a.kind == OL_V_NUMBER || a.kind == OL_V_NONE))
+        return b;
+    ol_val r = UNKNOWN;
+    r.flags = (a.flags | b.flags) & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH | OL_VF_LOSS);
+    if (r.flags & OL_VF_GRAPH)
+        r.kind = OL_V_TENSOR;
+    return r;
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+/* Splits an identifier into lowercase tokens at '_' and lower->Upper steps. */
+static size_t name_tokens(const char *name, size_t len, char tokens[][24], size_t max_tokens)
+{
+    size_t count = 0, tl = 0;
+    for (size_t i = 0; i <= len; i++) {
+        char c = i < len ? name[i] : '_';
+        bool boundary = c == '_' || (i > 0 && isupper((unsigned char)c) && islower((unsigned char)name[i - 1]));
+        if (boundary && tl > 0) {
+            if (count < max_tokens)
+                tokens[count++][tl] = '\0';
+            tl = 0;
+        }
+        if (c == '_')
+            continue;
+        if (count < max_tokens && tl < 23)
+            tokens[count][tl++] = (char)tolower((unsigned char)c);
+    }
+    return count;
+}
+
+bool ol_name_looks_like(const char *name, size_t len, const char *const *words)
+{
+    char tokens[8][24];
+    size_t n = name_tokens(name, len, tokens, 8);
+    for (size_t i = 0; i < n; i++)
+        for (const char *const *w = words; *w; w++)
+            if (strcmp(tokens[i], *w) == 0)
+                return true;
+    return false;
+}
+
+static const char *const MODEL_WORDS[] = {"model", "net", "network", "encoder", "decoder", "generator",
+                                          "discriminator", "backbone", "classifier", "critic", "teacher",
+                                          "student", "unet", "vae", "autoencoder", "netg", "netd", NULL};
+static const char *const LOADER_WORDS[] = {"loader", "dataloader", "dl", "batches", NULL};
+static const char *const OPTIMIZER_WORDS[] = {"optimizer", "optimiser", "optim", "opt", "optimizerg",
+                                              "optimizerd", "optg", "optd", NULL};
+static const char *const CRITERION_WORDS[] = {"criterion", "criterium", "criteria", "crit", NULL};
+static const char *const NOT_OPTIMIZER_WORDS[] = {"scheduler", "sched", "env", "lr", "args", "options",
+                                                  "opts", "config", "cfg", NULL};
+
+static bool looks_like_loss_fn(const char *name, size_t len)
+{
+    if (ol_name_looks_like(name, len, CRITERION_WORDS))
+        return true;
+    char tokens[8][24];
+    size_t n = name_tokens(name, len, tokens, 8);
+    for (size_t i = 0; i + 1 < n; i++)
+        if (strcmp(tokens[i], "loss") == 0 &&
+            (strcmp(tokens[i + 1], "fn") == 0 || strcmp(tokens[i + 1], "func") == 0 ||
+             strcmp(tokens[i + 1], "function") == 0 || strcmp(tokens[i + 1], "fcn") == 0 ||
+             strcmp(tokens[i + 1], "module") == 0))
+            return true;
+    return n == 1 && strcmp(tokens[0], "lossfn") == 0;
+}
+
+/* What a name alone suggests, for values nothing else tells us about. */
+static ol_val guess_from_name(ol_model *m, ol_sym name)
+{
+    const char *s = ol_sym_str(m, name);
+    size_t len = ol_interned_len(&m->strings, name);
+    if (looks_like_loss_fn(s, len))
+        return mk(OL_V_MODULE, OL_VF_LOSSFN);
+    if (ol_name_looks_like(s, len, MODEL_WORDS))
+        return mk(OL_V_MODULE, 0);
+    if (ol_name_looks_like(s, len, LOADER_WORDS))
+        return mk(OL_V_LOADER, 0);
+    if (ol_name_looks_like(s, len, OPTIMIZER_WORDS) && !ol_name_looks_like(s, len, NOT_OPTIMIZER_WORDS))
+        return mk(OL_V_OPTIMIZER, 0);
+    if (strcmp(s, "scaler") == 0 || strcmp(s, "grad_scaler") == 0 || strcmp(s, "amp_scaler") == 0 ||
+        strcmp(s, "loss_scaler") == 0)
+        return mk(OL_V_SCALER, 0);
+    return UNKNOWN;
+}
+
+/* ---- dotted names ----------------------------------------------------------- */
+
+static ol_sym qual_join(ol_model *m, ol_sym base, ol_sym attr)
+{
+    const char *b = ol_sym_str(m, base);
+    const char *a = ol_sym_str(m, attr);
+    size_t bl = strlen(b), al = strlen(a);
+    char stack_buf[256];
+    char *buf = bl + al + 2 <= sizeof(stack_buf) ? stack_buf : ol_xmalloc(bl + al + 2);
+    memcpy(buf, b, bl);
+    buf[bl] = '.';
+    memcpy(buf + bl + 1, a, al);
+    ol_sym r = ol_intern(&m->strings, buf, bl + al + 1);
+    if (buf != stack_buf)
+        free(buf);
+    return r;
+}
+
+static bool qeq(const char *q, const char *s)
+{
+    return strcmp(q, s) == 0;
+}
+
+static bool qin(const char *q, const char *const *list)
+{
+    for (; *list; list++)
+        if (strcmp(q, *list) == 0)
+            return true;
+    return false;
+}
+
+static const char *last_part(const char *q)
+{
+    const char *dot = strrchr(q, '.');
+    return dot ? dot + 1 : q;
+}
+
+static bool is_camel(const char *s)
+{
+    return isupper((unsigned char)s[0]);
+}
+
+/* ---- helpers over calls ---------------------------------------------------- */
+
+ol_nid ol_call_arg(const ol_model *m, ol_nid call, int position, const char *keyword)
+{
+    const ol_tree *t = m->tree;
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list)
+        return OL_NONE;
+    int pos = 0;
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_kind k = ol_kind_of(t, a);
+        if (k == OL_N_keyword_argument) {
+            if (keyword && ol_text_is(t, ol_field(t, a, OL_F_name), keyword))
+                return ol_field(t, a, OL_F_value);
+            continue;
+        }
+        if (k == OL_N_list_splat || k == OL_N_dictionary_splat)
+            return OL_NONE; /* positions past a *args are unknowable */
+        if (pos == position)
+            return a;
+        pos++;
+    }
+    return OL_NONE;
+}
+
+/* Union of the flags of every argument (ELEM_GRAPH of a list counts as
+ * GRAPH: torch.cat(outputs) carries what outputs hold). */
+static uint8_t args_flags(ol_model *m, ol_nid call, bool *any_tensor)
+{
+    const ol_tree *t = m->tree;
+    uint8_t flags = 0;
+    if (any_tensor)
+        *any_tensor = false;
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    if (args == OL_NONE)
+        return 0;
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_nid e = a;
+        if (ol_kind_of(t, a) == OL_N_keyword_argument)
+            e = ol_field(t, a, OL_F_value);
+        else if (ol_kind_of(t, a) == OL_N_list_splat || ol_kind_of(t, a) == OL_N_dictionary_splat)
+            e = ol_first_named(t, a);
+        if (e == OL_NONE)
+            continue;
+        ol_val v = ol_eval(m, e);
+        if (v.kind == OL_V_TENSOR && any_tensor)
+            *any_tensor = true;
+        if (v.flags & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH))
+            flags |= OL_VF_GRAPH;
+        if (v.flags & OL_VF_LOSS)
+            flags |= OL_VF_LOSS;
+    }
+    return flags;
+}
+
+static bool kwarg_is_true(ol_model *m, ol_nid call, const char *kw)
+{
+    ol_nid v = ol_call_arg(m, call, -1, kw);
+    return v != OL_NONE && ol_kind_of(m->tree, v) == OL_N_true;
+}
+
+bool ol_call_is(ol_model *m, ol_nid call, const char *const *quals)
+{
+    if (ol_kind_of(m->tree, call) != OL_N_call)
+        return false;
+    const char *q = ol_qualname(m, ol_field(m->tree, call, OL_F_function));
+    return q && qin(q, quals);
+}
+
+/* ---- autocast and grad-mode objects ---------------------------------------- */
+
+static const char *const AUTOCAST_QUALS[] = {"torch.autocast",
+                                             "torch.amp.autocast",
+                                             "torch.amp.autocast_mode.autocast",
+                                             "torch.cuda.amp.autocast",
+                                             "torch.cuda.amp.autocast_mode.autocast",
+                                             "torch.cpu.amp.autocast",
+                                             "torch.cpu.amp.autocast_mode.autocast",
+                                             NULL};
+
+static uint16_t dtype_bits(ol_model *m, ol_nid e)
+{
+    if (e == OL_NONE)
+        return 0;
+    const char *q = ol_qualname(m, e);
+    if (q) {
+        if (qeq(q, "torch.float16") || qeq(q, "torch.half"))
+            return OL_AC_FP16;
+        if (qeq(q, "torch.bfloat16"))
+            return OL_AC_BF16;
+    }
+    const char *s;
+    uint32_t len;
+    if (ol_string_value(m->tree, e, &s, &len)) {
+        if (ol_mem_eq_cstr(s, len, "float16") || ol_mem_eq_cstr(s, len, "fp16") || ol_mem_eq_cstr(s, len, "half"))
+            return OL_AC_FP16;
+        if (ol_mem_eq_cstr(s, len, "bfloat16") || ol_mem_eq_cstr(s, len, "bf16"))
+            return OL_AC_BF16;
+    }
+    return OL_AC_DTYPE_UNKNOWN;
+}
+
+static uint16_t device_bits(ol_model *m, ol_nid e)
+{
+    const char *s;
+    uint32_t len;
+    if (ol_string_value(m->tree, e, &s, &len)) {
+        if (len >= 4 && memcmp(s, "cuda", 4) == 0)
+            return OL_AC_DEV_CUDA;
+        return OL_AC_DEV_CPU;
+    }
+    return OL_AC_DEV_UNKNOWN;
+}
+
+static ol_val autocast_value(ol_model *m, const char *q, ol_nid call)
+{
+    uint16_t info = 0;
+    bool deprecated_cuda = ol_str_has_prefix(q, "torch.cuda.amp.");
+    bool cpu = ol_str_has_prefix(q, "torch.cpu.amp.");
+    ol_nid dtype, enabled;
+    if (deprecated_cuda || cpu) {
+        info |= deprecated_cuda ? OL_AC_DEV_CUDA | OL_AC_DEPRECATED : OL_AC_DEV_CPU;
+        enabled = ol_call_arg(m, call, 0, "enabled");
+        dtype = ol_call_arg(m, call, 1, "dtype");
+    } else {
+        info |= device_bits(m, ol_call_arg(m, call, 0, "device_type"));
+        dtype = ol_call_arg(m, call, 1, "dtype");
+        enabled = ol_call_arg(m, call, 2, "enabled");
+    }
+    if (dtype != OL_NONE)
+        info |= dtype_bits(m, dtype);
+    else if (info & OL_AC_DEV_CUDA)
+        info |= OL_AC_FP16; /* CUDA autocast defaults to float16 */
+    else if (info & OL_AC_DEV_CPU)
+        info |= OL_AC_BF16; /* CPU autocast defaults to bfloat16 */
+    else
+        info |= OL_AC_DTYPE_UNKNOWN;
+    if (enabled != OL_NONE) {
+        ol_kind k = ol_kind_of(m->tree, enabled);
+        if (k == OL_N_false)
+            info |= OL_AC_DISABLED;
+        else if (k != OL_N_true)
+            info |= OL_AC_MAYBE_DISABLED;
+    }
+    ol_val v = mk(OL_V_AUTOCAST, 0);
+    v.info = info;
+    return v;
+}
+
+static ol_gradmode gradmode_of(const char *q)
+{
+    static const char *const no_grad[] = {"torch.no_grad", "torch.autograd.no_grad",
+                                          "torch.autograd.grad_mode.no_grad", NULL};
+    static const char *const inference[] = {"torch.inference_mode", "torch.autograd.inference_mode",
+                                            "torch.autograd.grad_mode.inference_mode", NULL};
+    static const char *const set_enabled[] = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+                                              "torch.autograd.grad_mode.set_grad_enabled", NULL};
+    static const char *const enable[] = {"torch.enable_grad", "torch.autograd.enable_grad",
+                                         "torch.autograd.grad_mode.enable_grad", NULL};
+    if (qin(q, no_grad))
+        return OL_GM_NO_GRAD;
+    if (qin(q, inference))
+        return OL_GM_INFERENCE;
+    if (qin(q, set_enabled))
+        return OL_GM_SET_COND;
+    if (qin(q, enable))
+        return OL_GM_ENABLE;
+    return OL_GM_NONE;
+}
+
+static ol_val gradmode_value(ol_model *m, ol_gradmode mode, ol_nid call)
+{
+    if (mode == OL_GM_SET_COND) {
+        ol_nid arg = ol_call_arg(m, call, 0, "mode");
+        ol_kind k = ol_kind_of(m->tree, arg);
+        if (k == OL_N_false)
+            mode = OL_GM_SET_FALSE;
+        else if (k == OL_N_true)
+            mode = OL_GM_ENABLE;
+    } else if (mode == OL_GM_INFERENCE) {
+        ol_nid arg = ol_call_arg(m, call, 0, "mode");
+        if (ol_kind_of(m->tree, arg) == OL_N_false)
+            mode = OL_GM_ENABLE;
+    }
+    ol_val v = mk(OL_V_GRADMODE, 0);
+    v.info = (uint16_t)mode;
+    return v;
+}
+
+/* ---- the table of known callables --------------------------------------------- */
+
+static bool is_functional_loss(const char *name)
+{
+    static const char *const losses[] = {"cross_entropy",
+                                         "binary_cross_entropy",
+                                         "binary_cross_entropy_with_logits",
+                                         "kl_div",
+                                         "nll_loss",
+                                         NULL};
+    return ol_str_has_suffix(name, "_loss") || qin(name, losses);
+}
+
+static bool torch_fn_drops_graph(const char *name)
+{
+    static const char *const fns[] = {
+        "argmax", "argmin", "argsort", "argwhere", "eq", "ne", "lt", "gt", "le", "ge", "equal", "isnan",
+        "isinf", "isfinite", "isclose", "allclose", "nonzero", "count_nonzero", "bincount", "histc",
+        "unique", "unique_consecutive", "numel", "is_tensor", "is_floating_point", "randint", "randperm",
+        "multinomial", "searchsorted", "bucketize", "logical_and", "logical_or", "logical_not",
+        "logical_xor", "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "rand",
+        "randn", "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like",
+        "full_like", "rand_like", "randn_like", "randint_like", "manual_seed", "save", "load",
+        "cuda", "device", "get_default_dtype", "is_grad_enabled", "topk_indices", NULL};
+    return qin(name, fns);
+}
+
+static bool torch_fn_pair(const char *name)
+{
+    static const char *const fns[] = {"max", "min", "sort", "topk", "kthvalue", "median", "mode",
+                                      "nanmedian", "cummax", "cummin", NULL};
+    return qin(name, fns);
+}
+
+static bool is_tensor_factory(const char *name)
+{
+    static const char *const fns[] = {"tensor", "as_tensor", "zeros", "ones", "empty", "full", "rand",
+                                      "randn", "arange", "linspace", "logspace", "eye", "zeros_like",
+                                      "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
+                                      "from_numpy", "randint", "randperm", "stack", NULL};
+    return qin(name, fns);
+}
+
+static ol_val tensor_result(ol_model *m, ol_nid call, uint8_t extra)
+{
+    (void)m;
+    (void)call;
+    return mk(OL_V_TENSOR, extra);
+}
+
+static bool transformers_model_class(const char *cls)
+{
+    if (strstr(cls, "Tokenizer") || strstr(cls, "Config") || strstr(cls, "Processor") ||
+        strstr(cls, "FeatureExtractor") || strstr(cls, "Pipeline") || strstr(cls, "Trainer") ||
+        strstr(cls, "Arguments") || strstr(cls, "Collator"))
+        return false;
+    return strstr(cls, "Model") != NULL || strstr(cls, "For") != NULL;
+}
+
+static ol_val eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path, int path_len);
+
+/* What calling the imported callable `q` returns. */
+static ol_val call_extern(ol_model *m, const char *q, ol_nid call)
+{
+    const char *name = last_part(q);
+
+    /* builtins */
+    if (ol_str_has_prefix(q, "builtins.")) {
+        static const char *const numeric[] = {"float", "int", "bool", "len", "hash", "id", "ord",
+                                              "isinstance", "issubclass", "callable", "hasattr", "any",
+                                              "all", "divmod", NULL};
+        if (qin(name, numeric))
+            return mk(OL_V_NUMBER, 0);
+        if (qeq(name, "str") || qeq(name, "repr") || qeq(name, "format") || qeq(name, "chr"))
+            return mk(OL_V_STRING, 0);
+        if (qeq(name, "abs") || qeq(name, "round") || qeq(name, "max") || qeq(name, "min") ||
+            qeq(name, "sum") || qeq(name, "pow")) {
+            bool any_tensor = false;
+            uint8_t f = args_flags(m, call, &any_tensor);
+            if (any_tensor || (f & OL_VF_GRAPH))
+                return mk(OL_V_TENSOR, f);
+            return mk(OL_V_NUMBER, 0);
+        }
+        if (qeq(name, "list") || qeq(name, "sorted") || qeq(name, "reversed") || qeq(name, "tuple")) {
+            ol_nid a = ol_call_arg(m, call, 0, NULL);
+            ol_val v = a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
+            return mk(qeq(name, "tuple") ? OL_V_TUPLE : OL_V_LIST, v.flags & (OL_VF_ELEM_GRAPH | OL_VF_PARAM));
+        }
+        if (qeq(name, "dict"))
+            return mk(OL_V_DICT, 0);
+        if (qeq(name, "set") || qeq(name, "frozenset"))
+            return mk(OL_V_SET, 0);
+        if (qeq(name, "range") || qeq(name, "enumerate") || qeq(name, "zip") || qeq(name, "map") ||
+            qeq(name, "filter"))
+            return mk(OL_V_RANGE, 0);
+        if (qeq(name, "iter")) {
+            ol_nid a = ol_call_arg(m, call, 0, NULL);
+            return a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
+        }
+        if (qeq(name, "next")) {
+            ol_nid a = ol_call_arg(m, call, 0, NULL);
+            return a != OL_NONE ? eval_path(m, a, true, NULL, 0) : UNKNOWN;
+        }
+        if (qeq(name, "print") || qeq(name, "setattr") || qeq(name, "delattr"))
+            return mk(OL_V_NONE, 0);
+        if (qeq(name, "open") || qeq(name, "super") || qeq(name, "getattr") || qeq(name, "type") ||
+            qeq(name, "vars") || qeq(name, "object") || qeq(name, "input"))
+            return mk(OL_V_OBJECT, 0);
+        return UNKNOWN;
+    }
+
+    if (ol_str_has_prefix(q, "torch.")) {
+        for (const char *const *a = AUTOCAST_QUALS; *a; a++)
+            if (qeq(q, *a))
+                return autocast_value(m, q, call);
+        ol_gradmode gm = gradmode_of(q);
+        if (gm != OL_GM_NONE)
+            return gradmode_value(m, gm, call);
+        static const char *const scalers[] = {"torch.cuda.amp.GradScaler", "torch.amp.GradScaler",
+                                              "torch.cuda.amp.grad_scaler.GradScaler",
+                                              "torch.amp.grad_scaler.GradScaler", "torch.GradScaler",
+                                              "torch.cpu.amp.GradScaler", NULL};
+        if (qin(q, scalers))
+            return mk(OL_V_SCALER, 0);
+        if (qeq(q, "torch.device"))
+            return mk(OL_V_DEVICE, 0);
+        if (qeq(q, "torch.nn.Parameter") || qeq(q, "torch.nn.parameter.Parameter"))
+            return mk(OL_V_TENSOR, OL_VF_GRAPH | OL_VF_PARAM);
+        if (qeq(q, "torch.compile") || qeq(q, "torch.jit.script") || qeq(q, "torch.jit.trace") ||
+            qeq(q, "torch.nn.utils.parametrize.register_parametrization")) {
+            ol_nid a = ol_call_arg(m, call, 0, NULL);
+            return a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
+        }
+        if (qeq(q, "torch.autograd.Variable") || qeq(q, "torch.autograd.variable.Variable")) {
+            ol_nid a = ol_call_arg(m, call, 0, NULL);
+            ol_val v = a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
+            uint8_t f = v.flags & (OL_VF_GRAPH | OL_VF_LOSS | OL_VF_BATCH);
+            if (kwarg_is_true(m, call, "requires_grad"))
+                f |= OL_VF_GRAPH;
+            if (kwarg_is_true(m, call, "volatile"))
+                f &= (uint8_t)~OL_VF_GRAPH;
+            return mk(OL_V_TENSOR, f);
+        }
+        if (ol_str_has_prefix(q, "torch.utils.data.")) {
+            if (qeq(name, "DataLoader"))
+                return mk(OL_V_LOADER, 0);
+            if (qeq(name, "random_split")) {
+                ol_val v = mk(OL_V_LIST, 0);
+                v.info = OL_V_DATASET;
+                return v;
+            }
+            if (ol_str_has_suffix(name, "Dataset") || qeq(name, "Subset"))
+                return mk(OL_V_DATASET, 0);
+            return mk(OL_V_OBJECT, 0);
+        }
+        if (ol_str_has_prefix(q, "torch.optim.")) {
+            if (ol_str_has_prefix(q, "torch.optim.lr_scheduler.") || qeq(name, "SWALR"))
+                return mk(OL_V_SCHEDULER, 0);
+            if (qeq(name, "AveragedModel"))
+                return mk(OL_V_MODULE, 0);
+            if (is_camel(name))
+                return mk(OL_V_OPTIMIZER, 0);
+            return UNKNOWN;
+        }
+        if (ol_str_has_prefix(q, "torch.nn.functional.")) {
+            bool any_tensor;
+            uint8_t f = args_flags(m, call, &any_tensor);
+            if (is_functional_loss(name))
+                return mk(OL_V_TENSOR, OL_VF_GRAPH | OL_VF_LOSS);
+            return tensor_result(m, call, f & OL_VF_GRAPH);
+        }
+        if (ol_str_has_prefix(q, "torch.nn.utils.")) {
+            if (ol_str_has_prefix(name, "clip_grad"))
+                return mk(OL_V_TENSOR, 0);
+            if (qeq(name, "weight_norm") || qeq(name, "spectral_norm")) {
+                ol_nid a = ol_call_arg(m, call, 0, NULL);
+                return a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
+            }
+            return UNKNOWN;
+        }
+        if (ol_str_has_prefix(q, "torch.nn.init."))
+            return mk(OL_V_TENSOR, 0);
+        if (ol_str_has_prefix(q, "torch.nn.") && is_camel(name)) {
+            if (ol_str_has_suffix(name, "Loss"))
+                return mk(OL_V_MODULE, OL_VF_LOSSFN);
+            return mk(OL_V_MODULE, 0);
+        }
+        if (ol_str_has_prefix(q, "torch.cuda.") || ol_str_has_prefix(q, "torch.backends.") ||
+            ol_str_has_prefix(q, "torch.distributed.") || ol_str_has_prefix(q, "torch.multiprocessing."))
+            return mk(OL_V_OBJECT, 0);
+        if (qeq(q, "torch.load") || qeq(q, "torch.hub.load"))
+            return UNKNOWN;
+        /* torch.<function>(...) */
+        const char *rest = q + strlen("torch.");
+        if (!strchr(rest, '.') || ol_str_has_prefix(rest, "linalg.") || ol_str_has_prefix(rest, "special.") ||
+            ol_str_has_prefix(rest, "fft.")) {
+            if (is_camel(name))
+                return mk(OL_V_TENSOR, 0); /* torch.FloatTensor(...) and friends */
+            if (is_tensor_factory(name) && !qeq(name, "stack")) {
+                uint8_t f = kwarg_is_true(m, call, "requires_grad") ? OL_VF_GRAPH : 0;
+                return mk(OL_V_TENSOR, f);
+            }
+            if (torch_fn_drops_graph(name))
+                return mk(OL_V_TENSOR, 0);
+            bool any_tensor;
+            uint8_t f = args_flags(m, call, &any_tensor);
+            ol_val v = mk(OL_V_TENSOR, f & (OL_VF_GRAPH | OL_VF_LOSS));
+            if (torch_fn_pair(name))
+                v.flags |= OL_VF_PAIR;
+            return v;
+        }
+        return UNKNOWN;
+    }
+
+    if (ol_str_has_prefix(q, "numpy.") || ol_str_has_prefix(q, "np."))
+        return mk(OL_V_ARRAY, 0);
+    if (ol_str_has_prefix(q, "math."))
+        return mk(OL_V_NUMBER, 0);
+    if (qeq(name, "DataLoader"))
+        return mk(OL_V_LOADER, 0);
+    if (qeq(q, "timm.create_model") || ol_str_has_prefix(q, "torchvision.models.") ||
+        qeq(q, "peft.get_peft_model") || qeq(q, "segmentation_models_pytorch.create_model"))
+        return mk(OL_V_MODULE, 0);
+    if (ol_str_has_prefix(q, "torchvision.datasets."))
+        return mk(OL_V_DATASET, 0);
+    if (ol_str_has_prefix(q, "transformers.")) {
+        if (ol_str_has_suffix(q, ".from_pretrained") || ol_str_has_suffix(q, ".from_config")) {
+            size_t len = strlen(q) - strlen(ol_str_has_suffix(q, ".from_pretrained") ? ".from_pretrained"
+                                                                                     : ".from_config");
+            char cls[128];
+            if (len < sizeof(cls)) {
+                memcpy(cls, q, len);
+                cls[len] = '\0';
+                if (transformers_model_class(last_part(cls)))
+                    return mk(OL_V_MODULE, 0);
+            }
+            return mk(OL_V_OBJECT, 0);
+        }
+        if (qeq(name, "AdamW") || qeq(name, "Adafactor"))
+            return mk(OL_V_OPTIMIZER, 0);
+        if (strstr(name, "schedule"))
+            return mk(OL_V_SCHEDULER, 0);
+        if (is_camel(name) && transformers_model_class(name))
+            return mk(OL_V_MODULE, 0);
+        if (is_camel(name))
+            return mk_ref(OL_V_OBJECT, 0, ol_model_intern(m, q));
+        return UNKNOWN;
+    }
+    if (ol_str_has_prefix(q, "bitsandbytes.optim.") || ol_str_has_prefix(q, "apex.optimizers.") ||
+        ol_str_has_prefix(q, "timm.optim.") || qeq(q, "timm.optim.create_optimizer_v2"))
+        return is_camel(name) || ol_str_has_prefix(name, "create_optimizer") ? mk(OL_V_OPTIMIZER, 0) : UNKNOWN;
+    if (ol_str_has_prefix(q, "accelerate.") && qeq(name, "Accelerator"))
+        return mk_ref(OL_V_OBJECT, 0, ol_model_intern(m, "accelerate.Accelerator"));
+    if (qeq(q, "tqdm.tqdm") || qeq(q, "tqdm.auto.tqdm") || qeq(q, "tqdm.notebook.tqdm") || qeq(q, "tqdm") ||
+        qeq(q, "tqdm.rich.tqdm") || qeq(q, "rich.progress.track")) {
+        ol_nid a = ol_call_arg(m, call, 0, "iterable");
+        return a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
+    }
+    if (is_camel(name))
+        return mk_ref(OL_V_OBJECT, 0, ol_model_intern(m, q));
+    return UNKNOWN;
+}
+
+/* What `receiver.method(...)` returns when receiver is an instance of the
+ * imported class with dotted name `cls`. */
+static ol_val call_object_method(ol_model *m, const char *cls, ol_sym method, ol_nid call)
+{
+    const char *meth = ol_sym_str(m, method);
+    if (qeq(cls, "accelerate.Accelerator")) {
+        if (qeq(meth, "prepare")) {
+            ol_nid a = ol_call_arg(m, call, 0, NULL);
+            if (a != OL_NONE && ol_call_arg(m, call, 1, NULL) == OL_NONE)
+                return ol_eval(m, a);
+            return mk(OL_V_TUPLE, 0);
+        }
+        if (qeq(meth, "prepare_model") || qeq(meth, "unwrap_model") || qeq(meth, "prepare_data_loader") ||
+            qeq(meth, "prepare_optimizer") || qeq(meth, "prepare_scheduler")) {
+            ol_nid a = ol_call_arg(m, call, 0, NULL);
+            return a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
+        }
+        if (qeq(meth, "autocast")) {
+            ol_val v = mk(OL_V_AUTOCAST, 0);
+            v.info = OL_AC_DEV_UNKNOWN | OL_AC_DTYPE_UNKNOWN | OL_AC_FRAMEWORK;
+            return v;
+        }
+        if (qeq(meth, "gather") || qeq(meth, "gather_for_metrics") || qeq(meth, "reduce"))
+            return mk(OL_V_TENSOR, 0);
+    }
+    return mk(OL_V_OBJECT, 0);
+}
+
+/* ---- local classes and functions ------------------------------------------------ */
+
+static bool class_is_kind(ol_model *m, uint32_t ci, bool lightning, int depth);
+
+static bool base_is_module_qual(const char *q, bool lightning)
+{
+    static const char *const lightning_bases[] = {
+        "pytorch_lightning.LightningModule", "pytorch_lightning.core.LightningModule",
+        "pytorch_lightning.core.lightning.LightningModule", "lightning.LightningModule",
+        "lightning.pytorch.LightningModule", "lightning.pytorch.core.LightningModule",
+        "pl.LightningModule", "L.LightningModule", NULL};
+    if (qin(q, lightning_bases))
+        return true;
+    if (lightning)
+        return false;
+    if (qeq(q, "torch.nn.Module") || qeq(q, "torch.nn.modules.module.Module"))
+        return true;
+    if (ol_str_has_prefix(q, "torch.nn.") && is_camel(last_part(q)))
+        return true; /* subclasses of nn.Sequential, nn.Linear, ... */
+    if (ol_str_has_prefix(q, "transformers.") && (strstr(q, "PreTrainedModel") || strstr(q, "Model")))
+        return true;
+    return false;
+}
+
+static bool class_is_kind(ol_model *m, uint32_t ci, bool lightning, int depth)
+{
+    ol_class *c = &m->classes.items[ci];
+    int8_t *state = lightning ? &c->lightning_state : &c->module_state;
+    if (*state >= 0)
+        return *state == 1;
+    if (depth > 16 || c->visiting)
+        return false;
+    c->visiting = 1;
+    bool result = false;
+    for (size_t i = 0; i < c->bases.len && !result; i++) {
+        ol_val v = ol_eval(m, c->bases.items[i]);
+        c = &m->classes.items[ci];
+        if (v.kind == OL_V_EXTERN && base_is_module_qual(ol_sym_str(m, v.ref), lightning))
+            result = true;
+        else if (v.kind == OL_V_CLASS && v.ref < m->classes.len && v.ref != ci &&
+                 class_is_kind(m, v.ref, lightning, depth + 1))
+            result = true;
+    }
+    c = &m->classes.items[ci];
+    if (!result && !lightning && c->bases.len > 0) {
+        /* a class with a base we cannot see and a forward() is a module */
+        for (size_t i = 0; i < c->methods.len; i++)
+            if (m->functions.items[c->methods.items[i]].name == m->names.forward)
+                result = true;
+    }
+    c->visiting = 0;
+    c->lightning_state = lightning ? (int8_t)result : c->lightning_state;
+    c->module_state = lightning ? c->module_state : (int8_t)result;
+    if (lightning && result)
+        c->module_state = 1;
+    return result;
+}
+
+bool ol_class_is_module(ol_model *m, uint32_t cls)
+{
+    return cls < m->classes.len && class_is_kind(m, cls, false, 0);
+}
+
+bool ol_class_is_lightning(ol_model *m, uint32_t cls)
+{
+    return cls < m->classes.len && class_is_kind(m, cls, true, 0);
+}
+
+static ol_val instance_of_class(ol_model *m, uint32_t ci)
+{
+    if (ol_class_is_module(m, ci)) {
+        ol_val v = mk_ref(OL_V_MODULE, OL_VF_LOCAL, ci);
+        const char *name = ol_sym_str(m, m->classes.items[ci].name);
+        if (ol_str_has_suffix(name, "Loss") || ol_str_has_suffix(name, "Criterion"))
+            v.flags |= OL_VF_LOSSFN;
+        return v;
+    }
+    return mk_ref(OL_V_INSTANCE, OL_VF_LOCAL, ci);
+}
+
+static uint32_t find_method(ol_model *m, uint32_t ci, ol_sym name, int depth)
+{
+    if (ci >= m->classes.len || depth > 16)
+        return OL_NO_INDEX;
+    const ol_class *c = &m->classes.items[ci];
+    for (size_t i = 0; i < c->methods.len; i++)
+        if (m->functions.items[c->methods.items[i]].name == name)
+            return c->methods.items[i];
+    for (size_t i = 0; i < c->bases.len; i++) {
+        ol_val v = ol_eval(m, m->classes.items[ci].bases.items[i]);
+        if (v.kind == OL_V_CLASS && v.ref != ci) {
+            uint32_t f = find_method(m, v.ref, name, depth + 1);
+            if (f != OL_NO_INDEX)
+                return f;
+        }
+    }
+    return OL_NO_INDEX;
+}
+
+static ol_val function_result(ol_model *m, uint32_t fi)
+{
+    if (fi >= m->functions.len)
+        return UNKNOWN;
+    ol_val r = BOTTOM;
+    size_t n = m->functions.items[fi].returns.len;
+    for (size_t i = 0; i < n && i < 16; i++)
+        r = join(r, ol_eval(m, m->functions.items[fi].returns.items[i]));
+    if (n == 0)
+        return mk(OL_V_NONE, 0);
+    return r.kind == OL_V_BOTTOM ? UNKNOWN : r;
+}
+
+static ol_val class_attr(ol_model *m, uint32_t ci, ol_sym name, int depth)
+{
+    if (ci >= m->classes.len || depth > 16)
+        return UNKNOWN;
+    ol_val r = BOTTOM;
+    size_t count = m->classes.items[ci].attr_defs.len;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t d = m->classes.items[ci].attr_defs.items[i];
+        if (m->defs.items[d].name == name)
+            r = join(r, ol_def_value(m, d));
+    }
+    uint32_t d = ol_scope_defs(m, m->classes.items[ci].scope, name);
+    for (; d != OL_NO_INDEX; d = m->defs.items[d].next)
+        r = join(r, ol_def_value(m, d));
+    if (r.kind == OL_V_BOTTOM) {
+        for (size_t i = 0; i < m->classes.items[ci].bases.len; i++) {
+            ol_val b = ol_eval(m, m->classes.items[ci].bases.items[i]);
+            if (b.kind == OL_V_CLASS && b.ref != ci) {
+                ol_val inherited = class_attr(m, b.ref, name, depth + 1);
+                if (inherited.kind != OL_V_UNKNOWN)
+                    return inherited;
+            }
+        }
+        return guess_from_name(m, name);
+    }
+    if (r.kind == OL_V_UNKNOWN) {
+        ol_val g = guess_from_name(m, name);
+        if (g.kind != OL_V_UNKNOWN)
+            return g;
+    }
+    return r;
+}
+
+/* ---- grad mode ---------------------------------------------------------------- */
+
+uint32_t ol_function_of(const ol_model *m, ol_nid n)
+{
+    if (n == OL_NONE)
+        return OL_NO_INDEX;
+    uint32_t s = m->node_scope[n];
+    while (s != OL_NO_INDEX) {
+        const ol_scope *sc = &m->scopes.items[s];
+        if (sc->function != OL_NO_INDEX)
+            return sc->function;
+        s = sc->parent;
+    }
+    return OL_NO_INDEX;
+}
+
+ol_hook ol_function_hook(ol_model *m, uint32_t fi)
+{
+    const ol_function *f = &m->functions.items[fi];
+    if (!f->is_method || f->cls == OL_NO_INDEX)
+        return OL_HOOK_NONE;
+    ol_sym n = f->name;
+    bool train = n == m->names.training_step;
+    bool eval = n == m->names.validation_step || n == m->names.test_step || n == m->names.predict_step;
+    if (!train && !eval)
+        return OL_HOOK_NONE;
+    if (!ol_class_is_lightning(m, f->cls))
+        return OL_HOOK_NONE;
+    return train ? OL_HOOK_TRAIN_STEP : OL_HOOK_EVAL_STEP;
+}
+
+static ol_gradmode decorator_mode(ol_model *m, uint32_t fi)
+{
+    const ol_tree *t = m->tree;
+    ol_nid dec = m->functions.items[fi].decorated;
+    if (dec == OL_NONE)
+        return OL_GM_NONE;
+    for (ol_nid d = ol_first_named(t, dec); d != OL_NONE; d = ol_next_named(t, d)) {
+        if (ol_kind_of(t, d) != OL_N_decorator)
+            continue;
+        ol_nid e = ol_first_named(t, d);
+        ol_val v = ol_eval(m, e);
+        if (v.kind == OL_V_GRADMODE)
+            return (ol_gradmode)v.info;
+        if (v.kind == OL_V_EXTERN) {
+            ol_gradmode gm = gradmode_of(ol_sym_str(m, v.ref));
+            if (gm != OL_GM_NONE)
+                return gm == OL_GM_SET_COND ? OL_GM_NONE : gm;
+        }
+    }
+    return OL_GM_NONE;
+}
+
+static bool mode_disables(ol_gradmode g)
+{
+    return g == OL_GM_NO_GRAD || g == OL_GM_INFERENCE || g == OL_GM_SET_FALSE || g == OL_GM_SET_COND;
+}
+
+static bool function_grad_disabled(ol_model *m, uint32_t fi, int depth);
+
+/* Grad mode from contexts alone: 1 disabled, 0 enabled, -1 no context says. */
+static int ctx_grad(const ol_model *m, ol_nid n)
+{
+    for (uint32_t c = m->node_ctx[n]; c != OL_NO_INDEX; c = m->contexts.items[c].parent) {
+        const ol_ctx *ctx = &m->contexts.items[c];
+        if (ctx->kind != OL_CTX_GRAD)
+            continue;
+        if (ctx->gradmode == OL_GM_ENABLE)
+            return 0;
+        if (mode_disables(ctx->gradmode))
+            return 1;
+    }
+    return -1;
+}
+
+static bool grad_disabled_at(ol_model *m, ol_nid n, int depth)
+{
+    if (n == OL_NONE)
+        return false;
+    int c = ctx_grad(m, n);
+    if (c >= 0)
+        return c == 1;
+    uint32_t fi = ol_function_of(m, n);
+    if (fi != OL_NO_INDEX)
+        return function_grad_disabled(m, fi, depth);
+    return m->grad_globally_disabled;
+}
+
+static bool function_grad_disabled(ol_model *m, uint32_t fi, int depth)
+{
+    ol_function *f = &m->functions.items[fi];
+    if (f->grad_state >= 2)
+        return f->grad_state == 3;
+    if (f->grad_state == 1 || depth > 12)
+        return false;
+    f->grad_state = 1;
+    bool disabled = false;
+    ol_gradmode dm = decorator_mode(m, fi);
+    if (dm != OL_GM_NONE) {
+        disabled = mode_disables(dm);
+    } else if (ol_function_hook(m, fi) == OL_HOOK_EVAL_STEP) {
+        disabled = true;
+    } else {
+        f = &m->functions.items[fi];
+        if (f->callsites.len > 0) {
+            /* called only where grad is off: its body runs without grad */
+            disabled = true;
+            for (size_t i = 0; i < m->functions.items[fi].callsites.len; i++) {
+                const ol_call *c = &m->calls.items[m->functions.items[fi].callsites.items[i]];
+                if (!grad_disabled_at(m, c->node, depth + 1)) {
+                    disabled = false;
+                    break;
+                }
+            }
+        } else {
+            /* never called here: it follows the grad mode where it is defined */
+            int c = ctx_grad(m, f->node);
+            if (c >= 0)
+                disabled = c == 1;
+            else if (m->scopes.items[f->outer_scope].function != OL_NO_INDEX)
+                disabled = function_grad_disabled(m, m->scopes.items[f->outer_scope].function, depth + 1);
+            else
+                disabled = m->grad_globally_disabled;
+        }
+    }
+    m->functions.items[fi].grad_state = disabled ? 3 : 2;
+    return disabled;
+}
+
+bool ol_grad_disabled(ol_model *m, ol_nid n)
+{
+    return grad_disabled_at(m, n, 0);
+}
+
+uint32_t ol_autocast_at(const ol_model *m, ol_nid n)
+{
+    for (uint32_t c = m->node_ctx[n]; c != OL_NO_INDEX; c = m->contexts.items[c].parent)
+        if (m->contexts.items[c].kind == OL_CTX_AUTOCAST)
+            return c;
+    return OL_NO_INDEX;
+}
+
+uint32_t ol_except_at(const ol_model *m, ol_nid n)
+{
+    for (uint32_t c = m->node_ctx[n]; c != OL_NO_INDEX; c = m->contexts.items[c].parent)
+        if (m->contexts.items[c].kind == OL_CTX_EXCEPT)
+            return c;
+    return OL_NO_INDEX;
+}
+
+/* ---- reaching definitions ---------------------------------------------------- */
+
+/* Does def d's statement run whenever control reaches `at`? False when it
+ * sits in a branch (if/else, except, loop body, ...) that `at` is not in. */
+static bool dominates(const ol_model *m, const ol_def *d, ol_nid at)
+{
+    const ol_tree *t = m->tree;
+    ol_nid scope_node = m->scopes.items[d->scope].node;
+    for (ol_nid a = d->stmt; a != OL_NONE && a != scope_node; a = ol_parent(t, a)) {
+        ol_nid p = ol_parent(t, a);
+        if (p == OL_NONE)
+            break;
+        ol_kind pk = ol_kind_of(t, p);
+        bool conditional = false;
+        switch (pk) {
+        case OL_N_if_statement:
+        case OL_N_elif_clause:
+        case OL_N_else_clause:
+        case OL_N_except_clause:
+        case OL_N_for_statement:
+        case OL_N_while_statement:
+        case OL_N_case_clause:
+        case OL_N_conditional_expression:
+        case OL_N_boolean_operator:
+            conditional = ol_kind_of(t, a) == OL_N_block || pk == OL_N_conditional_expression ||
+                          pk == OL_N_boolean_operator;
+            if (pk == OL_N_for_statement && ol_kind_of(t, a) != OL_N_block)
+                conditional = false; /* the loop header itself */
+            break;
+        default:
+            break;
+        }
+        if (conditional && !ol_contains(t, a, at))
+            return false;
+    }
+    return true;
+}
+
+static bool scope_binds(const ol_model *m, uint32_t scope, ol_sym name)
+{
+    return ol_scope_defs(m, scope, name) != OL_NO_INDEX;
+}
+
+size_t ol_reaching_defs(ol_model *m, uint32_t scope, ol_sym name, ol_nid at, uint32_t *out, size_t cap)
+{
+    const ol_tree *t = m->tree;
+    size_t count = 0;
+    /* Python scoping: a name assigned anywhere in a function is local to it;
+     * otherwise it comes from an enclosing function or the module (class
+     * bodies are skipped for code nested in them). */
+    uint32_t s = scope;
+    bool first = true;
+    while (s != OL_NO_INDEX) {
+        const ol_scope *sc = &m->scopes.items[s];
+        if (!first && sc->kind == OL_SCOPE_CLASS) {
+            s = sc->parent;
+            continue;
+        }
+        bool is_global = false;
+        for (size_t i = 0; i < sc->globals.len; i++)
+            if (sc->globals.items[i] == name)
+                is_global = true;
+        if (is_global) {
+            s = 0;
+            first = false;
+            continue;
+        }
+        if (scope_binds(m, s, name))
+            break;
+        s = sc->parent;
+        first = false;
+    }
+    if (s == OL_NO_INDEX)
+        return 0;
+    uint32_t head = ol_scope_defs(m, s, name);
+    if (!first || s != scope) {
+        /* a free variable: any binding in the outer scope may be the one seen
+         * when the inner code runs */
+        for (uint32_t d = head; d != OL_NO_INDEX && count < cap; d = m->defs.items[d].next)
+            out[count++] = d;
+        return count;
+    }
+    uint32_t pos = t->nodes.items[at].start;
+    /* defs visible before `at`, latest first, until one that surely ran */
+    uint32_t before[256];
+    size_t nb = 0;
+    for (uint32_t d = head; d != OL_NO_INDEX; d = m->defs.items[d].next) {
+        if (m->defs.items[d].pos > pos)
+            break;
+        if (nb < OL_ARRAY_LEN(before))
+            before[nb++] = d;
+        else {
+            memmove(before, before + 1, sizeof(before) - sizeof(before[0]));
+            before[nb - 1] = d;
+        }
+    }
+    uint32_t dominating = OL_NO_INDEX;
+    for (size_t i = nb; i-- > 0 && count < cap;) {
+        const ol_def *d = &m->defs.items[before[i]];
+        if (d->kind == OL_DEF_DELETE && dominates(m, d, at))
+            break;
+        out[count++] = before[i];
+        if (dominates(m, d, at)) {
+            dominating = before[i];
+            break;
+        }
+    }
+    /* loop-carried: defs later in an enclosing loop reach `at` through the
+     * back edge, unless a def in the same iteration already dominates */
+    for (uint32_t l = m->node_loop[at]; l != OL_NO_INDEX && count < cap; l = m->loops.items[l].parent) {
+        const ol_loop *loop = &m->loops.items[l];
+        if (m->loops.items[l].scope != s && loop->kind != OL_LOOP_COMPREHENSION)
+            break;
+        if (dominating != OL_NO_INDEX && ol_contains(t, loop->node, m->defs.items[dominating].stmt))
+            break;
+        for (uint32_t d = head; d != OL_NO_INDEX && count < cap; d = m->defs.items[d].next) {
+            const ol_def *def = &m->defs.items[d];
+            if (def->pos > pos && ol_contains(t, loop->node, def->stmt) && def->kind != OL_DEF_DELETE)
+                out[count++] = d;
+        }
+    }
+    return count;
+}
+
+/* ---- unpacking and iteration ------------------------------------------------------ */
+
+/* The element a `for` over a value yields. */
+static ol_val elem_of_val(ol_val v)
+{
+    switch (v.kind) {
+    case OL_V_LOADER:
+    case OL_V_DATASET:
+        return mk(OL_V_TENSOR, OL_VF_BATCH);
+    case OL_V_LIST:
+    case OL_V_TUPLE:
+    case OL_V_SET:
+        if (v.info == OL_V_DATASET)
+            return mk(OL_V_DATASET, 0);
+        if (v.flags & OL_VF_ELEM_GRAPH)
+            return mk(OL_V_TENSOR, OL_VF_GRAPH | (v.flags & OL_VF_PARAM));
+        return UNKNOWN;
+    case OL_V_TENSOR:
+        return mk(OL_V_TENSOR, v.flags & (OL_VF_GRAPH | OL_VF_BATCH));
+    case OL_V_RANGE:
+        return mk(OL_V_NUMBER, 0);
+    case OL_V_ARRAY:
+        return mk(OL_V_ARRAY, 0);
+    default:
+        return UNKNOWN;
+    }
+}
+
+/* Element i of an unpacked value. */
+static ol_val index_of_val(ol_val v, int i)
+{
+    switch (v.kind) {
+    case OL_V_TENSOR: {
+        ol_val r = mk(OL_V_TENSOR, v.flags & (OL_VF_GRAPH | OL_VF_BATCH | OL_VF_LOSS));
+        if ((v.flags & OL_VF_PAIR) && i == 1)
+            r.flags &= (uint8_t)~(OL_VF_GRAPH | OL_VF_LOSS);
+        return r;
+    }
+    case OL_V_LIST:
+    case OL_V_TUPLE:
+        return elem_of_val(v);
+    case OL_V_LOADER:
+        return UNKNOWN;
+    default:
+        if (v.flags & OL_VF_GRAPH)
+            return mk(OL_V_TENSOR, OL_VF_GRAPH);
+        return UNKNOWN;
+    }
+}
+
+static bool callee_is_builtin(ol_model *m, ol_nid call, ol_sym name)
+{
+    ol_nid callee = ol_field(m->tree, call, OL_F_function);
+    if (ol_kind_of(m->tree, callee) != OL_N_identifier || ol_node_sym(m, callee) != name)
+        return false;
+    ol_val v = ol_eval(m, callee);
+    return v.kind == OL_V_EXTERN && ol_str_has_prefix(ol_sym_str(m, v.ref), "builtins.");
+}
+
+static bool is_passthrough_iter(ol_model *m, ol_nid call)
+{
+    const char *q = ol_qualname(m, ol_field(m->tree, call, OL_F_function));
+    if (!q)
+        return false;
+    static const char *const iters[] = {"builtins.iter", "builtins.list", "builtins.sorted", "builtins.reversed",
+                                        "builtins.tuple", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm",
+                                        "tqdm", "tqdm.rich.tqdm", "rich.progress.track", "itertools.islice",
+                                        "itertools.cycle", "itertools.chain", NULL};
+    return qin(q, iters);
+}
+
+/* Value of an expression, or of its element (elem: what a for over it
+ * yields), followed by an unpacking path. Works on syntax where it can:
+ * enumerate, zip, tuple literals and accelerator.prepare unpack by position. */
+static ol_val eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path, int path_len)
+{
+    const ol_tree *t = m->tree;
+    expr = ol_unparen(t, expr);
+    if (expr == OL_NONE)
+        return UNKNOWN;
+    ol_kind k = ol_kind_of(t, expr);
+    if (k == OL_N_call && elem) {
+        if (callee_is_builtin(m, expr, m->names.enumerate)) {
+            if (path_len == 0)
+                return mk(OL_V_TUPLE, 0);
+            if (path[0] == 0)
+                return mk(OL_V_NUMBER, 0);
+            ol_nid inner = ol_call_arg(m, expr, 0, "iterable");
+            return eval_path(m, inner, true, path + 1, path_len - 1);
+        }
+        if (callee_is_builtin(m, expr, m->names.zip)) {
+            if (path_len == 0)
+                return mk(OL_V_TUPLE, 0);
+            ol_nid inner = ol_call_arg(m, expr, path[0], NULL);
+            return eval_path(m, inner, true, path + 1, path_len - 1);
+        }
+        if (is_passthrough_iter(m, expr)) {
+            ol_nid inner = ol_call_arg(m, expr, 0, "iterable");
+            if (inner != OL_NONE)
+                return eval_path(m, inner, true, path, path_len);
+        }
+    }
+    if ((k == OL_N_tuple || k == OL_N_list || k == OL_N_expression_list) && path_len > 0 && !elem) {
+        ol_nid item = ol_named_child(t, expr, (uint32_t)path[0]);
+        if (item != OL_NONE && ol_kind_of(t, item) != OL_N_list_splat)
+            return eval_path(m, item, false, path + 1, path_len - 1);
+        return UNKNOWN;
+    }
+    if ((k == OL_N_tuple || k == OL_N_list) && elem) {
+        ol_val r = BOTTOM;
+        for (ol_nid c = ol_first_named(t, expr); c != OL_NONE; c = ol_next_named(t, c))
+            r = join(r, eval_path(m, c, false, path, path_len));
+        return r.kind == OL_V_BOTTOM ? UNKNOWN : r;
+    }
+    if (k == OL_N_call && !elem && path_len > 0) {
+        uint32_t ci = m->node_call[expr];
+        if (ci != OL_NO_INDEX && m->calls.items[ci].name == m->names.prepare &&
+            m->calls.items[ci].receiver != OL_NONE) {
+            ol_val rv = ol_eval(m, m->calls.items[ci].receiver);
+            if (rv.kind == OL_V_OBJECT && rv.ref && qeq(ol_sym_str(m, rv.ref), "accelerate.Accelerator")) {
+                ol_nid arg = ol_call_arg(m, expr, path[0], NULL);
+                return eval_path(m, arg, false, path + 1, path_len - 1);
+            }
+        }
+        const char *q = ol_qualname(m, ol_field(t, expr, OL_F_function));
+        if (q && qeq(q, "deepspeed.initialize")) {
+            static const ol_vkind parts[] = {OL_V_MODULE, OL_V_OPTIMIZER, OL_V_LOADER, OL_V_SCHEDULER};
+            if (path[0] >= 0 && path[0] < 4)
+                return mk(parts[path[0]], 0);
+            return UNKNOWN;
+        }
+        if (q && qeq(q, "torch.utils.data.random_split"))
+            return mk(OL_V_DATASET, 0);
+    }
+    ol_val v = ol_eval(m, expr);
+    if (elem)
+        v = elem_of_val(v);
+    for (int i = 0; i < path_len; i++)
+        v = index_of_val(v, path[i]);
+    return v;
+}
+
+/* ---- parameters ---------------------------------------------------------------- */
+
+static ol_val annotation_value(ol_model *m, ol_nid ann)
+{
+    if (ann == OL_NONE)
+        return UNKNOWN;
+    ol_nid e = ann;
+    if (ol_kind_of(m->tree, e) == OL_N_type)
+        e = ol_first_named(m->tree, e);
+    ol_val v = ol_eval(m, e);
+    if (v.kind == OL_V_CLASS)
+        return instance_of_class(m, v.ref);
+    if (v.kind != OL_V_EXTERN)
+        return UNKNOWN;
+    const char *q = ol_sym_str(m, v.ref);
+    if (qeq(q, "torch.nn.Module") || qeq(q, "torch.nn.modules.module.Module") ||
+        base_is_module_qual(q, false))
+        return mk(OL_V_MODULE, 0);
+    if (qeq(q, "torch.optim.Optimizer") || qeq(q, "torch.optim.optimizer.Optimizer"))
+        return mk(OL_V_OPTIMIZER, 0);
+    if (qeq(last_part(q), "DataLoader"))
+        return mk(OL_V_LOADER, 0);
+    if (qeq(q, "torch.Tensor"))
+        return mk(OL_V_TENSOR, 0);
+    if (qeq(q, "builtins.int") || qeq(q, "builtins.float") || qeq(q, "builtins.bool"))
+        return mk(OL_V_NUMBER, 0);
+    if (qeq(q, "builtins.str"))
+        return mk(OL_V_STRING, 0);
+    if (qeq(q, "torch.device"))
+        return mk(OL_V_DEVICE, 0);
+    return UNKNOWN;
+}
+
+/* The argument a call site passes for parameter def d of function f. */
+static ol_nid callsite_arg(ol_model *m, const ol_function *f, const ol_call *c, const ol_def *d, bool *splat)
+{
+    const ol_tree *t = m->tree;
+    *splat = false;
+    ol_nid args = ol_field(t, c->node, OL_F_arguments);
+    if (args == OL_NONE)
+        return OL_NONE;
+    uint32_t index = d->index;
+    /* self.method(a) passes a as the second parameter */
+    if (f->is_method && c->receiver != OL_NONE) {
+        if (index == 0)
+            return OL_NONE;
+        index--;
+    }
+    const char *name = ol_sym_str(m, d->name);
+    uint32_t pos = 0;
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_kind k = ol_kind_of(t, a);
+        if (k == OL_N_keyword_argument) {
+            if (ol_text_is(t, ol_field(t, a, OL_F_name), name))
+                return ol_field(t, a, OL_F_value);
+            continue;
+        }
+        if (k == OL_N_list_splat || k == OL_N_dictionary_splat) {
+            *splat = true;
+            continue;
+        }
+        if (pos == index && !*splat)
+            return a;
+        pos++;
+    }
+    return OL_NONE;
+}
+
+static ol_val param_value(ol_model *m, uint32_t di)
+{
+    const ol_def *d = &m->defs.items[di];
+    uint32_t fi = m->scopes.items[d->scope].function;
+    if (fi == OL_NO_INDEX)
+        return UNKNOWN;
+    const ol_function *f = &m->functions.items[fi];
+    if (d->starred)
+        return d->index == OL_NO_INDEX ? mk(OL_V_OBJECT, 0) : UNKNOWN;
+    if (d->index == 0 && f->is_method && f->cls != OL_NO_INDEX) {
+        if (f->is_classmethod)
+            return mk_ref(OL_V_CLASS, 0, f->cls);
+        return instance_of_class(m, f->cls);
+    }
+    ol_val r = BOTTOM;
+    size_t nsites = f->callsites.len;
+    for (size_t i = 0; i < nsites && i < 32; i++) {
+        f = &m->functions.items[fi];
+        d = &m->defs.items[di];
+        const ol_call *c = &m->calls.items[f->callsites.items[i]];
+        bool splat;
+        ol_nid arg = callsite_arg(m, f, c, d, &splat);
+        if (arg != OL_NONE)
+            r = join(r, ol_eval(m, arg));
+        else if (splat)
+            r = join(r, UNKNOWN);
+        else if (d->value != OL_NONE)
+            r = join(r, ol_eval(m, d->value));
+    }
+    d = &m->defs.items[di];
+    if (r.kind == OL_V_BOTTOM || r.kind == OL_V_UNKNOWN) {
+        ol_val a = annotation_value(m, d->annotation);
+        if (a.kind != OL_V_UNKNOWN)
+            return a;
+        if (r.kind == OL_V_BOTTOM && d->value != OL_NONE) {
+            ol_val dv = ol_eval(m, d->value);
+            if (dv.kind != OL_V_NONE && dv.kind != OL_V_UNKNOWN)
+                return dv;
+        }
+        return guess_from_name(m, d->name);
+    }
+    return r;
+}
+
+/* ---- defs ---------------------------------------------------------------------- */
+
+static ol_val arith(ol_val a, ol_val b);
+
+static ol_val def_value_uncached(ol_model *m, uint32_t di)
+{
+    const ol_def *d = &m->defs.items[di];
+    const ol_tree *t = m->tree;
+    switch (d->kind) {
+    case OL_DEF_IMPORT:
+        return mk_ref(OL_V_EXTERN, 0, d->qual);
+    case OL_DEF_FUNCTION:
+        return mk_ref(OL_V_FUNCTION, 0, d->index);
+    case OL_DEF_CLASS:
+        return mk_ref(OL_V_CLASS, 0, d->index);
+    case OL_DEF_PARAM:
+        return param_value(m, di);
+    case OL_DEF_DELETE:
+        return BOTTOM;
+    case OL_DEF_EXCEPT:
+    case OL_DEF_OTHER:
+        return mk(OL_V_OBJECT, 0);
+    case OL_DEF_WITH: {
+        ol_val v = ol_eval(m, d->value);
+        if (v.kind == OL_V_LOADER)
+            return v;
+        if (v.kind == OL_V_AUTOCAST || v.kind == OL_V_GRADMODE)
+            return mk(OL_V_NONE, 0);
+        return UNKNOWN;
+    }
+    case OL_DEF_FOR: {
+        if (d->starred)
+            return mk(OL_V_LIST, 0);
+        return eval_path(m, d->value, true, d->path, d->path_len);
+    }
+    case OL_DEF_AUGASSIGN: {
+        ol_nid aug = d->value;
+        ol_nid left = ol_field(t, aug, OL_F_left);
+        ol_nid right = ol_field(t, aug, OL_F_right);
+        ol_val lv = ol_eval(m, left);
+        ol_val rv = ol_eval(m, right);
+        ol_val r = arith(lv, rv);
+        if (ol_grad_disabled(m, aug))
+            r.flags &= (uint8_t)~OL_VF_GRAPH;
+        return r;
+    }
+    case OL_DEF_ASSIGN:
+    case OL_DEF_WALRUS: {
+        if (d->starred)
+            return mk(OL_V_LIST, 0);
+        ol_val v = eval_path(m, d->value, false, d->path, d->path_len);
+        if (v.kind == OL_V_UNKNOWN && d->annotation != OL_NONE) {
+            ol_val a = annotation_value(m, d->annotation);
+            if (a.kind != OL_V_UNKNOWN)
+                return a;
+        }
+        return v;
+    }
+    }
+    return UNKNOWN;
+}
+
+ol_val ol_def_value(ol_model *m, uint32_t di)
+{
+    if (di >= m->defs.len)
+        return UNKNOWN;
+    if (m->def_state[di] == 2)
+        return m->def_val[di];
+    if (m->def_state[di] == 1 || m->eval_depth > EVAL_MAX_DEPTH)
+        return BOTTOM;
+    m->def_state[di] = 1;
+    m->eval_depth++;
+    ol_val v = def_value_uncached(m, di);
+    m->eval_depth--;
+    const ol_def *d = &m->defs.items[di];
+    if (v.kind == OL_V_UNKNOWN && (d->kind == OL_DEF_ASSIGN || d->kind == OL_DEF_WITH) &&
+        d->path_len == 0) {
+        ol_val g = guess_from_name(m, d->name);
+        /* a name alone only fills in what a call or attribute left open */
+        ol_kind vk = ol_kind_of(m->tree, ol_unparen(m->tree, d->value));
+        if (g.kind != OL_V_UNKNOWN && (vk == OL_N_call || vk == OL_N_attribute || vk == OL_N_subscript))
+            v = g;
+    }
+    if (m->def_reaches_backward[di] &&
+        (v.kind == OL_V_UNKNOWN || v.kind == OL_V_TENSOR || v.kind == OL_V_OBJECT || v.kind == OL_V_BOTTOM)) {
+        v.kind = OL_V_TENSOR;
+        v.flags |= OL_VF_GRAPH;
+    }
+    m->def_val[di] = v;
+    m->def_state[di] = 2;
+    return v;
+}
+
+/* ---- expressions ------------------------------------------------------------------ */
+
+static ol_val arith(ol_val a, ol_val b)
+{
+    uint8_t keep = OL_VF_GRAPH | OL_VF_LOSS | OL_VF_BATCH;
+    if (a.kind == OL_V_BOTTOM)
+        return b.kind == OL_V_TENSOR ? mk(OL_V_TENSOR, b.flags & keep) : b;
+    if (b.kind == OL_V_BOTTOM)
+        return a.kind == OL_V_TENSOR ? mk(OL_V_TENSOR, a.flags & keep) : a;
+    if (a.kind == OL_V_TENSOR || b.kind == OL_V_TENSOR) {
+        uint8_t f = 0;
+        if (a.kind == OL_V_TENSOR)
+            f |= a.flags & keep;
+        if (b.kind == OL_V_TENSOR)
+            f |= b.flags & keep;
+        if ((a.flags | b.flags) & OL_VF_GRAPH)
+            f |= OL_VF_GRAPH;
+        /* a batch stops being "the batch" once combined with something else */
+        if (!(a.kind == OL_V_TENSOR && (a.flags & OL_VF_BATCH) && b.kind == OL_V_TENSOR && (b.flags & OL_VF_BATCH)))
+            f &= (uint8_t)~OL_VF_BATCH;
+        return mk(OL_V_TENSOR, f);
+    }
+    if (a.kind == OL_V_NUMBER && b.kind == OL_V_NUMBER)
+        return mk(OL_V_NUMBER, 0);
+    if (a.kind == OL_V_LIST && b.kind == OL_V_LIST)
+        return mk(OL_V_LIST, (a.flags | b.flags) & (OL_VF_ELEM_GRAPH | OL_VF_PARAM));
+    if (a.kind == OL_V_STRING || b.kind == OL_V_STRING)
+        return mk(OL_V_STRING, 0);
+    if (a.kind == OL_V_ARRAY || b.kind == OL_V_ARRAY)
+        return mk(OL_V_ARRAY, 0);
+    if ((a.flags | b.flags) & OL_VF_GRAPH)
+        return mk(OL_V_TENSOR, OL_VF_GRAPH | ((a.flags | b.flags) & OL_VF_LOSS));
+    if (a.kind == OL_V_NUMBER)
+        return b.kind == OL_V_UNKNOWN ? UNKNOWN : b;
+    if (b.kind == OL_V_NUMBER)
+        return a.kind == OL_V_UNKNOWN ? UNKNOWN : a;
+    return UNKNOWN;
+}
+
+static ol_val eval_name(ol_model *m, ol_nid n)
+{
+    ol_sym name = ol_node_sym(m, n);
+    uint32_t defs[32];
+    size_t count = ol_reaching_defs(m, m->node_scope[n], name, n, defs, 32);
+    if (count == 0) {
+        /* bound nowhere in reach: a builtin, or a name from a star import */
+        uint32_t s = m->node_scope[n];
+        bool bound = false;
+        while (s != OL_NO_INDEX && !bound) {
+            bound = scope_binds(m, s, name);
+            s = m->scopes.items[s].parent;
+        }
+        if (!bound) {
+            char buf[96];
+            const char *str = ol_sym_str(m, name);
+            if (strlen(str) < sizeof(buf) - 10) {
+                memcpy(buf, "builtins.", 9);
+                strcpy(buf + 9, str);
+                return mk_ref(OL_V_EXTERN, 0, ol_model_intern(m, buf));
+            }
+        }
+        return UNKNOWN;
+    }
+    ol_val r = BOTTOM;
+    for (size_t i = 0; i < count; i++)
+        r = join(r, ol_def_value(m, defs[i]));
+    return r;
+}
+
+static ol_val eval_attribute(ol_model *m, ol_nid n)
+{
+    const ol_tree *t = m->tree;
+    ol_nid obj = ol_field(t, n, OL_F_object);
+    ol_nid attr = ol_field(t, n, OL_F_attribute);
+    if (attr == OL_NONE)
+        return UNKNOWN;
+    ol_sym a = ol_node_sym(m, attr);
+    ol_val o = ol_eval(m, obj);
+    const char *as = ol_sym_str(m, a);
+    switch (o.kind) {
+    case OL_V_EXTERN:
+        return mk_ref(OL_V_EXTERN, 0, qual_join(m, o.ref, a));
+    case OL_V_MODULE:
+        if ((o.flags & OL_VF_LOCAL) && o.ref < m->classes.len)
+            return class_attr(m, o.ref, a, 0);
+        if (a == m->names.module)
+            return mk(OL_V_MODULE, 0);
+        return UNKNOWN;
+    case OL_V_INSTANCE:
+        if ((o.flags & OL_VF_LOCAL) && o.ref < m->classes.len)
+            return class_attr(m, o.ref, a, 0);
+        return UNKNOWN;
+    case OL_V_CLASS:
+        return class_attr(m, o.ref, a, 0);
+    case OL_V_TENSOR: {
+        static const char *const no_graph[] = {"data", "grad", NULL};
+        static const char *const meta[] = {"shape", "dtype", "device", "requires_grad", "is_cuda", "ndim",
+                                           "grad_fn", "is_leaf", "layout", "names", NULL};
+        if (qin(as, no_graph))
+            return mk(OL_V_TENSOR, o.flags & OL_VF_BATCH);
+        if (qin(as, meta))
+            return mk(OL_V_OBJECT, 0);
+        if (qeq(as, "indices"))
+            return mk(OL_V_TENSOR, 0);
+        return mk(OL_V_TENSOR, o.flags & (OL_VF_GRAPH | OL_VF_LOSS | OL_VF_BATCH));
+    }
+    case OL_V_UNKNOWN:
+        if (qeq(as, "data") || qeq(as, "grad"))
+            return mk(OL_V_TENSOR, 0);
+        return UNKNOWN;
+    default:
+        return UNKNOWN;
+    }
+}
+
+static ol_val tensor_method(ol_model *m, ol_val recv, const char *meth, ol_nid call)
+{
+    static const char *const to_number[] = {"item", "size", "dim", "numel", "nelement", "element_size",
+                                            "stride", "data_ptr", "get_device", "is_contiguous",
+                                            "is_floating_point", "ndimension", "__len__", NULL};
+    static const char *const no_graph[] = {"detach", "detach_", "argmax", "argmin", "argsort", "eq", "ne",
+                                           "lt", "gt", "le", "ge", "equal", "isnan", "isinf", "isfinite",
+                                           "nonzero", "long", "int", "bool", "byte", "short", "char",
+                                           "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",
+                                           "zero_", "fill_", "count_nonzero", "bincount", "unique", NULL};
+    static const char *const pair[] = {"max", "min", "sort", "topk", "kthvalue", "median", "mode", NULL};
+    uint8_t keep = recv.flags & (OL_VF_GRAPH | OL_VF_LOSS | OL_VF_BATCH);
+    if (qin(meth, to_number))
+        return mk(OL_V_NUMBER, 0);
+    if (qeq(meth, "tolist"))
+        return mk(OL_V_LIST, 0);
+    if (qeq(meth, "numpy"))
+        return mk(OL_V_ARRAY, 0);
+    if (qin(meth, no_graph))
+        return mk(OL_V_TENSOR, recv.flags & OL_VF_BATCH);
+    if (qeq(meth, "backward") || qeq(meth, "register_hook"))
+        return mk(OL_V_NONE, 0);
+    if (qeq(meth, "requires_grad_")) {
+        ol_nid a = ol_call_arg(m, call, 0, "requires_grad");
+        if (a != OL_NONE && ol_kind_of(m->tree, a) == OL_N_false)
+            return mk(OL_V_TENSOR, keep & (uint8_t)~OL_VF_GRAPH);
+        return mk(OL_V_TENSOR, keep | OL_VF_GRAPH);
+    }
+    if (qeq(meth, "type")) {
+        if (ol_call_arg(m, call, 0, "dtype") == OL_NONE)
+            return mk(OL_V_STRING, 0);
+    }
+    ol_val r = mk(OL_V_TENSOR, keep);
+    if (qin(meth, pair))
+        r.flags |= OL_VF_PAIR;
+    /* x.add(y), x.mul(y): a graph-carrying argument makes one */
+    static const char *const binary[] = {"add", "sub", "mul", "div", "matmul", "mm", "bmm", "pow",
+                                         "add_", "sub_", "mul_", "div_", "copy_", "expand_as", "type_as",
+                                         "masked_fill", "where", NULL};
+    if (qin(meth, binary)) {
+        uint8_t af = args_flags(m, call, NULL);
+        r.flags |= af & OL_VF_GRAPH;
+    }
+    return r;
+}
+
+static ol_val module_method(ol_model *m, ol_val recv, ol_sym method, ol_nid call)
+{
+    static const char *const same[] = {"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train",
+                                       "eval", "requires_grad_", "apply", "type", "share_memory", "compile",
+                                       "to_empty", NULL};
+    const char *meth = ol_sym_str(m, method);
+    if (qin(meth, same))
+        return recv;
+    if (qeq(meth, "forward") || qeq(meth, "__call__"))
+        return mk(OL_V_TENSOR, OL_VF_GRAPH | ((recv.flags & OL_VF_LOSSFN) ? OL_VF_LOSS : 0));
+    if (qeq(meth, "parameters") || qeq(meth, "named_parameters"))
+        return mk(OL_V_LIST, OL_VF_ELEM_GRAPH | OL_VF_PARAM);
+    if (qeq(meth, "state_dict"))
+        return mk(OL_V_DICT, 0);
+    if (qeq(meth, "generate"))
+        return mk(OL_V_TENSOR, 0);
+    if ((recv.flags & OL_VF_LOCAL) && recv.ref < m->classes.len) {
+        uint32_t fi = find_method(m, recv.ref, method, 0);
+        if (fi != OL_NO_INDEX)
+            return function_result(m, fi);
+    }
+    (void)call;
+    return UNKNOWN;
+}
+
+static ol_val eval_call(ol_model *m, ol_nid n)
+{
+    const ol_tree *t = m->tree;
+    ol_nid callee = ol_unparen(t, ol_field(t, n, OL_F_function));
+    if (callee == OL_NONE)
+        return UNKNOWN;
+    uint32_t ci = m->node_call[n];
+    if (ol_kind_of(t, callee) == OL_N_attribute && ci != OL_NO_INDEX) {
+        const ol_call *c = &m->calls.items[ci];
+        ol_sym method = c->name;
+        ol_val rv = ol_eval(m, c->receiver);
+        const char *meth = ol_sym_str(m, method);
+        switch (rv.kind) {
+        case OL_V_EXTERN: {
+            const char *q = ol_sym_str(m, qual_join(m, rv.ref, method));
+            return call_extern(m, q, n);
+        }
+        case OL_V_TENSOR:
+            return tensor_method(m, rv, meth, n);
+        case OL_V_MODULE: {
+            ol_val r = module_method(m, rv, method, n);
+            if (r.kind != OL_V_UNKNOWN || !(rv.flags & OL_VF_LOCAL))
+                return r;
+            break; /* self.encoder(x): a submodule held in an attribute */
+        }
+        case OL_V_INSTANCE:
+            if ((rv.flags & OL_VF_LOCAL) && rv.ref < m->classes.len) {
+                uint32_t fi = find_method(m, rv.ref, method, 0);
+                if (fi != OL_NO_INDEX)
+                    return function_result(m, fi);
+            }
+            break; /* an attribute holding a callable: self.criterion(...) */
+        case OL_V_CLASS: {
+            uint32_t fi = find_method(m, rv.ref, method, 0);
+            if (fi != OL_NO_INDEX)
+                return function_result(m, fi);
+            break;
+        }
+        case OL_V_OBJECT:
+            if (rv.ref)
+                return call_object_method(m, ol_sym_str(m, rv.ref), method, n);
+            return mk(OL_V_OBJECT, 0);
+        case OL_V_SCALER:
+            if (method == m->names.scale) {
+                ol_nid a = ol_call_arg(m, n, 0, "outputs");
+                return a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
+            }
+            return mk(OL_V_NONE, 0);
+        case OL_V_OPTIMIZER:
+        case OL_V_SCHEDULER:
+            if (qeq(meth, "state_dict"))
+                return mk(OL_V_DICT, 0);
+            return mk(OL_V_OBJECT, 0);
+        case OL_V_NUMBER:
+            return mk(OL_V_NUMBER, 0);
+        case OL_V_STRING:
+            return qeq(meth, "split") ? mk(OL_V_LIST, 0) : mk(OL_V_STRING, 0);
+        case OL_V_ARRAY:
+            return qeq(meth, "item") ? mk(OL_V_NUMBER, 0) : mk(OL_V_ARRAY, 0);
+        case OL_V_LIST:
+            if (qeq(meth, "pop"))
+                return elem_of_val(rv);
+            if (qeq(meth, "copy"))
+                return rv;
+            return mk(OL_V_NONE, 0);
+        case OL_V_DICT:
+            if (qeq(meth, "get") || qeq(meth, "pop") || qeq(meth, "setdefault")) {
+                if (rv.flags & OL_VF_ELEM_GRAPH)
+                    return mk(OL_V_TENSOR, OL_VF_GRAPH);
+                return UNKNOWN;
+            }
+            if (qeq(meth, "values") || qeq(meth, "items") || qeq(meth, "copy"))
+                return mk(OL_V_LIST, rv.flags & OL_VF_ELEM_GRAPH);
+            if (qeq(meth, "keys"))
+                return mk(OL_V_LIST, 0);
+            return UNKNOWN;
+        case OL_V_LOADER:
+        case OL_V_DATASET:
+            return UNKNOWN;
+        default: {
+            /* receiver unknown: the method name alone can still tell */
+            static const char *const number_methods[] = {"item", "numel", "nelement", NULL};
+            if (qin(meth, number_methods))
+                return mk(OL_V_NUMBER, 0);
+            if (qeq(meth, "detach") || qeq(meth, "detach_"))
+                return mk(OL_V_TENSOR, 0);
+            if (qeq(meth, "tolist"))
+                return mk(OL_V_LIST, 0);
+            if (qeq(meth, "numpy"))
+                return mk(OL_V_ARRAY, 0);
+            if (qeq(meth, "forward")) {
+                /* self.model.forward(x) on something nothing is known about */
+                ol_nid recv = c->receiver;
+                ol_nid name_node = ol_kind_of(t, recv) == OL_N_attribute ? ol_field(t, recv, OL_F_attribute) : recv;
+                if (name_node != OL_NONE && ol_kind_of(t, name_node) == OL_N_identifier) {
+                    ol_val g = guess_from_name(m, ol_node_sym(m, name_node));
+                    if (g.kind == OL_V_MODULE)
+                        return mk(OL_V_TENSOR, OL_VF_GRAPH);
+                }
+            }
+            return UNKNOWN;
+        }
+        }
+    }
+    ol_val cv = ol_eval(m, callee);
+    switch (cv.kind) {
+    case OL_V_EXTERN:
+        return call_extern(m, ol_sym_str(m, cv.ref), n);
+    case OL_V_CLASS:
+        if (cv.ref < m->classes.len)
+            return instance_of_class(m, cv.ref);
+        return UNKNOWN;
+    case OL_V_FUNCTION:
+        return function_result(m, cv.ref);
+    case OL_V_MODULE:
+        return mk(OL_V_TENSOR, OL_VF_GRAPH | ((cv.flags & OL_VF_LOSSFN) ? OL_VF_LOSS : 0));
+    default:
+        return UNKNOWN;
+    }
+}
+
+static ol_val collection(ol_model *m, ol_nid n, ol_vkind kind)
+{
+    const ol_tree *t = m->tree;
+    uint8_t flags = 0;
+    for (ol_nid c = ol_first_named(t, n); c != OL_NONE; c = ol_next_named(t, c)) {
+        ol_nid e = c;
+        if (ol_kind_of(t, c) == OL_N_pair)
+            e = ol_field(t, c, OL_F_value);
+        else if (ol_kind_of(t, c) == OL_N_list_splat || ol_kind_of(t, c) == OL_N_dictionary_splat)
+            e = ol_first_named(t, c);
+        ol_val v = ol_eval(m, e);
+        if ((v.flags & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH)))
+            flags |= OL_VF_ELEM_GRAPH;
+    }
+    return mk(kind, flags);
+}
+
+static ol_val eval_node(ol_model *m, ol_nid n)
+{
+    const ol_tree *t = m->tree;
+    switch (ol_kind_of(t, n)) {
+    case OL_N_identifier:
+        return eval_name(m, n);
+    case OL_N_attribute:
+        return eval_attribute(m, n);
+    case OL_N_call: {
+        ol_val v = eval_call(m, n);
+        if ((v.flags & OL_VF_GRAPH) && ol_grad_disabled(m, n))
+            v.flags &= (uint8_t)~OL_VF_GRAPH;
+        return v;
+    }
+    case OL_N_parenthesized_expression:
+    case OL_N_await:
+        return ol_eval(m, ol_first_named(t, n));
+    case OL_N_named_expression:
+        return ol_eval(m, ol_field(t, n, OL_F_value));
+    case OL_N_binary_operator: {
+        ol_val r = arith(ol_eval(m, ol_field(t, n, OL_F_left)), ol_eval(m, ol_field(t, n, OL_F_right)));
+        if ((r.flags & OL_VF_GRAPH) && ol_grad_disabled(m, n))
+            r.flags &= (uint8_t)~OL_VF_GRAPH;
+        return r;
+    }
+    case OL_N_unary_operator: {
+        ol_val r = ol_eval(m, ol_field(t, n, OL_F_argument));
+        if (r.kind == OL_V_TENSOR && (r.flags & OL_VF_GRAPH) && ol_grad_disabled(m, n))
+            r.flags &= (uint8_t)~OL_VF_GRAPH;
+        return r;
+    }
+    case OL_N_comparison_operator:
+    case OL_N_not_operator:
+    case OL_N_boolean_operator: {
+        if (ol_kind_of(t, n) == OL_N_boolean_operator) {
+            ol_val a = ol_eval(m, ol_field(t, n, OL_F_left));
+            ol_val b = ol_eval(m, ol_field(t, n, OL_F_right));
+            return join(a, b);
+        }
+        bool tensor = false;
+        for (ol_nid c = ol_first_named(t, n); c != OL_NONE; c = ol_next_named(t, c))
+            if (ol_eval(m, c).kind == OL_V_TENSOR)
+                tensor = true;
+        return tensor ? mk(OL_V_TENSOR, 0) : mk(OL_V_NUMBER, 0);
+    }
+    case OL_N_conditional_expression: {
+        ol_nid a = ol_named_child(t, n, 0);
+        ol_nid b = ol_named_child(t, n, 2);
+        return join(ol_eval(m, a), ol_eval(m, b));
+    }
+    case OL_N_subscript: {
+        ol_val v = ol_eval(m, ol_field(t, n, OL_F_value));
+        ol_nid idx = ol_field(t, n, OL_F_subscript);
+        ol_val r;
+        switch (v.kind) {
+        case OL_V_TENSOR:
+            r = mk(OL_V_TENSOR, v.flags & (OL_VF_GRAPH | OL_VF_LOSS | OL_VF_BATCH));
+            if ((v.flags & OL_VF_PAIR) && ol_text_is(t, idx, "1"))
+                r.flags &= (uint8_t)~(OL_VF_GRAPH | OL_VF_LOSS);
+            break;
+        case OL_V_LIST:
+        case OL_V_TUPLE:
+        case OL_V_DICT:
+            if (ol_kind_of(t, idx) == OL_N_slice)
+                r = v;
+            else if (v.flags & OL_VF_ELEM_GRAPH)
+                r = mk(OL_V_TENSOR, OL_VF_GRAPH);
+            else if (v.info == OL_V_DATASET)
+                r = mk(OL_V_DATASET, 0);
+            else
+                r = UNKNOWN;
+            break;
+        case OL_V_LOADER:
+        case OL_V_DATASET:
+            r = mk(OL_V_TENSOR, OL_VF_BATCH);
+            break;
+        case OL_V_ARRAY:
+            r = mk(OL_V_ARRAY, 0);
+            break;
+        case OL_V_STRING:
+            r = mk(OL_V_STRING, 0);
+            break;
+        default:
+            r = (v.flags & OL_VF_GRAPH) ? mk(OL_V_TENSOR, OL_VF_GRAPH) : UNKNOWN;
+            break;
+        }
+        if ((r.flags & OL_VF_GRAPH) && r.kind == OL_V_TENSOR && v.kind == OL_V_TENSOR && ol_grad_disabled(m, n))
+            r.flags &= (uint8_t)~OL_VF_GRAPH;
+        return r;
+    }
+    case OL_N_integer:
+    case OL_N_float:
+    case OL_N_true:
+    case OL_N_false:
+        return mk(OL_V_NUMBER, 0);
+    case OL_N_string:
+    case OL_N_concatenated_string:
+        return mk(OL_V_STRING, 0);
+    case OL_N_none:
+        return mk(OL_V_NONE, 0);
+    case OL_N_list:
+        return collection(m, n, OL_V_LIST);
+    case OL_N_tuple:
+    case OL_N_expression_list:
+        return collection(m, n, OL_V_TUPLE);
+    case OL_N_set:
+        return collection(m, n, OL_V_SET);
+    case OL_N_dictionary:
+        return collection(m, n, OL_V_DICT);
+    case OL_N_list_comprehension:
+    case OL_N_set_comprehension:
+    case OL_N_generator_expression:
+    case OL_N_dictionary_comprehension: {
+        ol_nid body = ol_field(t, n, OL_F_body);
+        if (ol_kind_of(t, body) == OL_N_pair)
+            body = ol_field(t, body, OL_F_value);
+        ol_val v = ol_eval(m, body);
+        ol_vkind kind = ol_kind_of(t, n) == OL_N_dictionary_comprehension ? OL_V_DICT
+                        : ol_kind_of(t, n) == OL_N_set_comprehension  ? OL_V_SET
+                                                                      : OL_V_LIST;
+        return mk(kind, (v.flags & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH)) ? OL_VF_ELEM_GRAPH : 0);
+    }
+    case OL_N_lambda: {
+        for (size_t i = 0; i < m->functions.len; i++)
+            if (m->functions.items[i].node == n)
+                return mk_ref(OL_V_FUNCTION, 0, (uint32_t)i);
+        return UNKNOWN;
+    }
+    default:
+        return UNKNOWN;
+    }
+}
+
+ol_val ol_eval(ol_model *m, ol_nid n)
+{
+    if (n == OL_NONE || n >= m->tree->nodes.len)
+        return UNKNOWN;
+    uint8_t state = m->node_state[n];
+    if (state == 2)
+        return m->node_val[n];
+    if (state == 1)
+        return BOTTOM;
+    if (m->eval_depth > EVAL_MAX_DEPTH)
+        return UNKNOWN;
+    m->node_state[n] = 1;
+    m->eval_depth++;
+    ol_val v = eval_node(m, n);
+    m->eval_depth--;
+    m->node_val[n] = v;
+    m->node_state[n] = 2;
+    return v;
+}
+
+const char *ol_qualname(ol_model *m, ol_nid expr)
+{
+    if (expr == OL_NONE)
+        return NULL;
+    ol_val v = ol_eval(m, ol_unparen(m->tree, expr));
+    if (v.kind != OL_V_EXTERN)
+        return NULL;
+    return ol_sym_str(m, v.ref);
+}
+
+/* ---- rule-facing predicates ----------------------------------------------------- */
+
+bool ol_is_optimizer_expr(ol_model *m, ol_nid expr)
+{
+    ol_val v = ol_eval(m, expr);
+    return v.kind == OL_V_OPTIMIZER;
+}
+
+/* Calls inside [start, end) of the node order, found by binary search. */
+static size_t first_call_at_or_after(const ol_model *m, ol_nid start)
+{
+    size_t lo = 0, hi = m->calls.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->calls.items[mid].node < start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static bool iter_draws_batches(ol_model *m, ol_nid iter, int depth)
+{
+    const ol_tree *t = m->tree;
+    iter = ol_unparen(t, iter);
+    if (iter == OL_NONE || depth > 6)
+        return false;
+    ol_kind k = ol_kind_of(t, iter);
+    if (k == OL_N_call) {
+        if (callee_is_builtin(m, iter, m->names.enumerate) || is_passthrough_iter(m, iter))
+            return iter_draws_batches(m, ol_call_arg(m, iter, 0, "iterable"), depth + 1);
+        if (callee_is_builtin(m, iter, m->names.zip)) {
+            for (int i = 0; i < 4; i++) {
+                ol_nid a = ol_call_arg(m, iter, i, NULL);
+                if (a == OL_NONE)
+                    break;
+                if (iter_draws_batches(m, a, depth + 1))
+                    return true;
+            }
+            return false;
+        }
+    }
+    ol_val v = ol_eval(m, iter);
+    if (v.kind == OL_V_LOADER)
+        return true;
+    if (v.kind == OL_V_UNKNOWN || v.kind == OL_V_OBJECT) {
+        ol_nid name = iter;
+        if (k == OL_N_attribute)
+            name = ol_field(t, iter, OL_F_attribute);
+        if (name != OL_NONE && ol_kind_of(t, name) == OL_N_identifier) {
+            uint32_t len;
+            const char *s = ol_text(t, name, &len);
+            return ol_name_looks_like(s, len, LOADER_WORDS);
+        }
+    }
+    return false;
+}
+
+bool ol_loop_is_data_loop(ol_model *m, uint32_t li)
+{
+    ol_loop *loop = &m->loops.items[li];
+    if (loop->data_state >= 0)
+        return loop->data_state == 1;
+    loop->data_state = 0;
+    bool data = false;
+    if (loop->iter != OL_NONE && iter_draws_batches(m, loop->iter, 0))
+        data = true;
+    if (!data && loop->kind != OL_LOOP_COMPREHENSION) {
+        /* a loop that trains each iteration draws a batch each iteration */
+        ol_nid body = m->loops.items[li].body;
+        if (body != OL_NONE) {
+            uint32_t fn = ol_function_of(m, m->loops.items[li].node);
+            for (size_t i = first_call_at_or_after(m, body);
+                 i < m->calls.len && m->calls.items[i].node < m->subtree_end[body]; i++) {
+                const ol_call *c = &m->calls.items[i];
+                if (ol_function_of(m, c->node) != fn)
+                    continue;
+                if (c->name == m->names.backward || c->name == m->names.manual_backward) {
+                    data = true;
+                    break;
+                }
+                if (c->name == m->names.step && c->receiver != OL_NONE && ol_is_optimizer_expr(m, c->receiver)) {
+                    data = true;
+                    break;
+                }
+            }
+        }
+    }
+    m->loops.items[li].data_state = data ? 1 : 0;
+    return data;
+}

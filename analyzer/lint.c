@@ -1,0 +1,256 @@
+/*
+ * lint.c - running the pipeline on one file, and on many in parallel.
+ */
+#include "lint.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "notebook.h"
+#include "rule.h"
+#include "suppress.h"
+
+void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s)
+{
+    ol_parser_init(&lt->parser, g);
+    lt->settings = s;
+}
+
+void ol_linter_free(ol_linter *lt)
+{
+    ol_parser_free(&lt->parser);
+}
+
+void ol_file_result_free(ol_file_result *r)
+{
+    free(r->path);
+    if (r->has_source)
+        ol_source_free(&r->src);
+    ol_diag_vec_free(&r->diags);
+    memset(r, 0, sizeof(*r));
+}
+
+void ol_result_io_error(ol_file_result *r, const char *path, const char *reason)
+{
+    if (!r->path)
+        r->path = ol_xstrdup(path);
+    ol_diag d = {0};
+    d.rule = &ol_rule_oom001;
+    d.message = ol_xstrdup(reason);
+    d.help = ol_xstrdup("oomlint skipped this file; fix the cause above and run again");
+    ol_vec_push(&r->diags, d);
+    r->read_ok = false;
+}
+
+static bool same_finding(const ol_diag *a, const ol_diag *b)
+{
+    return a->rule == b->rule && a->start == b->start && a->end == b->end;
+}
+
+static void filter(const ol_settings *s, const ol_tree *t, ol_diag_vec *diags)
+{
+    ol_suppressions sup;
+    ol_suppressions_collect(&sup, t);
+    ol_diag_vec_sort(diags);
+    size_t keep = 0;
+    for (size_t i = 0; i < diags->len; i++) {
+        ol_diag *d = &diags->items[i];
+        bool drop = !s->enabled[ol_rule_index(d->rule)];
+        if (!drop && d->rule != &ol_rule_oom001) {
+            uint32_t line = ol_source_line_index(t->src, d->start) + 1;
+            drop = ol_suppressed(&sup, line, d->rule->code);
+        }
+        if (!drop && keep > 0 && same_finding(&diags->items[keep - 1], d))
+            drop = true;
+        if (drop) {
+            ol_diag_free(d);
+            continue;
+        }
+        diags->items[keep++] = *d;
+    }
+    diags->len = keep;
+    ol_suppressions_free(&sup);
+}
+
+void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
+{
+    if (!r->path)
+        r->path = ol_xstrdup(src->path);
+    r->src = *src;
+    memset(src, 0, sizeof(*src));
+    r->has_source = true;
+    r->read_ok = true;
+
+    ol_tree tree;
+    ol_parse(&lt->parser, &r->src, &tree);
+    for (size_t i = 0; i < tree.errors.len; i++) {
+        ol_diag d = {0};
+        d.rule = &ol_rule_oom002;
+        d.start = tree.errors.items[i].start;
+        d.end = tree.errors.items[i].end;
+        d.message = ol_xstrdup(tree.errors.items[i].message);
+        d.help = ol_xstrdup(tree.timed_out ? "split the file, or exclude it with --exclude"
+                                           : "fix the syntax; oomlint analyzed the rest of the file");
+        ol_vec_push(&r->diags, d);
+    }
+    if (!tree.timed_out) {
+        ol_model model;
+        ol_model_build(&model, &tree);
+        ol_check check = {&model, &tree, &r->src, NULL, &r->diags};
+        for (size_t i = 0; i < ol_rule_count; i++) {
+            const ol_rule *rule = ol_rules[i];
+            if (!rule->check || !lt->settings->enabled[i])
+                continue;
+            check.rule = rule;
+            rule->check(&check);
+        }
+        ol_model_free(&model);
+    }
+    filter(lt->settings, &tree, &r->diags);
+    ol_tree_free(&tree);
+}
+
+static const char *reason_for(int err)
+{
+    switch (err) {
+    case ENOENT:
+        return "no such file or directory";
+    case EACCES:
+        return "permission denied";
+    case EISDIR:
+        return "is a directory";
+    case EFBIG:
+        return "file is larger than the 64 MiB oomlint reads";
+    default:
+        return strerror(err);
+    }
+}
+
+void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, size_t stdin_len,
+                   ol_file_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->path = ol_xstrdup(in->path);
+    const ol_settings *saved = lt->settings;
+    if (in->settings)
+        lt->settings = in->settings;
+    char *bytes = NULL;
+    size_t len = 0;
+    int err = in->error;
+    if (!err) {
+        if (in->from_stdin) {
+            bytes = ol_xmalloc(stdin_len + 1);
+            memcpy(bytes, stdin_bytes, stdin_len);
+            bytes[stdin_len] = '\0';
+            len = stdin_len;
+        } else {
+            err = ol_read_file(in->path, OL_MAX_SOURCE_BYTES, &bytes, &len);
+        }
+    }
+    if (err) {
+        char *msg = ol_xasprintf("cannot read `%s`: %s", in->path, reason_for(err));
+        ol_result_io_error(r, in->path, msg);
+        free(msg);
+        lt->settings = saved;
+        return;
+    }
+    ol_source src;
+    ol_buf why = {0};
+    bool ok;
+    if (ol_is_notebook_path(in->path))
+        ok = ol_notebook_load(&src, in->path, bytes, len, &why);
+    else
+        ok = ol_source_init(&src, in->path, bytes, len, &why);
+    if (!ok) {
+        char *msg = ol_xasprintf("cannot decode `%s`: %s", in->path, why.data ? why.data : "unknown reason");
+        ol_result_io_error(r, in->path, msg);
+        free(msg);
+        ol_buf_free(&why);
+        ol_source_free(&src);
+        lt->settings = saved;
+        return;
+    }
+    ol_buf_free(&why);
+    ol_lint_source(lt, &src, r);
+    /* keep the text only while a finding needs it for a code frame */
+    if (r->diags.len == 0) {
+        ol_source_free(&r->src);
+        r->has_source = false;
+    }
+    lt->settings = saved;
+}
+
+/* ---- the pool ------------------------------------------------------------- */
+
+typedef struct pool_job {
+    const ol_grammar *grammar;
+    const ol_settings *settings;
+    const ol_input *inputs;
+    size_t count;
+    const char *stdin_bytes;
+    size_t stdin_len;
+    ol_file_result *results;
+    atomic_size_t next;
+} pool_job;
+
+static void *worker(void *arg)
+{
+    pool_job *job = arg;
+    ol_linter lt;
+    ol_linter_init(&lt, job->grammar, job->settings);
+    for (;;) {
+        size_t i = atomic_fetch_add(&job->next, 1);
+        if (i >= job->count)
+            break;
+        ol_lint_input(&lt, &job->inputs[i], job->stdin_bytes, job->stdin_len, &job->results[i]);
+    }
+    ol_linter_free(&lt);
+    return NULL;
+}
+
+void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_input *inputs, size_t count,
+                 const char *stdin_bytes, size_t stdin_len, ol_file_result *results, int threads)
+{
+    pool_job job;
+    job.grammar = g;
+    job.settings = s;
+    job.inputs = inputs;
+    job.count = count;
+    job.stdin_bytes = stdin_bytes;
+    job.stdin_len = stdin_len;
+    job.results = results;
+    atomic_init(&job.next, 0);
+    if (threads <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cpus > 0 ? (int)cpus : 1;
+    }
+    if ((size_t)threads > count)
+        threads = (int)count;
+    if (threads <= 1) {
+        worker(&job);
+        return;
+    }
+    pthread_t *ids = ol_xcalloc((size_t)threads, sizeof(pthread_t));
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    /* the model walk recurses up to OL_MODEL_MAX_DEPTH frames */
+    pthread_attr_setstacksize(&attr, 64u * 1024u * 1024u);
+    int started = 0;
+    for (int i = 0; i < threads; i++) {
+        if (pthread_create(&ids[i], &attr, worker, &job) != 0)
+            break;
+        started++;
+    }
+    pthread_attr_destroy(&attr);
+    if (started == 0)
+        worker(&job); /* no threads to be had: do it here */
+    for (int i = 0; i < started; i++)
+        pthread_join(ids[i], NULL);
+    free(ids);
+}

@@ -1,0 +1,63 @@
+/*
+ * lint.h - the per-file pipeline and the thread pool that runs it.
+ *
+ * read -> decode (source.c, notebook.c) -> parse (syntax.c) -> model
+ * (model.c) -> every enabled rule -> filter (suppressions, duplicates) ->
+ * sort. Files are independent, so a run lints them on a pool of threads,
+ * each with its own parser; results land in a slot per input and are emitted
+ * in input order afterwards, so output does not depend on scheduling.
+ */
+#ifndef OL_LINT_H
+#define OL_LINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "diag.h"
+#include "source.h"
+#include "syntax.h"
+
+typedef struct ol_input {
+    char *path;          /* display path */
+    bool from_stdin;     /* read standard input; path is --stdin-filename or "-" */
+    int error;           /* errno from discovery (missing, unreadable), or 0 */
+    const struct ol_settings *settings; /* per-file settings (config), or NULL for the run's */
+} ol_input;
+
+typedef struct ol_settings {
+    bool *enabled;       /* per registry index */
+} ol_settings;
+
+typedef struct ol_file_result {
+    char *path;
+    ol_source src;       /* decoded text, kept while findings refer to it */
+    bool has_source;
+    bool read_ok;        /* read and decoded: the file was analyzed */
+    ol_diag_vec diags;
+} ol_file_result;
+
+typedef struct ol_linter {
+    ol_parser parser;
+    const ol_settings *settings;
+} ol_linter;
+
+void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s);
+void ol_linter_free(ol_linter *lt);
+
+/* Reads, decodes and lints one input into r. stdin_bytes is used for
+ * from_stdin inputs (ownership stays with the caller). */
+void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, size_t stdin_len,
+                   ol_file_result *r);
+/* Lints already-decoded text (src is moved into r). */
+void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r);
+
+/* Lints every input on `threads` threads (0: one per CPU). */
+void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_input *inputs, size_t count,
+                 const char *stdin_bytes, size_t stdin_len, ol_file_result *results, int threads);
+
+void ol_file_result_free(ol_file_result *r);
+
+/* Reports an OOM001 finding on a result that has no source. */
+void ol_result_io_error(ol_file_result *r, const char *path, const char *reason);
+
+#endif

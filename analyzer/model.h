@@ -1,0 +1,379 @@
+/*
+ * model.h - the semantic model of one Python file: what a careful reader
+ * knows about it before judging any line.
+ *
+ * Built once per file (model.c walks the tree once and records facts), then
+ * read by every rule:
+ *   - scopes (module, class, function, lambda, comprehension) and the
+ *     bindings ("defs") of each name in each scope, in textual order;
+ *   - imports resolved to full dotted names (`import torch as T`,
+ *     `from torch import nn`, `from torch.cuda import amp`);
+ *   - functions (decorators, parameters, call sites in this file, returns),
+ *     classes (bases, attributes assigned through `self.x = ...`, methods);
+ *   - loops (for, while, comprehensions) and, for every node, its innermost
+ *     loop, scope and context (no_grad / inference_mode / set_grad_enabled /
+ *     enable_grad / autocast);
+ *   - the calls, augmented assignments, assignments and subscript stores a
+ *     rule may want to inspect, so no rule walks the tree itself.
+ *
+ * Values are computed on demand (eval.c) by following bindings the way a
+ * reader does: `crit = nn.CrossEntropyLoss()` makes `crit(out, y)` a loss
+ * tensor that carries the autograd graph; `loss.item()` does not; a value
+ * computed under no_grad does not; a name that reaches `.backward()` does.
+ * Results are memoized per node and per binding, with cycle and depth guards.
+ */
+#ifndef OL_MODEL_H
+#define OL_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "syntax.h"
+#include "util.h"
+
+typedef uint32_t ol_sym; /* interned string; 0 = none */
+#define OL_NO_INDEX UINT32_MAX
+
+/* ---- values ------------------------------------------------------------- */
+
+typedef enum ol_vkind {
+    OL_V_UNKNOWN = 0,
+    OL_V_MODULE,      /* an nn.Module instance: model, layer, loss module */
+    OL_V_OPTIMIZER,
+    OL_V_SCHEDULER,
+    OL_V_LOADER,      /* a DataLoader or other iterable of batches */
+    OL_V_DATASET,
+    OL_V_SCALER,      /* GradScaler */
+    OL_V_TENSOR,
+    OL_V_NUMBER,      /* Python int / float / bool */
+    OL_V_STRING,
+    OL_V_NONE,
+    OL_V_LIST,
+    OL_V_DICT,
+    OL_V_TUPLE,
+    OL_V_SET,
+    OL_V_ARRAY,       /* numpy array */
+    OL_V_DEVICE,
+    OL_V_AUTOCAST,    /* an autocast context object */
+    OL_V_GRADMODE,    /* no_grad / inference_mode / set_grad_enabled / enable_grad object */
+    OL_V_EXTERN,      /* an imported module, function or class: ref = dotted name */
+    OL_V_OBJECT,      /* instance of an imported class: ref = class dotted name */
+    OL_V_CLASS,       /* a class defined in this file: ref = class index */
+    OL_V_FUNCTION,    /* a function defined in this file: ref = function index */
+    OL_V_INSTANCE,    /* instance of a local class that is not a module: ref = class index */
+    OL_V_RANGE,       /* range(...) and other iterables of numbers */
+    OL_V_BOTTOM,      /* being computed (cycle): contributes nothing to a join */
+} ol_vkind;
+
+enum {
+    OL_VF_GRAPH = 1 << 0,      /* tensor that may carry an autograd graph */
+    OL_VF_LOSS = 1 << 1,       /* produced by a loss function */
+    OL_VF_ELEM_GRAPH = 1 << 2, /* container holding graph-carrying tensors */
+    OL_VF_PAIR = 1 << 3,       /* (values, indices) result: element 1 holds no graph */
+    OL_VF_LOSSFN = 1 << 4,     /* MODULE that is a loss function */
+    OL_VF_LOCAL = 1 << 5,      /* MODULE/INSTANCE: ref is a local class index */
+    OL_VF_BATCH = 1 << 6,      /* data drawn from a loader */
+    OL_VF_PARAM = 1 << 7,      /* model parameters */
+};
+
+/* Autocast details, in ol_val.info for OL_V_AUTOCAST. */
+enum {
+    OL_AC_DEV_CUDA = 1 << 0,
+    OL_AC_DEV_CPU = 1 << 1,    /* also other non-CUDA devices */
+    OL_AC_DEV_UNKNOWN = 1 << 2,
+    OL_AC_FP16 = 1 << 3,       /* float16, given or the CUDA default */
+    OL_AC_BF16 = 1 << 4,
+    OL_AC_DTYPE_UNKNOWN = 1 << 5,
+    OL_AC_DISABLED = 1 << 6,   /* enabled=False */
+    OL_AC_MAYBE_DISABLED = 1 << 7, /* enabled=<expression> */
+    OL_AC_DEPRECATED = 1 << 8, /* torch.cuda.amp.autocast */
+    OL_AC_FRAMEWORK = 1 << 9,  /* accelerator.autocast() and friends */
+};
+
+/* Grad-mode details, in ol_val.info for OL_V_GRADMODE. */
+typedef enum ol_gradmode {
+    OL_GM_NONE = 0,
+    OL_GM_NO_GRAD,
+    OL_GM_INFERENCE,
+    OL_GM_SET_FALSE,      /* set_grad_enabled(False) */
+    OL_GM_SET_COND,       /* set_grad_enabled(<expression>) */
+    OL_GM_ENABLE,         /* enable_grad() / set_grad_enabled(True) */
+} ol_gradmode;
+
+typedef struct ol_val {
+    uint8_t kind;   /* ol_vkind */
+    uint8_t flags;  /* OL_VF_* */
+    uint16_t info;  /* kind-specific */
+    uint32_t ref;   /* kind-specific: dotted-name symbol, class or function index */
+} ol_val;
+
+/* ---- scopes and bindings ------------------------------------------------ */
+
+typedef enum ol_scope_kind {
+    OL_SCOPE_MODULE,
+    OL_SCOPE_CLASS,
+    OL_SCOPE_FUNCTION,
+    OL_SCOPE_LAMBDA,
+    OL_SCOPE_COMPREHENSION,
+} ol_scope_kind;
+
+typedef struct ol_scope {
+    ol_scope_kind kind;
+    ol_nid node;
+    uint32_t parent;    /* enclosing scope, OL_NO_INDEX for the module */
+    uint32_t function;  /* function index for FUNCTION scopes, else OL_NO_INDEX */
+    uint32_t cls;       /* class index for CLASS scopes, else OL_NO_INDEX */
+    OL_VEC(ol_sym) globals; /* names declared `global` here */
+} ol_scope;
+
+typedef enum ol_def_kind {
+    OL_DEF_ASSIGN,      /* x = v, x: T = v, a, b = v */
+    OL_DEF_AUGASSIGN,   /* x += v (value is the augmented_assignment node) */
+    OL_DEF_FOR,         /* for-loop / comprehension target (value is the iterable) */
+    OL_DEF_WITH,        /* with v as x */
+    OL_DEF_PARAM,       /* function parameter (value is the default, if any) */
+    OL_DEF_IMPORT,      /* import; qual is the dotted name */
+    OL_DEF_FUNCTION,
+    OL_DEF_CLASS,
+    OL_DEF_EXCEPT,      /* except E as x */
+    OL_DEF_WALRUS,      /* (x := v) */
+    OL_DEF_DELETE,      /* del x */
+    OL_DEF_OTHER,       /* bound some other way (global, match, ...): unknown value */
+} ol_def_kind;
+
+#define OL_PATH_MAX 6
+
+typedef struct ol_def {
+    ol_sym name;
+    ol_def_kind kind;
+    uint32_t scope;
+    ol_nid target;      /* the identifier (or attribute for attribute defs) bound */
+    ol_nid value;       /* the value expression (see ol_def_kind) */
+    ol_nid stmt;        /* the statement that binds */
+    uint32_t pos;       /* byte offset from which the binding is visible */
+    ol_sym qual;        /* imports: full dotted name */
+    ol_nid annotation;  /* parameters and annotated assignments */
+    uint32_t index;     /* parameters: position; functions/classes: their index */
+    uint8_t path_len;   /* unpacking path into the value: `a, (b, c) = v` */
+    int8_t path[OL_PATH_MAX];
+    bool starred;       /* *rest in an unpacking */
+    uint32_t next;      /* next def of the same name in the same scope, in order */
+} ol_def;
+
+/* ---- functions, classes, loops, contexts --------------------------------- */
+
+typedef enum ol_hook {
+    OL_HOOK_NONE = 0,
+    OL_HOOK_TRAIN_STEP,     /* Lightning training_step */
+    OL_HOOK_EVAL_STEP,      /* Lightning validation_step / test_step / predict_step */
+} ol_hook;
+
+typedef struct ol_function {
+    ol_nid node;            /* function_definition */
+    ol_nid decorated;       /* decorated_definition around it, or OL_NONE */
+    ol_sym name;
+    uint32_t scope;         /* the function's own scope */
+    uint32_t outer_scope;   /* scope where the name is bound */
+    uint32_t cls;           /* class index for methods, else OL_NO_INDEX */
+    bool is_method;         /* first parameter is self */
+    bool is_staticmethod, is_classmethod;
+    bool is_lambda;
+    ol_gradmode decorator_mode; /* @torch.no_grad() and friends */
+    OL_VEC(uint32_t) params;    /* def indices, in order */
+    OL_VEC(uint32_t) callsites; /* call indices resolving to this function */
+    OL_VEC(ol_nid) returns;     /* return/yield value expressions */
+    int8_t grad_state;          /* memo for ol_grad_disabled: 0 unknown, 1 computing, 2 enabled, 3 disabled */
+} ol_function;
+
+typedef struct ol_class {
+    ol_nid node;
+    ol_sym name;
+    uint32_t scope;          /* the class body's scope */
+    OL_VEC(ol_nid) bases;
+    OL_VEC(uint32_t) methods;    /* function indices */
+    OL_VEC(uint32_t) attr_defs;  /* defs of self.x = ... (and class-body names) */
+    int8_t module_state;         /* -1 unknown yet, 0 no, 1 yes (memo) */
+    int8_t lightning_state;
+    int8_t visiting;
+} ol_class;
+
+typedef enum ol_loop_kind {
+    OL_LOOP_FOR,
+    OL_LOOP_WHILE,
+    OL_LOOP_COMPREHENSION,
+} ol_loop_kind;
+
+typedef struct ol_loop {
+    ol_loop_kind kind;
+    ol_nid node;        /* for_statement / while_statement / comprehension */
+    ol_nid iter;        /* iterable (for / first for_in_clause), OL_NONE for while */
+    ol_nid body;        /* block, or the comprehension's body expression */
+    uint32_t parent;    /* enclosing loop in the same function, or OL_NO_INDEX */
+    uint32_t scope;
+    int8_t data_state;  /* memo for ol_loop_is_data_loop: -1 unknown */
+} ol_loop;
+
+typedef enum ol_ctx_kind {
+    OL_CTX_GRAD,        /* with torch.no_grad() and friends; mode in gradmode */
+    OL_CTX_AUTOCAST,    /* with autocast(...); details in autocast */
+    OL_CTX_EXCEPT,      /* an except clause body; oom says whether it catches OOM */
+} ol_ctx_kind;
+
+typedef struct ol_ctx {
+    ol_ctx_kind kind;
+    ol_nid node;        /* with_statement / except_clause */
+    ol_nid item;        /* with_item (or the except clause's type expression) */
+    ol_nid body;
+    uint32_t parent;    /* enclosing context, OL_NO_INDEX at the top */
+    ol_gradmode gradmode;
+    uint16_t autocast;  /* OL_AC_* */
+    bool catches_oom;
+} ol_ctx;
+
+/* ---- facts for rules ---------------------------------------------------- */
+
+typedef struct ol_call {
+    ol_nid node;        /* call */
+    ol_nid callee;      /* its function expression */
+    ol_nid receiver;    /* attribute object for `x.m(...)`, else OL_NONE */
+    ol_sym name;        /* method name for `x.m(...)`, identifier for `f(...)`, else 0 */
+} ol_call;
+
+typedef struct ol_import {
+    ol_nid stmt;        /* import_statement / import_from_statement */
+    ol_nid name_node;   /* dotted_name or aliased_import bound */
+    ol_sym qual;        /* full dotted name imported */
+    ol_sym bound;       /* local name bound */
+    uint32_t def;       /* def index */
+} ol_import;
+
+/* Well-known names, interned once per model. */
+typedef struct ol_names {
+#define OL_WELL_KNOWN(X)                                                                      \
+    X(backward) X(step) X(zero_grad) X(item) X(detach) X(append) X(extend) X(insert) X(add)  \
+    X(clear) X(self) X(cls) X(forward) X(training_step) X(validation_step) X(test_step)      \
+    X(predict_step) X(eval) X(train) X(parameters) X(set_to_none) X(retain_graph)           \
+    X(scale) X(update) X(unscale_) X(to) X(cuda) X(cpu) X(half)        \
+    X(bfloat16) X(enumerate) X(zip) X(range) X(len) X(str) X(list) X(dict) \
+    X(tuple) X(set) X(sum) X(max) X(min) X(abs) X(round) X(iter) X(next) X(sorted)       \
+    X(reversed) X(map) X(filter) X(isinstance) X(getattr) X(print) X(super) X(tolist)      \
+    X(numpy) X(data) X(grad) X(shape) X(dtype) X(device) X(requires_grad) X(manual_backward) \
+    X(loss) X(update_parameters) X(closure) X(empty_cache) X(prepare) X(autocast)          \
+    X(__init__) X(setdefault) X(copy_) X(mean) X(value) X(values) X(indices)               \
+    X(from_pretrained) X(generate) X(module) X(state_dict) X(named_parameters) X(items)    \
+    X(keys) X(get) X(pop) X(extendleft) X(appendleft) X(put) X(copy) X(clone)
+#define OL_X(n) ol_sym n;
+    OL_WELL_KNOWN(OL_X)
+#undef OL_X
+} ol_names;
+
+typedef struct ol_model {
+    const ol_tree *tree;
+    const ol_source *src;
+    ol_interner strings;
+    ol_names names;
+    ol_arena arena;
+
+    OL_VEC(ol_scope) scopes;
+    OL_VEC(ol_def) defs;
+    OL_VEC(ol_function) functions;
+    OL_VEC(ol_class) classes;
+    OL_VEC(ol_loop) loops;
+    OL_VEC(ol_ctx) contexts;
+    OL_VEC(ol_call) calls;
+    OL_VEC(ol_import) imports;
+    OL_VEC(ol_nid) aug_assigns;     /* augmented_assignment nodes */
+    OL_VEC(ol_nid) assigns;         /* assignment nodes */
+    OL_VEC(ol_nid) subscript_stores; /* assignments whose target is x[k] */
+    OL_VEC(ol_nid) withs;           /* with_statement nodes */
+    OL_VEC(ol_nid) excepts;         /* except_clause nodes */
+
+    /* per node (indexed by ol_nid) */
+    uint32_t *node_scope;   /* innermost scope */
+    uint32_t *node_loop;    /* innermost loop in the same function, or OL_NO_INDEX */
+    uint32_t *node_ctx;     /* innermost context, or OL_NO_INDEX */
+    uint32_t *subtree_end;  /* one past the last descendant (pre-order) */
+    uint32_t *node_call;    /* call index for call nodes, else OL_NO_INDEX */
+
+    /* (scope, name) -> first def, as an open-addressing table */
+    uint64_t *def_keys;
+    uint32_t *def_heads, *def_tails;
+    size_t def_slots;
+
+    /* lazy evaluation state */
+    ol_val *node_val;       /* memo per node */
+    uint8_t *node_state;    /* 0 = not computed, 1 = in progress, 2 = done */
+    ol_val *def_val;
+    uint8_t *def_state;
+    bool *def_reaches_backward; /* the binding's value reaches .backward() */
+    uint32_t eval_depth;
+
+    /* file-wide facts */
+    bool grad_globally_disabled;   /* module-level torch.set_grad_enabled(False) */
+    bool mentions_cuda;            /* .cuda(), "cuda" device, torch.cuda.* */
+    bool mentions_mixed_precision; /* autocast, .half(), bf16, framework precision */
+    bool truncated;                /* nesting beyond OL_MODEL_MAX_DEPTH was skipped */
+} ol_model;
+
+#define OL_MODEL_MAX_DEPTH 2500
+
+void ol_model_build(ol_model *m, const ol_tree *t);
+void ol_model_free(ol_model *m);
+
+/* ---- queries ------------------------------------------------------------- */
+
+ol_sym ol_model_intern(ol_model *m, const char *s);
+ol_sym ol_node_sym(ol_model *m, ol_nid identifier);
+const char *ol_sym_str(const ol_model *m, ol_sym s);
+
+/* Value of an expression, at its own position. */
+ol_val ol_eval(ol_model *m, ol_nid expr);
+/* Value a def binds. */
+ol_val ol_def_value(ol_model *m, uint32_t def);
+/* Full dotted name an expression refers to (`T.cuda.amp.autocast` ->
+ * "torch.cuda.amp.autocast"), or NULL. */
+const char *ol_qualname(ol_model *m, ol_nid expr);
+
+/* Defs of `name` that may reach position `at` (inside scope `scope`).
+ * Returns the count written to out (at most cap). */
+size_t ol_reaching_defs(ol_model *m, uint32_t scope, ol_sym name, ol_nid at, uint32_t *out, size_t cap);
+/* First def of a name in a scope, or OL_NO_INDEX (then follow ol_def.next). */
+uint32_t ol_scope_defs(const ol_model *m, uint32_t scope, ol_sym name);
+
+/* Is autograd disabled at this node (no_grad, inference_mode,
+ * set_grad_enabled(False or a condition), a no-grad decorator, a Lightning
+ * eval hook, or a function only ever called under one of these)? */
+bool ol_grad_disabled(ol_model *m, ol_nid n);
+/* Innermost autocast context around a node, or OL_NO_INDEX. */
+uint32_t ol_autocast_at(const ol_model *m, ol_nid n);
+/* Innermost except-clause context around a node, or OL_NO_INDEX. */
+uint32_t ol_except_at(const ol_model *m, ol_nid n);
+
+/* Enclosing function of a node, or OL_NO_INDEX (module level). */
+uint32_t ol_function_of(const ol_model *m, ol_nid n);
+bool ol_class_is_module(ol_model *m, uint32_t cls);
+bool ol_class_is_lightning(ol_model *m, uint32_t cls);
+ol_hook ol_function_hook(ol_model *m, uint32_t fn);
+
+/* A loop that draws batches: it iterates a loader (also through enumerate,
+ * tqdm, zip, ...) or runs backward() / an optimizer step each iteration. */
+bool ol_loop_is_data_loop(ol_model *m, uint32_t loop);
+
+/* Kind tests used by rules. */
+bool ol_val_is_graph(ol_val v);
+bool ol_is_optimizer_expr(ol_model *m, ol_nid expr);
+/* The call at node n (OL_NO_INDEX if n is not a call). */
+static inline uint32_t ol_call_at(const ol_model *m, ol_nid n)
+{
+    return n == OL_NONE ? OL_NO_INDEX : m->node_call[n];
+}
+/* Argument of a call by position (0-based, positional only) or keyword. */
+ol_nid ol_call_arg(const ol_model *m, ol_nid call, int position, const char *keyword);
+/* True when the call's callee resolves to one of the dotted names given
+ * (NULL-terminated list). */
+bool ol_call_is(ol_model *m, ol_nid call, const char *const *quals);
+
+/* Name text helpers. */
+bool ol_name_looks_like(const char *name, size_t len, const char *const *tokens);
+
+#endif

@@ -1,0 +1,479 @@
+/*
+ * syntax.c - parsing with tree-sitter-python and flattening the result.
+ *
+ * The walk is iterative (a TSTreeCursor plus an explicit stack), so a file
+ * nested thousands of levels deep cannot overflow the C stack here. A parse
+ * that runs past its time budget is cancelled and reported as OOM002 rather
+ * than hanging the run.
+ */
+#include "syntax.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tree_sitter/api.h>
+
+const TSLanguage *tree_sitter_python(void);
+
+static const char *const named_kind_names[] = {
+#define OL_X(name) #name,
+    OL_NAMED_KINDS(OL_X)
+#undef OL_X
+};
+
+static const char *const token_kind_texts[] = {
+#define OL_X(name, text) text,
+    OL_TOKEN_KINDS(OL_X)
+#undef OL_X
+};
+
+static const char *const field_names[] = {
+#define OL_X(name) #name,
+    OL_FIELDS(OL_X)
+#undef OL_X
+};
+
+const char *ol_kind_name(ol_kind k)
+{
+    if (k == OL_N_OTHER)
+        return "other";
+    if (k <= OL_N_ERROR)
+        return named_kind_names[k - 1];
+    if (k < OL_KIND_COUNT)
+        return token_kind_texts[k - OL_N_ERROR - 1];
+    return "?";
+}
+
+bool ol_grammar_init(ol_grammar *g)
+{
+    memset(g, 0, sizeof(*g));
+    const TSLanguage *lang = tree_sitter_python();
+    uint32_t abi = ts_language_abi_version(lang);
+    if (abi < TREE_SITTER_MIN_COMPATIBLE_LANGUAGE_VERSION || abi > TREE_SITTER_LANGUAGE_VERSION)
+        return false;
+    g->language = lang;
+    g->symbol_count = ts_language_symbol_count(lang);
+    g->symbol_kind = ol_xcalloc(g->symbol_count, sizeof(uint16_t));
+    for (uint32_t sym = 0; sym < g->symbol_count; sym++) {
+        const char *name = ts_language_symbol_name(lang, (TSSymbol)sym);
+        if (!name)
+            continue;
+        TSSymbolType type = ts_language_symbol_type(lang, (TSSymbol)sym);
+        if (type == TSSymbolTypeRegular || type == TSSymbolTypeSupertype) {
+            for (size_t i = 0; i < OL_ARRAY_LEN(named_kind_names); i++)
+                if (strcmp(named_kind_names[i], name) == 0)
+                    g->symbol_kind[sym] = (uint16_t)(i + 1);
+        } else if (type == TSSymbolTypeAnonymous) {
+            for (size_t i = 0; i < OL_ARRAY_LEN(token_kind_texts); i++)
+                if (strcmp(token_kind_texts[i], name) == 0)
+                    g->symbol_kind[sym] = (uint16_t)(OL_N_ERROR + 1 + i);
+        }
+    }
+    g->field_count = ts_language_field_count(lang) + 1;
+    g->field_kind = ol_xcalloc(g->field_count, 1);
+    for (uint32_t f = 1; f < g->field_count; f++) {
+        const char *name = ts_language_field_name_for_id(lang, (TSFieldId)f);
+        if (!name)
+            continue;
+        for (size_t i = 0; i < OL_ARRAY_LEN(field_names); i++)
+            if (strcmp(field_names[i], name) == 0)
+                g->field_kind[f] = (uint8_t)(i + 1);
+    }
+    return true;
+}
+
+void ol_grammar_free(ol_grammar *g)
+{
+    free(g->symbol_kind);
+    free(g->field_kind);
+    memset(g, 0, sizeof(*g));
+}
+
+void ol_parser_init(ol_parser *p, const ol_grammar *g)
+{
+    p->grammar = g;
+    p->timeout_ms = 20000;
+    TSParser *ts = ts_parser_new();
+    ts_parser_set_language(ts, (const TSLanguage *)g->language);
+    p->ts = ts;
+}
+
+void ol_parser_free(ol_parser *p)
+{
+    ts_parser_delete((TSParser *)p->ts);
+    p->ts = NULL;
+}
+
+/* ---- parsing ------------------------------------------------------------ */
+
+typedef struct parse_input {
+    const char *text;
+    uint32_t len;
+} parse_input;
+
+static const char *read_input(void *payload, uint32_t byte, TSPoint pos, uint32_t *bytes_read)
+{
+    (void)pos;
+    const parse_input *in = payload;
+    if (byte >= in->len) {
+        *bytes_read = 0;
+        return "";
+    }
+    *bytes_read = in->len - byte;
+    return in->text + byte;
+}
+
+typedef struct parse_deadline {
+    struct timespec until;
+    bool expired;
+} parse_deadline;
+
+static bool check_deadline(TSParseState *state)
+{
+    parse_deadline *d = state->payload;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec > d->until.tv_sec || (now.tv_sec == d->until.tv_sec && now.tv_nsec >= d->until.tv_nsec))
+        d->expired = true;
+    return d->expired;
+}
+
+/* A short, single-line rendering of the first token inside an error node. */
+static void describe_error(const ol_source *src, TSNode node, ol_buf *msg)
+{
+    TSNode leaf = node;
+    while (ts_node_child_count(leaf) > 0)
+        leaf = ts_node_child(leaf, 0);
+    uint32_t s = ts_node_start_byte(leaf), e = ts_node_end_byte(leaf);
+    if (e > src->len)
+        e = src->len;
+    uint32_t n = 0;
+    while (s + n < e && n < 24 && src->text[s + n] != '\n' && src->text[s + n] != '\r')
+        n++;
+    /* don't cut a UTF-8 sequence in half */
+    while (n > 0 && s + n < e && ((unsigned char)src->text[s + n] & 0xC0) == 0x80)
+        n--;
+    if (n == 0)
+        ol_buf_puts(msg, "invalid syntax");
+    else
+        ol_buf_printf(msg, "invalid syntax near `%.*s`%s", (int)n, src->text + s, s + n < e ? "..." : "");
+}
+
+static void add_error(ol_tree *t, uint32_t start, uint32_t end, char *message)
+{
+    if (t->errors.len >= 20) {
+        free(message);
+        return;
+    }
+    /* underline at most the first line of the error region */
+    const ol_source *src = t->src;
+    uint32_t stop = start;
+    while (stop < end && stop < src->len && src->text[stop] != '\n')
+        stop++;
+    ol_syntax_error e = {start, stop, message};
+    ol_vec_push(&t->errors, e);
+}
+
+typedef struct walk_frame {
+    ol_nid node;
+    ol_nid last_child;
+    bool in_error;
+} walk_frame;
+
+static ol_nid add_node(ol_tree *t, const ol_grammar *g, TSNode n, TSFieldId field, ol_nid parent)
+{
+    ol_node node;
+    TSSymbol sym = ts_node_symbol(n);
+    node.kind = sym < g->symbol_count ? g->symbol_kind[sym] : OL_N_OTHER;
+    node.field = field < g->field_count ? g->field_kind[field] : OL_F_NONE;
+    node.flags = 0;
+    if (ts_node_is_named(n))
+        node.flags |= OL_NF_NAMED;
+    if (ts_node_is_error(n)) {
+        node.flags |= OL_NF_ERROR;
+        node.kind = OL_N_ERROR;
+    }
+    if (ts_node_has_error(n))
+        node.flags |= OL_NF_HAS_ERROR;
+    node.parent = parent;
+    node.first_child = OL_NONE;
+    node.next_sibling = OL_NONE;
+    node.start = ts_node_start_byte(n);
+    node.end = ts_node_end_byte(n);
+    if (node.end > t->src->len)
+        node.end = t->src->len;
+    if (node.start > node.end)
+        node.start = node.end;
+    ol_nid id = (ol_nid)t->nodes.len;
+    ol_vec_push(&t->nodes, node);
+    return id;
+}
+
+static void flatten(ol_tree *t, const ol_grammar *g, TSTree *tree)
+{
+    TSNode root = ts_tree_root_node(tree);
+    TSTreeCursor cur = ts_tree_cursor_new(root);
+    OL_VEC(walk_frame) stack = {0};
+    ol_nid root_id = add_node(t, g, root, 0, OL_NONE);
+    t->nodes.items[root_id].kind = OL_N_module; /* the file is the module, even when all of it failed */
+    walk_frame top = {root_id, OL_NONE, false};
+    ol_vec_push(&stack, top);
+    if (ts_node_is_error(root)) {
+        ol_buf msg = {0};
+        describe_error(t->src, root, &msg);
+        add_error(t, ts_node_start_byte(root), ts_node_end_byte(root), ol_buf_take(&msg));
+        stack.items[0].in_error = true;
+    }
+    bool more = ts_tree_cursor_goto_first_child(&cur);
+    while (more) {
+        TSNode n = ts_tree_cursor_current_node(&cur);
+        walk_frame *parent = &stack.items[stack.len - 1];
+        bool keep = false;
+        if (ts_node_is_missing(n)) {
+            if (!parent->in_error) {
+                ol_buf msg = {0};
+                const char *what = ts_node_type(n);
+                ol_buf_printf(&msg, "invalid syntax: missing %s%s%s", ts_node_is_named(n) ? "" : "`", what,
+                              ts_node_is_named(n) ? "" : "`");
+                uint32_t at = ts_node_start_byte(n);
+                add_error(t, at, at, ol_buf_take(&msg));
+            }
+        } else {
+            TSSymbol sym = ts_node_symbol(n);
+            ol_kind k = sym < g->symbol_count ? (ol_kind)g->symbol_kind[sym] : OL_N_OTHER;
+            if (k == OL_N_comment) {
+                ol_span c = {ts_node_start_byte(n), ts_node_end_byte(n)};
+                ol_vec_push(&t->comments, c);
+            } else if (k == OL_N_line_continuation) {
+                /* layout only */
+            } else if (ts_node_is_named(n) || k != OL_N_OTHER || ts_node_is_error(n)) {
+                keep = true;
+            }
+        }
+        if (keep) {
+            ol_nid id = add_node(t, g, n, ts_tree_cursor_current_field_id(&cur), parent->node);
+            parent = &stack.items[stack.len - 1];
+            if (parent->last_child == OL_NONE)
+                t->nodes.items[parent->node].first_child = id;
+            else
+                t->nodes.items[parent->last_child].next_sibling = id;
+            parent->last_child = id;
+            bool in_error = parent->in_error;
+            if (ts_node_is_error(n) && !in_error) {
+                ol_buf msg = {0};
+                describe_error(t->src, n, &msg);
+                add_error(t, ts_node_start_byte(n), ts_node_end_byte(n), ol_buf_take(&msg));
+                in_error = true;
+            }
+            if (ts_tree_cursor_goto_first_child(&cur)) {
+                walk_frame f = {id, OL_NONE, in_error};
+                ol_vec_push(&stack, f);
+                if (stack.len > t->max_depth)
+                    t->max_depth = (uint32_t)stack.len;
+                continue;
+            }
+        }
+        /* the stack holds the ancestors of the cursor's node: with only the
+         * root left, the cursor is on a top-level node and a failed sibling
+         * step means the walk is over */
+        while (!ts_tree_cursor_goto_next_sibling(&cur)) {
+            if (stack.len <= 1 || !ts_tree_cursor_goto_parent(&cur)) {
+                more = false;
+                break;
+            }
+            stack.len--;
+        }
+    }
+    ol_vec_free(&stack);
+    ts_tree_cursor_delete(&cur);
+}
+
+void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->src = src;
+    parse_input in = {src->text, src->len};
+    TSInput input = {&in, read_input, TSInputEncodingUTF8, NULL};
+    parse_deadline deadline = {{0, 0}, false};
+    clock_gettime(CLOCK_MONOTONIC, &deadline.until);
+    deadline.until.tv_sec += p->timeout_ms / 1000;
+    deadline.until.tv_nsec += (long)(p->timeout_ms % 1000) * 1000000L;
+    if (deadline.until.tv_nsec >= 1000000000L) {
+        deadline.until.tv_sec++;
+        deadline.until.tv_nsec -= 1000000000L;
+    }
+    TSParseOptions options = {&deadline, check_deadline};
+    TSParser *ts = (TSParser *)p->ts;
+    TSTree *tree = ts_parser_parse_with_options(ts, NULL, input, options);
+    if (!tree) {
+        ts_parser_reset(ts);
+        t->timed_out = deadline.expired;
+        ol_node root = {OL_N_module, OL_F_NONE, OL_NF_NAMED, OL_NONE, OL_NONE, OL_NONE, 0, src->len};
+        ol_vec_push(&t->nodes, root);
+        add_error(t, 0, 0,
+                  ol_xasprintf(t->timed_out ? "parsing took longer than %u ms and was stopped; the file "
+                                              "was not analyzed"
+                                            : "the parser gave up on this file (%u ms budget); it was not "
+                                              "analyzed",
+                               p->timeout_ms));
+        return;
+    }
+    flatten(t, p->grammar, tree);
+    ts_tree_delete(tree);
+}
+
+void ol_tree_free(ol_tree *t)
+{
+    for (size_t i = 0; i < t->errors.len; i++)
+        free(t->errors.items[i].message);
+    ol_vec_free(&t->errors);
+    ol_vec_free(&t->nodes);
+    ol_vec_free(&t->comments);
+    memset(t, 0, sizeof(*t));
+}
+
+/* ---- navigation --------------------------------------------------------- */
+
+ol_nid ol_field(const ol_tree *t, ol_nid n, ol_field_id f)
+{
+    if (n == OL_NONE)
+        return OL_NONE;
+    for (ol_nid c = t->nodes.items[n].first_child; c != OL_NONE; c = t->nodes.items[c].next_sibling)
+        if (t->nodes.items[c].field == f)
+            return c;
+    return OL_NONE;
+}
+
+ol_nid ol_first_named(const ol_tree *t, ol_nid n)
+{
+    if (n == OL_NONE)
+        return OL_NONE;
+    for (ol_nid c = t->nodes.items[n].first_child; c != OL_NONE; c = t->nodes.items[c].next_sibling)
+        if (t->nodes.items[c].flags & OL_NF_NAMED)
+            return c;
+    return OL_NONE;
+}
+
+ol_nid ol_next_named(const ol_tree *t, ol_nid n)
+{
+    for (ol_nid c = t->nodes.items[n].next_sibling; c != OL_NONE; c = t->nodes.items[c].next_sibling)
+        if (t->nodes.items[c].flags & OL_NF_NAMED)
+            return c;
+    return OL_NONE;
+}
+
+ol_nid ol_named_child(const ol_tree *t, ol_nid n, uint32_t i)
+{
+    ol_nid c = ol_first_named(t, n);
+    while (c != OL_NONE && i-- > 0)
+        c = ol_next_named(t, c);
+    return c;
+}
+
+uint32_t ol_named_count(const ol_tree *t, ol_nid n)
+{
+    uint32_t count = 0;
+    for (ol_nid c = ol_first_named(t, n); c != OL_NONE; c = ol_next_named(t, c))
+        count++;
+    return count;
+}
+
+ol_nid ol_ancestor(const ol_tree *t, ol_nid n, ol_kind k)
+{
+    for (ol_nid a = ol_parent(t, n); a != OL_NONE; a = t->nodes.items[a].parent)
+        if (t->nodes.items[a].kind == k)
+            return a;
+    return OL_NONE;
+}
+
+bool ol_contains(const ol_tree *t, ol_nid a, ol_nid b)
+{
+    if (a == OL_NONE || b == OL_NONE)
+        return false;
+    const ol_node *na = &t->nodes.items[a], *nb = &t->nodes.items[b];
+    if (a == b)
+        return true;
+    /* byte ranges nest in a syntax tree; a zero-width node needs the walk */
+    if (nb->start < na->start || nb->end > na->end)
+        return false;
+    for (ol_nid p = nb->parent; p != OL_NONE; p = t->nodes.items[p].parent)
+        if (p == a)
+            return true;
+    return false;
+}
+
+const char *ol_text(const ol_tree *t, ol_nid n, uint32_t *len)
+{
+    const ol_node *node = &t->nodes.items[n];
+    *len = node->end - node->start;
+    return t->src->text + node->start;
+}
+
+bool ol_text_is(const ol_tree *t, ol_nid n, const char *s)
+{
+    if (n == OL_NONE)
+        return false;
+    uint32_t len;
+    const char *p = ol_text(t, n, &len);
+    return ol_mem_eq_cstr(p, len, s);
+}
+
+ol_nid ol_unparen(const ol_tree *t, ol_nid n)
+{
+    while (n != OL_NONE && t->nodes.items[n].kind == OL_N_parenthesized_expression) {
+        ol_nid inner = ol_first_named(t, n);
+        if (inner == OL_NONE)
+            break;
+        n = inner;
+    }
+    return n;
+}
+
+bool ol_string_value(const ol_tree *t, ol_nid n, const char **s, uint32_t *len)
+{
+    n = ol_unparen(t, n);
+    if (n == OL_NONE || ol_kind_of(t, n) != OL_N_string)
+        return false;
+    ol_nid content = OL_NONE;
+    for (ol_nid c = ol_first(t, n); c != OL_NONE; c = ol_next(t, c)) {
+        ol_kind k = ol_kind_of(t, c);
+        if (k == OL_N_string_start) {
+            uint32_t sl;
+            const char *st = ol_text(t, c, &sl);
+            for (uint32_t i = 0; i < sl; i++)
+                if (st[i] == 'f' || st[i] == 'F' || st[i] == 'b' || st[i] == 'B')
+                    return false;
+        } else if (k == OL_N_string_content) {
+            if (content != OL_NONE)
+                return false;
+            content = c;
+        } else if (k == OL_N_interpolation || k == OL_N_escape_sequence) {
+            return false;
+        }
+    }
+    if (content == OL_NONE) {
+        *s = "";
+        *len = 0;
+        return true;
+    }
+    if (ol_first(t, content) != OL_NONE)
+        return false; /* escapes inside */
+    *s = ol_text(t, content, len);
+    return true;
+}
+
+ol_nid ol_statement_of(const ol_tree *t, ol_nid n)
+{
+    while (n != OL_NONE) {
+        ol_nid p = ol_parent(t, n);
+        if (p == OL_NONE)
+            return n;
+        ol_kind pk = ol_kind_of(t, p);
+        if (pk == OL_N_block || pk == OL_N_module)
+            return n;
+        n = p;
+    }
+    return n;
+}

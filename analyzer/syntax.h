@@ -1,0 +1,195 @@
+/*
+ * syntax.h - the parsed tree, flattened into an array oomlint owns.
+ *
+ * tree-sitter parses; one cursor walk then copies the tree into ol_tree: a
+ * node array with parent / first-child / next-sibling links, node kinds and
+ * field names mapped to small enums, comments set aside for suppression
+ * parsing, and syntax errors collected for OOM002. Everything after parsing
+ * (model, rules, emitters) reads this array: navigation is O(1), the
+ * tree-sitter tree is freed at once, and no code downstream deals with
+ * TSNode or the grammar's symbol numbering.
+ *
+ * Punctuation tokens are dropped; operator tokens that carry meaning (`+=`,
+ * `+`, `==`, `not`, ...) are kept as anonymous nodes of their own kinds.
+ */
+#ifndef OL_SYNTAX_H
+#define OL_SYNTAX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "source.h"
+#include "util.h"
+
+typedef uint32_t ol_nid;
+#define OL_NONE UINT32_MAX
+
+/* Named node kinds, by their tree-sitter-python names. */
+#define OL_NAMED_KINDS(X)                                                                    \
+    X(module) X(block) X(expression_statement) X(assignment) X(augmented_assignment) X(call)    \
+    X(attribute) X(identifier) X(subscript) X(argument_list) X(keyword_argument)                \
+    X(for_statement) X(while_statement) X(with_statement) X(with_clause) X(with_item)           \
+    X(as_pattern) X(as_pattern_target) X(function_definition) X(decorated_definition)          \
+    X(decorator) X(class_definition) X(import_statement) X(import_from_statement)               \
+    X(future_import_statement) X(aliased_import) X(dotted_name) X(relative_import)              \
+    X(import_prefix) X(wildcard_import) X(binary_operator) X(boolean_operator)                  \
+    X(comparison_operator) X(unary_operator) X(not_operator) X(list_comprehension)              \
+    X(generator_expression) X(set_comprehension) X(dictionary_comprehension) X(for_in_clause)   \
+    X(if_clause) X(lambda) X(lambda_parameters) X(return_statement) X(yield) X(await)           \
+    X(try_statement) X(except_clause) X(finally_clause) X(else_clause) X(if_statement)          \
+    X(elif_clause) X(string) X(concatenated_string) X(string_content) X(string_start)           \
+    X(string_end) X(escape_sequence) X(interpolation) X(integer) X(float) X(true) X(false)      \
+    X(none) X(ellipsis) X(list) X(tuple) X(dictionary) X(set) X(pair)                           \
+    X(parenthesized_expression) X(pattern_list) X(tuple_pattern) X(list_pattern)                \
+    X(expression_list) X(parameters) X(default_parameter) X(typed_parameter)                    \
+    X(typed_default_parameter) X(list_splat) X(dictionary_splat) X(list_splat_pattern)          \
+    X(dictionary_splat_pattern) X(parenthesized_list_splat) X(conditional_expression)           \
+    X(named_expression) X(delete_statement) X(global_statement) X(nonlocal_statement)           \
+    X(pass_statement) X(break_statement) X(continue_statement) X(raise_statement)               \
+    X(assert_statement) X(match_statement) X(case_clause) X(slice) X(keyword_separator)        \
+    X(positional_separator) X(print_statement) X(exec_statement) X(type) X(comment)             \
+    X(line_continuation) X(ERROR)
+
+/* Anonymous tokens we keep: enum suffix and token text. */
+#define OL_TOKEN_KINDS(X)                                                                    \
+    X(PLUS_EQ, "+=") X(MINUS_EQ, "-=") X(STAR_EQ, "*=") X(SLASH_EQ, "/=")                     \
+    X(DSLASH_EQ, "//=") X(PERCENT_EQ, "%=") X(DSTAR_EQ, "**=") X(AT_EQ, "@=")                 \
+    X(AMP_EQ, "&=") X(PIPE_EQ, "|=") X(CARET_EQ, "^=") X(SHL_EQ, "<<=") X(SHR_EQ, ">>=")      \
+    X(PLUS, "+") X(MINUS, "-") X(STAR, "*") X(SLASH, "/") X(DSLASH, "//") X(PERCENT, "%")      \
+    X(DSTAR, "**") X(AT, "@") X(AMP, "&") X(PIPE, "|") X(CARET, "^") X(SHL, "<<")            \
+    X(SHR, ">>") X(TILDE, "~") X(LT, "<") X(GT, ">") X(EQEQ, "==") X(NE, "!=") X(LE, "<=")     \
+    X(GE, ">=") X(LTGT, "<>") X(IN, "in") X(NOT, "not") X(IS, "is") X(AND, "and")             \
+    X(OR, "or") X(ASYNC, "async") X(NOT_IN, "not in") X(IS_NOT, "is not")
+
+typedef enum ol_kind {
+    OL_N_OTHER = 0,
+#define OL_X(name) OL_N_##name,
+    OL_NAMED_KINDS(OL_X)
+#undef OL_X
+#define OL_X(name, text) OL_T_##name,
+    OL_TOKEN_KINDS(OL_X)
+#undef OL_X
+    OL_KIND_COUNT
+} ol_kind;
+
+#define OL_FIELDS(X)                                                                          \
+    X(left) X(right) X(operator) X(operators) X(function) X(arguments) X(object) X(attribute)  \
+    X(name) X(value) X(body) X(alternative) X(condition) X(consequence) X(alias)              \
+    X(module_name) X(superclasses) X(parameters) X(definition) X(subscript) X(type) X(key)   \
+    X(return_type) X(argument) X(subject) X(guard) X(cause) X(code)
+
+typedef enum ol_field {
+    OL_F_NONE = 0,
+#define OL_X(name) OL_F_##name,
+    OL_FIELDS(OL_X)
+#undef OL_X
+    OL_FIELD_COUNT
+} ol_field_id;
+
+enum {
+    OL_NF_NAMED = 1,
+    OL_NF_ERROR = 2,    /* an ERROR node */
+    OL_NF_HAS_ERROR = 4 /* contains an error below */
+};
+
+typedef struct ol_node {
+    uint16_t kind;   /* ol_kind */
+    uint8_t field;   /* ol_field of this node within its parent */
+    uint8_t flags;
+    ol_nid parent, first_child, next_sibling;
+    uint32_t start, end; /* byte offsets into the source text */
+} ol_node;
+
+typedef struct ol_span {
+    uint32_t start, end;
+} ol_span;
+
+typedef struct ol_syntax_error {
+    uint32_t start, end;
+    char *message; /* owned */
+} ol_syntax_error;
+
+/* Immutable after ol_grammar_init; shared by every thread. */
+typedef struct ol_grammar {
+    const void *language; /* const TSLanguage * */
+    uint16_t *symbol_kind; /* grammar symbol -> ol_kind */
+    uint32_t symbol_count;
+    uint8_t *field_kind;   /* grammar field id -> ol_field */
+    uint32_t field_count;
+} ol_grammar;
+
+/* One per thread. */
+typedef struct ol_parser {
+    void *ts; /* TSParser * */
+    const ol_grammar *grammar;
+    uint32_t timeout_ms;
+} ol_parser;
+
+typedef struct ol_tree {
+    const ol_source *src;
+    OL_VEC(ol_node) nodes; /* index 0 is the module */
+    OL_VEC(ol_span) comments;
+    OL_VEC(ol_syntax_error) errors;
+    uint32_t max_depth;
+    bool timed_out;
+} ol_tree;
+
+bool ol_grammar_init(ol_grammar *g);
+void ol_grammar_free(ol_grammar *g);
+const char *ol_kind_name(ol_kind k);
+
+void ol_parser_init(ol_parser *p, const ol_grammar *g);
+void ol_parser_free(ol_parser *p);
+
+/* Parses src into t. Always produces a tree (possibly just an empty module). */
+void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t);
+void ol_tree_free(ol_tree *t);
+
+static inline const ol_node *ol_node_at(const ol_tree *t, ol_nid n) { return &t->nodes.items[n]; }
+static inline ol_kind ol_kind_of(const ol_tree *t, ol_nid n)
+{
+    return n == OL_NONE ? OL_N_OTHER : (ol_kind)t->nodes.items[n].kind;
+}
+static inline ol_nid ol_first(const ol_tree *t, ol_nid n)
+{
+    return n == OL_NONE ? OL_NONE : t->nodes.items[n].first_child;
+}
+static inline ol_nid ol_next(const ol_tree *t, ol_nid n) { return t->nodes.items[n].next_sibling; }
+static inline ol_nid ol_parent(const ol_tree *t, ol_nid n)
+{
+    return n == OL_NONE ? OL_NONE : t->nodes.items[n].parent;
+}
+static inline bool ol_is_named(const ol_tree *t, ol_nid n)
+{
+    return (t->nodes.items[n].flags & OL_NF_NAMED) != 0;
+}
+
+/* First child carrying the given field, or OL_NONE. */
+ol_nid ol_field(const ol_tree *t, ol_nid n, ol_field_id f);
+/* First named child (of any field), or OL_NONE. */
+ol_nid ol_first_named(const ol_tree *t, ol_nid n);
+ol_nid ol_next_named(const ol_tree *t, ol_nid n);
+/* i-th named child (0-based), or OL_NONE. */
+ol_nid ol_named_child(const ol_tree *t, ol_nid n, uint32_t i);
+uint32_t ol_named_count(const ol_tree *t, ol_nid n);
+
+/* Nearest ancestor (excluding n) of the given kind, or OL_NONE. */
+ol_nid ol_ancestor(const ol_tree *t, ol_nid n, ol_kind k);
+/* True when a contains b (or a == b). */
+bool ol_contains(const ol_tree *t, ol_nid a, ol_nid b);
+
+/* Source text of a node. */
+const char *ol_text(const ol_tree *t, ol_nid n, uint32_t *len);
+bool ol_text_is(const ol_tree *t, ol_nid n, const char *s);
+/* Skips parentheses: (x) -> x. */
+ol_nid ol_unparen(const ol_tree *t, ol_nid n);
+
+/* Value of a plain string literal without prefixes or escapes ('cuda',
+ * "cuda"); returns false for f-strings, concatenations and escapes. */
+bool ol_string_value(const ol_tree *t, ol_nid n, const char **s, uint32_t *len);
+
+/* Statement containing n (the nearest ancestor whose parent is a block or the
+ * module), or n itself. */
+ol_nid ol_statement_of(const ol_tree *t, ol_nid n);
+
+#endif

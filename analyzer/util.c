@@ -1,0 +1,389 @@
+/*
+ * util.c - allocation, growable arrays, string builder, arena, interner and
+ * whole-file reads. See util.h for the contracts.
+ */
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void ol_oom(void)
+{
+    fputs("oomlint: out of memory\n", stderr);
+    exit(2);
+}
+
+void *ol_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        ol_oom();
+    return p;
+}
+
+void *ol_xcalloc(size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p)
+        ol_oom();
+    return p;
+}
+
+void *ol_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        ol_oom();
+    return q;
+}
+
+char *ol_xstrdup(const char *s)
+{
+    return ol_xstrndup(s, strlen(s));
+}
+
+char *ol_xstrndup(const char *s, size_t n)
+{
+    char *p = ol_xmalloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *ol_xasprintf(const char *fmt, ...)
+{
+    ol_buf b = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    ol_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    return ol_buf_take(&b);
+}
+
+void ol_grow_(void **items, size_t *cap, size_t need, size_t elem_size)
+{
+    size_t new_cap = *cap ? *cap : 8;
+    while (new_cap < need) {
+        if (new_cap > SIZE_MAX / 2 / elem_size)
+            ol_oom();
+        new_cap *= 2;
+    }
+    *items = ol_xrealloc(*items, new_cap * elem_size);
+    *cap = new_cap;
+}
+
+/* ---- string builder ---------------------------------------------------- */
+
+void ol_buf_reserve(ol_buf *b, size_t extra)
+{
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    b->data = ol_xrealloc(b->data, cap);
+    b->cap = cap;
+}
+
+void ol_buf_add(ol_buf *b, const char *s, size_t n)
+{
+    ol_buf_reserve(b, n);
+    if (n)
+        memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void ol_buf_puts(ol_buf *b, const char *s)
+{
+    ol_buf_add(b, s, strlen(s));
+}
+
+void ol_buf_putc(ol_buf *b, char c)
+{
+    ol_buf_add(b, &c, 1);
+}
+
+void ol_buf_vprintf(ol_buf *b, const char *fmt, va_list ap)
+{
+    va_list copy;
+    va_copy(copy, ap);
+    int n = vsnprintf(NULL, 0, fmt, copy);
+    va_end(copy);
+    if (n < 0)
+        return;
+    ol_buf_reserve(b, (size_t)n);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+}
+
+void ol_buf_printf(ol_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ol_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+void ol_buf_clear(ol_buf *b)
+{
+    b->len = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+char *ol_buf_take(ol_buf *b)
+{
+    char *s = b->data ? b->data : ol_xstrdup("");
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return s;
+}
+
+void ol_buf_free(ol_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+/* ---- arena ------------------------------------------------------------- */
+
+struct ol_arena_block {
+    ol_arena_block *next;
+    size_t used, size;
+    max_align_t data[];
+};
+
+void *ol_arena_alloc(ol_arena *a, size_t n)
+{
+    const size_t align = sizeof(max_align_t);
+    n = (n + align - 1) / align * align;
+    ol_arena_block *blk = a->head;
+    if (!blk || blk->size - blk->used < n) {
+        size_t size = n > 16384 ? n : 16384;
+        blk = ol_xmalloc(sizeof(*blk) + size);
+        blk->size = size;
+        blk->used = 0;
+        blk->next = a->head;
+        a->head = blk;
+    }
+    void *p = (char *)blk->data + blk->used;
+    blk->used += n;
+    return p;
+}
+
+char *ol_arena_strndup(ol_arena *a, const char *s, size_t n)
+{
+    char *p = ol_arena_alloc(a, n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *ol_arena_printf(ol_arena *a, const char *fmt, ...)
+{
+    ol_buf b = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    ol_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    char *p = ol_arena_strndup(a, b.data ? b.data : "", b.len);
+    ol_buf_free(&b);
+    return p;
+}
+
+void ol_arena_free(ol_arena *a)
+{
+    ol_arena_block *blk = a->head;
+    while (blk) {
+        ol_arena_block *next = blk->next;
+        free(blk);
+        blk = next;
+    }
+    a->head = NULL;
+}
+
+/* ---- interner ---------------------------------------------------------- */
+
+static uint32_t hash_bytes(const char *s, size_t n)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 16777619u;
+    }
+    return h;
+}
+
+void ol_interner_init(ol_interner *in)
+{
+    memset(in, 0, sizeof(*in));
+    in->slot_count = 256;
+    in->slots = ol_xcalloc(in->slot_count, sizeof(uint32_t));
+    ol_vec_push(&in->strings, "");
+    ol_vec_push(&in->lengths, 0);
+}
+
+static size_t find_slot(const ol_interner *in, const char *s, size_t n, uint32_t h)
+{
+    size_t mask = in->slot_count - 1;
+    size_t i = h & mask;
+    for (;;) {
+        uint32_t id = in->slots[i];
+        if (id == 0)
+            return i;
+        if (in->lengths.items[id] == n && memcmp(in->strings.items[id], s, n) == 0)
+            return i;
+        i = (i + 1) & mask;
+    }
+}
+
+uint32_t ol_intern_find(const ol_interner *in, const char *s, size_t n)
+{
+    return in->slots[find_slot(in, s, n, hash_bytes(s, n))];
+}
+
+uint32_t ol_intern(ol_interner *in, const char *s, size_t n)
+{
+    uint32_t h = hash_bytes(s, n);
+    size_t slot = find_slot(in, s, n, h);
+    if (in->slots[slot])
+        return in->slots[slot];
+    uint32_t id = (uint32_t)in->strings.len;
+    ol_vec_push(&in->strings, ol_arena_strndup(&in->arena, s, n));
+    ol_vec_push(&in->lengths, (uint32_t)n);
+    in->slots[slot] = id;
+    if (in->strings.len * 2 > in->slot_count) {
+        size_t old_count = in->slot_count;
+        uint32_t *old = in->slots;
+        in->slot_count *= 2;
+        in->slots = ol_xcalloc(in->slot_count, sizeof(uint32_t));
+        for (size_t i = 0; i < old_count; i++) {
+            uint32_t oid = old[i];
+            if (!oid)
+                continue;
+            const char *os = in->strings.items[oid];
+            size_t on = in->lengths.items[oid];
+            in->slots[find_slot(in, os, on, hash_bytes(os, on))] = oid;
+        }
+        free(old);
+    }
+    return id;
+}
+
+uint32_t ol_intern_cstr(ol_interner *in, const char *s)
+{
+    return ol_intern(in, s, strlen(s));
+}
+
+const char *ol_interned(const ol_interner *in, uint32_t id)
+{
+    return id < in->strings.len ? in->strings.items[id] : "";
+}
+
+size_t ol_interned_len(const ol_interner *in, uint32_t id)
+{
+    return id < in->lengths.len ? in->lengths.items[id] : 0;
+}
+
+void ol_interner_free(ol_interner *in)
+{
+    free(in->slots);
+    ol_vec_free(&in->strings);
+    ol_vec_free(&in->lengths);
+    ol_arena_free(&in->arena);
+    memset(in, 0, sizeof(*in));
+}
+
+/* ---- text -------------------------------------------------------------- */
+
+bool ol_str_has_prefix(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool ol_str_has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+bool ol_mem_eq_cstr(const char *s, size_t n, const char *c)
+{
+    return strlen(c) == n && memcmp(s, c, n) == 0;
+}
+
+bool ol_mem_ieq(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+        if (x >= 'A' && x <= 'Z')
+            x = (unsigned char)(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z')
+            y = (unsigned char)(y - 'A' + 'a');
+        if (x != y)
+            return false;
+    }
+    return true;
+}
+
+/* ---- files ------------------------------------------------------------- */
+
+int ol_read_stream(int fd, size_t max_bytes, char **out, size_t *out_len)
+{
+    ol_buf b = {0};
+    for (;;) {
+        ol_buf_reserve(&b, 65536);
+        ssize_t got = read(fd, b.data + b.len, 65536);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            int err = errno;
+            ol_buf_free(&b);
+            return err;
+        }
+        if (got == 0)
+            break;
+        b.len += (size_t)got;
+        if (b.len > max_bytes) {
+            ol_buf_free(&b);
+            return EFBIG;
+        }
+    }
+    ol_buf_reserve(&b, 0);
+    b.data[b.len] = '\0';
+    *out_len = b.len;
+    *out = ol_buf_take(&b);
+    return 0;
+}
+
+int ol_read_file(const char *path, size_t max_bytes, char **out, size_t *out_len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int err = errno;
+        close(fd);
+        return err;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        return EISDIR;
+    }
+    if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > max_bytes) {
+        close(fd);
+        return EFBIG;
+    }
+    int rc = ol_read_stream(fd, max_bytes, out, out_len);
+    close(fd);
+    return rc;
+}

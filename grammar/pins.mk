@@ -1,0 +1,18 @@
+# Pinned third-party sources. Each is fetched with `npm pack NAME@VERSION` and
+# its tarball is checked against INTEGRITY (the registry's sha512) before it is
+# unpacked; a mismatch stops the build. Nothing here is committed but the pins.
+#
+# The runtime and the Python grammar must agree on the ABI: 0.25.0 + 0.25.0
+# (ABI 15) is the measured pair; Debian's libtree-sitter 0.20 cannot load it.
+
+TS_RUNTIME_PKG       := tree-sitter
+TS_RUNTIME_VERSION   := 0.25.0
+TS_RUNTIME_INTEGRITY := sha512-PGZZzFW63eElZJDe/b/R/LbsjDDYJa5UEjLZJB59RQsMX+fo0j54fqBPn1MGKav/QNa0JR0zBiVaikYDWCj5KQ==
+
+TS_PYTHON_PKG        := tree-sitter-python
+TS_PYTHON_VERSION    := 0.25.0
+TS_PYTHON_INTEGRITY  := sha512-eCmJx6zQa35GxaCtQD+wXHOhYqBxEL+bp71W/s3fcDMu06MrtzkVXR437dRrCrbrDbyLuUDJpAgycs7ncngLXw==
+
+TS_TOML_PKG          := @tree-sitter-grammars/tree-sitter-toml
+TS_TOML_VERSION      := 0.7.0
+TS_TOML_INTEGRITY    := sha512-873Kl518Qm5ghbWadISY41rwFjee0v+2bU4twwvAw2VAJcWwj2vBo3F3hOCXfbqHaFiqc4qh6eLhkMl2YZJS0g==

@@ -1,0 +1,554 @@
+/*
+ * unit.c - unit tests of the engine's building blocks: decoding, positions,
+ * suppression comments, rule selection, the syntax tree, the semantic model
+ * and value evaluation. Each TEST is a function; CHECK records a failure
+ * with its line and keeps going. Prints "N passed, N failed".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+#include "lint.h"
+#include "model.h"
+#include "notebook.h"
+#include "rule.h"
+#include "select.h"
+#include "source.h"
+#include "suppress.h"
+#include "syntax.h"
+
+static int checks_failed;
+static const char *current_test;
+
+#define CHECK(cond)                                                                               \
+    do {                                                                                          \
+        if (!(cond)) {                                                                            \
+            fprintf(stderr, "FAIL %s (%s:%d): %s\n", current_test, __FILE__, __LINE__, #cond);    \
+            checks_failed++;                                                                      \
+        }                                                                                         \
+    } while (0)
+
+static bool decode(const char *bytes, size_t n, ol_source *src, ol_buf *err)
+{
+    char *copy = ol_xmalloc(n + 1);
+    memcpy(copy, bytes, n);
+    copy[n] = '\0';
+    return ol_source_init(src, "t.py", copy, n, err);
+}
+
+static void test_utf8_plain(void)
+{
+    ol_source s;
+    ol_buf err = {0};
+    CHECK(decode("x = 1\ny = 'é'\n", 15, &s, &err));
+    CHECK(s.line_count == 3);
+    CHECK(s.encoding == NULL);
+    ol_pos p = ol_source_pos(&s, 10); /* the quote before é is at byte 10 */
+    CHECK(p.line == 2 && p.col == 5);
+    p = ol_source_pos(&s, 13); /* after é (2 bytes): one column on */
+    CHECK(p.col == 7 && p.col16 == 7);
+    ol_source_free(&s);
+    ol_buf_free(&err);
+}
+
+static void test_bom_and_crlf(void)
+{
+    ol_source s;
+    ol_buf err = {0};
+    CHECK(decode("\xEF\xBB\xBFx = 1\r\ny = 2\r\n", 17, &s, &err));
+    CHECK(s.bom);
+    CHECK(s.crlf);
+    CHECK(s.text[0] == 'x');
+    uint32_t len;
+    const char *line = ol_source_line(&s, 0, &len);
+    CHECK(len == 5 && memcmp(line, "x = 1", 5) == 0);
+    ol_source_free(&s);
+    ol_buf_free(&err);
+}
+
+static void test_latin1_declared(void)
+{
+    ol_source s;
+    ol_buf err = {0};
+    const char *src = "# -*- coding: latin-1 -*-\nname = 'caf\xe9'\n";
+    CHECK(decode(src, strlen(src), &s, &err));
+    CHECK(s.encoding != NULL);
+    CHECK(strstr(s.text, "caf\xc3\xa9") != NULL);
+    /* writing back restores latin-1 */
+    ol_buf out = {0}, why = {0};
+    CHECK(ol_source_encode(&s, s.text, s.len, &out, &why));
+    CHECK(out.len == strlen(src) && memcmp(out.data, src, out.len) == 0);
+    ol_buf_free(&out);
+    ol_buf_free(&why);
+    ol_source_free(&s);
+    ol_buf_free(&err);
+}
+
+static void test_invalid_utf8_reports_where(void)
+{
+    ol_source s;
+    ol_buf err = {0};
+    const char *src = "x = 1\ny = 'caf\xe9'\n";
+    CHECK(!decode(src, strlen(src), &s, &err));
+    CHECK(err.data && strstr(err.data, "line 2, column 9"));
+    CHECK(err.data && strstr(err.data, "0xE9"));
+    ol_source_free(&s);
+    ol_buf_free(&err);
+}
+
+static void test_nul_and_unknown_encoding(void)
+{
+    ol_source s;
+    ol_buf err = {0};
+    CHECK(!decode("ab\0cd", 5, &s, &err));
+    CHECK(err.data && strstr(err.data, "NUL"));
+    ol_source_free(&s);
+    ol_buf_clear(&err);
+    const char *src = "# coding: no-such-codec-x\nx = 1\n";
+    CHECK(!decode(src, strlen(src), &s, &err));
+    CHECK(err.data && strstr(err.data, "unknown encoding"));
+    ol_source_free(&s);
+    ol_buf_free(&err);
+}
+
+static void test_coding_only_on_first_two_lines(void)
+{
+    ol_source s;
+    ol_buf err = {0};
+    /* a declaration on line 3 does not count: the bytes must be UTF-8 */
+    const char *src = "x = 1\ny = 2\n# coding: latin-1\nz = '\xe9'\n";
+    CHECK(!decode(src, strlen(src), &s, &err));
+    ol_source_free(&s);
+    ol_buf_free(&err);
+}
+
+static void test_utf16_columns(void)
+{
+    ol_source s;
+    ol_buf err = {0};
+    /* an emoji is one code point and two UTF-16 units */
+    const char *src = "s = '\xF0\x9F\x98\x80' + x\n";
+    CHECK(decode(src, strlen(src), &s, &err));
+    ol_pos p = ol_source_pos(&s, (uint32_t)(strchr(src, '+') - src));
+    CHECK(p.col == 9);
+    CHECK(p.col16 == 10);
+    CHECK(ol_source_offset(&s, 1, 9) == (uint32_t)(strchr(src, '+') - src));
+    ol_source_free(&s);
+    ol_buf_free(&err);
+}
+
+/* ---- syntax and model ------------------------------------------------------- */
+
+typedef struct parsed {
+    ol_grammar g;
+    ol_parser p;
+    ol_source src;
+    ol_tree tree;
+    ol_model model;
+} parsed;
+
+static void parse_text(parsed *x, const char *text)
+{
+    ol_grammar_init(&x->g);
+    ol_parser_init(&x->p, &x->g);
+    ol_source_init_text(&x->src, "t.py", ol_xstrdup(text), strlen(text));
+    ol_parse(&x->p, &x->src, &x->tree);
+    ol_model_build(&x->model, &x->tree);
+}
+
+static void parsed_free(parsed *x)
+{
+    ol_model_free(&x->model);
+    ol_tree_free(&x->tree);
+    ol_source_free(&x->src);
+    ol_parser_free(&x->p);
+    ol_grammar_free(&x->g);
+}
+
+/* The first node of kind k whose text is s. */
+static ol_nid find_node(const parsed *x, ol_kind k, const char *s)
+{
+    for (ol_nid n = 0; n < x->tree.nodes.len; n++)
+        if (ol_kind_of(&x->tree, n) == k && ol_text_is(&x->tree, n, s))
+            return n;
+    return OL_NONE;
+}
+
+/* The last identifier node with text s. */
+static ol_nid last_name(const parsed *x, const char *s)
+{
+    ol_nid found = OL_NONE;
+    for (ol_nid n = 0; n < x->tree.nodes.len; n++)
+        if (ol_kind_of(&x->tree, n) == OL_N_identifier && ol_text_is(&x->tree, n, s))
+            found = n;
+    return found;
+}
+
+static void test_tree_shape(void)
+{
+    parsed x;
+    parse_text(&x, "total += loss  # comment\n");
+    CHECK(x.tree.errors.len == 0);
+    CHECK(x.tree.comments.len == 1);
+    ol_nid aug = find_node(&x, OL_N_augmented_assignment, "total += loss");
+    CHECK(aug != OL_NONE);
+    CHECK(ol_kind_of(&x.tree, ol_field(&x.tree, aug, OL_F_operator)) == OL_T_PLUS_EQ);
+    CHECK(ol_text_is(&x.tree, ol_field(&x.tree, aug, OL_F_left), "total"));
+    parsed_free(&x);
+}
+
+static void test_syntax_errors_collected(void)
+{
+    parsed x;
+    parse_text(&x, "for x in y\n    pass\nprint 'py2'\nz = (1,\n");
+    CHECK(x.tree.errors.len >= 1);
+    parsed_free(&x);
+}
+
+static void test_deep_nesting_does_not_crash(void)
+{
+    ol_buf b = {0};
+    for (int i = 0; i < 3000; i++)
+        ol_buf_putc(&b, '(');
+    ol_buf_putc(&b, '1');
+    for (int i = 0; i < 3000; i++)
+        ol_buf_putc(&b, ')');
+    ol_buf_putc(&b, '\n');
+    parsed x;
+    parse_text(&x, b.data);
+    CHECK(x.tree.nodes.len > 1000);
+    parsed_free(&x);
+    ol_buf_free(&b);
+}
+
+static void test_imports_resolve(void)
+{
+    parsed x;
+    parse_text(&x, "import torch as T\nfrom torch import nn\nfrom torch.cuda import amp\n"
+                   "a = T.cuda.amp.autocast\nb = nn.Linear\nc = amp.GradScaler\n");
+    const char *q;
+    q = ol_qualname(&x.model, find_node(&x, OL_N_attribute, "T.cuda.amp.autocast"));
+    CHECK(q && strcmp(q, "torch.cuda.amp.autocast") == 0);
+    q = ol_qualname(&x.model, find_node(&x, OL_N_attribute, "nn.Linear"));
+    CHECK(q && strcmp(q, "torch.nn.Linear") == 0);
+    q = ol_qualname(&x.model, find_node(&x, OL_N_attribute, "amp.GradScaler"));
+    CHECK(q && strcmp(q, "torch.cuda.amp.GradScaler") == 0);
+    parsed_free(&x);
+}
+
+static void test_values_follow_assignments(void)
+{
+    parsed x;
+    parse_text(&x, "import torch\nimport torch.nn as nn\n"
+                   "model = nn.Linear(2, 2)\ncrit = nn.CrossEntropyLoss()\n"
+                   "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                   "out = model(x)\nloss = crit(out, y)\nval = loss.item()\ndet = loss.detach()\n"
+                   "acc = (out.argmax(1) == y).sum()\n"
+                   "with torch.no_grad():\n    quiet = model(x)\n"
+                   "print(model, crit, opt, out, loss, val, det, acc, quiet)\n");
+    ol_model *m = &x.model;
+    CHECK(ol_eval(m, last_name(&x, "model")).kind == OL_V_MODULE);
+    ol_val crit = ol_eval(m, last_name(&x, "crit"));
+    CHECK(crit.kind == OL_V_MODULE && (crit.flags & OL_VF_LOSSFN));
+    CHECK(ol_eval(m, last_name(&x, "opt")).kind == OL_V_OPTIMIZER);
+    CHECK(ol_val_is_graph(ol_eval(m, last_name(&x, "out"))));
+    ol_val loss = ol_eval(m, last_name(&x, "loss"));
+    CHECK(ol_val_is_graph(loss) && (loss.flags & OL_VF_LOSS));
+    CHECK(ol_eval(m, last_name(&x, "val")).kind == OL_V_NUMBER);
+    CHECK(!ol_val_is_graph(ol_eval(m, last_name(&x, "det"))));
+    CHECK(!ol_val_is_graph(ol_eval(m, last_name(&x, "acc"))));
+    CHECK(!ol_val_is_graph(ol_eval(m, last_name(&x, "quiet"))));
+    parsed_free(&x);
+}
+
+static void test_reaching_defs_respect_order(void)
+{
+    parsed x;
+    parse_text(&x, "import torch.nn as nn\nm = nn.Linear(1, 1)\nloss = m(a)\nloss.backward()\n"
+                   "loss = loss.item()\nprint(loss)\n");
+    CHECK(ol_eval(&x.model, last_name(&x, "loss")).kind == OL_V_NUMBER);
+    parsed_free(&x);
+}
+
+static void test_backward_marks_unknown_values(void)
+{
+    parsed x;
+    parse_text(&x, "loss = compute(batch)\nloss.backward()\nprint(loss)\n");
+    CHECK(ol_val_is_graph(ol_eval(&x.model, last_name(&x, "loss"))));
+    parsed_free(&x);
+}
+
+static void test_params_from_call_sites(void)
+{
+    parsed x;
+    parse_text(&x, "import torch\nfrom torch import nn\n"
+                   "def run(net, data):\n    return net(data)\n"
+                   "run(nn.Linear(2, 2), torch.zeros(2))\n");
+    ol_nid call = find_node(&x, OL_N_call, "net(data)");
+    CHECK(ol_val_is_graph(ol_eval(&x.model, call)));
+    parsed_free(&x);
+}
+
+static void test_self_attributes_across_methods(void)
+{
+    parsed x;
+    parse_text(&x, "import torch.nn as nn\n"
+                   "class Trainer:\n"
+                   "    def __init__(self):\n        self.net = nn.Linear(2, 2)\n"
+                   "        self.criterion = nn.MSELoss()\n"
+                   "    def step(self, x, y):\n        return self.criterion(self.net(x), y)\n");
+    ol_nid call = find_node(&x, OL_N_call, "self.criterion(self.net(x), y)");
+    ol_val v = ol_eval(&x.model, call);
+    CHECK(ol_val_is_graph(v) && (v.flags & OL_VF_LOSS));
+    parsed_free(&x);
+}
+
+static void test_loader_loops_are_data_loops(void)
+{
+    parsed x;
+    parse_text(&x, "from torch.utils.data import DataLoader\nfrom tqdm import tqdm\n"
+                   "dl = DataLoader(ds)\n"
+                   "for i, (a, b) in enumerate(tqdm(dl)):\n    pass\n"
+                   "for k in range(3):\n    pass\n");
+    CHECK(x.model.loops.len == 2);
+    CHECK(ol_loop_is_data_loop(&x.model, 0));
+    CHECK(!ol_loop_is_data_loop(&x.model, 1));
+    ol_nid a = last_name(&x, "a");
+    ol_val v = ol_eval(&x.model, a);
+    CHECK(v.kind == OL_V_TENSOR && !ol_val_is_graph(v));
+    parsed_free(&x);
+}
+
+static void test_contexts(void)
+{
+    parsed x;
+    parse_text(&x, "import torch\nctx = torch.autocast('cuda', dtype=torch.bfloat16)\n"
+                   "with ctx:\n    a = 1\n"
+                   "with torch.cuda.amp.autocast() as _, torch.no_grad():\n    b = 2\n"
+                   "@torch.no_grad()\ndef ev():\n    c = 3\n");
+    ol_model *m = &x.model;
+    ol_nid a = find_node(&x, OL_N_assignment, "a = 1");
+    uint32_t ac = ol_autocast_at(m, a);
+    CHECK(ac != OL_NO_INDEX && (m->contexts.items[ac].autocast & OL_AC_BF16));
+    ol_nid b = find_node(&x, OL_N_assignment, "b = 2");
+    ac = ol_autocast_at(m, b);
+    CHECK(ac != OL_NO_INDEX && (m->contexts.items[ac].autocast & OL_AC_FP16));
+    CHECK(ol_grad_disabled(m, b));
+    CHECK(!ol_grad_disabled(m, a));
+    CHECK(ol_grad_disabled(m, find_node(&x, OL_N_assignment, "c = 3")));
+    parsed_free(&x);
+}
+
+/* ---- suppressions and selection ------------------------------------------------ */
+
+static void test_suppressions(void)
+{
+    parsed x;
+    parse_text(&x, "# oomlint: disable-file=OOM702\n"
+                   "a = 1  # noqa\n"
+                   "b = 2  # NOQA: oom101, OOM102\n"
+                   "c = 3  # oomlint: disable=OOM502\n"
+                   "s = '# noqa'\n"
+                   "def f():\n    # oomlint: disable=OOM201\n    x = 1\n    y = 2\nz = 3\n");
+    ol_suppressions s;
+    ol_suppressions_collect(&s, &x.tree);
+    CHECK(ol_suppressed(&s, 2, "OOM101"));
+    CHECK(ol_suppressed(&s, 3, "OOM101"));
+    CHECK(ol_suppressed(&s, 3, "OOM102"));
+    CHECK(!ol_suppressed(&s, 3, "OOM103"));
+    CHECK(ol_suppressed(&s, 4, "OOM502"));
+    CHECK(!ol_suppressed(&s, 4, "OOM101"));
+    CHECK(!ol_suppressed(&s, 5, "OOM101"));
+    CHECK(ol_suppressed(&s, 8, "OOM201") && ol_suppressed(&s, 9, "OOM201"));
+    CHECK(!ol_suppressed(&s, 10, "OOM201"));
+    CHECK(ol_suppressed(&s, 10, "OOM702"));
+    ol_suppressions_free(&s);
+    parsed_free(&x);
+}
+
+static void test_disable_file_only_in_leading_comments(void)
+{
+    parsed x;
+    parse_text(&x, "import os\n# oomlint: disable-file\nx = 1\n");
+    ol_suppressions s;
+    ol_suppressions_collect(&s, &x.tree);
+    CHECK(!ol_suppressed(&s, 3, "OOM101"));
+    ol_suppressions_free(&s);
+    parsed_free(&x);
+}
+
+static bool enabled_code(const ol_selection *sel, const char *code)
+{
+    bool *en = ol_xcalloc(ol_rule_count, sizeof(bool));
+    ol_selection_resolve(sel, en);
+    bool on = en[ol_rule_index(ol_rule_find(code))];
+    free(en);
+    return on;
+}
+
+static void test_selection(void)
+{
+    ol_selection sel = {0};
+    CHECK(enabled_code(&sel, "OOM101"));
+    CHECK(enabled_code(&sel, "OOM502"));
+    ol_selectors_add(&sel.ignore, "oom5");
+    CHECK(!enabled_code(&sel, "OOM502"));
+    CHECK(enabled_code(&sel, "OOM101"));
+    ol_selection_free(&sel);
+
+    ol_selection sel2 = {0};
+    sel2.has_select = true;
+    ol_selectors_add(&sel2.select, "OOM502");
+    CHECK(!enabled_code(&sel2, "OOM101"));
+    CHECK(enabled_code(&sel2, "OOM502"));
+    CHECK(enabled_code(&sel2, "OOM001"));
+    CHECK(enabled_code(&sel2, "OOM002"));
+    ol_selection_free(&sel2);
+
+    /* the more specific selector wins */
+    ol_selection sel3 = {0};
+    ol_selectors_add(&sel3.ignore, "OOM1");
+    ol_selectors_add(&sel3.extend_select, "OOM101");
+    CHECK(enabled_code(&sel3, "OOM101"));
+    ol_selectors_add(&sel3.ignore, "OOM0");
+    CHECK(!enabled_code(&sel3, "OOM002"));
+    CHECK(enabled_code(&sel3, "OOM001"));
+    ol_selection_free(&sel3);
+
+    ol_selection bad = {0};
+    ol_selectors_add(&bad.select, "OOM9,XYZ");
+    CHECK(ol_selection_invalid(&bad) != NULL);
+    ol_selection_free(&bad);
+}
+
+static void test_name_tokens(void)
+{
+    CHECK(ol_name_looks_like("train_loader", 12, (const char *const[]){"loader", NULL}));
+    CHECK(ol_name_looks_like("netG", 4, (const char *const[]){"net", NULL}));
+    CHECK(!ol_name_looks_like("network_id", 10, (const char *const[]){"net", NULL}));
+}
+
+/* ---- fixes ------------------------------------------------------------------ */
+
+static void test_fix_overlap_rejected(void)
+{
+    ol_fix *f = ol_fix_new(false, "x");
+    ol_fix_edit(f, 5, 10, "a");
+    ol_fix_edit(f, 0, 6, "b");
+    CHECK(!ol_fix_normalize(f));
+    ol_fix_free(f);
+    f = ol_fix_new(false, "x");
+    ol_fix_edit(f, 5, 10, "a");
+    ol_fix_edit(f, 0, 5, "b");
+    CHECK(ol_fix_normalize(f));
+    CHECK(f->edits.items[0].start == 0);
+    ol_fix_free(f);
+}
+
+/* ---- notebooks --------------------------------------------------------------------- */
+
+static void test_notebook_cells(void)
+{
+    const char *nb = "{\n \"cells\": [\n  {\n   \"cell_type\": \"markdown\",\n   \"source\": [\"# hi\"]\n  },\n"
+                     "  {\n   \"cell_type\": \"code\",\n   \"source\": [\n    \"%matplotlib inline\\n\",\n"
+                     "    \"x = 1\\n\",\n    \"!pip install torch\"\n   ]\n  }\n ],\n \"nbformat\": 4\n}\n";
+    ol_source s;
+    ol_buf err = {0};
+    CHECK(ol_notebook_load(&s, "n.ipynb", ol_xstrdup(nb), strlen(nb), &err));
+    CHECK(s.cells.len == 1);
+    CHECK(s.cells.len == 1 && s.cells.items[0].index == 2);
+    CHECK(strstr(s.text, "%matplotlib") == NULL);
+    CHECK(strstr(s.text, "x = 1\n") != NULL);
+    CHECK(s.cells.len == 1 && s.cells.items[0].file_lines[1] == 11);
+    /* writing back an unchanged text reproduces the file */
+    ol_buf out = {0}, why = {0};
+    CHECK(ol_notebook_render(&s, s.text, s.len, &out, &why));
+    CHECK(out.len == strlen(nb) && memcmp(out.data, nb, out.len) == 0);
+    /* a changed line lands in its cell, magics restored */
+    char *changed = ol_xstrdup(s.text);
+    char *p = strstr(changed, "x = 1");
+    p[4] = '2';
+    CHECK(ol_notebook_render(&s, changed, strlen(changed), &out, &why));
+    CHECK(strstr(out.data, "\"x = 2\\n\"") != NULL);
+    CHECK(strstr(out.data, "%matplotlib inline") != NULL);
+    free(changed);
+    ol_buf_free(&out);
+    ol_buf_free(&why);
+    ol_source_free(&s);
+    ol_buf_free(&err);
+}
+
+static void test_bad_notebooks(void)
+{
+    const char *cases[] = {"{", "[]", "{\"cells\": 3}", "{\"cells\": [}", "not json"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ol_source s;
+        ol_buf err = {0};
+        CHECK(!ol_notebook_load(&s, "n.ipynb", ol_xstrdup(cases[i]), strlen(cases[i]), &err));
+        CHECK(err.len > 0);
+        ol_source_free(&s);
+        ol_buf_free(&err);
+    }
+    /* nesting beyond the bound is refused, not recursed into */
+    ol_buf deep = {0};
+    for (int i = 0; i < 5000; i++)
+        ol_buf_putc(&deep, '[');
+    ol_source s;
+    ol_buf err = {0};
+    CHECK(!ol_notebook_load(&s, "n.ipynb", ol_buf_take(&deep), 5000, &err));
+    ol_source_free(&s);
+    ol_buf_free(&err);
+}
+
+typedef struct test_case {
+    const char *name;
+    void (*fn)(void);
+} test_case;
+
+#define T(fn) {#fn, fn}
+
+int main(void)
+{
+    static const test_case tests[] = {
+        T(test_utf8_plain),
+        T(test_bom_and_crlf),
+        T(test_latin1_declared),
+        T(test_invalid_utf8_reports_where),
+        T(test_nul_and_unknown_encoding),
+        T(test_coding_only_on_first_two_lines),
+        T(test_utf16_columns),
+        T(test_tree_shape),
+        T(test_syntax_errors_collected),
+        T(test_deep_nesting_does_not_crash),
+        T(test_imports_resolve),
+        T(test_values_follow_assignments),
+        T(test_reaching_defs_respect_order),
+        T(test_backward_marks_unknown_values),
+        T(test_params_from_call_sites),
+        T(test_self_attributes_across_methods),
+        T(test_loader_loops_are_data_loops),
+        T(test_contexts),
+        T(test_suppressions),
+        T(test_disable_file_only_in_leading_comments),
+        T(test_selection),
+        T(test_name_tokens),
+        T(test_fix_overlap_rejected),
+        T(test_notebook_cells),
+        T(test_bad_notebooks),
+    };
+    int passed = 0, failed = 0;
+    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+        current_test = tests[i].name;
+        int before = checks_failed;
+        tests[i].fn();
+        if (checks_failed == before) {
+            passed++;
+        } else {
+            failed++;
+            fprintf(stderr, "unit: %s failed\n", tests[i].name);
+        }
+    }
+    printf("unit: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

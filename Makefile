@@ -55,7 +55,7 @@ UNIT_OBJ     := $(OUT)/obj/tests/unit.o
 VENDOR_OBJ   := $(OUT)/obj/vendor/tree_sitter.o $(OUT)/obj/vendor/python_parser.o \
 	$(OUT)/obj/vendor/python_scanner.o $(OUT)/obj/vendor/toml_parser.o $(OUT)/obj/vendor/toml_scanner.o
 
-.PHONY: all demo test bench clean distclean fetch
+.PHONY: all demo test bench docs golden clean distclean fetch
 .DELETE_ON_ERROR:
 
 all: $(OUT)/oomlint
@@ -121,6 +121,19 @@ demo: $(OUT)/oomlint
 
 test: $(OUT)/oomlint $(OUT)/oomlint-unit
 	python3 tests/run.py --bin $(OUT)/oomlint --unit $(OUT)/oomlint-unit
+
+# Regenerate the rule pages in docs/rules/ from the docs compiled into the binary
+# (a test fails when they drift apart), and the text-output snapshot.
+docs: $(OUT)/oomlint
+	@mkdir -p docs/rules
+	@for code in $$($(OUT)/oomlint rules --format json | python3 -c 'import json,sys; print(" ".join(r["code"] for r in json.load(sys.stdin)))'); do \
+		$(OUT)/oomlint rule $$code --markdown > docs/rules/$$code.md; done
+	@echo "docs/rules/ regenerated"
+
+golden: $(OUT)/oomlint
+	@mkdir -p tests/golden
+	@$(OUT)/oomlint --color never examples/train.py > tests/golden/demo.txt; test $$? -le 1
+	@echo "tests/golden/demo.txt regenerated"
 
 bench: $(OUT)/oomlint
 	python3 bench/run.py --bin $(OUT)/oomlint

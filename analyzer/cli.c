@@ -30,6 +30,11 @@ void ol_cli_usage(FILE *out)
           "  --force-exclude         apply --exclude to paths named on the command line too\n"
           "  --stdin-filename NAME   the name to report for input read from -\n"
           "\n"
+          "Fixes:\n"
+          "  --fix                   apply safe fixes (with -, print the fixed code to stdout)\n"
+          "  --unsafe-fixes          also apply fixes that may change behaviour\n"
+          "  --diff                  print the fixes as a unified diff; write nothing\n"
+          "\n"
           "Output:\n"
           "  --format FORMAT         text (default) or json\n"
           "  --statistics            print a count per rule instead of each finding\n"
@@ -65,6 +70,9 @@ typedef enum opt_id {
     OPT_VERSION,
     OPT_HELP,
     OPT_MARKDOWN,
+    OPT_FIX,
+    OPT_UNSAFE_FIXES,
+    OPT_DIFF,
 } opt_id;
 
 typedef struct opt_spec {
@@ -91,6 +99,9 @@ static const opt_spec options[] = {
     {"version", 'V', false, OPT_VERSION},
     {"help", 'h', false, OPT_HELP},
     {"markdown", 0, false, OPT_MARKDOWN},
+    {"fix", 0, false, OPT_FIX},
+    {"unsafe-fixes", 0, false, OPT_UNSAFE_FIXES},
+    {"diff", 0, false, OPT_DIFF},
 };
 
 static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, ol_buf *err)
@@ -175,6 +186,15 @@ static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, o
         break;
     case OPT_MARKDOWN:
         cli->markdown = true;
+        break;
+    case OPT_FIX:
+        cli->fix = true;
+        break;
+    case OPT_UNSAFE_FIXES:
+        cli->unsafe_fixes = true;
+        break;
+    case OPT_DIFF:
+        cli->diff = true;
         break;
     }
     return true;

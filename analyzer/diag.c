@@ -47,7 +47,7 @@ static int edit_cmp(const void *a, const void *b)
 
 bool ol_fix_normalize(ol_fix *f)
 {
-    qsort(f->edits.items, f->edits.len, sizeof(ol_edit), edit_cmp);
+    ol_sort(f->edits.items, f->edits.len, sizeof(ol_edit), edit_cmp);
     for (size_t i = 1; i < f->edits.len; i++) {
         const ol_edit *prev = &f->edits.items[i - 1], *cur = &f->edits.items[i];
         /* two insertions at one point would be ambiguous too */
@@ -119,5 +119,5 @@ static int diag_cmp(const void *a, const void *b)
 
 void ol_diag_vec_sort(ol_diag_vec *v)
 {
-    qsort(v->items, v->len, sizeof(ol_diag), diag_cmp);
+    ol_sort(v->items, v->len, sizeof(ol_diag), diag_cmp);
 }

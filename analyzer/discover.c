@@ -24,22 +24,47 @@ static bool is_source_name(const char *name)
 
 bool ol_path_excluded(const char *path, const ol_strvec *patterns)
 {
-    if (!patterns)
+    if (!patterns || patterns->len == 0)
         return false;
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
     const char *rel = path;
     while (rel[0] == '.' && rel[1] == '/')
         rel += 2;
     for (size_t i = 0; i < patterns->len; i++) {
-        const char *p = patterns->items[i];
-        if (fnmatch(p, base, 0) == 0 || fnmatch(p, rel, 0) == 0 || fnmatch(p, path, 0) == 0)
-            return true;
-        /* a pattern naming a directory excludes what is under it */
+        char *p = ol_xstrdup(patterns->items[i]);
         size_t pl = strlen(p);
-        while (pl > 0 && p[pl - 1] == '/')
-            pl--;
-        if (pl > 0 && strncmp(rel, p, pl) == 0 && rel[pl] == '/')
+        while (pl > 1 && p[pl - 1] == '/')
+            p[--pl] = '\0';
+        bool hit = fnmatch(p, rel, 0) == 0 || fnmatch(p, path, 0) == 0;
+        if (!hit && !strchr(p, '/')) {
+            /* a pattern without a slash matches any one component: `gen`
+             * excludes every file under a directory named gen */
+            const char *c = path;
+            while (*c && !hit) {
+                const char *slash = strchr(c, '/');
+                size_t len = slash ? (size_t)(slash - c) : strlen(c);
+                char *component = ol_xstrndup(c, len);
+                hit = len > 0 && fnmatch(p, component, 0) == 0;
+                free(component);
+                c += len + (slash ? 1 : 0);
+            }
+        } else if (!hit) {
+            /* a pattern with a slash matches a path prefix or suffix: `src/gen`
+             * excludes src/gen/a.py and /abs/src/gen/a.py */
+            for (const char *c = path; *c && !hit; c++) {
+                if (c != path && c[-1] != '/')
+                    continue;
+                size_t len = strlen(c);
+                for (size_t k = len; k > 0 && !hit; k--) {
+                    if (c[k] != '/' && c[k] != '\0')
+                        continue;
+                    char *prefix = ol_xstrndup(c, k);
+                    hit = fnmatch(p, prefix, FNM_PATHNAME) == 0;
+                    free(prefix);
+                }
+            }
+        }
+        free(p);
+        if (hit)
             return true;
     }
     return false;
@@ -97,7 +122,7 @@ static void walk(const char *root, const ol_discover_options *opts, ol_input_vec
             ol_vec_push(&names, ol_xstrdup(e->d_name));
         }
         closedir(d);
-        qsort(names.items, names.len, sizeof(char *), cmp_str);
+        ol_sort(names.items, names.len, sizeof(char *), cmp_str);
         /* push subdirectories in reverse so they pop in order */
         OL_VEC(char *) subdirs = {0};
         for (size_t i = 0; i < names.len; i++) {
@@ -192,7 +217,7 @@ void ol_discover(const char *const *paths, size_t count, const ol_discover_optio
         free(path);
     }
     /* stable order, no file twice (`oomlint a.py .` names a.py twice) */
-    qsort(out->items, out->len, sizeof(ol_input), cmp_input);
+    ol_sort(out->items, out->len, sizeof(ol_input), cmp_input);
     size_t keep = 0;
     for (size_t i = 0; i < out->len; i++) {
         if (keep > 0 && strcmp(out->items[keep - 1].path, out->items[i].path) == 0 &&

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fix.h"
 #include "model.h"
 #include "notebook.h"
 #include "rule.h"
@@ -33,6 +34,9 @@ void ol_file_result_free(ol_file_result *r)
     if (r->has_source)
         ol_source_free(&r->src);
     ol_diag_vec_free(&r->diags);
+    free(r->fix_diff);
+    free(r->fix_error);
+    free(r->fix_output);
     memset(r, 0, sizeof(*r));
 }
 
@@ -133,10 +137,11 @@ static const char *reason_for(int err)
 }
 
 void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, size_t stdin_len,
-                   ol_file_result *r)
+                   const ol_run_options *run, ol_file_result *r)
 {
     memset(r, 0, sizeof(*r));
     r->path = ol_xstrdup(in->path);
+    r->from_stdin = in->from_stdin;
     const ol_settings *saved = lt->settings;
     if (in->settings)
         lt->settings = in->settings;
@@ -178,6 +183,24 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
     }
     ol_buf_free(&why);
     ol_lint_source(lt, &src, r);
+    if (run && run->fix_mode != OL_FIX_NONE) {
+        ol_fix_mode mode = (ol_fix_mode)run->fix_mode;
+        if (in->from_stdin && mode == OL_FIX_WRITE)
+            mode = OL_FIX_OUTPUT;
+        ol_fix_outcome outcome;
+        ol_fix_file(lt, r, mode, run->unsafe_fixes, &outcome);
+        r->fixed = outcome.applied;
+        r->fix_diff = outcome.diff;
+        r->fix_error = outcome.error;
+        r->fix_output = outcome.output;
+        r->fix_output_len = outcome.output_len;
+        if (mode == OL_FIX_OUTPUT && !r->fix_output) {
+            /* nothing changed: stdin goes back out as it came */
+            r->fix_output = ol_xmalloc(stdin_len + 1);
+            memcpy(r->fix_output, stdin_bytes, stdin_len);
+            r->fix_output_len = stdin_len;
+        }
+    }
     /* keep the text only while a finding needs it for a code frame */
     if (r->diags.len == 0) {
         ol_source_free(&r->src);
@@ -191,6 +214,7 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
 typedef struct pool_job {
     const ol_grammar *grammar;
     const ol_settings *settings;
+    const ol_run_options *run;
     const ol_input *inputs;
     size_t count;
     const char *stdin_bytes;
@@ -208,18 +232,19 @@ static void *worker(void *arg)
         size_t i = atomic_fetch_add(&job->next, 1);
         if (i >= job->count)
             break;
-        ol_lint_input(&lt, &job->inputs[i], job->stdin_bytes, job->stdin_len, &job->results[i]);
+        ol_lint_input(&lt, &job->inputs[i], job->stdin_bytes, job->stdin_len, job->run, &job->results[i]);
     }
     ol_linter_free(&lt);
     return NULL;
 }
 
-void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_input *inputs, size_t count,
-                 const char *stdin_bytes, size_t stdin_len, ol_file_result *results, int threads)
+void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options *run, const ol_input *inputs,
+                 size_t count, const char *stdin_bytes, size_t stdin_len, ol_file_result *results, int threads)
 {
     pool_job job;
     job.grammar = g;
     job.settings = s;
+    job.run = run;
     job.inputs = inputs;
     job.count = count;
     job.stdin_bytes = stdin_bytes;
@@ -232,10 +257,10 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_input *inpu
     }
     if ((size_t)threads > count)
         threads = (int)count;
-    if (threads <= 1) {
-        worker(&job);
+    if (threads < 1)
         return;
-    }
+    /* even one worker runs on a thread of its own: the model walk wants a
+     * bigger stack than the main thread may have */
     pthread_t *ids = ol_xcalloc((size_t)threads, sizeof(pthread_t));
     pthread_attr_t attr;
     pthread_attr_init(&attr);

@@ -28,12 +28,24 @@ typedef struct ol_settings {
     bool *enabled;       /* per registry index */
 } ol_settings;
 
+/* What a run does besides reporting (see fix.h). */
+typedef struct ol_run_options {
+    int fix_mode;        /* ol_fix_mode */
+    bool unsafe_fixes;
+} ol_run_options;
+
 typedef struct ol_file_result {
     char *path;
     ol_source src;       /* decoded text, kept while findings refer to it */
     bool has_source;
     bool read_ok;        /* read and decoded: the file was analyzed */
+    bool from_stdin;
     ol_diag_vec diags;
+    size_t fixed;        /* findings fixed (--fix / --diff) */
+    char *fix_diff;      /* --diff output */
+    char *fix_error;     /* why fixing failed */
+    char *fix_output;    /* --fix on stdin: the fixed text */
+    size_t fix_output_len;
 } ol_file_result;
 
 typedef struct ol_linter {
@@ -47,13 +59,13 @@ void ol_linter_free(ol_linter *lt);
 /* Reads, decodes and lints one input into r. stdin_bytes is used for
  * from_stdin inputs (ownership stays with the caller). */
 void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, size_t stdin_len,
-                   ol_file_result *r);
+                   const ol_run_options *run, ol_file_result *r);
 /* Lints already-decoded text (src is moved into r). */
 void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r);
 
 /* Lints every input on `threads` threads (0: one per CPU). */
-void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_input *inputs, size_t count,
-                 const char *stdin_bytes, size_t stdin_len, ol_file_result *results, int threads);
+void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options *run, const ol_input *inputs,
+                 size_t count, const char *stdin_bytes, size_t stdin_len, ol_file_result *results, int threads);
 
 void ol_file_result_free(ol_file_result *r);
 

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "discover.h"
 #include "emit.h"
+#include "fix.h"
 #include "lint.h"
 #include "rule.h"
 
@@ -59,24 +60,59 @@ static int run_lint(ol_cli *cli)
         break;
     }
 
+    ol_run_options run = {OL_FIX_NONE, cli->unsafe_fixes};
+    if (cli->diff)
+        run.fix_mode = OL_FIX_DIFF;
+    else if (cli->fix)
+        run.fix_mode = OL_FIX_WRITE;
     ol_file_result *results = ol_xcalloc(inputs.len ? inputs.len : 1, sizeof(ol_file_result));
-    ol_lint_all(&grammar, &settings, inputs.items, inputs.len, stdin_bytes, stdin_len, results, cli->threads);
+    ol_lint_all(&grammar, &settings, &run, inputs.items, inputs.len, stdin_bytes, stdin_len, results, cli->threads);
 
-    size_t findings = 0, analyzed = 0;
+    size_t findings = 0, analyzed = 0, fixed = 0, fixed_files = 0;
+    bool stdin_fixed_output = false;
     for (size_t i = 0; i < inputs.len; i++) {
         findings += results[i].diags.len;
         if (results[i].read_ok)
             analyzed++;
+        fixed += results[i].fixed;
+        if (results[i].fixed)
+            fixed_files++;
+        if (results[i].fix_error)
+            fprintf(stderr, "oomlint: error: %s: %s\n", results[i].path, results[i].fix_error);
+        if (results[i].fix_output)
+            stdin_fixed_output = true;
     }
     ol_emit_options eo = {cli->format, want_color(cli->color), cli->quiet, cli->statistics, cli->unsafe_fixes};
-    if (cli->format == OL_FMT_JSON)
-        ol_emit_json(stdout, results, inputs.len, &eo);
-    else
-        ol_emit_text(stdout, results, inputs.len, &eo);
+    int status = findings > 0 ? 1 : 0;
+    if (cli->diff) {
+        /* the diffs are the output; the count goes to stderr */
+        for (size_t i = 0; i < inputs.len; i++)
+            if (results[i].fix_diff)
+                fputs(results[i].fix_diff, stdout);
+        if (!cli->quiet)
+            fprintf(stderr, "%s %zu finding%s in %zu file%s.\n", fixed ? "Would fix" : "No fixes for", fixed,
+                    fixed == 1 ? "" : "s", fixed_files, fixed_files == 1 ? "" : "s");
+        status = fixed > 0 ? 1 : 0;
+    } else if (stdin_fixed_output) {
+        /* `oomlint --fix -`: the fixed code on stdout, what is left on stderr */
+        for (size_t i = 0; i < inputs.len; i++)
+            if (results[i].fix_output)
+                fwrite(results[i].fix_output, 1, results[i].fix_output_len, stdout);
+        eo.color = false;
+        eo.quiet = true;
+        ol_emit_text(stderr, results, inputs.len, &eo);
+    } else {
+        if (cli->format == OL_FMT_JSON)
+            ol_emit_json(stdout, results, inputs.len, &eo);
+        else
+            ol_emit_text(stdout, results, inputs.len, &eo);
+        if (cli->fix && fixed > 0 && !cli->quiet && cli->format == OL_FMT_TEXT)
+            printf("Fixed %zu finding%s in %zu file%s.\n", fixed, fixed == 1 ? "" : "s", fixed_files,
+                   fixed_files == 1 ? "" : "s");
+    }
     fflush(stdout);
 
-    int status = findings > 0 ? 1 : 0;
-    if (analyzed == 0) {
+    if (analyzed == 0 && !cli->diff) {
         if (inputs.len == 0)
             fputs("oomlint: error: no Python files or notebooks found in the given paths\n", stderr);
         status = 2;

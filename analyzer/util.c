@@ -302,6 +302,12 @@ void ol_interner_free(ol_interner *in)
     memset(in, 0, sizeof(*in));
 }
 
+void ol_sort(void *base, size_t count, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (count > 1)
+        qsort(base, count, size, cmp);
+}
+
 /* ---- text -------------------------------------------------------------- */
 
 bool ol_str_has_prefix(const char *s, const char *prefix)

@@ -92,6 +92,9 @@ const char *ol_interned(const ol_interner *in, uint32_t id);
 size_t ol_interned_len(const ol_interner *in, uint32_t id);
 void ol_interner_free(ol_interner *in);
 
+/* qsort that accepts an empty (even NULL) array. */
+void ol_sort(void *base, size_t count, size_t size, int (*cmp)(const void *, const void *));
+
 /* Text helpers. */
 bool ol_str_has_prefix(const char *s, const char *prefix);
 bool ol_str_has_suffix(const char *s, const char *suffix);

@@ -207,6 +207,9 @@ static bool refers_to(ol_model *m, ol_nid n, uint32_t def)
         return false;
     if (p != OL_NONE && ol_kind_of(t, p) == OL_N_keyword_argument && f == OL_F_name)
         return false;
+    /* names inside import statements are not references */
+    if (p != OL_NONE && (ol_kind_of(t, p) == OL_N_dotted_name || ol_kind_of(t, p) == OL_N_aliased_import))
+        return false;
     uint32_t defs[32];
     size_t count = ol_reaching_defs(m, m->node_scope[n], ol_node_sym(m, n), n, defs, 32);
     for (size_t i = 0; i < count; i++)

@@ -1,0 +1,395 @@
+"""CLI tests: exit codes, every flag, suppressions, stdin, directories, bad
+paths, the JSON shape, the text output snapshot, fixes, and the rule docs."""
+import json
+import os
+import re
+import stat
+
+from harness import ROOT, Workspace, run, test
+
+BAD = """import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 2)
+criterion = nn.MSELoss()
+
+
+def train(loader):
+    total = 0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        total += loss
+    return total
+"""
+
+AMP = "from torch.cuda.amp import autocast\nwith autocast():\n    pass\n"
+CLEAN = "import torch\nx = torch.zeros(3)\n"
+GOLDEN = os.path.join(ROOT, "tests", "golden")
+
+
+# ---- exit codes ---------------------------------------------------------------
+
+@test("cli: exit 0 on a clean file")
+def _():
+    with Workspace() as ws:
+        r = run(ws.write("ok.py", CLEAN))
+        assert r.code == 0, r
+        assert "All checks passed!" in r.out, r
+
+
+@test("cli: exit 1 on findings")
+def _():
+    with Workspace() as ws:
+        r = run(ws.write("bad.py", BAD))
+        assert r.code == 1, r
+        assert "OOM101" in r.out, r
+
+
+@test("cli: --exit-zero exits 0 but still reports")
+def _():
+    with Workspace() as ws:
+        r = run("--exit-zero", ws.write("bad.py", BAD))
+        assert r.code == 0 and "OOM101" in r.out, r
+
+
+@test("cli: unknown flag is exit 2 naming the flag")
+def _():
+    r = run("--frobnicate", "x.py")
+    assert r.code == 2, r
+    assert "--frobnicate" in r.err, r
+
+
+@test("cli: flag missing its value is exit 2")
+def _():
+    r = run("--select")
+    assert r.code == 2 and "--select" in r.err, r
+
+
+@test("cli: bad --format value is exit 2")
+def _():
+    r = run("--format", "yaml", "x.py")
+    assert r.code == 2 and "yaml" in r.err, r
+
+
+@test("cli: bad --color value is exit 2")
+def _():
+    r = run("--color", "sometimes", "x.py")
+    assert r.code == 2 and "sometimes" in r.err, r
+
+
+@test("cli: unknown selector is exit 2")
+def _():
+    r = run("--select", "OOM999", "x.py")
+    assert r.code == 2 and "OOM999" in r.err, r
+    r = run("--ignore", "E501", "x.py")
+    assert r.code == 2 and "E501" in r.err, r
+
+
+@test("cli: a missing path is OOM001 and exit 2 when nothing was linted")
+def _():
+    with Workspace() as ws:
+        r = run(os.path.join(ws.path, "nope.py"))
+        assert r.code == 2, r
+        assert "OOM001" in r.out and "nope.py" in r.out, r
+
+
+@test("cli: a missing path among good ones: reported, run goes on, exit 1")
+def _():
+    with Workspace() as ws:
+        good = ws.write("bad.py", BAD)
+        r = run("--format", "json", os.path.join(ws.path, "nope.py"), good)
+        assert r.code == 1, r
+        codes = sorted(f["code"] for f in r.json())
+        assert codes == ["OOM001", "OOM101"], codes
+
+
+@test("cli: a directory with no Python files is exit 2")
+def _():
+    with Workspace() as ws:
+        ws.write("README.md", "hi\n")
+        r = run(ws.path)
+        assert r.code == 2 and "no Python files" in r.err, r
+
+
+# ---- selection --------------------------------------------------------------------
+
+@test("cli: --select limits rules, by code or prefix")
+def _():
+    with Workspace() as ws:
+        f = ws.write("both.py", BAD + AMP)
+        codes = lambda *a: sorted({x["code"] for x in run("--format", "json", *a, f).json()})
+        assert codes() == ["OOM101", "OOM502"]
+        assert codes("--select", "OOM502") == ["OOM502"]
+        assert codes("--select", "OOM1") == ["OOM101"]
+        assert codes("--select=oom5,OOM101") == ["OOM101", "OOM502"]
+
+
+@test("cli: --ignore and --extend-select, more specific selector wins")
+def _():
+    with Workspace() as ws:
+        f = ws.write("both.py", BAD + AMP)
+        codes = lambda *a: sorted({x["code"] for x in run("--format", "json", *a, f).json()})
+        assert codes("--ignore", "OOM5") == ["OOM101"]
+        assert codes("--ignore", "OOM", "--extend-select", "OOM101") == ["OOM101"]
+        assert codes("--select", "OOM502", "--extend-select", "OOM101") == ["OOM101", "OOM502"]
+        r = run("--ignore", "OOM101,OOM502", f)
+        assert r.code == 0, r
+
+
+# ---- output ------------------------------------------------------------------------
+
+@test("cli: JSON has the documented shape and order")
+def _():
+    with Workspace() as ws:
+        ws.write("b.py", AMP)
+        ws.write("a.py", BAD)
+        r = run("--format", "json", ws.path)
+        data = r.json()
+        assert isinstance(data, list) and len(data) == 3, data
+        keys = {"code", "name", "severity", "path", "line", "column", "end_line", "end_column",
+                "message", "help", "url", "fix"}
+        for f in data:
+            assert set(f) == keys, set(f) ^ keys
+            assert isinstance(f["line"], int) and f["line"] >= 1
+            assert isinstance(f["column"], int) and f["column"] >= 1
+            assert (f["end_line"], f["end_column"]) >= (f["line"], f["column"])
+            assert f["severity"] in ("error", "warning", "info")
+            assert f["url"].endswith(f["code"] + ".md")
+            if f["fix"] is not None:
+                assert f["fix"]["applicability"] in ("safe", "unsafe")
+                for e in f["fix"]["edits"]:
+                    assert set(e) >= {"line", "column", "end_line", "end_column", "content"}
+        order = [(f["path"], f["line"], f["column"]) for f in data]
+        assert order == sorted(order), order
+        first = data[0]
+        assert first["path"].endswith("a.py") and first["code"] == "OOM101"
+        assert (first["line"], first["column"], first["end_line"], first["end_column"]) == (13, 9, 13, 22)
+        assert first["fix"]["edits"] == [
+            {"line": 13, "column": 22, "end_line": 13, "end_column": 22, "content": ".item()"}]
+
+
+@test("cli: JSON columns count code points")
+def _():
+    with Workspace() as ws:
+        # 'é' is two bytes; the import starts at code point 8 of its line
+        f = ws.write("u.py", "s='é'; from torch.cuda.amp import autocast\n")
+        data = run("--format", "json", f).json()
+        assert data[0]["column"] == 8, data[0]
+
+
+@test("cli: text output matches the snapshot")
+def _():
+    r = run("--color", "never", "examples/train.py", cwd=ROOT)
+    with open(os.path.join(GOLDEN, "demo.txt")) as f:
+        want = f.read()
+    assert r.out == want, "text output changed:\n" + r.out
+
+
+@test("cli: --quiet drops the summary, --statistics counts")
+def _():
+    with Workspace() as ws:
+        f = ws.write("both.py", BAD + AMP)
+        q = run("--quiet", f)
+        assert "Found" not in q.out and "OOM101" in q.out, q
+        s = run("--statistics", f)
+        lines = [l for l in s.out.splitlines() if "OOM" in l]
+        assert any(re.match(r"\s*2\s+OOM502\s+warning\s+deprecated-cuda-amp", l) for l in lines), s
+        assert any(re.match(r"\s*1\s+OOM101\s+error\s+tensor-accumulated-with-graph", l) for l in lines), s
+        assert "^^^" not in s.out, s
+
+
+@test("cli: --color always colours, never does not")
+def _():
+    with Workspace() as ws:
+        f = ws.write("bad.py", BAD)
+        assert "\x1b[" in run("--color", "always", f).out
+        assert "\x1b[" not in run("--color", "never", f).out
+        assert "\x1b[" not in run(f).out  # auto, not a terminal
+
+
+@test("cli: --version and --help")
+def _():
+    r = run("--version")
+    assert r.code == 0 and re.match(r"oomlint \d+\.\d+\.\d+", r.out), r
+    r = run("--help")
+    assert r.code == 0 and "--select" in r.out and "Exit status" in r.out, r
+
+
+# ---- suppressions ------------------------------------------------------------------------
+
+@test("cli: noqa forms suppress exactly what they name")
+def _():
+    src = BAD.replace("total += loss", "total += loss  # noqa: OOM101")
+    src2 = BAD.replace("total += loss", "total += loss  # noqa: OOM999")
+    src3 = BAD.replace("total += loss", "total += loss  # NOQA")
+    src4 = BAD.replace("total += loss", "total += loss  # oomlint: disable=OOM101")
+    src5 = "# Copyright\n# oomlint: disable-file\n" + BAD
+    with Workspace() as ws:
+        assert run(ws.write("a.py", src)).code == 0
+        assert run(ws.write("b.py", src2)).code == 1
+        assert run(ws.write("c.py", src3)).code == 0
+        assert run(ws.write("d.py", src4)).code == 0
+        assert run(ws.write("e.py", src5)).code == 0
+
+
+@test("cli: a directive on its own line covers the rest of its block")
+def _():
+    src = BAD.replace("        loss.backward()\n", "        # oomlint: disable=OOM101\n        loss.backward()\n")
+    with Workspace() as ws:
+        assert run(ws.write("a.py", src)).code == 0
+        after = src + "\n\nfor x, y in loader:\n    l = criterion(model(x), y)\n    l.backward()\n    t += l\n"
+        r = run("--format", "json", ws.write("b.py", "t = 0\n" + after))
+        assert [f["code"] for f in r.json()] == ["OOM101"], r
+
+
+@test("cli: noqa text inside a string does not suppress")
+def _():
+    src = BAD.replace("total += loss", "total += loss; s = '# noqa'")
+    with Workspace() as ws:
+        assert run(ws.write("a.py", src)).code == 1
+
+
+# ---- inputs ------------------------------------------------------------------------------
+
+@test("cli: stdin with --stdin-filename")
+def _():
+    r = run("--format", "json", "--stdin-filename", "pkg/train.py", "-", stdin=BAD)
+    data = r.json()
+    assert r.code == 1 and data[0]["path"] == "pkg/train.py", r
+    r = run("-", stdin=CLEAN)
+    assert r.code == 0, r
+
+
+@test("cli: directories recurse and skip hidden, caches, venvs and excludes")
+def _():
+    with Workspace() as ws:
+        ws.write("src/a.py", BAD)
+        ws.write("src/sub/b.py", BAD)
+        ws.write("src/nb.ipynb", json.dumps({"cells": [{"cell_type": "code", "source": BAD}],
+                                             "nbformat": 4, "nbformat_minor": 5, "metadata": {}}))
+        ws.write(".git/x.py", BAD)
+        ws.write("src/.hidden/c.py", BAD)
+        ws.write("src/__pycache__/d.py", BAD)
+        ws.write("venv/lib/e.py", BAD)
+        ws.write("myenv/pyvenv.cfg", "home = /usr\n")
+        ws.write("myenv/lib/f.py", BAD)
+        ws.write("src/legacy/g.py", BAD)
+        ws.write("src/notes.txt", BAD)
+        r = run("--format", "json", "--exclude", "legacy", ".", cwd=ws.path)
+        paths = sorted({f["path"] for f in r.json()})
+        assert paths == ["src/a.py", "src/nb.ipynb", "src/sub/b.py"], paths
+
+
+@test("cli: an explicitly named file is linted even if excluded, unless --force-exclude")
+def _():
+    with Workspace() as ws:
+        f = ws.write("gen/a.py", BAD)
+        assert run("--exclude", "gen", f).code == 1
+        assert run("--exclude", "gen", "--force-exclude", f, ws.write("ok.py", CLEAN)).code == 0
+
+
+@test("cli: the same file named twice is reported once")
+def _():
+    with Workspace() as ws:
+        ws.write("a.py", BAD)
+        r = run("--format", "json", "a.py", "./a.py", ".", cwd=ws.path)
+        assert len(r.json()) == 1, r
+
+
+@test("cli: results do not depend on the number of threads")
+def _():
+    with Workspace() as ws:
+        for i in range(12):
+            ws.write(f"m{i:02}.py", BAD if i % 2 else AMP)
+        one = run("--format", "json", "-j", "1", ws.path).out
+        many = run("--format", "json", "--threads=8", ws.path).out
+        assert one == many
+
+
+# ---- fixes ---------------------------------------------------------------------------------
+
+@test("cli: --fix writes safe fixes and keeps the file's mode")
+def _():
+    with Workspace() as ws:
+        f = ws.write("a.py", AMP)
+        os.chmod(f, 0o751)
+        r = run("--fix", f)
+        assert r.code == 0, r
+        assert ws.read("a.py") == 'from torch.amp import autocast\nwith autocast("cuda"):\n    pass\n'
+        assert stat.S_IMODE(os.stat(f).st_mode) == 0o751
+        assert [n for n in os.listdir(ws.path) if n.startswith(".oomlint")] == []
+
+
+@test("cli: --fix leaves unsafe fixes unless --unsafe-fixes")
+def _():
+    src = BAD.replace("total += loss", "total += model(x)")
+    with Workspace() as ws:
+        f = ws.write("a.py", src)
+        r = run("--fix", f)
+        assert r.code == 1 and ws.read("a.py") == src, r
+        r = run("--fix", "--unsafe-fixes", f)
+        assert "total += model(x).detach()" in ws.read("a.py"), ws.read("a.py")
+
+
+@test("cli: --diff prints a diff and writes nothing")
+def _():
+    with Workspace() as ws:
+        f = ws.write("a.py", AMP)
+        r = run("--diff", "a.py", cwd=ws.path)
+        assert r.code == 1, r
+        assert ws.read("a.py") == AMP
+        assert r.out.startswith("--- a/a.py\n+++ b/a.py\n@@ -1,3 +1,3 @@\n"), r.out
+        assert "-from torch.cuda.amp import autocast\n-with autocast():\n+from torch.amp import autocast\n" in r.out, r.out
+        assert run("--diff", ws.write("ok.py", CLEAN)).code == 0
+
+
+@test("cli: --fix on stdin prints the fixed code")
+def _():
+    r = run("--fix", "-", stdin=AMP)
+    assert r.out == 'from torch.amp import autocast\nwith autocast("cuda"):\n    pass\n', r
+    r = run("--fix", "-", stdin=CLEAN)
+    assert r.out == CLEAN and r.code == 0, r
+
+
+@test("cli: --fix keeps CRLF line endings, the BOM and a latin-1 encoding")
+def _():
+    with Workspace() as ws:
+        crlf = "\ufeff" + AMP.replace("\n", "\r\n")
+        f = ws.write("a.py", crlf.encode("utf-8"), "wb")
+        run("--fix", f)
+        got = ws.read("a.py", "rb")
+        assert got == ('\ufefffrom torch.amp import autocast\r\nwith autocast("cuda"):\r\n    pass\r\n').encode(), got
+        latin = ("# -*- coding: latin-1 -*-\n# caf\xe9\n" + AMP).encode("latin-1")
+        g = ws.write("b.py", latin, "wb")
+        run("--fix", g)
+        assert ws.read("b.py", "rb") == latin.replace(b"torch.cuda.amp", b"torch.amp").replace(
+            b"autocast()", b'autocast("cuda")')
+
+
+# ---- rule docs ---------------------------------------------------------------------------------
+
+@test("cli: rules lists every rule; rule CODE explains one")
+def _():
+    r = run("rules")
+    assert r.code == 0 and "OOM101" in r.out and "OOM502" in r.out, r
+    data = run("rules", "--format", "json").json()
+    assert {d["code"] for d in data} >= {"OOM001", "OOM002", "OOM101", "OOM502"}
+    r = run("rule", "oom502")
+    assert r.code == 0 and "Why is this bad?" in r.out and "Use instead" in r.out, r
+    r = run("rule", "tensor-accumulated-with-graph")
+    assert r.code == 0 and r.out.startswith("OOM101"), r
+    r = run("rule", "OOM999")
+    assert r.code == 2 and "OOM999" in r.err, r
+
+
+@test("cli: docs/rules pages match the rule docs in the binary")
+def _():
+    data = run("rules", "--format", "json").json()
+    for d in data:
+        path = os.path.join(ROOT, "docs", "rules", d["code"] + ".md")
+        assert os.path.exists(path), f"missing {path}: run `make docs`"
+        with open(path) as f:
+            want = f.read()
+        got = run("rule", d["code"], "--markdown").out
+        assert got == want, f"{path} is stale: run `make docs`"

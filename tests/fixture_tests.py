@@ -1,0 +1,95 @@
+"""The fixture harness: every fixture's findings must match its `# expect:`
+markers exactly, and every `.fixed.py` must be what --fix makes of its
+fixture. Adding fixtures needs no change here."""
+import os
+import shutil
+
+import harness
+from harness import FIXTURES, Workspace, expected_markers, reported, run, test
+
+RULE_DIR = __import__("re").compile(r"^OOM\d{3}$")
+
+
+def fixture_files():
+    for dirpath, dirnames, filenames in os.walk(FIXTURES):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if name.endswith(".fixed.py") or name.endswith(".unsafe-fixed.py"):
+                continue
+            if name.endswith(".py") or name.endswith(".ipynb"):
+                yield os.path.join(dirpath, name)
+
+
+def select_args(path):
+    """Every default rule runs on every fixture; a rule directory also turns
+    on its own rule, so opt-in rules have fixtures too."""
+    rule = os.path.basename(os.path.dirname(path))
+    args = ["--format", "json"]
+    if RULE_DIR.match(rule):
+        args += ["--extend-select", rule]
+    return args
+
+
+def make_fixture_test(path):
+    rel = os.path.relpath(path, FIXTURES)
+
+    def check():
+        result = run(*select_args(path), path)
+        findings = result.json()
+        notebook = path.endswith(".ipynb")
+        got = reported(findings, notebook)
+        want = expected_markers(path)
+        missing = sorted(want - got)
+        extra = sorted(got - want)
+        if missing or extra:
+            lines = []
+            for item in missing:
+                lines.append(f"  missing {item}")
+            for item in extra:
+                msg = next((f["message"] for f in findings
+                            if (f["code"], f["line"]) == (item[0], item[-1])), "")
+                lines.append(f"  extra   {item}: {msg}")
+            raise AssertionError(f"{rel}:\n" + "\n".join(lines))
+        assert result.code == (1 if want else 0), f"exit code {result.code} for {rel}"
+
+    test(f"fixture: {rel}")(check)
+
+
+def make_fix_test(path, fixed_path, unsafe):
+    rel = os.path.relpath(fixed_path, FIXTURES)
+
+    def check():
+        with Workspace() as ws:
+            name = os.path.basename(path)
+            target = os.path.join(ws.path, name)
+            shutil.copyfile(path, target)
+            args = ["--fix", "--extend-select", os.path.basename(os.path.dirname(path))]
+            if unsafe:
+                args.append("--unsafe-fixes")
+            first = run(*args, target)
+            with open(target, "rb") as f:
+                got = f.read()
+            with open(fixed_path, "rb") as f:
+                want = f.read()
+            if got != want:
+                import difflib
+                diff = "".join(difflib.unified_diff(
+                    want.decode("utf-8", "replace").splitlines(True),
+                    got.decode("utf-8", "replace").splitlines(True), "expected", "got"))
+                raise AssertionError(f"{rel}: --fix result differs:\n{diff}\n{first}")
+            # a second run finds nothing more to fix
+            run(*args, target)
+            with open(target, "rb") as f:
+                again = f.read()
+            assert again == got, f"{rel}: a second --fix changed the file again"
+
+    test(f"fix: {rel}")(check)
+
+
+for fixture in fixture_files():
+    make_fixture_test(fixture)
+    stem = fixture[:-3] if fixture.endswith(".py") else None
+    if stem:
+        for suffix, unsafe in ((".fixed.py", False), (".unsafe-fixed.py", True)):
+            if os.path.exists(stem + suffix):
+                make_fix_test(fixture, stem + suffix, unsafe)

@@ -1,0 +1,173 @@
+"""Robustness: every kind of input a linter meets in the wild gets a clear
+answer naming the file, and never a crash, a hang or a corrupted file."""
+import json
+import os
+
+from harness import Workspace, run, test
+
+BAD_LOOP = """import torch.nn as nn
+model = nn.Linear(4, 2)
+crit = nn.MSELoss()
+def train(loader):
+    total = 0
+    for x, y in loader:
+        loss = crit(model(x), y)
+        loss.backward()
+        total += loss
+"""
+
+
+def findings(*paths, **kw):
+    r = run("--format", "json", *paths, **kw)
+    return r, r.json()
+
+
+@test("robust: a syntax error is OOM002 and the rest of the file is still analyzed")
+def _():
+    with Workspace() as ws:
+        src = "def broken(:\n    pass\n\n" + BAD_LOOP
+        r, data = findings(ws.write("a.py", src))
+        codes = [(f["code"], f["line"]) for f in data]
+        assert ("OOM002", 1) in codes, codes
+        assert ("OOM101", 12) in codes, codes
+        assert r.code == 1
+
+
+@test("robust: Python 2 code does not crash")
+def _():
+    with Workspace() as ws:
+        src = 'print "hello"\nexec "x = 1"\ntry:\n    pass\nexcept Exception, e:\n    print e\nx = 0777\n'
+        r, data = findings(ws.write("py2.py", src))
+        assert r.code in (0, 1)
+
+
+@test("robust: non-UTF-8 without a declaration is OOM001 naming the file and the byte")
+def _():
+    with Workspace() as ws:
+        f = ws.write("latin.py", b"x = 1\ny = 'caf\xe9'\n", "wb")
+        r, data = findings(f, ws.write("ok.py", BAD_LOOP))
+        io = [d for d in data if d["code"] == "OOM001"]
+        assert len(io) == 1 and "latin.py" in io[0]["message"] and "0xE9" in io[0]["message"], data
+        assert any(d["code"] == "OOM101" for d in data), "the run must go on"
+
+
+@test("robust: declared latin-1 and gbk sources are analyzed, columns in characters")
+def _():
+    with Workspace() as ws:
+        src = "# -*- coding: latin-1 -*-\n" + BAD_LOOP.replace("total += loss", "total += loss  # caf\xe9")
+        f = ws.write("l1.py", src.encode("latin-1"), "wb")
+        _, data = findings(f)
+        assert [(d["code"], d["line"]) for d in data] == [("OOM101", 10)], data
+        gsrc = "# coding: gbk\n# 训练循环\n" + BAD_LOOP
+        g = ws.write("zh.py", gsrc.encode("gbk"), "wb")
+        _, data = findings(g)
+        assert [(d["code"], d["line"]) for d in data] == [("OOM101", 11)], data
+
+
+@test("robust: a binary file is OOM001")
+def _():
+    with Workspace() as ws:
+        f = ws.write("blob.py", bytes(range(256)) * 64, "wb")
+        r, data = findings(f)
+        assert r.code == 2 and data[0]["code"] == "OOM001" and "NUL" in data[0]["message"], data
+
+
+@test("robust: truncated files and merge-conflict markers are OOM002")
+def _():
+    with Workspace() as ws:
+        t = ws.write("trunc.py", "def f(x):\n    for a in\n")
+        c = ws.write("conflict.py", "<<<<<<< HEAD\nx = 1\n=======\nx = 2\n>>>>>>> other\n")
+        _, data = findings(t, c)
+        assert {d["path"].rsplit("/", 1)[1] for d in data if d["code"] == "OOM002"} == {"trunc.py", "conflict.py"}
+
+
+@test("robust: empty and comment-only files are clean")
+def _():
+    with Workspace() as ws:
+        r = run(ws.write("e.py", ""), ws.write("c.py", "# nothing\n"))
+        assert r.code == 0, r
+
+
+@test("robust: deep nesting does not crash or hang")
+def _():
+    with Workspace() as ws:
+        parens = "x = " + "(" * 20000 + "1" + ")" * 20000 + "\n"
+        lists = "x = " + "[" * 50000 + "]" * 50000 + "\n"
+        calls = "x = " + "f(" * 5000 + ")" * 5000 + "\n"
+        # 99 levels: the most CPython accepts; the accumulation inside is still found
+        ifs = "import torch.nn as nn\nm = nn.Linear(1, 1)\nc = nn.MSELoss()\nt = 0\nfor x, y in loader:\n" + \
+            "".join("    " * (i + 1) + "if x:\n" for i in range(97)) + \
+            "    " * 98 + "l = c(m(x), y)\n" + "    " * 98 + "l.backward()\n" + "    " * 98 + "t += l\n"
+        binop = "x = " + " + ".join(["a"] * 100000) + "\n"
+        paths = [ws.write(n, s) for n, s in
+                 (("p.py", parens), ("l.py", lists), ("c.py", calls), ("i.py", ifs), ("b.py", binop))]
+        r, data = findings(*paths, timeout=120)
+        assert ("OOM101", 105) in [(d["code"], d["line"]) for d in data if d["path"].endswith("i.py")], data
+
+
+@test("robust: 1000-deep indentation is a clear OOM002, as in CPython")
+def _():
+    with Workspace() as ws:
+        src = "".join("    " * i + "if x:\n" for i in range(1000)) + "    " * 1000 + "pass\n"
+        r, data = findings(ws.write("deep.py", src), timeout=120)
+        assert data and data[0]["code"] == "OOM002", data
+
+
+@test("robust: a large file is linted")
+def _():
+    with Workspace() as ws:
+        body = "".join(f"def f{i}(loader):\n    t = 0\n    for x in loader:\n        t += x.item()\n    return t\n\n"
+                       for i in range(40000))
+        r, data = findings(ws.write("big.py", body + BAD_LOOP), timeout=300)
+        assert [d["code"] for d in data] == ["OOM101"], data[:3]
+
+
+@test("robust: unreadable paths are OOM001 and the run goes on")
+def _():
+    with Workspace() as ws:
+        os.symlink(os.path.join(ws.path, "missing.py"), os.path.join(ws.path, "dangling.py"))
+        notdir = ws.write("plain.py", "x = 1\n")
+        good = ws.write("good.py", BAD_LOOP)
+        r, data = findings(os.path.join(ws.path, "dangling.py"), notdir + "/child.py", good)
+        io = sorted(d["path"].rsplit("/", 1)[1] for d in data if d["code"] == "OOM001")
+        assert io == ["child.py", "dangling.py"], data
+        assert any(d["code"] == "OOM101" for d in data)
+
+
+@test("robust: a directory named like a source file is searched, not read")
+def _():
+    with Workspace() as ws:
+        ws.write("pkg.py/inner.py", BAD_LOOP)
+        _, data = findings(os.path.join(ws.path, "pkg.py"))
+        assert [d["code"] for d in data] == ["OOM101"], data
+
+
+@test("robust: malformed notebooks are OOM001")
+def _():
+    with Workspace() as ws:
+        bad = [ws.write("a.ipynb", "{not json"), ws.write("b.ipynb", "[1, 2]"),
+               ws.write("c.ipynb", '{"cells": 5}'), ws.write("d.ipynb", "[" * 100000),
+               ws.write("e.ipynb", b"\xff\xfe{", "wb")]
+        good = ws.write("f.ipynb", json.dumps({"cells": [{"cell_type": "code", "source": [BAD_LOOP]}]}))
+        r, data = findings(*bad, good)
+        io = sorted(d["path"].rsplit("/", 1)[1] for d in data if d["code"] == "OOM001")
+        assert io == ["a.ipynb", "b.ipynb", "c.ipynb", "d.ipynb", "e.ipynb"], data
+        assert [d["cell"] for d in data if d["code"] == "OOM101"] == [1], data
+
+
+@test("robust: BOM and CRLF sources report the right columns")
+def _():
+    with Workspace() as ws:
+        src = "\ufeff" + BAD_LOOP.replace("\n", "\r\n")
+        _, data = findings(ws.write("w.py", src.encode("utf-8"), "wb"))
+        assert [(d["code"], d["line"], d["column"], d["end_column"]) for d in data] == [("OOM101", 9, 9, 22)], data
+
+
+@test("robust: a file that is not valid UTF-8 is never rewritten by --fix")
+def _():
+    with Workspace() as ws:
+        raw = b"from torch.cuda.amp import autocast\nx = '\xff'\n"
+        f = ws.write("x.py", raw, "wb")
+        r = run("--fix", f)
+        assert ws.read("x.py", "rb") == raw
+        assert r.code == 2, r

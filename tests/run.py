@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""oomlint's test suite.
+
+Runs, against a built oomlint binary:
+  - the C unit tests (build/oomlint-unit), counted test by test;
+  - the fixture harness: for every fixtures/**/*.py and *.ipynb, the set of
+    (code, line) oomlint reports must equal the file's `# expect: CODE`
+    markers exactly; every `x.fixed.py` beside a fixture must equal what
+    `oomlint --fix` makes of `x.py` (and `x.unsafe-fixed.py` what
+    `--fix --unsafe-fixes` makes of it), and a second --fix must change nothing;
+  - CLI tests (tests/cli_tests.py) and robustness tests (tests/robustness_tests.py).
+
+Only the standard library is used. The closing line is "N passed, N failed".
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import harness  # noqa: E402
+
+
+def run_unit(unit_bin):
+    """Runs the C unit tests; returns (passed, failed, output)."""
+    proc = subprocess.run([unit_bin], capture_output=True, text=True, timeout=600)
+    out = proc.stdout + proc.stderr
+    m = re.search(r"unit: (\d+) passed, (\d+) failed", out)
+    if not m:
+        return 0, 1, out
+    passed, failed = int(m.group(1)), int(m.group(2))
+    if proc.returncode != 0 and failed == 0:
+        failed = 1
+    return passed, failed, out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True, help="the oomlint binary under test")
+    ap.add_argument("--unit", help="the unit-test binary")
+    ap.add_argument("-k", help="run only tests whose name contains this")
+    ap.add_argument("-v", action="store_true", help="print every test name")
+    args = ap.parse_args()
+    harness.BIN = os.path.abspath(args.bin)
+
+    passed = failed = 0
+    failures = []
+    if args.unit and not args.k:
+        p, f, out = run_unit(args.unit)
+        passed += p
+        failed += f
+        if f:
+            failures.append(("unit tests", out))
+        print(f"unit: {p} passed, {f} failed", flush=True)
+
+    import fixture_tests  # noqa: F401  (registers tests)
+    import cli_tests  # noqa: F401
+    import robustness_tests  # noqa: F401
+
+    groups = {}
+    for name, fn in harness.TESTS:
+        if args.k and args.k not in name:
+            continue
+        group = name.split(":", 1)[0]
+        try:
+            fn()
+            passed += 1
+            groups.setdefault(group, [0, 0])[0] += 1
+            if args.v:
+                print(f"ok   {name}", flush=True)
+        except Exception as e:  # a test's failure, whatever raised it
+            failed += 1
+            groups.setdefault(group, [0, 0])[1] += 1
+            detail = str(e) if isinstance(e, AssertionError) else traceback.format_exc()
+            failures.append((name, detail))
+            print(f"FAIL {name}", flush=True)
+    for group, (p, f) in sorted(groups.items()):
+        print(f"{group}: {p} passed, {f} failed")
+    for name, detail in failures:
+        print(f"\n==== {name}\n{detail.rstrip()}")
+    print(f"\n{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -10,6 +10,8 @@
  */
 #include "model.h"
 
+#include "facts.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -978,62 +980,139 @@ static bool except_catches_oom(ol_model *m, ol_nid clause, ol_nid *type_out)
     return false;
 }
 
-static void resolve_contexts(ol_model *m)
+/* A context from a with item or a decorator: no_grad, autocast and friends. */
+static bool context_of_value(ol_val v, ol_ctx *c)
+{
+    if (v.kind == OL_V_GRADMODE) {
+        c->kind = OL_CTX_GRAD;
+        c->gradmode = (ol_gradmode)v.info;
+        return true;
+    }
+    if (v.kind == OL_V_AUTOCAST) {
+        c->kind = OL_CTX_AUTOCAST;
+        c->autocast = v.info;
+        return true;
+    }
+    return false;
+}
+
+static void resolve_with(ol_model *m, ol_nid w)
 {
     const ol_tree *t = m->tree;
-    /* with statements and except clauses, outermost first (pre-order) */
-    size_t wi = 0, ei = 0;
-    while (wi < m->withs.len || ei < m->excepts.len) {
-        bool take_with = ei >= m->excepts.len || (wi < m->withs.len && m->withs.items[wi] < m->excepts.items[ei]);
-        if (!take_with) {
-            ol_nid clause = m->excepts.items[ei++];
-            ol_ctx c = {0};
-            c.kind = OL_CTX_EXCEPT;
-            c.node = clause;
-            c.parent = m->node_ctx[clause];
-            c.catches_oom = except_catches_oom(m, clause, &c.item);
-            ol_nid body = OL_NONE;
-            for (ol_nid ch = ol_first_named(t, clause); ch != OL_NONE; ch = ol_next_named(t, ch))
-                if (ol_kind_of(t, ch) == OL_N_block)
-                    body = ch;
-            c.body = body;
-            uint32_t id = add_ctx(m, c);
-            set_ctx_range(m, body, id);
+    ol_nid body = ol_field(t, w, OL_F_body);
+    uint32_t parent = m->node_ctx[w];
+    for (ol_nid clause = ol_first_named(t, w); clause != OL_NONE; clause = ol_next_named(t, clause)) {
+        if (ol_kind_of(t, clause) != OL_N_with_clause)
             continue;
-        }
-        ol_nid w = m->withs.items[wi++];
-        ol_nid body = ol_field(t, w, OL_F_body);
-        uint32_t parent = m->node_ctx[w];
-        for (ol_nid clause = ol_first_named(t, w); clause != OL_NONE; clause = ol_next_named(t, clause)) {
-            if (ol_kind_of(t, clause) != OL_N_with_clause)
+        for (ol_nid item = ol_first_named(t, clause); item != OL_NONE; item = ol_next_named(t, item)) {
+            ol_nid value = ol_field(t, item, OL_F_value);
+            if (value != OL_NONE && ol_kind_of(t, value) == OL_N_as_pattern)
+                value = ol_first_named(t, value);
+            if (value == OL_NONE)
                 continue;
-            for (ol_nid item = ol_first_named(t, clause); item != OL_NONE; item = ol_next_named(t, item)) {
-                ol_nid value = ol_field(t, item, OL_F_value);
-                if (value != OL_NONE && ol_kind_of(t, value) == OL_N_as_pattern)
-                    value = ol_first_named(t, value);
-                if (value == OL_NONE)
-                    continue;
-                ol_val v = ol_eval(m, value);
-                ol_ctx c = {0};
-                c.node = w;
-                c.item = item;
-                c.body = body;
-                c.parent = parent;
-                if (v.kind == OL_V_GRADMODE) {
-                    c.kind = OL_CTX_GRAD;
-                    c.gradmode = (ol_gradmode)v.info;
-                } else if (v.kind == OL_V_AUTOCAST) {
-                    c.kind = OL_CTX_AUTOCAST;
-                    c.autocast = v.info;
-                } else {
-                    continue;
-                }
+            ol_ctx c = {0};
+            c.node = w;
+            c.item = item;
+            c.body = body;
+            c.parent = parent;
+            if (context_of_value(ol_eval(m, value), &c))
                 parent = add_ctx(m, c);
+        }
+    }
+    if (parent != m->node_ctx[w])
+        set_ctx_range(m, body, parent);
+}
+
+/* @torch.no_grad(), @torch.autocast("cuda"): the decorated body runs inside. */
+static void resolve_decorators(ol_model *m, uint32_t fi)
+{
+    const ol_tree *t = m->tree;
+    const ol_function *f = &m->functions.items[fi];
+    ol_nid body = ol_field(t, f->node, OL_F_body);
+    uint32_t parent = m->node_ctx[f->node];
+    for (ol_nid d = ol_first_named(t, f->decorated); d != OL_NONE; d = ol_next_named(t, d)) {
+        if (ol_kind_of(t, d) != OL_N_decorator)
+            continue;
+        ol_nid e = ol_first_named(t, d);
+        ol_val v = ol_eval(m, e);
+        if (v.kind == OL_V_EXTERN) {
+            /* a bare decorator: @torch.no_grad, @torch.inference_mode */
+            const char *q = ol_sym_str(m, v.ref);
+            if (strcmp(q, "torch.no_grad") == 0 || strcmp(q, "torch.inference_mode") == 0 ||
+                strcmp(q, "torch.autograd.no_grad") == 0) {
+                v.kind = OL_V_GRADMODE;
+                v.info = strcmp(q, "torch.inference_mode") == 0 ? OL_GM_INFERENCE : OL_GM_NO_GRAD;
             }
         }
-        if (parent != m->node_ctx[w])
-            set_ctx_range(m, body, parent);
+        ol_ctx c = {0};
+        c.node = f->node;
+        c.item = d;
+        c.body = body;
+        c.parent = parent;
+        if (context_of_value(v, &c))
+            parent = add_ctx(m, c);
     }
+    if (parent != m->node_ctx[f->node])
+        set_ctx_range(m, body, parent);
+}
+
+typedef struct ctx_site {
+    ol_nid node;
+    int kind; /* 0 with, 1 except, 2 decorated function */
+    uint32_t index;
+} ctx_site;
+
+static int cmp_site(const void *a, const void *b)
+{
+    const ctx_site *x = a, *y = b;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+static void resolve_except(ol_model *m, ol_nid clause)
+{
+    const ol_tree *t = m->tree;
+    ol_ctx c = {0};
+    c.kind = OL_CTX_EXCEPT;
+    c.node = clause;
+    c.parent = m->node_ctx[clause];
+    c.catches_oom = except_catches_oom(m, clause, &c.item);
+    ol_nid body = OL_NONE;
+    for (ol_nid ch = ol_first_named(t, clause); ch != OL_NONE; ch = ol_next_named(t, ch))
+        if (ol_kind_of(t, ch) == OL_N_block)
+            body = ch;
+    c.body = body;
+    uint32_t id = add_ctx(m, c);
+    set_ctx_range(m, body, id);
+}
+
+static void resolve_contexts(ol_model *m)
+{
+    /* outermost first: sites in pre-order, so inner contexts chain onto outer ones */
+    OL_VEC(ctx_site) sites = {0};
+    for (size_t i = 0; i < m->withs.len; i++) {
+        ctx_site s = {m->withs.items[i], 0, (uint32_t)i};
+        ol_vec_push(&sites, s);
+    }
+    for (size_t i = 0; i < m->excepts.len; i++) {
+        ctx_site s = {m->excepts.items[i], 1, (uint32_t)i};
+        ol_vec_push(&sites, s);
+    }
+    for (size_t i = 0; i < m->functions.len; i++) {
+        if (m->functions.items[i].decorated == OL_NONE)
+            continue;
+        ctx_site s = {m->functions.items[i].node, 2, (uint32_t)i};
+        ol_vec_push(&sites, s);
+    }
+    ol_sort(sites.items, sites.len, sizeof(ctx_site), cmp_site);
+    for (size_t i = 0; i < sites.len; i++) {
+        if (sites.items[i].kind == 0)
+            resolve_with(m, sites.items[i].node);
+        else if (sites.items[i].kind == 1)
+            resolve_except(m, sites.items[i].node);
+        else
+            resolve_decorators(m, sites.items[i].index);
+    }
+    ol_vec_free(&sites);
 }
 
 /* Syntactic call-site resolution: `f(...)` where f names a local function in
@@ -1095,38 +1174,11 @@ static void resolve_callsites(ol_model *m)
     }
 }
 
-/* The expression whose graph a backward-like call consumes, or OL_NONE:
- * `x.backward()`, `scaler.scale(x).backward()`, `accelerator.backward(x)`,
- * `self.manual_backward(x)`, `torch.autograd.backward(x)`. */
-static ol_nid backward_operand(ol_model *m, const ol_call *c)
-{
-    const ol_tree *t = m->tree;
-    if (c->name == m->names.backward && c->receiver != OL_NONE) {
-        ol_nid recv = ol_unparen(t, c->receiver);
-        if (ol_kind_of(t, recv) == OL_N_call) {
-            uint32_t inner = m->node_call[recv];
-            if (inner != OL_NO_INDEX && m->calls.items[inner].name == m->names.scale)
-                return ol_call_arg(m, recv, 0, NULL);
-        }
-        /* accelerator.backward(loss), engine.backward(loss): the argument */
-        ol_nid arg = ol_call_arg(m, c->node, 0, NULL);
-        if (arg != OL_NONE && ol_kind_of(t, recv) == OL_N_identifier) {
-            ol_val rv = ol_eval(m, recv);
-            if (rv.kind != OL_V_TENSOR)
-                return arg;
-        }
-        return recv;
-    }
-    if (c->name == m->names.manual_backward)
-        return ol_call_arg(m, c->node, 0, NULL);
-    return OL_NONE;
-}
-
 static void mark_backward_reach(ol_model *m)
 {
     const ol_tree *t = m->tree;
     for (size_t ci = 0; ci < m->calls.len; ci++) {
-        ol_nid operand = backward_operand(m, &m->calls.items[ci]);
+        ol_nid operand = ol_backward_operand(m, (uint32_t)ci);
         operand = ol_unparen(t, operand);
         if (operand == OL_NONE)
             continue;

@@ -10,13 +10,31 @@
 #include <string.h>
 
 extern const ol_rule ol_rule_oom101;
+extern const ol_rule ol_rule_oom102;
+extern const ol_rule ol_rule_oom103;
+extern const ol_rule ol_rule_oom201;
+extern const ol_rule ol_rule_oom301;
+extern const ol_rule ol_rule_oom401;
+extern const ol_rule ol_rule_oom501;
 extern const ol_rule ol_rule_oom502;
+extern const ol_rule ol_rule_oom503;
+extern const ol_rule ol_rule_oom601;
+extern const ol_rule ol_rule_oom602;
 
 const ol_rule *const ol_rules[] = {
     &ol_rule_oom001,
     &ol_rule_oom002,
     &ol_rule_oom101,
+    &ol_rule_oom102,
+    &ol_rule_oom103,
+    &ol_rule_oom201,
+    &ol_rule_oom301,
+    &ol_rule_oom401,
+    &ol_rule_oom501,
     &ol_rule_oom502,
+    &ol_rule_oom503,
+    &ol_rule_oom601,
+    &ol_rule_oom602,
 };
 
 const size_t ol_rule_count = sizeof(ol_rules) / sizeof(ol_rules[0]);

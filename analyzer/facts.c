@@ -1,0 +1,457 @@
+/*
+ * facts.c - shared questions about training code, answered from the model.
+ * See facts.h.
+ */
+#include "facts.h"
+
+#include <string.h>
+
+static bool skip_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\\';
+}
+
+bool ol_same_text(const ol_tree *t, ol_nid a, ol_nid b)
+{
+    if (a == OL_NONE || b == OL_NONE)
+        return false;
+    uint32_t la, lb;
+    const char *sa = ol_text(t, a, &la), *sb = ol_text(t, b, &lb);
+    uint32_t i = 0, j = 0;
+    for (;;) {
+        while (i < la && skip_space(sa[i]))
+            i++;
+        while (j < lb && skip_space(sb[j]))
+            j++;
+        if (i == la || j == lb)
+            return i == la && j == lb;
+        if (sa[i] != sb[j])
+            return false;
+        i++;
+        j++;
+    }
+}
+
+bool ol_mentions(const ol_tree *t, ol_nid e, ol_nid x)
+{
+    if (e == OL_NONE || x == OL_NONE)
+        return false;
+    const ol_node *xn = ol_node_at(t, x);
+    uint32_t xl = xn->end - xn->start;
+    const ol_node *n = ol_node_at(t, e);
+    /* the subtree is a contiguous run of the pre-order node array */
+    for (ol_nid i = e; i < t->nodes.len; i++) {
+        const ol_node *c = ol_node_at(t, i);
+        if (c->start >= n->end && i != e)
+            break;
+        if (c->end - c->start >= xl && ol_same_text(t, i, x))
+            return true;
+    }
+    return false;
+}
+
+size_t ol_calls_in(const ol_model *m, ol_nid n, size_t *first)
+{
+    size_t lo = 0, hi = m->calls.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->calls.items[mid].node < n)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *first = lo;
+    size_t end = lo;
+    while (end < m->calls.len && m->calls.items[end].node < m->subtree_end[n])
+        end++;
+    return end;
+}
+
+/* ---- backward, step, zero_grad, forward --------------------------------------- */
+
+ol_nid ol_backward_operand(ol_model *m, uint32_t ci)
+{
+    const ol_tree *t = m->tree;
+    const ol_call *c = &m->calls.items[ci];
+    if (c->name == m->names.backward && c->receiver != OL_NONE) {
+        ol_nid recv = ol_unparen(t, c->receiver);
+        if (ol_kind_of(t, recv) == OL_N_call) {
+            uint32_t inner = m->node_call[recv];
+            if (inner != OL_NO_INDEX && m->calls.items[inner].name == m->names.scale)
+                return ol_call_arg(m, recv, 0, NULL);
+        }
+        /* accelerator.backward(loss), engine.backward(loss): the argument */
+        ol_nid arg = ol_call_arg(m, c->node, 0, NULL);
+        if (arg != OL_NONE && ol_kind_of(t, recv) != OL_N_call) {
+            ol_val rv = ol_eval(m, recv);
+            if (rv.kind == OL_V_TENSOR)
+                return recv;
+            if (rv.kind == OL_V_OBJECT && rv.ref && strcmp(ol_sym_str(m, rv.ref), "accelerate.Accelerator") == 0)
+                return arg;
+            if (rv.kind == OL_V_MODULE)
+                return arg; /* a DeepSpeed engine: engine.backward(loss) */
+            ol_nid name = ol_kind_of(t, recv) == OL_N_attribute ? ol_field(t, recv, OL_F_attribute) : recv;
+            static const char *const frameworks[] = {"accelerator", "fabric", "engine", "trainer", "ds", NULL};
+            uint32_t len;
+            const char *s = name != OL_NONE ? ol_text(t, name, &len) : "";
+            if (name != OL_NONE && ol_kind_of(t, name) == OL_N_identifier && ol_name_looks_like(s, len, frameworks))
+                return arg;
+            return ol_val_is_graph(ol_eval(m, arg)) ? arg : OL_NONE;
+        }
+        return recv;
+    }
+    if (c->name == m->names.manual_backward)
+        return ol_call_arg(m, c->node, 0, NULL);
+    if (c->name == m->names.backward) {
+        /* torch.autograd.backward(loss) */
+        const char *q = ol_qualname(m, c->callee);
+        if (q && strcmp(q, "torch.autograd.backward") == 0)
+            return ol_call_arg(m, c->node, 0, "tensors");
+    }
+    return OL_NONE;
+}
+
+bool ol_is_backward_call(ol_model *m, uint32_t ci)
+{
+    return ol_backward_operand(m, ci) != OL_NONE;
+}
+
+static const char *const NOT_OPTIMIZERS[] = {"scheduler", "sched", "env", "lr", "environment", "sim",
+                                             "game", "world", "engine", "trainer", "scaler", "model",
+                                             "runner", "agent", "pbar", "progress", "bar", "ema", "swa", NULL};
+
+static bool named_like_optimizer(const ol_tree *t, ol_nid e)
+{
+    ol_nid name = e;
+    if (ol_kind_of(t, e) == OL_N_attribute)
+        name = ol_field(t, e, OL_F_attribute);
+    if (name == OL_NONE || ol_kind_of(t, name) != OL_N_identifier)
+        return false;
+    uint32_t len;
+    const char *s = ol_text(t, name, &len);
+    static const char *const words[] = {"optimizer", "optimiser", "optim", "opt", "optimizers", "optimizerg",
+                                        "optimizerd", "optg", "optd", NULL};
+    return ol_name_looks_like(s, len, words) && !ol_name_looks_like(s, len, NOT_OPTIMIZERS);
+}
+
+ol_nid ol_step_optimizer(ol_model *m, uint32_t ci)
+{
+    const ol_tree *t = m->tree;
+    const ol_call *c = &m->calls.items[ci];
+    if (c->name != m->names.step || c->receiver == OL_NONE)
+        return OL_NONE;
+    ol_nid recv = ol_unparen(t, c->receiver);
+    ol_val rv = ol_eval(m, recv);
+    switch (rv.kind) {
+    case OL_V_OPTIMIZER:
+        return recv;
+    case OL_V_SCALER: {
+        ol_nid opt = ol_call_arg(m, c->node, 0, "optimizer");
+        return opt != OL_NONE ? ol_unparen(t, opt) : OL_NONE;
+    }
+    case OL_V_UNKNOWN:
+        return named_like_optimizer(t, recv) ? recv : OL_NONE;
+    default:
+        return OL_NONE;
+    }
+}
+
+ol_nid ol_zero_grad_target(ol_model *m, uint32_t ci)
+{
+    const ol_call *c = &m->calls.items[ci];
+    if (c->name != m->names.zero_grad || c->receiver == OL_NONE)
+        return OL_NONE;
+    return ol_unparen(m->tree, c->receiver);
+}
+
+bool ol_is_forward_call(ol_model *m, uint32_t ci)
+{
+    const ol_tree *t = m->tree;
+    const ol_call *c = &m->calls.items[ci];
+    ol_nid callee = ol_unparen(t, c->callee);
+    if (c->name == m->names.forward && c->receiver != OL_NONE) {
+        ol_val rv = ol_eval(m, c->receiver);
+        return rv.kind == OL_V_MODULE && !(rv.flags & OL_VF_LOSSFN);
+    }
+    ol_kind k = ol_kind_of(t, callee);
+    if (k != OL_N_identifier && k != OL_N_attribute && k != OL_N_subscript)
+        return false;
+    ol_val v = ol_eval(m, callee);
+    return v.kind == OL_V_MODULE && !(v.flags & OL_VF_LOSSFN);
+}
+
+ol_nid ol_optimizer_module(ol_model *m, ol_nid opt)
+{
+    const ol_tree *t = m->tree;
+    opt = ol_unparen(t, opt);
+    ol_nid value = OL_NONE;
+    if (ol_kind_of(t, opt) == OL_N_identifier) {
+        uint32_t defs[4];
+        size_t n = ol_reaching_defs(m, m->node_scope[opt], ol_node_sym(m, opt), opt, defs, 4);
+        for (size_t i = 0; i < n && value == OL_NONE; i++)
+            if (m->defs.items[defs[i]].kind == OL_DEF_ASSIGN && m->defs.items[defs[i]].path_len == 0)
+                value = m->defs.items[defs[i]].value;
+    } else if (ol_kind_of(t, opt) == OL_N_attribute) {
+        ol_nid obj = ol_field(t, opt, OL_F_object);
+        ol_val self = ol_eval(m, obj);
+        ol_nid attr = ol_field(t, opt, OL_F_attribute);
+        if ((self.flags & OL_VF_LOCAL) && self.ref < m->classes.len && attr != OL_NONE) {
+            ol_sym name = ol_node_sym(m, attr);
+            const ol_class *cls = &m->classes.items[self.ref];
+            for (size_t i = 0; i < cls->attr_defs.len && value == OL_NONE; i++) {
+                const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
+                if (d->name == name && d->kind == OL_DEF_ASSIGN && d->path_len == 0)
+                    value = d->value;
+            }
+        }
+    }
+    if (value == OL_NONE || ol_kind_of(t, value) != OL_N_call)
+        return OL_NONE;
+    size_t first, end = ol_calls_in(m, value, &first);
+    for (size_t i = first; i < end; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if ((c->name == m->names.parameters || c->name == m->names.named_parameters) && c->receiver != OL_NONE)
+            return ol_unparen(t, c->receiver);
+    }
+    return OL_NONE;
+}
+
+/* ---- accumulators ------------------------------------------------------------------- */
+
+static bool self_attribute(ol_model *m, ol_nid n)
+{
+    const ol_tree *t = m->tree;
+    if (ol_kind_of(t, n) != OL_N_attribute)
+        return false;
+    ol_nid obj = ol_field(t, n, OL_F_object);
+    if (ol_kind_of(t, obj) != OL_N_identifier)
+        return false;
+    ol_val v = ol_eval(m, obj);
+    return (v.kind == OL_V_MODULE || v.kind == OL_V_INSTANCE) && (v.flags & OL_VF_LOCAL);
+}
+
+bool ol_accumulator_of(ol_model *m, ol_nid target, ol_accumulator *acc)
+{
+    const ol_tree *t = m->tree;
+    target = ol_unparen(t, target);
+    memset(acc, 0, sizeof(*acc));
+    acc->target = target;
+    ol_nid holder = target;
+    if (ol_kind_of(t, holder) == OL_N_subscript) {
+        holder = ol_unparen(t, ol_field(t, holder, OL_F_value));
+        acc->is_item = true;
+    }
+    if (ol_kind_of(t, holder) == OL_N_identifier) {
+        acc->holder = holder;
+        return true;
+    }
+    if (self_attribute(m, holder)) {
+        acc->holder = holder;
+        acc->is_attr = true;
+        return true;
+    }
+    return false;
+}
+
+/* Is the accumulator reset inside loop_node (other than at stmt)? A reset
+ * bounds its lifetime to one iteration of that loop. */
+static bool reset_inside(ol_model *m, const ol_accumulator *acc, ol_nid loop_node, ol_nid stmt)
+{
+    const ol_tree *t = m->tree;
+    if (!acc->is_attr) {
+        uint32_t scope = m->node_scope[acc->holder];
+        ol_sym name = ol_node_sym(m, acc->holder);
+        /* the binding may live in an enclosing scope (a closure's free name) */
+        uint32_t defs[1];
+        if (ol_scope_defs(m, scope, name) == OL_NO_INDEX &&
+            ol_reaching_defs(m, scope, name, acc->holder, defs, 1) > 0)
+            scope = m->defs.items[defs[0]].scope;
+        for (uint32_t d = ol_scope_defs(m, scope, name); d != OL_NO_INDEX; d = m->defs.items[d].next) {
+            const ol_def *def = &m->defs.items[d];
+            if (def->stmt == stmt || !ol_contains(t, loop_node, def->stmt))
+                continue;
+            if (def->kind == OL_DEF_DELETE || def->kind == OL_DEF_FOR || def->kind == OL_DEF_WITH)
+                return true;
+            if ((def->kind == OL_DEF_ASSIGN || def->kind == OL_DEF_WALRUS) && !ol_mentions(t, def->value, acc->holder))
+                return true;
+        }
+    } else {
+        ol_nid obj = ol_field(t, acc->holder, OL_F_object);
+        ol_val self = ol_eval(m, obj);
+        ol_sym attr = ol_node_sym(m, ol_field(t, acc->holder, OL_F_attribute));
+        if (self.ref < m->classes.len) {
+            const ol_class *cls = &m->classes.items[self.ref];
+            for (size_t i = 0; i < cls->attr_defs.len; i++) {
+                const ol_def *def = &m->defs.items[cls->attr_defs.items[i]];
+                if (def->name != attr || def->stmt == stmt || !ol_contains(t, loop_node, def->stmt))
+                    continue;
+                if (def->kind == OL_DEF_ASSIGN && !ol_mentions(t, def->value, acc->holder))
+                    return true;
+            }
+        }
+    }
+    if (acc->is_item) {
+        for (size_t i = 0; i < m->subscript_stores.len; i++) {
+            ol_nid a = m->subscript_stores.items[i];
+            if (a == stmt || !ol_contains(t, loop_node, a))
+                continue;
+            ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
+            if (ol_same_text(t, left, acc->target) && !ol_mentions(t, ol_field(t, a, OL_F_right), acc->target))
+                return true;
+        }
+    }
+    /* holder.clear(), del holder[:] */
+    size_t first, end = ol_calls_in(m, loop_node, &first);
+    for (size_t i = first; i < end; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (c->name != m->names.clear || c->receiver == OL_NONE)
+            continue;
+        if (ol_same_text(t, ol_unparen(t, c->receiver), acc->holder))
+            return true;
+    }
+    return false;
+}
+
+uint32_t ol_accumulator_outlived_loop(ol_model *m, const ol_accumulator *acc, ol_nid stmt)
+{
+    for (uint32_t l = m->node_loop[stmt]; l != OL_NO_INDEX; l = m->loops.items[l].parent) {
+        if (reset_inside(m, acc, m->loops.items[l].node, stmt))
+            return OL_NO_INDEX;
+        if (ol_loop_is_data_loop(m, l))
+            return l;
+    }
+    return OL_NO_INDEX;
+}
+
+bool ol_accumulator_in_step_hook(ol_model *m, const ol_accumulator *acc, ol_nid stmt)
+{
+    if (!acc->is_attr || m->node_loop[stmt] != OL_NO_INDEX)
+        return false;
+    uint32_t fn = ol_function_of(m, stmt);
+    return fn != OL_NO_INDEX && ol_function_hook(m, fn) == OL_HOOK_TRAIN_STEP;
+}
+
+/* ---- training events ------------------------------------------------------------ */
+
+static bool is_grad_attr(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (ol_kind_of(t, e) != OL_N_attribute)
+        return false;
+    ol_nid attr = ol_field(t, e, OL_F_attribute);
+    if (ol_text_is(t, attr, "data"))
+        return is_grad_attr(m, ol_field(t, e, OL_F_object));
+    return ol_text_is(t, attr, "grad");
+}
+
+static void collect(ol_model *m, ol_nid region, ol_nid site, uint32_t fn, int depth, ol_event_vec *out);
+
+static void add_event(ol_event_vec *out, ol_event_kind kind, uint32_t call, ol_nid node, ol_nid site, ol_nid target)
+{
+    ol_event e = {kind, call, node, site, target};
+    ol_vec_push(out, e);
+}
+
+static void collect(ol_model *m, ol_nid region, ol_nid site, uint32_t fn, int depth, ol_event_vec *out)
+{
+    const ol_tree *t = m->tree;
+    size_t first, end = ol_calls_in(m, region, &first);
+    size_t ai = 0;
+    /* assignments p.grad = None, in order with the calls */
+    while (ai < m->assigns.len && m->assigns.items[ai] < region)
+        ai++;
+    for (size_t i = first; i <= end; i++) {
+        ol_nid at = i < end ? m->calls.items[i].node : m->subtree_end[region];
+        for (; ai < m->assigns.len && m->assigns.items[ai] < at && m->assigns.items[ai] < m->subtree_end[region]; ai++) {
+            ol_nid a = m->assigns.items[ai];
+            if (ol_function_of(m, a) != fn)
+                continue;
+            ol_nid right = ol_field(t, a, OL_F_right);
+            if (is_grad_attr(m, ol_field(t, a, OL_F_left)) && ol_kind_of(t, right) == OL_N_none)
+                add_event(out, OL_EV_ZERO_ALL, OL_NO_INDEX, a, site != OL_NONE ? site : a, OL_NONE);
+        }
+        if (i == end)
+            break;
+        const ol_call *c = &m->calls.items[i];
+        if (ol_function_of(m, c->node) != fn)
+            continue; /* inside a nested def or lambda: runs when called */
+        ol_nid where = site != OL_NONE ? site : c->node;
+        if (ol_is_backward_call(m, (uint32_t)i)) {
+            add_event(out, OL_EV_BACKWARD, (uint32_t)i, c->node, where, OL_NONE);
+            continue;
+        }
+        ol_nid opt = ol_step_optimizer(m, (uint32_t)i);
+        if (opt != OL_NONE) {
+            add_event(out, OL_EV_STEP, (uint32_t)i, c->node, where, opt);
+            continue;
+        }
+        ol_nid zeroed = ol_zero_grad_target(m, (uint32_t)i);
+        if (zeroed != OL_NONE) {
+            add_event(out, OL_EV_ZERO, (uint32_t)i, c->node, where, zeroed);
+            continue;
+        }
+        if (c->name == m->names.zero_grad && c->receiver == OL_NONE)
+            continue;
+        if (ol_text_is(t, ol_field(t, c->callee, OL_F_attribute), "zero_") && c->receiver != OL_NONE &&
+            is_grad_attr(m, c->receiver)) {
+            add_event(out, OL_EV_ZERO_ALL, (uint32_t)i, c->node, where, OL_NONE);
+            continue;
+        }
+        /* a local function called here: its events happen here */
+        if (depth < 3) {
+            for (size_t f = 0; f < m->functions.len; f++) {
+                const ol_function *callee = &m->functions.items[f];
+                bool called = false;
+                for (size_t k = 0; k < callee->callsites.len && !called; k++)
+                    called = callee->callsites.items[k] == i;
+                if (!called || (uint32_t)f == fn)
+                    continue;
+                ol_nid body = ol_field(t, callee->node, OL_F_body);
+                if (body != OL_NONE)
+                    collect(m, body, where, (uint32_t)f, depth + 1, out);
+            }
+        }
+    }
+}
+
+void ol_collect_events(ol_model *m, ol_nid region, ol_event_vec *out)
+{
+    /* a loop belongs to its function; a function's body block to the function itself */
+    collect(m, region, OL_NONE, ol_function_of(m, region), 0, out);
+}
+
+bool ol_zero_clears(ol_model *m, ol_nid zero_target, ol_nid optimizer)
+{
+    const ol_tree *t = m->tree;
+    if (ol_same_text(t, zero_target, optimizer))
+        return true;
+    ol_val zv = ol_eval(m, zero_target);
+    if (zv.kind == OL_V_OPTIMIZER)
+        return false; /* another optimizer */
+    ol_nid module = ol_optimizer_module(m, optimizer);
+    if (module == OL_NONE)
+        return zv.kind == OL_V_MODULE || zv.kind == OL_V_UNKNOWN;
+    return ol_same_text(t, zero_target, module);
+}
+
+const char *ol_torch_alias(ol_model *m, ol_nid n)
+{
+    for (size_t i = 0; i < m->imports.len; i++) {
+        const ol_import *imp = &m->imports.items[i];
+        if (imp->def == OL_NO_INDEX || strcmp(ol_sym_str(m, imp->qual), "torch") != 0)
+            continue;
+        uint32_t defs[8];
+        size_t count = ol_reaching_defs(m, m->node_scope[n], imp->bound, n, defs, 8);
+        /* the name must mean torch wherever the fix puts it */
+        bool only_torch = count > 0;
+        for (size_t k = 0; k < count; k++) {
+            const ol_def *d = &m->defs.items[defs[k]];
+            if (d->kind != OL_DEF_IMPORT || strcmp(ol_sym_str(m, d->qual), "torch") != 0)
+                only_torch = false;
+        }
+        if (only_torch)
+            return ol_sym_str(m, imp->bound);
+    }
+    return NULL;
+}

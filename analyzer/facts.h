@@ -1,0 +1,98 @@
+/*
+ * facts.h - higher-level questions about a training script, answered from
+ * the semantic model and shared by several rules:
+ *
+ *   - which calls run backward, step an optimizer, zero gradients, or run a
+ *     model's forward pass (and for which optimizer: GANs have several);
+ *   - how long an accumulator or collection lives: does it outlive the
+ *     iterations of a loop that draws batches, or is it reset inside it?
+ *   - the calls inside a subtree, found by range in the pre-order call list.
+ *
+ * Everything here is computed on demand from the model (model.h, eval.c);
+ * nothing walks the tree from scratch.
+ */
+#ifndef OL_FACTS_H
+#define OL_FACTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model.h"
+
+/* Compares two expressions' source text, ignoring whitespace. */
+bool ol_same_text(const ol_tree *t, ol_nid a, ol_nid b);
+/* Does the subtree at e contain an expression with the same text as x? */
+bool ol_mentions(const ol_tree *t, ol_nid e, ol_nid x);
+/* The calls whose nodes lie in n's subtree: indexes [*first, return). */
+size_t ol_calls_in(const ol_model *m, ol_nid n, size_t *first);
+
+/* The expression whose graph a backward-like call consumes (`x.backward()`,
+ * `scaler.scale(x).backward()`, `accelerator.backward(x)`,
+ * `self.manual_backward(x)`), or OL_NONE when the call is not one. */
+ol_nid ol_backward_operand(ol_model *m, uint32_t call);
+bool ol_is_backward_call(ol_model *m, uint32_t call);
+/* The optimizer an optimizer-step call steps (`opt.step()`,
+ * `scaler.step(opt)`), or OL_NONE (`scheduler.step()`, `env.step()`). */
+ol_nid ol_step_optimizer(ol_model *m, uint32_t call);
+/* The object whose gradients a zero_grad-like call clears (`opt.zero_grad()`,
+ * `model.zero_grad()`), or OL_NONE. */
+ol_nid ol_zero_grad_target(ol_model *m, uint32_t call);
+/* A model's forward pass: a call of an nn.Module (not a loss function). */
+bool ol_is_forward_call(ol_model *m, uint32_t call);
+/* The module whose parameters an optimizer was built over
+ * (`Adam(netD.parameters())` -> netD), or OL_NONE. */
+ol_nid ol_optimizer_module(ol_model *m, ol_nid optimizer_expr);
+
+/* ---- accumulators ---------------------------------------------------------- */
+
+typedef struct ol_accumulator {
+    ol_nid target;   /* the full target: total, self.total, stats["loss"] */
+    ol_nid holder;   /* identifier or self-attribute whose binding matters */
+    bool is_attr;    /* holder is self.<attr> */
+    bool is_item;    /* target is holder[...] */
+} ol_accumulator;
+
+/* Describes the accumulator an expression names; false when it is not one
+ * we can follow (a call result, an attribute of another object, ...). */
+bool ol_accumulator_of(ol_model *m, ol_nid target, ol_accumulator *acc);
+/* The innermost loop that draws batches and whose iterations the
+ * accumulator outlives (it is not reset inside), seen from statement stmt;
+ * OL_NO_INDEX when none. */
+uint32_t ol_accumulator_outlived_loop(ol_model *m, const ol_accumulator *acc, ol_nid stmt);
+/* Is stmt in a per-batch framework hook (Lightning's training_step) with an
+ * attribute accumulator that outlives the call? */
+bool ol_accumulator_in_step_hook(ol_model *m, const ol_accumulator *acc, ol_nid stmt);
+
+/* ---- training events ---------------------------------------------------------- */
+
+typedef enum ol_event_kind {
+    OL_EV_BACKWARD,
+    OL_EV_STEP,      /* target: the optimizer */
+    OL_EV_ZERO,      /* target: what zero_grad() was called on (optimizer or module) */
+    OL_EV_ZERO_ALL,  /* p.grad = None, p.grad.zero_(): clears whatever it loops over */
+} ol_event_kind;
+
+typedef struct ol_event {
+    ol_event_kind kind;
+    uint32_t call;   /* the call (OL_NO_INDEX for assignments) */
+    ol_nid node;     /* the call or assignment */
+    ol_nid site;     /* where it happens in the region: itself, or the call of a
+                      * local function that does it */
+    ol_nid target;
+} ol_event;
+
+typedef OL_VEC(ol_event) ol_event_vec;
+
+/* The training events inside region (a loop or function body), in the
+ * order they run within one pass, following calls of local functions. */
+void ol_collect_events(ol_model *m, ol_nid region, ol_event_vec *out);
+/* Does zeroing `zero_target` clear the gradients `optimizer` steps with?
+ * The same optimizer, or the module it was built over (when that module is
+ * not known, any module counts). */
+bool ol_zero_clears(ol_model *m, ol_nid zero_target, ol_nid optimizer);
+
+/* Local name bound to the torch module (`torch`, or `T` after `import torch
+ * as T`) visible at n, or NULL. */
+const char *ol_torch_alias(ol_model *m, ol_nid n);
+
+#endif

@@ -1,0 +1,240 @@
+/*
+ * OOM102 tensor-collected-in-loop: `outputs.append(out)`, `extend`,
+ * `insert`, `store[k] = out`, `bank[idx] = feats`, `xs += [out]`, or a
+ * comprehension over a loader, when the collected value carries the autograd
+ * graph and the collection outlives the iterations of a loop that draws
+ * batches. Each stored tensor keeps its whole graph (and the activations it
+ * saved) alive: an epoch-long list of model outputs is an epoch of
+ * activations, even if it is torch.cat'ed at the end.
+ *
+ * What does not count: detached values (`.detach()`, `.item()`, `.cpu()`
+ * after detach), values computed under no_grad, collections reset inside the
+ * loop (a per-step list consumed in the same iteration: REINFORCE log-probs,
+ * multi-head outputs, decoder steps), and loops that do not draw batches.
+ *
+ * Fix (unsafe, it changes what is stored): collect `.detach()`ed tensors
+ * (`.item()` for scalar losses).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts.h"
+#include "rule.h"
+
+static bool is_primary(const ol_tree *t, ol_nid n)
+{
+    ol_kind k = ol_kind_of(t, n);
+    return k == OL_N_identifier || k == OL_N_attribute || k == OL_N_call || k == OL_N_subscript ||
+           k == OL_N_parenthesized_expression;
+}
+
+static bool scalar_loss(ol_model *m, ol_nid value, ol_val v)
+{
+    if (!(v.flags & OL_VF_LOSS))
+        return false;
+    ol_nid e = ol_unparen(m->tree, value);
+    if (ol_kind_of(m->tree, e) == OL_N_call) {
+        ol_nid r = ol_call_arg(m, e, -1, "reduction");
+        const char *s;
+        uint32_t len;
+        if (r != OL_NONE && ol_string_value(m->tree, r, &s, &len) && ol_mem_eq_cstr(s, len, "none"))
+            return false;
+    }
+    return true;
+}
+
+static ol_fix *detach_fix(ol_model *m, ol_nid value, ol_val v)
+{
+    const ol_tree *t = m->tree;
+    bool item = scalar_loss(m, value, v);
+    const char *suffix = item ? ".item()" : ".detach()";
+    ol_fix *fix = ol_fix_new(true, item ? "Collect the loss as a Python number" : "Collect a detached tensor");
+    const ol_node *n = ol_node_at(t, value);
+    if (is_primary(t, value)) {
+        ol_fix_edit(fix, n->end, n->end, suffix);
+    } else {
+        ol_fix_edit(fix, n->start, n->start, "(");
+        char *close = ol_xasprintf(")%s", suffix);
+        ol_fix_edit(fix, n->end, n->end, close);
+        free(close);
+    }
+    return fix;
+}
+
+/* Does `holder` collect across batches, seen from stmt? */
+static bool outlives_batches(ol_model *m, ol_nid holder, ol_nid stmt)
+{
+    ol_accumulator acc;
+    if (!ol_accumulator_of(m, holder, &acc))
+        return false;
+    return ol_accumulator_outlived_loop(m, &acc, stmt) != OL_NO_INDEX || ol_accumulator_in_step_hook(m, &acc, stmt);
+}
+
+static void report(ol_check *c, ol_nid at, ol_nid holder, ol_nid value, ol_val v, const char *how, bool fixable)
+{
+    const ol_tree *t = c->tree;
+    char *h = ol_node_str(t, holder);
+    char *val = ol_node_str(t, value);
+    if (strlen(val) > 40)
+        strcpy(val + 37, "...");
+    ol_diag *d = ol_report_node(c, at,
+                                "`%s` %s `%s`, which carries the autograd graph; the collection keeps every "
+                                "iteration's graph and activations alive",
+                                h, how, val);
+    ol_diag_help(d, "store a detached copy (`%s%s`, or `.cpu()` after it to free GPU memory), or collect under "
+                    "`torch.no_grad()`",
+                 is_primary(t, value) ? val : "(...)", scalar_loss(c->model, value, v) ? ".item()" : ".detach()");
+    free(h);
+    free(val);
+    if (fixable)
+        ol_diag_attach_fix(d, detach_fix(c->model, value, v));
+}
+
+static bool is_collection(ol_val v)
+{
+    return v.kind == OL_V_LIST || v.kind == OL_V_DICT || v.kind == OL_V_SET || v.kind == OL_V_TUPLE ||
+           v.kind == OL_V_UNKNOWN || v.kind == OL_V_OBJECT || v.kind == OL_V_BOTTOM;
+}
+
+static void check_calls(ol_check *c)
+{
+    ol_model *m = c->model;
+    const ol_tree *t = c->tree;
+    const ol_names *n = &m->names;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *call = &m->calls.items[i];
+        ol_sym name = call->name;
+        if (call->receiver == OL_NONE)
+            continue;
+        bool append = name == n->append || name == n->appendleft || name == n->put;
+        bool extend = name == n->extend || name == n->extendleft;
+        bool insert = name == n->insert;
+        bool add = name == n->add;
+        if (!append && !extend && !insert && !add)
+            continue;
+        ol_nid recv = ol_unparen(t, call->receiver);
+        ol_val rv = ol_eval(m, recv);
+        if (!is_collection(rv) || (add && rv.kind != OL_V_SET))
+            continue;
+        ol_nid value = ol_call_arg(m, call->node, insert ? 1 : 0, NULL);
+        if (value == OL_NONE)
+            continue;
+        ol_val v = ol_eval(m, value);
+        bool graph = extend ? (v.flags & (OL_VF_ELEM_GRAPH | OL_VF_GRAPH)) != 0 : ol_val_is_graph(v);
+        if (!graph || ol_grad_disabled(m, call->node))
+            continue;
+        ol_nid stmt = ol_statement_of(t, call->node);
+        if (!outlives_batches(m, recv, stmt))
+            continue;
+        report(c, stmt, recv, value, v, extend ? "is extended with" : "collects", !extend);
+    }
+}
+
+static void check_stores(ol_check *c)
+{
+    ol_model *m = c->model;
+    const ol_tree *t = c->tree;
+    /* store[k] = out, bank[idx] = feats */
+    for (size_t i = 0; i < m->subscript_stores.len; i++) {
+        ol_nid a = m->subscript_stores.items[i];
+        ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
+        ol_nid value = ol_field(t, a, OL_F_right);
+        ol_nid holder = ol_unparen(t, ol_field(t, left, OL_F_value));
+        if (value == OL_NONE || holder == OL_NONE || ol_kind_of(t, value) == OL_N_assignment)
+            continue;
+        ol_val v = ol_eval(m, value);
+        if (!ol_val_is_graph(v) || ol_grad_disabled(m, a))
+            continue;
+        ol_val hv = ol_eval(m, holder);
+        if (!is_collection(hv) && hv.kind != OL_V_TENSOR)
+            continue;
+        if (hv.kind == OL_V_TENSOR && (hv.flags & OL_VF_GRAPH))
+            continue; /* building a graph tensor in place: part of the computation */
+        ol_nid stmt = ol_statement_of(t, a);
+        if (!outlives_batches(m, holder, stmt))
+            continue;
+        report(c, stmt, holder, value, v, "stores", true);
+    }
+    /* xs += [out], xs = xs + [out] */
+    for (size_t i = 0; i < m->aug_assigns.len; i++) {
+        ol_nid a = m->aug_assigns.items[i];
+        if (ol_kind_of(t, ol_field(t, a, OL_F_operator)) != OL_T_PLUS_EQ)
+            continue;
+        ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
+        ol_nid value = ol_field(t, a, OL_F_right);
+        ol_val lv = ol_eval(m, left);
+        ol_val v = ol_eval(m, value);
+        if (lv.kind != OL_V_LIST || !(v.flags & OL_VF_ELEM_GRAPH) || ol_grad_disabled(m, a))
+            continue;
+        ol_nid stmt = ol_statement_of(t, a);
+        if (!outlives_batches(m, left, stmt))
+            continue;
+        report(c, stmt, left, value, v, "is extended with", false);
+    }
+}
+
+static void check_comprehensions(ol_check *c)
+{
+    ol_model *m = c->model;
+    const ol_tree *t = c->tree;
+    for (size_t i = 0; i < m->loops.len; i++) {
+        const ol_loop *l = &m->loops.items[i];
+        if (l->kind != OL_LOOP_COMPREHENSION || ol_kind_of(t, l->node) == OL_N_generator_expression)
+            continue;
+        ol_nid body = l->body;
+        if (ol_kind_of(t, body) == OL_N_pair)
+            body = ol_field(t, body, OL_F_value);
+        ol_val v = ol_eval(m, body);
+        if (!ol_val_is_graph(v) || ol_grad_disabled(m, l->node) || !ol_loop_is_data_loop(m, (uint32_t)i))
+            continue;
+        char *val = ol_node_str(t, body);
+        if (strlen(val) > 40)
+            strcpy(val + 37, "...");
+        ol_diag *d = ol_report_node(c, l->node,
+                                    "this comprehension over batches keeps `%s` for every batch, each with its "
+                                    "autograd graph and activations",
+                                    val);
+        ol_diag_help(d, "collect `%s.detach()` (or `.item()` / `.cpu()`), or build the list under `torch.no_grad()`",
+                     is_primary(t, body) ? val : "(...)");
+        free(val);
+        ol_diag_attach_fix(d, detach_fix(m, body, v));
+    }
+}
+
+static void check(ol_check *c)
+{
+    check_calls(c);
+    check_stores(c);
+    check_comprehensions(c);
+}
+
+const ol_rule ol_rule_oom102 = {
+    .code = "OOM102",
+    .name = "tensor-collected-in-loop",
+    .severity = OL_SEV_ERROR,
+    .summary = "A collection that outlives the batch loop stores tensors that carry the autograd graph.",
+    .what = "Flags `xs.append(out)`, `xs.extend(...)`, `xs.insert(i, out)`, `store[k] = out`, "
+            "`bank[idx] = feats`, `xs += [out]` and list/dict comprehensions over a loader, when the "
+            "stored value carries the autograd graph and the collection lives across iterations of a "
+            "loop that draws batches (or across calls of Lightning's `training_step`).",
+    .why = "A stored tensor that requires grad keeps its whole graph alive, and with it every "
+           "activation saved for backward. Collecting model outputs or losses over an epoch without "
+           "detaching them keeps an epoch's worth of activations on the GPU; evaluation loops without "
+           "`no_grad` that gather predictions are the classic way to run out of memory after training "
+           "fit fine.",
+    .example = "predictions = []\n"
+               "for x, y in val_loader:\n"
+               "    out = model(x)\n"
+               "    predictions.append(out)\n"
+               "preds = torch.cat(predictions)",
+    .instead = "predictions = []\n"
+               "with torch.no_grad():\n"
+               "    for x, y in val_loader:\n"
+               "        predictions.append(model(x).cpu())\n"
+               "preds = torch.cat(predictions)",
+    .fix = "Unsafe (changes what is stored): appends `.detach()` to the collected tensor, or `.item()` "
+           "to a scalar loss. Extending with a list has no automatic fix.",
+    .tags = "memory,autograd",
+    .precision = "high",
+    .check = check,
+};

@@ -1,0 +1,382 @@
+/*
+ * OOM201 eval-without-no-grad: a model's forward pass in evaluation code
+ * that runs with autograd on. Evaluation code is, in order of evidence:
+ *   - a function named for evaluation (evaluate, validate, test, predict,
+ *     inference, generate, ...; not pytest tests, not train-and-evaluate);
+ *   - code after `model.eval()` in a function, until `model.train()`;
+ *   - a loop over a validation or test loader (`val_loader`, `test_dl`).
+ * and in every case only when the code computes no gradients itself (no
+ * backward, no torch.autograd.grad: saliency maps and adversarial
+ * evaluation need them). Guards are honoured wherever they are:
+ * no_grad / inference_mode / set_grad_enabled(False or a condition) blocks
+ * and decorators, callers that only call under them, Lightning's
+ * validation/test/predict steps.
+ *
+ * Fix (unsafe: gradients are no longer available there): decorate the
+ * evaluation function with `@torch.no_grad()`, or wrap the validation loop in
+ * `with torch.no_grad():`.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts.h"
+#include "rule.h"
+
+static const char *const EVAL_WORDS[] = {"eval", "evaluate", "evaluation", "evaluating", "validate",
+                                         "validation", "validating", "val", "valid", "test", "testing",
+                                         "predict", "prediction", "predictions", "infer", "inference",
+                                         "generate", "generation", NULL};
+static const char *const TRAIN_WORDS[] = {"train", "training", "fit", "backward", "optimize", "update",
+                                          "finetune", "learn", NULL};
+static const char *const EVAL_LOADER_WORDS[] = {"val", "valid", "validation", "test", "testing", "eval",
+                                                "evaluation", "dev", "holdout", NULL};
+
+static bool sym_looks_like(ol_model *m, ol_sym s, const char *const *words)
+{
+    return ol_name_looks_like(ol_sym_str(m, s), ol_interned_len(&m->strings, s), words);
+}
+
+/* pytest-style tests in test files measure nothing about memory */
+static bool is_pytest_function(ol_model *m, uint32_t fi)
+{
+    const ol_function *f = &m->functions.items[fi];
+    const char *name = ol_sym_str(m, f->name);
+    if (!ol_str_has_prefix(name, "test"))
+        return false;
+    const char *path = m->src->path;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (ol_str_has_prefix(base, "test_") || ol_str_has_suffix(base, "_test.py") || strstr(path, "/tests/") ||
+        ol_str_has_prefix(path, "tests/") || strstr(path, "/test/") || ol_str_has_prefix(path, "test/") ||
+        strcmp(base, "conftest.py") == 0)
+        return true;
+    if (f->cls != OL_NO_INDEX && ol_str_has_prefix(ol_sym_str(m, m->classes.items[f->cls].name), "Test"))
+        return true;
+    return false;
+}
+
+/* Does region compute gradients (backward, autograd.grad, requires_grad_)? */
+static bool computes_gradients(ol_model *m, ol_nid region)
+{
+    ol_event_vec ev = {0};
+    ol_collect_events(m, region, &ev);
+    bool grads = false;
+    for (size_t i = 0; i < ev.len && !grads; i++)
+        grads = ev.items[i].kind == OL_EV_BACKWARD || ev.items[i].kind == OL_EV_STEP;
+    ol_vec_free(&ev);
+    if (grads)
+        return true;
+    size_t first, end = ol_calls_in(m, region, &first);
+    for (size_t i = first; i < end; i++) {
+        const ol_call *c = &m->calls.items[i];
+        const char *q = ol_qualname(m, c->callee);
+        if (q && (strcmp(q, "torch.autograd.grad") == 0 || strcmp(q, "torch.autograd.functional.jacobian") == 0 ||
+                  strcmp(q, "torch.func.grad") == 0))
+            return true;
+        if (c->name && strcmp(ol_sym_str(m, c->name), "requires_grad_") == 0)
+            return true;
+    }
+    return false;
+}
+
+static ol_nid function_body(const ol_model *m, uint32_t fi)
+{
+    return ol_field(m->tree, m->functions.items[fi].node, OL_F_body);
+}
+
+/* An evaluation function by name, that computes no gradients. */
+static bool eval_function(ol_model *m, uint32_t fi)
+{
+    const ol_function *f = &m->functions.items[fi];
+    if (f->is_lambda || !f->name)
+        return false;
+    if (!sym_looks_like(m, f->name, EVAL_WORDS) || sym_looks_like(m, f->name, TRAIN_WORDS))
+        return false;
+    if (is_pytest_function(m, fi))
+        return false;
+    ol_nid body = function_body(m, fi);
+    return body != OL_NONE && !computes_gradients(m, body);
+}
+
+/* `X.eval()` earlier in the same function with no `X.train()` between it
+ * and n, and no gradients computed from it to the function's end. Returns
+ * the eval() call node, or OL_NONE. */
+static ol_nid after_eval_call(ol_model *m, ol_nid n, uint32_t fn)
+{
+    const ol_tree *t = m->tree;
+    if (fn == OL_NO_INDEX)
+        return OL_NONE;
+    ol_nid body = function_body(m, fn);
+    size_t first, end = ol_calls_in(m, body, &first);
+    ol_nid eval_call = OL_NONE;
+    for (size_t i = first; i < end && m->calls.items[i].node < n; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (ol_function_of(m, c->node) != fn || c->receiver == OL_NONE || ol_call_arg(m, c->node, 0, NULL) != OL_NONE)
+            continue;
+        if (c->name == m->names.eval || c->name == m->names.train) {
+            ol_val rv = ol_eval(m, c->receiver);
+            if (rv.kind != OL_V_MODULE)
+                continue;
+            eval_call = c->name == m->names.eval ? c->node : OL_NONE;
+        }
+    }
+    if (eval_call == OL_NONE)
+        return OL_NONE;
+    /* from eval() to the next train() (or the end), nothing computes gradients */
+    ol_event_vec ev = {0};
+    ol_collect_events(m, body, &ev);
+    bool grads = false;
+    ol_nid stop = OL_NONE;
+    for (size_t i = first; i < end; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (c->node > eval_call && c->name == m->names.train && ol_function_of(m, c->node) == fn &&
+            ol_eval(m, c->receiver).kind == OL_V_MODULE) {
+            stop = c->node;
+            break;
+        }
+    }
+    for (size_t i = 0; i < ev.len; i++) {
+        const ol_event *e = &ev.items[i];
+        if (e->site > eval_call && (stop == OL_NONE || e->site < stop) &&
+            (e->kind == OL_EV_BACKWARD || e->kind == OL_EV_STEP))
+            grads = true;
+    }
+    ol_vec_free(&ev);
+    (void)t;
+    return grads ? OL_NONE : eval_call;
+}
+
+/* The innermost for-loop around n over a validation/test iterable that
+ * computes no gradients, or OL_NO_INDEX. */
+static uint32_t eval_loop(ol_model *m, ol_nid n)
+{
+    const ol_tree *t = m->tree;
+    for (uint32_t l = m->node_loop[n]; l != OL_NO_INDEX; l = m->loops.items[l].parent) {
+        const ol_loop *loop = &m->loops.items[l];
+        if (loop->kind != OL_LOOP_FOR || loop->iter == OL_NONE)
+            continue;
+        /* the name of what is iterated, through enumerate/tqdm/zip */
+        ol_nid it = ol_unparen(t, loop->iter);
+        for (int depth = 0; depth < 4 && ol_kind_of(t, it) == OL_N_call; depth++) {
+            ol_nid callee = ol_field(t, it, OL_F_function);
+            ol_nid arg = ol_call_arg(m, it, 0, NULL);
+            /* self.val_dataloader(): the method name says it */
+            if (arg == OL_NONE && ol_kind_of(t, callee) == OL_N_attribute) {
+                it = ol_field(t, callee, OL_F_attribute);
+                break;
+            }
+            it = ol_unparen(t, arg);
+        }
+        ol_nid name = ol_kind_of(t, it) == OL_N_attribute ? ol_field(t, it, OL_F_attribute) : it;
+        if (name == OL_NONE || ol_kind_of(t, name) != OL_N_identifier)
+            continue;
+        if (!sym_looks_like(m, ol_node_sym(m, name), EVAL_LOADER_WORDS))
+            continue;
+        if (computes_gradients(m, loop->node))
+            return OL_NO_INDEX;
+        return l;
+    }
+    return OL_NO_INDEX;
+}
+
+/* ---- fixes ---------------------------------------------------------------------- */
+
+static uint32_t indent_of(const ol_source *src, uint32_t byte)
+{
+    uint32_t line = ol_source_line_index(src, byte);
+    uint32_t i = src->line_starts[line];
+    while (i < src->len && (src->text[i] == ' ' || src->text[i] == '\t'))
+        i++;
+    return i - src->line_starts[line];
+}
+
+static ol_fix *decorator_fix(ol_model *m, uint32_t fi)
+{
+    const ol_tree *t = m->tree;
+    const ol_source *src = t->src;
+    const ol_function *f = &m->functions.items[fi];
+    /* async def: a context-manager decorator does not hold across awaits */
+    uint32_t len;
+    const char *s = ol_text(t, f->node, &len);
+    if (len >= 5 && memcmp(s, "async", 5) == 0)
+        return NULL;
+    const char *torch = ol_torch_alias(m, f->node);
+    if (!torch)
+        return NULL;
+    uint32_t def_start = t->nodes.items[f->node].start;
+    uint32_t line = ol_source_line_index(src, def_start);
+    uint32_t indent = indent_of(src, def_start);
+    if (src->line_starts[line] + indent != def_start)
+        return NULL; /* `def` does not start its line */
+    ol_fix *fix = ol_fix_new(true, "Run the evaluation function under torch.no_grad()");
+    char *text = ol_xasprintf("@%s.no_grad()%s%.*s", torch, src->crlf ? "\r\n" : "\n", (int)indent,
+                              src->text + src->line_starts[line]);
+    ol_fix_edit(fix, def_start, def_start, text);
+    free(text);
+    return fix;
+}
+
+static bool multiline_string_in(const ol_tree *t, ol_nid n)
+{
+    const ol_source *src = t->src;
+    for (ol_nid i = n; i < t->nodes.len && t->nodes.items[i].start < t->nodes.items[n].end; i++) {
+        if (i != n && t->nodes.items[i].start < t->nodes.items[n].start)
+            break;
+        ol_kind k = ol_kind_of(t, i);
+        if ((k == OL_N_string || k == OL_N_concatenated_string) &&
+            ol_source_line_index(src, t->nodes.items[i].start) != ol_source_line_index(src, t->nodes.items[i].end))
+            return true;
+    }
+    return false;
+}
+
+static ol_fix *wrap_fix(ol_model *m, ol_nid loop_node)
+{
+    const ol_tree *t = m->tree;
+    const ol_source *src = t->src;
+    if (multiline_string_in(t, loop_node))
+        return NULL;
+    const char *torch = ol_torch_alias(m, loop_node);
+    if (!torch)
+        return NULL;
+    uint32_t start = t->nodes.items[loop_node].start;
+    uint32_t first = ol_source_line_index(src, start);
+    uint32_t last = ol_source_line_index(src, t->nodes.items[loop_node].end);
+    uint32_t indent = indent_of(src, start);
+    if (src->line_starts[first] + indent != start)
+        return NULL;
+    /* indent with what the file already uses one level deeper, else 4 spaces */
+    const char *unit = "    ";
+    uint32_t body_line = first + 1 <= last ? first + 1 : first;
+    uint32_t body_indent = indent_of(src, src->line_starts[body_line]);
+    if (body_indent > indent && src->text[src->line_starts[body_line] + indent] == '\t')
+        unit = "\t";
+    ol_fix *fix = ol_fix_new(true, "Run the evaluation loop under torch.no_grad()");
+    char *head = ol_xasprintf("%.*swith %s.no_grad():%s", (int)indent, src->text + src->line_starts[first], torch,
+                              src->crlf ? "\r\n" : "\n");
+    ol_fix_edit(fix, src->line_starts[first], src->line_starts[first], head);
+    free(head);
+    for (uint32_t line = first; line <= last; line++) {
+        uint32_t len;
+        const char *s = ol_source_line(src, line, &len);
+        bool blank = true;
+        for (uint32_t k = 0; k < len && blank; k++)
+            blank = s[k] == ' ' || s[k] == '\t';
+        if (blank)
+            continue;
+        if (line == first) {
+            /* the head insertion and this indentation share one point */
+            ol_edit *e = &fix->edits.items[0];
+            char *merged = ol_xasprintf("%s%s", e->content, unit);
+            free(e->content);
+            e->content = merged;
+            continue;
+        }
+        ol_fix_edit(fix, src->line_starts[line], src->line_starts[line], unit);
+    }
+    return fix;
+}
+
+/* Inside an explicit `with torch.enable_grad():` the author asked for grads. */
+static bool grad_enabled_explicitly(const ol_model *m, ol_nid n)
+{
+    for (uint32_t c = m->node_ctx[n]; c != OL_NO_INDEX; c = m->contexts.items[c].parent)
+        if (m->contexts.items[c].kind == OL_CTX_GRAD)
+            return m->contexts.items[c].gradmode == OL_GM_ENABLE;
+    return false;
+}
+
+static void check(ol_check *c)
+{
+    ol_model *m = c->model;
+    const ol_tree *t = c->tree;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        if (!ol_is_forward_call(m, (uint32_t)i))
+            continue;
+        const ol_call *call = &m->calls.items[i];
+        if (ol_grad_disabled(m, call->node) || grad_enabled_explicitly(m, call->node))
+            continue;
+        uint32_t fn = ol_function_of(m, call->node);
+        if (fn != OL_NO_INDEX && is_pytest_function(m, fn))
+            continue;
+        /* a module's own forward() is not evaluation code */
+        if (fn != OL_NO_INDEX && m->functions.items[fn].name == m->names.forward)
+            continue;
+        const char *why = NULL;
+        char *where = NULL;
+        ol_fix *fix = NULL;
+        ol_nid eval_call;
+        uint32_t loop;
+        if (fn != OL_NO_INDEX && eval_function(m, fn)) {
+            where = ol_xasprintf("`%s()`", ol_sym_str(m, m->functions.items[fn].name));
+            why = "in evaluation function";
+            fix = decorator_fix(m, fn);
+        } else if ((loop = eval_loop(m, call->node)) != OL_NO_INDEX) {
+            ol_nid it = m->loops.items[loop].iter;
+            char *text = ol_node_str(t, it);
+            if (strlen(text) > 40)
+                strcpy(text + 37, "...");
+            where = ol_xasprintf("`%s`", text);
+            free(text);
+            why = "in a loop over";
+            fix = wrap_fix(m, m->loops.items[loop].node);
+        } else if ((eval_call = after_eval_call(m, call->node, fn)) != OL_NONE) {
+            char *text = ol_node_str(t, eval_call);
+            where = ol_xasprintf("`%s`", text);
+            free(text);
+            why = "after";
+        } else {
+            continue;
+        }
+        char *callee = ol_node_str(t, call->callee);
+        if (strlen(callee) > 40)
+            strcpy(callee + 37, "...");
+        ol_diag *d = ol_report_node(c, call->node,
+                                    "`%s(...)` %s %s runs with autograd on: every activation is kept for a "
+                                    "backward pass that never comes",
+                                    callee, why, where);
+        ol_diag_help(d, "evaluate under `torch.no_grad()` (or `torch.inference_mode()`): decorate the function "
+                        "or wrap the loop");
+        free(callee);
+        free(where);
+        ol_diag_attach_fix(d, fix);
+    }
+}
+
+const ol_rule ol_rule_oom201 = {
+    .code = "OOM201",
+    .name = "eval-without-no-grad",
+    .severity = OL_SEV_WARNING,
+    .summary = "A model's forward pass in evaluation code runs with autograd on.",
+    .what = "Flags model forward calls in evaluation code with no `torch.no_grad()`, "
+            "`torch.inference_mode()` or `torch.set_grad_enabled(False)` around them: in functions "
+            "named for evaluation (evaluate, validate, test, predict, inference, generate), after "
+            "`model.eval()` until `model.train()`, and in loops over validation or test loaders. Code "
+            "that computes gradients (backward, `torch.autograd.grad`) is not evaluation; Lightning's "
+            "validation/test/predict steps already run without grad; a function only ever called "
+            "under no_grad is guarded.",
+    .why = "With autograd on, every forward pass records its graph and keeps the activations that "
+           "backward would need. Evaluation never calls backward, so that memory is pure waste: "
+           "typically the largest single use of GPU memory, and the reason a model that trains fine "
+           "runs out of memory in validation with a larger batch. `model.eval()` does not turn "
+           "autograd off; it only changes dropout and batch-norm behaviour.",
+    .example = "def evaluate(model, loader):\n"
+               "    model.eval()\n"
+               "    correct = 0\n"
+               "    for x, y in loader:\n"
+               "        correct += (model(x).argmax(1) == y).sum().item()\n"
+               "    return correct",
+    .instead = "@torch.no_grad()\n"
+               "def evaluate(model, loader):\n"
+               "    model.eval()\n"
+               "    correct = 0\n"
+               "    for x, y in loader:\n"
+               "        correct += (model(x).argmax(1) == y).sum().item()\n"
+               "    return correct",
+    .fix = "Unsafe (gradients are no longer available there): decorates an evaluation function with "
+           "`@torch.no_grad()`, or wraps a validation loop in `with torch.no_grad():`. Needs `torch` "
+           "imported; not offered for async functions or code with multi-line strings.",
+    .tags = "memory,inference",
+    .precision = "high",
+    .check = check,
+};

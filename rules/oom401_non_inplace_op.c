@@ -1,0 +1,187 @@
+/*
+ * OOM401 non-inplace-op (opt-in): out-of-place operations where the
+ * in-place form is safe and saves a tensor's worth of memory:
+ *   - `x = x + y` (also -, *, /) on a fresh tensor under no_grad, where no
+ *     autograd graph needs the old value;
+ *   - `nn.ReLU()`, `nn.LeakyReLU(...)`, `nn.ReLU6()` without `inplace` inside
+ *     `nn.Sequential(...)`, right after a layer that does not keep its output
+ *     for backward (conv, linear, normalisation, pooling, dropout).
+ * Opt-in because the saving is one tensor, not a leak, and in-place
+ * arithmetic can fail on integer tensors.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts.h"
+#include "rule.h"
+
+static const char *const SAFE_BEFORE_ACTIVATION[] = {
+    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear",
+    "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+    "SyncBatchNorm", "GroupNorm", "LayerNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+    "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool2d", "Dropout", "Dropout2d", "Dropout3d", NULL};
+
+static const char *torch_nn_name(ol_model *m, ol_nid call)
+{
+    const char *q = ol_qualname(m, ol_field(m->tree, call, OL_F_function));
+    if (!q || !ol_str_has_prefix(q, "torch.nn."))
+        return NULL;
+    const char *last = strrchr(q, '.');
+    return last ? last + 1 : q;
+}
+
+static bool listed(const char *name, const char *const *list)
+{
+    for (; *list; list++)
+        if (strcmp(name, *list) == 0)
+            return true;
+    return false;
+}
+
+static void check_activations(ol_check *c)
+{
+    ol_model *m = c->model;
+    const ol_tree *t = c->tree;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *seq = &m->calls.items[i];
+        const char *qn = ol_qualname(m, seq->callee);
+        if (!qn || strcmp(qn, "torch.nn.Sequential") != 0)
+            continue;
+        ol_nid args = ol_field(t, seq->node, OL_F_arguments);
+        ol_nid prev = OL_NONE;
+        for (ol_nid a = ol_first_named(t, args); a != OL_NONE; prev = a, a = ol_next_named(t, a)) {
+            if (ol_kind_of(t, a) != OL_N_call)
+                continue;
+            const char *name = torch_nn_name(m, a);
+            if (!name || (strcmp(name, "ReLU") != 0 && strcmp(name, "ReLU6") != 0 && strcmp(name, "LeakyReLU") != 0))
+                continue;
+            bool leaky = strcmp(name, "LeakyReLU") == 0;
+            ol_nid inplace = ol_call_arg(m, a, leaky ? 1 : 0, "inplace");
+            if (inplace != OL_NONE)
+                continue; /* inplace given, True or not: the author chose */
+            if (prev == OL_NONE || ol_kind_of(t, prev) != OL_N_call)
+                continue; /* first element: in place would modify the caller's tensor */
+            const char *before = torch_nn_name(m, prev);
+            if (!before || !listed(before, SAFE_BEFORE_ACTIVATION))
+                continue;
+            ol_diag *d = ol_report_node(c, a,
+                                        "`nn.%s` without `inplace=True` after `nn.%s` allocates a second activation "
+                                        "tensor that in-place would reuse",
+                                        name, before);
+            ol_diag_help(d, "use `nn.%s(%sinplace=True)`", name, leaky ? "..., " : "");
+            ol_fix *fix = ol_fix_new(false, "Apply the activation in place");
+            ol_nid cargs = ol_field(t, a, OL_F_arguments);
+            ol_nid last = OL_NONE;
+            for (ol_nid x = ol_first_named(t, cargs); x != OL_NONE; x = ol_next_named(t, x))
+                last = x;
+            if (last == OL_NONE)
+                ol_fix_edit(fix, t->nodes.items[cargs].start + 1, t->nodes.items[cargs].start + 1, "inplace=True");
+            else
+                ol_fix_edit(fix, t->nodes.items[last].end, t->nodes.items[last].end, ", inplace=True");
+            ol_diag_attach_fix(d, fix);
+        }
+    }
+}
+
+/* x's value at this point is a fresh tensor made here (a call or arithmetic),
+ * not a view, a parameter, an attribute or a loader batch. */
+static bool fresh_local_tensor(ol_model *m, ol_nid x)
+{
+    const ol_tree *t = m->tree;
+    ol_val v = ol_eval(m, x);
+    if (v.kind != OL_V_TENSOR || (v.flags & (OL_VF_BATCH | OL_VF_PARAM)))
+        return false;
+    uint32_t defs[8];
+    size_t n = ol_reaching_defs(m, m->node_scope[x], ol_node_sym(m, x), x, defs, 8);
+    if (n == 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const ol_def *d = &m->defs.items[defs[i]];
+        if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->scope != m->node_scope[x])
+            return false;
+        ol_kind k = ol_kind_of(t, ol_unparen(t, d->value));
+        if (k != OL_N_call && k != OL_N_binary_operator)
+            return false;
+        /* x = y.view(...), x = y.detach(): views share storage */
+        if (k == OL_N_call) {
+            uint32_t ci = m->node_call[ol_unparen(t, d->value)];
+            const char *meth = ci != OL_NO_INDEX && m->calls.items[ci].name ? ol_sym_str(m, m->calls.items[ci].name) : "";
+            static const char *const views[] = {"view", "view_as", "reshape", "detach", "expand", "expand_as",
+                                                "squeeze", "unsqueeze", "transpose", "permute", "t", "narrow",
+                                                "select", "flatten", "unflatten", "as_strided", "to", "cuda",
+                                                "cpu", "contiguous", "type_as", "float", "double", "half", NULL};
+            if (listed(meth, views))
+                return false;
+        }
+    }
+    return true;
+}
+
+static void check_arithmetic(ol_check *c)
+{
+    ol_model *m = c->model;
+    const ol_tree *t = c->tree;
+    for (size_t i = 0; i < m->assigns.len; i++) {
+        ol_nid a = m->assigns.items[i];
+        ol_nid left = ol_field(t, a, OL_F_left);
+        ol_nid right = ol_unparen(t, ol_field(t, a, OL_F_right));
+        if (ol_kind_of(t, left) != OL_N_identifier || ol_kind_of(t, right) != OL_N_binary_operator)
+            continue;
+        ol_kind op = ol_kind_of(t, ol_field(t, right, OL_F_operator));
+        const char *sym = op == OL_T_PLUS ? "+" : op == OL_T_MINUS ? "-" : op == OL_T_STAR ? "*" : op == OL_T_SLASH ? "/" : NULL;
+        if (!sym)
+            continue;
+        ol_nid lhs = ol_unparen(t, ol_field(t, right, OL_F_left));
+        ol_nid rhs = ol_field(t, right, OL_F_right);
+        if (!ol_same_text(t, lhs, left) || !ol_grad_disabled(m, a) || !fresh_local_tensor(m, lhs))
+            continue;
+        char *name = ol_node_str(t, left);
+        char *operand = ol_node_str(t, rhs);
+        ol_diag *d = ol_report_node(c, a, "`%s = %s %s ...` allocates a new tensor; under no_grad `%s %s= ...` reuses "
+                                          "the old one",
+                                    name, name, sym, name, sym);
+        ol_diag_help(d, "write `%s %s= %s`", name, sym, operand);
+        ol_fix *fix = ol_fix_new(true, "Update the tensor in place");
+        char *text = ol_xasprintf("%s %s= %s", name, sym, operand);
+        ol_fix_edit(fix, t->nodes.items[a].start, t->nodes.items[a].end, text);
+        free(text);
+        ol_diag_attach_fix(d, fix);
+        free(name);
+        free(operand);
+    }
+}
+
+static void check(ol_check *c)
+{
+    check_activations(c);
+    check_arithmetic(c);
+}
+
+const ol_rule ol_rule_oom401 = {
+    .code = "OOM401",
+    .name = "non-inplace-op",
+    .severity = OL_SEV_INFO,
+    .opt_in = true,
+    .summary = "An out-of-place operation where the in-place form is safe and saves a tensor.",
+    .what = "Opt-in. Flags `x = x + y` (and -, *, /) on a freshly computed tensor under `no_grad`, and "
+            "`nn.ReLU()`, `nn.LeakyReLU(...)`, `nn.ReLU6()` without `inplace` inside `nn.Sequential(...)` "
+            "right after a convolution, linear, normalisation, pooling or dropout layer.",
+    .why = "An out-of-place operation allocates a new tensor the size of its input while the old one is "
+           "still alive. In-place forms reuse the memory. Under no_grad nothing needs the old value; "
+           "after a layer that does not keep its output for backward, an in-place activation is safe "
+           "too. The saving is one activation at a time, which is why this rule is opt-in.",
+    .example = "block = nn.Sequential(nn.Conv2d(64, 64, 3), nn.BatchNorm2d(64), nn.ReLU())\n"
+               "with torch.no_grad():\n"
+               "    y = model(x)\n"
+               "    y = y * scale",
+    .instead = "block = nn.Sequential(nn.Conv2d(64, 64, 3), nn.BatchNorm2d(64), nn.ReLU(inplace=True))\n"
+               "with torch.no_grad():\n"
+               "    y = model(x)\n"
+               "    y *= scale",
+    .fix = "Adds `inplace=True` to the activation (safe); rewrites `x = x op y` as `x op= y` (unsafe: "
+           "in-place arithmetic fails where the result needs a wider dtype).",
+    .tags = "memory,performance",
+    .precision = "medium",
+    .check = check,
+};

@@ -1,0 +1,153 @@
+/*
+ * OOM501 no-mixed-precision (info): a CUDA training loop in a file with no
+ * trace of mixed precision anywhere: no autocast, GradScaler, `.half()`,
+ * bf16/fp16 dtype, nor a framework precision setting (Accelerate's
+ * mixed_precision, Lightning's precision, DeepSpeed or HF fp16/bf16, apex
+ * amp). One finding per training loop, at its first backward.
+ *
+ * The file must name CUDA (`.cuda()`, a "cuda" device, `torch.cuda.*`):
+ * without it we do not know the loop runs on a GPU at all.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts.h"
+#include "rule.h"
+
+static bool token_in(const char *s, size_t len, const char *const *words)
+{
+    return ol_name_looks_like(s, len, words);
+}
+
+static bool mentions_cuda(ol_model *m)
+{
+    const ol_tree *t = m->tree;
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
+        ol_kind k = ol_kind_of(t, n);
+        if (k == OL_N_string) {
+            const char *s;
+            uint32_t len;
+            if (ol_string_value(t, n, &s, &len) && len >= 4 && memcmp(s, "cuda", 4) == 0)
+                return true;
+        } else if (k == OL_N_attribute) {
+            ol_nid attr = ol_field(t, n, OL_F_attribute);
+            if (ol_text_is(t, attr, "cuda")) {
+                const char *q = ol_qualname(m, n);
+                if (!q || strcmp(q, "torch.cuda") == 0 || ol_str_has_prefix(q, "torch."))
+                    return true;
+            }
+        }
+    }
+    return false;
+}
+
+static bool mentions_mixed_precision(ol_model *m)
+{
+    static const char *const words[] = {"amp", "autocast", "fp16", "bf16", "half", "bfloat16", "float16",
+                                        "mixed", "precision", "scaler", "gradscaler", NULL};
+    static const char *const strings[] = {"fp16", "bf16", "16", "16-mixed", "bf16-mixed", "float16",
+                                          "bfloat16", "half", "mixed", "amp", NULL};
+    const ol_tree *t = m->tree;
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
+        ol_kind k = ol_kind_of(t, n);
+        if (k == OL_N_identifier) {
+            uint32_t len;
+            const char *s = ol_text(t, n, &len);
+            if (token_in(s, len, words))
+                return true;
+        } else if (k == OL_N_string) {
+            const char *s;
+            uint32_t len;
+            if (!ol_string_value(t, n, &s, &len))
+                continue;
+            for (const char *const *w = strings; *w; w++)
+                if (ol_mem_eq_cstr(s, len, *w))
+                    return true;
+        }
+    }
+    return false;
+}
+
+/* The loop a backward belongs to: its innermost loop, or the loop around
+ * a call of its function. */
+static ol_nid training_loop_of(ol_model *m, ol_nid n, int depth)
+{
+    if (m->node_loop[n] != OL_NO_INDEX)
+        return m->loops.items[m->node_loop[n]].node;
+    uint32_t fn = ol_function_of(m, n);
+    if (fn == OL_NO_INDEX || depth > 3)
+        return OL_NONE;
+    const ol_function *f = &m->functions.items[fn];
+    for (size_t i = 0; i < f->callsites.len; i++) {
+        ol_nid loop = training_loop_of(m, m->calls.items[f->callsites.items[i]].node, depth + 1);
+        if (loop != OL_NONE)
+            return loop;
+    }
+    return OL_NONE;
+}
+
+static void check(ol_check *c)
+{
+    ol_model *m = c->model;
+    bool checked_file = false;
+    OL_VEC(ol_nid) loops = {0};
+    for (size_t i = 0; i < m->calls.len; i++) {
+        if (!ol_is_backward_call(m, (uint32_t)i))
+            continue;
+        if (!checked_file) {
+            checked_file = true;
+            if (!mentions_cuda(m) || mentions_mixed_precision(m))
+                break;
+        }
+        const ol_call *call = &m->calls.items[i];
+        ol_nid loop = training_loop_of(m, call->node, 0);
+        if (loop == OL_NONE)
+            continue;
+        bool seen = false;
+        for (size_t k = 0; k < loops.len; k++)
+            seen |= loops.items[k] == loop;
+        if (seen)
+            continue;
+        ol_vec_push(&loops, loop);
+        ol_diag *d = ol_report_node(c, call->node,
+                                    "this CUDA training loop runs entirely in float32; mixed precision would "
+                                    "roughly halve activation memory and speed up matrix math");
+        ol_diag_help(d, "run the forward pass and loss under `torch.autocast(\"cuda\", dtype=torch.bfloat16)` "
+                        "(or float16 with `torch.amp.GradScaler(\"cuda\")`)");
+    }
+    ol_vec_free(&loops);
+}
+
+const ol_rule ol_rule_oom501 = {
+    .code = "OOM501",
+    .name = "no-mixed-precision",
+    .severity = OL_SEV_INFO,
+    .summary = "A CUDA training loop in a file that uses no mixed precision at all.",
+    .what = "Reports, once per training loop at its first `backward()`, files that train on CUDA (they "
+            "call `.cuda()`, name a \"cuda\" device or use `torch.cuda`) and show no sign of mixed "
+            "precision anywhere: no autocast, GradScaler, `.half()`, bf16/fp16 dtype, or framework "
+            "precision setting (Accelerate `mixed_precision`, Lightning `precision`, DeepSpeed or "
+            "Hugging Face fp16/bf16, apex amp).",
+    .why = "Activations saved for backward are usually the largest use of GPU memory in training. "
+           "Under autocast most of them are stored in 16 bits instead of 32, roughly halving that "
+           "memory, and tensor cores run the matrix math several times faster. bfloat16 needs no "
+           "loss scaling; float16 needs a GradScaler.",
+    .example = "for x, y in loader:\n"
+               "    x, y = x.cuda(), y.cuda()\n"
+               "    optimizer.zero_grad()\n"
+               "    loss = criterion(model(x), y)\n"
+               "    loss.backward()\n"
+               "    optimizer.step()",
+    .instead = "for x, y in loader:\n"
+               "    x, y = x.cuda(), y.cuda()\n"
+               "    optimizer.zero_grad()\n"
+               "    with torch.autocast(\"cuda\", dtype=torch.bfloat16):\n"
+               "        loss = criterion(model(x), y)\n"
+               "    loss.backward()\n"
+               "    optimizer.step()",
+    .fix = NULL,
+    .tags = "memory,performance,mixed-precision",
+    .precision = "medium",
+    .check = check,
+};

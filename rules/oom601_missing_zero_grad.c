@@ -1,0 +1,163 @@
+/*
+ * OOM601 missing-zero-grad: a loop that runs backward() and steps an
+ * optimizer, where nothing clears that optimizer's gradients each iteration.
+ *
+ * Gradients accumulate into .grad until cleared, so every step applies the
+ * sum of all gradients so far: training diverges, and for gradient-heavy
+ * setups the sums keep growing. Zeroing counts wherever it runs each
+ * iteration: `opt.zero_grad()`, `model.zero_grad()` on the optimized model,
+ * `p.grad = None`, inside a function called in the loop, in the caller of a
+ * step function, or in an LBFGS closure passed to step(). Per optimizer: a
+ * GAN's discriminator step needs its own zeroing. `scheduler.step()` and
+ * `env.step()` are not optimizer steps.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts.h"
+#include "rule.h"
+
+static bool has_kind(const ol_event_vec *ev, ol_event_kind k)
+{
+    for (size_t i = 0; i < ev->len; i++)
+        if (ev->items[i].kind == k)
+            return true;
+    return false;
+}
+
+static bool zeroed_in(ol_model *m, const ol_event_vec *ev, ol_nid optimizer)
+{
+    for (size_t i = 0; i < ev->len; i++) {
+        const ol_event *e = &ev->items[i];
+        if (e->kind == OL_EV_ZERO_ALL)
+            return true;
+        if (e->kind == OL_EV_ZERO && ol_zero_clears(m, e->target, optimizer))
+            return true;
+    }
+    return false;
+}
+
+/* The innermost loop around n (in n's function) whose iterations run
+ * backward, with its events; OL_NO_INDEX if none. */
+static uint32_t training_loop(ol_model *m, ol_nid n, ol_event_vec *ev)
+{
+    for (uint32_t l = m->node_loop[n]; l != OL_NO_INDEX; l = m->loops.items[l].parent) {
+        ev->len = 0;
+        ol_collect_events(m, m->loops.items[l].node, ev);
+        if (has_kind(ev, OL_EV_BACKWARD))
+            return l;
+    }
+    ev->len = 0;
+    return OL_NO_INDEX;
+}
+
+/* Is the step's closure argument a function that zeroes (LBFGS)? Any
+ * closure counts: it is where such code zeroes. */
+static bool has_closure(ol_model *m, const ol_call *c)
+{
+    ol_nid arg = ol_call_arg(m, c->node, 0, "closure");
+    if (arg == OL_NONE)
+        return false;
+    ol_val v = ol_eval(m, arg);
+    return v.kind == OL_V_FUNCTION || v.kind == OL_V_UNKNOWN;
+}
+
+/* For a step outside any loop of its function: do the loops that call the
+ * function zero? Returns 1 zeroed, 0 not zeroed, -1 unknown (no caller in a
+ * loop in this file). */
+static int callers_zero(ol_model *m, uint32_t fn, ol_nid optimizer, int depth)
+{
+    if (fn == OL_NO_INDEX || depth > 3)
+        return -1;
+    const ol_function *f = &m->functions.items[fn];
+    int verdict = -1;
+    ol_event_vec ev = {0};
+    for (size_t i = 0; i < f->callsites.len; i++) {
+        const ol_call *site = &m->calls.items[m->functions.items[fn].callsites.items[i]];
+        uint32_t loop = training_loop(m, site->node, &ev);
+        int here;
+        if (loop != OL_NO_INDEX)
+            here = zeroed_in(m, &ev, optimizer) ? 1 : 0;
+        else
+            here = callers_zero(m, ol_function_of(m, site->node), optimizer, depth + 1);
+        if (here == 0) {
+            verdict = 0;
+            break;
+        }
+        if (here == 1)
+            verdict = 1;
+    }
+    ol_vec_free(&ev);
+    return verdict;
+}
+
+static void check(ol_check *c)
+{
+    ol_model *m = c->model;
+    const ol_tree *t = c->tree;
+    ol_event_vec ev = {0};
+    for (size_t i = 0; i < m->calls.len; i++) {
+        ol_nid opt = ol_step_optimizer(m, (uint32_t)i);
+        if (opt == OL_NONE)
+            continue;
+        const ol_call *call = &m->calls.items[i];
+        if (has_closure(m, call))
+            continue;
+        uint32_t loop = training_loop(m, call->node, &ev);
+        bool missing;
+        if (loop != OL_NO_INDEX) {
+            missing = !zeroed_in(m, &ev, opt);
+        } else {
+            /* a step function: zeroing in its body, or in the loop that calls it */
+            uint32_t fn = ol_function_of(m, call->node);
+            if (fn == OL_NO_INDEX)
+                continue;
+            ev.len = 0;
+            ol_nid body = ol_field(t, m->functions.items[fn].node, OL_F_body);
+            ol_collect_events(m, body, &ev);
+            if (!has_kind(&ev, OL_EV_BACKWARD) || zeroed_in(m, &ev, opt))
+                continue;
+            missing = callers_zero(m, fn, opt, 0) == 0;
+        }
+        if (!missing)
+            continue;
+        char *name = ol_node_str(t, opt);
+        ol_diag *d = ol_report_node(c, call->node,
+                                    "`%s` steps every iteration but its gradients are never zeroed in the loop: "
+                                    "each step applies the sum of all gradients so far",
+                                    name);
+        ol_diag_help(d, "call `%s.zero_grad()` once per iteration, before `backward()` (or right after the step)",
+                     name);
+        free(name);
+    }
+    ol_vec_free(&ev);
+}
+
+const ol_rule ol_rule_oom601 = {
+    .code = "OOM601",
+    .name = "missing-zero-grad",
+    .severity = OL_SEV_ERROR,
+    .summary = "A training loop steps an optimizer whose gradients are never zeroed.",
+    .what = "Flags `optimizer.step()` (and `scaler.step(optimizer)`) in a loop that runs `backward()` "
+            "when nothing in the loop clears that optimizer's gradients: no `optimizer.zero_grad()`, "
+            "no `model.zero_grad()` on the model it optimizes, no `p.grad = None`. Zeroing in a "
+            "function called from the loop, in the caller of a step function, or in an LBFGS closure "
+            "counts. Each optimizer is checked on its own.",
+    .why = "`backward()` adds into `.grad`; it never overwrites. Without zeroing, every step applies "
+           "the sum of all gradients since training began, so the effective learning rate grows each "
+           "step and training diverges, often into inf/NaN losses that look like a memory or "
+           "precision problem.",
+    .example = "for x, y in loader:\n"
+               "    loss = criterion(model(x), y)\n"
+               "    loss.backward()\n"
+               "    optimizer.step()",
+    .instead = "for x, y in loader:\n"
+               "    optimizer.zero_grad()\n"
+               "    loss = criterion(model(x), y)\n"
+               "    loss.backward()\n"
+               "    optimizer.step()",
+    .fix = NULL,
+    .tags = "correctness,training",
+    .precision = "high",
+    .check = check,
+};

@@ -1,0 +1,149 @@
+/*
+ * OOM602 zero-grad-misordered: `zero_grad()` between `backward()` and
+ * `step()` (the step then applies zero gradients: nothing trains), or
+ * `step()` before any `backward()` in the iteration (each step applies the
+ * previous iteration's gradients, or none on the first).
+ *
+ * Checked per optimizer, in the order calls run within one iteration
+ * (following calls of local functions): a GAN that zeroes the generator's
+ * optimizer after the discriminator's backward and before the generator's
+ * own backward is in order. The finding is on the misplaced call.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts.h"
+#include "rule.h"
+
+/* The region whose order matters for a step: its innermost loop that runs
+ * backward, else its function body if that runs backward. */
+static ol_nid step_region(ol_model *m, ol_nid step, ol_event_vec *ev)
+{
+    const ol_tree *t = m->tree;
+    for (uint32_t l = m->node_loop[step]; l != OL_NO_INDEX; l = m->loops.items[l].parent) {
+        ev->len = 0;
+        ol_collect_events(m, m->loops.items[l].node, ev);
+        for (size_t i = 0; i < ev->len; i++)
+            if (ev->items[i].kind == OL_EV_BACKWARD)
+                return m->loops.items[l].node;
+    }
+    uint32_t fn = ol_function_of(m, step);
+    if (fn == OL_NO_INDEX)
+        return OL_NONE;
+    ol_nid body = ol_field(t, m->functions.items[fn].node, OL_F_body);
+    ev->len = 0;
+    ol_collect_events(m, body, ev);
+    for (size_t i = 0; i < ev->len; i++)
+        if (ev->items[i].kind == OL_EV_BACKWARD)
+            return body;
+    return OL_NONE;
+}
+
+static bool zero_targets_optimizer(ol_model *m, const ol_event *e, ol_nid opt)
+{
+    if (e->kind != OL_EV_ZERO)
+        return false;
+    if (ol_same_text(m->tree, e->target, opt))
+        return true;
+    /* model.zero_grad() only when we know it is the model this optimizer trains */
+    ol_nid module = ol_optimizer_module(m, opt);
+    return module != OL_NONE && ol_same_text(m->tree, e->target, module);
+}
+
+static void check(ol_check *c)
+{
+    ol_model *m = c->model;
+    const ol_tree *t = c->tree;
+    ol_event_vec ev = {0};
+    OL_VEC(ol_nid) reported = {0};
+    for (size_t i = 0; i < m->calls.len; i++) {
+        ol_nid opt = ol_step_optimizer(m, (uint32_t)i);
+        if (opt == OL_NONE)
+            continue;
+        const ol_call *call = &m->calls.items[i];
+        if (ol_call_arg(m, call->node, 0, "closure") != OL_NONE && ol_eval(m, opt).kind != OL_V_SCALER) {
+            ol_val a = ol_eval(m, ol_call_arg(m, call->node, 0, "closure"));
+            if (a.kind == OL_V_FUNCTION || a.kind == OL_V_UNKNOWN)
+                continue; /* LBFGS: the closure runs backward inside step() */
+        }
+        ol_nid region = step_region(m, call->node, &ev);
+        if (region == OL_NONE)
+            continue;
+        /* find this step among the region's events */
+        size_t at = ev.len;
+        for (size_t k = 0; k < ev.len; k++)
+            if (ev.items[k].kind == OL_EV_STEP && ev.items[k].call == i)
+                at = k;
+        if (at == ev.len)
+            continue;
+        bool backward_before = false;
+        size_t last_relevant = ev.len; /* last backward or zero of this optimizer before the step */
+        for (size_t k = 0; k < at; k++) {
+            const ol_event *e = &ev.items[k];
+            if (e->kind == OL_EV_BACKWARD) {
+                backward_before = true;
+                last_relevant = k;
+            } else if (zero_targets_optimizer(m, e, opt)) {
+                last_relevant = k;
+            }
+        }
+        char *name = ol_node_str(t, opt);
+        if (last_relevant < ev.len && ev.items[last_relevant].kind == OL_EV_ZERO && backward_before) {
+            ol_nid site = ev.items[last_relevant].site;
+            bool dup = false;
+            for (size_t k = 0; k < reported.len; k++)
+                dup |= reported.items[k] == site;
+            if (!dup) {
+                ol_vec_push(&reported, site);
+                ol_diag *d = ol_report_node(c, site,
+                                            "gradients are zeroed after `backward()` and before `%s` steps: "
+                                            "the step applies zero gradients and nothing trains",
+                                            name);
+                ol_diag_help(d, "move the `zero_grad()` before `backward()` (or after the `step()`)");
+            }
+        } else if (!backward_before) {
+            bool backward_after = false;
+            for (size_t k = at + 1; k < ev.len; k++)
+                backward_after |= ev.items[k].kind == OL_EV_BACKWARD;
+            if (backward_after) {
+                ol_diag *d = ol_report_node(c, ev.items[at].site,
+                                            "`%s` steps before `backward()` in the iteration: each step applies "
+                                            "the previous iteration's gradients",
+                                            name);
+                ol_diag_help(d, "call `%s.step()` after `loss.backward()`", name);
+            }
+        }
+        free(name);
+    }
+    ol_vec_free(&reported);
+    ol_vec_free(&ev);
+}
+
+const ol_rule ol_rule_oom602 = {
+    .code = "OOM602",
+    .name = "zero-grad-misordered",
+    .severity = OL_SEV_ERROR,
+    .summary = "`zero_grad()` runs between `backward()` and `step()`, or `step()` before `backward()`.",
+    .what = "Flags, per optimizer and in the order calls run within one iteration, a `zero_grad()` of "
+            "that optimizer (or of the model it optimizes) that comes after the iteration's "
+            "`backward()` and before its `step()`, and a `step()` that comes before any `backward()` in "
+            "the iteration. Another optimizer's `zero_grad()` is not misordered (GANs, actor-critic).",
+    .why = "`zero_grad()` clears what `backward()` just computed, so a step after it applies nothing: "
+           "the model silently stops learning while the loss curve looks merely flat. A step before "
+           "backward applies the previous iteration's gradients, one step late (and nothing at the "
+           "first step).",
+    .example = "for x, y in loader:\n"
+               "    loss = criterion(model(x), y)\n"
+               "    loss.backward()\n"
+               "    optimizer.zero_grad()\n"
+               "    optimizer.step()",
+    .instead = "for x, y in loader:\n"
+               "    optimizer.zero_grad()\n"
+               "    loss = criterion(model(x), y)\n"
+               "    loss.backward()\n"
+               "    optimizer.step()",
+    .fix = NULL,
+    .tags = "correctness,training",
+    .precision = "high",
+    .check = check,
+};

@@ -449,6 +449,18 @@ static bool transformers_model_class(const char *cls)
 
 static ol_val eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path, int path_len);
 
+static bool progress_wrapper(const char *name)
+{
+    static const char *const words[] = {"tqdm", "progress", "track", "pbar", NULL};
+    for (const char *const *w = words; *w; w++) {
+        size_t wl = strlen(*w);
+        for (const char *p = name; *p; p++)
+            if (ol_mem_ieq(p, *w, wl) && strlen(p) >= wl)
+                return true;
+    }
+    return false;
+}
+
 /* What calling the imported callable `q` returns. */
 static ol_val call_extern(ol_model *m, const char *q, ol_nid call)
 {
@@ -643,6 +655,11 @@ static ol_val call_extern(ol_model *m, const char *q, ol_nid call)
         return mk_ref(OL_V_OBJECT, 0, ol_model_intern(m, "accelerate.Accelerator"));
     if (qeq(q, "tqdm.tqdm") || qeq(q, "tqdm.auto.tqdm") || qeq(q, "tqdm.notebook.tqdm") || qeq(q, "tqdm") ||
         qeq(q, "tqdm.rich.tqdm") || qeq(q, "rich.progress.track")) {
+        ol_nid a = ol_call_arg(m, call, 0, "iterable");
+        return a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
+    }
+    /* progress bars wrap what they iterate: TQDM(loader), track(loader) */
+    if (progress_wrapper(name)) {
         ol_nid a = ol_call_arg(m, call, 0, "iterable");
         return a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
     }
@@ -1991,17 +2008,40 @@ static bool iter_draws_batches(ol_model *m, ol_nid iter, int depth)
     return false;
 }
 
+/* Does the loop iterate something that yields batches? */
+static bool loop_iterates_batches(ol_model *m, uint32_t li)
+{
+    const ol_loop *loop = &m->loops.items[li];
+    return loop->iter != OL_NONE && iter_draws_batches(m, loop->iter, 0);
+}
+
+/* Is n inside a per-batch context already: a loop over batches around it in
+ * its function, or a Lightning training_step (or a function nested in one)? */
+static bool inside_batch_context(ol_model *m, uint32_t li)
+{
+    for (uint32_t l = m->loops.items[li].parent; l != OL_NO_INDEX; l = m->loops.items[l].parent)
+        if (loop_iterates_batches(m, l))
+            return true;
+    for (uint32_t fn = ol_function_of(m, m->loops.items[li].node); fn != OL_NO_INDEX;
+         fn = m->scopes.items[m->functions.items[fn].outer_scope].function) {
+        if (ol_function_hook(m, fn) == OL_HOOK_TRAIN_STEP)
+            return true;
+        if (m->scopes.items[m->functions.items[fn].outer_scope].function == fn)
+            break;
+    }
+    return false;
+}
+
 bool ol_loop_is_data_loop(ol_model *m, uint32_t li)
 {
     ol_loop *loop = &m->loops.items[li];
     if (loop->data_state >= 0)
         return loop->data_state == 1;
     loop->data_state = 0;
-    bool data = false;
-    if (loop->iter != OL_NONE && iter_draws_batches(m, loop->iter, 0))
-        data = true;
-    if (!data && loop->kind != OL_LOOP_COMPREHENSION) {
-        /* a loop that trains each iteration draws a batch each iteration */
+    bool data = loop_iterates_batches(m, li);
+    /* a loop that trains each iteration draws a batch each iteration, unless
+     * it repeats over a batch some enclosing loop or hook already drew */
+    if (!data && m->loops.items[li].kind != OL_LOOP_COMPREHENSION && !inside_batch_context(m, li)) {
         ol_nid body = m->loops.items[li].body;
         if (body != OL_NONE) {
             uint32_t fn = ol_function_of(m, m->loops.items[li].node);

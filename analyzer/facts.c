@@ -435,6 +435,23 @@ bool ol_zero_clears(ol_model *m, ol_nid zero_target, ol_nid optimizer)
     return ol_same_text(t, zero_target, module);
 }
 
+bool ol_is_test_file(const ol_model *m)
+{
+    const char *path = m->src->path;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (ol_str_has_prefix(base, "test_") || ol_str_has_suffix(base, "_test.py") || strcmp(base, "conftest.py") == 0)
+        return true;
+    bool test_dir = ol_str_has_prefix(path, "tests/") || ol_str_has_prefix(path, "test/") || strstr(path, "/tests/") ||
+                    strstr(path, "/test/");
+    if (!test_dir)
+        return false;
+    for (size_t i = 0; i < m->functions.len; i++)
+        if (ol_str_has_prefix(ol_sym_str(m, m->functions.items[i].name), "test_"))
+            return true;
+    return false;
+}
+
 const char *ol_torch_alias(ol_model *m, ol_nid n)
 {
     for (size_t i = 0; i < m->imports.len; i++) {

@@ -91,6 +91,11 @@ void ol_collect_events(ol_model *m, ol_nid region, ol_event_vec *out);
  * not known, any module counts). */
 bool ol_zero_clears(ol_model *m, ol_nid zero_target, ol_nid optimizer);
 
+/* Is this a pytest file: test_*.py, *_test.py, conftest.py, or a file in a
+ * tests/ or test/ directory that defines test_ functions? Tests exercise
+ * behaviour on purpose, so training-pattern rules skip them. */
+bool ol_is_test_file(const ol_model *m);
+
 /* Local name bound to the torch module (`torch`, or `T` after `import torch
  * as T`) visible at n, or NULL. */
 const char *ol_torch_alias(ol_model *m, ol_nid n);

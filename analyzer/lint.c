@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "facts.h"
 #include "fix.h"
 #include "model.h"
 #include "notebook.h"
@@ -107,9 +108,10 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
         ol_model model;
         ol_model_build(&model, &tree);
         ol_check check = {&model, &tree, &r->src, NULL, &r->diags};
+        bool test_file = ol_is_test_file(&model);
         for (size_t i = 0; i < ol_rule_count; i++) {
             const ol_rule *rule = ol_rules[i];
-            if (!rule->check || !lt->settings->enabled[i])
+            if (!rule->check || !lt->settings->enabled[i] || (test_file && !rule->in_tests))
                 continue;
             check.rule = rule;
             rule->check(&check);

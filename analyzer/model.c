@@ -398,7 +398,7 @@ static void visit_import(builder *b, ol_nid n)
             ol_nid first = ol_first_named(t, name);
             bound_node = first != OL_NONE ? first : name;
             bound = ol_node_sym(m, bound_node);
-            if (!alias && first != OL_NONE && ol_next_named(t, first) != OL_NONE) {
+            if (first != OL_NONE && ol_next_named(t, first) != OL_NONE) {
                 add_import(b, n, name, bound, bound_node, bound);
                 /* remember the full path too, for rules that look at imports */
                 ol_import imp = {n, name, qual, 0, OL_NO_INDEX};
@@ -980,6 +980,25 @@ static bool except_catches_oom(ol_model *m, ol_nid clause, ol_nid *type_out)
     return false;
 }
 
+/* A helper named for turning grad off (`smart_inference_mode()`,
+ * `maybe_no_grad()`) is taken at its word. */
+static bool named_no_grad(const ol_tree *t, ol_nid e)
+{
+    e = ol_unparen(t, e);
+    if (ol_kind_of(t, e) == OL_N_call)
+        e = ol_unparen(t, ol_field(t, e, OL_F_function));
+    if (ol_kind_of(t, e) == OL_N_attribute)
+        e = ol_field(t, e, OL_F_attribute);
+    if (ol_kind_of(t, e) != OL_N_identifier)
+        return false;
+    uint32_t len;
+    const char *s = ol_text(t, e, &len);
+    for (uint32_t i = 0; i + 7 <= len; i++)
+        if (ol_mem_ieq(s + i, "no_grad", 7) || (i + 14 <= len && ol_mem_ieq(s + i, "inference_mode", 14)))
+            return true;
+    return false;
+}
+
 /* A context from a with item or a decorator: no_grad, autocast and friends. */
 static bool context_of_value(ol_val v, ol_ctx *c)
 {
@@ -1015,7 +1034,12 @@ static void resolve_with(ol_model *m, ol_nid w)
             c.item = item;
             c.body = body;
             c.parent = parent;
-            if (context_of_value(ol_eval(m, value), &c))
+            ol_val v = ol_eval(m, value);
+            if (v.kind != OL_V_GRADMODE && v.kind != OL_V_AUTOCAST && named_no_grad(t, value)) {
+                v.kind = OL_V_GRADMODE;
+                v.info = OL_GM_NO_GRAD;
+            }
+            if (context_of_value(v, &c))
                 parent = add_ctx(m, c);
         }
     }
@@ -1043,6 +1067,10 @@ static void resolve_decorators(ol_model *m, uint32_t fi)
                 v.kind = OL_V_GRADMODE;
                 v.info = strcmp(q, "torch.inference_mode") == 0 ? OL_GM_INFERENCE : OL_GM_NO_GRAD;
             }
+        }
+        if (v.kind != OL_V_GRADMODE && v.kind != OL_V_AUTOCAST && named_no_grad(t, e)) {
+            v.kind = OL_V_GRADMODE;
+            v.info = OL_GM_NO_GRAD;
         }
         ol_ctx c = {0};
         c.node = f->node;

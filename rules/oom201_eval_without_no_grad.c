@@ -299,9 +299,16 @@ static void check(ol_check *c)
         uint32_t fn = ol_function_of(m, call->node);
         if (fn != OL_NO_INDEX && is_pytest_function(m, fn))
             continue;
-        /* a module's own forward() is not evaluation code */
-        if (fn != OL_NO_INDEX && m->functions.items[fn].name == m->names.forward)
-            continue;
+        /* a module's own forward() is not evaluation code; Lightning-style eval
+         * hooks on a module run under no_grad by contract */
+        if (fn != OL_NO_INDEX) {
+            const ol_function *f = &m->functions.items[fn];
+            if (f->name == m->names.forward)
+                continue;
+            if ((f->name == m->names.validation_step || f->name == m->names.test_step ||
+                 f->name == m->names.predict_step) && f->cls != OL_NO_INDEX && ol_class_is_module(m, f->cls))
+                continue;
+        }
         const char *why = NULL;
         char *where = NULL;
         ol_fix *fix = NULL;

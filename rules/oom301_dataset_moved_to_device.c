@@ -143,6 +143,13 @@ static bool used_as_dataset(ol_model *m, ol_nid use)
         ol_nid index = ol_field(t, p, OL_F_subscript);
         if (!non_constant_index(t, index))
             return false;
+        /* writing into it (obs[step] = x) makes it a buffer, not a dataset */
+        ol_nid gp = ol_parent(t, p);
+        ol_kind gk = ol_kind_of(t, gp);
+        if ((gk == OL_N_assignment || gk == OL_N_augmented_assignment) && ol_field(t, gp, OL_F_left) == p)
+            return false;
+        if (gk == OL_N_delete_statement || gk == OL_N_pattern_list)
+            return false;
         if (m->node_loop[p] != OL_NO_INDEX)
             return true;
         uint32_t fn = ol_function_of(m, p);
@@ -182,6 +189,89 @@ static bool binding_used_as_dataset(ol_model *m, ol_nid target, uint32_t def)
     return false;
 }
 
+/* Walks a method chain down to its base: `torch.from_numpy(a).float().cuda()`
+ * -> `torch.from_numpy(a)`. */
+static ol_nid chain_base(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    for (int depth = 0; depth < 32; depth++) {
+        uint32_t ci = ol_call_at(m, e);
+        if (ci == OL_NO_INDEX || m->calls.items[ci].receiver == OL_NONE)
+            return e;
+        ol_val rv = ol_eval(m, m->calls.items[ci].receiver);
+        if (rv.kind == OL_V_EXTERN)
+            return e; /* torch.from_numpy(...): a function, not a method */
+        e = ol_unparen(t, m->calls.items[ci].receiver);
+    }
+    return e;
+}
+
+/* Is `e`'s value the result of `move` (possibly followed by more method
+ * calls such as .float())? */
+static bool chain_contains(ol_model *m, ol_nid e, ol_nid move)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    for (int depth = 0; depth < 32; depth++) {
+        if (e == move)
+            return true;
+        uint32_t ci = ol_call_at(m, e);
+        if (ci == OL_NO_INDEX || m->calls.items[ci].receiver == OL_NONE)
+            return false;
+        e = ol_unparen(t, m->calls.items[ci].receiver);
+    }
+    return false;
+}
+
+/* Buffers, noise and literals are not datasets: torch.zeros(...),
+ * torch.randn(...), torch.tensor([0.5, 0.5]). */
+static bool made_from_nothing(ol_model *m, ol_nid base)
+{
+    const ol_tree *t = m->tree;
+    base = ol_unparen(t, base);
+    ol_kind k = ol_kind_of(t, base);
+    if (k == OL_N_list || k == OL_N_tuple || k == OL_N_list_comprehension || k == OL_N_integer || k == OL_N_float)
+        return true;
+    if (k != OL_N_call)
+        return false;
+    const char *q = ol_qualname(m, ol_field(t, base, OL_F_function));
+    if (!q || !ol_str_has_prefix(q, "torch."))
+        return false;
+    const char *name = q + 6;
+    static const char *const factories[] = {"zeros", "ones", "empty", "full", "rand", "randn", "randint",
+                                            "randperm", "arange", "linspace", "logspace", "eye", "zeros_like",
+                                            "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
+                                            "randint_like", "normal", "bernoulli", "multinomial", NULL};
+    for (const char *const *f = factories; *f; f++)
+        if (strcmp(name, *f) == 0)
+            return true;
+    static const char *const wrappers[] = {"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor",
+                                           "IntTensor", "BoolTensor", "from_numpy", NULL};
+    for (const char *const *w = wrappers; *w; w++)
+        if (strcmp(name, *w) == 0)
+            return made_from_nothing(m, ol_call_arg(m, base, 0, "data"));
+    return false;
+}
+
+/* Is e (or part of it) a variable the enclosing for-loops bind each
+ * iteration? Then what is moved is this iteration's item, not a dataset. */
+static bool moves_loop_variable(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    for (uint32_t l = m->node_loop[e]; l != OL_NO_INDEX; l = m->loops.items[l].parent) {
+        const ol_loop *loop = &m->loops.items[l];
+        if (loop->kind != OL_LOOP_FOR)
+            continue;
+        ol_nid target = ol_field(t, loop->node, OL_F_left);
+        for (ol_nid n = target; n != OL_NONE && n < m->subtree_end[target]; n++) {
+            if (ol_kind_of(t, n) == OL_N_identifier && ol_mentions(t, e, n))
+                return true;
+        }
+    }
+    return false;
+}
+
 /* The def an assignment statement makes for a plain target, or OL_NO_INDEX. */
 static uint32_t def_of_target(ol_model *m, ol_nid target)
 {
@@ -212,18 +302,30 @@ static void check(ol_check *c)
         ol_nid stmt = ol_statement_of(t, call->node);
         if (stmt == last_stmt)
             continue;
-        /* the move is an argument of a dataset constructor */
+        bool method_move = call->receiver != OL_NONE && (call->name == m->names.cuda || call->name == m->names.to) &&
+                           ol_eval(m, call->receiver).kind != OL_V_EXTERN;
+        if (made_from_nothing(m, method_move ? chain_base(m, call->receiver) : call->node))
+            continue;
+        if (method_move && moves_loop_variable(m, call->receiver))
+            continue;
+        /* the moved value is an argument of a dataset constructor */
         bool dataset = false;
-        for (ol_nid p = ol_parent(t, call->node); p != OL_NONE && p != stmt && !dataset; p = ol_parent(t, p))
-            if (ol_kind_of(t, p) == OL_N_call && dataset_constructor(m, p))
-                dataset = true;
+        for (ol_nid p = ol_parent(t, call->node); p != OL_NONE && p != stmt && !dataset; p = ol_parent(t, p)) {
+            if (ol_kind_of(t, p) != OL_N_argument_list)
+                continue;
+            ol_nid ctor = ol_parent(t, p);
+            for (ol_nid a = ol_first_named(t, p); a != OL_NONE && !dataset; a = ol_next_named(t, a))
+                if (chain_contains(m, a, call->node) && dataset_constructor(m, ctor))
+                    dataset = true;
+        }
         /* or its binding is used as a dataset */
         ol_nid assign = ol_kind_of(t, stmt) == OL_N_expression_statement ? ol_first_named(t, stmt) : OL_NONE;
         if (!dataset && assign != OL_NONE && ol_kind_of(t, assign) == OL_N_assignment &&
             ol_contains(t, ol_field(t, assign, OL_F_right), call->node)) {
             ol_nid left = ol_unparen(t, ol_field(t, assign, OL_F_left));
             ol_nid right = ol_unparen(t, ol_field(t, assign, OL_F_right));
-            if (ol_kind_of(t, left) == OL_N_identifier || ol_kind_of(t, left) == OL_N_attribute) {
+            if ((ol_kind_of(t, left) == OL_N_identifier || ol_kind_of(t, left) == OL_N_attribute) &&
+                chain_contains(m, right, call->node)) {
                 uint32_t def = def_of_target(m, left);
                 if (def != OL_NO_INDEX)
                     dataset = binding_used_as_dataset(m, left, def);
@@ -233,7 +335,7 @@ static void check(ol_check *c)
                 ol_nid tgt = ol_first_named(t, left);
                 for (ol_nid val = ol_first_named(t, right); val != OL_NONE && tgt != OL_NONE;
                      val = ol_next_named(t, val), tgt = ol_next_named(t, tgt)) {
-                    if (!ol_contains(t, val, call->node) || ol_kind_of(t, tgt) != OL_N_identifier)
+                    if (!chain_contains(m, val, call->node) || ol_kind_of(t, tgt) != OL_N_identifier)
                         continue;
                     uint32_t def = def_of_target(m, tgt);
                     if (def != OL_NO_INDEX)

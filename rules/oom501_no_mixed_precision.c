@@ -69,6 +69,25 @@ static bool mentions_mixed_precision(ol_model *m)
     return false;
 }
 
+/* Frameworks that take precision from their own config or command line
+ * (`accelerate launch --mixed_precision`, `fabric run --precision`, a
+ * DeepSpeed config file): the script alone cannot say it runs in fp32. */
+static bool uses_precision_framework(ol_model *m)
+{
+    static const char *const prefixes[] = {"accelerate", "lightning", "pytorch_lightning", "deepspeed",
+                                           "transformers.Trainer", "transformers.trainer", "apex", "colossalai",
+                                           "composer", "ignite", NULL};
+    for (size_t i = 0; i < m->imports.len; i++) {
+        const char *q = ol_sym_str(m, m->imports.items[i].qual);
+        for (const char *const *p = prefixes; *p; p++) {
+            size_t n = strlen(*p);
+            if (strncmp(q, *p, n) == 0 && (q[n] == '\0' || q[n] == '.'))
+                return true;
+        }
+    }
+    return false;
+}
+
 /* The loop a backward belongs to: its innermost loop, or the loop around
  * a call of its function. */
 static ol_nid training_loop_of(ol_model *m, ol_nid n, int depth)
@@ -97,7 +116,7 @@ static void check(ol_check *c)
             continue;
         if (!checked_file) {
             checked_file = true;
-            if (!mentions_cuda(m) || mentions_mixed_precision(m))
+            if (!mentions_cuda(m) || mentions_mixed_precision(m) || uses_precision_framework(m))
                 break;
         }
         const ol_call *call = &m->calls.items[i];

@@ -334,6 +334,41 @@ static ol_nid import_stmt_of_use(ol_model *m, ol_nid expr)
     return OL_NONE;
 }
 
+/* Version-compatibility code: the deprecated name in the fallback branch of
+ * a torch version test, or in an except handler after trying the new API.
+ * It only runs on PyTorch releases where nothing is deprecated. */
+static bool compat_fallback(ol_model *m, ol_nid n)
+{
+    const ol_tree *t = m->tree;
+    static const char *const markers[] = {"version", "VERSION", "hasattr", "GREATER", "LESS", "TORCH_", "_TORCH",
+                                          "torch_", NULL};
+    for (ol_nid p = ol_parent(t, n); p != OL_NONE; p = ol_parent(t, p)) {
+        ol_kind k = ol_kind_of(t, p);
+        ol_nid cond = OL_NONE;
+        if (k == OL_N_except_clause)
+            return true;
+        if (k == OL_N_conditional_expression)
+            cond = ol_named_child(t, p, 1);
+        else if (k == OL_N_if_statement || k == OL_N_elif_clause)
+            cond = ol_field(t, p, OL_F_condition);
+        else if (k == OL_N_else_clause) {
+            ol_nid owner = ol_parent(t, p);
+            cond = owner != OL_NONE ? ol_field(t, owner, OL_F_condition) : OL_NONE;
+        }
+        if (cond == OL_NONE)
+            continue;
+        uint32_t len;
+        const char *s = ol_text(t, cond, &len);
+        for (const char *const *mk = markers; *mk; mk++) {
+            size_t ml = strlen(*mk);
+            for (uint32_t i = 0; i + ml <= len; i++)
+                if (memcmp(s + i, *mk, ml) == 0)
+                    return true;
+        }
+    }
+    return false;
+}
+
 /* ---- the check -------------------------------------------------------------- */
 
 static void report_use(ol_check *c, ol_nid expr, ol_nid call, const char *q)
@@ -377,7 +412,7 @@ static void check(ol_check *c)
     for (size_t i = 0; i < m->imports.len; i++) {
         const ol_import *imp = &m->imports.items[i];
         import_form form = form_of(m, imp);
-        if (form == FORM_NONE || imp->stmt == last_stmt)
+        if (form == FORM_NONE || imp->stmt == last_stmt || compat_fallback(m, imp->stmt))
             continue;
         last_stmt = imp->stmt;
         char *line = ol_node_str(t, imp->stmt);
@@ -396,7 +431,7 @@ static void check(ol_check *c)
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
         const char *q = ol_qualname(m, call->callee);
-        if (kind_of_qual(q) == AMP_NONE)
+        if (kind_of_qual(q) == AMP_NONE || compat_fallback(m, call->node))
             continue;
         report_use(c, ol_unparen(t, call->callee), call->node, q);
     }
@@ -424,6 +459,7 @@ const ol_rule ol_rule_oom502 = {
     .code = "OOM502",
     .name = "deprecated-cuda-amp",
     .severity = OL_SEV_WARNING,
+    .in_tests = true,
     .summary = "Uses the deprecated `torch.cuda.amp` API instead of `torch.amp` with an explicit device.",
     .what = "Flags `torch.cuda.amp.autocast(...)`, `torch.cuda.amp.GradScaler(...)`, "
             "`@torch.cuda.amp.custom_fwd` / `custom_bwd`, however they are imported "

@@ -27,6 +27,7 @@ typedef struct ol_rule {
     const char *name;        /* "tensor-accumulated-with-graph" */
     ol_severity severity;
     bool opt_in;             /* runs only when selected by its exact code */
+    bool in_tests;           /* also runs in pytest files (deprecations do; training patterns do not) */
     const char *summary;     /* one line: what it flags */
     const char *what;        /* What it does */
     const char *why;         /* Why is this bad? */

@@ -1501,6 +1501,20 @@ static ol_val arith(ol_val a, ol_val b)
     return UNKNOWN;
 }
 
+static bool is_builtin_name(const char *s)
+{
+    static const char *const builtins[] = {
+        "abs", "all", "any", "bool", "callable", "chr", "dict", "divmod", "enumerate", "filter", "float",
+        "format", "frozenset", "getattr", "hasattr", "hash", "id", "input", "int", "isinstance", "issubclass",
+        "iter", "len", "list", "map", "max", "min", "next", "object", "open", "ord", "pow", "print", "range",
+        "repr", "reversed", "round", "set", "setattr", "delattr", "sorted", "str", "sum", "super", "tuple",
+        "type", "vars", "zip", NULL};
+    for (const char *const *b = builtins; *b; b++)
+        if (strcmp(s, *b) == 0)
+            return true;
+    return false;
+}
+
 static ol_val eval_name(ol_model *m, ol_nid n)
 {
     ol_sym name = ol_node_sym(m, n);
@@ -1514,7 +1528,7 @@ static ol_val eval_name(ol_model *m, ol_nid n)
             bound = scope_binds(m, s, name);
             s = m->scopes.items[s].parent;
         }
-        if (!bound) {
+        if (!bound && is_builtin_name(ol_sym_str(m, name))) {
             char buf[96];
             const char *str = ol_sym_str(m, name);
             if (strlen(str) < sizeof(buf) - 10) {

@@ -361,6 +361,27 @@ static void blank_line(char *line, size_t len)
         line[i] = ' ';
 }
 
+/* `model?`, `torch.nn.Linear??`: IPython's help syntax. */
+static bool help_line(const char *s, size_t n)
+{
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+        n--;
+    size_t q = 0;
+    while (q < 2 && n > 0 && s[n - 1] == '?') {
+        n--;
+        q++;
+    }
+    if (q == 0 || n == 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        bool ok = c == '_' || c == '.' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!ok)
+            return false;
+    }
+    return !(s[0] >= '0' && s[0] <= '9');
+}
+
 /* Appends one cell's source to the joined text, blanking IPython syntax. */
 static uint32_t append_cell(ol_buf *out, const char *code, size_t len)
 {
@@ -382,7 +403,7 @@ static uint32_t append_cell(ol_buf *out, const char *code, size_t len)
         size_t j = i;
         while (j < end && (s[j] == ' ' || s[j] == '\t'))
             j++;
-        if (blank_all || (j < end && (s[j] == '%' || s[j] == '!' || s[j] == '?')))
+        if (blank_all || (j < end && (s[j] == '%' || s[j] == '!' || s[j] == '?')) || help_line(s + j, end - j))
             blank_line(s + i, end - i);
         lines++;
         i = end + 1;
@@ -630,7 +651,7 @@ bool ol_notebook_render(const ol_source *src, const char *text, size_t len, ol_b
                 size_t j = oi;
                 while (j < oe && (o[j] == ' ' || o[j] == '\t'))
                     j++;
-                bool magic = j < oe && (o[j] == '%' || o[j] == '!' || o[j] == '?');
+                bool magic = (j < oe && (o[j] == '%' || o[j] == '!' || o[j] == '?')) || help_line(o + j, oe - j);
                 if ((magic || (o[0] == '%' && o[1] == '%')) && oe - oi == ne - ni)
                     memcpy(code.data + ni, o + oi, oe - oi);
                 oi = oe + 1;

@@ -153,7 +153,7 @@ static uint32_t eval_loop(ol_model *m, ol_nid n)
     const ol_tree *t = m->tree;
     for (uint32_t l = m->node_loop[n]; l != OL_NO_INDEX; l = m->loops.items[l].parent) {
         const ol_loop *loop = &m->loops.items[l];
-        if (loop->kind != OL_LOOP_FOR || loop->iter == OL_NONE)
+        if (loop->kind == OL_LOOP_WHILE || loop->iter == OL_NONE)
             continue;
         /* the name of what is iterated, through enumerate/tqdm/zip */
         ol_nid it = ol_unparen(t, loop->iter);
@@ -326,7 +326,8 @@ static void check(ol_check *c)
             where = ol_xasprintf("`%s`", text);
             free(text);
             why = "in a loop over";
-            fix = wrap_fix(m, m->loops.items[loop].node);
+            if (m->loops.items[loop].kind == OL_LOOP_FOR)
+                fix = wrap_fix(m, m->loops.items[loop].node);
         } else if ((eval_call = after_eval_call(m, call->node, fn)) != OL_NONE) {
             char *text = ol_node_str(t, eval_call);
             where = ol_xasprintf("`%s`", text);

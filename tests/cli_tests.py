@@ -393,3 +393,29 @@ def _():
             want = f.read()
         got = run("rule", d["code"], "--markdown").out
         assert got == want, f"{path} is stale: run `make docs`"
+
+
+@test("cli: --fix on a notebook rewrites only the fixed lines, magics kept")
+def _():
+    src = os.path.join(ROOT, "fixtures", "notebooks", "training.ipynb")
+    with open(src, encoding="utf-8") as f:
+        original = f.read()
+    with Workspace() as ws:
+        nb = ws.write("t.ipynb", original)
+        r = run("--fix", nb)
+        fixed = ws.read("t.ipynb")
+        json.loads(fixed)  # still a notebook
+        want = original.replace("from torch.cuda.amp import autocast", "from torch.amp import autocast")
+        want = want.replace("with autocast():", 'with autocast(\\"cuda\\"):')
+        want = want.replace("total += loss  #", "total += loss.item()  #")
+        assert fixed == want, "\n".join(difflib_lines(want, fixed))
+        assert "%%time" in fixed and "!pip install" in fixed and "%%bash" in fixed
+        # the JSON report keeps cell numbering
+        data = run("--format", "json", nb).json()
+        assert {(d["code"], d["cell"], d["line"]) for d in data} == {
+            ("OOM102", 7, 1), ("OOM201", 7, 1)}, data
+
+
+def difflib_lines(a, b):
+    import difflib
+    return list(difflib.unified_diff(a.splitlines(), b.splitlines(), "want", "got", lineterm=""))

@@ -237,6 +237,15 @@ static void test_imports_resolve(void)
     parsed_free(&x);
 }
 
+static void test_import_dotted_binds_first_name(void)
+{
+    parsed x;
+    parse_text(&x, "import torch\nimport torch.utils.data\nimport os.path\nz = torch.no_grad\n");
+    const char *q = ol_qualname(&x.model, find_node(&x, OL_N_attribute, "torch.no_grad"));
+    CHECK(q && strcmp(q, "torch.no_grad") == 0);
+    parsed_free(&x);
+}
+
 static void test_values_follow_assignments(void)
 {
     parsed x;
@@ -522,6 +531,7 @@ int main(void)
         T(test_syntax_errors_collected),
         T(test_deep_nesting_does_not_crash),
         T(test_imports_resolve),
+        T(test_import_dotted_binds_first_name),
         T(test_values_follow_assignments),
         T(test_reaching_defs_respect_order),
         T(test_backward_marks_unknown_values),

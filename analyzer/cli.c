@@ -25,6 +25,15 @@ void ol_cli_usage(FILE *out)
           "  --extend-select CODES   add rules to the default set (opt-in rules such as OOM401)\n"
           "  --ignore CODES          do not run these rules\n"
           "\n"
+          "Configuration:\n"
+          "  --config PATH           read [tool.oomlint] from this file for every input\n"
+          "                          (default: the nearest pyproject.toml with [tool.oomlint],\n"
+          "                          searched upward from each file's directory)\n"
+          "  --isolated              ignore every configuration file\n"
+          "  --show-settings         print the settings each PATH resolves to, lint nothing\n"
+          "  Command-line --select replaces the config's rule set; --extend-select and\n"
+          "  --ignore are applied on top of it and win over it.\n"
+          "\n"
           "Files:\n"
           "  --exclude GLOB          skip matching files and directories (repeatable)\n"
           "  --force-exclude         apply --exclude to paths named on the command line too\n"
@@ -73,6 +82,9 @@ typedef enum opt_id {
     OPT_FIX,
     OPT_UNSAFE_FIXES,
     OPT_DIFF,
+    OPT_CONFIG,
+    OPT_ISOLATED,
+    OPT_SHOW_SETTINGS,
 } opt_id;
 
 typedef struct opt_spec {
@@ -102,6 +114,9 @@ static const opt_spec options[] = {
     {"fix", 0, false, OPT_FIX},
     {"unsafe-fixes", 0, false, OPT_UNSAFE_FIXES},
     {"diff", 0, false, OPT_DIFF},
+    {"config", 0, true, OPT_CONFIG},
+    {"isolated", 0, false, OPT_ISOLATED},
+    {"show-settings", 0, false, OPT_SHOW_SETTINGS},
 };
 
 static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, ol_buf *err)
@@ -195,6 +210,16 @@ static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, o
         break;
     case OPT_DIFF:
         cli->diff = true;
+        break;
+    case OPT_CONFIG:
+        free(cli->config_path);
+        cli->config_path = ol_xstrdup(value);
+        break;
+    case OPT_ISOLATED:
+        cli->isolated = true;
+        break;
+    case OPT_SHOW_SETTINGS:
+        cli->show_settings = true;
         break;
     }
     return true;
@@ -290,6 +315,10 @@ bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
             return false;
         }
     }
+    if (cli->isolated && cli->config_path) {
+        ol_buf_puts(err, "'--config' cannot be used with '--isolated'");
+        return false;
+    }
     if (cli->command == OL_CMD_RULE && !cli->rule_code) {
         ol_buf_puts(err, "'rule' needs a rule code, e.g. 'oomlint rule OOM101'");
         return false;
@@ -305,6 +334,7 @@ void ol_cli_free(ol_cli *cli)
     ol_selection_free(&cli->selection);
     ol_strvec_free(&cli->exclude);
     free(cli->stdin_filename);
+    free(cli->config_path);
     free(cli->rule_code);
     memset(cli, 0, sizeof(*cli));
 }

@@ -44,6 +44,9 @@ typedef struct ol_cli {
     bool fix, unsafe_fixes, diff;
     char *stdin_filename;
     int threads;
+    char *config_path;      /* --config PATH */
+    bool isolated;          /* --isolated: ignore configuration files */
+    bool show_settings;     /* --show-settings: print resolved settings, lint nothing */
     char *rule_code;        /* for `rule CODE` */
     bool markdown;          /* `rule CODE --markdown` / `rules --markdown DIR` */
 } ol_cli;

@@ -102,6 +102,11 @@ static bool is_virtualenv(const char *dir)
     return yes;
 }
 
+static bool excluded(const char *path, const ol_discover_options *opts)
+{
+    return ol_path_excluded(path, opts->exclude) || (opts->excluded && opts->excluded(opts->excluded_ctx, path));
+}
+
 static void walk(const char *root, const ol_discover_options *opts, ol_input_vec *out)
 {
     OL_VEC(char *) stack = {0};
@@ -132,7 +137,7 @@ static void walk(const char *root, const ol_discover_options *opts, ol_input_vec
                 free(path);
                 continue;
             }
-            if (ol_path_excluded(path, opts->exclude)) {
+            if (excluded(path, opts)) {
                 free(path);
                 continue;
             }
@@ -211,7 +216,7 @@ void ol_discover(const char *const *paths, size_t count, const ol_discover_optio
             add_input(out, path, errno);
         } else if (S_ISDIR(st.st_mode)) {
             walk(path, opts, out);
-        } else if (!opts->force_exclude || !ol_path_excluded(path, opts->exclude)) {
+        } else if (!opts->force_exclude || !excluded(path, opts)) {
             add_input(out, path, 0);
         }
         free(path);

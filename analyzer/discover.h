@@ -5,7 +5,7 @@
  * A directory is searched recursively for *.py and *.ipynb files, skipping
  * hidden directories, __pycache__, virtual environments (a pyvenv.cfg, or
  * the usual names) and the directories Ruff skips by default, plus anything
- * matching --exclude. A path named explicitly is always linted unless
+ * matching --exclude or a configuration's `exclude`. A path named explicitly is always linted unless
  * --force-exclude is given. `-` is standard input. A path that does not
  * exist or cannot be read becomes an input carrying its error, so it is
  * reported (OOM001) in its place in the output and the run goes on.
@@ -25,6 +25,9 @@ typedef struct ol_discover_options {
     const ol_strvec *exclude;   /* glob patterns */
     bool force_exclude;         /* apply exclude to explicit paths too */
     const char *stdin_filename; /* display name for `-` */
+    /* more exclusion (configuration files: ol_resolver_excluded), or NULL */
+    bool (*excluded)(void *ctx, const char *path);
+    void *excluded_ctx;
 } ol_discover_options;
 
 void ol_discover(const char *const *paths, size_t count, const ol_discover_options *opts, ol_input_vec *out);

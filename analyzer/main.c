@@ -1,6 +1,7 @@
 /*
- * main.c - oomlint's entry point: parse the command line, discover inputs,
- * lint them in parallel, emit, and choose the exit status
+ * main.c - oomlint's entry point: parse the command line, find the
+ * configuration, discover inputs, lint them in parallel, emit, and choose
+ * the exit status
  * (0 no findings, 1 findings, 2 usage error or nothing could be linted).
  */
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "config.h"
 #include "discover.h"
 #include "emit.h"
 #include "fix.h"
@@ -31,6 +33,48 @@ static bool want_color(ol_color c)
     return isatty(STDOUT_FILENO) && !(term && strcmp(term, "dumb") == 0);
 }
 
+static void config_options(const ol_cli *cli, ol_config_options *o)
+{
+    o->isolated = cli->isolated;
+    o->config_path = cli->config_path;
+    o->cli = &cli->selection;
+    o->cli_exclude = &cli->exclude;
+    o->stdin_filename = cli->stdin_filename;
+}
+
+static int config_failed(ol_resolver *r)
+{
+    fprintf(stderr, "oomlint: error: %s\n", r->error.data ? r->error.data : "bad configuration");
+    ol_resolver_free(r);
+    return 2;
+}
+
+/* --show-settings: what each named path would be linted with. */
+static int run_show_settings(const ol_cli *cli)
+{
+    ol_config_options copts;
+    config_options(cli, &copts);
+    ol_resolver resolver;
+    if (!ol_resolver_init(&resolver, &copts))
+        return config_failed(&resolver);
+    ol_buf out = {0};
+    for (size_t i = 0; i < cli->paths.len; i++) {
+        ol_input in = {0};
+        in.from_stdin = strcmp(cli->paths.items[i], "-") == 0;
+        in.path = in.from_stdin && cli->stdin_filename ? cli->stdin_filename : cli->paths.items[i];
+        if (i > 0)
+            ol_buf_putc(&out, '\n');
+        if (!ol_resolver_show(&resolver, &in, &out)) {
+            ol_buf_free(&out);
+            return config_failed(&resolver);
+        }
+    }
+    fputs(out.data ? out.data : "", stdout);
+    ol_buf_free(&out);
+    ol_resolver_free(&resolver);
+    return 0;
+}
+
 static int run_lint(ol_cli *cli)
 {
     ol_grammar grammar;
@@ -38,13 +82,30 @@ static int run_lint(ol_cli *cli)
         fputs("oomlint: error: the bundled Python grammar is not compatible with the tree-sitter runtime\n", stderr);
         return 2;
     }
+    ol_config_options copts;
+    config_options(cli, &copts);
+    ol_resolver resolver;
+    if (!ol_resolver_init(&resolver, &copts)) {
+        ol_grammar_free(&grammar);
+        return config_failed(&resolver);
+    }
     ol_settings settings;
     settings.enabled = ol_xcalloc(ol_rule_count, sizeof(bool));
     ol_selection_resolve(&cli->selection, settings.enabled);
 
     ol_input_vec inputs = {0};
-    ol_discover_options dopts = {&cli->exclude, cli->force_exclude, cli->stdin_filename};
+    ol_discover_options dopts = {&cli->exclude, cli->force_exclude, cli->stdin_filename, ol_resolver_excluded,
+                                 &resolver};
     ol_discover((const char *const *)cli->paths.items, cli->paths.len, &dopts, &inputs);
+    /* each input is linted with the rule set of the configuration covering it */
+    for (size_t i = 0; i < inputs.len && !resolver.failed; i++)
+        ol_resolver_settings_for(&resolver, &inputs.items[i], &inputs.items[i].settings);
+    if (resolver.failed) {
+        ol_input_vec_free(&inputs);
+        free(settings.enabled);
+        ol_grammar_free(&grammar);
+        return config_failed(&resolver);
+    }
 
     char *stdin_bytes = NULL;
     size_t stdin_len = 0;
@@ -126,6 +187,7 @@ static int run_lint(ol_cli *cli)
     free(stdin_bytes);
     ol_input_vec_free(&inputs);
     free(settings.enabled);
+    ol_resolver_free(&resolver);
     ol_grammar_free(&grammar);
     return status;
 }
@@ -156,7 +218,7 @@ int main(int argc, char **argv)
         status = ol_cmd_rule(&cli, stdout, stderr);
         break;
     case OL_CMD_LINT:
-        status = run_lint(&cli);
+        status = cli.show_settings ? run_show_settings(&cli) : run_lint(&cli);
         break;
     }
     ol_cli_free(&cli);

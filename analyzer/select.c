@@ -1,5 +1,6 @@
 /*
- * select.c - resolving rule selectors against the registry.
+ * select.c - resolving rule selectors against the registry, one selection
+ * or several layered (configuration, then command line).
  */
 #include "select.h"
 
@@ -39,7 +40,7 @@ static bool matches(const char *selector, const char *code)
     return strcmp(selector, "ALL") == 0 || ol_str_has_prefix(code, selector);
 }
 
-static bool valid(const char *selector)
+bool ol_selector_valid(const char *selector)
 {
     if (strcmp(selector, "ALL") == 0)
         return true;
@@ -54,7 +55,7 @@ const char *ol_selection_invalid(const ol_selection *s)
     const ol_strvec *lists[] = {&s->select, &s->extend_select, &s->ignore};
     for (size_t l = 0; l < 3; l++)
         for (size_t i = 0; i < lists[l]->len; i++)
-            if (!valid(lists[l]->items[i]))
+            if (!ol_selector_valid(lists[l]->items[i]))
                 return lists[l]->items[i];
     return NULL;
 }
@@ -64,53 +65,103 @@ static size_t specificity(const char *selector)
     return strcmp(selector, "ALL") == 0 ? 0 : strlen(selector);
 }
 
-void ol_selection_resolve(const ol_selection *s, bool *enabled)
+/* OOM002 (syntax errors) shows unless a selector at least as narrow as OOM0
+ * turns it off: `ignore = ["ALL"]` or `["OOM"]` keeps reporting files that
+ * could not be parsed. */
+static bool narrow_enough_for_parse_errors(const char *selector)
+{
+    return specificity(selector) >= 4;
+}
+
+/* What one layer says about a rule: nothing (-1), or on/off and whether the
+ * winning selector is the rule's exact code. */
+typedef struct layer_verdict {
+    long best;
+    bool on, exact;
+} layer_verdict;
+
+static layer_verdict judge(const ol_selection *s, const char *code, bool parse_error_rule)
+{
+    layer_verdict v = {-1, false, false};
+    const ol_strvec *selects[] = {&s->select, &s->extend_select};
+    for (size_t l = 0; l < 2; l++) {
+        for (size_t i = 0; i < selects[l]->len; i++) {
+            const char *sel = selects[l]->items[i];
+            if (!matches(sel, code) || (parse_error_rule && !narrow_enough_for_parse_errors(sel)))
+                continue;
+            long spec = (long)specificity(sel);
+            if (spec >= v.best) {
+                v.best = spec;
+                v.on = true;
+                v.exact = strcmp(sel, code) == 0;
+            }
+        }
+    }
+    for (size_t i = 0; i < s->ignore.len; i++) {
+        const char *sel = s->ignore.items[i];
+        if (!matches(sel, code) || (parse_error_rule && !narrow_enough_for_parse_errors(sel)))
+            continue;
+        long spec = (long)specificity(sel);
+        if (spec >= v.best) {
+            v.best = spec;
+            v.on = false;
+            v.exact = false;
+        }
+    }
+    return v;
+}
+
+void ol_selection_resolve_layers(const ol_selection *const *layers, size_t count, bool *enabled)
 {
     for (size_t r = 0; r < ol_rule_count; r++) {
         const ol_rule *rule = ol_rules[r];
-        /* the default: every rule that is not opt-in, at the lowest specificity */
-        bool on = !s->has_select && !rule->opt_in;
-        long best = s->has_select ? -1 : 0;
-        bool exact_select = false;
-        const ol_strvec *selects[] = {&s->select, &s->extend_select};
-        for (size_t l = 0; l < 2; l++) {
-            for (size_t i = 0; i < selects[l]->len; i++) {
-                const char *sel = selects[l]->items[i];
-                if (!matches(sel, rule->code))
-                    continue;
-                if (strcmp(sel, rule->code) == 0)
-                    exact_select = true;
-                long spec = (long)specificity(sel);
-                if (spec >= best) {
-                    best = spec;
-                    on = true;
-                }
-            }
+        if (strcmp(rule->code, "OOM001") == 0) {
+            enabled[r] = true; /* a file that was not analyzed is always reported */
+            continue;
         }
-        for (size_t i = 0; i < s->ignore.len; i++) {
-            const char *sel = s->ignore.items[i];
-            if (!matches(sel, rule->code))
-                continue;
-            long spec = (long)specificity(sel);
-            if (spec >= best) {
-                best = spec;
-                on = false;
-            }
-        }
-        if (rule->opt_in && !exact_select)
-            on = false;
-        if (strcmp(rule->code, "OOM001") == 0)
-            on = true;
         if (strcmp(rule->code, "OOM002") == 0) {
-            /* syntax errors show unless explicitly ignored */
-            bool ignored = false;
-            for (size_t i = 0; i < s->ignore.len; i++)
-                if (matches(s->ignore.items[i], rule->code) && strcmp(s->ignore.items[i], "ALL") != 0 &&
-                    specificity(s->ignore.items[i]) >= 4)
-                    ignored = true;
-            on = !ignored;
+            bool on = true;
+            for (size_t l = 0; l < count; l++) {
+                layer_verdict v = judge(layers[l], rule->code, true);
+                if (v.best >= 0)
+                    on = v.on;
+            }
+            enabled[r] = on;
+            continue;
         }
-        enabled[r] = on;
+        /* the default set: every rule that is not opt-in */
+        bool on = !rule->opt_in;
+        bool exact = false; /* turned on by its exact code */
+        for (size_t l = 0; l < count; l++) {
+            layer_verdict v = judge(layers[l], rule->code, false);
+            if (layers[l]->has_select) {
+                on = v.best >= 0 && v.on;
+                exact = on && v.exact;
+            } else if (v.best >= 0) {
+                exact = v.on && ((on && exact) || v.exact);
+                on = v.on;
+            }
+        }
+        enabled[r] = on && (!rule->opt_in || exact);
+    }
+}
+
+void ol_selection_resolve(const ol_selection *s, bool *enabled)
+{
+    ol_selection_resolve_layers(&s, 1, enabled);
+}
+
+void ol_selection_apply_ignores(const ol_strvec *selectors, bool *enabled)
+{
+    for (size_t r = 0; r < ol_rule_count; r++) {
+        const char *code = ol_rules[r]->code;
+        if (strcmp(code, "OOM001") == 0)
+            continue;
+        bool parse_error_rule = strcmp(code, "OOM002") == 0;
+        for (size_t i = 0; i < selectors->len; i++)
+            if (matches(selectors->items[i], code) &&
+                (!parse_error_rule || narrow_enough_for_parse_errors(selectors->items[i])))
+                enabled[r] = false;
     }
 }
 

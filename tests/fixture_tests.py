@@ -24,7 +24,8 @@ def select_args(path):
     """Every default rule runs on every fixture; a rule directory also turns
     on its own rule, so opt-in rules have fixtures too."""
     rule = os.path.basename(os.path.dirname(path))
-    args = ["--format", "json"]
+    # --isolated: a fixture's verdict must not depend on a pyproject.toml around it
+    args = ["--isolated", "--format", "json"]
     if RULE_DIR.match(rule):
         args += ["--extend-select", rule]
     return args
@@ -63,7 +64,7 @@ def make_fix_test(path, fixed_path, unsafe):
             name = os.path.basename(path)
             target = os.path.join(ws.path, name)
             shutil.copyfile(path, target)
-            args = ["--fix", "--extend-select", os.path.basename(os.path.dirname(path))]
+            args = ["--isolated", "--fix", "--extend-select", os.path.basename(os.path.dirname(path))]
             if unsafe:
                 args.append("--unsafe-fixes")
             first = run(*args, target)

@@ -8,7 +8,8 @@ Runs, against a built oomlint binary:
     markers exactly; every `x.fixed.py` beside a fixture must equal what
     `oomlint --fix` makes of `x.py` (and `x.unsafe-fixed.py` what
     `--fix --unsafe-fixes` makes of it), and a second --fix must change nothing;
-  - CLI tests (tests/cli_tests.py) and robustness tests (tests/robustness_tests.py).
+  - CLI tests (tests/cli_tests.py), robustness tests (tests/robustness_tests.py)
+    and configuration tests (tests/config_tests.py).
 
 Only the standard library is used. The closing line is "N passed, N failed".
 """
@@ -61,6 +62,7 @@ def main():
     import fixture_tests  # noqa: F401  (registers tests)
     import cli_tests  # noqa: F401
     import robustness_tests  # noqa: F401
+    import config_tests  # noqa: F401
 
     groups = {}
     for name, fn in harness.TESTS:

@@ -1,13 +1,15 @@
 /*
  * unit.c - unit tests of the engine's building blocks: decoding, positions,
- * suppression comments, rule selection, the syntax tree, the semantic model
- * and value evaluation. Each TEST is a function; CHECK records a failure
- * with its line and keeps going. Prints "N passed, N failed".
+ * suppression comments, rule selection, the syntax tree, the semantic model,
+ * value evaluation, TOML and project configuration. Each TEST is a
+ * function; CHECK records a failure with its line and keeps going. Prints
+ * "N passed, N failed".
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "diag.h"
 #include "lint.h"
 #include "model.h"
@@ -17,6 +19,7 @@
 #include "source.h"
 #include "suppress.h"
 #include "syntax.h"
+#include "toml.h"
 
 static int checks_failed;
 static const char *current_test;
@@ -510,6 +513,340 @@ static void test_bad_notebooks(void)
     ol_buf_free(&err);
 }
 
+/* ---- TOML and configuration ------------------------------------------------- */
+
+static const ol_toml_value *toml_at(const ol_toml_value *t, const char *dotted)
+{
+    char *copy = ol_xstrdup(dotted);
+    const ol_toml_value *v = t;
+    char *save = NULL;
+    for (char *part = strtok_r(copy, ".", &save); part && v; part = strtok_r(NULL, ".", &save)) {
+        const ol_toml_entry *e = ol_toml_get(v, part);
+        v = e ? e->value : NULL;
+    }
+    free(copy);
+    return v;
+}
+
+static bool toml_ok(ol_toml_doc *doc, const char *text)
+{
+    uint32_t line;
+    ol_buf err = {0};
+    bool ok = ol_toml_parse(doc, text, strlen(text), &line, &err);
+    if (!ok)
+        fprintf(stderr, "  toml error %u: %s\n", line, err.data);
+    ol_buf_free(&err);
+    return ok;
+}
+
+/* Parses text expecting an error: returns its line (0: no error), message in msg. */
+static uint32_t toml_error(const char *text, size_t len, ol_buf *msg)
+{
+    ol_toml_doc doc;
+    uint32_t line = 0;
+    ol_buf_clear(msg);
+    if (ol_toml_parse(&doc, text, len, &line, msg)) {
+        ol_toml_free(&doc);
+        return 0;
+    }
+    return line;
+}
+
+static void test_toml_values(void)
+{
+    ol_toml_doc doc;
+    const char *text = "# head\n"
+                       "title = \"a\\tb \\u00e9 \\U0001F600 \\\"q\\\" \\\\\"\n"
+                       "lit = 'C:\\path\\no escapes'\n"
+                       "ml = \"\"\"\nfirst \\\n    second\"\"\"\n"
+                       "mll = '''\nraw \\n'''\n"
+                       "nums = [1, -2.5e3, true, 1979-05-27, [\"x\", 'y',],]\n"
+                       "point = { x = 1, y.z = \"deep\" }\n"
+                       "a.b.c = 3\n"
+                       "[tool.oomlint]\n"
+                       "select = [\n  \"OOM1\",  # comment\n\n  'OOM5',\n]\n"
+                       "[[runs]]\nn = 1\n[[runs]]\nn = 2\n[runs.sub]\nk = \"v\"\n";
+    CHECK(toml_ok(&doc, text));
+    if (!doc.root)
+        return;
+    const ol_toml_value *v = toml_at(doc.root, "title");
+    CHECK(v && v->type == OL_TOML_STRING && strcmp(v->text, "a\tb \xC3\xA9 \xF0\x9F\x98\x80 \"q\" \\") == 0);
+    CHECK(v && v->line == 2);
+    v = toml_at(doc.root, "lit");
+    CHECK(v && strcmp(v->text, "C:\\path\\no escapes") == 0);
+    v = toml_at(doc.root, "ml");
+    CHECK(v && strcmp(v->text, "first second") == 0);
+    v = toml_at(doc.root, "mll");
+    CHECK(v && strcmp(v->text, "raw \\n") == 0);
+    v = toml_at(doc.root, "nums");
+    CHECK(v && v->type == OL_TOML_ARRAY && v->items.len == 5);
+    if (v && v->items.len == 5) {
+        CHECK(v->items.items[0]->type == OL_TOML_INTEGER);
+        CHECK(v->items.items[1]->type == OL_TOML_FLOAT);
+        CHECK(v->items.items[2]->type == OL_TOML_BOOLEAN && v->items.items[2]->boolean);
+        CHECK(v->items.items[3]->type == OL_TOML_DATETIME);
+        CHECK(v->items.items[4]->type == OL_TOML_ARRAY && v->items.items[4]->items.len == 2);
+    }
+    v = toml_at(doc.root, "point.y.z");
+    CHECK(v && strcmp(v->text, "deep") == 0);
+    v = toml_at(doc.root, "a.b.c");
+    CHECK(v && v->type == OL_TOML_INTEGER && strcmp(v->text, "3") == 0);
+    v = toml_at(doc.root, "tool.oomlint.select");
+    CHECK(v && v->items.len == 2 && v->line == 13);
+    if (v && v->items.len == 2) {
+        CHECK(strcmp(v->items.items[0]->text, "OOM1") == 0 && v->items.items[0]->line == 14);
+        CHECK(strcmp(v->items.items[1]->text, "OOM5") == 0 && v->items.items[1]->line == 16);
+    }
+    const ol_toml_entry *e = ol_toml_get(toml_at(doc.root, "tool.oomlint"), "select");
+    CHECK(e && e->line == 13);
+    v = toml_at(doc.root, "runs");
+    CHECK(v && v->type == OL_TOML_ARRAY && v->items.len == 2);
+    if (v && v->items.len == 2) {
+        const ol_toml_value *k = toml_at(v->items.items[1], "sub.k");
+        CHECK(k && strcmp(k->text, "v") == 0);
+        CHECK(toml_at(v->items.items[0], "sub") == NULL);
+    }
+    ol_toml_free(&doc);
+    CHECK(doc.root == NULL);
+
+    /* TOML's sub-table rules: a header may add below a dotted-key table, and
+     * may define a table an earlier header only implied */
+    CHECK(toml_ok(&doc, "[fruit]\napple.color = 'red'\n[fruit.apple.texture]\nsmooth = true\n"));
+    ol_toml_free(&doc);
+    CHECK(toml_ok(&doc, "[a.b.c]\nx = 1\n[a]\ny = 2\n"));
+    ol_toml_free(&doc);
+    CHECK(toml_ok(&doc, ""));
+    CHECK(doc.root && doc.root->entries.len == 0);
+    ol_toml_free(&doc);
+
+    /* big tables are indexed: every key is still found, and a repeat caught */
+    ol_buf big = {0};
+    for (int i = 0; i < 1000; i++)
+        ol_buf_printf(&big, "k%d = %d\n", i, i);
+    CHECK(toml_ok(&doc, big.data));
+    bool all_found = doc.root != NULL;
+    for (int i = 0; i < 1000 && all_found; i++) {
+        char key[16], want[16];
+        snprintf(key, sizeof key, "k%d", i);
+        snprintf(want, sizeof want, "%d", i);
+        const ol_toml_value *k = toml_at(doc.root, key);
+        all_found = k && strcmp(k->text, want) == 0;
+    }
+    CHECK(all_found);
+    CHECK(toml_at(doc.root, "k1000") == NULL);
+    ol_toml_free(&doc);
+    ol_buf_puts(&big, "k500 = 0\n");
+    ol_buf msg = {0};
+    CHECK(toml_error(big.data, big.len, &msg) == 1001);
+    CHECK(msg.data && strstr(msg.data, "first on line 501"));
+    ol_buf_free(&msg);
+    ol_buf_free(&big);
+}
+
+static void test_toml_errors(void)
+{
+    ol_buf msg = {0};
+#define TOML_ERROR(lit) toml_error(lit, sizeof(lit) - 1, &msg)
+    CHECK(TOML_ERROR("a = 1\n\na = 2\n") == 3);
+    CHECK(msg.data && strstr(msg.data, "defined twice") && strstr(msg.data, "line 1"));
+    CHECK(TOML_ERROR("[a]\nx = 1\n[a]\n") == 3);
+    CHECK(msg.data && strstr(msg.data, "table [a] is defined twice"));
+    CHECK(TOML_ERROR("[fruit]\napple.color = 1\n[fruit.apple]\n") == 3);
+    CHECK(TOML_ERROR("[a.b.c]\nz = 9\n[a]\nb.c.t = 1\n") == 4);
+    CHECK(TOML_ERROR("a = {x = 1}\n[a.y]\n") == 2);
+    CHECK(msg.data && strstr(msg.data, "inline table"));
+    CHECK(TOML_ERROR("a = [1]\n[[a]]\n") == 2);
+    CHECK(TOML_ERROR("[[a]]\n[a]\n") == 2);
+    CHECK(TOML_ERROR("x = 1\ns = \"\\uD800\"\n") == 2);
+    CHECK(msg.data && strstr(msg.data, "Unicode scalar value"));
+    CHECK(TOML_ERROR("x = 1\n# caf\xE9\n") == 2);
+    CHECK(msg.data && strstr(msg.data, "UTF-8"));
+    CHECK(TOML_ERROR("x = 1\ny = \0\n") == 2);
+    CHECK(TOML_ERROR("x = 1\n\ny = = 2\n") == 3);
+    CHECK(msg.data && strstr(msg.data, "invalid TOML"));
+    CHECK(TOML_ERROR("a = [\n  1,\n  2\n  3,\n]\n") == 4);
+    CHECK(msg.data && strstr(msg.data, "opened on line 1"));
+    CHECK(TOML_ERROR("[tool.oomlint\nselect = []\n") == 1);
+    CHECK(msg.data && strstr(msg.data, "after `[tool.oomlint`"));
+#undef TOML_ERROR
+    /* hostile nesting is an error, not a stack overflow */
+    ol_buf deep = {0};
+    ol_buf_puts(&deep, "a = ");
+    for (int i = 0; i < 5000; i++)
+        ol_buf_puts(&deep, "[ ");
+    for (int i = 0; i < 5000; i++)
+        ol_buf_putc(&deep, ']');
+    CHECK(toml_error(deep.data, deep.len, &msg) == 1);
+    ol_buf_clear(&deep);
+    for (int i = 0; i < 5000; i++)
+        ol_buf_puts(&deep, "k.");
+    ol_buf_puts(&deep, "k = 1\n");
+    CHECK(toml_error(deep.data, deep.len, &msg) == 1);
+    CHECK(msg.data && strstr(msg.data, "parts"));
+    ol_buf_free(&deep);
+    ol_buf_free(&msg);
+}
+
+static void test_glob_match(void)
+{
+    /* directory globs, and everything below a matched directory */
+    CHECK(ol_glob_match("tests/*", "tests/a.py", NULL, false));
+    CHECK(ol_glob_match("tests/*", "tests/unit/a.py", NULL, false));
+    CHECK(!ol_glob_match("tests/*", "src/tests/a.py", NULL, false));
+    CHECK(ol_glob_match("tests", "tests/unit/a.py", NULL, false));
+    CHECK(ol_glob_match("tests/", "tests/a.py", NULL, false));
+    CHECK(ol_glob_match("./src/gen", "src/gen/x/y.py", NULL, false));
+    /* `*` stays within a component; `**` spans any number, including none */
+    CHECK(!ol_glob_match("src/*.py", "src/a/b.py", NULL, false));
+    CHECK(ol_glob_match("**/gen/*.py", "gen/a.py", NULL, false));
+    CHECK(ol_glob_match("**/gen/*.py", "a/b/gen/c.py", NULL, false));
+    CHECK(ol_glob_match("src/**/test_*.py", "src/test_a.py", NULL, false));
+    CHECK(!ol_glob_match("src/**/test_*.py", "lib/test_a.py", NULL, false));
+    /* a bare name: the file name (per-file-ignores) or any component (exclude) */
+    CHECK(ol_glob_match("test_*.py", "a/b/test_x.py", NULL, false));
+    CHECK(!ol_glob_match("legacy", "src/legacy/a.py", NULL, false));
+    CHECK(ol_glob_match("legacy", "src/legacy/a.py", NULL, true));
+    CHECK(!ol_glob_match("src/legacy", "x/src/legacy/a.py", NULL, true));
+    /* braces, classes, escapes */
+    CHECK(ol_glob_match("{tools,bench}/*.py", "bench/b.py", NULL, false));
+    CHECK(ol_glob_match("{tools,bench}/*.py", "tools/t.py", NULL, false));
+    CHECK(!ol_glob_match("{tools,bench}/*.py", "docs/d.py", NULL, false));
+    CHECK(ol_glob_match("a{b,{c,d}}e.py", "ade.py", NULL, false));
+    CHECK(ol_glob_match("m[0-9].py", "m7.py", NULL, false));
+    CHECK(!ol_glob_match("m[!0-9].py", "m7.py", NULL, false));
+    CHECK(ol_glob_match("a\\*.py", "a*.py", NULL, false));
+    CHECK(!ol_glob_match("a\\*.py", "ab.py", NULL, false));
+    /* outside the configuration's directory: names and absolute patterns only */
+    CHECK(ol_glob_match("*.py", NULL, "/elsewhere/x.py", false));
+    CHECK(!ol_glob_match("elsewhere/*", NULL, "/elsewhere/x.py", false));
+    CHECK(ol_glob_match("/elsewhere/*", NULL, "/elsewhere/x.py", false));
+    CHECK(!ol_glob_match("", "a.py", NULL, false));
+}
+
+static bool layered_on(const ol_selection *config, const ol_selection *cli, const char *code)
+{
+    bool *en = ol_xcalloc(ol_rule_count, sizeof(bool));
+    const ol_selection *layers[] = {config, cli};
+    ol_selection_resolve_layers(layers, 2, en);
+    bool on = en[ol_rule_index(ol_rule_find(code))];
+    free(en);
+    return on;
+}
+
+static void reset_selection(ol_selection *s)
+{
+    ol_selection_free(s);
+    memset(s, 0, sizeof(*s));
+}
+
+static void test_selection_layers(void)
+{
+    ol_selection config = {0}, cli = {0};
+    /* nothing anywhere: the defaults */
+    CHECK(layered_on(&config, &cli, "OOM101") && layered_on(&config, &cli, "OOM502"));
+    /* the config's select, then a CLI select replaces it */
+    config.has_select = true;
+    ol_selectors_add(&config.select, "OOM502");
+    ol_selectors_add(&config.ignore, "OOM101");
+    CHECK(!layered_on(&config, &cli, "OOM101") && layered_on(&config, &cli, "OOM502"));
+    cli.has_select = true;
+    ol_selectors_add(&cli.select, "OOM1");
+    CHECK(layered_on(&config, &cli, "OOM101") && !layered_on(&config, &cli, "OOM502"));
+    /* a CLI ignore wins over the config even when broader */
+    reset_selection(&config);
+    reset_selection(&cli);
+    config.has_select = true;
+    ol_selectors_add(&config.select, "OOM101,OOM502");
+    ol_selectors_add(&cli.ignore, "OOM1");
+    CHECK(!layered_on(&config, &cli, "OOM101") && layered_on(&config, &cli, "OOM502"));
+    /* a CLI extend-select re-enables what the config ignored ... */
+    reset_selection(&config);
+    reset_selection(&cli);
+    ol_selectors_add(&config.ignore, "OOM502");
+    ol_selectors_add(&cli.extend_select, "OOM");
+    CHECK(layered_on(&config, &cli, "OOM502"));
+    /* ... but inside one layer the more specific selector still wins */
+    ol_selectors_add(&cli.ignore, "OOM502");
+    CHECK(!layered_on(&config, &cli, "OOM502") && layered_on(&config, &cli, "OOM101"));
+    /* OOM002 answers only to selectors at least as narrow as OOM0; OOM001 to none */
+    reset_selection(&config);
+    reset_selection(&cli);
+    ol_selectors_add(&config.ignore, "ALL");
+    CHECK(layered_on(&config, &cli, "OOM002") && !layered_on(&config, &cli, "OOM101"));
+    ol_selectors_add(&config.ignore, "OOM0");
+    CHECK(!layered_on(&config, &cli, "OOM002") && layered_on(&config, &cli, "OOM001"));
+    ol_selectors_add(&cli.extend_select, "OOM002");
+    CHECK(layered_on(&config, &cli, "OOM002"));
+    reset_selection(&config);
+    reset_selection(&cli);
+
+    /* per-file ignores switch rules off whatever selected them */
+    bool *en = ol_xcalloc(ol_rule_count, sizeof(bool));
+    ol_selection all = {0};
+    all.has_select = true;
+    ol_selectors_add(&all.select, "ALL");
+    ol_selection_resolve(&all, en);
+    CHECK(en[ol_rule_index(ol_rule_find("OOM101"))]);
+    ol_strvec ignores = {0};
+    ol_selectors_add(&ignores, "ALL");
+    ol_selection_apply_ignores(&ignores, en);
+    CHECK(!en[ol_rule_index(ol_rule_find("OOM101"))]);
+    CHECK(en[ol_rule_index(ol_rule_find("OOM001"))] && en[ol_rule_index(ol_rule_find("OOM002"))]);
+    ol_strvec_free(&ignores);
+    ol_selectors_add(&ignores, "OOM002");
+    ol_selection_apply_ignores(&ignores, en);
+    CHECK(!en[ol_rule_index(ol_rule_find("OOM002"))]);
+    ol_strvec_free(&ignores);
+    ol_selection_free(&all);
+    free(en);
+    CHECK(ol_selector_valid("OOM") && ol_selector_valid("ALL") && !ol_selector_valid("OOM9"));
+}
+
+static void test_config_parse(void)
+{
+    ol_config c;
+    bool found;
+    ol_buf err = {0};
+    const char *good = "[project]\nname = 'x'\n[tool.oomlint]\nselect = ['oom1']\nexclude = ['gen']\n"
+                       "[tool.oomlint.per-file-ignores]\n'tests/*' = ['OOM101', 'OOM5']\n";
+    CHECK(ol_config_parse(&c, "p.toml", good, strlen(good), &found, &err));
+    CHECK(found && c.selection.has_select && c.selection.select.len == 1);
+    CHECK(c.selection.select.len == 1 && strcmp(c.selection.select.items[0], "OOM1") == 0);
+    CHECK(c.exclude.len == 1 && strcmp(c.exclude.items[0], "gen") == 0);
+    CHECK(c.per_file_ignores.len == 1 && c.per_file_ignores.items[0].line == 7 &&
+          c.per_file_ignores.items[0].selectors.len == 2);
+    ol_config_free(&c);
+
+    const char *other = "[tool.ruff]\nselect = ['E']\n";
+    CHECK(ol_config_parse(&c, "p.toml", other, strlen(other), &found, &err) && !found);
+    ol_config_free(&c);
+    CHECK(ol_config_parse(&c, "p.toml", "", 0, &found, &err) && !found);
+    ol_config_free(&c);
+    const char *empty = "[tool.oomlint]\n";
+    CHECK(ol_config_parse(&c, "p.toml", empty, strlen(empty), &found, &err) && found && !c.selection.has_select);
+    ol_config_free(&c);
+
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"[tool.oomlint]\n\nselct = []\n", "p.toml:3: unknown key 'selct' in [tool.oomlint] (did you mean 'select'?)"},
+        {"[tool.oomlint]\nignore = ['OOM1', 'X1']\n", "p.toml:2: unknown rule code or prefix 'X1' in 'ignore'"},
+        {"[tool.oomlint]\nselect = 'OOM1'\n", "p.toml:2: 'select' must be an array of rule codes"},
+        {"[tool.oomlint]\nexclude = [1]\n", "p.toml:2: 'exclude' must be an array of glob patterns"},
+        {"[tool.oomlint]\nper-file-ignores = 1\n", "p.toml:2: 'per-file-ignores' must be a table"},
+        {"tool.oomlint = []\n", "p.toml:1: 'tool.oomlint' must be a table"},
+        {"[tool.oomlint\n", "p.toml:1: invalid TOML"},
+    };
+    for (size_t i = 0; i < OL_ARRAY_LEN(bad); i++) {
+        bool ok = ol_config_parse(&c, "p.toml", bad[i].text, strlen(bad[i].text), &found, &err);
+        CHECK(!ok);
+        CHECK(err.data && strncmp(err.data, bad[i].want, strlen(bad[i].want)) == 0);
+        if (ok)
+            ol_config_free(&c);
+    }
+    ol_buf_free(&err);
+}
+
 typedef struct test_case {
     const char *name;
     void (*fn)(void);
@@ -546,6 +883,11 @@ int main(void)
         T(test_fix_overlap_rejected),
         T(test_notebook_cells),
         T(test_bad_notebooks),
+        T(test_toml_values),
+        T(test_toml_errors),
+        T(test_glob_match),
+        T(test_selection_layers),
+        T(test_config_parse),
     };
     int passed = 0, failed = 0;
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

@@ -1,0 +1,106 @@
+/*
+ * config.h - project configuration: `[tool.oomlint]` in pyproject.toml.
+ *
+ * A configuration sets rule selection (`select`, `extend-select`, `ignore`),
+ * `per-file-ignores` and `exclude`. For each linted file the nearest
+ * pyproject.toml with a [tool.oomlint] table, searched upward from the
+ * file's directory, applies (pyproject files without the table are passed
+ * over, as Ruff does); `--config PATH` names one file for every input
+ * instead, and `--isolated` ignores configuration altogether.
+ *
+ * Rule selection is resolved in layers, as Ruff does: the configuration's
+ * selectors first, then the command line's. Within a layer the more specific
+ * selector wins; a later layer's `select` replaces everything before it,
+ * while its `extend-select` and `ignore` adjust only the rules they match.
+ * So a CLI --select replaces the file's rule set, and CLI --ignore and
+ * --extend-select add to it and win over it. Per-file ignores then switch
+ * rules off for the files they match. Patterns in a configuration are
+ * relative to the directory holding it (see ol_glob_match for the syntax).
+ *
+ * The resolver (ol_resolver) owns everything: configurations are parsed
+ * once, and the answer "which configuration covers this directory" is
+ * cached for every directory on the way up, so a tree of thousands of files
+ * reads each pyproject.toml once. Each distinct rule set becomes one
+ * ol_settings that inputs point to (ol_input.settings). The resolver is
+ * used on one thread, before linting starts; what it hands out is immutable
+ * and shared by the lint threads.
+ */
+#ifndef OL_CONFIG_H
+#define OL_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lint.h"
+#include "select.h"
+
+typedef struct ol_per_file_ignore {
+    char *pattern;
+    ol_strvec selectors;
+    uint32_t line;        /* where the pattern is written */
+} ol_per_file_ignore;
+
+typedef struct ol_config {
+    char *path;           /* the file, as shown in messages */
+    char *dir;            /* absolute directory that patterns are relative to */
+    ol_selection selection;
+    OL_VEC(ol_per_file_ignore) per_file_ignores;
+    ol_strvec exclude;
+} ol_config;
+
+/* Reads the [tool.oomlint] table of a TOML document. *found says whether
+ * the table exists (when it does not, c is empty). On an error (bad TOML,
+ * unknown key, wrong type, unknown rule code) returns false and writes
+ * "display:line: message" to err. */
+bool ol_config_parse(ol_config *c, const char *display, const char *text, size_t len, bool *found, ol_buf *err);
+void ol_config_free(ol_config *c);
+
+/* Does a configuration pattern match a path relative to its directory?
+ * `*` and `?` and `[...]` match within one path component, a `**`
+ * component matches any number of components, `{a,b}` is either. A pattern
+ * also matches every path below a directory it matches. With `any_name`,
+ * a pattern without `/` matches any single component (exclude); without,
+ * it matches the file name too (per-file-ignores). rel may be NULL for a
+ * file outside the configuration's directory: then only name matching and
+ * absolute patterns (matched against abs) apply. */
+bool ol_glob_match(const char *pattern, const char *rel, const char *abs, bool any_name);
+
+typedef struct ol_config_options {
+    bool isolated;                 /* --isolated: no configuration at all */
+    const char *config_path;       /* --config PATH, or NULL to search */
+    const ol_selection *cli;       /* the command line's selectors */
+    const ol_strvec *cli_exclude;  /* the command line's --exclude, for --show-settings */
+    const char *stdin_filename;    /* --stdin-filename, or NULL */
+} ol_config_options;
+
+typedef struct ol_config_cache ol_config_cache;
+
+typedef struct ol_resolver {
+    ol_config_options opts;
+    char *cwd;                     /* absolute; NULL when isolated */
+    ol_config *explicit_config;    /* --config */
+    OL_VEC(ol_config *) configs;   /* every configuration read */
+    ol_config_cache *cache;        /* directory -> configuration (or none) */
+    OL_VEC(ol_settings *) settings; /* distinct rule sets handed out */
+    ol_buf error;                  /* the first error, "path:line: message" */
+    bool failed;
+} ol_resolver;
+
+/* Reads --config when given. Returns false with r->error set on failure;
+ * ol_resolver_free is needed either way. */
+bool ol_resolver_init(ol_resolver *r, const ol_config_options *o);
+void ol_resolver_free(ol_resolver *r);
+
+/* For directory discovery: is path excluded by the configuration covering
+ * the directory it is in? After an error, answers true (so the walk ends
+ * quickly) and r->failed is set. ctx is the resolver. */
+bool ol_resolver_excluded(void *ctx, const char *path);
+
+/* The settings (rule set) for one input. Returns false on an error. */
+bool ol_resolver_settings_for(ol_resolver *r, const ol_input *in, const ol_settings **out);
+
+/* --show-settings: the resolved settings for one path, as readable text. */
+bool ol_resolver_show(ol_resolver *r, const ol_input *in, ol_buf *out);
+
+#endif

@@ -390,10 +390,13 @@ def _():
         assert '  ignore = ["OOM502"]\n' in out, out
         assert '  "tests/*" = ["OOM101"]  (pyproject.toml:6)\n' in out, out
         assert "docs/*" not in out, out
-        enabled = out.split("Enabled rules:\n")[1].split("\n\n")[0]
-        assert re.findall(r"OOM\d+", enabled) == ["OOM001", "OOM002"], enabled
-        disabled = out.split("Disabled rules:\n")[1].split("\n\n")[0]
-        assert re.findall(r"OOM\d+", disabled) == ["OOM101", "OOM502"], disabled
+        enabled = re.findall(r"OOM\d+", out.split("Enabled rules:\n")[1].split("\n\n")[0])
+        disabled = re.findall(r"OOM\d+", out.split("Disabled rules:\n")[1].split("\n\n")[0])
+        every = [d["code"] for d in run("rules", "--format", "json").json()]
+        opt_in = [d["code"] for d in run("rules", "--format", "json").json() if d["opt_in"]]
+        assert sorted(enabled + disabled) == sorted(every), (enabled, disabled)
+        assert {"OOM001", "OOM002"} <= set(enabled), enabled
+        assert sorted(disabled) == sorted(["OOM101", "OOM502"] + opt_in), disabled
         assert '  "legacy"  (pyproject.toml, relative to ' in out, out
         assert '  "tmp"  (--exclude)\n' in out, out
         # stable: the same answer twice

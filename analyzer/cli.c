@@ -365,10 +365,10 @@ int ol_cmd_rules(const ol_cli *cli, FILE *out)
         cJSON_Delete(arr);
         return 0;
     }
-    fprintf(out, "%-7s %-32s %-8s %-7s %s\n", "CODE", "NAME", "SEVERITY", "FIX", "SUMMARY");
+    fprintf(out, "%-7s %-36s %-8s %-4s %s\n", "CODE", "NAME", "SEVERITY", "FIX", "SUMMARY");
     for (size_t i = 0; i < ol_rule_count; i++) {
         const ol_rule *r = ol_rules[i];
-        fprintf(out, "%-7s %-32s %-8s %-7s %s%s\n", r->code, r->name, ol_severity_name(r->severity),
+        fprintf(out, "%-7s %-36s %-8s %-4s %s%s\n", r->code, r->name, ol_severity_name(r->severity),
                 r->fix ? "yes" : "-", r->opt_in ? "(opt-in) " : "", r->summary);
     }
     return 0;

@@ -1106,11 +1106,27 @@ size_t ol_reaching_defs(ol_model *m, uint32_t scope, ol_sym name, ol_nid at, uin
             break;
         if (dominating != OL_NO_INDEX && ol_contains(t, loop->node, m->defs.items[dominating].stmt))
             break;
-        for (uint32_t d = head; d != OL_NO_INDEX && count < cap; d = m->defs.items[d].next) {
+        /* the defs after `at` in the loop, latest first, until one that runs on
+         * every iteration: it is the last word before the back edge */
+        uint32_t later[64];
+        size_t nl = 0;
+        for (uint32_t d = head; d != OL_NO_INDEX; d = m->defs.items[d].next) {
             const ol_def *def = &m->defs.items[d];
-            if (def->pos > pos && ol_contains(t, loop->node, def->stmt) && def->kind != OL_DEF_DELETE)
-                out[count++] = d;
+            if (def->pos > pos && ol_contains(t, loop->node, def->stmt) && nl < OL_ARRAY_LEN(later))
+                later[nl++] = d;
         }
+        bool killed = false;
+        for (size_t k = nl; k-- > 0 && count < cap;) {
+            const ol_def *def = &m->defs.items[later[k]];
+            if (def->kind != OL_DEF_DELETE)
+                out[count++] = later[k];
+            if (loop->body != OL_NONE && dominates(m, def, loop->body)) {
+                killed = true;
+                break;
+            }
+        }
+        if (killed)
+            break;
     }
     return count;
 }

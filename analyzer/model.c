@@ -956,6 +956,8 @@ static bool except_catches_oom(ol_model *m, ol_nid clause, ol_nid *type_out)
             break;
         }
     }
+    if (type != OL_NONE && ol_kind_of(t, type) == OL_N_as_pattern)
+        type = ol_first_named(t, type); /* except E as e: the value field is the whole pattern */
     *type_out = type;
     if (type == OL_NONE)
         return true; /* bare except */

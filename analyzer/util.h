@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #if defined(__GNUC__)
 #define OL_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))

@@ -12,14 +12,24 @@
 extern const ol_rule ol_rule_oom101;
 extern const ol_rule ol_rule_oom102;
 extern const ol_rule ol_rule_oom103;
+extern const ol_rule ol_rule_oom104;
+extern const ol_rule ol_rule_oom105;
 extern const ol_rule ol_rule_oom201;
 extern const ol_rule ol_rule_oom301;
+extern const ol_rule ol_rule_oom302;
 extern const ol_rule ol_rule_oom401;
 extern const ol_rule ol_rule_oom501;
 extern const ol_rule ol_rule_oom502;
 extern const ol_rule ol_rule_oom503;
+extern const ol_rule ol_rule_oom504;
 extern const ol_rule ol_rule_oom601;
 extern const ol_rule ol_rule_oom602;
+extern const ol_rule ol_rule_oom603;
+extern const ol_rule ol_rule_oom604;
+extern const ol_rule ol_rule_oom701;
+extern const ol_rule ol_rule_oom702;
+extern const ol_rule ol_rule_oom703;
+extern const ol_rule ol_rule_oom704;
 
 const ol_rule *const ol_rules[] = {
     &ol_rule_oom001,
@@ -27,14 +37,24 @@ const ol_rule *const ol_rules[] = {
     &ol_rule_oom101,
     &ol_rule_oom102,
     &ol_rule_oom103,
+    &ol_rule_oom104,
+    &ol_rule_oom105,
     &ol_rule_oom201,
     &ol_rule_oom301,
+    &ol_rule_oom302,
     &ol_rule_oom401,
     &ol_rule_oom501,
     &ol_rule_oom502,
     &ol_rule_oom503,
+    &ol_rule_oom504,
     &ol_rule_oom601,
     &ol_rule_oom602,
+    &ol_rule_oom603,
+    &ol_rule_oom604,
+    &ol_rule_oom701,
+    &ol_rule_oom702,
+    &ol_rule_oom703,
+    &ol_rule_oom704,
 };
 
 const size_t ol_rule_count = sizeof(ol_rules) / sizeof(ol_rules[0]);

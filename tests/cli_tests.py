@@ -413,7 +413,7 @@ def _():
         # the JSON report keeps cell numbering
         data = run("--format", "json", nb).json()
         assert {(d["code"], d["cell"], d["line"]) for d in data} == {
-            ("OOM102", 7, 1), ("OOM201", 7, 1)}, data
+            ("OOM102", 7, 1), ("OOM201", 7, 1), ("OOM504", 5, 5)}, data
 
 
 def difflib_lines(a, b):

@@ -1,0 +1,133 @@
+/*
+ * OOM104 oom-recovery-inside-except: retrying the model inside the
+ * `except` that caught the out-of-memory error.
+ *
+ * While the except block runs, the exception's traceback holds the frames
+ * of the failed attempt, and with them every tensor they referenced: the
+ * retry starts with the memory of the attempt that just failed still
+ * allocated. PyTorch's FAQ: set a flag in the except, and retry after it.
+ *
+ * A retry is a model forward or backward call in the except body, a call of
+ * the same function the try body called, or a call of a local function
+ * that runs the model. The except must catch OOM (RuntimeError,
+ * torch.cuda.OutOfMemoryError, Exception, bare) around a try that runs
+ * the model (or name the OOM error explicitly).
+ */
+#include <string.h>
+
+#include "facts.h"
+#include "rule.h"
+
+/* Does the subtree (or a local function it calls, a few levels deep) run a
+ * model forward or backward? */
+static bool runs_model(ol_model *m, ol_nid n, int depth)
+{
+    size_t first, end = ol_calls_in(m, n, &first);
+    for (size_t i = first; i < end; i++) {
+        if (ol_is_forward_call(m, (uint32_t)i) || ol_is_backward_call(m, (uint32_t)i))
+            return true;
+        if (depth >= 2)
+            continue;
+        for (size_t f = 0; f < m->functions.len; f++) {
+            const ol_function *fn = &m->functions.items[f];
+            for (size_t k = 0; k < fn->callsites.len; k++) {
+                if (fn->callsites.items[k] != i)
+                    continue;
+                ol_nid body = ol_field(m->tree, fn->node, OL_F_body);
+                if (body != OL_NONE && runs_model(m, body, depth + 1))
+                    return true;
+            }
+        }
+    }
+    return false;
+}
+
+static ol_nid try_body_of(const ol_tree *t, ol_nid except_clause)
+{
+    ol_nid try_stmt = ol_parent(t, except_clause);
+    return try_stmt != OL_NONE ? ol_field(t, try_stmt, OL_F_body) : OL_NONE;
+}
+
+/* Is call i a retry of something the try body called? */
+static bool retries_try(ol_model *m, uint32_t i, ol_nid try_body)
+{
+    const ol_tree *t = m->tree;
+    const ol_call *c = &m->calls.items[i];
+    size_t first, end = ol_calls_in(m, try_body, &first);
+    for (size_t k = first; k < end; k++)
+        if (ol_same_text(t, m->calls.items[k].callee, c->callee))
+            return true;
+    return false;
+}
+
+static bool names_oom(ol_model *m, ol_nid type)
+{
+    const char *q = ol_qualname(m, type);
+    return q && (strstr(q, "OutOfMemoryError") != NULL);
+}
+
+static void check(ol_check *c)
+{
+    ol_model *m = c->model;
+    const ol_tree *t = c->tree;
+    for (size_t ci = 0; ci < m->contexts.len; ci++) {
+        const ol_ctx *x = &m->contexts.items[ci];
+        if (x->kind != OL_CTX_EXCEPT || !x->catches_oom || x->body == OL_NONE)
+            continue;
+        ol_nid try_body = try_body_of(t, x->node);
+        if (try_body == OL_NONE)
+            continue;
+        if (!names_oom(m, x->item) && !runs_model(m, try_body, 0))
+            continue;
+        size_t first, end = ol_calls_in(m, x->body, &first);
+        for (size_t i = first; i < end; i++) {
+            const ol_call *call = &m->calls.items[i];
+            if (ol_except_at(m, call->node) != ci || ol_function_of(m, call->node) != ol_function_of(m, x->node))
+                continue;
+            bool retry = ol_is_forward_call(m, (uint32_t)i) || ol_is_backward_call(m, (uint32_t)i);
+            if (!retry && retries_try(m, (uint32_t)i, try_body) && runs_model(m, call->node, 0))
+                retry = true;
+            if (!retry && runs_model(m, call->node, 0) && call->receiver == OL_NONE)
+                retry = true; /* a local function that runs the model */
+            if (!retry)
+                continue;
+            ol_diag *d = ol_report_node(c, call->node,
+                                        "this retry runs inside the `except` that caught the out-of-memory error: "
+                                        "the traceback still holds the failed attempt's tensors");
+            ol_diag_help(d, "set a flag in the `except` and retry after the block, so the failed attempt's "
+                            "frames are freed first");
+            break; /* one finding per handler */
+        }
+    }
+}
+
+const ol_rule ol_rule_oom104 = {
+    .code = "OOM104",
+    .name = "oom-recovery-inside-except",
+    .severity = OL_SEV_ERROR,
+    .summary = "A model is re-run inside the `except` that caught an out-of-memory error.",
+    .what = "Flags the first model forward/backward, or call of a function that runs the model, inside "
+            "an `except RuntimeError` / `except torch.cuda.OutOfMemoryError` (or broader) handler whose "
+            "`try` runs the model.",
+    .why = "Inside an `except` block the exception is alive, and its traceback references the frames of "
+           "the failed attempt and every tensor they held: activations, the half-built graph, the batch. "
+           "A retry with a smaller batch in the handler starts with all of that still allocated, so it "
+           "often fails too. PyTorch's FAQ recommends setting a flag and retrying outside the handler.",
+    .example = "try:\n"
+               "    run_model(batch_size)\n"
+               "except RuntimeError:  # out of memory\n"
+               "    for _ in range(batch_size):\n"
+               "        run_model(1)",
+    .instead = "oom = False\n"
+               "try:\n"
+               "    run_model(batch_size)\n"
+               "except RuntimeError:  # out of memory\n"
+               "    oom = True\n"
+               "if oom:\n"
+               "    for _ in range(batch_size):\n"
+               "        run_model(1)",
+    .fix = NULL,
+    .tags = "memory",
+    .precision = "high",
+    .check = check,
+};

@@ -1,0 +1,58 @@
+/*
+ * OOM603 zero-grad-keeps-grad-memory: `zero_grad(set_to_none=False)`.
+ * Zero-filled gradients stay allocated between steps (a full copy of the
+ * parameters' size, through the forward pass when memory peaks), and the
+ * fill itself is an extra kernel per tensor. set_to_none=True frees them and
+ * is the default since PyTorch 2.0, so the fix drops the argument.
+ */
+#include "facts.h"
+#include "rule.h"
+
+static void check(ol_check *c)
+{
+    ol_model *m = c->model;
+    const ol_tree *t = c->tree;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *call = &m->calls.items[i];
+        if (call->name != m->names.zero_grad || call->receiver == OL_NONE)
+            continue;
+        ol_val rv = ol_eval(m, call->receiver);
+        if (rv.kind != OL_V_OPTIMIZER && rv.kind != OL_V_MODULE && rv.kind != OL_V_UNKNOWN)
+            continue;
+        ol_nid arg = ol_call_arg(m, call->node, 0, "set_to_none");
+        if (arg == OL_NONE || ol_kind_of(t, arg) != OL_N_false)
+            continue;
+        ol_diag *d = ol_report_node(c, call->node,
+                                    "`zero_grad(set_to_none=False)` keeps every gradient allocated (zero-filled) "
+                                    "between steps, through the forward pass where memory peaks");
+        ol_diag_help(d, "call `zero_grad()`: it sets gradients to None and frees them (the default since "
+                        "PyTorch 2.0)");
+        ol_nid args = ol_field(t, call->node, OL_F_arguments);
+        if (ol_named_count(t, args) != 1)
+            continue;
+        ol_fix *fix = ol_fix_new(false, "Let zero_grad() free the gradients");
+        ol_fix_edit(fix, t->nodes.items[args].start, t->nodes.items[args].end, "()");
+        ol_diag_attach_fix(d, fix);
+    }
+}
+
+const ol_rule ol_rule_oom603 = {
+    .code = "OOM603",
+    .name = "zero-grad-keeps-grad-memory",
+    .severity = OL_SEV_WARNING,
+    .summary = "`zero_grad(set_to_none=False)` keeps zero-filled gradients allocated between steps.",
+    .what = "Flags `optimizer.zero_grad(set_to_none=False)` and `model.zero_grad(set_to_none=False)` "
+            "(also with a positional `False`).",
+    .why = "With `set_to_none=False` every parameter keeps a gradient tensor of its own size, filled "
+           "with zeros, from one step to the next: a parameter-sized block of memory that is alive "
+           "during the forward pass, exactly when activations push memory to its peak. Setting "
+           "gradients to None frees that block until backward needs it, skips a fill kernel per "
+           "tensor, and has been PyTorch's default since 2.0.",
+    .example = "optimizer.zero_grad(set_to_none=False)",
+    .instead = "optimizer.zero_grad()",
+    .fix = "Safe: drops the argument. (Code that reads `p.grad` between zero_grad and backward must "
+           "then expect None.)",
+    .tags = "memory",
+    .precision = "very-high",
+    .check = check,
+};

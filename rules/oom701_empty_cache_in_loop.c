@@ -1,0 +1,89 @@
+/*
+ * OOM701 empty-cache-in-loop: `torch.cuda.empty_cache()` inside a loop over
+ * batches (or in a per-batch hook, or a function called per batch).
+ *
+ * empty_cache returns cached blocks to the driver; the next step allocates
+ * them again through cudaMalloc, which synchronises the GPU. Every step pays
+ * for it, memory in use does not go down (only the cache does), and
+ * fragmentation can get worse. Between runs of a sweep, or once per epoch,
+ * it is fine.
+ */
+#include <string.h>
+
+#include "facts.h"
+#include "rule.h"
+
+/* The innermost loop around n in its function is a batch loop and holds no
+ * batch loop of its own (an epoch loop calling empty_cache once per epoch
+ * is fine). */
+static bool per_batch(ol_model *m, ol_nid n, int depth)
+{
+    uint32_t l = m->node_loop[n];
+    if (l != OL_NO_INDEX) {
+        if (!ol_loop_is_data_loop(m, l))
+            return false;
+        for (uint32_t k = 0; k < m->loops.len; k++)
+            if (k != l && m->loops.items[k].parent == l && ol_loop_is_data_loop(m, k))
+                return false;
+        return true;
+    }
+    uint32_t fn = ol_function_of(m, n);
+    if (fn == OL_NO_INDEX || depth > 2)
+        return false;
+    if (ol_function_hook(m, fn) == OL_HOOK_TRAIN_STEP || ol_function_hook(m, fn) == OL_HOOK_EVAL_STEP)
+        return true;
+    const ol_function *f = &m->functions.items[fn];
+    for (size_t i = 0; i < f->callsites.len; i++)
+        if (per_batch(m, m->calls.items[m->functions.items[fn].callsites.items[i]].node, depth + 1))
+            return true;
+    return false;
+}
+
+static void check(ol_check *c)
+{
+    ol_model *m = c->model;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *call = &m->calls.items[i];
+        const char *q = ol_qualname(m, call->callee);
+        if (!q || (strcmp(q, "torch.cuda.empty_cache") != 0 && strcmp(q, "torch.cuda.memory.empty_cache") != 0 &&
+                   strcmp(q, "torch.mps.empty_cache") != 0 && strcmp(q, "torch.xpu.empty_cache") != 0))
+            continue;
+        if (!per_batch(m, call->node, 0))
+            continue;
+        ol_diag *d = ol_report_node(c, call->node,
+                                    "`empty_cache()` every batch hands cached memory back to the driver only to "
+                                    "allocate it again next step: slower, and it frees nothing in use");
+        ol_diag_help(d, "remove it from the loop; if memory runs out, find what keeps tensors alive (see "
+                        "OOM101/OOM102) or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against "
+                        "fragmentation");
+    }
+}
+
+const ol_rule ol_rule_oom701 = {
+    .code = "OOM701",
+    .name = "empty-cache-in-loop",
+    .severity = OL_SEV_WARNING,
+    .summary = "`torch.cuda.empty_cache()` runs every batch.",
+    .what = "Flags `torch.cuda.empty_cache()` (and the MPS/XPU equivalents) inside a loop over batches, "
+            "in Lightning's per-batch hooks, or in a function called from a batch loop. Calls between "
+            "runs of a sweep or once per epoch are not flagged.",
+    .why = "`empty_cache` does not free memory that tensors use; it returns PyTorch's cached, already "
+           "free blocks to the driver. The next step needs them again and gets them through "
+           "`cudaMalloc`, which synchronises the device: each step gets slower, peak memory stays the "
+           "same, and fragmentation can get worse. It is a habit copied from blog posts that treats a "
+           "symptom; the cause of an out-of-memory error is something keeping tensors alive.",
+    .example = "for x, y in loader:\n"
+               "    loss = criterion(model(x), y)\n"
+               "    loss.backward()\n"
+               "    optimizer.step()\n"
+               "    del loss\n"
+               "    torch.cuda.empty_cache()",
+    .instead = "for x, y in loader:\n"
+               "    loss = criterion(model(x), y)\n"
+               "    loss.backward()\n"
+               "    optimizer.step()",
+    .fix = NULL,
+    .tags = "performance,memory",
+    .precision = "high",
+    .check = check,
+};

@@ -1,0 +1,52 @@
+/*
+ * OOM702 data-parallel: constructing `nn.DataParallel(...)`.
+ *
+ * DataParallel runs one process that scatters each batch to the GPUs and
+ * gathers every output (and the loss computation) back on the first GPU,
+ * which therefore holds more than the others: the first card runs out of
+ * memory while the rest sit half empty. `isinstance(m, nn.DataParallel)`
+ * and unwrapping code are not flagged.
+ */
+#include <string.h>
+
+#include "rule.h"
+
+static void check(ol_check *c)
+{
+    ol_model *m = c->model;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *call = &m->calls.items[i];
+        const char *q = ol_qualname(m, call->callee);
+        if (!q || (strcmp(q, "torch.nn.DataParallel") != 0 && strcmp(q, "torch.nn.parallel.DataParallel") != 0 &&
+                   strcmp(q, "torch.nn.parallel.data_parallel.DataParallel") != 0))
+            continue;
+        ol_diag *d = ol_report_node(c, call->node,
+                                    "`DataParallel` gathers every output on the first GPU, which runs out of memory "
+                                    "before the others are full");
+        ol_diag_help(d, "use `torch.nn.parallel.DistributedDataParallel` (one process per GPU, launched with "
+                        "torchrun)");
+    }
+}
+
+const ol_rule ol_rule_oom702 = {
+    .code = "OOM702",
+    .name = "data-parallel",
+    .severity = OL_SEV_WARNING,
+    .summary = "`nn.DataParallel` concentrates outputs and loss on one GPU.",
+    .what = "Flags calls that construct `torch.nn.DataParallel` (however imported). `isinstance` checks "
+            "against it are not flagged.",
+    .why = "DataParallel is single-process: every step it copies the model to each GPU, scatters the "
+           "batch, and gathers all outputs back onto the first device, where the loss and its backward "
+           "run. GPU 0 holds the gathered outputs on top of its own share, so it runs out of memory "
+           "first, and the Python-side replication makes it slower than DistributedDataParallel even on "
+           "one machine. PyTorch recommends DDP for all multi-GPU training.",
+    .example = "model = nn.DataParallel(model).cuda()",
+    .instead = "# launched with: torchrun --nproc-per-node=NUM_GPUS train.py\n"
+               "dist.init_process_group(\"nccl\")\n"
+               "local_rank = int(os.environ[\"LOCAL_RANK\"])\n"
+               "model = DDP(model.to(local_rank), device_ids=[local_rank])",
+    .fix = NULL,
+    .tags = "memory,distributed",
+    .precision = "very-high",
+    .check = check,
+};

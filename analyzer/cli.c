@@ -53,6 +53,7 @@ void ol_cli_usage(FILE *out)
           "\n"
           "Other:\n"
           "  -j, --threads N         lint on N threads (default: one per CPU)\n"
+          "  --timings               print where the time went (per phase and rule) to stderr\n"
           "  --version               print the version\n"
           "  -h, --help              print this help\n"
           "\n"
@@ -85,6 +86,7 @@ typedef enum opt_id {
     OPT_CONFIG,
     OPT_ISOLATED,
     OPT_SHOW_SETTINGS,
+    OPT_TIMINGS,
 } opt_id;
 
 typedef struct opt_spec {
@@ -114,6 +116,7 @@ static const opt_spec options[] = {
     {"fix", 0, false, OPT_FIX},
     {"unsafe-fixes", 0, false, OPT_UNSAFE_FIXES},
     {"diff", 0, false, OPT_DIFF},
+    {"timings", 0, false, OPT_TIMINGS},
     {"config", 0, true, OPT_CONFIG},
     {"isolated", 0, false, OPT_ISOLATED},
     {"show-settings", 0, false, OPT_SHOW_SETTINGS},
@@ -210,6 +213,9 @@ static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, o
         break;
     case OPT_DIFF:
         cli->diff = true;
+        break;
+    case OPT_TIMINGS:
+        cli->timings = true;
         break;
     case OPT_CONFIG:
         free(cli->config_path);

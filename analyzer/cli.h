@@ -42,6 +42,7 @@ typedef struct ol_cli {
     ol_color color;
     bool exit_zero, quiet, statistics;
     bool fix, unsafe_fixes, diff;
+    bool timings;           /* --timings: where the time went, on stderr */
     char *stdin_filename;
     int threads;
     char *config_path;      /* --config PATH */

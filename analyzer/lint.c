@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "facts.h"
@@ -22,6 +23,40 @@ void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s)
 {
     ol_parser_init(&lt->parser, g);
     lt->settings = s;
+    lt->timings = NULL;
+}
+
+uint64_t ol_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void ol_timings_init(ol_timings *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->rule_ns = ol_xcalloc(ol_rule_count, sizeof(uint64_t));
+}
+
+void ol_timings_add(ol_timings *into, const ol_timings *from)
+{
+    into->read_ns += from->read_ns;
+    into->parse_ns += from->parse_ns;
+    into->model_ns += from->model_ns;
+    into->rules_ns += from->rules_ns;
+    into->filter_ns += from->filter_ns;
+    into->fix_ns += from->fix_ns;
+    into->bytes += from->bytes;
+    into->files += from->files;
+    for (size_t i = 0; i < ol_rule_count; i++)
+        into->rule_ns[i] += from->rule_ns[i];
+}
+
+void ol_timings_free(ol_timings *t)
+{
+    free(t->rule_ns);
+    t->rule_ns = NULL;
 }
 
 void ol_linter_free(ol_linter *lt)
@@ -92,8 +127,17 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
     r->has_source = true;
     r->read_ok = true;
 
+    ol_timings *tm = lt->timings;
+    uint64_t t0 = tm ? ol_now_ns() : 0;
     ol_tree tree;
     ol_parse(&lt->parser, &r->src, &tree);
+    if (tm) {
+        uint64_t t1 = ol_now_ns();
+        tm->parse_ns += t1 - t0;
+        tm->bytes += r->src.len;
+        tm->files++;
+        t0 = t1;
+    }
     for (size_t i = 0; i < tree.errors.len; i++) {
         ol_diag d = {0};
         d.rule = &ol_rule_oom002;
@@ -107,6 +151,11 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
     if (!tree.timed_out) {
         ol_model model;
         ol_model_build(&model, &tree);
+        if (tm) {
+            uint64_t t1 = ol_now_ns();
+            tm->model_ns += t1 - t0;
+            t0 = t1;
+        }
         ol_check check = {&model, &tree, &r->src, NULL, &r->diags};
         bool test_file = ol_is_test_file(&model);
         for (size_t i = 0; i < ol_rule_count; i++) {
@@ -115,11 +164,19 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
                 continue;
             check.rule = rule;
             rule->check(&check);
+            if (tm) {
+                uint64_t t1 = ol_now_ns();
+                tm->rule_ns[i] += t1 - t0;
+                tm->rules_ns += t1 - t0;
+                t0 = t1;
+            }
         }
         ol_model_free(&model);
     }
     filter(lt->settings, &tree, &r->diags);
     ol_tree_free(&tree);
+    if (tm)
+        tm->filter_ns += ol_now_ns() - t0;
 }
 
 static const char *reason_for(int err)
@@ -147,6 +204,7 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
     const ol_settings *saved = lt->settings;
     if (in->settings)
         lt->settings = in->settings;
+    uint64_t read_start = lt->timings ? ol_now_ns() : 0;
     char *bytes = NULL;
     size_t len = 0;
     int err = in->error;
@@ -184,7 +242,10 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
         return;
     }
     ol_buf_free(&why);
+    if (lt->timings)
+        lt->timings->read_ns += ol_now_ns() - read_start;
     ol_lint_source(lt, &src, r);
+    uint64_t fix_start = lt->timings ? ol_now_ns() : 0;
     if (run && run->fix_mode != OL_FIX_NONE) {
         ol_fix_mode mode = (ol_fix_mode)run->fix_mode;
         if (in->from_stdin && mode == OL_FIX_WRITE)
@@ -202,6 +263,8 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
             memcpy(r->fix_output, stdin_bytes, stdin_len);
             r->fix_output_len = stdin_len;
         }
+        if (lt->timings)
+            lt->timings->fix_ns += ol_now_ns() - fix_start;
     }
     /* keep the text only while a finding needs it for a code frame */
     if (r->diags.len == 0) {
@@ -223,6 +286,7 @@ typedef struct pool_job {
     size_t stdin_len;
     ol_file_result *results;
     atomic_size_t next;
+    pthread_mutex_t lock; /* guards merging timings */
 } pool_job;
 
 static void *worker(void *arg)
@@ -230,11 +294,23 @@ static void *worker(void *arg)
     pool_job *job = arg;
     ol_linter lt;
     ol_linter_init(&lt, job->grammar, job->settings);
+    ol_timings mine;
+    bool timed = job->run && job->run->timings;
+    if (timed) {
+        ol_timings_init(&mine);
+        lt.timings = &mine;
+    }
     for (;;) {
         size_t i = atomic_fetch_add(&job->next, 1);
         if (i >= job->count)
             break;
         ol_lint_input(&lt, &job->inputs[i], job->stdin_bytes, job->stdin_len, job->run, &job->results[i]);
+    }
+    if (timed) {
+        pthread_mutex_lock(&job->lock);
+        ol_timings_add(job->run->timings, &mine);
+        pthread_mutex_unlock(&job->lock);
+        ol_timings_free(&mine);
     }
     ol_linter_free(&lt);
     return NULL;
@@ -253,14 +329,17 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
     job.stdin_len = stdin_len;
     job.results = results;
     atomic_init(&job.next, 0);
+    pthread_mutex_init(&job.lock, NULL);
     if (threads <= 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         threads = cpus > 0 ? (int)cpus : 1;
     }
     if ((size_t)threads > count)
         threads = (int)count;
-    if (threads < 1)
+    if (threads < 1) {
+        pthread_mutex_destroy(&job.lock);
         return;
+    }
     /* even one worker runs on a thread of its own: the model walk wants a
      * bigger stack than the main thread may have */
     pthread_t *ids = ol_xcalloc((size_t)threads, sizeof(pthread_t));
@@ -280,4 +359,5 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
     for (int i = 0; i < started; i++)
         pthread_join(ids[i], NULL);
     free(ids);
+    pthread_mutex_destroy(&job.lock);
 }

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "diag.h"
 #include "source.h"
@@ -28,10 +29,25 @@ typedef struct ol_settings {
     bool *enabled;       /* per registry index */
 } ol_settings;
 
+/* Where the time goes, for --timings and the benchmark: nanoseconds of
+ * thread time per phase, summed over worker threads. */
+typedef struct ol_timings {
+    uint64_t read_ns, parse_ns, model_ns, rules_ns, filter_ns, fix_ns;
+    uint64_t *rule_ns;   /* per registry index */
+    uint64_t bytes;      /* source bytes analyzed */
+    size_t files;
+} ol_timings;
+
+void ol_timings_init(ol_timings *t);
+void ol_timings_add(ol_timings *into, const ol_timings *from);
+void ol_timings_free(ol_timings *t);
+uint64_t ol_now_ns(void);
+
 /* What a run does besides reporting (see fix.h). */
 typedef struct ol_run_options {
     int fix_mode;        /* ol_fix_mode */
     bool unsafe_fixes;
+    ol_timings *timings; /* collect phase timings here, or NULL */
 } ol_run_options;
 
 typedef struct ol_file_result {
@@ -51,6 +67,7 @@ typedef struct ol_file_result {
 typedef struct ol_linter {
     ol_parser parser;
     const ol_settings *settings;
+    ol_timings *timings; /* this thread's timings, or NULL */
 } ol_linter;
 
 void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s);

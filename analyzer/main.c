@@ -75,6 +75,34 @@ static int run_show_settings(const ol_cli *cli)
     return 0;
 }
 
+static void print_timings(const ol_timings *t, uint64_t wall_ns, int threads)
+{
+    double total = (double)(t->read_ns + t->parse_ns + t->model_ns + t->rules_ns + t->filter_ns + t->fix_ns);
+    if (total <= 0)
+        total = 1;
+    long cpus = threads > 0 ? threads : sysconf(_SC_NPROCESSORS_ONLN);
+    fprintf(stderr, "oomlint timings: %zu files, %.2f MB, wall %.3f s, %ld thread%s (phase times summed over threads)\n",
+            t->files, (double)t->bytes / 1e6, (double)wall_ns / 1e9, cpus, cpus == 1 ? "" : "s");
+    struct { const char *name; uint64_t ns; } phases[] = {
+        {"read+decode", t->read_ns}, {"parse", t->parse_ns}, {"model", t->model_ns},
+        {"rules", t->rules_ns}, {"filter", t->filter_ns}, {"fix", t->fix_ns},
+    };
+    for (size_t i = 0; i < OL_ARRAY_LEN(phases); i++) {
+        if (i == 5 && phases[i].ns == 0)
+            continue;
+        fprintf(stderr, "  %-12s %8.3f s  %5.1f%%", phases[i].name, (double)phases[i].ns / 1e9,
+                100.0 * (double)phases[i].ns / total);
+        if (i == 1 && phases[i].ns)
+            fprintf(stderr, "  %.1f MB/s per thread", (double)t->bytes / 1e6 / ((double)phases[i].ns / 1e9));
+        fputc('\n', stderr);
+        if (i == 3)
+            for (size_t r = 0; r < ol_rule_count; r++)
+                if (t->rule_ns[r])
+                    fprintf(stderr, "    %-10s %8.3f s\n", ol_rules[r]->code, (double)t->rule_ns[r] / 1e9);
+    }
+    fprintf(stderr, "  %-12s %8.1f MB/s overall\n", "throughput", (double)t->bytes / 1e6 / ((double)wall_ns / 1e9));
+}
+
 static int run_lint(ol_cli *cli)
 {
     ol_grammar grammar;
@@ -121,7 +149,10 @@ static int run_lint(ol_cli *cli)
         break;
     }
 
-    ol_run_options run = {OL_FIX_NONE, cli->unsafe_fixes};
+    ol_timings timings;
+    ol_timings_init(&timings);
+    uint64_t wall_start = ol_now_ns();
+    ol_run_options run = {OL_FIX_NONE, cli->unsafe_fixes, cli->timings ? &timings : NULL};
     if (cli->diff)
         run.fix_mode = OL_FIX_DIFF;
     else if (cli->fix)
@@ -172,6 +203,9 @@ static int run_lint(ol_cli *cli)
                    fixed_files == 1 ? "" : "s");
     }
     fflush(stdout);
+    if (cli->timings)
+        print_timings(&timings, ol_now_ns() - wall_start, cli->threads);
+    ol_timings_free(&timings);
 
     if (analyzed == 0 && !cli->diff) {
         if (inputs.len == 0)

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""oomlint's benchmark: measures and prints, asserts nothing.
+
+By default it generates a deterministic synthetic corpus of training code
+(build/bench/corpus: scripts, model files, notebooks, in the shapes real
+repositories have) and lints it on one thread and on every CPU, three runs
+each, reporting the median wall time, throughput, files per second and peak
+memory, plus oomlint's own phase breakdown (--timings). Point it at real code
+with --corpus DIR (for example a checkout of pytorch/examples) to compare.
+
+    make bench                          # synthetic corpus
+    make bench BENCH_CORPUS=/path/code  # your corpus
+"""
+import argparse
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+TRAIN = '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader
+
+
+class {Model}(nn.Module):
+    def __init__(self, width={width}):
+        super().__init__()
+        self.layers = nn.Sequential(
+{layers}
+        )
+        self.head = nn.Linear(width, {classes})
+
+    def forward(self, x):
+        return self.head(self.layers(x))
+
+
+def train_{name}(model, loader, optimizer, device, epochs={epochs}):
+    criterion = nn.CrossEntropyLoss()
+    history = []
+    for epoch in range(epochs):
+        model.train()
+        running = 0.0
+        for step, (x, y) in enumerate(loader):
+            x, y = x.to(device), y.to(device)
+            optimizer.zero_grad()
+            logits = model(x)
+            loss = criterion(logits, y)
+            loss.backward()
+            optimizer.step()
+            running += {accumulate}
+            if step % {log_every} == 0:
+                print(epoch, step, running / (step + 1))
+        history.append(running)
+    return history
+
+
+def evaluate_{name}(model, loader, device):
+    model.eval()
+    correct = total = 0
+{eval_body}
+    return correct / max(total, 1)
+'''
+
+EVAL_GUARDED = '''    with torch.no_grad():
+        for x, y in loader:
+            pred = model(x.to(device)).argmax(1)
+            correct += (pred == y.to(device)).sum().item()
+            total += y.numel()'''
+
+EVAL_UNGUARDED = '''    for x, y in loader:
+        pred = model(x.to(device)).argmax(1)
+        correct += (pred == y.to(device)).sum().item()
+        total += y.numel()'''
+
+UTIL = '''def {name}_{i}(values, scale={scale}):
+    """Helper {i}: plain Python that a training repository also contains."""
+    out = []
+    for v in values:
+        if v > {threshold}:
+            out.append(v * scale)
+        else:
+            out.append(v / (scale + 1))
+    return sum(out) / max(len(out), 1)
+
+'''
+
+
+def layer_lines(rng, width):
+    lines = []
+    for _ in range(rng.randint(2, 6)):
+        lines.append(f"            nn.Linear(width, width), nn.{rng.choice(['ReLU', 'GELU', 'SiLU'])}(),")
+    return "\n".join(lines)
+
+
+def generate(corpus, files, seed=1234):
+    rng = random.Random(seed)
+    os.makedirs(corpus, exist_ok=True)
+    marker = os.path.join(corpus, ".generated")
+    if os.path.exists(marker) and open(marker).read() == f"{files} {seed}":
+        return
+    for i in range(files):
+        sub = os.path.join(corpus, f"pkg{i % 20:02d}")
+        os.makedirs(sub, exist_ok=True)
+        kind = rng.random()
+        if kind < 0.55:
+            text = TRAIN.format(
+                Model=f"Net{i}", width=rng.choice([64, 128, 256]), layers=layer_lines(rng, 64),
+                classes=rng.choice([2, 10, 100]), name=f"m{i}", epochs=rng.randint(1, 50),
+                accumulate=rng.choice(["loss.item()", "loss.item() * x.size(0)", "loss"]),
+                log_every=rng.choice([10, 50, 100]),
+                eval_body=EVAL_GUARDED if rng.random() < 0.8 else EVAL_UNGUARDED)
+            text += "".join(UTIL.format(name="helper", i=k, scale=rng.randint(1, 9),
+                                        threshold=rng.randint(0, 100)) for k in range(rng.randint(5, 60)))
+            path = os.path.join(sub, f"train_{i}.py")
+        elif kind < 0.95:
+            text = "import math\n\n" + "".join(
+                UTIL.format(name="util", i=k, scale=rng.randint(1, 9), threshold=rng.randint(0, 100))
+                for k in range(rng.randint(20, 200)))
+            path = os.path.join(sub, f"utils_{i}.py")
+        else:
+            code = TRAIN.format(Model=f"Nb{i}", width=64, layers=layer_lines(rng, 64), classes=10, name=f"nb{i}",
+                                epochs=3, accumulate="loss.item()", log_every=10, eval_body=EVAL_GUARDED)
+            cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                      "source": chunk.splitlines(True)} for chunk in code.split("\n\n\n")]
+            text = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+            path = os.path.join(sub, f"nb_{i}.ipynb")
+        with open(path, "w") as f:
+            f.write(text)
+    with open(marker, "w") as f:
+        f.write(f"{files} {seed}")
+
+
+def corpus_size(corpus):
+    total = count = 0
+    for dirpath, dirnames, filenames in os.walk(corpus):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            if name.endswith(".py") or name.endswith(".ipynb"):
+                total += os.path.getsize(os.path.join(dirpath, name))
+                count += 1
+    return count, total
+
+
+def run_once(binary, corpus, threads):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run([binary, "--format", "json", "-q", "-j", str(threads), "--timings", corpus],
+                          capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode not in (0, 1):
+        sys.exit(f"oomlint failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    findings = len(json.loads(proc.stdout))
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, after.ru_maxrss, findings, proc.stderr
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "oomlint"))
+    ap.add_argument("--corpus", default=os.environ.get("BENCH_CORPUS") or None)
+    ap.add_argument("--files", type=int, default=3000, help="synthetic corpus size in files")
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+
+    corpus = args.corpus
+    if not corpus:
+        corpus = os.path.join(ROOT, "build", "bench", "corpus")
+        generate(corpus, args.files)
+    files, size = corpus_size(corpus)
+    cpus = os.cpu_count() or 1
+    print(f"corpus: {corpus}")
+    print(f"        {files} files, {size / 1e6:.1f} MB of Python and notebooks")
+    print(f"machine: {cpus} CPUs; {args.runs} runs each, median reported\n")
+    print(f"{'threads':>7} {'wall s':>8} {'MB/s':>8} {'files/s':>9} {'cpu s':>7} {'peak RSS':>10} {'findings':>9}")
+    timings = ""
+    for threads in sorted({1, cpus}):
+        results = [run_once(args.bin, corpus, threads) for _ in range(args.runs)]
+        wall = statistics.median(r[0] for r in results)
+        cpu = statistics.median(r[1] for r in results)
+        rss = max(r[2] for r in results)
+        findings = results[0][3]
+        print(f"{threads:>7} {wall:>8.3f} {size / 1e6 / wall:>8.1f} {files / wall:>9.0f} {cpu:>7.2f} "
+              f"{rss / 1024:>8.1f} MB {findings:>9}")
+        if threads == 1:
+            timings = results[len(results) // 2][4]
+    print("\nwhere the time goes (one thread, oomlint --timings):")
+    print("".join("  " + line + "\n" for line in timings.strip().splitlines()))
+
+
+if __name__ == "__main__":
+    main()

@@ -46,6 +46,7 @@ typedef struct ol_cli {
     int threads;
     char *rule_code;        /* for `rule CODE` */
     bool markdown;          /* `rule CODE --markdown` / `rules --markdown DIR` */
+    char *output_file;      /* --output-file: the report goes there, not to stdout */
 } ol_cli;
 
 /* Parses argv. On a usage error returns false and writes a message to err. */

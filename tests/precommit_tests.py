@@ -74,6 +74,7 @@ class Sandbox:
         proc = subprocess.run(["pre-commit", "try-repo", ROOT, hook, "--color", "never", "--verbose"],
                               cwd=self.repo, env=self.env, capture_output=True, text=True, timeout=timeout)
         out = proc.stdout + proc.stderr
+        assert "Sanitizer" not in out and "runtime error:" not in out, f"sanitizer report:\n{out}"
         # the hook's verdict line, e.g. "oomlint.......Failed"
         verdicts = re.findall(r"^(oomlint(?: \(fix\))?)\.+(?:\([^)]*\))?(Passed|Failed|Skipped)$", out, re.M)
         return proc.returncode, out, verdicts
@@ -156,7 +157,8 @@ def _():
         code, out, verdicts = sb.try_repo("oomlint-fix")
         assert code == 1 and verdicts == [("oomlint (fix)", "Failed")], out
         assert "files were modified by this hook" in out, out
-        assert sb.read("amp.py") == 'from torch.amp import autocast\nwith autocast("cuda"):\n    pass\n', sb.read("amp.py")
+        fixed = 'from torch.amp import autocast\nwith autocast("cuda"):\n    pass\n'
+        assert sb.read("amp.py") == fixed, sb.read("amp.py")
         sb.git("add", "amp.py")
         code, out, verdicts = sb.try_repo("oomlint-fix")
         assert code == 0 and verdicts == [("oomlint (fix)", "Passed")], out

@@ -22,7 +22,7 @@ import urllib.parse
 
 from cli_tests import AMP, BAD, CLEAN
 from fixture_tests import fixture_files
-from harness import FIXTURES, ROOT, Workspace, run, test
+from harness import ROOT, Workspace, run, test
 
 SHARED_SARIF = os.path.normpath(os.path.join(ROOT, "..", "shared", "sarif"))
 SCHEMA = os.path.join(SHARED_SARIF, "sarif-schema-2.1.0.json")
@@ -135,8 +135,16 @@ def run_ajv(files):
 
 def run_multitool(files, report):
     require(MULTITOOL, "the SARIF Multitool")
-    # self-contained .NET: no ICU needed, no telemetry
-    env = dict(os.environ, DOTNET_SYSTEM_GLOBALIZATION_INVARIANT="1", DOTNET_CLI_TELEMETRY_OPTOUT="1")
+    # self-contained .NET: no ICU needed, no telemetry. Rule SARIF2006 GETs every
+    # http(s) URI in a log (its notes are below the levels checked here); a proxy
+    # on a closed local port makes each attempt fail at once, so the suite never
+    # touches the network and never waits on it.
+    env = {k: v for k, v in os.environ.items()
+           if k.lower() not in ("no_proxy", "http_proxy", "https_proxy", "all_proxy")}
+    dead_proxy = "http://127.0.0.1:9"
+    env.update(DOTNET_SYSTEM_GLOBALIZATION_INVARIANT="1", DOTNET_CLI_TELEMETRY_OPTOUT="1",
+               HTTP_PROXY=dead_proxy, HTTPS_PROXY=dead_proxy, ALL_PROXY=dead_proxy,
+               http_proxy=dead_proxy, https_proxy=dead_proxy, all_proxy=dead_proxy)
     cmd = [MULTITOOL, "validate", "--log", "ForceOverwrite", "--rule-kind", "Sarif;Gh",
            "--config", GITHUB_RULES, "--json-schema", SCHEMA, "--level", "Error;Warning",
            "--output", report, *files]
@@ -323,9 +331,11 @@ def apply_replacements(text, replacements):
 
 @test("sarif: fixes are artifactChanges whose replacements give what --fix gives")
 def _():
-    src = "# \U0001F600 \U0001F600\nimport torch\n" + AMP + "x = torch.cuda.amp.GradScaler()  # \U0001F525\n"
+    # emoji before edits on their line: replacement columns are UTF-16 units
+    src = ("# \U0001F600 \U0001F600\nimport torch\n" + "s = '\U0001F600'; " + AMP
+           + "x = '\U0001F525'; y = torch.cuda.amp.GradScaler()\n")
     with Workspace() as ws:
-        f = ws.write("a.py", src)
+        ws.write("a.py", src)
         _, log = sarif("a.py", cwd=ws.path)
         fixed = run("--fix", "-", stdin=src).out
     assert fixed != src

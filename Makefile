@@ -2,7 +2,9 @@
 #
 #   make            build build/oomlint (fetches pinned sources on first run)
 #   make demo       build, then lint the bundled example training script
-#   make test       build, then run every test (unit, fixtures, CLI, robustness)
+#   make test       build, then run every test (unit, fixtures, CLI, robustness, and
+#                   the CI consumers: SARIF validators, pre-commit, the Action; the
+#                   tools they need are installed first, see tests/tools.mk)
 #   make test SANITIZE=1   the same suite against an ASan+UBSan build (build/san/)
 #   make bench      build, then print throughput numbers (see bench/)
 #   make clean      remove build outputs but keep fetched sources
@@ -119,7 +121,9 @@ demo: $(OUT)/oomlint
 	 if [ $$status -eq 1 ]; then echo "(exit 1: findings reported, as expected for this example)"; exit 0; fi; \
 	 exit $$status
 
-test: $(OUT)/oomlint $(OUT)/oomlint-unit
+include tests/tools.mk
+
+test: $(OUT)/oomlint $(OUT)/oomlint-unit test-tools
 	python3 tests/run.py --bin $(OUT)/oomlint --unit $(OUT)/oomlint-unit
 
 # Regenerate the rule pages in docs/rules/ from the docs compiled into the binary

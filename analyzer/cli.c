@@ -45,7 +45,9 @@ void ol_cli_usage(FILE *out)
           "  --diff                  print the fixes as a unified diff; write nothing\n"
           "\n"
           "Output:\n"
-          "  --format FORMAT         text (default) or json\n"
+          "  --format FORMAT         text (default), json, sarif (SARIF 2.1.0, for code scanning)\n"
+          "                          or github (GitHub Actions annotations)\n"
+          "  --output-file PATH      write the report to PATH instead of standard output\n"
           "  --statistics            print a count per rule instead of each finding\n"
           "  -q, --quiet             print findings only, no summary\n"
           "  --color WHEN            auto (default), always or never\n"
@@ -87,6 +89,7 @@ typedef enum opt_id {
     OPT_ISOLATED,
     OPT_SHOW_SETTINGS,
     OPT_TIMINGS,
+    OPT_OUTPUT_FILE,
 } opt_id;
 
 typedef struct opt_spec {
@@ -120,6 +123,7 @@ static const opt_spec options[] = {
     {"config", 0, true, OPT_CONFIG},
     {"isolated", 0, false, OPT_ISOLATED},
     {"show-settings", 0, false, OPT_SHOW_SETTINGS},
+    {"output-file", 'o', true, OPT_OUTPUT_FILE},
 };
 
 static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, ol_buf *err)
@@ -160,8 +164,12 @@ static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, o
             cli->format = OL_FMT_TEXT;
         else if (strcmp(value, "json") == 0)
             cli->format = OL_FMT_JSON;
+        else if (strcmp(value, "sarif") == 0)
+            cli->format = OL_FMT_SARIF;
+        else if (strcmp(value, "github") == 0)
+            cli->format = OL_FMT_GITHUB;
         else {
-            ol_buf_printf(err, "invalid value '%s' for '%s' (expected: text, json)", value, flag);
+            ol_buf_printf(err, "invalid value '%s' for '%s' (expected: text, json, sarif, github)", value, flag);
             return false;
         }
         break;
@@ -226,6 +234,14 @@ static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, o
         break;
     case OPT_SHOW_SETTINGS:
         cli->show_settings = true;
+        break;
+    case OPT_OUTPUT_FILE:
+        if (!*value) {
+            ol_buf_printf(err, "option '%s' needs a file name", flag);
+            return false;
+        }
+        free(cli->output_file);
+        cli->output_file = ol_xstrdup(value);
         break;
     }
     return true;
@@ -342,6 +358,7 @@ void ol_cli_free(ol_cli *cli)
     free(cli->stdin_filename);
     free(cli->config_path);
     free(cli->rule_code);
+    free(cli->output_file);
     memset(cli, 0, sizeof(*cli));
 }
 

@@ -50,6 +50,7 @@ typedef struct ol_cli {
     bool show_settings;     /* --show-settings: print resolved settings, lint nothing */
     char *rule_code;        /* for `rule CODE` */
     bool markdown;          /* `rule CODE --markdown` / `rules --markdown DIR` */
+    char *output_file;      /* --output-file: the report goes there, not to stdout */
 } ol_cli;
 
 /* Parses argv. On a usage error returns false and writes a message to err. */

@@ -39,6 +39,13 @@ ol_location ol_diag_location(const ol_file_result *r, const ol_diag *d);
 
 void ol_emit_text(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o);
 void ol_emit_json(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o);
+/* SARIF 2.1.0 for code scanning (emit_sarif.c). */
+void ol_emit_sarif(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o);
+/* GitHub Actions workflow-command annotations (emit_github.c). */
+void ol_emit_github(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o);
+/* Escapes s for a workflow command: a message, or a property value (which
+ * also escapes ':' and ','). */
+void ol_github_escape(ol_buf *b, const char *s, bool property);
 
 /* Re-indents compact JSON with two spaces per level. */
 void ol_json_pretty(const char *compact, ol_buf *out);

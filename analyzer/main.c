@@ -4,6 +4,7 @@
  * the exit status
  * (0 no findings, 1 findings, 2 usage error or nothing could be linted).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,18 @@ static int run_lint(ol_cli *cli)
         ol_grammar_free(&grammar);
         return config_failed(&resolver);
     }
+    /* --output-file: everything that would go to stdout goes there; opened
+     * before anything runs, so a bad path fails before any file is fixed */
+    FILE *out = stdout;
+    if (cli->output_file) {
+        out = fopen(cli->output_file, "w");
+        if (!out) {
+            fprintf(stderr, "oomlint: error: cannot write '%s': %s\n", cli->output_file, strerror(errno));
+            ol_resolver_free(&resolver);
+            ol_grammar_free(&grammar);
+            return 2;
+        }
+    }
     ol_settings settings;
     settings.enabled = ol_xcalloc(ol_rule_count, sizeof(bool));
     ol_selection_resolve(&cli->selection, settings.enabled);
@@ -129,6 +142,8 @@ static int run_lint(ol_cli *cli)
     for (size_t i = 0; i < inputs.len && !resolver.failed; i++)
         ol_resolver_settings_for(&resolver, &inputs.items[i], &inputs.items[i].settings);
     if (resolver.failed) {
+        if (out != stdout)
+            fclose(out);
         ol_input_vec_free(&inputs);
         free(settings.enabled);
         ol_grammar_free(&grammar);
@@ -174,13 +189,14 @@ static int run_lint(ol_cli *cli)
         if (results[i].fix_output)
             stdin_fixed_output = true;
     }
-    ol_emit_options eo = {cli->format, want_color(cli->color), cli->quiet, cli->statistics, cli->unsafe_fixes};
+    bool color = cli->output_file ? cli->color == OL_COLOR_ALWAYS : want_color(cli->color);
+    ol_emit_options eo = {cli->format, color, cli->quiet, cli->statistics, cli->unsafe_fixes};
     int status = findings > 0 ? 1 : 0;
     if (cli->diff) {
         /* the diffs are the output; the count goes to stderr */
         for (size_t i = 0; i < inputs.len; i++)
             if (results[i].fix_diff)
-                fputs(results[i].fix_diff, stdout);
+                fputs(results[i].fix_diff, out);
         if (!cli->quiet)
             fprintf(stderr, "%s %zu finding%s in %zu file%s.\n", fixed ? "Would fix" : "No fixes for", fixed,
                     fixed == 1 ? "" : "s", fixed_files, fixed_files == 1 ? "" : "s");
@@ -189,23 +205,36 @@ static int run_lint(ol_cli *cli)
         /* `oomlint --fix -`: the fixed code on stdout, what is left on stderr */
         for (size_t i = 0; i < inputs.len; i++)
             if (results[i].fix_output)
-                fwrite(results[i].fix_output, 1, results[i].fix_output_len, stdout);
+                fwrite(results[i].fix_output, 1, results[i].fix_output_len, out);
         eo.color = false;
         eo.quiet = true;
         ol_emit_text(stderr, results, inputs.len, &eo);
     } else {
-        if (cli->format == OL_FMT_JSON)
-            ol_emit_json(stdout, results, inputs.len, &eo);
-        else
-            ol_emit_text(stdout, results, inputs.len, &eo);
+        switch (cli->format) {
+        case OL_FMT_JSON:
+            ol_emit_json(out, results, inputs.len, &eo);
+            break;
+        case OL_FMT_SARIF:
+            ol_emit_sarif(out, results, inputs.len, &eo);
+            break;
+        case OL_FMT_GITHUB:
+            ol_emit_github(out, results, inputs.len, &eo);
+            break;
+        case OL_FMT_TEXT:
+            ol_emit_text(out, results, inputs.len, &eo);
+            break;
+        }
         if (cli->fix && fixed > 0 && !cli->quiet && cli->format == OL_FMT_TEXT)
-            printf("Fixed %zu finding%s in %zu file%s.\n", fixed, fixed == 1 ? "" : "s", fixed_files,
-                   fixed_files == 1 ? "" : "s");
+            fprintf(out, "Fixed %zu finding%s in %zu file%s.\n", fixed, fixed == 1 ? "" : "s", fixed_files,
+                    fixed_files == 1 ? "" : "s");
     }
     fflush(stdout);
     if (cli->timings)
         print_timings(&timings, ol_now_ns() - wall_start, cli->threads);
     ol_timings_free(&timings);
+    bool write_failed = out != stdout && fclose(out) != 0;
+    if (write_failed)
+        fprintf(stderr, "oomlint: error: cannot write '%s': %s\n", cli->output_file, strerror(errno));
 
     if (analyzed == 0 && !cli->diff) {
         if (inputs.len == 0)
@@ -214,6 +243,8 @@ static int run_lint(ol_cli *cli)
     } else if (cli->exit_zero) {
         status = 0;
     }
+    if (write_failed)
+        status = 2;
 
     for (size_t i = 0; i < inputs.len; i++)
         ol_file_result_free(&results[i]);

@@ -9,7 +9,11 @@ Runs, against a built oomlint binary:
     `oomlint --fix` makes of `x.py` (and `x.unsafe-fixed.py` what
     `--fix --unsafe-fixes` makes of it), and a second --fix must change nothing;
   - CLI tests (tests/cli_tests.py), robustness tests (tests/robustness_tests.py)
-    and configuration tests (tests/config_tests.py).
+    and configuration tests (tests/config_tests.py);
+  - the CI consumers: SARIF against the schema and the SARIF Multitool
+    (tests/sarif_tests.py), GitHub annotations, the Action and its documented
+    workflow (tests/github_tests.py), and the pre-commit hooks run by pre-commit
+    itself (tests/precommit_tests.py).
 
 Only the standard library is used. The closing line is "N passed, N failed".
 """
@@ -63,6 +67,9 @@ def main():
     import cli_tests  # noqa: F401
     import robustness_tests  # noqa: F401
     import config_tests  # noqa: F401
+    import sarif_tests  # noqa: F401
+    import github_tests  # noqa: F401
+    import precommit_tests  # noqa: F401
 
     groups = {}
     for name, fn in harness.TESTS:

@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "diag.h"
+#include "emit.h"
 #include "lint.h"
 #include "model.h"
 #include "notebook.h"
@@ -854,6 +855,41 @@ typedef struct test_case {
 
 #define T(fn) {#fn, fn}
 
+/* No registered rule is info yet; a stand-in shows how info findings map:
+ * a ::notice annotation, a SARIF "note". */
+static void test_info_findings_are_notices(void)
+{
+    ol_rule info = *ol_rule_find("OOM101");
+    info.severity = OL_SEV_INFO;
+    ol_file_result r = {0};
+    r.path = ol_xstrdup("a,b.py");
+    ol_diag d = {0};
+    d.rule = &info;
+    d.message = ol_xstrdup("50% done: a, b\nnext");
+    ol_vec_push(&r.diags, d);
+    ol_emit_options o = {0};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    ol_emit_github(f, &r, 1, &o);
+    fclose(f);
+    CHECK(strcmp(text, "::notice file=a%2Cb.py,line=1,title=OOM101::50%25 done: a, b%0Anext\n") == 0);
+    free(text);
+    f = open_memstream(&text, &len);
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    ol_emit_sarif(f, &r, 1, &o);
+    fclose(f);
+    CHECK(strstr(text, "\"ruleId\": \"OOM101\",\n") != NULL);
+    CHECK(strstr(text, "\"level\": \"note\"") != NULL);
+    free(text);
+    ol_file_result_free(&r);
+}
+
 int main(void)
 {
     static const test_case tests[] = {
@@ -888,6 +924,7 @@ int main(void)
         T(test_glob_match),
         T(test_selection_layers),
         T(test_config_parse),
+        T(test_info_findings_are_notices),
     };
     int passed = 0, failed = 0;
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

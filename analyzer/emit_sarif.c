@@ -1,0 +1,395 @@
+/*
+ * emit_sarif.c - the SARIF 2.1.0 output (`--format sarif`), shaped for
+ * GitHub code scanning (github/codeql-action/upload-sarif) and checked in
+ * the test suite against the official schema and the SARIF Multitool with
+ * GitHub's ingestion rules.
+ *
+ * One run. tool.driver names oomlint and carries every rule of the registry
+ * with its documentation, so a consumer can explain a finding without
+ * oomlint at hand. Each finding becomes a result pointing at its file by a
+ * URI relative to the current directory (uriBaseId %SRCROOT%, which
+ * originalUriBaseIds maps to the directory) when the file lies under it, and
+ * by an absolute file: URI otherwise. Regions are 1-based with end columns
+ * exclusive and count UTF-16 code units (the run's columnKind). A notebook
+ * finding points at the lines of the .ipynb file itself, the only lines a
+ * code-scanning viewer can show, and names the cell and line in its message.
+ * Fixes of .py findings become fixes[].artifactChanges[].replacements;
+ * notebook fixes are left out, because their edits are in cell coordinates,
+ * not in the .ipynb's JSON text.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "emit.h"
+#include "rule.h"
+
+#define SARIF_SCHEMA "https://json.schemastore.org/sarif-2.1.0.json"
+#define SARIF_INFORMATION_URI "https://github.com/oomlint/oomlint"
+#define SARIF_SRCROOT "%SRCROOT%"
+
+/* ---- strings -------------------------------------------------------------------- */
+
+/* SARIF is JSON, and JSON text must be UTF-8. Messages come from decoded
+ * sources and are valid already; paths are bytes and may not be. Invalid
+ * bytes become U+FFFD. */
+static cJSON *add_text(cJSON *obj, const char *key, const char *s)
+{
+    size_t n = strlen(s);
+    if (ol_utf8_validate(s, n) == n)
+        return cJSON_AddStringToObject(obj, key, s);
+    ol_buf b = {0};
+    size_t i = 0;
+    while (i < n) {
+        int len = ol_utf8_seq_len((const unsigned char *)s + i, n - i);
+        if (len == 0) {
+            ol_buf_puts(&b, "\xEF\xBF\xBD");
+            i++;
+        } else {
+            ol_buf_add(&b, s + i, (size_t)len);
+            i += (size_t)len;
+        }
+    }
+    cJSON *item = cJSON_AddStringToObject(obj, key, b.data ? b.data : "");
+    ol_buf_free(&b);
+    return item;
+}
+
+/* {"text": s} under key. */
+static void add_message(cJSON *obj, const char *key, const char *s)
+{
+    cJSON *m = cJSON_AddObjectToObject(obj, key);
+    add_text(m, "text", s);
+}
+
+/* Percent-encodes a path for a URI: unreserved characters and '/' stay,
+ * every other byte becomes %XX, so spaces, '%', '#', '?', ':' and non-ASCII
+ * names all give valid URI references. */
+static void uri_encode_path(ol_buf *b, const char *path)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        unsigned char c = *p;
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+            c == '.' || c == '_' || c == '~' || c == '/') {
+            ol_buf_putc(b, (char)c);
+        } else {
+            ol_buf_putc(b, '%');
+            ol_buf_putc(b, hex[c >> 4]);
+            ol_buf_putc(b, hex[c & 15]);
+        }
+    }
+}
+
+/* ---- where files are ------------------------------------------------------------------- */
+
+typedef struct sarif_paths {
+    char *cwd; /* absolute, no trailing slash unless it is "/"; NULL if unknown */
+} sarif_paths;
+
+static char *current_dir(void)
+{
+    size_t size = 256;
+    for (;;) {
+        char *buf = ol_xmalloc(size);
+        if (getcwd(buf, size))
+            return buf;
+        free(buf);
+        if (errno != ERANGE || size > (1u << 20))
+            return NULL;
+        size *= 2;
+    }
+}
+
+/* Joins path onto cwd (when relative) and removes ".", ".." and repeated
+ * slashes lexically, as a shell's `cd -L` would. */
+static char *absolute_path(const char *cwd, const char *path)
+{
+    ol_buf joined = {0};
+    if (path[0] != '/') {
+        ol_buf_puts(&joined, cwd);
+        ol_buf_putc(&joined, '/');
+    }
+    ol_buf_puts(&joined, path);
+    /* segment start offsets in out, to pop on ".." */
+    OL_VEC(size_t) starts = {0};
+    ol_buf out = {0};
+    const char *p = joined.data;
+    while (*p) {
+        while (*p == '/')
+            p++;
+        const char *end = strchr(p, '/');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == 0)
+            break;
+        if (len == 1 && p[0] == '.') {
+            /* nothing */
+        } else if (len == 2 && p[0] == '.' && p[1] == '.') {
+            if (starts.len) {
+                out.len = starts.items[--starts.len];
+                out.data[out.len] = '\0';
+            }
+        } else {
+            ol_vec_push(&starts, out.len);
+            ol_buf_putc(&out, '/');
+            ol_buf_add(&out, p, len);
+        }
+        p += len;
+    }
+    if (out.len == 0)
+        ol_buf_putc(&out, '/');
+    ol_vec_free(&starts);
+    ol_buf_free(&joined);
+    return ol_buf_take(&out);
+}
+
+/* The artifactLocation of a result's file: relative to %SRCROOT% when the
+ * file is under the current directory, else an absolute file: URI. */
+static cJSON *artifact_location(const sarif_paths *sp, const char *path)
+{
+    cJSON *loc = cJSON_CreateObject();
+    ol_buf uri = {0};
+    if (!sp->cwd) {
+        /* no known root: keep the path as given, relative if it is */
+        if (path[0] == '/')
+            ol_buf_puts(&uri, "file://");
+        uri_encode_path(&uri, path);
+        add_text(loc, "uri", uri.data);
+        if (path[0] != '/')
+            cJSON_AddStringToObject(loc, "uriBaseId", SARIF_SRCROOT);
+        ol_buf_free(&uri);
+        return loc;
+    }
+    char *abs = absolute_path(sp->cwd, path);
+    size_t root_len = strlen(sp->cwd);
+    const char *rel = NULL;
+    if (strcmp(sp->cwd, "/") == 0)
+        rel = abs[1] ? abs + 1 : NULL;
+    else if (strncmp(abs, sp->cwd, root_len) == 0 && abs[root_len] == '/' && abs[root_len + 1])
+        rel = abs + root_len + 1;
+    if (rel) {
+        uri_encode_path(&uri, rel);
+        add_text(loc, "uri", uri.data);
+        cJSON_AddStringToObject(loc, "uriBaseId", SARIF_SRCROOT);
+    } else {
+        ol_buf_puts(&uri, "file://");
+        uri_encode_path(&uri, abs);
+        add_text(loc, "uri", uri.data);
+    }
+    ol_buf_free(&uri);
+    free(abs);
+    return loc;
+}
+
+/* ---- the driver and its rules ------------------------------------------------------------- */
+
+static const char *sarif_level(ol_severity s)
+{
+    return s == OL_SEV_ERROR ? "error" : s == OL_SEV_WARNING ? "warning" : "note";
+}
+
+static void add_tags(cJSON *props, const char *tags)
+{
+    cJSON *arr = cJSON_AddArrayToObject(props, "tags");
+    const char *p = tags;
+    while (p && *p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        while (len && *p == ' ') {
+            p++;
+            len--;
+        }
+        while (len && p[len - 1] == ' ')
+            len--;
+        if (len) {
+            char *tag = ol_xstrndup(p, len);
+            cJSON_AddItemToArray(arr, cJSON_CreateString(tag));
+            free(tag);
+        }
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+}
+
+/* The plain-text form of a rule's page, for help.text. */
+static void rule_help_text(const ol_rule *r, ol_buf *b)
+{
+    ol_buf_printf(b, "%s\n\nWhat it does\n%s\n\nWhy is this bad?\n%s\n\nExample\n%s\n\nUse instead\n%s\n", r->summary,
+                  r->what, r->why, r->example, r->instead);
+    if (r->fix)
+        ol_buf_printf(b, "\nFix\n%s\n", r->fix);
+}
+
+static cJSON *rule_descriptor(const ol_rule *r)
+{
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddStringToObject(d, "id", r->code);
+    cJSON_AddStringToObject(d, "name", r->name);
+    add_message(d, "shortDescription", r->summary);
+    add_message(d, "fullDescription", r->what);
+    cJSON *help = cJSON_AddObjectToObject(d, "help");
+    ol_buf text = {0}, markdown = {0};
+    rule_help_text(r, &text);
+    ol_rule_markdown(r, &markdown);
+    add_text(help, "text", text.data);
+    add_text(help, "markdown", markdown.data);
+    ol_buf_free(&text);
+    ol_buf_free(&markdown);
+    char *uri = ol_xasprintf("%s%s.md", OL_DOCS_URL, r->code);
+    cJSON_AddStringToObject(d, "helpUri", uri);
+    free(uri);
+    cJSON *config = cJSON_AddObjectToObject(d, "defaultConfiguration");
+    cJSON_AddStringToObject(config, "level", sarif_level(r->severity));
+    cJSON *props = cJSON_AddObjectToObject(d, "properties");
+    add_tags(props, r->tags);
+    if (r->precision)
+        cJSON_AddStringToObject(props, "precision", r->precision);
+    return d;
+}
+
+static cJSON *driver(void)
+{
+    cJSON *drv = cJSON_CreateObject();
+    cJSON_AddStringToObject(drv, "name", "oomlint");
+    cJSON_AddStringToObject(drv, "version", OL_VERSION);
+    cJSON_AddStringToObject(drv, "semanticVersion", OL_VERSION);
+    cJSON_AddStringToObject(drv, "informationUri", SARIF_INFORMATION_URI);
+    cJSON *rules = cJSON_AddArrayToObject(drv, "rules");
+    for (size_t i = 0; i < ol_rule_count; i++)
+        cJSON_AddItemToArray(rules, rule_descriptor(ol_rules[i]));
+    return drv;
+}
+
+/* ---- results ------------------------------------------------------------------------------------ */
+
+static cJSON *line_region(uint32_t line, uint32_t col16, uint32_t end_line, uint32_t end_col16)
+{
+    cJSON *region = cJSON_CreateObject();
+    cJSON_AddNumberToObject(region, "startLine", line);
+    cJSON_AddNumberToObject(region, "startColumn", col16);
+    cJSON_AddNumberToObject(region, "endLine", end_line);
+    cJSON_AddNumberToObject(region, "endColumn", end_col16);
+    return region;
+}
+
+static cJSON *fix_object(const sarif_paths *sp, const ol_file_result *r, const ol_fix *fix)
+{
+    cJSON *f = cJSON_CreateObject();
+    add_message(f, "description", fix->message);
+    cJSON *changes = cJSON_AddArrayToObject(f, "artifactChanges");
+    cJSON *change = cJSON_CreateObject();
+    cJSON_AddItemToObject(change, "artifactLocation", artifact_location(sp, r->path));
+    cJSON *replacements = cJSON_AddArrayToObject(change, "replacements");
+    for (size_t i = 0; i < fix->edits.len; i++) {
+        const ol_edit *e = &fix->edits.items[i];
+        ol_diag span = {0};
+        span.start = e->start;
+        span.end = e->end;
+        ol_location loc = ol_diag_location(r, &span);
+        cJSON *rep = cJSON_CreateObject();
+        cJSON_AddItemToObject(rep, "deletedRegion", line_region(loc.line, loc.col16, loc.end_line, loc.end_col16));
+        if (e->content[0]) {
+            cJSON *inserted = cJSON_AddObjectToObject(rep, "insertedContent");
+            add_text(inserted, "text", e->content);
+        }
+        cJSON_AddItemToArray(replacements, rep);
+    }
+    cJSON_AddItemToArray(changes, change);
+    cJSON *props = cJSON_AddObjectToObject(f, "properties");
+    cJSON_AddStringToObject(props, "applicability", fix->unsafe ? "unsafe" : "safe");
+    return f;
+}
+
+static cJSON *result_object(const sarif_paths *sp, const ol_file_result *r, const ol_diag *d)
+{
+    const ol_rule *rule = d->rule;
+    ol_location loc = ol_diag_location(r, d);
+    bool located = r->has_source && rule != &ol_rule_oom001;
+    bool notebook = located && r->src.notebook;
+
+    cJSON *res = cJSON_CreateObject();
+    cJSON_AddStringToObject(res, "ruleId", rule->code);
+    cJSON_AddNumberToObject(res, "ruleIndex", (double)ol_rule_index(rule));
+    cJSON_AddStringToObject(res, "level", sarif_level(rule->severity));
+    if (notebook && loc.cell) {
+        char *text = ol_xasprintf("%s (cell %u, line %u)", d->message, loc.cell, loc.line);
+        add_message(res, "message", text);
+        free(text);
+    } else {
+        add_message(res, "message", d->message);
+    }
+
+    cJSON *locations = cJSON_AddArrayToObject(res, "locations");
+    cJSON *location = cJSON_CreateObject();
+    cJSON *physical = cJSON_AddObjectToObject(location, "physicalLocation");
+    cJSON_AddItemToObject(physical, "artifactLocation", artifact_location(sp, r->path));
+    cJSON *region;
+    if (!located || (notebook && !loc.cell)) {
+        /* no source (OOM001), or nothing better known: the file's first line */
+        region = cJSON_CreateObject();
+        cJSON_AddNumberToObject(region, "startLine", 1);
+    } else if (notebook) {
+        /* whole lines of the .ipynb: its columns are not the cell's columns */
+        region = cJSON_CreateObject();
+        cJSON_AddNumberToObject(region, "startLine", loc.file_line);
+        cJSON_AddNumberToObject(region, "endLine", loc.file_end_line);
+    } else {
+        region = line_region(loc.line, loc.col16, loc.end_line, loc.end_col16);
+    }
+    cJSON_AddItemToObject(physical, "region", region);
+    cJSON_AddItemToArray(locations, location);
+
+    if (d->fix && located && !notebook) {
+        cJSON *fixes = cJSON_AddArrayToObject(res, "fixes");
+        cJSON_AddItemToArray(fixes, fix_object(sp, r, d->fix));
+    }
+    return res;
+}
+
+void ol_emit_sarif(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o)
+{
+    (void)o;
+    sarif_paths sp = {current_dir()};
+
+    cJSON *log = cJSON_CreateObject();
+    cJSON_AddStringToObject(log, "$schema", SARIF_SCHEMA);
+    cJSON_AddStringToObject(log, "version", "2.1.0");
+    cJSON *runs = cJSON_AddArrayToObject(log, "runs");
+    cJSON *run = cJSON_CreateObject();
+    cJSON *tool = cJSON_AddObjectToObject(run, "tool");
+    cJSON_AddItemToObject(tool, "driver", driver());
+    if (sp.cwd) {
+        cJSON *bases = cJSON_AddObjectToObject(run, "originalUriBaseIds");
+        cJSON *root = cJSON_AddObjectToObject(bases, SARIF_SRCROOT);
+        ol_buf uri = {0};
+        ol_buf_puts(&uri, "file://");
+        uri_encode_path(&uri, sp.cwd);
+        if (uri.data[uri.len - 1] != '/')
+            ol_buf_putc(&uri, '/');
+        add_text(root, "uri", uri.data);
+        ol_buf_free(&uri);
+    }
+    cJSON_AddStringToObject(run, "columnKind", "utf16CodeUnits");
+    cJSON *list = cJSON_AddArrayToObject(run, "results");
+    for (size_t f = 0; f < count; f++)
+        for (size_t i = 0; i < results[f].diags.len; i++)
+            cJSON_AddItemToArray(list, result_object(&sp, &results[f], &results[f].diags.items[i]));
+    cJSON_AddItemToArray(runs, run);
+
+    char *text = cJSON_PrintUnformatted(log);
+    if (!text)
+        ol_oom();
+    ol_buf pretty = {0};
+    ol_json_pretty(text, &pretty);
+    fputs(pretty.data, out);
+    fputc('\n', out);
+    ol_buf_free(&pretty);
+    cJSON_free(text);
+    cJSON_Delete(log);
+    free(sp.cwd);
+}

@@ -1,0 +1,258 @@
+"""GitHub: the annotation output (`--format github`), the composite Action
+(action.yml) and the workflow in docs/github.md.
+
+Annotations are parsed back the way the Actions runner parses workflow
+commands (its unescaping, property by property), so the escaping is checked
+against what GitHub will read, with file names and messages full of the
+characters that need it. action.yml is parsed with a real YAML parser
+(python3-yaml, installed by `make test`; without it these tests fail) and its
+steps are then run the way the runner runs composite `shell: bash` steps, with
+the inputs substituted, in a scratch workspace."""
+import json
+import os
+import re
+import shutil
+import subprocess
+
+from cli_tests import AMP, BAD, CLEAN
+from harness import ROOT, Workspace, run, test
+
+try:
+    import yaml
+except ImportError:  # the tests below fail with this message; they never skip
+    yaml = None
+
+ACTION = os.path.join(ROOT, "action.yml")
+WORKFLOW_DOC = os.path.join(ROOT, "docs", "github.md")
+
+
+def load_yaml(text):
+    assert yaml is not None, "python3 cannot import yaml: `make test` installs python3-yaml (apt-get)"
+    return yaml.safe_load(text)
+
+
+# ---- the runner's view of a workflow command ----------------------------------------------
+
+def unescape_data(s):
+    return s.replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%")
+
+
+def unescape_property(s):
+    return (s.replace("%0D", "\r").replace("%0A", "\n").replace("%3A", ":")
+            .replace("%2C", ",").replace("%25", "%"))
+
+
+def parse_command(line):
+    """(command, {property: value}, message) as GitHub's runner reads `::cmd k=v,...::data`."""
+    m = re.match(r"^::([a-z]+)(?: ([^:]*))?::(.*)$", line)
+    assert m, f"not a workflow command: {line!r}"
+    props = {}
+    for pair in (m.group(2) or "").split(","):
+        key, sep, value = pair.partition("=")
+        assert sep and key, f"bad property {pair!r} in {line!r}"
+        assert key not in props, f"property {key} twice in {line!r}"
+        props[key] = unescape_property(value)
+    return m.group(1), props, unescape_data(m.group(3))
+
+
+def escape_data(s):
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(s):
+    return escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotations(*args, **kw):
+    r = run("--format", "github", *args, **kw)
+    lines = r.out.split("\n")
+    assert lines[-1] == "", f"output does not end in a newline: {r.out!r}"
+    return r, [parse_command(line) for line in lines[:-1]]
+
+
+@test("github: one annotation per finding: file, line, col, endLine, endColumn, title, message and help")
+def _():
+    with Workspace() as ws:
+        ws.write("bad.py", BAD)
+        ws.write("amp.py", AMP)
+        r = run("--format", "github", "bad.py", "amp.py", cwd=ws.path)
+        findings = run("--format", "json", "bad.py", "amp.py", cwd=ws.path).json()
+    assert r.code == 1, r
+    want = ""
+    for f in findings:
+        cmd = {"error": "error", "warning": "warning", "info": "notice"}[f["severity"]]
+        want += (f"::{cmd} file={escape_property(f['path'])},line={f['line']},col={f['column']},"
+                 f"endLine={f['end_line']},endColumn={f['end_column']},title={f['code']}::"
+                 f"{escape_data(f['message'] + chr(10) + 'help: ' + f['help'])}\n")
+    assert r.out == want, f"got:\n{r.out}\nwant:\n{want}"
+    assert r.out.startswith("::warning file=amp.py,line=1,col=1,"), r.out
+    assert "::error file=bad.py,line=13,col=9,endLine=13,endColumn=22,title=OOM101::" in r.out, r.out
+
+
+@test("github: %, CR and LF are escaped in messages; and : and , too in properties")
+def _():
+    odd = "we%ird:na,me\r\nx%0A.py"  # a literal %0A in the name must survive too
+    with Workspace() as ws:
+        ws.write(odd, b"x = 1\ny = 'caf\xe9'\n", "wb")        # undecodable: OOM001 names the path
+        ws.write("a:b,c%d.py", BAD.replace("total", "stats['a%b,c:d']").replace(
+            "stats['a%b,c:d'] = 0", "stats = {}"))
+        r, cmds = annotations(odd, "a:b,c%d.py", cwd=ws.path)
+        findings = {f["path"]: f for f in run("--format", "json", odd, "a:b,c%d.py", cwd=ws.path).json()}
+    for line in r.out.split("\n")[:-1]:
+        assert "\r" not in line, repr(line)
+    assert len(cmds) == 2, r
+    by_file = {props["file"]: (cmd, props, msg) for cmd, props, msg in cmds}
+    assert set(by_file) == {odd, "a:b,c%d.py"}, by_file.keys()
+    cmd, props, msg = by_file[odd]
+    assert cmd == "error" and props == {"file": odd, "line": "1", "title": "OOM001"}, props
+    assert msg == findings[odd]["message"] + "\nhelp: " + findings[odd]["help"], repr(msg)
+    assert odd in msg
+    cmd, props, msg = by_file["a:b,c%d.py"]
+    f = findings["a:b,c%d.py"]
+    assert f["code"] == "OOM101" and "a%b,c:d" in f["message"], f
+    assert props["title"] == "OOM101" and props["line"] == str(f["line"]), props
+    assert msg.startswith(f["message"] + "\nhelp: "), repr(msg)
+    assert "file=a%3Ab%2Cc%25d.py," in r.out and "we%25ird%3Ana%2Cme%0D%0Ax%250A.py" in r.out, r.out
+
+
+@test("github: notebook annotations point at the .ipynb's lines and name the cell")
+def _():
+    from sarif_tests import ipynb_line, notebook
+    nb_text = notebook(("code", "import torch\n"), ("markdown", "text\n"), ("code", BAD))
+    with Workspace() as ws:
+        ws.write("nb.ipynb", nb_text)
+        _, cmds = annotations("nb.ipynb", cwd=ws.path)
+    [(cmd, props, msg)] = cmds
+    line = str(ipynb_line(nb_text, "total += loss"))
+    assert props == {"file": "nb.ipynb", "line": line, "endLine": line, "title": "OOM101"}, props
+    assert "(cell 3, line 13)" in msg.split("\n")[0], msg
+
+
+@test("github: no findings, no output; a missing file is an error at line 1")
+def _():
+    with Workspace() as ws:
+        r = run("--format", "github", ws.write("ok.py", CLEAN))
+        assert r.code == 0 and r.out == "", r
+        r, cmds = annotations("gone.py", cwd=ws.path)
+    assert r.code == 2, r
+    [(cmd, props, msg)] = cmds
+    assert cmd == "error" and props == {"file": "gone.py", "line": "1", "title": "OOM001"}, props
+
+
+# ---- the Action ----------------------------------------------------------------------------
+
+def load_action():
+    with open(ACTION, encoding="utf-8") as f:
+        return load_yaml(f.read())
+
+
+@test("action: action.yml is a composite action whose steps use the paths, args and sarif inputs")
+def _():
+    action = load_action()
+    assert action["name"] and action["description"], action
+    assert action["runs"]["using"] == "composite", action["runs"]
+    inputs = action["inputs"]
+    assert set(inputs) == {"paths", "args", "sarif"}, inputs
+    for name, spec in inputs.items():
+        assert spec.get("description") and spec.get("required") is False and "default" in spec, (name, spec)
+    assert inputs["paths"]["default"] == "." and inputs["sarif"]["default"] == ""
+    steps = action["runs"]["steps"]
+    text = json.dumps(steps)
+    for name in inputs:
+        assert "${{ inputs.%s }}" % name in text, f"no step uses inputs.{name}"
+    for step in steps:
+        assert step.get("shell") == "bash" and step.get("run"), step
+        # inputs reach scripts through env only: never pasted into the script itself
+        assert "${{" not in step["run"], f"an expression inside a run script: {step['name']}"
+    assert any("make" in s["run"] for s in steps), "the action must build oomlint"
+
+
+def run_action(workspace, inputs, timeout=300):
+    """Runs action.yml's steps as the Actions runner runs composite bash steps:
+    `bash --noprofile --norc -eo pipefail` in the workspace, with the step's env
+    (its ${{ inputs.* }} expressions evaluated) and GITHUB_ACTION_PATH set."""
+    action = load_action()
+    values = {k: v.get("default", "") for k, v in action["inputs"].items()}
+    values.update(inputs)
+
+    def evaluate(value):
+        def sub(m):
+            expr = m.group(1).strip()
+            assert expr.startswith("inputs."), f"the test runner cannot evaluate ${{{{ {expr} }}}}"
+            return values[expr[len("inputs."):]]
+        return re.sub(r"\$\{\{(.*?)\}\}", sub, str(value))
+
+    env = {k: v for k, v in os.environ.items()  # a clean runner: no make (`make test SANITIZE=1`) or CI state
+           if not k.startswith(("MAKE", "MFLAGS", "GITHUB_", "OOMLINT_")) and k != "SANITIZE"}
+    env.update(GITHUB_ACTION_PATH=ROOT, GITHUB_WORKSPACE=workspace, NO_COLOR="1")
+    out, code = "", 0
+    for step in action["runs"]["steps"]:
+        step_env = dict(env, **{k: evaluate(v) for k, v in step.get("env", {}).items()})
+        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                              cwd=workspace, env=step_env, capture_output=True, text=True, timeout=timeout)
+        out += proc.stdout
+        code = proc.returncode
+        if code != 0:
+            return code, out, proc.stderr
+    return code, out, ""
+
+
+@test("action: its steps build oomlint, annotate findings, write SARIF and fail on findings")
+def _():
+    with Workspace() as ws:
+        ws.write("src/bad.py", BAD)
+        ws.write("src/amp.py", AMP)
+        ws.write("legacy/old.py", BAD)
+        code, out, err = run_action(ws.path, {"paths": "src legacy", "args": "--select OOM1 --exclude legacy",
+                                              "sarif": "reports/oomlint.sarif"})
+        assert code == 1, f"exit {code}\n{out}\n{err}"
+        assert out.startswith("::error file=src/bad.py,line=13,col=9,"), out
+        assert [l.split(",")[0] for l in out.splitlines()] == ["::error file=src/bad.py"], out
+        with open(os.path.join(ws.path, "reports", "oomlint.sarif")) as f:
+            log = json.load(f)
+        results = log["runs"][0]["results"]
+        assert [(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for r in results] \
+            == [("OOM101", "src/bad.py")], results
+        assert log["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"].endswith("/"), log["runs"][0]
+
+        shutil.rmtree(os.path.join(ws.path, "reports"))
+        ws.write("clean/ok.py", CLEAN)
+        code, out, err = run_action(ws.path, {"paths": "clean"})
+        assert code == 0 and out == "", f"exit {code}\n{out}\n{err}"
+        assert not os.path.exists(os.path.join(ws.path, "reports")), "no sarif input, no SARIF file"
+
+
+@test("action: paths and args are split, never globbed or evaluated")
+def _():
+    with Workspace() as ws:
+        ws.write("a.py", BAD)
+        code, out, err = run_action(ws.path, {"paths": "*.py", "args": "$(touch pwned) --exit-zero"})
+        assert not os.path.exists(os.path.join(ws.path, "pwned")), "args were evaluated"
+        assert code == 2, f"exit {code}\n{out}\n{err}"
+        files = [parse_command(line)[1]["file"] for line in out.splitlines()]
+        assert sorted(files) == ["$(touch", "*.py", "pwned)"], out
+
+
+# ---- the documented workflow -----------------------------------------------------------------
+
+@test("docs: docs/github.md's workflow checks out, runs this action with sarif, uploads with if: always()")
+def _():
+    with open(WORKFLOW_DOC, encoding="utf-8") as f:
+        doc = f.read()
+    blocks = re.findall(r"```yaml\n(.*?)```", doc, re.S)
+    assert blocks, "no ```yaml block in docs/github.md"
+    wf = load_yaml(blocks[0])
+    assert wf["permissions"]["security-events"] == "write", wf.get("permissions")
+    on = wf.get("on", wf.get(True))  # YAML 1.1 reads a bare `on` key as true
+    assert "pull_request" in on and "push" in on, on
+    [job] = wf["jobs"].values()
+    steps = job["steps"]
+    uses = [s.get("uses", "") for s in steps]
+    assert uses[0].startswith("actions/checkout@"), uses
+    ours = next(s for s in steps if s.get("uses", "").startswith("oomlint/oomlint@"))
+    upload = next(s for s in steps if s.get("uses", "").startswith("github/codeql-action/upload-sarif@"))
+    assert steps.index(ours) < steps.index(upload)
+    assert set(ours["with"]) <= set(load_action()["inputs"]), ours["with"]
+    assert ours["with"].get("sarif"), ours
+    assert upload.get("if") == "always()", upload
+    assert upload["with"]["sarif_file"] == ours["with"]["sarif"], (upload, ours)

@@ -1,0 +1,196 @@
+"""pre-commit: the hooks in .pre-commit-hooks.yaml, run for real.
+
+`pre-commit try-repo` (pre-commit 3.0, Debian's package, installed by `make
+test`) clones this checkout, with its uncommitted changes, and runs a hook
+in a throwaway git repository, exactly as a user's `pre-commit run` would; it
+needs no network. HOME and PRE_COMMIT_HOME point at temporary directories so
+nothing depends on the user's cache. OOMLINT_BIN hands the hook the binary
+under test; one test leaves it unset so the hook builds oomlint in its clone
+(with the fetched sources of this checkout, so still offline)."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+import harness
+from cli_tests import AMP, BAD, CLEAN
+from github_tests import load_yaml
+from harness import ROOT, test
+
+HOOKS = os.path.join(ROOT, ".pre-commit-hooks.yaml")
+FIXED = BAD.replace("total += loss", "total += loss.item()")
+
+
+def clean_env(**extra):
+    """The environment of a user's shell: none of make's, git's or our variables."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("MAKE", "MFLAGS", "GIT_", "PRE_COMMIT", "OOMLINT_")) and k != "SANITIZE"}
+    # a checkout owned by another user must not stop git (safe.directory), as in CI containers
+    env.update(NO_COLOR="1", GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="safe.directory", GIT_CONFIG_VALUE_0="*",
+               **extra)
+    return env
+
+
+class Sandbox:
+    """A git repository to commit into, and a HOME and pre-commit cache of its own."""
+
+    def __init__(self, prebuilt=True, extra_env=None):
+        self.root = tempfile.mkdtemp(prefix="oomlint-precommit-")
+        self.repo = os.path.join(self.root, "repo")
+        self.cache = os.path.join(self.root, "cache")
+        home = os.path.join(self.root, "home")
+        for d in (self.repo, self.cache, home):
+            os.makedirs(d)
+        env = dict(HOME=home, PRE_COMMIT_HOME=self.cache, **(extra_env or {}))
+        if prebuilt:
+            env["OOMLINT_BIN"] = harness.BIN
+        self.env = clean_env(**env)
+        self.git("init", "-q")
+        self.git("config", "user.email", "test@oomlint.invalid")
+        self.git("config", "user.name", "oomlint test")
+        self.git("config", "commit.gpgsign", "false")
+
+    def git(self, *args):
+        proc = subprocess.run(["git", *args], cwd=self.repo, env=self.env, capture_output=True, text=True)
+        assert proc.returncode == 0, f"git {' '.join(args)}: {proc.stderr}"
+        return proc.stdout
+
+    def write(self, rel, content, stage=True):
+        path = os.path.join(self.repo, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(content)
+        if stage:
+            self.git("add", rel)
+
+    def read(self, rel):
+        with open(os.path.join(self.repo, rel), encoding="utf-8") as f:
+            return f.read()
+
+    def try_repo(self, hook, timeout=300):
+        """`pre-commit try-repo <this checkout> HOOK` on the staged files."""
+        proc = subprocess.run(["pre-commit", "try-repo", ROOT, hook, "--color", "never", "--verbose"],
+                              cwd=self.repo, env=self.env, capture_output=True, text=True, timeout=timeout)
+        out = proc.stdout + proc.stderr
+        assert "Sanitizer" not in out and "runtime error:" not in out, f"sanitizer report:\n{out}"
+        # the hook's verdict line, e.g. "oomlint.......Failed"
+        verdicts = re.findall(r"^(oomlint(?: \(fix\))?)\.+(?:\([^)]*\))?(Passed|Failed|Skipped)$", out, re.M)
+        return proc.returncode, out, verdicts
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def require_pre_commit():
+    assert shutil.which("pre-commit"), "pre-commit is not installed: `make test` installs it (apt-get)"
+
+
+@test("pre-commit: .pre-commit-hooks.yaml defines oomlint and oomlint-fix for Python and notebooks")
+def _():
+    with open(HOOKS, encoding="utf-8") as f:
+        hooks = {h["id"]: h for h in load_yaml(f.read())}
+    assert set(hooks) == {"oomlint", "oomlint-fix"}, hooks.keys()
+    for hook in hooks.values():
+        assert hook["types_or"] == ["python", "jupyter"], hook
+        assert hook["language"] == "script" and hook["require_serial"] is True, hook
+        script = hook["entry"].split()[0]
+        assert os.access(os.path.join(ROOT, script), os.X_OK), f"{script} is not executable"
+        # pre-commit clones the repository: the executable bit must be in git
+        mode = subprocess.run(["git", "ls-files", "-s", script], cwd=ROOT, capture_output=True,
+                              text=True).stdout.split(" ")[0]
+        assert mode == "100755", f"{script} has mode {mode!r} in git (git update-index --chmod=+x)"
+    assert "--fix" in hooks["oomlint-fix"]["entry"].split() and "--fix" not in hooks["oomlint"]["entry"].split()
+
+
+@test("pre-commit: the hook fails on a bad file, passes once fixed, skips non-Python, runs with nothing staged")
+def _():
+    require_pre_commit()
+    with Sandbox() as sb:
+        sb.write("train.py", BAD)
+        sb.write("clean.py", CLEAN)
+        sb.write("notes.txt", BAD)           # bad code, but not Python: never linted
+        sb.write("docs/nb.ipynb", json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "source": CLEAN,
+                                                         "outputs": [], "execution_count": None}],
+                                              "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+        code, out, verdicts = sb.try_repo("oomlint")
+        assert code == 1 and verdicts == [("oomlint", "Failed")], out
+        assert "train.py:13:9: OOM101 [error]" in out, out
+        assert "notes.txt" not in out, out
+
+        sb.write("train.py", FIXED)
+        code, out, verdicts = sb.try_repo("oomlint")
+        assert code == 0 and verdicts == [("oomlint", "Passed")], out
+
+        sb.git("commit", "-q", "-m", "clean")
+        sb.write("notes.txt", BAD + "\n# more\n")  # only a non-Python file staged
+        code, out, verdicts = sb.try_repo("oomlint")
+        assert code == 0 and verdicts == [("oomlint", "Skipped")] and "(no files to check)" in out, out
+
+        sb.git("commit", "-q", "-m", "notes")      # nothing staged at all
+        code, out, verdicts = sb.try_repo("oomlint")
+        assert code == 0 and verdicts == [("oomlint", "Skipped")], out
+
+
+@test("pre-commit: notebooks are linted and reported by cell")
+def _():
+    require_pre_commit()
+    nb = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": "# Train"},
+                    {"cell_type": "code", "metadata": {}, "source": BAD, "outputs": [], "execution_count": None}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    with Sandbox() as sb:
+        sb.write("train.ipynb", json.dumps(nb, indent=1))
+        code, out, verdicts = sb.try_repo("oomlint")
+        assert code == 1 and verdicts == [("oomlint", "Failed")], out
+        assert "train.ipynb:cell 2:13:9: OOM101" in out, out
+
+
+@test("pre-commit: oomlint-fix fixes the staged file, fails that once, then passes")
+def _():
+    require_pre_commit()
+    with Sandbox() as sb:
+        sb.write("amp.py", AMP)
+        code, out, verdicts = sb.try_repo("oomlint-fix")
+        assert code == 1 and verdicts == [("oomlint (fix)", "Failed")], out
+        assert "files were modified by this hook" in out, out
+        fixed = 'from torch.amp import autocast\nwith autocast("cuda"):\n    pass\n'
+        assert sb.read("amp.py") == fixed, sb.read("amp.py")
+        sb.git("add", "amp.py")
+        code, out, verdicts = sb.try_repo("oomlint-fix")
+        assert code == 0 and verdicts == [("oomlint (fix)", "Passed")], out
+
+
+@test("pre-commit: with no OOMLINT_BIN the hook builds oomlint in its clone")
+def _():
+    require_pre_commit()
+    deps = os.path.join(ROOT, "build", "deps")
+    assert os.path.isdir(deps), f"{deps} is missing: run make first"
+    # the checkout's fetched sources keep the build offline; -O0 keeps it quick
+    with Sandbox(prebuilt=False, extra_env={"MAKEFLAGS": f"DEPS={deps} OPT=-O0 -j2"}) as sb:
+        sb.write("train.py", BAD)
+        code, out, verdicts = sb.try_repo("oomlint")
+        assert code == 1 and verdicts == [("oomlint", "Failed")], out
+        assert "building oomlint" in out and "train.py:13:9: OOM101" in out, out
+        # try-repo clones into a store of its own each time, so this builds again
+        sb.write("train.py", FIXED)
+        code, out, verdicts = sb.try_repo("oomlint")
+        assert code == 0 and verdicts == [("oomlint", "Passed")], out
+
+
+@test("pre-commit: the README's config uses this repository's hooks")
+def _():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    configs = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "repos:" in b]
+    assert configs, "README.md has no .pre-commit-config.yaml example"
+    with open(HOOKS, encoding="utf-8") as f:
+        ids = {h["id"] for h in load_yaml(f.read())}
+    for block in configs:
+        [repo] = load_yaml(block)["repos"]
+        assert repo["repo"] == "https://github.com/oomlint/oomlint" and repo["rev"], repo
+        used = {h["id"] for h in repo["hooks"]}
+        assert used and used <= ids, (used, ids)

@@ -1,0 +1,51 @@
+# tests/tools.mk - the real consumers `make test` checks oomlint's output
+# against, included by the Makefile.
+#
+# npm tools go under build/tools, pinned by tests/tools/package.json and its
+# lockfile (exact versions and integrity hashes, transitive packages too) and
+# installed with `npm ci`; the stamp makes a second `make test` install
+# nothing until the pins change:
+#   ajv + ajv-formats                 the official SARIF 2.1.0 schema (draft-07 form)
+#   @microsoft/sarif-multitool(-linux) `validate` with its SARIF rules and GitHub's
+# Debian packages are installed with apt-get when missing and we are root:
+#   pre-commit (3.0 in bookworm)      the pre-commit hook is run for real
+#   python3-yaml                      action.yml and the hook file are parsed with it
+#   git                               pre-commit's try-repo clones this checkout
+
+TOOLS_DIR   := $(BUILD)/tools
+TOOLS_STAMP := $(TOOLS_DIR)/.installed
+TOOLS_PINS  := tests/tools/package.json tests/tools/package-lock.json
+MULTITOOL   := $(TOOLS_DIR)/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
+TEST_DEB_PACKAGES := pre-commit python3-yaml git
+
+.PHONY: test-tools test-packages
+
+test-tools: $(TOOLS_STAMP) test-packages
+
+$(TOOLS_STAMP): $(TOOLS_PINS)
+	@mkdir -p $(TOOLS_DIR)
+	@command -v npm >/dev/null 2>&1 || { echo "the tests need npm (apt-get install npm)" >&2; exit 1; }
+	@echo "installing the test tools (ajv, SARIF Multitool) into $(TOOLS_DIR)"
+	cp $(TOOLS_PINS) $(TOOLS_DIR)/
+	cd $(TOOLS_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@# the package's own postinstall does this; scripts stay off
+	chmod u+x $(MULTITOOL)
+	@touch $@
+
+# Checks only; installs what is missing. Nothing is reinstalled.
+test-packages:
+	@missing=""; \
+	command -v pre-commit >/dev/null 2>&1 || missing="$$missing pre-commit"; \
+	python3 -c 'import yaml' >/dev/null 2>&1 || missing="$$missing python3-yaml"; \
+	command -v git >/dev/null 2>&1 || missing="$$missing git"; \
+	[ -z "$$missing" ] && exit 0; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing$$missing"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null 2>&1 || \
+		{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; }; \
+	else \
+		echo "the tests need$$missing: run  sudo apt-get install -y$$missing" >&2; exit 1; \
+	fi; \
+	python3 -c 'import yaml' >/dev/null 2>&1 || { \
+		echo "python3 ($$(command -v python3)) cannot import yaml even with python3-yaml installed;" \
+		     "run the tests with Debian's /usr/bin/python3 or install PyYAML for this python3" >&2; exit 1; }

@@ -521,22 +521,6 @@ static bool resolver_fail(ol_resolver *r, const char *fmt, ...)
     return false;
 }
 
-static const char *reason_for(int err)
-{
-    switch (err) {
-    case ENOENT:
-        return "no such file or directory";
-    case EACCES:
-        return "permission denied";
-    case EISDIR:
-        return "is a directory";
-    case EFBIG:
-        return "file is larger than the 16 MiB oomlint reads for configuration";
-    default:
-        return strerror(err);
-    }
-}
-
 /* Reads and parses one file. Returns -1 on an error, 0 when it has no
  * [tool.oomlint] table (and required is false), 1 with *out set. */
 static int load(ol_resolver *r, const char *file, const char *display, bool required, ol_config **out)
@@ -545,7 +529,10 @@ static int load(ol_resolver *r, const char *file, const char *display, bool requ
     size_t len = 0;
     int err = ol_read_file(file, OL_CONFIG_MAX_BYTES, &bytes, &len);
     if (err) {
-        resolver_fail(r, "cannot read %s: %s", display, reason_for(err));
+        ol_buf why = {0};
+        ol_describe_read_error(&why, err, OL_CONFIG_MAX_BYTES, "configuration");
+        resolver_fail(r, "cannot read %s: %s", display, why.data);
+        ol_buf_free(&why);
         return -1;
     }
     ol_config *c = ol_xcalloc(1, sizeof(*c));

@@ -17,6 +17,8 @@
  */
 #include "model.h"
 
+#include "facts.h"
+
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1987,20 +1989,6 @@ bool ol_is_optimizer_expr(ol_model *m, ol_nid expr)
     return v.kind == OL_V_OPTIMIZER;
 }
 
-/* Calls inside [start, end) of the node order, found by binary search. */
-static size_t first_call_at_or_after(const ol_model *m, ol_nid start)
-{
-    size_t lo = 0, hi = m->calls.len;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->calls.items[mid].node < start)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static bool iter_draws_batches(ol_model *m, ol_nid iter, int depth)
 {
     const ol_tree *t = m->tree;
@@ -2075,8 +2063,8 @@ bool ol_loop_is_data_loop(ol_model *m, uint32_t li)
         ol_nid body = m->loops.items[li].body;
         if (body != OL_NONE) {
             uint32_t fn = ol_function_of(m, m->loops.items[li].node);
-            for (size_t i = first_call_at_or_after(m, body);
-                 i < m->calls.len && m->calls.items[i].node < m->subtree_end[body]; i++) {
+            size_t first, end = ol_calls_in(m, body, &first);
+            for (size_t i = first; i < end; i++) {
                 const ol_call *c = &m->calls.items[i];
                 if (ol_function_of(m, c->node) != fn)
                     continue;

@@ -4,7 +4,10 @@
  */
 #include "facts.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "diag.h"
 
 static bool skip_space(char c)
 {
@@ -433,6 +436,42 @@ bool ol_zero_clears(ol_model *m, ol_nid zero_target, ol_nid optimizer)
     if (module == OL_NONE)
         return zv.kind == OL_V_MODULE || zv.kind == OL_V_UNKNOWN;
     return ol_same_text(t, zero_target, module);
+}
+
+bool ol_is_scalar_loss(ol_model *m, ol_nid value, ol_val v)
+{
+    if (!(v.flags & OL_VF_LOSS))
+        return false;
+    const ol_tree *t = m->tree;
+    ol_nid e = ol_unparen(t, value);
+    if (ol_kind_of(t, e) == OL_N_call) {
+        ol_nid r = ol_call_arg(m, e, -1, "reduction");
+        const char *s;
+        uint32_t len;
+        if (r != OL_NONE && ol_string_value(t, r, &s, &len) && ol_mem_eq_cstr(s, len, "none"))
+            return false;
+    }
+    return true;
+}
+
+bool ol_is_primary(const ol_tree *t, ol_nid n)
+{
+    ol_kind k = ol_kind_of(t, n);
+    return k == OL_N_identifier || k == OL_N_attribute || k == OL_N_call || k == OL_N_subscript ||
+           k == OL_N_parenthesized_expression;
+}
+
+void ol_fix_call_on(ol_fix *fix, const ol_tree *t, ol_nid expr, const char *suffix)
+{
+    const ol_node *n = ol_node_at(t, expr);
+    if (ol_is_primary(t, expr)) {
+        ol_fix_edit(fix, n->end, n->end, suffix);
+        return;
+    }
+    ol_fix_edit(fix, n->start, n->start, "(");
+    char *close = ol_xasprintf(")%s", suffix);
+    ol_fix_edit(fix, n->end, n->end, close);
+    free(close);
 }
 
 bool ol_is_test_file(const ol_model *m)

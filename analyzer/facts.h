@@ -91,6 +91,16 @@ void ol_collect_events(ol_model *m, ol_nid region, ol_event_vec *out);
  * not known, any module counts). */
 bool ol_zero_clears(ol_model *m, ol_nid zero_target, ol_nid optimizer);
 
+/* A loss that is one number: produced by a loss function, without
+ * reduction="none" in the call that made it. */
+bool ol_is_scalar_loss(ol_model *m, ol_nid value, ol_val v);
+/* A primary expression a method call can follow without parentheses. */
+bool ol_is_primary(const ol_tree *t, ol_nid n);
+/* Adds the edits that call `suffix` (".item()", ".detach()") on expr,
+ * wrapping it in parentheses when it is not primary. */
+struct ol_fix;
+void ol_fix_call_on(struct ol_fix *fix, const ol_tree *t, ol_nid expr, const char *suffix);
+
 /* Is this a pytest file: test_*.py, *_test.py, conftest.py, or a file in a
  * tests/ or test/ directory that defines test_ functions? Tests exercise
  * behaviour on purpose, so training-pattern rules skip them. */

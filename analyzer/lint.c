@@ -179,21 +179,6 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
         tm->filter_ns += ol_now_ns() - t0;
 }
 
-static const char *reason_for(int err)
-{
-    switch (err) {
-    case ENOENT:
-        return "no such file or directory";
-    case EACCES:
-        return "permission denied";
-    case EISDIR:
-        return "is a directory";
-    case EFBIG:
-        return "file is larger than the 64 MiB oomlint reads";
-    default:
-        return strerror(err);
-    }
-}
 
 void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, size_t stdin_len,
                    const ol_run_options *run, ol_file_result *r)
@@ -219,7 +204,10 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
         }
     }
     if (err) {
-        char *msg = ol_xasprintf("cannot read `%s`: %s", in->path, reason_for(err));
+        ol_buf why = {0};
+        ol_describe_read_error(&why, err, OL_MAX_SOURCE_BYTES, NULL);
+        char *msg = ol_xasprintf("cannot read `%s`: %s", in->path, why.data);
+        ol_buf_free(&why);
         ol_result_io_error(r, in->path, msg);
         free(msg);
         lt->settings = saved;

@@ -302,6 +302,27 @@ void ol_interner_free(ol_interner *in)
     memset(in, 0, sizeof(*in));
 }
 
+void ol_describe_read_error(ol_buf *out, int err, size_t max_bytes, const char *what)
+{
+    switch (err) {
+    case ENOENT:
+        ol_buf_puts(out, "no such file or directory");
+        break;
+    case EACCES:
+        ol_buf_puts(out, "permission denied");
+        break;
+    case EISDIR:
+        ol_buf_puts(out, "is a directory");
+        break;
+    case EFBIG:
+        ol_buf_printf(out, "file is larger than the %zu MiB oomlint reads%s%s", max_bytes / (1024 * 1024),
+                      what ? " for " : "", what ? what : "");
+        break;
+    default:
+        ol_buf_puts(out, strerror(err));
+    }
+}
+
 void ol_sort(void *base, size_t count, size_t size, int (*cmp)(const void *, const void *))
 {
     if (count > 1)

@@ -93,6 +93,10 @@ const char *ol_interned(const ol_interner *in, uint32_t id);
 size_t ol_interned_len(const ol_interner *in, uint32_t id);
 void ol_interner_free(ol_interner *in);
 
+/* Appends a reader's description of a read error: "no such file or
+ * directory", "file is larger than the 64 MiB oomlint reads", ... */
+void ol_describe_read_error(ol_buf *out, int err, size_t max_bytes, const char *what);
+
 /* qsort that accepts an empty (even NULL) array. */
 void ol_sort(void *base, size_t count, size_t size, int (*cmp)(const void *, const void *));
 

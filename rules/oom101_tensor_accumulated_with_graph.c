@@ -34,43 +34,13 @@ static bool used_as_tensor(ol_model *m, const ol_accumulator *acc)
     return false;
 }
 
-static bool is_scalar_loss(ol_model *m, ol_nid value, ol_val v)
-{
-    if (!(v.flags & OL_VF_LOSS))
-        return false;
-    /* reduction="none" keeps one loss per sample */
-    const ol_tree *t = m->tree;
-    ol_nid e = ol_unparen(t, value);
-    if (ol_kind_of(t, e) == OL_N_call) {
-        ol_nid r = ol_call_arg(m, e, -1, "reduction");
-        const char *s;
-        uint32_t len;
-        if (r != OL_NONE && ol_string_value(t, r, &s, &len) && ol_mem_eq_cstr(s, len, "none"))
-            return false;
-    }
-    return true;
-}
-
 static ol_fix *make_fix(ol_model *m, const ol_accumulator *acc, ol_nid value, ol_val v)
 {
-    const ol_tree *t = m->tree;
-    bool item = is_scalar_loss(m, value, v);
-    const char *suffix = item ? ".item()" : ".detach()";
+    bool item = ol_is_scalar_loss(m, value, v);
     bool unsafe = !item || used_as_tensor(m, acc);
     ol_fix *fix = ol_fix_new(unsafe, item ? "Accumulate the loss as a Python number with .item()"
                                           : "Accumulate a detached tensor");
-    ol_kind k = ol_kind_of(t, value);
-    const ol_node *n = ol_node_at(t, value);
-    bool primary = k == OL_N_identifier || k == OL_N_attribute || k == OL_N_call || k == OL_N_subscript ||
-                   k == OL_N_parenthesized_expression;
-    if (primary) {
-        ol_fix_edit(fix, n->end, n->end, suffix);
-    } else {
-        ol_fix_edit(fix, n->start, n->start, "(");
-        char *close = ol_xasprintf(")%s", suffix);
-        ol_fix_edit(fix, n->end, n->end, close);
-        free(close);
-    }
+    ol_fix_call_on(fix, m->tree, value, item ? ".item()" : ".detach()");
     return fix;
 }
 
@@ -98,12 +68,9 @@ static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value)
                                 "`%s` accumulates `%s`, which carries the autograd graph; every iteration's "
                                 "graph stays alive in `%s`",
                                 target_text, value_text, target_text);
-    bool item = is_scalar_loss(m, value, v);
+    bool item = ol_is_scalar_loss(m, value, v);
     ol_diag_help(d, "accumulate a %s: `%s += %s%s`", item ? "Python number" : "detached tensor", target_text,
-                 ol_kind_of(t, value) == OL_N_identifier || ol_kind_of(t, value) == OL_N_attribute ||
-                         ol_kind_of(t, value) == OL_N_call || ol_kind_of(t, value) == OL_N_subscript
-                     ? value_text
-                     : "(...)",
+                 ol_is_primary(t, value) ? value_text : "(...)",
                  item ? ".item()" : ".detach()");
     free(target_text);
     free(value_text);

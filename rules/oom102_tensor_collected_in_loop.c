@@ -21,43 +21,11 @@
 #include "facts.h"
 #include "rule.h"
 
-static bool is_primary(const ol_tree *t, ol_nid n)
-{
-    ol_kind k = ol_kind_of(t, n);
-    return k == OL_N_identifier || k == OL_N_attribute || k == OL_N_call || k == OL_N_subscript ||
-           k == OL_N_parenthesized_expression;
-}
-
-static bool scalar_loss(ol_model *m, ol_nid value, ol_val v)
-{
-    if (!(v.flags & OL_VF_LOSS))
-        return false;
-    ol_nid e = ol_unparen(m->tree, value);
-    if (ol_kind_of(m->tree, e) == OL_N_call) {
-        ol_nid r = ol_call_arg(m, e, -1, "reduction");
-        const char *s;
-        uint32_t len;
-        if (r != OL_NONE && ol_string_value(m->tree, r, &s, &len) && ol_mem_eq_cstr(s, len, "none"))
-            return false;
-    }
-    return true;
-}
-
 static ol_fix *detach_fix(ol_model *m, ol_nid value, ol_val v)
 {
-    const ol_tree *t = m->tree;
-    bool item = scalar_loss(m, value, v);
-    const char *suffix = item ? ".item()" : ".detach()";
+    bool item = ol_is_scalar_loss(m, value, v);
     ol_fix *fix = ol_fix_new(true, item ? "Collect the loss as a Python number" : "Collect a detached tensor");
-    const ol_node *n = ol_node_at(t, value);
-    if (is_primary(t, value)) {
-        ol_fix_edit(fix, n->end, n->end, suffix);
-    } else {
-        ol_fix_edit(fix, n->start, n->start, "(");
-        char *close = ol_xasprintf(")%s", suffix);
-        ol_fix_edit(fix, n->end, n->end, close);
-        free(close);
-    }
+    ol_fix_call_on(fix, m->tree, value, item ? ".item()" : ".detach()");
     return fix;
 }
 
@@ -83,7 +51,7 @@ static void report(ol_check *c, ol_nid at, ol_nid holder, ol_nid value, ol_val v
                                 h, how, val);
     ol_diag_help(d, "store a detached copy (`%s%s`, or `.cpu()` after it to free GPU memory), or collect under "
                     "`torch.no_grad()`",
-                 is_primary(t, value) ? val : "(...)", scalar_loss(c->model, value, v) ? ".item()" : ".detach()");
+                 ol_is_primary(t, value) ? val : "(...)", ol_is_scalar_loss(c->model, value, v) ? ".item()" : ".detach()");
     free(h);
     free(val);
     if (fixable)
@@ -195,7 +163,7 @@ static void check_comprehensions(ol_check *c)
                                     "autograd graph and activations",
                                     val);
         ol_diag_help(d, "collect `%s.detach()` (or `.item()` / `.cpu()`), or build the list under `torch.no_grad()`",
-                     is_primary(t, body) ? val : "(...)");
+                     ol_is_primary(t, body) ? val : "(...)");
         free(val);
         ol_diag_attach_fix(d, detach_fix(m, body, v));
     }

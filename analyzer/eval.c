@@ -145,6 +145,17 @@ static ol_val guess_from_name(ol_model *m, ol_sym name)
 {
     const char *s = ol_sym_str(m, name);
     size_t len = ol_interned_len(&m->strings, name);
+    /* `Discriminator`, `Model`: a class (passed in to be instantiated), not an instance */
+    bool lower = false;
+    for (size_t i = 1; i < len; i++)
+        lower |= islower((unsigned char)s[i]) != 0;
+    if (len > 1 && isupper((unsigned char)s[0]) && lower)
+        return UNKNOWN;
+    /* model_cls, net_factory, builder: something that makes a model */
+    static const char *const makers[] = {"cls", "class", "klass", "type", "factory", "builder", "ctor", "fn",
+                                         "func", "constructor", "maker", NULL};
+    if (ol_name_looks_like(s, len, makers) && !looks_like_loss_fn(s, len))
+        return UNKNOWN;
     if (looks_like_loss_fn(s, len))
         return mk(OL_V_MODULE, OL_VF_LOSSFN);
     if (ol_name_looks_like(s, len, MODEL_WORDS))
@@ -585,15 +596,15 @@ static ol_val call_extern(ol_model *m, const char *q, ol_nid call)
         if (ol_str_has_prefix(q, "torch.nn.init."))
             return mk(OL_V_TENSOR, 0);
         if (ol_str_has_prefix(q, "torch.nn.") && is_camel(name)) {
-            if (ol_str_has_suffix(name, "Loss"))
+            if (strstr(name, "Loss"))
                 return mk(OL_V_MODULE, OL_VF_LOSSFN);
             return mk(OL_V_MODULE, 0);
         }
         if (ol_str_has_prefix(q, "torch.cuda.") || ol_str_has_prefix(q, "torch.backends.") ||
             ol_str_has_prefix(q, "torch.distributed.") || ol_str_has_prefix(q, "torch.multiprocessing."))
             return mk(OL_V_OBJECT, 0);
-        if (qeq(q, "torch.load") || qeq(q, "torch.hub.load"))
-            return UNKNOWN;
+        if (qeq(q, "torch.load") || qeq(q, "torch.hub.load") || qeq(q, "torch.jit.load"))
+            return mk_ref(OL_V_OBJECT, 0, ol_model_intern(m, "torch.load"));
         /* torch.<function>(...) */
         const char *rest = q + strlen("torch.");
         if (!strchr(rest, '.') || ol_str_has_prefix(rest, "linalg.") || ol_str_has_prefix(rest, "special.") ||
@@ -1391,6 +1402,86 @@ static ol_val param_value(ol_model *m, uint32_t di)
 
 static ol_val arith(ol_val a, ol_val b);
 
+/* ---- module evidence ------------------------------------------------------------ */
+
+static const char *const MODULE_ONLY_METHODS[] = {"eval", "train", "parameters", "named_parameters", "modules",
+                                                  "named_modules", "children", "named_children", "apply",
+                                                  "register_forward_hook", "register_buffer", "add_module",
+                                                  "get_submodule", "requires_grad_", NULL};
+
+static void build_evidence(ol_model *m)
+{
+    const ol_tree *t = m->tree;
+    m->evidence_built = true;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *c = &m->calls.items[i];
+        ol_nid callee = ol_unparen(t, c->callee);
+        ol_evidence e = {0};
+        if (c->receiver != OL_NONE && c->name) {
+            if (!qin(ol_sym_str(m, c->name), MODULE_ONLY_METHODS))
+                continue;
+            /* eval()/train() take no argument but a mode flag (pandas' df.eval takes text) */
+            ol_nid arg = ol_call_arg(m, c->node, 0, NULL);
+            if (arg != OL_NONE && (c->name == m->names.eval ||
+                                   (c->name == m->names.train && ol_kind_of(t, arg) != OL_N_true &&
+                                    ol_kind_of(t, arg) != OL_N_false)))
+                continue;
+            e.use = ol_unparen(t, c->receiver);
+        } else {
+            e.use = callee;
+            e.called = true;
+        }
+        ol_nid name = e.use;
+        if (ol_kind_of(t, name) == OL_N_attribute)
+            name = ol_field(t, name, OL_F_attribute);
+        if (name == OL_NONE || ol_kind_of(t, name) != OL_N_identifier)
+            continue;
+        e.name = ol_node_sym(m, name);
+        ol_vec_push(&m->evidence, e);
+    }
+}
+
+/* Is the binding made by def d used as an nn.Module somewhere: a module-only
+ * method called on it, or (when `called_counts`) the value called? */
+static bool used_as_module(ol_model *m, uint32_t di, bool called_counts)
+{
+    const ol_tree *t = m->tree;
+    if (!m->evidence_built)
+        build_evidence(m);
+    const ol_def *d = &m->defs.items[di];
+    bool attr_def = ol_kind_of(t, d->target) == OL_N_attribute;
+    for (size_t i = 0; i < m->evidence.len; i++) {
+        const ol_evidence *e = &m->evidence.items[i];
+        if (e->name != d->name || (e->called && !called_counts))
+            continue;
+        ol_kind uk = ol_kind_of(t, e->use);
+        if (attr_def) {
+            /* self.x used in a method of the same class */
+            if (uk != OL_N_attribute)
+                continue;
+            ol_nid obj = ol_field(t, e->use, OL_F_object);
+            uint32_t fn = ol_function_of(m, e->use);
+            if (fn == OL_NO_INDEX || ol_kind_of(t, obj) != OL_N_identifier)
+                continue;
+            const ol_function *f = &m->functions.items[fn];
+            while (!f->is_method && m->scopes.items[f->outer_scope].function != OL_NO_INDEX)
+                f = &m->functions.items[m->scopes.items[f->outer_scope].function];
+            if (f->is_method && f->params.len > 0 && f->cls == m->scopes.items[d->scope].cls &&
+                m->defs.items[f->params.items[0]].name == ol_node_sym(m, obj))
+                return true;
+            continue;
+        }
+        if (uk != OL_N_identifier)
+            continue;
+        uint32_t defs[16];
+        size_t n = ol_reaching_defs(m, m->node_scope[e->use], d->name, e->use, defs, 16);
+        for (size_t k = 0; k < n; k++)
+            if (defs[k] == di)
+                return true;
+    }
+    return false;
+}
+
 static ol_val def_value_uncached(ol_model *m, uint32_t di)
 {
     const ol_def *d = &m->defs.items[di];
@@ -1449,6 +1540,24 @@ static ol_val def_value_uncached(ol_model *m, uint32_t di)
     return UNKNOWN;
 }
 
+/* An instance of a class imported from elsewhere may well be a module or an
+ * optimizer (`model = Translator(...)` with the class in src/model.py); one
+ * from a library that is not torch is not (`encoder = LabelEncoder()`). */
+static bool object_may_be_torch(ol_model *m, ol_val v)
+{
+    if (!v.ref)
+        return true;
+    const char *q = ol_sym_str(m, v.ref);
+    static const char *const foreign[] = {"sklearn.", "xgboost.", "lightgbm.", "catboost.", "gensim.", "pandas.",
+                                          "numpy.", "scipy.", "PIL.", "cv2.", "accelerate.", "transformers.",
+                                          "tokenizers.", "datasets.", "matplotlib.", "wandb.", "tensorboardX.",
+                                          "torch.utils.tensorboard.", "logging.", "argparse.", NULL};
+    for (size_t i = 0; foreign[i]; i++)
+        if (ol_str_has_prefix(q, foreign[i]))
+            return false;
+    return strcmp(q, "torch.load") != 0;
+}
+
 ol_val ol_def_value(ol_model *m, uint32_t di)
 {
     if (di >= m->defs.len)
@@ -1462,13 +1571,22 @@ ol_val ol_def_value(ol_model *m, uint32_t di)
     ol_val v = def_value_uncached(m, di);
     m->eval_depth--;
     const ol_def *d = &m->defs.items[di];
-    if (v.kind == OL_V_UNKNOWN && (d->kind == OL_DEF_ASSIGN || d->kind == OL_DEF_WITH) &&
-        d->path_len == 0) {
+    if ((v.kind == OL_V_UNKNOWN || (v.kind == OL_V_OBJECT && object_may_be_torch(m, v))) &&
+        (d->kind == OL_DEF_ASSIGN || d->kind == OL_DEF_WITH) && d->path_len == 0) {
         ol_val g = guess_from_name(m, d->name);
         /* a name alone only fills in what a call or attribute left open */
         ol_kind vk = ol_kind_of(m->tree, ol_unparen(m->tree, d->value));
         if (g.kind != OL_V_UNKNOWN && (vk == OL_N_call || vk == OL_N_attribute || vk == OL_N_subscript))
             v = g;
+    }
+    /* an instance of an imported class, a loaded object, a parameter: used
+     * like a module (x.eval(), x.parameters()) it is one; a torch.load result
+     * that is called is a pickled module */
+    if ((v.kind == OL_V_UNKNOWN || v.kind == OL_V_OBJECT) &&
+        (d->kind == OL_DEF_ASSIGN || d->kind == OL_DEF_PARAM || d->kind == OL_DEF_WITH)) {
+        bool loaded = v.kind == OL_V_OBJECT && v.ref && strcmp(ol_sym_str(m, v.ref), "torch.load") == 0;
+        if (used_as_module(m, di, loaded))
+            v = mk(OL_V_MODULE, 0);
     }
     if (m->def_reaches_backward[di] &&
         (v.kind == OL_V_UNKNOWN || v.kind == OL_V_TENSOR || v.kind == OL_V_OBJECT || v.kind == OL_V_BOTTOM)) {
@@ -1545,6 +1663,18 @@ static ol_val eval_name(ol_model *m, ol_nid n)
         while (s != OL_NO_INDEX && !bound) {
             bound = scope_binds(m, s, name);
             s = m->scopes.items[s].parent;
+        }
+        if (!bound) {
+            /* bound nowhere: a star import (`from utils import *`) brought it,
+             * and the conventional spellings say what it is */
+            static const struct { const char *name, *qual; } conventional[] = {
+                {"torch", "torch"}, {"nn", "torch.nn"}, {"F", "torch.nn.functional"}, {"optim", "torch.optim"},
+                {"np", "numpy"}, {"Variable", "torch.autograd.Variable"}, {"DataLoader", "torch.utils.data.DataLoader"},
+            };
+            const char *str = ol_sym_str(m, name);
+            for (size_t i = 0; i < OL_ARRAY_LEN(conventional); i++)
+                if (strcmp(str, conventional[i].name) == 0)
+                    return mk_ref(OL_V_EXTERN, 0, ol_model_intern(m, conventional[i].qual));
         }
         if (!bound && is_builtin_name(ol_sym_str(m, name))) {
             char buf[96];
@@ -1692,6 +1822,10 @@ static ol_val eval_call(ol_model *m, ol_nid n)
         ol_sym method = c->name;
         ol_val rv = ol_eval(m, c->receiver);
         const char *meth = ol_sym_str(m, method);
+        /* it.next() (Python 2 spelling) / it.__next__(): one element */
+        if ((strcmp(meth, "next") == 0 || strcmp(meth, "__next__") == 0) && ol_call_arg(m, n, 0, NULL) == OL_NONE &&
+            rv.kind != OL_V_EXTERN && rv.kind != OL_V_OBJECT)
+            return eval_path(m, c->receiver, true, NULL, 0);
         switch (rv.kind) {
         case OL_V_EXTERN: {
             const char *q = ol_sym_str(m, qual_join(m, rv.ref, method));

@@ -183,17 +183,17 @@ bool ol_is_forward_call(ol_model *m, uint32_t ci)
     return v.kind == OL_V_MODULE && !(v.flags & OL_VF_LOSSFN);
 }
 
-ol_nid ol_optimizer_module(ol_model *m, ol_nid opt)
+/* The value expression an optimizer name or self-attribute was built from. */
+static ol_nid optimizer_value(ol_model *m, ol_nid opt)
 {
     const ol_tree *t = m->tree;
     opt = ol_unparen(t, opt);
-    ol_nid value = OL_NONE;
     if (ol_kind_of(t, opt) == OL_N_identifier) {
         uint32_t defs[4];
         size_t n = ol_reaching_defs(m, m->node_scope[opt], ol_node_sym(m, opt), opt, defs, 4);
-        for (size_t i = 0; i < n && value == OL_NONE; i++)
+        for (size_t i = 0; i < n; i++)
             if (m->defs.items[defs[i]].kind == OL_DEF_ASSIGN && m->defs.items[defs[i]].path_len == 0)
-                value = m->defs.items[defs[i]].value;
+                return m->defs.items[defs[i]].value;
     } else if (ol_kind_of(t, opt) == OL_N_attribute) {
         ol_nid obj = ol_field(t, opt, OL_F_object);
         ol_val self = ol_eval(m, obj);
@@ -201,22 +201,49 @@ ol_nid ol_optimizer_module(ol_model *m, ol_nid opt)
         if ((self.flags & OL_VF_LOCAL) && self.ref < m->classes.len && attr != OL_NONE) {
             ol_sym name = ol_node_sym(m, attr);
             const ol_class *cls = &m->classes.items[self.ref];
-            for (size_t i = 0; i < cls->attr_defs.len && value == OL_NONE; i++) {
+            for (size_t i = 0; i < cls->attr_defs.len; i++) {
                 const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
                 if (d->name == name && d->kind == OL_DEF_ASSIGN && d->path_len == 0)
-                    value = d->value;
+                    return d->value;
             }
         }
     }
-    if (value == OL_NONE || ol_kind_of(t, value) != OL_N_call)
-        return OL_NONE;
-    size_t first, end = ol_calls_in(m, value, &first);
-    for (size_t i = first; i < end; i++) {
+    return OL_NONE;
+}
+
+/* Receivers of .parameters() / .named_parameters() in expression e, and in
+ * the values of names it uses (`params = list(a.parameters()) + ...`). */
+static size_t parameter_sources(ol_model *m, ol_nid e, ol_nid *out, size_t count, size_t cap, int depth)
+{
+    const ol_tree *t = m->tree;
+    if (e == OL_NONE || depth > 2)
+        return count;
+    size_t first, end = ol_calls_in(m, e, &first);
+    for (size_t i = first; i < end && count < cap; i++) {
         const ol_call *c = &m->calls.items[i];
         if ((c->name == m->names.parameters || c->name == m->names.named_parameters) && c->receiver != OL_NONE)
-            return ol_unparen(t, c->receiver);
+            out[count++] = ol_unparen(t, c->receiver);
     }
-    return OL_NONE;
+    for (ol_nid n = e; n < m->subtree_end[e] && count < cap; n++) {
+        if (ol_kind_of(t, n) != OL_N_identifier || ol_node_at(t, n)->field == OL_F_attribute)
+            continue;
+        uint32_t defs[4];
+        size_t nd = ol_reaching_defs(m, m->node_scope[n], ol_node_sym(m, n), n, defs, 4);
+        for (size_t k = 0; k < nd; k++)
+            if (m->defs.items[defs[k]].kind == OL_DEF_ASSIGN)
+                count = parameter_sources(m, m->defs.items[defs[k]].value, out, count, cap, depth + 1);
+    }
+    return count;
+}
+
+ol_nid ol_optimizer_module(ol_model *m, ol_nid opt)
+{
+    ol_nid value = optimizer_value(m, opt);
+    if (value == OL_NONE || ol_kind_of(m->tree, value) != OL_N_call)
+        return OL_NONE;
+    ol_nid sources[8];
+    size_t n = parameter_sources(m, value, sources, 0, 8, 0);
+    return n > 0 ? sources[0] : OL_NONE;
 }
 
 /* ---- accumulators ------------------------------------------------------------------- */
@@ -432,10 +459,17 @@ bool ol_zero_clears(ol_model *m, ol_nid zero_target, ol_nid optimizer)
     ol_val zv = ol_eval(m, zero_target);
     if (zv.kind == OL_V_OPTIMIZER)
         return false; /* another optimizer */
-    ol_nid module = ol_optimizer_module(m, optimizer);
-    if (module == OL_NONE)
-        return zv.kind == OL_V_MODULE || zv.kind == OL_V_UNKNOWN;
-    return ol_same_text(t, zero_target, module);
+    ol_nid value = optimizer_value(m, optimizer);
+    ol_nid sources[8];
+    size_t n = value != OL_NONE ? parameter_sources(m, value, sources, 0, 8, 0) : 0;
+    if (n == 0)
+        return zv.kind == OL_V_MODULE || zv.kind == OL_V_UNKNOWN || zv.kind == OL_V_OBJECT;
+    /* the optimizer holds these modules' parameters: zeroing any of them
+     * counts (enc.zero_grad(); dec.zero_grad() for Adam(enc + dec params)) */
+    for (size_t i = 0; i < n; i++)
+        if (ol_same_text(t, zero_target, sources[i]))
+            return true;
+    return false;
 }
 
 bool ol_is_scalar_loss(ol_model *m, ol_nid value, ol_val v)

@@ -118,6 +118,80 @@ static void filter(const ol_settings *s, const ol_tree *t, ol_diag_vec *diags)
     ol_suppressions_free(&sup);
 }
 
+static bool has_hard_error(const ol_tree *t)
+{
+    for (size_t i = 0; i < t->errors.len; i++)
+        if (!t->errors.items[i].soft)
+            return true;
+    return false;
+}
+
+/* A syntax error in one notebook cell can make the parser misread the
+ * cells after it. Each cell is parsed alone: its errors are reported where
+ * they really are, and when the joined parse went wrong outside the broken
+ * cells, the notebook is analyzed again with those cells blanked (same
+ * length, so every position stays where it was). Returns true when *t now
+ * parses *out (a blanked copy the caller frees); otherwise *t keeps the
+ * joined tree, with the per-cell errors. */
+static bool recover_notebook(ol_linter *lt, const ol_source *src, ol_tree *t, ol_source *out)
+{
+    char *text = ol_xstrndup(src->text, src->len);
+    OL_VEC(ol_syntax_error) errors = {0};
+    bool blanked = false, damage_elsewhere = false;
+    for (size_t ci = 0; ci < src->cells.len; ci++) {
+        const ol_cell *cell = &src->cells.items[ci];
+        uint32_t start = src->line_starts[cell->first_line];
+        uint32_t end = cell->first_line + cell->line_count < src->line_count
+                           ? src->line_starts[cell->first_line + cell->line_count]
+                           : src->len;
+        ol_source one;
+        ol_source_init_text(&one, src->path, ol_xstrndup(src->text + start, end - start), end - start);
+        ol_tree ct;
+        ol_parse(&lt->parser, &one, &ct);
+        bool broken = has_hard_error(&ct);
+        for (size_t e = 0; e < ct.errors.len; e++) {
+            ol_syntax_error err = ct.errors.items[e];
+            err.start += start;
+            err.end += start;
+            ct.errors.items[e].message = NULL;
+            ol_vec_push(&errors, err);
+        }
+        if (broken) {
+            blanked = true;
+            for (uint32_t i = start; i < end; i++)
+                if (text[i] != '\n')
+                    text[i] = ' ';
+        } else {
+            /* the joined parse found an error in a cell that is fine alone */
+            for (size_t e = 0; e < t->errors.len; e++)
+                if (!t->errors.items[e].soft && t->errors.items[e].start >= start && t->errors.items[e].start < end)
+                    damage_elsewhere = true;
+        }
+        ol_tree_free(&ct);
+        ol_source_free(&one);
+    }
+    /* the per-cell errors replace the joined ones either way */
+    for (size_t i = 0; i < t->errors.len; i++)
+        free(t->errors.items[i].message);
+    t->errors.len = 0;
+    bool reparse = blanked && damage_elsewhere;
+    if (reparse) {
+        ol_source_init_text(out, src->path, text, src->len);
+        ol_tree_free(t);
+        ol_parse(&lt->parser, out, t);
+        t->src = out;
+        for (size_t i = 0; i < t->errors.len; i++)
+            free(t->errors.items[i].message);
+        t->errors.len = 0;
+    } else {
+        free(text);
+    }
+    for (size_t i = 0; i < errors.len; i++)
+        ol_vec_push(&t->errors, errors.items[i]);
+    ol_vec_free(&errors);
+    return reparse;
+}
+
 void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
 {
     if (!r->path)
@@ -130,7 +204,11 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
     ol_timings *tm = lt->timings;
     uint64_t t0 = tm ? ol_now_ns() : 0;
     ol_tree tree;
+    ol_source recovered;
+    bool use_recovered = false;
     ol_parse(&lt->parser, &r->src, &tree);
+    if (r->src.notebook && has_hard_error(&tree) && !tree.timed_out)
+        use_recovered = recover_notebook(lt, &r->src, &tree, &recovered);
     if (tm) {
         uint64_t t1 = ol_now_ns();
         tm->parse_ns += t1 - t0;
@@ -175,6 +253,8 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
     }
     filter(lt->settings, &tree, &r->diags);
     ol_tree_free(&tree);
+    if (use_recovered)
+        ol_source_free(&recovered);
     if (tm)
         tm->filter_ns += ol_now_ns() - t0;
 }

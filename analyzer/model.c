@@ -1235,6 +1235,48 @@ static void mark_backward_reach(ol_model *m)
     }
 }
 
+/* `obj.method(...)` where obj holds an instance of a class defined here:
+ * found through values, so after the syntactic pass. */
+static void resolve_method_callsites(ol_model *m)
+{
+    const ol_tree *t = m->tree;
+    for (size_t ci = 0; ci < m->calls.len; ci++) {
+        const ol_call *c = &m->calls.items[ci];
+        if (c->receiver == OL_NONE || !c->name || ol_kind_of(t, ol_unparen(t, c->callee)) != OL_N_attribute)
+            continue;
+        bool known = false;
+        for (size_t f = 0; f < m->functions.len && !known; f++)
+            for (size_t k = 0; k < m->functions.items[f].callsites.len && !known; k++)
+                known = m->functions.items[f].callsites.items[k] == ci;
+        if (known)
+            continue;
+        ol_val rv = ol_eval(m, c->receiver);
+        if (!(rv.flags & OL_VF_LOCAL) || (rv.kind != OL_V_MODULE && rv.kind != OL_V_INSTANCE) ||
+            rv.ref >= m->classes.len)
+            continue;
+        const ol_class *cls = &m->classes.items[rv.ref];
+        for (size_t i = 0; i < cls->methods.len; i++) {
+            uint32_t fi = cls->methods.items[i];
+            if (m->functions.items[fi].name == c->name) {
+                ol_vec_push(&m->functions.items[fi].callsites, (uint32_t)ci);
+                break;
+            }
+        }
+    }
+}
+
+/* Drops every memoized value and verdict, after a pass that changed what
+ * they depend on (call sites, contexts, backward reach). */
+static void forget_values(ol_model *m)
+{
+    memset(m->node_state, 0, m->tree->nodes.len);
+    memset(m->def_state, 0, m->defs.len + 1);
+    for (size_t i = 0; i < m->functions.len; i++)
+        m->functions.items[i].grad_state = 0;
+    for (size_t i = 0; i < m->loops.len; i++)
+        m->loops.items[i].data_state = -1;
+}
+
 static void init_names(ol_model *m)
 {
 #define OL_X(n) m->names.n = ol_model_intern(m, #n);
@@ -1280,13 +1322,13 @@ void ol_model_build(ol_model *m, const ol_tree *t)
     m->def_reaches_backward = ol_xcalloc(m->defs.len + 1, sizeof(bool));
     compute_subtree_ends(m);
     resolve_callsites(m);
+    resolve_method_callsites(m);
+    forget_values(m);
     resolve_contexts(m);
     /* contexts change what values mean: forget anything computed so far */
-    memset(m->node_state, 0, count);
-    memset(m->def_state, 0, m->defs.len + 1);
+    forget_values(m);
     mark_backward_reach(m);
-    memset(m->node_state, 0, count);
-    memset(m->def_state, 0, m->defs.len + 1);
+    forget_values(m);
 }
 
 void ol_model_free(ol_model *m)
@@ -1316,6 +1358,7 @@ void ol_model_free(ol_model *m)
     ol_vec_free(&m->subscript_stores);
     ol_vec_free(&m->withs);
     ol_vec_free(&m->excepts);
+    ol_vec_free(&m->evidence);
     free(m->node_scope);
     free(m->node_loop);
     free(m->node_ctx);

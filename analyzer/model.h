@@ -267,6 +267,14 @@ typedef struct ol_names {
 #undef OL_X
 } ol_names;
 
+/* A use that only makes sense on an nn.Module: `x.eval()`, `x.parameters()`
+ * (receiver is x), or calling x (callee is x). */
+typedef struct ol_evidence {
+    ol_sym name;      /* identifier, or attribute name for self.x */
+    ol_nid use;       /* the identifier or attribute node used */
+    bool called;      /* x(...) rather than x.method() */
+} ol_evidence;
+
 typedef struct ol_model {
     const ol_tree *tree;
     const ol_source *src;
@@ -307,6 +315,10 @@ typedef struct ol_model {
     uint8_t *def_state;
     bool *def_reaches_backward; /* the binding's value reaches .backward() */
     uint32_t eval_depth;
+
+    /* where names are used like nn.Modules (built on first use, eval.c) */
+    OL_VEC(struct ol_evidence) evidence;
+    bool evidence_built;
 
     /* file-wide facts */
     bool grad_globally_disabled;   /* module-level torch.set_grad_enabled(False) */

@@ -382,32 +382,101 @@ static bool help_line(const char *s, size_t n)
     return !(s[0] >= '0' && s[0] <= '9');
 }
 
+/* Which lines of a cell are IPython syntax to blank: magics, shell escapes
+ * and help (`%x`, `!x`, `?x`, `x?`) at the start of a logical line, or every
+ * line of a whole-cell magic such as %%bash. A `%` that continues an open
+ * bracket, a triple-quoted string or a backslash line (`"..." % (a, b)` over
+ * two lines) is Python. Returns one flag per line (count in *lines). */
+static bool *ipython_lines(const char *s, size_t n, size_t *lines)
+{
+    size_t count = 1;
+    for (size_t i = 0; i < n; i++)
+        count += s[i] == '\n';
+    bool *magic = ol_xcalloc(count, sizeof(bool));
+    size_t first_len = 0;
+    while (first_len < n && s[first_len] != '\n')
+        first_len++;
+    bool blank_all = n >= 2 && s[0] == '%' && s[1] == '%' && !is_python_cell_magic(s, first_len);
+    int depth = 0;
+    char quote = 0;      /* open string's quote character */
+    bool triple = false; /* ... and whether it is triple-quoted */
+    bool continued = false;
+    size_t line = 0, i = 0;
+    while (i <= n && line < count) {
+        size_t end = i;
+        while (end < n && s[end] != '\n')
+            end++;
+        bool logical_start = depth == 0 && !(quote && triple) && !continued;
+        size_t j = i;
+        while (j < end && (s[j] == ' ' || s[j] == '\t'))
+            j++;
+        if (blank_all ||
+            (logical_start && ((j < end && (s[j] == '%' || s[j] == '!' || s[j] == '?')) || help_line(s + j, end - j))))
+            magic[line] = true;
+        /* advance the bracket and string state over this line */
+        continued = false;
+        if (!magic[line]) {
+            for (size_t k = i; k < end; k++) {
+                char c = s[k];
+                if (quote) {
+                    if (c == '\\') {
+                        k++;
+                        continue;
+                    }
+                    if (c == quote && (!triple || (k + 2 < end && s[k + 1] == quote && s[k + 2] == quote))) {
+                        if (triple)
+                            k += 2;
+                        quote = 0;
+                    }
+                    continue;
+                }
+                if (c == '#')
+                    break;
+                if (c == '"' || c == '\'') {
+                    quote = c;
+                    triple = k + 2 < end && s[k + 1] == c && s[k + 2] == c;
+                    if (triple)
+                        k += 2;
+                } else if (c == '(' || c == '[' || c == '{') {
+                    depth++;
+                } else if (c == ')' || c == ']' || c == '}') {
+                    if (depth > 0)
+                        depth--;
+                } else if (c == '\\' && k + 1 == end) {
+                    continued = true;
+                }
+            }
+            if (quote && !triple)
+                quote = 0; /* an unterminated one-line string ends with its line */
+        }
+        line++;
+        i = end + 1;
+    }
+    *lines = count;
+    return magic;
+}
+
 /* Appends one cell's source to the joined text, blanking IPython syntax. */
 static uint32_t append_cell(ol_buf *out, const char *code, size_t len)
 {
     size_t base = out->len;
     ol_buf_add(out, code, len);
     char *s = out->data + base;
-    size_t n = len;
-    /* a whole-cell magic other than the timing ones is not Python */
-    size_t first_len = 0;
-    while (first_len < n && s[first_len] != '\n')
-        first_len++;
-    bool blank_all = n >= 2 && s[0] == '%' && s[1] == '%' && !is_python_cell_magic(s, first_len);
+    size_t count;
+    bool *magic = ipython_lines(s, len, &count);
     uint32_t lines = 0;
-    size_t i = 0;
-    while (i < n) {
+    size_t i = 0, line = 0;
+    while (i < len) {
         size_t end = i;
-        while (end < n && s[end] != '\n')
+        while (end < len && s[end] != '\n')
             end++;
-        size_t j = i;
-        while (j < end && (s[j] == ' ' || s[j] == '\t'))
-            j++;
-        if (blank_all || (j < end && (s[j] == '%' || s[j] == '!' || s[j] == '?')) || help_line(s + j, end - j))
+        if (line < count && magic[line])
             blank_line(s + i, end - i);
         lines++;
+        line++;
         i = end + 1;
     }
+    free(magic);
     if (len == 0 || code[len - 1] != '\n') {
         ol_buf_putc(out, '\n');
         if (len == 0)
@@ -638,25 +707,25 @@ bool ol_notebook_render(const ol_source *src, const char *text, size_t len, ol_b
         bool orig_newline = orig.len > 0 && orig.data[orig.len - 1] == '\n';
         if (!orig_newline && code.len > 0 && code.data[code.len - 1] == '\n')
             code.data[--code.len] = '\0';
-        /* restore blanked lines line by line */
+        /* restore the lines the joined text blanked, line by line */
         {
             const char *o = orig.data ? orig.data : "";
-            size_t ol_ = orig.len, oi = 0, ni = 0;
-            while (oi < ol_ && ni < code.len) {
+            size_t count;
+            bool *magic = ipython_lines(o, orig.len, &count);
+            size_t oi = 0, ni = 0, line = 0;
+            while (oi < orig.len && ni < code.len) {
                 size_t oe = oi, ne = ni;
-                while (oe < ol_ && o[oe] != '\n')
+                while (oe < orig.len && o[oe] != '\n')
                     oe++;
                 while (ne < code.len && code.data[ne] != '\n')
                     ne++;
-                size_t j = oi;
-                while (j < oe && (o[j] == ' ' || o[j] == '\t'))
-                    j++;
-                bool magic = (j < oe && (o[j] == '%' || o[j] == '!' || o[j] == '?')) || help_line(o + j, oe - j);
-                if ((magic || (o[0] == '%' && o[1] == '%')) && oe - oi == ne - ni)
+                if (line < count && magic[line] && oe - oi == ne - ni)
                     memcpy(code.data + ni, o + oi, oe - oi);
                 oi = oe + 1;
                 ni = ne + 1;
+                line++;
             }
+            free(magic);
         }
         bool changed = code.len != orig.len || memcmp(code.data ? code.data : "", orig.data ? orig.data : "", code.len) != 0;
         ol_buf_free(&orig);

@@ -172,7 +172,7 @@ static void add_error(ol_tree *t, uint32_t start, uint32_t end, char *message)
     uint32_t stop = start;
     while (stop < end && stop < src->len && src->text[stop] != '\n')
         stop++;
-    ol_syntax_error e = {start, stop, message};
+    ol_syntax_error e = {start, stop, message, false};
     ol_vec_push(&t->errors, e);
 }
 
@@ -290,6 +290,56 @@ static void flatten(ol_tree *t, const ol_grammar *g, TSTree *tree)
     ts_tree_cursor_delete(&cur);
 }
 
+/* tree-sitter-python lets an assignment's right side start on the next line
+ * (`lr =` then `x = 1` reads as `lr = x = 1`); CPython does not. Reports
+ * each `=` followed by a line break that no backslash continues. */
+static void check_dangling_assignments(ol_tree *t)
+{
+    const ol_source *src = t->src;
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
+        ol_kind k = (ol_kind)t->nodes.items[n].kind;
+        if (k != OL_N_assignment && k != OL_N_augmented_assignment)
+            continue;
+        ol_nid left = ol_field(t, n, OL_F_left), right = ol_field(t, n, OL_F_right);
+        if (left == OL_NONE || right == OL_NONE)
+            continue;
+        /* inside brackets a line break is fine: only statements matter */
+        ol_nid p = t->nodes.items[n].parent;
+        if (p != OL_NONE && t->nodes.items[p].kind != OL_N_expression_statement &&
+            t->nodes.items[p].kind != OL_N_assignment)
+            continue;
+        /* from the `=` (after any annotation, which may span lines in brackets) */
+        uint32_t from = t->nodes.items[left].end, to = t->nodes.items[right].start;
+        for (ol_nid c = t->nodes.items[n].first_child; c != OL_NONE && c != right; c = t->nodes.items[c].next_sibling)
+            if (t->nodes.items[c].end <= to && t->nodes.items[c].end > from)
+                from = t->nodes.items[c].end;
+        uint32_t op = from; /* the `=` (or `+=`) itself */
+        while (op < to && op < src->len && src->text[op] != '=' && src->text[op] != '\n')
+            op++;
+        if (op >= to || op >= src->len || src->text[op] != '=')
+            op = from;
+        while (op > from && src->text[op - 1] != '\0' && strchr("+-*/%@&|^<>", src->text[op - 1]) != NULL)
+            op--;
+        bool in_comment = false;
+        for (uint32_t i = from; i < to && i < src->len; i++) {
+            char c = src->text[i];
+            if (c == '#')
+                in_comment = true;
+            if (c != '\n')
+                continue;
+            uint32_t j = i;
+            while (j > from && (src->text[j - 1] == '\r' || src->text[j - 1] == ' ' || src->text[j - 1] == '\t'))
+                j--;
+            if (!in_comment && j > from && src->text[j - 1] == '\\')
+                break; /* explicit continuation */
+            add_error(t, op, i, ol_xstrdup("invalid syntax: nothing after `=` on this line"));
+            if (t->errors.len > 0)
+                ol_vec_last(&t->errors).soft = true;
+            break;
+        }
+    }
+}
+
 void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
 {
     memset(t, 0, sizeof(*t));
@@ -322,6 +372,7 @@ void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
     }
     flatten(t, p->grammar, tree);
     ts_tree_delete(tree);
+    check_dangling_assignments(t);
 }
 
 void ol_tree_free(ol_tree *t)

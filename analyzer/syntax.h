@@ -107,6 +107,7 @@ typedef struct ol_span {
 typedef struct ol_syntax_error {
     uint32_t start, end;
     char *message; /* owned */
+    bool soft;     /* found after parsing; the tree itself is sound */
 } ol_syntax_error;
 
 /* Immutable after ol_grammar_init; shared by every thread. */

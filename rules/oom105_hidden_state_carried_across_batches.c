@@ -8,7 +8,8 @@
  * with retain_graph=True (OOM103). Truncated backpropagation through time
  * detaches the state at each batch boundary.
  *
- * Not flagged: a state detached or re-initialised earlier in the iteration,
+ * Not flagged: a state detached (also in place, `h.detach_()`) or
+ * re-initialised earlier in the iteration,
  * loops that do not draw batches (time steps within one sequence), and code
  * under no_grad.
  */
@@ -30,6 +31,50 @@ static ol_nid argument_named(ol_model *m, ol_nid call, ol_sym name)
             return v;
     }
     return OL_NONE;
+}
+
+/* The identifier an expression is rooted at: `h` for h, h[0], h.data. */
+static ol_nid root_identifier(const ol_tree *t, ol_nid n)
+{
+    for (;;) {
+        n = ol_unparen(t, n);
+        ol_kind k = ol_kind_of(t, n);
+        if (k == OL_N_identifier)
+            return n;
+        if (k == OL_N_subscript || k == OL_N_attribute)
+            n = ol_field(t, n, k == OL_N_subscript ? OL_F_value : OL_F_object);
+        else
+            return OL_NONE;
+    }
+}
+
+/* True when the iteration detaches `name` in place before `before`:
+ * `h.detach_()`, `h[0].detach_()`, or `for s in h: s.detach_()`. */
+static bool detached_in_place(ol_model *m, ol_nid loop_node, ol_nid before, ol_sym name)
+{
+    const ol_tree *t = m->tree;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (c->receiver == OL_NONE || !ol_contains(t, loop_node, c->node) ||
+            t->nodes.items[c->node].start >= t->nodes.items[before].start ||
+            strcmp(ol_sym_str(m, c->name), "detach_") != 0)
+            continue;
+        ol_nid r = root_identifier(t, c->receiver);
+        if (r == OL_NONE)
+            continue;
+        if (ol_node_sym(m, r) == name)
+            return true;
+        /* a loop variable over the state */
+        for (ol_nid p = c->node; p != OL_NONE && p != loop_node; p = ol_parent(t, p)) {
+            if (ol_kind_of(t, p) != OL_N_for_statement)
+                continue;
+            ol_nid var = ol_field(t, p, OL_F_left), over = root_identifier(t, ol_field(t, p, OL_F_right));
+            if (ol_kind_of(t, var) == OL_N_identifier && ol_node_sym(m, var) == ol_node_sym(m, r) &&
+                over != OL_NONE && ol_node_sym(m, over) == name)
+                return true;
+        }
+    }
+    return false;
 }
 
 static void check(ol_check *c)
@@ -62,7 +107,17 @@ static void check(ol_check *c)
             for (size_t k = 0; k < n; k++)
                 if (m->defs.items[defs[k]].target == tgt)
                     carried = true;
-            if (!carried)
+            /* any assignment to it earlier in the iteration (a detach, even a
+             * conditional one, a fresh state) is taken as the author's reset */
+            ol_nid loop_node = m->loops.items[loop].node;
+            for (uint32_t d = ol_scope_defs(m, m->node_scope[a], name); d != OL_NO_INDEX && carried;
+                 d = m->defs.items[d].next) {
+                const ol_def *def = &m->defs.items[d];
+                if (def->target != tgt && ol_contains(t, loop_node, def->stmt) &&
+                    t->nodes.items[def->stmt].start < t->nodes.items[a].start)
+                    carried = false;
+            }
+            if (!carried || detached_in_place(m, loop_node, a, name))
                 continue;
             char *h = ol_node_str(t, tgt);
             ol_diag *d = ol_report_node(c, a,

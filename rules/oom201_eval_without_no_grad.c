@@ -94,24 +94,45 @@ static bool eval_function(ol_model *m, uint32_t fi)
         return false;
     if (is_pytest_function(m, fi))
         return false;
+    /* a model's own predict()/generate() is called from elsewhere, usually
+     * another file that may well guard it: only a caller seen here, running
+     * it with grad on, makes it a finding */
+    if (f->cls != OL_NO_INDEX && ol_class_is_module(m, f->cls) && m->functions.items[fi].callsites.len == 0)
+        return false;
     ol_nid body = function_body(m, fi);
     return body != OL_NONE && !computes_gradients(m, body);
 }
 
-/* `X.eval()` earlier in the same function with no `X.train()` between it
- * and n, and no gradients computed from it to the function's end. Returns
- * the eval() call node, or OL_NONE. */
+/* The expression naming the model a forward call runs: `net` for `net(x)`
+ * and `net.forward(x)`. */
+static ol_nid forward_model(const ol_model *m, const ol_call *c)
+{
+    if (c->name == m->names.forward && c->receiver != OL_NONE)
+        return ol_unparen(m->tree, c->receiver);
+    return ol_unparen(m->tree, c->callee);
+}
+
+/* `X.eval()` earlier in the same function (or at module level) for the
+ * model the call at n runs, with no `X.train()` between, and no gradients
+ * computed from it to the next train() or the end. Returns the eval() call
+ * node, or OL_NONE. */
 static ol_nid after_eval_call(ol_model *m, ol_nid n, uint32_t fn)
 {
     const ol_tree *t = m->tree;
-    if (fn == OL_NO_INDEX)
+    /* a function's body, or the module itself (scripts and notebooks
+     * evaluate at top level) */
+    ol_nid body = fn != OL_NO_INDEX ? function_body(m, fn) : 0;
+    if (body == OL_NONE)
         return OL_NONE;
-    ol_nid body = function_body(m, fn);
     size_t first, end = ol_calls_in(m, body, &first);
     ol_nid eval_call = OL_NONE;
+    uint32_t self_call = ol_call_at(m, n);
+    ol_nid model = self_call != OL_NO_INDEX ? forward_model(m, &m->calls.items[self_call]) : OL_NONE;
     for (size_t i = first; i < end && m->calls.items[i].node < n; i++) {
         const ol_call *c = &m->calls.items[i];
         if (ol_function_of(m, c->node) != fn || c->receiver == OL_NONE || ol_call_arg(m, c->node, 0, NULL) != OL_NONE)
+            continue;
+        if (model != OL_NONE && !ol_same_text(t, ol_unparen(t, c->receiver), model))
             continue;
         if (c->name == m->names.eval || c->name == m->names.train) {
             ol_val rv = ol_eval(m, c->receiver);
@@ -130,7 +151,8 @@ static ol_nid after_eval_call(ol_model *m, ol_nid n, uint32_t fn)
     for (size_t i = first; i < end; i++) {
         const ol_call *c = &m->calls.items[i];
         if (c->node > eval_call && c->name == m->names.train && ol_function_of(m, c->node) == fn &&
-            ol_eval(m, c->receiver).kind == OL_V_MODULE) {
+            ol_eval(m, c->receiver).kind == OL_V_MODULE &&
+            (model == OL_NONE || ol_same_text(t, ol_unparen(t, c->receiver), model))) {
             stop = c->node;
             break;
         }
@@ -142,7 +164,6 @@ static ol_nid after_eval_call(ol_model *m, ol_nid n, uint32_t fn)
             grads = true;
     }
     ol_vec_free(&ev);
-    (void)t;
     return grads ? OL_NONE : eval_call;
 }
 
@@ -167,10 +188,19 @@ static uint32_t eval_loop(ol_model *m, ol_nid n)
             }
             it = ol_unparen(t, arg);
         }
-        ol_nid name = ol_kind_of(t, it) == OL_N_attribute ? ol_field(t, it, OL_F_attribute) : it;
-        if (name == OL_NONE || ol_kind_of(t, name) != OL_N_identifier)
-            continue;
-        if (!sym_looks_like(m, ol_node_sym(m, name), EVAL_LOADER_WORDS))
+        bool eval_named = false;
+        if (ol_kind_of(t, it) == OL_N_subscript) {
+            /* loaders['val'], dataloaders["test"] */
+            const char *key;
+            uint32_t len;
+            if (ol_string_value(t, ol_field(t, it, OL_F_subscript), &key, &len))
+                eval_named = ol_name_looks_like(key, len, EVAL_LOADER_WORDS);
+        } else {
+            ol_nid name = ol_kind_of(t, it) == OL_N_attribute ? ol_field(t, it, OL_F_attribute) : it;
+            eval_named = name != OL_NONE && ol_kind_of(t, name) == OL_N_identifier &&
+                         sym_looks_like(m, ol_node_sym(m, name), EVAL_LOADER_WORDS);
+        }
+        if (!eval_named)
             continue;
         if (computes_gradients(m, loop->node))
             return OL_NO_INDEX;
@@ -286,10 +316,30 @@ static bool grad_enabled_explicitly(const ol_model *m, ol_nid n)
     return false;
 }
 
+/* Which model a forward call runs, for reporting once per model and region:
+ * inside a module's own method every self.<submodule> is part of one model. */
+static char *model_key(ol_model *m, ol_nid callee, uint32_t fn)
+{
+    const ol_tree *t = m->tree;
+    ol_nid root = ol_unparen(t, callee);
+    while (ol_kind_of(t, root) == OL_N_attribute)
+        root = ol_field(t, root, OL_F_object);
+    if (fn != OL_NO_INDEX && m->functions.items[fn].is_method && ol_text_is(t, root, "self") &&
+        ol_class_is_module(m, m->functions.items[fn].cls))
+        return ol_xstrdup("self");
+    return ol_node_str(t, callee);
+}
+
+typedef struct reported {
+    ol_nid region;
+    char *model;
+} reported;
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
+    OL_VEC(reported) seen = {0};
     for (size_t i = 0; i < m->calls.len; i++) {
         if (!ol_is_forward_call(m, (uint32_t)i))
             continue;
@@ -313,12 +363,15 @@ static void check(ol_check *c)
         char *where = NULL;
         ol_fix *fix = NULL;
         ol_nid eval_call;
+        ol_nid region;
         uint32_t loop;
         if (fn != OL_NO_INDEX && eval_function(m, fn)) {
+            region = m->functions.items[fn].node;
             where = ol_xasprintf("`%s()`", ol_sym_str(m, m->functions.items[fn].name));
             why = "in evaluation function";
             fix = decorator_fix(m, fn);
         } else if ((loop = eval_loop(m, call->node)) != OL_NO_INDEX) {
+            region = m->loops.items[loop].node;
             ol_nid it = m->loops.items[loop].iter;
             char *text = ol_node_str(t, it);
             if (strlen(text) > 40)
@@ -329,6 +382,7 @@ static void check(ol_check *c)
             if (m->loops.items[loop].kind == OL_LOOP_FOR)
                 fix = wrap_fix(m, m->loops.items[loop].node);
         } else if ((eval_call = after_eval_call(m, call->node, fn)) != OL_NONE) {
+            region = eval_call;
             char *text = ol_node_str(t, eval_call);
             where = ol_xasprintf("`%s`", text);
             free(text);
@@ -336,6 +390,18 @@ static void check(ol_check *c)
         } else {
             continue;
         }
+        char *key = model_key(m, call->callee, fn);
+        bool dup = false;
+        for (size_t k = 0; k < seen.len && !dup; k++)
+            dup = seen.items[k].region == region && strcmp(seen.items[k].model, key) == 0;
+        if (dup) {
+            free(key);
+            free(where);
+            ol_fix_free(fix);
+            continue;
+        }
+        reported r = {region, key};
+        ol_vec_push(&seen, r);
         char *callee = ol_node_str(t, call->callee);
         if (strlen(callee) > 40)
             strcpy(callee + 37, "...");
@@ -349,6 +415,9 @@ static void check(ol_check *c)
         free(where);
         ol_diag_attach_fix(d, fix);
     }
+    for (size_t k = 0; k < seen.len; k++)
+        free(seen.items[k].model);
+    ol_vec_free(&seen);
 }
 
 const ol_rule ol_rule_oom201 = {

@@ -99,10 +99,22 @@ static bool dataset_constructor(ol_model *m, ol_nid call)
     return false;
 }
 
-static bool non_constant_index(const ol_tree *t, ol_nid index)
+/* Slicing out a batch: X[i:i + bs], X[perm[i:j]], X[start:end] with a
+ * bound that is not a constant. A mask or a single index is not a batch. */
+static bool batch_slice(const ol_tree *t, ol_nid index)
 {
-    ol_kind k = ol_kind_of(t, ol_unparen(t, index));
-    return k != OL_N_integer && k != OL_N_string && k != OL_N_unary_operator;
+    for (ol_nid n = index; n < t->nodes.len && t->nodes.items[n].start < t->nodes.items[index].end; n++) {
+        if (n != index && t->nodes.items[n].start < t->nodes.items[index].start)
+            break;
+        if (ol_kind_of(t, n) != OL_N_slice)
+            continue;
+        for (ol_nid c = ol_first_named(t, n); c != OL_NONE; c = ol_next_named(t, c)) {
+            ol_kind k = ol_kind_of(t, ol_unparen(t, c));
+            if (k != OL_N_integer && k != OL_N_unary_operator && k != OL_N_none)
+                return true;
+        }
+    }
+    return false;
 }
 
 /* How is the tensor bound at `ref` (an identifier or self.attr use) used as a dataset? */
@@ -141,7 +153,11 @@ static bool used_as_dataset(ol_model *m, ol_nid use)
     /* X[i:i + bs], X[idx] inside a loop or in __getitem__ */
     if (pk == OL_N_subscript && ol_field(t, p, OL_F_value) == use) {
         ol_nid index = ol_field(t, p, OL_F_subscript);
-        if (!non_constant_index(t, index))
+        bool getitem = false;
+        uint32_t gf = ol_function_of(m, p);
+        if (gf != OL_NO_INDEX && strcmp(ol_sym_str(m, m->functions.items[gf].name), "__getitem__") == 0)
+            getitem = true;
+        if (!getitem && !batch_slice(t, index))
             return false;
         /* writing into it (obs[step] = x) makes it a buffer, not a dataset */
         ol_nid gp = ol_parent(t, p);
@@ -150,10 +166,7 @@ static bool used_as_dataset(ol_model *m, ol_nid use)
             return false;
         if (gk == OL_N_delete_statement || gk == OL_N_pattern_list)
             return false;
-        if (m->node_loop[p] != OL_NO_INDEX)
-            return true;
-        uint32_t fn = ol_function_of(m, p);
-        return fn != OL_NO_INDEX && strcmp(ol_sym_str(m, m->functions.items[fn].name), "__getitem__") == 0;
+        return getitem || m->node_loop[p] != OL_NO_INDEX;
     }
     return false;
 }
@@ -238,6 +251,8 @@ static bool made_from_nothing(ol_model *m, ol_nid base)
     const char *q = ol_qualname(m, ol_field(t, base, OL_F_function));
     if (!q || !ol_str_has_prefix(q, "torch."))
         return false;
+    if (strcmp(q, "torch.autograd.Variable") == 0)
+        return made_from_nothing(m, ol_call_arg(m, base, 0, "data"));
     const char *name = q + 6;
     static const char *const factories[] = {"zeros", "ones", "empty", "full", "rand", "randn", "randint",
                                             "randperm", "arange", "linspace", "logspace", "eye", "zeros_like",

@@ -5,13 +5,52 @@
  * fill itself is an extra kernel per tensor. set_to_none=True frees them and
  * is the default since PyTorch 2.0, so the fix drops the argument.
  */
+#include <string.h>
+
 #include "facts.h"
 #include "rule.h"
+
+/* Code that adds into gradients by hand (`p.grad += g`, `p.grad.add_(g)`,
+ * a parameter server summing workers' gradients) needs them to stay
+ * allocated: there set_to_none=False is deliberate. */
+static bool writes_into_grads(ol_model *m)
+{
+    const ol_tree *t = m->tree;
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
+        if (ol_kind_of(t, n) != OL_N_attribute)
+            continue;
+        ol_nid attr = ol_field(t, n, OL_F_attribute);
+        if (attr == OL_NONE || strcmp(ol_sym_str(m, ol_node_sym(m, attr)), "grad") != 0)
+            continue;
+        ol_nid p = ol_parent(t, n);
+        if (p == OL_NONE)
+            continue;
+        if (ol_kind_of(t, p) == OL_N_augmented_assignment && ol_field(t, p, OL_F_left) == n)
+            return true;
+        /* p.grad.add_(...), p.grad.data.add_(...) */
+        if (ol_kind_of(t, p) == OL_N_attribute) {
+            ol_nid q = p;
+            ol_nid a = ol_field(t, q, OL_F_attribute);
+            if (strcmp(ol_sym_str(m, ol_node_sym(m, a)), "data") == 0 && ol_kind_of(t, ol_parent(t, q)) == OL_N_attribute) {
+                q = ol_parent(t, q);
+                a = ol_field(t, q, OL_F_attribute);
+            }
+            const char *meth = ol_sym_str(m, ol_node_sym(m, a));
+            size_t len = strlen(meth);
+            ol_nid call = ol_parent(t, q);
+            if (len > 1 && meth[len - 1] == '_' && strcmp(meth, "zero_") != 0 && call != OL_NONE &&
+                ol_kind_of(t, call) == OL_N_call && ol_field(t, call, OL_F_function) == q)
+                return true;
+        }
+    }
+    return false;
+}
 
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
+    int manual = -1; /* writes_into_grads, computed once when needed */
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
         if (call->name != m->names.zero_grad || call->receiver == OL_NONE)
@@ -21,6 +60,10 @@ static void check(ol_check *c)
             continue;
         ol_nid arg = ol_call_arg(m, call->node, 0, "set_to_none");
         if (arg == OL_NONE || ol_kind_of(t, arg) != OL_N_false)
+            continue;
+        if (manual < 0)
+            manual = writes_into_grads(m);
+        if (manual)
             continue;
         ol_diag *d = ol_report_node(c, call->node,
                                     "`zero_grad(set_to_none=False)` keeps every gradient allocated (zero-filled) "
@@ -42,7 +85,8 @@ const ol_rule ol_rule_oom603 = {
     .severity = OL_SEV_WARNING,
     .summary = "`zero_grad(set_to_none=False)` keeps zero-filled gradients allocated between steps.",
     .what = "Flags `optimizer.zero_grad(set_to_none=False)` and `model.zero_grad(set_to_none=False)` "
-            "(also with a positional `False`).",
+            "(also with a positional `False`). Not flagged in a file that adds into gradients by hand "
+            "(`p.grad += g`, `p.grad.add_(g)`): those need the zero-filled tensors.",
     .why = "With `set_to_none=False` every parameter keeps a gradient tensor of its own size, filled "
            "with zeros, from one step to the next: a parameter-sized block of memory that is alive "
            "during the forward pass, exactly when activations push memory to its peak. Setting "

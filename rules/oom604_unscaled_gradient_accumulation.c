@@ -96,13 +96,19 @@ static void check(ol_check *c)
         ev.len = 0;
         ol_collect_events(m, loop, &ev);
         /* a step guarded by a modulo test, in this loop's own iterations */
+        /* every optimizer step in the iteration waits for a `% N` test; one
+         * that steps each batch (a GAN critic beside a generator stepped every
+         * n_critic batches) uses the gradients each batch */
         bool accumulates = false;
-        for (size_t i = 0; i < ev.len && !accumulates; i++) {
+        for (size_t i = 0; i < ev.len; i++) {
             const ol_event *e = &ev.items[i];
-            if (e->kind != OL_EV_STEP || e->site != e->node || m->node_loop[e->node] != li)
+            if (e->kind != OL_EV_STEP)
                 continue;
-            if (modulo_guard(t, e->node, loop) != OL_NONE)
-                accumulates = true;
+            if (e->site != e->node || m->node_loop[e->node] != li || modulo_guard(t, e->node, loop) == OL_NONE) {
+                accumulates = false;
+                break;
+            }
+            accumulates = true;
         }
         if (!accumulates)
             continue;

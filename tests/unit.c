@@ -492,6 +492,32 @@ static void test_notebook_cells(void)
     ol_buf_free(&err);
 }
 
+static void test_notebook_magics_only_at_logical_line_start(void)
+{
+    const char *nb = "{\"cells\": [{\"cell_type\": \"code\", \"source\": ["
+                     "\"s = (\\\"%d items\\\"\\n\", \"     % (3,))\\n\", \"%time x = 1\\n\","
+                     "\"t = '''\\n\", \"%not a magic inside a string\\n\", \"'''\\n\", \"obj?\\n\"]}]}";
+    ol_source s;
+    ol_buf err = {0};
+    CHECK(ol_notebook_load(&s, "n.ipynb", ol_xstrdup(nb), strlen(nb), &err));
+    CHECK(strstr(s.text, "     % (3,))") != NULL);     /* continuation kept */
+    CHECK(strstr(s.text, "%time") == NULL);            /* magic blanked */
+    CHECK(strstr(s.text, "%not a magic") != NULL);      /* inside a string */
+    CHECK(strstr(s.text, "obj?") == NULL);             /* help syntax blanked */
+    ol_source_free(&s);
+    ol_buf_free(&err);
+}
+
+static void test_dangling_assignment_is_a_syntax_error(void)
+{
+    parsed x;
+    parse_text(&x, "lr = \ncriterion = nn.MSELoss()\nok = (1 +\n      2)\nalso = \\\n    3\n"
+                   "cache: Dict[\n    int,\n    str,\n] = {}\n");
+    CHECK(x.tree.errors.len == 1);
+    CHECK(x.tree.errors.len == 1 && x.tree.errors.items[0].start == 3); /* at the `=` */
+    parsed_free(&x);
+}
+
 static void test_bad_notebooks(void)
 {
     const char *cases[] = {"{", "[]", "{\"cells\": 3}", "{\"cells\": [}", "not json"};
@@ -918,6 +944,8 @@ int main(void)
         T(test_name_tokens),
         T(test_fix_overlap_rejected),
         T(test_notebook_cells),
+        T(test_notebook_magics_only_at_logical_line_start),
+        T(test_dangling_assignment_is_a_syntax_error),
         T(test_bad_notebooks),
         T(test_toml_values),
         T(test_toml_errors),

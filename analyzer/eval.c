@@ -1579,11 +1579,13 @@ ol_val ol_def_value(ol_model *m, uint32_t di)
         if (g.kind != OL_V_UNKNOWN && (vk == OL_N_call || vk == OL_N_attribute || vk == OL_N_subscript))
             v = g;
     }
-    /* an instance of an imported class, a loaded object, a parameter: used
+    /* an instance of an imported class, a loaded object, a parameter, a loop
+     * variable over a list of models: used
      * like a module (x.eval(), x.parameters()) it is one; a torch.load result
      * that is called is a pickled module */
     if ((v.kind == OL_V_UNKNOWN || v.kind == OL_V_OBJECT) &&
-        (d->kind == OL_DEF_ASSIGN || d->kind == OL_DEF_PARAM || d->kind == OL_DEF_WITH)) {
+        (d->kind == OL_DEF_ASSIGN || d->kind == OL_DEF_PARAM || d->kind == OL_DEF_WITH ||
+         d->kind == OL_DEF_FOR)) {
         bool loaded = v.kind == OL_V_OBJECT && v.ref && strcmp(ol_sym_str(m, v.ref), "torch.load") == 0;
         if (used_as_module(m, di, loaded))
             v = mk(OL_V_MODULE, 0);

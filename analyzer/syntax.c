@@ -310,9 +310,9 @@ static void check_dangling_assignments(ol_tree *t)
             continue;
         /* from the `=` (after any annotation, which may span lines in brackets) */
         uint32_t from = t->nodes.items[left].end, to = t->nodes.items[right].start;
-        for (ol_nid c = t->nodes.items[n].first_child; c != OL_NONE && c != right; c = t->nodes.items[c].next_sibling)
-            if (t->nodes.items[c].end <= to && t->nodes.items[c].end > from)
-                from = t->nodes.items[c].end;
+        ol_nid type = ol_field(t, n, OL_F_type);
+        if (type != OL_NONE && t->nodes.items[type].end <= to && t->nodes.items[type].end > from)
+            from = t->nodes.items[type].end;
         uint32_t op = from; /* the `=` (or `+=`) itself */
         while (op < to && op < src->len && src->text[op] != '=' && src->text[op] != '\n')
             op++;
@@ -332,6 +332,16 @@ static void check_dangling_assignments(ol_tree *t)
                 j--;
             if (!in_comment && j > from && src->text[j - 1] == '\\')
                 break; /* explicit continuation */
+            /* what the parser then made of the next line is the same mistake */
+            size_t kept = 0;
+            for (size_t e = 0; e < t->errors.len; e++) {
+                ol_syntax_error *err = &t->errors.items[e];
+                if (!err->soft && err->start > i && err->start < to)
+                    free(err->message);
+                else
+                    t->errors.items[kept++] = *err;
+            }
+            t->errors.len = kept;
             add_error(t, op, i, ol_xstrdup("invalid syntax: nothing after `=` on this line"));
             if (t->errors.len > 0)
                 ol_vec_last(&t->errors).soft = true;

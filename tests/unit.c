@@ -516,6 +516,10 @@ static void test_dangling_assignment_is_a_syntax_error(void)
     CHECK(x.tree.errors.len == 1);
     CHECK(x.tree.errors.len == 1 && x.tree.errors.items[0].start == 3); /* at the `=` */
     parsed_free(&x);
+    /* the parser's own error on the next line is the same mistake: one report */
+    parse_text(&x, "def real_loss(out):\n    loss = \n    return loss\n");
+    CHECK(x.tree.errors.len == 1 && x.tree.errors.items[0].soft);
+    parsed_free(&x);
 }
 
 static void test_bad_notebooks(void)

@@ -86,7 +86,6 @@ static void test_latin1_declared(void)
     ol_buf_free(&out);
     ol_buf_free(&why);
     ol_source_free(&s);
-    ol_buf_free(&err);
 }
 
 static void test_invalid_utf8_reports_where(void)
@@ -461,14 +460,22 @@ static void test_fix_overlap_rejected(void)
 
 /* ---- notebooks --------------------------------------------------------------------- */
 
+/* Loads notebook JSON text; false (with nothing to free) when it is refused. */
+static bool load_notebook(ol_source *s, const char *nb)
+{
+    ol_buf err = {0};
+    bool ok = ol_notebook_load(s, "n.ipynb", ol_xstrdup(nb), strlen(nb), &err);
+    ol_buf_free(&err);
+    return ok;
+}
+
 static void test_notebook_cells(void)
 {
     const char *nb = "{\n \"cells\": [\n  {\n   \"cell_type\": \"markdown\",\n   \"source\": [\"# hi\"]\n  },\n"
                      "  {\n   \"cell_type\": \"code\",\n   \"source\": [\n    \"%matplotlib inline\\n\",\n"
                      "    \"x = 1\\n\",\n    \"!pip install torch\"\n   ]\n  }\n ],\n \"nbformat\": 4\n}\n";
     ol_source s;
-    ol_buf err = {0};
-    CHECK(ol_notebook_load(&s, "n.ipynb", ol_xstrdup(nb), strlen(nb), &err));
+    CHECK(load_notebook(&s, nb));
     CHECK(s.cells.len == 1);
     CHECK(s.cells.len == 1 && s.cells.items[0].index == 2);
     CHECK(strstr(s.text, "%matplotlib") == NULL);
@@ -489,7 +496,6 @@ static void test_notebook_cells(void)
     ol_buf_free(&out);
     ol_buf_free(&why);
     ol_source_free(&s);
-    ol_buf_free(&err);
 }
 
 static void test_notebook_magics_only_at_logical_line_start(void)
@@ -498,14 +504,12 @@ static void test_notebook_magics_only_at_logical_line_start(void)
                      "\"s = (\\\"%d items\\\"\\n\", \"     % (3,))\\n\", \"%time x = 1\\n\","
                      "\"t = '''\\n\", \"%not a magic inside a string\\n\", \"'''\\n\", \"obj?\\n\"]}]}";
     ol_source s;
-    ol_buf err = {0};
-    CHECK(ol_notebook_load(&s, "n.ipynb", ol_xstrdup(nb), strlen(nb), &err));
+    CHECK(load_notebook(&s, nb));
     CHECK(strstr(s.text, "     % (3,))") != NULL);     /* continuation kept */
     CHECK(strstr(s.text, "%time") == NULL);            /* magic blanked */
     CHECK(strstr(s.text, "%not a magic") != NULL);      /* inside a string */
     CHECK(strstr(s.text, "obj?") == NULL);             /* help syntax blanked */
     ol_source_free(&s);
-    ol_buf_free(&err);
 }
 
 static void test_dangling_assignment_is_a_syntax_error(void)

@@ -6,9 +6,96 @@
  * before the model even starts. A positional second argument
  * (`torch.load(p, "cpu")`) counts as a map location.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "rule.h"
+
+/* `n` is (through parentheses, subscripts and keywords) an argument of an
+ * `x.load_state_dict(...)` call, which copies onto the model's own devices. */
+static bool feeds_load_state_dict(ol_model *m, ol_nid n)
+{
+    const ol_tree *t = m->tree;
+    for (ol_nid p = ol_parent(t, n); p != OL_NONE; n = p, p = ol_parent(t, p)) {
+        ol_kind k = ol_kind_of(t, p);
+        if (k == OL_N_parenthesized_expression || k == OL_N_keyword_argument ||
+            (k == OL_N_subscript && ol_field(t, p, OL_F_value) == n))
+            continue;
+        if (k != OL_N_argument_list)
+            return false;
+        uint32_t ci = ol_call_at(m, ol_parent(t, p));
+        return ci != OL_NO_INDEX && m->calls.items[ci].receiver != OL_NONE &&
+               strcmp(ol_sym_str(m, m->calls.items[ci].name), "load_state_dict") == 0;
+    }
+    return false;
+}
+
+/* `ckpt["epoch"]`, `ckpt.get("best_acc")`: bookkeeping read from a checkpoint,
+ * the same on any device. */
+static bool reads_metadata(ol_model *m, ol_nid use)
+{
+    const ol_tree *t = m->tree;
+    ol_nid p = ol_parent(t, use), key = OL_NONE;
+    if (ol_kind_of(t, p) == OL_N_subscript && ol_field(t, p, OL_F_value) == use)
+        key = ol_field(t, p, OL_F_subscript);
+    else if (ol_kind_of(t, p) == OL_N_attribute && ol_text_is(t, ol_field(t, p, OL_F_attribute), "get")) {
+        uint32_t ci = ol_call_at(m, ol_parent(t, p));
+        if (ci != OL_NO_INDEX)
+            key = ol_call_arg(m, m->calls.items[ci].node, 0, NULL);
+    }
+    if (key == OL_NONE || ol_kind_of(t, key) != OL_N_string)
+        return false;
+    static const char *const words[] = {"epoch", "step", "iter", "iteration", "best", "acc", "accuracy", "loss",
+                                        "args", "config", "cfg", "lr", "score", "metric", "metrics", "version",
+                                        NULL};
+    char *text = ol_node_str(t, key);
+    bool known = false;
+    for (size_t i = 0; words[i] && !known; i++)
+        known = strstr(text, words[i]) != NULL;
+    free(text);
+    return known;
+}
+
+/* Moving the load to the CPU changes nothing when the result only reaches
+ * load_state_dict (directly, or through a name whose every use does so or
+ * reads bookkeeping). Anything else (a pickled model, a tensor used as is)
+ * would now live on the CPU: that fix is unsafe. */
+static bool only_restores_state(ol_model *m, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    if (feeds_load_state_dict(m, call))
+        return true;
+    ol_nid stmt = ol_parent(t, call);
+    if (ol_kind_of(t, stmt) != OL_N_assignment || ol_field(t, stmt, OL_F_right) != call)
+        return false;
+    ol_nid target = ol_field(t, stmt, OL_F_left);
+    if (ol_kind_of(t, target) != OL_N_identifier)
+        return false;
+    ol_sym name = ol_node_sym(m, target);
+    uint32_t scope = m->node_scope[stmt];
+    uint32_t def = OL_NO_INDEX;
+    for (uint32_t d = ol_scope_defs(m, scope, name); d != OL_NO_INDEX; d = m->defs.items[d].next)
+        if (m->defs.items[d].target == target)
+            def = d;
+    if (def == OL_NO_INDEX)
+        return false;
+    size_t uses = 0;
+    for (ol_nid u = m->subtree_end[stmt]; u < t->nodes.len; u++) {
+        if (ol_kind_of(t, u) != OL_N_identifier || ol_node_sym(m, u) != name)
+            continue;
+        uint32_t defs[16];
+        size_t n = ol_reaching_defs(m, m->node_scope[u], name, u, defs, 16);
+        bool ours = false;
+        for (size_t k = 0; k < n; k++)
+            ours |= defs[k] == def;
+        if (!ours)
+            continue;
+        if (!feeds_load_state_dict(m, u) && !reads_metadata(m, u))
+            return false;
+        uses++;
+    }
+    return uses > 0;
+}
 
 static void check(ol_check *c)
 {
@@ -45,7 +132,7 @@ static void check(ol_check *c)
                                     "`torch.load` without `map_location` restores tensors onto the device they were "
                                     "saved from (often GPU 0, in every process)");
         ol_diag_help(d, "load to the CPU and move what you need: `torch.load(path, map_location=\"cpu\")`");
-        ol_fix *fix = ol_fix_new(false, "Load onto the CPU");
+        ol_fix *fix = ol_fix_new(!only_restores_state(m, call->node), "Load onto the CPU");
         ol_fix_edit(fix, t->nodes.items[last].end, t->nodes.items[last].end, ", map_location=\"cpu\"");
         ol_diag_attach_fix(d, fix);
     }
@@ -66,8 +153,10 @@ const ol_rule ol_rule_oom302 = {
                "model.load_state_dict(state[\"model\"])",
     .instead = "state = torch.load(\"checkpoint.pt\", map_location=\"cpu\")\n"
                "model.load_state_dict(state[\"model\"])",
-    .fix = "Safe: adds `map_location=\"cpu\"`; `load_state_dict` copies the values onto the model's own "
-           "devices.",
+    .fix = "Adds `map_location=\"cpu\"`. Safe where what is loaded only reaches `load_state_dict` (directly, "
+           "or through a checkpoint dict whose other reads are bookkeeping such as `ckpt[\"epoch\"]`): it "
+           "copies the values onto the model's own devices. Unsafe elsewhere: a pickled model or a tensor "
+           "used as loaded would now be on the CPU.",
     .tags = "memory,checkpointing",
     .precision = "very-high",
     .check = check,

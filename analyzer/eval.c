@@ -1580,9 +1580,9 @@ ol_val ol_def_value(ol_model *m, uint32_t di)
             v = g;
     }
     /* an instance of an imported class, a loaded object, a parameter, a loop
-     * variable over a list of models: used
-     * like a module (x.eval(), x.parameters()) it is one; a torch.load result
-     * that is called is a pickled module */
+     * variable over a list of models: used like a module (x.eval(),
+     * x.parameters()) it is one; a torch.load result that is called is a
+     * pickled module */
     if ((v.kind == OL_V_UNKNOWN || v.kind == OL_V_OBJECT) &&
         (d->kind == OL_DEF_ASSIGN || d->kind == OL_DEF_PARAM || d->kind == OL_DEF_WITH ||
          d->kind == OL_DEF_FOR)) {

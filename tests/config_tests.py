@@ -5,27 +5,8 @@ stop the run (exit 2) with the file and line, never lint with other rules."""
 import os
 import re
 
+from cli_tests import AMP, BAD  # BAD: OOM101 at line 13 (`total += loss`); AMP: OOM502 at line 1
 from harness import Workspace, run, test
-
-# OOM101 at line 13 (`total += loss`)
-BAD = """import torch
-import torch.nn as nn
-
-model = nn.Linear(4, 2)
-criterion = nn.MSELoss()
-
-
-def train(loader):
-    total = 0
-    for x, y in loader:
-        loss = criterion(model(x), y)
-        loss.backward()
-        total += loss
-    return total
-"""
-
-# OOM502 at line 1
-AMP = "from torch.cuda.amp import autocast\nwith autocast():\n    pass\n"
 
 BOTH = AMP + BAD
 

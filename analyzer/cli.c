@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "docs.h"
 #include "rule.h"
 
 void ol_cli_usage(FILE *out)
@@ -397,37 +398,6 @@ int ol_cmd_rules(const ol_cli *cli, FILE *out)
     return 0;
 }
 
-static void indent_block(ol_buf *b, const char *text, const char *prefix)
-{
-    const char *p = text;
-    while (*p) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        ol_buf_puts(b, prefix);
-        ol_buf_add(b, p, len);
-        ol_buf_putc(b, '\n');
-        p += len + (nl ? 1 : 0);
-    }
-}
-
-void ol_rule_markdown(const ol_rule *r, ol_buf *b)
-{
-    ol_buf_printf(b, "# %s %s\n\n", r->code, r->name);
-    ol_buf_printf(b, "Severity: %s%s. Fix: %s.\n\n", ol_severity_name(r->severity),
-                  r->opt_in ? " (opt-in: runs only when selected by its code)" : "",
-                  r->fix ? "available" : "none");
-    ol_buf_printf(b, "%s\n\n", r->summary);
-    ol_buf_printf(b, "## What it does\n\n%s\n\n", r->what);
-    ol_buf_printf(b, "## Why is this bad?\n\n%s\n\n", r->why);
-    ol_buf_puts(b, "## Example\n\n```python\n");
-    ol_buf_puts(b, r->example);
-    ol_buf_puts(b, "\n```\n\n## Use instead\n\n```python\n");
-    ol_buf_puts(b, r->instead);
-    ol_buf_puts(b, "\n```\n");
-    if (r->fix)
-        ol_buf_printf(b, "\n## Fix\n\n%s\n", r->fix);
-}
-
 int ol_cmd_rule(const ol_cli *cli, FILE *out, FILE *err)
 {
     char code[16];
@@ -448,20 +418,12 @@ int ol_cmd_rule(const ol_cli *cli, FILE *out, FILE *err)
     }
     ol_buf b = {0};
     if (cli->markdown) {
-        ol_rule_markdown(r, &b);
+        ol_rule_doc_markdown(r, &b);
         fputs(b.data, out);
         ol_buf_free(&b);
         return 0;
     }
-    ol_buf_printf(&b, "%s %s [%s]%s\n\n%s\n\n", r->code, r->name, ol_severity_name(r->severity),
-                  r->opt_in ? " (opt-in)" : "", r->summary);
-    ol_buf_printf(&b, "What it does\n  %s\n\nWhy is this bad?\n  %s\n\nExample\n", r->what, r->why);
-    indent_block(&b, r->example, "    ");
-    ol_buf_puts(&b, "\nUse instead\n");
-    indent_block(&b, r->instead, "    ");
-    if (r->fix)
-        ol_buf_printf(&b, "\nFix\n  %s\n", r->fix);
-    ol_buf_printf(&b, "\nMore: %s%s.md\n", OL_DOCS_URL, r->code);
+    ol_rule_doc_terminal(r, &b);
     fputs(b.data, out);
     ol_buf_free(&b);
     return 0;

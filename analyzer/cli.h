@@ -14,8 +14,7 @@
 
 #include "emit.h"
 #include "select.h"
-
-#define OL_VERSION "0.1.0"
+#include "version.h"
 
 typedef enum ol_command {
     OL_CMD_LINT,
@@ -61,7 +60,5 @@ void ol_cli_usage(FILE *out);
 /* `oomlint rules` and `oomlint rule CODE`. Return the exit code. */
 int ol_cmd_rules(const ol_cli *cli, FILE *out);
 int ol_cmd_rule(const ol_cli *cli, FILE *out, FILE *err);
-/* The documentation page of a rule, as Markdown. */
-void ol_rule_markdown(const struct ol_rule *r, ol_buf *b);
 
 #endif

@@ -24,9 +24,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "cli.h"
+#include "docs.h"
 #include "emit.h"
 #include "rule.h"
+#include "version.h"
 
 #define SARIF_SCHEMA "https://json.schemastore.org/sarif-2.1.0.json"
 #define SARIF_INFORMATION_URI "https://github.com/oomlint/oomlint"
@@ -216,15 +217,6 @@ static void add_tags(cJSON *props, const char *tags)
     }
 }
 
-/* The plain-text form of a rule's page, for help.text. */
-static void rule_help_text(const ol_rule *r, ol_buf *b)
-{
-    ol_buf_printf(b, "%s\n\nWhat it does\n%s\n\nWhy is this bad?\n%s\n\nExample\n%s\n\nUse instead\n%s\n", r->summary,
-                  r->what, r->why, r->example, r->instead);
-    if (r->fix)
-        ol_buf_printf(b, "\nFix\n%s\n", r->fix);
-}
-
 static cJSON *rule_descriptor(const ol_rule *r)
 {
     cJSON *d = cJSON_CreateObject();
@@ -234,8 +226,8 @@ static cJSON *rule_descriptor(const ol_rule *r)
     add_message(d, "fullDescription", r->what);
     cJSON *help = cJSON_AddObjectToObject(d, "help");
     ol_buf text = {0}, markdown = {0};
-    rule_help_text(r, &text);
-    ol_rule_markdown(r, &markdown);
+    ol_rule_doc_plain(r, &text);
+    ol_rule_doc_markdown(r, &markdown);
     add_text(help, "text", text.data);
     add_text(help, "markdown", markdown.data);
     ol_buf_free(&text);

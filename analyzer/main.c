@@ -16,6 +16,7 @@
 #include "emit.h"
 #include "fix.h"
 #include "lint.h"
+#include "probe.h"
 #include "rule.h"
 
 static bool want_color(ol_color c)
@@ -259,6 +260,9 @@ static int run_lint(ol_cli *cli)
 
 int main(int argc, char **argv)
 {
+    /* `oomlint probe` runs programs rather than linting: its own options (probe.c) */
+    if (argc > 1 && strcmp(argv[1], "probe") == 0)
+        return ol_probe_main(argc - 1, argv + 1);
     ol_cli cli;
     ol_buf err = {0};
     if (!ol_cli_parse(&cli, argc, argv, &err)) {

@@ -1,0 +1,1605 @@
+/*
+ * probe.c - `oomlint probe`: runs each rule's scenario, a `bad` and a
+ * `fixed` variant of the same small step, each in a fresh Python process,
+ * and reports what the pattern costs: peak and per-step growth of memory,
+ * autograd nodes kept alive, time per step, whether both variants computed
+ * the same numbers, and a verdict. `--script` (probe_script.c) runs a user's
+ * own script instead.
+ *
+ * The flow: parse options; find a Python that imports torch (--python, else
+ * python3, /usr/bin/python3, ...); write the embedded probe/ files to a
+ * private temporary folder (or use OOMLINT_PROBE_DIR); ask the harness for
+ * the scenario list; run the variants (several at once on the CPU, one at a
+ * time on a GPU, whose memory and timings they would otherwise share); fit
+ * and judge; print a table or JSON; draw the SVG. SIGINT/SIGTERM stop the
+ * children and remove the temporary folder.
+ *
+ * How a verdict is reached (also in `oomlint probe --help`): the scenario
+ * names the costs its rule claims (growth, peak, time, underflow) and a
+ * scale in bytes computed from its tensor sizes (one batch's activations, the
+ * parameters, ...). A claim is confirmed when bad minus fixed exceeds a noise
+ * threshold derived from that scale: growth per step (least-squares slope
+ * after the first fifth of the iterations) above max(1 KiB, scale/16) in
+ * bytes kept for backward (CPU) or allocated (CUDA), or at least half an
+ * autograd node per step, or above max(256 KiB, scale/4) of resident memory;
+ * peak above max(4 KiB, scale/16) (CPU, bytes kept for backward plus
+ * gradients) or max(64 KiB, scale/16) (CUDA, max_memory_allocated), or
+ * max(2 MiB, scale/4) resident or as the driver sees it; time per step
+ * (medians) more than 10% and more than twice the summed median absolute
+ * deviations; underflow: a share of gradient entries lost to zero 0.1 points
+ * higher. Otherwise: no measurable cost. A rule whose cost exists only on a
+ * GPU says "needs a GPU" on the CPU (its variants still run, to check they
+ * agree), and no figure is given.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/signalfd.h>
+#endif
+
+#include <cjson/cJSON.h>
+
+#include "emit.h"
+#include "lint.h"
+#include "probe_internal.h"
+
+extern char **environ;
+
+/* ---- usage and options -------------------------------------------------------------------- */
+
+static void probe_usage(FILE *out)
+{
+    fputs("Usage:\n"
+          "  oomlint probe [OPTIONS]                  measure what each rule's pattern costs\n"
+          "  oomlint probe --script FILE [OPTIONS] [-- ARGS]\n"
+          "                                           run your script and confirm its findings\n"
+          "\n"
+          "Each rule's scenario runs a `bad` and a `fixed` variant of the same small training or\n"
+          "evaluation step in fresh Python processes, and reports for both the peak memory, the\n"
+          "growth per step (memory kept for backward, autograd nodes kept alive, resident memory),\n"
+          "the time per step, whether both computed the same numbers, and a verdict: confirmed,\n"
+          "no measurable cost, or needs a GPU.\n"
+          "\n"
+          "Options:\n"
+          "  --device auto|cpu|cuda  where to measure (default auto: cuda when PyTorch sees a GPU)\n"
+          "  --rules CODES           only these rules' scenarios (codes or prefixes, comma-separated)\n"
+          "  --iterations N          iterations per variant (default 20)\n"
+          "  --python PATH           the Python to use (default: the first of python3,\n"
+          "                          /usr/bin/python3, /usr/local/bin/python3, python that imports torch)\n"
+          "  --format text|json      a table (default) or JSON\n"
+          "  --plot FILE.svg         draw memory per step, bad against fixed, one panel per scenario\n"
+          "  --jobs N                variants run at once on the CPU (default 2; 1 on a GPU)\n"
+          "  --timeout SECONDS       stop a process running longer than this (default 600)\n"
+          "\n"
+          "--script FILE runs FILE with your arguments (it runs your code), counts optimizer steps\n"
+          "(Optimizer.step, GradScaler.step), stops after --steps N (default 20), lints FILE, and\n"
+          "says for each finding whether the memory it is about grows step after step\n"
+          "(`confirmed (+X per step at line L)`) or not (`not observed`), and where memory grows\n"
+          "at lines no rule flagged.\n"
+          "\n"
+          "Exit status: 0 all ran (and agreed), 1 a scenario failed or disagreed, or the script\n"
+          "failed before its first step, 2 usage error or no usable Python/PyTorch/device.\n",
+          out);
+}
+
+static bool parse_int(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || errno || v < lo || v > hi)
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+/* Returns 0 to go on, 1 when --help was printed, 2 on a usage error. */
+static int parse_opts(ol_probe_opts *o, int argc, char **argv, ol_buf *err)
+{
+    memset(o, 0, sizeof *o);
+    o->iterations = 20;
+    o->steps = 20;
+    o->jobs = 0;
+    o->timeout_s = 600;
+    bool iterations_given = false, steps_given = false, rules_given = false;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--") == 0) {
+            o->script_args = argv + i + 1;
+            o->script_argc = argc - i - 1;
+            break;
+        }
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            probe_usage(stdout);
+            return 1;
+        }
+        if (strncmp(arg, "--", 2) != 0) {
+            ol_buf_printf(err, "'probe' takes no paths (got '%s'); use --script FILE to run a script", arg);
+            return 2;
+        }
+        const char *name = arg + 2;
+        const char *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        static const char *const known[] = {"device", "rules", "iterations", "python", "format", "plot",
+                                            "jobs", "timeout", "script", "steps"};
+        const char *key = NULL;
+        for (size_t k = 0; k < OL_ARRAY_LEN(known); k++)
+            if (strlen(known[k]) == len && strncmp(known[k], name, len) == 0)
+                key = known[k];
+        if (!key) {
+            ol_buf_printf(err, "unknown option '--%.*s' for 'probe'", (int)(len < 40 ? len : 40), name);
+            return 2;
+        }
+        const char *value = eq ? eq + 1 : NULL;
+        if (!value) {
+            if (i + 1 >= argc) {
+                ol_buf_printf(err, "option '--%s' needs a value", key);
+                return 2;
+            }
+            value = argv[++i];
+        }
+        if (strcmp(key, "device") == 0) {
+            if (strcmp(value, "auto") == 0)
+                o->device = OL_PROBE_AUTO;
+            else if (strcmp(value, "cpu") == 0)
+                o->device = OL_PROBE_CPU;
+            else if (strcmp(value, "cuda") == 0)
+                o->device = OL_PROBE_CUDA;
+            else {
+                ol_buf_printf(err, "invalid value '%s' for '--device' (expected: auto, cpu, cuda)", value);
+                return 2;
+            }
+        } else if (strcmp(key, "rules") == 0) {
+            free(o->rules);
+            o->rules = ol_xstrdup(value);
+            rules_given = true;
+        } else if (strcmp(key, "iterations") == 0) {
+            if (!parse_int(value, 4, 100000, &o->iterations)) {
+                ol_buf_printf(err, "invalid value '%s' for '--iterations' (expected a number from 4 to 100000)",
+                              value);
+                return 2;
+            }
+            iterations_given = true;
+        } else if (strcmp(key, "steps") == 0) {
+            if (!parse_int(value, 2, 100000, &o->steps)) {
+                ol_buf_printf(err, "invalid value '%s' for '--steps' (expected a number from 2 to 100000)", value);
+                return 2;
+            }
+            steps_given = true;
+        } else if (strcmp(key, "python") == 0) {
+            free(o->python);
+            o->python = ol_xstrdup(value);
+        } else if (strcmp(key, "format") == 0) {
+            if (strcmp(value, "json") == 0)
+                o->json = true;
+            else if (strcmp(value, "text") == 0)
+                o->json = false;
+            else {
+                ol_buf_printf(err, "invalid value '%s' for '--format' (expected: text, json)", value);
+                return 2;
+            }
+        } else if (strcmp(key, "plot") == 0) {
+            if (!*value) {
+                ol_buf_puts(err, "option '--plot' needs a file name");
+                return 2;
+            }
+            free(o->plot);
+            o->plot = ol_xstrdup(value);
+        } else if (strcmp(key, "jobs") == 0) {
+            if (!parse_int(value, 1, 64, &o->jobs)) {
+                ol_buf_printf(err, "invalid value '%s' for '--jobs' (expected a number from 1 to 64)", value);
+                return 2;
+            }
+        } else if (strcmp(key, "timeout") == 0) {
+            if (!parse_int(value, 1, 7 * 24 * 3600, &o->timeout_s)) {
+                ol_buf_printf(err, "invalid value '%s' for '--timeout' (expected seconds, at least 1)", value);
+                return 2;
+            }
+        } else if (strcmp(key, "script") == 0) {
+            if (!*value) {
+                ol_buf_puts(err, "option '--script' needs a file name");
+                return 2;
+            }
+            free(o->script);
+            o->script = ol_xstrdup(value);
+        }
+    }
+    if (o->script && (rules_given || iterations_given)) {
+        ol_buf_printf(err, "'--%s' measures the scenarios; with --script use --steps", rules_given ? "rules" : "iterations");
+        return 2;
+    }
+    if (!o->script && steps_given) {
+        ol_buf_puts(err, "'--steps' counts a script's optimizer steps: use it with --script (scenarios take --iterations)");
+        return 2;
+    }
+    if (!o->script && o->script_argc > 0) {
+        ol_buf_puts(err, "arguments after '--' are for a script: use them with --script FILE");
+        return 2;
+    }
+    return 0;
+}
+
+static void opts_free(ol_probe_opts *o)
+{
+    free(o->rules);
+    free(o->python);
+    free(o->plot);
+    free(o->script);
+}
+
+/* ---- progress ------------------------------------------------------------------------------ */
+
+void ol_progress(ol_probe_env *env, const char *fmt, ...)
+{
+    if (!env->progress)
+        return;
+    ol_buf b = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    ol_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    double elapsed = (double)(ol_now_ns() - env->started_ns) / 1e9;
+    fprintf(stderr, "\r\033[K%s, %.1f s", b.data ? b.data : "", elapsed);
+    fflush(stderr);
+    ol_buf_free(&b);
+}
+
+void ol_progress_clear(ol_probe_env *env)
+{
+    if (!env->progress)
+        return;
+    fputs("\r\033[K", stderr);
+    fflush(stderr);
+}
+
+/* ---- the children's environment -------------------------------------------------------------- */
+
+static bool env_has(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v;
+}
+
+/* The environment plus our settings. Scenarios get glibc's mmap threshold
+ * pinned at its default (128 KiB): otherwise glibc raises it after freeing a
+ * large block and keeps freed tensors in the heap, so resident memory grows
+ * with fragmentation, not with what the pattern keeps alive. A user's own
+ * script (scenarios = false) runs with the environment it was given. */
+static char **build_envp(bool scenarios)
+{
+    size_t n = 0;
+    while (environ && environ[n])
+        n++;
+    char **envp = ol_xcalloc(n + 8, sizeof(char *));
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(environ[i], "PYTHONDONTWRITEBYTECODE=", 24) == 0 || strncmp(environ[i], "PYTHONUNBUFFERED=", 17) == 0)
+            continue;
+        envp[k++] = ol_xstrdup(environ[i]);
+    }
+    envp[k++] = ol_xstrdup("PYTHONDONTWRITEBYTECODE=1");
+    envp[k++] = ol_xstrdup("PYTHONUNBUFFERED=1");
+    if (scenarios) {
+        if (!env_has("MALLOC_MMAP_THRESHOLD_"))
+            envp[k++] = ol_xstrdup("MALLOC_MMAP_THRESHOLD_=131072");
+        if (!env_has("PYTHONHASHSEED"))
+            envp[k++] = ol_xstrdup("PYTHONHASHSEED=0");
+    }
+    envp[k] = NULL;
+    return envp;
+}
+
+static void envp_free(char **envp)
+{
+    ol_argv_free(envp);
+}
+
+/* ---- the probe's files ----------------------------------------------------------------------- */
+
+static bool write_all(const char *path, const unsigned char *data, size_t len, ol_buf *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        ol_buf_printf(err, "cannot write '%s': %s", path, strerror(errno));
+        return false;
+    }
+    size_t done = 0;
+    while (done < len) {
+        ssize_t w = write(fd, data + done, len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            ol_buf_printf(err, "cannot write '%s': %s", path, w < 0 ? strerror(errno) : "short write");
+            close(fd);
+            return false;
+        }
+        done += (size_t)w;
+    }
+    if (close(fd) != 0) {
+        ol_buf_printf(err, "cannot write '%s': %s", path, strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+/* Removes a tree this process made (files and folders only, no links followed). */
+static void remove_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (d) {
+            struct dirent *e;
+            while ((e = readdir(d)) != NULL) {
+                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                    continue;
+                char *child = ol_xasprintf("%s/%s", path, e->d_name);
+                remove_tree(child);
+                free(child);
+            }
+            closedir(d);
+        }
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+static bool materialize(ol_probe_env *env, ol_buf *err)
+{
+    const char *override = getenv("OOMLINT_PROBE_DIR");
+    if (override && *override) {
+        char *harness = ol_xasprintf("%s/harness.py", override);
+        bool ok = access(harness, R_OK) == 0;
+        free(harness);
+        if (!ok) {
+            ol_buf_printf(err, "OOMLINT_PROBE_DIR='%s' has no readable harness.py", override);
+            return false;
+        }
+        env->dir = ol_xstrdup(override);
+        env->dir_is_temp = false;
+        return true;
+    }
+    const char *tmp = getenv("TMPDIR");
+    char *templ = ol_xasprintf("%s/oomlint-probe-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(templ)) {
+        ol_buf_printf(err, "cannot make a temporary folder under %s: %s", tmp && *tmp ? tmp : "/tmp", strerror(errno));
+        free(templ);
+        return false;
+    }
+    env->dir = templ;
+    env->dir_is_temp = true;
+    for (size_t i = 0; i < ol_probe_file_count; i++) {
+        const ol_probe_file *f = &ol_probe_files[i];
+        /* make the file's folders (paths are relative, '/'-separated) */
+        for (const char *p = strchr(f->path, '/'); p; p = strchr(p + 1, '/')) {
+            char *sub = ol_xasprintf("%s/%.*s", env->dir, (int)(p - f->path), f->path);
+            if (mkdir(sub, 0700) != 0 && errno != EEXIST) {
+                ol_buf_printf(err, "cannot make '%s': %s", sub, strerror(errno));
+                free(sub);
+                return false;
+            }
+            free(sub);
+        }
+        char *full = ol_xasprintf("%s/%s", env->dir, f->path);
+        bool ok = write_all(full, f->data, f->len, err);
+        free(full);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static void env_cleanup(ol_probe_env *env)
+{
+    if (env->dir && env->dir_is_temp)
+        remove_tree(env->dir);
+    free(env->dir);
+    env->dir = NULL;
+    envp_free(env->envp);
+    env->envp = NULL;
+    free(env->py.path);
+    free(env->py.torch);
+    free(env->py.gpu);
+#ifdef __linux__
+    if (env->sigfd >= 0)
+        close(env->sigfd);
+#endif
+    env->sigfd = -1;
+}
+
+/* ---- finding Python ------------------------------------------------------------------------- */
+
+typedef struct py_check {
+    bool got;
+    char *torch, *executable, *gpu;
+    bool cuda;
+} py_check;
+
+static bool py_check_record(void *ctx, ol_child *c, const cJSON *rec, const char **why)
+{
+    (void)c;
+    py_check *pc = ctx;
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(rec, "t");
+    const cJSON *torch = cJSON_GetObjectItemCaseSensitive(rec, "torch");
+    if (strcmp(t->valuestring, "python") != 0 || !cJSON_IsString(torch)) {
+        *why = "not the interpreter check's record";
+        return false;
+    }
+    pc->got = true;
+    free(pc->torch);
+    pc->torch = ol_xstrdup(torch->valuestring);
+    const cJSON *exe = cJSON_GetObjectItemCaseSensitive(rec, "executable");
+    if (cJSON_IsString(exe) && exe->valuestring[0] == '/') {
+        free(pc->executable);
+        pc->executable = ol_xstrdup(exe->valuestring);
+    }
+    pc->cuda = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "cuda"));
+    const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(rec, "gpu");
+    if (cJSON_IsString(gpu)) {
+        free(pc->gpu);
+        pc->gpu = ol_xstrdup(gpu->valuestring);
+    }
+    return true;
+}
+
+static const char PY_CHECK[] =
+    "import json, os, sys\n"
+    "out = os.fdopen(3, 'w')\n"
+    "import torch\n"
+    "info = {'t': 'python', 'torch': torch.__version__, 'executable': sys.executable,\n"
+    "        'cuda': bool(torch.cuda.is_available())}\n"
+    "if info['cuda']:\n"
+    "    info['gpu'] = torch.cuda.get_device_name(0)\n"
+    "out.write(json.dumps(info) + '\\n')\n";
+
+/* The absolute path of a command found on PATH, or NULL. */
+static char *which(const char *name)
+{
+    if (strchr(name, '/'))
+        return access(name, X_OK) == 0 ? ol_xstrdup(name) : NULL;
+    const char *path = getenv("PATH");
+    if (!path)
+        return NULL;
+    const char *p = path;
+    while (*p) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        char *full = ol_xasprintf("%.*s/%s", (int)len, len ? p : ".", name);
+        struct stat st;
+        if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0)
+            return full;
+        free(full);
+        p += len + (colon ? 1 : 0);
+    }
+    return NULL;
+}
+
+/* Runs the check with one interpreter; on failure appends why to tried. */
+static bool try_python(ol_probe_env *env, const char *label, const char *path, ol_buf *tried)
+{
+    char **argv = ol_argv_new(path, "-c", PY_CHECK, (const char *)NULL);
+    py_check pc = {0};
+    ol_child c;
+    ol_child_init(&c, argv, &pc);
+    c.on_record = py_check_record;
+    ol_child *kids[] = {&c};
+    ol_progress(env, "looking for PyTorch: %s", label);
+    ol_children_run(env, kids, 1, 1, 180);
+    bool ok = pc.got && c.status == OL_CHILD_EXITED && c.exit_code == 0;
+    if (ok) {
+        env->py.path = ol_xstrdup(pc.executable ? pc.executable : path);
+        env->py.torch = pc.torch;
+        env->py.cuda = pc.cuda;
+        env->py.gpu = pc.gpu;
+        pc.torch = pc.gpu = NULL;
+    } else {
+        ol_buf line = {0};
+        const char *why = c.error ? c.error : ol_child_last_line(&c, &line);
+        if (!*why)
+            why = "it did not report a torch version";
+        ol_buf_printf(tried, "%s%s (%s): %s", tried->len ? "; " : "", label, path, why);
+        ol_buf_free(&line);
+    }
+    free(pc.torch);
+    free(pc.executable);
+    free(pc.gpu);
+    ol_child_free(&c);
+    return ok;
+}
+
+static bool find_python(ol_probe_env *env, ol_buf *err)
+{
+    ol_buf tried = {0};
+    const ol_probe_opts *o = env->opts;
+    if (o->python) {
+        char *path = which(o->python);
+        if (!path) {
+            ol_buf_printf(err, "cannot run --python '%s': %s", o->python,
+                          strchr(o->python, '/') ? "no such executable file" : "not found on PATH");
+            return false;
+        }
+        bool ok = try_python(env, o->python, path, &tried);
+        free(path);
+        if (!ok)
+            ol_buf_printf(err, "--python %s cannot be used: %s", o->python, tried.data);
+        ol_buf_free(&tried);
+        return ok;
+    }
+    static const char *const candidates[] = {"python3", "/usr/bin/python3", "/usr/local/bin/python3", "python"};
+    OL_VEC(char *) seen = {0};
+    bool ok = false;
+    for (size_t i = 0; i < OL_ARRAY_LEN(candidates) && !ok && !env->interrupted; i++) {
+        char *path = which(candidates[i]);
+        if (!path) {
+            ol_buf_printf(&tried, "%s%s: not found", tried.len ? "; " : "", candidates[i]);
+            continue;
+        }
+        char real[PATH_MAX];
+        const char *key = realpath(path, real) ? real : path;
+        bool dup = false;
+        for (size_t k = 0; k < seen.len; k++)
+            dup = dup || strcmp(seen.items[k], key) == 0;
+        if (!dup) {
+            ol_vec_push(&seen, ol_xstrdup(key));
+            ok = try_python(env, candidates[i], path, &tried);
+        }
+        free(path);
+    }
+    for (size_t k = 0; k < seen.len; k++)
+        free(seen.items[k]);
+    ol_vec_free(&seen);
+    if (!ok)
+        ol_buf_printf(err,
+                      "no Python with PyTorch found (tried %s). Install PyTorch (pip install torch, or "
+                      "apt-get install python3-torch) or pass --python PATH",
+                      tried.data ? tried.data : "nothing");
+    ol_buf_free(&tried);
+    return ok;
+}
+
+/* ---- scenarios -------------------------------------------------------------------------------- */
+
+enum {
+    M_TIME,
+    M_SAVED,
+    M_HELD_PEAK,
+    M_NODES,
+    M_RSS,
+    M_RSS_PEAK,
+    M_CUDA_ALLOC,
+    M_CUDA_PEAK,
+    M_CUDA_RESERVED,
+    M_NVML,
+    M_ZERO_GRAD,
+    M_CHECKSUM,
+    M_COUNT
+};
+
+/* Record keys of the metrics read from "iter" records (M_NVML comes from NVML). */
+static const char *const metric_key[M_COUNT] = {
+    "time_s", "saved_bytes", "held_peak_bytes", "graph_nodes", "rss_bytes", "rss_peak_bytes",
+    "cuda_allocated", "cuda_peak", "cuda_reserved", NULL, NULL, "checksum",
+};
+
+enum { CLAIM_GROWTH = 1, CLAIM_PEAK = 2, CLAIM_TIME = 4, CLAIM_UNDERFLOW = 8, CLAIM_HOST_PEAK = 16 };
+
+typedef struct scenario scenario;
+
+typedef struct variant {
+    scenario *sc;
+    bool bad;
+    ol_child child;
+    ol_dvec m[M_COUNT];
+    bool started, ended;
+    bool nvml_process, nvml_device; /* which scope NVML's figures had */
+    char *holder;                   /* the name that kept the most graph at the end */
+    double holder_nodes;
+    char *error;                    /* why the variant failed, or NULL */
+} variant;
+
+struct scenario {
+    char *rule, *name, *summary, *note;
+    unsigned claims;
+    bool gpu_only;
+    double scale, rtol;
+    cJSON *params;
+    variant v[2]; /* [0] bad, [1] fixed */
+    /* results */
+    const char *verdict;
+    ol_buf evidence;   /* "graph growth (+11 nodes/step vs 0)" ... */
+    ol_buf by;         /* "graph growth, memory growth" */
+    int agree;         /* 1, 0, -1 not compared */
+    char *agree_detail;
+    bool measured;     /* figures are reported */
+    bool failed;
+};
+
+typedef OL_VEC(scenario *) scenario_vec;
+
+typedef struct probe_run {
+    ol_probe_env *env;
+    scenario_vec scenarios;
+    ol_nvml *nvml;
+    size_t started, total;
+} probe_run;
+
+static unsigned parse_claims(const cJSON *arr)
+{
+    unsigned c = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr)
+    {
+        if (!cJSON_IsString(it))
+            continue;
+        if (strcmp(it->valuestring, "growth") == 0)
+            c |= CLAIM_GROWTH;
+        else if (strcmp(it->valuestring, "peak") == 0)
+            c |= CLAIM_PEAK;
+        else if (strcmp(it->valuestring, "time") == 0)
+            c |= CLAIM_TIME;
+        else if (strcmp(it->valuestring, "underflow") == 0)
+            c |= CLAIM_UNDERFLOW;
+        else if (strcmp(it->valuestring, "host_peak") == 0)
+            c |= CLAIM_HOST_PEAK;
+    }
+    return c;
+}
+
+static void scenario_free(scenario *s)
+{
+    free(s->rule);
+    free(s->name);
+    free(s->summary);
+    free(s->note);
+    cJSON_Delete(s->params);
+    for (int k = 0; k < 2; k++) {
+        variant *v = &s->v[k];
+        ol_child_free(&v->child);
+        for (int m = 0; m < M_COUNT; m++)
+            ol_vec_free(&v->m[m]);
+        free(v->holder);
+        free(v->error);
+    }
+    ol_buf_free(&s->evidence);
+    ol_buf_free(&s->by);
+    free(s->agree_detail);
+    free(s);
+}
+
+static const char *json_str(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double json_num(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* Does a scenario's rule match --rules (codes or prefixes, comma-separated)? */
+static bool rule_selected(const char *rules, const char *rule)
+{
+    if (!rules)
+        return true;
+    const char *p = rules;
+    while (*p) {
+        while (*p == ',' || *p == ' ')
+            p++;
+        const char *start = p;
+        while (*p && *p != ',')
+            p++;
+        size_t len = (size_t)(p - start);
+        while (len && start[len - 1] == ' ')
+            len--;
+        if (len && (ol_mem_ieq(start, "ALL", 3) && len == 3))
+            return true;
+        if (len && len <= strlen(rule) && ol_mem_ieq(start, rule, len))
+            return true;
+    }
+    return false;
+}
+
+/* A --rules selector that matches no scenario, or NULL. */
+static char *unmatched_selector(const char *rules, const scenario_vec *all)
+{
+    const char *p = rules;
+    while (*p) {
+        while (*p == ',' || *p == ' ')
+            p++;
+        const char *start = p;
+        while (*p && *p != ',')
+            p++;
+        size_t len = (size_t)(p - start);
+        while (len && start[len - 1] == ' ')
+            len--;
+        if (!len)
+            continue;
+        char *sel = ol_xstrndup(start, len);
+        bool hit = false;
+        for (size_t i = 0; i < all->len && !hit; i++)
+            hit = rule_selected(sel, all->items[i]->rule);
+        if (!hit)
+            return sel;
+        free(sel);
+    }
+    return NULL;
+}
+
+typedef struct list_ctx {
+    scenario_vec *out;
+} list_ctx;
+
+static bool list_record(void *ctx, ol_child *c, const cJSON *rec, const char **why)
+{
+    (void)c;
+    list_ctx *lc = ctx;
+    const char *t = json_str(rec, "t");
+    if (strcmp(t, "scenario") != 0) {
+        *why = "not a scenario record";
+        return false;
+    }
+    const char *rule = json_str(rec, "rule"), *name = json_str(rec, "scenario");
+    if (!rule || !name) {
+        *why = "a scenario without rule or name";
+        return false;
+    }
+    scenario *s = ol_xcalloc(1, sizeof *s);
+    s->rule = ol_xstrdup(rule);
+    s->name = ol_xstrdup(name);
+    const char *summary = json_str(rec, "summary"), *note = json_str(rec, "note");
+    s->summary = ol_xstrdup(summary ? summary : "");
+    s->note = note ? ol_xstrdup(note) : NULL;
+    s->claims = parse_claims(cJSON_GetObjectItemCaseSensitive(rec, "claims"));
+    s->gpu_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "gpu_only"));
+    s->agree = -1;
+    s->scale = NAN;
+    s->rtol = 1e-5;
+    ol_vec_push(lc->out, s);
+    return true;
+}
+
+static bool list_scenarios(ol_probe_env *env, scenario_vec *out, ol_buf *err)
+{
+    char *harness = ol_xasprintf("%s/harness.py", env->dir);
+    char **argv = ol_argv_new(env->py.path, harness, "list", "--fd", "3", (const char *)NULL);
+    free(harness);
+    list_ctx lc = {out};
+    ol_child c;
+    ol_child_init(&c, argv, &lc);
+    c.on_record = list_record;
+    ol_child *kids[] = {&c};
+    ol_progress(env, "listing the scenarios");
+    ol_children_run(env, kids, 1, 1, env->opts->timeout_s);
+    bool ok = c.status == OL_CHILD_EXITED && c.exit_code == 0 && out->len > 0;
+    if (!ok && !env->interrupted) {
+        ol_buf line = {0};
+        ol_buf_printf(err, "the probe's harness could not list its scenarios: %s",
+                      c.error ? c.error : *ol_child_last_line(&c, &line) ? line.data : "it listed none");
+        ol_buf_free(&line);
+    }
+    ol_child_free(&c);
+    return ok;
+}
+
+/* -- one variant's records */
+
+static bool variant_record(void *ctx, ol_child *c, const cJSON *rec, const char **why)
+{
+    variant *v = ctx;
+    scenario *s = v->sc;
+    (void)c;
+    const char *t = json_str(rec, "t");
+    if (strcmp(t, "start") == 0) {
+        const char *rule = json_str(rec, "rule"), *name = json_str(rec, "scenario");
+        if (!rule || !name || strcmp(rule, s->rule) != 0 || strcmp(name, s->name) != 0) {
+            *why = "a start record for another scenario";
+            return false;
+        }
+        v->started = true;
+        double scale = json_num(rec, "scale_bytes"), rtol = json_num(rec, "rtol");
+        if (isfinite(scale) && scale > 0)
+            s->scale = scale;
+        if (isfinite(rtol) && rtol >= 0)
+            s->rtol = rtol;
+        const cJSON *params = cJSON_GetObjectItemCaseSensitive(rec, "params");
+        if (cJSON_IsObject(params) && !s->params)
+            s->params = cJSON_Duplicate(params, true);
+        return true;
+    }
+    if (strcmp(t, "iter") == 0) {
+        if (!v->started) {
+            *why = "an iteration before the start record";
+            return false;
+        }
+        double i = json_num(rec, "i");
+        if (!isfinite(i) || i != (double)v->m[M_TIME].len || !isfinite(json_num(rec, "time_s"))) {
+            *why = "an iteration record out of order or without its time";
+            return false;
+        }
+        for (int m = 0; m < M_COUNT; m++) {
+            double x = metric_key[m] ? json_num(rec, metric_key[m]) : NAN;
+            ol_vec_push(&v->m[m], x);
+        }
+        const cJSON *metrics = cJSON_GetObjectItemCaseSensitive(rec, "metrics");
+        if (cJSON_IsObject(metrics))
+            ol_vec_last(&v->m[M_ZERO_GRAD]) = json_num(metrics, "zero_grad_fraction");
+        const cJSON *holders = cJSON_GetObjectItemCaseSensitive(rec, "holders");
+        if (cJSON_IsArray(holders) && cJSON_GetArraySize(holders) > 0) {
+            const cJSON *h0 = cJSON_GetArrayItem(holders, 0);
+            const char *name = json_str(h0, "name");
+            if (name) {
+                free(v->holder);
+                v->holder = ol_xstrdup(name);
+                v->holder_nodes = json_num(h0, "nodes");
+            }
+        }
+        return true;
+    }
+    if (strcmp(t, "end") == 0) {
+        v->ended = true;
+        return true;
+    }
+    *why = "an unknown record type";
+    return false;
+}
+
+static void describe_failure(variant *v, size_t iterations)
+{
+    ol_child *c = &v->child;
+    ol_buf line = {0};
+    const char *last = ol_child_last_line(c, &line);
+    if (c->error) {
+        v->error = ol_xasprintf("%s%s%s", c->error, *last && c->status != OL_CHILD_GARBAGE ? ": " : "",
+                                c->status != OL_CHILD_GARBAGE ? last : "");
+    } else if (c->status == OL_CHILD_EXITED && c->exit_code != 0) {
+        v->error = ol_xasprintf("exited with status %d%s%s", c->exit_code, *last ? ": " : "", last);
+    } else if (!v->ended || v->m[M_TIME].len != iterations) {
+        v->error = ol_xasprintf("ended after %zu of %zu iterations without its end record%s%s", v->m[M_TIME].len,
+                                iterations, *last ? ": " : "", last);
+    }
+    ol_buf_free(&line);
+}
+
+/* -- judging */
+
+typedef struct side_stats {
+    double growth, nodes, rss_growth, peak, rss_peak, nvml_peak, time, time_mad, zero_grad;
+    double reserved_peak;
+} side_stats;
+
+static side_stats stats_of(const variant *v, bool cuda)
+{
+    side_stats st;
+    size_t w = ol_stat_warmup(v->m[M_TIME].len);
+    st.growth = ol_stat_slope(&v->m[cuda ? M_CUDA_ALLOC : M_SAVED], w);
+    st.nodes = ol_stat_slope(&v->m[M_NODES], w);
+    st.rss_growth = ol_stat_slope(&v->m[M_RSS], w);
+    st.peak = ol_stat_max(&v->m[cuda ? M_CUDA_PEAK : M_HELD_PEAK], 0);
+    st.rss_peak = ol_stat_max(&v->m[M_RSS_PEAK], 0);
+    st.nvml_peak = ol_stat_max(&v->m[M_NVML], 0);
+    st.reserved_peak = ol_stat_max(&v->m[M_CUDA_RESERVED], 0);
+    st.time = ol_stat_median(&v->m[M_TIME], w);
+    st.time_mad = ol_stat_mad(&v->m[M_TIME], w);
+    st.zero_grad = ol_stat_median(&v->m[M_ZERO_GRAD], 0);
+    return st;
+}
+
+static double maxd(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+static void add_evidence(scenario *s, const char *label, const char *fmt, ...) OL_PRINTF(3, 4);
+
+static void add_evidence(scenario *s, const char *label, const char *fmt, ...)
+{
+    if (s->by.len)
+        ol_buf_puts(&s->by, ", ");
+    ol_buf_puts(&s->by, label);
+    if (s->evidence.len)
+        ol_buf_puts(&s->evidence, "; ");
+    ol_buf_printf(&s->evidence, "%s ", label);
+    va_list ap;
+    va_start(ap, fmt);
+    ol_buf_vprintf(&s->evidence, fmt, ap);
+    va_end(ap);
+}
+
+static void bytes_pair(ol_buf *b, double bad, double fixed)
+{
+    ol_fmt_bytes(b, bad);
+    ol_buf_puts(b, " vs ");
+    ol_fmt_bytes(b, fixed);
+}
+
+static void judge(scenario *s, bool cuda)
+{
+    side_stats b = stats_of(&s->v[0], cuda), f = stats_of(&s->v[1], cuda);
+    double scale = isfinite(s->scale) ? s->scale : 0;
+    ol_buf t = {0};
+    if (s->claims & CLAIM_GROWTH) {
+        double d = b.growth - f.growth;
+        if (isfinite(d) && d > maxd(1024, scale / 16)) {
+            ol_buf_clear(&t);
+            bytes_pair(&t, b.growth, f.growth);
+            add_evidence(s, "memory growth", "(%s per step %s)", t.data, cuda ? "allocated" : "kept for backward");
+        }
+        d = b.nodes - f.nodes;
+        if (isfinite(d) && d >= 0.5)
+            add_evidence(s, "graph growth", "(+%.1f vs %+.1f autograd nodes kept per step)", b.nodes, f.nodes);
+        d = b.rss_growth - f.rss_growth;
+        if (!cuda && isfinite(d) && d > maxd(256.0 * 1024, scale / 4)) {
+            ol_buf_clear(&t);
+            bytes_pair(&t, b.rss_growth, f.rss_growth);
+            add_evidence(s, "resident memory growth", "(%s per step)", t.data);
+        }
+    }
+    if (s->claims & CLAIM_PEAK) {
+        double d = b.peak - f.peak;
+        if (isfinite(d) && d > maxd(cuda ? 64.0 * 1024 : 4096, scale / 16)) {
+            ol_buf_clear(&t);
+            bytes_pair(&t, b.peak, f.peak);
+            add_evidence(s, "peak", "(%s %s)", t.data, cuda ? "max allocated" : "kept for backward plus gradients");
+        }
+        d = b.nvml_peak - f.nvml_peak;
+        if (cuda && isfinite(d) && d > maxd(2.0 * 1024 * 1024, scale / 4)) {
+            ol_buf_clear(&t);
+            bytes_pair(&t, b.nvml_peak, f.nvml_peak);
+            add_evidence(s, "driver peak", "(%s as NVML sees it)", t.data);
+        }
+    }
+    if ((s->claims & CLAIM_HOST_PEAK) || (!cuda && (s->claims & CLAIM_PEAK))) {
+        double d = b.rss_peak - f.rss_peak;
+        if (isfinite(d) && d > maxd(2.0 * 1024 * 1024, scale / 4)) {
+            ol_buf_clear(&t);
+            bytes_pair(&t, b.rss_peak, f.rss_peak);
+            add_evidence(s, "resident peak", "(%s)", t.data);
+        }
+    }
+    if (s->claims & CLAIM_TIME) {
+        double d = b.time - f.time;
+        double noise = 2 * ((isfinite(b.time_mad) ? b.time_mad : 0) + (isfinite(f.time_mad) ? f.time_mad : 0));
+        if (isfinite(d) && d > 0.10 * f.time && d > noise) {
+            ol_buf_clear(&t);
+            ol_fmt_seconds(&t, b.time);
+            ol_buf_puts(&t, " vs ");
+            ol_fmt_seconds(&t, f.time);
+            add_evidence(s, "time", "(%s per step, %.2fx)", t.data, b.time / f.time);
+        }
+    }
+    if (s->claims & CLAIM_UNDERFLOW) {
+        double d = b.zero_grad - f.zero_grad;
+        if (isfinite(d) && d > 0.001)
+            add_evidence(s, "underflow", "(%.2f%% vs %.2f%% of gradient entries are zero)", 100 * b.zero_grad,
+                         100 * f.zero_grad);
+    }
+    ol_buf_free(&t);
+    s->verdict = s->by.len ? "confirmed" : "no measurable cost";
+}
+
+static void compare_checksums(scenario *s)
+{
+    const ol_dvec *a = &s->v[0].m[M_CHECKSUM], *b = &s->v[1].m[M_CHECKSUM];
+    size_t n = a->len < b->len ? a->len : b->len;
+    s->agree = 1;
+    for (size_t i = 0; i < n; i++) {
+        double x = a->items[i], y = b->items[i];
+        if (isnan(x) && isnan(y))
+            continue;
+        if (!ol_stat_close(x, y, s->rtol)) {
+            s->agree = 0;
+            s->agree_detail = ol_xasprintf("iteration %zu: bad %.10g, fixed %.10g (relative tolerance %g)", i, x, y,
+                                           s->rtol);
+            return;
+        }
+    }
+}
+
+static void settle(scenario *s, size_t iterations, bool cuda)
+{
+    for (int k = 0; k < 2; k++)
+        describe_failure(&s->v[k], iterations);
+    variant *bad = &s->v[0], *fixed = &s->v[1];
+    if (bad->error || fixed->error) {
+        s->failed = true;
+        const variant *first = bad->error ? bad : fixed;
+        switch (first->child.status) {
+        case OL_CHILD_TIMEOUT:
+            s->verdict = "timed out";
+            break;
+        case OL_CHILD_GARBAGE:
+            s->verdict = "bad output";
+            break;
+        case OL_CHILD_STOPPED:
+            s->verdict = "interrupted";
+            break;
+        default:
+            s->verdict = "crashed";
+        }
+        return;
+    }
+    compare_checksums(s);
+    if (s->gpu_only && !cuda) {
+        s->verdict = "needs a GPU";
+        return;
+    }
+    s->measured = true;
+    judge(s, cuda);
+}
+
+/* -- running */
+
+typedef struct variant_ctx {
+    probe_run *run;
+    variant *v;
+} variant_ctx;
+
+static bool on_variant_record(void *ctx, ol_child *c, const cJSON *rec, const char **why)
+{
+    variant_ctx *vc = ctx;
+    variant *v = vc->v;
+    if (!variant_record(v, c, rec, why))
+        return false;
+    const char *t = json_str(rec, "t");
+    probe_run *run = vc->run;
+    if (strcmp(t, "start") == 0 && run->nvml)
+        ol_nvml_set_device(run->nvml, json_str(rec, "gpu_uuid"), json_str(rec, "gpu_pci_bus_id"));
+    if (strcmp(t, "iter") == 0) {
+        if (run->nvml) {
+            double peak;
+            bool process;
+            if (ol_nvml_take_peak(run->nvml, &peak, &process)) {
+                ol_vec_last(&v->m[M_NVML]) = peak;
+                if (process)
+                    v->nvml_process = true;
+                else
+                    v->nvml_device = true;
+            }
+        }
+        ol_progress(run->env, "[%zu/%zu] %s/%s %s: step %zu/%d", run->started, run->total, v->sc->rule, v->sc->name,
+                    v->bad ? "bad" : "fixed", v->m[M_TIME].len, run->env->opts->iterations);
+    }
+    return true;
+}
+
+static void on_variant_start(void *ctx, ol_child *c)
+{
+    variant_ctx *vc = ctx;
+    vc->run->started++;
+    if (vc->run->nvml)
+        ol_nvml_start(vc->run->nvml, c->pid);
+    ol_progress(vc->run->env, "[%zu/%zu] %s/%s %s: starting", vc->run->started, vc->run->total, vc->v->sc->rule,
+                vc->v->sc->name, vc->v->bad ? "bad" : "fixed");
+}
+
+static void on_variant_end(void *ctx, ol_child *c)
+{
+    variant_ctx *vc = ctx;
+    (void)c;
+    if (vc->run->nvml)
+        ol_nvml_stop(vc->run->nvml);
+}
+
+static void run_scenarios(probe_run *run)
+{
+    ol_probe_env *env = run->env;
+    const ol_probe_opts *o = env->opts;
+    bool cuda = strcmp(env->device, "cuda") == 0;
+    size_t n = run->scenarios.len * 2;
+    ol_child **kids = ol_xcalloc(n ? n : 1, sizeof *kids);
+    variant_ctx *ctxs = ol_xcalloc(n ? n : 1, sizeof *ctxs);
+    char *harness = ol_xasprintf("%s/harness.py", env->dir);
+    char iters[32];
+    snprintf(iters, sizeof iters, "%d", o->iterations);
+    for (size_t i = 0; i < run->scenarios.len; i++) {
+        scenario *s = run->scenarios.items[i];
+        for (int k = 0; k < 2; k++) {
+            variant *v = &s->v[k];
+            v->sc = s;
+            v->bad = k == 0;
+            char *ident = ol_xasprintf("%s/%s", s->rule, s->name);
+            char **argv = ol_argv_new(env->py.path, harness, "run", ident, k == 0 ? "bad" : "fixed", "--device",
+                                      env->device, "--iterations", iters, "--fd", "3", (const char *)NULL);
+            free(ident);
+            size_t j = 2 * i + (size_t)k;
+            ctxs[j] = (variant_ctx){run, v};
+            ol_child_init(&v->child, argv, &ctxs[j]);
+            v->child.on_record = on_variant_record;
+            v->child.on_start = on_variant_start;
+            v->child.on_end = on_variant_end;
+            kids[j] = &v->child;
+        }
+    }
+    free(harness);
+    run->total = n;
+    /* On a GPU one process at a time: variants would share its memory and time. */
+    int parallel = cuda ? 1 : (o->jobs > 0 ? o->jobs : 2);
+    ol_children_run(env, kids, n, parallel, o->timeout_s);
+    for (size_t i = 0; i < run->scenarios.len; i++)
+        settle(run->scenarios.items[i], (size_t)o->iterations, cuda);
+    free(kids);
+    free(ctxs);
+}
+
+/* ---- output ---------------------------------------------------------------------------------- */
+
+static void json_num_or_null(cJSON *obj, const char *key, double v, bool integer)
+{
+    if (!isfinite(v))
+        cJSON_AddNullToObject(obj, key);
+    else
+        cJSON_AddNumberToObject(obj, key, integer ? round(v) : round(v * 1e6) / 1e6);
+}
+
+static cJSON *side_json(const variant *v, bool cuda)
+{
+    side_stats st = stats_of(v, cuda);
+    cJSON *o = cJSON_CreateObject();
+    json_num_or_null(o, "peak_bytes", st.peak, true);
+    json_num_or_null(o, "growth_bytes_per_step", st.growth, true);
+    json_num_or_null(o, "graph_nodes_per_step", st.nodes, false);
+    json_num_or_null(o, "rss_peak_bytes", st.rss_peak, true);
+    json_num_or_null(o, "rss_growth_bytes_per_step", st.rss_growth, true);
+    json_num_or_null(o, "time_per_step_s", st.time, false);
+    if (cuda) {
+        json_num_or_null(o, "reserved_peak_bytes", st.reserved_peak, true);
+        json_num_or_null(o, "driver_peak_bytes", st.nvml_peak, true);
+        if (v->nvml_process || v->nvml_device)
+            cJSON_AddStringToObject(o, "driver_scope", v->nvml_process ? "process" : "device");
+    }
+    if (isfinite(st.zero_grad))
+        json_num_or_null(o, "zero_grad_fraction", st.zero_grad, false);
+    cJSON_AddNumberToObject(o, "iterations", (double)v->m[M_TIME].len);
+    if (v->holder && isfinite(v->holder_nodes) && v->holder_nodes > 0) {
+        cJSON *h = cJSON_AddObjectToObject(o, "graph_held_by");
+        cJSON_AddStringToObject(h, "name", v->holder);
+        cJSON_AddNumberToObject(h, "nodes", v->holder_nodes);
+    }
+    return o;
+}
+
+static const char *device_label(const ol_probe_env *env)
+{
+    return strcmp(env->device, "cuda") == 0 && env->py.gpu ? env->py.gpu : env->device;
+}
+
+static void emit_json(const probe_run *run, FILE *out)
+{
+    const ol_probe_env *env = run->env;
+    bool cuda = strcmp(env->device, "cuda") == 0;
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "device", device_label(env));
+    cJSON_AddStringToObject(root, "device_kind", env->device);
+    cJSON_AddStringToObject(root, "torch", env->py.torch);
+    cJSON_AddNumberToObject(root, "iterations", env->opts->iterations);
+    cJSON *arr = cJSON_AddArrayToObject(root, "scenarios");
+    for (size_t i = 0; i < run->scenarios.len; i++) {
+        const scenario *s = run->scenarios.items[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "rule", s->rule);
+        cJSON_AddStringToObject(o, "scenario", s->name);
+        cJSON_AddStringToObject(o, "summary", s->summary);
+        cJSON_AddStringToObject(o, "verdict", s->verdict ? s->verdict : "not run");
+        cJSON *by = cJSON_AddArrayToObject(o, "confirmed_by");
+        if (s->by.len) {
+            const char *p = s->by.data;
+            while (*p) {
+                const char *comma = strstr(p, ", ");
+                size_t len = comma ? (size_t)(comma - p) : strlen(p);
+                char *item = ol_xstrndup(p, len);
+                cJSON_AddItemToArray(by, cJSON_CreateString(item));
+                free(item);
+                p += len + (comma ? 2 : 0);
+            }
+        }
+        if (s->evidence.len)
+            cJSON_AddStringToObject(o, "evidence", s->evidence.data);
+        if (s->agree < 0)
+            cJSON_AddNullToObject(o, "agree");
+        else
+            cJSON_AddBoolToObject(o, "agree", s->agree == 1);
+        if (s->agree_detail)
+            cJSON_AddStringToObject(o, "agree_detail", s->agree_detail);
+        if (s->measured) {
+            cJSON_AddItemToObject(o, "bad", side_json(&s->v[0], cuda));
+            cJSON_AddItemToObject(o, "fixed", side_json(&s->v[1], cuda));
+        } else {
+            cJSON_AddNullToObject(o, "bad");
+            cJSON_AddNullToObject(o, "fixed");
+        }
+        if (s->failed) {
+            ol_buf e = {0};
+            for (int k = 0; k < 2; k++)
+                if (s->v[k].error)
+                    ol_buf_printf(&e, "%s%s variant %s", e.len ? "; " : "", k == 0 ? "bad" : "fixed", s->v[k].error);
+            cJSON_AddStringToObject(o, "error", e.data ? e.data : "");
+            ol_buf_free(&e);
+        }
+        if (isfinite(s->scale))
+            cJSON_AddNumberToObject(o, "scale_bytes", s->scale);
+        if (s->params)
+            cJSON_AddItemToObject(o, "params", cJSON_Duplicate(s->params, true));
+        if (s->note)
+            cJSON_AddStringToObject(o, "note", s->note);
+        cJSON_AddItemToArray(arr, o);
+    }
+    char *compact = cJSON_PrintUnformatted(root);
+    ol_buf pretty = {0};
+    ol_json_pretty(compact, &pretty);
+    fprintf(out, "%s\n", pretty.data);
+    ol_buf_free(&pretty);
+    cJSON_free(compact);
+    cJSON_Delete(root);
+}
+
+static void pair_cell(ol_buf *b, double bad, double fixed, int kind)
+{
+    ol_buf_clear(b);
+    if (kind == 0) {
+        ol_fmt_bytes(b, bad);
+        ol_buf_puts(b, " / ");
+        ol_fmt_bytes(b, fixed);
+    } else if (kind == 1) {
+        if (isfinite(bad))
+            ol_buf_printf(b, "%+.1f / %+.1f", bad, fixed);
+        else
+            ol_buf_puts(b, "- / -");
+    } else {
+        ol_fmt_seconds(b, bad);
+        ol_buf_puts(b, " / ");
+        ol_fmt_seconds(b, fixed);
+    }
+}
+
+static void emit_text(const probe_run *run, FILE *out)
+{
+    const ol_probe_env *env = run->env;
+    bool cuda = strcmp(env->device, "cuda") == 0;
+    fprintf(out, "oomlint probe: %s, torch %s (%s), %d iterations per variant\n", device_label(env), env->py.torch,
+            env->py.path, env->opts->iterations);
+    if (!cuda)
+        fputs("On the CPU, memory is what autograd keeps for backward (plus gradients, for the peak); "
+              "resident memory and time are in the JSON.\n",
+              out);
+    fputc('\n', out);
+    fprintf(out, "%-7s %-17s %-19s %-5s %-23s %-23s %-15s %s\n", "RULE", "SCENARIO", "VERDICT", "AGREE",
+            "PEAK bad / fixed", "GROWTH/STEP bad / fixed", "NODES/STEP", "TIME/STEP bad / fixed");
+    ol_buf c1 = {0}, c2 = {0}, c3 = {0}, c4 = {0};
+    for (size_t i = 0; i < run->scenarios.len; i++) {
+        const scenario *s = run->scenarios.items[i];
+        const char *agree = s->agree == 1 ? "yes" : s->agree == 0 ? "NO" : "-";
+        if (s->measured) {
+            side_stats b = stats_of(&s->v[0], cuda), f = stats_of(&s->v[1], cuda);
+            pair_cell(&c1, b.peak, f.peak, 0);
+            pair_cell(&c2, b.growth, f.growth, 0);
+            pair_cell(&c3, b.nodes, f.nodes, 1);
+            pair_cell(&c4, b.time, f.time, 2);
+            fprintf(out, "%-7s %-17s %-19s %-5s %-23s %-23s %-15s %s\n", s->rule, s->name, s->verdict, agree, c1.data,
+                    c2.data, c3.data, c4.data);
+        } else {
+            fprintf(out, "%-7s %-17s %-19s %-5s\n", s->rule, s->name, s->verdict ? s->verdict : "not run", agree);
+        }
+    }
+    ol_buf_free(&c1);
+    ol_buf_free(&c2);
+    ol_buf_free(&c3);
+    ol_buf_free(&c4);
+    bool header = false;
+    for (size_t i = 0; i < run->scenarios.len; i++) {
+        const scenario *s = run->scenarios.items[i];
+        ol_buf line = {0};
+        if (s->failed) {
+            for (int k = 0; k < 2; k++)
+                if (s->v[k].error)
+                    ol_buf_printf(&line, "%s%s variant %s", line.len ? "; " : "", k == 0 ? "bad" : "fixed",
+                                  s->v[k].error);
+        } else if (s->evidence.len) {
+            ol_buf_printf(&line, "%s", s->evidence.data);
+            if (s->v[0].holder && s->claims & CLAIM_GROWTH && strstr(s->by.data, "graph growth"))
+                ol_buf_printf(&line, "; the graph is held by `%s`", s->v[0].holder);
+        }
+        if (s->agree == 0)
+            ol_buf_printf(&line, "%sthe variants disagree at %s", line.len ? "; " : "", s->agree_detail);
+        if (line.len) {
+            if (!header) {
+                fputc('\n', out);
+                header = true;
+            }
+            fprintf(out, "%s/%s: %s\n", s->rule, s->name, line.data);
+        }
+        ol_buf_free(&line);
+    }
+}
+
+static int metric_for_plot(const scenario *s, bool cuda, const char **unit)
+{
+    *unit = "bytes";
+    const char *by = s->by.data ? s->by.data : "";
+    if (strstr(by, "memory growth") || (!by[0] && (s->claims & CLAIM_GROWTH)))
+        return cuda ? M_CUDA_ALLOC : M_SAVED;
+    if (strstr(by, "graph growth")) {
+        *unit = "nodes";
+        return M_NODES;
+    }
+    if (strncmp(by, "peak", 4) == 0 || (!by[0] && (s->claims & CLAIM_PEAK)))
+        return cuda ? M_CUDA_PEAK : M_HELD_PEAK;
+    if (strstr(by, "resident peak") || (!by[0] && (s->claims & CLAIM_HOST_PEAK)))
+        return M_RSS_PEAK;
+    if (strstr(by, "driver peak"))
+        return M_NVML;
+    if (strstr(by, "underflow") || (!by[0] && (s->claims & CLAIM_UNDERFLOW))) {
+        *unit = "share";
+        return M_ZERO_GRAD;
+    }
+    if (strstr(by, "time") || (!by[0] && (s->claims & CLAIM_TIME))) {
+        *unit = "s";
+        return M_TIME;
+    }
+    return cuda ? M_CUDA_ALLOC : M_SAVED;
+}
+
+static const char *metric_name(int m)
+{
+    switch (m) {
+    case M_SAVED:
+        return "kept for backward";
+    case M_HELD_PEAK:
+        return "peak kept for backward + grads";
+    case M_NODES:
+        return "autograd nodes alive";
+    case M_RSS_PEAK:
+        return "resident peak";
+    case M_CUDA_ALLOC:
+        return "allocated";
+    case M_CUDA_PEAK:
+        return "max allocated";
+    case M_NVML:
+        return "driver";
+    case M_ZERO_GRAD:
+        return "zero gradient share";
+    case M_TIME:
+        return "time per step";
+    default:
+        return "";
+    }
+}
+
+static bool write_plot(const probe_run *run, ol_buf *err)
+{
+    const ol_probe_env *env = run->env;
+    bool cuda = strcmp(env->device, "cuda") == 0;
+    ol_svg_panels panels = {0};
+    for (size_t i = 0; i < run->scenarios.len; i++) {
+        const scenario *s = run->scenarios.items[i];
+        ol_svg_panel p = {0};
+        const char *unit;
+        int m = metric_for_plot(s, cuda, &unit);
+        if (s->measured) {
+            p.title = ol_xasprintf("%s %s: %s", s->rule, s->name, metric_name(m));
+            p.lines[0] = (ol_svg_line){"bad", "#d62728", &s->v[0].m[m]};
+            p.lines[1] = (ol_svg_line){"fixed", "#1f77b4", &s->v[1].m[m]};
+            p.line_count = 2;
+        } else {
+            p.title = ol_xasprintf("%s %s: %s", s->rule, s->name, s->verdict ? s->verdict : "not run");
+        }
+        p.unit = ol_xstrdup(unit);
+        ol_vec_push(&panels, p);
+    }
+    char *title = ol_xasprintf("oomlint probe: %s, torch %s, bad (red) against fixed (blue)", device_label(env),
+                               env->py.torch);
+    ol_buf svg = {0};
+    ol_svg_render(&svg, title, &panels);
+    bool ok = ol_write_file_atomic(env->opts->plot, svg.data, svg.len, err);
+    ol_buf_free(&svg);
+    free(title);
+    ol_svg_panels_free(&panels);
+    return ok;
+}
+
+/* Checks before anything runs that the plot can be written where asked. */
+static bool plot_writable(const char *path, ol_buf *err)
+{
+    char *dir = ol_xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    const char *d = ".";
+    if (slash == dir)
+        d = "/";
+    else if (slash) {
+        *slash = '\0';
+        d = dir;
+    }
+    struct stat st;
+    bool ok = true;
+    if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        ol_buf_printf(err, "cannot write the plot '%s': no folder '%s'", path, d);
+        ok = false;
+    } else if (access(d, W_OK) != 0) {
+        ol_buf_printf(err, "cannot write the plot '%s': folder '%s' is not writable", path, d);
+        ok = false;
+    } else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        ol_buf_printf(err, "cannot write the plot '%s': it is a folder", path);
+        ok = false;
+    }
+    free(dir);
+    return ok;
+}
+
+/* ---- the command ------------------------------------------------------------------------- */
+
+static int scenario_mode(ol_probe_env *env)
+{
+    ol_buf err = {0};
+    probe_run run = {0};
+    run.env = env;
+    scenario_vec all = {0};
+    int status = 0;
+    if (!list_scenarios(env, &all, &err)) {
+        status = env->interrupted ? 130 : 2;
+        goto done;
+    }
+    if (env->opts->rules) {
+        char *bad = unmatched_selector(env->opts->rules, &all);
+        if (bad) {
+            ol_buf names = {0};
+            for (size_t i = 0; i < all.len; i++)
+                if (i == 0 || strcmp(all.items[i]->rule, all.items[i - 1]->rule) != 0)
+                    ol_buf_printf(&names, "%s%s", names.len ? ", " : "", all.items[i]->rule);
+            ol_buf_printf(&err, "no probe scenario for '%s' (scenarios exist for %s)", bad, names.data);
+            ol_buf_free(&names);
+            free(bad);
+            status = 2;
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < all.len; i++) {
+        if (rule_selected(env->opts->rules, all.items[i]->rule)) {
+            ol_vec_push(&run.scenarios, all.items[i]);
+            all.items[i] = NULL;
+        }
+    }
+    if (strcmp(env->device, "cuda") == 0) {
+        ol_buf why = {0};
+        run.nvml = ol_nvml_open(&why);
+        if (!run.nvml)
+            fprintf(stderr, "oomlint probe: no driver figures: %s\n", why.data);
+        ol_buf_free(&why);
+    }
+    run_scenarios(&run);
+    ol_progress_clear(env);
+    if (env->interrupted) {
+        fputs("oomlint probe: interrupted\n", stderr);
+        status = 130;
+        goto done;
+    }
+    if (env->opts->json)
+        emit_json(&run, stdout);
+    else
+        emit_text(&run, stdout);
+    fflush(stdout);
+    for (size_t i = 0; i < run.scenarios.len; i++)
+        if (run.scenarios.items[i]->failed || run.scenarios.items[i]->agree == 0)
+            status = 1;
+    if (env->opts->plot && !write_plot(&run, &err))
+        status = 2;
+
+done:
+    if (err.len)
+        fprintf(stderr, "oomlint probe: error: %s\n", err.data);
+    ol_buf_free(&err);
+    ol_nvml_close(run.nvml);
+    for (size_t i = 0; i < all.len; i++)
+        if (all.items[i])
+            scenario_free(all.items[i]);
+    ol_vec_free(&all);
+    for (size_t i = 0; i < run.scenarios.len; i++)
+        scenario_free(run.scenarios.items[i]);
+    ol_vec_free(&run.scenarios);
+    return status;
+}
+
+/* SIGINT, SIGTERM and SIGHUP arrive on a descriptor the child loop polls, so
+ * an interrupted probe stops its children and removes its folder. */
+static void signals_init(ol_probe_env *env, sigset_t *old)
+{
+    env->sigfd = -1;
+#ifdef __linux__
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    if (sigprocmask(SIG_BLOCK, &set, old) == 0) {
+        env->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (env->sigfd < 0)
+            sigprocmask(SIG_SETMASK, old, NULL);
+    }
+#else
+    (void)old;
+#endif
+}
+
+int ol_probe_main(int argc, char **argv)
+{
+    ol_probe_opts opts;
+    ol_buf err = {0};
+    int rc = parse_opts(&opts, argc, argv, &err);
+    if (rc != 0) {
+        if (rc == 2)
+            fprintf(stderr, "oomlint probe: error: %s\nRun 'oomlint probe --help' for usage.\n", err.data);
+        ol_buf_free(&err);
+        opts_free(&opts);
+        return rc == 1 ? 0 : 2;
+    }
+    if (opts.plot && !plot_writable(opts.plot, &err)) {
+        fprintf(stderr, "oomlint probe: error: %s\n", err.data);
+        ol_buf_free(&err);
+        opts_free(&opts);
+        return 2;
+    }
+    if (opts.script) {
+        struct stat st;
+        int fd = open(opts.script, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            fprintf(stderr, "oomlint probe: error: cannot run '%s': %s\n", opts.script,
+                    fd < 0 ? strerror(errno) : "not a regular file");
+            if (fd >= 0)
+                close(fd);
+            opts_free(&opts);
+            return 2;
+        }
+        close(fd);
+    }
+    ol_probe_env env = {0};
+    env.opts = &opts;
+    env.started_ns = ol_now_ns();
+    const char *term = getenv("TERM");
+    env.progress = isatty(STDERR_FILENO) && !(term && strcmp(term, "dumb") == 0);
+    sigset_t old_mask;
+    sigemptyset(&old_mask);
+    signals_init(&env, &old_mask);
+    env.envp = build_envp(!opts.script);
+    int status = 0;
+    if (!find_python(&env, &err)) {
+        status = env.interrupted ? 130 : 2;
+        goto done;
+    }
+    if (opts.device == OL_PROBE_CUDA && !env.py.cuda) {
+        ol_buf_printf(&err, "--device cuda: PyTorch %s at %s sees no CUDA device (torch.cuda.is_available() is False)",
+                      env.py.torch, env.py.path);
+        status = 2;
+        goto done;
+    }
+    env.device = opts.device == OL_PROBE_CPU ? "cpu" : opts.device == OL_PROBE_CUDA ? "cuda" : env.py.cuda ? "cuda" : "cpu";
+    if (!materialize(&env, &err)) {
+        status = 2;
+        goto done;
+    }
+    status = opts.script ? ol_probe_script(&env) : scenario_mode(&env);
+
+done:
+    ol_progress_clear(&env);
+    if (err.len)
+        fprintf(stderr, "oomlint probe: error: %s\n", err.data);
+    ol_buf_free(&err);
+    env_cleanup(&env);
+#ifdef __linux__
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+#endif
+    opts_free(&opts);
+    return status;
+}

@@ -706,7 +706,7 @@ static bool rule_selected(const char *rules, const char *rule)
         size_t len = (size_t)(p - start);
         while (len && start[len - 1] == ' ')
             len--;
-        if (len && (ol_mem_ieq(start, "ALL", 3) && len == 3))
+        if (len == 3 && ol_mem_ieq(start, "ALL", 3))
             return true;
         if (len && len <= strlen(rule) && ol_mem_ieq(start, rule, len))
             return true;
@@ -769,6 +769,8 @@ static bool list_record(void *ctx, ol_child *c, const cJSON *rec, const char **w
     s->agree = -1;
     s->scale = NAN;
     s->rtol = 1e-5;
+    for (int k = 0; k < 2; k++)
+        ol_child_init(&s->v[k].child, NULL, NULL); /* no descriptors yet: scenario_free closes none */
     ol_vec_push(lc->out, s);
     return true;
 }

@@ -33,7 +33,8 @@ typedef struct track {
     char *name;         /* holder name, or NULL */
     char *file;         /* the line's file (relative to the script's folder), or NULL */
     long line;          /* 0 when unknown */
-    ol_dvec bytes, nodes;
+    ol_dvec bytes, nodes;         /* what it keeps reachable, in full */
+    ol_dvec own_bytes, own_nodes; /* what only it (the most specific holder) keeps */
     /* results */
     double bytes_slope, nodes_slope;
     bool grows;
@@ -104,8 +105,12 @@ static void add_sites(script_run *sr, const cJSON *arr, int kind, size_t step)
         track *t = track_get(sr, kind, NULL, file, (long)line);
         pad(&t->bytes, step - 1);
         pad(&t->nodes, step - 1);
+        pad(&t->own_bytes, step - 1);
+        pad(&t->own_nodes, step - 1);
         ol_vec_push(&t->bytes, bytes);
         ol_vec_push(&t->nodes, 0.0);
+        ol_vec_push(&t->own_bytes, bytes);
+        ol_vec_push(&t->own_nodes, 0.0);
     }
 }
 
@@ -152,8 +157,12 @@ static bool script_record(void *ctx, ol_child *c, const cJSON *rec, const char *
         track *h = track_get(sr, TRACK_HOLDER, name, NULL, 0);
         pad(&h->bytes, sr->steps - 1);
         pad(&h->nodes, sr->steps - 1);
+        pad(&h->own_bytes, sr->steps - 1);
+        pad(&h->own_nodes, sr->steps - 1);
         ol_vec_push(&h->bytes, jnum(it, "bytes"));
         ol_vec_push(&h->nodes, jnum(it, "nodes"));
+        ol_vec_push(&h->own_bytes, jnum(it, "own_bytes"));
+        ol_vec_push(&h->own_nodes, jnum(it, "own_nodes"));
         /* the line that changes it, else the line that saved most of what it keeps */
         const char *file = jstr(it, "file");
         double line = jnum(it, "line");
@@ -180,15 +189,20 @@ static void fit(script_run *sr)
         track *t = sr->tracks.items[i];
         pad(&t->bytes, sr->steps);
         pad(&t->nodes, sr->steps);
+        pad(&t->own_bytes, sr->steps);
+        pad(&t->own_nodes, sr->steps);
         t->bytes_slope = ol_stat_slope(&t->bytes, w);
         t->nodes_slope = t->kind == TRACK_HOLDER ? ol_stat_slope(&t->nodes, w) : 0;
+        double own_bytes = ol_stat_slope(&t->own_bytes, w);
+        double own_nodes = t->kind == TRACK_HOLDER ? ol_stat_slope(&t->own_nodes, w) : 0;
         double threshold = t->kind == TRACK_DEVICE ? 4096 : 512;
-        bool bytes_grow = isfinite(t->bytes_slope) && t->bytes_slope > threshold &&
-                          ol_stat_last(&t->bytes) > t->bytes.items[w < t->bytes.len ? w : 0];
-        bool nodes_grow = isfinite(t->nodes_slope) && t->nodes_slope >= 0.5 &&
-                          ol_stat_last(&t->nodes) > t->nodes.items[w < t->nodes.len ? w : 0];
+        size_t first = w < sr->steps ? w : 0;
+        bool bytes_grow = isfinite(own_bytes) && own_bytes > threshold &&
+                          ol_stat_last(&t->own_bytes) > t->own_bytes.items[first];
+        bool nodes_grow = isfinite(own_nodes) && own_nodes >= 0.5 &&
+                          ol_stat_last(&t->own_nodes) > t->own_nodes.items[first];
         t->grows = sr->steps >= 3 && (bytes_grow || nodes_grow);
-        if (!bytes_grow && isfinite(t->bytes_slope) && t->bytes_slope < 0)
+        if (isfinite(t->bytes_slope) && t->bytes_slope < 0)
             t->bytes_slope = 0;
     }
 }
@@ -514,6 +528,8 @@ done:
         free(t->file);
         ol_vec_free(&t->bytes);
         ol_vec_free(&t->nodes);
+        ol_vec_free(&t->own_bytes);
+        ol_vec_free(&t->own_nodes);
         free(t);
     }
     ol_vec_free(&sr.tracks);

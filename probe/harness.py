@@ -244,9 +244,10 @@ class Meter:
         with self.lock:
             return dict(self.sites)
 
-    def saved_keys(self):
+    def saved_entries(self):
+        """storage key -> (bytes, site) of every saved storage alive."""
         with self.lock:
-            return {k: e[1] for k, e in self.storages.items()}
+            return {k: (e[1], e[2]) for k, e in self.storages.items()}
 
 
 # ---- the graph, from the objects that hold it --------------------------------------------

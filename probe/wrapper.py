@@ -144,7 +144,7 @@ class Probe:
         self.prev_nodes = {}
         self.watches = {}      # holder path -> Watch
         self.change_lines = {} # holder path -> (file, line)
-        self.last_line = None
+        self.frame_lines = {}   # id(frame) -> the line it last started
         self.tracing = False
         self.cuda_history = False
         self.tracked = set()
@@ -214,13 +214,14 @@ class Probe:
         if params is not None and id(opt) not in self.tracked:
             self.tracked.add(id(opt))
             self.meter.track(p for group in params for p in group.get("params", []))
-        if self.device == "cuda":
+        cuda = self.device == "cuda" and torch.cuda.is_initialized()
+        if cuda:
             torch.cuda.synchronize()
         now = time.perf_counter()
         elapsed, self.t_last = now - self.t_last, now
         rec = {"t": "step", "step": self.count, "time_s": elapsed, "saved_bytes": self.meter.alive,
                "rss_bytes": harness.rss_bytes()}
-        if self.device == "cuda":
+        if cuda:
             rec["cuda_allocated"] = torch.cuda.memory_allocated()
             rec["cuda_reserved"] = torch.cuda.memory_reserved()
         holders, site_rows = self.measure(frame)
@@ -254,46 +255,56 @@ class Probe:
                     for path in list(walk.holder_paths)[before:]:
                         frames[path] = (f, name)
             f = f.f_back
-        keys = self.meter.saved_keys()
-        sites_of = {k: e[2] for k, e in self.meter.storages.items()}
+        entries = self.meter.saved_entries()
+        # Holders often share a graph (`loss` reaches everything `output`
+        # reaches, and the carried `hidden` too). Each node and saved tensor is
+        # owned by the holder that reaches the fewest nodes among those that
+        # reach it, the most specific one; a holder grows "on its own" when
+        # what it owns grows. Figures shown are what it reaches in full.
+        reach = {path: harness.GraphWalk.reach(roots) for path, roots in walk.holders.items()}
+        claimed_nodes = set()
         claimed = set()
         holders = []
-        ranked = sorted(walk.holders.items(), key=lambda kv: -len(kv[1]))
-        for path, roots in ranked:
-            nodes = harness.GraphWalk.reach(roots)
+        for path in sorted(reach, key=lambda p: (len(reach[p]), p)):
+            nodes = reach[path]
             storages = saved_storages(nodes.values(), torch)
-            held = 0
+            own_nodes = 0
+            for k in nodes:
+                if k not in claimed_nodes:
+                    claimed_nodes.add(k)
+                    own_nodes += 1
+            held = own_bytes = 0
             lines = {}
             for key in storages:
-                if key in keys and key not in claimed:
+                entry = entries.get(key)
+                if entry is None:
+                    continue
+                held += entry[0]
+                if key not in claimed:
                     claimed.add(key)
-                    held += keys[key]
-                    s = sites_of.get(key)
-                    if s is not None:
-                        lines[s] = lines.get(s, 0) + keys[key]
+                    own_bytes += entry[0]
+                if entry[1] is not None:
+                    lines[entry[1]] = lines.get(entry[1], 0) + entry[0]
             n = len(nodes)
             prev = self.prev_nodes.get(path)
-            if prev is not None and n > prev and path not in self.watches and path in frames \
+            if prev is not None and own_nodes > prev and path not in self.watches and path in frames \
                     and len(self.watches) < 16:
                 fr, name = frames[path]
                 self.watches[path] = Watch(path, fr, name, walk.holder_paths[path], torch)
                 self.start_tracing()
-            self.prev_nodes[path] = n
+            self.prev_nodes[path] = own_nodes
             line = self.change_lines.get(path)
             top_site = max(lines.items(), key=lambda kv: kv[1])[0] if lines else None
-            holders.append({"name": path, "nodes": n, "bytes": held,
+            holders.append({"name": path, "nodes": n, "bytes": held, "own_nodes": own_nodes, "own_bytes": own_bytes,
                             "file": line[0] if line else None, "line": line[1] if line else None,
                             "site_file": top_site[0] if top_site else None,
                             "site_line": top_site[1] if top_site else None})
-            del nodes
+        del reach
         rows = {}
-        for key, n in keys.items():
-            if key in claimed:
+        for key, (n, site) in entries.items():
+            if key in claimed or site is None:
                 continue
-            s = sites_of.get(key)
-            if s is None:
-                continue
-            rows[s] = rows.get(s, 0) + n
+            rows[site] = rows.get(site, 0) + n
         site_rows = [{"file": s[0], "line": s[1], "bytes": n} for s, n in sorted(rows.items())]
         return holders, site_rows
 
@@ -316,16 +327,27 @@ class Probe:
         return self._local_trace
 
     def _local_trace(self, frame, event, arg):
-        if event == "line" or event == "return":
-            torch = self.torch
-            for w in self.watches.values():
-                fp = fingerprint(resolve(w.frame, w.name, w.accessors), torch)
-                if fp != w.last:
-                    w.last = fp
-                    if self.last_line is not None:
-                        self.change_lines[w.path] = self.last_line
-            if event == "line":
-                self.last_line = (self.user.path(frame.f_code), frame.f_lineno)
+        """A change seen at a line event of a frame happened while that frame
+        ran its previous line (or in code it called that is not the user's);
+        a change seen as a frame returns happened on its returning line. A
+        change inside a user function is seen at that function's own events,
+        so `self.log(loss)` is not blamed for what log() does on its lines."""
+        if event != "line" and event != "return":
+            return self._local_trace
+        key = id(frame)
+        here = (self.user.path(frame.f_code), frame.f_lineno)
+        before = self.frame_lines.get(key) if event == "line" else here
+        torch = self.torch
+        for w in self.watches.values():
+            fp = fingerprint(resolve(w.frame, w.name, w.accessors), torch)
+            if fp != w.last:
+                w.last = fp
+                if before is not None:
+                    self.change_lines[w.path] = before
+        if event == "line":
+            self.frame_lines[key] = here
+        else:
+            self.frame_lines.pop(key, None)
         return self._local_trace
 
     def finish(self, reason, error=None):

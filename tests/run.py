@@ -13,7 +13,9 @@ Runs, against a built oomlint binary:
   - the CI consumers: SARIF against the schema and the SARIF Multitool
     (tests/sarif_tests.py), GitHub annotations, the Action and its documented
     workflow (tests/github_tests.py), and the pre-commit hooks run by pre-commit
-    itself (tests/precommit_tests.py).
+    itself (tests/precommit_tests.py);
+  - the probe on the CPU (tests/probe_tests.py): scenarios, verdicts, --script,
+    the committed figures in the rule docs.
 
 Only the standard library is used. The closing line is "N passed, N failed".
 """
@@ -70,6 +72,7 @@ def main():
     import sarif_tests  # noqa: F401
     import github_tests  # noqa: F401
     import precommit_tests  # noqa: F401
+    import probe_tests  # noqa: F401
 
     groups = {}
     for name, fn in harness.TESTS:

@@ -11,12 +11,13 @@
 #   pre-commit (3.0 in bookworm)      the pre-commit hook is run for real
 #   python3-yaml                      action.yml and the hook file are parsed with it
 #   git                               pre-commit's try-repo clones this checkout
+#   python3-torch (1.13, CPU)         `oomlint probe` runs its scenarios with it
 
 TOOLS_DIR   := $(BUILD)/tools
 TOOLS_STAMP := $(TOOLS_DIR)/.installed
 TOOLS_PINS  := tests/tools/package.json tests/tools/package-lock.json
 MULTITOOL   := $(TOOLS_DIR)/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
-TEST_DEB_PACKAGES := pre-commit python3-yaml git
+TEST_DEB_PACKAGES := pre-commit python3-yaml git python3-torch
 
 .PHONY: test-tools test-packages
 
@@ -38,6 +39,8 @@ test-packages:
 	command -v pre-commit >/dev/null 2>&1 || missing="$$missing pre-commit"; \
 	python3 -c 'import yaml' >/dev/null 2>&1 || missing="$$missing python3-yaml"; \
 	command -v git >/dev/null 2>&1 || missing="$$missing git"; \
+	{ python3 -c 'import torch' || /usr/bin/python3 -c 'import torch'; } >/dev/null 2>&1 || \
+		missing="$$missing python3-torch"; \
 	[ -z "$$missing" ] && exit 0; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		echo "installing$$missing"; \

@@ -6,7 +6,7 @@ from . import scenario
 from .common import F32, Block, seeded, sequence_batch
 
 BLOCK = dict(batch=8, seq=64, dim=64, heads=4, classes=10)
-BLOCK_CUDA = dict(batch=32, seq=1024, dim=512, heads=8, classes=10)
+BLOCK_CUDA = dict(batch=16, seq=1024, dim=512, heads=8, classes=10)
 
 
 def mask_bytes(p):

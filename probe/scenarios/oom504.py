@@ -6,7 +6,7 @@ from torch import nn
 from . import scenario
 from .common import autocast, grad_scaler, seeded
 
-NET = dict(batch=256, features=256, hidden=1024, noise=1e-3)
+NET = dict(batch=64, features=128, hidden=256, noise=1e-3)
 NET_CUDA = dict(batch=1024, features=1024, hidden=4096, noise=1e-3)
 
 

@@ -127,8 +127,6 @@ typedef OL_VEC(double) ol_dvec;
 double ol_stat_slope(const ol_dvec *v, size_t from);
 double ol_stat_max(const ol_dvec *v, size_t from);
 double ol_stat_median(const ol_dvec *v, size_t from);
-/* Median absolute deviation from the median. */
-double ol_stat_mad(const ol_dvec *v, size_t from);
 double ol_stat_last(const ol_dvec *v);
 /* The iterations left out of fits: the first fifth, at least one. */
 size_t ol_stat_warmup(size_t n);

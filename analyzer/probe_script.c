@@ -197,11 +197,18 @@ static void fit(script_run *sr)
         double own_nodes = t->kind == TRACK_HOLDER ? ol_stat_slope(&t->own_nodes, w) : 0;
         double threshold = t->kind == TRACK_DEVICE ? 4096 : 512;
         size_t first = w < sr->steps ? w : 0;
-        bool bytes_grow = isfinite(own_bytes) && own_bytes > threshold &&
-                          ol_stat_last(&t->own_bytes) > t->own_bytes.items[first];
-        bool nodes_grow = isfinite(own_nodes) && own_nodes >= 0.5 &&
-                          ol_stat_last(&t->own_nodes) > t->own_nodes.items[first];
-        t->grows = sr->steps >= 3 && (bytes_grow || nodes_grow);
+        /* what it reaches must grow, and so must what only it keeps: a holder
+         * that reaches a growing graph through another (`loss` through the
+         * carried `hidden`) is not a second culprit */
+        bool full = (isfinite(t->bytes_slope) && t->bytes_slope > threshold &&
+                     ol_stat_last(&t->bytes) > t->bytes.items[first]) ||
+                    (isfinite(t->nodes_slope) && t->nodes_slope >= 0.5 &&
+                     ol_stat_last(&t->nodes) > t->nodes.items[first]);
+        bool own = (isfinite(own_bytes) && own_bytes > threshold &&
+                    ol_stat_last(&t->own_bytes) > t->own_bytes.items[first]) ||
+                   (isfinite(own_nodes) && own_nodes >= 0.5 &&
+                    ol_stat_last(&t->own_nodes) > t->own_nodes.items[first]);
+        t->grows = sr->steps >= 3 && full && own;
         if (isfinite(t->bytes_slope) && t->bytes_slope < 0)
             t->bytes_slope = 0;
     }

@@ -1,9 +1,8 @@
 /*
  * probe_stats.c - the few statistics the probe needs, over per-iteration
  * series in which a missing figure is NaN: the least-squares slope after
- * warm-up (growth per step), maximum, median and median absolute deviation
- * (time per step and its noise), checksum comparison, and human-readable
- * bytes and seconds.
+ * warm-up (growth per step), maximum, median (time per step), checksum
+ * comparison, and human-readable bytes and seconds.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -78,21 +77,6 @@ double ol_stat_median(const ol_dvec *v, size_t from)
     for (size_t i = from; i < v->len; i++)
         if (isfinite(v->items[i]))
             xs[k++] = v->items[i];
-    double m = median_of(xs, k);
-    free(xs);
-    return m;
-}
-
-double ol_stat_mad(const ol_dvec *v, size_t from)
-{
-    double med = ol_stat_median(v, from);
-    if (isnan(med))
-        return NAN;
-    double *xs = ol_xmalloc((v->len + 1) * sizeof *xs);
-    size_t k = 0;
-    for (size_t i = from; i < v->len; i++)
-        if (isfinite(v->items[i]))
-            xs[k++] = fabs(v->items[i] - med);
     double m = median_of(xs, k);
     free(xs);
     return m;

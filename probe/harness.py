@@ -436,7 +436,6 @@ class Run:
         self.meter = Meter()
         self._checksum = None
         self._metrics = {}
-        self.notes = []
 
     # -- for scenarios
     def track(self, *modules):
@@ -458,11 +457,6 @@ class Run:
 
     def metric(self, name, value):
         self._metrics[name] = float(value)
-
-    def generator(self, seed=0):
-        g = self.torch.Generator()
-        g.manual_seed(seed)
-        return g
 
     def steps(self):
         torch = self.torch
@@ -502,11 +496,24 @@ class Run:
         if self._metrics:
             rec["metrics"] = dict(self._metrics)
         if i == self.iterations - 1:
-            top = sorted(((len(GraphWalk.reach(gfs)), path) for path, gfs in walk.holders.items()),
-                         reverse=True)[:3]
-            rec["holders"] = [{"name": p, "nodes": n} for n, p in top]
+            rec["holders"] = [{"name": p, "nodes": n} for p, n in owners(walk)[:3]]
         del nodes, roots, walk
         emit(self.out, rec)
+
+
+def owners(walk):
+    """(holder, nodes it alone keeps), most first. Holders share graphs (`loss`
+    reaches all that `out` reaches, and a carried `hidden` too), so each node
+    goes to the holder reaching the fewest nodes among those reaching it: the
+    most specific one."""
+    reach = {path: GraphWalk.reach(gfs) for path, gfs in walk.holders.items()}
+    claimed = set()
+    own = []
+    for path in sorted(reach, key=lambda p: (len(reach[p]), p)):
+        fresh = [k for k in reach[path] if k not in claimed]
+        claimed.update(fresh)
+        own.append((path, len(fresh)))
+    return sorted(own, key=lambda x: (-x[1], x[0]))
 
 
 def emit(out, rec):
@@ -610,7 +617,7 @@ def main(argv):
         spec.fn(run, run.bad)
     finally:
         run.meter.uninstall()
-    emit(out, {"t": "end", "iterations": run.iterations, "notes": run.notes})
+    emit(out, {"t": "end", "iterations": run.iterations})
     return 0
 
 

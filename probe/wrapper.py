@@ -238,6 +238,7 @@ class Probe:
         torch = self.torch
         walk = harness.GraphWalk(torch)
         frames = {}
+        seen_globals = set()
         f = frame
         while f is not None:
             if self.user.path(f.f_code) is not None:
@@ -247,7 +248,9 @@ class Probe:
                     for path in list(walk.holder_paths)[before:]:
                         frames[path] = (f, name)
                 g = f.f_globals
-                for name, v in list(g.items()):
+                first = id(g) not in seen_globals
+                seen_globals.add(id(g))
+                for name, v in list(g.items()) if first else ():
                     if name.startswith("__"):
                         continue
                     before = len(walk.holder_paths)

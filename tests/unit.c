@@ -885,7 +885,7 @@ static void test_config_parse(void)
 }
 
 /* The probe's statistics: the slope after warm-up ignores missing (NaN)
- * figures, the median and MAD are robust to one outlier, checksums compare
+ * figures, the median is robust to one outlier, checksums compare
  * with a relative tolerance. */
 static void test_probe_stats(void)
 {
@@ -903,7 +903,6 @@ static void test_probe_stats(void)
     for (size_t i = 0; i < 5; i++)
         ol_vec_push(&t, times[i]);
     CHECK(ol_stat_median(&t, 0) == 1.0);
-    CHECK(fabs(ol_stat_mad(&t, 0) - 0.1) < 1e-9);
     ol_dvec one = {0};
     ol_vec_push(&one, 4.0);
     CHECK(isnan(ol_stat_slope(&one, 0)));

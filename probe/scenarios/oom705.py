@@ -6,7 +6,7 @@ from torch import nn
 from . import scenario
 from .common import Block, block_activation_bytes, seeded, sequence_batch
 
-BLOCK = dict(batch=8, seq=32, dim=64, heads=4, classes=10)
+BLOCK = dict(batch=4, seq=16, dim=32, heads=4, classes=10)
 BLOCK_CUDA = dict(batch=32, seq=512, dim=1024, heads=16, classes=10)
 
 

@@ -225,7 +225,8 @@ def _():
 @test("probe: OOM705 anomaly detection makes each step slower")
 def _():
     s = scenario(full_run(), "OOM705/transformer")
-    assert s["bad"]["time_per_step_s"] > 1.2 * s["fixed"]["time_per_step_s"], s
+    assert s["verdict"] == "confirmed" and "time" in s["confirmed_by"], s
+    assert s["bad"]["fastest_step_s"] > 1.1 * s["fixed"]["fastest_step_s"], s
 
 
 @test("probe: --plot draws one panel per scenario, bad against fixed")
@@ -249,6 +250,34 @@ def _():
     assert re.search(r"^OOM102\s+eval\s+confirmed\s+yes", r.out, re.M), r
     assert re.search(r"^OOM102\s+train\s+confirmed\s+yes", r.out, re.M), r
     assert "the graph is held by `outputs`" in r.out, r
+
+
+@test("probe: a progress line on a terminal, none otherwise")
+def _():
+    import pty
+    master, slave = pty.openpty()
+    env = dict(os.environ, NO_COLOR="1", TERM="xterm")
+    proc = subprocess.Popen([harness.BIN, "probe", "--device", "cpu", "--rules", "OOM106", "--iterations", "4"],
+                            env=env, stdout=subprocess.PIPE, stderr=slave, text=True)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the other end closed
+            break
+        if not chunk:
+            break
+        seen += chunk
+    out, _ = proc.communicate(timeout=600)
+    os.close(master)
+    assert proc.returncode == 0, seen
+    text = seen.decode("utf-8", "replace")
+    assert "\r\x1b[K[1/2] OOM106/gradient-penalty bad" in text or "\r\x1b[K[2/2] OOM106/" in text, text
+    assert re.search(r"step \d/4, \d+\.\d s", text), text
+    assert "OOM106" in out and "\r" not in out, out
+    r = run("probe", "--device", "cpu", "--rules", "OOM106", "--iterations", "4", timeout=600)
+    assert r.code == 0 and "\r" not in r.err, r
 
 
 # ---- robustness ----------------------------------------------------------------------

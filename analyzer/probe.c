@@ -1473,7 +1473,7 @@ static int scenario_mode(ol_probe_env *env)
     scenario_vec all = {0};
     int status = 0;
     if (!list_scenarios(env, &all, &err)) {
-        status = env->interrupted ? 130 : 2;
+        status = 2;
         goto done;
     }
     if (env->opts->rules) {
@@ -1505,11 +1505,8 @@ static int scenario_mode(ol_probe_env *env)
     }
     run_scenarios(&run);
     ol_progress_clear(env);
-    if (env->interrupted) {
-        fputs("oomlint probe: interrupted\n", stderr);
-        status = 130;
-        goto done;
-    }
+    if (env->interrupted)
+        goto done; /* said and answered 130 by ol_probe_main */
     if (env->opts->json)
         emit_json(&run, stdout);
     else
@@ -1599,7 +1596,7 @@ int ol_probe_main(int argc, char **argv)
     env.envp = build_envp(!opts.script);
     int status = 0;
     if (!find_python(&env, &err)) {
-        status = env.interrupted ? 130 : 2;
+        status = 2;
         goto done;
     }
     if (opts.device == OL_PROBE_CUDA && !env.py.cuda) {
@@ -1617,6 +1614,12 @@ int ol_probe_main(int argc, char **argv)
 
 done:
     ol_progress_clear(&env);
+    if (env.interrupted) {
+        /* whatever was under way: its children are stopped, its folder goes below */
+        fputs("oomlint probe: interrupted\n", stderr);
+        status = 130;
+        ol_buf_clear(&err);
+    }
     if (err.len)
         fprintf(stderr, "oomlint probe: error: %s\n", err.data);
     ol_buf_free(&err);

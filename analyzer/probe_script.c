@@ -468,11 +468,8 @@ int ol_probe_script(ol_probe_env *env)
     ol_children_run(env, kids, 1, 1, o->timeout_s);
     ol_progress_clear(env);
     int status = 0;
-    if (env->interrupted) {
-        fputs("oomlint probe: interrupted\n", stderr);
-        status = 130;
-        goto done;
-    }
+    if (env->interrupted)
+        goto done; /* said and answered 130 by ol_probe_main */
     ol_buf line = {0};
     if (c.error || !sr.ended) {
         const char *last = ol_child_last_line(&c, &line);

@@ -378,16 +378,16 @@ def _():
             made = [n for n in os.listdir(tmp) if n.startswith("oomlint-probe-")]
         assert made, "the probe made no temporary folder"
         folder = os.path.join(tmp, made[0])
-        # wait until a variant is running: a child process whose command line names the folder
+        # wait until a variant runs: a child whose command line is `.../harness.py run ...`
         children = []
         while time.time() < deadline and not children:
             time.sleep(0.5)
-            children = processes_mentioning(folder)
-        assert children, "no child process started"
+            children = processes_mentioning(folder + "/harness.py\0run\0")
+        assert children, "no variant started"
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 130, (proc.returncode, err)
-        assert "interrupted" in err, err
+        assert "interrupted" in err, repr(err)
         assert not os.path.exists(folder), f"{folder} left behind"
         time.sleep(0.5)
         assert not processes_mentioning(folder), "children left running"

@@ -1,8 +1,9 @@
 /*
  * probe_internal.h - what the probe's C files share: child processes with a
  * record pipe (probe_run.c), statistics (probe_stats.c), the NVML sampler
- * (probe_nvml.c), the SVG plot (probe_svg.c), and the --script mode
- * (probe_script.c) that probe.c dispatches to.
+ * (probe_nvml.c), the SVG plot (probe_svg.c), and the two modes probe.c
+ * dispatches to: the scenarios (probe_scenarios.c) and --script
+ * (probe_script.c).
  */
 #ifndef OL_PROBE_INTERNAL_H
 #define OL_PROBE_INTERNAL_H
@@ -182,6 +183,8 @@ bool ol_write_file_atomic(const char *path, const char *data, size_t len, ol_buf
 
 /* ---- modes ------------------------------------------------------------------------ */
 
+/* The scenarios: run, judge, report (probe_scenarios.c). */
+int ol_probe_scenarios(ol_probe_env *env);
 /* --script: lint the script, run it under wrapper.py, report (probe_script.c). */
 int ol_probe_script(ol_probe_env *env);
 

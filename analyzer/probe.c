@@ -632,6 +632,14 @@ int ol_probe_main(int argc, char **argv)
         opts_free(&opts);
         return 2;
     }
+    if (opts.script && ol_str_has_suffix(opts.script, ".ipynb")) {
+        fprintf(stderr,
+                "oomlint probe: error: --script runs a Python file, not a notebook: export '%s' first "
+                "(jupyter nbconvert --to script)\n",
+                opts.script);
+        opts_free(&opts);
+        return 2;
+    }
     if (opts.script) {
         struct stat st;
         int fd = open(opts.script, O_RDONLY | O_CLOEXEC);

@@ -613,6 +613,8 @@ def _():
         assert r.code == 2 and "missing.py" in r.err, r
         r = run("probe", "--script", ws.path)
         assert r.code == 2 and "not a regular file" in r.err, r
+        r = run("probe", "--script", ws.write("nb.ipynb", "{}"))
+        assert r.code == 2 and "nbconvert" in r.err, r
 
 
 # ---- the committed figures ---------------------------------------------------------------

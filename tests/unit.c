@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "diag.h"
@@ -957,6 +958,33 @@ static void test_probe_svg(void)
     ol_vec_free(&fixed);
 }
 
+/* NVML is optional: without the driver's library (as on CI) opening it
+ * fails with a reason, and every call on the absent handle is harmless. */
+static void test_probe_nvml_absent_or_usable(void)
+{
+    ol_buf why = {0};
+    ol_nvml *n = ol_nvml_open(&why);
+    if (!n) {
+        CHECK(why.len > 0);
+        double peak = 0;
+        bool process = false;
+        CHECK(!ol_nvml_take_peak(NULL, &peak, &process));
+        CHECK(!ol_nvml_start(NULL, 1));
+        ol_nvml_stop(NULL);
+        ol_nvml_set_device(NULL, "GPU-x", NULL);
+        ol_nvml_close(NULL);
+    } else {
+        /* a machine with a GPU: sampling our own process must start and stop */
+        CHECK(ol_nvml_start(n, getpid()));
+        double peak = 0;
+        bool process = false;
+        (void)ol_nvml_take_peak(n, &peak, &process);
+        ol_nvml_stop(n);
+        ol_nvml_close(n);
+    }
+    ol_buf_free(&why);
+}
+
 typedef struct test_case {
     const char *name;
     void (*fn)(void);
@@ -1004,6 +1032,7 @@ int main(void)
     static const test_case tests[] = {
         T(test_probe_stats),
         T(test_probe_svg),
+        T(test_probe_nvml_absent_or_usable),
         T(test_utf8_plain),
         T(test_bom_and_crlf),
         T(test_latin1_declared),

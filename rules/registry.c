@@ -30,6 +30,7 @@ extern const ol_rule ol_rule_oom701;
 extern const ol_rule ol_rule_oom702;
 extern const ol_rule ol_rule_oom703;
 extern const ol_rule ol_rule_oom704;
+extern const ol_rule ol_rule_oom705;
 
 const ol_rule *const ol_rules[] = {
     &ol_rule_oom001,
@@ -55,6 +56,7 @@ const ol_rule *const ol_rules[] = {
     &ol_rule_oom702,
     &ol_rule_oom703,
     &ol_rule_oom704,
+    &ol_rule_oom705,
 };
 
 const size_t ol_rule_count = sizeof(ol_rules) / sizeof(ol_rules[0]);

@@ -18,6 +18,7 @@ extern const ol_rule ol_rule_oom106;
 extern const ol_rule ol_rule_oom201;
 extern const ol_rule ol_rule_oom301;
 extern const ol_rule ol_rule_oom302;
+extern const ol_rule ol_rule_oom303;
 extern const ol_rule ol_rule_oom401;
 extern const ol_rule ol_rule_oom501;
 extern const ol_rule ol_rule_oom502;
@@ -45,6 +46,7 @@ const ol_rule *const ol_rules[] = {
     &ol_rule_oom201,
     &ol_rule_oom301,
     &ol_rule_oom302,
+    &ol_rule_oom303,
     &ol_rule_oom401,
     &ol_rule_oom501,
     &ol_rule_oom502,

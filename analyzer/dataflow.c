@@ -19,7 +19,9 @@ static bool listed_def(const uint32_t *defs, size_t n, uint32_t d)
     return false;
 }
 
-/* Identifiers that read a variable: not attribute names, not keyword names. */
+/* Identifiers whose value flows on: not attribute names, not keyword
+ * names, not a value cut from its history (`x.detach()`, `x.data`,
+ * `x.item()`, `x.tolist()`). */
 static bool reads_variable(const ol_tree *t, ol_nid n)
 {
     if (ol_kind_of(t, n) != OL_N_identifier)
@@ -27,8 +29,15 @@ static bool reads_variable(const ol_tree *t, ol_nid n)
     ol_field_id f = (ol_field_id)ol_node_at(t, n)->field;
     if (f == OL_F_attribute)
         return false;
-    if (f == OL_F_name && ol_kind_of(t, ol_parent(t, n)) == OL_N_keyword_argument)
+    ol_nid p = ol_parent(t, n);
+    if (f == OL_F_name && ol_kind_of(t, p) == OL_N_keyword_argument)
         return false;
+    if (f == OL_F_object && ol_kind_of(t, p) == OL_N_attribute) {
+        ol_nid attr = ol_field(t, p, OL_F_attribute);
+        if (ol_text_is(t, attr, "detach") || ol_text_is(t, attr, "data") || ol_text_is(t, attr, "item") ||
+            ol_text_is(t, attr, "tolist"))
+            return false;
+    }
     return true;
 }
 

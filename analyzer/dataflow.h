@@ -21,7 +21,8 @@
 /* Defs whose values flow into expr: the reaching bindings of the names it
  * reads, then of the names their values read, and so on (assignments,
  * augmented assignments, walrus and with targets; for-loop targets and
- * parameters are sources with no further history). Writes at most cap def
+ * parameters are sources with no further history; `x.detach()`, `x.data`,
+ * `x.item()` do not carry x's history). Writes at most cap def
  * indices to out, each once, and returns how many. */
 size_t ol_value_sources(ol_model *m, ol_nid expr, uint32_t *out, size_t cap);
 

@@ -145,7 +145,7 @@ bool ol_in_debug_branch(ol_model *m, ol_nid n)
             if (test != OL_NONE && names_debugging(m, test))
                 return true;
         }
-        if (pk == OL_N_function_definition) {
+        if (pk == OL_N_function_definition || pk == OL_N_class_definition) {
             ol_nid name = ol_field(t, p, OL_F_name);
             uint32_t len;
             const char *s = name != OL_NONE ? ol_text(t, name, &len) : NULL;

@@ -34,7 +34,7 @@ bool ol_may_be_none(ol_model *m, ol_nid expr);
 /* Does n run only in a debugging branch: the body of an `if` (or the first
  * branch of a conditional expression) whose test names debugging
  * (`args.debug`, `DEBUG`, `os.environ.get("DEBUG")`, `cfg.detect_anomaly`,
- * `__debug__`), or a function named for it? */
+ * `__debug__`), or a function or class named for it (`DetectAnomalyHook`)? */
 bool ol_in_debug_branch(ol_model *m, ol_nid n);
 
 #endif

@@ -233,13 +233,13 @@ static void check_updates(ol_check *c)
         char *text;
         ol_diag *d;
         if (factor == OL_NONE) {
-            d = ol_report_node(c, a, "`%s = %s ...` allocates a new tensor for every update; `%s.%s(...)` updates it "
+            d = ol_report_node(c, a, "`%s = %s ...` allocates a new tensor; `%s.%s(...)` updates it "
                                      "in place",
                                target, target, target, meth);
             text = ol_xasprintf("%s.%s(%s)", target, meth, operand);
         } else {
             char *f = ol_node_str(t, factor);
-            d = ol_report_node(c, a, "`%s = %s * ... %s ...` allocates two new tensors for every update; "
+            d = ol_report_node(c, a, "`%s = %s * ... %s ...` allocates two new tensors; "
                                      "`%s.mul_(...).%s(...)` updates it in place",
                                target, target, op == OL_T_PLUS ? "+" : "-", target, meth);
             text = ol_xasprintf("%s.mul_(%s).%s(%s)", target, f, meth, operand);

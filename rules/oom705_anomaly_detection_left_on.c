@@ -11,8 +11,10 @@
  *
  * Not flagged: a call whose argument is not literally True (it follows a
  * flag), calls in a branch or a function named for debugging (`if
- * args.debug:`, `def debug_step():`), files named for debugging, tests, and
- * code that switches the mode off again in the same function.
+ * args.debug:`, `def debug_step():`, `class DetectAnomalyHook`), files
+ * named for debugging or anomaly detection, tests, and code that switches
+ * the mode off again in the same function or class (a hook's before/after
+ * pair).
  */
 #include <string.h>
 
@@ -31,15 +33,23 @@ static bool is_context(const char *q)
            strcmp(q, "torch.autograd.anomaly_mode.detect_anomaly") == 0;
 }
 
-/* `set_detect_anomaly(False)` in the same function (or at module level for
- * a module-level call): the mode is switched on around a stretch of code. */
+/* The class a function is a method of, or OL_NO_INDEX. */
+static uint32_t class_of(ol_model *m, uint32_t fn)
+{
+    return fn == OL_NO_INDEX ? OL_NO_INDEX : m->functions.items[fn].cls;
+}
+
+/* `set_detect_anomaly(False)` in the same function, in another method of
+ * the same class (a hook's before/after pair), or at module level for a
+ * module-level call: the mode is switched on around a stretch of code. */
 static bool switched_off_nearby(ol_model *m, ol_nid call)
 {
-    uint32_t fn = ol_function_of(m, call);
+    uint32_t fn = ol_function_of(m, call), cls = class_of(m, fn);
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *c = &m->calls.items[i];
         const char *q = ol_qualname(m, c->callee);
-        if (!q || !is_set_mode(q) || ol_function_of(m, c->node) != fn)
+        uint32_t other = q && is_set_mode(q) ? ol_function_of(m, c->node) : OL_NO_INDEX;
+        if (!q || !is_set_mode(q) || (other != fn && (cls == OL_NO_INDEX || class_of(m, other) != cls)))
             continue;
         ol_nid mode = ol_call_arg(m, c->node, 0, "mode");
         if (mode != OL_NONE && ol_kind_of(m->tree, mode) == OL_N_false)
@@ -52,7 +62,7 @@ static bool debugging_file(const ol_source *src)
 {
     const char *base = strrchr(src->path, '/');
     base = base ? base + 1 : src->path;
-    return strstr(base, "debug") != NULL;
+    return strstr(base, "debug") != NULL || strstr(base, "anomaly") != NULL;
 }
 
 static void check(ol_check *c)
@@ -96,8 +106,9 @@ const ol_rule ol_rule_oom705 = {
             "call, a `with` item or a decorator) outside a debugging branch. Not flagged: a mode that "
             "follows a variable (`set_detect_anomaly(args.debug)`), calls under `if` tests that name "
             "debugging (`args.debug`, `DEBUG`, `os.environ.get(\"DEBUG\")`, `cfg.detect_anomaly`, "
-            "`__debug__`), in functions or files named for debugging, in tests, and where the same "
-            "function switches the mode off again.",
+            "`__debug__`), in functions, classes or files named for debugging or anomaly detection "
+            "(an opt-in `DetectAnomalyHook`), in tests, and where the same function or class switches "
+            "the mode off again.",
     .why = "Anomaly mode exists to find the operation that produced a NaN or broke backward: it stores "
            "the Python stack of every forward operation in the graph and checks every gradient backward "
            "computes. That makes each step several times slower and keeps one traceback per graph node "

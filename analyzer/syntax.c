@@ -7,6 +7,7 @@
  * than hanging the run.
  */
 #include "syntax.h"
+#include "syntax_gaps.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -350,6 +351,57 @@ static void check_dangling_assignments(ol_tree *t)
     }
 }
 
+/* Merges the comments blanked by a gap rewrite into t's, keeping order. */
+static void merge_comments(ol_tree *t, const ol_span_vec *blanked)
+{
+    if (blanked->len == 0)
+        return;
+    ol_span_vec merged = {0};
+    ol_vec_reserve(&merged, t->comments.len + blanked->len);
+    size_t a = 0, b = 0;
+    while (a < t->comments.len || b < blanked->len) {
+        bool take_a = b >= blanked->len ||
+                      (a < t->comments.len && t->comments.items[a].start <= blanked->items[b].start);
+        ol_vec_push(&merged, take_a ? t->comments.items[a++] : blanked->items[b++]);
+    }
+    ol_vec_free(&t->comments);
+    t->comments = merged;
+}
+
+/* A tree with errors may be valid Python the grammar cannot read (see
+ * syntax_gaps.c): parse the rewritten text, and keep that tree when it has
+ * no more errors (the rewrites never break valid code, so what is left is
+ * real). Offsets are the same, so the tree still reads src. */
+static void reparse_around_gaps(ol_parser *p, const ol_source *src, ol_tree *t, TSParseOptions options)
+{
+    ol_span_vec blanked = {0};
+    char *text = ol_syntax_gap_rewrite(src->text, src->len, &blanked);
+    if (!text)
+        return;
+    parse_input in = {text, src->len};
+    TSInput input = {&in, read_input, TSInputEncodingUTF8, NULL};
+    TSParser *ts = (TSParser *)p->ts;
+    TSTree *tree = ts_parser_parse_with_options(ts, NULL, input, options);
+    if (tree) {
+        ol_tree alt;
+        memset(&alt, 0, sizeof(alt));
+        alt.src = src;
+        flatten(&alt, p->grammar, tree);
+        ts_tree_delete(tree);
+        if (alt.errors.len <= t->errors.len) {
+            merge_comments(&alt, &blanked);
+            ol_tree_free(t);
+            *t = alt;
+        } else {
+            ol_tree_free(&alt);
+        }
+    } else {
+        ts_parser_reset(ts); /* out of time: the first tree stands */
+    }
+    free(text);
+    ol_vec_free(&blanked);
+}
+
 void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
 {
     memset(t, 0, sizeof(*t));
@@ -381,7 +433,10 @@ void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
         return;
     }
     flatten(t, p->grammar, tree);
+    bool broken = ts_node_has_error(ts_tree_root_node(tree));
     ts_tree_delete(tree);
+    if (broken)
+        reparse_around_gaps(p, src, t, options);
     check_dangling_assignments(t);
 }
 

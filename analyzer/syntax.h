@@ -104,6 +104,8 @@ typedef struct ol_span {
     uint32_t start, end;
 } ol_span;
 
+typedef OL_VEC(ol_span) ol_span_vec;
+
 typedef struct ol_syntax_error {
     uint32_t start, end;
     char *message; /* owned */
@@ -129,7 +131,7 @@ typedef struct ol_parser {
 typedef struct ol_tree {
     const ol_source *src;
     OL_VEC(ol_node) nodes; /* index 0 is the module */
-    OL_VEC(ol_span) comments;
+    ol_span_vec comments;
     OL_VEC(ol_syntax_error) errors;
     uint32_t max_depth;
     bool timed_out;

@@ -105,8 +105,9 @@ static bool read_selectors(const cJSON *obj, const char *key, const char *alt, o
         ol_buf_printf(err, "'%s' must be a list of rule codes, like [\"OOM101\", \"OOM5\"]", key);
         return false;
     }
+    /* an empty list (an editor's default) selects nothing in particular */
     if (given)
-        *given = true;
+        *given = out->len > 0;
     return true;
 }
 

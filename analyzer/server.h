@@ -131,6 +131,8 @@ typedef struct ol_server {
     ol_resolver resolver;
     bool resolver_ready;
     ol_server_settings settings;
+    cJSON *init_options;    /* initializationOptions (its "oomlint" member if it has one) */
+    cJSON *client_settings; /* the last didChangeConfiguration's, likewise; keys here win */
     ol_strvec shown_errors; /* configuration errors already shown to the user */
     OL_VEC(ol_config_stamp) config_files; /* every pyproject.toml that could apply */
 

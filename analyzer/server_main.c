@@ -111,17 +111,11 @@ static bool read_selectors(const cJSON *obj, const char *key, const char *alt, o
     return true;
 }
 
-/* Reads the editor's settings: either the object itself or its "oomlint"
- * member (clients send both shapes). */
+/* Reads the editor's settings object. */
 static bool read_settings(const cJSON *obj, ol_server_settings *out, ol_buf *err)
 {
     memset(out, 0, sizeof(*out));
     out->fail_on = OL_SEV_INFO;
-    if (!cJSON_IsObject(obj))
-        return true;
-    const cJSON *inner = get(obj, "oomlint");
-    if (cJSON_IsObject(inner))
-        obj = inner;
     bool ok = read_selectors(obj, "select", NULL, &out->selection.select, &out->selection.has_select, err) &&
               read_selectors(obj, "extendSelect", "extend-select", &out->selection.extend_select, NULL, err) &&
               read_selectors(obj, "ignore", NULL, &out->selection.ignore, NULL, err);
@@ -185,18 +179,47 @@ static void merge_selection(ol_server *s)
     copy_strvec(&s->selection.ignore, &ed->ignore);
 }
 
-static void apply_settings(ol_server *s, const cJSON *obj)
+/* A client's settings object: its "oomlint" member when it has one. */
+static cJSON *settings_of(const cJSON *obj)
 {
+    const cJSON *inner = get(obj, "oomlint");
+    if (cJSON_IsObject(inner))
+        obj = inner;
+    return cJSON_IsObject(obj) ? cJSON_Duplicate(obj, true) : cJSON_CreateObject();
+}
+
+/* Settings come in two layers: initializationOptions, then what
+ * didChangeConfiguration sent last (key by key on top), so a client that
+ * sends an empty configuration after starting keeps its initial options. */
+static void apply_settings(ol_server *s, const cJSON *init, const cJSON *config)
+{
+    cJSON *init_next = init ? settings_of(init) : cJSON_Duplicate(s->init_options, true);
+    cJSON *config_next = config ? settings_of(config) : cJSON_Duplicate(s->client_settings, true);
+    cJSON *merged = cJSON_Duplicate(init_next, true);
+    const cJSON *item;
+    cJSON_ArrayForEach(item, config_next)
+    {
+        cJSON_DeleteItemFromObjectCaseSensitive(merged, item->string);
+        cJSON_AddItemToObject(merged, item->string, cJSON_Duplicate(item, true));
+    }
     ol_server_settings next;
     ol_buf err = {0};
-    if (!read_settings(obj, &next, &err)) {
+    bool ok = read_settings(merged, &next, &err);
+    cJSON_Delete(merged);
+    if (!ok) {
         char *text = ol_xasprintf("oomlint: %s; the settings were not changed", err.data);
         ol_server_show(s, 1, text);
         free(text);
         ol_buf_free(&err);
+        cJSON_Delete(init_next);
+        cJSON_Delete(config_next);
         return;
     }
     ol_buf_free(&err);
+    cJSON_Delete(s->init_options);
+    cJSON_Delete(s->client_settings);
+    s->init_options = init_next;
+    s->client_settings = config_next;
     ol_selection_free(&s->settings.selection);
     s->settings = next;
     merge_selection(s);
@@ -236,7 +259,7 @@ static cJSON *initialize(ol_server *s, const cJSON *params, int *error)
     ol_workspace_set_folders(&s->workspace, params);
     const cJSON *options = get(params, "initializationOptions");
     if (options && !cJSON_IsNull(options))
-        apply_settings(s, options);
+        apply_settings(s, options, NULL);
 
     cJSON *result = cJSON_CreateObject();
     cJSON *cap = cJSON_AddObjectToObject(result, "capabilities");
@@ -706,7 +729,7 @@ static void notification(ol_server *s, const char *method, const cJSON *params)
     } else if (strcmp(method, "notebookDocument/didClose") == 0)
         ok = nb_close(s, params);
     else if (strcmp(method, "workspace/didChangeConfiguration") == 0)
-        apply_settings(s, get(params, "settings"));
+        apply_settings(s, NULL, get(params, "settings"));
     else if (strcmp(method, "workspace/didChangeWatchedFiles") == 0)
         ok = watched_files(s, params);
     else if (strcmp(method, "workspace/didChangeWorkspaceFolders") == 0)
@@ -802,6 +825,8 @@ static void *server_thread(void *arg)
     s->out.fd = STDOUT_FILENO;
     s->enc = OL_ENC_UTF16;
     s->settings.fail_on = OL_SEV_INFO;
+    s->init_options = cJSON_CreateObject();
+    s->client_settings = cJSON_CreateObject();
     ol_workspace_init(&s->workspace);
     if (!ol_grammar_init(&s->grammar)) {
         fputs("oomlint: error: the bundled Python grammar is not compatible with the tree-sitter runtime\n", stderr);
@@ -830,6 +855,8 @@ static void *server_thread(void *arg)
     ol_strvec_free(&s->shown_errors);
     ol_selection_free(&s->settings.selection);
     ol_selection_free(&s->selection);
+    cJSON_Delete(s->init_options);
+    cJSON_Delete(s->client_settings);
     ol_linter_free(&s->linter);
     ol_grammar_free(&s->grammar);
     ol_rpc_reader_free(&s->in);

@@ -75,6 +75,7 @@ def main():
     import github_tests  # noqa: F401
     import precommit_tests  # noqa: F401
     import server_tests  # noqa: F401
+    import editor_tests  # noqa: F401
 
     groups = {}
     for name, fn in harness.TESTS:

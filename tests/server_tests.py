@@ -450,13 +450,18 @@ def _():
         s.initialize(options={"ignore": ["OOM101"]})
         open_doc(s, path, BAD)
         assert [d["code"] for d in s.diagnostics(L.uri(path), 1)] == ["OOM302"]
-        s.notify("workspace/didChangeConfiguration", {"settings": {"oomlint": {"select": ["OOM1"]}}})
+        # the last didChangeConfiguration goes on top of initializationOptions, key by key
+        s.notify("workspace/didChangeConfiguration", {"settings": {"oomlint": {"select": ["OOM1"], "ignore": []}}})
         assert [d["code"] for d in s.diagnostics(L.uri(path))] == ["OOM101"]
         # failOn: error shows only errors (OOM302 is a warning)
-        s.notify("workspace/didChangeConfiguration", {"settings": {"failOn": "error"}})
+        s.notify("workspace/didChangeConfiguration", {"settings": {"ignore": [], "failOn": "error"}})
         assert [d["code"] for d in s.diagnostics(L.uri(path))] == ["OOM101"]
-        s.notify("workspace/didChangeConfiguration", {"settings": {"oomlint": {"extendSelect": ["OOM401"]}}})
+        s.notify("workspace/didChangeConfiguration", {"settings": {"oomlint": {"ignore": [],
+                                                                              "extendSelect": ["OOM401"]}}})
         assert sorted(d["code"] for d in s.diagnostics(L.uri(path))) == ["OOM101", "OOM302"]
+        # an empty configuration leaves the initial options in force
+        s.notify("workspace/didChangeConfiguration", {"settings": {}})
+        assert [d["code"] for d in s.diagnostics(L.uri(path))] == ["OOM302"]
         # a bad setting is reported and changes nothing
         s.notify("workspace/didChangeConfiguration", {"settings": {"oomlint": {"ignore": ["OOM999"]}}})
         shown = s.take(lambda m: m.get("method") == "window/showMessage")

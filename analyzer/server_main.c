@@ -835,6 +835,8 @@ static void *server_thread(void *arg)
         return NULL;
     }
     ol_linter_init(&s->linter, &s->grammar, NULL);
+    /* an edit reparses only what it touched */
+    s->linter.parser.incremental = true;
     merge_selection(s);
     s->config_opts.isolated = run->cli->isolated;
     s->config_opts.config_path = run->cli->config_path;

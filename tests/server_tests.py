@@ -636,10 +636,21 @@ def _():
                                                "didClose": [{"uri": uris[2]}]}}}})
         s.take(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uris[2]
                and m["params"]["diagnostics"] == [])
+        # insert a cell after the imports: it is linted in its place
+        new = f"vscode-notebook-cell:{nb}#new"
+        s.notify("notebookDocument/didChange", {
+            "notebookDocument": {"uri": L.uri(nb), "version": 4},
+            "change": {"cells": {"structure": {
+                "array": {"start": 2, "deleteCount": 0, "cells": [{"kind": 2, "document": new}]},
+                "didOpen": [{"uri": new, "languageId": "python", "version": 1,
+                             "text": "net = torch.nn.DataParallel(torch.nn.Linear(2, 2))"}]}}}})
+        [d] = s.diagnostics(new, 1)
+        assert d["code"] == "OOM702" and d["range"]["start"] == {"line": 0, "character": 6}, d
         s.drain(0.3)
         s.pending.clear()
         s.notify("notebookDocument/didClose", {"notebookDocument": {"uri": L.uri(nb)},
-                                               "cellTextDocuments": [{"uri": u} for u in uris if u != uris[2]]})
+                                               "cellTextDocuments": [{"uri": u} for u in uris + [new]
+                                                                     if u != uris[2]]})
         s.take(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uris[3]
                and m["params"]["diagnostics"] == [])
         assert s.shutdown() == 0

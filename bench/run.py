@@ -238,35 +238,41 @@ def server_bench(binary, edits=300, messages=10000):
         s.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
                                                            "text": text}})
         findings = len(s.diagnostics(uri, 1, timeout=60))
-        line = 1000
-        col = len(text.split("\n")[line])
+        lines = text.split("\n")
+        # an edit in code: a digit typed into `% 100` near the middle, then taken back
+        code_line = next(i for i in range(1000, len(lines)) if "% 100 ==" in lines[i])
+        code_col = lines[code_line].index("% 100 ==") + len("% 100")
+        # an edit in a comment: a character typed at the end of a line
+        comment_line = 1000
+        comment_col = len(lines[comment_line])
 
-        def change(version):
-            # type a character at the end of a line, then take it back: the text stays the same size
+        def change(version, where="code"):
+            # typed, then taken back: the text stays the same size
+            line, col, ch = (code_line, code_col, "0") if where == "code" else (comment_line, comment_col, "#")
             start = {"line": line, "character": col}
             if version % 2 == 0:
-                return {"range": {"start": start, "end": start}, "text": "#"}
-            end = {"line": line, "character": col + 1}
-            return {"range": {"start": start, "end": end}, "text": ""}
+                return {"range": {"start": start, "end": start}, "text": ch}
+            return {"range": {"start": start, "end": {"line": line, "character": col + 1}}, "text": ""}
 
-        version = 1
-        latencies = []
-        cpu0 = cpu_seconds(s.proc.pid)
-        for _ in range(edits):
-            version += 1
-            t0 = time.perf_counter()
-            s.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
-                                                "contentChanges": [change(version)]})
-            s.diagnostics(uri, version)
-            latencies.append((time.perf_counter() - t0) * 1000)
-            s.pending.clear()
-        cpu = (cpu_seconds(s.proc.pid) - cpu0) * 1000 / edits
-        latencies.sort()
-        p50 = latencies[len(latencies) // 2]
-        p95 = latencies[int(len(latencies) * 0.95)]
         print(f"language server: a {text.count(chr(10))}-line buffer ({len(text) / 1000:.0f} kB, {findings} findings)")
-        print(f"  didChange -> diagnostics, {edits} edits one at a time: p50 {p50:.1f} ms, p95 {p95:.1f} ms, "
-              f"max {latencies[-1]:.1f} ms; the server's CPU time per edit {cpu:.1f} ms")
+        version = 1
+        for where in ("code", "comment"):
+            latencies = []
+            cpu0 = cpu_seconds(s.proc.pid)
+            for _ in range(edits):
+                version += 1
+                t0 = time.perf_counter()
+                s.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                    "contentChanges": [change(version, where)]})
+                s.diagnostics(uri, version)
+                latencies.append((time.perf_counter() - t0) * 1000)
+                s.pending.clear()
+            cpu = (cpu_seconds(s.proc.pid) - cpu0) * 1000 / edits
+            latencies.sort()
+            p50 = latencies[len(latencies) // 2]
+            p95 = latencies[int(len(latencies) * 0.95)]
+            print(f"  didChange -> diagnostics, {edits} edits one at a time, typing in {where:7}: p50 {p50:.1f} ms, "
+                  f"p95 {p95:.1f} ms, max {latencies[-1]:.1f} ms; server CPU per edit {cpu:.1f} ms")
         rss = [rss_kb(s.proc.pid)]
         sent = 0
         t0 = time.perf_counter()

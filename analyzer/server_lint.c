@@ -343,14 +343,14 @@ bool ol_unit_place(ol_server *s, const ol_unit *u, uint32_t at, bool is_end, ol_
 bool ol_unit_range(ol_server *s, const ol_unit *u, uint32_t start, uint32_t end, ol_doc **doc, ol_lsp_pos *a,
                    ol_lsp_pos *b)
 {
-    ol_doc *da, *db;
-    uint32_t x, y;
+    ol_doc *da = NULL, *db = NULL;
+    uint32_t x = 0, y = 0;
     if (!ol_unit_place(s, u, start, false, &da, &x))
         return false;
     if (end < start)
         end = start;
     if (!ol_unit_place(s, u, end, end > start, &db, &y) || db != da || y < x)
-        y = db == da && y >= x ? y : (uint32_t)da->text.len; /* a range running past its cell stops at its end */
+        y = (uint32_t)da->text.len; /* a range running past its cell stops at the cell's end */
     *doc = da;
     *a = ol_doc_position(da, x, s->enc);
     *b = ol_doc_position(da, y, s->enc);
@@ -405,16 +405,12 @@ cJSON *ol_server_diagnostics_for(ol_server *s, ol_unit *u, const char *doc_uri)
 {
     cJSON *items = cJSON_CreateArray();
     if (u->config_error) {
-        bool first = !u->notebook || (u->segments.len == 0 ? true : false);
-        if (u->notebook) {
-            for (size_t i = 0; i < u->cells.len; i++) {
-                if (u->cells.items[i].code) {
-                    first = strcmp(u->cells.items[i].uri, doc_uri) == 0;
-                    break;
-                }
-            }
-        }
-        if (first)
+        /* one diagnostic, at the start of the document (a notebook's first code cell) */
+        const char *first = u->notebook ? NULL : u->uri;
+        for (size_t i = 0; i < u->cells.len && !first; i++)
+            if (u->cells.items[i].code)
+                first = u->cells.items[i].uri;
+        if (first && strcmp(first, doc_uri) == 0)
             cJSON_AddItemToArray(items, config_diagnostic(u));
         return items;
     }

@@ -240,6 +240,7 @@ async function main() {
   conn.sendNotification(P.ExitNotification.type);
   const code = await exited;
   assert.strictEqual(code, 0, stderr);
+  assert.ok(!/Sanitizer|runtime error:/.test(stderr), stderr);
   console.log('ok   shutdown + exit: status 0');
   conn.dispose();
 }

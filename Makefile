@@ -7,6 +7,8 @@
 #                   tools they need are installed first, see tests/tools.mk)
 #   make test SANITIZE=1   the same suite against an ASan+UBSan build (build/san/)
 #   make bench      build, then print throughput numbers (see bench/)
+#   make editors    package the VS Code extension (build/oomlint-vscode.vsix);
+#                   editors/ has the Neovim, Emacs, Vim and Helix setups
 #   make clean      remove build outputs but keep fetched sources
 #   make distclean  remove build/ entirely
 #
@@ -122,8 +124,9 @@ demo: $(OUT)/oomlint
 	 exit $$status
 
 include tests/tools.mk
+include tests/editors.mk
 
-test: $(OUT)/oomlint $(OUT)/oomlint-unit test-tools
+test: $(OUT)/oomlint $(OUT)/oomlint-unit test-tools editor-tools
 	python3 tests/run.py --bin $(OUT)/oomlint --unit $(OUT)/oomlint-unit
 
 # Regenerate the rule pages in docs/rules/ from the docs compiled into the binary

@@ -20,6 +20,7 @@ void ol_cli_usage(FILE *out)
           "  oomlint check [OPTIONS] [PATH ...]\n"
           "  oomlint rules [--format json]     list every rule\n"
           "  oomlint rule CODE                 explain a rule (what, why, example, fix)\n"
+          "  oomlint server [OPTIONS]          the language server (LSP over stdio) for editors\n"
           "\n"
           "Rule selection:\n"
           "  --select CODES          run only these rules (codes or prefixes: OOM101, OOM5, ALL)\n"
@@ -91,6 +92,7 @@ typedef enum opt_id {
     OPT_SHOW_SETTINGS,
     OPT_TIMINGS,
     OPT_OUTPUT_FILE,
+    OPT_STDIO,
 } opt_id;
 
 typedef struct opt_spec {
@@ -125,6 +127,7 @@ static const opt_spec options[] = {
     {"isolated", 0, false, OPT_ISOLATED},
     {"show-settings", 0, false, OPT_SHOW_SETTINGS},
     {"output-file", 'o', true, OPT_OUTPUT_FILE},
+    {"stdio", 0, false, OPT_STDIO},
 };
 
 static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, ol_buf *err)
@@ -236,6 +239,10 @@ static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, o
     case OPT_SHOW_SETTINGS:
         cli->show_settings = true;
         break;
+    case OPT_STDIO:
+        /* `server --stdio`, as clients such as vscode-languageclient pass it;
+         * stdio is the only transport */
+        break;
     case OPT_OUTPUT_FILE:
         if (!*value) {
             ol_buf_printf(err, "option '%s' needs a file name", flag);
@@ -262,6 +269,9 @@ bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
         } else if (strcmp(argv[i], "rule") == 0) {
             cli->command = OL_CMD_RULE;
             i++;
+        } else if (strcmp(argv[i], "server") == 0) {
+            cli->command = OL_CMD_SERVER;
+            i++;
         }
     }
     bool options_done = false;
@@ -279,8 +289,8 @@ bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
                     return false;
                 }
                 cli->rule_code = ol_xstrdup(arg);
-            } else if (sub == OL_CMD_RULES) {
-                ol_buf_printf(err, "'rules' takes no paths (got '%s')", arg);
+            } else if (sub == OL_CMD_RULES || sub == OL_CMD_SERVER) {
+                ol_buf_printf(err, "'%s' takes no paths (got '%s')", sub == OL_CMD_RULES ? "rules" : "server", arg);
                 return false;
             } else {
                 ol_vec_push(&cli->paths, ol_xstrdup(arg));
@@ -331,7 +341,7 @@ bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
         if (!apply(cli, spec->id, flag, value, err))
             return false;
     }
-    if (cli->command == OL_CMD_LINT || cli->command == OL_CMD_RULES) {
+    if (cli->command == OL_CMD_LINT || cli->command == OL_CMD_RULES || cli->command == OL_CMD_SERVER) {
         const char *bad = ol_selection_invalid(&cli->selection);
         if (bad) {
             ol_buf_printf(err, "unknown rule selector '%s' (see 'oomlint rules')", bad);

@@ -126,6 +126,14 @@ typedef struct ol_parser {
     void *ts; /* TSParser * */
     const ol_grammar *grammar;
     uint32_t timeout_ms;
+    /* Incremental reparsing, for the language server (off unless set): the
+     * parser keeps the last tree and its text, and the next parse tells
+     * tree-sitter what changed (the span between the common prefix and
+     * suffix of the two texts) so unchanged subtrees are reused. */
+    bool incremental;
+    void *last_tree; /* TSTree *, or NULL */
+    char *last_text;
+    uint32_t last_len;
 } ol_parser;
 
 typedef struct ol_tree {

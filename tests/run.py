@@ -13,7 +13,11 @@ Runs, against a built oomlint binary:
   - the CI consumers: SARIF against the schema and the SARIF Multitool
     (tests/sarif_tests.py), GitHub annotations, the Action and its documented
     workflow (tests/github_tests.py), and the pre-commit hooks run by pre-commit
-    itself (tests/precommit_tests.py).
+    itself (tests/precommit_tests.py);
+  - the language server: the wire protocol and its bad inputs
+    (tests/server_tests.py), and real clients driving it: Node with
+    vscode-languageserver-protocol, headless Neovim, Vim with ALE, Emacs with
+    eglot, and the VS Code extension's packaging (tests/editor_tests.py).
 
 Only the standard library is used. The closing line is "N passed, N failed".
 """
@@ -70,6 +74,8 @@ def main():
     import sarif_tests  # noqa: F401
     import github_tests  # noqa: F401
     import precommit_tests  # noqa: F401
+    import server_tests  # noqa: F401
+    import editor_tests  # noqa: F401
 
     groups = {}
     for name, fn in harness.TESTS:

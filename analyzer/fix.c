@@ -10,10 +10,10 @@
  * a fix whose claims meet another fix's claims waits for the next round,
  * when it is recomputed on the new text (and often no longer needed). An
  * edit identical to one already taken (two findings fixed by the same
- * change, a name imported twice) is applied once. Claims are disjoint
- * intervals kept sorted, identical edits are found through a hash table,
- * and the new text is built in one pass over the old, so a round is
- * O(n log n) in the number of edits and linear in the text.
+ * change, a name imported twice) is applied once. Claims are a bit per
+ * byte of text, identical edits are found through a hash table, and the
+ * new text is built in one pass over the old, so a round is O(n log n) in
+ * the number of edits and linear in the text.
  *
  * Every round is proven before it is kept: the new text is linted again, and
  * the round must not add a syntax error or a finding of any rule (a fix that
@@ -98,8 +98,6 @@ typedef struct claim {
     uint32_t start, end;
 } claim;
 
-typedef OL_VEC(claim) claim_vec;
-
 static claim claim_of(const ol_edit *e)
 {
     claim c = {e->claim_start, e->claim_end};
@@ -111,35 +109,44 @@ static claim claim_of(const ol_edit *e)
     return c;
 }
 
-/* Index of the first claim ending after `at` (claims are disjoint and
- * sorted, so their ends are sorted too). */
-static size_t first_ending_after(const claim_vec *v, uint32_t at)
+/* The bytes of the text claimed so far, one bit each. Accepted claims never
+ * overlap, so marking costs at most one pass over the text per round; a
+ * query reads the claim's words. */
+typedef struct claim_map {
+    uint64_t *bits;
+    size_t words;
+} claim_map;
+
+static void claim_map_init(claim_map *m, size_t text_len)
 {
-    size_t lo = 0, hi = v->len;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v->items[mid].end <= at)
-            lo = mid + 1;
-        else
-            hi = mid;
+    m->words = (text_len + 1) / 64 + 2;
+    m->bits = ol_xcalloc(m->words, sizeof(uint64_t));
+}
+
+static uint64_t span_mask(uint32_t from, uint32_t to) /* bits [from, to) of one word, 0 <= from < to <= 64 */
+{
+    uint64_t high = to == 64 ? ~(uint64_t)0 : (((uint64_t)1 << to) - 1);
+    return high & ~(((uint64_t)1 << from) - 1);
+}
+
+/* Visits the words of [c.start, c.end): marks them, or tells whether any is set. */
+static bool claim_map_visit(claim_map *m, claim c, bool mark)
+{
+    size_t end = c.end;
+    if (end > m->words * 64)
+        end = m->words * 64;
+    for (size_t at = c.start; at < end;) {
+        size_t w = at / 64;
+        uint32_t from = (uint32_t)(at % 64);
+        uint32_t to = end - w * 64 >= 64 ? 64 : (uint32_t)(end - w * 64);
+        uint64_t mask = span_mask(from, to);
+        if (mark)
+            m->bits[w] |= mask;
+        else if (m->bits[w] & mask)
+            return true;
+        at = (w + 1) * 64;
     }
-    return lo;
-}
-
-static bool claimed(const claim_vec *v, claim c)
-{
-    size_t i = first_ending_after(v, c.start);
-    return i < v->len && v->items[i].start < c.end;
-}
-
-static void claim_add(claim_vec *v, claim c)
-{
-    size_t i = first_ending_after(v, c.start);
-    ol_vec_reserve(v, v->len + 1);
-    /* fixes come mostly in text order: this is nearly always an append */
-    memmove(v->items + i + 1, v->items + i, (v->len - i) * sizeof(claim));
-    v->items[i] = c;
-    v->len++;
+    return false;
 }
 
 static int cmp_claim(const void *a, const void *b)
@@ -268,7 +275,8 @@ static void plan_round(const ol_source *src, const ol_diag_vec *diags, bool unsa
         ol_vec_push(&cands, c);
     }
     ol_sort(cands.items, cands.len, sizeof(candidate), cmp_candidate);
-    claim_vec claims = {0};
+    claim_map claims;
+    claim_map_init(&claims, src->len);
     edit_set taken = {0};
     OL_VEC(claim) mine = {0};
     for (size_t i = 0; i < cands.len; i++) {
@@ -291,18 +299,18 @@ static void plan_round(const ol_source *src, const ol_diag_vec *diags, bool unsa
         mine.len = merged;
         bool clash = false;
         for (size_t k = 0; k < mine.len && !clash; k++)
-            clash = claimed(&claims, mine.items[k]);
+            clash = claim_map_visit(&claims, mine.items[k], false);
         if (clash)
             continue; /* next round, if it is still wanted then */
         for (size_t k = 0; k < mine.len; k++)
-            claim_add(&claims, mine.items[k]);
+            claim_map_visit(&claims, mine.items[k], true);
         for (size_t e = 0; e < fix->edits.len; e++)
             if (!edit_set_find(&taken, &fix->edits.items[e]))
                 edit_set_add(&taken, &fix->edits.items[e]);
         ol_vec_push(plan, cands.items[i].diag);
     }
     ol_vec_free(&mine);
-    ol_vec_free(&claims);
+    free(claims.bits);
     free(taken.slots);
     ol_vec_free(&cands);
 }

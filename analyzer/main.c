@@ -58,6 +58,15 @@ static void config_options(const ol_cli *cli, ol_config_options *o)
     o->stdin_filename = cli->stdin_filename;
 }
 
+/* "oomlint: error: " and a message that may hold a file name, escaped. */
+static void print_error(const char *message)
+{
+    ol_buf b = {0};
+    ol_escape_display(&b, message, false);
+    fprintf(stderr, "oomlint: error: %s\n", b.data ? b.data : "");
+    ol_buf_free(&b);
+}
+
 static int config_failed(ol_resolver *r)
 {
     fprintf(stderr, "oomlint: error: %s\n", r->error.data ? r->error.data : "bad configuration");
@@ -247,7 +256,7 @@ static int run_lint(ol_cli *cli)
         if (results[i].fixed)
             fixed_files++;
         if (results[i].fix_error)
-            fprintf(stderr, "oomlint: error: %s\n", results[i].fix_error);
+            print_error(results[i].fix_error);
         fix_failed |= results[i].fix_failed;
         if (results[i].fix_output)
             stdin_fixed_output = true;
@@ -264,7 +273,7 @@ static int run_lint(ol_cli *cli)
             if (!results[i].read_ok)
                 for (size_t k = 0; k < results[i].diags.len; k++)
                     if (results[i].diags.items[k].rule == &ol_rule_oom001)
-                        fprintf(stderr, "oomlint: error: %s\n", results[i].diags.items[k].message);
+                        print_error(results[i].diags.items[k].message);
         }
         if (!cli->quiet)
             fprintf(stderr, "%s %zu finding%s in %zu file%s.\n", fixed ? "Would fix" : "No fixes for", fixed,

@@ -676,3 +676,32 @@ def _():
         assert code == 1 and [f["line"] for f in json.loads(out)] == [3], (code, out[-2000:], err)
         # about 1.5 s here (4 s sanitized); one scan of the tree per directive took 30 s
         assert cpu < 15, f"{cpu:.1f} s of CPU"
+
+
+# ---- the build -----------------------------------------------------------------------------
+
+def make(*args):
+    """Runs make in the repository for the binary under test (plain or sanitized)."""
+    sanitized = os.sep + "san" + os.sep in harness.BIN
+    cmd = ["make", "--no-print-directory", *args] + (["SANITIZE=1"] if sanitized else [])
+    return subprocess.run(cmd, cwd=harness.ROOT, capture_output=True, text=True, timeout=900)
+
+
+@test("build: make prints one short line per step, make V=1 the full commands")
+def _():
+    target = os.path.relpath(harness.BIN, harness.ROOT)
+    r = make("-W", "analyzer/docs.c", target)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["  CC      analyzer/docs.c", f"  LD      {target}"], r.stdout
+    r = make("V=1", "-W", "analyzer/docs.c", target)
+    assert r.returncode == 0, r.stderr
+    assert "-c analyzer/docs.c -o" in r.stdout and "  CC  " not in r.stdout, r.stdout
+
+
+@test("build: make demo prints the example's findings, not compiler lines")
+def _():
+    r = make("-W", "analyzer/docs.c", "demo")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert not [l for l in lines if l.startswith(("cc ", "gcc ", "  CC", "  LD", "make"))], r.stdout[:3000]
+    assert "OOM101" in r.stdout and lines[-1].startswith("(exit 1: findings reported"), r.stdout[-2000:]

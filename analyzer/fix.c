@@ -21,9 +21,20 @@
  * up there). A round that fails is split in halves, and halves again, to
  * keep the fixes that are fine and set aside the one that is not (a bounded
  * number of extra lints per round); the final text is thus always one that
- * was parsed and linted. Writing is writefile.c's: the file must still be
- * what was read, and it is replaced atomically, keeping its links, mode and
- * owner (see writefile.h for why hard-linked files are rewritten in place).
+ * was parsed and linted.
+ *
+ * Writing is writefile.c's. The file must still be what was read (device,
+ * inode, size, mtime, then the bytes), else it is skipped and keeps the newer
+ * text. The new text is first written to a temporary file beside it, synced
+ * and read back. A file with one link is then replaced by rename: atomic,
+ * so a crash leaves the old text or the new. A file with several hard links
+ * cannot be renamed over without cutting the other links off from the fix,
+ * so it is rewritten in place instead, after its blocks were reserved
+ * (posix_fallocate: a full disk or `ulimit -f` fails before a byte changes),
+ * with the original bytes put back if a write fails anyway and the verified
+ * temporary copy kept if even that fails; the same holds when the owner
+ * cannot be given to a new file (not root). Symbolic links are written
+ * through, and mode and owner are kept.
  */
 #include "fix.h"
 

@@ -1,6 +1,7 @@
 # oomlint build.
 #
-#   make            build build/oomlint (fetches pinned sources on first run)
+#   make            build build/oomlint (fetches pinned sources on first run);
+#                   one short line per step, `make V=1` shows the full commands
 #   make demo       build, then lint the bundled example training script
 #   make test       build, then run every test (unit, fixtures, CLI, robustness, and
 #                   the CI consumers: SARIF validators, pre-commit, the Action; the
@@ -18,6 +19,21 @@
 # missing and we are root.
 
 include grammar/pins.mk
+
+# Quiet by default, like the kernel's build: one short line per step
+# (`  CC      analyzer/lint.c`); V=1 prints every command in full instead.
+V ?= 0
+ifeq ($(V),1)
+Q :=
+say = @:
+else
+Q := @
+say = @printf '  %-7s %s\n' '$(1)' '$(2)'
+endif
+# BUILD_QUIET=1 (used by `make demo`): not even the short lines.
+ifeq ($(BUILD_QUIET),1)
+say = @:
+endif
 
 BUILD := build
 DEPS  := $(BUILD)/deps
@@ -67,44 +83,52 @@ all: $(OUT)/oomlint
 fetch: $(STAMPS)
 
 $(OUT)/oomlint: $(MAIN_OBJ) $(LIB_OBJ) $(VENDOR_OBJ)
-	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS)
 
 $(OUT)/oomlint-unit: $(UNIT_OBJ) $(LIB_OBJ) $(VENDOR_OBJ)
-	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS)
 
 $(OUT)/obj/%.o: %.c | $(STAMPS) $(CJSON_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_OURS) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CFLAGS_OURS) -c $< -o $@
 
 $(OUT)/obj/vendor/tree_sitter.o: $(TS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_VENDOR) -I$(TS_DIR)/vendor/tree-sitter/lib/include -I$(TS_DIR)/vendor/tree-sitter/lib/src \
+	$(call say,CC,tree-sitter runtime)
+	$(Q)$(CC) $(CFLAGS_VENDOR) -I$(TS_DIR)/vendor/tree-sitter/lib/include -I$(TS_DIR)/vendor/tree-sitter/lib/src \
 		-c $(TS_DIR)/vendor/tree-sitter/lib/src/lib.c -o $@
 
 $(OUT)/obj/vendor/python_parser.o: $(PY_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_VENDOR) -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $@
+	$(call say,CC,tree-sitter-python parser)
+	$(Q)$(CC) $(CFLAGS_VENDOR) -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $@
 
 $(OUT)/obj/vendor/python_scanner.o: $(PY_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_VENDOR) -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $@
+	$(call say,CC,tree-sitter-python scanner)
+	$(Q)$(CC) $(CFLAGS_VENDOR) -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $@
 
 $(OUT)/obj/vendor/toml_parser.o: $(TOML_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_VENDOR) -I$(TOML_DIR)/src -c $(TOML_DIR)/src/parser.c -o $@
+	$(call say,CC,tree-sitter-toml parser)
+	$(Q)$(CC) $(CFLAGS_VENDOR) -I$(TOML_DIR)/src -c $(TOML_DIR)/src/parser.c -o $@
 
 $(OUT)/obj/vendor/toml_scanner.o: $(TOML_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_VENDOR) -I$(TOML_DIR)/src -c $(TOML_DIR)/src/scanner.c -o $@
+	$(call say,CC,tree-sitter-toml scanner)
+	$(Q)$(CC) $(CFLAGS_VENDOR) -I$(TOML_DIR)/src -c $(TOML_DIR)/src/scanner.c -o $@
 
 $(TS_STAMP): grammar/pins.mk grammar/fetch.sh
-	sh grammar/fetch.sh '$(TS_RUNTIME_PKG)' '$(TS_RUNTIME_VERSION)' '$(TS_RUNTIME_INTEGRITY)' $(TS_DIR)
+	$(Q)sh grammar/fetch.sh '$(TS_RUNTIME_PKG)' '$(TS_RUNTIME_VERSION)' '$(TS_RUNTIME_INTEGRITY)' $(TS_DIR)
 
 $(PY_STAMP): grammar/pins.mk grammar/fetch.sh
-	sh grammar/fetch.sh '$(TS_PYTHON_PKG)' '$(TS_PYTHON_VERSION)' '$(TS_PYTHON_INTEGRITY)' $(PY_DIR)
+	$(Q)sh grammar/fetch.sh '$(TS_PYTHON_PKG)' '$(TS_PYTHON_VERSION)' '$(TS_PYTHON_INTEGRITY)' $(PY_DIR)
 
 $(TOML_STAMP): grammar/pins.mk grammar/fetch.sh
-	sh grammar/fetch.sh '$(TS_TOML_PKG)' '$(TS_TOML_VERSION)' '$(TS_TOML_INTEGRITY)' $(TOML_DIR)
+	$(Q)sh grammar/fetch.sh '$(TS_TOML_PKG)' '$(TS_TOML_VERSION)' '$(TS_TOML_INTEGRITY)' $(TOML_DIR)
 
 # cJSON is a system library. Install it when we can; otherwise say exactly how.
 $(CJSON_H):
@@ -117,7 +141,12 @@ $(CJSON_H):
 	fi
 	@test -f $@
 
-demo: $(OUT)/oomlint
+# The demo shows findings, not a build: the build runs silently (one line
+# says it is happening; errors and warnings still show).
+demo:
+	@$(MAKE) --no-print-directory -q $(OUT)/oomlint 2>/dev/null || \
+		echo "building $(OUT)/oomlint (the first build fetches the pinned tree-sitter sources; about a minute)"
+	@$(MAKE) --no-print-directory -s $(OUT)/oomlint BUILD_QUIET=1
 	@echo "+ $(OUT)/oomlint examples/"
 	@$(OUT)/oomlint examples/; status=$$?; \
 	 if [ $$status -eq 1 ]; then echo "(exit 1: findings reported, as expected for this example)"; exit 0; fi; \
@@ -127,7 +156,8 @@ include tests/tools.mk
 include tests/editors.mk
 
 test: $(OUT)/oomlint $(OUT)/oomlint-unit test-tools editor-tools
-	python3 tests/run.py --bin $(OUT)/oomlint --unit $(OUT)/oomlint-unit
+	$(call say,TEST,tests/run.py)
+	$(Q)python3 tests/run.py --bin $(OUT)/oomlint --unit $(OUT)/oomlint-unit
 
 # Regenerate the rule pages in docs/rules/ from the docs compiled into the binary
 # (a test fails when they drift apart), and the text-output snapshot.
@@ -143,7 +173,7 @@ golden: $(OUT)/oomlint
 	@echo "tests/golden/demo.txt regenerated"
 
 bench: $(OUT)/oomlint
-	python3 bench/run.py --bin $(OUT)/oomlint
+	$(Q)python3 bench/run.py --bin $(OUT)/oomlint
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/san $(BUILD)/oomlint $(BUILD)/oomlint-unit

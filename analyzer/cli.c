@@ -130,8 +130,35 @@ static const opt_spec options[] = {
     {"stdio", 0, false, OPT_STDIO},
 };
 
+/* A selector list with nothing in it, or an empty element (`--select ''`,
+ * `--select OOM1,`), is a mistake: `--select ''` would silently run no rule. */
+static bool selector_list_ok(const char *flag, const char *value, ol_buf *err)
+{
+    const char *p = value;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        bool blank = true;
+        for (size_t i = 0; i < len && blank; i++)
+            blank = p[i] == ' ' || p[i] == '\t';
+        if (blank) {
+            if (!*value || strspn(value, " \t") == strlen(value))
+                ol_buf_printf(err, "option '%s' needs at least one rule code or prefix (e.g. OOM101, OOM5, ALL)",
+                              flag);
+            else
+                ol_buf_printf(err, "option '%s' has an empty element in '%s'", flag, value);
+            return false;
+        }
+        if (!comma)
+            return true;
+        p = comma + 1;
+    }
+}
+
 static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, ol_buf *err)
 {
+    if ((id == OPT_SELECT || id == OPT_EXTEND_SELECT || id == OPT_IGNORE) && !selector_list_ok(flag, value, err))
+        return false;
     switch (id) {
     case OPT_SELECT:
         cli->selection.has_select = true;

@@ -31,7 +31,7 @@ ol_fix *ol_fix_new(bool unsafe, const char *message)
 
 void ol_fix_edit(ol_fix *f, uint32_t start, uint32_t end, const char *content)
 {
-    ol_edit e = {start, end, ol_xstrdup(content)};
+    ol_edit e = {start, end, ol_xstrdup(content), 0, 0};
     ol_vec_push(&f->edits, e);
 }
 

@@ -28,6 +28,10 @@ const char *ol_severity_name(ol_severity s);
 typedef struct ol_edit {
     uint32_t start, end; /* byte range replaced */
     char *content;       /* replacement text (owned) */
+    /* The statement the edit changes (set by ol_fix_claim_statements; 0, 0
+     * until then): two fixes that change one statement are never applied in
+     * the same round, so unsafe fixes cannot stack into broken code. */
+    uint32_t claim_start, claim_end;
 } ol_edit;
 
 typedef struct ol_fix {

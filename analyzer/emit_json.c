@@ -2,7 +2,9 @@
  * emit_json.c - the JSON output: one array, one object per finding, sorted
  * by path, line and column, with the fields DESIGN.md fixes (code, name,
  * severity, path, line, column, end_line, end_column, message, help, url,
- * fix) and "cell" for notebooks.
+ * fix) and "cell" for notebooks. The output is always valid UTF-8: a file
+ * name that is not gets U+FFFD in "path" and its exact bytes, percent-
+ * encoded, in "raw_path".
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,38 @@
 
 #include "emit.h"
 #include "rule.h"
+
+cJSON *ol_json_add_text(cJSON *obj, const char *key, const char *s)
+{
+    size_t n = strlen(s);
+    if (ol_utf8_validate(s, n) == n)
+        return cJSON_AddStringToObject(obj, key, s);
+    ol_buf b = {0};
+    size_t i = 0;
+    while (i < n) {
+        int len = ol_utf8_seq_len((const unsigned char *)s + i, n - i);
+        if (len == 0) {
+            ol_buf_puts(&b, "\xEF\xBF\xBD");
+            i++;
+        } else {
+            ol_buf_add(&b, s + i, (size_t)len);
+            i += (size_t)len;
+        }
+    }
+    cJSON *item = cJSON_AddStringToObject(obj, key, b.data ? b.data : "");
+    ol_buf_free(&b);
+    return item;
+}
+
+void ol_percent_encode_bytes(ol_buf *b, const char *path)
+{
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if (*p == '%' || *p < 0x20 || *p >= 0x7F)
+            ol_buf_printf(b, "%%%02X", *p);
+        else
+            ol_buf_putc(b, (char)*p);
+    }
+}
 
 ol_location ol_diag_location(const ol_file_result *r, const ol_diag *d)
 {
@@ -62,7 +96,7 @@ cJSON *ol_fix_json(const ol_file_result *r, const ol_fix *fix)
         return cJSON_CreateNull();
     cJSON *obj = cJSON_CreateObject();
     cJSON_AddStringToObject(obj, "applicability", fix->unsafe ? "unsafe" : "safe");
-    cJSON_AddStringToObject(obj, "message", fix->message);
+    ol_json_add_text(obj, "message", fix->message);
     cJSON *edits = cJSON_AddArrayToObject(obj, "edits");
     for (size_t i = 0; i < fix->edits.len; i++) {
         const ol_edit *e = &fix->edits.items[i];
@@ -76,7 +110,7 @@ cJSON *ol_fix_json(const ol_file_result *r, const ol_fix *fix)
         cJSON_AddNumberToObject(edit, "column", loc.col);
         cJSON_AddNumberToObject(edit, "end_line", loc.end_line);
         cJSON_AddNumberToObject(edit, "end_column", loc.end_col);
-        cJSON_AddStringToObject(edit, "content", e->content);
+        ol_json_add_text(edit, "content", e->content);
         if (loc.cell)
             cJSON_AddNumberToObject(edit, "cell", loc.cell);
         cJSON_AddItemToArray(edits, edit);
@@ -153,16 +187,23 @@ void ol_emit_json(FILE *out, const ol_file_result *results, size_t count, const 
             cJSON_AddStringToObject(obj, "code", d->rule->code);
             cJSON_AddStringToObject(obj, "name", d->rule->name);
             cJSON_AddStringToObject(obj, "severity", ol_severity_name(d->rule->severity));
-            cJSON_AddStringToObject(obj, "path", r->path);
+            ol_json_add_text(obj, "path", r->path);
+            if (ol_utf8_validate(r->path, strlen(r->path)) != strlen(r->path)) {
+                /* the name as text has U+FFFD in it; these are its bytes */
+                ol_buf raw = {0};
+                ol_percent_encode_bytes(&raw, r->path);
+                cJSON_AddStringToObject(obj, "raw_path", raw.data);
+                ol_buf_free(&raw);
+            }
             if (loc.cell)
                 cJSON_AddNumberToObject(obj, "cell", loc.cell);
             cJSON_AddNumberToObject(obj, "line", loc.line);
             cJSON_AddNumberToObject(obj, "column", loc.col);
             cJSON_AddNumberToObject(obj, "end_line", loc.end_line);
             cJSON_AddNumberToObject(obj, "end_column", loc.end_col);
-            cJSON_AddStringToObject(obj, "message", d->message);
+            ol_json_add_text(obj, "message", d->message);
             if (d->help)
-                cJSON_AddStringToObject(obj, "help", d->help);
+                ol_json_add_text(obj, "help", d->help);
             else
                 cJSON_AddNullToObject(obj, "help");
             char *url = ol_xasprintf("%s%s.md", OL_DOCS_URL, d->rule->code);

@@ -3,7 +3,9 @@
  * (`path:line:col: CODE [severity] message`), a code frame with a caret
  * underline, a `help:` line saying what to write instead, and a summary.
  * Columns in the frame account for tabs and double-width characters so the
- * caret lands under the code it means.
+ * caret lands under the code it means. File names and messages are printed
+ * through ol_escape_display: a name holding an escape sequence or a newline
+ * cannot recolour the terminal or forge an output line.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,35 @@ typedef struct style {
 static const char *sev_color(ol_severity s)
 {
     return s == OL_SEV_ERROR ? C_RED : s == OL_SEV_WARNING ? C_YELLOW : C_CYAN;
+}
+
+void ol_escape_display(ol_buf *out, const char *s, bool escape_tab)
+{
+    size_t n = strlen(s);
+    size_t i = 0;
+    while (i < n) {
+        const unsigned char *u = (const unsigned char *)s + i;
+        int len = ol_utf8_seq_len(u, n - i);
+        bool c1 = len == 2 && u[0] == 0xC2 && u[1] >= 0x80 && u[1] <= 0x9F;
+        if (len == 0 || c1 || u[0] == 0x7F || (u[0] < 0x20 && (u[0] != '\t' || escape_tab))) {
+            int count = len > 0 ? len : 1;
+            for (int k = 0; k < count; k++)
+                ol_buf_printf(out, "\\x%02x", u[k]);
+            i += (size_t)count;
+            continue;
+        }
+        ol_buf_add(out, s + i, (size_t)len);
+        i += (size_t)len;
+    }
+}
+
+/* fputs of s through ol_escape_display. */
+static void put_escaped(FILE *out, const char *s, bool escape_tab)
+{
+    ol_buf b = {0};
+    ol_escape_display(&b, s, escape_tab);
+    fputs(b.data ? b.data : "", out);
+    ol_buf_free(&b);
 }
 
 static void put(FILE *out, const style *st, const char *color, const char *text)
@@ -191,7 +222,8 @@ static void frame(FILE *out, const style *st, const ol_file_result *r, const ol_
         put(out, st, C_BLUE, "=");
         fputc(' ', out);
         put(out, st, C_BOLD, "help:");
-        fprintf(out, " %s", d->help ? d->help : d->fix->message);
+        fputc(' ', out);
+        put_escaped(out, d->help ? d->help : d->fix->message, false);
         fputc('\n', out);
     }
 }
@@ -204,7 +236,10 @@ static void header(FILE *out, const style *st, const ol_file_result *r, const ol
         snprintf(pos, sizeof pos, ":cell %u:%u:%u:", loc.cell, loc.line, loc.col);
     else
         snprintf(pos, sizeof pos, ":%u:%u:", loc.line, loc.col);
-    put(out, st, C_BOLD, r->path);
+    ol_buf path = {0};
+    ol_escape_display(&path, r->path, true);
+    put(out, st, C_BOLD, path.data ? path.data : "");
+    ol_buf_free(&path);
     fputs(pos, out);
     fputc(' ', out);
     const ol_rule *rule = d->rule;
@@ -212,7 +247,8 @@ static void header(FILE *out, const style *st, const ol_file_result *r, const ol
         fprintf(out, "%s%s%s%s", C_BOLD, sev_color(rule->severity), rule->code, C_RESET);
     else
         fputs(rule->code, out);
-    fprintf(out, " [%s] %s", ol_severity_name(rule->severity), d->message);
+    fprintf(out, " [%s] ", ol_severity_name(rule->severity));
+    put_escaped(out, d->message, false);
     if (d->fix) {
         fputc(' ', out);
         put(out, st, C_GREEN, d->fix->unsafe ? "(unsafe fix available)" : "(fix available)");
@@ -284,7 +320,9 @@ void ol_emit_text(FILE *out, const ol_file_result *results, size_t count, const 
             else if (d->help) {
                 fputs("  = ", out);
                 put(out, &st, C_BOLD, "help:");
-                fprintf(out, " %s\n", d->help);
+                fputc(' ', out);
+                put_escaped(out, d->help, false);
+                fputc('\n', out);
             }
             fputc('\n', out);
         }

@@ -18,6 +18,7 @@
 #include "notebook.h"
 #include "rule.h"
 #include "suppress.h"
+#include "writefile.h"
 
 void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s)
 {
@@ -73,6 +74,7 @@ void ol_file_result_free(ol_file_result *r)
     free(r->fix_diff);
     free(r->fix_error);
     free(r->fix_output);
+    ol_snapshot_free(r->snapshot);
     memset(r, 0, sizeof(*r));
 }
 
@@ -252,6 +254,7 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
         ol_model_free(&model);
     }
     filter(lt->settings, &tree, &r->diags);
+    ol_fix_claim_statements(&tree, &r->diags);
     ol_tree_free(&tree);
     if (use_recovered)
         ol_source_free(&recovered);
@@ -280,7 +283,11 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
             bytes[stdin_len] = '\0';
             len = stdin_len;
         } else {
-            err = ol_read_file(in->path, OL_MAX_SOURCE_BYTES, &bytes, &len);
+            struct stat st;
+            err = ol_read_file_stat(in->path, OL_MAX_SOURCE_BYTES, &bytes, &len, &st);
+            /* --fix writes only over the file it read */
+            if (!err && run && run->fix_mode == OL_FIX_WRITE)
+                r->snapshot = ol_snapshot_new(&st, bytes, len);
         }
     }
     if (err) {
@@ -323,6 +330,9 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
         r->fixed = outcome.applied;
         r->fix_diff = outcome.diff;
         r->fix_error = outcome.error;
+        r->fix_failed = outcome.failed;
+        ol_snapshot_free(r->snapshot);
+        r->snapshot = NULL;
         r->fix_output = outcome.output;
         r->fix_output_len = outcome.output_len;
         if (mode == OL_FIX_OUTPUT && !r->fix_output) {

@@ -60,6 +60,8 @@ typedef struct ol_file_result {
     size_t fixed;        /* findings fixed (--fix / --diff) */
     char *fix_diff;      /* --diff output */
     char *fix_error;     /* why fixing failed */
+    bool fix_failed;     /* fix_error is a failure (not written, changed on disk): exit 2 */
+    struct ol_file_snapshot *snapshot; /* --fix: the file as read, to detect changes (owned) */
     char *fix_output;    /* --fix on stdin: the fixed text */
     size_t fix_output_len;
 } ol_file_result;

@@ -13,7 +13,10 @@
  * multi-head outputs, decoder steps), and loops that do not draw batches.
  *
  * Fix (unsafe, it changes what is stored): collect `.detach()`ed tensors
- * (`.item()` for scalar losses).
+ * (`.item()` for scalar losses, unless the collection is later used as
+ * tensors: `torch.stack(losses)` needs tensors). No fix when the code
+ * backwards through the collection later: a detached copy would stop the
+ * gradients it wants.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +24,51 @@
 #include "facts.h"
 #include "rule.h"
 
-static ol_fix *detach_fix(ol_model *m, ol_nid value, ol_val v)
+/* How the collection is used besides being filled, in the same function:
+ * as tensors (`torch.stack(xs)`, `xs[-1].shape`), which a list of Python
+ * numbers would break, or backwarded through (`torch.stack(xs).sum()
+ * .backward()`), which a detached copy would silently stop. */
+typedef struct later_use {
+    bool as_tensor, backward;
+} later_use;
+
+static later_use uses_of(ol_model *m, ol_nid holder, ol_nid stmt)
 {
-    bool item = ol_is_scalar_loss(m, value, v);
+    const ol_tree *t = m->tree;
+    later_use u = {false, false};
+    if (holder == OL_NONE)
+        return u;
+    uint32_t fn = ol_function_of(m, stmt);
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (ol_contains(t, stmt, c->node) || ol_function_of(m, c->node) != fn)
+            continue;
+        ol_nid recv = c->receiver != OL_NONE ? ol_unparen(t, c->receiver) : OL_NONE;
+        /* xs.append(...), xs.clear(): the list itself, not its tensors */
+        bool on_list = recv != OL_NONE && ol_same_text(t, recv, holder);
+        bool via_receiver = recv != OL_NONE && !on_list && ol_mentions(t, recv, holder);
+        ol_nid args = ol_field(t, c->node, OL_F_arguments);
+        bool via_args = args != OL_NONE && ol_mentions(t, args, holder);
+        if (!via_receiver && !via_args)
+            continue;
+        if (c->name == m->names.backward && via_receiver)
+            u.backward = true;
+        const char *q = ol_qualname(m, c->callee);
+        if (via_receiver || (q && ol_str_has_prefix(q, "torch.")))
+            u.as_tensor = true;
+    }
+    return u;
+}
+
+/* `.item()` for a scalar loss, `.detach()` otherwise; `.detach()` also for a
+ * loss when the collection is used as tensors later; no fix when something
+ * backwards through the collection (the graph is wanted there). */
+static ol_fix *detach_fix(ol_model *m, ol_nid value, ol_val v, ol_nid holder, ol_nid stmt)
+{
+    later_use u = uses_of(m, holder, stmt);
+    if (u.backward)
+        return NULL;
+    bool item = ol_is_scalar_loss(m, value, v) && !u.as_tensor;
     ol_fix *fix = ol_fix_new(true, item ? "Collect the loss as a Python number" : "Collect a detached tensor");
     ol_fix_call_on(fix, m->tree, value, item ? ".item()" : ".detach()");
     return fix;
@@ -41,6 +86,8 @@ static bool outlives_batches(ol_model *m, ol_nid holder, ol_nid stmt)
 static void report(ol_check *c, ol_nid at, ol_nid holder, ol_nid value, ol_val v, const char *how, bool fixable)
 {
     const ol_tree *t = c->tree;
+    later_use u = uses_of(c->model, holder, at);
+    bool item = ol_is_scalar_loss(c->model, value, v) && !u.as_tensor;
     char *h = ol_node_str(t, holder);
     char *val = ol_node_str(t, value);
     if (strlen(val) > 40)
@@ -51,11 +98,11 @@ static void report(ol_check *c, ol_nid at, ol_nid holder, ol_nid value, ol_val v
                                 h, how, val);
     ol_diag_help(d, "store a detached copy (`%s%s`, or `.cpu()` after it to free GPU memory), or collect under "
                     "`torch.no_grad()`",
-                 ol_is_primary(t, value) ? val : "(...)", ol_is_scalar_loss(c->model, value, v) ? ".item()" : ".detach()");
+                 ol_is_primary(t, value) ? val : "(...)", item ? ".item()" : ".detach()");
     free(h);
     free(val);
     if (fixable)
-        ol_diag_attach_fix(d, detach_fix(c->model, value, v));
+        ol_diag_attach_fix(d, detach_fix(c->model, value, v, holder, at));
 }
 
 static bool is_collection(ol_val v)
@@ -165,7 +212,7 @@ static void check_comprehensions(ol_check *c)
         ol_diag_help(d, "collect `%s.detach()` (or `.item()` / `.cpu()`), or build the list under `torch.no_grad()`",
                      ol_is_primary(t, body) ? val : "(...)");
         free(val);
-        ol_diag_attach_fix(d, detach_fix(m, body, v));
+        ol_diag_attach_fix(d, detach_fix(m, body, v, OL_NONE, l->node));
     }
 }
 

@@ -8,8 +8,10 @@ Runs, against a built oomlint binary:
     markers exactly; every `x.fixed.py` beside a fixture must equal what
     `oomlint --fix` makes of `x.py` (and `x.unsafe-fixed.py` what
     `--fix --unsafe-fixes` makes of it), and a second --fix must change nothing;
-  - CLI tests (tests/cli_tests.py), robustness tests (tests/robustness_tests.py)
-    and configuration tests (tests/config_tests.py);
+  - CLI tests (tests/cli_tests.py), robustness tests (tests/robustness_tests.py),
+    configuration tests (tests/config_tests.py) and safety tests
+    (tests/safety_tests.py: no lost or half-written file, no hang, no failure
+    reported as success);
   - the CI consumers: SARIF against the schema and the SARIF Multitool
     (tests/sarif_tests.py), GitHub annotations, the Action and its documented
     workflow (tests/github_tests.py), and the pre-commit hooks run by pre-commit
@@ -76,6 +78,7 @@ def main():
     import precommit_tests  # noqa: F401
     import server_tests  # noqa: F401
     import editor_tests  # noqa: F401
+    import safety_tests  # noqa: F401
 
     groups = {}
     for name, fn in harness.TESTS:

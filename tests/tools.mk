@@ -5,7 +5,8 @@
 # lockfile (exact versions and integrity hashes, transitive packages too) and
 # installed with `npm ci`; the stamp makes a second `make test` install
 # nothing until the pins change:
-#   ajv + ajv-formats                 the official SARIF 2.1.0 schema (draft-07 form)
+#   ajv + ajv-draft-04 + ajv-formats  the official SARIF 2.1.0 schema (draft-04,
+#                                     kept in tests/sarif/)
 #   @microsoft/sarif-multitool(-linux) `validate` with its SARIF rules and GitHub's
 # Debian packages are installed with apt-get when missing and we are root:
 #   pre-commit (3.0 in bookworm)      the pre-commit hook is run for real
@@ -26,10 +27,11 @@ $(TOOLS_STAMP): $(TOOLS_PINS)
 	@mkdir -p $(TOOLS_DIR)
 	@command -v npm >/dev/null 2>&1 || { echo "the tests need npm (apt-get install npm)" >&2; exit 1; }
 	@echo "installing the test tools (ajv, SARIF Multitool) into $(TOOLS_DIR)"
-	cp $(TOOLS_PINS) $(TOOLS_DIR)/
-	cd $(TOOLS_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	$(Q)cp $(TOOLS_PINS) $(TOOLS_DIR)/
+	@# npm's summary goes nowhere; its errors still reach stderr
+	$(Q)cd $(TOOLS_DIR) && npm ci --ignore-scripts --no-audit --no-fund --no-progress --loglevel=error >/dev/null
 	@# the package's own postinstall does this; scripts stay off
-	chmod u+x $(MULTITOOL)
+	$(Q)chmod u+x $(MULTITOOL)
 	@touch $@
 
 # Checks only; installs what is missing. Nothing is reinstalled.

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "diag.h"
 #include "emit.h"
+#include "fix.h"
 #include "lint.h"
 #include "model.h"
 #include "notebook.h"
@@ -458,6 +459,102 @@ static void test_fix_overlap_rejected(void)
     CHECK(ol_fix_normalize(f));
     CHECK(f->edits.items[0].start == 0);
     ol_fix_free(f);
+}
+
+/* A diag of `rule` over [start, end) with a one-edit fix. */
+static ol_diag fix_diag(const char *rule, uint32_t start, uint32_t end, const char *content, bool unsafe)
+{
+    ol_diag d = {0};
+    d.rule = ol_rule_find(rule);
+    d.start = start;
+    d.end = end;
+    d.message = ol_xstrdup(content);
+    d.fix = ol_fix_new(unsafe, "test");
+    ol_fix_edit(d.fix, start, end, content);
+    return d;
+}
+
+static void test_fix_identical_edits_applied_once(void)
+{
+    /* two findings wanting the same insertion (a name imported twice): once */
+    const char *text = "s = GradScaler()\n";
+    ol_diag_vec diags = {0};
+    ol_vec_push(&diags, fix_diag("OOM502", 15, 15, "\"cuda\"", false));
+    ol_vec_push(&diags, fix_diag("OOM502", 15, 15, "\"cuda\"", false));
+    ol_buf out = {0};
+    CHECK(ol_apply_fixes(text, strlen(text), &diags, false, &out) == 2);
+    CHECK(out.data && strcmp(out.data, "s = GradScaler(\"cuda\")\n") == 0);
+    /* different insertions at one point: one waits for the next round */
+    ol_diag_vec_free(&diags);
+    ol_vec_push(&diags, fix_diag("OOM502", 15, 15, "\"cuda\"", false));
+    ol_vec_push(&diags, fix_diag("OOM502", 15, 15, "\"cpu\"", false));
+    CHECK(ol_apply_fixes(text, strlen(text), &diags, false, &out) == 1);
+    CHECK(out.data && strcmp(out.data, "s = GradScaler(\"cuda\")\n") == 0);
+    ol_diag_vec_free(&diags);
+    ol_buf_free(&out);
+}
+
+static void test_fix_one_per_statement(void)
+{
+    /* two fixes claiming one statement: the wider goes first, the other waits */
+    const char *text = "x = f(a) + g(b)\ny = h(c)\n";
+    ol_diag_vec diags = {0};
+    ol_vec_push(&diags, fix_diag("OOM102", 7, 7, ".item()", true));
+    ol_vec_push(&diags, fix_diag("OOM102", 14, 14, ".item()", true));
+    ol_vec_push(&diags, fix_diag("OOM102", 23, 23, ".item()", true));
+    for (size_t i = 0; i < 2; i++) {
+        diags.items[i].fix->edits.items[0].claim_start = 0;
+        diags.items[i].fix->edits.items[0].claim_end = 15;
+    }
+    diags.items[2].fix->edits.items[0].claim_start = 16;
+    diags.items[2].fix->edits.items[0].claim_end = 24;
+    ol_buf out = {0};
+    CHECK(ol_apply_fixes(text, strlen(text), &diags, true, &out) == 2);
+    CHECK(out.data && strcmp(out.data, "x = f(a.item()) + g(b)\ny = h(c.item())\n") == 0);
+    /* unsafe fixes are left without --unsafe-fixes */
+    CHECK(ol_apply_fixes(text, strlen(text), &diags, false, &out) == 0);
+    ol_diag_vec_free(&diags);
+    ol_buf_free(&out);
+}
+
+/* A round that breaks the code is cut down to the fixes that do not. */
+static void test_fix_round_sets_aside_a_breaking_fix(void)
+{
+    ol_grammar g;
+    CHECK(ol_grammar_init(&g));
+    ol_settings settings;
+    settings.enabled = ol_xcalloc(ol_rule_count, sizeof(bool));
+    for (size_t i = 0; i < ol_rule_count; i++)
+        settings.enabled[i] = true;
+    ol_linter lt;
+    ol_linter_init(&lt, &g, &settings);
+    const char *text = "import torch\nimport torch.nn as nn\nmodel = nn.Linear(2, 2)\n"
+                       "model.load_state_dict(torch.load('a.pt'))\n"
+                       "model.load_state_dict(torch.load('b.pt'))\n"
+                       "z = 1\n";
+    ol_source src;
+    ol_source_init_text(&src, "t.py", ol_xstrdup(text), strlen(text));
+    ol_file_result r = {0};
+    ol_lint_source(&lt, &src, &r);
+    CHECK(r.diags.len == 2);
+    /* a third "fix" that would leave an unclosed parenthesis */
+    const char *z = strstr(text, "z = 1");
+    ol_diag bad = fix_diag("OOM302", (uint32_t)(z - text), (uint32_t)(z - text) + 1, "(z", false);
+    ol_vec_push(&r.diags, bad);
+    ol_fix_outcome outcome;
+    ol_fix_file(&lt, &r, OL_FIX_DIFF, false, &outcome);
+    CHECK(outcome.applied == 2);
+    CHECK(outcome.error == NULL);
+    CHECK(strstr(r.src.text, "torch.load('a.pt', map_location=\"cpu\")") != NULL);
+    CHECK(strstr(r.src.text, "torch.load('b.pt', map_location=\"cpu\")") != NULL);
+    CHECK(strstr(r.src.text, "(z") == NULL);
+    for (size_t i = 0; i < r.diags.len; i++)
+        CHECK(r.diags.items[i].rule != &ol_rule_oom002);
+    ol_fix_outcome_free(&outcome);
+    ol_file_result_free(&r);
+    ol_linter_free(&lt);
+    free(settings.enabled);
+    ol_grammar_free(&g);
 }
 
 /* ---- notebooks --------------------------------------------------------------------- */
@@ -1092,6 +1189,9 @@ int main(void)
         T(test_selection),
         T(test_name_tokens),
         T(test_fix_overlap_rejected),
+        T(test_fix_identical_edits_applied_once),
+        T(test_fix_one_per_statement),
+        T(test_fix_round_sets_aside_a_breaking_fix),
         T(test_notebook_cells),
         T(test_notebook_magics_only_at_logical_line_start),
         T(test_dangling_assignment_is_a_syntax_error),

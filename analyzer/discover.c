@@ -138,6 +138,8 @@ static void walk(const char *root, const ol_discover_options *opts, ol_input_vec
                 continue;
             }
             if (excluded(path, opts)) {
+                if (opts->excluded_count && (S_ISDIR(st.st_mode) || is_source_name(names.items[i])))
+                    (*opts->excluded_count)++;
                 free(path);
                 continue;
             }
@@ -218,6 +220,8 @@ void ol_discover(const char *const *paths, size_t count, const ol_discover_optio
             walk(path, opts, out);
         } else if (!opts->force_exclude || !excluded(path, opts)) {
             add_input(out, path, 0);
+        } else if (opts->excluded_count) {
+            (*opts->excluded_count)++;
         }
         free(path);
     }

@@ -62,6 +62,7 @@ typedef struct ol_file_result {
     char *fix_error;     /* why fixing failed */
     char *fix_output;    /* --fix on stdin: the fixed text */
     size_t fix_output_len;
+    OL_VEC(char *) warnings; /* "path:line: ..." problems with the file's suppression comments */
 } ol_file_result;
 
 typedef struct ol_linter {

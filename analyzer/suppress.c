@@ -5,6 +5,7 @@
 #include "suppress.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,13 +41,41 @@ size_t ol_parse_code_list(const char *s, size_t n, void (*add)(void *ctx, const 
     return count;
 }
 
+typedef struct code_sink {
+    ol_suppression *sup;
+    const char *text; /* the source text the codes point into */
+} code_sink;
+
 static void add_code(void *ctx, const char *code, size_t len)
 {
-    ol_suppression *sup = ctx;
+    code_sink *sink = ctx;
     char *c = ol_xstrndup(code, len);
     for (char *p = c; *p; p++)
         *p = (char)toupper((unsigned char)*p);
-    ol_vec_push(&sup->codes, c);
+    ol_vec_push(&sink->sup->codes, c);
+    ol_span span = {(uint32_t)(code - sink->text), (uint32_t)(code - sink->text + len)};
+    ol_vec_push(&sink->sup->code_spans, span);
+    ol_vec_push(&sink->sup->code_used, false);
+    sink->sup->end = span.end;
+}
+
+/* The directive's own '#' when only blanks separate it from the keyword. */
+static uint32_t directive_start(const char *text, uint32_t comment_start, uint32_t keyword)
+{
+    uint32_t p = keyword;
+    while (p > comment_start && (text[p - 1] == ' ' || text[p - 1] == '\t'))
+        p--;
+    /* p > comment_start here: a comment starts with its own '#' */
+    return text[p - 1] == '#' ? p - 1 : keyword;
+}
+
+static void free_suppression(ol_suppression *sup)
+{
+    for (size_t k = 0; k < sup->codes.len; k++)
+        free(sup->codes.items[k]);
+    ol_vec_free(&sup->codes);
+    ol_vec_free(&sup->code_spans);
+    ol_vec_free(&sup->code_used);
 }
 
 /* Finds `needle` case-insensitively in s[0..n). */
@@ -122,10 +151,18 @@ void ol_suppressions_collect(ol_suppressions *s, const ol_tree *t)
             const char *end = text + n;
             const char *q = hit + 4;
             if (after_hash && (q == end || !is_code_char(*q))) {
-                ol_suppression sup = {line, line, {0}};
+                ol_suppression sup = {0};
+                sup.first_line = sup.last_line = line;
+                sup.kind = OL_SUPPRESS_NOQA;
+                sup.comment_start = c->start;
+                sup.comment_end = c->end;
+                sup.keyword = (uint32_t)(hit - src->text);
+                sup.start = (uint32_t)(p - 1 - src->text);
+                sup.end = sup.keyword + 4;
                 if (q < end && *q == ':') {
                     q++;
-                    if (ol_parse_code_list(q, (size_t)(end - q), add_code, &sup) == 0) {
+                    code_sink sink = {&sup, src->text};
+                    if (ol_parse_code_list(q, (size_t)(end - q), add_code, &sink) == 0) {
                         /* `# noqa:` with nothing after it suppresses nothing in particular:
                          * treat as a blanket noqa, as flake8 does */
                     }
@@ -153,20 +190,25 @@ void ol_suppressions_collect(ol_suppressions *s, const ol_tree *t)
         } else {
             continue;
         }
-        ol_suppression sup = {0, 0, {0}};
+        ol_suppression sup = {0};
+        sup.kind = file ? OL_SUPPRESS_DISABLE_FILE : OL_SUPPRESS_DISABLE;
+        sup.comment_start = c->start;
+        sup.comment_end = c->end;
+        sup.keyword = (uint32_t)(d - src->text);
+        sup.start = directive_start(src->text, c->start, sup.keyword);
+        sup.end = (uint32_t)(p - src->text);
         while (p < end && (*p == ' ' || *p == '\t'))
             p++;
         if (p < end && (*p == '=' || *p == ':')) {
             p++;
-            ol_parse_code_list(p, (size_t)(end - p), add_code, &sup);
+            code_sink sink = {&sup, src->text};
+            ol_parse_code_list(p, (size_t)(end - p), add_code, &sink);
         } else if (!file) {
             /* `# oomlint: disable` with no codes: every code */
         }
         if (file) {
             if (c->start > code_start) {
-                for (size_t k = 0; k < sup.codes.len; k++)
-                    free(sup.codes.items[k]);
-                ol_vec_free(&sup.codes);
+                free_suppression(&sup);
                 continue; /* only honoured in the leading comment block */
             }
             sup.first_line = 1;
@@ -195,12 +237,56 @@ bool ol_suppressed(const ol_suppressions *s, uint32_t line, const char *code)
     return false;
 }
 
+static bool use(ol_suppressions *s, uint32_t line, const char *code, const ol_suppression *skip)
+{
+    /* the narrowest suppression that applies gets the credit, so a directive
+     * made redundant by a closer one is the one reported as unused */
+    ol_suppression *best = NULL;
+    size_t best_code = 0;
+    for (size_t i = 0; i < s->items.len; i++) {
+        ol_suppression *sup = &s->items.items[i];
+        if (sup == skip || line < sup->first_line || line > sup->last_line)
+            continue;
+        size_t which = SIZE_MAX;
+        if (sup->codes.len == 0)
+            which = 0;
+        for (size_t k = 0; k < sup->codes.len && which == SIZE_MAX; k++)
+            if (strcmp(sup->codes.items[k], code) == 0)
+                which = k;
+        if (which == SIZE_MAX)
+            continue;
+        if (!best || sup->last_line - sup->first_line < best->last_line - best->first_line) {
+            best = sup;
+            best_code = which;
+        }
+    }
+    if (!best)
+        return false;
+    best->used = true;
+    if (best->codes.len)
+        best->code_used.items[best_code] = true;
+    return true;
+}
+
+bool ol_suppression_use(ol_suppressions *s, uint32_t line, const char *code)
+{
+    return use(s, line, code, NULL);
+}
+
+bool ol_suppression_use_other(ol_suppressions *s, uint32_t line, const char *code, uint32_t directive_start)
+{
+    /* a blanket directive would hide its own report; one that names the
+     * code (`# noqa: OOM101, OOM003`) asks for exactly that */
+    const ol_suppression *skip = NULL;
+    for (size_t i = 0; i < s->items.len && !skip; i++)
+        if (s->items.items[i].start == directive_start && s->items.items[i].codes.len == 0)
+            skip = &s->items.items[i];
+    return use(s, line, code, skip);
+}
+
 void ol_suppressions_free(ol_suppressions *s)
 {
-    for (size_t i = 0; i < s->items.len; i++) {
-        for (size_t k = 0; k < s->items.items[i].codes.len; k++)
-            free(s->items.items[i].codes.items[k]);
-        ol_vec_free(&s->items.items[i].codes);
-    }
+    for (size_t i = 0; i < s->items.len; i++)
+        free_suppression(&s->items.items[i]);
     ol_vec_free(&s->items);
 }

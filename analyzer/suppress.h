@@ -12,7 +12,9 @@
  *
  * Codes are matched exactly (case-insensitive). Suppressions are read from
  * the comments the parser set aside, so a `# noqa` inside a string does not
- * count.
+ * count. Each suppression remembers where it is written and which of its
+ * codes suppressed a finding, so that OOM003 (unused-noqa) can report and
+ * remove the ones that suppress nothing.
  */
 #ifndef OL_SUPPRESS_H
 #define OL_SUPPRESS_H
@@ -23,9 +25,25 @@
 #include "syntax.h"
 #include "util.h"
 
+typedef enum ol_suppression_kind {
+    OL_SUPPRESS_NOQA,         /* # noqa, # noqa: CODES */
+    OL_SUPPRESS_DISABLE,      /* # oomlint: disable[=CODES] */
+    OL_SUPPRESS_DISABLE_FILE, /* # oomlint: disable-file[=CODES] */
+} ol_suppression_kind;
+
 typedef struct ol_suppression {
     uint32_t first_line, last_line; /* 1-based, inclusive */
     OL_VEC(char *) codes;           /* empty: every code */
+    /* where it is written (byte offsets in the source text) */
+    ol_suppression_kind kind;
+    uint32_t comment_start, comment_end; /* the comment that holds it */
+    uint32_t start;                 /* its '#', or its keyword when no '#' comes right before */
+    uint32_t keyword;               /* `noqa` or `oomlint:` */
+    uint32_t end;                   /* after its last code (or its keyword, for a blanket one) */
+    OL_VEC(ol_span) code_spans;     /* each code as written, parallel to codes */
+    /* what it did in this lint: set by ol_suppression_use */
+    bool used;                      /* suppressed at least one finding */
+    OL_VEC(bool) code_used;         /* parallel to codes */
 } ol_suppression;
 
 typedef struct ol_suppressions {
@@ -34,6 +52,13 @@ typedef struct ol_suppressions {
 
 void ol_suppressions_collect(ol_suppressions *s, const ol_tree *t);
 bool ol_suppressed(const ol_suppressions *s, uint32_t line, const char *code);
+/* The same, and records which suppression (the narrowest that applies) and
+ * which of its codes did it. */
+bool ol_suppression_use(ol_suppressions *s, uint32_t line, const char *code);
+/* The same, leaving out the directive that starts at directive_start when it
+ * is a blanket one: an OOM003 finding about `# oomlint: disable` is not
+ * suppressed by that directive itself. */
+bool ol_suppression_use_other(ol_suppressions *s, uint32_t line, const char *code, uint32_t directive_start);
 void ol_suppressions_free(ol_suppressions *s);
 
 /* Parses a code list such as "OOM101, OOM102 OOM2" into codes; returns the

@@ -70,6 +70,7 @@ def main():
     import sarif_tests  # noqa: F401
     import github_tests  # noqa: F401
     import precommit_tests  # noqa: F401
+    import conventions_tests  # noqa: F401
 
     groups = {}
     for name, fn in harness.TESTS:

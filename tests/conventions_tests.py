@@ -2,9 +2,11 @@
 runs whose every path is excluded, --output-format (concise, full) and the
 `output-format` / `fail-on` configuration keys, --statistics in Ruff's
 columns, warnings for unknown codes in suppression comments, and OOM003
-(unused-noqa) with its fix."""
+(unused-noqa) with its fix; references on every rule page, and help lines that
+make sense."""
 import json
 import os
+import re
 
 from cli_tests import AMP, BAD, CLEAN
 from harness import Workspace, run, test
@@ -298,3 +300,38 @@ def _():
         fixed = json.loads(ws.read("nb.ipynb"))
         source = fixed["cells"][1]["source"]
         assert "".join(source) == "import torch\n\nx = 1\n", source
+
+
+# ---- rule documentation -------------------------------------------------------------------------
+
+@test("conventions: every rule's page has references, in the terminal, Markdown and SARIF")
+def _():
+    rules = run("rules", "--format", "json").json()
+    for rule in rules:
+        code = rule["code"]
+        page = run("rule", code).out
+        assert "\nReferences\n  - " in page, f"{code} has no references:\n{page}"
+        urls = re.findall(r"^    (\S+)$", page.split("\nReferences\n", 1)[1], re.M)
+        assert urls and all(u.startswith("https://") for u in urls), (code, urls)
+        md = run("rule", code, "--markdown").out
+        assert "\n## References\n\n- [" in md and all(f"]({u})" in md for u in urls), (code, md)
+    with Workspace() as ws:
+        f = ws.write("amp.py", AMP)
+        log = json.loads(run("--format", "sarif", f).out)
+        driver = log["runs"][0]["tool"]["driver"]
+        for r in driver["rules"]:
+            assert "References" in r["help"]["text"] and "## References" in r["help"]["markdown"], r["id"]
+
+
+@test("conventions: help lines never suggest `.cpu()` on a value that is still in the graph or a number")
+def _():
+    # OOM102's help once read "(`loss.item()`, or `.cpu()` after it ...)": `.item()` is a Python number
+    src = BAD.replace("total = 0\n", "total = 0\n    seen = []\n").replace(
+        "        total += loss\n", "        seen.append(loss)\n        outs = [model(x) for x, _ in loader]\n")
+    with Workspace() as ws:
+        f = ws.write("collect.py", src)
+        helps = [x["help"] for x in run("--format", "json", f).json() if x["code"] == "OOM102"]
+        assert len(helps) == 2, helps
+        for h in helps:
+            assert ".item()`, or `.cpu()" not in h and "/ `.cpu()`" not in h, h
+            assert ".cpu()" not in h or ".detach().cpu()" in h, h

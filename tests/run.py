@@ -13,7 +13,9 @@ Runs, against a built oomlint binary:
   - the CI consumers: SARIF against the schema and the SARIF Multitool
     (tests/sarif_tests.py), GitHub annotations, the Action and its documented
     workflow (tests/github_tests.py), and the pre-commit hooks run by pre-commit
-    itself (tests/precommit_tests.py).
+    itself (tests/precommit_tests.py);
+  - installing it: make install, the man page, the wheel and the source
+    tarball installed with pip into fresh venvs (tests/install_tests.py).
 
 Only the standard library is used. The closing line is "N passed, N failed".
 """
@@ -71,6 +73,7 @@ def main():
     import github_tests  # noqa: F401
     import precommit_tests  # noqa: F401
     import conventions_tests  # noqa: F401
+    import install_tests  # noqa: F401
 
     groups = {}
     for name, fn in harness.TESTS:

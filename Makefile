@@ -15,6 +15,8 @@
 #                   binary (pip install it anywhere with that glibc or newer)
 #   make dist       dist/: the source tarball, the release binary as a tarball,
 #                   the wheel, and SHA256SUMS
+#   make editors    package the VS Code extension (build/oomlint-vscode.vsix);
+#                   editors/ has the Neovim, Emacs, Vim and Helix setups
 #   make clean      remove build outputs but keep fetched sources
 #   make distclean  remove build/ and dist/ entirely
 #
@@ -212,8 +214,9 @@ demo: $(OUT)/oomlint
 	 exit $$status
 
 include tests/tools.mk
+include tests/editors.mk
 
-test: $(OUT)/oomlint $(OUT)/oomlint-unit test-tools
+test: $(OUT)/oomlint $(OUT)/oomlint-unit test-tools editor-tools
 	python3 tests/run.py --bin $(OUT)/oomlint --unit $(OUT)/oomlint-unit
 
 # Regenerate the rule pages in docs/rules/ from the docs compiled into the binary

@@ -20,6 +20,7 @@ void ol_cli_usage(FILE *out)
           "  oomlint check [OPTIONS] [PATH ...]\n"
           "  oomlint rules [--format json]     list every rule\n"
           "  oomlint rule CODE                 explain a rule (what, why, example, fix)\n"
+          "  oomlint server [OPTIONS]          the language server (LSP over stdio) for editors\n"
           "\n"
           "Rule selection:\n"
           "  --select CODES          run only these rules (codes or prefixes: OOM101, OOM5, ALL)\n"
@@ -98,6 +99,7 @@ typedef enum opt_id {
     OPT_TIMINGS,
     OPT_OUTPUT_FILE,
     OPT_FAIL_ON,
+    OPT_STDIO,
 } opt_id;
 
 typedef struct opt_spec {
@@ -133,6 +135,7 @@ static const opt_spec options[] = {
     {"show-settings", 0, false, OPT_SHOW_SETTINGS},
     {"output-file", 'o', true, OPT_OUTPUT_FILE},
     {"fail-on", 0, true, OPT_FAIL_ON},
+    {"stdio", 0, false, OPT_STDIO},
 };
 
 static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, ol_buf *err)
@@ -243,6 +246,10 @@ static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, o
     case OPT_SHOW_SETTINGS:
         cli->show_settings = true;
         break;
+    case OPT_STDIO:
+        /* `server --stdio`, as clients such as vscode-languageclient pass it;
+         * stdio is the only transport */
+        break;
     case OPT_OUTPUT_FILE:
         if (!*value) {
             ol_buf_printf(err, "option '%s' needs a file name", flag);
@@ -270,6 +277,9 @@ bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
         } else if (strcmp(argv[i], "rule") == 0) {
             cli->command = OL_CMD_RULE;
             i++;
+        } else if (strcmp(argv[i], "server") == 0) {
+            cli->command = OL_CMD_SERVER;
+            i++;
         }
     }
     bool options_done = false;
@@ -287,8 +297,8 @@ bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
                     return false;
                 }
                 cli->rule_code = ol_xstrdup(arg);
-            } else if (sub == OL_CMD_RULES) {
-                ol_buf_printf(err, "'rules' takes no paths (got '%s')", arg);
+            } else if (sub == OL_CMD_RULES || sub == OL_CMD_SERVER) {
+                ol_buf_printf(err, "'%s' takes no paths (got '%s')", sub == OL_CMD_RULES ? "rules" : "server", arg);
                 return false;
             } else {
                 ol_vec_push(&cli->paths, ol_xstrdup(arg));
@@ -339,7 +349,7 @@ bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
         if (!apply(cli, spec->id, flag, value, err))
             return false;
     }
-    if (cli->command == OL_CMD_LINT || cli->command == OL_CMD_RULES) {
+    if (cli->command == OL_CMD_LINT || cli->command == OL_CMD_RULES || cli->command == OL_CMD_SERVER) {
         const char *bad = ol_selection_invalid(&cli->selection);
         if (bad) {
             ol_buf_printf(err, "unknown rule selector '%s' (see 'oomlint rules')", bad);

@@ -22,6 +22,7 @@ typedef enum ol_command {
     OL_CMD_RULE,
     OL_CMD_HELP,
     OL_CMD_VERSION,
+    OL_CMD_SERVER,      /* `oomlint server`: the language server (server.h) */
 } ol_command;
 
 typedef enum ol_color {

@@ -236,6 +236,14 @@ static size_t parameter_sources(ol_model *m, ol_nid e, ol_nid *out, size_t count
     return count;
 }
 
+size_t ol_optimizer_modules(ol_model *m, ol_nid opt, ol_nid *out, size_t cap)
+{
+    ol_nid value = optimizer_value(m, opt);
+    if (value == OL_NONE || ol_kind_of(m->tree, value) != OL_N_call)
+        return 0;
+    return parameter_sources(m, value, out, 0, cap, 0);
+}
+
 ol_nid ol_optimizer_module(ol_model *m, ol_nid opt)
 {
     ol_nid value = optimizer_value(m, opt);

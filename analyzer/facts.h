@@ -42,6 +42,10 @@ bool ol_is_forward_call(ol_model *m, uint32_t call);
 /* The module whose parameters an optimizer was built over
  * (`Adam(netD.parameters())` -> netD), or OL_NONE. */
 ol_nid ol_optimizer_module(ol_model *m, ol_nid optimizer_expr);
+/* Every module whose parameters an optimizer was built over
+ * (`Adam(list(G.parameters()) + list(D.parameters()))` -> G, D); writes at
+ * most cap to out and returns the count. */
+size_t ol_optimizer_modules(ol_model *m, ol_nid optimizer_expr, ol_nid *out, size_t cap);
 
 /* ---- accumulators ---------------------------------------------------------- */
 

@@ -387,6 +387,11 @@ void ol_fix_file(ol_linter *lt, ol_file_result *r, ol_fix_mode mode, bool unsafe
         return;
     }
     outcome->applied = applied;
+    if (mode == OL_FIX_NONE) {
+        /* in memory only (the language server's fix-all): r holds the result */
+        free(orig_text);
+        return;
+    }
     /* bytes to write, in the file's own form */
     ol_buf bytes = {0}, why = {0}, original_bytes = {0};
     bool ok;

@@ -42,7 +42,8 @@ typedef struct ol_fix_outcome {
 size_t ol_apply_fixes(const char *text, size_t len, const ol_diag_vec *diags, bool unsafe, ol_buf *out);
 
 /* Runs the rounds on r (which must hold its source), updating r's source and
- * findings to the final state, writing or diffing per mode. */
+ * findings to the final state, writing or diffing per mode (OL_FIX_NONE:
+ * neither; the fixed text is left in r's source). */
 void ol_fix_file(ol_linter *lt, ol_file_result *r, ol_fix_mode mode, bool unsafe, ol_fix_outcome *outcome);
 
 /* Unified diff of two texts, with 3 lines of context. */

@@ -18,6 +18,7 @@
 #include "fix.h"
 #include "lint.h"
 #include "rule.h"
+#include "server.h"
 
 static bool want_color(ol_color c)
 {
@@ -313,6 +314,9 @@ int main(int argc, char **argv)
         break;
     case OL_CMD_LINT:
         status = cli.show_settings ? run_show_settings(&cli) : run_lint(&cli);
+        break;
+    case OL_CMD_SERVER:
+        status = ol_server_main(&cli);
         break;
     }
     ol_cli_free(&cli);

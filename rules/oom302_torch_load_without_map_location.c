@@ -4,16 +4,25 @@
  * checkpoint written on GPU 0 lands on GPU 0 in every process that loads it,
  * and a full training checkpoint (optimizer state included) can fill a card
  * before the model even starts. A positional second argument
- * (`torch.load(p, "cpu")`) counts as a map location.
+ * (`torch.load(p, "cpu")`) counts as a map location; `map_location=None`,
+ * also through a local that is None on some path, does not.
+ *
+ * Not flagged where no GPU tensor can come back: files that run on
+ * TPUs/XLA only, the state of a GradScaler or an LR scheduler (numbers,
+ * not device tensors), and pickles of plain data named for what they hold
+ * (a vocabulary, a config, parsed arguments, label maps).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "dataflow.h"
+#include "devices.h"
 #include "rule.h"
 
 /* `n` is (through parentheses, subscripts and keywords) an argument of an
- * `x.load_state_dict(...)` call, which copies onto the model's own devices. */
-static bool feeds_load_state_dict(ol_model *m, ol_nid n)
+ * `x.load_state_dict(...)` call, which copies onto the model's own devices;
+ * *receiver (when given) is set to x. */
+static bool feeds_state_receiver(ol_model *m, ol_nid n, ol_nid *receiver)
 {
     const ol_tree *t = m->tree;
     for (ol_nid p = ol_parent(t, n); p != OL_NONE; n = p, p = ol_parent(t, p)) {
@@ -24,10 +33,35 @@ static bool feeds_load_state_dict(ol_model *m, ol_nid n)
         if (k != OL_N_argument_list)
             return false;
         uint32_t ci = ol_call_at(m, ol_parent(t, p));
-        return ci != OL_NO_INDEX && m->calls.items[ci].receiver != OL_NONE &&
-               strcmp(ol_sym_str(m, m->calls.items[ci].name), "load_state_dict") == 0;
+        bool feeds = ci != OL_NO_INDEX && m->calls.items[ci].receiver != OL_NONE &&
+                     strcmp(ol_sym_str(m, m->calls.items[ci].name), "load_state_dict") == 0;
+        if (feeds && receiver)
+            *receiver = ol_unparen(t, m->calls.items[ci].receiver);
+        return feeds;
     }
     return false;
+}
+
+static bool feeds_load_state_dict(ol_model *m, ol_nid n)
+{
+    return feeds_state_receiver(m, n, NULL);
+}
+
+/* A GradScaler or an LR scheduler: their state is numbers, never tensors on
+ * a device. */
+static bool holds_no_device_state(ol_model *m, ol_nid receiver)
+{
+    ol_val v = ol_eval(m, receiver);
+    if (v.kind == OL_V_SCALER || v.kind == OL_V_SCHEDULER)
+        return true;
+    if (v.kind == OL_V_OPTIMIZER || v.kind == OL_V_MODULE)
+        return false;
+    static const char *const words[] = {"scaler", "scheduler", "sched", NULL};
+    const ol_tree *t = m->tree;
+    ol_nid name = ol_kind_of(t, receiver) == OL_N_attribute ? ol_field(t, receiver, OL_F_attribute) : receiver;
+    uint32_t len;
+    const char *s = name != OL_NONE && ol_kind_of(t, name) == OL_N_identifier ? ol_text(t, name, &len) : NULL;
+    return s && ol_name_looks_like(s, len, words);
 }
 
 /* `ckpt["epoch"]`, `ckpt.get("best_acc")`: bookkeeping read from a checkpoint,
@@ -97,20 +131,98 @@ static bool only_restores_state(ol_model *m, ol_nid call)
     return uses > 0;
 }
 
+/* The name a load is bound to (`vocab = torch.load(...)`, `self.cfg =
+ * torch.load(...)`), or OL_NONE. */
+static ol_nid bound_name(const ol_tree *t, ol_nid call)
+{
+    ol_nid stmt = ol_parent(t, call);
+    if (ol_kind_of(t, stmt) != OL_N_assignment || ol_field(t, stmt, OL_F_right) != call)
+        return OL_NONE;
+    ol_nid target = ol_field(t, stmt, OL_F_left);
+    if (ol_kind_of(t, target) == OL_N_attribute)
+        target = ol_field(t, target, OL_F_attribute);
+    return ol_kind_of(t, target) == OL_N_identifier ? target : OL_NONE;
+}
+
+/* Every use of what the load returns restores a scaler's or a scheduler's
+ * state (directly, or through the name it is bound to). */
+static bool restores_only_host_state(ol_model *m, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid receiver = OL_NONE;
+    if (feeds_state_receiver(m, call, &receiver))
+        return holds_no_device_state(m, receiver);
+    ol_nid target = bound_name(t, call);
+    if (target == OL_NONE || ol_kind_of(t, ol_field(t, ol_parent(t, call), OL_F_left)) != OL_N_identifier)
+        return false;
+    ol_sym name = ol_node_sym(m, target);
+    size_t uses = 0;
+    for (ol_nid u = m->subtree_end[ol_parent(t, call)]; u < t->nodes.len; u++) {
+        if (ol_kind_of(t, u) != OL_N_identifier || ol_node_sym(m, u) != name ||
+            ol_node_at(t, u)->field == OL_F_attribute || ol_function_of(m, u) != ol_function_of(m, call))
+            continue;
+        ol_nid r = OL_NONE;
+        if (!feeds_state_receiver(m, u, &r) || !holds_no_device_state(m, r))
+            return false;
+        uses++;
+    }
+    return uses > 0;
+}
+
+/* Plain data saved with torch.save: the load is bound to, or read from a
+ * path named for, a vocabulary, a config, parsed arguments or a label map. */
+static bool loads_plain_data(ol_model *m, ol_nid call, ol_nid path)
+{
+    static const char *const words[] = {"vocab", "vocabulary", "vocabs", "word2idx", "idx2word", "word2id",
+                                        "id2word", "stoi", "itos", "tokenizer", "config", "cfg", "args",
+                                        "hparams", "hyperparams", "meta", "metadata", "label2id", "id2label",
+                                        "classes", "history", NULL};
+    const ol_tree *t = m->tree;
+    ol_nid target = bound_name(t, call);
+    uint32_t len;
+    if (target != OL_NONE) {
+        const char *s = ol_text(t, target, &len);
+        if (ol_name_looks_like(s, len, words))
+            return true;
+    }
+    const char *s;
+    if (path != OL_NONE && ol_string_value(t, path, &s, &len)) {
+        /* the file name without its directory and extension */
+        const char *base = s;
+        for (uint32_t i = 0; i < len; i++)
+            if (s[i] == '/')
+                base = s + i + 1;
+        uint32_t n = (uint32_t)(s + len - base);
+        for (uint32_t i = 0; i < n; i++)
+            if (base[i] == '.') {
+                n = i;
+                break;
+            }
+        if (n > 0 && ol_name_looks_like(base, n, words))
+            return true;
+    }
+    return false;
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
+    int xla_only = -1;
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
         const char *q = ol_qualname(m, call->callee);
         if (!q || (strcmp(q, "torch.load") != 0 && strcmp(q, "torch.serialization.load") != 0))
             continue;
+        if (xla_only < 0)
+            xla_only = ol_file_is_xla_only(m);
+        if (xla_only)
+            return;
         ol_nid args = ol_field(t, call->node, OL_F_arguments);
         if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list)
             continue;
-        bool given = false, splat = false;
-        ol_nid first = OL_NONE, last = OL_NONE;
+        bool splat = false;
+        ol_nid first = OL_NONE, last = OL_NONE, location = OL_NONE;
         int positional = 0;
         for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
             ol_kind k = ol_kind_of(t, a);
@@ -119,15 +231,33 @@ static void check(ol_check *c)
                 splat = true;
             else if (k == OL_N_keyword_argument) {
                 if (ol_text_is(t, ol_field(t, a, OL_F_name), "map_location"))
-                    given = true;
+                    location = ol_field(t, a, OL_F_value);
             } else {
                 if (first == OL_NONE)
                     first = a;
+                else if (positional == 1)
+                    location = a;
                 positional++;
             }
         }
-        if (given || splat || positional >= 2 || first == OL_NONE)
+        if (splat || first == OL_NONE)
             continue;
+        if (location != OL_NONE && !ol_may_be_none(m, location))
+            continue;
+        if (loads_plain_data(m, call->node, first) || restores_only_host_state(m, call->node))
+            continue;
+        if (location != OL_NONE) {
+            char *text = ol_node_str(t, location);
+            bool literal = ol_kind_of(t, ol_unparen(t, location)) == OL_N_none;
+            ol_diag *d = ol_report_node(c, call->node,
+                                        "`map_location%s%s` %s, and then `torch.load` restores tensors onto the "
+                                        "device they were saved from (often GPU 0, in every process)",
+                                        literal ? "" : "=", literal ? "" : text,
+                                        literal ? "is None" : "may be None here");
+            ol_diag_help(d, "give a device on every path, e.g. `\"cpu\"` where `%s` would be None", text);
+            free(text);
+            continue;
+        }
         ol_diag *d = ol_report_node(c, call->node,
                                     "`torch.load` without `map_location` restores tensors onto the device they were "
                                     "saved from (often GPU 0, in every process)");
@@ -144,7 +274,10 @@ const ol_rule ol_rule_oom302 = {
     .severity = OL_SEV_WARNING,
     .summary = "`torch.load` without `map_location` restores tensors onto the GPU they were saved from.",
     .what = "Flags `torch.load(...)` calls that give no `map_location` (keyword or second positional "
-            "argument). Calls that pass `**kwargs` are not flagged.",
+            "argument), or give one that may be None (`map_location=None`, or a local that is None on "
+            "some path). Not flagged: calls that pass `**kwargs`, files that run on TPUs through "
+            "`torch_xla` only, loads that only restore a GradScaler's or an LR scheduler's state, and "
+            "plain data named for what it is (a vocabulary, a config, parsed arguments, label maps).",
     .why = "A checkpoint remembers the device of every tensor in it. Loaded without `map_location`, a "
            "checkpoint saved from `cuda:0` is materialised on GPU 0 again: in every process of a "
            "multi-GPU job, and in full (optimizer state and all) before `load_state_dict` copies what "

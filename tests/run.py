@@ -15,7 +15,11 @@ Runs, against a built oomlint binary:
     workflow (tests/github_tests.py), and the pre-commit hooks run by pre-commit
     itself (tests/precommit_tests.py);
   - installing it: make install, the man page, the wheel and the source
-    tarball installed with pip into fresh venvs (tests/install_tests.py).
+    tarball installed with pip into fresh venvs (tests/install_tests.py);
+  - the language server: the wire protocol and its bad inputs
+    (tests/server_tests.py), and real clients driving it: Node with
+    vscode-languageserver-protocol, headless Neovim, Vim with ALE, Emacs with
+    eglot, and the VS Code extension's packaging (tests/editor_tests.py).
 
 Only the standard library is used. The closing line is "N passed, N failed".
 """
@@ -74,6 +78,8 @@ def main():
     import precommit_tests  # noqa: F401
     import conventions_tests  # noqa: F401
     import install_tests  # noqa: F401
+    import server_tests  # noqa: F401
+    import editor_tests  # noqa: F401
 
     groups = {}
     for name, fn in harness.TESTS:

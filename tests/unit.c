@@ -17,6 +17,8 @@
 #include "notebook.h"
 #include "rule.h"
 #include "select.h"
+#include "server_docs.h"
+#include "server_rpc.h"
 #include "source.h"
 #include "suppress.h"
 #include "syntax.h"
@@ -964,6 +966,145 @@ static void test_info_findings_are_notices(void)
     ol_file_result_free(&r);
 }
 
+/* ---- language server building blocks ------------------------------------------ */
+
+static void test_lsp_positions(void)
+{
+    /* "a😀b\r\nxé\rz": lines split at CRLF and a lone CR; 😀 is two UTF-16 units */
+    const char *text = "a\xF0\x9F\x98\x80" "b\r\nx\xC3\xA9\rz";
+    ol_doc *d = ol_doc_new("file:///t.py", "python", 1, text, strlen(text));
+    CHECK(d->lines.len == 3);
+    ol_lsp_pos p = {0, 3};
+    CHECK(ol_doc_offset(d, p, OL_ENC_UTF16) == 5);   /* after the emoji */
+    p.character = 2;
+    CHECK(ol_doc_offset(d, p, OL_ENC_UTF16) == 1);   /* inside the pair: back to its start */
+    p.character = 99;
+    CHECK(ol_doc_offset(d, p, OL_ENC_UTF16) == 6);   /* past the end: the line's end, not the CR */
+    p.line = 1;
+    p.character = 2;
+    CHECK(ol_doc_offset(d, p, OL_ENC_UTF16) == 11);
+    p.line = 7;
+    CHECK(ol_doc_offset(d, p, OL_ENC_UTF16) == (uint32_t)strlen(text));
+    ol_lsp_pos q = ol_doc_position(d, 5, OL_ENC_UTF16);
+    CHECK(q.line == 0 && q.character == 3);
+    q = ol_doc_position(d, 5, OL_ENC_UTF8);
+    CHECK(q.line == 0 && q.character == 5);
+    q = ol_doc_position(d, 5, OL_ENC_UTF32);
+    CHECK(q.line == 0 && q.character == 2);
+    q = ol_doc_position(d, 7, OL_ENC_UTF16); /* inside CRLF: the end of line 0 */
+    CHECK(q.line == 0 && q.character == 4);
+    q = ol_doc_position(d, 13, OL_ENC_UTF16);
+    CHECK(q.line == 2 && q.character == 1);
+    ol_doc_free(d);
+}
+
+static void test_lsp_incremental_changes(void)
+{
+    ol_doc *d = ol_doc_new("file:///t.py", "python", 1, "x = 1\ny = 2\n", 12);
+    cJSON *change = cJSON_Parse("{\"range\":{\"start\":{\"line\":1,\"character\":4},"
+                                "\"end\":{\"line\":1,\"character\":5}},\"text\":\"\\ud83d\\ude00\\n\"}");
+    ol_buf err = {0};
+    CHECK(ol_doc_apply_change(d, change, OL_ENC_UTF16, &err));
+    CHECK(strcmp(d->text.data, "x = 1\ny = \xF0\x9F\x98\x80\n\n") == 0);
+    CHECK(d->lines.len == 4);
+    cJSON_Delete(change);
+    change = cJSON_Parse("{\"text\":\"whole\"}");
+    CHECK(ol_doc_apply_change(d, change, OL_ENC_UTF16, &err));
+    CHECK(strcmp(d->text.data, "whole") == 0 && d->lines.len == 1);
+    cJSON_Delete(change);
+    change = cJSON_Parse("{\"range\":{\"start\":{\"line\":0}},\"text\":\"\"}");
+    CHECK(!ol_doc_apply_change(d, change, OL_ENC_UTF16, &err) && err.len > 0);
+    CHECK(strcmp(d->text.data, "whole") == 0);
+    cJSON_Delete(change);
+    /* invalid UTF-8 from a client becomes U+FFFD */
+    ol_doc_set_text(d, "a\xFF" "b", 3);
+    CHECK(strcmp(d->text.data, "a\xEF\xBF\xBD" "b") == 0);
+    ol_buf_free(&err);
+    ol_doc_free(d);
+}
+
+static void test_lsp_framing(void)
+{
+    ol_rpc_reader r;
+    ol_rpc_reader_init(&r, -1);
+    char *body, *error;
+    size_t len;
+    const char *parts[] = {"Content-Len", "gth: 2\r\n", "\r\n{}Content-Type: x\r\nContent-Length: 3\r\n\r\n[1]",
+                           "Content-Type: y\r\n\r\n{\"z\":1}", "Content-Length: 999999999999999999999\r\n\r\n",
+                           "Content-Length: 2\n\n{}"};
+    ol_buf_puts(&r.buf, parts[0]);
+    CHECK(ol_rpc_next(&r, &body, &len, &error) == OL_RPC_NONE);
+    ol_buf_puts(&r.buf, parts[1]);
+    CHECK(ol_rpc_next(&r, &body, &len, &error) == OL_RPC_NONE);
+    ol_buf_puts(&r.buf, parts[2]);
+    CHECK(ol_rpc_next(&r, &body, &len, &error) == OL_RPC_MESSAGE && len == 2 && strcmp(body, "{}") == 0);
+    free(body);
+    CHECK(ol_rpc_next(&r, &body, &len, &error) == OL_RPC_MESSAGE && len == 3 && strcmp(body, "[1]") == 0);
+    free(body);
+    CHECK(ol_rpc_next(&r, &body, &len, &error) == OL_RPC_NONE);
+    ol_buf_puts(&r.buf, parts[3]);
+    CHECK(ol_rpc_next(&r, &body, &len, &error) == OL_RPC_BAD_FRAME && strstr(error, "without Content-Length"));
+    free(error);
+    ol_buf_puts(&r.buf, parts[4]);
+    CHECK(ol_rpc_next(&r, &body, &len, &error) == OL_RPC_BAD_FRAME && strstr(error, "refused"));
+    free(error);
+    ol_buf_puts(&r.buf, parts[5]);
+    CHECK(ol_rpc_next(&r, &body, &len, &error) == OL_RPC_MESSAGE && strcmp(body, "{}") == 0);
+    free(body);
+    CHECK(ol_rpc_next(&r, &body, &len, &error) == OL_RPC_NONE);
+    ol_rpc_reader_free(&r);
+}
+
+/* An incremental reparse yields the tree a fresh parse does. */
+static bool same_tree(const ol_tree *a, const ol_tree *b)
+{
+    if (a->nodes.len != b->nodes.len || a->errors.len != b->errors.len || a->comments.len != b->comments.len)
+        return false;
+    for (size_t i = 0; i < a->nodes.len; i++) {
+        const ol_node *x = &a->nodes.items[i], *y = &b->nodes.items[i];
+        if (x->kind != y->kind || x->start != y->start || x->end != y->end || x->parent != y->parent ||
+            x->field != y->field)
+            return false;
+    }
+    for (size_t i = 0; i < a->errors.len; i++)
+        if (a->errors.items[i].start != b->errors.items[i].start || a->errors.items[i].end != b->errors.items[i].end)
+            return false;
+    return true;
+}
+
+static void test_incremental_parse_matches_fresh(void)
+{
+    ol_grammar g;
+    CHECK(ol_grammar_init(&g));
+    ol_parser inc, fresh;
+    ol_parser_init(&inc, &g);
+    ol_parser_init(&fresh, &g);
+    inc.incremental = true;
+    const char *versions[] = {
+        "import torch\n\ndef f(x):\n    total = 0\n    for i in x:\n        total += i\n    return total\n",
+        "import torch\n\ndef f(x):\n    total = 0  # sum\n    for i in x:\n        total += i\n    return total\n",
+        "import torch\n\ndef f(x):\n    total = 0  # sum\n    for i in x:\n        total += i.item(\n    return total\n",
+        "import torch\n\ndef f(x):\n    total = 0  # sum\n    for i in x:\n        total += i.item()\n    return total\n",
+        "import torch\n\nclass A:\n    def f(self, x):\n        return [v for v in x]\n",
+        "",
+        "x = '\xC3\xA9\xF0\x9F\x98\x80'\nif x:\n    pass\n",
+    };
+    for (size_t i = 0; i < OL_ARRAY_LEN(versions); i++) {
+        ol_source src;
+        ol_source_init_text(&src, "t.py", ol_xstrdup(versions[i]), strlen(versions[i]));
+        ol_tree a, b;
+        ol_parse(&inc, &src, &a);
+        ol_parse(&fresh, &src, &b);
+        CHECK(same_tree(&a, &b));
+        ol_tree_free(&a);
+        ol_tree_free(&b);
+        ol_source_free(&src);
+    }
+    ol_parser_free(&inc);
+    ol_parser_free(&fresh);
+    ol_grammar_free(&g);
+}
+
 int main(void)
 {
     static const test_case tests[] = {
@@ -1003,6 +1144,10 @@ int main(void)
         T(test_selection_layers),
         T(test_config_parse),
         T(test_info_findings_are_notices),
+        T(test_lsp_positions),
+        T(test_lsp_incremental_changes),
+        T(test_lsp_framing),
+        T(test_incremental_parse_matches_fresh),
     };
     int passed = 0, failed = 0;
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

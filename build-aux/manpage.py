@@ -41,7 +41,8 @@ def inline(text):
     for m in pattern.finditer(text):
         out.append(esc(text[pos:m.start()]))
         if m.group(1) is not None:
-            out.append("\\fB" + code(m.group(1)) + "\\fR")
+            # a long span such as `torch.zeros/ones/.../randperm(...)` may break after a '/'
+            out.append("\\fB" + code(m.group(1)).replace("/", "/\\:") + "\\fR")
         elif m.group(2) is not None:
             out.append("\\fB" + esc(m.group(2)) + "\\fR")
         else:

@@ -47,12 +47,15 @@ void ol_cli_usage(FILE *out)
           "  --diff                  print the fixes as a unified diff; write nothing\n"
           "\n"
           "Output:\n"
-          "  --format FORMAT         text (default), json, sarif (SARIF 2.1.0, for code scanning)\n"
-          "                          or github (GitHub Actions annotations)\n"
+          "  --output-format FORMAT  full (default; also `text`), concise (one line per finding),\n"
+          "                          json, sarif (SARIF 2.1.0, for code scanning) or github\n"
+          "                          (GitHub Actions annotations); --format is the same option\n"
           "  --output-file PATH      write the report to PATH instead of standard output\n"
           "  --statistics            print a count per rule instead of each finding\n"
           "  -q, --quiet             print findings only, no summary\n"
           "  --color WHEN            auto (default), always or never\n"
+          "  --fail-on SEVERITY      the least severe finding that fails the run: error,\n"
+          "                          warning (default) or info\n"
           "  --exit-zero             exit 0 even when there are findings\n"
           "\n"
           "Other:\n"
@@ -62,9 +65,12 @@ void ol_cli_usage(FILE *out)
           "  -h, --help              print this help\n"
           "\n"
           "Suppress a finding with `# noqa: OOM101` (or `# oomlint: disable=OOM101`) on its line,\n"
-          "or a whole file with `# oomlint: disable-file` in its leading comments.\n"
+          "or a whole file with `# oomlint: disable-file` in its leading comments;\n"
+          "`--extend-select OOM003` reports the suppressions that suppress nothing.\n"
           "\n"
-          "Exit status: 0 no findings, 1 findings, 2 usage error or nothing could be linted.\n",
+          "Exit status: 0 no findings at or above --fail-on (info findings are shown but do not\n"
+          "fail by default; a run whose every path was excluded is 0 too), 1 such findings,\n"
+          "2 usage error or nothing could be linted.\n",
           out);
 }
 
@@ -92,6 +98,7 @@ typedef enum opt_id {
     OPT_SHOW_SETTINGS,
     OPT_TIMINGS,
     OPT_OUTPUT_FILE,
+    OPT_FAIL_ON,
     OPT_STDIO,
 } opt_id;
 
@@ -127,6 +134,7 @@ static const opt_spec options[] = {
     {"isolated", 0, false, OPT_ISOLATED},
     {"show-settings", 0, false, OPT_SHOW_SETTINGS},
     {"output-file", 'o', true, OPT_OUTPUT_FILE},
+    {"fail-on", 0, true, OPT_FAIL_ON},
     {"stdio", 0, false, OPT_STDIO},
 };
 
@@ -191,16 +199,15 @@ static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, o
         break;
     case OPT_FORMAT:
         cli->format_given = true;
-        if (strcmp(value, "text") == 0 || strcmp(value, "full") == 0 || strcmp(value, "concise") == 0)
-            cli->format = OL_FMT_TEXT;
-        else if (strcmp(value, "json") == 0)
-            cli->format = OL_FMT_JSON;
-        else if (strcmp(value, "sarif") == 0)
-            cli->format = OL_FMT_SARIF;
-        else if (strcmp(value, "github") == 0)
-            cli->format = OL_FMT_GITHUB;
-        else {
-            ol_buf_printf(err, "invalid value '%s' for '%s' (expected: text, json, sarif, github)", value, flag);
+        if (!ol_format_parse(value, &cli->format)) {
+            ol_buf_printf(err, "invalid value '%s' for '%s' (expected: " OL_FORMAT_NAMES ")", value, flag);
+            return false;
+        }
+        break;
+    case OPT_FAIL_ON:
+        cli->fail_on_given = true;
+        if (!ol_severity_parse(value, &cli->fail_on)) {
+            ol_buf_printf(err, "invalid value '%s' for '%s' (expected: error, warning, info)", value, flag);
             return false;
         }
         break;
@@ -285,6 +292,7 @@ static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, o
 bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
 {
     memset(cli, 0, sizeof(*cli));
+    cli->fail_on = OL_SEV_WARNING;
     int i = 1;
     /* subcommands come first; `check` is the default one */
     if (i < argc) {

@@ -21,6 +21,17 @@ const char *ol_severity_name(ol_severity s)
     return "error";
 }
 
+bool ol_severity_parse(const char *name, ol_severity *out)
+{
+    const ol_severity all[] = {OL_SEV_ERROR, OL_SEV_WARNING, OL_SEV_INFO};
+    for (size_t i = 0; i < OL_ARRAY_LEN(all); i++)
+        if (strcmp(name, ol_severity_name(all[i])) == 0) {
+            *out = all[i];
+            return true;
+        }
+    return false;
+}
+
 ol_fix *ol_fix_new(bool unsafe, const char *message)
 {
     ol_fix *f = ol_xcalloc(1, sizeof(*f));

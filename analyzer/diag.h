@@ -24,6 +24,8 @@ typedef enum ol_severity {
 } ol_severity;
 
 const char *ol_severity_name(ol_severity s);
+/* A severity by its name (error, warning, info); false if unknown. */
+bool ol_severity_parse(const char *name, ol_severity *out);
 
 typedef struct ol_edit {
     uint32_t start, end; /* byte range replaced */

@@ -141,6 +141,8 @@ static void walk(const char *root, const ol_discover_options *opts, ol_input_vec
                 continue;
             }
             if (excluded(path, opts)) {
+                if (opts->excluded_count && (S_ISDIR(st.st_mode) || is_source_name(names.items[i])))
+                    (*opts->excluded_count)++;
                 free(path);
                 continue;
             }
@@ -222,6 +224,8 @@ void ol_discover(const char *const *paths, size_t count, const ol_discover_optio
         } else if (!opts->force_exclude || !excluded(path, opts)) {
             /* a FIFO, socket or device is reported and skipped, never read */
             add_input(out, path, ol_file_type_error(st.st_mode));
+        } else if (opts->excluded_count) {
+            (*opts->excluded_count)++;
         }
         free(path);
     }

@@ -29,6 +29,9 @@ typedef struct ol_discover_options {
     /* more exclusion (configuration files: ol_resolver_excluded), or NULL */
     bool (*excluded)(void *ctx, const char *path);
     void *excluded_ctx;
+    /* counts the files and directories left out because they are excluded
+     * (so a run whose every path was excluded can say so), or NULL */
+    size_t *excluded_count;
 } ol_discover_options;
 
 void ol_discover(const char *const *paths, size_t count, const ol_discover_options *opts, ol_input_vec *out);

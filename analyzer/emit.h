@@ -18,7 +18,13 @@ typedef enum ol_format {
     OL_FMT_JSON,
     OL_FMT_SARIF,
     OL_FMT_GITHUB,
+    OL_FMT_CONCISE,   /* text, one line per finding (`--output-format concise`) */
 } ol_format;
+
+/* An output format by name, as --output-format and `output-format` in the
+ * configuration spell it (`full` and `text` are the same); false if unknown. */
+bool ol_format_parse(const char *name, ol_format *out);
+#define OL_FORMAT_NAMES "full (or text), concise, json, sarif, github"
 
 typedef struct ol_emit_options {
     ol_format format;

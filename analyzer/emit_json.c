@@ -4,7 +4,8 @@
  * severity, path, line, column, end_line, end_column, message, help, url,
  * fix) and "cell" for notebooks. The output is always valid UTF-8: a file
  * name that is not gets U+FFFD in "path" and its exact bytes, percent-
- * encoded, in "raw_path".
+ * encoded, in "raw_path". With --statistics, a count per rule instead, in
+ * Ruff's shape.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,23 @@ void ol_percent_encode_bytes(ol_buf *b, const char *path)
         else
             ol_buf_putc(b, (char)*p);
     }
+}
+
+bool ol_format_parse(const char *name, ol_format *out)
+{
+    static const struct {
+        const char *name;
+        ol_format format;
+    } formats[] = {
+        {"full", OL_FMT_TEXT}, {"text", OL_FMT_TEXT},   {"concise", OL_FMT_CONCISE},
+        {"json", OL_FMT_JSON}, {"sarif", OL_FMT_SARIF}, {"github", OL_FMT_GITHUB},
+    };
+    for (size_t i = 0; i < OL_ARRAY_LEN(formats); i++)
+        if (strcmp(name, formats[i].name) == 0) {
+            *out = formats[i].format;
+            return true;
+        }
+    return false;
 }
 
 ol_location ol_diag_location(const ol_file_result *r, const ol_diag *d)
@@ -174,11 +192,46 @@ void ol_json_pretty(const char *compact, ol_buf *out)
     }
 }
 
+/* --statistics --format json: what Ruff prints there, one object per rule
+ * with findings, most frequent first: code, name, count, and fixable (every
+ * finding has a fix that applies in this run). */
+static cJSON *statistics_json(const ol_file_result *results, size_t count, const ol_emit_options *o)
+{
+    size_t *per_rule = ol_xcalloc(ol_rule_count, sizeof(size_t));
+    size_t *fixable = ol_xcalloc(ol_rule_count, sizeof(size_t));
+    for (size_t f = 0; f < count; f++)
+        for (size_t i = 0; i < results[f].diags.len; i++) {
+            const ol_diag *d = &results[f].diags.items[i];
+            size_t ri = ol_rule_index(d->rule);
+            per_rule[ri]++;
+            if (d->fix && (!d->fix->unsafe || o->unsafe_fixes))
+                fixable[ri]++;
+        }
+    cJSON *array = cJSON_CreateArray();
+    for (;;) {
+        size_t best = ol_rule_count;
+        for (size_t i = 0; i < ol_rule_count; i++)
+            if (per_rule[i] && (best == ol_rule_count || per_rule[i] > per_rule[best]))
+                best = i;
+        if (best == ol_rule_count)
+            break;
+        cJSON *obj = cJSON_CreateObject();
+        cJSON_AddStringToObject(obj, "code", ol_rules[best]->code);
+        cJSON_AddStringToObject(obj, "name", ol_rules[best]->name);
+        cJSON_AddNumberToObject(obj, "count", (double)per_rule[best]);
+        cJSON_AddBoolToObject(obj, "fixable", fixable[best] == per_rule[best]);
+        cJSON_AddItemToArray(array, obj);
+        per_rule[best] = 0;
+    }
+    free(per_rule);
+    free(fixable);
+    return array;
+}
+
 void ol_emit_json(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o)
 {
-    (void)o;
-    cJSON *array = cJSON_CreateArray();
-    for (size_t f = 0; f < count; f++) {
+    cJSON *array = o->statistics ? statistics_json(results, count, o) : cJSON_CreateArray();
+    for (size_t f = 0; f < count && !o->statistics; f++) {
         const ol_file_result *r = &results[f];
         for (size_t i = 0; i < r->diags.len; i++) {
             const ol_diag *d = &r->diags.items[i];

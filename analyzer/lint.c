@@ -75,6 +75,9 @@ void ol_file_result_free(ol_file_result *r)
     free(r->fix_error);
     free(r->fix_output);
     ol_snapshot_free(r->snapshot);
+    for (size_t i = 0; i < r->warnings.len; i++)
+        free(r->warnings.items[i]);
+    ol_vec_free(&r->warnings);
     memset(r, 0, sizeof(*r));
 }
 
@@ -95,10 +98,48 @@ static bool same_finding(const ol_diag *a, const ol_diag *b)
     return a->rule == b->rule && a->start == b->start && a->end == b->end;
 }
 
-static void filter(const ol_settings *s, const ol_tree *t, ol_diag_vec *diags)
+/* "path:line" of a byte offset, or "path:cell N:line" in a notebook. */
+static char *place(const char *path, const ol_source *src, uint32_t at)
 {
+    uint32_t line = ol_source_line_index(src, at);
+    const ol_cell *cell = src->notebook ? ol_source_cell(src, line) : NULL;
+    if (cell)
+        return ol_xasprintf("%s:cell %u:%u", path, cell->index, line - cell->first_line + 1);
+    return ol_xasprintf("%s:%u", path, line + 1);
+}
+
+/* An unknown code in a suppression is a typo that suppresses nothing; say
+ * so on stderr whether or not OOM003 runs, as Ruff does. In `# noqa` only
+ * codes that look like oomlint's count: the comment is shared with flake8
+ * and Ruff, whose codes (E501) are none of our business. */
+static void warn_unknown_codes(const ol_suppressions *sup, const ol_source *src, ol_file_result *r)
+{
+    for (size_t i = 0; i < sup->items.len; i++) {
+        const ol_suppression *s = &sup->items.items[i];
+        for (size_t k = 0; k < s->codes.len; k++) {
+            const char *code = s->codes.items[k];
+            if (ol_rule_find(code) || (s->kind == OL_SUPPRESS_NOQA && strncmp(code, "OOM", 3) != 0))
+                continue;
+            char *where = place(r->path, src, s->code_spans.items[k].start);
+            ol_vec_push(&r->warnings,
+                        ol_xasprintf("%s: unknown rule code '%s' in '# %s' (see 'oomlint rules')", where, code,
+                                     s->kind == OL_SUPPRESS_NOQA ? "noqa" : "oomlint: disable"));
+            free(where);
+        }
+    }
+}
+
+static bool has_hard_error(const ol_tree *t);
+
+/* Drops findings of rules that are off and findings a comment suppresses,
+ * then, when OOM003 is on and the whole file was analyzed, reports the
+ * suppressions that were not needed. */
+static void filter(const ol_settings *s, const ol_tree *t, ol_file_result *r)
+{
+    ol_diag_vec *diags = &r->diags;
     ol_suppressions sup;
     ol_suppressions_collect(&sup, t);
+    warn_unknown_codes(&sup, t->src, r);
     ol_diag_vec_sort(diags);
     size_t keep = 0;
     for (size_t i = 0; i < diags->len; i++) {
@@ -106,7 +147,7 @@ static void filter(const ol_settings *s, const ol_tree *t, ol_diag_vec *diags)
         bool drop = !s->enabled[ol_rule_index(d->rule)];
         if (!drop && d->rule != &ol_rule_oom001) {
             uint32_t line = ol_source_line_index(t->src, d->start) + 1;
-            drop = ol_suppressed(&sup, line, d->rule->code);
+            drop = ol_suppression_use(&sup, line, d->rule->code);
         }
         if (!drop && keep > 0 && same_finding(&diags->items[keep - 1], d))
             drop = true;
@@ -117,6 +158,22 @@ static void filter(const ol_settings *s, const ol_tree *t, ol_diag_vec *diags)
         diags->items[keep++] = *d;
     }
     diags->len = keep;
+    /* with a syntax error the rules saw part of the file: a suppression may
+     * look unused only because its finding could not be made */
+    if (s->enabled[ol_rule_index(&ol_rule_oom003)] && !t->timed_out && !has_hard_error(t)) {
+        ol_diag_vec unused = {0};
+        ol_check check = {NULL, t, t->src, &ol_rule_oom003, &unused};
+        ol_report_unused_suppressions(&check, &sup, s->enabled);
+        for (size_t i = 0; i < unused.len; i++) {
+            uint32_t line = ol_source_line_index(t->src, unused.items[i].start) + 1;
+            if (ol_suppression_use_other(&sup, line, ol_rule_oom003.code, unused.items[i].start))
+                ol_diag_free(&unused.items[i]);
+            else
+                ol_vec_push(diags, unused.items[i]);
+        }
+        ol_vec_free(&unused);
+        ol_diag_vec_sort(diags);
+    }
     ol_suppressions_free(&sup);
 }
 
@@ -253,7 +310,7 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
         }
         ol_model_free(&model);
     }
-    filter(lt->settings, &tree, &r->diags);
+    filter(lt->settings, &tree, r);
     ol_fix_claim_statements(&tree, &r->diags);
     ol_tree_free(&tree);
     if (use_recovered)

@@ -64,6 +64,7 @@ typedef struct ol_file_result {
     struct ol_file_snapshot *snapshot; /* --fix: the file as read, to detect changes (owned) */
     char *fix_output;    /* --fix on stdin: the fixed text */
     size_t fix_output_len;
+    OL_VEC(char *) warnings; /* "path:line: ..." problems with the file's suppression comments */
 } ol_file_result;
 
 typedef struct ol_linter {

@@ -3,8 +3,10 @@
  * configuration, discover inputs, lint them in parallel, emit, and choose
  * the exit status.
  *
- * Exit status: 0 no findings; 1 findings (after --fix: findings left;
- * --diff: fixes to show); 2 when the run could not do what it was asked:
+ * Exit status: 0 no findings at or above --fail-on (also a run whose every
+ * path was excluded, so a pre-commit hook handed only excluded files
+ * passes); 1 such findings (after --fix: findings left; --diff: fixes to
+ * show); 2 when the run could not do what it was asked:
  * a usage or configuration error, a report that could not be written
  * (standard output or --output-file), a fix that could not be written or a
  * file that changed on disk while it was being fixed, --diff on a path that
@@ -180,13 +182,26 @@ static int run_lint(ol_cli *cli)
         ol_grammar_free(&grammar);
         return config_failed(&resolver);
     }
+    /* run-wide settings: the command line, else the configuration covering
+     * the current directory */
+    const ol_config *run_config = NULL;
+    if (!ol_resolver_run_config(&resolver, &run_config)) {
+        ol_grammar_free(&grammar);
+        return config_failed(&resolver);
+    }
+    if (run_config && run_config->output_format && !cli->format_given)
+        ol_format_parse(run_config->output_format, &cli->format);
+    if (run_config && run_config->fail_on && !cli->fail_on_given)
+        ol_severity_parse(run_config->fail_on, &cli->fail_on);
+
     ol_settings settings;
     settings.enabled = ol_xcalloc(ol_rule_count, sizeof(bool));
     ol_selection_resolve(&cli->selection, settings.enabled);
 
     ol_input_vec inputs = {0};
+    size_t excluded = 0;
     ol_discover_options dopts = {&cli->exclude, cli->force_exclude, cli->stdin_filename, ol_resolver_excluded,
-                                 &resolver};
+                                 &resolver, &excluded};
     ol_discover((const char *const *)cli->paths.items, cli->paths.len, &dopts, &inputs);
     /* each input is linted with the rule set of the configuration covering it */
     for (size_t i = 0; i < inputs.len && !resolver.failed; i++)
@@ -245,10 +260,12 @@ static int run_lint(ol_cli *cli)
     ol_file_result *results = ol_xcalloc(inputs.len ? inputs.len : 1, sizeof(ol_file_result));
     ol_lint_all(&grammar, &settings, &run, inputs.items, inputs.len, stdin_bytes, stdin_len, results, cli->threads);
 
-    size_t findings = 0, analyzed = 0, fixed = 0, fixed_files = 0, unread = 0;
+    size_t failing = 0, analyzed = 0, fixed = 0, fixed_files = 0, unread = 0;
     bool stdin_fixed_output = false, fix_failed = false;
     for (size_t i = 0; i < inputs.len; i++) {
-        findings += results[i].diags.len;
+        for (size_t k = 0; k < results[i].diags.len; k++)
+            if (results[i].diags.items[k].rule->severity <= cli->fail_on)
+                failing++;
         if (results[i].read_ok)
             analyzed++;
         else
@@ -264,7 +281,7 @@ static int run_lint(ol_cli *cli)
     }
     bool color = cli->output_file ? cli->color == OL_COLOR_ALWAYS : want_color(cli->color);
     ol_emit_options eo = {cli->format, color, cli->quiet, cli->statistics, cli->unsafe_fixes};
-    int status = findings > 0 ? 1 : 0;
+    int status = failing > 0 ? 1 : 0;
     if (cli->diff) {
         /* the diffs are the output; the count goes to stderr, and so does
          * every file whose diff cannot be shown */
@@ -300,13 +317,18 @@ static int run_lint(ol_cli *cli)
             ol_emit_github(out, results, inputs.len, &eo);
             break;
         case OL_FMT_TEXT:
+        case OL_FMT_CONCISE:
             ol_emit_text(out, results, inputs.len, &eo);
             break;
         }
-        if (cli->fix && fixed > 0 && !cli->quiet && cli->format == OL_FMT_TEXT)
+        if (cli->fix && fixed > 0 && !cli->quiet && (cli->format == OL_FMT_TEXT || cli->format == OL_FMT_CONCISE))
             fprintf(out, "Fixed %zu finding%s in %zu file%s.\n", fixed, fixed == 1 ? "" : "s", fixed_files,
                     fixed_files == 1 ? "" : "s");
     }
+    /* problems with suppression comments (unknown codes), in input order */
+    for (size_t i = 0; i < inputs.len && !cli->quiet; i++)
+        for (size_t k = 0; k < results[i].warnings.len; k++)
+            fprintf(stderr, "oomlint: warning: %s\n", results[i].warnings.items[k]);
     /* a report that did not arrive is a failed run, whatever it said */
     bool write_failed = false;
     if (out == stdout) {
@@ -328,7 +350,13 @@ static int run_lint(ol_cli *cli)
         print_timings(&timings, ol_now_ns() - wall_start, cli->threads);
     ol_timings_free(&timings);
 
-    if (analyzed == 0 && !cli->diff) {
+    if (inputs.len == 0 && excluded > 0) {
+        /* pre-commit with --force-exclude hands over only excluded files:
+         * there is nothing to lint, and nothing wrong (Ruff does the same) */
+        if (!cli->quiet)
+            fputs("oomlint: warning: no Python files or notebooks to lint: every path given is excluded\n", stderr);
+        status = 0;
+    } else if (analyzed == 0 && !cli->diff) {
         if (inputs.len == 0)
             fputs("oomlint: error: no Python files or notebooks found in the given paths\n", stderr);
         status = 2;

@@ -1,13 +1,20 @@
 /*
  * suppress.c - reading `# noqa` and `# oomlint: ...` comments into line
- * ranges, and answering "is this finding suppressed?". Each suppression
- * keeps a bit set of the rules it names; collecting builds an index (one-line
- * suppressions by line, range suppressions swept into the lines where their
- * union changes) so a query is two binary searches.
+ * ranges, and answering "is this finding suppressed?" (and by which
+ * suppression, for OOM003).
+ *
+ * Collecting builds an index: for each rule, and for the blanket
+ * suppressions, the line ranges sorted by their first line. The ranges come
+ * from lines and blocks, so they nest or are disjoint; the narrowest range
+ * covering a line is then the last one starting at or before it that still
+ * reaches it. A query finds the last start by binary search and, while that
+ * range ends too early, jumps to the nearest earlier range that ends later
+ * (precomputed with a stack), so it climbs enclosing blocks only.
  */
 #include "suppress.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,37 +54,39 @@ size_t ol_parse_code_list(const char *s, size_t n, void (*add)(void *ctx, const 
 
 typedef struct code_sink {
     ol_suppression *sup;
-    size_t words;
+    const char *text; /* the source text the codes point into */
 } code_sink;
 
 static void add_code(void *ctx, const char *code, size_t len)
 {
     code_sink *sink = ctx;
-    char name[16];
-    if (len >= sizeof name)
-        return; /* no rule code is that long */
-    for (size_t i = 0; i < len; i++)
-        name[i] = (char)toupper((unsigned char)code[i]);
-    name[len] = '\0';
-    const ol_rule *r = ol_rule_find(name);
-    if (!r)
-        return; /* another tool's code, or a typo: it suppresses nothing of ours */
-    size_t i = ol_rule_index(r);
-    sink->sup->rules[i / 64] |= (uint64_t)1 << (i % 64);
+    char *c = ol_xstrndup(code, len);
+    for (char *p = c; *p; p++)
+        *p = (char)toupper((unsigned char)*p);
+    ol_vec_push(&sink->sup->codes, c);
+    ol_span span = {(uint32_t)(code - sink->text), (uint32_t)(code - sink->text + len)};
+    ol_vec_push(&sink->sup->code_spans, span);
+    ol_vec_push(&sink->sup->code_used, false);
+    sink->sup->end = span.end;
 }
 
-static ol_suppression new_suppression(const ol_suppressions *s, uint32_t first, uint32_t last)
+/* The directive's own '#' when only blanks separate it from the keyword. */
+static uint32_t directive_start(const char *text, uint32_t comment_start, uint32_t keyword)
 {
-    ol_suppression sup = {first, last, false, ol_xcalloc(s->words, sizeof(uint64_t))};
-    return sup;
+    uint32_t p = keyword;
+    while (p > comment_start && (text[p - 1] == ' ' || text[p - 1] == '\t'))
+        p--;
+    /* p > comment_start here: a comment starts with its own '#' */
+    return text[p - 1] == '#' ? p - 1 : keyword;
 }
 
-/* Parses a code list into sup; no code at all means every code. */
-static void read_codes(const ol_suppressions *s, ol_suppression *sup, const char *p, size_t n)
+static void free_suppression(ol_suppression *sup)
 {
-    code_sink sink = {sup, s->words};
-    if (ol_parse_code_list(p, n, add_code, &sink) == 0)
-        sup->all = true;
+    for (size_t k = 0; k < sup->codes.len; k++)
+        free(sup->codes.items[k]);
+    ol_vec_free(&sup->codes);
+    ol_vec_free(&sup->code_spans);
+    ol_vec_free(&sup->code_used);
 }
 
 /* Finds `needle` case-insensitively in s[0..n). */
@@ -154,7 +163,6 @@ static void build_index(ol_suppressions *s);
 void ol_suppressions_collect(ol_suppressions *s, const ol_tree *t)
 {
     memset(s, 0, sizeof(*s));
-    s->words = (ol_rule_count + 63) / 64;
     const ol_source *src = t->src;
     uint32_t code_start = first_code_offset(t);
     stmt_index stmts = {0};
@@ -175,12 +183,22 @@ void ol_suppressions_collect(ol_suppressions *s, const ol_tree *t)
             const char *end = text + n;
             const char *q = hit + 4;
             if (after_hash && (q == end || !is_code_char(*q))) {
-                ol_suppression sup = new_suppression(s, line, line);
-                /* `# noqa:` with nothing after it is a blanket noqa, as in flake8 */
-                if (q < end && *q == ':')
-                    read_codes(s, &sup, q + 1, (size_t)(end - q - 1));
-                else
-                    sup.all = true;
+                ol_suppression sup = {0};
+                sup.first_line = sup.last_line = line;
+                sup.kind = OL_SUPPRESS_NOQA;
+                sup.comment_start = c->start;
+                sup.comment_end = c->end;
+                sup.keyword = (uint32_t)(hit - src->text);
+                sup.start = (uint32_t)(p - 1 - src->text);
+                sup.end = sup.keyword + 4;
+                if (q < end && *q == ':') {
+                    q++;
+                    code_sink sink = {&sup, src->text};
+                    if (ol_parse_code_list(q, (size_t)(end - q), add_code, &sink) == 0) {
+                        /* `# noqa:` with nothing after it suppresses nothing in particular:
+                         * treat as a blanket noqa, as flake8 does */
+                    }
+                }
                 ol_vec_push(&s->items, sup);
                 break;
             }
@@ -204,16 +222,27 @@ void ol_suppressions_collect(ol_suppressions *s, const ol_tree *t)
         } else {
             continue;
         }
-        if (file && c->start > code_start)
-            continue; /* only honoured in the leading comment block */
-        ol_suppression sup = new_suppression(s, 0, 0);
+        ol_suppression sup = {0};
+        sup.kind = file ? OL_SUPPRESS_DISABLE_FILE : OL_SUPPRESS_DISABLE;
+        sup.comment_start = c->start;
+        sup.comment_end = c->end;
+        sup.keyword = (uint32_t)(d - src->text);
+        sup.start = directive_start(src->text, c->start, sup.keyword);
+        sup.end = (uint32_t)(p - src->text);
         while (p < end && (*p == ' ' || *p == '\t'))
             p++;
-        if (p < end && (*p == '=' || *p == ':'))
-            read_codes(s, &sup, p + 1, (size_t)(end - p - 1));
-        else
-            sup.all = true; /* `# oomlint: disable` with no codes: every code */
+        if (p < end && (*p == '=' || *p == ':')) {
+            p++;
+            code_sink sink = {&sup, src->text};
+            ol_parse_code_list(p, (size_t)(end - p), add_code, &sink);
+        } else if (!file) {
+            /* `# oomlint: disable` with no codes: every code */
+        }
         if (file) {
+            if (c->start > code_start) {
+                free_suppression(&sup);
+                continue; /* only honoured in the leading comment block */
+            }
             sup.first_line = 1;
             sup.last_line = UINT32_MAX;
         } else if (own_line(src, c->start)) {
@@ -231,128 +260,152 @@ void ol_suppressions_collect(ol_suppressions *s, const ol_tree *t)
     build_index(s);
 }
 
-static void union_into(const ol_suppressions *s, ol_suppression *into, const ol_suppression *from)
+/* first line ascending; among equal starts the narrower later, and among
+ * equal ranges the earlier suppression later: the query takes the last one */
+static int cmp_entry(const void *a, const void *b)
 {
-    into->all |= from->all;
-    for (size_t w = 0; w < s->words; w++)
-        into->rules[w] |= from->rules[w];
-}
-
-static int cmp_first_line(const void *a, const void *b)
-{
-    const ol_suppression *x = a, *y = b;
-    return x->first_line < y->first_line ? -1 : x->first_line > y->first_line;
-}
-
-typedef struct range_event {
-    uint32_t line;
-    int delta;                /* +1 opens, -1 closes */
-    const ol_suppression *sup;
-} range_event;
-
-static int cmp_event(const void *a, const void *b)
-{
-    const range_event *x = a, *y = b;
-    return x->line < y->line ? -1 : x->line > y->line;
+    const ol_suppress_entry *x = a, *y = b;
+    if (x->first_line != y->first_line)
+        return x->first_line < y->first_line ? -1 : 1;
+    if (x->last_line != y->last_line)
+        return x->last_line > y->last_line ? -1 : 1;
+    return x->item > y->item ? -1 : x->item < y->item;
 }
 
 static void build_index(ol_suppressions *s)
 {
-    OL_VEC(range_event) events = {0};
+    s->key_count = ol_rule_count + 1;
+    s->keys = ol_xcalloc(s->key_count, sizeof(ol_suppress_key));
+    bool *seen = ol_xcalloc(ol_rule_count, sizeof(bool));
     for (size_t i = 0; i < s->items.len; i++) {
         const ol_suppression *sup = &s->items.items[i];
-        if (sup->first_line == sup->last_line) {
-            ol_suppression copy = new_suppression(s, sup->first_line, sup->last_line);
-            union_into(s, &copy, sup);
-            ol_vec_push(&s->by_line, copy);
+        ol_suppress_entry e = {sup->first_line, sup->last_line, (uint32_t)i, 0, UINT32_MAX};
+        if (sup->codes.len == 0) {
+            ol_vec_push(&s->keys[ol_rule_count], e);
             continue;
         }
-        range_event open = {sup->first_line, 1, sup};
-        ol_vec_push(&events, open);
-        if (sup->last_line != UINT32_MAX) {
-            range_event close = {sup->last_line + 1, -1, sup};
-            ol_vec_push(&events, close);
+        /* a code listed twice is credited at its first mention */
+        for (size_t k = 0; k < sup->codes.len; k++) {
+            const ol_rule *r = ol_rule_find(sup->codes.items[k]);
+            if (!r || seen[ol_rule_index(r)])
+                continue;
+            seen[ol_rule_index(r)] = true;
+            e.code = (uint32_t)k;
+            ol_vec_push(&s->keys[ol_rule_index(r)], e);
+        }
+        for (size_t k = 0; k < sup->codes.len; k++) {
+            const ol_rule *r = ol_rule_find(sup->codes.items[k]);
+            if (r)
+                seen[ol_rule_index(r)] = false;
         }
     }
-    /* one entry per line */
-    ol_sort(s->by_line.items, s->by_line.len, sizeof(ol_suppression), cmp_first_line);
-    size_t keep = 0;
-    for (size_t i = 0; i < s->by_line.len; i++) {
-        if (keep > 0 && s->by_line.items[keep - 1].first_line == s->by_line.items[i].first_line) {
-            union_into(s, &s->by_line.items[keep - 1], &s->by_line.items[i]);
-            free(s->by_line.items[i].rules);
-            continue;
+    free(seen);
+    OL_VEC(uint32_t) stack = {0};
+    for (size_t k = 0; k < s->key_count; k++) {
+        ol_suppress_key *key = &s->keys[k];
+        ol_sort(key->items, key->len, sizeof(ol_suppress_entry), cmp_entry);
+        stack.len = 0;
+        for (uint32_t i = 0; i < key->len; i++) {
+            while (stack.len && key->items[ol_vec_last(&stack)].last_line <= key->items[i].last_line)
+                stack.len--;
+            key->items[i].prev_wider = stack.len ? ol_vec_last(&stack) : UINT32_MAX;
+            ol_vec_push(&stack, i);
         }
-        s->by_line.items[keep++] = s->by_line.items[i];
     }
-    s->by_line.len = keep;
-    /* sweep the ranges: counts per rule of the ranges open at a line */
-    ol_sort(events.items, events.len, sizeof(range_event), cmp_event);
-    size_t rules = s->words * 64;
-    long *open_per_rule = ol_xcalloc(rules, sizeof(long));
-    long open_all = 0;
-    for (size_t i = 0; i < events.len;) {
-        uint32_t line = events.items[i].line;
-        for (; i < events.len && events.items[i].line == line; i++) {
-            const range_event *e = &events.items[i];
-            open_all += e->sup->all ? e->delta : 0;
-            for (size_t w = 0; w < s->words; w++)
-                for (uint64_t bits = e->sup->rules[w]; bits; bits &= bits - 1)
-                    open_per_rule[w * 64 + (size_t)__builtin_ctzll(bits)] += e->delta;
-        }
-        ol_suppression step = new_suppression(s, line, line);
-        step.all = open_all > 0;
-        for (size_t r = 0; r < rules; r++)
-            if (open_per_rule[r] > 0)
-                step.rules[r / 64] |= (uint64_t)1 << (r % 64);
-        ol_vec_push(&s->steps, step);
-    }
-    free(open_per_rule);
-    ol_vec_free(&events);
+    ol_vec_free(&stack);
 }
 
-/* The last entry of v starting at or before line, or NULL. */
-static const ol_suppression *at_or_before(const ol_suppression *items, size_t len, uint32_t line)
+/* The entry of key that suppresses line (the last starting at or before it
+ * that reaches it), leaving out suppression `skip`; NULL when none does. */
+static const ol_suppress_entry *find(const ol_suppress_key *key, uint32_t line, size_t skip)
 {
-    size_t lo = 0, hi = len;
+    size_t lo = 0, hi = key->len;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (items[mid].first_line <= line)
+        if (key->items[mid].first_line <= line)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo > 0 ? &items[lo - 1] : NULL;
+    uint32_t i = lo > 0 ? (uint32_t)(lo - 1) : UINT32_MAX;
+    while (i != UINT32_MAX) {
+        const ol_suppress_entry *e = &key->items[i];
+        if (e->last_line < line)
+            i = e->prev_wider;
+        else if (e->item == skip)
+            i = i > 0 ? i - 1 : UINT32_MAX;
+        else
+            return e;
+    }
+    return NULL;
 }
 
-static bool covers(const ol_suppression *sup, long rule)
+/* The narrowest suppression of code at line (ties: the one written first). */
+static const ol_suppress_entry *lookup(const ol_suppressions *s, uint32_t line, const char *code, size_t skip)
 {
-    return sup->all || (rule >= 0 && (sup->rules[rule / 64] >> (rule % 64) & 1));
+    const ol_rule *r = ol_rule_find(code);
+    const ol_suppress_entry *named = r ? find(&s->keys[ol_rule_index(r)], line, skip) : NULL;
+    const ol_suppress_entry *blanket = find(&s->keys[ol_rule_count], line, skip);
+    if (!named || !blanket)
+        return named ? named : blanket;
+    uint32_t wn = named->last_line - named->first_line, wb = blanket->last_line - blanket->first_line;
+    if (wn != wb)
+        return wn < wb ? named : blanket;
+    return named->item < blanket->item ? named : blanket;
 }
 
 bool ol_suppressed(const ol_suppressions *s, uint32_t line, const char *code)
 {
-    const ol_rule *r = ol_rule_find(code);
-    long rule = r ? (long)ol_rule_index(r) : -1;
-    const ol_suppression *one = at_or_before(s->by_line.items, s->by_line.len, line);
-    if (one && one->first_line == line && covers(one, rule))
-        return true;
-    const ol_suppression *step = at_or_before(s->steps.items, s->steps.len, line);
-    return step && covers(step, rule);
+    return lookup(s, line, code, SIZE_MAX) != NULL;
 }
 
-static void free_all(ol_suppression *items, size_t len)
+static bool use(ol_suppressions *s, uint32_t line, const char *code, size_t skip)
 {
-    for (size_t i = 0; i < len; i++)
-        free(items[i].rules);
+    /* the narrowest suppression that applies gets the credit, so a directive
+     * made redundant by a closer one is the one reported as unused */
+    const ol_suppress_entry *e = lookup(s, line, code, skip);
+    if (!e)
+        return false;
+    ol_suppression *best = &s->items.items[e->item];
+    best->used = true;
+    if (best->codes.len)
+        best->code_used.items[e->code] = true;
+    return true;
+}
+
+bool ol_suppression_use(ol_suppressions *s, uint32_t line, const char *code)
+{
+    return use(s, line, code, SIZE_MAX);
+}
+
+bool ol_suppression_use_other(ol_suppressions *s, uint32_t line, const char *code, uint32_t directive_start)
+{
+    /* a blanket directive would hide its own report; one that names the
+     * code (`# noqa: OOM101, OOM003`) asks for exactly that */
+    /* items are in comment order: find the comment holding the directive */
+    size_t lo = 0, hi = s->items.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->items.items[mid].comment_end <= directive_start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t skip = SIZE_MAX;
+    for (size_t i = lo; i < s->items.len && s->items.items[i].comment_start <= directive_start; i++)
+        if (s->items.items[i].start == directive_start && s->items.items[i].codes.len == 0)
+            skip = i;
+    return use(s, line, code, skip);
 }
 
 void ol_suppressions_free(ol_suppressions *s)
 {
-    free_all(s->items.items, s->items.len);
-    free_all(s->by_line.items, s->by_line.len);
-    free_all(s->steps.items, s->steps.len);
+    for (size_t i = 0; i < s->items.len; i++)
+        free_suppression(&s->items.items[i]);
     ol_vec_free(&s->items);
-    ol_vec_free(&s->by_line);
-    ol_vec_free(&s->steps);
+    for (size_t k = 0; k < s->key_count; k++)
+        ol_vec_free(&s->keys[k]);
+    free(s->keys);
+    s->keys = NULL;
+    s->key_count = 0;
 }

@@ -96,9 +96,15 @@ static void report(ol_check *c, ol_nid at, ol_nid holder, ol_nid value, ol_val v
                                 "`%s` %s `%s`, which carries the autograd graph; the collection keeps every "
                                 "iteration's graph and activations alive",
                                 h, how, val);
-    ol_diag_help(d, "store a detached copy (`%s%s`, or `.cpu()` after it to free GPU memory), or collect under "
-                    "`torch.no_grad()`",
-                 ol_is_primary(t, value) ? val : "(...)", item ? ".item()" : ".detach()");
+    /* `.item()` gives a Python number, which lives on the CPU already: only a
+     * detached tensor can still be moved off the GPU with `.cpu()` */
+    const char *shown = ol_is_primary(t, value) ? val : "(...)";
+    if (item)
+        ol_diag_help(d, "store the number: `%s.item()`, or collect under `torch.no_grad()`", shown);
+    else
+        ol_diag_help(d, "store a detached copy: `%s.detach()` (`.detach().cpu()` to free GPU memory too), or "
+                        "collect under `torch.no_grad()`",
+                     shown);
     free(h);
     free(val);
     if (fixable)
@@ -209,7 +215,9 @@ static void check_comprehensions(ol_check *c)
                                     "this comprehension over batches keeps `%s` for every batch, each with its "
                                     "autograd graph and activations",
                                     val);
-        ol_diag_help(d, "collect `%s.detach()` (or `.item()` / `.cpu()`), or build the list under `torch.no_grad()`",
+        /* `.cpu()` alone is no cure: the CPU copy is still part of the graph */
+        ol_diag_help(d, "collect `%s.detach()` (`.detach().cpu()` to free GPU memory too, `.item()` for a "
+                        "scalar), or build the list under `torch.no_grad()`",
                      ol_is_primary(t, body) ? val : "(...)");
         free(val);
         ol_diag_attach_fix(d, detach_fix(m, body, v, OL_NONE, l->node));

@@ -37,6 +37,7 @@ extern const ol_rule ol_rule_oom705;
 const ol_rule *const ol_rules[] = {
     &ol_rule_oom001,
     &ol_rule_oom002,
+    &ol_rule_oom003,
     &ol_rule_oom101,
     &ol_rule_oom102,
     &ol_rule_oom103,

@@ -16,6 +16,8 @@ Runs, against a built oomlint binary:
     (tests/sarif_tests.py), GitHub annotations, the Action and its documented
     workflow (tests/github_tests.py), and the pre-commit hooks run by pre-commit
     itself (tests/precommit_tests.py);
+  - installing it: make install, the man page, the wheel and the source
+    tarball installed with pip into fresh venvs (tests/install_tests.py);
   - the language server: the wire protocol and its bad inputs
     (tests/server_tests.py), and real clients driving it: Node with
     vscode-languageserver-protocol, headless Neovim, Vim with ALE, Emacs with
@@ -76,6 +78,8 @@ def main():
     import sarif_tests  # noqa: F401
     import github_tests  # noqa: F401
     import precommit_tests  # noqa: F401
+    import conventions_tests  # noqa: F401
+    import install_tests  # noqa: F401
     import server_tests  # noqa: F401
     import editor_tests  # noqa: F401
     import safety_tests  # noqa: F401

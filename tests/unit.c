@@ -393,6 +393,46 @@ static void test_disable_file_only_in_leading_comments(void)
     parsed_free(&x);
 }
 
+static void test_suppression_spans_and_use(void)
+{
+    parsed x;
+    const char *text = "a = 1  # noqa: OOM101, E501  # why\n"
+                       "# oomlint: disable=OOM201\n"
+                       "b = 2  # oomlint: disable=OOM201\n";
+    parse_text(&x, text);
+    ol_suppressions s;
+    ol_suppressions_collect(&s, &x.tree);
+    CHECK(s.items.len == 3);
+    const ol_suppression *n = &s.items.items[0];
+    CHECK(n->kind == OL_SUPPRESS_NOQA && n->codes.len == 2 && n->code_spans.len == 2);
+    /* the directive runs from its '#' to its last code; the note after it is not part of it */
+    CHECK(n->start == 7 && strncmp(text + n->start, "# noqa", 6) == 0);
+    CHECK(strncmp(text + n->keyword, "noqa", 4) == 0);
+    CHECK(strncmp(text + n->code_spans.items[1].start, "E501", 4) == 0 && n->end == n->code_spans.items[1].end);
+    CHECK(s.items.items[1].kind == OL_SUPPRESS_DISABLE);
+    /* line 3 is covered by both the block directive and its own: the narrower one is used */
+    CHECK(ol_suppression_use(&s, 3, "OOM201"));
+    CHECK(s.items.items[2].used && s.items.items[2].code_used.items[0] && !s.items.items[1].used);
+    CHECK(ol_suppression_use(&s, 1, "OOM101") && n->code_used.items[0] && !n->code_used.items[1]);
+    CHECK(!ol_suppression_use(&s, 1, "OOM102"));
+    ol_suppressions_free(&s);
+    parsed_free(&x);
+}
+
+static void test_format_and_severity_names(void)
+{
+    ol_format f;
+    CHECK(ol_format_parse("full", &f) && f == OL_FMT_TEXT);
+    CHECK(ol_format_parse("text", &f) && f == OL_FMT_TEXT);
+    CHECK(ol_format_parse("concise", &f) && f == OL_FMT_CONCISE);
+    CHECK(ol_format_parse("sarif", &f) && f == OL_FMT_SARIF);
+    CHECK(!ol_format_parse("Full", &f) && !ol_format_parse("", &f));
+    ol_severity sev;
+    CHECK(ol_severity_parse("info", &sev) && sev == OL_SEV_INFO);
+    CHECK(ol_severity_parse("error", &sev) && sev == OL_SEV_ERROR);
+    CHECK(!ol_severity_parse("fatal", &sev));
+}
+
 static bool enabled_code(const ol_selection *sel, const char *code)
 {
     bool *en = ol_xcalloc(ol_rule_count, sizeof(bool));
@@ -1186,6 +1226,8 @@ int main(void)
         T(test_contexts),
         T(test_suppressions),
         T(test_disable_file_only_in_leading_comments),
+        T(test_suppression_spans_and_use),
+        T(test_format_and_severity_names),
         T(test_selection),
         T(test_name_tokens),
         T(test_fix_overlap_rejected),

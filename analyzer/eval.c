@@ -461,6 +461,7 @@ static bool transformers_model_class(const char *cls)
 }
 
 static ol_val eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path, int path_len);
+static bool elem_of_expr(ol_model *m, ol_nid e, int index, const char *key, int depth, ol_val *out);
 
 static bool progress_wrapper(const char *name)
 {
@@ -671,6 +672,10 @@ static ol_val call_extern(ol_model *m, const char *q, ol_nid call)
         ol_nid a = ol_call_arg(m, call, 0, "iterable");
         return a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
     }
+    /* a function or class of another file of the run */
+    ol_val linked;
+    if (m->links && m->links->call(m->links, m, ol_model_intern(m, q), 0, -1, NULL, &linked))
+        return linked;
     /* progress bars wrap what they iterate: TQDM(loader), track(loader) */
     if (progress_wrapper(name)) {
         ol_nid a = ol_call_arg(m, call, 0, "iterable");
@@ -706,6 +711,9 @@ static ol_val call_object_method(ol_model *m, const char *cls, ol_sym method, ol
         if (qeq(meth, "gather") || qeq(meth, "gather_for_metrics") || qeq(meth, "reduce"))
             return mk(OL_V_TENSOR, 0);
     }
+    ol_val linked;
+    if (m->links && m->links->call(m->links, m, ol_model_intern(m, cls), method, -1, NULL, &linked))
+        return linked;
     return mk(OL_V_OBJECT, 0);
 }
 
@@ -819,6 +827,16 @@ static ol_val function_result(ol_model *m, uint32_t fi)
     if (n == 0)
         return mk(OL_V_NONE, 0);
     return r.kind == OL_V_BOTTOM ? UNKNOWN : r;
+}
+
+ol_val ol_function_result(ol_model *m, uint32_t fi)
+{
+    return function_result(m, fi);
+}
+
+ol_val ol_val_join(ol_val a, ol_val b)
+{
+    return join(a, b);
 }
 
 static ol_val class_attr(ol_model *m, uint32_t ci, ol_sym name, int depth)
@@ -1278,12 +1296,202 @@ static ol_val eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path,
         if (q && qeq(q, "torch.utils.data.random_split"))
             return mk(OL_V_DATASET, 0);
     }
+    if (!elem && path_len > 0 && (k == OL_N_call || k == OL_N_identifier)) {
+        /* `loss, aux = step(batch)`: each name gets its own element */
+        ol_val v;
+        if (elem_of_expr(m, expr, path[0], NULL, 0, &v)) {
+            if (v.kind == OL_V_BOTTOM)
+                v = UNKNOWN;
+            for (int i = 1; i < path_len; i++)
+                v = index_of_val(v, path[i]);
+            return v;
+        }
+    }
     ol_val v = ol_eval(m, expr);
     if (elem)
         v = elem_of_val(v);
     for (int i = 0; i < path_len; i++)
         v = index_of_val(v, path[i]);
     return v;
+}
+
+/* ---- calls of known functions, element by element --------------------------------- */
+
+uint32_t ol_callee_function(ol_model *m, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call)
+        return OL_NO_INDEX;
+    ol_nid callee = ol_unparen(t, ol_field(t, call, OL_F_function));
+    uint32_t ci = m->node_call[call];
+    if (callee == OL_NONE)
+        return OL_NO_INDEX;
+    if (ol_kind_of(t, callee) == OL_N_attribute && ci != OL_NO_INDEX) {
+        const ol_call *c = &m->calls.items[ci];
+        ol_val rv = ol_eval(m, c->receiver);
+        bool local_instance = (rv.kind == OL_V_MODULE || rv.kind == OL_V_INSTANCE) && (rv.flags & OL_VF_LOCAL);
+        if ((local_instance || rv.kind == OL_V_CLASS) && rv.ref < m->classes.len)
+            return find_method(m, rv.ref, c->name, 0);
+        return OL_NO_INDEX;
+    }
+    ol_val cv = ol_eval(m, callee);
+    return cv.kind == OL_V_FUNCTION && cv.ref < m->functions.len ? cv.ref : OL_NO_INDEX;
+}
+
+/* The project name a call runs, for the links: an imported function
+ * (`evaluate`, `U.evaluate`) or a method of an instance of an imported class. */
+static bool call_target(ol_model *m, ol_nid call, ol_sym *qual, ol_sym *method)
+{
+    const ol_tree *t = m->tree;
+    ol_nid callee = ol_unparen(t, ol_field(t, call, OL_F_function));
+    uint32_t ci = m->node_call[call];
+    if (callee == OL_NONE || ci == OL_NO_INDEX)
+        return false;
+    if (ol_kind_of(t, callee) == OL_N_attribute) {
+        ol_val rv = ol_eval(m, m->calls.items[ci].receiver);
+        if ((rv.kind == OL_V_OBJECT || rv.kind == OL_V_MODULE) && rv.ref && !(rv.flags & OL_VF_LOCAL)) {
+            *qual = rv.ref;
+            *method = m->calls.items[ci].name;
+            return true;
+        }
+    }
+    ol_val cv = ol_eval(m, callee);
+    if (cv.kind != OL_V_EXTERN)
+        return false;
+    *qual = cv.ref;
+    *method = 0;
+    return true;
+}
+
+static bool function_element(ol_model *m, uint32_t fi, int index, const char *key, int depth, ol_val *out)
+{
+    if (fi >= m->functions.len || depth > 4)
+        return false;
+    size_t n = m->functions.items[fi].returns.len;
+    if (n == 0 || n > 16)
+        return false;
+    ol_val r = BOTTOM;
+    for (size_t i = 0; i < n; i++) {
+        ol_val v;
+        if (!elem_of_expr(m, m->functions.items[fi].returns.items[i], index, key, depth + 1, &v))
+            return false;
+        r = join(r, v);
+    }
+    *out = r;
+    return true;
+}
+
+bool ol_function_element(ol_model *m, uint32_t fi, int index, const char *key, ol_val *out)
+{
+    if (!function_element(m, fi, index, key, 0, out))
+        return false;
+    if (out->kind == OL_V_BOTTOM)
+        *out = UNKNOWN;
+    return true;
+}
+
+/* Element `index` (of a tuple or list) or `key` (of a dict) of what e
+ * evaluates to, read from literals, through names bound once to them and
+ * through the returns of known functions. False when it cannot be read
+ * element by element (then the whole value stands for each element). A
+ * `None` contributes nothing (BOTTOM). */
+static bool elem_of_expr(ol_model *m, ol_nid e, int index, const char *key, int depth, ol_val *out)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > 6)
+        return false;
+    ol_kind k = ol_kind_of(t, e);
+    if (k == OL_N_none) {
+        *out = BOTTOM;
+        return true;
+    }
+    if (!key && index >= 0 && (k == OL_N_tuple || k == OL_N_list || k == OL_N_expression_list)) {
+        int i = 0;
+        for (ol_nid c = ol_first_named(t, e); c != OL_NONE; c = ol_next_named(t, c), i++) {
+            if (ol_kind_of(t, c) == OL_N_list_splat)
+                return false;
+            if (i == index) {
+                *out = ol_eval(m, c);
+                return true;
+            }
+        }
+        return false;
+    }
+    if (key && k == OL_N_dictionary) {
+        for (ol_nid c = ol_first_named(t, e); c != OL_NONE; c = ol_next_named(t, c)) {
+            if (ol_kind_of(t, c) != OL_N_pair)
+                return false; /* **other: any key may come from it */
+            const char *s;
+            uint32_t len;
+            if (ol_string_value(t, ol_field(t, c, OL_F_key), &s, &len) && strlen(key) == len &&
+                memcmp(s, key, len) == 0) {
+                *out = ol_eval(m, ol_field(t, c, OL_F_value));
+                return true;
+            }
+        }
+        return false;
+    }
+    if (k == OL_N_call) {
+        uint32_t fi = ol_callee_function(m, e);
+        bool found = false;
+        if (fi != OL_NO_INDEX) {
+            found = function_element(m, fi, index, key, depth, out);
+        } else if (m->links) {
+            ol_sym qual, method;
+            found = call_target(m, e, &qual, &method) && m->links->call(m->links, m, qual, method, index, key, out);
+        }
+        if (found && (out->flags & OL_VF_GRAPH) && ol_grad_disabled(m, e))
+            out->flags &= (uint8_t)~OL_VF_GRAPH;
+        return found;
+    }
+    if (k == OL_N_identifier) {
+        uint32_t defs[8];
+        size_t n = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 8);
+        if (n == 0 || n == 8)
+            return false;
+        ol_val r = BOTTOM;
+        for (size_t i = 0; i < n; i++) {
+            const ol_def *d = &m->defs.items[defs[i]];
+            if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred)
+                return false;
+            ol_val v;
+            if (!elem_of_expr(m, d->value, index, key, depth + 1, &v))
+                return false;
+            r = join(r, v);
+        }
+        *out = r;
+        return true;
+    }
+    return false;
+}
+
+/* `out[0]`, `out["loss"]` on a container: the element itself when it can be read. */
+static bool subscript_element(ol_model *m, ol_nid subscript, ol_val *out)
+{
+    const ol_tree *t = m->tree;
+    ol_nid idx = ol_field(t, subscript, OL_F_subscript);
+    const char *s;
+    uint32_t len;
+    char key[64];
+    bool found;
+    if (ol_kind_of(t, idx) == OL_N_integer) {
+        uint32_t tl;
+        const char *txt = ol_text(t, idx, &tl);
+        if (tl == 0 || tl > 2 || !isdigit((unsigned char)txt[0]) || (tl == 2 && !isdigit((unsigned char)txt[1])))
+            return false;
+        int index = tl == 1 ? txt[0] - '0' : (txt[0] - '0') * 10 + (txt[1] - '0');
+        found = elem_of_expr(m, ol_field(t, subscript, OL_F_value), index, NULL, 0, out);
+    } else if (ol_string_value(t, idx, &s, &len) && len < sizeof(key) && !memchr(s, '\0', len)) {
+        memcpy(key, s, len);
+        key[len] = '\0';
+        found = elem_of_expr(m, ol_field(t, subscript, OL_F_value), -1, key, 0, out);
+    } else {
+        return false;
+    }
+    if (found && out->kind == OL_V_BOTTOM)
+        *out = UNKNOWN;
+    return found;
 }
 
 /* ---- parameters ---------------------------------------------------------------- */
@@ -1808,6 +2016,10 @@ static ol_val module_method(ol_model *m, ol_val recv, ol_sym method, ol_nid call
         if (fi != OL_NO_INDEX)
             return function_result(m, fi);
     }
+    ol_val linked;
+    if (!(recv.flags & OL_VF_LOCAL) && recv.ref && m->links &&
+        m->links->call(m->links, m, recv.ref, method, -1, NULL, &linked))
+        return linked;
     (void)call;
     return UNKNOWN;
 }
@@ -2019,6 +2231,8 @@ static ol_val eval_node(ol_model *m, ol_nid n)
         case OL_V_DICT:
             if (ol_kind_of(t, idx) == OL_N_slice)
                 r = v;
+            else if (subscript_element(m, n, &r))
+                break;
             else if (v.flags & OL_VF_ELEM_GRAPH)
                 r = mk(OL_V_TENSOR, OL_VF_GRAPH);
             else if (v.info == OL_V_DATASET)

@@ -342,12 +342,31 @@ static bool reset_inside(ol_model *m, const ol_accumulator *acc, ol_nid loop_nod
     return false;
 }
 
+/* A loop that trains through a helper each iteration (`loss = train_step(b)`
+ * in a `while` loop), and sits in no loop over batches. */
+static bool loop_trains_through_calls(ol_model *m, uint32_t li)
+{
+    const ol_loop *loop = &m->loops.items[li];
+    if (!m->links || loop->kind == OL_LOOP_COMPREHENSION || loop->body == OL_NONE)
+        return false;
+    for (uint32_t l = loop->parent; l != OL_NO_INDEX; l = m->loops.items[l].parent)
+        if (ol_loop_is_data_loop(m, l))
+            return false;
+    uint32_t fn = ol_function_of(m, loop->node);
+    size_t first, end = ol_calls_in(m, loop->body, &first);
+    for (size_t i = first; i < end; i++)
+        if (ol_function_of(m, m->calls.items[i].node) == fn &&
+            (m->links->call_facts(m->links, m, (uint32_t)i) & (OL_FN_BACKWARD | OL_FN_STEP)))
+            return true;
+    return false;
+}
+
 uint32_t ol_accumulator_outlived_loop(ol_model *m, const ol_accumulator *acc, ol_nid stmt)
 {
     for (uint32_t l = m->node_loop[stmt]; l != OL_NO_INDEX; l = m->loops.items[l].parent) {
         if (reset_inside(m, acc, m->loops.items[l].node, stmt))
             return OL_NO_INDEX;
-        if (ol_loop_is_data_loop(m, l))
+        if (ol_loop_is_data_loop(m, l) || loop_trains_through_calls(m, l))
             return l;
     }
     return OL_NO_INDEX;
@@ -359,6 +378,20 @@ bool ol_accumulator_in_step_hook(ol_model *m, const ol_accumulator *acc, ol_nid 
         return false;
     uint32_t fn = ol_function_of(m, stmt);
     return fn != OL_NO_INDEX && ol_function_hook(m, fn) == OL_HOOK_TRAIN_STEP;
+}
+
+bool ol_holder_outlives_batches(ol_model *m, ol_nid holder, ol_nid stmt)
+{
+    if (holder == OL_NONE) {
+        for (uint32_t l = m->node_loop[stmt]; l != OL_NO_INDEX; l = m->loops.items[l].parent)
+            if (ol_loop_is_data_loop(m, l))
+                return true;
+        return false;
+    }
+    ol_accumulator acc;
+    if (!ol_accumulator_of(m, holder, &acc))
+        return false;
+    return ol_accumulator_outlived_loop(m, &acc, stmt) != OL_NO_INDEX || ol_accumulator_in_step_hook(m, &acc, stmt);
 }
 
 /* ---- training events ------------------------------------------------------------ */

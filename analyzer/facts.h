@@ -63,6 +63,11 @@ uint32_t ol_accumulator_outlived_loop(ol_model *m, const ol_accumulator *acc, ol
  * attribute accumulator that outlives the call? */
 bool ol_accumulator_in_step_hook(ol_model *m, const ol_accumulator *acc, ol_nid stmt);
 
+/* Does `holder` (an accumulator expression; OL_NONE for a module-level name)
+ * keep what it holds across the iterations of a loop that draws batches
+ * around stmt, or across calls of Lightning's training_step? */
+bool ol_holder_outlives_batches(ol_model *m, ol_nid holder, ol_nid stmt);
+
 /* ---- training events ---------------------------------------------------------- */
 
 typedef enum ol_event_kind {

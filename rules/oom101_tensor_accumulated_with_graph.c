@@ -20,6 +20,7 @@
 
 #include "facts.h"
 #include "rule.h"
+#include "summary.h"
 
 /* Is the accumulator used as a tensor later (acc.item(), acc.backward())?
  * Then turning it into a float would break that code. */
@@ -77,8 +78,53 @@ static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value)
     ol_diag_attach_fix(d, make_fix(m, &acc, value, v));
 }
 
+/* `meter.update(loss)` where update() does `self.sum += val * n`: the
+ * meter is the accumulator. */
+static void check_kept(ol_check *c)
+{
+    ol_model *m = c->model;
+    const ol_tree *t = c->tree;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        ol_kept_arg kept[4];
+        size_t n = ol_call_kept_args(m, (uint32_t)i, kept, 4);
+        for (size_t k = 0; k < n; k++) {
+            if (!(kept[k].store->how & OL_STORE_ADD))
+                continue;
+            ol_val v = ol_eval(m, kept[k].arg);
+            ol_nid call = m->calls.items[i].node;
+            if (!ol_val_is_graph(v) || ol_grad_disabled(m, call))
+                continue;
+            ol_nid stmt = ol_statement_of(t, call);
+            if (!ol_holder_outlives_batches(m, kept[k].holder, stmt))
+                continue;
+            char *value_text = ol_node_str(t, kept[k].arg);
+            if (strlen(value_text) > 40)
+                strcpy(value_text + 37, "...");
+            char *holder = kept[k].holder != OL_NONE ? ol_node_str(t, kept[k].holder) : ol_xstrdup("a global");
+            char *callee = ol_node_str(t, m->calls.items[i].callee);
+            if (strlen(callee) > 40)
+                strcpy(callee + 37, "...");
+            ol_diag *d = ol_report_node(c, call,
+                                        "`%s(...)` adds `%s`, which carries the autograd graph, into `%s` (`%s()` does "
+                                        "`%s`); every iteration's graph stays alive in it",
+                                        callee, value_text, holder, kept[k].fn->name,
+                                        kept[k].store->what);
+            bool item = ol_is_scalar_loss(m, kept[k].arg, v);
+            ol_diag_help(d, "pass a %s: `%s%s`", item ? "Python number" : "detached tensor",
+                         ol_is_primary(t, kept[k].arg) ? value_text : "(...)", item ? ".item()" : ".detach()");
+            ol_fix *fix = ol_fix_new(true, item ? "Pass the loss as a Python number with .item()" : "Pass a detached tensor");
+            ol_fix_call_on(fix, t, kept[k].arg, item ? ".item()" : ".detach()");
+            ol_diag_attach_fix(d, fix);
+            free(value_text);
+            free(holder);
+            free(callee);
+        }
+    }
+}
+
 static void check(ol_check *c)
 {
+    check_kept(c);
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
     for (size_t i = 0; i < m->aug_assigns.len; i++) {

@@ -20,6 +20,7 @@
 
 #include "facts.h"
 #include "rule.h"
+#include "summary.h"
 
 static ol_fix *detach_fix(ol_model *m, ol_nid value, ol_val v)
 {
@@ -169,8 +170,51 @@ static void check_comprehensions(ol_check *c)
     }
 }
 
+/* `logger.log(out)` where log() does `self.outputs.append(v)`. */
+static void check_kept(ol_check *c)
+{
+    ol_model *m = c->model;
+    const ol_tree *t = c->tree;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        ol_kept_arg kept[4];
+        size_t n = ol_call_kept_args(m, (uint32_t)i, kept, 4);
+        for (size_t k = 0; k < n; k++) {
+            if (kept[k].store->how != OL_STORE_COLLECT)
+                continue;
+            ol_val v = ol_eval(m, kept[k].arg);
+            ol_nid call = m->calls.items[i].node;
+            if (!(ol_val_is_graph(v) || (v.flags & OL_VF_ELEM_GRAPH)) || ol_grad_disabled(m, call))
+                continue;
+            ol_nid stmt = ol_statement_of(t, call);
+            if (!ol_holder_outlives_batches(m, kept[k].holder, stmt))
+                continue;
+            char *value_text = ol_node_str(t, kept[k].arg);
+            if (strlen(value_text) > 40)
+                strcpy(value_text + 37, "...");
+            char *holder = kept[k].holder != OL_NONE ? ol_node_str(t, kept[k].holder) : ol_xstrdup("a global");
+            char *callee = ol_node_str(t, m->calls.items[i].callee);
+            if (strlen(callee) > 40)
+                strcpy(callee + 37, "...");
+            ol_diag *d = ol_report_node(c, call,
+                                        "`%s(...)` stores `%s`, which carries the autograd graph, in `%s` (`%s()` does "
+                                        "`%s`); every iteration's graph and activations stay alive",
+                                        callee, value_text, holder, kept[k].fn->name,
+                                        kept[k].store->what);
+            ol_diag_help(d, "pass a detached copy (`%s%s`, or `.cpu()` after it), or collect under `torch.no_grad()`",
+                         ol_is_primary(t, kept[k].arg) ? value_text : "(...)",
+                         ol_is_scalar_loss(m, kept[k].arg, v) ? ".item()" : ".detach()");
+            if (ol_val_is_graph(v))
+                ol_diag_attach_fix(d, detach_fix(m, kept[k].arg, v));
+            free(value_text);
+            free(holder);
+            free(callee);
+        }
+    }
+}
+
 static void check(ol_check *c)
 {
+    check_kept(c);
     check_calls(c);
     check_stores(c);
     check_comprehensions(c);

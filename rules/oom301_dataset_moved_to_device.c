@@ -13,64 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device.h"
 #include "facts.h"
 #include "rule.h"
-
-static const char *const DEVICE_WORDS[] = {"device", "dev", "gpu", "cuda", "rank", "local_rank", NULL};
-
-/* Is e a GPU device: "cuda", "cuda:0", torch.device("cuda"), a name like device? */
-static bool gpu_device(ol_model *m, ol_nid e)
-{
-    const ol_tree *t = m->tree;
-    e = ol_unparen(t, e);
-    if (e == OL_NONE)
-        return false;
-    const char *s;
-    uint32_t len;
-    if (ol_string_value(t, e, &s, &len))
-        return (len >= 4 && memcmp(s, "cuda", 4) == 0) || ol_mem_eq_cstr(s, len, "mps");
-    if (ol_kind_of(t, e) == OL_N_integer)
-        return true; /* .to(0): a device ordinal */
-    ol_val v = ol_eval(m, e);
-    if (v.kind == OL_V_DEVICE) {
-        if (ol_kind_of(t, e) == OL_N_call) {
-            ol_nid a = ol_call_arg(m, e, 0, "type");
-            if (ol_string_value(t, a, &s, &len) && ol_mem_eq_cstr(s, len, "cpu"))
-                return false;
-        }
-        return true;
-    }
-    if (v.kind == OL_V_EXTERN || v.kind == OL_V_TENSOR || v.kind == OL_V_MODULE)
-        return false; /* .to(torch.float16), .to(other_tensor) */
-    if (v.kind == OL_V_STRING)
-        return false;
-    ol_nid name = ol_kind_of(t, e) == OL_N_attribute ? ol_field(t, e, OL_F_attribute) : e;
-    if (ol_kind_of(t, name) != OL_N_identifier)
-        return false;
-    const char *n = ol_text(t, name, &len);
-    return ol_name_looks_like(n, len, DEVICE_WORDS);
-}
-
-/* Is this call a move to the GPU? */
-static bool moves_to_gpu(ol_model *m, const ol_call *c)
-{
-    const ol_tree *t = m->tree;
-    if (c->receiver != OL_NONE && c->name == m->names.cuda)
-        return true;
-    if (c->receiver != OL_NONE && c->name == m->names.to) {
-        ol_nid dev = ol_call_arg(m, c->node, -1, "device");
-        if (dev == OL_NONE)
-            dev = ol_call_arg(m, c->node, 0, NULL);
-        return gpu_device(m, dev);
-    }
-    const char *q = ol_qualname(m, c->callee);
-    if (q && ol_str_has_prefix(q, "torch.") && strchr(q + 6, '.') == NULL) {
-        ol_nid dev = ol_call_arg(m, c->node, -1, "device");
-        return dev != OL_NONE && gpu_device(m, dev);
-    }
-    (void)t;
-    return false;
-}
 
 static bool in_data_loop(ol_model *m, ol_nid n)
 {
@@ -95,24 +40,6 @@ static bool dataset_constructor(ol_model *m, ol_nid call)
     if (v.kind == OL_V_CLASS && v.ref < m->classes.len) {
         const char *name = ol_sym_str(m, m->classes.items[v.ref].name);
         return ol_str_has_suffix(name, "Dataset") || ol_str_has_suffix(name, "DataLoader");
-    }
-    return false;
-}
-
-/* Slicing out a batch: X[i:i + bs], X[perm[i:j]], X[start:end] with a
- * bound that is not a constant. A mask or a single index is not a batch. */
-static bool batch_slice(const ol_tree *t, ol_nid index)
-{
-    for (ol_nid n = index; n < t->nodes.len && t->nodes.items[n].start < t->nodes.items[index].end; n++) {
-        if (n != index && t->nodes.items[n].start < t->nodes.items[index].start)
-            break;
-        if (ol_kind_of(t, n) != OL_N_slice)
-            continue;
-        for (ol_nid c = ol_first_named(t, n); c != OL_NONE; c = ol_next_named(t, c)) {
-            ol_kind k = ol_kind_of(t, ol_unparen(t, c));
-            if (k != OL_N_integer && k != OL_N_unary_operator && k != OL_N_none)
-                return true;
-        }
     }
     return false;
 }
@@ -157,7 +84,7 @@ static bool used_as_dataset(ol_model *m, ol_nid use)
         uint32_t gf = ol_function_of(m, p);
         if (gf != OL_NO_INDEX && strcmp(ol_sym_str(m, m->functions.items[gf].name), "__getitem__") == 0)
             getitem = true;
-        if (!getitem && !batch_slice(t, index))
+        if (!getitem && !ol_batch_slice(t, index))
             return false;
         /* writing into it (obs[step] = x) makes it a buffer, not a dataset */
         ol_nid gp = ol_parent(t, p);
@@ -202,73 +129,6 @@ static bool binding_used_as_dataset(ol_model *m, ol_nid target, uint32_t def)
     return false;
 }
 
-/* Walks a method chain down to its base: `torch.from_numpy(a).float().cuda()`
- * -> `torch.from_numpy(a)`. */
-static ol_nid chain_base(ol_model *m, ol_nid e)
-{
-    const ol_tree *t = m->tree;
-    e = ol_unparen(t, e);
-    for (int depth = 0; depth < 32; depth++) {
-        uint32_t ci = ol_call_at(m, e);
-        if (ci == OL_NO_INDEX || m->calls.items[ci].receiver == OL_NONE)
-            return e;
-        ol_val rv = ol_eval(m, m->calls.items[ci].receiver);
-        if (rv.kind == OL_V_EXTERN)
-            return e; /* torch.from_numpy(...): a function, not a method */
-        e = ol_unparen(t, m->calls.items[ci].receiver);
-    }
-    return e;
-}
-
-/* Is `e`'s value the result of `move` (possibly followed by more method
- * calls such as .float())? */
-static bool chain_contains(ol_model *m, ol_nid e, ol_nid move)
-{
-    const ol_tree *t = m->tree;
-    e = ol_unparen(t, e);
-    for (int depth = 0; depth < 32; depth++) {
-        if (e == move)
-            return true;
-        uint32_t ci = ol_call_at(m, e);
-        if (ci == OL_NO_INDEX || m->calls.items[ci].receiver == OL_NONE)
-            return false;
-        e = ol_unparen(t, m->calls.items[ci].receiver);
-    }
-    return false;
-}
-
-/* Buffers, noise and literals are not datasets: torch.zeros(...),
- * torch.randn(...), torch.tensor([0.5, 0.5]). */
-static bool made_from_nothing(ol_model *m, ol_nid base)
-{
-    const ol_tree *t = m->tree;
-    base = ol_unparen(t, base);
-    ol_kind k = ol_kind_of(t, base);
-    if (k == OL_N_list || k == OL_N_tuple || k == OL_N_list_comprehension || k == OL_N_integer || k == OL_N_float)
-        return true;
-    if (k != OL_N_call)
-        return false;
-    const char *q = ol_qualname(m, ol_field(t, base, OL_F_function));
-    if (!q || !ol_str_has_prefix(q, "torch."))
-        return false;
-    if (strcmp(q, "torch.autograd.Variable") == 0)
-        return made_from_nothing(m, ol_call_arg(m, base, 0, "data"));
-    const char *name = q + 6;
-    static const char *const factories[] = {"zeros", "ones", "empty", "full", "rand", "randn", "randint",
-                                            "randperm", "arange", "linspace", "logspace", "eye", "zeros_like",
-                                            "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
-                                            "randint_like", "normal", "bernoulli", "multinomial", NULL};
-    for (const char *const *f = factories; *f; f++)
-        if (strcmp(name, *f) == 0)
-            return true;
-    static const char *const wrappers[] = {"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor",
-                                           "IntTensor", "BoolTensor", "from_numpy", NULL};
-    for (const char *const *w = wrappers; *w; w++)
-        if (strcmp(name, *w) == 0)
-            return made_from_nothing(m, ol_call_arg(m, base, 0, "data"));
-    return false;
-}
-
 /* Is e (or part of it) a variable the enclosing for-loops bind each
  * iteration? Then what is moved is this iteration's item, not a dataset. */
 static bool moves_loop_variable(ol_model *m, ol_nid e)
@@ -303,7 +163,7 @@ static void check(ol_check *c)
     ol_nid last_stmt = OL_NONE;
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
-        if (!moves_to_gpu(m, call))
+        if (!ol_moves_to_gpu(m, call))
             continue;
         if (in_data_loop(m, call->node))
             continue;
@@ -319,7 +179,7 @@ static void check(ol_check *c)
             continue;
         bool method_move = call->receiver != OL_NONE && (call->name == m->names.cuda || call->name == m->names.to) &&
                            ol_eval(m, call->receiver).kind != OL_V_EXTERN;
-        if (made_from_nothing(m, method_move ? chain_base(m, call->receiver) : call->node))
+        if (ol_made_from_nothing(m, method_move ? ol_chain_base(m, call->receiver) : call->node))
             continue;
         if (method_move && moves_loop_variable(m, call->receiver))
             continue;
@@ -330,7 +190,7 @@ static void check(ol_check *c)
                 continue;
             ol_nid ctor = ol_parent(t, p);
             for (ol_nid a = ol_first_named(t, p); a != OL_NONE && !dataset; a = ol_next_named(t, a))
-                if (chain_contains(m, a, call->node) && dataset_constructor(m, ctor))
+                if (ol_chain_contains(m, a, call->node) && dataset_constructor(m, ctor))
                     dataset = true;
         }
         /* or its binding is used as a dataset */
@@ -340,7 +200,7 @@ static void check(ol_check *c)
             ol_nid left = ol_unparen(t, ol_field(t, assign, OL_F_left));
             ol_nid right = ol_unparen(t, ol_field(t, assign, OL_F_right));
             if ((ol_kind_of(t, left) == OL_N_identifier || ol_kind_of(t, left) == OL_N_attribute) &&
-                chain_contains(m, right, call->node)) {
+                ol_chain_contains(m, right, call->node)) {
                 uint32_t def = def_of_target(m, left);
                 if (def != OL_NO_INDEX)
                     dataset = binding_used_as_dataset(m, left, def);
@@ -350,7 +210,7 @@ static void check(ol_check *c)
                 ol_nid tgt = ol_first_named(t, left);
                 for (ol_nid val = ol_first_named(t, right); val != OL_NONE && tgt != OL_NONE;
                      val = ol_next_named(t, val), tgt = ol_next_named(t, tgt)) {
-                    if (!chain_contains(m, val, call->node) || ol_kind_of(t, tgt) != OL_N_identifier)
+                    if (!ol_chain_contains(m, val, call->node) || ol_kind_of(t, tgt) != OL_N_identifier)
                         continue;
                     uint32_t def = def_of_target(m, tgt);
                     if (def != OL_NO_INDEX)

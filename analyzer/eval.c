@@ -2011,6 +2011,14 @@ static ol_val module_method(ol_model *m, ol_val recv, ol_sym method, ol_nid call
         return mk(OL_V_DICT, 0);
     if (qeq(meth, "generate"))
         return mk(OL_V_TENSOR, 0);
+    /* a model's named entry points run part of it: forward_features(),
+     * encode_image(), extract_features(), get_text_features() */
+    if (!(recv.flags & OL_VF_LOSSFN) &&
+        (ol_str_has_prefix(meth, "forward_") || ol_str_has_prefix(meth, "encode") ||
+         ol_str_has_prefix(meth, "decode") || ol_str_has_prefix(meth, "extract_feat") ||
+         ol_str_has_suffix(meth, "_features") || qeq(meth, "embed")) &&
+        !((recv.flags & OL_VF_LOCAL) && recv.ref < m->classes.len && find_method(m, recv.ref, method, 0) != OL_NO_INDEX))
+        return mk(OL_V_TENSOR, OL_VF_GRAPH);
     if ((recv.flags & OL_VF_LOCAL) && recv.ref < m->classes.len) {
         uint32_t fi = find_method(m, recv.ref, method, 0);
         if (fi != OL_NO_INDEX)

@@ -246,9 +246,12 @@ static const char *statement_text(ol_model *m, ol_nid n, ol_arena *a)
 static int param_position(ol_model *m, uint32_t fi, uint32_t def)
 {
     const ol_def *d = &m->defs.items[def];
+    const ol_function *f = &m->functions.items[fi];
     if (d->kind != OL_DEF_PARAM || d->starred || d->index == OL_NO_INDEX || d->index >= OL_SUM_MAX_PARAMS ||
-        d->scope != m->functions.items[fi].scope)
+        d->scope != f->scope)
         return -1;
+    if (d->index == 0 && f->is_method)
+        return -1; /* self: the object, not a value passed in */
     return (int)d->index;
 }
 

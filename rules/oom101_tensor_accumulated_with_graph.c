@@ -78,6 +78,24 @@ static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value)
     ol_diag_attach_fix(d, make_fix(m, &acc, value, v));
 }
 
+/* Is e the target itself, or the target scaled by something that does not
+ * involve it (`0.9 * avg`, `avg * beta`, `avg / 2`)? */
+static bool scaled_copy(const ol_tree *t, ol_nid e, ol_nid target)
+{
+    e = ol_unparen(t, e);
+    if (ol_same_text(t, e, target))
+        return true;
+    if (ol_kind_of(t, e) != OL_N_binary_operator)
+        return false;
+    ol_kind op = ol_kind_of(t, ol_field(t, e, OL_F_operator));
+    if (op != OL_T_STAR && op != OL_T_SLASH)
+        return false;
+    ol_nid a = ol_unparen(t, ol_field(t, e, OL_F_left)), b = ol_unparen(t, ol_field(t, e, OL_F_right));
+    if (ol_same_text(t, a, target))
+        return !ol_mentions(t, b, target);
+    return op == OL_T_STAR && ol_same_text(t, b, target) && !ol_mentions(t, a, target);
+}
+
 /* `meter.update(loss)` where update() does `self.sum += val * n`: the
  * meter is the accumulator. */
 static void check_kept(ol_check *c)
@@ -135,20 +153,27 @@ static void check(ol_check *c)
             continue;
         consider(c, n, ol_field(t, n, OL_F_left), ol_field(t, n, OL_F_right));
     }
-    /* x = x + v, x = v + x */
+    /* x = x + v, x = v + x, and running averages: x = 0.9 * x + 0.1 * v */
     for (size_t i = 0; i < m->assigns.len; i++) {
         ol_nid n = m->assigns.items[i];
-        ol_nid left = ol_field(t, n, OL_F_left);
+        ol_nid left = ol_unparen(t, ol_field(t, n, OL_F_left));
         ol_nid right = ol_unparen(t, ol_field(t, n, OL_F_right));
-        if (left == OL_NONE || ol_kind_of(t, right) != OL_N_binary_operator)
+        if (left == OL_NONE || right == OL_NONE)
+            continue;
+        if (ol_kind_of(t, right) == OL_N_conditional_expression) {
+            /* x = v if x is None else 0.9 * x + 0.1 * v */
+            ol_nid a = ol_unparen(t, ol_named_child(t, right, 0)), b = ol_unparen(t, ol_named_child(t, right, 2));
+            right = ol_kind_of(t, b) == OL_N_binary_operator && ol_mentions(t, b, left) ? b : a;
+        }
+        if (ol_kind_of(t, right) != OL_N_binary_operator)
             continue;
         ol_kind op = ol_kind_of(t, ol_field(t, right, OL_F_operator));
         if (op != OL_T_PLUS && op != OL_T_MINUS)
             continue;
         ol_nid a = ol_field(t, right, OL_F_left), b = ol_field(t, right, OL_F_right);
-        if (a != OL_NONE && ol_same_text(t, ol_unparen(t, a), ol_unparen(t, left)))
+        if (a != OL_NONE && b != OL_NONE && scaled_copy(t, a, left) && !ol_mentions(t, b, left))
             consider(c, n, left, b);
-        else if (op == OL_T_PLUS && b != OL_NONE && ol_same_text(t, ol_unparen(t, b), ol_unparen(t, left)))
+        else if (op == OL_T_PLUS && a != OL_NONE && b != OL_NONE && scaled_copy(t, b, left) && !ol_mentions(t, a, left))
             consider(c, n, left, a);
     }
 }

@@ -89,13 +89,15 @@ static void check_calls(ol_check *c)
         if (value == OL_NONE)
             continue;
         ol_val v = ol_eval(m, value);
-        bool graph = extend ? (v.flags & (OL_VF_ELEM_GRAPH | OL_VF_GRAPH)) != 0 : ol_val_is_graph(v);
+        /* a tuple of outputs, `(out, y)`, keeps them as much as `out` alone */
+        bool tuple = !extend && (v.kind == OL_V_TUPLE || v.kind == OL_V_LIST) && (v.flags & OL_VF_ELEM_GRAPH);
+        bool graph = extend ? (v.flags & (OL_VF_ELEM_GRAPH | OL_VF_GRAPH)) != 0 : ol_val_is_graph(v) || tuple;
         if (!graph || ol_grad_disabled(m, call->node))
             continue;
         ol_nid stmt = ol_statement_of(t, call->node);
         if (!outlives_batches(m, recv, stmt))
             continue;
-        report(c, stmt, recv, value, v, extend ? "is extended with" : "collects", !extend);
+        report(c, stmt, recv, value, v, extend ? "is extended with" : "collects", !extend && !tuple);
     }
 }
 
@@ -112,7 +114,8 @@ static void check_stores(ol_check *c)
         if (value == OL_NONE || holder == OL_NONE || ol_kind_of(t, value) == OL_N_assignment)
             continue;
         ol_val v = ol_eval(m, value);
-        if (!ol_val_is_graph(v) || ol_grad_disabled(m, a))
+        bool tuple = (v.kind == OL_V_TUPLE || v.kind == OL_V_LIST) && (v.flags & OL_VF_ELEM_GRAPH);
+        if (!(ol_val_is_graph(v) || tuple) || ol_grad_disabled(m, a))
             continue;
         ol_val hv = ol_eval(m, holder);
         if (!is_collection(hv) && hv.kind != OL_V_TENSOR)
@@ -122,7 +125,7 @@ static void check_stores(ol_check *c)
         ol_nid stmt = ol_statement_of(t, a);
         if (!outlives_batches(m, holder, stmt))
             continue;
-        report(c, stmt, holder, value, v, "stores", true);
+        report(c, stmt, holder, value, v, "stores", !tuple);
     }
     /* xs += [out], xs = xs + [out] */
     for (size_t i = 0; i < m->aug_assigns.len; i++) {

@@ -117,7 +117,7 @@ bool ol_name_looks_like(const char *name, size_t len, const char *const *words)
 
 static const char *const MODEL_WORDS[] = {"model", "net", "network", "encoder", "decoder", "generator",
                                           "discriminator", "backbone", "classifier", "critic", "teacher",
-                                          "student", "unet", "vae", "autoencoder", "netg", "netd", NULL};
+                                          "student", "unet", "vae", "autoencoder", "netg", "netd", "module", NULL};
 static const char *const LOADER_WORDS[] = {"loader", "dataloader", "dl", "batches", NULL};
 static const char *const OPTIMIZER_WORDS[] = {"optimizer", "optimiser", "optim", "opt", "optimizerg",
                                               "optimizerd", "optg", "optd", NULL};

@@ -177,8 +177,14 @@ bool ol_is_forward_call(ol_model *m, uint32_t ci)
         return rv.kind == OL_V_MODULE && !(rv.flags & OL_VF_LOSSFN);
     }
     ol_kind k = ol_kind_of(t, callee);
-    if (k != OL_N_identifier && k != OL_N_attribute && k != OL_N_subscript)
+    if (k == OL_N_call) {
+        /* model.eval()(x), model.to(device)(x): the call returns the module */
+        uint32_t inner = ol_call_at(m, callee);
+        if (inner == OL_NO_INDEX || m->calls.items[inner].receiver == OL_NONE)
+            return false;
+    } else if (k != OL_N_identifier && k != OL_N_attribute && k != OL_N_subscript) {
         return false;
+    }
     ol_val v = ol_eval(m, callee);
     return v.kind == OL_V_MODULE && !(v.flags & OL_VF_LOSSFN);
 }

@@ -16,6 +16,7 @@
 #include "device.h"
 #include "facts.h"
 #include "rule.h"
+#include "summary.h"
 
 static bool in_data_loop(ol_model *m, ol_nid n)
 {
@@ -41,6 +42,21 @@ static bool dataset_constructor(ol_model *m, ol_nid call)
         const char *name = ol_sym_str(m, m->classes.items[v.ref].name);
         return ol_str_has_suffix(name, "Dataset") || ol_str_has_suffix(name, "DataLoader");
     }
+    return false;
+}
+
+/* Does the function `call` runs index the parameter that `arg` fills batch
+ * by batch (per its summary)? */
+static bool sliced_by_callee(ol_model *m, ol_nid call, ol_nid arg)
+{
+    uint32_t ci = ol_call_at(m, call);
+    bool cross;
+    const ol_fn_summary *fs = ci != OL_NO_INDEX ? ol_call_summary(m, ci, &cross) : NULL;
+    if (!fs || !fs->param_sliced)
+        return false;
+    for (uint32_t p = 0; p < fs->param_count; p++)
+        if ((fs->param_sliced & (1u << p)) && ol_call_param_arg(m, ci, fs, p) == arg)
+            return true;
     return false;
 }
 
@@ -72,10 +88,15 @@ static bool used_as_dataset(ol_model *m, ol_nid use)
             }
         }
     }
-    /* TensorDataset(X, y), DataLoader(X) */
+    /* TensorDataset(X, y), DataLoader(X); get_batch(X, i) in a loop, where
+     * get_batch slices that parameter batch by batch */
     if (pk == OL_N_argument_list || pk == OL_N_keyword_argument) {
         ol_nid call = pk == OL_N_argument_list ? ol_parent(t, p) : ol_parent(t, ol_parent(t, p));
-        return call != OL_NONE && ol_kind_of(t, call) == OL_N_call && dataset_constructor(m, call);
+        if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call)
+            return false;
+        if (dataset_constructor(m, call))
+            return true;
+        return m->node_loop[call] != OL_NO_INDEX && sliced_by_callee(m, call, use);
     }
     /* X[i:i + bs], X[idx] inside a loop or in __getitem__ */
     if (pk == OL_N_subscript && ol_field(t, p, OL_F_value) == use) {
@@ -136,12 +157,23 @@ static bool moves_loop_variable(ol_model *m, ol_nid e)
     const ol_tree *t = m->tree;
     for (uint32_t l = m->node_loop[e]; l != OL_NO_INDEX; l = m->loops.items[l].parent) {
         const ol_loop *loop = &m->loops.items[l];
-        if (loop->kind != OL_LOOP_FOR)
+        if (loop->kind == OL_LOOP_WHILE)
             continue;
-        ol_nid target = ol_field(t, loop->node, OL_F_left);
-        for (ol_nid n = target; n != OL_NONE && n < m->subtree_end[target]; n++) {
-            if (ol_kind_of(t, n) == OL_N_identifier && ol_mentions(t, e, n))
-                return true;
+        if (loop->kind == OL_LOOP_FOR) {
+            ol_nid target = ol_field(t, loop->node, OL_F_left);
+            for (ol_nid n = target; n != OL_NONE && n < m->subtree_end[target]; n++)
+                if (ol_kind_of(t, n) == OL_N_identifier && ol_mentions(t, e, n))
+                    return true;
+            continue;
+        }
+        /* [x.cuda() for x in items]: the for clauses' targets */
+        for (ol_nid clause = ol_first_named(t, loop->node); clause != OL_NONE; clause = ol_next_named(t, clause)) {
+            if (ol_kind_of(t, clause) != OL_N_for_in_clause)
+                continue;
+            ol_nid target = ol_field(t, clause, OL_F_left);
+            for (ol_nid n = target; n != OL_NONE && n < m->subtree_end[target]; n++)
+                if (ol_kind_of(t, n) == OL_N_identifier && ol_mentions(t, e, n))
+                    return true;
         }
     }
     return false;
@@ -156,6 +188,160 @@ static uint32_t def_of_target(ol_model *m, ol_nid target)
     return OL_NO_INDEX;
 }
 
+/* Is the value that expression `value` (inside statement stmt) produces used
+ * as a dataset: an argument of a dataset constructor, or bound to a name
+ * (or self attribute) that is then sliced, iterated or wrapped? */
+static bool result_used_as_dataset(ol_model *m, ol_nid stmt, ol_nid value)
+{
+    const ol_tree *t = m->tree;
+    for (ol_nid p = ol_parent(t, value); p != OL_NONE && p != stmt; p = ol_parent(t, p)) {
+        if (ol_kind_of(t, p) != OL_N_argument_list)
+            continue;
+        ol_nid ctor = ol_parent(t, p);
+        for (ol_nid a = ol_first_named(t, p); a != OL_NONE; a = ol_next_named(t, a))
+            if (ol_chain_contains(m, a, value) && dataset_constructor(m, ctor))
+                return true;
+    }
+    ol_nid assign = ol_kind_of(t, stmt) == OL_N_expression_statement ? ol_first_named(t, stmt) : OL_NONE;
+    if (assign == OL_NONE || ol_kind_of(t, assign) != OL_N_assignment ||
+        !ol_contains(t, ol_field(t, assign, OL_F_right), value))
+        return false;
+    ol_nid left = ol_unparen(t, ol_field(t, assign, OL_F_left));
+    ol_nid right = ol_unparen(t, ol_field(t, assign, OL_F_right));
+    if ((ol_kind_of(t, left) == OL_N_identifier || ol_kind_of(t, left) == OL_N_attribute) &&
+        ol_chain_contains(m, right, value)) {
+        uint32_t def = def_of_target(m, left);
+        return def != OL_NO_INDEX && binding_used_as_dataset(m, left, def);
+    }
+    if ((ol_kind_of(t, left) == OL_N_pattern_list || ol_kind_of(t, left) == OL_N_tuple_pattern) &&
+        (ol_kind_of(t, right) == OL_N_expression_list || ol_kind_of(t, right) == OL_N_tuple)) {
+        /* X, y = X.cuda(), y.cuda(): the target paired with this move */
+        ol_nid tgt = ol_first_named(t, left);
+        for (ol_nid val = ol_first_named(t, right); val != OL_NONE && tgt != OL_NONE;
+             val = ol_next_named(t, val), tgt = ol_next_named(t, tgt)) {
+            if (!ol_chain_contains(m, val, value) || ol_kind_of(t, tgt) != OL_N_identifier)
+                continue;
+            uint32_t def = def_of_target(m, tgt);
+            if (def != OL_NO_INDEX && binding_used_as_dataset(m, tgt, def))
+                return true;
+        }
+        return false;
+    }
+    if ((ol_kind_of(t, left) == OL_N_pattern_list || ol_kind_of(t, left) == OL_N_tuple_pattern) &&
+        ol_chain_contains(m, right, value)) {
+        /* train_x, train_y = load_split(...): any target used as a dataset */
+        for (ol_nid tgt = ol_first_named(t, left); tgt != OL_NONE; tgt = ol_next_named(t, tgt)) {
+            if (ol_kind_of(t, tgt) != OL_N_identifier)
+                continue;
+            uint32_t def = def_of_target(m, tgt);
+            if (def != OL_NO_INDEX && binding_used_as_dataset(m, tgt, def))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* The function whose return value the statement holding `move` produces:
+ * `return data.to(device)`, or `data = data.to(device)` followed by
+ * `return data`. OL_NO_INDEX when the move does not leave that way. */
+static uint32_t returned_by(ol_model *m, ol_nid stmt, ol_nid move)
+{
+    const ol_tree *t = m->tree;
+    uint32_t fn = ol_function_of(m, move);
+    if (fn == OL_NO_INDEX || m->functions.items[fn].is_lambda)
+        return OL_NO_INDEX;
+    if (ol_kind_of(t, stmt) == OL_N_return_statement) {
+        ol_nid v = ol_first_named(t, stmt);
+        return v != OL_NONE && (ol_chain_contains(m, v, move) || ol_contains(t, v, move)) ? fn : OL_NO_INDEX;
+    }
+    ol_nid assign = ol_kind_of(t, stmt) == OL_N_expression_statement ? ol_first_named(t, stmt) : OL_NONE;
+    if (assign == OL_NONE || ol_kind_of(t, assign) != OL_N_assignment)
+        return OL_NO_INDEX;
+    ol_nid left = ol_unparen(t, ol_field(t, assign, OL_F_left));
+    if (ol_kind_of(t, left) != OL_N_identifier || !ol_chain_contains(m, ol_field(t, assign, OL_F_right), move))
+        return OL_NO_INDEX;
+    const ol_function *f = &m->functions.items[fn];
+    for (size_t i = 0; i < f->returns.len; i++) {
+        ol_nid r = ol_unparen(t, f->returns.items[i]);
+        if (ol_kind_of(t, ol_parent(t, f->returns.items[i])) != OL_N_return_statement)
+            continue;
+        if (ol_kind_of(t, r) == OL_N_identifier && ol_same_text(t, r, left)) {
+            uint32_t defs[4];
+            size_t n = ol_reaching_defs(m, m->node_scope[r], ol_node_sym(m, r), r, defs, 4);
+            for (size_t k = 0; k < n; k++)
+                if (m->defs.items[defs[k]].stmt == stmt)
+                    return fn;
+        }
+    }
+    return OL_NO_INDEX;
+}
+
+/* Does a call of function fn outside a batch loop produce a value used as a
+ * dataset? */
+static bool helper_result_used_as_dataset(ol_model *m, uint32_t fn)
+{
+    const ol_function *f = &m->functions.items[fn];
+    for (size_t i = 0; i < f->callsites.len && i < 32; i++) {
+        ol_nid site = m->calls.items[m->functions.items[fn].callsites.items[i]].node;
+        if (in_data_loop(m, site))
+            continue;
+        if (result_used_as_dataset(m, ol_statement_of(m->tree, site), site))
+            return true;
+    }
+    return false;
+}
+
+/* A Dataset's __init__ that moves each sample as it stores it
+ * (`self.items = [torch.tensor(s).cuda() for s in samples]`): the loop is
+ * over the whole dataset, not over batches. */
+static bool moved_in_dataset_init(ol_model *m, ol_nid move)
+{
+    const ol_tree *t = m->tree;
+    uint32_t fn = ol_function_of(m, move);
+    if (fn == OL_NO_INDEX || m->functions.items[fn].name != ol_model_intern(m, "__init__") ||
+        m->functions.items[fn].cls == OL_NO_INDEX)
+        return false;
+    ol_nid stmt = ol_statement_of(t, move);
+    ol_nid e = ol_kind_of(t, stmt) == OL_N_expression_statement ? ol_first_named(t, stmt) : OL_NONE;
+    ol_nid target = OL_NONE;
+    if (e != OL_NONE && ol_kind_of(t, e) == OL_N_assignment)
+        target = ol_unparen(t, ol_field(t, e, OL_F_left));
+    else if (e != OL_NONE && ol_kind_of(t, e) == OL_N_call) {
+        uint32_t ci = ol_call_at(m, e);
+        if (ci != OL_NO_INDEX && m->calls.items[ci].name == m->names.append)
+            target = ol_unparen(t, m->calls.items[ci].receiver);
+    }
+    if (target == OL_NONE || ol_kind_of(t, target) != OL_N_attribute)
+        return false;
+    for (size_t i = 0; i < m->defs.len; i++)
+        if (m->defs.items[i].target == target || ol_same_text(t, m->defs.items[i].target, target))
+            if (ol_kind_of(t, m->defs.items[i].target) == OL_N_attribute &&
+                binding_used_as_dataset(m, m->defs.items[i].target, (uint32_t)i))
+                return true;
+    return false;
+}
+
+static void report(ol_check *c, ol_nid stmt, ol_nid what, const char *helper)
+{
+    char *text = ol_node_str(c->tree, what);
+    if (strlen(text) > 48)
+        strcpy(text + 45, "...");
+    ol_diag *d;
+    if (helper)
+        d = ol_report_node(c, stmt,
+                           "`%s` returns a whole dataset moved to the GPU by `%s()`, before the batch loop; all of "
+                           "it stays resident next to the model, activations and optimizer state",
+                           text, helper);
+    else
+        d = ol_report_node(c, stmt,
+                           "`%s` moves a whole dataset to the GPU before the batch loop; all of it stays resident "
+                           "next to the model, activations and optimizer state",
+                           text);
+    free(text);
+    ol_diag_help(d, "keep the dataset on the CPU and move each batch inside the loop "
+                    "(`x = x.to(device, non_blocking=True)`, with `pin_memory=True` on the DataLoader)");
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
@@ -163,15 +349,25 @@ static void check(ol_check *c)
     ol_nid last_stmt = OL_NONE;
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
-        if (!ol_moves_to_gpu(m, call))
+        if (!ol_moves_to_gpu(m, call)) {
+            /* a helper of another file that returns its data on the GPU */
+            bool cross;
+            const ol_fn_summary *fs = ol_call_summary(m, (uint32_t)i, &cross);
+            if (!cross || !fs || !(fs->facts & OL_FN_RET_ON_DEVICE) || in_data_loop(m, call->node))
+                continue;
+            ol_nid stmt = ol_statement_of(t, call->node);
+            if (stmt != last_stmt && result_used_as_dataset(m, stmt, call->node)) {
+                last_stmt = stmt;
+                report(c, stmt, call->node, fs->name);
+            }
             continue;
+        }
         if (in_data_loop(m, call->node))
             continue;
         /* what is moved */
         if (call->receiver != OL_NONE) {
             ol_val v = ol_eval(m, call->receiver);
-            if (v.kind == OL_V_MODULE || v.kind == OL_V_OPTIMIZER ||
-                (v.flags & OL_VF_BATCH) || v.kind == OL_V_DEVICE)
+            if (v.kind == OL_V_MODULE || v.kind == OL_V_OPTIMIZER || (v.flags & OL_VF_BATCH) || v.kind == OL_V_DEVICE)
                 continue;
         }
         ol_nid stmt = ol_statement_of(t, call->node);
@@ -181,56 +377,21 @@ static void check(ol_check *c)
                            ol_eval(m, call->receiver).kind != OL_V_EXTERN;
         if (ol_made_from_nothing(m, method_move ? ol_chain_base(m, call->receiver) : call->node))
             continue;
+        bool dataset;
         if (method_move && moves_loop_variable(m, call->receiver))
-            continue;
-        /* the moved value is an argument of a dataset constructor */
-        bool dataset = false;
-        for (ol_nid p = ol_parent(t, call->node); p != OL_NONE && p != stmt && !dataset; p = ol_parent(t, p)) {
-            if (ol_kind_of(t, p) != OL_N_argument_list)
-                continue;
-            ol_nid ctor = ol_parent(t, p);
-            for (ol_nid a = ol_first_named(t, p); a != OL_NONE && !dataset; a = ol_next_named(t, a))
-                if (ol_chain_contains(m, a, call->node) && dataset_constructor(m, ctor))
-                    dataset = true;
-        }
-        /* or its binding is used as a dataset */
-        ol_nid assign = ol_kind_of(t, stmt) == OL_N_expression_statement ? ol_first_named(t, stmt) : OL_NONE;
-        if (!dataset && assign != OL_NONE && ol_kind_of(t, assign) == OL_N_assignment &&
-            ol_contains(t, ol_field(t, assign, OL_F_right), call->node)) {
-            ol_nid left = ol_unparen(t, ol_field(t, assign, OL_F_left));
-            ol_nid right = ol_unparen(t, ol_field(t, assign, OL_F_right));
-            if ((ol_kind_of(t, left) == OL_N_identifier || ol_kind_of(t, left) == OL_N_attribute) &&
-                ol_chain_contains(m, right, call->node)) {
-                uint32_t def = def_of_target(m, left);
-                if (def != OL_NO_INDEX)
-                    dataset = binding_used_as_dataset(m, left, def);
-            } else if ((ol_kind_of(t, left) == OL_N_pattern_list || ol_kind_of(t, left) == OL_N_tuple_pattern) &&
-                       (ol_kind_of(t, right) == OL_N_expression_list || ol_kind_of(t, right) == OL_N_tuple)) {
-                /* X, y = X.cuda(), y.cuda(): the target paired with this move */
-                ol_nid tgt = ol_first_named(t, left);
-                for (ol_nid val = ol_first_named(t, right); val != OL_NONE && tgt != OL_NONE;
-                     val = ol_next_named(t, val), tgt = ol_next_named(t, tgt)) {
-                    if (!ol_chain_contains(m, val, call->node) || ol_kind_of(t, tgt) != OL_N_identifier)
-                        continue;
-                    uint32_t def = def_of_target(m, tgt);
-                    if (def != OL_NO_INDEX)
-                        dataset = binding_used_as_dataset(m, tgt, def);
-                }
-            }
+            dataset = moved_in_dataset_init(m, call->node);
+        else
+            dataset = result_used_as_dataset(m, stmt, call->node);
+        /* a helper that returns the moved data (`return data.to(device)`):
+         * its callers decide whether that is a dataset */
+        if (!dataset) {
+            uint32_t fn = returned_by(m, stmt, call->node);
+            dataset = fn != OL_NO_INDEX && helper_result_used_as_dataset(m, fn);
         }
         if (!dataset)
             continue;
         last_stmt = stmt;
-        char *text = ol_node_str(t, call->node);
-        if (strlen(text) > 48)
-            strcpy(text + 45, "...");
-        ol_diag *d = ol_report_node(c, stmt,
-                                    "`%s` moves a whole dataset to the GPU before the batch loop; all of it stays "
-                                    "resident next to the model, activations and optimizer state",
-                                    text);
-        free(text);
-        ol_diag_help(d, "keep the dataset on the CPU and move each batch inside the loop "
-                        "(`x = x.to(device, non_blocking=True)`, with `pin_memory=True` on the DataLoader)");
+        report(c, stmt, call->node, NULL);
     }
 }
 

@@ -401,6 +401,59 @@ static bool inputs_made_from_nothing(ol_model *m, ol_nid call)
     return any;
 }
 
+/* Is this use of a forward's output only a look at its shape: `.shape`,
+ * `.size()`, `.dtype`, or printing it? */
+static bool shape_use(ol_model *m, ol_nid use)
+{
+    const ol_tree *t = m->tree;
+    ol_nid stmt = ol_statement_of(t, use);
+    for (ol_nid p = ol_parent(t, use), child = use; p != OL_NONE; child = p, p = ol_parent(t, p)) {
+        ol_kind k = ol_kind_of(t, p);
+        if (k == OL_N_attribute && ol_field(t, p, OL_F_object) == child) {
+            ol_nid attr = ol_field(t, p, OL_F_attribute);
+            return ol_text_is(t, attr, "shape") || ol_text_is(t, attr, "size") || ol_text_is(t, attr, "dtype") ||
+                   ol_text_is(t, attr, "ndim") || ol_text_is(t, attr, "dim");
+        }
+        if (k == OL_N_assert_statement)
+            return true;
+        if (k == OL_N_call) {
+            ol_nid callee = ol_field(t, p, OL_F_function);
+            return ol_text_is(t, callee, "print") || ol_text_is(t, callee, "len");
+        }
+        if (p == stmt)
+            break;
+    }
+    return false;
+}
+
+/* A shape check: a forward on made-up input (`net(torch.randn(2, 3, 32,
+ * 32))`) whose output is only looked at for its shape or printed. Not
+ * evaluation: one small batch, once. */
+static bool shape_check(ol_model *m, ol_nid call, uint32_t fn)
+{
+    const ol_tree *t = m->tree;
+    if (!inputs_made_from_nothing(m, call))
+        return false;
+    if (shape_use(m, call))
+        return true;
+    ol_nid stmt = ol_statement_of(t, call);
+    ol_nid assign = ol_kind_of(t, stmt) == OL_N_expression_statement ? ol_first_named(t, stmt) : OL_NONE;
+    if (assign == OL_NONE || ol_kind_of(t, assign) != OL_N_assignment ||
+        ol_unparen(t, ol_field(t, assign, OL_F_right)) != call)
+        return false;
+    ol_nid left = ol_unparen(t, ol_field(t, assign, OL_F_left));
+    if (ol_kind_of(t, left) != OL_N_identifier)
+        return false;
+    ol_nid scope_node = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
+    for (ol_nid n = left + 1; n < m->subtree_end[scope_node]; n++) {
+        if (ol_kind_of(t, n) != OL_N_identifier || !ol_same_text(t, n, left) || ol_function_of(m, n) != fn)
+            continue;
+        if (!shape_use(m, n))
+            return false;
+    }
+    return true;
+}
+
 /* Names bound from the statement holding n, and from statements that use
  * those names (two steps): where a forward's output goes. */
 typedef OL_VEC(ol_nid) nid_vec;
@@ -548,11 +601,13 @@ static bool untrained_model(ol_model *m, const ol_call *call, uint32_t fn)
     static const char *const teacher_words[] = {"teacher", NULL};
     if (name != OL_NONE && ol_kind_of(t, name) == OL_N_identifier && sym_looks_like(m, ol_node_sym(m, name), teacher_words))
         evidence = true;
+    /* the last eval()/train() on it before the call, in this function, is eval() */
     size_t first, end = ol_calls_in(m, body, &first);
-    for (size_t i = first; i < end && !evidence; i++) {
+    for (size_t i = first; i < end && m->calls.items[i].node < call->node; i++) {
         const ol_call *c = &m->calls.items[i];
-        evidence = c->name == m->names.eval && c->receiver != OL_NONE && c->node < call->node &&
-                   ol_same_text(t, ol_unparen(t, c->receiver), model);
+        if ((c->name == m->names.eval || c->name == m->names.train) && c->receiver != OL_NONE &&
+            ol_function_of(m, c->node) == fn && ol_same_text(t, ol_unparen(t, c->receiver), model))
+            evidence = c->name == m->names.eval;
     }
     if (!evidence)
         return false;
@@ -563,8 +618,8 @@ static bool untrained_model(ol_model *m, const ol_call *call, uint32_t fn)
     for (size_t i = 0; i < ev.len; i++) {
         if (ev.items[i].kind != OL_EV_STEP)
             continue;
-        ol_nid trained = ol_optimizer_module(m, ev.items[i].target);
-        if (trained == OL_NONE || ol_mentions(t, trained, model) || ol_mentions(t, model, trained))
+        /* true also when what the optimizer holds is not known */
+        if (ol_zero_clears(m, model, ev.items[i].target))
             trains_it = true;
         else
             steps_other = true;
@@ -662,7 +717,7 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
             return;
     }
     /* a shape check on made-up input keeps one small batch, once */
-    if (inputs_made_from_nothing(m, call->node))
+    if (shape_check(m, call->node, fn))
         return;
     evidence ev = EV_NONE;
     char *where = NULL;
@@ -693,13 +748,13 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
         free(text);
     } else if (!wrapper && untrained_model(m, call, fn)) {
         ev = EV_UNTRAINED;
-        anchor = call->node;
+        anchor = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
     } else if (!wrapper && only_images(m, call->node, fn)) {
         ev = EV_IMAGES;
-        anchor = call->node;
+        anchor = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
     } else if (!wrapper && held_out_forward(m, call->node, fn)) {
         ev = EV_HELD_OUT;
-        anchor = call->node;
+        anchor = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
     } else {
         return;
     }

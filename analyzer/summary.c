@@ -525,8 +525,31 @@ static void sliced_params(sbuild *b)
         size_t nd = ol_reaching_defs(m, m->node_scope[value], ol_node_sym(m, value), value, defs, 4);
         for (size_t i = 0; i < nd; i++) {
             int p = param_position(m, fi, defs[i]);
+            if (p < 0)
+                continue;
+            b->s->fns[fi].param_sliced |= 1u << p;
+            if (m->node_loop[n] != OL_NO_INDEX)
+                b->s->fns[fi].param_batched |= 1u << p;
+        }
+    }
+    /* for xb in source, for xb in source.split(bs) */
+    for (size_t li = 0; li < m->loops.len; li++) {
+        const ol_loop *loop = &m->loops.items[li];
+        ol_nid it = ol_unparen(t, loop->iter);
+        uint32_t ci = ol_call_at(m, it);
+        if (ci != OL_NO_INDEX && m->calls.items[ci].receiver != OL_NONE &&
+            (ol_text_is(t, ol_field(t, m->calls.items[ci].callee, OL_F_attribute), "split") ||
+             ol_text_is(t, ol_field(t, m->calls.items[ci].callee, OL_F_attribute), "chunk")))
+            it = ol_unparen(t, m->calls.items[ci].receiver);
+        uint32_t fi = ol_function_of(m, loop->node);
+        if (loop->kind == OL_LOOP_WHILE || fi == OL_NO_INDEX || it == OL_NONE || ol_kind_of(t, it) != OL_N_identifier)
+            continue;
+        uint32_t defs[4];
+        size_t nd = ol_reaching_defs(m, m->node_scope[it], ol_node_sym(m, it), it, defs, 4);
+        for (size_t i = 0; i < nd; i++) {
+            int p = param_position(m, fi, defs[i]);
             if (p >= 0)
-                b->s->fns[fi].param_sliced |= 1u << p;
+                b->s->fns[fi].param_batched |= 1u << p;
         }
     }
 }
@@ -630,6 +653,23 @@ static void propagate(sbuild *b, const edge *edges, size_t count)
             if (add & ~fns[e->caller].facts) {
                 fns[e->caller].facts |= add;
                 changed = true;
+            }
+            /* a parameter passed on to a callee that draws batches from it:
+             * in a loop here, or in a loop of the callee's own */
+            uint32_t cut = fns[e->callee].param_batched;
+            if (m->node_loop[m->calls.items[e->call].node] != OL_NO_INDEX)
+                cut |= fns[e->callee].param_sliced;
+            for (uint32_t q = 0; cut && q < fns[e->callee].param_count; q++) {
+                if (!(cut & (1u << q)))
+                    continue;
+                ol_nid arg = ol_call_param_arg(m, e->call, &fns[e->callee], q);
+                int p = arg != OL_NONE && ol_kind_of(m->tree, ol_unparen(m->tree, arg)) == OL_N_identifier
+                            ? flows(m, e->caller, arg, 0)
+                            : -1;
+                if (p >= 0 && !(fns[e->caller].param_batched & (1u << p))) {
+                    fns[e->caller].param_batched |= 1u << p;
+                    changed = true;
+                }
             }
             /* a parameter passed on to a callee that keeps it is kept */
             const ol_fn_summary *callee = &fns[e->callee];

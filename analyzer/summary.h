@@ -77,7 +77,8 @@ typedef struct ol_fn_summary {
     uint8_t param_count;  /* positional parameters, self included */
     bool bound;           /* a method: the receiver fills parameter 0 */
     const char **params;  /* their names, for keyword arguments */
-    uint32_t param_sliced; /* bit i: parameter i is indexed batch by batch (`source[i:i + n]`) */
+    uint32_t param_sliced; /* bit i: parameter i is cut into a batch (`source[i:i + n]`): per call */
+    uint32_t param_batched; /* bit i: the function itself draws batch after batch from parameter i */
     uint8_t store_count;
     ol_sum_store *stores;
 } ol_fn_summary;

@@ -45,18 +45,45 @@ static bool dataset_constructor(ol_model *m, ol_nid call)
     return false;
 }
 
-/* Does the function `call` runs index the parameter that `arg` fills batch
- * by batch (per its summary)? */
+/* Does the function `call` runs draw batches from the parameter that `arg`
+ * fills (per its summary): in a loop of its own, or cut per call inside
+ * the caller's loop? */
 static bool sliced_by_callee(ol_model *m, ol_nid call, ol_nid arg)
 {
     uint32_t ci = ol_call_at(m, call);
     bool cross;
     const ol_fn_summary *fs = ci != OL_NO_INDEX ? ol_call_summary(m, ci, &cross) : NULL;
-    if (!fs || !fs->param_sliced)
-        return false;
-    for (uint32_t p = 0; p < fs->param_count; p++)
-        if ((fs->param_sliced & (1u << p)) && ol_call_param_arg(m, ci, fs, p) == arg)
+    uint32_t cut = fs ? fs->param_batched | (m->node_loop[call] != OL_NO_INDEX ? fs->param_sliced : 0) : 0;
+    for (uint32_t p = 0; cut && p < fs->param_count; p++)
+        if ((cut & (1u << p)) && ol_call_param_arg(m, ci, fs, p) == arg)
             return true;
+    /* a function of this file that hands the parameter, in a loop, to a
+     * batch helper of another file (`evaluate(val_data)` calling
+     * `get_batch(data_source, i)` from utils.py) */
+    uint32_t fi = fs && !cross ? ol_callee_function(m, call) : OL_NO_INDEX;
+    if (fi == OL_NO_INDEX)
+        return false;
+    for (uint32_t p = 0; p < fs->param_count; p++) {
+        if (ol_call_param_arg(m, ci, fs, p) != arg)
+            continue;
+        size_t first, end = ol_calls_in(m, m->functions.items[fi].node, &first);
+        for (size_t k = first; k < end; k++) {
+            const ol_call *inner = &m->calls.items[k];
+            bool inner_cross;
+            const ol_fn_summary *is = ol_function_of(m, inner->node) == fi && m->node_loop[inner->node] != OL_NO_INDEX
+                                          ? ol_call_summary(m, (uint32_t)k, &inner_cross)
+                                          : NULL;
+            if (!is || !inner_cross)
+                continue;
+            for (uint32_t q = 0; q < is->param_count; q++) {
+                ol_nid a = ((is->param_sliced | is->param_batched) & (1u << q)) ? ol_call_param_arg(m, (uint32_t)k, is, q)
+                                                                               : OL_NONE;
+                if (a != OL_NONE && ol_kind_of(m->tree, a) == OL_N_identifier &&
+                    ol_text_is(m->tree, a, fs->params[p]))
+                    return true;
+            }
+        }
+    }
     return false;
 }
 
@@ -94,9 +121,7 @@ static bool used_as_dataset(ol_model *m, ol_nid use)
         ol_nid call = pk == OL_N_argument_list ? ol_parent(t, p) : ol_parent(t, ol_parent(t, p));
         if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call)
             return false;
-        if (dataset_constructor(m, call))
-            return true;
-        return m->node_loop[call] != OL_NO_INDEX && sliced_by_callee(m, call, use);
+        return dataset_constructor(m, call) || sliced_by_callee(m, call, use);
     }
     /* X[i:i + bs], X[idx] inside a loop or in __getitem__ */
     if (pk == OL_N_subscript && ol_field(t, p, OL_F_value) == use) {

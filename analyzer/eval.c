@@ -1753,6 +1753,8 @@ static ol_val def_value_uncached(ol_model *m, uint32_t di)
  * from a library that is not torch is not (`encoder = LabelEncoder()`). */
 static bool object_may_be_torch(ol_model *m, ol_val v)
 {
+    if (v.info & OL_OBJ_PROJECT)
+        return false;
     if (!v.ref)
         return true;
     const char *q = ol_sym_str(m, v.ref);

@@ -90,6 +90,10 @@ enum {
     OL_AC_FRAMEWORK = 1 << 9,  /* accelerator.autocast() and friends */
 };
 
+/* In ol_val.info for OL_V_OBJECT: an instance of a class of the project
+ * that is known not to be an nn.Module (its name says nothing more). */
+#define OL_OBJ_PROJECT 1u
+
 /* Grad-mode details, in ol_val.info for OL_V_GRADMODE. */
 typedef enum ol_gradmode {
     OL_GM_NONE = 0,

@@ -1038,7 +1038,8 @@ static bool links_call(const ol_links *l, ol_model *m, ol_sym qual, ol_sym metho
     if (cls) {
         if (index >= 0 || key)
             return false;
-        ol_val v = {cls->is_module ? OL_V_MODULE : OL_V_OBJECT, cls->is_lossfn ? OL_VF_LOSSFN : 0, 0, qual};
+        ol_val v = {cls->is_module ? OL_V_MODULE : OL_V_OBJECT, cls->is_lossfn ? OL_VF_LOSSFN : 0,
+                    cls->is_module ? 0 : OL_OBJ_PROJECT, qual};
         *out = v;
         return true;
     }
@@ -1077,6 +1078,12 @@ static bool call_name(ol_model *m, uint32_t ci, ol_sym *qual, ol_sym *method)
         }
     }
     ol_val cv = ol_eval(m, callee);
+    if (cv.kind == OL_V_OBJECT && (cv.info & OL_OBJ_PROJECT) && cv.ref) {
+        /* calling an instance runs its class's __call__ */
+        *qual = cv.ref;
+        *method = ol_model_intern(m, "__call__");
+        return true;
+    }
     if (cv.kind != OL_V_EXTERN)
         return false;
     *qual = cv.ref;

@@ -672,7 +672,7 @@ static bool wrapper_call(ol_model *m, uint32_t ci, bool *local)
         return false;
     const char *last = strrchr(fs->name, '.');
     last = last ? last + 1 : fs->name;
-    if (strcmp(last, "forward") == 0 || strcmp(last, "__call__") == 0)
+    if (strcmp(last, "forward") == 0)
         return false;
     size_t len = strlen(last);
     return !ol_name_looks_like(last, len, EVAL_WORDS) && !ol_name_looks_like(last, len, TRAIN_WORDS);

@@ -532,15 +532,17 @@ static void sliced_params(sbuild *b)
                 b->s->fns[fi].param_batched |= 1u << p;
         }
     }
-    /* for xb in source, for xb in source.split(bs) */
+    /* for xb in source.split(bs): a plain `for x in source` is not counted,
+     * helpers walk lists and tuples of tensors that way */
     for (size_t li = 0; li < m->loops.len; li++) {
         const ol_loop *loop = &m->loops.items[li];
         ol_nid it = ol_unparen(t, loop->iter);
         uint32_t ci = ol_call_at(m, it);
-        if (ci != OL_NO_INDEX && m->calls.items[ci].receiver != OL_NONE &&
-            (ol_text_is(t, ol_field(t, m->calls.items[ci].callee, OL_F_attribute), "split") ||
-             ol_text_is(t, ol_field(t, m->calls.items[ci].callee, OL_F_attribute), "chunk")))
-            it = ol_unparen(t, m->calls.items[ci].receiver);
+        if (ci == OL_NO_INDEX || m->calls.items[ci].receiver == OL_NONE ||
+            !(ol_text_is(t, ol_field(t, m->calls.items[ci].callee, OL_F_attribute), "split") ||
+              ol_text_is(t, ol_field(t, m->calls.items[ci].callee, OL_F_attribute), "chunk")))
+            continue;
+        it = ol_unparen(t, m->calls.items[ci].receiver);
         uint32_t fi = ol_function_of(m, loop->node);
         if (loop->kind == OL_LOOP_WHILE || fi == OL_NO_INDEX || it == OL_NONE || ol_kind_of(t, it) != OL_N_identifier)
             continue;

@@ -301,6 +301,18 @@ static uint32_t returned_by(ol_model *m, ol_nid stmt, ol_nid move)
     return OL_NO_INDEX;
 }
 
+/* Could a value of this kind be a tensor of data (not a model, an object
+ * of some library, a loader)? */
+static bool moved_tensor_kind(ol_val v)
+{
+    return v.kind == OL_V_TENSOR || v.kind == OL_V_UNKNOWN || v.kind == OL_V_ARRAY || v.kind == OL_V_BOTTOM;
+}
+
+static bool moved_tensor(ol_model *m, ol_nid e)
+{
+    return moved_tensor_kind(ol_eval(m, e));
+}
+
 /* Does a call of function fn outside a batch loop produce a value used as a
  * dataset? */
 static bool helper_result_used_as_dataset(ol_model *m, uint32_t fn)
@@ -409,9 +421,10 @@ static void check(ol_check *c)
             dataset = result_used_as_dataset(m, stmt, call->node);
         /* a helper that returns the moved data (`return data.to(device)`):
          * its callers decide whether that is a dataset */
-        if (!dataset) {
+        if (!dataset && (!method_move || moved_tensor(m, call->receiver))) {
             uint32_t fn = returned_by(m, stmt, call->node);
-            dataset = fn != OL_NO_INDEX && helper_result_used_as_dataset(m, fn);
+            dataset = fn != OL_NO_INDEX && moved_tensor_kind(ol_function_result(m, fn)) &&
+                      helper_result_used_as_dataset(m, fn);
         }
         if (!dataset)
             continue;

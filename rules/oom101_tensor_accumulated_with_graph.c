@@ -183,9 +183,13 @@ const ol_rule ol_rule_oom101 = {
     .name = "tensor-accumulated-with-graph",
     .severity = OL_SEV_ERROR,
     .summary = "A running total of a graph-carrying tensor keeps every iteration's autograd graph alive.",
-    .what = "Flags `total += loss`, `total = total + loss`, `self.total += loss` and `stats[k] += loss` "
-            "inside a loop that draws batches, when the added value carries the autograd graph (a "
-            "model's output, a loss, arithmetic on them) and the accumulator outlives the iteration.",
+    .what = "Flags `total += loss`, `total = total + loss`, `self.total += loss`, `stats[k] += loss` "
+            "and running averages (`avg = 0.9 * avg + 0.1 * loss`) inside a loop that draws batches or "
+            "steps an optimizer, when the added value carries the autograd graph (a model's output, a "
+            "loss, arithmetic on them, also when a helper returns it: `loss, aux = step(batch)`) and "
+            "the accumulator outlives the iteration. Meters whose method adds its argument "
+            "(`meter.update(loss)` where `update` does `self.sum += val * n`) are flagged at the call; "
+            "functions and classes of other files of the same run are followed through imports.",
     .why = "A tensor that requires grad remembers how it was computed. Adding it to a running total "
            "makes the total depend on it, so the total keeps each iteration's graph, and the "
            "activations it saved, alive. Memory then grows every step until the epoch ends, or until "

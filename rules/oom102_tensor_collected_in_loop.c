@@ -230,8 +230,11 @@ const ol_rule ol_rule_oom102 = {
     .summary = "A collection that outlives the batch loop stores tensors that carry the autograd graph.",
     .what = "Flags `xs.append(out)`, `xs.extend(...)`, `xs.insert(i, out)`, `store[k] = out`, "
             "`bank[idx] = feats`, `xs += [out]` and list/dict comprehensions over a loader, when the "
-            "stored value carries the autograd graph and the collection lives across iterations of a "
-            "loop that draws batches (or across calls of Lightning's `training_step`).",
+            "stored value (or a tuple of values) carries the autograd graph and the collection lives "
+            "across iterations of a loop that draws batches (or across calls of Lightning's "
+            "`training_step`). Loggers and collectors whose method stores its argument "
+            "(`logger.log(out)` where `log` does `self.outputs.append(v)`) are flagged at the call, "
+            "also when they live in another file of the same run.",
     .why = "A stored tensor that requires grad keeps its whole graph alive, and with it every "
            "activation saved for backward. Collecting model outputs or losses over an epoch without "
            "detaching them keeps an epoch's worth of activations on the GPU; evaluation loops without "

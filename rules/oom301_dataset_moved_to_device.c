@@ -441,8 +441,12 @@ const ol_rule ol_rule_oom301 = {
     .what = "Flags `.cuda()` / `.to(device)` (and `torch.tensor(..., device=...)`) applied outside the "
             "batch loop to tensors that are then used as a dataset: wrapped in `TensorDataset` / a "
             "`Dataset` / `DataLoader`, sliced or indexed per batch in a loop, iterated, or indexed in "
-            "`__getitem__`. Moves inside the batch loop, batches drawn from a loader, and constants "
-            "such as normalisation statistics, class weights or fixed noise are not flagged.",
+            "`__getitem__`, or handed to a function that cuts batches out of it. Also slices of a "
+            "dataset (`X[:18000].cuda()`), a Dataset's `__init__` that moves its samples, and helpers "
+            "that return their data on the GPU (`batchify(corpus.train, bs)`, flagged at the move, "
+            "or at the call when the helper is in another file of the run). Moves inside the batch "
+            "loop, batches drawn from a loader, and constants such as normalisation statistics, "
+            "class weights or fixed noise are not flagged.",
     .why = "A dataset on the GPU occupies memory for the whole run, on top of the model, its "
            "gradients, the optimizer state and the activations of every step. It fits on a small "
            "experiment and runs out of memory the day the data grows. Moving each batch as it is "

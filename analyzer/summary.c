@@ -1025,12 +1025,24 @@ static const ol_fn_summary *target_fn(ol_xref *x, ol_sym qual, ol_sym method, co
     return method_of(tg->file, tg->cls->name, ol_sym_str(x->m, method), 0);
 }
 
+/* Could qual name something of another file of the project? Pure: reads
+ * no summary, so it may be asked while this file's own is being built. */
+static bool may_resolve(ol_xref *x, ol_sym qual)
+{
+    size_t file;
+    const char *rest;
+    return x->project && ol_project_resolve(x->project, x->file, ol_sym_str(x->m, qual), &file, &rest) &&
+           file != x->file;
+}
+
 static bool links_call(const ol_links *l, ol_model *m, ol_sym qual, ol_sym method, int index, const char *key,
                        ol_val *out)
 {
     ol_xref *x = l->ctx;
     if (!x->answering) {
-        x->asked++;
+        /* values computed now must be computed again once it can answer */
+        if (may_resolve(x, qual))
+            x->asked++;
         return false;
     }
     if (!x->project)
@@ -1113,7 +1125,7 @@ static uint32_t links_call_facts(const ol_links *l, ol_model *m, uint32_t ci)
 {
     ol_xref *x = l->ctx;
     if (!x->answering) {
-        x->asked++;
+        x->asked++; /* not asked while summarizing today; forget to be safe if it is */
         return 0;
     }
     bool cross;

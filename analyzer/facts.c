@@ -511,6 +511,38 @@ bool ol_zero_clears(ol_model *m, ol_nid zero_target, ol_nid optimizer)
     return false;
 }
 
+/* Is `part` the same expression as `whole`, or an attribute chain below it
+ * (`model.fc` below `model`)? */
+static bool part_of(const ol_tree *t, ol_nid part, ol_nid whole)
+{
+    for (int depth = 0; depth < 8 && part != OL_NONE; depth++) {
+        part = ol_unparen(t, part);
+        if (ol_same_text(t, part, whole))
+            return true;
+        if (ol_kind_of(t, part) == OL_N_attribute)
+            part = ol_field(t, part, OL_F_object);
+        else if (ol_kind_of(t, part) == OL_N_subscript)
+            part = ol_field(t, part, OL_F_value);
+        else
+            return false;
+    }
+    return false;
+}
+
+bool ol_optimizer_may_train(ol_model *m, ol_nid optimizer, ol_nid module)
+{
+    const ol_tree *t = m->tree;
+    ol_nid value = optimizer_value(m, optimizer);
+    ol_nid sources[8];
+    size_t n = value != OL_NONE ? parameter_sources(m, value, sources, 0, 8, 0) : 0;
+    if (n == 0)
+        return true;
+    for (size_t i = 0; i < n; i++)
+        if (part_of(t, sources[i], module) || part_of(t, module, sources[i]))
+            return true;
+    return false;
+}
+
 bool ol_is_scalar_loss(ol_model *m, ol_nid value, ol_val v)
 {
     if (!(v.flags & OL_VF_LOSS))

@@ -96,6 +96,11 @@ void ol_collect_events(ol_model *m, ol_nid region, ol_event_vec *out);
  * not known, any module counts). */
 bool ol_zero_clears(ol_model *m, ol_nid zero_target, ol_nid optimizer);
 
+/* Could `optimizer` update parameters of `module`: it was built over the
+ * module, a part of it (`model.fc.parameters()`), or something that
+ * contains it, or what it holds is not known? */
+bool ol_optimizer_may_train(ol_model *m, ol_nid optimizer, ol_nid module);
+
 /* A loss that is one number: produced by a loss function, without
  * reduction="none" in the call that made it. */
 bool ol_is_scalar_loss(ol_model *m, ol_nid value, ol_val v);

@@ -619,7 +619,7 @@ static bool untrained_model(ol_model *m, const ol_call *call, uint32_t fn)
         if (ev.items[i].kind != OL_EV_STEP)
             continue;
         /* true also when what the optimizer holds is not known */
-        if (ol_zero_clears(m, model, ev.items[i].target))
+        if (ol_optimizer_may_train(m, ev.items[i].target, model))
             trains_it = true;
         else
             steps_other = true;

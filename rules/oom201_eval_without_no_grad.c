@@ -401,9 +401,9 @@ static bool inputs_made_from_nothing(ol_model *m, ol_nid call)
     return any;
 }
 
-/* Is this use of a forward's output only a look at its shape: `.shape`,
- * `.size()`, `.dtype`, or printing it? */
-static bool shape_use(ol_model *m, ol_nid use)
+/* How a forward's output is used: 2 for its shape only (`.shape`, `.size()`,
+ * `.dtype`, `len()`, an assert), 1 for printing it, 0 for anything else. */
+static int shape_use(ol_model *m, ol_nid use)
 {
     const ol_tree *t = m->tree;
     ol_nid stmt = ol_statement_of(t, use);
@@ -412,46 +412,55 @@ static bool shape_use(ol_model *m, ol_nid use)
         if (k == OL_N_attribute && ol_field(t, p, OL_F_object) == child) {
             ol_nid attr = ol_field(t, p, OL_F_attribute);
             return ol_text_is(t, attr, "shape") || ol_text_is(t, attr, "size") || ol_text_is(t, attr, "dtype") ||
-                   ol_text_is(t, attr, "ndim") || ol_text_is(t, attr, "dim");
+                           ol_text_is(t, attr, "ndim") || ol_text_is(t, attr, "dim")
+                       ? 2
+                       : 0;
         }
         if (k == OL_N_assert_statement)
-            return true;
+            return 2;
         if (k == OL_N_call) {
             ol_nid callee = ol_field(t, p, OL_F_function);
-            return ol_text_is(t, callee, "print") || ol_text_is(t, callee, "len");
+            return ol_text_is(t, callee, "len") ? 2 : ol_text_is(t, callee, "print") ? 1 : 0;
         }
         if (p == stmt)
             break;
     }
-    return false;
+    return 0;
 }
 
-/* A shape check: a forward on made-up input (`net(torch.randn(2, 3, 32,
- * 32))`) whose output is only looked at for its shape or printed. Not
- * evaluation: one small batch, once. */
+/* A shape check: a forward whose output is only looked at for its shape,
+ * or printed when its input is made up (`print(net(torch.randn(2, 3, 32,
+ * 32)))`). Not evaluation: one small batch, once. */
 static bool shape_check(ol_model *m, ol_nid call, uint32_t fn)
 {
     const ol_tree *t = m->tree;
-    if (!inputs_made_from_nothing(m, call))
-        return false;
-    if (shape_use(m, call))
-        return true;
+    int need = inputs_made_from_nothing(m, call) ? 1 : 2;
+    int direct = shape_use(m, call);
+    if (direct)
+        return direct >= need;
     ol_nid stmt = ol_statement_of(t, call);
     ol_nid assign = ol_kind_of(t, stmt) == OL_N_expression_statement ? ol_first_named(t, stmt) : OL_NONE;
     if (assign == OL_NONE || ol_kind_of(t, assign) != OL_N_assignment ||
         ol_unparen(t, ol_field(t, assign, OL_F_right)) != call)
         return false;
     ol_nid left = ol_unparen(t, ol_field(t, assign, OL_F_left));
-    if (ol_kind_of(t, left) != OL_N_identifier)
+    ol_kind lk = ol_kind_of(t, left);
+    if (lk != OL_N_identifier && lk != OL_N_pattern_list && lk != OL_N_tuple_pattern)
         return false;
     ol_nid scope_node = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
-    for (ol_nid n = left + 1; n < m->subtree_end[scope_node]; n++) {
-        if (ol_kind_of(t, n) != OL_N_identifier || !ol_same_text(t, n, left) || ol_function_of(m, n) != fn)
+    bool used = false;
+    for (ol_nid target = left; target < m->subtree_end[left]; target++) {
+        if (ol_kind_of(t, target) != OL_N_identifier)
             continue;
-        if (!shape_use(m, n))
-            return false;
+        for (ol_nid n = m->subtree_end[left]; n < m->subtree_end[scope_node]; n++) {
+            if (ol_kind_of(t, n) != OL_N_identifier || !ol_same_text(t, n, target) || ol_function_of(m, n) != fn)
+                continue;
+            if (shape_use(m, n) < need)
+                return false;
+            used = true;
+        }
     }
-    return true;
+    return used || need == 1;
 }
 
 /* Names bound from the statement holding n, and from statements that use

@@ -481,3 +481,26 @@ def _():
         assert len(results) == 1, results
         codes = {f["code"] for f in json.loads(results.pop())}
         assert codes == {"OOM001", "OOM002"}, codes
+
+
+@test("cli: a long chain of imports gives the same findings on one thread as on many")
+def _():
+    with Workspace() as ws:
+        for i in range(24):
+            nxt = f"from m{i + 1} import Meter{i + 1}\n" if i < 23 else ""
+            body = (f"{nxt}import torch.nn as nn\n\nmodel = nn.Linear(2, 2)\n\n\n"
+                    f"class Meter{i}:\n    def __init__(self):\n        self.total = 0\n\n"
+                    f"    def update(self, value):\n        self.total += value\n")
+            if i < 23:
+                body += (f"\n\ndef train(loader, optimizer):\n    meter = Meter{i + 1}()\n"
+                         f"    for x in loader:\n        optimizer.zero_grad()\n"
+                         f"        loss = model(x).sum()\n        loss.backward()\n        optimizer.step()\n"
+                         f"        meter.update(loss)\n")
+            ws.write(f"m{i}.py", body)
+        seen = set()
+        for threads in ("1", "2", "5"):
+            r = run("--isolated", "--format", "json", "-j", threads, ".", cwd=ws.path, timeout=60)
+            findings = sorted((f["path"], f["line"], f["code"]) for f in r.json())
+            assert len([f for f in findings if f[2] == "OOM101"]) == 23, findings
+            seen.add(tuple(findings))
+        assert len(seen) == 1, seen

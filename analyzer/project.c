@@ -13,6 +13,7 @@
 
 typedef struct pfile {
     char *path;             /* absolute, normalized */
+    size_t len;
     size_t dir_len;         /* path[0..dir_len) is its directory ("" for "/") */
     char *top;              /* the directory above its top-level package, or NULL */
     ol_file_summary *summary;
@@ -27,6 +28,9 @@ struct ol_project {
     size_t *slots;          /* open addressing over paths: index + 1, 0 = empty */
     size_t slot_count;
     char *root;             /* the common directory of all files */
+    char **names;           /* every directory name and file stem in the paths: */
+    size_t name_slots;      /* a module name starts with one of them (open addressing) */
+    ol_arena name_arena;
     ol_project_processor process;
     void *job;
 };
@@ -109,8 +113,8 @@ static size_t lookup_n(const ol_project *p, const char *path, size_t n)
         size_t v = p->slots[i];
         if (v == 0)
             return (size_t)-1;
-        const char *f = p->files[v - 1].path;
-        if (strlen(f) == n && memcmp(f, path, n) == 0)
+        const pfile *f = &p->files[v - 1];
+        if (f->len == n && memcmp(f->path, path, n) == 0)
             return v - 1;
     }
 }
@@ -155,6 +159,8 @@ void ol_project_free(ol_project *p)
     free(p->files);
     free(p->slots);
     free(p->root);
+    free(p->names);
+    ol_arena_free(&p->name_arena);
     pthread_cond_destroy(&p->published);
     pthread_mutex_destroy(&p->lock);
     free(p);
@@ -188,6 +194,7 @@ size_t ol_project_add(ol_project *p, const char *path)
     pfile *f = &p->files[p->count++];
     memset(f, 0, sizeof(*f));
     f->path = c;
+    f->len = strlen(c);
     f->dir_len = dir_len_of(c);
     atomic_init(&f->claimed, false);
     if (p->count * 2 + 2 > p->slot_count)
@@ -213,8 +220,63 @@ static bool has_init(const ol_project *p, const char *dir, size_t dir_len)
     return found;
 }
 
+static bool name_known(const ol_project *p, const char *s, size_t n)
+{
+    if (!p->name_slots)
+        return false;
+    size_t mask = p->name_slots - 1;
+    for (size_t i = (size_t)hash_str(s, n) & mask; p->names[i]; i = (i + 1) & mask)
+        if (strlen(p->names[i]) == n && memcmp(p->names[i], s, n) == 0)
+            return true;
+    return false;
+}
+
+static void add_name(ol_project *p, const char *s, size_t n)
+{
+    if (n == 0 || name_known(p, s, n))
+        return;
+    size_t mask = p->name_slots - 1;
+    size_t i = (size_t)hash_str(s, n) & mask;
+    while (p->names[i])
+        i = (i + 1) & mask;
+    p->names[i] = ol_arena_strndup(&p->name_arena, s, n);
+}
+
+/* Every directory name and file stem of the project's paths: a dotted name
+ * whose first part is none of them names no file of the project, whatever
+ * the base (most names: torch, numpy, os, ...). */
+static void index_names(ol_project *p)
+{
+    free(p->names);
+    ol_arena_free(&p->name_arena);
+    size_t parts = 0;
+    for (size_t i = 0; i < p->count; i++)
+        for (const char *c = p->files[i].path; *c; c++)
+            parts += *c == '/';
+    p->name_slots = 64;
+    while (p->name_slots < parts * 2 + 2)
+        p->name_slots *= 2;
+    p->names = ol_xcalloc(p->name_slots, sizeof(char *));
+    for (size_t i = 0; i < p->count; i++) {
+        const char *path = p->files[i].path;
+        for (const char *c = path; *c;) {
+            while (*c == '/')
+                c++;
+            const char *end = c;
+            while (*end && *end != '/')
+                end++;
+            size_t n = (size_t)(end - c);
+            if (!*end && n > 3 && memcmp(end - 3, ".py", 3) == 0)
+                n -= 3;
+            add_name(p, c, n);
+            c = end;
+        }
+    }
+}
+
 void ol_project_index(ol_project *p)
 {
+    index_names(p);
     free(p->root);
     p->root = NULL;
     size_t root_len = 0;
@@ -317,6 +379,8 @@ bool ol_project_resolve(const ol_project *p, size_t from, const char *qual, size
         if (!dot)
             break;
     }
+    if (nparts > 0 && !name_known(p, parts[0], lens[0]))
+        return false;
     const pfile *f = &p->files[from];
     size_t consumed = 0;
     bool found = false;

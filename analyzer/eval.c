@@ -1876,6 +1876,12 @@ static ol_val eval_name(ol_model *m, ol_nid n)
             bound = scope_binds(m, s, name);
             s = m->scopes.items[s].parent;
         }
+        if (!bound && m->links && m->links->star) {
+            /* `from utils import *` of a file of the project that defines it */
+            ol_sym q = m->links->star(m->links, m, name);
+            if (q)
+                return mk_ref(OL_V_EXTERN, 0, q);
+        }
         if (!bound) {
             /* bound nowhere: a star import (`from utils import *`) brought it,
              * and the conventional spellings say what it is */

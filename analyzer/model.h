@@ -306,6 +306,9 @@ typedef struct ol_links {
                  const char *key, ol_val *out);
     /* What the callee of call `ci` does (OL_FN_* of summary.h), 0 if unknown. */
     uint32_t (*call_facts)(const struct ol_links *l, struct ol_model *m, uint32_t ci);
+    /* The dotted name a name bound nowhere in this file comes from, through
+     * `from module import *` of a project module; 0 if none. */
+    ol_sym (*star)(const struct ol_links *l, struct ol_model *m, ol_sym name);
 } ol_links;
 
 typedef struct ol_model {

@@ -942,6 +942,7 @@ struct ol_xref {
     OL_VEC(target) targets;   /* resolved names (few per file: a list is enough) */
     OL_VEC(ol_file_summary *) held;
     OL_VEC(size_t) held_files;
+    OL_VEC(char *) stars;     /* modules of `from module import *` at module level */
 };
 
 static const ol_file_summary *hold(ol_xref *x, size_t file)
@@ -1134,6 +1135,54 @@ static uint32_t links_call_facts(const ol_links *l, ol_model *m, uint32_t ci)
     return fs ? fs->facts : 0;
 }
 
+/* `from utils import *`, `from .helpers import *` at module level. */
+static void collect_stars(ol_xref *x)
+{
+    const ol_tree *t = x->m->tree;
+    if (!x->project || t->nodes.len == 0)
+        return;
+    for (ol_nid c = ol_first_named(t, 0); c != OL_NONE; c = ol_next_named(t, c)) {
+        if (ol_kind_of(t, c) != OL_N_import_from_statement)
+            continue;
+        bool star = false;
+        for (ol_nid k = ol_first_named(t, c); k != OL_NONE && !star; k = ol_next_named(t, k))
+            star = ol_kind_of(t, k) == OL_N_wildcard_import;
+        ol_nid module = ol_field(t, c, OL_F_module_name);
+        if (!star || module == OL_NONE)
+            continue;
+        uint32_t len;
+        const char *text = ol_text(t, module, &len);
+        ol_buf b = {0};
+        for (uint32_t i = 0; i < len; i++)
+            if (text[i] != ' ' && text[i] != '\t' && text[i] != '\\' && text[i] != '\n' && text[i] != '\r')
+                ol_buf_putc(&b, text[i]);
+        ol_vec_push(&x->stars, ol_buf_take(&b));
+    }
+}
+
+static ol_sym links_star(const ol_links *l, ol_model *m, ol_sym name)
+{
+    ol_xref *x = l->ctx;
+    for (size_t i = 0; i < x->stars.len; i++) {
+        const char *mod = x->stars.items[i];
+        size_t ml = strlen(mod);
+        char *q = ol_xasprintf("%s%s%s", mod, ml && mod[ml - 1] == '.' ? "" : ".", ol_sym_str(m, name));
+        ol_sym qual = ol_model_intern(m, q);
+        free(q);
+        if (!x->answering) {
+            if (may_resolve(x, qual)) {
+                x->asked++;
+                return 0;
+            }
+            continue;
+        }
+        target *tg = lookup(x, qual);
+        if (tg->fn || tg->cls)
+            return qual;
+    }
+    return 0;
+}
+
 ol_xref *ol_xref_begin(ol_model *m, ol_project *project, size_t file, void *worker)
 {
     ol_xref *x = ol_xcalloc(1, sizeof(*x));
@@ -1144,6 +1193,8 @@ ol_xref *ol_xref_begin(ol_model *m, ol_project *project, size_t file, void *work
     x->links.ctx = x;
     x->links.call = links_call;
     x->links.call_facts = links_call_facts;
+    x->links.star = links_star;
+    collect_stars(x);
     m->links = &x->links;
     x->own = ol_summarize(m);
     if (project)
@@ -1168,6 +1219,9 @@ void ol_xref_end(ol_xref *x)
     ol_vec_free(&x->held);
     ol_vec_free(&x->held_files);
     ol_vec_free(&x->targets);
+    for (size_t i = 0; i < x->stars.len; i++)
+        free(x->stars.items[i]);
+    ol_vec_free(&x->stars);
     ol_file_summary_release(x->own);
     free(x);
 }
@@ -1242,8 +1296,9 @@ size_t ol_call_kept_args(ol_model *m, uint32_t ci, ol_kept_arg *out, size_t cap)
             continue;
         ol_nid holder = OL_NONE;
         if (st->into == OL_INTO_SELF) {
-            holder = m->calls.items[ci].receiver;
-            if (holder == OL_NONE || !fs->bound)
+            /* the receiver, or the first argument of `Cls.update(meter, v)` */
+            holder = fs->bound ? ol_call_param_arg(m, ci, fs, 0) : OL_NONE;
+            if (holder == OL_NONE)
                 continue;
         } else if (st->into != OL_INTO_GLOBAL) {
             holder = ol_call_param_arg(m, ci, fs, st->into);

@@ -462,6 +462,7 @@ static bool transformers_model_class(const char *cls)
 
 static ol_val eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path, int path_len);
 static bool elem_of_expr(ol_model *m, ol_nid e, int index, const char *key, int depth, ol_val *out);
+static bool inherited(ol_model *m, uint32_t ci, ol_sym method, ol_sym *base_qual, ol_val *out, int depth);
 
 static bool progress_wrapper(const char *name)
 {
@@ -827,6 +828,27 @@ static ol_val function_result(ol_model *m, uint32_t fi)
     if (n == 0)
         return mk(OL_V_NONE, 0);
     return r.kind == OL_V_BOTTOM ? UNKNOWN : r;
+}
+
+static bool inherited(ol_model *m, uint32_t ci, ol_sym method, ol_sym *base_qual, ol_val *out, int depth)
+{
+    if (!m->links || ci >= m->classes.len || depth > 8)
+        return false;
+    for (size_t i = 0; i < m->classes.items[ci].bases.len; i++) {
+        ol_val b = ol_eval(m, m->classes.items[ci].bases.items[i]);
+        if (b.kind == OL_V_EXTERN && m->links->call(m->links, m, b.ref, method, -1, NULL, out)) {
+            *base_qual = b.ref;
+            return true;
+        }
+        if (b.kind == OL_V_CLASS && b.ref != ci && inherited(m, b.ref, method, base_qual, out, depth + 1))
+            return true;
+    }
+    return false;
+}
+
+bool ol_inherited_method(ol_model *m, uint32_t ci, ol_sym method, ol_sym *base_qual, ol_val *out)
+{
+    return inherited(m, ci, method, base_qual, out, 0);
 }
 
 ol_val ol_function_result(ol_model *m, uint32_t fi)
@@ -1351,6 +1373,12 @@ static bool call_target(ol_model *m, ol_nid call, ol_sym *qual, ol_sym *method)
         ol_val rv = ol_eval(m, m->calls.items[ci].receiver);
         if ((rv.kind == OL_V_OBJECT || rv.kind == OL_V_MODULE) && rv.ref && !(rv.flags & OL_VF_LOCAL)) {
             *qual = rv.ref;
+            *method = m->calls.items[ci].name;
+            return true;
+        }
+        ol_val unused;
+        if ((rv.kind == OL_V_MODULE || rv.kind == OL_V_INSTANCE) && (rv.flags & OL_VF_LOCAL) &&
+            inherited(m, rv.ref, m->calls.items[ci].name, qual, &unused, 0)) {
             *method = m->calls.items[ci].name;
             return true;
         }
@@ -2027,12 +2055,16 @@ static ol_val module_method(ol_model *m, ol_val recv, ol_sym method, ol_nid call
          ol_str_has_suffix(meth, "_features") || qeq(meth, "embed")) &&
         !((recv.flags & OL_VF_LOCAL) && recv.ref < m->classes.len && find_method(m, recv.ref, method, 0) != OL_NO_INDEX))
         return mk(OL_V_TENSOR, OL_VF_GRAPH);
+    ol_val linked;
+    ol_sym base;
     if ((recv.flags & OL_VF_LOCAL) && recv.ref < m->classes.len) {
         uint32_t fi = find_method(m, recv.ref, method, 0);
         if (fi != OL_NO_INDEX)
             return function_result(m, fi);
+        /* defined by a base class in another file of the project */
+        if (inherited(m, recv.ref, method, &base, &linked, 0))
+            return linked;
     }
-    ol_val linked;
     if (!(recv.flags & OL_VF_LOCAL) && recv.ref && m->links &&
         m->links->call(m->links, m, recv.ref, method, -1, NULL, &linked))
         return linked;
@@ -2074,6 +2106,10 @@ static ol_val eval_call(ol_model *m, ol_nid n)
                 uint32_t fi = find_method(m, rv.ref, method, 0);
                 if (fi != OL_NO_INDEX)
                     return function_result(m, fi);
+                ol_sym base;
+                ol_val linked;
+                if (inherited(m, rv.ref, method, &base, &linked, 0))
+                    return linked;
             }
             break; /* an attribute holding a callable: self.criterion(...) */
         case OL_V_CLASS: {

@@ -426,6 +426,10 @@ bool ol_call_is(ol_model *m, ol_nid call, const char *const *quals);
 /* The function of this file a call runs (`f(x)`, `self.step(b)`,
  * `meter.update(v)` for a local class), or OL_NO_INDEX. */
 uint32_t ol_callee_function(ol_model *m, ol_nid call);
+/* A method that local class ci inherits from a class of another file of the
+ * project (through the links): true with the base's dotted name and what
+ * calling the method returns. */
+bool ol_inherited_method(ol_model *m, uint32_t ci, ol_sym method, ol_sym *base_qual, ol_val *out);
 /* What function fi returns, all its returns joined. */
 ol_val ol_function_result(ol_model *m, uint32_t fi);
 /* Element `index` (key NULL) or `key` of the tuples or dicts function fi

@@ -1091,6 +1091,13 @@ static bool call_name(ol_model *m, uint32_t ci, ol_sym *qual, ol_sym *method)
             *method = c->name;
             return true;
         }
+        /* self.model_step(b) with model_step defined by a base class of another file */
+        ol_val out;
+        if ((rv.kind == OL_V_OBJECT || rv.kind == OL_V_MODULE || rv.kind == OL_V_INSTANCE) &&
+            (rv.flags & OL_VF_LOCAL) && ol_inherited_method(m, rv.ref, c->name, qual, &out)) {
+            *method = c->name;
+            return true;
+        }
     }
     ol_val cv = ol_eval(m, callee);
     if (cv.kind == OL_V_OBJECT && (cv.info & OL_OBJ_PROJECT) && cv.ref) {

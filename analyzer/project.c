@@ -379,7 +379,8 @@ bool ol_project_resolve(const ol_project *p, size_t from, const char *qual, size
         if (!dot)
             break;
     }
-    if (nparts > 0 && !name_known(p, parts[0], lens[0]))
+    /* relative names may start with an attribute of the package's __init__.py */
+    if (level == 0 && nparts > 0 && !name_known(p, parts[0], lens[0]))
         return false;
     const pfile *f = &p->files[from];
     size_t consumed = 0;

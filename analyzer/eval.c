@@ -66,8 +66,15 @@ static ol_val join(ol_val a, ol_val b)
         ol_val r = a;
         r.flags = a.flags | b.flags;
         r.info = a.info | b.info;
-        if (a.ref != b.ref)
-            r.ref = 0, r.flags &= (uint8_t)~OL_VF_LOCAL;
+        if (a.ref != b.ref) {
+            /* a module of a known class of the project on one path and a module
+             * known only by its name on the other (`decoder = Decoder()` or
+             * `checkpoint['decoder']`): read it as that class */
+            if (a.kind == OL_V_MODULE && !((a.flags | b.flags) & OL_VF_LOCAL) && (!a.ref || !b.ref))
+                r.ref = a.ref ? a.ref : b.ref;
+            else
+                r.ref = 0, r.flags &= (uint8_t)~OL_VF_LOCAL;
+        }
         return r;
     }
     /* a tensor on one side and a number on the other: still possibly a tensor */
@@ -1463,9 +1470,19 @@ static bool elem_of_expr(ol_model *m, ol_nid e, int index, const char *key, int 
     if (k == OL_N_call) {
         uint32_t fi = ol_callee_function(m, e);
         bool found = false;
+        ol_val mod = fi == OL_NO_INDEX ? ol_eval(m, ol_field(t, e, OL_F_function)) : UNKNOWN;
         if (fi != OL_NO_INDEX) {
             found = function_element(m, fi, index, key, depth, out);
-        } else if (m->links) {
+        } else if (mod.kind == OL_V_MODULE && !(mod.flags & OL_VF_LOSSFN)) {
+            /* `preds, lengths = decoder(x)`: what the module's forward() returns */
+            if ((mod.flags & OL_VF_LOCAL) && mod.ref < m->classes.len) {
+                uint32_t fwd = find_method(m, mod.ref, m->names.forward, 0);
+                found = fwd != OL_NO_INDEX && function_element(m, fwd, index, key, depth, out);
+            } else if (mod.ref && m->links) {
+                found = m->links->call(m->links, m, mod.ref, m->names.forward, index, key, out);
+            }
+        }
+        if (!found && fi == OL_NO_INDEX && m->links) {
             ol_sym qual, method;
             found = call_target(m, e, &qual, &method) && m->links->call(m->links, m, qual, method, index, key, out);
         }

@@ -16,8 +16,10 @@
 #include "fix.h"
 #include "model.h"
 #include "notebook.h"
+#include "project.h"
 #include "rule.h"
 #include "suppress.h"
+#include "summary.h"
 #include "writefile.h"
 
 void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s)
@@ -25,6 +27,11 @@ void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s)
     ol_parser_init(&lt->parser, g);
     lt->settings = s;
     lt->timings = NULL;
+    lt->project = NULL;
+    lt->file = 0;
+    lt->depth = 0;
+    lt->summary_only = false;
+    lt->nested_ns = 0;
 }
 
 uint64_t ol_now_ns(void)
@@ -293,21 +300,32 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
             tm->model_ns += t1 - t0;
             t0 = t1;
         }
+        /* publish what this file's functions do before its rules ask about others' */
+        ol_xref *xref = ol_xref_begin(&model, lt->project, lt->file, lt);
+        if (tm) {
+            uint64_t t1 = ol_now_ns();
+            tm->model_ns += t1 - t0;
+            t0 = t1;
+        }
         ol_check check = {&model, &tree, &r->src, NULL, &r->diags};
         bool test_file = ol_is_test_file(&model);
-        for (size_t i = 0; i < ol_rule_count; i++) {
+        for (size_t i = 0; i < ol_rule_count && !lt->summary_only; i++) {
             const ol_rule *rule = ol_rules[i];
             if (!rule->check || !lt->settings->enabled[i] || (test_file && !rule->in_tests))
                 continue;
             check.rule = rule;
+            lt->nested_ns = 0;
             rule->check(&check);
             if (tm) {
+                /* another file linted on the way is timed as itself */
                 uint64_t t1 = ol_now_ns();
-                tm->rule_ns[i] += t1 - t0;
-                tm->rules_ns += t1 - t0;
+                uint64_t spent = t1 - t0 > lt->nested_ns ? t1 - t0 - lt->nested_ns : 0;
+                tm->rule_ns[i] += spent;
+                tm->rules_ns += spent;
                 t0 = t1;
             }
         }
+        ol_xref_end(xref);
         ol_model_free(&model);
     }
     filter(lt->settings, &tree, r);
@@ -412,6 +430,7 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
 /* ---- the pool ------------------------------------------------------------- */
 
 typedef struct pool_job {
+    ol_project *project; /* NULL when the run has one file */
     const ol_grammar *grammar;
     const ol_settings *settings;
     const ol_run_options *run;
@@ -424,11 +443,56 @@ typedef struct pool_job {
     pthread_mutex_t lock; /* guards merging timings */
 } pool_job;
 
+/* Lints input i on this thread, as the one that claimed it. */
+static void lint_claimed(pool_job *job, ol_linter *lt, size_t i)
+{
+    size_t saved_file = lt->file;
+    lt->file = i;
+    lt->depth++;
+    ol_lint_input(lt, &job->inputs[i], job->stdin_bytes, job->stdin_len, job->run, &job->results[i]);
+    if (job->project)
+        ol_project_publish_missing(job->project, i);
+    lt->depth--;
+    lt->file = saved_file;
+}
+
+/* Files importing each other are linted one inside the other on a thread;
+ * past this depth only summaries are built (the file is parsed again when
+ * its turn comes). */
+#define OL_MAX_NESTED_FILES 16
+
+/* The project's processor: a file's rules asked about file i, which has no
+ * summary yet (project.h). */
+static void process_file(void *arg, void *worker_linter, size_t i)
+{
+    pool_job *job = arg;
+    ol_linter *lt = worker_linter;
+    uint64_t start = lt->timings ? ol_now_ns() : 0;
+    bool saved_only = lt->summary_only;
+    uint64_t saved_nested = lt->nested_ns;
+    if (lt->depth < OL_MAX_NESTED_FILES && ol_project_claim(job->project, i)) {
+        lt->summary_only = false;
+        lint_claimed(job, lt, i);
+    } else if (!ol_project_claimed(job->project, i) || lt->depth >= OL_MAX_NESTED_FILES) {
+        ol_file_result scratch;
+        size_t saved_file = lt->file;
+        lt->file = i;
+        lt->summary_only = true;
+        ol_lint_input(lt, &job->inputs[i], job->stdin_bytes, job->stdin_len, NULL, &scratch);
+        ol_file_result_free(&scratch);
+        ol_project_publish_missing(job->project, i);
+        lt->file = saved_file;
+    }
+    lt->summary_only = saved_only;
+    lt->nested_ns = saved_nested + (lt->timings ? ol_now_ns() - start : 0);
+}
+
 static void *worker(void *arg)
 {
     pool_job *job = arg;
     ol_linter lt;
     ol_linter_init(&lt, job->grammar, job->settings);
+    lt.project = job->project;
     ol_timings mine;
     bool timed = job->run && job->run->timings;
     if (timed) {
@@ -439,7 +503,8 @@ static void *worker(void *arg)
         size_t i = atomic_fetch_add(&job->next, 1);
         if (i >= job->count)
             break;
-        ol_lint_input(&lt, &job->inputs[i], job->stdin_bytes, job->stdin_len, job->run, &job->results[i]);
+        if (!job->project || ol_project_claim(job->project, i))
+            lint_claimed(job, &lt, i);
     }
     if (timed) {
         pthread_mutex_lock(&job->lock);
@@ -463,6 +528,15 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
     job.stdin_bytes = stdin_bytes;
     job.stdin_len = stdin_len;
     job.results = results;
+    /* several files: their functions' summaries are shared between them */
+    job.project = NULL;
+    if (count > 1) {
+        job.project = ol_project_new();
+        for (size_t i = 0; i < count; i++)
+            ol_project_add(job.project, inputs[i].path);
+        ol_project_index(job.project);
+        ol_project_set_processor(job.project, process_file, &job);
+    }
     atomic_init(&job.next, 0);
     pthread_mutex_init(&job.lock, NULL);
     if (threads <= 0) {
@@ -473,6 +547,7 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
         threads = (int)count;
     if (threads < 1) {
         pthread_mutex_destroy(&job.lock);
+        ol_project_free(job.project);
         return;
     }
     /* even one worker runs on a thread of its own: the model walk wants a
@@ -495,4 +570,5 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
         pthread_join(ids[i], NULL);
     free(ids);
     pthread_mutex_destroy(&job.lock);
+    ol_project_free(job.project);
 }

@@ -71,6 +71,11 @@ typedef struct ol_linter {
     ol_parser parser;
     const ol_settings *settings;
     ol_timings *timings; /* this thread's timings, or NULL */
+    struct ol_project *project; /* the run's files and their summaries, or NULL (project.h) */
+    size_t file;         /* index in the project of the file being linted */
+    int depth;           /* files being linted on this thread, one inside another */
+    bool summary_only;   /* publish the file's summary, run no rules */
+    uint64_t nested_ns;  /* time spent on other files inside this one's rules */
 } ol_linter;
 
 void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s);

@@ -23,6 +23,7 @@
 
 #include "facts.h"
 #include "rule.h"
+#include "summary.h"
 
 /* How the collection is used besides being filled, in the same function:
  * as tensors (`torch.stack(xs)`, `xs[-1].shape`), which a list of Python
@@ -141,13 +142,15 @@ static void check_calls(ol_check *c)
         if (value == OL_NONE)
             continue;
         ol_val v = ol_eval(m, value);
-        bool graph = extend ? (v.flags & (OL_VF_ELEM_GRAPH | OL_VF_GRAPH)) != 0 : ol_val_is_graph(v);
+        /* a tuple of outputs, `(out, y)`, keeps them as much as `out` alone */
+        bool tuple = !extend && (v.kind == OL_V_TUPLE || v.kind == OL_V_LIST) && (v.flags & OL_VF_ELEM_GRAPH);
+        bool graph = extend ? (v.flags & (OL_VF_ELEM_GRAPH | OL_VF_GRAPH)) != 0 : ol_val_is_graph(v) || tuple;
         if (!graph || ol_grad_disabled(m, call->node))
             continue;
         ol_nid stmt = ol_statement_of(t, call->node);
         if (!outlives_batches(m, recv, stmt))
             continue;
-        report(c, stmt, recv, value, v, extend ? "is extended with" : "collects", !extend);
+        report(c, stmt, recv, value, v, extend ? "is extended with" : "collects", !extend && !tuple);
     }
 }
 
@@ -164,7 +167,8 @@ static void check_stores(ol_check *c)
         if (value == OL_NONE || holder == OL_NONE || ol_kind_of(t, value) == OL_N_assignment)
             continue;
         ol_val v = ol_eval(m, value);
-        if (!ol_val_is_graph(v) || ol_grad_disabled(m, a))
+        bool tuple = (v.kind == OL_V_TUPLE || v.kind == OL_V_LIST) && (v.flags & OL_VF_ELEM_GRAPH);
+        if (!(ol_val_is_graph(v) || tuple) || ol_grad_disabled(m, a))
             continue;
         ol_val hv = ol_eval(m, holder);
         if (!is_collection(hv) && hv.kind != OL_V_TENSOR)
@@ -174,7 +178,7 @@ static void check_stores(ol_check *c)
         ol_nid stmt = ol_statement_of(t, a);
         if (!outlives_batches(m, holder, stmt))
             continue;
-        report(c, stmt, holder, value, v, "stores", true);
+        report(c, stmt, holder, value, v, "stores", !tuple);
     }
     /* xs += [out], xs = xs + [out] */
     for (size_t i = 0; i < m->aug_assigns.len; i++) {
@@ -224,8 +228,51 @@ static void check_comprehensions(ol_check *c)
     }
 }
 
+/* `logger.log(out)` where log() does `self.outputs.append(v)`. */
+static void check_kept(ol_check *c)
+{
+    ol_model *m = c->model;
+    const ol_tree *t = c->tree;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        ol_kept_arg kept[4];
+        size_t n = ol_call_kept_args(m, (uint32_t)i, kept, 4);
+        for (size_t k = 0; k < n; k++) {
+            if (kept[k].store->how != OL_STORE_COLLECT)
+                continue;
+            ol_val v = ol_eval(m, kept[k].arg);
+            ol_nid call = m->calls.items[i].node;
+            if (!(ol_val_is_graph(v) || (v.flags & OL_VF_ELEM_GRAPH)) || ol_grad_disabled(m, call))
+                continue;
+            ol_nid stmt = ol_statement_of(t, call);
+            if (!ol_holder_outlives_batches(m, kept[k].holder, stmt))
+                continue;
+            char *value_text = ol_node_str(t, kept[k].arg);
+            if (strlen(value_text) > 40)
+                strcpy(value_text + 37, "...");
+            char *holder = kept[k].holder != OL_NONE ? ol_node_str(t, kept[k].holder) : ol_xstrdup("a global");
+            char *callee = ol_node_str(t, m->calls.items[i].callee);
+            if (strlen(callee) > 40)
+                strcpy(callee + 37, "...");
+            ol_diag *d = ol_report_node(c, call,
+                                        "`%s(...)` stores `%s`, which carries the autograd graph, in `%s` (`%s()` does "
+                                        "`%s`); every iteration's graph and activations stay alive",
+                                        callee, value_text, holder, kept[k].fn->name,
+                                        kept[k].store->what);
+            ol_diag_help(d, "pass a detached copy (`%s%s`, or `.cpu()` after it), or collect under `torch.no_grad()`",
+                         ol_is_primary(t, kept[k].arg) ? value_text : "(...)",
+                         ol_is_scalar_loss(m, kept[k].arg, v) ? ".item()" : ".detach()");
+            if (ol_val_is_graph(v))
+                ol_diag_attach_fix(d, detach_fix(m, kept[k].arg, v));
+            free(value_text);
+            free(holder);
+            free(callee);
+        }
+    }
+}
+
 static void check(ol_check *c)
 {
+    check_kept(c);
     check_calls(c);
     check_stores(c);
     check_comprehensions(c);
@@ -238,8 +285,11 @@ const ol_rule ol_rule_oom102 = {
     .summary = "A collection that outlives the batch loop stores tensors that carry the autograd graph.",
     .what = "Flags `xs.append(out)`, `xs.extend(...)`, `xs.insert(i, out)`, `store[k] = out`, "
             "`bank[idx] = feats`, `xs += [out]` and list/dict comprehensions over a loader, when the "
-            "stored value carries the autograd graph and the collection lives across iterations of a "
-            "loop that draws batches (or across calls of Lightning's `training_step`).",
+            "stored value (or a tuple of values) carries the autograd graph and the collection lives "
+            "across iterations of a loop that draws batches (or across calls of Lightning's "
+            "`training_step`). Loggers and collectors whose method stores its argument "
+            "(`logger.log(out)` where `log` does `self.outputs.append(v)`) are flagged at the call, "
+            "also when they live in another file of the same run.",
     .why = "A stored tensor that requires grad keeps its whole graph alive, and with it every "
            "activation saved for backward. Collecting model outputs or losses over an epoch without "
            "detaching them keeps an epoch's worth of activations on the GPU; evaluation loops without "

@@ -16,11 +16,13 @@
 #include "lint.h"
 #include "model.h"
 #include "notebook.h"
+#include "project.h"
 #include "rule.h"
 #include "select.h"
 #include "server_docs.h"
 #include "server_rpc.h"
 #include "source.h"
+#include "summary.h"
 #include "suppress.h"
 #include "syntax.h"
 #include "toml.h"
@@ -1202,6 +1204,156 @@ static void test_incremental_parse_matches_fresh(void)
     ol_grammar_free(&g);
 }
 
+/* ---- whole-program facts ------------------------------------------------------ */
+
+static void test_project_resolution(void)
+{
+    ol_project *p = ol_project_new();
+    const char *root = "/nonexistent-oomlint-test/repo";
+    const char *files[] = {"train.py", "utils.py", "pkg/__init__.py", "pkg/meters.py", "pkg/sub/__init__.py",
+                           "pkg/sub/deep.py", "other/utils.py", "scripts/run.py"};
+    size_t idx[8];
+    for (size_t i = 0; i < 8; i++) {
+        char *path = ol_xasprintf("%s/%s", root, files[i]);
+        idx[i] = ol_project_add(p, path);
+        free(path);
+    }
+    CHECK(ol_project_add(p, "/nonexistent-oomlint-test/repo/./pkg/../utils.py") == idx[1]);
+    CHECK(ol_project_count(p) == 8);
+    ol_project_index(p);
+    size_t file;
+    const char *rest;
+    /* a script's sibling */
+    CHECK(ol_project_resolve(p, idx[0], "utils.evaluate", &file, &rest) && file == idx[1] && strcmp(rest, "evaluate") == 0);
+    /* a package module, and a class in it */
+    CHECK(ol_project_resolve(p, idx[0], "pkg.meters.AverageMeter", &file, &rest) && file == idx[3] &&
+          strcmp(rest, "AverageMeter") == 0);
+    /* the package itself, through its __init__.py */
+    CHECK(ol_project_resolve(p, idx[0], "pkg.RunningAverage", &file, &rest) && file == idx[2] &&
+          strcmp(rest, "RunningAverage") == 0);
+    /* relative imports walk up one directory per extra dot */
+    CHECK(ol_project_resolve(p, idx[3], ".sub.deep.f", &file, &rest) && file == idx[5] && strcmp(rest, "f") == 0);
+    CHECK(ol_project_resolve(p, idx[5], "..meters.AverageMeter", &file, &rest) && file == idx[3]);
+    CHECK(ol_project_resolve(p, idx[2], ".meters", &file, &rest) && file == idx[3] && strcmp(rest, "") == 0);
+    CHECK(ol_project_resolve(p, idx[5], "..RunningAverage", &file, &rest) && file == idx[2] &&
+          strcmp(rest, "RunningAverage") == 0);
+    CHECK(!ol_project_resolve(p, idx[3], "...x", &file, &rest));
+    /* absolute names from inside a package: the directory above the top package */
+    CHECK(ol_project_resolve(p, idx[5], "pkg.meters", &file, &rest) && file == idx[3] && strcmp(rest, "") == 0);
+    /* the importing file's own directory comes first */
+    CHECK(ol_project_resolve(p, idx[6], "utils.f", &file, &rest) && file == idx[6]);
+    /* the run's common directory: a script in a subdirectory reaches the package */
+    CHECK(ol_project_resolve(p, idx[7], "pkg.sub.deep.g", &file, &rest) && file == idx[5] && strcmp(rest, "g") == 0);
+    /* libraries are not part of the project */
+    CHECK(!ol_project_resolve(p, idx[0], "torch.nn.functional.relu", &file, &rest));
+    CHECK(!ol_project_resolve(p, idx[0], "numpy", &file, &rest));
+    /* summaries: published once, the first wins; replace swaps */
+    CHECK(ol_project_claim(p, idx[1]) && !ol_project_claim(p, idx[1]) && ol_project_claimed(p, idx[1]));
+    CHECK(ol_project_acquire(p, idx[1], NULL) == NULL);
+    ol_file_summary *a = ol_file_summary_empty(), *b = ol_file_summary_empty();
+    ol_project_publish(p, idx[1], a);
+    ol_project_publish(p, idx[1], b);
+    ol_file_summary *got = ol_project_acquire(p, idx[1], NULL);
+    CHECK(got == a);
+    ol_file_summary_release(got);
+    ol_project_replace(p, idx[1], b);
+    got = ol_project_acquire(p, idx[1], NULL);
+    CHECK(got == b);
+    ol_file_summary_release(got);
+    ol_project_publish_missing(p, idx[0]);
+    got = ol_project_acquire(p, idx[0], NULL);
+    CHECK(got != NULL && got->fn_count == 0);
+    ol_file_summary_release(got);
+    ol_file_summary_release(a);
+    ol_file_summary_release(b);
+    ol_project_free(p);
+}
+
+static void test_function_summaries(void)
+{
+    parsed x;
+    parse_text(&x, "import torch\n"
+                   "import torch.nn as nn\n"
+                   "import torch.nn.functional as F\n"
+                   "model = nn.Linear(4, 2)\n"
+                   "device = torch.device('cuda')\n"
+                   "class Meter:\n"
+                   "    def __init__(self):\n"
+                   "        self.sum = 0\n"
+                   "        self.vals = []\n"
+                   "    def update(self, val, n=1):\n"
+                   "        self.sum += val * n\n"
+                   "    def keep(self, val):\n"
+                   "        self.vals.append(val)\n"
+                   "    def safe(self, val):\n"
+                   "        if torch.is_tensor(val):\n"
+                   "            val = val.item()\n"
+                   "        self.sum += val\n"
+                   "    def log(self, val):\n"
+                   "        self.update(val)\n"
+                   "def step(x, y):\n"
+                   "    out = model(x)\n"
+                   "    return F.cross_entropy(out, y), out.argmax(1).float().mean().item()\n"
+                   "def as_dict(x, y):\n"
+                   "    return {'loss': F.cross_entropy(model(x), y), 'n': x.sum().item()}\n"
+                   "def batchify(data, bs):\n"
+                   "    return data.view(bs, -1).to(device)\n"
+                   "def get_batch(source, i):\n"
+                   "    return source[i:i + 35]\n"
+                   "def train(x, y, opt):\n"
+                   "    loss, acc = step(x, y)\n"
+                   "    loss.backward()\n"
+                   "    opt.step()\n"
+                   "def outer(x, y, opt):\n"
+                   "    train(x, y, opt)\n"
+                   "@torch.no_grad()\n"
+                   "def predict(x):\n"
+                   "    return model(x)\n");
+    ol_file_summary *s = ol_summarize(&x.model);
+    const ol_fn_summary *update = ol_summary_function(s, "Meter.update");
+    CHECK(update && update->bound && update->store_count == 1 && update->stores[0].param == 1 &&
+          update->stores[0].into == OL_INTO_SELF && update->stores[0].how == OL_STORE_ADD);
+    const ol_fn_summary *keep = ol_summary_function(s, "Meter.keep");
+    CHECK(keep && keep->store_count == 1 && keep->stores[0].how == OL_STORE_COLLECT);
+    const ol_fn_summary *safe = ol_summary_function(s, "Meter.safe");
+    CHECK(safe && safe->store_count == 0);
+    /* through self.update(val) */
+    const ol_fn_summary *log = ol_summary_function(s, "Meter.log");
+    CHECK(log && log->store_count == 1 && log->stores[0].param == 1 && log->stores[0].into == OL_INTO_SELF);
+    const ol_fn_summary *step = ol_summary_function(s, "step");
+    CHECK(step && step->elem_count == 2);
+    CHECK(step && step->elems[0].index == 0 && (step->elems[0].val.flags & OL_VF_GRAPH) &&
+          (step->elems[0].val.flags & OL_VF_LOSS));
+    CHECK(step && step->elems[1].val.kind == OL_V_NUMBER);
+    const ol_fn_summary *dict = ol_summary_function(s, "as_dict");
+    bool loss_key = false, n_key = false;
+    for (size_t i = 0; dict && i < dict->elem_count; i++) {
+        if (dict->elems[i].key && strcmp(dict->elems[i].key, "loss") == 0)
+            loss_key = (dict->elems[i].val.flags & OL_VF_GRAPH) != 0;
+        if (dict->elems[i].key && strcmp(dict->elems[i].key, "n") == 0)
+            n_key = dict->elems[i].val.kind == OL_V_NUMBER;
+    }
+    CHECK(loss_key && n_key);
+    const ol_fn_summary *batchify = ol_summary_function(s, "batchify");
+    CHECK(batchify && (batchify->facts & OL_FN_RET_ON_DEVICE));
+    const ol_fn_summary *get_batch = ol_summary_function(s, "get_batch");
+    CHECK(get_batch && get_batch->param_sliced == 1u && get_batch->param_batched == 0);
+    const ol_fn_summary *train = ol_summary_function(s, "train");
+    CHECK(train && (train->facts & OL_FN_BACKWARD) && (train->facts & OL_FN_STEP) && (train->facts & OL_FN_FORWARD));
+    /* facts reach callers of callers */
+    const ol_fn_summary *outer = ol_summary_function(s, "outer");
+    CHECK(outer && (outer->facts & OL_FN_BACKWARD) && (outer->facts & OL_FN_STEP));
+    const ol_fn_summary *predict = ol_summary_function(s, "predict");
+    CHECK(predict && (predict->facts & OL_FN_NO_GRAD) && !(predict->facts & OL_FN_FORWARD) &&
+          !(predict->ret.flags & OL_VF_GRAPH));
+    const ol_class_summary *meter = ol_summary_class(s, "Meter");
+    CHECK(meter && !meter->is_module);
+    CHECK(ol_summary_import(s, "F") && strcmp(ol_summary_import(s, "F")->qual, "torch.nn.functional") == 0);
+    CHECK(ol_summary_function(s, "missing") == NULL && ol_summary_function(s, "Meter.missing") == NULL);
+    ol_file_summary_release(s);
+    parsed_free(&x);
+}
+
 int main(void)
 {
     static const test_case tests[] = {
@@ -1248,6 +1400,8 @@ int main(void)
         T(test_lsp_incremental_changes),
         T(test_lsp_framing),
         T(test_incremental_parse_matches_fresh),
+        T(test_project_resolution),
+        T(test_function_summaries),
     };
     int passed = 0, failed = 0;
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

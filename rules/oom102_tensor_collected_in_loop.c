@@ -258,11 +258,15 @@ static void check_kept(ol_check *c)
                                         "`%s`); every iteration's graph and activations stay alive",
                                         callee, value_text, holder, kept[k].fn->name,
                                         kept[k].store->what);
-            ol_diag_help(d, "pass a detached copy (`%s%s`, or `.cpu()` after it), or collect under `torch.no_grad()`",
-                         ol_is_primary(t, kept[k].arg) ? value_text : "(...)",
-                         ol_is_scalar_loss(m, kept[k].arg, v) ? ".item()" : ".detach()");
+            const char *shown = ol_is_primary(t, kept[k].arg) ? value_text : "(...)";
+            if (ol_is_scalar_loss(m, kept[k].arg, v))
+                ol_diag_help(d, "pass the number: `%s.item()`, or collect under `torch.no_grad()`", shown);
+            else
+                ol_diag_help(d, "pass a detached copy: `%s.detach()` (`.detach().cpu()` to free GPU memory too), or "
+                                "collect under `torch.no_grad()`",
+                             shown);
             if (ol_val_is_graph(v))
-                ol_diag_attach_fix(d, detach_fix(m, kept[k].arg, v));
+                ol_diag_attach_fix(d, detach_fix(m, kept[k].arg, v, OL_NONE, ol_statement_of(t, call)));
             free(value_text);
             free(holder);
             free(callee);

@@ -10,6 +10,8 @@ Runs, against a built oomlint binary:
     `--fix --unsafe-fixes` makes of it), and a second --fix must change nothing;
   - CLI tests (tests/cli_tests.py), robustness tests (tests/robustness_tests.py)
     and configuration tests (tests/config_tests.py);
+  - the precision measurement on real code (tests/accuracy_tests.py: the
+    script joining findings with hand labels, and the committed corpus files);
   - the CI consumers: SARIF against the schema and the SARIF Multitool
     (tests/sarif_tests.py), GitHub annotations, the Action and its documented
     workflow (tests/github_tests.py), and the pre-commit hooks run by pre-commit
@@ -70,6 +72,7 @@ def main():
     import sarif_tests  # noqa: F401
     import github_tests  # noqa: F401
     import precommit_tests  # noqa: F401
+    import accuracy_tests  # noqa: F401
 
     groups = {}
     for name, fn in harness.TESTS:

@@ -36,6 +36,7 @@ import argparse
 import collections
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -248,4 +249,5 @@ def row_text(code, c):
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the listing quietly
     sys.exit(main())

@@ -73,10 +73,11 @@ static bool uses_precision_framework(ol_model *m)
     return false;
 }
 
-/* Does the file update weights: an optimizer built or stepped, or a
- * manual update from `.grad` (`w -= lr * w.grad`, `p.data.add_(p.grad,
- * alpha=-lr)`)? A backward alone may only want input gradients (a saliency
- * map, an adversarial example): that is not training. */
+/* Does the file update weights: an optimizer built, stepped or taken as a
+ * parameter (`def train_step(model, batch, optimizer)`, stepped by the
+ * caller), or a manual update from `.grad` (`w -= lr * w.grad`,
+ * `p.data.add_(p.grad, alpha=-lr)`)? A backward alone may only want input
+ * gradients (a saliency map, an adversarial example): that is not training. */
 static bool updates_weights(ol_model *m)
 {
     const ol_tree *t = m->tree;
@@ -84,6 +85,9 @@ static bool updates_weights(ol_model *m)
         if (ol_step_optimizer(m, (uint32_t)i) != OL_NONE || ol_eval(m, m->calls.items[i].node).kind == OL_V_OPTIMIZER)
             return true;
     }
+    for (size_t i = 0; i < m->defs.len; i++)
+        if (m->defs.items[i].kind == OL_DEF_PARAM && ol_def_value(m, (uint32_t)i).kind == OL_V_OPTIMIZER)
+            return true;
     for (ol_nid n = 0; n < t->nodes.len; n++) {
         ol_nid from = OL_NONE;
         if (ol_kind_of(t, n) == OL_N_augmented_assignment)

@@ -1110,7 +1110,9 @@ size_t ol_reaching_defs(ol_model *m, uint32_t scope, ol_sym name, ol_nid at, uin
             continue;
         }
         bool is_global = false;
-        for (size_t i = 0; i < sc->globals.len; i++)
+        /* `global x` at module level (legal, if pointless) names this very
+         * scope: following it would loop here forever */
+        for (size_t i = 0; i < sc->globals.len && s != 0; i++)
             if (sc->globals.items[i] == name)
                 is_global = true;
         if (is_global) {

@@ -403,6 +403,35 @@ static void check_dangling_assignments(ol_tree *t)
     }
 }
 
+/* `async` and `await` are keywords since Python 3.7, but the grammar still
+ * reads them as names in some places (`x.cuda(async=True)`, `obj.async`),
+ * so code written for Python 2 or 3.6 would pass as valid. Reports each
+ * such name that no syntax error already covers (one inside an ERROR node
+ * is part of an error reported where that node starts). */
+static void check_reserved_names(ol_tree *t)
+{
+    const ol_source *src = t->src;
+    size_t parse_errors = t->errors.len;
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
+        const ol_node *node = &t->nodes.items[n];
+        if (node->kind != OL_N_identifier)
+            continue;
+        uint32_t len = node->end - node->start;
+        const char *s = src->text + node->start;
+        if (!(len == 5 && memcmp(s, "async", 5) == 0) && !(len == 5 && memcmp(s, "await", 5) == 0))
+            continue;
+        bool covered = false;
+        for (ol_nid a = node->parent; a != OL_NONE && !covered; a = t->nodes.items[a].parent)
+            covered = (t->nodes.items[a].flags & OL_NF_ERROR) != 0;
+        for (size_t e = 0; e < parse_errors && !covered; e++)
+            covered = t->errors.items[e].start <= node->end && node->start <= t->errors.items[e].end;
+        if (!covered)
+            add_error(t, node->start, node->end,
+                      ol_xasprintf("`%.*s` is a keyword since Python 3.7 and cannot be used as a name",
+                                   (int)len, s));
+    }
+}
+
 /* Merges the comments blanked by a gap rewrite into t's, keeping order. */
 static void merge_comments(ol_tree *t, const ol_span_vec *blanked)
 {
@@ -511,6 +540,7 @@ void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
     if (broken)
         reparse_around_gaps(p, src, t, options);
     check_dangling_assignments(t);
+    check_reserved_names(t);
 }
 
 void ol_tree_free(ol_tree *t)

@@ -529,6 +529,10 @@ static bool image_call(ol_model *m, const ol_call *c)
     if (!c->name)
         return false;
     const char *name = ol_sym_str(m, c->name);
+    /* torch.save / numpy.save write tensors and arrays (features, caches), not images */
+    const char *q = ol_qualname(m, c->callee);
+    if (q && (strncmp(q, "torch.", 6) == 0 || strncmp(q, "numpy.", 6) == 0))
+        return false;
     for (const char *const *w = IMAGE_CALLS; *w; w++)
         if (strcmp(name, *w) == 0)
             return true;

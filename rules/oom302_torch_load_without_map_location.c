@@ -9,14 +9,18 @@
  *
  * Not flagged where no GPU tensor can come back: files that run on
  * TPUs/XLA only, the state of a GradScaler or an LR scheduler (numbers,
- * not device tensors), and pickles of plain data named for what they hold
- * (a vocabulary, a config, parsed arguments, label maps).
+ * not device tensors), pickles of plain data named for what they hold
+ * (a vocabulary, a config, parsed arguments, label maps), and files that
+ * this very source writes with host data only (`torch.save(feats.cpu(),
+ * os.path.join(d, "feats.pth"))`, then `torch.load(os.path.join(e,
+ * "feats.pth"))`: a cache of extracted features).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "dataflow.h"
 #include "devices.h"
+#include "facts.h"
 #include "rule.h"
 
 /* `n` is (through parentheses, subscripts and keywords) an argument of an
@@ -204,11 +208,182 @@ static bool loads_plain_data(ol_model *m, ol_nid call, ol_nid path)
     return false;
 }
 
+#define HOST_MAX_DEPTH 4
+
+/* Calls whose result is on the host: torch factories given no device. */
+static const char *const HOST_FACTORIES[] = {
+    "torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.HalfTensor", "torch.LongTensor",
+    "torch.IntTensor", "torch.ShortTensor", "torch.ByteTensor", "torch.CharTensor", "torch.BoolTensor",
+    "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.arange", "torch.linspace", "torch.eye",
+    "torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.from_numpy",
+    /* and Python builtins that make plain values */
+    "builtins.len", "builtins.int", "builtins.float", "builtins.str", "builtins.bool", "builtins.round", NULL};
+
+static bool host_only(ol_model *m, ol_nid e, int depth);
+
+/* Every binding of the name that reaches `use` is host data. */
+static bool name_host_only(ol_model *m, ol_nid use, int depth)
+{
+    uint32_t defs[16];
+    size_t n = ol_reaching_defs(m, m->node_scope[use], ol_node_sym(m, use), use, defs, 16);
+    if (n == 0 || n == 16)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const ol_def *d = &m->defs.items[defs[i]];
+        if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred || !host_only(m, d->value, depth + 1))
+            return false;
+    }
+    return true;
+}
+
+/* Can e hold nothing on a GPU? Python literals, `x.cpu()`, `x.numpy()`,
+ * `x.tolist()`, `x.item()`, `x.to("cpu")`, host factories without a
+ * device, arithmetic and containers of those, and names bound only to
+ * them. Anything else (a state_dict, a parameter, a call) may be on a GPU. */
+static bool host_only(ol_model *m, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > HOST_MAX_DEPTH)
+        return false;
+    switch (ol_kind_of(t, e)) {
+    case OL_N_string:
+    case OL_N_concatenated_string:
+    case OL_N_integer:
+    case OL_N_float:
+    case OL_N_true:
+    case OL_N_false:
+    case OL_N_none:
+        return true;
+    case OL_N_identifier:
+        return name_host_only(m, e, depth);
+    case OL_N_tuple:
+    case OL_N_list:
+    case OL_N_set:
+    case OL_N_expression_list:
+        for (ol_nid a = ol_first_named(t, e); a != OL_NONE; a = ol_next_named(t, a))
+            if (!host_only(m, a, depth + 1))
+                return false;
+        return true;
+    case OL_N_dictionary:
+        for (ol_nid a = ol_first_named(t, e); a != OL_NONE; a = ol_next_named(t, a))
+            if (ol_kind_of(t, a) != OL_N_pair || !host_only(m, ol_field(t, a, OL_F_value), depth + 1))
+                return false;
+        return true;
+    case OL_N_list_comprehension:
+    case OL_N_set_comprehension:
+        return host_only(m, ol_field(t, e, OL_F_body), depth + 1);
+    case OL_N_binary_operator:
+        return host_only(m, ol_field(t, e, OL_F_left), depth + 1) &&
+               host_only(m, ol_field(t, e, OL_F_right), depth + 1);
+    case OL_N_call: {
+        ol_nid callee = ol_unparen(t, ol_field(t, e, OL_F_function));
+        if (ol_kind_of(t, callee) == OL_N_attribute) {
+            ol_nid attr = ol_field(t, callee, OL_F_attribute);
+            if (ol_text_is(t, attr, "cpu") || ol_text_is(t, attr, "numpy") || ol_text_is(t, attr, "tolist") ||
+                ol_text_is(t, attr, "item"))
+                return true;
+            if (ol_text_is(t, attr, "to")) {
+                ol_nid where = ol_call_arg(m, e, 0, "device");
+                const char *s;
+                uint32_t len;
+                return where != OL_NONE && ol_string_value(t, where, &s, &len) && ol_mem_eq_cstr(s, len, "cpu");
+            }
+        }
+        const char *q = ol_qualname(m, callee);
+        if (!q || ol_call_arg(m, e, -1, "device") != OL_NONE)
+            return false;
+        for (const char *const *f = HOST_FACTORIES; *f; f++)
+            if (strcmp(q, *f) == 0)
+                return true;
+        return false;
+    }
+    default:
+        return false;
+    }
+}
+
+/* A plain string literal in expr that names a file (`"trainfeat.pth"`,
+ * `"ckpt/best.pt"`): a name and an extension. */
+static bool file_literal(const ol_tree *t, ol_nid n, const char **s, uint32_t *len)
+{
+    if (ol_kind_of(t, n) != OL_N_string || !ol_string_value(t, n, s, len))
+        return false;
+    const char *base = *s;
+    for (uint32_t i = 0; i < *len; i++) {
+        if ((*s)[i] == ' ')
+            return false;
+        if ((*s)[i] == '/')
+            base = *s + i + 1;
+    }
+    const char *dot = memchr(base, '.', (size_t)(*s + *len - base));
+    return dot && dot > base && dot + 1 < *s + *len;
+}
+
+/* Do two path expressions name the same file: the same text in the same
+ * function (a `path` elsewhere is another variable), or the same file-name
+ * literal in both (`join(args.dump, "feat.pth")` and `join(args.load,
+ * "feat.pth")`)? */
+static bool same_file(ol_model *m, ol_nid a, ol_nid b)
+{
+    const ol_tree *t = m->tree;
+    if (ol_same_text(t, a, b) && ol_function_of(m, a) == ol_function_of(m, b))
+        return true;
+    for (ol_nid x = a; x < t->nodes.len && t->nodes.items[x].start < t->nodes.items[a].end; x++) {
+        const char *sx;
+        uint32_t lx;
+        if (!file_literal(t, x, &sx, &lx))
+            continue;
+        for (ol_nid y = b; y < t->nodes.len && t->nodes.items[y].start < t->nodes.items[b].end; y++) {
+            const char *sy;
+            uint32_t ly;
+            if (file_literal(t, y, &sy, &ly) && lx == ly && memcmp(sx, sy, lx) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* The torch.save calls of a file, gathered once: each load compares its
+ * path with these, not with every call of the file. */
+typedef struct {
+    uint32_t *items;
+    size_t len, cap;
+} save_vec;
+
+static void collect_saves(ol_model *m, save_vec *out)
+{
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const char *q = ol_qualname(m, m->calls.items[i].callee);
+        if (q && (strcmp(q, "torch.save") == 0 || strcmp(q, "torch.serialization.save") == 0))
+            ol_vec_push(out, (uint32_t)i);
+    }
+}
+
+/* The file a load reads is written in this source, and every write of it
+ * saves host data only: a cache the script made itself. */
+static bool written_here_from_host(ol_model *m, const save_vec *saves, ol_nid path)
+{
+    size_t writes = 0;
+    for (size_t i = 0; i < saves->len; i++) {
+        const ol_call *call = &m->calls.items[saves->items[i]];
+        ol_nid to = ol_call_arg(m, call->node, 1, "f");
+        if (to == OL_NONE || !same_file(m, path, to))
+            continue;
+        if (!host_only(m, ol_call_arg(m, call->node, 0, "obj"), 0))
+            return false;
+        writes++;
+    }
+    return writes > 0;
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
     int xla_only = -1;
+    save_vec saves = {0};
+    bool saves_known = false;
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
         const char *q = ol_qualname(m, call->callee);
@@ -217,7 +392,11 @@ static void check(ol_check *c)
         if (xla_only < 0)
             xla_only = ol_file_is_xla_only(m);
         if (xla_only)
-            return;
+            break;
+        if (!saves_known) {
+            collect_saves(m, &saves);
+            saves_known = true;
+        }
         ol_nid args = ol_field(t, call->node, OL_F_arguments);
         if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list)
             continue;
@@ -244,7 +423,8 @@ static void check(ol_check *c)
             continue;
         if (location != OL_NONE && !ol_may_be_none(m, location))
             continue;
-        if (loads_plain_data(m, call->node, first) || restores_only_host_state(m, call->node))
+        if (loads_plain_data(m, call->node, first) || restores_only_host_state(m, call->node) ||
+            written_here_from_host(m, &saves, first))
             continue;
         if (location != OL_NONE) {
             char *text = ol_node_str(t, location);
@@ -266,6 +446,7 @@ static void check(ol_check *c)
         ol_fix_edit(fix, t->nodes.items[last].end, t->nodes.items[last].end, ", map_location=\"cpu\"");
         ol_diag_attach_fix(d, fix);
     }
+    ol_vec_free(&saves);
 }
 
 const ol_rule ol_rule_oom302 = {
@@ -276,8 +457,11 @@ const ol_rule ol_rule_oom302 = {
     .what = "Flags `torch.load(...)` calls that give no `map_location` (keyword or second positional "
             "argument), or give one that may be None (`map_location=None`, or a local that is None on "
             "some path). Not flagged: calls that pass `**kwargs`, files that run on TPUs through "
-            "`torch_xla` only, loads that only restore a GradScaler's or an LR scheduler's state, and "
-            "plain data named for what it is (a vocabulary, a config, parsed arguments, label maps).",
+            "`torch_xla` only, loads that only restore a GradScaler's or an LR scheduler's state, "
+            "plain data named for what it is (a vocabulary, a config, parsed arguments, label maps), "
+            "and files the same source writes with host data only (`torch.save(feats.cpu(), path)`, "
+            "a tuple of CPU tensors, Python values), found by the same path expression or the same "
+            "file-name literal.",
     .why = "A checkpoint remembers the device of every tensor in it. Loaded without `map_location`, a "
            "checkpoint saved from `cuda:0` is materialised on GPU 0 again: in every process of a "
            "multi-GPU job, and in full (optimizer state and all) before `load_state_dict` copies what "

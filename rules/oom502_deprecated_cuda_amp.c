@@ -461,6 +461,39 @@ static void report_use(ol_check *c, ol_nid expr, ol_nid call, const char *q)
     ol_diag_attach_fix(d, fix);
 }
 
+/* `torch.cuda.amp.autocast` used as a value, not called on the spot:
+ * `ctx = torch.cuda.amp.autocast if fp16 else nullcontext`, then `with
+ * ctx():`. The call that runs it is a plain name, so the calls above miss
+ * it. No fix: the torch.amp replacement needs a device where it is called. */
+static void report_references(ol_check *c)
+{
+    ol_model *m = c->model;
+    const ol_tree *t = c->tree;
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
+        if (ol_kind_of(t, n) != OL_N_attribute)
+            continue;
+        uint32_t len;
+        const char *name = ol_text(t, ol_field(t, n, OL_F_attribute), &len);
+        if (!ol_mem_eq_cstr(name, len, "autocast") && !ol_mem_eq_cstr(name, len, "GradScaler") &&
+            !ol_mem_eq_cstr(name, len, "custom_fwd") && !ol_mem_eq_cstr(name, len, "custom_bwd"))
+            continue;
+        ol_nid up = n, p = ol_parent(t, n);
+        while (p != OL_NONE && ol_kind_of(t, p) == OL_N_parenthesized_expression)
+            up = p, p = ol_parent(t, p);
+        ol_kind pk = p != OL_NONE ? ol_kind_of(t, p) : OL_N_module;
+        if ((pk == OL_N_call && ol_field(t, p, OL_F_function) == up) || pk == OL_N_decorator ||
+            (pk == OL_N_attribute && ol_field(t, p, OL_F_object) == up))
+            continue; /* called or decorating: reported above; or a deeper path */
+        const char *q = ol_qualname(m, n);
+        if (kind_of_qual(q) == AMP_NONE || compat_fallback(m, n))
+            continue;
+        ol_diag *d = ol_report_node(c, n,
+                                    "`%s` is deprecated since PyTorch 2.4; it warns on every use and will be removed",
+                                    q);
+        ol_diag_help(d, "%s", replacement_help(kind_of_qual(q), strrchr(q, '.') + 1));
+    }
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
@@ -512,6 +545,8 @@ static void check(ol_check *c)
             report_use(c, e, OL_NONE, q);
         }
     }
+
+    report_references(c);
 }
 
 const ol_rule ol_rule_oom502 = {
@@ -523,7 +558,8 @@ const ol_rule ol_rule_oom502 = {
     .what = "Flags `torch.cuda.amp.autocast(...)`, `torch.cuda.amp.GradScaler(...)`, "
             "`@torch.cuda.amp.custom_fwd` / `custom_bwd`, however they are imported "
             "(`from torch.cuda.amp import autocast`, `from torch.cuda import amp`, `import torch as T`), "
-            "and the `from torch.cuda.amp import ...` / `from torch.cuda import amp` lines themselves.",
+            "the `from torch.cuda.amp import ...` / `from torch.cuda import amp` lines themselves, and "
+            "the API used as a value (`ctx = torch.cuda.amp.autocast if fp16 else nullcontext`).",
     .why = "Since PyTorch 2.4 these emit a FutureWarning on every call (once per training step for "
            "autocast) and are slated for removal; the replacement names the device, so the same code "
            "also runs mixed precision on CPU, XPU or MPS by changing one string. The old autocast takes "

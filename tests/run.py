@@ -12,6 +12,8 @@ Runs, against a built oomlint binary:
     configuration tests (tests/config_tests.py) and safety tests
     (tests/safety_tests.py: no lost or half-written file, no hang, no failure
     reported as success);
+  - the precision measurement on real code (tests/accuracy_tests.py: the
+    script joining findings with hand labels, and the committed corpus files);
   - the CI consumers: SARIF against the schema and the SARIF Multitool
     (tests/sarif_tests.py), GitHub annotations, the Action and its documented
     workflow (tests/github_tests.py), and the pre-commit hooks run by pre-commit
@@ -83,6 +85,7 @@ def main():
     import server_tests  # noqa: F401
     import editor_tests  # noqa: F401
     import safety_tests  # noqa: F401
+    import accuracy_tests  # noqa: F401
 
     groups = {}
     for name, fn in harness.TESTS:

@@ -1,9 +1,10 @@
 /*
  * docs.c - rendering a rule's documentation (see docs.h).
  *
- * A rule with a probe scenario also gets its measured cost: the figures of
- * every committed probe/results/ *.json (compiled in, see probe.h), each
- * naming its device and torch version. Nothing is estimated: a device with
+ * After the fix come the rule's measured cost and its references
+ * (references.c). The measured cost of a rule with a probe scenario is the
+ * figures of every committed probe/results/ *.json (compiled in, see
+ * probe.h), each naming its device and torch version. Nothing is estimated: a device with
  * no committed figures is said to be unmeasured.
  */
 #include "docs.h"
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "probe.h"
+#include "references.h"
 
 static void put_bytes(ol_buf *b, double v)
 {
@@ -202,6 +204,38 @@ static void indent_block(ol_buf *b, const char *text, const char *prefix)
     }
 }
 
+/* ---- References: the pages that explain a rule's cost (references.c) ---- */
+
+static void references_terminal(const ol_rule *r, ol_buf *b)
+{
+    const ol_reference *refs = ol_rule_references(r->code);
+    if (!refs || !refs->title)
+        return;
+    ol_buf_puts(b, "\nReferences\n");
+    for (; refs->title; refs++)
+        ol_buf_printf(b, "  - %s\n    %s\n", refs->title, refs->url);
+}
+
+static void references_markdown(const ol_rule *r, ol_buf *b)
+{
+    const ol_reference *refs = ol_rule_references(r->code);
+    if (!refs || !refs->title)
+        return;
+    ol_buf_puts(b, "\n## References\n\n");
+    for (; refs->title; refs++)
+        ol_buf_printf(b, "- [%s](%s)\n", refs->title, refs->url);
+}
+
+static void references_plain(const ol_rule *r, ol_buf *b)
+{
+    const ol_reference *refs = ol_rule_references(r->code);
+    if (!refs || !refs->title)
+        return;
+    ol_buf_puts(b, "\nReferences\n");
+    for (; refs->title; refs++)
+        ol_buf_printf(b, "- %s: %s\n", refs->title, refs->url);
+}
+
 void ol_rule_doc_terminal(const ol_rule *r, ol_buf *b)
 {
     ol_buf_printf(b, "%s %s [%s]%s\n\n%s\n\n", r->code, r->name, ol_severity_name(r->severity),
@@ -217,6 +251,7 @@ void ol_rule_doc_terminal(const ol_rule *r, ol_buf *b)
         ol_buf_puts(b, "\nMeasured (oomlint probe)\n");
         measured_text(r, b, "  ");
     }
+    references_terminal(r, b);
     ol_buf_printf(b, "\nMore: %s%s.md\n", OL_DOCS_URL, r->code);
 }
 
@@ -237,6 +272,7 @@ void ol_rule_doc_markdown(const ol_rule *r, ol_buf *b)
     if (r->fix)
         ol_buf_printf(b, "\n## Fix\n\n%s\n", r->fix);
     measured_markdown(r, b);
+    references_markdown(r, b);
 }
 
 void ol_rule_doc_plain(const ol_rule *r, ol_buf *b)
@@ -250,4 +286,5 @@ void ol_rule_doc_plain(const ol_rule *r, ol_buf *b)
         ol_buf_puts(b, "\nMeasured (oomlint probe)\n");
         measured_text(r, b, "");
     }
+    references_plain(r, b);
 }

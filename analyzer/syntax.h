@@ -104,6 +104,8 @@ typedef struct ol_span {
     uint32_t start, end;
 } ol_span;
 
+typedef OL_VEC(ol_span) ol_span_vec;
+
 typedef struct ol_syntax_error {
     uint32_t start, end;
     char *message; /* owned */
@@ -124,12 +126,20 @@ typedef struct ol_parser {
     void *ts; /* TSParser * */
     const ol_grammar *grammar;
     uint32_t timeout_ms;
+    /* Incremental reparsing, for the language server (off unless set): the
+     * parser keeps the last tree and its text, and the next parse tells
+     * tree-sitter what changed (the span between the common prefix and
+     * suffix of the two texts) so unchanged subtrees are reused. */
+    bool incremental;
+    void *last_tree; /* TSTree *, or NULL */
+    char *last_text;
+    uint32_t last_len;
 } ol_parser;
 
 typedef struct ol_tree {
     const ol_source *src;
     OL_VEC(ol_node) nodes; /* index 0 is the module */
-    OL_VEC(ol_span) comments;
+    ol_span_vec comments;
     OL_VEC(ol_syntax_error) errors;
     uint32_t max_depth;
     bool timed_out;

@@ -133,6 +133,9 @@ double ol_stat_last(const ol_dvec *v);
 size_t ol_stat_warmup(size_t n);
 /* Checksums agree: |a-b| <= rtol * max(|a|,|b|) + 1e-12. */
 bool ol_stat_close(double a, double b, double rtol);
+/* v rounded half away from zero (NaN and infinities unchanged). Not libm's
+ * round(): the release binary links nothing but the C library. */
+double ol_stat_round(double v);
 
 /* "1.5 MiB", "312 B", "-4.0 KiB" */
 void ol_fmt_bytes(ol_buf *b, double bytes);

@@ -623,7 +623,7 @@ static void json_num_or_null(cJSON *obj, const char *key, double v, bool integer
     if (!isfinite(v))
         cJSON_AddNullToObject(obj, key);
     else
-        cJSON_AddNumberToObject(obj, key, integer ? round(v) : round(v * 1e6) / 1e6);
+        cJSON_AddNumberToObject(obj, key, integer ? ol_stat_round(v) : ol_stat_round(v * 1e6) / 1e6);
 }
 
 static cJSON *side_json(const variant *v, bool cuda)

@@ -300,8 +300,8 @@ static void emit_script_json(const script_run *sr, const finding *fs, size_t nf,
         cJSON_AddNumberToObject(o, "line", fs[i].line);
         cJSON_AddStringToObject(o, "status", fs[i].confirmed ? "confirmed" : "not observed");
         if (fs[i].confirmed) {
-            cJSON_AddNumberToObject(o, "growth_bytes_per_step", round(fs[i].bytes));
-            cJSON_AddNumberToObject(o, "growth_nodes_per_step", round(fs[i].nodes * 10) / 10);
+            cJSON_AddNumberToObject(o, "growth_bytes_per_step", ol_stat_round(fs[i].bytes));
+            cJSON_AddNumberToObject(o, "growth_nodes_per_step", ol_stat_round(fs[i].nodes * 10) / 10);
             if (fs[i].held_by)
                 cJSON_AddStringToObject(o, "held_by", fs[i].held_by);
         } else {
@@ -323,8 +323,8 @@ static void emit_script_json(const script_run *sr, const finding *fs, size_t nf,
             cJSON_AddNumberToObject(o, "line", (double)t->line);
         else
             cJSON_AddNullToObject(o, "line");
-        cJSON_AddNumberToObject(o, "growth_bytes_per_step", round(isfinite(t->bytes_slope) ? t->bytes_slope : 0));
-        cJSON_AddNumberToObject(o, "growth_nodes_per_step", round((isfinite(t->nodes_slope) ? t->nodes_slope : 0) * 10) / 10);
+        cJSON_AddNumberToObject(o, "growth_bytes_per_step", ol_stat_round(isfinite(t->bytes_slope) ? t->bytes_slope : 0));
+        cJSON_AddNumberToObject(o, "growth_nodes_per_step", ol_stat_round((isfinite(t->nodes_slope) ? t->nodes_slope : 0) * 10) / 10);
         cJSON_AddStringToObject(o, "kind", t->kind == TRACK_HOLDER ? "graph" : t->kind == TRACK_SITE ? "saved" : "device");
         if (t->name)
             cJSON_AddStringToObject(o, "held_by", t->name);
@@ -334,12 +334,12 @@ static void emit_script_json(const script_run *sr, const finding *fs, size_t nf,
     cJSON *total = cJSON_AddObjectToObject(root, "total");
     double s = ol_stat_slope(&sr->saved, w), r = ol_stat_slope(&sr->rss, w);
     if (isfinite(s))
-        cJSON_AddNumberToObject(total, "saved_growth_bytes_per_step", round(s));
+        cJSON_AddNumberToObject(total, "saved_growth_bytes_per_step", ol_stat_round(s));
     if (isfinite(r))
-        cJSON_AddNumberToObject(total, "rss_growth_bytes_per_step", round(r));
+        cJSON_AddNumberToObject(total, "rss_growth_bytes_per_step", ol_stat_round(r));
     double cu = ol_stat_slope(&sr->cuda, w);
     if (isfinite(cu))
-        cJSON_AddNumberToObject(total, "cuda_growth_bytes_per_step", round(cu));
+        cJSON_AddNumberToObject(total, "cuda_growth_bytes_per_step", ol_stat_round(cu));
     char *compact = cJSON_PrintUnformatted(root);
     ol_buf pretty = {0};
     ol_json_pretty(compact, &pretty);

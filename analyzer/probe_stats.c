@@ -10,6 +10,14 @@
 
 #include "probe_internal.h"
 
+double ol_stat_round(double v)
+{
+    /* past 2^52 every double is an integer already */
+    if (!(fabs(v) < 4503599627370496.0))
+        return v;
+    return (double)(long long)(v < 0 ? v - 0.5 : v + 0.5);
+}
+
 size_t ol_stat_warmup(size_t n)
 {
     size_t w = n / 5;

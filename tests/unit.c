@@ -1051,6 +1051,9 @@ static void test_probe_stats(void)
     CHECK(ol_stat_close(27.67950439453125, 27.679505348205566, 1e-6));
     CHECK(!ol_stat_close(1.0, 2.0, 1e-6));
     CHECK(!ol_stat_close(NAN, NAN, 1e-6));
+    CHECK(ol_stat_round(2.5) == 3 && ol_stat_round(-2.5) == -3 && ol_stat_round(0.4) == 0);
+    CHECK(ol_stat_round(-0.4) == 0 && ol_stat_round(330756.49) == 330756 && ol_stat_round(1e300) == 1e300);
+    CHECK(isnan(ol_stat_round(NAN)) && isinf(ol_stat_round(INFINITY)));
     ol_buf b = {0};
     ol_fmt_bytes(&b, 330756);
     CHECK(strcmp(b.data, "323.0 KiB") == 0);

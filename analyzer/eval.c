@@ -1086,7 +1086,7 @@ size_t ol_reaching_defs(ol_model *m, uint32_t scope, ol_sym name, ol_nid at, uin
             out[count++] = d;
         return count;
     }
-    uint32_t pos = t->nodes.items[at].start;
+    uint32_t pos = ol_node_at(t, at)->start;
     /* defs visible before `at`, latest first, until one that surely ran */
     uint32_t before[256];
     size_t nb = 0;

@@ -118,6 +118,17 @@ static void filter(const ol_settings *s, const ol_tree *t, ol_diag_vec *diags)
     ol_suppressions_free(&sup);
 }
 
+/* A rule that read a node the tree does not have (see ol_node_at) may have
+ * placed an edit at the absent node's offset, the top of the file: its
+ * findings stand, their fixes are not offered. Findings from `from` on. */
+static void drop_fixes(ol_diag_vec *diags, size_t from)
+{
+    for (size_t i = from; i < diags->len; i++) {
+        ol_fix_free(diags->items[i].fix);
+        diags->items[i].fix = NULL;
+    }
+}
+
 static bool has_hard_error(const ol_tree *t)
 {
     for (size_t i = 0; i < t->errors.len; i++)
@@ -229,6 +240,8 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
     if (!tree.timed_out) {
         ol_model model;
         ol_model_build(&model, &tree);
+        /* reads of absent nodes (ol_node_at): the model's, then each rule's */
+        uint32_t model_absent = ol_absent_reads(&tree);
         if (tm) {
             uint64_t t1 = ol_now_ns();
             tm->model_ns += t1 - t0;
@@ -241,7 +254,11 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
             if (!rule->check || !lt->settings->enabled[i] || (test_file && !rule->in_tests))
                 continue;
             check.rule = rule;
+            size_t first_diag = r->diags.len;
+            uint32_t absent = ol_absent_reads(&tree);
             rule->check(&check);
+            if (ol_absent_reads(&tree) != absent)
+                drop_fixes(&r->diags, first_diag);
             if (tm) {
                 uint64_t t1 = ol_now_ns();
                 tm->rule_ns[i] += t1 - t0;
@@ -249,6 +266,8 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
                 t0 = t1;
             }
         }
+        if (model_absent)
+            drop_fixes(&r->diags, 0);
         ol_model_free(&model);
     }
     filter(lt->settings, &tree, &r->diags);

@@ -328,7 +328,7 @@ static void add_import(builder *b, ol_nid stmt, ol_nid name_node, ol_sym qual, o
     d.target = bound_node;
     d.value = OL_NONE;
     d.stmt = stmt;
-    d.pos = m->tree->nodes.items[stmt].end;
+    d.pos = ol_node_at(m->tree, stmt)->end;
     d.qual = qual;
     d.index = OL_NO_INDEX;
     d.annotation = OL_NONE;
@@ -414,7 +414,7 @@ static void visit_parameters(builder *b, ol_nid params, ol_function *f, uint32_t
 {
     const ol_tree *t = b->t;
     uint32_t index = 0;
-    uint32_t body_pos = t->nodes.items[params].end;
+    uint32_t body_pos = ol_node_at(t, params)->end;
     for (ol_nid p = ol_first(t, params); p != OL_NONE; p = ol_next(t, p)) {
         ol_kind k = ol_kind_of(t, p);
         ol_nid name = OL_NONE, value = OL_NONE, type = OL_NONE;
@@ -526,7 +526,7 @@ static void visit_function(builder *b, ol_nid n, ol_nid decorated, uint32_t dept
         d.target = name;
         d.value = n;
         d.stmt = decorated != OL_NONE ? decorated : n;
-        d.pos = t->nodes.items[n].end;
+        d.pos = ol_node_at(t, n)->end;
         d.index = fn;
         d.annotation = OL_NONE;
         /* methods are reached through the class, not as scope names */
@@ -593,7 +593,7 @@ static void visit_class(builder *b, ol_nid n, uint32_t depth)
         d.target = name;
         d.value = n;
         d.stmt = ol_kind_of(t, ol_parent(t, n)) == OL_N_decorated_definition ? ol_parent(t, n) : n;
-        d.pos = t->nodes.items[n].end;
+        d.pos = ol_node_at(t, n)->end;
         d.index = ci;
         d.annotation = OL_NONE;
         add_def(b, d);
@@ -646,7 +646,7 @@ static void visit_comprehension(builder *b, ol_nid n, uint32_t depth)
                 visit(b, right, depth + 1);
             if (left != OL_NONE) {
                 visit(b, left, depth + 1);
-                bind_simple(b, left, OL_DEF_FOR, right, c, t->nodes.items[n].start);
+                bind_simple(b, left, OL_DEF_FOR, right, c, ol_node_at(t, n)->start);
             }
         } else if (c != body) {
             visit(b, c, depth + 1);
@@ -682,7 +682,7 @@ static void record_assignment(builder *b, ol_nid n, uint32_t depth)
     if (ol_kind_of(t, ol_unparen(t, left)) == OL_N_subscript)
         ol_vec_push(&m->subscript_stores, n);
     int8_t path[OL_PATH_MAX];
-    bind_info info = {OL_DEF_ASSIGN, value, ol_statement_of(t, n), t->nodes.items[n].end, type};
+    bind_info info = {OL_DEF_ASSIGN, value, ol_statement_of(t, n), ol_node_at(t, n)->end, type};
     if (right == OL_NONE)
         info.kind = OL_DEF_OTHER; /* bare annotation: x: int */
     if (right == OL_NONE && type != OL_NONE)
@@ -721,7 +721,7 @@ static void visit_with(builder *b, ol_nid n, uint32_t depth)
                     ol_nid target = ol_first_named(t, alias);
                     if (target == OL_NONE)
                         target = alias;
-                    uint32_t pos = body != OL_NONE ? t->nodes.items[body].start : t->nodes.items[n].end;
+                    uint32_t pos = body != OL_NONE ? ol_node_at(t, body)->start : ol_node_at(t, n)->end;
                     bind_simple(b, target, OL_DEF_WITH, expr, n, pos);
                 }
             } else {
@@ -786,9 +786,9 @@ static void visit(builder *b, ol_nid n, uint32_t depth)
         ol_vec_push(&m->aug_assigns, n);
         ol_nid left = ol_field(t, n, OL_F_left);
         if (left != OL_NONE && ol_kind_of(t, ol_unparen(t, left)) == OL_N_identifier)
-            bind_simple(b, left, OL_DEF_AUGASSIGN, n, ol_statement_of(t, n), t->nodes.items[n].end);
+            bind_simple(b, left, OL_DEF_AUGASSIGN, n, ol_statement_of(t, n), ol_node_at(t, n)->end);
         else if (left != OL_NONE && ol_kind_of(t, ol_unparen(t, left)) == OL_N_attribute)
-            bind_simple(b, left, OL_DEF_AUGASSIGN, n, ol_statement_of(t, n), t->nodes.items[n].end);
+            bind_simple(b, left, OL_DEF_AUGASSIGN, n, ol_statement_of(t, n), ol_node_at(t, n)->end);
         return;
     }
     case OL_N_named_expression: {
@@ -799,7 +799,7 @@ static void visit(builder *b, ol_nid n, uint32_t depth)
         while (m->scopes.items[b->scope].kind == OL_SCOPE_COMPREHENSION)
             b->scope = m->scopes.items[b->scope].parent;
         bind_simple(b, name, OL_DEF_WALRUS, ol_field(t, n, OL_F_value), ol_statement_of(t, n),
-                    t->nodes.items[n].end);
+                    ol_node_at(t, n)->end);
         b->scope = saved;
         return;
     }
@@ -815,7 +815,7 @@ static void visit(builder *b, ol_nid n, uint32_t depth)
         b->loop = loop;
         if (left != OL_NONE) {
             visit(b, left, depth + 1);
-            uint32_t pos = body != OL_NONE ? t->nodes.items[body].start : t->nodes.items[n].end;
+            uint32_t pos = body != OL_NONE ? ol_node_at(t, body)->start : ol_node_at(t, n)->end;
             bind_simple(b, left, OL_DEF_FOR, right, n, pos);
         }
         if (body != OL_NONE)
@@ -857,12 +857,12 @@ static void visit(builder *b, ol_nid n, uint32_t depth)
                 if (target == OL_NONE)
                     target = alias;
                 if (target != OL_NONE)
-                    bind_simple(b, target, OL_DEF_EXCEPT, ol_first_named(t, c), n, t->nodes.items[c].end);
+                    bind_simple(b, target, OL_DEF_EXCEPT, ol_first_named(t, c), n, ol_node_at(t, c)->end);
             }
         }
         ol_nid alias = ol_field(t, n, OL_F_alias);
         if (alias != OL_NONE)
-            bind_simple(b, alias, OL_DEF_EXCEPT, ol_field(t, n, OL_F_value), n, t->nodes.items[alias].end);
+            bind_simple(b, alias, OL_DEF_EXCEPT, ol_field(t, n, OL_F_value), n, ol_node_at(t, alias)->end);
         return;
     }
     case OL_N_delete_statement:
@@ -872,11 +872,11 @@ static void visit(builder *b, ol_nid n, uint32_t depth)
             if (ol_kind_of(t, c) == OL_N_expression_list) {
                 for (ol_nid d = ol_first_named(t, c); d != OL_NONE; d = ol_next_named(t, d))
                     if (ol_kind_of(t, d) == OL_N_identifier)
-                        bind_simple(b, d, OL_DEF_DELETE, OL_NONE, n, t->nodes.items[n].end);
+                        bind_simple(b, d, OL_DEF_DELETE, OL_NONE, n, ol_node_at(t, n)->end);
                 continue;
             }
             if (ol_kind_of(t, target) == OL_N_identifier)
-                bind_simple(b, target, OL_DEF_DELETE, OL_NONE, n, t->nodes.items[n].end);
+                bind_simple(b, target, OL_DEF_DELETE, OL_NONE, n, ol_node_at(t, n)->end);
         }
         return;
     case OL_N_return_statement:
@@ -921,7 +921,7 @@ static void compute_subtree_ends(ol_model *m)
     for (size_t i = 0; i < count; i++)
         m->subtree_end[i] = (uint32_t)i + 1;
     for (size_t i = count; i-- > 1;) {
-        ol_nid p = t->nodes.items[i].parent;
+        ol_nid p = ol_node_at(t, i)->parent;
         if (p != OL_NONE && m->subtree_end[p] < m->subtree_end[i])
             m->subtree_end[p] = m->subtree_end[i];
     }

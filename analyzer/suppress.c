@@ -74,13 +74,13 @@ static void directive_lines(const ol_tree *t, uint32_t at, uint32_t *first, uint
         if (node->start <= at)
             continue;
         ol_nid parent = node->parent;
-        ol_kind pk = parent == OL_NONE ? OL_N_OTHER : (ol_kind)t->nodes.items[parent].kind;
+        ol_kind pk = parent == OL_NONE ? OL_N_OTHER : (ol_kind)ol_node_at(t, parent)->kind;
         if (pk != OL_N_block && pk != OL_N_module)
             continue;
         uint32_t nline = ol_source_line_index(src, node->start);
         if (node->start - src->line_starts[nline] != column)
             return;
-        *last = pk == OL_N_module ? src->line_count : ol_source_line_index(src, t->nodes.items[parent].end) + 1;
+        *last = pk == OL_N_module ? src->line_count : ol_source_line_index(src, ol_node_at(t, parent)->end) + 1;
         return;
     }
 }
@@ -98,7 +98,7 @@ static bool own_line(const ol_source *src, uint32_t at)
 static uint32_t first_code_offset(const ol_tree *t)
 {
     ol_nid first = ol_first(t, 0);
-    return first == OL_NONE ? t->src->len : t->nodes.items[first].start;
+    return first == OL_NONE ? t->src->len : ol_node_at(t, first)->start;
 }
 
 void ol_suppressions_collect(ol_suppressions *s, const ol_tree *t)

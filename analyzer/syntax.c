@@ -354,6 +354,7 @@ void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
 {
     memset(t, 0, sizeof(*t));
     t->src = src;
+    t->absent_reads = ol_xcalloc(1, sizeof(*t->absent_reads));
     parse_input in = {src->text, src->len};
     TSInput input = {&in, read_input, TSInputEncodingUTF8, NULL};
     parse_deadline deadline = {{0, 0}, false};
@@ -392,10 +393,26 @@ void ol_tree_free(ol_tree *t)
     ol_vec_free(&t->errors);
     ol_vec_free(&t->nodes);
     ol_vec_free(&t->comments);
+    free(t->absent_reads);
     memset(t, 0, sizeof(*t));
 }
 
 /* ---- navigation --------------------------------------------------------- */
+
+static const ol_node absent = {OL_N_OTHER, OL_F_NONE, 0, OL_NONE, OL_NONE, OL_NONE, 0, 0};
+
+const ol_node *ol_absent_node(const ol_tree *t, ol_nid n)
+{
+#ifdef OL_STRICT_NODES
+    fprintf(stderr, "oomlint: internal error: node %u read, the tree has %zu nodes\n", (unsigned)n, t->nodes.len);
+    abort();
+#else
+    (void)n;
+    if (t->absent_reads)
+        (*t->absent_reads)++;
+    return &absent;
+#endif
+}
 
 ol_nid ol_field(const ol_tree *t, ol_nid n, ol_field_id f)
 {
@@ -419,6 +436,8 @@ ol_nid ol_first_named(const ol_tree *t, ol_nid n)
 
 ol_nid ol_next_named(const ol_tree *t, ol_nid n)
 {
+    if (n == OL_NONE)
+        return OL_NONE;
     for (ol_nid c = t->nodes.items[n].next_sibling; c != OL_NONE; c = t->nodes.items[c].next_sibling)
         if (t->nodes.items[c].flags & OL_NF_NAMED)
             return c;
@@ -467,7 +486,7 @@ bool ol_contains(const ol_tree *t, ol_nid a, ol_nid b)
 
 const char *ol_text(const ol_tree *t, ol_nid n, uint32_t *len)
 {
-    const ol_node *node = &t->nodes.items[n];
+    const ol_node *node = ol_node_at(t, n);
     *len = node->end - node->start;
     return t->src->text + node->start;
 }

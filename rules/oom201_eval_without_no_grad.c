@@ -233,7 +233,7 @@ static ol_fix *decorator_fix(ol_model *m, uint32_t fi)
     const char *torch = ol_torch_alias(m, f->node);
     if (!torch)
         return NULL;
-    uint32_t def_start = t->nodes.items[f->node].start;
+    uint32_t def_start = ol_node_at(t, f->node)->start;
     uint32_t line = ol_source_line_index(src, def_start);
     uint32_t indent = indent_of(src, def_start);
     if (src->line_starts[line] + indent != def_start)
@@ -249,12 +249,12 @@ static ol_fix *decorator_fix(ol_model *m, uint32_t fi)
 static bool multiline_string_in(const ol_tree *t, ol_nid n)
 {
     const ol_source *src = t->src;
-    for (ol_nid i = n; i < t->nodes.len && t->nodes.items[i].start < t->nodes.items[n].end; i++) {
-        if (i != n && t->nodes.items[i].start < t->nodes.items[n].start)
+    for (ol_nid i = n; i < t->nodes.len && ol_node_at(t, i)->start < ol_node_at(t, n)->end; i++) {
+        if (i != n && ol_node_at(t, i)->start < ol_node_at(t, n)->start)
             break;
         ol_kind k = ol_kind_of(t, i);
         if ((k == OL_N_string || k == OL_N_concatenated_string) &&
-            ol_source_line_index(src, t->nodes.items[i].start) != ol_source_line_index(src, t->nodes.items[i].end))
+            ol_source_line_index(src, ol_node_at(t, i)->start) != ol_source_line_index(src, ol_node_at(t, i)->end))
             return true;
     }
     return false;
@@ -269,9 +269,9 @@ static ol_fix *wrap_fix(ol_model *m, ol_nid loop_node)
     const char *torch = ol_torch_alias(m, loop_node);
     if (!torch)
         return NULL;
-    uint32_t start = t->nodes.items[loop_node].start;
+    uint32_t start = ol_node_at(t, loop_node)->start;
     uint32_t first = ol_source_line_index(src, start);
-    uint32_t last = ol_source_line_index(src, t->nodes.items[loop_node].end);
+    uint32_t last = ol_source_line_index(src, ol_node_at(t, loop_node)->end);
     uint32_t indent = indent_of(src, start);
     if (src->line_starts[first] + indent != start)
         return NULL;

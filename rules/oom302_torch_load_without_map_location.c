@@ -133,7 +133,7 @@ static void check(ol_check *c)
                                     "saved from (often GPU 0, in every process)");
         ol_diag_help(d, "load to the CPU and move what you need: `torch.load(path, map_location=\"cpu\")`");
         ol_fix *fix = ol_fix_new(!only_restores_state(m, call->node), "Load onto the CPU");
-        ol_fix_edit(fix, t->nodes.items[last].end, t->nodes.items[last].end, ", map_location=\"cpu\"");
+        ol_fix_edit(fix, ol_node_at(t, last)->end, ol_node_at(t, last)->end, ", map_location=\"cpu\"");
         ol_diag_attach_fix(d, fix);
     }
 }

@@ -275,7 +275,12 @@ static ol_fix *import_fix(ol_model *m, ol_nid stmt)
                     ok = false;
                     break;
                 }
-                char *name = ol_node_str(t, ol_field(t, attr, OL_F_attribute));
+                ol_nid attr_name = ol_field(t, attr, OL_F_attribute);
+                if (attr_name == OL_NONE) {
+                    ok = false; /* `amp.` cut short by a syntax error */
+                    break;
+                }
+                char *name = ol_node_str(t, attr_name);
                 amp_kind k = kind_of_name(name);
                 free(name);
                 ol_nid call = call_of_callee(t, attr, &decorator);
@@ -293,6 +298,10 @@ static ol_fix *import_fix(ol_model *m, ol_nid stmt)
     /* the import line itself */
     if (ol_kind_of(t, stmt) == OL_N_import_from_statement) {
         ol_nid module = ol_field(t, stmt, OL_F_module_name);
+        if (module == OL_NONE) {
+            ol_fix_free(fix);
+            return NULL;
+        }
         const char *mq = NULL;
         for (size_t i = 0; i < m->imports.len; i++)
             if (m->imports.items[i].stmt == stmt && m->imports.items[i].def != OL_NO_INDEX)

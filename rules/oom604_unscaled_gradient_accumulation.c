@@ -23,7 +23,7 @@ static ol_nid modulo_guard(const ol_tree *t, ol_nid n, ol_nid stop)
         if (k != OL_N_if_statement && k != OL_N_elif_clause)
             continue;
         ol_nid cond = ol_field(t, p, OL_F_condition);
-        for (ol_nid x = cond; x != OL_NONE && x < t->nodes.len && t->nodes.items[x].start < t->nodes.items[cond].end; x++) {
+        for (ol_nid x = cond; x != OL_NONE && x < t->nodes.len && ol_node_at(t, x)->start < ol_node_at(t, cond)->end; x++) {
             if (ol_kind_of(t, x) == OL_N_binary_operator && ol_kind_of(t, ol_field(t, x, OL_F_operator)) == OL_T_PERCENT)
                 return x;
         }

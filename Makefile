@@ -7,6 +7,7 @@
 #                   tools they need are installed first, see tests/tools.mk)
 #   make test SANITIZE=1   the same suite against an ASan+UBSan build (build/san/)
 #   make bench      build, then print throughput numbers (see bench/)
+#   make fuzz       build the libFuzzer targets and run each for FUZZ_SECONDS (fuzz/fuzz.mk)
 #   make clean      remove build outputs but keep fetched sources
 #   make distclean  remove build/ entirely
 #
@@ -125,6 +126,7 @@ demo: $(OUT)/oomlint
 	 exit $$status
 
 include tests/tools.mk
+include fuzz/fuzz.mk
 
 test: $(OUT)/oomlint $(OUT)/oomlint-unit test-tools
 	python3 tests/run.py --bin $(OUT)/oomlint --unit $(OUT)/oomlint-unit

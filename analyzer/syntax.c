@@ -399,12 +399,12 @@ void ol_tree_free(ol_tree *t)
 
 /* ---- navigation --------------------------------------------------------- */
 
-static const ol_node absent = {OL_N_OTHER, OL_F_NONE, 0, OL_NONE, OL_NONE, OL_NONE, 0, 0};
-
 const ol_node *ol_absent_node(const ol_tree *t, ol_nid n)
 {
+    static const ol_node absent = {OL_N_OTHER, OL_F_NONE, 0, OL_NONE, OL_NONE, OL_NONE, 0, 0};
 #ifdef OL_STRICT_NODES
     fprintf(stderr, "oomlint: internal error: node %u read, the tree has %zu nodes\n", (unsigned)n, t->nodes.len);
+    (void)absent;
     abort();
 #else
     (void)n;

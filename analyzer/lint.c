@@ -17,6 +17,7 @@
 #include "model.h"
 #include "notebook.h"
 #include "rule.h"
+#include "supervise.h"
 #include "suppress.h"
 
 void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s)
@@ -285,6 +286,8 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
     memset(r, 0, sizeof(*r));
     r->path = ol_xstrdup(in->path);
     r->from_stdin = in->from_stdin;
+    if (run)
+        ol_guard_maybe_fail(run->guard, in->path);
     const ol_settings *saved = lt->settings;
     if (in->settings)
         lt->settings = in->settings;
@@ -335,6 +338,8 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
     uint64_t fix_start = lt->timings ? ol_now_ns() : 0;
     if (run && run->fix_mode != OL_FIX_NONE) {
         ol_fix_mode mode = (ol_fix_mode)run->fix_mode;
+        if (run->guard && run->guard->probe && mode == OL_FIX_WRITE)
+            mode = OL_FIX_DIFF; /* a probe re-runs a file to see it fail, and writes nothing */
         if (in->from_stdin && mode == OL_FIX_WRITE)
             mode = OL_FIX_OUTPUT;
         ol_fix_outcome outcome;
@@ -373,14 +378,49 @@ typedef struct pool_job {
     size_t stdin_len;
     ol_file_result *results;
     atomic_size_t next;
+    atomic_size_t workers; /* numbers each worker, for its supervisor slot */
     pthread_mutex_t lock; /* guards merging timings */
 } pool_job;
+
+/* A file a crashed run failed on (supervise.c): reported, not linted. */
+static void set_aside(const ol_input *in, const ol_quarantined *q, ol_file_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->from_stdin = in->from_stdin;
+    ol_result_io_error(r, in->path, q->reason);
+    free(ol_vec_last(&r->diags).help);
+    ol_vec_last(&r->diags).help =
+        ol_xstrdup("the other files were analyzed; exclude this one (--exclude) until the bug is fixed");
+}
+
+static void lint_one(ol_linter *lt, pool_job *job, size_t slot, size_t i)
+{
+    const ol_input *in = &job->inputs[i];
+    const ol_guard *guard = job->run ? job->run->guard : NULL;
+    ol_file_result *r = &job->results[i];
+    if (guard) {
+        const ol_quarantined *q = ol_guard_quarantined(guard, i, in->path);
+        if (q) {
+            set_aside(in, q, r);
+            return;
+        }
+        if (ol_guard_skips(guard, i, in->path)) {
+            memset(r, 0, sizeof(*r));
+            r->path = ol_xstrdup(in->path);
+            return;
+        }
+    }
+    ol_guard_begin(guard, slot, i, in->path);
+    ol_lint_input(lt, in, job->stdin_bytes, job->stdin_len, job->run, r);
+    ol_guard_end(guard, slot);
+}
 
 static void *worker(void *arg)
 {
     pool_job *job = arg;
     ol_linter lt;
     ol_linter_init(&lt, job->grammar, job->settings);
+    size_t slot = atomic_fetch_add(&job->workers, 1);
     ol_timings mine;
     bool timed = job->run && job->run->timings;
     if (timed) {
@@ -391,7 +431,7 @@ static void *worker(void *arg)
         size_t i = atomic_fetch_add(&job->next, 1);
         if (i >= job->count)
             break;
-        ol_lint_input(&lt, &job->inputs[i], job->stdin_bytes, job->stdin_len, job->run, &job->results[i]);
+        lint_one(&lt, job, slot, i);
     }
     if (timed) {
         pthread_mutex_lock(&job->lock);
@@ -416,6 +456,7 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
     job.stdin_len = stdin_len;
     job.results = results;
     atomic_init(&job.next, 0);
+    atomic_init(&job.workers, 0);
     pthread_mutex_init(&job.lock, NULL);
     if (threads <= 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);

@@ -12,10 +12,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* abort(), not exit(): a signal is what tells the supervisor (supervise.h)
+ * that linting this file failed, so it can set the file aside and finish
+ * the run; exit() from one thread would also run atexit handlers under the
+ * others' feet. */
 void ol_oom(void)
 {
     fputs("oomlint: out of memory\n", stderr);
-    exit(2);
+    abort();
 }
 
 void *ol_xmalloc(size_t n)

@@ -4,7 +4,7 @@
  * One growable-array macro family (OL_VEC) instead of ad-hoc realloc loops, a
  * string builder (ol_buf), a bump arena for per-file allocations, and a string
  * interner so the semantic model can compare names as integers. Allocation
- * failure is fatal (ol_oom prints and exits): a linter that runs out of host
+ * failure is fatal (ol_oom prints and aborts): a linter that runs out of host
  * memory cannot report anything useful, and checking every small allocation
  * at every call site would hide the logic that matters.
  *

@@ -1240,15 +1240,17 @@ static void mark_backward_reach(ol_model *m)
 static void resolve_method_callsites(ol_model *m)
 {
     const ol_tree *t = m->tree;
+    /* calls already resolved to a function, marked once (not searched per call) */
+    bool *known = ol_xcalloc(m->calls.len + 1, sizeof(bool));
+    for (size_t f = 0; f < m->functions.len; f++)
+        for (size_t k = 0; k < m->functions.items[f].callsites.len; k++)
+            if (m->functions.items[f].callsites.items[k] < m->calls.len)
+                known[m->functions.items[f].callsites.items[k]] = true;
     for (size_t ci = 0; ci < m->calls.len; ci++) {
         const ol_call *c = &m->calls.items[ci];
         if (c->receiver == OL_NONE || !c->name || ol_kind_of(t, ol_unparen(t, c->callee)) != OL_N_attribute)
             continue;
-        bool known = false;
-        for (size_t f = 0; f < m->functions.len && !known; f++)
-            for (size_t k = 0; k < m->functions.items[f].callsites.len && !known; k++)
-                known = m->functions.items[f].callsites.items[k] == ci;
-        if (known)
+        if (known[ci])
             continue;
         ol_val rv = ol_eval(m, c->receiver);
         if (!(rv.flags & OL_VF_LOCAL) || (rv.kind != OL_V_MODULE && rv.kind != OL_V_INSTANCE) ||
@@ -1263,6 +1265,7 @@ static void resolve_method_callsites(ol_model *m)
             }
         }
     }
+    free(known);
 }
 
 /* Drops every memoized value and verdict, after a pass that changed what
@@ -1359,6 +1362,8 @@ void ol_model_free(ol_model *m)
     ol_vec_free(&m->withs);
     ol_vec_free(&m->excepts);
     ol_vec_free(&m->evidence);
+    free(m->def_module_use);
+    ol_vec_free(&m->attr_module_uses);
     free(m->node_scope);
     free(m->node_loop);
     free(m->node_ctx);
@@ -1367,6 +1372,9 @@ void ol_model_free(ol_model *m)
     free(m->def_keys);
     free(m->def_heads);
     free(m->def_tails);
+    free(m->chain_items);
+    free(m->chain_start);
+    free(m->chain_count);
     free(m->node_val);
     free(m->node_state);
     free(m->def_val);

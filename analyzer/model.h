@@ -275,6 +275,12 @@ typedef struct ol_evidence {
     bool called;      /* x(...) rather than x.method() */
 } ol_evidence;
 
+typedef struct ol_attr_use {
+    uint32_t cls;
+    ol_sym name;
+    uint8_t bits;
+} ol_attr_use;
+
 typedef struct ol_model {
     const ol_tree *tree;
     const ol_source *src;
@@ -307,6 +313,11 @@ typedef struct ol_model {
     uint64_t *def_keys;
     uint32_t *def_heads, *def_tails;
     size_t def_slots;
+    /* the same chains as arrays, for binary search (eval.c, def_chain):
+     * chain_items holds every chain in turn; for a chain's head def,
+     * chain_start/chain_count say where its chain lies */
+    uint32_t *chain_items, *chain_start, *chain_count;
+    size_t chains_built;    /* defs.len when they were built */
 
     /* lazy evaluation state */
     ol_val *node_val;       /* memo per node */
@@ -319,6 +330,12 @@ typedef struct ol_model {
     /* where names are used like nn.Modules (built on first use, eval.c) */
     OL_VEC(struct ol_evidence) evidence;
     bool evidence_built;
+    /* the same, per def: bit 1 a module-only method is called on a use it
+     * reaches, bit 2 such a use is called; and for self.x in methods, per
+     * (class, attribute), sorted */
+    uint8_t *def_module_use;
+    size_t def_module_use_len;
+    OL_VEC(struct ol_attr_use) attr_module_uses;
 
     /* file-wide facts */
     bool grad_globally_disabled;   /* module-level torch.set_grad_enabled(False) */

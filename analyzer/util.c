@@ -418,3 +418,9 @@ int ol_read_file(const char *path, size_t max_bytes, char **out, size_t *out_len
     close(fd);
     return rc;
 }
+
+int ol_cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}

@@ -99,6 +99,8 @@ void ol_describe_read_error(ol_buf *out, int err, size_t max_bytes, const char *
 
 /* qsort that accepts an empty (even NULL) array. */
 void ol_sort(void *base, size_t count, size_t size, int (*cmp)(const void *, const void *));
+/* Comparison of two uint32_t, for ol_sort and bsearch. */
+int ol_cmp_u32(const void *a, const void *b);
 
 /* Text helpers. */
 bool ol_str_has_prefix(const char *s, const char *prefix);

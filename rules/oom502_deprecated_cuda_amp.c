@@ -197,10 +197,10 @@ static import_form form_of(ol_model *m, const ol_import *imp)
     return FORM_NONE;
 }
 
-/* Is identifier `n` a reference that resolves to import def `def`? */
-static bool refers_to(ol_model *m, ol_nid n, uint32_t def)
+/* Is identifier `n` a name reference (not an attribute's or keyword's
+ * name, not a name inside an import statement)? */
+static bool is_reference(const ol_tree *t, ol_nid n)
 {
-    const ol_tree *t = m->tree;
     ol_nid p = ol_parent(t, n);
     ol_field_id f = (ol_field_id)ol_node_at(t, n)->field;
     if (p != OL_NONE && ol_kind_of(t, p) == OL_N_attribute && f == OL_F_attribute)
@@ -210,12 +210,102 @@ static bool refers_to(ol_model *m, ol_nid n, uint32_t def)
     /* names inside import statements are not references */
     if (p != OL_NONE && (ol_kind_of(t, p) == OL_N_dotted_name || ol_kind_of(t, p) == OL_N_aliased_import))
         return false;
-    uint32_t defs[32];
-    size_t count = ol_reaching_defs(m, m->node_scope[n], ol_node_sym(m, n), n, defs, 32);
-    for (size_t i = 0; i < count; i++)
-        if (defs[i] == def)
-            return true;
-    return false;
+    return true;
+}
+
+/* What the rule needs about the file's deprecated imports, built once per
+ * file so that a file with thousands of them stays linear: the import
+ * statements as groups of ol_import, each def's import, each import def's
+ * uses (identifiers it reaches), and each statement's fix, made once and
+ * copied to every finding that offers it. */
+typedef struct amp_index {
+    uint32_t *group_of_import;  /* import -> group */
+    OL_VEC(uint32_t) group_first; /* group -> first import; imports of a statement are contiguous */
+    uint32_t *import_of_def;    /* def -> import index + 1, or 0 */
+    uint32_t *use_begin;        /* def -> its uses in uses[use_begin[d], use_begin[d + 1]) */
+    ol_nid *uses;
+    ol_fix **fix;               /* group -> fix (owned), valid where fix_made */
+    bool *fix_made;
+} amp_index;
+
+typedef struct def_use {
+    uint32_t def;
+    ol_nid node;
+} def_use;
+
+static import_form form_of(ol_model *m, const ol_import *imp);
+
+static void index_build(ol_model *m, amp_index *ix)
+{
+    const ol_tree *t = m->tree;
+    memset(ix, 0, sizeof(*ix));
+    size_t ndefs = m->defs.len;
+    ix->group_of_import = ol_xcalloc(m->imports.len + 1, sizeof(uint32_t));
+    ix->import_of_def = ol_xcalloc(ndefs + 1, sizeof(uint32_t));
+    for (size_t i = 0; i < m->imports.len; i++) {
+        const ol_import *imp = &m->imports.items[i];
+        if (i == 0 || imp->stmt != m->imports.items[i - 1].stmt)
+            ol_vec_push(&ix->group_first, (uint32_t)i);
+        ix->group_of_import[i] = (uint32_t)(ix->group_first.len - 1);
+        if (imp->def < ndefs)
+            ix->import_of_def[imp->def] = (uint32_t)i + 1;
+    }
+    ix->fix = ol_xcalloc(ix->group_first.len + 1, sizeof(ol_fix *));
+    ix->fix_made = ol_xcalloc(ix->group_first.len + 1, sizeof(bool));
+    /* the names deprecated imports bind, sorted, to test identifiers against */
+    OL_VEC(ol_sym) names = {0};
+    for (size_t i = 0; i < m->imports.len; i++) {
+        import_form form = form_of(m, &m->imports.items[i]);
+        if (form == FORM_NAMES || form == FORM_MODULE)
+            ol_vec_push(&names, m->imports.items[i].bound);
+    }
+    ol_sort(names.items, names.len, sizeof(ol_sym), ol_cmp_u32);
+    OL_VEC(def_use) pairs = {0};
+    if (names.len > 0) {
+        for (ol_nid n = 0; n < t->nodes.len; n++) {
+            if (ol_kind_of(t, n) != OL_N_identifier)
+                continue;
+            ol_sym sym = ol_node_sym(m, n);
+            if (!bsearch(&sym, names.items, names.len, sizeof(ol_sym), ol_cmp_u32) || !is_reference(t, n))
+                continue;
+            uint32_t defs[32];
+            size_t count = ol_reaching_defs(m, m->node_scope[n], sym, n, defs, 32);
+            for (size_t k = 0; k < count; k++) {
+                if (defs[k] >= ndefs || !ix->import_of_def[defs[k]])
+                    continue;
+                def_use du = {defs[k], n};
+                ol_vec_push(&pairs, du);
+            }
+        }
+    }
+    /* counting sort by def into use_begin/uses */
+    ix->use_begin = ol_xcalloc(ndefs + 2, sizeof(uint32_t));
+    for (size_t i = 0; i < pairs.len; i++)
+        ix->use_begin[pairs.items[i].def + 1]++;
+    for (size_t d = 0; d < ndefs + 1; d++)
+        ix->use_begin[d + 1] += ix->use_begin[d];
+    ix->uses = ol_xmalloc((pairs.len + 1) * sizeof(ol_nid));
+    uint32_t *fill = ol_xmalloc((ndefs + 1) * sizeof(uint32_t));
+    memcpy(fill, ix->use_begin, (ndefs + 1) * sizeof(uint32_t));
+    for (size_t i = 0; i < pairs.len; i++) /* pairs are in node order: so is each def's list */
+        ix->uses[fill[pairs.items[i].def]++] = pairs.items[i].node;
+    free(fill);
+    ol_vec_free(&pairs);
+    ol_vec_free(&names);
+}
+
+static void index_free(amp_index *ix)
+{
+    for (size_t g = 0; g < ix->group_first.len; g++)
+        ol_fix_free(ix->fix[g]);
+    free(ix->fix);
+    free(ix->fix_made);
+    free(ix->group_of_import);
+    ol_vec_free(&ix->group_first);
+    free(ix->import_of_def);
+    free(ix->use_begin);
+    free(ix->uses);
+    memset(ix, 0, sizeof(*ix));
 }
 
 /* The call whose callee is `expr`, or OL_NONE; sets *decorator when `expr`
@@ -233,16 +323,33 @@ static ol_nid call_of_callee(const ol_tree *t, ol_nid expr, bool *decorator)
     return OL_NONE;
 }
 
-/* Builds the fix for one import statement, or NULL if it cannot be fixed. */
-static ol_fix *import_fix(ol_model *m, ol_nid stmt)
+static ol_fix *build_import_fix(ol_model *m, const amp_index *ix, uint32_t group);
+
+/* The fix for one import statement (a copy the caller owns), or NULL if it
+ * cannot be fixed. */
+static ol_fix *import_fix(ol_model *m, amp_index *ix, uint32_t group)
+{
+    if (!ix->fix_made[group]) {
+        ix->fix[group] = build_import_fix(m, ix, group);
+        ix->fix_made[group] = true;
+    }
+    return ix->fix[group] ? ol_fix_copy(ix->fix[group]) : NULL;
+}
+
+static ol_fix *build_import_fix(ol_model *m, const amp_index *ix, uint32_t group)
 {
     const ol_tree *t = m->tree;
+    size_t first = ix->group_first.items[group];
+    ol_nid stmt = m->imports.items[first].stmt;
+    size_t last = first;
+    while (last < m->imports.len && m->imports.items[last].stmt == stmt)
+        last++;
     ol_fix *fix = ol_fix_new(false, "Import from torch.amp and pass the device explicitly");
     bool ok = true;
     bool any = false;
-    for (size_t i = 0; i < m->imports.len && ok; i++) {
+    for (size_t i = first; i < last && ok; i++) {
         const ol_import *imp = &m->imports.items[i];
-        if (imp->stmt != stmt || imp->def == OL_NO_INDEX)
+        if (imp->def == OL_NO_INDEX)
             continue;
         import_form form = form_of(m, imp);
         if (form == FORM_NONE || form == FORM_SUBMODULE) {
@@ -257,10 +364,11 @@ static ol_fix *import_fix(ol_model *m, ol_nid stmt)
             break;
         }
         /* every use must be a call or decorator we can rewrite */
-        for (ol_nid n = 0; n < t->nodes.len && ok; n++) {
-            if (ol_kind_of(t, n) != OL_N_identifier || ol_node_sym(m, n) != imp->bound || ol_contains(t, stmt, n))
-                continue;
-            if (!refers_to(m, n, imp->def))
+        uint32_t from = imp->def < m->defs.len ? ix->use_begin[imp->def] : 0;
+        uint32_t to = imp->def < m->defs.len ? ix->use_begin[imp->def + 1] : 0;
+        for (uint32_t u = from; u < to && ok; u++) {
+            ol_nid n = ix->uses[u];
+            if (ol_contains(t, stmt, n))
                 continue;
             bool decorator;
             if (form == FORM_NAMES) {
@@ -303,14 +411,14 @@ static ol_fix *import_fix(ol_model *m, ol_nid stmt)
             return NULL;
         }
         const char *mq = NULL;
-        for (size_t i = 0; i < m->imports.len; i++)
-            if (m->imports.items[i].stmt == stmt && m->imports.items[i].def != OL_NO_INDEX)
+        for (size_t i = first; i < last; i++)
+            if (m->imports.items[i].def != OL_NO_INDEX)
                 mq = form_of(m, &m->imports.items[i]) == FORM_NAMES ? "torch.amp" : "torch";
         ol_fix_edit(fix, ol_node_at(t, module)->start, ol_node_at(t, module)->end, mq ? mq : "torch.amp");
     } else {
-        for (size_t i = 0; i < m->imports.len; i++) {
+        for (size_t i = first; i < last; i++) {
             const ol_import *imp = &m->imports.items[i];
-            if (imp->stmt == stmt && imp->def != OL_NO_INDEX)
+            if (imp->def != OL_NO_INDEX)
                 ol_fix_edit(fix, ol_node_at(t, imp->name_node)->start, ol_node_at(t, imp->name_node)->end,
                             "torch.amp");
         }
@@ -322,25 +430,27 @@ static ol_fix *import_fix(ol_model *m, ol_nid stmt)
     return fix;
 }
 
-/* The deprecated import statement a name reference goes through, if any. */
-static ol_nid import_stmt_of_use(ol_model *m, ol_nid expr)
+/* The group of the deprecated import statement a name reference goes
+ * through, or UINT32_MAX. */
+static uint32_t import_group_of_use(ol_model *m, const amp_index *ix, ol_nid expr)
 {
     const ol_tree *t = m->tree;
     ol_nid root = ol_unparen(t, expr);
     while (ol_kind_of(t, root) == OL_N_attribute)
         root = ol_field(t, root, OL_F_object);
     if (ol_kind_of(t, root) != OL_N_identifier)
-        return OL_NONE;
+        return UINT32_MAX;
     uint32_t defs[8];
     size_t count = ol_reaching_defs(m, m->node_scope[root], ol_node_sym(m, root), root, defs, 8);
     for (size_t i = 0; i < count; i++) {
-        for (size_t j = 0; j < m->imports.len; j++) {
-            const ol_import *imp = &m->imports.items[j];
-            if (imp->def == defs[i] && (form_of(m, imp) == FORM_NAMES || form_of(m, imp) == FORM_MODULE))
-                return imp->stmt;
-        }
+        if (defs[i] >= m->defs.len || !ix->import_of_def[defs[i]])
+            continue;
+        uint32_t j = ix->import_of_def[defs[i]] - 1;
+        import_form form = form_of(m, &m->imports.items[j]);
+        if (form == FORM_NAMES || form == FORM_MODULE)
+            return ix->group_of_import[j];
     }
-    return OL_NONE;
+    return UINT32_MAX;
 }
 
 /* Version-compatibility code: the deprecated name in the fallback branch of
@@ -380,7 +490,7 @@ static bool compat_fallback(ol_model *m, ol_nid n)
 
 /* ---- the check -------------------------------------------------------------- */
 
-static void report_use(ol_check *c, ol_nid expr, ol_nid call, const char *q)
+static void report_use(ol_check *c, amp_index *ix, ol_nid expr, ol_nid call, const char *q)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
@@ -398,9 +508,9 @@ static void report_use(ol_check *c, ol_nid expr, ol_nid call, const char *q)
     free(written);
     ol_diag_help(d, "%s", replacement_help(kind, name));
     ol_fix *fix = NULL;
-    ol_nid stmt = import_stmt_of_use(m, expr);
-    if (stmt != OL_NONE) {
-        fix = import_fix(m, stmt);
+    uint32_t group = import_group_of_use(m, ix, expr);
+    if (group != UINT32_MAX) {
+        fix = import_fix(m, ix, group);
     } else if (kind != AMP_OTHER) {
         fix = ol_fix_new(false, "Use torch.amp with an explicit device");
         if (!add_chain_edit(t, fix, expr) || !add_argument_edits(t, fix, kind, call, expr)) {
@@ -415,6 +525,8 @@ static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
+    amp_index ix;
+    index_build(m, &ix);
 
     /* import lines, one finding per statement */
     ol_nid last_stmt = OL_NONE;
@@ -433,7 +545,7 @@ static void check(ol_check *c)
         free(line);
         ol_diag_help(d, "import from `torch.amp` and pass the device: `autocast(\"cuda\", ...)`, "
                         "`GradScaler(\"cuda\")`, `@custom_fwd(device_type=\"cuda\")`");
-        ol_diag_attach_fix(d, import_fix(m, imp->stmt));
+        ol_diag_attach_fix(d, import_fix(m, &ix, ix.group_of_import[i]));
     }
 
     /* calls */
@@ -442,7 +554,7 @@ static void check(ol_check *c)
         const char *q = ol_qualname(m, call->callee);
         if (kind_of_qual(q) == AMP_NONE || compat_fallback(m, call->node))
             continue;
-        report_use(c, ol_unparen(t, call->callee), call->node, q);
+        report_use(c, &ix, ol_unparen(t, call->callee), call->node, q);
     }
 
     /* bare decorators: @torch.cuda.amp.custom_fwd */
@@ -459,9 +571,10 @@ static void check(ol_check *c)
             const char *q = ol_qualname(m, e);
             if (kind_of_qual(q) == AMP_NONE)
                 continue;
-            report_use(c, e, OL_NONE, q);
+            report_use(c, &ix, e, OL_NONE, q);
         }
     }
+    index_free(&ix);
 }
 
 const ol_rule ol_rule_oom502 = {

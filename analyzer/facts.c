@@ -430,12 +430,12 @@ static void collect(ol_model *m, ol_nid region, ol_nid site, uint32_t fn, int de
         }
         /* a local function called here: its events happen here */
         if (depth < 3) {
-            for (size_t f = 0; f < m->functions.len; f++) {
+            const uint32_t *called;
+            size_t ncalled = ol_call_functions(m, (uint32_t)i, &called);
+            for (size_t k = 0; k < ncalled; k++) {
+                uint32_t f = called[k];
                 const ol_function *callee = &m->functions.items[f];
-                bool called = false;
-                for (size_t k = 0; k < callee->callsites.len && !called; k++)
-                    called = callee->callsites.items[k] == i;
-                if (!called || (uint32_t)f == fn)
+                if (f == fn || (k > 0 && called[k - 1] == f))
                     continue;
                 ol_nid body = ol_field(t, callee->node, OL_F_body);
                 if (body != OL_NONE)
@@ -449,6 +449,169 @@ void ol_collect_events(ol_model *m, ol_nid region, ol_event_vec *out)
 {
     /* a loop belongs to its function; a function's body block to the function itself */
     collect(m, region, OL_NONE, ol_function_of(m, region), 0, out);
+}
+
+static int cmp_step_event(const void *a, const void *b, const ol_event *events)
+{
+    uint32_t x = events[*(const uint32_t *)a].call, y = events[*(const uint32_t *)b].call;
+    return x < y ? -1 : x > y;
+}
+
+/* The model's facts_cache: regions' events, found by region node. */
+typedef struct facts_cache {
+    uint32_t *at;   /* per node: index + 1 into regions, or 0 */
+    OL_VEC(ol_region_events *) regions;
+} facts_cache;
+
+static void facts_cache_free(void *p)
+{
+    facts_cache *fc = p;
+    for (size_t i = 0; i < fc->regions.len; i++) {
+        ol_region_events_free(fc->regions.items[i]);
+        free(fc->regions.items[i]);
+    }
+    ol_vec_free(&fc->regions);
+    free(fc->at);
+    free(fc);
+}
+
+const ol_region_events *ol_events_of(ol_model *m, ol_nid region)
+{
+    const ol_tree *t = m->tree;
+    if (region >= t->nodes.len)
+        region = 0;
+    facts_cache *fc = m->facts_cache;
+    if (!fc) {
+        fc = ol_xcalloc(1, sizeof(*fc));
+        fc->at = ol_xcalloc(t->nodes.len + 1, sizeof(uint32_t));
+        m->facts_cache = fc;
+        m->facts_cache_free = facts_cache_free;
+    }
+    if (fc->at[region])
+        return fc->regions.items[fc->at[region] - 1];
+    ol_region_events re;
+    memset(&re, 0, sizeof(re));
+    ol_collect_events(m, region, &re.events);
+    for (size_t i = 0; i < re.events.len; i++) {
+        switch (re.events.items[i].kind) {
+        case OL_EV_BACKWARD:
+            re.has_backward = true;
+            ol_vec_push(&re.backwards, (uint32_t)i);
+            break;
+        case OL_EV_STEP:
+            re.has_step = true;
+            ol_vec_push(&re.steps, (uint32_t)i);
+            break;
+        case OL_EV_ZERO:
+        case OL_EV_ZERO_ALL:
+            ol_vec_push(&re.zeros, (uint32_t)i);
+            break;
+        }
+    }
+    /* by call, for ol_events_step_of; a call's step appears once per site
+     * it is reached through, and the first of them in event order is the one
+     * wanted: insertion sort keeps equal calls in order (steps are few) */
+    for (size_t i = 1; i < re.steps.len; i++) {
+        uint32_t x = re.steps.items[i];
+        size_t j = i;
+        while (j > 0 && cmp_step_event(&re.steps.items[j - 1], &x, re.events.items) > 0) {
+            re.steps.items[j] = re.steps.items[j - 1];
+            j--;
+        }
+        re.steps.items[j] = x;
+    }
+    ol_region_events *kept = ol_xmalloc(sizeof(*kept));
+    *kept = re;
+    ol_vec_push(&fc->regions, kept);
+    fc->at[region] = (uint32_t)fc->regions.len;
+    return kept;
+}
+
+size_t ol_events_step_of(const ol_region_events *re, uint32_t call)
+{
+    size_t lo = 0, hi = re->steps.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (re->events.items[re->steps.items[mid]].call < call)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* the last of equal calls: the original search kept the last match */
+    size_t found = re->events.len;
+    for (size_t i = lo; i < re->steps.len && re->events.items[re->steps.items[i]].call == call; i++)
+        found = re->steps.items[i];
+    return found;
+}
+
+void ol_region_events_free(ol_region_events *re)
+{
+    ol_vec_free(&re->events);
+    ol_vec_free(&re->zeros);
+    ol_vec_free(&re->backwards);
+    ol_vec_free(&re->steps);
+}
+
+/* ---- texts ------------------------------------------------------------------------ */
+
+uint64_t ol_text_hash(const ol_tree *t, ol_nid n)
+{
+    uint32_t len;
+    const char *s = ol_text(t, n, &len);
+    uint64_t h = 1469598103934665603ull;
+    for (uint32_t i = 0; i < len; i++) {
+        if (skip_space(s[i]))
+            continue;
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+void ol_text_index_add(ol_text_index *ix, const ol_tree *t, ol_nid n)
+{
+    if (n == OL_NONE)
+        return;
+    ol_text_entry e = {ol_text_hash(t, n), n};
+    ol_vec_push(&ix->entries, e);
+    ix->sealed = false;
+}
+
+static int cmp_text_entry(const void *a, const void *b)
+{
+    const ol_text_entry *x = a, *y = b;
+    if (x->hash != y->hash)
+        return x->hash < y->hash ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+bool ol_text_index_has(ol_text_index *ix, const ol_tree *t, ol_nid n)
+{
+    if (n == OL_NONE)
+        return false;
+    if (!ix->sealed) {
+        ol_sort(ix->entries.items, ix->entries.len, sizeof(ol_text_entry), cmp_text_entry);
+        ix->sealed = true;
+    }
+    uint64_t h = ol_text_hash(t, n);
+    size_t lo = 0, hi = ix->entries.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ix->entries.items[mid].hash < h)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < ix->entries.len && ix->entries.items[i].hash == h; i++)
+        if (ol_same_text(t, ix->entries.items[i].node, n))
+            return true;
+    return false;
+}
+
+void ol_text_index_free(ol_text_index *ix)
+{
+    ol_vec_free(&ix->entries);
+    ix->sealed = false;
 }
 
 bool ol_zero_clears(ol_model *m, ol_nid zero_target, ol_nid optimizer)

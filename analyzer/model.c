@@ -1268,6 +1268,44 @@ static void resolve_method_callsites(ol_model *m)
     free(known);
 }
 
+/* The functions' call sites turned around: call -> the local functions it
+ * calls, so that following a call into a function costs no search. */
+static void index_call_functions(ol_model *m)
+{
+    m->call_functions_begin = ol_xcalloc(m->calls.len + 2, sizeof(uint32_t));
+    size_t total = 0;
+    for (size_t f = 0; f < m->functions.len; f++)
+        for (size_t k = 0; k < m->functions.items[f].callsites.len; k++) {
+            uint32_t ci = m->functions.items[f].callsites.items[k];
+            if (ci < m->calls.len) {
+                m->call_functions_begin[ci + 1]++;
+                total++;
+            }
+        }
+    for (size_t ci = 0; ci < m->calls.len + 1; ci++)
+        m->call_functions_begin[ci + 1] += m->call_functions_begin[ci];
+    m->call_functions = ol_xmalloc((total + 1) * sizeof(uint32_t));
+    uint32_t *fill = ol_xmalloc((m->calls.len + 1) * sizeof(uint32_t));
+    memcpy(fill, m->call_functions_begin, (m->calls.len + 1) * sizeof(uint32_t));
+    for (size_t f = 0; f < m->functions.len; f++) /* in function order within each call */
+        for (size_t k = 0; k < m->functions.items[f].callsites.len; k++) {
+            uint32_t ci = m->functions.items[f].callsites.items[k];
+            if (ci < m->calls.len)
+                m->call_functions[fill[ci]++] = (uint32_t)f;
+        }
+    free(fill);
+}
+
+size_t ol_call_functions(const ol_model *m, uint32_t call, const uint32_t **out)
+{
+    if (!m->call_functions_begin || call >= m->calls.len) {
+        *out = NULL;
+        return 0;
+    }
+    *out = m->call_functions + m->call_functions_begin[call];
+    return m->call_functions_begin[call + 1] - m->call_functions_begin[call];
+}
+
 /* Drops every memoized value and verdict, after a pass that changed what
  * they depend on (call sites, contexts, backward reach). */
 static void forget_values(ol_model *m)
@@ -1326,6 +1364,7 @@ void ol_model_build(ol_model *m, const ol_tree *t)
     compute_subtree_ends(m);
     resolve_callsites(m);
     resolve_method_callsites(m);
+    index_call_functions(m);
     forget_values(m);
     resolve_contexts(m);
     /* contexts change what values mean: forget anything computed so far */
@@ -1372,6 +1411,10 @@ void ol_model_free(ol_model *m)
     free(m->def_keys);
     free(m->def_heads);
     free(m->def_tails);
+    if (m->facts_cache_free)
+        m->facts_cache_free(m->facts_cache);
+    free(m->call_functions_begin);
+    free(m->call_functions);
     free(m->chain_items);
     free(m->chain_start);
     free(m->chain_count);

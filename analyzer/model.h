@@ -318,6 +318,13 @@ typedef struct ol_model {
      * chain_start/chain_count say where its chain lies */
     uint32_t *chain_items, *chain_start, *chain_count;
     size_t chains_built;    /* defs.len when they were built */
+    /* call -> local functions it calls (see ol_call_functions) */
+    uint32_t *call_functions_begin, *call_functions;
+    /* what the layer above keeps per file (facts.c: training events per
+     * region); the model frees it with the function given, knowing nothing
+     * of its shape */
+    void *facts_cache;
+    void (*facts_cache_free)(void *cache);
 
     /* lazy evaluation state */
     ol_val *node_val;       /* memo per node */
@@ -365,6 +372,9 @@ const char *ol_qualname(ol_model *m, ol_nid expr);
 
 /* Defs of `name` that may reach position `at` (inside scope `scope`).
  * Returns the count written to out (at most cap). */
+/* The local functions call `call` may call (the inverse of the functions'
+ * callsites), in function order. */
+size_t ol_call_functions(const ol_model *m, uint32_t call, const uint32_t **out);
 size_t ol_reaching_defs(ol_model *m, uint32_t scope, ol_sym name, ol_nid at, uint32_t *out, size_t cap);
 /* First def of a name in a scope, or OL_NO_INDEX (then follow ol_def.next). */
 uint32_t ol_scope_defs(const ol_model *m, uint32_t scope, ol_sym name);

@@ -58,13 +58,8 @@ static bool is_pytest_function(ol_model *m, uint32_t fi)
 /* Does region compute gradients (backward, autograd.grad, requires_grad_)? */
 static bool computes_gradients(ol_model *m, ol_nid region)
 {
-    ol_event_vec ev = {0};
-    ol_collect_events(m, region, &ev);
-    bool grads = false;
-    for (size_t i = 0; i < ev.len && !grads; i++)
-        grads = ev.items[i].kind == OL_EV_BACKWARD || ev.items[i].kind == OL_EV_STEP;
-    ol_vec_free(&ev);
-    if (grads)
+    const ol_region_events *re = ol_events_of(m, region);
+    if (re->has_backward || re->has_step)
         return true;
     size_t first, end = ol_calls_in(m, region, &first);
     for (size_t i = first; i < end; i++) {

@@ -56,51 +56,94 @@ static bool reads_metadata(ol_model *m, ol_nid use)
     return known;
 }
 
-/* Moving the load to the CPU changes nothing when the result only reaches
- * load_state_dict (directly, or through a name whose every use does so or
- * reads bookkeeping). Anything else (a pickled model, a tensor used as is)
- * would now live on the CPU: that fix is unsafe. */
-static bool only_restores_state(ol_model *m, ol_nid call)
+/* The def a `name = torch.load(...)` statement makes, or OL_NO_INDEX. */
+static uint32_t load_def(ol_model *m, ol_nid call)
 {
     const ol_tree *t = m->tree;
-    if (feeds_load_state_dict(m, call))
-        return true;
     ol_nid stmt = ol_parent(t, call);
     if (ol_kind_of(t, stmt) != OL_N_assignment || ol_field(t, stmt, OL_F_right) != call)
-        return false;
+        return OL_NO_INDEX;
     ol_nid target = ol_field(t, stmt, OL_F_left);
     if (ol_kind_of(t, target) != OL_N_identifier)
-        return false;
+        return OL_NO_INDEX;
     ol_sym name = ol_node_sym(m, target);
     uint32_t scope = m->node_scope[stmt];
     uint32_t def = OL_NO_INDEX;
     for (uint32_t d = ol_scope_defs(m, scope, name); d != OL_NO_INDEX; d = m->defs.items[d].next)
         if (m->defs.items[d].target == target)
             def = d;
-    if (def == OL_NO_INDEX)
-        return false;
-    size_t uses = 0;
-    for (ol_nid u = m->subtree_end[stmt]; u < t->nodes.len; u++) {
-        if (ol_kind_of(t, u) != OL_N_identifier || ol_node_sym(m, u) != name)
+    return def;
+}
+
+/* How the uses of each loaded name's def look, found in one pass over the
+ * file's identifiers (not one pass per load: a file of thousands of loads
+ * stays linear). Per def: the uses after its statement that it reaches, and
+ * whether any of them does more than restore state or read bookkeeping. */
+typedef struct load_uses {
+    uint32_t *uses;   /* per def */
+    bool *other;      /* per def: a use that is neither */
+} load_uses;
+
+static void load_uses_build(ol_model *m, load_uses *lu)
+{
+    const ol_tree *t = m->tree;
+    lu->uses = ol_xcalloc(m->defs.len + 1, sizeof(uint32_t));
+    lu->other = ol_xcalloc(m->defs.len + 1, sizeof(bool));
+    bool *is_load_def = ol_xcalloc(m->defs.len + 1, sizeof(bool));
+    OL_VEC(ol_sym) names = {0};
+    for (size_t i = 0; i < m->calls.len; i++) {
+        uint32_t d = load_def(m, m->calls.items[i].node);
+        if (d == OL_NO_INDEX || d >= m->defs.len)
+            continue;
+        is_load_def[d] = true;
+        ol_vec_push(&names, m->defs.items[d].name);
+    }
+    ol_sort(names.items, names.len, sizeof(ol_sym), ol_cmp_u32);
+    for (ol_nid u = 0; names.len > 0 && u < t->nodes.len; u++) {
+        if (ol_kind_of(t, u) != OL_N_identifier)
+            continue;
+        ol_sym name = ol_node_sym(m, u);
+        if (!bsearch(&name, names.items, names.len, sizeof(ol_sym), ol_cmp_u32))
             continue;
         uint32_t defs[16];
         size_t n = ol_reaching_defs(m, m->node_scope[u], name, u, defs, 16);
-        bool ours = false;
-        for (size_t k = 0; k < n; k++)
-            ours |= defs[k] == def;
-        if (!ours)
-            continue;
-        if (!feeds_load_state_dict(m, u) && !reads_metadata(m, u))
-            return false;
-        uses++;
+        int benign = -1; /* computed once per use, when a load def is reached */
+        for (size_t k = 0; k < n; k++) {
+            uint32_t d = defs[k];
+            if (d >= m->defs.len || !is_load_def[d] || u < m->subtree_end[m->defs.items[d].stmt])
+                continue;
+            if (benign < 0)
+                benign = feeds_load_state_dict(m, u) || reads_metadata(m, u);
+            lu->uses[d]++;
+            if (!benign)
+                lu->other[d] = true;
+        }
     }
-    return uses > 0;
+    free(is_load_def);
+    ol_vec_free(&names);
+}
+
+/* Moving the load to the CPU changes nothing when the result only reaches
+ * load_state_dict (directly, or through a name whose every use does so or
+ * reads bookkeeping). Anything else (a pickled model, a tensor used as is)
+ * would now live on the CPU: that fix is unsafe. */
+static bool only_restores_state(ol_model *m, load_uses *lu, ol_nid call)
+{
+    if (feeds_load_state_dict(m, call))
+        return true;
+    uint32_t def = load_def(m, call);
+    if (def == OL_NO_INDEX || def >= m->defs.len)
+        return false;
+    if (!lu->uses)
+        load_uses_build(m, lu);
+    return lu->uses[def] > 0 && !lu->other[def];
 }
 
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
+    load_uses lu = {NULL, NULL};
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
         const char *q = ol_qualname(m, call->callee);
@@ -132,10 +175,12 @@ static void check(ol_check *c)
                                     "`torch.load` without `map_location` restores tensors onto the device they were "
                                     "saved from (often GPU 0, in every process)");
         ol_diag_help(d, "load to the CPU and move what you need: `torch.load(path, map_location=\"cpu\")`");
-        ol_fix *fix = ol_fix_new(!only_restores_state(m, call->node), "Load onto the CPU");
+        ol_fix *fix = ol_fix_new(!only_restores_state(m, &lu, call->node), "Load onto the CPU");
         ol_fix_edit(fix, ol_node_at(t, last)->end, ol_node_at(t, last)->end, ", map_location=\"cpu\"");
         ol_diag_attach_fix(d, fix);
     }
+    free(lu.uses);
+    free(lu.other);
 }
 
 const ol_rule ol_rule_oom302 = {

@@ -18,6 +18,9 @@
 
 #include "rule.h"
 
+/* The most edits a use's finding repeats of its import statement's fix. */
+#define SHARED_FIX_MAX_EDITS 64
+
 typedef enum amp_kind {
     AMP_NONE,
     AMP_AUTOCAST,
@@ -510,7 +513,15 @@ static void report_use(ol_check *c, amp_index *ix, ol_nid expr, ol_nid call, con
     ol_fix *fix = NULL;
     uint32_t group = import_group_of_use(m, ix, expr);
     if (group != UINT32_MAX) {
+        /* the statement's fix rewrites every use: each use's finding offers
+         * it too, unless it is so big that repeating it on every use would
+         * make the report grow with the square of the uses (the import
+         * line's finding always offers it) */
         fix = import_fix(m, ix, group);
+        if (fix && fix->edits.len > SHARED_FIX_MAX_EDITS) {
+            ol_fix_free(fix);
+            fix = NULL;
+        }
     } else if (kind != AMP_OTHER) {
         fix = ol_fix_new(false, "Use torch.amp with an explicit device");
         if (!add_chain_edit(t, fix, expr) || !add_argument_edits(t, fix, kind, call, expr)) {

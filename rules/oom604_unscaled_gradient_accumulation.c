@@ -88,13 +88,11 @@ static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
-    ol_event_vec ev = {0};
     for (uint32_t li = 0; li < m->loops.len; li++) {
         if (!ol_loop_is_data_loop(m, li))
             continue;
         ol_nid loop = m->loops.items[li].node;
-        ev.len = 0;
-        ol_collect_events(m, loop, &ev);
+        const ol_event_vec ev = ol_events_of(m, loop)->events;
         /* a step guarded by a modulo test, in this loop's own iterations */
         /* every optimizer step in the iteration waits for a `% N` test; one
          * that steps each batch (a GAN critic beside a generator stepped every
@@ -132,7 +130,6 @@ static void check(ol_check *c)
             free(text);
         }
     }
-    ol_vec_free(&ev);
 }
 
 const ol_rule ol_rule_oom604 = {

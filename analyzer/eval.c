@@ -1042,10 +1042,9 @@ static bool dominates(const ol_model *m, const ol_def *d, ol_nid at)
     return true;
 }
 
-/* The chain of defs that starts at `head` (a (scope, name) chain, see
- * add_def) as an array, built for every chain at once the first time one is
- * asked for after defs were added. */
-static size_t def_chain(ol_model *m, uint32_t head, const uint32_t **out)
+/* Built for every chain at once the first time one is asked for after defs
+ * were added. */
+size_t ol_def_chain(ol_model *m, uint32_t head, const uint32_t **out)
 {
     if (m->chains_built != m->defs.len) {
         free(m->chain_items);
@@ -1123,7 +1122,7 @@ size_t ol_reaching_defs(ol_model *m, uint32_t scope, ol_sym name, ol_nid at, uin
     /* the chain of (scope, name), in pos order, as an array: a name bound
      * thousands of times in one scope is looked up by binary search */
     const uint32_t *chain;
-    size_t chain_len = def_chain(m, head, &chain);
+    size_t chain_len = ol_def_chain(m, head, &chain);
     size_t lo = 0, hi = chain_len;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;

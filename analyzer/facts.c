@@ -9,6 +9,59 @@
 
 #include "diag.h"
 
+/* What this layer keeps per file, in the model's facts_cache: regions'
+ * events found by region node, which defs reset their name (reset_inside),
+ * and the file's clear() calls. Freed by the model (facts_cache_free). */
+typedef struct facts_cache {
+    uint32_t *at;   /* per node: index + 1 into regions, or 0 */
+    OL_VEC(ol_region_events *) regions;
+    uint8_t *resets;          /* per def: 0 unknown, 1 no, 2 yes */
+    uint32_t *reset_chain_at; /* per chain head def: index + 1 of its pair in reset_chains */
+    OL_VEC(uint32_t) reset_chains; /* (start in reset_items, count) pairs */
+    OL_VEC(uint32_t) reset_items;
+    OL_VEC(uint32_t) clears;  /* calls of x.clear(), ascending */
+    bool clears_built;
+} facts_cache;
+
+void ol_region_events_free(ol_region_events *re)
+{
+    ol_vec_free(&re->events);
+    ol_vec_free(&re->zeros);
+    ol_vec_free(&re->backwards);
+    ol_vec_free(&re->steps);
+}
+
+static void facts_cache_free(void *p)
+{
+    facts_cache *fc = p;
+    for (size_t i = 0; i < fc->regions.len; i++) {
+        ol_region_events_free(fc->regions.items[i]);
+        free(fc->regions.items[i]);
+    }
+    ol_vec_free(&fc->regions);
+    free(fc->at);
+    free(fc->resets);
+    free(fc->reset_chain_at);
+    ol_vec_free(&fc->reset_chains);
+    ol_vec_free(&fc->reset_items);
+    ol_vec_free(&fc->clears);
+    free(fc);
+}
+
+/* Made on first use, after the model is built (defs and nodes are final). */
+static facts_cache *cache_of(ol_model *m)
+{
+    if (!m->facts_cache) {
+        facts_cache *fc = ol_xcalloc(1, sizeof(*fc));
+        fc->at = ol_xcalloc(m->tree->nodes.len + 1, sizeof(uint32_t));
+        fc->resets = ol_xcalloc(m->defs.len + 1, 1);
+        fc->reset_chain_at = ol_xcalloc(m->defs.len + 1, sizeof(uint32_t));
+        m->facts_cache = fc;
+        m->facts_cache_free = facts_cache_free;
+    }
+    return m->facts_cache;
+}
+
 static bool skip_space(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\\';
@@ -283,6 +336,44 @@ bool ol_accumulator_of(ol_model *m, ol_nid target, ol_accumulator *acc)
     return false;
 }
 
+/* Does def d rebind its name to something new: a del, a loop or with
+ * target, or an assignment whose value does not mention the name (`total =
+ * 0`, not `total = total + x`)? Kept per def (cache->resets: 0 unknown, 1 no,
+ * 2 yes), and per chain the defs that do, so that each accumulator in a
+ * long loop looks at the resets only, not at every def of its name. */
+static bool def_resets(ol_model *m, uint32_t d)
+{
+    facts_cache *fc = cache_of(m);
+    if (fc->resets[d])
+        return fc->resets[d] == 2;
+    const ol_def *def = &m->defs.items[d];
+    bool r = def->kind == OL_DEF_DELETE || def->kind == OL_DEF_FOR || def->kind == OL_DEF_WITH;
+    if (!r && (def->kind == OL_DEF_ASSIGN || def->kind == OL_DEF_WALRUS))
+        r = !ol_mentions(m->tree, def->value, def->target);
+    fc->resets[d] = r ? 2 : 1;
+    return r;
+}
+
+/* The resetting defs of the chain with this head, in pos order. */
+static const uint32_t *chain_resets(ol_model *m, uint32_t head, size_t *count)
+{
+    facts_cache *fc = cache_of(m);
+    if (!fc->reset_chain_at[head]) {
+        const uint32_t *chain;
+        size_t n = ol_def_chain(m, head, &chain);
+        size_t begin = fc->reset_items.len;
+        for (size_t i = 0; i < n; i++)
+            if (def_resets(m, chain[i]))
+                ol_vec_push(&fc->reset_items, chain[i]);
+        ol_vec_push(&fc->reset_chains, (uint32_t)begin);
+        ol_vec_push(&fc->reset_chains, (uint32_t)(fc->reset_items.len - begin));
+        fc->reset_chain_at[head] = (uint32_t)(fc->reset_chains.len / 2);
+    }
+    size_t k = (fc->reset_chain_at[head] - 1) * 2;
+    *count = fc->reset_chains.items[k + 1];
+    return fc->reset_items.items + fc->reset_chains.items[k];
+}
+
 /* Is the accumulator reset inside loop_node (other than at stmt)? A reset
  * bounds its lifetime to one iteration of that loop. */
 static bool reset_inside(ol_model *m, const ol_accumulator *acc, ol_nid loop_node, ol_nid stmt)
@@ -296,14 +387,26 @@ static bool reset_inside(ol_model *m, const ol_accumulator *acc, ol_nid loop_nod
         if (ol_scope_defs(m, scope, name) == OL_NO_INDEX &&
             ol_reaching_defs(m, scope, name, acc->holder, defs, 1) > 0)
             scope = m->defs.items[defs[0]].scope;
-        for (uint32_t d = ol_scope_defs(m, scope, name); d != OL_NO_INDEX; d = m->defs.items[d].next) {
-            const ol_def *def = &m->defs.items[d];
-            if (def->stmt == stmt || !ol_contains(t, loop_node, def->stmt))
-                continue;
-            if (def->kind == OL_DEF_DELETE || def->kind == OL_DEF_FOR || def->kind == OL_DEF_WITH)
-                return true;
-            if ((def->kind == OL_DEF_ASSIGN || def->kind == OL_DEF_WALRUS) && !ol_mentions(t, def->value, acc->holder))
-                return true;
+        uint32_t head = ol_scope_defs(m, scope, name);
+        if (head != OL_NO_INDEX) {
+            size_t count;
+            const uint32_t *resets = chain_resets(m, head, &count);
+            /* the resets that lie in the loop: a def inside it is visible
+             * from within the loop's span (pos order) */
+            const ol_node *loop = ol_node_at(t, loop_node);
+            size_t lo = 0, hi = count;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (m->defs.items[resets[mid]].pos < loop->start)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            for (size_t i = lo; i < count && m->defs.items[resets[i]].pos <= loop->end; i++) {
+                const ol_def *def = &m->defs.items[resets[i]];
+                if (def->stmt != stmt && ol_contains(t, loop_node, def->stmt))
+                    return true;
+            }
         }
     } else {
         ol_nid obj = ol_field(t, acc->holder, OL_F_object);
@@ -321,7 +424,17 @@ static bool reset_inside(ol_model *m, const ol_accumulator *acc, ol_nid loop_nod
         }
     }
     if (acc->is_item) {
-        for (size_t i = 0; i < m->subscript_stores.len; i++) {
+        /* the stores are in node order: those in the loop's subtree are a run */
+        size_t lo = 0, hi = m->subscript_stores.len;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (m->subscript_stores.items[mid] < loop_node)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t i = lo; i < m->subscript_stores.len && m->subscript_stores.items[i] < m->subtree_end[loop_node];
+             i++) {
             ol_nid a = m->subscript_stores.items[i];
             if (a == stmt || !ol_contains(t, loop_node, a))
                 continue;
@@ -330,12 +443,27 @@ static bool reset_inside(ol_model *m, const ol_accumulator *acc, ol_nid loop_nod
                 return true;
         }
     }
-    /* holder.clear(), del holder[:] */
-    size_t first, end = ol_calls_in(m, loop_node, &first);
-    for (size_t i = first; i < end; i++) {
-        const ol_call *c = &m->calls.items[i];
-        if (c->name != m->names.clear || c->receiver == OL_NONE)
-            continue;
+    /* holder.clear(), del holder[:]: the file's clear() calls, in call
+     * (node) order, those in the loop found by binary search */
+    facts_cache *fc = cache_of(m);
+    if (!fc->clears_built) {
+        for (size_t i = 0; i < m->calls.len; i++)
+            if (m->calls.items[i].name == m->names.clear && m->calls.items[i].receiver != OL_NONE)
+                ol_vec_push(&fc->clears, (uint32_t)i);
+        fc->clears_built = true;
+    }
+    size_t lo = 0, hi = fc->clears.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->calls.items[fc->clears.items[mid]].node < loop_node)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < fc->clears.len; i++) {
+        const ol_call *c = &m->calls.items[fc->clears.items[i]];
+        if (c->node >= m->subtree_end[loop_node])
+            break;
         if (ol_same_text(t, ol_unparen(t, c->receiver), acc->holder))
             return true;
     }
@@ -457,36 +585,12 @@ static int cmp_step_event(const void *a, const void *b, const ol_event *events)
     return x < y ? -1 : x > y;
 }
 
-/* The model's facts_cache: regions' events, found by region node. */
-typedef struct facts_cache {
-    uint32_t *at;   /* per node: index + 1 into regions, or 0 */
-    OL_VEC(ol_region_events *) regions;
-} facts_cache;
-
-static void facts_cache_free(void *p)
-{
-    facts_cache *fc = p;
-    for (size_t i = 0; i < fc->regions.len; i++) {
-        ol_region_events_free(fc->regions.items[i]);
-        free(fc->regions.items[i]);
-    }
-    ol_vec_free(&fc->regions);
-    free(fc->at);
-    free(fc);
-}
-
 const ol_region_events *ol_events_of(ol_model *m, ol_nid region)
 {
     const ol_tree *t = m->tree;
     if (region >= t->nodes.len)
         region = 0;
-    facts_cache *fc = m->facts_cache;
-    if (!fc) {
-        fc = ol_xcalloc(1, sizeof(*fc));
-        fc->at = ol_xcalloc(t->nodes.len + 1, sizeof(uint32_t));
-        m->facts_cache = fc;
-        m->facts_cache_free = facts_cache_free;
-    }
+    facts_cache *fc = cache_of(m);
     if (fc->at[region])
         return fc->regions.items[fc->at[region] - 1];
     ol_region_events re;
@@ -544,13 +648,6 @@ size_t ol_events_step_of(const ol_region_events *re, uint32_t call)
     return found;
 }
 
-void ol_region_events_free(ol_region_events *re)
-{
-    ol_vec_free(&re->events);
-    ol_vec_free(&re->zeros);
-    ol_vec_free(&re->backwards);
-    ol_vec_free(&re->steps);
-}
 
 /* ---- texts ------------------------------------------------------------------------ */
 

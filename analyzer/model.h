@@ -372,6 +372,9 @@ const char *ol_qualname(ol_model *m, ol_nid expr);
 
 /* Defs of `name` that may reach position `at` (inside scope `scope`).
  * Returns the count written to out (at most cap). */
+/* The defs of one (scope, name) chain, the one ol_scope_defs() returns the
+ * head of, as an array in pos order (binary-searchable). */
+size_t ol_def_chain(ol_model *m, uint32_t head, const uint32_t **out);
 /* The local functions call `call` may call (the inverse of the functions'
  * callsites), in function order. */
 size_t ol_call_functions(const ol_model *m, uint32_t call, const uint32_t **out);

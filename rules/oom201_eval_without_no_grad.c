@@ -107,11 +107,79 @@ static ol_nid forward_model(const ol_model *m, const ol_call *c)
     return ol_unparen(m->tree, c->callee);
 }
 
+/* The eval()/train() calls of each function body (and the module), found
+ * once per file: asking, for every forward call, which of the calls before
+ * it switched the model's mode would scan the body again each time. */
+typedef struct mode_calls {
+    bool built;
+    OL_VEC(uint32_t) modes;  /* X.eval() / X.train() with no argument, X a module */
+    OL_VEC(uint32_t) trains; /* X.train(...) with any argument, X a module */
+} mode_calls;
+
+typedef struct mode_cache {
+    mode_calls *per_fn;      /* index fn + 1; 0 is the module */
+    size_t count;
+    /* the last after_eval_call verdict on events, reused while eval() and
+     * the train() that ends it stay the same (consecutive forward calls) */
+    ol_nid last_eval, last_stop;
+    bool last_grads;
+} mode_cache;
+
+static void mode_cache_free(mode_cache *mc)
+{
+    for (size_t i = 0; i < mc->count; i++) {
+        ol_vec_free(&mc->per_fn[i].modes);
+        ol_vec_free(&mc->per_fn[i].trains);
+    }
+    free(mc->per_fn);
+    memset(mc, 0, sizeof(*mc));
+}
+
+static const mode_calls *mode_calls_of(ol_model *m, mode_cache *mc, uint32_t fn, ol_nid body)
+{
+    if (!mc->per_fn) {
+        mc->count = m->functions.len + 1;
+        mc->per_fn = ol_xcalloc(mc->count, sizeof(mode_calls));
+        mc->last_eval = OL_NONE;
+    }
+    mode_calls *mcs = &mc->per_fn[fn == OL_NO_INDEX ? 0 : fn + 1];
+    if (mcs->built)
+        return mcs;
+    mcs->built = true;
+    size_t first, end = ol_calls_in(m, body, &first);
+    for (size_t i = first; i < end; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if ((c->name != m->names.eval && c->name != m->names.train) || ol_function_of(m, c->node) != fn)
+            continue;
+        if (ol_eval(m, c->receiver).kind != OL_V_MODULE)
+            continue;
+        if (c->name == m->names.train)
+            ol_vec_push(&mcs->trains, (uint32_t)i);
+        if (c->receiver != OL_NONE && ol_call_arg(m, c->node, 0, NULL) == OL_NONE)
+            ol_vec_push(&mcs->modes, (uint32_t)i);
+    }
+    return mcs;
+}
+
+/* How many of the calls (indexes into m->calls, ascending) have nodes before n. */
+static size_t calls_before(const ol_model *m, const uint32_t *calls, size_t count, ol_nid n)
+{
+    size_t lo = 0, hi = count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->calls.items[calls[mid]].node < n)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* `X.eval()` earlier in the same function (or at module level) for the
  * model the call at n runs, with no `X.train()` between, and no gradients
  * computed from it to the next train() or the end. Returns the eval() call
  * node, or OL_NONE. */
-static ol_nid after_eval_call(ol_model *m, ol_nid n, uint32_t fn)
+static ol_nid after_eval_call(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
 {
     const ol_tree *t = m->tree;
     /* a function's body, or the module itself (scripts and notebooks
@@ -119,47 +187,43 @@ static ol_nid after_eval_call(ol_model *m, ol_nid n, uint32_t fn)
     ol_nid body = fn != OL_NO_INDEX ? function_body(m, fn) : 0;
     if (body == OL_NONE)
         return OL_NONE;
-    size_t first, end = ol_calls_in(m, body, &first);
-    ol_nid eval_call = OL_NONE;
+    const mode_calls *mcs = mode_calls_of(m, mc, fn, body);
     uint32_t self_call = ol_call_at(m, n);
     ol_nid model = self_call != OL_NO_INDEX ? forward_model(m, &m->calls.items[self_call]) : OL_NONE;
-    for (size_t i = first; i < end && m->calls.items[i].node < n; i++) {
-        const ol_call *c = &m->calls.items[i];
-        if (ol_function_of(m, c->node) != fn || c->receiver == OL_NONE || ol_call_arg(m, c->node, 0, NULL) != OL_NONE)
-            continue;
+    /* the last mode switch of this model before n decides */
+    ol_nid eval_call = OL_NONE;
+    for (size_t k = calls_before(m, mcs->modes.items, mcs->modes.len, n); k-- > 0;) {
+        const ol_call *c = &m->calls.items[mcs->modes.items[k]];
         if (model != OL_NONE && !ol_same_text(t, ol_unparen(t, c->receiver), model))
             continue;
-        if (c->name == m->names.eval || c->name == m->names.train) {
-            ol_val rv = ol_eval(m, c->receiver);
-            if (rv.kind != OL_V_MODULE)
-                continue;
-            eval_call = c->name == m->names.eval ? c->node : OL_NONE;
-        }
+        eval_call = c->name == m->names.eval ? c->node : OL_NONE;
+        break;
     }
     if (eval_call == OL_NONE)
         return OL_NONE;
     /* from eval() to the next train() (or the end), nothing computes gradients */
-    ol_event_vec ev = {0};
-    ol_collect_events(m, body, &ev);
-    bool grads = false;
     ol_nid stop = OL_NONE;
-    for (size_t i = first; i < end; i++) {
-        const ol_call *c = &m->calls.items[i];
-        if (c->node > eval_call && c->name == m->names.train && ol_function_of(m, c->node) == fn &&
-            ol_eval(m, c->receiver).kind == OL_V_MODULE &&
-            (model == OL_NONE || ol_same_text(t, ol_unparen(t, c->receiver), model))) {
+    for (size_t k = calls_before(m, mcs->trains.items, mcs->trains.len, eval_call + 1); k < mcs->trains.len; k++) {
+        const ol_call *c = &m->calls.items[mcs->trains.items[k]];
+        if (model == OL_NONE || ol_same_text(t, ol_unparen(t, c->receiver), model)) {
             stop = c->node;
             break;
         }
     }
-    for (size_t i = 0; i < ev.len; i++) {
-        const ol_event *e = &ev.items[i];
-        if (e->site > eval_call && (stop == OL_NONE || e->site < stop) &&
-            (e->kind == OL_EV_BACKWARD || e->kind == OL_EV_STEP))
-            grads = true;
+    if (mc->last_eval != eval_call || mc->last_stop != stop) {
+        const ol_event_vec *ev = &ol_events_of(m, body)->events;
+        bool grads = false;
+        for (size_t i = 0; i < ev->len && !grads; i++) {
+            const ol_event *e = &ev->items[i];
+            if (e->site > eval_call && (stop == OL_NONE || e->site < stop) &&
+                (e->kind == OL_EV_BACKWARD || e->kind == OL_EV_STEP))
+                grads = true;
+        }
+        mc->last_eval = eval_call;
+        mc->last_stop = stop;
+        mc->last_grads = grads;
     }
-    ol_vec_free(&ev);
-    return grads ? OL_NONE : eval_call;
+    return mc->last_grads ? OL_NONE : eval_call;
 }
 
 /* The innermost for-loop around n over a validation/test iterable that
@@ -335,6 +399,8 @@ static void check(ol_check *c)
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
     OL_VEC(reported) seen = {0};
+    mode_cache modes;
+    memset(&modes, 0, sizeof(modes));
     for (size_t i = 0; i < m->calls.len; i++) {
         if (!ol_is_forward_call(m, (uint32_t)i))
             continue;
@@ -376,7 +442,7 @@ static void check(ol_check *c)
             why = "in a loop over";
             if (m->loops.items[loop].kind == OL_LOOP_FOR)
                 fix = wrap_fix(m, m->loops.items[loop].node);
-        } else if ((eval_call = after_eval_call(m, call->node, fn)) != OL_NONE) {
+        } else if ((eval_call = after_eval_call(m, &modes, call->node, fn)) != OL_NONE) {
             region = eval_call;
             char *text = ol_node_str(t, eval_call);
             where = ol_xasprintf("`%s`", text);
@@ -413,6 +479,7 @@ static void check(ol_check *c)
     for (size_t k = 0; k < seen.len; k++)
         free(seen.items[k].model);
     ol_vec_free(&seen);
+    mode_cache_free(&modes);
 }
 
 const ol_rule ol_rule_oom201 = {

@@ -56,23 +56,22 @@ static bool reads_metadata(ol_model *m, ol_nid use)
     return known;
 }
 
-/* The def a `name = torch.load(...)` statement makes, or OL_NO_INDEX. */
-static uint32_t load_def(ol_model *m, ol_nid call)
+/* The def a `name = torch.load(...)` statement makes, or OL_NO_INDEX.
+ * def_of_target: per node, the index + 1 of the def binding it. */
+static uint32_t load_def(ol_model *m, const uint32_t *def_of_target, ol_nid call)
 {
     const ol_tree *t = m->tree;
     ol_nid stmt = ol_parent(t, call);
     if (ol_kind_of(t, stmt) != OL_N_assignment || ol_field(t, stmt, OL_F_right) != call)
         return OL_NO_INDEX;
     ol_nid target = ol_field(t, stmt, OL_F_left);
-    if (ol_kind_of(t, target) != OL_N_identifier)
+    if (ol_kind_of(t, target) != OL_N_identifier || target >= t->nodes.len)
         return OL_NO_INDEX;
-    ol_sym name = ol_node_sym(m, target);
-    uint32_t scope = m->node_scope[stmt];
-    uint32_t def = OL_NO_INDEX;
-    for (uint32_t d = ol_scope_defs(m, scope, name); d != OL_NO_INDEX; d = m->defs.items[d].next)
-        if (m->defs.items[d].target == target)
-            def = d;
-    return def;
+    uint32_t d = def_of_target[target];
+    /* the binding in the statement's own scope, as the assignment makes it */
+    if (d == 0 || m->defs.items[d - 1].scope != m->node_scope[stmt])
+        return OL_NO_INDEX;
+    return d - 1;
 }
 
 /* How the uses of each loaded name's def look, found in one pass over the
@@ -82,6 +81,7 @@ static uint32_t load_def(ol_model *m, ol_nid call)
 typedef struct load_uses {
     uint32_t *uses;   /* per def */
     bool *other;      /* per def: a use that is neither */
+    uint32_t *def_of_target; /* per node, see load_def */
 } load_uses;
 
 static void load_uses_build(ol_model *m, load_uses *lu)
@@ -89,10 +89,17 @@ static void load_uses_build(ol_model *m, load_uses *lu)
     const ol_tree *t = m->tree;
     lu->uses = ol_xcalloc(m->defs.len + 1, sizeof(uint32_t));
     lu->other = ol_xcalloc(m->defs.len + 1, sizeof(bool));
+    lu->def_of_target = ol_xcalloc(t->nodes.len + 1, sizeof(uint32_t));
+    /* the last def of a target wins, as a scan of its chain would find */
+    for (size_t d = 0; d < m->defs.len; d++)
+        if (m->defs.items[d].target < t->nodes.len &&
+            (!lu->def_of_target[m->defs.items[d].target] ||
+             m->defs.items[d].scope == m->node_scope[m->defs.items[d].target]))
+            lu->def_of_target[m->defs.items[d].target] = (uint32_t)d + 1;
     bool *is_load_def = ol_xcalloc(m->defs.len + 1, sizeof(bool));
     OL_VEC(ol_sym) names = {0};
     for (size_t i = 0; i < m->calls.len; i++) {
-        uint32_t d = load_def(m, m->calls.items[i].node);
+        uint32_t d = load_def(m, lu->def_of_target, m->calls.items[i].node);
         if (d == OL_NO_INDEX || d >= m->defs.len)
             continue;
         is_load_def[d] = true;
@@ -131,11 +138,11 @@ static bool only_restores_state(ol_model *m, load_uses *lu, ol_nid call)
 {
     if (feeds_load_state_dict(m, call))
         return true;
-    uint32_t def = load_def(m, call);
-    if (def == OL_NO_INDEX || def >= m->defs.len)
-        return false;
     if (!lu->uses)
         load_uses_build(m, lu);
+    uint32_t def = load_def(m, lu->def_of_target, call);
+    if (def == OL_NO_INDEX || def >= m->defs.len)
+        return false;
     return lu->uses[def] > 0 && !lu->other[def];
 }
 
@@ -143,7 +150,7 @@ static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
-    load_uses lu = {NULL, NULL};
+    load_uses lu = {NULL, NULL, NULL};
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
         const char *q = ol_qualname(m, call->callee);
@@ -181,6 +188,7 @@ static void check(ol_check *c)
     }
     free(lu.uses);
     free(lu.other);
+    free(lu.def_of_target);
 }
 
 const ol_rule ol_rule_oom302 = {

@@ -13,6 +13,7 @@
  * something the fix cannot rewrite (the name passed around as a value), no
  * fix is offered.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -329,14 +330,15 @@ static ol_nid call_of_callee(const ol_tree *t, ol_nid expr, bool *decorator)
 static ol_fix *build_import_fix(ol_model *m, const amp_index *ix, uint32_t group);
 
 /* The fix for one import statement (a copy the caller owns), or NULL if it
- * cannot be fixed. */
-static ol_fix *import_fix(ol_model *m, amp_index *ix, uint32_t group)
+ * cannot be fixed or has more than max_edits edits. */
+static ol_fix *import_fix(ol_model *m, amp_index *ix, uint32_t group, size_t max_edits)
 {
     if (!ix->fix_made[group]) {
         ix->fix[group] = build_import_fix(m, ix, group);
         ix->fix_made[group] = true;
     }
-    return ix->fix[group] ? ol_fix_copy(ix->fix[group]) : NULL;
+    const ol_fix *f = ix->fix[group];
+    return f && f->edits.len <= max_edits ? ol_fix_copy(f) : NULL;
 }
 
 static ol_fix *build_import_fix(ol_model *m, const amp_index *ix, uint32_t group)
@@ -517,11 +519,7 @@ static void report_use(ol_check *c, amp_index *ix, ol_nid expr, ol_nid call, con
          * it too, unless it is so big that repeating it on every use would
          * make the report grow with the square of the uses (the import
          * line's finding always offers it) */
-        fix = import_fix(m, ix, group);
-        if (fix && fix->edits.len > SHARED_FIX_MAX_EDITS) {
-            ol_fix_free(fix);
-            fix = NULL;
-        }
+        fix = import_fix(m, ix, group, SHARED_FIX_MAX_EDITS);
     } else if (kind != AMP_OTHER) {
         fix = ol_fix_new(false, "Use torch.amp with an explicit device");
         if (!add_chain_edit(t, fix, expr) || !add_argument_edits(t, fix, kind, call, expr)) {
@@ -556,7 +554,7 @@ static void check(ol_check *c)
         free(line);
         ol_diag_help(d, "import from `torch.amp` and pass the device: `autocast(\"cuda\", ...)`, "
                         "`GradScaler(\"cuda\")`, `@custom_fwd(device_type=\"cuda\")`");
-        ol_diag_attach_fix(d, import_fix(m, &ix, ix.group_of_import[i]));
+        ol_diag_attach_fix(d, import_fix(m, &ix, ix.group_of_import[i], SIZE_MAX));
     }
 
     /* calls */

@@ -68,6 +68,7 @@ def main():
     import robustness_tests  # noqa: F401
     import crasher_tests  # noqa: F401
     import supervise_tests  # noqa: F401
+    import scaling_tests  # noqa: F401
     import config_tests  # noqa: F401
     import sarif_tests  # noqa: F401
     import github_tests  # noqa: F401

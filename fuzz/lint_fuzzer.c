@@ -116,7 +116,14 @@ static void lint_as(ol_linter *lt, const char *path, const uint8_t *data, size_t
     check_result(&r);
     emit_all(&r);
     size_t errors_before = parse_errors(&r);
-    for (int unsafe = 0; unsafe < 2; unsafe++) {
+    /* fix with safe fixes only when that differs from fixing with all */
+    bool any_safe = false, any_unsafe = false;
+    for (size_t i = 0; i < r.diags.len; i++)
+        if (r.diags.items[i].fix) {
+            any_safe |= !r.diags.items[i].fix->unsafe;
+            any_unsafe |= r.diags.items[i].fix->unsafe;
+        }
+    for (int unsafe = any_safe && any_unsafe ? 0 : 1; unsafe < 2 && (any_safe || any_unsafe); unsafe++) {
         /* fix a copy: ol_fix_file replaces the result with the fixed one */
         ol_file_result copy = {0};
         ol_source again;

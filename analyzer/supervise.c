@@ -365,33 +365,35 @@ static bool run_child(supervisor *s, bool quiet, outcome *o, bool *in_child, int
 
 static char *failure_reason(const outcome *o, uint64_t timeout_ns, bool with_others)
 {
+    static const char *const bug = "This is a bug in oomlint: please report it, with the file, at " OL_ISSUES_URL;
     if (o->timed_out)
-        return ol_xasprintf("oomlint took longer than %llu s on this file and stopped; the file was not analyzed. "
-                            "This is a bug in oomlint: please report it, with the file, at " OL_ISSUES_URL,
-                            (unsigned long long)(timeout_ns / 1000000000u));
-    const char *what;
+        return ol_xasprintf("oomlint took longer than %llu s on this file and stopped; the file was not analyzed. %s",
+                            (unsigned long long)(timeout_ns / 1000000000u), bug);
+    const char *what, *after = bug;
     switch (o->signal) {
     case SIGKILL:
         what = "was killed (SIGKILL), most likely by the system for using too much memory,";
+        after = "If memory was not short, this is a bug in oomlint: please report it, with the file, at "
+                OL_ISSUES_URL;
         break;
     case SIGABRT:
         what = "aborted (SIGABRT: out of memory or a failed internal check)";
         break;
     case SIGXCPU:
         what = "ran out of its CPU time limit (SIGXCPU)";
+        after = "Raise the limit (ulimit -t), or exclude the file";
         break;
     case SIGXFSZ:
         what = "exceeded the file size limit (SIGXFSZ)";
+        after = "Raise the limit (ulimit -f)";
         break;
     default:
         what = NULL;
         break;
     }
     char *crash = what ? NULL : ol_xasprintf("crashed (%s, %s)", signal_name(o->signal), strsignal(o->signal));
-    char *msg = ol_xasprintf("oomlint %s %s; the file was not analyzed. This is a bug in oomlint: please "
-                             "report it, with the file, at " OL_ISSUES_URL,
-                             what ? what : crash, with_others ? "while linting this file among others" :
-                                                                "while linting this file");
+    char *msg = ol_xasprintf("oomlint %s %s; the file was not analyzed. %s", what ? what : crash,
+                             with_others ? "while linting this file among others" : "while linting this file", after);
     free(crash);
     return msg;
 }
@@ -585,6 +587,10 @@ static int supervise_rounds(supervisor *s, bool *is_child)
 int ol_supervise(const ol_supervise_options *o, ol_guarded_run run, void *ctx)
 {
     bool child = false, *is_child = &child;
+    /* past a file-size limit (ulimit -f) a write should fail with EFBIG and
+     * be reported as the write error it is, here and in the children, not
+     * kill the process */
+    signal(SIGXFSZ, SIG_IGN);
     supervisor s;
     memset(&s, 0, sizeof(s));
     s.run = run;

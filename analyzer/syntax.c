@@ -360,12 +360,155 @@ static void check_dangling_assignments(ol_tree *t)
     }
 }
 
+/* ---- long runs of comment lines ------------------------------------------- */
+
+/* tree-sitter-python's external scanner, deciding NEWLINE/INDENT/DEDENT,
+ * reads ahead over every comment line that follows, and does so again at
+ * each of them: a run of k comment lines costs k^2 (10,000 commented-out
+ * lines took seconds; 40,000 ran out of the parse budget and the file went
+ * unanalyzed). Blank lines cost nothing there. So runs of at least
+ * COMMENT_RUN_MIN comment-only lines are parsed as blank lines (same length:
+ * every offset stays put), and their comments are recorded by hand. A run
+ * that was really inside a string (a line starting with # in a triple-quoted
+ * string) shows in the tree as a token or string over the blanked bytes:
+ * then the original text is parsed instead. */
+#define COMMENT_RUN_MIN 64
+
+typedef struct comment_run {
+    uint32_t start, end; /* from the first line's start to the last line's end */
+} comment_run;
+
+typedef OL_VEC(comment_run) comment_runs;
+
+/* The start of the comment on the line at i, or UINT32_MAX when the line
+ * holds anything but blanks before a '#'. Sets *next to the next line. */
+static uint32_t comment_line(const char *text, uint32_t len, uint32_t i, uint32_t *next)
+{
+    uint32_t j = i;
+    while (j < len && (text[j] == ' ' || text[j] == '\t' || text[j] == '\f'))
+        j++;
+    uint32_t hash = j < len && text[j] == '#' ? j : UINT32_MAX;
+    const char *nl = memchr(text + i, '\n', len - i);
+    *next = nl ? (uint32_t)(nl - text) + 1 : len;
+    return hash;
+}
+
+static void find_comment_runs(const char *text, uint32_t len, comment_runs *out)
+{
+    uint32_t i = 0, run_start = 0, run_lines = 0;
+    while (i < len) {
+        uint32_t next;
+        uint32_t hash = comment_line(text, len, i, &next);
+        if (hash != UINT32_MAX) {
+            if (run_lines++ == 0)
+                run_start = i;
+        } else {
+            if (run_lines >= COMMENT_RUN_MIN) {
+                comment_run r = {run_start, i};
+                ol_vec_push(out, r);
+            }
+            run_lines = 0;
+        }
+        i = next;
+    }
+    if (run_lines >= COMMENT_RUN_MIN) {
+        comment_run r = {run_start, len};
+        ol_vec_push(out, r);
+    }
+}
+
+/* The text with the runs' comments turned into spaces (newlines kept). */
+static char *blank_runs(const char *text, uint32_t len, const comment_runs *runs)
+{
+    char *copy = ol_xmalloc((size_t)len + 1);
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    for (size_t r = 0; r < runs->len; r++)
+        for (uint32_t i = runs->items[r].start; i < runs->items[r].end; i++)
+            if (copy[i] != '\n' && copy[i] != '\r')
+                copy[i] = ' ';
+    return copy;
+}
+
+/* Did the parse of the blanked text see the runs as blank lines? Only
+ * containers (module, blocks, statements, brackets) may span them. */
+static bool runs_were_blank(const ol_tree *t, const comment_runs *runs)
+{
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
+        const ol_node *node = &t->nodes.items[n];
+        for (size_t r = 0; r < runs->len; r++) {
+            const comment_run *run = &runs->items[r];
+            if (node->start >= run->end || node->end <= run->start)
+                continue;
+            bool container = node->first_child != OL_NONE && node->kind != OL_N_string &&
+                             node->kind != OL_N_concatenated_string && node->kind != OL_N_ERROR;
+            if (!container || node->start >= run->start || node->end <= run->end)
+                return false; /* a token, a string or an error over blanked bytes, or a node that starts
+                               * or ends inside the run */
+        }
+    }
+    return true;
+}
+
+/* Records the comments of the runs in t->comments, keeping it in order. */
+static void add_run_comments(ol_tree *t, const comment_runs *runs)
+{
+    const char *text = t->src->text;
+    uint32_t len = t->src->len;
+    for (size_t r = 0; r < runs->len; r++) {
+        for (uint32_t i = runs->items[r].start; i < runs->items[r].end;) {
+            uint32_t next;
+            uint32_t hash = comment_line(text, len, i, &next);
+            uint32_t end = next;
+            while (end > hash && (text[end - 1] == '\n' || text[end - 1] == '\r'))
+                end--;
+            if (hash != UINT32_MAX) {
+                ol_span c = {hash, end};
+                ol_vec_push(&t->comments, c);
+            }
+            i = next;
+        }
+    }
+    /* the tree's comments and these interleave only by runs: sort */
+    for (size_t i = 1; i < t->comments.len; i++) {
+        ol_span x = t->comments.items[i];
+        size_t j = i;
+        while (j > 0 && t->comments.items[j - 1].start > x.start) {
+            t->comments.items[j] = t->comments.items[j - 1];
+            j--;
+        }
+        t->comments.items[j] = x;
+    }
+}
+
+static void parse_text(ol_parser *p, const ol_source *src, const char *text, ol_tree *t);
+
 void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
+{
+    comment_runs runs = {0};
+    find_comment_runs(src->text, src->len, &runs);
+    if (runs.len > 0) {
+        char *blanked = blank_runs(src->text, src->len, &runs);
+        parse_text(p, src, blanked, t);
+        free(blanked);
+        if (!t->timed_out && runs_were_blank(t, &runs)) {
+            add_run_comments(t, &runs);
+            ol_vec_free(&runs);
+            return;
+        }
+        ol_tree_free(t);
+    }
+    ol_vec_free(&runs);
+    parse_text(p, src, src->text, t);
+}
+
+/* Parses text (src's own, or a copy of the same length) into t. */
+static void parse_text(ol_parser *p, const ol_source *src, const char *text, ol_tree *t)
 {
     memset(t, 0, sizeof(*t));
     t->src = src;
     t->absent_reads = ol_xcalloc(1, sizeof(*t->absent_reads));
-    parse_input in = {src->text, src->len};
+    parse_input in = {text, src->len};
     TSInput input = {&in, read_input, TSInputEncodingUTF8, NULL};
     parse_deadline deadline = {{0, 0}, false, 0};
     clock_gettime(PARSE_CLOCK, &deadline.until);

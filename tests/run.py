@@ -69,6 +69,7 @@ def main():
     import crasher_tests  # noqa: F401
     import supervise_tests  # noqa: F401
     import scaling_tests  # noqa: F401
+    import pathological_tests  # noqa: F401
     import config_tests  # noqa: F401
     import sarif_tests  # noqa: F401
     import github_tests  # noqa: F401

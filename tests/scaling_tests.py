@@ -55,3 +55,21 @@ for _kind, _mb in (("one_function", 4), ("module_level", 4), ("expression", 4), 
     def _check(kind=_kind, mb=_mb):
         lint_generated(kind, measure.scale(mb))
     test(f"scaling: degenerate shape '{_kind}', {_mb} MB, in bounded time and memory")(_check)
+
+
+@test("scaling: 40,000 consecutive comment lines (the Python scanner reads ahead over them)")
+def _():
+    with Workspace() as ws:
+        lines = int(measure.scale(40000))
+        head = "import torch.nn as nn\nmodel = nn.Linear(4, 2)\ncrit = nn.MSELoss()\n"
+        body = ("def train(loader):\n    total = 0\n" + "    # old code\n" * lines +
+                "    for x, y in loader:\n        loss = crit(model(x), y)\n        loss.backward()\n"
+                "        total += loss  # noqa: OOM101\n        total += loss\n")
+        tail = "# " + "\n# ".join(["note"] * lines) + "\n"
+        path = ws.write("comments.py", head + body + tail)
+        m = measure.run("--isolated", "--format", "json", path, cwd=ws.path)
+        assert m.cpu < 10, m
+        import json
+        found = [(f["code"], f["line"]) for f in json.loads(m.out)]
+        # analyzed (no parse timeout), the suppression on a line after the run still honoured
+        assert found == [("OOM101", lines + 10)], found

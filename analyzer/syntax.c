@@ -442,7 +442,7 @@ static bool runs_were_blank(const ol_tree *t, const comment_runs *runs)
                 continue;
             bool container = node->first_child != OL_NONE && node->kind != OL_N_string &&
                              node->kind != OL_N_concatenated_string && node->kind != OL_N_ERROR;
-            if (!container || node->start >= run->start || node->end <= run->end)
+            if (!container || node->start > run->start || node->end < run->end)
                 return false; /* a token, a string or an error over blanked bytes, or a node that starts
                                * or ends inside the run */
         }

@@ -390,6 +390,13 @@ int ol_read_stream(int fd, size_t max_bytes, char **out, size_t *out_len)
     }
     ol_buf_reserve(&b, 0);
     b.data[b.len] = '\0';
+    /* reads are 64 KiB at a time: give back what a small file does not use
+     * (a run keeps the text of every file with findings, and 100,000 small
+     * files at 128 KiB each would be gigabytes) */
+    if (b.cap - b.len > 4096) {
+        b.data = ol_xrealloc(b.data, b.len + 1);
+        b.cap = b.len + 1;
+    }
     *out_len = b.len;
     *out = ol_buf_take(&b);
     return 0;

@@ -199,7 +199,7 @@ def _():
         assert m.code == 1, m
         assert f"{count}" in m.out and "OOM101" in m.out, m
         assert m.cpu < 300, m
-        assert m.rss_mb < 2000, m
+        assert m.rss_mb < 600, m
 
 
 @test("pathological: a FIFO is skipped with a message naming it, and the run goes on (no hang)")

@@ -371,7 +371,7 @@ static const uint32_t *chain_resets(ol_model *m, uint32_t head, size_t *count)
     }
     size_t k = (fc->reset_chain_at[head] - 1) * 2;
     *count = fc->reset_chains.items[k + 1];
-    return fc->reset_items.items + fc->reset_chains.items[k];
+    return *count ? fc->reset_items.items + fc->reset_chains.items[k] : NULL;
 }
 
 /* Is the accumulator reset inside loop_node (other than at stmt)? A reset

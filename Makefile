@@ -8,6 +8,7 @@
 #   make test SANITIZE=1   the same suite against an ASan+UBSan build (build/san/)
 #   make bench      build, then print throughput numbers (see bench/)
 #   make fuzz       build the libFuzzer targets and run each for FUZZ_SECONDS (fuzz/fuzz.mk)
+#   make valgrind   the command line over every fixture under valgrind memcheck (tests/valgrind.py)
 #   make clean      remove build outputs but keep fetched sources
 #   make distclean  remove build/ entirely
 #
@@ -61,7 +62,7 @@ UNIT_OBJ     := $(OUT)/obj/tests/unit.o
 VENDOR_OBJ   := $(OUT)/obj/vendor/tree_sitter.o $(OUT)/obj/vendor/python_parser.o \
 	$(OUT)/obj/vendor/python_scanner.o $(OUT)/obj/vendor/toml_parser.o $(OUT)/obj/vendor/toml_scanner.o
 
-.PHONY: all demo test bench docs golden clean distclean fetch
+.PHONY: all demo test bench docs golden clean distclean fetch valgrind
 .DELETE_ON_ERROR:
 
 all: $(OUT)/oomlint
@@ -130,6 +131,19 @@ include fuzz/fuzz.mk
 
 test: $(OUT)/oomlint $(OUT)/oomlint-unit test-tools
 	python3 tests/run.py --bin $(OUT)/oomlint --unit $(OUT)/oomlint-unit
+
+# Memory errors and definite leaks in the CLI, over every fixture (any
+# error fails). valgrind is installed when missing and we are root.
+valgrind: $(OUT)/oomlint
+	@command -v valgrind >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "installing valgrind"; \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q valgrind >/dev/null 2>&1 || \
+			{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q valgrind; }; \
+		else \
+			echo "make valgrind needs valgrind: run  sudo apt-get install -y valgrind" >&2; exit 1; \
+		fi; }
+	python3 tests/valgrind.py --bin $(OUT)/oomlint
 
 # Regenerate the rule pages in docs/rules/ from the docs compiled into the binary
 # (a test fails when they drift apart), and the text-output snapshot.

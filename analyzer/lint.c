@@ -383,7 +383,7 @@ typedef struct pool_job {
 } pool_job;
 
 /* A file a crashed run failed on (supervise.c): reported, not linted. */
-static void set_aside(const ol_input *in, const ol_quarantined *q, ol_file_result *r)
+static void set_aside(const pool_job *job, const ol_input *in, const ol_quarantined *q, ol_file_result *r)
 {
     memset(r, 0, sizeof(*r));
     r->from_stdin = in->from_stdin;
@@ -391,6 +391,14 @@ static void set_aside(const ol_input *in, const ol_quarantined *q, ol_file_resul
     free(ol_vec_last(&r->diags).help);
     ol_vec_last(&r->diags).help =
         ol_xstrdup("the other files were analyzed; exclude this one (--exclude) until the bug is fixed");
+    if (in->from_stdin && job->run && job->run->fix_mode == OL_FIX_WRITE && job->stdin_bytes) {
+        /* `--fix -` prints the fixed code, which an editor puts in place of
+         * its buffer: what it gets back is the code as it came */
+        r->fix_output = ol_xmalloc(job->stdin_len + 1);
+        memcpy(r->fix_output, job->stdin_bytes, job->stdin_len);
+        r->fix_output[job->stdin_len] = '\0';
+        r->fix_output_len = job->stdin_len;
+    }
 }
 
 static void lint_one(ol_linter *lt, pool_job *job, size_t slot, size_t i)
@@ -401,7 +409,7 @@ static void lint_one(ol_linter *lt, pool_job *job, size_t slot, size_t i)
     if (guard) {
         const ol_quarantined *q = ol_guard_quarantined(guard, i, in->path);
         if (q) {
-            set_aside(in, q, r);
+            set_aside(job, in, q, r);
             return;
         }
         if (ol_guard_skips(guard, i, in->path)) {

@@ -169,6 +169,11 @@ def _():
         fixed = run("--fix", "-", "--stdin-filename", "s.py", stdin="from torch.cuda.amp import GradScaler\n"
                     "s = GradScaler()\n", cwd=ws.path, env={"OOMLINT_TEST_FAULT": "segv:nothing-matches"})
         assert fixed.out == "from torch.amp import GradScaler\ns = GradScaler(\"cuda\")\n", fixed
+        # and when linting stdin itself crashes, the code comes back as it came, the finding on stderr
+        code = "from torch.cuda.amp import GradScaler\ns = GradScaler()\n"
+        crashed = run("--fix", "-", "--stdin-filename", "s.py", stdin=code, cwd=ws.path,
+                      env={"OOMLINT_TEST_FAULT": "segv:s.py"})
+        assert crashed.code == 2 and crashed.out == code and "OOM001" in crashed.err, crashed
 
 
 @test("supervise: --fix around a crash fixes the other files and leaves the culprit alone")

@@ -97,7 +97,17 @@ static bool eval_function(ol_model *m, uint32_t fi)
     if (f->cls != OL_NO_INDEX && ol_class_is_module(m, f->cls) && m->functions.items[fi].callsites.len == 0)
         return false;
     ol_nid body = function_body(m, fi);
-    return body != OL_NONE && !computes_gradients(m, body);
+    if (body == OL_NONE || computes_gradients(m, body))
+        return false;
+    /* called where gradients are computed (PPO's `policy.evaluate(states,
+     * actions)` feeding the loss): its forwards are part of training */
+    for (size_t k = 0; k < f->callsites.len; k++) {
+        uint32_t caller = ol_function_of(m, m->calls.items[f->callsites.items[k]].node);
+        ol_nid caller_body = caller != OL_NO_INDEX ? function_body(m, caller) : OL_NONE;
+        if (caller != fi && caller_body != OL_NONE && computes_gradients(m, caller_body))
+            return false;
+    }
+    return true;
 }
 
 /* The expression naming the model a forward call runs: `net` for `net(x)`

@@ -184,6 +184,9 @@ bool ol_server_check_config(ol_server *s);
  * workspace's project are marked for a new lint. Returns true when some
  * were. */
 bool ol_server_file_changed(ol_server *s, const char *path, bool saved);
+/* The workspace's project store unit u is linted in, and u's index there
+ * (the store is built on first use); NULL when u is linted alone. */
+struct ol_project *ol_server_unit_project(ol_server *s, ol_unit *u, size_t *file);
 /* A Python file appeared in (or left) the workspace on disk. */
 void ol_server_file_created(ol_server *s, const char *path);
 /* Is the finding shown under the current settings? */

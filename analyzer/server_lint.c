@@ -341,7 +341,7 @@ static void ensure_project(ol_server *s)
 
 /* The project unit u is linted in, and its index there; NULL to lint it
  * alone (outside the folders, untitled, or no folders). */
-static ol_project *project_for(ol_server *s, ol_unit *u, size_t *file)
+ol_project *ol_server_unit_project(ol_server *s, ol_unit *u, size_t *file)
 {
     if (!u->path || u->path[0] != '/' || !ol_workspace_covers(&s->workspace, u->path))
         return NULL;
@@ -481,7 +481,7 @@ void ol_server_lint(ol_server *s, ol_unit *u)
     /* whole-program facts: the unit's own summary is published anew by its
      * lint, its neighbours' are read from the store */
     size_t file = 0;
-    ol_project *project = project_for(s, u, &file);
+    ol_project *project = ol_server_unit_project(s, u, &file);
     if (project)
         ol_project_forget(project, file);
     s->linter.project = project;

@@ -708,7 +708,16 @@ def _():
     s = start(ws)
     try:
         open_doc(s, train, TRAIN)
-        assert lsp_as_tuples(s.diagnostics(L.uri(train), 1)) == expected
+        diags = s.diagnostics(L.uri(train), 1)
+        assert lsp_as_tuples(diags) == expected
+        # fix-all fixes it as `oomlint --fix .` would
+        [fa] = actions(s, train, diags[0]["range"], only=["source.fixAll.oomlint"])
+        ws2 = Workspace()
+        ws2.write("utils.py", UTILS)
+        ws2.write("train.py", TRAIN)
+        harness.run("--fix", ".", cwd=ws2.path)
+        assert apply_edits(TRAIN, fa["edit"]["changes"][L.uri(train)]) == ws2.read("train.py")
+        assert "total += loss.item()" in ws2.read("train.py")
         # utils.py opened and edited: the helper returns a Python number. Typing alone
         # does not re-lint train.py; the save does, and its finding goes away.
         open_doc(s, utils, UTILS)

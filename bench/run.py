@@ -256,7 +256,7 @@ def server_bench(binary, edits=300, messages=10000):
     with open(path, "w") as f:
         f.write(text)
     uri = L.uri(path)
-    s = L.Server(binary, cwd=folder)
+    s = L.Server(os.path.abspath(binary), cwd=folder)
     try:
         s.initialize(root=folder)
         t0 = time.perf_counter()

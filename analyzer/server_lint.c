@@ -231,15 +231,39 @@ static void config_failed(ol_server *s, ol_unit *u, const char *why)
 
 /* ---- whole-program facts -------------------------------------------------------------- */
 
-/* A workspace larger than this is cut to its first files (in discovery
- * order): building the store walks the folders once, and a huge tree (a home
- * directory opened as a folder) must not stall the first lint for long. */
-#define OL_WORKSPACE_MAX_FILES 20000
-
 static bool excluded_path(void *ctx, const char *path)
 {
     ol_server *s = ctx;
     return s->resolver_ready && ol_resolver_excluded(&s->resolver, path);
+}
+
+/* A workspace larger than this is cut to its first files (in discovery
+ * order): building the store walks the folders once, and a huge tree (a home
+ * directory opened as a folder) must not stall the first lint for long. */
+#define OL_WORKSPACE_MAX_FILES 20000
+/* ...and the walk stops descending after this many directory entries, so
+ * a folder of data files costs a bounded time too. */
+#define OL_WORKSPACE_MAX_ENTRIES 400000
+
+/* The discovery of the store's files: counts what the walk sees. */
+typedef struct ol_ws_walk {
+    ol_server *s;
+    size_t entries, sources;
+    bool cut;
+} ol_ws_walk;
+
+static bool walk_excluded(void *ctx, const char *path)
+{
+    ol_ws_walk *w = ctx;
+    if (w->cut || ++w->entries > OL_WORKSPACE_MAX_ENTRIES) {
+        w->cut = true;
+        return true;
+    }
+    if (excluded_path(w->s, path))
+        return true;
+    if (ol_str_has_suffix(path, ".py") || ol_str_has_suffix(path, ".ipynb"))
+        w->cut = ++w->sources > OL_WORKSPACE_MAX_FILES;
+    return w->cut;
 }
 
 static bool wanted_file(ol_server *s, const char *path)
@@ -321,7 +345,8 @@ static void ensure_project(ol_server *s)
         return;
     uint64_t start = ol_now_ns();
     ol_input_vec inputs = {0};
-    ol_discover_options dopts = {&s->cli->exclude, false, NULL, excluded_path, s, NULL};
+    ol_ws_walk walk = {s, 0, 0, false};
+    ol_discover_options dopts = {&s->cli->exclude, false, NULL, walk_excluded, &walk, NULL};
     ol_discover((const char *const *)w->folders.items, w->folders.len, &dopts, &inputs);
     w->project = ol_project_new();
     size_t n = inputs.len < OL_WORKSPACE_MAX_FILES ? inputs.len : OL_WORKSPACE_MAX_FILES;
@@ -330,10 +355,10 @@ static void ensure_project(ol_server *s)
             add_project_file(s, inputs.items[i].path);
     ol_project_index(w->project);
     ol_project_set_processor(w->project, summarize_file, s);
-    if (inputs.len > n)
+    if (walk.cut || inputs.len > n)
         ol_server_log(s, 2,
-                      "the workspace has %zu Python files; facts across files use the first %d of them",
-                      inputs.len, OL_WORKSPACE_MAX_FILES);
+                      "the workspace folders are large: facts across files use the first %zu Python files found",
+                      n);
     ol_server_log(s, 4, "workspace: %zu files indexed for facts across files in %.1f ms", n,
                   (double)(ol_now_ns() - start) / 1e6);
     ol_input_vec_free(&inputs);

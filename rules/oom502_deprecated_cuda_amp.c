@@ -603,8 +603,11 @@ static void report_references(ol_check *c)
     for (ol_nid n = 0; n < t->nodes.len; n++) {
         if (ol_kind_of(t, n) != OL_N_attribute)
             continue;
+        ol_nid attr = ol_field(t, n, OL_F_attribute);
+        if (attr == OL_NONE)
+            continue; /* `amp.` cut short by a syntax error */
         uint32_t len;
-        const char *name = ol_text(t, ol_field(t, n, OL_F_attribute), &len);
+        const char *name = ol_text(t, attr, &len);
         if (!ol_mem_eq_cstr(name, len, "autocast") && !ol_mem_eq_cstr(name, len, "GradScaler") &&
             !ol_mem_eq_cstr(name, len, "custom_fwd") && !ol_mem_eq_cstr(name, len, "custom_bwd"))
             continue;

@@ -82,6 +82,8 @@ static ol_nid function_body(const ol_model *m, uint32_t fi)
 }
 
 /* An evaluation function by name, that computes no gradients. */
+static bool feeds_backward(ol_model *m, ol_nid n, uint32_t fn);
+
 static bool eval_function(ol_model *m, uint32_t fi)
 {
     const ol_function *f = &m->functions.items[fi];
@@ -99,12 +101,14 @@ static bool eval_function(ol_model *m, uint32_t fi)
     ol_nid body = function_body(m, fi);
     if (body == OL_NONE || computes_gradients(m, body))
         return false;
-    /* called where gradients are computed (PPO's `policy.evaluate(states,
-     * actions)` feeding the loss): its forwards are part of training */
+    /* its result feeds a backward() where it is called (PPO's
+     * `policy.evaluate(states, actions)` giving the log-probabilities of the
+     * loss): its forwards are part of training. Called beside training
+     * (`train(); evaluate(val_loader)`) it is still evaluation. */
     for (size_t k = 0; k < f->callsites.len; k++) {
-        uint32_t caller = ol_function_of(m, m->calls.items[f->callsites.items[k]].node);
-        ol_nid caller_body = caller != OL_NO_INDEX ? function_body(m, caller) : OL_NONE;
-        if (caller != fi && caller_body != OL_NONE && computes_gradients(m, caller_body))
+        ol_nid site = m->calls.items[f->callsites.items[k]].node;
+        uint32_t caller = ol_function_of(m, site);
+        if (caller != fi && feeds_backward(m, site, caller))
             return false;
     }
     return true;
@@ -860,7 +864,9 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
     char *callee = ol_node_str(t, call->callee);
     if (strlen(callee) > 40)
         strcpy(callee + 37, "...");
-    const char *tail = "runs with autograd on: every activation is kept for a backward pass that never comes";
+    /* "`f(...)` runs a model in evaluation function `g()` with autograd on: ..." */
+    const char *tail = wrapper ? "with autograd on: every activation is kept for a backward pass that never comes"
+                               : "runs with autograd on: every activation is kept for a backward pass that never comes";
     ol_diag *d;
     switch (ev) {
     case EV_FUNCTION:
@@ -897,9 +903,31 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
     ol_diag_attach_fix(d, fix);
 }
 
+/* Does the file import PyTorch or a library built on it? Without one, a
+ * call named like a model is something else (a Keras layer, a pydantic
+ * model's method, an HTTP client for a hosted LLM), and torch.no_grad()
+ * would not even be at hand. */
+static bool imports_torch_family(const ol_model *m)
+{
+    static const char *const roots[] = {"torch", "torchvision", "torchaudio", "torchtext", "lightning",
+                                        "pytorch_lightning", "transformers", "timm", "accelerate", "diffusers",
+                                        "peft", "trl", "deepspeed", "fairseq", "detectron2", "mmcv", "mmengine",
+                                        "ignite", "fastai", "skorch", "torch_geometric", "dgl", "einops", NULL};
+    for (size_t i = 0; i < m->imports.len; i++) {
+        const char *q = ol_sym_str(m, m->imports.items[i].qual);
+        size_t n = strcspn(q, ".");
+        for (const char *const *r = roots; *r; r++)
+            if (strlen(*r) == n && strncmp(q, *r, n) == 0)
+                return true;
+    }
+    return false;
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
+    if (!imports_torch_family(m))
+        return;
     reported_vec seen = {0};
     nid_vec sites = {0};
     mode_cache modes;

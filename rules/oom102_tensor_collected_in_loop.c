@@ -101,13 +101,9 @@ static bool backward_each_batch(ol_model *m, ol_nid holder, ol_nid stmt)
     }
     if (loop == OL_NO_INDEX)
         loop = m->node_loop[stmt];
-    if (loop == OL_NO_INDEX || m->loops.items[loop].kind == OL_LOOP_COMPREHENSION)
-        return false;
-    size_t first, end = ol_calls_in(m, m->loops.items[loop].body, &first);
-    for (size_t i = first; i < end; i++)
-        if (ol_is_backward_call(m, (uint32_t)i))
-            return true;
-    return false;
+    /* the loop's events are computed once: asking per finding stays linear */
+    return loop != OL_NO_INDEX && m->loops.items[loop].kind != OL_LOOP_COMPREHENSION &&
+           ol_events_of(m, m->loops.items[loop].node)->has_backward;
 }
 
 static void report(ol_check *c, ol_nid at, ol_nid holder, ol_nid value, ol_val v, const char *how, bool fixable)

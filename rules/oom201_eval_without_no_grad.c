@@ -1260,6 +1260,15 @@ static bool imports_torch_family(const ol_model *m)
             if (strlen(*r) == n && strncmp(q, *r, n) == 0)
                 return true;
     }
+    /* `from ..network import *` may well bring torch in: unknown, so yes */
+    const ol_tree *t = m->tree;
+    for (ol_nid c = t->nodes.len ? ol_first_named(t, 0) : OL_NONE; c != OL_NONE; c = ol_next_named(t, c)) {
+        if (ol_kind_of(t, c) != OL_N_import_from_statement)
+            continue;
+        for (ol_nid k = ol_first_named(t, c); k != OL_NONE; k = ol_next_named(t, k))
+            if (ol_kind_of(t, k) == OL_N_wildcard_import)
+                return true;
+    }
     return false;
 }
 

@@ -102,18 +102,26 @@ CFLAGS_OURS := -std=c11 $(OPT) $(WARN) $(SANFLAGS) $(STRICT) -D_POSIX_C_SOURCE=2
 	-Ianalyzer -Irules -I$(TS_DIR)/vendor/tree-sitter/lib/include $(CJSON_CFLAGS) -MMD -MP
 # Third-party code is built with its own expectations, not our warning set.
 CFLAGS_VENDOR := -std=gnu11 $(OPT) $(SANFLAGS) -w -D_DEFAULT_SOURCE
-LDLIBS := $(CJSON_LIBS) -lpthread
+LDLIBS := $(CJSON_LIBS) -lpthread -ldl -lm
 
 ANALYZER_SRC := $(sort $(wildcard analyzer/*.c))
 RULES_SRC    := $(sort $(wildcard rules/*.c))
 LIB_SRC      := $(filter-out analyzer/main.c,$(ANALYZER_SRC)) $(RULES_SRC)
-LIB_OBJ      := $(LIB_SRC:%.c=$(OUT)/obj/%.o)
+# The probe's Python files and committed measurements are compiled in as
+# generated C (build/gen/); see scripts/probe_gen.py.
+GEN           := $(BUILD)/gen
+PYTHON        ?= python3
+PROBE_PY      := $(sort $(wildcard probe/*.py probe/scenarios/*.py))
+PROBE_RESULTS := $(sort $(wildcard probe/results/*.json))
+GEN_OBJ       := $(OUT)/obj/gen/probe_embed.o $(OUT)/obj/gen/probe_results.o
+LIB_OBJ      := $(LIB_SRC:%.c=$(OUT)/obj/%.o) $(GEN_OBJ)
 MAIN_OBJ     := $(OUT)/obj/analyzer/main.o
 UNIT_OBJ     := $(OUT)/obj/tests/unit.o
 VENDOR_OBJ   := $(OUT)/obj/vendor/tree_sitter.o $(OUT)/obj/vendor/python_parser.o \
 	$(OUT)/obj/vendor/python_scanner.o $(OUT)/obj/vendor/toml_parser.o $(OUT)/obj/vendor/toml_scanner.o
 
-.PHONY: all demo test bench docs golden clean distclean fetch man install uninstall release wheel dist fuzz valgrind
+.PHONY: all demo test bench docs golden clean distclean fetch man install uninstall release wheel dist fuzz valgrind \
+	FORCE
 .DELETE_ON_ERROR:
 
 all: $(OUT)/oomlint
@@ -132,6 +140,21 @@ $(OUT)/obj/%.o: %.c | $(STAMPS) $(CJSON_H)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(CFLAGS_OURS) -c $< -o $@
+
+# Regenerated on every build (FORCE) so that an added or removed file counts;
+# the script rewrites its output only when the text changes.
+$(GEN)/probe_embed.c: FORCE
+	@$(PYTHON) scripts/probe_gen.py embed $@ probe $(PROBE_PY)
+
+$(GEN)/probe_results.c: FORCE
+	@$(PYTHON) scripts/probe_gen.py results $@ $(PROBE_RESULTS)
+
+$(OUT)/obj/gen/%.o: $(GEN)/%.c | $(STAMPS) $(CJSON_H)
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CFLAGS_OURS) -c $< -o $@
+
+FORCE:
 
 $(OUT)/obj/vendor/tree_sitter.o: $(TS_STAMP)
 	@mkdir -p $(dir $@)

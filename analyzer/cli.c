@@ -21,6 +21,8 @@ void ol_cli_usage(FILE *out)
           "  oomlint rules [--format json]     list every rule\n"
           "  oomlint rule CODE                 explain a rule (what, why, example, fix)\n"
           "  oomlint server [OPTIONS]          the language server (LSP over stdio) for editors\n"
+          "  oomlint probe [OPTIONS]           measure each rule's cost, or confirm findings in\n"
+          "                                    your own script (oomlint probe --help)\n"
           "\n"
           "Rule selection:\n"
           "  --select CODES          run only these rules (codes or prefixes: OOM101, OOM5, ALL)\n"

@@ -1,11 +1,195 @@
 /*
  * docs.c - rendering a rule's documentation (see docs.h).
+ *
+ * After the fix come the rule's measured cost and its references
+ * (references.c). The measured cost of a rule with a probe scenario is the
+ * figures of every committed probe/results/ *.json (compiled in, see
+ * probe.h), each naming its device and torch version. Nothing is estimated: a device with
+ * no committed figures is said to be unmeasured.
  */
 #include "docs.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "probe.h"
 #include "references.h"
+
+static void put_bytes(ol_buf *b, double v)
+{
+    double a = fabs(v);
+    if (isnan(v))
+        ol_buf_puts(b, "-");
+    else if (a < 1024)
+        ol_buf_printf(b, "%.0f B", v);
+    else if (a < 1024.0 * 1024)
+        ol_buf_printf(b, "%.1f KiB", v / 1024);
+    else if (a < 1024.0 * 1024 * 1024)
+        ol_buf_printf(b, "%.1f MiB", v / (1024.0 * 1024));
+    else
+        ol_buf_printf(b, "%.2f GiB", v / (1024.0 * 1024 * 1024));
+}
+
+static void put_growth(ol_buf *b, double v)
+{
+    if (!isnan(v) && v > 0)
+        ol_buf_putc(b, '+');
+    put_bytes(b, isnan(v) || fabs(v) >= 1 ? v : 0);
+}
+
+static void put_seconds(ol_buf *b, double s)
+{
+    if (isnan(s))
+        ol_buf_puts(b, "-");
+    else if (s < 1e-3)
+        ol_buf_printf(b, "%.0f us", s * 1e6);
+    else if (s < 1)
+        ol_buf_printf(b, "%.1f ms", s * 1e3);
+    else
+        ol_buf_printf(b, "%.2f s", s);
+}
+
+static void put_nodes(ol_buf *b, double v)
+{
+    if (isnan(v))
+        ol_buf_puts(b, "-");
+    else
+        ol_buf_printf(b, "%+.1f", fabs(v) < 0.05 ? 0.0 : v);
+}
+
+static bool has_figures(const ol_rule *r, bool *gpu)
+{
+    bool any = false;
+    *gpu = false;
+    for (size_t i = 0; i < ol_probe_figure_count; i++) {
+        const ol_probe_figure *f = &ol_probe_figures[i];
+        if (strcmp(f->rule, r->code) != 0)
+            continue;
+        any = true;
+        if (strcmp(f->device, "cpu") != 0)
+            *gpu = true;
+    }
+    return any;
+}
+
+static void verdict_text(ol_buf *b, const ol_probe_figure *f)
+{
+    ol_buf_puts(b, f->verdict);
+    if (f->confirmed_by[0])
+        ol_buf_printf(b, " (%s)", f->confirmed_by);
+}
+
+static void agree_text(ol_buf *b, const ol_probe_figure *f)
+{
+    ol_buf_puts(b, f->agree == 1 ? "yes" : f->agree == 0 ? "NO" : "-");
+}
+
+/* One variant's figures on a line, for the terminal and plain text. */
+static void side_line(ol_buf *b, const char *indent, const char *label, const ol_probe_side *s)
+{
+    ol_buf_printf(b, "%s%-6s peak ", indent, label);
+    put_bytes(b, s->peak_bytes);
+    ol_buf_puts(b, ", ");
+    put_growth(b, s->growth_bytes_per_step);
+    ol_buf_puts(b, " per step kept, ");
+    put_nodes(b, s->graph_nodes_per_step);
+    ol_buf_puts(b, " autograd nodes per step, ");
+    put_seconds(b, s->time_per_step_s);
+    ol_buf_puts(b, " per step");
+    if (!isnan(s->zero_grad_fraction))
+        ol_buf_printf(b, ", %.2f%% zero gradients", 100 * s->zero_grad_fraction);
+    ol_buf_putc(b, '\n');
+}
+
+/* The measured cost as indented text (terminal) or flush left (plain). */
+static void measured_text(const ol_rule *r, ol_buf *b, const char *indent)
+{
+    bool gpu;
+    if (!has_figures(r, &gpu))
+        return;
+    char inner[16];
+    snprintf(inner, sizeof inner, "%s  ", indent);
+    for (size_t i = 0; i < ol_probe_figure_count; i++) {
+        const ol_probe_figure *f = &ol_probe_figures[i];
+        if (strcmp(f->rule, r->code) != 0)
+            continue;
+        ol_buf_printf(b, "%s%s, torch %s, scenario %s: ", indent, f->device, f->torch, f->scenario);
+        verdict_text(b, f);
+        ol_buf_puts(b, "; the variants agree: ");
+        agree_text(b, f);
+        ol_buf_putc(b, '\n');
+        if (f->summary[0])
+            ol_buf_printf(b, "%s%s\n", inner, f->summary);
+        if (f->measured) {
+            side_line(b, inner, "bad:", &f->bad);
+            side_line(b, inner, "fixed:", &f->fixed);
+        }
+        if (f->note[0])
+            ol_buf_printf(b, "%snote: %s\n", inner, f->note);
+    }
+    if (!gpu)
+        ol_buf_printf(b, "%sGPU: not measured yet (no GPU figures are committed).\n", indent);
+    ol_buf_printf(b, "%sReproduce: oomlint probe --rules %s\n", indent, r->code);
+}
+
+static void measured_markdown(const ol_rule *r, ol_buf *b)
+{
+    bool gpu;
+    if (!has_figures(r, &gpu))
+        return;
+    ol_buf_puts(b, "\n## Measured cost\n\n"
+                   "Measured with `oomlint probe`: a `bad` and a `fixed` variant of the same small step, "
+                   "each in a fresh process. On the CPU, memory is what autograd keeps for backward (the peak adds "
+                   "the gradients alive at the same time); on a GPU it is what the CUDA allocator holds.\n\n");
+    ol_buf_puts(b, "| device | torch | scenario | verdict | agree | peak bad / fixed | growth per step bad / fixed "
+                   "| autograd nodes per step bad / fixed | time per step bad / fixed |\n"
+                   "|---|---|---|---|---|---|---|---|---|\n");
+    for (size_t i = 0; i < ol_probe_figure_count; i++) {
+        const ol_probe_figure *f = &ol_probe_figures[i];
+        if (strcmp(f->rule, r->code) != 0)
+            continue;
+        ol_buf_printf(b, "| %s | %s | %s | ", f->device, f->torch, f->scenario);
+        verdict_text(b, f);
+        ol_buf_puts(b, " | ");
+        agree_text(b, f);
+        ol_buf_puts(b, " | ");
+        if (f->measured) {
+            put_bytes(b, f->bad.peak_bytes);
+            ol_buf_puts(b, " / ");
+            put_bytes(b, f->fixed.peak_bytes);
+            ol_buf_puts(b, " | ");
+            put_growth(b, f->bad.growth_bytes_per_step);
+            ol_buf_puts(b, " / ");
+            put_growth(b, f->fixed.growth_bytes_per_step);
+            ol_buf_puts(b, " | ");
+            put_nodes(b, f->bad.graph_nodes_per_step);
+            ol_buf_puts(b, " / ");
+            put_nodes(b, f->fixed.graph_nodes_per_step);
+            ol_buf_puts(b, " | ");
+            put_seconds(b, f->bad.time_per_step_s);
+            ol_buf_puts(b, " / ");
+            put_seconds(b, f->fixed.time_per_step_s);
+            ol_buf_puts(b, " |\n");
+        } else {
+            ol_buf_puts(b, "- | - | - | - |\n");
+        }
+    }
+    ol_buf_putc(b, '\n');
+    for (size_t i = 0; i < ol_probe_figure_count; i++) {
+        const ol_probe_figure *f = &ol_probe_figures[i];
+        if (strcmp(f->rule, r->code) != 0 || (i > 0 && strcmp(ol_probe_figures[i - 1].rule, f->rule) == 0 &&
+                                              strcmp(ol_probe_figures[i - 1].scenario, f->scenario) == 0))
+            continue;
+        ol_buf_printf(b, "- `%s`: %s.", f->scenario, f->summary);
+        if (f->note[0])
+            ol_buf_printf(b, " Note: %s.", f->note);
+        ol_buf_putc(b, '\n');
+    }
+    if (!gpu)
+        ol_buf_puts(b, "\nNo GPU figures are committed yet.\n");
+    ol_buf_printf(b, "\nReproduce with `oomlint probe --rules %s`.\n", r->code);
+}
 
 static void indent_block(ol_buf *b, const char *text, const char *prefix)
 {
@@ -62,6 +246,11 @@ void ol_rule_doc_terminal(const ol_rule *r, ol_buf *b)
     indent_block(b, r->instead, "    ");
     if (r->fix)
         ol_buf_printf(b, "\nFix\n  %s\n", r->fix);
+    bool gpu;
+    if (has_figures(r, &gpu)) {
+        ol_buf_puts(b, "\nMeasured (oomlint probe)\n");
+        measured_text(r, b, "  ");
+    }
     references_terminal(r, b);
     ol_buf_printf(b, "\nMore: %s%s.md\n", OL_DOCS_URL, r->code);
 }
@@ -82,6 +271,7 @@ void ol_rule_doc_markdown(const ol_rule *r, ol_buf *b)
     ol_buf_puts(b, "\n```\n");
     if (r->fix)
         ol_buf_printf(b, "\n## Fix\n\n%s\n", r->fix);
+    measured_markdown(r, b);
     references_markdown(r, b);
 }
 
@@ -91,5 +281,10 @@ void ol_rule_doc_plain(const ol_rule *r, ol_buf *b)
                   r->what, r->why, r->example, r->instead);
     if (r->fix)
         ol_buf_printf(b, "\nFix\n%s\n", r->fix);
+    bool gpu;
+    if (has_figures(r, &gpu)) {
+        ol_buf_puts(b, "\nMeasured (oomlint probe)\n");
+        measured_text(r, b, "");
+    }
     references_plain(r, b);
 }

@@ -18,6 +18,7 @@
  * not in the .ipynb's JSON text.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@
 
 #include "docs.h"
 #include "emit.h"
+#include "probe.h"
 #include "rule.h"
 #include "version.h"
 
@@ -217,6 +219,51 @@ static void add_tags(cJSON *props, const char *tags)
     }
 }
 
+static void add_figure(cJSON *obj, const char *key, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(obj, key, v);
+}
+
+static cJSON *measured_side(const ol_probe_side *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_figure(o, "peak_bytes", s->peak_bytes);
+    add_figure(o, "growth_bytes_per_step", s->growth_bytes_per_step);
+    add_figure(o, "graph_nodes_per_step", s->graph_nodes_per_step);
+    add_figure(o, "time_per_step_s", s->time_per_step_s);
+    add_figure(o, "zero_grad_fraction", s->zero_grad_fraction);
+    return o;
+}
+
+/* The rule's committed probe measurements (probe.h), each with its device
+ * and torch version, as a property of the rule. */
+static void add_measured(cJSON *props, const ol_rule *r)
+{
+    cJSON *arr = NULL;
+    for (size_t i = 0; i < ol_probe_figure_count; i++) {
+        const ol_probe_figure *f = &ol_probe_figures[i];
+        if (strcmp(f->rule, r->code) != 0)
+            continue;
+        if (!arr)
+            arr = cJSON_AddArrayToObject(props, "measured");
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "device", f->device);
+        cJSON_AddStringToObject(m, "torch", f->torch);
+        cJSON_AddStringToObject(m, "scenario", f->scenario);
+        cJSON_AddStringToObject(m, "verdict", f->verdict);
+        if (f->confirmed_by[0])
+            cJSON_AddStringToObject(m, "confirmedBy", f->confirmed_by);
+        if (f->agree >= 0)
+            cJSON_AddBoolToObject(m, "agree", f->agree == 1);
+        if (f->measured) {
+            cJSON_AddItemToObject(m, "bad", measured_side(&f->bad));
+            cJSON_AddItemToObject(m, "fixed", measured_side(&f->fixed));
+        }
+        cJSON_AddItemToArray(arr, m);
+    }
+}
+
 static cJSON *rule_descriptor(const ol_rule *r)
 {
     cJSON *d = cJSON_CreateObject();
@@ -241,6 +288,7 @@ static cJSON *rule_descriptor(const ol_rule *r)
     add_tags(props, r->tags);
     if (r->precision)
         cJSON_AddStringToObject(props, "precision", r->precision);
+    add_measured(props, r);
     return d;
 }
 

@@ -40,6 +40,7 @@
 #include "emit.h"
 #include "fix.h"
 #include "lint.h"
+#include "probe.h"
 #include "rule.h"
 #include "server.h"
 #include "supervise.h"
@@ -406,6 +407,9 @@ static int run_lint_guarded(void *cli, const ol_guard *guard)
 
 int main(int argc, char **argv)
 {
+    /* `oomlint probe` runs programs rather than linting: its own options (probe.c) */
+    if (argc > 1 && strcmp(argv[1], "probe") == 0)
+        return ol_probe_main(argc - 1, argv + 1);
     ol_cli cli;
     ol_buf err = {0};
     if (!ol_cli_parse(&cli, argc, argv, &err)) {

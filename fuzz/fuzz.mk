@@ -22,7 +22,9 @@ FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno
 FUZZ_CFLAGS  := -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -DOL_STRICT_NODES $(WARN) \
 	-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Ianalyzer -Irules -I$(TS_DIR)/vendor/tree-sitter/lib/include
 FUZZ_VENDOR_CFLAGS := -std=gnu11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -w -D_DEFAULT_SOURCE
-FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
+# with the probe's generated C (its Python files and committed figures, see the Makefile)
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/gen/probe_embed.o \
+	$(FUZZ_DIR)/obj/gen/probe_results.o
 FUZZ_VENDOR_OBJ := $(FUZZ_DIR)/obj/vendor/tree_sitter.o $(FUZZ_DIR)/obj/vendor/python_parser.o \
 	$(FUZZ_DIR)/obj/vendor/python_scanner.o $(FUZZ_DIR)/obj/vendor/toml_parser.o $(FUZZ_DIR)/obj/vendor/toml_scanner.o
 FUZZ_CLANG_STAMP := $(FUZZ_DIR)/.clang
@@ -52,6 +54,10 @@ $(FUZZ_CLANG_STAMP):
 	@touch $@
 
 $(FUZZ_DIR)/obj/%.o: %.c | $(STAMPS) $(CJSON_H) $(FUZZ_CLANG_STAMP)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FUZZ_DIR)/obj/gen/%.o: $(GEN)/%.c | $(STAMPS) $(CJSON_H) $(FUZZ_CLANG_STAMP)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
 

@@ -196,9 +196,12 @@ const ol_rule ol_rule_oom101 = {
             "(`meter.update(loss)` where `update` does `self.sum += val * n`) are flagged at the call; "
             "functions and classes of other files of the same run are followed through imports.",
     .why = "A tensor that requires grad remembers how it was computed. Adding it to a running total "
-           "makes the total depend on it, so the total keeps each iteration's graph, and the "
-           "activations it saved, alive. Memory then grows every step until the epoch ends, or until "
-           "CUDA runs out of memory. This is the first item of PyTorch's own FAQ on memory.",
+           "makes the total depend on it, so the total keeps every iteration's graph alive. Where no "
+           "backward runs (an evaluation loop with autograd on) that graph still holds the activations "
+           "it saved, and memory grows by a batch's activations every step until the epoch ends, or "
+           "until CUDA runs out of memory. After `backward()` the saved activations are freed but the "
+           "graph's nodes are not: the total still gains a graph per step, a smaller leak that lasts "
+           "until the total is reset. This is the first item of PyTorch's own FAQ on memory.",
     .example = "total_loss = 0\n"
                "for x, y in loader:\n"
                "    loss = criterion(model(x), y)\n"

@@ -156,6 +156,28 @@ static bool outlives_batches(ol_model *m, ol_nid holder, ol_nid stmt)
     return ol_accumulator_outlived_loop(m, &acc, stmt) != OL_NO_INDEX || ol_accumulator_in_step_hook(m, &acc, stmt);
 }
 
+/* Does a backward run in the loop around stmt (or in a per-batch framework
+ * hook, whose loss the framework backwards)? Then backward has freed the
+ * activations the stored graphs saved, and what each batch leaves behind is
+ * its graph's nodes: the probe measured no saved bytes but +8 autograd nodes
+ * per step kept in a training loop, against a batch's activations per step
+ * in an evaluation loop. The message says only what is really kept. */
+static bool backward_each_batch(ol_model *m, ol_nid holder, ol_nid stmt)
+{
+    ol_accumulator acc;
+    uint32_t loop = OL_NO_INDEX;
+    if (holder != OL_NONE && ol_accumulator_of(m, holder, &acc)) {
+        if (ol_accumulator_in_step_hook(m, &acc, stmt))
+            return true;
+        loop = ol_accumulator_outlived_loop(m, &acc, stmt);
+    }
+    if (loop == OL_NO_INDEX)
+        loop = m->node_loop[stmt];
+    /* the loop's events are computed once: asking per finding stays linear */
+    return loop != OL_NO_INDEX && m->loops.items[loop].kind != OL_LOOP_COMPREHENSION &&
+           ol_events_of(m, m->loops.items[loop].node)->has_backward;
+}
+
 static void report(ol_check *c, uses_cache *uc, ol_nid at, ol_nid holder, ol_nid value, ol_val v, const char *how,
                    bool fixable)
 {
@@ -168,8 +190,9 @@ static void report(ol_check *c, uses_cache *uc, ol_nid at, ol_nid holder, ol_nid
         strcpy(val + 37, "...");
     ol_diag *d = ol_report_node(c, at,
                                 "`%s` %s `%s`, which carries the autograd graph; the collection keeps every "
-                                "iteration's graph and activations alive",
-                                h, how, val);
+                                "iteration's graph%s alive",
+                                h, how, val,
+                                backward_each_batch(c->model, holder, at) ? "" : " and the activations it saved");
     /* `.item()` gives a Python number, which lives on the CPU already: only a
      * detached tensor can still be moved off the GPU with `.cpu()` */
     const char *shown = ol_is_primary(t, value) ? val : "(...)";
@@ -380,9 +403,9 @@ static void check_kept(ol_check *c, uses_cache *uc)
                 strcpy(callee + 37, "...");
             ol_diag *d = ol_report_node(c, call,
                                         "`%s(...)` stores `%s`, which carries the autograd graph, in `%s` (`%s()` does "
-                                        "`%s`); every iteration's graph and activations stay alive",
-                                        callee, value_text, holder, kept[k].fn->name,
-                                        kept[k].store->what);
+                                        "`%s`); every iteration's graph%s stays alive",
+                                        callee, value_text, holder, kept[k].fn->name, kept[k].store->what,
+                                        backward_each_batch(m, OL_NONE, stmt) ? "" : " and the activations it saved");
             const char *shown = ol_is_primary(t, kept[k].arg) ? value_text : "(...)";
             if (ol_is_scalar_loss(m, kept[k].arg, v))
                 ol_diag_help(d, "pass the number: `%s.item()`, or collect under `torch.no_grad()`", shown);
@@ -422,11 +445,12 @@ const ol_rule ol_rule_oom102 = {
             "`training_step`). Loggers and collectors whose method stores its argument "
             "(`logger.log(out)` where `log` does `self.outputs.append(v)`) are flagged at the call, "
             "also when they live in another file of the same run.",
-    .why = "A stored tensor that requires grad keeps its whole graph alive, and with it every "
-           "activation saved for backward. Collecting model outputs or losses over an epoch without "
-           "detaching them keeps an epoch's worth of activations on the GPU; evaluation loops without "
-           "`no_grad` that gather predictions are the classic way to run out of memory after training "
-           "fit fine.",
+    .why = "A stored tensor that requires grad keeps its whole graph alive. Until a backward runs, that "
+           "graph holds every activation saved for it: collecting model outputs or losses over an epoch "
+           "without detaching them keeps an epoch's worth of activations on the GPU, and evaluation "
+           "loops without `no_grad` that gather predictions are the classic way to run out of memory "
+           "after training fit fine. In a training loop backward frees the saved activations, but each "
+           "stored tensor still keeps its graph's nodes: one more graph per batch.",
     .example = "predictions = []\n"
                "for x, y in val_loader:\n"
                "    out = model(x)\n"

@@ -129,11 +129,12 @@ const ol_rule ol_rule_oom103 = {
             "discriminator's forward, several losses backwarded through one forward): there the "
             "graph must be kept.",
     .why = "Backward normally frees the graph's saved tensors as it goes. With `retain_graph=True` they "
-           "stay until the graph is garbage-collected, so each iteration holds a second graph's worth "
-           "of activations; if anything carried from one iteration to the next (a hidden state, a "
-           "running total) still links to the old graph, memory grows every step. The flag is most "
-           "often added to silence \"Trying to backward through the graph a second time\", which is "
-           "that link showing itself.",
+           "stay until the graph itself is dropped, usually when the next iteration rebinds the loss, "
+           "so the next forward runs while the last step's activations are still held: the peak rises "
+           "by a step's activations, but memory does not grow from step to step. It grows every step "
+           "when something carried from one iteration to the next (a hidden state, a running total) "
+           "links each graph to the last. The flag is most often added to silence \"Trying to backward "
+           "through the graph a second time\", which is that link showing itself.",
     .example = "hidden = model.init_hidden()\n"
                "for x, y in loader:\n"
                "    out, hidden = model(x, hidden)\n"

@@ -504,3 +504,20 @@ def _():
             assert len([f for f in findings if f[2] == "OOM101"]) == 23, findings
             seen.add(tuple(findings))
         assert len(seen) == 1, seen
+
+
+@test("cli: OOM102 says the activations are kept only where no backward frees them")
+def _():
+    # Measured by the probe: after backward a stored tensor keeps its graph's
+    # nodes but no saved bytes; without backward it keeps the activations.
+    src = ("import torch\n\n\ndef train(model, loader, opt, crit):\n    seen = []\n    for x, y in loader:\n"
+           "        opt.zero_grad()\n        out = model(x)\n        crit(out, y).backward()\n"
+           "        opt.step()\n        seen.append(out)\n    return seen\n\n\n"
+           "def evaluate(model, loader):\n    preds = []\n    for x, y in loader:\n"
+           "        preds.append(model(x))\n    return preds\n")
+    with Workspace() as ws:
+        r = run("--isolated", "--select", "OOM102", "--format", "json", ws.write("t.py", src))
+        msgs = {f["line"]: f["message"] for f in r.json()}
+        assert set(msgs) == {11, 18}, r
+        assert msgs[11].endswith("keeps every iteration's graph alive"), msgs
+        assert msgs[18].endswith("keeps every iteration's graph and the activations it saved alive"), msgs

@@ -23,7 +23,9 @@ Runs, against a built oomlint binary:
   - the language server: the wire protocol and its bad inputs
     (tests/server_tests.py), and real clients driving it: Node with
     vscode-languageserver-protocol, headless Neovim, Vim with ALE, Emacs with
-    eglot, and the VS Code extension's packaging (tests/editor_tests.py).
+    eglot, and the VS Code extension's packaging (tests/editor_tests.py);
+  - the probe on the CPU (tests/probe_tests.py): scenarios, verdicts, --script,
+    the committed figures in the rule docs.
 
 Only the standard library is used. The closing line is "N passed, N failed".
 """
@@ -90,6 +92,7 @@ def main():
     import editor_tests  # noqa: F401
     import safety_tests  # noqa: F401
     import accuracy_tests  # noqa: F401
+    import probe_tests  # noqa: F401
 
     groups = {}
     for name, fn in harness.TESTS:

@@ -260,12 +260,16 @@ def _():
         assert rule["helpUri"] == DOCS_URL + code + ".md", rule["helpUri"]
         assert rule["defaultConfiguration"] == {"level": levels[reg["severity"]]}, rule
         props = rule["properties"]
-        assert set(props) == {"tags", "precision"}, props
+        # "measured": the probe's committed figures, for rules that have them
+        assert {"tags", "precision"} <= set(props) <= {"tags", "precision", "measured"}, props
+        for m in props.get("measured", []):
+            assert m["device"] and m["torch"] and m["verdict"], m
         assert props["tags"] and all(t and t == t.strip() and "," not in t for t in props["tags"]), props
         assert props["precision"] in ("very-high", "high", "medium", "low"), props
         assert "security-severity" not in json.dumps(rule)
     oom101 = next(r for r in driver["rules"] if r["id"] == "OOM101")
-    assert oom101["properties"] == {"tags": ["memory", "autograd"], "precision": "high"}, oom101
+    plain = {k: v for k, v in oom101["properties"].items() if k != "measured"}
+    assert plain == {"tags": ["memory", "autograd"], "precision": "high"}, oom101
 
 
 @test("sarif: a result has ruleId, ruleIndex, level, message, a relative URI and a full region")

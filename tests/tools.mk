@@ -12,6 +12,7 @@
 #   pre-commit (3.0 in bookworm)      the pre-commit hook is run for real
 #   python3-yaml                      action.yml and the hook file are parsed with it
 #   git                               pre-commit's try-repo clones this checkout
+#   python3-torch (1.13, CPU)         `oomlint probe` runs its scenarios with it
 #   groff-base, man-db                the man page is linted with groff and lexgrog
 #   python3-venv                      the wheel and `pip install .` are tried in fresh venvs
 
@@ -19,7 +20,7 @@ TOOLS_DIR   := $(BUILD)/tools
 TOOLS_STAMP := $(TOOLS_DIR)/.installed
 TOOLS_PINS  := tests/tools/package.json tests/tools/package-lock.json
 MULTITOOL   := $(TOOLS_DIR)/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
-TEST_DEB_PACKAGES := pre-commit python3-yaml git groff-base man-db python3-venv
+TEST_DEB_PACKAGES := pre-commit python3-yaml git python3-torch groff-base man-db python3-venv
 
 .PHONY: test-tools test-packages
 
@@ -42,6 +43,8 @@ test-packages:
 	command -v pre-commit >/dev/null 2>&1 || missing="$$missing pre-commit"; \
 	python3 -c 'import yaml' >/dev/null 2>&1 || missing="$$missing python3-yaml"; \
 	command -v git >/dev/null 2>&1 || missing="$$missing git"; \
+	{ python3 -c 'import torch' || /usr/bin/python3 -c 'import torch'; } >/dev/null 2>&1 || \
+		missing="$$missing python3-torch"; \
 	command -v groff >/dev/null 2>&1 || missing="$$missing groff-base"; \
 	command -v lexgrog >/dev/null 2>&1 || missing="$$missing man-db"; \
 	python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \

@@ -5,9 +5,11 @@
  * function; CHECK records a failure with its line and keeps going. Prints
  * "N passed, N failed".
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "diag.h"
@@ -16,6 +18,7 @@
 #include "lint.h"
 #include "model.h"
 #include "notebook.h"
+#include "probe_internal.h"
 #include "project.h"
 #include "rule.h"
 #include "select.h"
@@ -1062,6 +1065,109 @@ static void test_config_parse(void)
     ol_buf_free(&err);
 }
 
+/* The probe's statistics: the slope after warm-up ignores missing (NaN)
+ * figures, the median is robust to one outlier, checksums compare
+ * with a relative tolerance. */
+static void test_probe_stats(void)
+{
+    ol_dvec v = {0};
+    for (int i = 0; i < 10; i++)
+        ol_vec_push(&v, 100.0 + 3.0 * i);
+    v.items[0] = 5000; /* a warm-up outlier the fit leaves out */
+    v.items[5] = NAN;
+    CHECK(fabs(ol_stat_slope(&v, ol_stat_warmup(v.len)) - 3.0) < 1e-9);
+    CHECK(ol_stat_warmup(10) == 2 && ol_stat_warmup(3) == 1);
+    CHECK(ol_stat_max(&v, 1) == 127.0);
+    CHECK(ol_stat_last(&v) == 127.0);
+    ol_dvec t = {0};
+    double times[] = {1.0, 1.1, 0.9, 1.0, 50.0};
+    for (size_t i = 0; i < 5; i++)
+        ol_vec_push(&t, times[i]);
+    CHECK(ol_stat_median(&t, 0) == 1.0);
+    ol_dvec one = {0};
+    ol_vec_push(&one, 4.0);
+    CHECK(isnan(ol_stat_slope(&one, 0)));
+    CHECK(ol_stat_close(27.67950439453125, 27.679505348205566, 1e-6));
+    CHECK(!ol_stat_close(1.0, 2.0, 1e-6));
+    CHECK(!ol_stat_close(NAN, NAN, 1e-6));
+    CHECK(ol_stat_round(2.5) == 3 && ol_stat_round(-2.5) == -3 && ol_stat_round(0.4) == 0);
+    CHECK(ol_stat_round(-0.4) == 0 && ol_stat_round(330756.49) == 330756 && ol_stat_round(1e300) == 1e300);
+    CHECK(isnan(ol_stat_round(NAN)) && isinf(ol_stat_round(INFINITY)));
+    ol_buf b = {0};
+    ol_fmt_bytes(&b, 330756);
+    CHECK(strcmp(b.data, "323.0 KiB") == 0);
+    ol_buf_clear(&b);
+    ol_fmt_seconds(&b, 0.0123);
+    CHECK(strcmp(b.data, "12.3 ms") == 0);
+    ol_buf_free(&b);
+    ol_vec_free(&v);
+    ol_vec_free(&t);
+    ol_vec_free(&one);
+}
+
+/* The plot is well-formed SVG whatever the figures: text is escaped, a
+ * missing figure breaks the line, an empty panel says so. */
+static void test_probe_svg(void)
+{
+    ol_dvec bad = {0}, fixed = {0};
+    for (int i = 0; i < 6; i++) {
+        ol_vec_push(&bad, i == 3 ? NAN : 1000.0 * i);
+        ol_vec_push(&fixed, 10.0);
+    }
+    ol_svg_panels panels = {0};
+    ol_svg_panel p = {0};
+    p.title = ol_xstrdup("OOM101 <train> & \"eval\"");
+    p.unit = ol_xstrdup("bytes");
+    p.lines[0] = (ol_svg_line){"bad", "#d62728", &bad};
+    p.lines[1] = (ol_svg_line){"fixed", "#1f77b4", &fixed};
+    p.line_count = 2;
+    ol_vec_push(&panels, p);
+    ol_svg_panel empty = {0};
+    empty.title = ol_xstrdup("OOM301 dataset: needs a GPU");
+    empty.unit = ol_xstrdup("bytes");
+    ol_vec_push(&panels, empty);
+    ol_buf out = {0};
+    ol_svg_render(&out, "probe", &panels);
+    CHECK(strstr(out.data, "OOM101 &lt;train&gt; &amp; &quot;eval&quot;") != NULL);
+    CHECK(strstr(out.data, "no figures") != NULL);
+    size_t polylines = 0;
+    for (const char *q = out.data; (q = strstr(q, "<polyline")) != NULL; q++)
+        polylines++;
+    CHECK(polylines == 3); /* bad is broken in two by the missing figure */
+    CHECK(strstr(out.data, "</svg>\n") != NULL);
+    ol_buf_free(&out);
+    ol_svg_panels_free(&panels);
+    ol_vec_free(&bad);
+    ol_vec_free(&fixed);
+}
+
+/* NVML is optional: without the driver's library (as on CI) opening it
+ * fails with a reason, and every call on the absent handle is harmless. */
+static void test_probe_nvml_absent_or_usable(void)
+{
+    ol_buf why = {0};
+    ol_nvml *n = ol_nvml_open(&why);
+    if (!n) {
+        CHECK(why.len > 0);
+        double peak = 0;
+        bool process = false;
+        CHECK(!ol_nvml_take_peak(NULL, &peak, &process));
+        CHECK(!ol_nvml_start(NULL, 1));
+        ol_nvml_stop(NULL);
+        ol_nvml_set_device(NULL, "GPU-x", NULL);
+        ol_nvml_close(NULL);
+    } else {
+        /* a machine with a GPU: sampling our own process must start and stop */
+        CHECK(ol_nvml_start(n, getpid()));
+        double peak = 0;
+        bool process = false;
+        (void)ol_nvml_take_peak(n, &peak, &process);
+        ol_nvml_stop(n);
+        ol_nvml_close(n);
+    }
+    ol_buf_free(&why);
+}
+
 typedef struct test_case {
     const char *name;
     void (*fn)(void);
@@ -1396,6 +1502,9 @@ static void test_function_summaries(void)
 int main(void)
 {
     static const test_case tests[] = {
+        T(test_probe_stats),
+        T(test_probe_svg),
+        T(test_probe_nvml_absent_or_usable),
         T(test_utf8_plain),
         T(test_bom_and_crlf),
         T(test_latin1_declared),

@@ -1,0 +1,476 @@
+"""Runs a user's own training script for `oomlint probe --script`, counts its
+optimizer steps, and reports after each step what survives it and which
+source lines that belongs to.
+
+    python3 wrapper.py --fd FD --steps N --device cpu|cuda --script train.py [-- ARGS...]
+
+The script runs as __main__ with sys.argv = [script, *ARGS], as `python
+train.py ARGS` would run it. Steps are counted by wrapping the `step` method
+of every torch.optim.Optimizer class (at the class that defines it, when the
+first optimizer is built) and GradScaler.step; a step inside another counted
+step (a scaler calling its optimizer, an optimizer subclass calling super)
+counts once. After N steps the wrapper reports and ends the process.
+
+What it reports per step (JSON lines on --fd, read by analyzer/probe_script.c):
+  - saved tensors alive, grouped by the user source line that saved them
+    (saved-tensor hooks; the line is the innermost frame in the user's code);
+  - holders: names in the user's frames (`total`, `history`,
+    `model.fc.weight.grad`) from which autograd graphs are reachable, with the
+    nodes and saved bytes reachable from each, and the line that last changed
+    them. That line is found by tracing line events, only in the user's own
+    files and only once some holder has grown, so a clean script runs untraced;
+  - on CUDA, where torch has it (2.0+), the allocator's recorded history:
+    device bytes alive grouped by the user line that allocated them.
+"""
+import functools
+import json
+import os
+import runpy
+import sys
+import threading
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import harness  # noqa: E402  (beside this file)
+
+
+class UserCode:
+    """Decides which files are the user's: the script and files under its
+    folder, except installed packages and the probe itself."""
+
+    def __init__(self, script):
+        self.script = os.path.abspath(script)
+        self.root = os.path.dirname(self.script)
+        self.cache = {}
+        skip = {HERE}
+        for p in sys.path:
+            if p and ("site-packages" in p or "dist-packages" in p):
+                skip.add(os.path.abspath(p))
+        self.skip = tuple(s + os.sep for s in skip)
+
+    def path(self, code):
+        """The display path of a code object's file if it is user code, else None."""
+        got = self.cache.get(code, False)
+        if got is not False:
+            return got
+        fname = code.co_filename
+        result = None
+        if fname and not fname.startswith("<"):
+            full = os.path.abspath(fname)
+            if (full == self.script or full.startswith(self.root + os.sep)) and not full.startswith(self.skip):
+                result = os.path.relpath(full, self.root) if full != self.script else os.path.basename(full)
+        self.cache[code] = result
+        return result
+
+    def site(self, frame):
+        f = frame
+        while f is not None:
+            p = self.path(f.f_code)
+            if p is not None:
+                return (p, f.f_lineno)
+            f = f.f_back
+        return None
+
+
+def fingerprint(obj, torch):
+    """What changes when a holder is rebound, appended to or written into."""
+    if isinstance(obj, torch.Tensor):
+        # not id(obj.grad_fn): torch makes a new Python object for a node on
+        # each access once the last one died; the version counter moves with
+        # every in-place change (`total += loss` on a tensor keeps its id)
+        return (id(obj), obj._version)
+    try:
+        n = len(obj)
+    except Exception:
+        return (id(obj),)
+    last = 0
+    try:
+        if isinstance(obj, dict):
+            if n:
+                last = id(next(reversed(obj.values()))) if hasattr(obj, "__reversed__") else 0
+        elif n:
+            last = id(obj[-1])
+    except Exception:
+        last = 0
+    return (id(obj), n, last)
+
+
+def resolve(frame, name, accessors):
+    try:
+        obj = frame.f_locals[name] if name in frame.f_locals else frame.f_globals[name]
+    except KeyError:
+        return None
+    for kind, key in accessors:
+        try:
+            if kind == "attr":
+                obj = getattr(obj, key)
+            elif kind == "item":
+                obj = obj[key]
+            else:
+                obj = obj[key]
+        except Exception:
+            return None
+    return obj
+
+
+class Watch:
+    """A holder being watched for the line that changes it."""
+    __slots__ = ("path", "frame", "name", "accessors", "last", "line")
+
+    def __init__(self, path, frame, name, accessors, torch):
+        self.path = path
+        self.frame = frame
+        self.name = name
+        self.accessors = accessors
+        self.last = fingerprint(resolve(frame, name, accessors), torch)
+        self.line = None
+
+
+class Probe:
+    def __init__(self, out, steps, device, script):
+        import torch
+        self.torch = torch
+        self.out = out
+        self.limit = steps
+        self.device = device
+        self.user = UserCode(script)
+        self.meter = harness.Meter(site_of=self._site)
+        self.count = 0
+        self.depth = threading.local()
+        self.t_last = time.perf_counter()
+        self.prev_nodes = {}
+        self.watches = {}      # holder path -> Watch
+        self.change_lines = {} # holder path -> (file, line)
+        self.frame_lines = {}   # id(frame) -> the line it last started
+        self.tracing = False
+        self.cuda_history = False
+        self.tracked = set()
+
+    # ---- attribution of saved tensors
+    def _site(self):
+        return self.user.site(sys._getframe(2))
+
+    # ---- counting steps
+    def wrap_step(self, cls):
+        fn = cls.__dict__.get("step")
+        if fn is None or getattr(fn, "_oomlint_probe", False):
+            return
+        probe = self
+
+        @functools.wraps(fn)
+        def step(opt, *args, **kwargs):
+            depth = getattr(probe.depth, "n", 0)
+            probe.depth.n = depth + 1
+            try:
+                result = fn(opt, *args, **kwargs)
+            finally:
+                probe.depth.n = depth
+            if depth == 0:
+                probe.on_step(opt, sys._getframe(1))
+            return result
+
+        step._oomlint_probe = True
+        setattr(cls, "step", step)
+
+    def install(self):
+        torch = self.torch
+        optim = torch.optim.Optimizer
+        probe = self
+        orig_init = optim.__init__
+
+        @functools.wraps(orig_init)
+        def init(opt, *args, **kwargs):
+            orig_init(opt, *args, **kwargs)
+            for klass in type(opt).__mro__:
+                if "step" in klass.__dict__ and issubclass(klass, optim):
+                    probe.wrap_step(klass)
+                    break
+
+        optim.__init__ = init
+        scalers = []
+        amp = getattr(torch, "amp", None)
+        if amp is not None and hasattr(amp, "GradScaler"):
+            scalers.append(amp.GradScaler)
+        cuda_amp = getattr(getattr(torch, "cuda", None), "amp", None)
+        if cuda_amp is not None and hasattr(cuda_amp, "GradScaler"):
+            scalers.append(cuda_amp.GradScaler)
+        for klass in scalers:
+            for k in klass.__mro__:
+                if "step" in k.__dict__:
+                    self.wrap_step(k)
+                    break
+        self.meter.install()
+        if self.device == "cuda":
+            self.cuda_history = start_cuda_history(torch)
+
+    # ---- after each step
+    def on_step(self, opt, frame):
+        torch = self.torch
+        self.count += 1
+        params = getattr(opt, "param_groups", None)
+        if params is not None and id(opt) not in self.tracked:
+            self.tracked.add(id(opt))
+            self.meter.track(p for group in params for p in group.get("params", []))
+        cuda = self.device == "cuda" and torch.cuda.is_initialized()
+        if cuda:
+            torch.cuda.synchronize()
+        now = time.perf_counter()
+        elapsed, self.t_last = now - self.t_last, now
+        rec = {"t": "step", "step": self.count, "time_s": elapsed, "saved_bytes": self.meter.alive,
+               "rss_bytes": harness.rss_bytes()}
+        if cuda:
+            rec["cuda_allocated"] = torch.cuda.memory_allocated()
+            rec["cuda_reserved"] = torch.cuda.memory_reserved()
+        holders, site_rows = self.measure(frame)
+        rec["holders"] = holders
+        rec["sites"] = site_rows
+        if self.cuda_history:
+            rec["cuda_sites"] = cuda_sites(torch, self.user)
+        harness.emit(self.out, rec)
+        if self.count >= self.limit:
+            self.finish("steps")
+        self.t_last = time.perf_counter()
+
+    def measure(self, frame):
+        torch = self.torch
+        walk = harness.GraphWalk(torch)
+        frames = {}
+        seen_globals = set()
+        f = frame
+        while f is not None:
+            if self.user.path(f.f_code) is not None:
+                for name, v in list(f.f_locals.items()):
+                    before = len(walk.holder_paths)
+                    walk.add_root(name, v)
+                    for path in list(walk.holder_paths)[before:]:
+                        frames[path] = (f, name)
+                g = f.f_globals
+                first = id(g) not in seen_globals
+                seen_globals.add(id(g))
+                for name, v in list(g.items()) if first else ():
+                    if name.startswith("__"):
+                        continue
+                    before = len(walk.holder_paths)
+                    walk.add_root(name, v)
+                    for path in list(walk.holder_paths)[before:]:
+                        frames[path] = (f, name)
+            f = f.f_back
+        entries = self.meter.saved_entries()
+        # Holders often share a graph (`loss` reaches everything `output`
+        # reaches, and the carried `hidden` too). Each node and saved tensor is
+        # owned by the holder that reaches the fewest nodes among those that
+        # reach it, the most specific one; a holder grows "on its own" when
+        # what it owns grows. Figures shown are what it reaches in full.
+        reach = {path: harness.GraphWalk.reach(roots) for path, roots in walk.holders.items()}
+        claimed_nodes = set()
+        claimed = set()
+        holders = []
+        for path in sorted(reach, key=lambda p: (len(reach[p]), p)):
+            nodes = reach[path]
+            storages = saved_storages(nodes.values(), torch)
+            own_nodes = 0
+            for k in nodes:
+                if k not in claimed_nodes:
+                    claimed_nodes.add(k)
+                    own_nodes += 1
+            held = own_bytes = 0
+            lines = {}
+            for key in storages:
+                entry = entries.get(key)
+                if entry is None:
+                    continue
+                held += entry[0]
+                if key not in claimed:
+                    claimed.add(key)
+                    own_bytes += entry[0]
+                if entry[1] is not None:
+                    lines[entry[1]] = lines.get(entry[1], 0) + entry[0]
+            n = len(nodes)
+            prev = self.prev_nodes.get(path)
+            if prev is not None and own_nodes > prev and path not in self.watches and path in frames \
+                    and len(self.watches) < 16:
+                fr, name = frames[path]
+                self.watches[path] = Watch(path, fr, name, walk.holder_paths[path], torch)
+                self.start_tracing()
+            self.prev_nodes[path] = own_nodes
+            line = self.change_lines.get(path)
+            top_site = max(lines.items(), key=lambda kv: kv[1])[0] if lines else None
+            holders.append({"name": path, "nodes": n, "bytes": held, "own_nodes": own_nodes, "own_bytes": own_bytes,
+                            "file": line[0] if line else None, "line": line[1] if line else None,
+                            "site_file": top_site[0] if top_site else None,
+                            "site_line": top_site[1] if top_site else None})
+        del reach
+        rows = {}
+        for key, (n, site) in entries.items():
+            if key in claimed or site is None:
+                continue
+            rows[site] = rows.get(site, 0) + n
+        site_rows = [{"file": s[0], "line": s[1], "bytes": n} for s, n in sorted(rows.items())]
+        return holders, site_rows
+
+    # ---- finding the line that changes a holder
+    def start_tracing(self):
+        if self.tracing:
+            return
+        self.tracing = True
+        sys.settrace(self._global_trace)
+        f = sys._getframe(1)
+        while f is not None:
+            if self.user.path(f.f_code) is not None:
+                f.f_trace = self._local_trace
+                f.f_trace_lines = True
+            f = f.f_back
+
+    def _global_trace(self, frame, event, arg):
+        if self.user.path(frame.f_code) is None:
+            return None
+        return self._local_trace
+
+    def _local_trace(self, frame, event, arg):
+        """A change seen at a line event of a frame happened while that frame
+        ran its previous line (or in code it called that is not the user's);
+        a change seen as a frame returns happened on its returning line. A
+        change inside a user function is seen at that function's own events,
+        so `self.log(loss)` is not blamed for what log() does on its lines."""
+        if event != "line" and event != "return":
+            return self._local_trace
+        key = id(frame)
+        here = (self.user.path(frame.f_code), frame.f_lineno)
+        before = self.frame_lines.get(key) if event == "line" else here
+        torch = self.torch
+        for w in self.watches.values():
+            fp = fingerprint(resolve(w.frame, w.name, w.accessors), torch)
+            if fp != w.last:
+                w.last = fp
+                if before is not None:
+                    self.change_lines[w.path] = before
+        if event == "line":
+            self.frame_lines[key] = here
+        else:
+            self.frame_lines.pop(key, None)
+        return self._local_trace
+
+    def finish(self, reason, error=None):
+        sys.settrace(None)
+        harness.emit(self.out, {"t": "end", "reason": reason, "steps": self.count, "error": error})
+        self.out.flush()
+        os._exit(0)
+
+
+def saved_storages(nodes, torch):
+    """Storage keys of the saved tensors still held by these nodes (torch
+    exposes them as `_saved_*` attributes since 1.10)."""
+    keys = set()
+    names_of = {}
+    for node in nodes:
+        t = type(node)
+        names = names_of.get(t)
+        if names is None:
+            names = [a for a in dir(node) if a.startswith("_saved_")]
+            names_of[t] = names
+        for a in names:
+            try:
+                v = getattr(node, a)
+            except Exception:  # freed by backward, or modified in place
+                continue
+            for item in (v if isinstance(v, (tuple, list)) else (v,)):
+                if isinstance(item, torch.Tensor):
+                    keys.add(harness.storage_key(item)[0])
+    return keys
+
+
+def start_cuda_history(torch):
+    mem = getattr(getattr(torch, "cuda", None), "memory", None)
+    record = getattr(mem, "_record_memory_history", None)
+    if record is None or not hasattr(mem, "_snapshot"):
+        return False
+    try:
+        record(enabled="all", context="all", stacks="python", max_entries=200000)  # torch 2.1+
+        return True
+    except TypeError:
+        pass
+    except Exception:
+        return False
+    try:
+        record(True)  # torch 2.0
+        return True
+    except Exception:
+        return False
+
+
+def cuda_sites(torch, user):
+    """Device bytes alive, by the innermost user line in each block's
+    allocation stack (frames are listed innermost first)."""
+    try:
+        snap = torch.cuda.memory._snapshot()
+    except Exception:
+        return []
+    segments = snap.get("segments", []) if isinstance(snap, dict) else snap
+    rows = {}
+    for seg in segments:
+        for block in seg.get("blocks", []):
+            if block.get("state") != "active_allocated":
+                continue
+            frames = block.get("frames")
+            if frames is None:
+                history = block.get("history") or []
+                frames = history[-1].get("frames", []) if history else []
+            site = None
+            for fr in frames or []:
+                fname = fr.get("filename", "")
+                full = os.path.abspath(fname) if fname and not fname.startswith("<") else None
+                if full is None:
+                    continue
+                if full == user.script or (full.startswith(user.root + os.sep) and not full.startswith(user.skip)):
+                    rel = os.path.basename(full) if full == user.script else os.path.relpath(full, user.root)
+                    site = (rel, int(fr.get("line", 0)))
+                    break
+            if site is not None:
+                rows[site] = rows.get(site, 0) + int(block.get("size", 0))
+    return [{"file": s[0], "line": s[1], "bytes": n} for s, n in sorted(rows.items())]
+
+
+def main(argv):
+    opts = {"--fd": None, "--steps": "20", "--device": "cpu", "--script": None}
+    args = []
+    rest = list(argv)
+    while rest:
+        a = rest.pop(0)
+        if a == "--":
+            args = rest
+            break
+        if a in opts and rest:
+            opts[a] = rest.pop(0)
+        else:
+            sys.stderr.write(f"wrapper.py: bad argument {a!r}\n")
+            return 2
+    if opts["--fd"] is None or opts["--script"] is None:
+        sys.stderr.write("wrapper.py: --fd and --script are required\n")
+        return 2
+    out = harness.open_out(int(opts["--fd"]))
+    import torch
+    script = os.path.abspath(opts["--script"])
+    probe = Probe(out, int(opts["--steps"]), opts["--device"], script)
+    harness.emit(out, {"t": "start", "torch": torch.__version__, "python": sys.version.split()[0],
+                       "device": opts["--device"], "script": script, "steps": probe.limit})
+    probe.install()
+    sys.argv = [script] + args
+    sys.path[0] = os.path.dirname(script)
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as e:
+        code = e.code
+        if code not in (None, 0):
+            probe.finish("exit", f"the script exited with status {code}")
+    except BaseException as e:  # the user's script failed: report it, keep the steps measured
+        tb = traceback.format_exception(type(e), e, e.__traceback__)
+        probe.finish("error", "".join(tb[-6:]))
+    probe.finish("finished")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,664 @@
+"""The probe (`oomlint probe`), on the CPU with Debian's python3-torch:
+
+  - every scenario runs; bad and fixed agree; the graph-retention rules are
+    confirmed with the growth (or peak) their tensor sizes predict: the
+    expectations are computed here from the sizes each scenario reports, not
+    taken from a run;
+  - a scenario that crashes, hangs or writes garbage is reported as such and
+    the others still run; an interrupted probe stops its children and removes
+    its temporary folder;
+  - --script confirms findings at their lines in a leaking training script
+    and sees nothing in its fixed twin;
+  - the committed figures are what `oomlint rule` and SARIF quote;
+  - usage errors, a Python without torch, a missing GPU: one message, exit 2.
+
+The full scenario run is shared by the tests that read it (one run, 8
+iterations per variant, two variants at a time)."""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+import xml.etree.ElementTree as ET
+
+import harness
+from harness import ROOT, Workspace, run, test
+
+PROBE_DIR = os.path.join(ROOT, "probe")
+ITERATIONS = "8"
+_full = {}
+
+
+def torch_python():
+    """The interpreter the probe will pick, as the test checks it."""
+    for cand in ("/usr/bin/python3", shutil.which("python3")):
+        if cand and subprocess.run([cand, "-c", "import torch"], capture_output=True).returncode == 0:
+            return cand
+    raise AssertionError("no python3 that imports torch: `make test` installs python3-torch (as root)")
+
+
+def full_run():
+    """`oomlint probe --device cpu` over every scenario, once."""
+    if "doc" not in _full:
+        with Workspace() as ws:
+            svg = os.path.join(ws.path, "probe.svg")
+            t0 = time.time()
+            r = run("probe", "--device", "cpu", "--format", "json", "--iterations", ITERATIONS, "--jobs", "2",
+                    "--plot", svg, timeout=3000)
+            _full["seconds"] = time.time() - t0
+            print(f"probe: every scenario on the CPU, {ITERATIONS} iterations: {_full['seconds']:.0f} s", flush=True)
+            _full["result"] = r
+            _full["svg"] = open(svg).read() if os.path.exists(svg) else None
+            assert r.code == 0, r
+            _full["doc"] = r.json()
+    return _full["doc"]
+
+
+def scenario(doc, ident):
+    rule, name = ident.split("/")
+    for s in doc["scenarios"]:
+        if s["rule"] == rule and s["scenario"] == name:
+            return s
+    raise AssertionError(f"no scenario {ident} in the probe's output")
+
+
+def within(value, expected, lo, hi, what):
+    assert expected > 0, what
+    ratio = value / expected
+    assert lo <= ratio <= hi, f"{what}: measured {value:.0f}, expected {expected:.0f} from the sizes " \
+                              f"(ratio {ratio:.2f}, allowed {lo}..{hi})"
+
+
+# ---- what the sizes predict --------------------------------------------------------------
+
+F32 = 4
+
+
+def mlp_saved(p):
+    """A training step of the MLP saves the input, two hidden activations, the
+    log-softmax output and the int64 targets."""
+    b = p["batch"]
+    return F32 * b * (p["features"] + 2 * p["hidden"] + p["classes"]) + 8 * b
+
+
+def mlp_params(p):
+    f, h, c = p["features"], p["hidden"], p["classes"]
+    return F32 * (f * h + h + h * h + h + h * c + c)
+
+
+# autograd nodes a step of the 3-layer MLP adds: per Linear an addmm and a
+# transpose of the weight, a ReLU between layers; cross-entropy is
+# log_softmax + nll_loss; `+=` adds one more
+MLP_FORWARD_NODES = 3 * 2 + 2
+CE_NODES = 2
+
+
+@test("probe: every scenario runs on the CPU, and bad and fixed agree")
+def _():
+    doc = full_run()
+    assert doc["device"] == "cpu" and doc["torch"], doc
+    listed = {(s["rule"], s["scenario"]) for s in doc["scenarios"]}
+    for rule in ("OOM101", "OOM102", "OOM103", "OOM104", "OOM105", "OOM106", "OOM201", "OOM301", "OOM302", "OOM303",
+                 "OOM401", "OOM501", "OOM503", "OOM504", "OOM603", "OOM701", "OOM702", "OOM705"):
+        assert any(r == rule for r, _ in listed), f"no scenario for {rule}"
+    for s in doc["scenarios"]:
+        ident = f"{s['rule']}/{s['scenario']}"
+        assert s["agree"] is True, f"{ident}: variants disagree: {s.get('agree_detail')}"
+        assert "error" not in s, f"{ident}: {s['error']}"
+        assert s["verdict"] in ("confirmed", "no measurable cost", "needs a GPU"), (ident, s["verdict"])
+        if s["verdict"] == "needs a GPU":
+            assert s["bad"] is None and s["fixed"] is None, f"{ident}: a figure where it needs a GPU"
+        else:
+            for side in ("bad", "fixed"):
+                assert s[side]["iterations"] == int(ITERATIONS), (ident, s[side])
+
+
+@test("probe: the CPU says 'needs a GPU' for costs only a GPU has, with no figure")
+def _():
+    doc = full_run()
+    for ident in ("OOM301/dataset", "OOM302/resume", "OOM303/mask", "OOM501/transformer", "OOM503/transformer",
+                  "OOM504/finetune", "OOM701/transformer", "OOM702/cnn"):
+        s = scenario(doc, ident)
+        assert s["verdict"] == "needs a GPU", (ident, s["verdict"])
+
+
+@test("probe: OOM101 accumulation is confirmed, by the graph in training and by memory in evaluation")
+def _():
+    doc = full_run()
+    s = scenario(doc, "OOM101/train")
+    assert s["verdict"] == "confirmed" and "graph growth" in s["confirmed_by"], s
+    within(s["bad"]["graph_nodes_per_step"], MLP_FORWARD_NODES + CE_NODES + 1, 0.9, 1.1, "OOM101/train nodes")
+    assert abs(s["fixed"]["graph_nodes_per_step"]) < 0.1, s["fixed"]
+    # backward freed what was saved: the memory kept for backward does not grow
+    assert abs(s["bad"]["growth_bytes_per_step"]) < 0.01 * mlp_saved(s["params"]), s["bad"]
+    assert s["bad"]["graph_held_by"]["name"] == "running", s["bad"]
+    s = scenario(doc, "OOM101/eval")
+    assert s["verdict"] == "confirmed" and "memory growth" in s["confirmed_by"], s
+    within(s["bad"]["growth_bytes_per_step"], mlp_saved(s["params"]), 0.9, 1.1, "OOM101/eval growth")
+    assert abs(s["fixed"]["growth_bytes_per_step"]) < 0.01 * mlp_saved(s["params"]), s["fixed"]
+
+
+@test("probe: OOM102 collection is confirmed, by the graph in training and by memory in evaluation")
+def _():
+    doc = full_run()
+    s = scenario(doc, "OOM102/train")
+    assert s["verdict"] == "confirmed" and "graph growth" in s["confirmed_by"], s
+    within(s["bad"]["graph_nodes_per_step"], MLP_FORWARD_NODES, 0.9, 1.1, "OOM102/train nodes")
+    s = scenario(doc, "OOM102/eval")
+    p = s["params"]
+    assert s["verdict"] == "confirmed" and "memory growth" in s["confirmed_by"], s
+    within(s["bad"]["growth_bytes_per_step"], F32 * p["batch"] * (p["features"] + 2 * p["hidden"]), 0.9, 1.1,
+           "OOM102/eval growth")
+
+
+@test("probe: OOM103 retain_graph keeps a step's saved tensors into the next: peak")
+def _():
+    s = scenario(full_run(), "OOM103/train")
+    assert s["verdict"] == "confirmed" and "peak" in s["confirmed_by"], s
+    within(s["bad"]["peak_bytes"] - s["fixed"]["peak_bytes"], mlp_saved(s["params"]), 0.8, 1.25, "OOM103 peak")
+
+
+@test("probe: OOM104 a retry inside `except` runs on top of the failed attempt: peak")
+def _():
+    s = scenario(full_run(), "OOM104/retry")
+    p = s["params"]
+    half = p["batch"] // 2
+    # the fixed variant's peak is the failed attempt; the bad one's adds the retry's first half batch
+    retry = F32 * half * (2 * p["hidden"] + p["classes"]) + 8 * half
+    assert s["verdict"] == "confirmed" and "peak" in s["confirmed_by"], s
+    within(s["bad"]["peak_bytes"] - s["fixed"]["peak_bytes"], retry, 0.7, 1.4, "OOM104 peak")
+
+
+@test("probe: OOM105 a hidden state carried without detach grows by each batch's recurrent activations")
+def _():
+    s = scenario(full_run(), "OOM105/lm")
+    p = s["params"]
+    t, b = p["seq"], p["batch"]
+    expected = F32 * t * b * (p["embed"] + p["hidden"]) + 8 * t * b
+    assert s["verdict"] == "confirmed" and "memory growth" in s["confirmed_by"], s
+    within(s["bad"]["growth_bytes_per_step"], expected, 0.8, 1.25, "OOM105 growth")
+    assert abs(s["fixed"]["growth_bytes_per_step"]) < 0.01 * expected, s["fixed"]
+
+
+@test("probe: OOM106 create_graph with gradients zeroed in place grows by at least the forward activations")
+def _():
+    s = scenario(full_run(), "OOM106/gradient-penalty")
+    p = s["params"]
+    forward = F32 * p["batch"] * (p["features"] + p["hidden"])
+    assert s["verdict"] == "confirmed" and "memory growth" in s["confirmed_by"], s
+    within(s["bad"]["growth_bytes_per_step"], forward, 1.0, 4.0, "OOM106 growth")
+
+
+@test("probe: OOM201 evaluation with autograd on keeps a forward's activations: peak")
+def _():
+    s = scenario(full_run(), "OOM201/eval")
+    p = s["params"]
+    b, c, n = p["batch"], p["channels"], p["image"]
+    h = n // 2
+    # input, conv1's ReLU output, max-pool indices (int64) and output, conv2's ReLU output
+    forward = F32 * b * (3 * n * n + c * n * n + c * h * h + 2 * c * h * h) + 8 * b * c * h * h
+    assert s["verdict"] == "confirmed" and "peak" in s["confirmed_by"], s
+    assert s["fixed"]["peak_bytes"] == 0, s["fixed"]
+    within(s["bad"]["peak_bytes"], forward, 0.9, 2.5, "OOM201 peak")
+
+
+@test("probe: OOM401 an out-of-place update under no_grad costs one more buffer at the peak")
+def _():
+    s = scenario(full_run(), "OOM401/normalize")
+    p = s["params"]
+    assert s["verdict"] == "confirmed" and "resident peak" in s["confirmed_by"], s
+    within(s["bad"]["rss_peak_bytes"] - s["fixed"]["rss_peak_bytes"], F32 * p["rows"] * p["cols"], 0.75, 1.5,
+           "OOM401 resident peak")
+
+
+@test("probe: OOM603 zero-filled gradients raise the peak by what the forward overlaps with them")
+def _():
+    s = scenario(full_run(), "OOM603/train")
+    p = s["params"]
+    assert s["verdict"] == "confirmed" and "peak" in s["confirmed_by"], s
+    within(s["bad"]["peak_bytes"] - s["fixed"]["peak_bytes"], min(mlp_saved(p), mlp_params(p)), 0.5, 1.05,
+           "OOM603 peak")
+
+
+@test("probe: OOM705 anomaly detection makes each step slower")
+def _():
+    s = scenario(full_run(), "OOM705/transformer")
+    assert s["verdict"] == "confirmed" and "time" in s["confirmed_by"], s
+    assert s["bad"]["fastest_step_s"] > 1.1 * s["fixed"]["fastest_step_s"], s
+
+
+@test("probe: --plot draws one panel per scenario, bad against fixed")
+def _():
+    doc = full_run()
+    svg = _full["svg"]
+    assert svg, "no plot written"
+    root = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    texts = [t.text or "" for t in root.iter(ns + "text")]
+    for s in doc["scenarios"]:
+        assert any(t.startswith(f"{s['rule']} {s['scenario']}") for t in texts), (s["rule"], s["scenario"])
+    measured = sum(1 for s in doc["scenarios"] if s["bad"])
+    assert len(list(root.iter(ns + "polyline"))) >= 2 * measured
+
+
+@test("probe: the text table lists every scenario with its verdict")
+def _():
+    r = run("probe", "--device", "cpu", "--rules", "OOM102", "--iterations", "4", timeout=600)
+    assert r.code == 0, r
+    assert re.search(r"^OOM102\s+eval\s+confirmed\s+yes", r.out, re.M), r
+    assert re.search(r"^OOM102\s+train\s+confirmed\s+yes", r.out, re.M), r
+    assert "the graph is held by `outputs`" in r.out, r
+
+
+@test("probe: a progress line on a terminal, none otherwise")
+def _():
+    import pty
+    master, slave = pty.openpty()
+    env = dict(os.environ, NO_COLOR="1", TERM="xterm")
+    proc = subprocess.Popen([harness.BIN, "probe", "--device", "cpu", "--rules", "OOM106", "--iterations", "4"],
+                            env=env, stdout=subprocess.PIPE, stderr=slave, text=True)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the other end closed
+            break
+        if not chunk:
+            break
+        seen += chunk
+    out, _ = proc.communicate(timeout=600)
+    os.close(master)
+    assert proc.returncode == 0, seen
+    text = seen.decode("utf-8", "replace")
+    assert "\r\x1b[K[1/2] OOM106/gradient-penalty bad" in text or "\r\x1b[K[2/2] OOM106/" in text, text
+    assert re.search(r"step \d/4, \d+\.\d s", text), text
+    assert "OOM106" in out and "\r" not in out, out
+    r = run("probe", "--device", "cpu", "--rules", "OOM106", "--iterations", "4", timeout=600)
+    assert r.code == 0 and "\r" not in r.err, r
+
+
+# ---- robustness ----------------------------------------------------------------------
+
+FAULTS = '''"""Scenarios that misbehave, for the probe's tests."""
+import os
+import sys
+import time
+
+from . import scenario
+
+SIZES = dict(n=4)
+
+
+@scenario("TEST901", "crash", claims=("growth",), sizes=SIZES, scale=lambda p: 1024, summary="crashes")
+def crash(run, bad):
+    for _ in run.steps():
+        if bad:
+            raise RuntimeError("boom from the bad variant")
+        run.checksum(1.0)
+
+
+@scenario("TEST902", "hang", claims=("growth",), sizes=SIZES, scale=lambda p: 1024, summary="hangs")
+def hang(run, bad):
+    for _ in run.steps():
+        if bad:
+            time.sleep(3600)
+        run.checksum(1.0)
+
+
+@scenario("TEST903", "garbage", claims=("growth",), sizes=SIZES, scale=lambda p: 1024, summary="garbage")
+def garbage(run, bad):
+    for _ in run.steps():
+        if bad:
+            run.out.write("this is not a record\\n")
+            run.out.flush()
+        run.checksum(1.0)
+
+
+@scenario("TEST904", "disagree", claims=("growth",), sizes=SIZES, scale=lambda p: 1024, summary="disagrees")
+def disagree(run, bad):
+    for _ in run.steps():
+        run.checksum(2.0 if bad else 1.0)
+
+
+@scenario("TEST905", "fine", claims=("growth",), sizes=SIZES, scale=lambda p: 1024, summary="fine")
+def fine(run, bad):
+    for _ in run.steps():
+        run.checksum(1.0)
+'''
+
+
+def probe_copy(ws, extra=None):
+    dest = os.path.join(ws.path, "probe")
+    shutil.copytree(PROBE_DIR, dest, ignore=shutil.ignore_patterns("__pycache__", "results"))
+    if extra:
+        with open(os.path.join(dest, "scenarios", "zz_faults.py"), "w") as f:
+            f.write(extra)
+    return dest
+
+
+@test("probe: a scenario that crashes, hangs or writes garbage is reported; the others still run")
+def _():
+    with Workspace() as ws:
+        d = probe_copy(ws, FAULTS)
+        t0 = time.time()
+        r = run("probe", "--device", "cpu", "--rules", "TEST9", "--iterations", "4", "--timeout", "40", "--jobs", "5",
+                "--format", "json", env={"OOMLINT_PROBE_DIR": d}, timeout=600)
+        took = time.time() - t0
+        assert r.code == 1, r
+        doc = r.json()
+        got = {s["rule"]: s for s in doc["scenarios"]}
+        assert set(got) == {"TEST901", "TEST902", "TEST903", "TEST904", "TEST905"}, got.keys()
+        assert got["TEST901"]["verdict"] == "crashed", got["TEST901"]
+        assert "boom from the bad variant" in got["TEST901"]["error"], got["TEST901"]
+        assert got["TEST902"]["verdict"] == "timed out", got["TEST902"]
+        assert got["TEST903"]["verdict"] == "bad output", got["TEST903"]
+        assert "this is not a record" in got["TEST903"]["error"], got["TEST903"]
+        assert got["TEST904"]["agree"] is False and "iteration 0" in got["TEST904"]["agree_detail"], got["TEST904"]
+        assert got["TEST905"]["agree"] is True and got["TEST905"]["verdict"] == "no measurable cost", got["TEST905"]
+        assert took < 300, f"the hung variant was not stopped in time ({took:.0f} s)"
+
+
+@test("probe: interrupted, it stops its children and removes its temporary folder")
+def _():
+    with Workspace() as ws:
+        tmp = os.path.join(ws.path, "tmp")
+        os.mkdir(tmp)
+        env = dict(os.environ, NO_COLOR="1", TMPDIR=tmp)
+        env.pop("OOMLINT_PROBE_DIR", None)
+        # the embedded files (no OOMLINT_PROBE_DIR): the temporary folder is ours to check
+        proc = subprocess.Popen([harness.BIN, "probe", "--device", "cpu", "--rules", "OOM105", "--iterations", "2000"],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 300
+        made = []
+        while time.time() < deadline and not made:
+            time.sleep(0.5)
+            made = [n for n in os.listdir(tmp) if n.startswith("oomlint-probe-")]
+        assert made, "the probe made no temporary folder"
+        folder = os.path.join(tmp, made[0])
+        # wait until a variant runs: a child whose command line is `.../harness.py run ...`
+        children = []
+        while time.time() < deadline and not children:
+            time.sleep(0.5)
+            children = processes_mentioning(folder + "/harness.py\0run\0")
+        assert children, "no variant started"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 130, (proc.returncode, err)
+        assert "interrupted" in err, repr(err)
+        assert not os.path.exists(folder), f"{folder} left behind"
+        time.sleep(0.5)
+        assert not processes_mentioning(folder), "children left running"
+
+
+def processes_mentioning(text):
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        if text in cmd:
+            found.append(int(pid))
+    return found
+
+
+@test("probe: the installed binary carries its Python files (no source tree needed)")
+def _():
+    with Workspace() as ws:
+        binary = os.path.join(ws.path, "oomlint")
+        shutil.copy(harness.BIN, binary)
+        tmp = os.path.join(ws.path, "tmp")
+        os.mkdir(tmp)
+        env = dict(os.environ, NO_COLOR="1", TMPDIR=tmp)
+        env.pop("OOMLINT_PROBE_DIR", None)
+        proc = subprocess.run([binary, "probe", "--device", "cpu", "--rules", "OOM106", "--iterations", "4",
+                               "--format", "json"], cwd=ws.path, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads(proc.stdout)
+        assert [s["rule"] for s in doc["scenarios"]] == ["OOM106"], doc
+        assert os.listdir(tmp) == [], f"temporary files left: {os.listdir(tmp)}"
+
+
+@test("probe: usage errors exit 2 and name the problem")
+def _():
+    cases = [
+        (["probe", "--device", "tpu"], "--device"),
+        (["probe", "--iterations", "2"], "--iterations"),
+        (["probe", "--frobnicate"], "--frobnicate"),
+        (["probe", "--steps", "5"], "--script"),
+        (["probe", "--script", "x.py", "--rules", "OOM101"], "--rules"),
+        (["probe", "train.py"], "--script"),
+        (["probe", "--format", "sarif"], "--format"),
+        (["probe", "--script"], "needs a value"),
+        (["probe", "--", "a"], "--script"),
+    ]
+    for args, needle in cases:
+        r = run(*args)
+        assert r.code == 2, (args, r)
+        assert needle in r.err, (args, r)
+    r = run("probe", "--help")
+    assert r.code == 0 and "--script" in r.out and "needs a GPU" in r.out, r
+    r = run("--help")
+    assert "oomlint probe" in r.out, r
+
+
+@test("probe: a Python without torch, or none at all, is one clear message and exit 2")
+def _():
+    with Workspace() as ws:
+        fake = ws.write("python3", "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n")
+        os.chmod(fake, 0o755)
+        r = run("probe", "--python", fake)
+        assert r.code == 2, r
+        assert "No module named 'torch'" in r.err and fake in r.err, r
+        assert r.err.count("error:") == 1, r
+        r = run("probe", "--python", os.path.join(ws.path, "missing-python"))
+        assert r.code == 2 and "missing-python" in r.err, r
+        r = run("probe", "--plot", os.path.join(ws.path, "no", "such", "dir", "p.svg"))
+        assert r.code == 2 and "cannot write the plot" in r.err, r
+
+
+@test("probe: --device cuda without a GPU says what is missing, exit 2")
+def _():
+    py = torch_python()
+    has_cuda = subprocess.run([py, "-c", "import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)"],
+                              capture_output=True).returncode == 0
+    r = run("probe", "--device", "cuda", "--rules", "OOM101", timeout=600)
+    if has_cuda:
+        assert r.code in (0, 1), r
+    else:
+        assert r.code == 2, r
+        assert "sees no CUDA device" in r.err, r
+
+
+# ---- --script ---------------------------------------------------------------------------
+
+LEAK = '''import torch
+from torch import nn
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+crit = nn.CrossEntropyLoss()
+history = []
+running = 0.0
+for step in range(1000):
+    x = torch.randn(32, 64)
+    y = torch.randint(10, (32,))
+    opt.zero_grad()
+    out = model(x)
+    loss = crit(out, y)
+    loss.backward()
+    opt.step()
+    running += loss
+    history.append(out)
+print("done", float(running))
+'''
+FIXED = LEAK.replace("running += loss\n", "running += loss.item()\n").replace(
+    "history.append(out)\n", "history.append(out.detach())\n")
+
+RNN = '''import torch
+from torch import nn
+
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 32)
+        self.cell = nn.RNNCell(32, 64)
+        self.out = nn.Linear(64, 100)
+
+    def forward(self, tokens, hidden):
+        outs = []
+        for t in range(tokens.shape[0]):
+            hidden = self.cell(self.embed(tokens[t]), hidden)
+            outs.append(hidden)
+        return self.out(torch.stack(outs)), hidden
+
+
+def train():
+    torch.manual_seed(0)
+    model = LM()
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    crit = nn.CrossEntropyLoss()
+    hidden = torch.zeros(8, 64)
+    for step in range(1000):
+        tokens = torch.randint(100, (13, 8))
+        opt.zero_grad()
+        output, hidden = model(tokens[:-1], hidden)
+        loss = crit(output.reshape(-1, 100), tokens[1:].reshape(-1))
+        loss.backward(retain_graph=True)
+        opt.step()
+
+
+train()
+'''
+
+
+def line_of(source, text):
+    for i, line in enumerate(source.split("\n"), start=1):
+        if text in line:
+            return i
+    raise AssertionError(text)
+
+
+@test("probe: --script confirms OOM101 and OOM102 at their lines in a leaking training script")
+def _():
+    with Workspace() as ws:
+        script = ws.write("train.py", LEAK)
+        r = run("probe", "--script", script, "--steps", "8", "--format", "json", cwd=ws.path, timeout=600)
+        assert r.code == 0, r
+        assert "runs your code" in r.err, r
+        doc = r.json()
+        assert doc["steps"] == 8, doc
+        got = {(f["code"], f["line"]): f for f in doc["findings"]}
+        f101 = got.get(("OOM101", line_of(LEAK, "running += loss")))
+        f102 = got.get(("OOM102", line_of(LEAK, "history.append(out)")))
+        assert f101 and f101["status"] == "confirmed", doc
+        assert f102 and f102["status"] == "confirmed", doc
+        # Linear, ReLU, Linear: two addmm + two transposes + ReLU; cross-entropy two more; `+=` one
+        within(f101["growth_nodes_per_step"], 5 + 2 + 1, 0.9, 1.1, "running's nodes per step")
+        within(f102["growth_nodes_per_step"], 5, 0.9, 1.1, "history's nodes per step")
+        assert f101["held_by"] == "running" and f102["held_by"] == "history", doc
+        assert doc["unflagged"] == [], doc
+        r = run("probe", "--script", script, "--steps", "8", cwd=ws.path, timeout=600)
+        assert r.code == 0, r
+        assert re.search(r"train\.py:%d:\d+: OOM101 .*: confirmed \(\+8\.0 autograd nodes per step at line %d"
+                         % (line_of(LEAK, "running += loss"), line_of(LEAK, "running += loss")), r.out), r
+        assert "No growth at lines no rule flagged." in r.out, r
+
+
+@test("probe: --script sees nothing in the fixed twin")
+def _():
+    with Workspace() as ws:
+        script = ws.write("train.py", FIXED)
+        r = run("probe", "--script", script, "--steps", "8", "--format", "json", cwd=ws.path, timeout=600)
+        assert r.code == 0, r
+        doc = r.json()
+        assert all(f["status"] != "confirmed" for f in doc["findings"]), doc
+        assert doc["unflagged"] == [], doc
+        assert doc["total"]["saved_growth_bytes_per_step"] == 0, doc
+
+
+@test("probe: --script attributes a carried hidden state's memory to the forward line")
+def _():
+    with Workspace() as ws:
+        script = ws.write("lm.py", RNN)
+        r = run("probe", "--script", script, "--steps", "8", "--format", "json", cwd=ws.path, timeout=600)
+        assert r.code == 0, r
+        doc = r.json()
+        line = line_of(RNN, "output, hidden = model(")
+        got = {(f["code"], f["line"]): f for f in doc["findings"]}
+        f105 = got.get(("OOM105", line))
+        assert f105 and f105["status"] == "confirmed", doc
+        # per batch the chain keeps: 12 steps x 8 rows of embeddings (32) and states (64), float32, and the ids
+        expected = 4 * 12 * 8 * (32 + 64) + 8 * 12 * 8
+        within(f105["growth_bytes_per_step"], expected, 0.8, 1.3, "hidden chain growth")
+        assert doc["unflagged"] == [], doc
+
+
+@test("probe: --script passes arguments through and reports a script that fails before its first step")
+def _():
+    with Workspace() as ws:
+        script = ws.write("args.py", "import sys\nimport torch\nraise SystemExit('bad args: ' + ' '.join(sys.argv[1:]))\n")
+        r = run("probe", "--script", script, "--", "--lr", "0.1", cwd=ws.path, timeout=600)
+        assert r.code == 1, r
+        assert "made no optimizer step" in r.err and "status bad args: --lr 0.1" in r.err, r
+        r = run("probe", "--script", os.path.join(ws.path, "missing.py"))
+        assert r.code == 2 and "missing.py" in r.err, r
+        r = run("probe", "--script", ws.path)
+        assert r.code == 2 and "not a regular file" in r.err, r
+        r = run("probe", "--script", ws.write("nb.ipynb", "{}"))
+        assert r.code == 2 and "nbconvert" in r.err, r
+
+
+# ---- the committed figures ---------------------------------------------------------------
+
+RESULTS = os.path.join(ROOT, "probe", "results", "cpu-torch1.13.json")
+
+
+def committed():
+    with open(RESULTS) as f:
+        return json.load(f)
+
+
+@test("probe: the committed CPU results cover every scenario and were all in agreement")
+def _():
+    doc = committed()
+    assert doc["device"] == "cpu" and doc["torch"].startswith("1.13"), doc["device"]
+    current = {(s["rule"], s["scenario"]) for s in full_run()["scenarios"]}
+    stored = {(s["rule"], s["scenario"]) for s in doc["scenarios"]}
+    assert current == stored, f"rerun the probe and commit it: {sorted(current ^ stored)}"
+    for s in doc["scenarios"]:
+        assert s["agree"] is True, s
+
+
+@test("probe: `oomlint rule` and SARIF quote the committed figures with device and torch version")
+def _():
+    doc = committed()
+    s = next(x for x in doc["scenarios"] if x["rule"] == "OOM101" and x["scenario"] == "eval")
+    r = run("rule", "OOM101")
+    assert r.code == 0, r
+    assert "Measured (oomlint probe)" in r.out, r
+    assert f"cpu, torch {doc['torch']}, scenario eval: {s['verdict']}" in r.out, r
+    kib = s["bad"]["growth_bytes_per_step"] / 1024
+    assert f"+{kib:.1f} KiB per step kept" in r.out, r
+    assert "GPU: not measured yet" in r.out, r
+    md = run("rule", "OOM101", "--markdown").out
+    assert "## Measured cost" in md and f"| cpu | {doc['torch']} | eval |" in md, md
+    r = run("rule", "OOM601")
+    assert "Measured" not in r.out, r
+    with Workspace() as ws:
+        r = run("--format", "sarif", ws.write("a.py", "import torch\n"))
+        sarif = r.json()
+        rules = {d["id"]: d for d in sarif["runs"][0]["tool"]["driver"]["rules"]}
+        m = rules["OOM101"]["properties"]["measured"]
+        assert any(x["device"] == "cpu" and x["torch"] == doc["torch"] and x["scenario"] == "eval" and
+                   x["bad"]["growth_bytes_per_step"] == s["bad"]["growth_bytes_per_step"] for x in m), m
+        assert "measured" not in rules["OOM601"]["properties"], rules["OOM601"]
+

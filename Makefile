@@ -6,7 +6,9 @@
 #                   the CI consumers: SARIF validators, pre-commit, the Action; the
 #                   tools they need are installed first, see tests/tools.mk)
 #   make test SANITIZE=1   the same suite against an ASan+UBSan build (build/san/)
-#   make bench      build, then print throughput numbers (see bench/)
+#   make bench      build, then print throughput and latency next to a bare parse
+#                   and ast-grep, on Debian's python3-torch and CPython's stdlib
+#                   (fetched with apt-get download; see bench/run.py)
 #   make clean      remove build outputs but keep fetched sources
 #   make distclean  remove build/ entirely
 #
@@ -139,8 +141,35 @@ golden: $(OUT)/oomlint
 	@$(OUT)/oomlint --color never examples/train.py > tests/golden/demo.txt; test $$? -le 1
 	@echo "tests/golden/demo.txt regenerated"
 
-bench: $(OUT)/oomlint
-	python3 bench/run.py --bin $(OUT)/oomlint
+# The benchmark's baseline: bench/parse.c linked with the runtime and grammar
+# compiled plain (OPT alone: no profile feedback, tree-sitter's own malloc),
+# whatever the oomlint build uses. ast-grep, the comparison, is pinned by
+# bench/tools/package.json and its lockfile (integrity hashes included) and
+# installed with `npm ci`, scripts off: its platform package ships the binary.
+BENCH_DIR    := $(BUILD)/bench
+BENCH_TOOLS  := $(BENCH_DIR)/tools
+BENCH_PINS   := bench/tools/package.json bench/tools/package-lock.json
+BENCH_PARSE_SRC := bench/parse.c $(TS_DIR)/vendor/tree-sitter/lib/src/lib.c $(PY_DIR)/src/parser.c $(PY_DIR)/src/scanner.c
+
+$(BENCH_DIR)/parse: $(BENCH_PARSE_SRC) | $(STAMPS)
+	@mkdir -p $(BENCH_DIR)/obj
+	$(CC) $(CFLAGS_OURS) -c bench/parse.c -o $(BENCH_DIR)/obj/parse.o
+	$(CC) $(CFLAGS_VENDOR) -I$(TS_DIR)/vendor/tree-sitter/lib/include -I$(TS_DIR)/vendor/tree-sitter/lib/src \
+		-c $(TS_DIR)/vendor/tree-sitter/lib/src/lib.c -o $(BENCH_DIR)/obj/tree_sitter.o
+	$(CC) $(CFLAGS_VENDOR) -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $(BENCH_DIR)/obj/python_parser.o
+	$(CC) $(CFLAGS_VENDOR) -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $(BENCH_DIR)/obj/python_scanner.o
+	$(CC) -o $@ $(BENCH_DIR)/obj/parse.o $(BENCH_DIR)/obj/tree_sitter.o $(BENCH_DIR)/obj/python_parser.o \
+		$(BENCH_DIR)/obj/python_scanner.o -lpthread
+
+$(BENCH_TOOLS)/.installed: $(BENCH_PINS)
+	@mkdir -p $(BENCH_TOOLS)
+	@command -v npm >/dev/null 2>&1 || { echo "make bench needs npm (apt-get install npm)" >&2; exit 1; }
+	cp $(BENCH_PINS) $(BENCH_TOOLS)/
+	cd $(BENCH_TOOLS) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+
+bench: $(OUT)/oomlint $(BENCH_DIR)/parse $(BENCH_TOOLS)/.installed
+	python3 bench/run.py --bin $(OUT)/oomlint --parse $(BENCH_DIR)/parse $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/san $(BUILD)/oomlint $(BUILD)/oomlint-unit

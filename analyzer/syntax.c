@@ -49,6 +49,7 @@ const char *ol_kind_name(ol_kind k)
 bool ol_grammar_init(ol_grammar *g)
 {
     memset(g, 0, sizeof(*g));
+    ol_parse_arena_install(); /* on the main thread, before any worker parses */
     const TSLanguage *lang = tree_sitter_python();
     uint32_t abi = ts_language_abi_version(lang);
     if (abi < TREE_SITTER_MIN_COMPATIBLE_LANGUAGE_VERSION || abi > TREE_SITTER_LANGUAGE_VERSION)
@@ -93,17 +94,15 @@ void ol_grammar_free(ol_grammar *g)
 
 void ol_parser_init(ol_parser *p, const ol_grammar *g)
 {
+    ol_parse_arena_install();
+    ol_parse_arena_init(&p->arena);
     p->grammar = g;
     p->timeout_ms = 20000;
-    TSParser *ts = ts_parser_new();
-    ts_parser_set_language(ts, (const TSLanguage *)g->language);
-    p->ts = ts;
 }
 
 void ol_parser_free(ol_parser *p)
 {
-    ts_parser_delete((TSParser *)p->ts);
-    p->ts = NULL;
+    ol_parse_arena_free(&p->arena);
 }
 
 /* ---- parsing ------------------------------------------------------------ */
@@ -365,10 +364,17 @@ void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
         deadline.until.tv_nsec -= 1000000000L;
     }
     TSParseOptions options = {&deadline, check_deadline};
-    TSParser *ts = (TSParser *)p->ts;
+    /* A parser per file, in the arena with everything it makes: a parser
+     * kept across files would keep arena blocks (its subtree pool, its
+     * stack) past the end of the scope. Making one costs a few hundred
+     * instructions. */
+    ol_parse_arena_begin(&p->arena);
+    TSParser *ts = ts_parser_new();
+    ts_parser_set_language(ts, (const TSLanguage *)p->grammar->language);
     TSTree *tree = ts_parser_parse_with_options(ts, NULL, input, options);
     if (!tree) {
-        ts_parser_reset(ts);
+        ts_parser_delete(ts);
+        ol_parse_arena_end(&p->arena);
         t->timed_out = deadline.expired;
         ol_node root = {OL_N_module, OL_F_NONE, OL_NF_NAMED, OL_NONE, OL_NONE, OL_NONE, 0, src->len};
         ol_vec_push(&t->nodes, root);
@@ -381,7 +387,11 @@ void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
         return;
     }
     flatten(t, p->grammar, tree);
-    ts_tree_delete(tree);
+    /* no ts_tree_delete: the tree is arena memory, dropped with the rest.
+     * The parser is deleted because its external scanner allocates with
+     * libc, not through tree-sitter's allocator. */
+    ts_parser_delete(ts);
+    ol_parse_arena_end(&p->arena);
     check_dangling_assignments(t);
 }
 

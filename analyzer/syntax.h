@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "parse_arena.h"
 #include "source.h"
 #include "util.h"
 
@@ -119,9 +120,10 @@ typedef struct ol_grammar {
     uint32_t field_count;
 } ol_grammar;
 
-/* One per thread. */
+/* One per thread. Each parse makes its tree-sitter parser, tree and cursor
+ * in the arena, and drops them all at once when the file is flattened. */
 typedef struct ol_parser {
-    void *ts; /* TSParser * */
+    ol_parse_arena arena;
     const ol_grammar *grammar;
     uint32_t timeout_ms;
 } ol_parser;

@@ -5,6 +5,8 @@
  * function; CHECK records a failure with its line and keeps going. Prints
  * "N passed, N failed".
  */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include "lint.h"
 #include "model.h"
 #include "notebook.h"
+#include "parse_arena.h"
 #include "rule.h"
 #include "select.h"
 #include "source.h"
@@ -882,6 +885,159 @@ static void test_config_parse(void)
     ol_buf_free(&err);
 }
 
+/* ---- the parse arena ------------------------------------------------------ */
+
+/* tree-sitter's allocator hooks, as its runtime exports them */
+extern void *(*ts_current_malloc)(size_t);
+extern void *(*ts_current_calloc)(size_t, size_t);
+extern void *(*ts_current_realloc)(void *, size_t);
+extern void (*ts_current_free)(void *);
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNIT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNIT_ASAN 1
+#endif
+#endif
+#ifdef UNIT_ASAN
+#include <sanitizer/asan_interface.h>
+#define POISONED(p) (__asan_address_is_poisoned(p) != 0)
+#else
+#define POISONED(p) true
+#endif
+
+static bool filled_with(const unsigned char *p, size_t n, unsigned char c)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != c)
+            return false;
+    return true;
+}
+
+static void test_parse_arena_blocks(void)
+{
+    ol_parse_arena a;
+    ol_parse_arena_init(&a);
+    unsigned char *p = ol_parse_arena_alloc(&a, 10);
+    unsigned char *q = ol_parse_arena_alloc(&a, 33);
+    CHECK(((uintptr_t)p % 16) == 0 && ((uintptr_t)q % 16) == 0);
+    CHECK(q >= p + 10);
+    memset(p, 0xAA, 10);
+    memset(q, 0xBB, 33);
+    CHECK(ol_parse_arena_owns(&a, p) && ol_parse_arena_owns(&a, q + 32));
+    /* the last block grows where it is, an earlier one is copied */
+    unsigned char *q2 = ol_parse_arena_realloc(&a, q, 100);
+    CHECK(q2 == q && filled_with(q2, 33, 0xBB));
+    unsigned char *p2 = ol_parse_arena_realloc(&a, p, 50);
+    CHECK(p2 != p && filled_with(p2, 10, 0xAA));
+    CHECK(POISONED(p));
+    /* freeing the last block gives its space to the next */
+    ol_parse_arena_release(&a, p2);
+    CHECK(POISONED(p2));
+    unsigned char *r = ol_parse_arena_alloc(&a, 40);
+    CHECK(r == p2);
+    /* a block larger than a chunk gets a chunk of its own */
+    size_t big = 3u * 1024u * 1024u;
+    unsigned char *b = ol_parse_arena_alloc(&a, big);
+    memset(b, 0xCC, big);
+    CHECK(ol_parse_arena_owns(&a, b + big - 1) && filled_with(q, 33, 0xBB));
+    /* blocks from malloc pass through */
+    char *m = ol_xmalloc(8);
+    CHECK(!ol_parse_arena_owns(&a, m));
+    m = ol_parse_arena_realloc(&a, m, 4096);
+    CHECK(!ol_parse_arena_owns(&a, m));
+    ol_parse_arena_release(&a, m); /* a leak here is what ASan's leak check would report */
+    ol_parse_arena_free(&a);
+}
+
+static void test_parse_arena_scopes(void)
+{
+    ol_parse_arena_install();
+    ol_parse_arena a;
+    ol_parse_arena_init(&a);
+    ol_parse_arena_begin(&a);
+    char *in = ts_current_malloc(64);
+    unsigned char *z = ts_current_calloc(16, 8);
+    CHECK(ol_parse_arena_owns(&a, in) && ol_parse_arena_owns(&a, z) && filled_with(z, 128, 0));
+    memset(z, 0xFF, 128);
+    in = ts_current_realloc(in, 200);
+    ts_current_free(in);
+    ol_parse_arena_end(&a);
+    CHECK(POISONED(z));
+    /* outside a scope the hooks are libc's */
+    char *out = ts_current_malloc(64);
+    CHECK(!ol_parse_arena_owns(&a, out));
+    ts_current_free(out);
+    /* memory is reused by the next scope, and calloc clears what it reuses */
+    ol_parse_arena_begin(&a);
+    unsigned char *z2 = ts_current_calloc(16, 8);
+    CHECK(ol_parse_arena_owns(&a, z2) && filled_with(z2, 128, 0));
+    ol_parse_arena_end(&a);
+    CHECK(a.reserved > 0 && a.reserved <= 4u * 1024u * 1024u);
+    /* a huge scope's memory is not kept */
+    ol_parse_arena_begin(&a);
+    (void)ts_current_malloc(20u * 1024u * 1024u);
+    ol_parse_arena_end(&a);
+    CHECK(a.reserved == 0);
+    ol_parse_arena_free(&a);
+}
+
+typedef struct parse_job {
+    const char *text;
+    size_t nodes[8];
+} parse_job;
+
+static void *parse_repeatedly(void *arg)
+{
+    parse_job *job = arg;
+    ol_grammar g;
+    ol_grammar_init(&g);
+    ol_parser p;
+    ol_parser_init(&p, &g);
+    for (size_t i = 0; i < OL_ARRAY_LEN(job->nodes); i++) {
+        ol_source src;
+        ol_source_init_text(&src, "t.py", ol_xstrdup(job->text), strlen(job->text));
+        ol_tree t;
+        ol_parse(&p, &src, &t);
+        job->nodes[i] = t.nodes.len;
+        ol_tree_free(&t);
+        ol_source_free(&src);
+    }
+    ol_parser_free(&p);
+    ol_grammar_free(&g);
+    return NULL;
+}
+
+/* Each thread parses into its own arena: two threads parsing at once get
+ * the trees one thread gets, every time. */
+static void test_parse_arena_threads(void)
+{
+    ol_buf a = {0}, b = {0};
+    for (int i = 0; i < 300; i++) {
+        ol_buf_printf(&a, "for x%d in loader:\n    loss = model(x%d).sum()\n    total += loss\n", i, i);
+        ol_buf_printf(&b, "def f%d(a, *b, **c):\n    return [y for y in b if y > %d] or (a, c)\n", i, i);
+    }
+    parse_job one[2] = {{a.data, {0}}, {b.data, {0}}};
+    parse_repeatedly(&one[0]);
+    parse_repeatedly(&one[1]);
+    parse_job two[2] = {{a.data, {0}}, {b.data, {0}}};
+    pthread_t ids[2];
+    bool started[2];
+    for (int i = 0; i < 2; i++)
+        started[i] = pthread_create(&ids[i], NULL, parse_repeatedly, &two[i]) == 0;
+    for (int i = 0; i < 2; i++)
+        if (started[i])
+            pthread_join(ids[i], NULL);
+        else
+            parse_repeatedly(&two[i]);
+    for (int i = 0; i < 2; i++)
+        for (size_t k = 0; k < OL_ARRAY_LEN(one[i].nodes); k++)
+            CHECK(one[i].nodes[k] > 1000 && two[i].nodes[k] == one[i].nodes[0]);
+    ol_buf_free(&a);
+    ol_buf_free(&b);
+}
+
 typedef struct test_case {
     const char *name;
     void (*fn)(void);
@@ -961,6 +1117,9 @@ int main(void)
         T(test_selection_layers),
         T(test_config_parse),
         T(test_info_findings_are_notices),
+        T(test_parse_arena_blocks),
+        T(test_parse_arena_scopes),
+        T(test_parse_arena_threads),
     };
     int passed = 0, failed = 0;
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

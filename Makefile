@@ -72,6 +72,9 @@ $(OUT)/oomlint: $(MAIN_OBJ) $(LIB_OBJ) $(VENDOR_OBJ)
 $(OUT)/oomlint-unit: $(UNIT_OBJ) $(LIB_OBJ) $(VENDOR_OBJ)
 	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS)
 
+# syntax.c reads the pinned runtime's subtrees directly (see flatten there)
+$(OUT)/obj/analyzer/syntax.o: CFLAGS_OURS += -I$(TS_DIR)/vendor/tree-sitter/lib/src
+
 $(OUT)/obj/%.o: %.c | $(STAMPS) $(CJSON_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_OURS) -c $< -o $@

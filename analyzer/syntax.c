@@ -1,8 +1,11 @@
 /*
  * syntax.c - parsing with tree-sitter-python and flattening the result.
  *
- * The walk is iterative (a TSTreeCursor plus an explicit stack), so a file
- * nested thousands of levels deep cannot overflow the C stack here. A parse
+ * The walk is iterative (an explicit stack of levels), so a file nested
+ * thousands of levels deep cannot overflow the C stack here. It reads the
+ * pinned runtime's subtrees directly rather than through a TSTreeCursor:
+ * same result (tests/unit.c checks it against a cursor walk), a fraction of
+ * the calls; with the cursor, flattening cost a fifth of the parse. A parse
  * that runs past its time budget is cancelled and reported as OOM002 rather
  * than hanging the run.
  */
@@ -14,6 +17,11 @@
 #include <time.h>
 
 #include <tree_sitter/api.h>
+
+/* the runtime's own view of a tree, for the walk in flatten() */
+#include "language.h"
+#include "subtree.h"
+#include "tree.h"
 
 const TSLanguage *tree_sitter_python(void);
 
@@ -57,7 +65,9 @@ bool ol_grammar_init(ol_grammar *g)
     g->language = lang;
     g->symbol_count = ts_language_symbol_count(lang);
     g->symbol_kind = ol_xcalloc(g->symbol_count, sizeof(uint16_t));
+    g->symbol_named = ol_xcalloc(g->symbol_count, sizeof(bool));
     for (uint32_t sym = 0; sym < g->symbol_count; sym++) {
+        g->symbol_named[sym] = ts_language_symbol_metadata(lang, (TSSymbol)sym).named;
         const char *name = ts_language_symbol_name(lang, (TSSymbol)sym);
         if (!name)
             continue;
@@ -88,6 +98,7 @@ bool ol_grammar_init(ol_grammar *g)
 void ol_grammar_free(ol_grammar *g)
 {
     free(g->symbol_kind);
+    free(g->symbol_named);
     free(g->field_kind);
     memset(g, 0, sizeof(*g));
 }
@@ -175,118 +186,173 @@ static void add_error(ol_tree *t, uint32_t start, uint32_t end, char *message)
     ol_vec_push(&t->errors, e);
 }
 
-typedef struct walk_frame {
-    ol_nid node;
-    ol_nid last_child;
-    bool in_error;
-} walk_frame;
+/* One level of the walk: the children of one subtree, visible or hidden.
+ * Hidden subtrees (the grammar's _rules, repetitions) are walked through:
+ * their visible children belong to the nearest kept ancestor, as they do
+ * for a TSTreeCursor. */
+typedef struct walk_level {
+    const Subtree *children;
+    uint32_t count, next;  /* children[next] is the next to visit */
+    uint32_t structural;   /* index among non-extra children (aliases, fields) */
+    uint32_t pos;          /* start byte of children[next] */
+    const TSSymbol *aliases;
+    const TSFieldMapEntry *fields, *fields_end;
+    uint32_t frame;        /* the kept node that visible children attach to */
+    uint8_t inherited;     /* the field a child without one of its own takes */
+    bool owns_frame;       /* the kept node's own children, not a hidden subtree's */
+} walk_level;
 
-static ol_nid add_node(ol_tree *t, const ol_grammar *g, TSNode n, TSFieldId field, ol_nid parent)
+typedef struct kept_frame {
+    ol_nid node, last_child;
+    uint32_t depth;
+    bool in_error;
+} kept_frame;
+
+typedef OL_VEC(walk_level) walk_levels;
+
+static void push_level(walk_levels *levels, const TSLanguage *lang, Subtree parent, uint32_t pos, uint32_t frame,
+                       uint8_t inherited, bool owns_frame)
 {
-    ol_node node;
-    TSSymbol sym = ts_node_symbol(n);
-    node.kind = sym < g->symbol_count ? g->symbol_kind[sym] : OL_N_OTHER;
-    node.field = field < g->field_count ? g->field_kind[field] : OL_F_NONE;
-    node.flags = 0;
-    if (ts_node_is_named(n))
-        node.flags |= OL_NF_NAMED;
-    if (ts_node_is_error(n)) {
-        node.flags |= OL_NF_ERROR;
-        node.kind = OL_N_ERROR;
-    }
-    if (ts_node_has_error(n))
-        node.flags |= OL_NF_HAS_ERROR;
-    node.parent = parent;
-    node.first_child = OL_NONE;
-    node.next_sibling = OL_NONE;
-    node.start = ts_node_start_byte(n);
-    node.end = ts_node_end_byte(n);
-    if (node.end > t->src->len)
-        node.end = t->src->len;
-    if (node.start > node.end)
-        node.start = node.end;
+    walk_level l;
+    l.children = ts_subtree_children(parent);
+    l.count = parent.ptr->child_count;
+    l.next = 0;
+    l.structural = 0;
+    l.pos = pos;
+    l.aliases = ts_language_alias_sequence(lang, parent.ptr->production_id);
+    ts_language_field_map(lang, parent.ptr->production_id, &l.fields, &l.fields_end);
+    l.frame = frame;
+    l.inherited = inherited;
+    l.owns_frame = owns_frame;
+    ol_vec_push(levels, l);
+}
+
+static ol_nid push_node(ol_tree *t, ol_kind kind, uint8_t field, uint8_t flags, ol_nid parent, uint32_t start,
+                        uint32_t end)
+{
+    if (end > t->src->len)
+        end = t->src->len;
+    if (start > end)
+        start = end;
+    ol_node node = {(uint16_t)kind, field, flags, parent, OL_NONE, OL_NONE, start, end};
     ol_nid id = (ol_nid)t->nodes.len;
     ol_vec_push(&t->nodes, node);
     return id;
 }
 
+/* Copies the tree into t->nodes, reading tree-sitter's subtrees directly:
+ * the same nodes, fields and ranges a TSTreeCursor walk gives (the unit
+ * tests hold the two side by side), for a fraction of the calls. The
+ * runtime is pinned (grammar/pins.mk), so its internal layout is too. */
 static void flatten(ol_tree *t, const ol_grammar *g, TSTree *tree)
 {
-    TSNode root = ts_tree_root_node(tree);
-    TSTreeCursor cur = ts_tree_cursor_new(root);
-    OL_VEC(walk_frame) stack = {0};
-    ol_nid root_id = add_node(t, g, root, 0, OL_NONE);
-    t->nodes.items[root_id].kind = OL_N_module; /* the file is the module, even when all of it failed */
-    walk_frame top = {root_id, OL_NONE, false};
-    ol_vec_push(&stack, top);
-    if (ts_node_is_error(root)) {
+    const TSLanguage *lang = tree->language;
+    Subtree root = tree->root;
+    uint32_t root_start = ts_subtree_padding(root).bytes;
+    ol_vec_reserve(&t->nodes, (size_t)ts_subtree_visible_descendant_count(root) + 1);
+    uint8_t root_flags = ts_subtree_named(root) ? OL_NF_NAMED : 0;
+    bool root_error = ts_subtree_symbol(root) == ts_builtin_sym_error;
+    if (root_error)
+        root_flags |= OL_NF_ERROR;
+    if (ts_subtree_error_cost(root) > 0)
+        root_flags |= OL_NF_HAS_ERROR;
+    /* the file is the module, even when all of it failed */
+    push_node(t, OL_N_module, OL_F_NONE, root_flags, OL_NONE, root_start,
+              root_start + ts_subtree_size(root).bytes);
+    OL_VEC(kept_frame) frames = {0};
+    walk_levels levels = {0};
+    kept_frame top = {0, OL_NONE, 1, false};
+    if (root_error) {
         ol_buf msg = {0};
-        describe_error(t->src, root, &msg);
-        add_error(t, ts_node_start_byte(root), ts_node_end_byte(root), ol_buf_take(&msg));
-        stack.items[0].in_error = true;
+        describe_error(t->src, ts_tree_root_node(tree), &msg);
+        add_error(t, root_start, root_start + ts_subtree_size(root).bytes, ol_buf_take(&msg));
+        top.in_error = true;
     }
-    bool more = ts_tree_cursor_goto_first_child(&cur);
-    while (more) {
-        TSNode n = ts_tree_cursor_current_node(&cur);
-        walk_frame *parent = &stack.items[stack.len - 1];
-        bool keep = false;
-        if (ts_node_is_missing(n)) {
+    ol_vec_push(&frames, top);
+    if (ts_subtree_child_count(root) > 0)
+        push_level(&levels, lang, root, root_start, 0, 0, false);
+    while (levels.len > 0) {
+        walk_level *l = &levels.items[levels.len - 1];
+        if (l->next == l->count) {
+            if (l->owns_frame)
+                frames.len--;
+            levels.len--;
+            continue;
+        }
+        const Subtree *child = &l->children[l->next++];
+        uint32_t start = l->pos, end = start + ts_subtree_size(*child).bytes;
+        l->pos = end;
+        if (l->next < l->count)
+            l->pos += ts_subtree_padding(l->children[l->next]).bytes;
+        bool extra = ts_subtree_extra(*child);
+        TSSymbol alias = 0;
+        uint8_t field = 0;
+        if (!extra) {
+            if (l->aliases)
+                alias = l->aliases[l->structural];
+            for (const TSFieldMapEntry *f = l->fields; f < l->fields_end; f++)
+                if (!f->inherited && f->child_index == l->structural) {
+                    field = (uint8_t)(f->field_id < g->field_count ? f->field_id : 0);
+                    break;
+                }
+            if (!field)
+                field = l->inherited;
+            l->structural++;
+        }
+        if (!alias && !ts_subtree_visible(*child)) {
+            if (ts_subtree_child_count(*child) > 0)
+                push_level(&levels, lang, *child, start, l->frame, field, false);
+            continue;
+        }
+        /* a visible node: its owner frame has a visible descendant */
+        kept_frame *parent = &frames.items[l->frame];
+        if (parent->depth > t->max_depth && l->frame > 0)
+            t->max_depth = parent->depth;
+        TSSymbol sym = alias ? alias : ts_subtree_symbol(*child);
+        bool named = alias ? g->symbol_named[alias] : ts_subtree_named(*child);
+        bool is_error = sym == ts_builtin_sym_error;
+        if (ts_subtree_missing(*child)) {
             if (!parent->in_error) {
-                ol_buf msg = {0};
-                const char *what = ts_node_type(n);
-                ol_buf_printf(&msg, "invalid syntax: missing %s%s%s", ts_node_is_named(n) ? "" : "`", what,
-                              ts_node_is_named(n) ? "" : "`");
-                uint32_t at = ts_node_start_byte(n);
-                add_error(t, at, at, ol_buf_take(&msg));
+                const char *what = ts_language_symbol_name(lang, sym);
+                char *msg = ol_xasprintf("invalid syntax: missing %s%s%s", named ? "" : "`", what ? what : "?",
+                                         named ? "" : "`");
+                add_error(t, start, start, msg);
             }
-        } else {
-            TSSymbol sym = ts_node_symbol(n);
-            ol_kind k = sym < g->symbol_count ? (ol_kind)g->symbol_kind[sym] : OL_N_OTHER;
-            if (k == OL_N_comment) {
-                ol_span c = {ts_node_start_byte(n), ts_node_end_byte(n)};
-                ol_vec_push(&t->comments, c);
-            } else if (k == OL_N_line_continuation) {
-                /* layout only */
-            } else if (ts_node_is_named(n) || k != OL_N_OTHER || ts_node_is_error(n)) {
-                keep = true;
-            }
+            continue;
         }
-        if (keep) {
-            ol_nid id = add_node(t, g, n, ts_tree_cursor_current_field_id(&cur), parent->node);
-            parent = &stack.items[stack.len - 1];
-            if (parent->last_child == OL_NONE)
-                t->nodes.items[parent->node].first_child = id;
-            else
-                t->nodes.items[parent->last_child].next_sibling = id;
-            parent->last_child = id;
-            bool in_error = parent->in_error;
-            if (ts_node_is_error(n) && !in_error) {
-                ol_buf msg = {0};
-                describe_error(t->src, n, &msg);
-                add_error(t, ts_node_start_byte(n), ts_node_end_byte(n), ol_buf_take(&msg));
-                in_error = true;
-            }
-            if (ts_tree_cursor_goto_first_child(&cur)) {
-                walk_frame f = {id, OL_NONE, in_error};
-                ol_vec_push(&stack, f);
-                if (stack.len > t->max_depth)
-                    t->max_depth = (uint32_t)stack.len;
-                continue;
-            }
+        ol_kind k = is_error ? OL_N_ERROR : sym < g->symbol_count ? (ol_kind)g->symbol_kind[sym] : OL_N_OTHER;
+        if (k == OL_N_comment) {
+            ol_span c = {start, end};
+            ol_vec_push(&t->comments, c);
+            continue;
         }
-        /* the stack holds the ancestors of the cursor's node: with only the
-         * root left, the cursor is on a top-level node and a failed sibling
-         * step means the walk is over */
-        while (!ts_tree_cursor_goto_next_sibling(&cur)) {
-            if (stack.len <= 1 || !ts_tree_cursor_goto_parent(&cur)) {
-                more = false;
-                break;
-            }
-            stack.len--;
+        if (k == OL_N_line_continuation || !(named || k != OL_N_OTHER || is_error))
+            continue;
+        uint8_t flags = (uint8_t)((named ? OL_NF_NAMED : 0) | (is_error ? OL_NF_ERROR : 0) |
+                                  (ts_subtree_error_cost(*child) > 0 ? OL_NF_HAS_ERROR : 0));
+        ol_nid id = push_node(t, k, g->field_kind[field], flags, parent->node, start, end);
+        if (parent->last_child == OL_NONE)
+            t->nodes.items[parent->node].first_child = id;
+        else
+            t->nodes.items[parent->last_child].next_sibling = id;
+        parent->last_child = id;
+        bool in_error = parent->in_error;
+        if (is_error && !in_error) {
+            ol_buf msg = {0};
+            Length at = {start, {0, 0}};
+            describe_error(t->src, ts_node_new(tree, child, at, alias), &msg);
+            add_error(t, start, end, ol_buf_take(&msg));
+            in_error = true;
+        }
+        if (ts_subtree_child_count(*child) > 0) {
+            kept_frame f = {id, OL_NONE, parent->depth + 1, in_error};
+            uint32_t frame = (uint32_t)frames.len;
+            ol_vec_push(&frames, f);
+            push_level(&levels, lang, *child, start, frame, 0, true);
         }
     }
-    ol_vec_free(&stack);
-    ts_tree_cursor_delete(&cur);
+    ol_vec_free(&levels);
+    ol_vec_free(&frames);
 }
 
 /* tree-sitter-python lets an assignment's right side start on the next line

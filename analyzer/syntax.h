@@ -1,7 +1,7 @@
 /*
  * syntax.h - the parsed tree, flattened into an array oomlint owns.
  *
- * tree-sitter parses; one cursor walk then copies the tree into ol_tree: a
+ * tree-sitter parses; one walk then copies the tree into ol_tree: a
  * node array with parent / first-child / next-sibling links, node kinds and
  * field names mapped to small enums, comments set aside for suppression
  * parsing, and syntax errors collected for OOM002. Everything after parsing
@@ -115,6 +115,7 @@ typedef struct ol_syntax_error {
 typedef struct ol_grammar {
     const void *language; /* const TSLanguage * */
     uint16_t *symbol_kind; /* grammar symbol -> ol_kind */
+    bool *symbol_named;    /* grammar symbol -> a named node (aliases included) */
     uint32_t symbol_count;
     uint8_t *field_kind;   /* grammar field id -> ol_field */
     uint32_t field_count;

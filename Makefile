@@ -6,6 +6,8 @@
 #                   the CI consumers: SARIF validators, pre-commit, the Action; the
 #                   tools they need are installed first, see tests/tools.mk)
 #   make test SANITIZE=1   the same suite against an ASan+UBSan build (build/san/)
+#   make PGO=1      build with the parser optimised from a profile (clang; see
+#                   grammar/pgo.mk: the default, PGO=auto, does so when clang is there)
 #   make bench      build, then print throughput and latency next to a bare parse
 #                   and ast-grep, on Debian's python3-torch and CPython's stdlib
 #                   (fetched with apt-get download; see bench/run.py)
@@ -66,6 +68,10 @@ all: $(OUT)/oomlint
 
 fetch: $(STAMPS)
 
+# PARSER_CC, PARSER_PGO_FLAGS, PARSER_PROFILE, PARSER_MODE: how the runtime and
+# the Python grammar are compiled (profile-guided with clang when PGO allows)
+include grammar/pgo.mk
+
 $(OUT)/oomlint: $(MAIN_OBJ) $(LIB_OBJ) $(VENDOR_OBJ)
 	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -79,18 +85,18 @@ $(OUT)/obj/%.o: %.c | $(STAMPS) $(CJSON_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_OURS) -c $< -o $@
 
-$(OUT)/obj/vendor/tree_sitter.o: $(TS_STAMP)
+$(OUT)/obj/vendor/tree_sitter.o: $(TS_STAMP) $(PARSER_PROFILE) $(PARSER_MODE)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_VENDOR) -I$(TS_DIR)/vendor/tree-sitter/lib/include -I$(TS_DIR)/vendor/tree-sitter/lib/src \
-		-c $(TS_DIR)/vendor/tree-sitter/lib/src/lib.c -o $@
+	$(PARSER_CC) $(CFLAGS_VENDOR) $(PARSER_PGO_FLAGS) -I$(TS_DIR)/vendor/tree-sitter/lib/include \
+		-I$(TS_DIR)/vendor/tree-sitter/lib/src -c $(TS_DIR)/vendor/tree-sitter/lib/src/lib.c -o $@
 
-$(OUT)/obj/vendor/python_parser.o: $(PY_STAMP)
+$(OUT)/obj/vendor/python_parser.o: $(PY_STAMP) $(PARSER_PROFILE) $(PARSER_MODE)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_VENDOR) -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $@
+	$(PARSER_CC) $(CFLAGS_VENDOR) $(PARSER_PGO_FLAGS) -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $@
 
-$(OUT)/obj/vendor/python_scanner.o: $(PY_STAMP)
+$(OUT)/obj/vendor/python_scanner.o: $(PY_STAMP) $(PARSER_PROFILE) $(PARSER_MODE)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_VENDOR) -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $@
+	$(PARSER_CC) $(CFLAGS_VENDOR) $(PARSER_PGO_FLAGS) -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $@
 
 $(OUT)/obj/vendor/toml_parser.o: $(TOML_STAMP)
 	@mkdir -p $(dir $@)
@@ -164,6 +170,13 @@ $(BENCH_DIR)/parse: $(BENCH_PARSE_SRC) | $(STAMPS)
 	$(CC) -o $@ $(BENCH_DIR)/obj/parse.o $(BENCH_DIR)/obj/tree_sitter.o $(BENCH_DIR)/obj/python_parser.o \
 		$(BENCH_DIR)/obj/python_scanner.o -lpthread
 
+# The same program on oomlint's own parser objects (profile-guided when PGO
+# is on): tells the parser's build apart from everything else oomlint does.
+$(BENCH_DIR)/parse-oomlint: $(BENCH_DIR)/parse $(OUT)/obj/vendor/tree_sitter.o $(OUT)/obj/vendor/python_parser.o \
+		$(OUT)/obj/vendor/python_scanner.o
+	$(CC) -o $@ $(BENCH_DIR)/obj/parse.o $(OUT)/obj/vendor/tree_sitter.o $(OUT)/obj/vendor/python_parser.o \
+		$(OUT)/obj/vendor/python_scanner.o -lpthread
+
 $(BENCH_TOOLS)/.installed: $(BENCH_PINS)
 	@mkdir -p $(BENCH_TOOLS)
 	@command -v npm >/dev/null 2>&1 || { echo "make bench needs npm (apt-get install npm)" >&2; exit 1; }
@@ -171,8 +184,9 @@ $(BENCH_TOOLS)/.installed: $(BENCH_PINS)
 	cd $(BENCH_TOOLS) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@
 
-bench: $(OUT)/oomlint $(BENCH_DIR)/parse $(BENCH_TOOLS)/.installed
-	python3 bench/run.py --bin $(OUT)/oomlint --parse $(BENCH_DIR)/parse $(BENCH_ARGS)
+bench: $(OUT)/oomlint $(BENCH_DIR)/parse $(BENCH_DIR)/parse-oomlint $(BENCH_TOOLS)/.installed
+	python3 bench/run.py --bin $(OUT)/oomlint --parse $(BENCH_DIR)/parse \
+		--parse-oomlint $(BENCH_DIR)/parse-oomlint --parser-build '$(PARSER_CC) $(PARSER_PGO_FLAGS)' $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/san $(BUILD)/oomlint $(BUILD)/oomlint-unit

@@ -9,7 +9,11 @@ three whole processes:
   parse     bench/parse.c: read each file, parse it with the same pinned
             tree-sitter runtime and grammar, delete the tree (plain -O2,
             tree-sitter's own allocator: the baseline)
-  oomlint   every rule, opt-in ones included (--select ALL)
+  oomlint   every rule, opt-in ones included (--select ALL); its parser
+            is built as the Makefile builds it (profile-guided with PGO)
+  parse on oomlint's parser build
+            bench/parse.c again, linked with oomlint's parser objects: what
+            the parser's build buys, apart from the rest of oomlint
   ast-grep  @ast-grep/cli (pinned in bench/tools) scanning
             bench/ast-grep/rules.yml, patterns for six of oomlint's rules
 
@@ -440,6 +444,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "oomlint"))
     ap.add_argument("--parse", default=os.path.join(BENCH_DIR, "parse"), help="the bare parse (bench/parse.c)")
+    ap.add_argument("--parse-oomlint", default=None, help="bench/parse.c linked with oomlint's parser objects")
+    ap.add_argument("--parser-build", default="", help="how oomlint's parser was compiled (for the heading)")
     ap.add_argument("--ast-grep", default=None, help="the ast-grep binary (default: the one under build/bench/tools)")
     ap.add_argument("--corpus", default=os.environ.get("BENCH_CORPUS") or None,
                     help="a directory of .py files instead of the Debian corpus")
@@ -483,6 +489,8 @@ def main():
     print(f"         {files} .py files, {size / 1e6:.1f} MB, {lines:,} lines")
     print(f"machine: {os.cpu_count()} CPUs; load average {load_average():.2f} at start; "
           f"{args.runs} interleaved runs per cell, medians")
+    if args.parser_build:
+        print(f"oomlint's parser: {args.parser_build.strip()}; the bare parse: plain, as the Makefile's CC and OPT")
 
     def oomlint_findings(out, err):
         return len(json.loads(out or b"[]"))
@@ -497,6 +505,9 @@ def main():
              lambda j: [args.bin, "--select", "ALL", "--isolated", "--format", "json", "-q", "-j", str(j), corpus],
              (0, 1), oomlint_findings),
     ]
+    if args.parse_oomlint:
+        tools.append(Tool("parse-oomlint", "parse, oomlint's parser", lambda j: [args.parse_oomlint, "-j", str(j), corpus],
+                          (0,), parse_count))
     if ast_grep:
         tools.append(Tool("ast-grep", "ast-grep, 6 rules",
                           lambda j: [ast_grep, "scan", "--rule", rules_yml, "--json=stream", "-j", str(j),
@@ -526,7 +537,7 @@ def main():
             medians[(tool.name, t, "cpu")] = cpu
             row += f"{wall:>10.3f}{size / 1e6 / wall:>8.1f}{cpu:>8.2f}{fmt_mb(rss):>10}"
         print(row)
-    for other in ("parse", "ast-grep"):
+    for other in ("parse", "parse-oomlint", "ast-grep"):
         if any(t.name == other for t in tools):
             row = f"{'oomlint / ' + other:24}"
             for t in thread_counts:

@@ -74,12 +74,16 @@ bool ol_grammar_init(ol_grammar *g)
         TSSymbolType type = ts_language_symbol_type(lang, (TSSymbol)sym);
         if (type == TSSymbolTypeRegular || type == TSSymbolTypeSupertype) {
             for (size_t i = 0; i < OL_ARRAY_LEN(named_kind_names); i++)
-                if (strcmp(named_kind_names[i], name) == 0)
+                if (named_kind_names[i][0] == name[0] && strcmp(named_kind_names[i], name) == 0) {
                     g->symbol_kind[sym] = (uint16_t)(i + 1);
+                    break;
+                }
         } else if (type == TSSymbolTypeAnonymous) {
             for (size_t i = 0; i < OL_ARRAY_LEN(token_kind_texts); i++)
-                if (strcmp(token_kind_texts[i], name) == 0)
+                if (token_kind_texts[i][0] == name[0] && strcmp(token_kind_texts[i], name) == 0) {
                     g->symbol_kind[sym] = (uint16_t)(OL_N_ERROR + 1 + i);
+                    break;
+                }
         }
     }
     g->field_count = ts_language_field_count(lang) + 1;

@@ -455,6 +455,8 @@ def main():
     ap.add_argument("--synthetic-files", type=int, default=3000, help="size of the extra generated corpus")
     ap.add_argument("--no-synthetic", action="store_true", help="skip the generated corpus")
     ap.add_argument("--no-ast-grep", action="store_true")
+    ap.add_argument("--also", action="append", default=[], metavar="LABEL=BINARY",
+                    help="time another oomlint build as well, in the same interleaved runs")
     ap.add_argument("--callgrind", action="store_true",
                     help="instead: count instructions of the parse and oomlint on a sample (valgrind)")
     ap.add_argument("--callgrind-every", type=int, default=10, help="the sample takes every Nth file")
@@ -505,6 +507,11 @@ def main():
              lambda j: [args.bin, "--select", "ALL", "--isolated", "--format", "json", "-q", "-j", str(j), corpus],
              (0, 1), oomlint_findings),
     ]
+    for extra in args.also:
+        label, _, binary = extra.partition("=")
+        tools.append(Tool(label, label, lambda j, binary=binary: [binary, "--select", "ALL", "--isolated",
+                                                                   "--format", "json", "-q", "-j", str(j), corpus],
+                          (0, 1), oomlint_findings))
     if args.parse_oomlint:
         tools.append(Tool("parse-oomlint", "parse, oomlint's parser", lambda j: [args.parse_oomlint, "-j", str(j), corpus],
                           (0,), parse_count))
@@ -537,13 +544,15 @@ def main():
             medians[(tool.name, t, "cpu")] = cpu
             row += f"{wall:>10.3f}{size / 1e6 / wall:>8.1f}{cpu:>8.2f}{fmt_mb(rss):>10}"
         print(row)
-    for other in ("parse", "parse-oomlint", "ast-grep"):
-        if any(t.name == other for t in tools):
-            row = f"{'oomlint / ' + other:24}"
-            for t in thread_counts:
-                row += f"{medians[('oomlint', t)] / medians[(other, t)]:>17.2f}x"
-                row += f"{medians[('oomlint', t, 'cpu')] / medians[(other, t, 'cpu')]:>7.2f}x{'':10}"
-            print(row.rstrip())
+    names = {t.name for t in tools}
+    pairs = [("oomlint", other) for other in ("parse", "parse-oomlint", "ast-grep") if other in names]
+    pairs += [(label.partition("=")[0], "parse") for label in args.also]
+    for mine, other in pairs:
+        row = f"{mine + ' / ' + other:24}"
+        for t in thread_counts:
+            row += f"{medians[(mine, t)] / medians[(other, t)]:>17.2f}x"
+            row += f"{medians[(mine, t, 'cpu')] / medians[(other, t, 'cpu')]:>7.2f}x{'':10}"
+        print(row.rstrip())
     spread = "; ".join(f"{tool.name} {min(s[0] for s in tool.samples[t]):.2f}-{max(s[0] for s in tool.samples[t]):.2f} s"
                        f" ({t}t)" for tool in tools for t in thread_counts)
     print("(ratios: of the median wall times, under `wall s`, and of the median CPU times, under `cpu s`)")

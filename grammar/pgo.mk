@@ -43,7 +43,8 @@ endif
 ifeq ($(PGO_ON),1)
 PARSER_CC        := $(PGO_CC)
 PARSER_PROFILE   := $(PGO_DIR)/python.profdata
-PARSER_PGO_FLAGS := -fprofile-instr-use=$(PARSER_PROFILE)
+# DWARF 4: valgrind 3.19 (Debian 12) cannot read clang 14's DWARF 5
+PARSER_PGO_FLAGS := -fprofile-instr-use=$(PARSER_PROFILE) $(if $(findstring -g,$(OPT)),-gdwarf-4)
 else
 PARSER_CC        := $(CC)
 PARSER_PROFILE   :=

@@ -1,6 +1,7 @@
 # oomlint build.
 #
-#   make            build build/oomlint (fetches pinned sources on first run)
+#   make            build build/oomlint (fetches pinned sources on first run);
+#                   one short line per step, `make V=1` shows the full commands
 #   make demo       build, then lint the bundled example training script
 #   make test       build, then run every test (unit, fixtures, CLI, robustness, and
 #                   the CI consumers: SARIF validators, pre-commit, the Action; the
@@ -11,15 +12,41 @@
 #   make bench      build, then print throughput and latency next to a bare parse
 #                   and ast-grep, on Debian's python3-torch and CPython's stdlib
 #                   (fetched with apt-get download; see bench/run.py)
+#   make install    install the binary and its man page: PREFIX=/usr/local,
+#                   DESTDIR= for staging (make uninstall removes them)
+#   make release    build/release/oomlint: optimised, stripped, cJSON linked in,
+#                   so it needs nothing but the C library (glibc)
+#   make wheel      dist/oomlint-VERSION-py3-none-PLATFORM.whl from the release
+#                   binary (pip install it anywhere with that glibc or newer)
+#   make dist       dist/: the source tarball, the release binary as a tarball,
+#                   the wheel, and SHA256SUMS
+#   make editors    package the VS Code extension (build/oomlint-vscode.vsix);
+#                   editors/ has the Neovim, Emacs, Vim and Helix setups
 #   make clean      remove build outputs but keep fetched sources
-#   make distclean  remove build/ entirely
+#   make distclean  remove build/ and dist/ entirely
 #
 # Third-party sources (the tree-sitter runtime and grammars) are fetched with
 # `npm pack`, checked against the pins in grammar/pins.mk and cached under
 # build/deps. cJSON comes from Debian's libcjson-dev, installed here when it is
-# missing and we are root.
+# missing and we are root; the release build compiles cJSON in instead, from
+# Debian's source package (build-aux/fetch-cjson.sh, pinned in grammar/pins.mk).
 
 include grammar/pins.mk
+
+# Quiet by default, like the kernel's build: one short line per step
+# (`  CC      analyzer/lint.c`); V=1 prints every command in full instead.
+V ?= 0
+ifeq ($(V),1)
+Q :=
+say = @:
+else
+Q := @
+say = @printf '  %-7s %s\n' '$(1)' '$(2)'
+endif
+# BUILD_QUIET=1 (used by `make demo`): not even the short lines.
+ifeq ($(BUILD_QUIET),1)
+say = @:
+endif
 
 BUILD := build
 DEPS  := $(BUILD)/deps
@@ -29,6 +56,15 @@ OUT      := $(BUILD)/san
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 else
 OUT      := $(BUILD)
+SANFLAGS :=
+endif
+# The release build (make release): objects of its own, cJSON compiled in,
+# the binary stripped. It links the C library dynamically on purpose: a
+# fully static glibc binary still loads the C library's iconv modules at run
+# time (PEP 263 source encodings such as cp1252 or euc-kr), and those must
+# come from the very glibc it was built with.
+ifeq ($(RELEASE),1)
+OUT      := $(BUILD)/release
 SANFLAGS :=
 endif
 
@@ -43,14 +79,29 @@ PY_STAMP   := $(PY_DIR)/.integrity
 TOML_STAMP := $(TOML_DIR)/.integrity
 STAMPS := $(TS_STAMP) $(PY_STAMP) $(TOML_STAMP)
 
-CJSON_H := /usr/include/cjson/cJSON.h
+SYSTEM_CJSON_H := /usr/include/cjson/cJSON.h
+CJSON_SRC ?= $(DEPS)/cjson-$(CJSON_VERSION)
+ifeq ($(RELEASE),1)
+CJSON_H      := $(OUT)/include/cjson/cJSON.h
+CJSON_OBJ    := $(OUT)/obj/vendor/cjson.o
+CJSON_LIBS   :=
+CJSON_CFLAGS := -I$(OUT)/include
+LINKFLAGS    := -s -Wl,--as-needed
+else
+CJSON_H      := $(SYSTEM_CJSON_H)
+CJSON_OBJ    :=
+CJSON_LIBS   := -lcjson
+CJSON_CFLAGS :=
+LINKFLAGS    :=
+endif
+VERSION := $(shell sed -n 's/^\#define OL_VERSION "\(.*\)"/\1/p' analyzer/version.h)
 
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
 CFLAGS_OURS := -std=c11 $(OPT) $(WARN) $(SANFLAGS) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
-	-Ianalyzer -Irules -I$(TS_DIR)/vendor/tree-sitter/lib/include -MMD -MP
+	-Ianalyzer -Irules -I$(TS_DIR)/vendor/tree-sitter/lib/include $(CJSON_CFLAGS) -MMD -MP
 # Third-party code is built with its own expectations, not our warning set.
 CFLAGS_VENDOR := -std=gnu11 $(OPT) $(SANFLAGS) -w -D_DEFAULT_SOURCE
-LDLIBS := -lcjson -lpthread
+LDLIBS := $(CJSON_LIBS) -lpthread
 
 ANALYZER_SRC := $(sort $(wildcard analyzer/*.c))
 RULES_SRC    := $(sort $(wildcard rules/*.c))
@@ -61,7 +112,7 @@ UNIT_OBJ     := $(OUT)/obj/tests/unit.o
 VENDOR_OBJ   := $(OUT)/obj/vendor/tree_sitter.o $(OUT)/obj/vendor/python_parser.o \
 	$(OUT)/obj/vendor/python_scanner.o $(OUT)/obj/vendor/toml_parser.o $(OUT)/obj/vendor/toml_scanner.o
 
-.PHONY: all demo test bench docs golden clean distclean fetch
+.PHONY: all demo test bench docs golden clean distclean fetch man install uninstall release wheel dist
 .DELETE_ON_ERROR:
 
 all: $(OUT)/oomlint
@@ -72,51 +123,59 @@ fetch: $(STAMPS)
 # the Python grammar are compiled (profile-guided with clang when PGO allows)
 include grammar/pgo.mk
 
-$(OUT)/oomlint: $(MAIN_OBJ) $(LIB_OBJ) $(VENDOR_OBJ)
-	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS)
+$(OUT)/oomlint: $(MAIN_OBJ) $(LIB_OBJ) $(VENDOR_OBJ) $(CJSON_OBJ)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(SANFLAGS) $(LINKFLAGS) -o $@ $^ $(LDLIBS)
 
-$(OUT)/oomlint-unit: $(UNIT_OBJ) $(LIB_OBJ) $(VENDOR_OBJ)
-	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS)
+$(OUT)/oomlint-unit: $(UNIT_OBJ) $(LIB_OBJ) $(VENDOR_OBJ) $(CJSON_OBJ)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS)
 
 # syntax.c reads the pinned runtime's subtrees directly (see flatten there)
 $(OUT)/obj/analyzer/syntax.o: CFLAGS_OURS += -I$(TS_DIR)/vendor/tree-sitter/lib/src
 
 $(OUT)/obj/%.o: %.c | $(STAMPS) $(CJSON_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_OURS) -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CFLAGS_OURS) -c $< -o $@
 
 $(OUT)/obj/vendor/tree_sitter.o: $(TS_STAMP) $(PARSER_PROFILE) $(PARSER_MODE)
 	@mkdir -p $(dir $@)
-	$(PARSER_CC) $(CFLAGS_VENDOR) $(PARSER_PGO_FLAGS) -I$(TS_DIR)/vendor/tree-sitter/lib/include \
+	$(call say,CC,tree-sitter runtime)
+	$(Q)$(PARSER_CC) $(CFLAGS_VENDOR) $(PARSER_PGO_FLAGS) -I$(TS_DIR)/vendor/tree-sitter/lib/include \
 		-I$(TS_DIR)/vendor/tree-sitter/lib/src -c $(TS_DIR)/vendor/tree-sitter/lib/src/lib.c -o $@
 
 $(OUT)/obj/vendor/python_parser.o: $(PY_STAMP) $(PARSER_PROFILE) $(PARSER_MODE)
 	@mkdir -p $(dir $@)
-	$(PARSER_CC) $(CFLAGS_VENDOR) $(PARSER_PGO_FLAGS) -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $@
+	$(call say,CC,tree-sitter-python parser)
+	$(Q)$(PARSER_CC) $(CFLAGS_VENDOR) $(PARSER_PGO_FLAGS) -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $@
 
 $(OUT)/obj/vendor/python_scanner.o: $(PY_STAMP) $(PARSER_PROFILE) $(PARSER_MODE)
 	@mkdir -p $(dir $@)
-	$(PARSER_CC) $(CFLAGS_VENDOR) $(PARSER_PGO_FLAGS) -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $@
+	$(call say,CC,tree-sitter-python scanner)
+	$(Q)$(PARSER_CC) $(CFLAGS_VENDOR) $(PARSER_PGO_FLAGS) -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $@
 
 $(OUT)/obj/vendor/toml_parser.o: $(TOML_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_VENDOR) -I$(TOML_DIR)/src -c $(TOML_DIR)/src/parser.c -o $@
+	$(call say,CC,tree-sitter-toml parser)
+	$(Q)$(CC) $(CFLAGS_VENDOR) -I$(TOML_DIR)/src -c $(TOML_DIR)/src/parser.c -o $@
 
 $(OUT)/obj/vendor/toml_scanner.o: $(TOML_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_VENDOR) -I$(TOML_DIR)/src -c $(TOML_DIR)/src/scanner.c -o $@
+	$(call say,CC,tree-sitter-toml scanner)
+	$(Q)$(CC) $(CFLAGS_VENDOR) -I$(TOML_DIR)/src -c $(TOML_DIR)/src/scanner.c -o $@
 
 $(TS_STAMP): grammar/pins.mk grammar/fetch.sh
-	sh grammar/fetch.sh '$(TS_RUNTIME_PKG)' '$(TS_RUNTIME_VERSION)' '$(TS_RUNTIME_INTEGRITY)' $(TS_DIR)
+	$(Q)sh grammar/fetch.sh '$(TS_RUNTIME_PKG)' '$(TS_RUNTIME_VERSION)' '$(TS_RUNTIME_INTEGRITY)' $(TS_DIR)
 
 $(PY_STAMP): grammar/pins.mk grammar/fetch.sh
-	sh grammar/fetch.sh '$(TS_PYTHON_PKG)' '$(TS_PYTHON_VERSION)' '$(TS_PYTHON_INTEGRITY)' $(PY_DIR)
+	$(Q)sh grammar/fetch.sh '$(TS_PYTHON_PKG)' '$(TS_PYTHON_VERSION)' '$(TS_PYTHON_INTEGRITY)' $(PY_DIR)
 
 $(TOML_STAMP): grammar/pins.mk grammar/fetch.sh
-	sh grammar/fetch.sh '$(TS_TOML_PKG)' '$(TS_TOML_VERSION)' '$(TS_TOML_INTEGRITY)' $(TOML_DIR)
+	$(Q)sh grammar/fetch.sh '$(TS_TOML_PKG)' '$(TS_TOML_VERSION)' '$(TS_TOML_INTEGRITY)' $(TOML_DIR)
 
 # cJSON is a system library. Install it when we can; otherwise say exactly how.
-$(CJSON_H):
+$(SYSTEM_CJSON_H):
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		echo "installing libcjson-dev"; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q libcjson-dev >/dev/null 2>&1 || \
@@ -126,16 +185,82 @@ $(CJSON_H):
 	fi
 	@test -f $@
 
-demo: $(OUT)/oomlint
+# The demo shows findings, not a build: the build runs silently (one line
+# says it is happening; errors and warnings still show).
+demo:
+	@$(MAKE) --no-print-directory -q $(OUT)/oomlint 2>/dev/null || \
+		echo "building $(OUT)/oomlint (the first build fetches the pinned tree-sitter sources; about a minute)"
+	@$(MAKE) --no-print-directory -s $(OUT)/oomlint BUILD_QUIET=1
 	@echo "+ $(OUT)/oomlint examples/"
 	@$(OUT)/oomlint examples/; status=$$?; \
 	 if [ $$status -eq 1 ]; then echo "(exit 1: findings reported, as expected for this example)"; exit 0; fi; \
 	 exit $$status
 
-include tests/tools.mk
+# The release build's cJSON: Debian's source package (security patches
+# applied), or CJSON_SRC=DIR holding cJSON.c and cJSON.h of that version.
+$(DEPS)/cjson-$(CJSON_VERSION)/.integrity: grammar/pins.mk build-aux/fetch-cjson.sh
+	sh build-aux/fetch-cjson.sh '$(CJSON_VERSION)' '$(CJSON_ORIG_SHA256)' $(DEPS)/cjson-$(CJSON_VERSION)
 
-test: $(OUT)/oomlint $(OUT)/oomlint-unit test-tools
-	python3 tests/run.py --bin $(OUT)/oomlint --unit $(OUT)/oomlint-unit
+$(OUT)/include/cjson/cJSON.h: $(if $(filter $(DEPS)/cjson-$(CJSON_VERSION),$(CJSON_SRC)),$(DEPS)/cjson-$(CJSON_VERSION)/.integrity)
+	@mkdir -p $(dir $@)
+	cp $(CJSON_SRC)/cJSON.h $@
+
+$(OUT)/obj/vendor/cjson.o: $(OUT)/include/cjson/cJSON.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CFLAGS_VENDOR) -c $(CJSON_SRC)/cJSON.c -o $@
+
+# ---- man page, install ------------------------------------------------------------
+
+# oomlint(1), generated from --help and the rule docs of the binary itself.
+man: $(OUT)/oomlint.1
+
+$(OUT)/oomlint.1: $(OUT)/oomlint build-aux/manpage.py
+	$(call say,GEN,$@)
+	$(Q)python3 build-aux/manpage.py --bin $(OUT)/oomlint > $@.tmp && mv $@.tmp $@
+
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
+INSTALL ?= install
+
+install: $(OUT)/oomlint $(OUT)/oomlint.1
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	$(INSTALL) -m 755 $(OUT)/oomlint $(DESTDIR)$(BINDIR)/oomlint
+	$(INSTALL) -m 644 $(OUT)/oomlint.1 $(DESTDIR)$(MANDIR)/man1/oomlint.1
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/oomlint $(DESTDIR)$(MANDIR)/man1/oomlint.1
+
+# ---- release files ----------------------------------------------------------------
+
+RELEASE_BIN := $(BUILD)/release/oomlint
+RELEASE_MAN := $(BUILD)/release/oomlint.1
+# third-party code inside the release binary, whose licenses ship with it
+LICENSES := --license tree-sitter.LICENSE=$(TS_DIR)/LICENSE \
+	--license tree-sitter-python.LICENSE=$(PY_DIR)/LICENSE \
+	--license tree-sitter-toml.LICENSE=$(TOML_DIR)/LICENSE \
+	--license cJSON.LICENSE=$(CJSON_SRC)/LICENSE
+
+release:
+	$(MAKE) RELEASE=1 SANITIZE= $(RELEASE_BIN) $(RELEASE_MAN)
+	@python3 build-aux/release.py tag --bin $(RELEASE_BIN)
+
+wheel: release
+	python3 build-aux/release.py wheel --bin $(RELEASE_BIN) --man $(RELEASE_MAN) $(LICENSES) --out dist
+
+dist: wheel
+	python3 build-aux/release.py sdist --out dist
+	python3 build-aux/release.py bindist --bin $(RELEASE_BIN) --man $(RELEASE_MAN) $(LICENSES) --out dist
+	cd dist && rm -f SHA256SUMS && sha256sum oomlint-$(VERSION)* > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS
+	@echo "dist/ holds:"; ls -l dist
+
+include tests/tools.mk
+include tests/editors.mk
+
+test: $(OUT)/oomlint $(OUT)/oomlint-unit test-tools editor-tools
+	$(call say,TEST,tests/run.py)
+	$(Q)python3 tests/run.py --bin $(OUT)/oomlint --unit $(OUT)/oomlint-unit
 
 # Regenerate the rule pages in docs/rules/ from the docs compiled into the binary
 # (a test fails when they drift apart), and the text-output snapshot.
@@ -162,36 +287,38 @@ BENCH_PARSE_SRC := bench/parse.c $(TS_DIR)/vendor/tree-sitter/lib/src/lib.c $(PY
 
 $(BENCH_DIR)/parse: $(BENCH_PARSE_SRC) | $(STAMPS)
 	@mkdir -p $(BENCH_DIR)/obj
-	$(CC) $(CFLAGS_OURS) -c bench/parse.c -o $(BENCH_DIR)/obj/parse.o
-	$(CC) $(CFLAGS_VENDOR) -I$(TS_DIR)/vendor/tree-sitter/lib/include -I$(TS_DIR)/vendor/tree-sitter/lib/src \
+	$(call say,CC,bench/parse.c and the plain parser)
+	$(Q)$(CC) $(CFLAGS_OURS) -c bench/parse.c -o $(BENCH_DIR)/obj/parse.o
+	$(Q)$(CC) $(CFLAGS_VENDOR) -I$(TS_DIR)/vendor/tree-sitter/lib/include -I$(TS_DIR)/vendor/tree-sitter/lib/src \
 		-c $(TS_DIR)/vendor/tree-sitter/lib/src/lib.c -o $(BENCH_DIR)/obj/tree_sitter.o
-	$(CC) $(CFLAGS_VENDOR) -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $(BENCH_DIR)/obj/python_parser.o
-	$(CC) $(CFLAGS_VENDOR) -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $(BENCH_DIR)/obj/python_scanner.o
-	$(CC) -o $@ $(BENCH_DIR)/obj/parse.o $(BENCH_DIR)/obj/tree_sitter.o $(BENCH_DIR)/obj/python_parser.o \
+	$(Q)$(CC) $(CFLAGS_VENDOR) -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $(BENCH_DIR)/obj/python_parser.o
+	$(Q)$(CC) $(CFLAGS_VENDOR) -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $(BENCH_DIR)/obj/python_scanner.o
+	$(Q)$(CC) -o $@ $(BENCH_DIR)/obj/parse.o $(BENCH_DIR)/obj/tree_sitter.o $(BENCH_DIR)/obj/python_parser.o \
 		$(BENCH_DIR)/obj/python_scanner.o -lpthread
 
 # The same program on oomlint's own parser objects (profile-guided when PGO
 # is on): tells the parser's build apart from everything else oomlint does.
 $(BENCH_DIR)/parse-oomlint: $(BENCH_DIR)/parse $(OUT)/obj/vendor/tree_sitter.o $(OUT)/obj/vendor/python_parser.o \
 		$(OUT)/obj/vendor/python_scanner.o
-	$(CC) -o $@ $(BENCH_DIR)/obj/parse.o $(OUT)/obj/vendor/tree_sitter.o $(OUT)/obj/vendor/python_parser.o \
+	$(call say,LD,$@)
+	$(Q)$(CC) -o $@ $(BENCH_DIR)/obj/parse.o $(OUT)/obj/vendor/tree_sitter.o $(OUT)/obj/vendor/python_parser.o \
 		$(OUT)/obj/vendor/python_scanner.o -lpthread
 
 $(BENCH_TOOLS)/.installed: $(BENCH_PINS)
 	@mkdir -p $(BENCH_TOOLS)
 	@command -v npm >/dev/null 2>&1 || { echo "make bench needs npm (apt-get install npm)" >&2; exit 1; }
-	cp $(BENCH_PINS) $(BENCH_TOOLS)/
-	cd $(BENCH_TOOLS) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	$(Q)cp $(BENCH_PINS) $(BENCH_TOOLS)/
+	$(Q)cd $(BENCH_TOOLS) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@
 
 bench: $(OUT)/oomlint $(BENCH_DIR)/parse $(BENCH_DIR)/parse-oomlint $(BENCH_TOOLS)/.installed
-	python3 bench/run.py --bin $(OUT)/oomlint --parse $(BENCH_DIR)/parse \
+	$(Q)python3 bench/run.py --bin $(OUT)/oomlint --parse $(BENCH_DIR)/parse \
 		--parse-oomlint $(BENCH_DIR)/parse-oomlint --parser-build '$(PARSER_CC) $(PARSER_PGO_FLAGS)' $(BENCH_ARGS)
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/san $(BUILD)/oomlint $(BUILD)/oomlint-unit
+	rm -rf $(BUILD)/obj $(BUILD)/san $(BUILD)/release $(BUILD)/oomlint $(BUILD)/oomlint-unit $(BUILD)/oomlint.1
 
 distclean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) dist
 
 -include $(shell find $(OUT)/obj -name '*.d' 2>/dev/null)

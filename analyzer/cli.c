@@ -20,6 +20,7 @@ void ol_cli_usage(FILE *out)
           "  oomlint check [OPTIONS] [PATH ...]\n"
           "  oomlint rules [--format json]     list every rule\n"
           "  oomlint rule CODE                 explain a rule (what, why, example, fix)\n"
+          "  oomlint server [OPTIONS]          the language server (LSP over stdio) for editors\n"
           "\n"
           "Rule selection:\n"
           "  --select CODES          run only these rules (codes or prefixes: OOM101, OOM5, ALL)\n"
@@ -46,12 +47,15 @@ void ol_cli_usage(FILE *out)
           "  --diff                  print the fixes as a unified diff; write nothing\n"
           "\n"
           "Output:\n"
-          "  --format FORMAT         text (default), json, sarif (SARIF 2.1.0, for code scanning)\n"
-          "                          or github (GitHub Actions annotations)\n"
+          "  --output-format FORMAT  full (default; also `text`), concise (one line per finding),\n"
+          "                          json, sarif (SARIF 2.1.0, for code scanning) or github\n"
+          "                          (GitHub Actions annotations); --format is the same option\n"
           "  --output-file PATH      write the report to PATH instead of standard output\n"
           "  --statistics            print a count per rule instead of each finding\n"
           "  -q, --quiet             print findings only, no summary\n"
           "  --color WHEN            auto (default), always or never\n"
+          "  --fail-on SEVERITY      the least severe finding that fails the run: error,\n"
+          "                          warning (default) or info\n"
           "  --exit-zero             exit 0 even when there are findings\n"
           "\n"
           "Other:\n"
@@ -61,9 +65,12 @@ void ol_cli_usage(FILE *out)
           "  -h, --help              print this help\n"
           "\n"
           "Suppress a finding with `# noqa: OOM101` (or `# oomlint: disable=OOM101`) on its line,\n"
-          "or a whole file with `# oomlint: disable-file` in its leading comments.\n"
+          "or a whole file with `# oomlint: disable-file` in its leading comments;\n"
+          "`--extend-select OOM003` reports the suppressions that suppress nothing.\n"
           "\n"
-          "Exit status: 0 no findings, 1 findings, 2 usage error or nothing could be linted.\n",
+          "Exit status: 0 no findings at or above --fail-on (info findings are shown but do not\n"
+          "fail by default; a run whose every path was excluded is 0 too), 1 such findings,\n"
+          "2 usage error or nothing could be linted.\n",
           out);
 }
 
@@ -91,6 +98,8 @@ typedef enum opt_id {
     OPT_SHOW_SETTINGS,
     OPT_TIMINGS,
     OPT_OUTPUT_FILE,
+    OPT_FAIL_ON,
+    OPT_STDIO,
 } opt_id;
 
 typedef struct opt_spec {
@@ -125,10 +134,39 @@ static const opt_spec options[] = {
     {"isolated", 0, false, OPT_ISOLATED},
     {"show-settings", 0, false, OPT_SHOW_SETTINGS},
     {"output-file", 'o', true, OPT_OUTPUT_FILE},
+    {"fail-on", 0, true, OPT_FAIL_ON},
+    {"stdio", 0, false, OPT_STDIO},
 };
+
+/* A selector list with nothing in it, or an empty element (`--select ''`,
+ * `--select OOM1,`), is a mistake: `--select ''` would silently run no rule. */
+static bool selector_list_ok(const char *flag, const char *value, ol_buf *err)
+{
+    const char *p = value;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        bool blank = true;
+        for (size_t i = 0; i < len && blank; i++)
+            blank = p[i] == ' ' || p[i] == '\t';
+        if (blank) {
+            if (!*value || strspn(value, " \t") == strlen(value))
+                ol_buf_printf(err, "option '%s' needs at least one rule code or prefix (e.g. OOM101, OOM5, ALL)",
+                              flag);
+            else
+                ol_buf_printf(err, "option '%s' has an empty element in '%s'", flag, value);
+            return false;
+        }
+        if (!comma)
+            return true;
+        p = comma + 1;
+    }
+}
 
 static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, ol_buf *err)
 {
+    if ((id == OPT_SELECT || id == OPT_EXTEND_SELECT || id == OPT_IGNORE) && !selector_list_ok(flag, value, err))
+        return false;
     switch (id) {
     case OPT_SELECT:
         cli->selection.has_select = true;
@@ -161,16 +199,15 @@ static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, o
         break;
     case OPT_FORMAT:
         cli->format_given = true;
-        if (strcmp(value, "text") == 0 || strcmp(value, "full") == 0 || strcmp(value, "concise") == 0)
-            cli->format = OL_FMT_TEXT;
-        else if (strcmp(value, "json") == 0)
-            cli->format = OL_FMT_JSON;
-        else if (strcmp(value, "sarif") == 0)
-            cli->format = OL_FMT_SARIF;
-        else if (strcmp(value, "github") == 0)
-            cli->format = OL_FMT_GITHUB;
-        else {
-            ol_buf_printf(err, "invalid value '%s' for '%s' (expected: text, json, sarif, github)", value, flag);
+        if (!ol_format_parse(value, &cli->format)) {
+            ol_buf_printf(err, "invalid value '%s' for '%s' (expected: " OL_FORMAT_NAMES ")", value, flag);
+            return false;
+        }
+        break;
+    case OPT_FAIL_ON:
+        cli->fail_on_given = true;
+        if (!ol_severity_parse(value, &cli->fail_on)) {
+            ol_buf_printf(err, "invalid value '%s' for '%s' (expected: error, warning, info)", value, flag);
             return false;
         }
         break;
@@ -236,6 +273,10 @@ static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, o
     case OPT_SHOW_SETTINGS:
         cli->show_settings = true;
         break;
+    case OPT_STDIO:
+        /* `server --stdio`, as clients such as vscode-languageclient pass it;
+         * stdio is the only transport */
+        break;
     case OPT_OUTPUT_FILE:
         if (!*value) {
             ol_buf_printf(err, "option '%s' needs a file name", flag);
@@ -251,6 +292,7 @@ static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, o
 bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
 {
     memset(cli, 0, sizeof(*cli));
+    cli->fail_on = OL_SEV_WARNING;
     int i = 1;
     /* subcommands come first; `check` is the default one */
     if (i < argc) {
@@ -261,6 +303,9 @@ bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
             i++;
         } else if (strcmp(argv[i], "rule") == 0) {
             cli->command = OL_CMD_RULE;
+            i++;
+        } else if (strcmp(argv[i], "server") == 0) {
+            cli->command = OL_CMD_SERVER;
             i++;
         }
     }
@@ -279,8 +324,8 @@ bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
                     return false;
                 }
                 cli->rule_code = ol_xstrdup(arg);
-            } else if (sub == OL_CMD_RULES) {
-                ol_buf_printf(err, "'rules' takes no paths (got '%s')", arg);
+            } else if (sub == OL_CMD_RULES || sub == OL_CMD_SERVER) {
+                ol_buf_printf(err, "'%s' takes no paths (got '%s')", sub == OL_CMD_RULES ? "rules" : "server", arg);
                 return false;
             } else {
                 ol_vec_push(&cli->paths, ol_xstrdup(arg));
@@ -331,7 +376,7 @@ bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
         if (!apply(cli, spec->id, flag, value, err))
             return false;
     }
-    if (cli->command == OL_CMD_LINT || cli->command == OL_CMD_RULES) {
+    if (cli->command == OL_CMD_LINT || cli->command == OL_CMD_RULES || cli->command == OL_CMD_SERVER) {
         const char *bad = ol_selection_invalid(&cli->selection);
         if (bad) {
             ol_buf_printf(err, "unknown rule selector '%s' (see 'oomlint rules')", bad);

@@ -22,6 +22,7 @@ typedef enum ol_command {
     OL_CMD_RULE,
     OL_CMD_HELP,
     OL_CMD_VERSION,
+    OL_CMD_SERVER,      /* `oomlint server`: the language server (server.h) */
 } ol_command;
 
 typedef enum ol_color {
@@ -38,6 +39,8 @@ typedef struct ol_cli {
     bool force_exclude;
     ol_format format;
     bool format_given;
+    ol_severity fail_on;    /* --fail-on: the least severe finding that fails the run */
+    bool fail_on_given;
     ol_color color;
     bool exit_zero, quiet, statistics;
     bool fix, unsafe_fixes, diff;

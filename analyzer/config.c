@@ -19,15 +19,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "emit.h"
 #include "rule.h"
 #include "toml.h"
 
-/* pyproject.toml files are small; this only keeps a stray huge file out. */
-#define OL_CONFIG_MAX_BYTES (16u * 1024u * 1024u)
+/* pyproject.toml files are a few kilobytes. Parsing costs about 90 bytes of
+ * memory per byte of TOML, so a stray 10 MB file would take most of a
+ * gigabyte; past this size the run stops with a clear error instead. */
+#define OL_CONFIG_MAX_BYTES (1024u * 1024u)
 /* how many patterns one {a,b} pattern may expand to */
 #define OL_GLOB_MAX_EXPANSIONS 256
 
-static const char *const known_keys[] = {"select", "extend-select", "ignore", "per-file-ignores", "exclude"};
+static const char *const known_keys[] = {"select",  "extend-select", "ignore",       "per-file-ignores",
+                                         "exclude", "fail-on",       "output-format"};
 
 /* ---- paths --------------------------------------------------------------- */
 
@@ -341,6 +345,32 @@ static bool read_exclude(reader *rd, const ol_toml_entry *e, ol_strvec *out)
     return true;
 }
 
+/* key = "name", one of the names valid() accepts. */
+static bool read_choice(reader *rd, const ol_toml_entry *e, const char *key, const char *expected,
+                        bool (*valid)(const char *name), char **out)
+{
+    const ol_toml_value *v = e->value;
+    if (!plain_string(v) || !valid(v->text))
+        return config_error(rd, v->line, "'%s' must be one of %s; got %s%s%s", key, expected,
+                            plain_string(v) ? "'" : "", plain_string(v) ? v->text : ol_toml_type_name(v->type),
+                            plain_string(v) ? "'" : "");
+    free(*out);
+    *out = ol_xstrdup(v->text);
+    return true;
+}
+
+static bool valid_format(const char *name)
+{
+    ol_format f;
+    return ol_format_parse(name, &f);
+}
+
+static bool valid_severity(const char *name)
+{
+    ol_severity s;
+    return ol_severity_parse(name, &s);
+}
+
 static bool read_per_file_ignores(reader *rd, const ol_toml_entry *e, ol_config *c)
 {
     const ol_toml_value *v = e->value;
@@ -374,6 +404,8 @@ void ol_config_free(ol_config *c)
     }
     ol_vec_free(&c->per_file_ignores);
     ol_strvec_free(&c->exclude);
+    free(c->output_format);
+    free(c->fail_on);
     memset(c, 0, sizeof(*c));
 }
 
@@ -413,6 +445,11 @@ bool ol_config_parse(ol_config *c, const char *display, const char *text, size_t
                 ok = read_per_file_ignores(&rd, e, c);
             } else if (strcmp(e->key, "exclude") == 0) {
                 ok = read_exclude(&rd, e, &c->exclude);
+            } else if (strcmp(e->key, "fail-on") == 0) {
+                ok = read_choice(&rd, e, "fail-on", "\"error\", \"warning\", \"info\"", valid_severity, &c->fail_on);
+            } else if (strcmp(e->key, "output-format") == 0) {
+                ok = read_choice(&rd, e, "output-format", "\"full\", \"concise\", \"json\", \"sarif\", \"github\"",
+                                 valid_format, &c->output_format);
             } else {
                 const char *near = NULL;
                 size_t best = 3;
@@ -429,7 +466,7 @@ bool ol_config_parse(ol_config *c, const char *display, const char *text, size_t
                 else
                     ok = config_error(&rd, e->line,
                                       "unknown key '%s' in [tool.oomlint] (known keys: select, extend-select, "
-                                      "ignore, per-file-ignores, exclude)",
+                                      "ignore, per-file-ignores, exclude, fail-on, output-format)",
                                       e->key);
             }
         }
@@ -719,6 +756,16 @@ static void resolve_enabled(const ol_resolver *r, const ol_config *c, const char
     for (size_t i = 0; i < c->per_file_ignores.len; i++)
         if (ol_glob_match(c->per_file_ignores.items[i].pattern, rel, abs, false))
             ol_selection_apply_ignores(&c->per_file_ignores.items[i].selectors, enabled);
+}
+
+bool ol_resolver_run_config(ol_resolver *r, const ol_config **out)
+{
+    *out = NULL;
+    if (r->failed)
+        return false;
+    if (r->opts.isolated)
+        return true;
+    return config_for_abs_dir(r, r->cwd, out);
 }
 
 bool ol_resolver_settings_for(ol_resolver *r, const ol_input *in, const ol_settings **out)

@@ -2,7 +2,8 @@
  * config.h - project configuration: `[tool.oomlint]` in pyproject.toml.
  *
  * A configuration sets rule selection (`select`, `extend-select`, `ignore`),
- * `per-file-ignores` and `exclude`. For each linted file the nearest
+ * `per-file-ignores` and `exclude`, and for the run as a whole
+ * `output-format` and `fail-on`. For each linted file the nearest
  * pyproject.toml with a [tool.oomlint] table, searched upward from the
  * file's directory, applies (pyproject files without the table are passed
  * over, as Ruff does); `--config PATH` names one file for every input
@@ -47,6 +48,10 @@ typedef struct ol_config {
     ol_selection selection;
     OL_VEC(ol_per_file_ignore) per_file_ignores;
     ol_strvec exclude;
+    /* Run-wide settings, taken from the configuration that covers the
+     * current directory (as Ruff takes its own): NULL when not set. */
+    char *output_format;  /* `output-format`, a name ol_format_parse knows */
+    char *fail_on;        /* `fail-on`: error, warning or info */
 } ol_config;
 
 /* Reads the [tool.oomlint] table of a TOML document. *found says whether
@@ -96,6 +101,11 @@ void ol_resolver_free(ol_resolver *r);
  * the directory it is in? After an error, answers true (so the walk ends
  * quickly) and r->failed is set. ctx is the resolver. */
 bool ol_resolver_excluded(void *ctx, const char *path);
+
+/* The configuration of the run itself (for `output-format` and `fail-on`):
+ * --config's file, else the one covering the current directory; *out is
+ * NULL when there is none (or --isolated). Returns false on an error. */
+bool ol_resolver_run_config(ol_resolver *r, const ol_config **out);
 
 /* The settings (rule set) for one input. Returns false on an error. */
 bool ol_resolver_settings_for(ol_resolver *r, const ol_input *in, const ol_settings **out);

@@ -21,6 +21,17 @@ const char *ol_severity_name(ol_severity s)
     return "error";
 }
 
+bool ol_severity_parse(const char *name, ol_severity *out)
+{
+    const ol_severity all[] = {OL_SEV_ERROR, OL_SEV_WARNING, OL_SEV_INFO};
+    for (size_t i = 0; i < OL_ARRAY_LEN(all); i++)
+        if (strcmp(name, ol_severity_name(all[i])) == 0) {
+            *out = all[i];
+            return true;
+        }
+    return false;
+}
+
 ol_fix *ol_fix_new(bool unsafe, const char *message)
 {
     ol_fix *f = ol_xcalloc(1, sizeof(*f));
@@ -31,7 +42,7 @@ ol_fix *ol_fix_new(bool unsafe, const char *message)
 
 void ol_fix_edit(ol_fix *f, uint32_t start, uint32_t end, const char *content)
 {
-    ol_edit e = {start, end, ol_xstrdup(content)};
+    ol_edit e = {start, end, ol_xstrdup(content), 0, 0};
     ol_vec_push(&f->edits, e);
 }
 

@@ -24,10 +24,16 @@ typedef enum ol_severity {
 } ol_severity;
 
 const char *ol_severity_name(ol_severity s);
+/* A severity by its name (error, warning, info); false if unknown. */
+bool ol_severity_parse(const char *name, ol_severity *out);
 
 typedef struct ol_edit {
     uint32_t start, end; /* byte range replaced */
     char *content;       /* replacement text (owned) */
+    /* The statement the edit changes (set by ol_fix_claim_statements; 0, 0
+     * until then): two fixes that change one statement are never applied in
+     * the same round, so unsafe fixes cannot stack into broken code. */
+    uint32_t claim_start, claim_end;
 } ol_edit;
 
 typedef struct ol_fix {

@@ -1,6 +1,9 @@
 /*
  * discover.c - directory walking (iterative, sorted, symlinked directories
- * not followed) and exclude matching.
+ * not followed) and exclude matching. While walking, only regular files
+ * (and symlinks to them) are taken: FIFOs, sockets, devices and dangling or
+ * looping links are passed over in silence; named on the command line, they
+ * are reported as not regular files.
  */
 #include "discover.h"
 
@@ -138,6 +141,8 @@ static void walk(const char *root, const ol_discover_options *opts, ol_input_vec
                 continue;
             }
             if (excluded(path, opts)) {
+                if (opts->excluded_count && (S_ISDIR(st.st_mode) || is_source_name(names.items[i])))
+                    (*opts->excluded_count)++;
                 free(path);
                 continue;
             }
@@ -217,7 +222,10 @@ void ol_discover(const char *const *paths, size_t count, const ol_discover_optio
         } else if (S_ISDIR(st.st_mode)) {
             walk(path, opts, out);
         } else if (!opts->force_exclude || !excluded(path, opts)) {
-            add_input(out, path, 0);
+            /* a FIFO, socket or device is reported and skipped, never read */
+            add_input(out, path, ol_file_type_error(st.st_mode));
+        } else if (opts->excluded_count) {
+            (*opts->excluded_count)++;
         }
         free(path);
     }

@@ -7,8 +7,9 @@
  * the usual names) and the directories Ruff skips by default, plus anything
  * matching --exclude or a configuration's `exclude`. A path named explicitly is always linted unless
  * --force-exclude is given. `-` is standard input. A path that does not
- * exist or cannot be read becomes an input carrying its error, so it is
- * reported (OOM001) in its place in the output and the run goes on.
+ * exist or cannot be read, or that names a FIFO, socket or device, becomes an
+ * input carrying its error, so it is reported (OOM001) in its place in the
+ * output and the run goes on.
  */
 #ifndef OL_DISCOVER_H
 #define OL_DISCOVER_H
@@ -28,6 +29,9 @@ typedef struct ol_discover_options {
     /* more exclusion (configuration files: ol_resolver_excluded), or NULL */
     bool (*excluded)(void *ctx, const char *path);
     void *excluded_ctx;
+    /* counts the files and directories left out because they are excluded
+     * (so a run whose every path was excluded can say so), or NULL */
+    size_t *excluded_count;
 } ol_discover_options;
 
 void ol_discover(const char *const *paths, size_t count, const ol_discover_options *opts, ol_input_vec *out);

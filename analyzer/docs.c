@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "references.h"
+
 static void indent_block(ol_buf *b, const char *text, const char *prefix)
 {
     const char *p = text;
@@ -18,6 +20,38 @@ static void indent_block(ol_buf *b, const char *text, const char *prefix)
     }
 }
 
+/* ---- References: the pages that explain a rule's cost (references.c) ---- */
+
+static void references_terminal(const ol_rule *r, ol_buf *b)
+{
+    const ol_reference *refs = ol_rule_references(r->code);
+    if (!refs || !refs->title)
+        return;
+    ol_buf_puts(b, "\nReferences\n");
+    for (; refs->title; refs++)
+        ol_buf_printf(b, "  - %s\n    %s\n", refs->title, refs->url);
+}
+
+static void references_markdown(const ol_rule *r, ol_buf *b)
+{
+    const ol_reference *refs = ol_rule_references(r->code);
+    if (!refs || !refs->title)
+        return;
+    ol_buf_puts(b, "\n## References\n\n");
+    for (; refs->title; refs++)
+        ol_buf_printf(b, "- [%s](%s)\n", refs->title, refs->url);
+}
+
+static void references_plain(const ol_rule *r, ol_buf *b)
+{
+    const ol_reference *refs = ol_rule_references(r->code);
+    if (!refs || !refs->title)
+        return;
+    ol_buf_puts(b, "\nReferences\n");
+    for (; refs->title; refs++)
+        ol_buf_printf(b, "- %s: %s\n", refs->title, refs->url);
+}
+
 void ol_rule_doc_terminal(const ol_rule *r, ol_buf *b)
 {
     ol_buf_printf(b, "%s %s [%s]%s\n\n%s\n\n", r->code, r->name, ol_severity_name(r->severity),
@@ -28,6 +62,7 @@ void ol_rule_doc_terminal(const ol_rule *r, ol_buf *b)
     indent_block(b, r->instead, "    ");
     if (r->fix)
         ol_buf_printf(b, "\nFix\n  %s\n", r->fix);
+    references_terminal(r, b);
     ol_buf_printf(b, "\nMore: %s%s.md\n", OL_DOCS_URL, r->code);
 }
 
@@ -47,6 +82,7 @@ void ol_rule_doc_markdown(const ol_rule *r, ol_buf *b)
     ol_buf_puts(b, "\n```\n");
     if (r->fix)
         ol_buf_printf(b, "\n## Fix\n\n%s\n", r->fix);
+    references_markdown(r, b);
 }
 
 void ol_rule_doc_plain(const ol_rule *r, ol_buf *b)
@@ -55,4 +91,5 @@ void ol_rule_doc_plain(const ol_rule *r, ol_buf *b)
                   r->what, r->why, r->example, r->instead);
     if (r->fix)
         ol_buf_printf(b, "\nFix\n%s\n", r->fix);
+    references_plain(r, b);
 }

@@ -18,7 +18,13 @@ typedef enum ol_format {
     OL_FMT_JSON,
     OL_FMT_SARIF,
     OL_FMT_GITHUB,
+    OL_FMT_CONCISE,   /* text, one line per finding (`--output-format concise`) */
 } ol_format;
+
+/* An output format by name, as --output-format and `output-format` in the
+ * configuration spell it (`full` and `text` are the same); false if unknown. */
+bool ol_format_parse(const char *name, ol_format *out);
+#define OL_FORMAT_NAMES "full (or text), concise, json, sarif, github"
 
 typedef struct ol_emit_options {
     ol_format format;
@@ -47,11 +53,22 @@ void ol_emit_github(FILE *out, const ol_file_result *results, size_t count, cons
  * also escapes ':' and ','). */
 void ol_github_escape(ol_buf *b, const char *s, bool property);
 
+/* Appends s for a terminal or a log: control characters (tab only when
+ * escape_tab), DEL, C1 controls and bytes that are not UTF-8 become \xNN. */
+void ol_escape_display(ol_buf *b, const char *s, bool escape_tab);
+
+/* Adds s to a JSON object as valid UTF-8: bytes that are not UTF-8 become
+ * U+FFFD (cJSON escapes control characters itself). */
+struct cJSON;
+struct cJSON *ol_json_add_text(struct cJSON *obj, const char *key, const char *s);
+/* Appends path's bytes with `%`, control characters and every byte above
+ * 0x7F as %XX: the exact name, recoverable from an ASCII string. */
+void ol_percent_encode_bytes(ol_buf *b, const char *path);
+
 /* Re-indents compact JSON with two spaces per level. */
 void ol_json_pretty(const char *compact, ol_buf *out);
 
 /* The JSON object of one fix (or cJSON null), shared by JSON and the server. */
-struct cJSON;
 struct cJSON *ol_fix_json(const ol_file_result *r, const ol_fix *fix);
 
 #endif

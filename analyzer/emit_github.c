@@ -14,7 +14,10 @@
  *
  * Workflow commands have their own escaping: in the message `%`, CR and LF
  * become %25, %0D and %0A; property values also escape `:` and `,` (%3A,
- * %2C), which would otherwise end the value.
+ * %2C), which would otherwise end the value. Other control characters and
+ * bytes that are not UTF-8 (only a file name can hold them) are written as
+ * %XX too: the runner leaves those as they are, so the log shows them
+ * visibly instead of passing them to the terminal.
  */
 #include <string.h>
 
@@ -23,7 +26,23 @@
 
 void ol_github_escape(ol_buf *b, const char *s, bool property)
 {
+    const char *end = s + strlen(s);
     for (; *s; s++) {
+        const unsigned char u = (unsigned char)*s;
+        if (u >= 0x80) {
+            int len = ol_utf8_seq_len((const unsigned char *)s, (size_t)(end - s));
+            if (len == 0) {
+                ol_buf_printf(b, "%%%02X", u);
+            } else {
+                ol_buf_add(b, s, (size_t)len);
+                s += len - 1;
+            }
+            continue;
+        }
+        if ((u < 0x20 && u != '\r' && u != '\n') || u == 0x7F) {
+            ol_buf_printf(b, "%%%02X", u);
+            continue;
+        }
         switch (*s) {
         case '%':
             ol_buf_puts(b, "%25");

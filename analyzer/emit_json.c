@@ -2,7 +2,10 @@
  * emit_json.c - the JSON output: one array, one object per finding, sorted
  * by path, line and column, with the fields DESIGN.md fixes (code, name,
  * severity, path, line, column, end_line, end_column, message, help, url,
- * fix) and "cell" for notebooks.
+ * fix) and "cell" for notebooks. The output is always valid UTF-8: a file
+ * name that is not gets U+FFFD in "path" and its exact bytes, percent-
+ * encoded, in "raw_path". With --statistics, a count per rule instead, in
+ * Ruff's shape.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +14,55 @@
 
 #include "emit.h"
 #include "rule.h"
+
+cJSON *ol_json_add_text(cJSON *obj, const char *key, const char *s)
+{
+    size_t n = strlen(s);
+    if (ol_utf8_validate(s, n) == n)
+        return cJSON_AddStringToObject(obj, key, s);
+    ol_buf b = {0};
+    size_t i = 0;
+    while (i < n) {
+        int len = ol_utf8_seq_len((const unsigned char *)s + i, n - i);
+        if (len == 0) {
+            ol_buf_puts(&b, "\xEF\xBF\xBD");
+            i++;
+        } else {
+            ol_buf_add(&b, s + i, (size_t)len);
+            i += (size_t)len;
+        }
+    }
+    cJSON *item = cJSON_AddStringToObject(obj, key, b.data ? b.data : "");
+    ol_buf_free(&b);
+    return item;
+}
+
+void ol_percent_encode_bytes(ol_buf *b, const char *path)
+{
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if (*p == '%' || *p < 0x20 || *p >= 0x7F)
+            ol_buf_printf(b, "%%%02X", *p);
+        else
+            ol_buf_putc(b, (char)*p);
+    }
+}
+
+bool ol_format_parse(const char *name, ol_format *out)
+{
+    static const struct {
+        const char *name;
+        ol_format format;
+    } formats[] = {
+        {"full", OL_FMT_TEXT}, {"text", OL_FMT_TEXT},   {"concise", OL_FMT_CONCISE},
+        {"json", OL_FMT_JSON}, {"sarif", OL_FMT_SARIF}, {"github", OL_FMT_GITHUB},
+    };
+    for (size_t i = 0; i < OL_ARRAY_LEN(formats); i++)
+        if (strcmp(name, formats[i].name) == 0) {
+            *out = formats[i].format;
+            return true;
+        }
+    return false;
+}
 
 ol_location ol_diag_location(const ol_file_result *r, const ol_diag *d)
 {
@@ -62,7 +114,7 @@ cJSON *ol_fix_json(const ol_file_result *r, const ol_fix *fix)
         return cJSON_CreateNull();
     cJSON *obj = cJSON_CreateObject();
     cJSON_AddStringToObject(obj, "applicability", fix->unsafe ? "unsafe" : "safe");
-    cJSON_AddStringToObject(obj, "message", fix->message);
+    ol_json_add_text(obj, "message", fix->message);
     cJSON *edits = cJSON_AddArrayToObject(obj, "edits");
     for (size_t i = 0; i < fix->edits.len; i++) {
         const ol_edit *e = &fix->edits.items[i];
@@ -76,7 +128,7 @@ cJSON *ol_fix_json(const ol_file_result *r, const ol_fix *fix)
         cJSON_AddNumberToObject(edit, "column", loc.col);
         cJSON_AddNumberToObject(edit, "end_line", loc.end_line);
         cJSON_AddNumberToObject(edit, "end_column", loc.end_col);
-        cJSON_AddStringToObject(edit, "content", e->content);
+        ol_json_add_text(edit, "content", e->content);
         if (loc.cell)
             cJSON_AddNumberToObject(edit, "cell", loc.cell);
         cJSON_AddItemToArray(edits, edit);
@@ -140,11 +192,46 @@ void ol_json_pretty(const char *compact, ol_buf *out)
     }
 }
 
+/* --statistics --format json: what Ruff prints there, one object per rule
+ * with findings, most frequent first: code, name, count, and fixable (every
+ * finding has a fix that applies in this run). */
+static cJSON *statistics_json(const ol_file_result *results, size_t count, const ol_emit_options *o)
+{
+    size_t *per_rule = ol_xcalloc(ol_rule_count, sizeof(size_t));
+    size_t *fixable = ol_xcalloc(ol_rule_count, sizeof(size_t));
+    for (size_t f = 0; f < count; f++)
+        for (size_t i = 0; i < results[f].diags.len; i++) {
+            const ol_diag *d = &results[f].diags.items[i];
+            size_t ri = ol_rule_index(d->rule);
+            per_rule[ri]++;
+            if (d->fix && (!d->fix->unsafe || o->unsafe_fixes))
+                fixable[ri]++;
+        }
+    cJSON *array = cJSON_CreateArray();
+    for (;;) {
+        size_t best = ol_rule_count;
+        for (size_t i = 0; i < ol_rule_count; i++)
+            if (per_rule[i] && (best == ol_rule_count || per_rule[i] > per_rule[best]))
+                best = i;
+        if (best == ol_rule_count)
+            break;
+        cJSON *obj = cJSON_CreateObject();
+        cJSON_AddStringToObject(obj, "code", ol_rules[best]->code);
+        cJSON_AddStringToObject(obj, "name", ol_rules[best]->name);
+        cJSON_AddNumberToObject(obj, "count", (double)per_rule[best]);
+        cJSON_AddBoolToObject(obj, "fixable", fixable[best] == per_rule[best]);
+        cJSON_AddItemToArray(array, obj);
+        per_rule[best] = 0;
+    }
+    free(per_rule);
+    free(fixable);
+    return array;
+}
+
 void ol_emit_json(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o)
 {
-    (void)o;
-    cJSON *array = cJSON_CreateArray();
-    for (size_t f = 0; f < count; f++) {
+    cJSON *array = o->statistics ? statistics_json(results, count, o) : cJSON_CreateArray();
+    for (size_t f = 0; f < count && !o->statistics; f++) {
         const ol_file_result *r = &results[f];
         for (size_t i = 0; i < r->diags.len; i++) {
             const ol_diag *d = &r->diags.items[i];
@@ -153,16 +240,23 @@ void ol_emit_json(FILE *out, const ol_file_result *results, size_t count, const 
             cJSON_AddStringToObject(obj, "code", d->rule->code);
             cJSON_AddStringToObject(obj, "name", d->rule->name);
             cJSON_AddStringToObject(obj, "severity", ol_severity_name(d->rule->severity));
-            cJSON_AddStringToObject(obj, "path", r->path);
+            ol_json_add_text(obj, "path", r->path);
+            if (ol_utf8_validate(r->path, strlen(r->path)) != strlen(r->path)) {
+                /* the name as text has U+FFFD in it; these are its bytes */
+                ol_buf raw = {0};
+                ol_percent_encode_bytes(&raw, r->path);
+                cJSON_AddStringToObject(obj, "raw_path", raw.data);
+                ol_buf_free(&raw);
+            }
             if (loc.cell)
                 cJSON_AddNumberToObject(obj, "cell", loc.cell);
             cJSON_AddNumberToObject(obj, "line", loc.line);
             cJSON_AddNumberToObject(obj, "column", loc.col);
             cJSON_AddNumberToObject(obj, "end_line", loc.end_line);
             cJSON_AddNumberToObject(obj, "end_column", loc.end_col);
-            cJSON_AddStringToObject(obj, "message", d->message);
+            ol_json_add_text(obj, "message", d->message);
             if (d->help)
-                cJSON_AddStringToObject(obj, "help", d->help);
+                ol_json_add_text(obj, "help", d->help);
             else
                 cJSON_AddNullToObject(obj, "help");
             char *url = ol_xasprintf("%s%s.md", OL_DOCS_URL, d->rule->code);

@@ -3,7 +3,11 @@
  * (`path:line:col: CODE [severity] message`), a code frame with a caret
  * underline, a `help:` line saying what to write instead, and a summary.
  * Columns in the frame account for tabs and double-width characters so the
- * caret lands under the code it means.
+ * caret lands under the code it means. File names and messages are printed
+ * through ol_escape_display: a name holding an escape sequence or a newline
+ * cannot recolour the terminal or forge an output line. The concise form is
+ * the header line alone, as Ruff prints it; --statistics prints a count per
+ * rule instead.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +30,35 @@ typedef struct style {
 static const char *sev_color(ol_severity s)
 {
     return s == OL_SEV_ERROR ? C_RED : s == OL_SEV_WARNING ? C_YELLOW : C_CYAN;
+}
+
+void ol_escape_display(ol_buf *out, const char *s, bool escape_tab)
+{
+    size_t n = strlen(s);
+    size_t i = 0;
+    while (i < n) {
+        const unsigned char *u = (const unsigned char *)s + i;
+        int len = ol_utf8_seq_len(u, n - i);
+        bool c1 = len == 2 && u[0] == 0xC2 && u[1] >= 0x80 && u[1] <= 0x9F;
+        if (len == 0 || c1 || u[0] == 0x7F || (u[0] < 0x20 && (u[0] != '\t' || escape_tab))) {
+            int count = len > 0 ? len : 1;
+            for (int k = 0; k < count; k++)
+                ol_buf_printf(out, "\\x%02x", u[k]);
+            i += (size_t)count;
+            continue;
+        }
+        ol_buf_add(out, s + i, (size_t)len);
+        i += (size_t)len;
+    }
+}
+
+/* fputs of s through ol_escape_display. */
+static void put_escaped(FILE *out, const char *s, bool escape_tab)
+{
+    ol_buf b = {0};
+    ol_escape_display(&b, s, escape_tab);
+    fputs(b.data ? b.data : "", out);
+    ol_buf_free(&b);
 }
 
 static void put(FILE *out, const style *st, const char *color, const char *text)
@@ -191,7 +224,8 @@ static void frame(FILE *out, const style *st, const ol_file_result *r, const ol_
         put(out, st, C_BLUE, "=");
         fputc(' ', out);
         put(out, st, C_BOLD, "help:");
-        fprintf(out, " %s", d->help ? d->help : d->fix->message);
+        fputc(' ', out);
+        put_escaped(out, d->help ? d->help : d->fix->message, false);
         fputc('\n', out);
     }
 }
@@ -204,7 +238,10 @@ static void header(FILE *out, const style *st, const ol_file_result *r, const ol
         snprintf(pos, sizeof pos, ":cell %u:%u:%u:", loc.cell, loc.line, loc.col);
     else
         snprintf(pos, sizeof pos, ":%u:%u:", loc.line, loc.col);
-    put(out, st, C_BOLD, r->path);
+    ol_buf path = {0};
+    ol_escape_display(&path, r->path, true);
+    put(out, st, C_BOLD, path.data ? path.data : "");
+    ol_buf_free(&path);
     fputs(pos, out);
     fputc(' ', out);
     const ol_rule *rule = d->rule;
@@ -212,7 +249,8 @@ static void header(FILE *out, const style *st, const ol_file_result *r, const ol
         fprintf(out, "%s%s%s%s", C_BOLD, sev_color(rule->severity), rule->code, C_RESET);
     else
         fputs(rule->code, out);
-    fprintf(out, " [%s] %s", ol_severity_name(rule->severity), d->message);
+    fprintf(out, " [%s] ", ol_severity_name(rule->severity));
+    put_escaped(out, d->message, false);
     if (d->fix) {
         fputc(' ', out);
         put(out, st, C_GREEN, d->fix->unsafe ? "(unsafe fix available)" : "(fix available)");
@@ -220,7 +258,18 @@ static void header(FILE *out, const style *st, const ol_file_result *r, const ol
     fputc('\n', out);
 }
 
-static void statistics(FILE *out, const style *st, const ol_file_result *results, size_t count)
+/* Does this finding's fix apply in this run (safe, or unsafe with --unsafe-fixes)? */
+static bool fix_applies(const ol_diag *d, const ol_emit_options *o)
+{
+    return d->fix && (!d->fix->unsafe || o->unsafe_fixes);
+}
+
+/* --statistics, in the columns Ruff (and Flake8) print: count, code, and
+ * `[*]` before the name when every finding of the rule has a fix that
+ * applies (safe ones; unsafe ones too with --unsafe-fixes), `[ ]` when not;
+ * the marker column is left out when nothing is fixable. */
+static void statistics(FILE *out, const style *st, const ol_file_result *results, size_t count,
+                       const ol_emit_options *o)
 {
     size_t *per_rule = ol_xcalloc(ol_rule_count, sizeof(size_t));
     size_t *fixable = ol_xcalloc(ol_rule_count, sizeof(size_t));
@@ -228,7 +277,7 @@ static void statistics(FILE *out, const style *st, const ol_file_result *results
         for (size_t i = 0; i < results[f].diags.len; i++) {
             size_t ri = ol_rule_index(results[f].diags.items[i].rule);
             per_rule[ri]++;
-            if (results[f].diags.items[i].fix)
+            if (fix_applies(&results[f].diags.items[i], o))
                 fixable[ri]++;
         }
     /* most frequent first, then by code */
@@ -241,22 +290,72 @@ static void statistics(FILE *out, const style *st, const ol_file_result *results
             order[j] = order[j - 1];
             order[j - 1] = tmp;
         }
+    int count_width = 1, code_width = 1;
+    bool any_fixable = false;
+    for (size_t i = 0; i < ol_rule_count; i++) {
+        if (!per_rule[i])
+            continue;
+        char num[32];
+        int w = snprintf(num, sizeof num, "%zu", per_rule[i]);
+        if (w > count_width)
+            count_width = w;
+        if ((int)strlen(ol_rules[i]->code) > code_width)
+            code_width = (int)strlen(ol_rules[i]->code);
+        if (fixable[i] == per_rule[i])
+            any_fixable = true;
+    }
     for (size_t k = 0; k < ol_rule_count; k++) {
         size_t i = order[k];
         if (!per_rule[i])
             continue;
         const ol_rule *r = ol_rules[i];
-        fprintf(out, "%5zu  ", per_rule[i]);
+        char num[32];
+        snprintf(num, sizeof num, "%zu", per_rule[i]);
+        fprintf(out, "%*s", count_width - (int)strlen(num), "");
+        put(out, st, C_BOLD, num);
+        fputc('\t', out);
         if (st->on)
-            fprintf(out, "%s%s%s%s", C_BOLD, sev_color(r->severity), r->code, C_RESET);
+            fprintf(out, "%s%s%-*s%s", C_BOLD, sev_color(r->severity), code_width, r->code, C_RESET);
         else
-            fputs(r->code, out);
-        fprintf(out, "  %-9s %s%s\n", ol_severity_name(r->severity), r->name,
-                fixable[i] ? (fixable[i] == per_rule[i] ? "  [fixable]" : "  [partly fixable]") : "");
+            fprintf(out, "%-*s", code_width, r->code);
+        fputc('\t', out);
+        if (any_fixable) {
+            if (fixable[i] == per_rule[i]) {
+                fputc('[', out);
+                put(out, st, C_CYAN, "*");
+                fputs("] ", out);
+            } else {
+                fputs("[ ] ", out);
+            }
+        }
+        fprintf(out, "%s\n", r->name);
     }
     free(order);
     free(per_rule);
     free(fixable);
+}
+
+/* --output-format concise: `path:line:col: CODE [*] message`, one line per
+ * finding, `[*]` marking a fix that --fix would apply (as Ruff prints it). */
+static void concise_line(FILE *out, const style *st, const ol_file_result *r, const ol_diag *d,
+                         const ol_emit_options *o)
+{
+    ol_location loc = ol_diag_location(r, d);
+    put(out, st, C_BOLD, r->path);
+    if (loc.cell)
+        fprintf(out, ":cell %u:%u:%u: ", loc.cell, loc.line, loc.col);
+    else
+        fprintf(out, ":%u:%u: ", loc.line, loc.col);
+    if (st->on)
+        fprintf(out, "%s%s%s%s", C_BOLD, sev_color(d->rule->severity), d->rule->code, C_RESET);
+    else
+        fputs(d->rule->code, out);
+    if (fix_applies(d, o)) {
+        fputs(" [", out);
+        put(out, st, C_CYAN, "*");
+        fputc(']', out);
+    }
+    fprintf(out, " %s\n", d->message);
 }
 
 void ol_emit_text(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o)
@@ -278,19 +377,25 @@ void ol_emit_text(FILE *out, const ol_file_result *results, size_t count, const 
                 unsafe++;
             if (o->statistics)
                 continue;
+            if (o->format == OL_FMT_CONCISE) {
+                concise_line(out, &st, r, d, o);
+                continue;
+            }
             header(out, &st, r, d);
             if (r->has_source && d->rule != &ol_rule_oom001)
                 frame(out, &st, r, d, d->rule->severity);
             else if (d->help) {
                 fputs("  = ", out);
                 put(out, &st, C_BOLD, "help:");
-                fprintf(out, " %s\n", d->help);
+                fputc(' ', out);
+                put_escaped(out, d->help, false);
+                fputc('\n', out);
             }
             fputc('\n', out);
         }
     }
     if (o->statistics)
-        statistics(out, &st, results, count);
+        statistics(out, &st, results, count, o);
     if (o->quiet)
         return;
     if (total == 0) {

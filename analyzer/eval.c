@@ -66,8 +66,15 @@ static ol_val join(ol_val a, ol_val b)
         ol_val r = a;
         r.flags = a.flags | b.flags;
         r.info = a.info | b.info;
-        if (a.ref != b.ref)
-            r.ref = 0, r.flags &= (uint8_t)~OL_VF_LOCAL;
+        if (a.ref != b.ref) {
+            /* a module of a known class of the project on one path and a module
+             * known only by its name on the other (`decoder = Decoder()` or
+             * `checkpoint['decoder']`): read it as that class */
+            if (a.kind == OL_V_MODULE && !((a.flags | b.flags) & OL_VF_LOCAL) && (!a.ref || !b.ref))
+                r.ref = a.ref ? a.ref : b.ref;
+            else
+                r.ref = 0, r.flags &= (uint8_t)~OL_VF_LOCAL;
+        }
         return r;
     }
     /* a tensor on one side and a number on the other: still possibly a tensor */
@@ -117,7 +124,7 @@ bool ol_name_looks_like(const char *name, size_t len, const char *const *words)
 
 static const char *const MODEL_WORDS[] = {"model", "net", "network", "encoder", "decoder", "generator",
                                           "discriminator", "backbone", "classifier", "critic", "teacher",
-                                          "student", "unet", "vae", "autoencoder", "netg", "netd", NULL};
+                                          "student", "unet", "vae", "autoencoder", "netg", "netd", "module", NULL};
 static const char *const LOADER_WORDS[] = {"loader", "dataloader", "dl", "batches", NULL};
 static const char *const OPTIMIZER_WORDS[] = {"optimizer", "optimiser", "optim", "opt", "optimizerg",
                                               "optimizerd", "optg", "optd", NULL};
@@ -461,6 +468,8 @@ static bool transformers_model_class(const char *cls)
 }
 
 static ol_val eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path, int path_len);
+static bool elem_of_expr(ol_model *m, ol_nid e, int index, const char *key, int depth, ol_val *out);
+static bool inherited(ol_model *m, uint32_t ci, ol_sym method, ol_sym *base_qual, ol_val *out, int depth);
 
 static bool progress_wrapper(const char *name)
 {
@@ -671,6 +680,10 @@ static ol_val call_extern(ol_model *m, const char *q, ol_nid call)
         ol_nid a = ol_call_arg(m, call, 0, "iterable");
         return a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
     }
+    /* a function or class of another file of the run */
+    ol_val linked;
+    if (m->links && m->links->call(m->links, m, ol_model_intern(m, q), 0, -1, NULL, &linked))
+        return linked;
     /* progress bars wrap what they iterate: TQDM(loader), track(loader) */
     if (progress_wrapper(name)) {
         ol_nid a = ol_call_arg(m, call, 0, "iterable");
@@ -706,6 +719,9 @@ static ol_val call_object_method(ol_model *m, const char *cls, ol_sym method, ol
         if (qeq(meth, "gather") || qeq(meth, "gather_for_metrics") || qeq(meth, "reduce"))
             return mk(OL_V_TENSOR, 0);
     }
+    ol_val linked;
+    if (m->links && m->links->call(m->links, m, ol_model_intern(m, cls), method, -1, NULL, &linked))
+        return linked;
     return mk(OL_V_OBJECT, 0);
 }
 
@@ -819,6 +835,37 @@ static ol_val function_result(ol_model *m, uint32_t fi)
     if (n == 0)
         return mk(OL_V_NONE, 0);
     return r.kind == OL_V_BOTTOM ? UNKNOWN : r;
+}
+
+static bool inherited(ol_model *m, uint32_t ci, ol_sym method, ol_sym *base_qual, ol_val *out, int depth)
+{
+    if (!m->links || ci >= m->classes.len || depth > 8)
+        return false;
+    for (size_t i = 0; i < m->classes.items[ci].bases.len; i++) {
+        ol_val b = ol_eval(m, m->classes.items[ci].bases.items[i]);
+        if (b.kind == OL_V_EXTERN && m->links->call(m->links, m, b.ref, method, -1, NULL, out)) {
+            *base_qual = b.ref;
+            return true;
+        }
+        if (b.kind == OL_V_CLASS && b.ref != ci && inherited(m, b.ref, method, base_qual, out, depth + 1))
+            return true;
+    }
+    return false;
+}
+
+bool ol_inherited_method(ol_model *m, uint32_t ci, ol_sym method, ol_sym *base_qual, ol_val *out)
+{
+    return inherited(m, ci, method, base_qual, out, 0);
+}
+
+ol_val ol_function_result(ol_model *m, uint32_t fi)
+{
+    return function_result(m, fi);
+}
+
+ol_val ol_val_join(ol_val a, ol_val b)
+{
+    return join(a, b);
 }
 
 static ol_val class_attr(ol_model *m, uint32_t ci, ol_sym name, int depth)
@@ -1063,7 +1110,9 @@ size_t ol_reaching_defs(ol_model *m, uint32_t scope, ol_sym name, ol_nid at, uin
             continue;
         }
         bool is_global = false;
-        for (size_t i = 0; i < sc->globals.len; i++)
+        /* `global x` at module level (legal, if pointless) names this very
+         * scope: following it would loop here forever */
+        for (size_t i = 0; i < sc->globals.len && s != 0; i++)
             if (sc->globals.items[i] == name)
                 is_global = true;
         if (is_global) {
@@ -1278,12 +1327,218 @@ static ol_val eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path,
         if (q && qeq(q, "torch.utils.data.random_split"))
             return mk(OL_V_DATASET, 0);
     }
+    if (!elem && path_len > 0 && (k == OL_N_call || k == OL_N_identifier)) {
+        /* `loss, aux = step(batch)`: each name gets its own element */
+        ol_val v;
+        if (elem_of_expr(m, expr, path[0], NULL, 0, &v)) {
+            if (v.kind == OL_V_BOTTOM)
+                v = UNKNOWN;
+            for (int i = 1; i < path_len; i++)
+                v = index_of_val(v, path[i]);
+            return v;
+        }
+    }
     ol_val v = ol_eval(m, expr);
     if (elem)
         v = elem_of_val(v);
     for (int i = 0; i < path_len; i++)
         v = index_of_val(v, path[i]);
     return v;
+}
+
+/* ---- calls of known functions, element by element --------------------------------- */
+
+uint32_t ol_callee_function(ol_model *m, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call)
+        return OL_NO_INDEX;
+    ol_nid callee = ol_unparen(t, ol_field(t, call, OL_F_function));
+    uint32_t ci = m->node_call[call];
+    if (callee == OL_NONE)
+        return OL_NO_INDEX;
+    if (ol_kind_of(t, callee) == OL_N_attribute && ci != OL_NO_INDEX) {
+        const ol_call *c = &m->calls.items[ci];
+        ol_val rv = ol_eval(m, c->receiver);
+        bool local_instance = (rv.kind == OL_V_MODULE || rv.kind == OL_V_INSTANCE) && (rv.flags & OL_VF_LOCAL);
+        if ((local_instance || rv.kind == OL_V_CLASS) && rv.ref < m->classes.len)
+            return find_method(m, rv.ref, c->name, 0);
+        return OL_NO_INDEX;
+    }
+    ol_val cv = ol_eval(m, callee);
+    return cv.kind == OL_V_FUNCTION && cv.ref < m->functions.len ? cv.ref : OL_NO_INDEX;
+}
+
+/* The project name a call runs, for the links: an imported function
+ * (`evaluate`, `U.evaluate`) or a method of an instance of an imported class. */
+static bool call_target(ol_model *m, ol_nid call, ol_sym *qual, ol_sym *method)
+{
+    const ol_tree *t = m->tree;
+    ol_nid callee = ol_unparen(t, ol_field(t, call, OL_F_function));
+    uint32_t ci = m->node_call[call];
+    if (callee == OL_NONE || ci == OL_NO_INDEX)
+        return false;
+    if (ol_kind_of(t, callee) == OL_N_attribute) {
+        ol_val rv = ol_eval(m, m->calls.items[ci].receiver);
+        if ((rv.kind == OL_V_OBJECT || rv.kind == OL_V_MODULE) && rv.ref && !(rv.flags & OL_VF_LOCAL)) {
+            *qual = rv.ref;
+            *method = m->calls.items[ci].name;
+            return true;
+        }
+        ol_val unused;
+        if ((rv.kind == OL_V_MODULE || rv.kind == OL_V_INSTANCE) && (rv.flags & OL_VF_LOCAL) &&
+            inherited(m, rv.ref, m->calls.items[ci].name, qual, &unused, 0)) {
+            *method = m->calls.items[ci].name;
+            return true;
+        }
+    }
+    ol_val cv = ol_eval(m, callee);
+    if (cv.kind != OL_V_EXTERN)
+        return false;
+    *qual = cv.ref;
+    *method = 0;
+    return true;
+}
+
+static bool function_element(ol_model *m, uint32_t fi, int index, const char *key, int depth, ol_val *out)
+{
+    if (fi >= m->functions.len || depth > 4)
+        return false;
+    size_t n = m->functions.items[fi].returns.len;
+    if (n == 0 || n > 16)
+        return false;
+    ol_val r = BOTTOM;
+    for (size_t i = 0; i < n; i++) {
+        ol_val v;
+        if (!elem_of_expr(m, m->functions.items[fi].returns.items[i], index, key, depth + 1, &v))
+            return false;
+        r = join(r, v);
+    }
+    *out = r;
+    return true;
+}
+
+bool ol_function_element(ol_model *m, uint32_t fi, int index, const char *key, ol_val *out)
+{
+    if (!function_element(m, fi, index, key, 0, out))
+        return false;
+    if (out->kind == OL_V_BOTTOM)
+        *out = UNKNOWN;
+    return true;
+}
+
+/* Element `index` (of a tuple or list) or `key` (of a dict) of what e
+ * evaluates to, read from literals, through names bound once to them and
+ * through the returns of known functions. False when it cannot be read
+ * element by element (then the whole value stands for each element). A
+ * `None` contributes nothing (BOTTOM). */
+static bool elem_of_expr(ol_model *m, ol_nid e, int index, const char *key, int depth, ol_val *out)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > 6)
+        return false;
+    ol_kind k = ol_kind_of(t, e);
+    if (k == OL_N_none) {
+        *out = BOTTOM;
+        return true;
+    }
+    if (!key && index >= 0 && (k == OL_N_tuple || k == OL_N_list || k == OL_N_expression_list)) {
+        int i = 0;
+        for (ol_nid c = ol_first_named(t, e); c != OL_NONE; c = ol_next_named(t, c), i++) {
+            if (ol_kind_of(t, c) == OL_N_list_splat)
+                return false;
+            if (i == index) {
+                *out = ol_eval(m, c);
+                return true;
+            }
+        }
+        return false;
+    }
+    if (key && k == OL_N_dictionary) {
+        for (ol_nid c = ol_first_named(t, e); c != OL_NONE; c = ol_next_named(t, c)) {
+            if (ol_kind_of(t, c) != OL_N_pair)
+                return false; /* **other: any key may come from it */
+            const char *s;
+            uint32_t len;
+            if (ol_string_value(t, ol_field(t, c, OL_F_key), &s, &len) && strlen(key) == len &&
+                memcmp(s, key, len) == 0) {
+                *out = ol_eval(m, ol_field(t, c, OL_F_value));
+                return true;
+            }
+        }
+        return false;
+    }
+    if (k == OL_N_call) {
+        uint32_t fi = ol_callee_function(m, e);
+        bool found = false;
+        ol_val mod = fi == OL_NO_INDEX ? ol_eval(m, ol_field(t, e, OL_F_function)) : UNKNOWN;
+        if (fi != OL_NO_INDEX) {
+            found = function_element(m, fi, index, key, depth, out);
+        } else if (mod.kind == OL_V_MODULE && !(mod.flags & OL_VF_LOSSFN)) {
+            /* `preds, lengths = decoder(x)`: what the module's forward() returns */
+            if ((mod.flags & OL_VF_LOCAL) && mod.ref < m->classes.len) {
+                uint32_t fwd = find_method(m, mod.ref, m->names.forward, 0);
+                found = fwd != OL_NO_INDEX && function_element(m, fwd, index, key, depth, out);
+            } else if (mod.ref && m->links) {
+                found = m->links->call(m->links, m, mod.ref, m->names.forward, index, key, out);
+            }
+        }
+        if (!found && fi == OL_NO_INDEX && m->links) {
+            ol_sym qual, method;
+            found = call_target(m, e, &qual, &method) && m->links->call(m->links, m, qual, method, index, key, out);
+        }
+        if (found && (out->flags & OL_VF_GRAPH) && ol_grad_disabled(m, e))
+            out->flags &= (uint8_t)~OL_VF_GRAPH;
+        return found;
+    }
+    if (k == OL_N_identifier) {
+        uint32_t defs[8];
+        size_t n = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 8);
+        if (n == 0 || n == 8)
+            return false;
+        ol_val r = BOTTOM;
+        for (size_t i = 0; i < n; i++) {
+            const ol_def *d = &m->defs.items[defs[i]];
+            if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred)
+                return false;
+            ol_val v;
+            if (!elem_of_expr(m, d->value, index, key, depth + 1, &v))
+                return false;
+            r = join(r, v);
+        }
+        *out = r;
+        return true;
+    }
+    return false;
+}
+
+/* `out[0]`, `out["loss"]` on a container: the element itself when it can be read. */
+static bool subscript_element(ol_model *m, ol_nid subscript, ol_val *out)
+{
+    const ol_tree *t = m->tree;
+    ol_nid idx = ol_field(t, subscript, OL_F_subscript);
+    const char *s;
+    uint32_t len;
+    char key[64];
+    bool found;
+    if (ol_kind_of(t, idx) == OL_N_integer) {
+        uint32_t tl;
+        const char *txt = ol_text(t, idx, &tl);
+        if (tl == 0 || tl > 2 || !isdigit((unsigned char)txt[0]) || (tl == 2 && !isdigit((unsigned char)txt[1])))
+            return false;
+        int index = tl == 1 ? txt[0] - '0' : (txt[0] - '0') * 10 + (txt[1] - '0');
+        found = elem_of_expr(m, ol_field(t, subscript, OL_F_value), index, NULL, 0, out);
+    } else if (ol_string_value(t, idx, &s, &len) && len < sizeof(key) && !memchr(s, '\0', len)) {
+        memcpy(key, s, len);
+        key[len] = '\0';
+        found = elem_of_expr(m, ol_field(t, subscript, OL_F_value), -1, key, 0, out);
+    } else {
+        return false;
+    }
+    if (found && out->kind == OL_V_BOTTOM)
+        *out = UNKNOWN;
+    return found;
 }
 
 /* ---- parameters ---------------------------------------------------------------- */
@@ -1545,6 +1800,8 @@ static ol_val def_value_uncached(ol_model *m, uint32_t di)
  * from a library that is not torch is not (`encoder = LabelEncoder()`). */
 static bool object_may_be_torch(ol_model *m, ol_val v)
 {
+    if (v.info & OL_OBJ_PROJECT)
+        return false;
     if (!v.ref)
         return true;
     const char *q = ol_sym_str(m, v.ref);
@@ -1665,6 +1922,12 @@ static ol_val eval_name(ol_model *m, ol_nid n)
         while (s != OL_NO_INDEX && !bound) {
             bound = scope_binds(m, s, name);
             s = m->scopes.items[s].parent;
+        }
+        if (!bound && m->links && m->links->star) {
+            /* `from utils import *` of a file of the project that defines it */
+            ol_sym q = m->links->star(m->links, m, name);
+            if (q)
+                return mk_ref(OL_V_EXTERN, 0, q);
         }
         if (!bound) {
             /* bound nowhere: a star import (`from utils import *`) brought it,
@@ -1803,11 +2066,27 @@ static ol_val module_method(ol_model *m, ol_val recv, ol_sym method, ol_nid call
         return mk(OL_V_DICT, 0);
     if (qeq(meth, "generate"))
         return mk(OL_V_TENSOR, 0);
+    /* a model's named entry points run part of it: forward_features(),
+     * encode_image(), extract_features(), get_text_features() */
+    if (!(recv.flags & OL_VF_LOSSFN) &&
+        (ol_str_has_prefix(meth, "forward_") || ol_str_has_prefix(meth, "encode") ||
+         ol_str_has_prefix(meth, "decode") || ol_str_has_prefix(meth, "extract_feat") ||
+         ol_str_has_suffix(meth, "_features") || qeq(meth, "embed")) &&
+        !((recv.flags & OL_VF_LOCAL) && recv.ref < m->classes.len && find_method(m, recv.ref, method, 0) != OL_NO_INDEX))
+        return mk(OL_V_TENSOR, OL_VF_GRAPH);
+    ol_val linked;
+    ol_sym base;
     if ((recv.flags & OL_VF_LOCAL) && recv.ref < m->classes.len) {
         uint32_t fi = find_method(m, recv.ref, method, 0);
         if (fi != OL_NO_INDEX)
             return function_result(m, fi);
+        /* defined by a base class in another file of the project */
+        if (inherited(m, recv.ref, method, &base, &linked, 0))
+            return linked;
     }
+    if (!(recv.flags & OL_VF_LOCAL) && recv.ref && m->links &&
+        m->links->call(m->links, m, recv.ref, method, -1, NULL, &linked))
+        return linked;
     (void)call;
     return UNKNOWN;
 }
@@ -1846,6 +2125,10 @@ static ol_val eval_call(ol_model *m, ol_nid n)
                 uint32_t fi = find_method(m, rv.ref, method, 0);
                 if (fi != OL_NO_INDEX)
                     return function_result(m, fi);
+                ol_sym base;
+                ol_val linked;
+                if (inherited(m, rv.ref, method, &base, &linked, 0))
+                    return linked;
             }
             break; /* an attribute holding a callable: self.criterion(...) */
         case OL_V_CLASS: {
@@ -2019,6 +2302,8 @@ static ol_val eval_node(ol_model *m, ol_nid n)
         case OL_V_DICT:
             if (ol_kind_of(t, idx) == OL_N_slice)
                 r = v;
+            else if (subscript_element(m, n, &r))
+                break;
             else if (v.flags & OL_VF_ELEM_GRAPH)
                 r = mk(OL_V_TENSOR, OL_VF_GRAPH);
             else if (v.info == OL_V_DATASET)

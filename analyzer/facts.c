@@ -177,8 +177,14 @@ bool ol_is_forward_call(ol_model *m, uint32_t ci)
         return rv.kind == OL_V_MODULE && !(rv.flags & OL_VF_LOSSFN);
     }
     ol_kind k = ol_kind_of(t, callee);
-    if (k != OL_N_identifier && k != OL_N_attribute && k != OL_N_subscript)
+    if (k == OL_N_call) {
+        /* model.eval()(x), model.to(device)(x): the call returns the module */
+        uint32_t inner = ol_call_at(m, callee);
+        if (inner == OL_NO_INDEX || m->calls.items[inner].receiver == OL_NONE)
+            return false;
+    } else if (k != OL_N_identifier && k != OL_N_attribute && k != OL_N_subscript) {
         return false;
+    }
     ol_val v = ol_eval(m, callee);
     return v.kind == OL_V_MODULE && !(v.flags & OL_VF_LOSSFN);
 }
@@ -234,6 +240,14 @@ static size_t parameter_sources(ol_model *m, ol_nid e, ol_nid *out, size_t count
                 count = parameter_sources(m, m->defs.items[defs[k]].value, out, count, cap, depth + 1);
     }
     return count;
+}
+
+size_t ol_optimizer_modules(ol_model *m, ol_nid opt, ol_nid *out, size_t cap)
+{
+    ol_nid value = optimizer_value(m, opt);
+    if (value == OL_NONE || ol_kind_of(m->tree, value) != OL_N_call)
+        return 0;
+    return parameter_sources(m, value, out, 0, cap, 0);
 }
 
 ol_nid ol_optimizer_module(ol_model *m, ol_nid opt)
@@ -342,12 +356,31 @@ static bool reset_inside(ol_model *m, const ol_accumulator *acc, ol_nid loop_nod
     return false;
 }
 
+/* A loop that trains through a helper each iteration (`loss = train_step(b)`
+ * in a `while` loop), and sits in no loop over batches. */
+static bool loop_trains_through_calls(ol_model *m, uint32_t li)
+{
+    const ol_loop *loop = &m->loops.items[li];
+    if (!m->links || loop->kind == OL_LOOP_COMPREHENSION || loop->body == OL_NONE)
+        return false;
+    for (uint32_t l = loop->parent; l != OL_NO_INDEX; l = m->loops.items[l].parent)
+        if (ol_loop_is_data_loop(m, l))
+            return false;
+    uint32_t fn = ol_function_of(m, loop->node);
+    size_t first, end = ol_calls_in(m, loop->body, &first);
+    for (size_t i = first; i < end; i++)
+        if (ol_function_of(m, m->calls.items[i].node) == fn &&
+            (m->links->call_facts(m->links, m, (uint32_t)i) & (OL_FN_BACKWARD | OL_FN_STEP)))
+            return true;
+    return false;
+}
+
 uint32_t ol_accumulator_outlived_loop(ol_model *m, const ol_accumulator *acc, ol_nid stmt)
 {
     for (uint32_t l = m->node_loop[stmt]; l != OL_NO_INDEX; l = m->loops.items[l].parent) {
         if (reset_inside(m, acc, m->loops.items[l].node, stmt))
             return OL_NO_INDEX;
-        if (ol_loop_is_data_loop(m, l))
+        if (ol_loop_is_data_loop(m, l) || loop_trains_through_calls(m, l))
             return l;
     }
     return OL_NO_INDEX;
@@ -359,6 +392,20 @@ bool ol_accumulator_in_step_hook(ol_model *m, const ol_accumulator *acc, ol_nid 
         return false;
     uint32_t fn = ol_function_of(m, stmt);
     return fn != OL_NO_INDEX && ol_function_hook(m, fn) == OL_HOOK_TRAIN_STEP;
+}
+
+bool ol_holder_outlives_batches(ol_model *m, ol_nid holder, ol_nid stmt)
+{
+    if (holder == OL_NONE) {
+        for (uint32_t l = m->node_loop[stmt]; l != OL_NO_INDEX; l = m->loops.items[l].parent)
+            if (ol_loop_is_data_loop(m, l))
+                return true;
+        return false;
+    }
+    ol_accumulator acc;
+    if (!ol_accumulator_of(m, holder, &acc))
+        return false;
+    return ol_accumulator_outlived_loop(m, &acc, stmt) != OL_NO_INDEX || ol_accumulator_in_step_hook(m, &acc, stmt);
 }
 
 /* ---- training events ------------------------------------------------------------ */
@@ -468,6 +515,38 @@ bool ol_zero_clears(ol_model *m, ol_nid zero_target, ol_nid optimizer)
      * counts (enc.zero_grad(); dec.zero_grad() for Adam(enc + dec params)) */
     for (size_t i = 0; i < n; i++)
         if (ol_same_text(t, zero_target, sources[i]))
+            return true;
+    return false;
+}
+
+/* Is `part` the same expression as `whole`, or an attribute chain below it
+ * (`model.fc` below `model`)? */
+static bool part_of(const ol_tree *t, ol_nid part, ol_nid whole)
+{
+    for (int depth = 0; depth < 8 && part != OL_NONE; depth++) {
+        part = ol_unparen(t, part);
+        if (ol_same_text(t, part, whole))
+            return true;
+        if (ol_kind_of(t, part) == OL_N_attribute)
+            part = ol_field(t, part, OL_F_object);
+        else if (ol_kind_of(t, part) == OL_N_subscript)
+            part = ol_field(t, part, OL_F_value);
+        else
+            return false;
+    }
+    return false;
+}
+
+bool ol_optimizer_may_train(ol_model *m, ol_nid optimizer, ol_nid module)
+{
+    const ol_tree *t = m->tree;
+    ol_nid value = optimizer_value(m, optimizer);
+    ol_nid sources[8];
+    size_t n = value != OL_NONE ? parameter_sources(m, value, sources, 0, 8, 0) : 0;
+    if (n == 0)
+        return true;
+    for (size_t i = 0; i < n; i++)
+        if (part_of(t, sources[i], module) || part_of(t, module, sources[i]))
             return true;
     return false;
 }

@@ -42,6 +42,10 @@ bool ol_is_forward_call(ol_model *m, uint32_t call);
 /* The module whose parameters an optimizer was built over
  * (`Adam(netD.parameters())` -> netD), or OL_NONE. */
 ol_nid ol_optimizer_module(ol_model *m, ol_nid optimizer_expr);
+/* Every module whose parameters an optimizer was built over
+ * (`Adam(list(G.parameters()) + list(D.parameters()))` -> G, D); writes at
+ * most cap to out and returns the count. */
+size_t ol_optimizer_modules(ol_model *m, ol_nid optimizer_expr, ol_nid *out, size_t cap);
 
 /* ---- accumulators ---------------------------------------------------------- */
 
@@ -62,6 +66,11 @@ uint32_t ol_accumulator_outlived_loop(ol_model *m, const ol_accumulator *acc, ol
 /* Is stmt in a per-batch framework hook (Lightning's training_step) with an
  * attribute accumulator that outlives the call? */
 bool ol_accumulator_in_step_hook(ol_model *m, const ol_accumulator *acc, ol_nid stmt);
+
+/* Does `holder` (an accumulator expression; OL_NONE for a module-level name)
+ * keep what it holds across the iterations of a loop that draws batches
+ * around stmt, or across calls of Lightning's training_step? */
+bool ol_holder_outlives_batches(ol_model *m, ol_nid holder, ol_nid stmt);
 
 /* ---- training events ---------------------------------------------------------- */
 
@@ -90,6 +99,11 @@ void ol_collect_events(ol_model *m, ol_nid region, ol_event_vec *out);
  * The same optimizer, or the module it was built over (when that module is
  * not known, any module counts). */
 bool ol_zero_clears(ol_model *m, ol_nid zero_target, ol_nid optimizer);
+
+/* Could `optimizer` update parameters of `module`: it was built over the
+ * module, a part of it (`model.fc.parameters()`), or something that
+ * contains it, or what it holds is not known? */
+bool ol_optimizer_may_train(ol_model *m, ol_nid optimizer, ol_nid module);
 
 /* A loss that is one number: produced by a loss function, without
  * reduction="none" in the call that made it. */

@@ -1,18 +1,51 @@
 /*
- * fix.c - fix application, verification, atomic writes and unified diffs.
+ * fix.c - applying fixes: choosing which fixes go together in a round,
+ * applying them in one pass, proving the result, and handing the bytes to
+ * writefile.c; plus unified diffs for --diff.
+ *
+ * A round takes the applicable fixes in order, widest first (a no_grad
+ * decorator that covers a whole function before a `.detach()` inside it),
+ * and keeps one fix per statement: every edit claims the statement it
+ * changes (ol_fix_claim_statements, computed while the tree is at hand), and
+ * a fix whose claims meet another fix's claims waits for the next round,
+ * when it is recomputed on the new text (and often no longer needed). An
+ * edit identical to one already taken (two findings fixed by the same
+ * change, a name imported twice) is applied once. Claims are a bit per
+ * byte of text, identical edits are found through a hash table, and the
+ * new text is built in one pass over the old, so a round is O(n log n) in
+ * the number of edits and linear in the text.
+ *
+ * Every round is proven before it is kept: the new text is linted again, and
+ * the round must not add a syntax error or a finding of any rule (a fix that
+ * breaks code downstream, or that stacks with another into nonsense, shows
+ * up there). A round that fails is split in halves, and halves again, to
+ * keep the fixes that are fine and set aside the one that is not (a bounded
+ * number of extra lints per round); the final text is thus always one that
+ * was parsed and linted.
+ *
+ * Writing is writefile.c's. The file must still be what was read (device,
+ * inode, size, mtime, then the bytes), else it is skipped and keeps the newer
+ * text. The new text is first written to a temporary file beside it, synced
+ * and read back. A file with one link is then replaced by rename: atomic,
+ * so a crash leaves the old text or the new. A file with several hard links
+ * cannot be renamed over without cutting the other links off from the fix,
+ * so it is rewritten in place instead, after its blocks were reserved
+ * (posix_fallocate: a full disk or `ulimit -f` fails before a byte changes),
+ * with the original bytes put back if a write fails anyway and the verified
+ * temporary copy kept if even that fails; the same holds when the owner
+ * cannot be given to a new file (not root). Symbolic links are written
+ * through, and mode and owner are kept.
  */
 #include "fix.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "notebook.h"
 #include "rule.h"
+#include "writefile.h"
 
 void ol_fix_outcome_free(ol_fix_outcome *o)
 {
@@ -22,24 +55,275 @@ void ol_fix_outcome_free(ol_fix_outcome *o)
     memset(o, 0, sizeof(*o));
 }
 
-typedef struct range {
-    uint32_t start, end;
-} range;
+/* ---- claims ------------------------------------------------------------------- */
 
-static bool overlaps(const range *taken, size_t n, uint32_t start, uint32_t end)
+static bool is_statement(const ol_tree *t, ol_nid n)
 {
-    for (size_t i = 0; i < n; i++) {
-        /* insertions at the same point conflict too: their order is unclear */
-        if (start < taken[i].end && taken[i].start < end)
+    ol_nid p = t->nodes.items[n].parent;
+    if (p == OL_NONE)
+        return false;
+    ol_kind pk = (ol_kind)t->nodes.items[p].kind;
+    return pk == OL_N_block || pk == OL_N_module;
+}
+
+/* The smallest statement holding [start, end], as [*cs, *ce). */
+static void statement_around(const ol_tree *t, uint32_t start, uint32_t end, uint32_t *cs, uint32_t *ce)
+{
+    /* nodes are in preorder, so their starts never decrease: the last node
+     * starting at or before `start` is the deepest candidate */
+    size_t lo = 0, hi = t->nodes.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->nodes.items[mid].start <= start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (ol_nid n = lo > 0 ? (ol_nid)(lo - 1) : OL_NONE; n != OL_NONE; n = t->nodes.items[n].parent) {
+        const ol_node *node = &t->nodes.items[n];
+        if (node->start <= start && end <= node->end && is_statement(t, n)) {
+            *cs = node->start;
+            *ce = node->end > node->start ? node->end : node->start + 1;
+            return;
+        }
+    }
+    /* outside every statement (before the first, after the last) */
+    *cs = start;
+    *ce = end > start ? end : start + 1;
+}
+
+void ol_fix_claim_statements(const ol_tree *t, ol_diag_vec *diags)
+{
+    for (size_t i = 0; i < diags->len; i++) {
+        ol_fix *fix = diags->items[i].fix;
+        if (!fix)
+            continue;
+        for (size_t e = 0; e < fix->edits.len; e++) {
+            ol_edit *ed = &fix->edits.items[e];
+            statement_around(t, ed->start, ed->end, &ed->claim_start, &ed->claim_end);
+        }
+    }
+}
+
+typedef struct claim {
+    uint32_t start, end;
+} claim;
+
+static claim claim_of(const ol_edit *e)
+{
+    claim c = {e->claim_start, e->claim_end};
+    if (c.end <= c.start || c.start > e->start || c.end < e->end) {
+        /* not computed: the edit's own range, never empty */
+        c.start = e->start;
+        c.end = e->end > e->start ? e->end : e->start + 1;
+    }
+    return c;
+}
+
+/* The bytes of the text claimed so far, one bit each. Accepted claims never
+ * overlap, so marking costs at most one pass over the text per round; a
+ * query reads the claim's words. */
+typedef struct claim_map {
+    uint64_t *bits;
+    size_t words;
+} claim_map;
+
+static void claim_map_init(claim_map *m, size_t text_len)
+{
+    m->words = (text_len + 1) / 64 + 2;
+    m->bits = ol_xcalloc(m->words, sizeof(uint64_t));
+}
+
+static uint64_t span_mask(uint32_t from, uint32_t to) /* bits [from, to) of one word, 0 <= from < to <= 64 */
+{
+    uint64_t high = to == 64 ? ~(uint64_t)0 : (((uint64_t)1 << to) - 1);
+    return high & ~(((uint64_t)1 << from) - 1);
+}
+
+/* Visits the words of [c.start, c.end): marks them, or tells whether any is set. */
+static bool claim_map_visit(claim_map *m, claim c, bool mark)
+{
+    size_t end = c.end;
+    if (end > m->words * 64)
+        end = m->words * 64;
+    for (size_t at = c.start; at < end;) {
+        size_t w = at / 64;
+        uint32_t from = (uint32_t)(at % 64);
+        uint32_t to = end - w * 64 >= 64 ? 64 : (uint32_t)(end - w * 64);
+        uint64_t mask = span_mask(from, to);
+        if (mark)
+            m->bits[w] |= mask;
+        else if (m->bits[w] & mask)
             return true;
-        if (start == end && start > taken[i].start && start < taken[i].end)
-            return true;
-        if (start == end && taken[i].start == taken[i].end && start == taken[i].start)
-            return true;
-        if (start == taken[i].start && end == taken[i].end)
-            return true;
+        at = (w + 1) * 64;
     }
     return false;
+}
+
+static int cmp_claim(const void *a, const void *b)
+{
+    const claim *x = a, *y = b;
+    return x->start != y->start ? (x->start < y->start ? -1 : 1) : (x->end < y->end ? -1 : x->end > y->end);
+}
+
+/* ---- identical edits ------------------------------------------------------------ */
+
+typedef struct edit_set {
+    const ol_edit **slots;
+    size_t cap; /* a power of two */
+    size_t len;
+} edit_set;
+
+static uint64_t edit_hash(const ol_edit *e)
+{
+    uint64_t h = 1469598103934665603u ^ ((uint64_t)e->start << 32 | e->end);
+    for (const char *c = e->content; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211u;
+    return h ^ (h >> 29);
+}
+
+static bool edit_same(const ol_edit *a, const ol_edit *b)
+{
+    return a->start == b->start && a->end == b->end && strcmp(a->content, b->content) == 0;
+}
+
+static const ol_edit *edit_set_find(const edit_set *s, const ol_edit *e)
+{
+    if (!s->cap)
+        return NULL;
+    for (size_t i = edit_hash(e) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+        if (!s->slots[i])
+            return NULL;
+        if (edit_same(s->slots[i], e))
+            return s->slots[i];
+    }
+}
+
+static void edit_set_add(edit_set *s, const ol_edit *e)
+{
+    if ((s->len + 1) * 2 > s->cap) {
+        edit_set bigger = {NULL, s->cap ? s->cap * 2 : 64, 0};
+        bigger.slots = ol_xcalloc(bigger.cap, sizeof(*bigger.slots));
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->slots[i])
+                edit_set_add(&bigger, s->slots[i]);
+        free(s->slots);
+        *s = bigger;
+    }
+    size_t i = edit_hash(e) & (s->cap - 1);
+    while (s->slots[i])
+        i = (i + 1) & (s->cap - 1);
+    s->slots[i] = e;
+    s->len++;
+}
+
+/* ---- one round -------------------------------------------------------------------- */
+
+typedef OL_VEC(const ol_diag *) diag_list;
+
+/* Findings whose fixes were set aside: they made a round fail alone. A
+ * finding is known again in later rounds by its rule, message and text. */
+typedef OL_VEC(char *) signature_list;
+
+static char *signature(const ol_source *src, const ol_diag *d)
+{
+    uint32_t end = d->end <= src->len ? d->end : src->len;
+    uint32_t start = d->start <= end ? d->start : end;
+    return ol_xasprintf("%s\x1f%s\x1f%.*s", d->rule->code, d->message, (int)(end - start), src->text + start);
+}
+
+static bool blocked(const signature_list *b, const ol_source *src, const ol_diag *d)
+{
+    if (b->len == 0)
+        return false;
+    char *sig = signature(src, d);
+    bool hit = false;
+    for (size_t i = 0; i < b->len && !hit; i++)
+        hit = strcmp(b->items[i], sig) == 0;
+    free(sig);
+    return hit;
+}
+
+static uint64_t claim_span(const ol_fix *f)
+{
+    uint64_t span = 0;
+    for (size_t e = 0; e < f->edits.len; e++) {
+        claim c = claim_of(&f->edits.items[e]);
+        span += c.end - c.start;
+    }
+    return span;
+}
+
+typedef struct candidate {
+    const ol_diag *diag;
+    uint64_t span;
+    size_t order;
+} candidate;
+
+static int cmp_candidate(const void *a, const void *b)
+{
+    const candidate *x = a, *y = b;
+    if (x->span != y->span)
+        return x->span > y->span ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Chooses the findings whose fixes go into one round (see the head comment). */
+static void plan_round(const ol_source *src, const ol_diag_vec *diags, bool unsafe, const signature_list *block,
+                       diag_list *plan)
+{
+    OL_VEC(candidate) cands = {0};
+    for (size_t i = 0; i < diags->len; i++) {
+        const ol_fix *fix = diags->items[i].fix;
+        if (!fix || (fix->unsafe && !unsafe) || fix->edits.len == 0)
+            continue;
+        bool in_range = true;
+        for (size_t e = 0; e < fix->edits.len && in_range; e++)
+            in_range = fix->edits.items[e].start <= fix->edits.items[e].end && fix->edits.items[e].end <= src->len;
+        if (!in_range || blocked(block, src, &diags->items[i]))
+            continue;
+        candidate c = {&diags->items[i], claim_span(fix), i};
+        ol_vec_push(&cands, c);
+    }
+    ol_sort(cands.items, cands.len, sizeof(candidate), cmp_candidate);
+    claim_map claims;
+    claim_map_init(&claims, src->len);
+    edit_set taken = {0};
+    OL_VEC(claim) mine = {0};
+    for (size_t i = 0; i < cands.len; i++) {
+        const ol_fix *fix = cands.items[i].diag->fix;
+        mine.len = 0;
+        for (size_t e = 0; e < fix->edits.len; e++)
+            if (!edit_set_find(&taken, &fix->edits.items[e]))
+                ol_vec_push(&mine, claim_of(&fix->edits.items[e]));
+        /* this fix's own claims may nest or repeat: merge them */
+        ol_sort(mine.items, mine.len, sizeof(claim), cmp_claim);
+        size_t merged = 0;
+        for (size_t k = 0; k < mine.len; k++) {
+            if (merged > 0 && mine.items[k].start < mine.items[merged - 1].end) {
+                if (mine.items[k].end > mine.items[merged - 1].end)
+                    mine.items[merged - 1].end = mine.items[k].end;
+                continue;
+            }
+            mine.items[merged++] = mine.items[k];
+        }
+        mine.len = merged;
+        bool clash = false;
+        for (size_t k = 0; k < mine.len && !clash; k++)
+            clash = claim_map_visit(&claims, mine.items[k], false);
+        if (clash)
+            continue; /* next round, if it is still wanted then */
+        for (size_t k = 0; k < mine.len; k++)
+            claim_map_visit(&claims, mine.items[k], true);
+        for (size_t e = 0; e < fix->edits.len; e++)
+            if (!edit_set_find(&taken, &fix->edits.items[e]))
+                edit_set_add(&taken, &fix->edits.items[e]);
+        ol_vec_push(plan, cands.items[i].diag);
+    }
+    ol_vec_free(&mine);
+    free(claims.bits);
+    free(taken.slots);
+    ol_vec_free(&cands);
 }
 
 static int cmp_edit_ptr(const void *a, const void *b)
@@ -47,100 +331,57 @@ static int cmp_edit_ptr(const void *a, const void *b)
     const ol_edit *x = *(const ol_edit *const *)a, *y = *(const ol_edit *const *)b;
     if (x->start != y->start)
         return x->start < y->start ? -1 : 1;
-    return x->end < y->end ? -1 : x->end > y->end;
+    if (x->end != y->end)
+        return x->end < y->end ? -1 : 1;
+    return strcmp(x->content, y->content);
 }
 
-size_t ol_apply_fixes(const char *text, size_t len, const ol_diag_vec *diags, bool unsafe, ol_buf *out)
+/* Builds the text with the fixes of plan[0..count) applied, in one pass. */
+static void apply_plan(const char *text, size_t len, const ol_diag *const *plan, size_t count, ol_buf *out)
 {
-    OL_VEC(range) taken = {0};
     OL_VEC(const ol_edit *) edits = {0};
-    OL_VEC(const ol_fix *) applied_fixes = {0};
-    size_t applied = 0;
-    for (size_t i = 0; i < diags->len; i++) {
-        const ol_fix *fix = diags->items[i].fix;
-        if (!fix || (fix->unsafe && !unsafe) || fix->edits.len == 0)
-            continue;
-        /* the same fix reached through several findings is applied once */
-        bool duplicate = false;
-        for (size_t k = 0; k < applied_fixes.len && !duplicate; k++)
-            duplicate = ol_fix_equal(applied_fixes.items[k], fix);
-        if (duplicate) {
-            applied++;
-            continue;
-        }
-        bool clash = false;
-        for (size_t e = 0; e < fix->edits.len && !clash; e++) {
-            const ol_edit *ed = &fix->edits.items[e];
-            if (ed->end > len)
-                clash = true;
-            else
-                clash = overlaps(taken.items, taken.len, ed->start, ed->end);
-        }
-        if (clash)
-            continue; /* applied in a later round, if still wanted */
-        for (size_t e = 0; e < fix->edits.len; e++) {
-            range r = {fix->edits.items[e].start, fix->edits.items[e].end};
-            ol_vec_push(&taken, r);
-            ol_vec_push(&edits, &fix->edits.items[e]);
-        }
-        ol_vec_push(&applied_fixes, fix);
-        applied++;
-    }
+    for (size_t i = 0; i < count; i++)
+        for (size_t e = 0; e < plan[i]->fix->edits.len; e++)
+            ol_vec_push(&edits, &plan[i]->fix->edits.items[e]);
     ol_sort(edits.items, edits.len, sizeof(edits.items[0]), cmp_edit_ptr);
     ol_buf_clear(out);
+    ol_buf_reserve(out, len + 64);
     size_t pos = 0;
     for (size_t i = 0; i < edits.len; i++) {
         const ol_edit *e = edits.items[i];
+        if (i > 0 && edit_same(edits.items[i - 1], e))
+            continue; /* the same change for two findings: once */
+        if (e->start < pos)
+            continue; /* cannot happen for a plan: its claims are disjoint */
         ol_buf_add(out, text + pos, e->start - pos);
         ol_buf_puts(out, e->content);
         pos = e->end;
     }
     ol_buf_add(out, text + pos, len - pos);
-    ol_vec_free(&taken);
     ol_vec_free(&edits);
-    ol_vec_free(&applied_fixes);
-    return applied;
+}
+
+size_t ol_apply_fixes(const char *text, size_t len, const ol_diag_vec *diags, bool unsafe, ol_buf *out)
+{
+    ol_source src = {0};
+    src.text = (char *)text;
+    src.len = (uint32_t)len;
+    signature_list none = {0};
+    diag_list plan = {0};
+    plan_round(&src, diags, unsafe, &none, &plan);
+    apply_plan(text, len, plan.items, plan.len, out);
+    size_t n = plan.len;
+    ol_vec_free(&plan);
+    return n;
 }
 
 /* ---- writing ----------------------------------------------------------------- */
 
 int ol_write_atomic(const char *path, const char *data, size_t len)
 {
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return errno;
-    const char *slash = strrchr(path, '/');
-    char *tmpl = slash ? ol_xasprintf("%.*s/.oomlint-fix-XXXXXX", (int)(slash - path), path)
-                       : ol_xstrdup(".oomlint-fix-XXXXXX");
-    int fd = mkstemp(tmpl);
-    if (fd < 0) {
-        int err = errno;
-        free(tmpl);
-        return err;
-    }
-    int err = 0;
-    size_t done = 0;
-    while (done < len) {
-        ssize_t w = write(fd, data + done, len - done);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            err = errno;
-            break;
-        }
-        done += (size_t)w;
-    }
-    if (!err && fchmod(fd, st.st_mode & 07777) != 0)
-        err = errno;
-    if (!err && fsync(fd) != 0)
-        err = errno;
-    if (close(fd) != 0 && !err)
-        err = errno;
-    if (!err && rename(tmpl, path) != 0)
-        err = errno;
-    if (err)
-        unlink(tmpl);
-    free(tmpl);
+    ol_buf why = {0};
+    int err = ol_replace_file(path, data, len, NULL, &why);
+    ol_buf_free(&why);
     return err;
 }
 
@@ -306,14 +547,8 @@ void ol_unified_diff(const char *path, const char *a, size_t alen, const char *b
 
 /* ---- the rounds ------------------------------------------------------------------ */
 
-static size_t count_errors(const ol_diag_vec *diags)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < diags->len; i++)
-        if (diags->items[i].rule == &ol_rule_oom002)
-            n++;
-    return n;
-}
+/* How many extra lints one round may spend finding the fix that broke it. */
+#define OL_FIX_BISECT_LINTS 24
 
 /* A new source holding `text`, with src's encoding, BOM and cell map. */
 static void derive_source(const ol_source *src, const char *text, size_t len, ol_source *out)
@@ -336,66 +571,185 @@ static void derive_source(const ol_source *src, const char *text, size_t len, ol
     }
 }
 
+/* Lints `text` as the new state of r, into *out. */
+static void relint(ol_linter *lt, const ol_file_result *r, const char *text, size_t len, ol_file_result *out)
+{
+    ol_source fresh;
+    derive_source(&r->src, text, len, &fresh);
+    memset(out, 0, sizeof(*out));
+    out->path = ol_xstrdup(r->path);
+    ol_lint_source(lt, &fresh, out);
+}
+
+/* Moves the linted state `next` into r, keeping what belongs to the file
+ * rather than to its text (where it came from, how it was read). */
+static void adopt(ol_file_result *r, ol_file_result *next)
+{
+    struct ol_file_snapshot *snap = r->snapshot;
+    bool from_stdin = r->from_stdin;
+    r->snapshot = NULL;
+    ol_file_result_free(r);
+    *r = *next;
+    r->snapshot = snap;
+    r->from_stdin = from_stdin;
+    memset(next, 0, sizeof(*next));
+}
+
+static void count_findings(const ol_diag_vec *diags, size_t *per_rule)
+{
+    memset(per_rule, 0, ol_rule_count * sizeof(size_t));
+    for (size_t i = 0; i < diags->len; i++)
+        per_rule[ol_rule_index(diags->items[i].rule)]++;
+}
+
+/* Is `after` an acceptable result of a round applied to `before`: no rule
+ * (syntax errors included) reports more than before, and a notebook keeps
+ * its cell map (its fixes must not add or remove lines). */
+static bool round_ok(const ol_file_result *before, const size_t *before_counts, const ol_file_result *after,
+                     size_t *scratch)
+{
+    if (before->src.notebook && after->src.line_count != before->src.line_count)
+        return false;
+    count_findings(&after->diags, scratch);
+    for (size_t i = 0; i < ol_rule_count; i++)
+        if (scratch[i] > before_counts[i])
+            return false;
+    return true;
+}
+
+typedef struct round_state {
+    ol_linter *lt;
+    ol_file_result *r;
+    const size_t *before_counts;
+    size_t *scratch;
+    int lints_left;
+    ol_buf text;
+} round_state;
+
+/* Applies plan[0..count) to r's text, lints it, and says whether it holds. */
+static bool try_plan(round_state *st, const ol_diag *const *plan, size_t count, ol_file_result *out)
+{
+    apply_plan(st->r->src.text, st->r->src.len, plan, count, &st->text);
+    if (st->text.len == st->r->src.len && memcmp(st->text.data ? st->text.data : "", st->r->src.text, st->text.len) == 0)
+        return false; /* changes nothing */
+    relint(st->lt, st->r, st->text.data ? st->text.data : "", st->text.len, out);
+    if (round_ok(st->r, st->before_counts, out, st->scratch))
+        return true;
+    ol_file_result_free(out);
+    return false;
+}
+
+/* Runs one round: the whole plan if it holds, else the largest part of it
+ * that bisection finds holding. Updates r; returns the findings fixed. */
+static size_t run_round(ol_linter *lt, ol_file_result *r, diag_list *plan, signature_list *block)
+{
+    size_t *before = ol_xcalloc(ol_rule_count, sizeof(size_t));
+    size_t *scratch = ol_xcalloc(ol_rule_count, sizeof(size_t));
+    count_findings(&r->diags, before);
+    round_state st = {lt, r, before, scratch, OL_FIX_BISECT_LINTS, {0}};
+    ol_file_result next;
+    size_t fixed = 0;
+    if (try_plan(&st, plan->items, plan->len, &next)) {
+        fixed = plan->len;
+        adopt(r, &next);
+    } else {
+        /* keep `kept` (a prefix of the reordered plan) and try the rest in
+         * halves; a single fix that fails on its own is set aside */
+        diag_list kept = {0}, trial = {0};
+        OL_VEC(size_t) starts = {0}, ends = {0};
+        size_t first_half = plan->len / 2;
+        if (plan->len > 1) {
+            ol_vec_push(&starts, first_half);
+            ol_vec_push(&ends, plan->len);
+            ol_vec_push(&starts, 0);
+            ol_vec_push(&ends, first_half);
+        } else {
+            ol_vec_push(block, signature(&r->src, plan->items[0]));
+        }
+        ol_file_result best = {0};
+        bool have_best = false;
+        while (starts.len > 0 && st.lints_left > 0) {
+            size_t lo = starts.items[--starts.len], hi = ends.items[--ends.len];
+            trial.len = 0;
+            for (size_t i = 0; i < kept.len; i++)
+                ol_vec_push(&trial, kept.items[i]);
+            for (size_t i = lo; i < hi; i++)
+                ol_vec_push(&trial, plan->items[i]);
+            st.lints_left--;
+            ol_file_result attempt;
+            if (try_plan(&st, trial.items, trial.len, &attempt)) {
+                for (size_t i = lo; i < hi; i++)
+                    ol_vec_push(&kept, plan->items[i]);
+                if (have_best)
+                    ol_file_result_free(&best);
+                best = attempt;
+                have_best = true;
+            } else if (hi - lo == 1) {
+                ol_vec_push(block, signature(&r->src, plan->items[lo]));
+            } else {
+                size_t mid = lo + (hi - lo) / 2;
+                ol_vec_push(&starts, mid);
+                ol_vec_push(&ends, hi);
+                ol_vec_push(&starts, lo);
+                ol_vec_push(&ends, mid);
+            }
+        }
+        if (have_best) {
+            fixed = kept.len;
+            adopt(r, &best);
+        }
+        ol_vec_free(&kept);
+        ol_vec_free(&trial);
+        ol_vec_free(&starts);
+        ol_vec_free(&ends);
+    }
+    ol_buf_free(&st.text);
+    free(before);
+    free(scratch);
+    return fixed;
+}
+
 void ol_fix_file(ol_linter *lt, ol_file_result *r, ol_fix_mode mode, bool unsafe, ol_fix_outcome *outcome)
 {
     memset(outcome, 0, sizeof(*outcome));
     if (!r->has_source || !r->read_ok)
         return;
-    size_t original_errors = count_errors(&r->diags);
-    const ol_source *orig = &r->src;
-    char *orig_text = ol_xstrndup(orig->text, orig->len);
-    size_t orig_len = orig->len;
-    ol_buf next = {0};
+    char *orig_text = ol_xstrndup(r->src.text, r->src.len);
+    size_t orig_len = r->src.len;
+    signature_list block = {0};
     size_t applied = 0;
     for (int round = 0; round < OL_FIX_ROUNDS; round++) {
-        size_t n = ol_apply_fixes(r->src.text, r->src.len, &r->diags, unsafe, &next);
-        if (n == 0 || (next.len == r->src.len && memcmp(next.data, r->src.text, next.len) == 0))
+        diag_list plan = {0};
+        plan_round(&r->src, &r->diags, unsafe, &block, &plan);
+        size_t n = plan.len ? run_round(lt, r, &plan, &block) : 0;
+        ol_vec_free(&plan);
+        if (n == 0)
             break;
-        if (r->src.notebook) {
-            /* notebooks are fixed line for line: the cell map must still hold */
-            uint32_t line_count = 1;
-            for (size_t i = 0; i < next.len; i++)
-                line_count += next.data[i] == '\n';
-            if (line_count != r->src.line_count)
-                break;
-        }
         applied += n;
-        ol_source fresh;
-        derive_source(&r->src, next.data, next.len, &fresh);
-        ol_file_result again = {0};
-        again.path = ol_xstrdup(r->path);
-        ol_lint_source(lt, &fresh, &again);
-        ol_file_result_free(r);
-        *r = again;
     }
-    ol_buf_free(&next);
+    for (size_t i = 0; i < block.len; i++)
+        free(block.items[i]);
+    ol_vec_free(&block);
     if (applied == 0) {
         free(orig_text);
         return;
     }
-    if (count_errors(&r->diags) > original_errors) {
-        outcome->error = ol_xstrdup("the fixed code would not parse; the file was left unchanged");
-        /* restore the original findings */
-        ol_source fresh;
-        derive_source(&r->src, orig_text, orig_len, &fresh);
-        ol_file_result again = {0};
-        again.path = ol_xstrdup(r->path);
-        ol_lint_source(lt, &fresh, &again);
-        ol_file_result_free(r);
-        *r = again;
+    outcome->applied = applied;
+    if (mode == OL_FIX_NONE) {
+        /* in memory only (the language server's fix-all): r holds the result */
         free(orig_text);
         return;
     }
-    outcome->applied = applied;
     /* bytes to write, in the file's own form */
-    ol_buf bytes = {0}, why = {0}, original_bytes = {0};
+    ol_buf bytes = {0}, why = {0};
     bool ok;
     if (r->src.notebook)
         ok = ol_notebook_render(&r->src, r->src.text, r->src.len, &bytes, &why);
     else
         ok = ol_source_encode(&r->src, r->src.text, r->src.len, &bytes, &why);
     if (!ok) {
-        outcome->error = ol_xasprintf("cannot write the fix: %s", why.data ? why.data : "unknown reason");
+        outcome->error = ol_xasprintf("cannot apply the fixes: %s; the file was left unchanged",
+                                      why.data ? why.data : "unknown reason");
         outcome->applied = 0;
     } else if (mode == OL_FIX_DIFF) {
         ol_buf d = {0};
@@ -410,14 +764,27 @@ void ol_fix_file(ol_linter *lt, ol_file_result *r, ol_fix_mode mode, bool unsafe
         outcome->output_len = bytes.len;
         outcome->output = ol_buf_take(&bytes);
     } else if (mode == OL_FIX_WRITE) {
-        int err = ol_write_atomic(r->path, bytes.data, bytes.len);
+        ol_buf_clear(&why);
+        int err = ol_replace_file(r->path, bytes.data ? bytes.data : "", bytes.len, r->snapshot, &why);
         if (err) {
-            outcome->error = ol_xasprintf("cannot write `%s`: %s", r->path, strerror(err));
+            if (err == OL_ERR_CHANGED)
+                outcome->error = ol_xasprintf("`%s` changed on disk while oomlint was fixing it; it was skipped "
+                                              "and keeps the newer text (run oomlint again)",
+                                              r->path);
+            else
+                outcome->error = ol_xasprintf("cannot write the fixes to `%s`: %s", r->path,
+                                              why.data ? why.data : strerror(err));
+            outcome->failed = true;
             outcome->applied = 0;
         }
     }
+    if (outcome->applied == 0) {
+        /* nothing was written: report the file as it is */
+        ol_file_result again;
+        relint(lt, r, orig_text, orig_len, &again);
+        adopt(r, &again);
+    }
     ol_buf_free(&bytes);
     ol_buf_free(&why);
-    ol_buf_free(&original_bytes);
     free(orig_text);
 }

@@ -1,13 +1,14 @@
 /*
  * fix.h - applying fixes, as `--fix`, `--unsafe-fixes` and `--diff` do.
  *
- * Fixes are applied in rounds, as in Ruff: the non-overlapping applicable
- * fixes of a lint are applied together, the result is linted again, and so
- * on until nothing changes (at most OL_FIX_ROUNDS rounds). The final text must
- * parse with no syntax error the original did not have, or the file is left
- * alone. Writing is atomic: a temporary file in the same directory, flushed,
- * given the original's mode, then renamed over it. Text is written back in
- * the file's own encoding, BOM and line endings; notebooks get only their
+ * Fixes are applied in rounds, as in Ruff: the applicable fixes of a lint
+ * that change different statements are applied together, the result is
+ * linted again, and so on until nothing changes (at most OL_FIX_ROUNDS
+ * rounds). A round is kept only if the new text adds no syntax error and no
+ * finding; fixes that break it are set aside (see fix.c). Writing goes
+ * through writefile.h: never over a file that changed since it was read,
+ * atomically, keeping links, mode and owner. Text is written back in the
+ * file's own encoding, BOM and line endings; notebooks get only their
  * changed cells' sources rewritten.
  */
 #ifndef OL_FIX_H
@@ -19,6 +20,7 @@
 #include "diag.h"
 #include "lint.h"
 #include "source.h"
+#include "syntax.h"
 
 #define OL_FIX_ROUNDS 10
 
@@ -33,22 +35,30 @@ typedef struct ol_fix_outcome {
     size_t applied;     /* findings whose fix was applied */
     char *diff;         /* unified diff (--diff), or NULL */
     char *error;        /* why the file was left unchanged, or NULL */
+    bool failed;        /* error is a failure (not written, changed on disk): exit 2 */
     char *output;       /* OL_FIX_OUTPUT: the whole fixed file */
     size_t output_len;
 } ol_fix_outcome;
 
-/* Applies the applicable fixes in diags to text once. Returns how many
- * findings' fixes were applied; the new text goes to out. */
+/* Applies one round of the applicable fixes in diags to text (unproven: no
+ * lint). Returns how many findings' fixes were applied; the new text goes
+ * to out. */
 size_t ol_apply_fixes(const char *text, size_t len, const ol_diag_vec *diags, bool unsafe, ol_buf *out);
 
+/* Sets the claim of every fix edit in diags: the statement of t it changes. */
+void ol_fix_claim_statements(const ol_tree *t, ol_diag_vec *diags);
+
 /* Runs the rounds on r (which must hold its source), updating r's source and
- * findings to the final state, writing or diffing per mode. */
+ * findings to the final state, writing or diffing per mode (OL_FIX_NONE:
+ * neither; the fixed text is left in r's source). When nothing is written
+ * (a failure), r is left with the findings of the text on disk. */
 void ol_fix_file(ol_linter *lt, ol_file_result *r, ol_fix_mode mode, bool unsafe, ol_fix_outcome *outcome);
 
 /* Unified diff of two texts, with 3 lines of context. */
 void ol_unified_diff(const char *path, const char *a, size_t alen, const char *b, size_t blen, ol_buf *out);
 
-/* Writes data to path atomically, keeping path's mode. Returns 0 or errno. */
+/* Writes data to path safely (ol_replace_file without a snapshot). Returns 0
+ * or an errno value. */
 int ol_write_atomic(const char *path, const char *data, size_t len);
 
 void ol_fix_outcome_free(ol_fix_outcome *o);

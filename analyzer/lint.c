@@ -16,14 +16,22 @@
 #include "fix.h"
 #include "model.h"
 #include "notebook.h"
+#include "project.h"
 #include "rule.h"
 #include "suppress.h"
+#include "summary.h"
+#include "writefile.h"
 
 void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s)
 {
     ol_parser_init(&lt->parser, g);
     lt->settings = s;
     lt->timings = NULL;
+    lt->project = NULL;
+    lt->file = 0;
+    lt->depth = 0;
+    lt->summary_only = false;
+    lt->nested_ns = 0;
 }
 
 uint64_t ol_now_ns(void)
@@ -73,6 +81,10 @@ void ol_file_result_free(ol_file_result *r)
     free(r->fix_diff);
     free(r->fix_error);
     free(r->fix_output);
+    ol_snapshot_free(r->snapshot);
+    for (size_t i = 0; i < r->warnings.len; i++)
+        free(r->warnings.items[i]);
+    ol_vec_free(&r->warnings);
     memset(r, 0, sizeof(*r));
 }
 
@@ -93,10 +105,48 @@ static bool same_finding(const ol_diag *a, const ol_diag *b)
     return a->rule == b->rule && a->start == b->start && a->end == b->end;
 }
 
-static void filter(const ol_settings *s, const ol_tree *t, ol_diag_vec *diags)
+/* "path:line" of a byte offset, or "path:cell N:line" in a notebook. */
+static char *place(const char *path, const ol_source *src, uint32_t at)
 {
+    uint32_t line = ol_source_line_index(src, at);
+    const ol_cell *cell = src->notebook ? ol_source_cell(src, line) : NULL;
+    if (cell)
+        return ol_xasprintf("%s:cell %u:%u", path, cell->index, line - cell->first_line + 1);
+    return ol_xasprintf("%s:%u", path, line + 1);
+}
+
+/* An unknown code in a suppression is a typo that suppresses nothing; say
+ * so on stderr whether or not OOM003 runs, as Ruff does. In `# noqa` only
+ * codes that look like oomlint's count: the comment is shared with flake8
+ * and Ruff, whose codes (E501) are none of our business. */
+static void warn_unknown_codes(const ol_suppressions *sup, const ol_source *src, ol_file_result *r)
+{
+    for (size_t i = 0; i < sup->items.len; i++) {
+        const ol_suppression *s = &sup->items.items[i];
+        for (size_t k = 0; k < s->codes.len; k++) {
+            const char *code = s->codes.items[k];
+            if (ol_rule_find(code) || (s->kind == OL_SUPPRESS_NOQA && strncmp(code, "OOM", 3) != 0))
+                continue;
+            char *where = place(r->path, src, s->code_spans.items[k].start);
+            ol_vec_push(&r->warnings,
+                        ol_xasprintf("%s: unknown rule code '%s' in '# %s' (see 'oomlint rules')", where, code,
+                                     s->kind == OL_SUPPRESS_NOQA ? "noqa" : "oomlint: disable"));
+            free(where);
+        }
+    }
+}
+
+static bool has_hard_error(const ol_tree *t);
+
+/* Drops findings of rules that are off and findings a comment suppresses,
+ * then, when OOM003 is on and the whole file was analyzed, reports the
+ * suppressions that were not needed. */
+static void filter(const ol_settings *s, const ol_tree *t, ol_file_result *r)
+{
+    ol_diag_vec *diags = &r->diags;
     ol_suppressions sup;
     ol_suppressions_collect(&sup, t);
+    warn_unknown_codes(&sup, t->src, r);
     ol_diag_vec_sort(diags);
     size_t keep = 0;
     for (size_t i = 0; i < diags->len; i++) {
@@ -104,7 +154,7 @@ static void filter(const ol_settings *s, const ol_tree *t, ol_diag_vec *diags)
         bool drop = !s->enabled[ol_rule_index(d->rule)];
         if (!drop && d->rule != &ol_rule_oom001) {
             uint32_t line = ol_source_line_index(t->src, d->start) + 1;
-            drop = ol_suppressed(&sup, line, d->rule->code);
+            drop = ol_suppression_use(&sup, line, d->rule->code);
         }
         if (!drop && keep > 0 && same_finding(&diags->items[keep - 1], d))
             drop = true;
@@ -115,6 +165,22 @@ static void filter(const ol_settings *s, const ol_tree *t, ol_diag_vec *diags)
         diags->items[keep++] = *d;
     }
     diags->len = keep;
+    /* with a syntax error the rules saw part of the file: a suppression may
+     * look unused only because its finding could not be made */
+    if (s->enabled[ol_rule_index(&ol_rule_oom003)] && !t->timed_out && !has_hard_error(t)) {
+        ol_diag_vec unused = {0};
+        ol_check check = {NULL, t, t->src, &ol_rule_oom003, &unused};
+        ol_report_unused_suppressions(&check, &sup, s->enabled);
+        for (size_t i = 0; i < unused.len; i++) {
+            uint32_t line = ol_source_line_index(t->src, unused.items[i].start) + 1;
+            if (ol_suppression_use_other(&sup, line, ol_rule_oom003.code, unused.items[i].start))
+                ol_diag_free(&unused.items[i]);
+            else
+                ol_vec_push(diags, unused.items[i]);
+        }
+        ol_vec_free(&unused);
+        ol_diag_vec_sort(diags);
+    }
     ol_suppressions_free(&sup);
 }
 
@@ -234,24 +300,36 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
             tm->model_ns += t1 - t0;
             t0 = t1;
         }
+        /* publish what this file's functions do before its rules ask about others' */
+        ol_xref *xref = ol_xref_begin(&model, lt->project, lt->file, lt);
+        if (tm) {
+            uint64_t t1 = ol_now_ns();
+            tm->model_ns += t1 - t0;
+            t0 = t1;
+        }
         ol_check check = {&model, &tree, &r->src, NULL, &r->diags};
         bool test_file = ol_is_test_file(&model);
-        for (size_t i = 0; i < ol_rule_count; i++) {
+        for (size_t i = 0; i < ol_rule_count && !lt->summary_only; i++) {
             const ol_rule *rule = ol_rules[i];
             if (!rule->check || !lt->settings->enabled[i] || (test_file && !rule->in_tests))
                 continue;
             check.rule = rule;
+            lt->nested_ns = 0;
             rule->check(&check);
             if (tm) {
+                /* another file linted on the way is timed as itself */
                 uint64_t t1 = ol_now_ns();
-                tm->rule_ns[i] += t1 - t0;
-                tm->rules_ns += t1 - t0;
+                uint64_t spent = t1 - t0 > lt->nested_ns ? t1 - t0 - lt->nested_ns : 0;
+                tm->rule_ns[i] += spent;
+                tm->rules_ns += spent;
                 t0 = t1;
             }
         }
+        ol_xref_end(xref);
         ol_model_free(&model);
     }
-    filter(lt->settings, &tree, &r->diags);
+    filter(lt->settings, &tree, r);
+    ol_fix_claim_statements(&tree, &r->diags);
     ol_tree_free(&tree);
     if (use_recovered)
         ol_source_free(&recovered);
@@ -280,7 +358,11 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
             bytes[stdin_len] = '\0';
             len = stdin_len;
         } else {
-            err = ol_read_file(in->path, OL_MAX_SOURCE_BYTES, &bytes, &len);
+            struct stat st;
+            err = ol_read_file_stat(in->path, OL_MAX_SOURCE_BYTES, &bytes, &len, &st);
+            /* --fix writes only over the file it read */
+            if (!err && run && run->fix_mode == OL_FIX_WRITE)
+                r->snapshot = ol_snapshot_new(&st, bytes, len);
         }
     }
     if (err) {
@@ -323,6 +405,9 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
         r->fixed = outcome.applied;
         r->fix_diff = outcome.diff;
         r->fix_error = outcome.error;
+        r->fix_failed = outcome.failed;
+        ol_snapshot_free(r->snapshot);
+        r->snapshot = NULL;
         r->fix_output = outcome.output;
         r->fix_output_len = outcome.output_len;
         if (mode == OL_FIX_OUTPUT && !r->fix_output) {
@@ -345,6 +430,7 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
 /* ---- the pool ------------------------------------------------------------- */
 
 typedef struct pool_job {
+    ol_project *project; /* NULL when the run has one file */
     const ol_grammar *grammar;
     const ol_settings *settings;
     const ol_run_options *run;
@@ -357,11 +443,56 @@ typedef struct pool_job {
     pthread_mutex_t lock; /* guards merging timings */
 } pool_job;
 
+/* Lints input i on this thread, as the one that claimed it. */
+static void lint_claimed(pool_job *job, ol_linter *lt, size_t i)
+{
+    size_t saved_file = lt->file;
+    lt->file = i;
+    lt->depth++;
+    ol_lint_input(lt, &job->inputs[i], job->stdin_bytes, job->stdin_len, job->run, &job->results[i]);
+    if (job->project)
+        ol_project_publish_missing(job->project, i);
+    lt->depth--;
+    lt->file = saved_file;
+}
+
+/* Files importing each other are linted one inside the other on a thread;
+ * past this depth only summaries are built (the file is parsed again when
+ * its turn comes). */
+#define OL_MAX_NESTED_FILES 16
+
+/* The project's processor: a file's rules asked about file i, which has no
+ * summary yet (project.h). */
+static void process_file(void *arg, void *worker_linter, size_t i)
+{
+    pool_job *job = arg;
+    ol_linter *lt = worker_linter;
+    uint64_t start = lt->timings ? ol_now_ns() : 0;
+    bool saved_only = lt->summary_only;
+    uint64_t saved_nested = lt->nested_ns;
+    if (lt->depth < OL_MAX_NESTED_FILES && ol_project_claim(job->project, i)) {
+        lt->summary_only = false;
+        lint_claimed(job, lt, i);
+    } else if (!ol_project_claimed(job->project, i) || lt->depth >= OL_MAX_NESTED_FILES) {
+        ol_file_result scratch;
+        size_t saved_file = lt->file;
+        lt->file = i;
+        lt->summary_only = true;
+        ol_lint_input(lt, &job->inputs[i], job->stdin_bytes, job->stdin_len, NULL, &scratch);
+        ol_file_result_free(&scratch);
+        ol_project_publish_missing(job->project, i);
+        lt->file = saved_file;
+    }
+    lt->summary_only = saved_only;
+    lt->nested_ns = saved_nested + (lt->timings ? ol_now_ns() - start : 0);
+}
+
 static void *worker(void *arg)
 {
     pool_job *job = arg;
     ol_linter lt;
     ol_linter_init(&lt, job->grammar, job->settings);
+    lt.project = job->project;
     ol_timings mine;
     bool timed = job->run && job->run->timings;
     if (timed) {
@@ -372,7 +503,8 @@ static void *worker(void *arg)
         size_t i = atomic_fetch_add(&job->next, 1);
         if (i >= job->count)
             break;
-        ol_lint_input(&lt, &job->inputs[i], job->stdin_bytes, job->stdin_len, job->run, &job->results[i]);
+        if (!job->project || ol_project_claim(job->project, i))
+            lint_claimed(job, &lt, i);
     }
     if (timed) {
         pthread_mutex_lock(&job->lock);
@@ -396,6 +528,15 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
     job.stdin_bytes = stdin_bytes;
     job.stdin_len = stdin_len;
     job.results = results;
+    /* several files: their functions' summaries are shared between them */
+    job.project = NULL;
+    if (count > 1) {
+        job.project = ol_project_new();
+        for (size_t i = 0; i < count; i++)
+            ol_project_add(job.project, inputs[i].path);
+        ol_project_index(job.project);
+        ol_project_set_processor(job.project, process_file, &job);
+    }
     atomic_init(&job.next, 0);
     pthread_mutex_init(&job.lock, NULL);
     if (threads <= 0) {
@@ -406,6 +547,7 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
         threads = (int)count;
     if (threads < 1) {
         pthread_mutex_destroy(&job.lock);
+        ol_project_free(job.project);
         return;
     }
     /* even one worker runs on a thread of its own: the model walk wants a
@@ -428,4 +570,5 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
         pthread_join(ids[i], NULL);
     free(ids);
     pthread_mutex_destroy(&job.lock);
+    ol_project_free(job.project);
 }

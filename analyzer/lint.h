@@ -60,14 +60,22 @@ typedef struct ol_file_result {
     size_t fixed;        /* findings fixed (--fix / --diff) */
     char *fix_diff;      /* --diff output */
     char *fix_error;     /* why fixing failed */
+    bool fix_failed;     /* fix_error is a failure (not written, changed on disk): exit 2 */
+    struct ol_file_snapshot *snapshot; /* --fix: the file as read, to detect changes (owned) */
     char *fix_output;    /* --fix on stdin: the fixed text */
     size_t fix_output_len;
+    OL_VEC(char *) warnings; /* "path:line: ..." problems with the file's suppression comments */
 } ol_file_result;
 
 typedef struct ol_linter {
     ol_parser parser;
     const ol_settings *settings;
     ol_timings *timings; /* this thread's timings, or NULL */
+    struct ol_project *project; /* the run's files and their summaries, or NULL (project.h) */
+    size_t file;         /* index in the project of the file being linted */
+    int depth;           /* files being linted on this thread, one inside another */
+    bool summary_only;   /* publish the file's summary, run no rules */
+    uint64_t nested_ns;  /* time spent on other files inside this one's rules */
 } ol_linter;
 
 void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s);

@@ -1,10 +1,26 @@
 /*
  * main.c - oomlint's entry point: parse the command line, find the
  * configuration, discover inputs, lint them in parallel, emit, and choose
- * the exit status
- * (0 no findings, 1 findings, 2 usage error or nothing could be linted).
+ * the exit status.
+ *
+ * Exit status: 0 no findings at or above --fail-on (also a run whose every
+ * path was excluded, so a pre-commit hook handed only excluded files
+ * passes); 1 such findings (after --fix: findings left; --diff: fixes to
+ * show); 2 when the run could not do what it was asked:
+ * a usage or configuration error, a report that could not be written
+ * (standard output or --output-file), a fix that could not be written or a
+ * file that changed on disk while it was being fixed, --diff on a path that
+ * could not be read, or nothing that could be linted. --exit-zero turns 1
+ * into 0, never 2.
+ *
+ * Nothing is written before the arguments and the configuration are known
+ * good: the report file is opened only then, it may not be one of the
+ * inputs (compared by device and inode, so a link to an input is caught
+ * too), and it is built aside and renamed into place at the end
+ * (writefile.h).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +33,8 @@
 #include "fix.h"
 #include "lint.h"
 #include "rule.h"
+#include "server.h"
+#include "writefile.h"
 
 static bool want_color(ol_color c)
 {
@@ -41,6 +59,15 @@ static void config_options(const ol_cli *cli, ol_config_options *o)
     o->cli = &cli->selection;
     o->cli_exclude = &cli->exclude;
     o->stdin_filename = cli->stdin_filename;
+}
+
+/* "oomlint: error: " and a message that may hold a file name, escaped. */
+static void print_error(const char *message)
+{
+    ol_buf b = {0};
+    ol_escape_display(&b, message, false);
+    fprintf(stderr, "oomlint: error: %s\n", b.data ? b.data : "");
+    ol_buf_free(&b);
 }
 
 static int config_failed(ol_resolver *r)
@@ -104,6 +131,43 @@ static void print_timings(const ol_timings *t, uint64_t wall_ns, int threads)
     fprintf(stderr, "  %-12s %8.1f MB/s overall\n", "throughput", (double)t->bytes / 1e6 / ((double)wall_ns / 1e9));
 }
 
+/* Is the file at `path` the same file as `other` (by device and inode)? */
+static bool same_file(const struct stat *st, const char *other)
+{
+    struct stat o;
+    return stat(other, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino;
+}
+
+/* --output-file must not name a file the run reads: an input (by whatever
+ * name or link), the --config file, or what standard input is. */
+static bool output_is_an_input(const ol_cli *cli, const ol_input_vec *inputs, ol_buf *why)
+{
+    struct stat st;
+    if (stat(cli->output_file, &st) != 0 || !S_ISREG(st.st_mode))
+        return false; /* new, or a FIFO or device: nothing to lose */
+    for (size_t i = 0; i < inputs->len; i++) {
+        const ol_input *in = &inputs->items[i];
+        if (in->from_stdin) {
+            struct stat so;
+            if (fstat(STDIN_FILENO, &so) == 0 && so.st_dev == st.st_dev && so.st_ino == st.st_ino) {
+                ol_buf_puts(why, "it is what standard input reads");
+                return true;
+            }
+        } else if (!in->error && same_file(&st, in->path)) {
+            if (strcmp(in->path, cli->output_file) == 0)
+                ol_buf_puts(why, "it is one of the files to lint");
+            else
+                ol_buf_printf(why, "it is one of the files to lint (`%s`)", in->path);
+            return true;
+        }
+    }
+    if (cli->config_path && same_file(&st, cli->config_path)) {
+        ol_buf_puts(why, "it is the configuration file");
+        return true;
+    }
+    return false;
+}
+
 static int run_lint(ol_cli *cli)
 {
     ol_grammar grammar;
@@ -118,36 +182,57 @@ static int run_lint(ol_cli *cli)
         ol_grammar_free(&grammar);
         return config_failed(&resolver);
     }
-    /* --output-file: everything that would go to stdout goes there; opened
-     * before anything runs, so a bad path fails before any file is fixed */
-    FILE *out = stdout;
-    if (cli->output_file) {
-        out = fopen(cli->output_file, "w");
-        if (!out) {
-            fprintf(stderr, "oomlint: error: cannot write '%s': %s\n", cli->output_file, strerror(errno));
-            ol_resolver_free(&resolver);
-            ol_grammar_free(&grammar);
-            return 2;
-        }
+    /* run-wide settings: the command line, else the configuration covering
+     * the current directory */
+    const ol_config *run_config = NULL;
+    if (!ol_resolver_run_config(&resolver, &run_config)) {
+        ol_grammar_free(&grammar);
+        return config_failed(&resolver);
     }
+    if (run_config && run_config->output_format && !cli->format_given)
+        ol_format_parse(run_config->output_format, &cli->format);
+    if (run_config && run_config->fail_on && !cli->fail_on_given)
+        ol_severity_parse(run_config->fail_on, &cli->fail_on);
+
     ol_settings settings;
     settings.enabled = ol_xcalloc(ol_rule_count, sizeof(bool));
     ol_selection_resolve(&cli->selection, settings.enabled);
 
     ol_input_vec inputs = {0};
+    size_t excluded = 0;
     ol_discover_options dopts = {&cli->exclude, cli->force_exclude, cli->stdin_filename, ol_resolver_excluded,
-                                 &resolver};
+                                 &resolver, &excluded};
     ol_discover((const char *const *)cli->paths.items, cli->paths.len, &dopts, &inputs);
     /* each input is linted with the rule set of the configuration covering it */
     for (size_t i = 0; i < inputs.len && !resolver.failed; i++)
         ol_resolver_settings_for(&resolver, &inputs.items[i], &inputs.items[i].settings);
     if (resolver.failed) {
-        if (out != stdout)
-            fclose(out);
         ol_input_vec_free(&inputs);
         free(settings.enabled);
         ol_grammar_free(&grammar);
         return config_failed(&resolver);
+    }
+
+    /* --output-file: everything that would go to stdout goes there. Opened
+     * now that the arguments and configuration are known good, and before
+     * anything is fixed, so a bad path fails before any file changes. */
+    FILE *out = stdout;
+    ol_report_file report = {0};
+    if (cli->output_file) {
+        ol_buf why = {0};
+        bool refused = output_is_an_input(cli, &inputs, &why);
+        if (refused || !ol_report_open(&report, cli->output_file, &why)) {
+            fprintf(stderr, "oomlint: error: %s '%s': %s\n", refused ? "refusing to write the report to" : "cannot write",
+                    cli->output_file, why.data ? why.data : "unknown reason");
+            ol_buf_free(&why);
+            ol_input_vec_free(&inputs);
+            free(settings.enabled);
+            ol_resolver_free(&resolver);
+            ol_grammar_free(&grammar);
+            return 2;
+        }
+        ol_buf_free(&why);
+        out = report.fp;
     }
 
     char *stdin_bytes = NULL;
@@ -175,28 +260,39 @@ static int run_lint(ol_cli *cli)
     ol_file_result *results = ol_xcalloc(inputs.len ? inputs.len : 1, sizeof(ol_file_result));
     ol_lint_all(&grammar, &settings, &run, inputs.items, inputs.len, stdin_bytes, stdin_len, results, cli->threads);
 
-    size_t findings = 0, analyzed = 0, fixed = 0, fixed_files = 0;
-    bool stdin_fixed_output = false;
+    size_t failing = 0, analyzed = 0, fixed = 0, fixed_files = 0, unread = 0;
+    bool stdin_fixed_output = false, fix_failed = false;
     for (size_t i = 0; i < inputs.len; i++) {
-        findings += results[i].diags.len;
+        for (size_t k = 0; k < results[i].diags.len; k++)
+            if (results[i].diags.items[k].rule->severity <= cli->fail_on)
+                failing++;
         if (results[i].read_ok)
             analyzed++;
+        else
+            unread++;
         fixed += results[i].fixed;
         if (results[i].fixed)
             fixed_files++;
         if (results[i].fix_error)
-            fprintf(stderr, "oomlint: error: %s: %s\n", results[i].path, results[i].fix_error);
+            print_error(results[i].fix_error);
+        fix_failed |= results[i].fix_failed;
         if (results[i].fix_output)
             stdin_fixed_output = true;
     }
     bool color = cli->output_file ? cli->color == OL_COLOR_ALWAYS : want_color(cli->color);
     ol_emit_options eo = {cli->format, color, cli->quiet, cli->statistics, cli->unsafe_fixes};
-    int status = findings > 0 ? 1 : 0;
+    int status = failing > 0 ? 1 : 0;
     if (cli->diff) {
-        /* the diffs are the output; the count goes to stderr */
-        for (size_t i = 0; i < inputs.len; i++)
+        /* the diffs are the output; the count goes to stderr, and so does
+         * every file whose diff cannot be shown */
+        for (size_t i = 0; i < inputs.len; i++) {
             if (results[i].fix_diff)
                 fputs(results[i].fix_diff, out);
+            if (!results[i].read_ok)
+                for (size_t k = 0; k < results[i].diags.len; k++)
+                    if (results[i].diags.items[k].rule == &ol_rule_oom001)
+                        print_error(results[i].diags.items[k].message);
+        }
         if (!cli->quiet)
             fprintf(stderr, "%s %zu finding%s in %zu file%s.\n", fixed ? "Would fix" : "No fixes for", fixed,
                     fixed == 1 ? "" : "s", fixed_files, fixed_files == 1 ? "" : "s");
@@ -221,29 +317,53 @@ static int run_lint(ol_cli *cli)
             ol_emit_github(out, results, inputs.len, &eo);
             break;
         case OL_FMT_TEXT:
+        case OL_FMT_CONCISE:
             ol_emit_text(out, results, inputs.len, &eo);
             break;
         }
-        if (cli->fix && fixed > 0 && !cli->quiet && cli->format == OL_FMT_TEXT)
+        if (cli->fix && fixed > 0 && !cli->quiet && (cli->format == OL_FMT_TEXT || cli->format == OL_FMT_CONCISE))
             fprintf(out, "Fixed %zu finding%s in %zu file%s.\n", fixed, fixed == 1 ? "" : "s", fixed_files,
                     fixed_files == 1 ? "" : "s");
     }
-    fflush(stdout);
+    /* problems with suppression comments (unknown codes), in input order */
+    for (size_t i = 0; i < inputs.len && !cli->quiet; i++)
+        for (size_t k = 0; k < results[i].warnings.len; k++)
+            fprintf(stderr, "oomlint: warning: %s\n", results[i].warnings.items[k]);
+    /* a report that did not arrive is a failed run, whatever it said */
+    bool write_failed = false;
+    if (out == stdout) {
+        int err = 0;
+        if (!ol_stream_ok(stdout, &err)) {
+            fprintf(stderr, "oomlint: error: cannot write the report to standard output: %s\n", strerror(err));
+            write_failed = true;
+        }
+    } else {
+        ol_buf why = {0};
+        if (!ol_report_commit(&report, &why)) {
+            fprintf(stderr, "oomlint: error: cannot write '%s': %s; %s\n", cli->output_file,
+                    why.data ? why.data : "unknown reason", "any earlier report there was kept");
+            write_failed = true;
+        }
+        ol_buf_free(&why);
+    }
     if (cli->timings)
         print_timings(&timings, ol_now_ns() - wall_start, cli->threads);
     ol_timings_free(&timings);
-    bool write_failed = out != stdout && fclose(out) != 0;
-    if (write_failed)
-        fprintf(stderr, "oomlint: error: cannot write '%s': %s\n", cli->output_file, strerror(errno));
 
-    if (analyzed == 0 && !cli->diff) {
+    if (inputs.len == 0 && excluded > 0) {
+        /* pre-commit with --force-exclude hands over only excluded files:
+         * there is nothing to lint, and nothing wrong (Ruff does the same) */
+        if (!cli->quiet)
+            fputs("oomlint: warning: no Python files or notebooks to lint: every path given is excluded\n", stderr);
+        status = 0;
+    } else if (analyzed == 0 && !cli->diff) {
         if (inputs.len == 0)
             fputs("oomlint: error: no Python files or notebooks found in the given paths\n", stderr);
         status = 2;
     } else if (cli->exit_zero) {
         status = 0;
     }
-    if (write_failed)
+    if (write_failed || fix_failed || (cli->diff && unread > 0))
         status = 2;
 
     for (size_t i = 0; i < inputs.len; i++)
@@ -268,6 +388,9 @@ int main(int argc, char **argv)
         return 2;
     }
     ol_buf_free(&err);
+    /* past a file-size limit (ulimit -f) a write fails with EFBIG and is
+     * reported, instead of the kernel killing the run halfway */
+    signal(SIGXFSZ, SIG_IGN);
     int status = 0;
     switch (cli.command) {
     case OL_CMD_HELP:
@@ -285,7 +408,18 @@ int main(int argc, char **argv)
     case OL_CMD_LINT:
         status = cli.show_settings ? run_show_settings(&cli) : run_lint(&cli);
         break;
+    case OL_CMD_SERVER:
+        status = ol_server_main(&cli);
+        break;
     }
+    bool served = cli.command == OL_CMD_SERVER;
     ol_cli_free(&cli);
+    /* whatever a command printed must have arrived (`oomlint rules > /dev/full`);
+     * the server's exit status is the protocol's (0 after shutdown, else 1) */
+    int werr = 0;
+    if (!served && !ol_stream_ok(stdout, &werr) && status != 2) {
+        fprintf(stderr, "oomlint: error: cannot write to standard output: %s\n", strerror(werr));
+        status = 2;
+    }
     return status;
 }

@@ -1277,6 +1277,36 @@ static void forget_values(ol_model *m)
         m->loops.items[i].data_state = -1;
 }
 
+void ol_model_forget(ol_model *m)
+{
+    forget_values(m);
+}
+
+/* `torch.set_grad_enabled(False)` as a statement at module level turns
+ * autograd off for the whole script (inference scripts do this), unless the
+ * module turns it back on too. */
+static void find_global_grad_mode(ol_model *m)
+{
+    const ol_tree *t = m->tree;
+    static const char *const setters[] = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+                                          "torch.autograd.grad_mode.set_grad_enabled", NULL};
+    bool off = false, on = false;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (m->scopes.items[m->node_scope[c->node]].kind != OL_SCOPE_MODULE)
+            continue;
+        ol_nid stmt = ol_parent(t, c->node);
+        if (stmt == OL_NONE || ol_kind_of(t, stmt) != OL_N_expression_statement || !ol_call_is(m, c->node, setters))
+            continue;
+        ol_nid arg = ol_call_arg(m, c->node, 0, "mode");
+        if (ol_kind_of(t, arg) == OL_N_false)
+            off = true;
+        else
+            on = true;
+    }
+    m->grad_globally_disabled = off && !on;
+}
+
 static void init_names(ol_model *m)
 {
 #define OL_X(n) m->names.n = ol_model_intern(m, #n);
@@ -1328,6 +1358,7 @@ void ol_model_build(ol_model *m, const ol_tree *t)
     /* contexts change what values mean: forget anything computed so far */
     forget_values(m);
     mark_backward_reach(m);
+    find_global_grad_mode(m);
     forget_values(m);
 }
 

@@ -90,6 +90,10 @@ enum {
     OL_AC_FRAMEWORK = 1 << 9,  /* accelerator.autocast() and friends */
 };
 
+/* In ol_val.info for OL_V_OBJECT: an instance of a class of the project
+ * that is known not to be an nn.Module (its name says nothing more). */
+#define OL_OBJ_PROJECT 1u
+
 /* Grad-mode details, in ol_val.info for OL_V_GRADMODE. */
 typedef enum ol_gradmode {
     OL_GM_NONE = 0,
@@ -275,6 +279,38 @@ typedef struct ol_evidence {
     bool called;      /* x(...) rather than x.method() */
 } ol_evidence;
 
+/* What a function does (ol_fn_summary.facts in summary.h; ol_links.call_facts). */
+enum {
+    OL_FN_FORWARD = 1u << 0,       /* runs a model's forward pass with autograd on */
+    OL_FN_EVAL = 1u << 1,          /* calls .eval() on a module */
+    OL_FN_TRAIN = 1u << 2,         /* calls .train() on a module */
+    OL_FN_ZERO_GRAD = 1u << 3,
+    OL_FN_STEP = 1u << 4,          /* steps an optimizer */
+    OL_FN_BACKWARD = 1u << 5,
+    OL_FN_NO_GRAD = 1u << 6,       /* its whole body runs without autograd */
+    OL_FN_RET_ON_DEVICE = 1u << 7, /* returns a tensor it moved to a device */
+    OL_FN_RET_OUTPUT = 1u << 8,    /* returns a model's output (graph, not a loss) */
+};
+
+/* What other functions and files say about calls this file makes (whole-
+ * program facts, see summary.h). The model only asks; the answers come from
+ * the run's summaries. NULL, or a hook returning false, means "not known",
+ * which is how a file linted alone is read. */
+struct ol_model;
+typedef struct ol_links {
+    void *ctx;
+    /* Value of calling the project's function `qual` (method 0), or method
+     * `method` of the project's class `qual`; index >= 0 or key asks for one
+     * element of a returned tuple or dict. */
+    bool (*call)(const struct ol_links *l, struct ol_model *m, ol_sym qual, ol_sym method, int index,
+                 const char *key, ol_val *out);
+    /* What the callee of call `ci` does (OL_FN_* of summary.h), 0 if unknown. */
+    uint32_t (*call_facts)(const struct ol_links *l, struct ol_model *m, uint32_t ci);
+    /* The dotted name a name bound nowhere in this file comes from, through
+     * `from module import *` of a project module; 0 if none. */
+    ol_sym (*star)(const struct ol_links *l, struct ol_model *m, ol_sym name);
+} ol_links;
+
 typedef struct ol_model {
     const ol_tree *tree;
     const ol_source *src;
@@ -325,6 +361,8 @@ typedef struct ol_model {
     bool mentions_cuda;            /* .cuda(), "cuda" device, torch.cuda.* */
     bool mentions_mixed_precision; /* autocast, .half(), bf16, framework precision */
     bool truncated;                /* nesting beyond OL_MODEL_MAX_DEPTH was skipped */
+
+    const ol_links *links;         /* whole-program facts, or NULL */
 } ol_model;
 
 #define OL_MODEL_MAX_DEPTH 2500
@@ -384,6 +422,24 @@ ol_nid ol_call_arg(const ol_model *m, ol_nid call, int position, const char *key
 /* True when the call's callee resolves to one of the dotted names given
  * (NULL-terminated list). */
 bool ol_call_is(ol_model *m, ol_nid call, const char *const *quals);
+
+/* The function of this file a call runs (`f(x)`, `self.step(b)`,
+ * `meter.update(v)` for a local class), or OL_NO_INDEX. */
+uint32_t ol_callee_function(ol_model *m, ol_nid call);
+/* A method that local class ci inherits from a class of another file of the
+ * project (through the links): true with the base's dotted name and what
+ * calling the method returns. */
+bool ol_inherited_method(ol_model *m, uint32_t ci, ol_sym method, ol_sym *base_qual, ol_val *out);
+/* What function fi returns, all its returns joined. */
+ol_val ol_function_result(ol_model *m, uint32_t fi);
+/* Element `index` (key NULL) or `key` of the tuples or dicts function fi
+ * returns; false when some return cannot be read element by element. */
+bool ol_function_element(ol_model *m, uint32_t fi, int index, const char *key, ol_val *out);
+/* Least upper bound of two possible values. */
+ol_val ol_val_join(ol_val a, ol_val b);
+/* Forgets every memoized value and verdict (after the links changed what
+ * they may answer). */
+void ol_model_forget(ol_model *m);
 
 /* Name text helpers. */
 bool ol_name_looks_like(const char *name, size_t len, const char *const *tokens);

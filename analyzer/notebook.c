@@ -603,6 +603,30 @@ bool ol_notebook_load(ol_source *src, const char *path, char *bytes, size_t n, o
     return true;
 }
 
+void ol_notebook_from_cells(ol_source *src, const char *path, const char *const *texts, const size_t *lens,
+                            const uint32_t *indexes, size_t count)
+{
+    memset(src, 0, sizeof(*src));
+    src->path = ol_xstrdup(path);
+    ol_buf text = {0};
+    uint32_t line = 0;
+    for (size_t i = 0; i < count; i++) {
+        ol_cell c = {0};
+        c.index = indexes ? indexes[i] : (uint32_t)i + 1;
+        c.json_index = (uint32_t)i;
+        c.first_line = line;
+        c.line_count = append_cell(&text, texts[i], lens[i]);
+        c.file_lines = ol_xcalloc(c.line_count, sizeof(uint32_t));
+        line += c.line_count;
+        ol_vec_push(&src->cells, c);
+    }
+    ol_buf_reserve(&text, 0);
+    src->len = (uint32_t)text.len;
+    src->text = ol_buf_take(&text);
+    src->notebook = true;
+    ol_source_index_lines(src);
+}
+
 /* ---- writing back ------------------------------------------------------------------- */
 
 static void json_string(ol_buf *out, const char *s, size_t n)

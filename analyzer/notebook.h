@@ -23,6 +23,13 @@ bool ol_is_notebook_path(const char *path);
  * false with the reason in err. */
 bool ol_notebook_load(ol_source *src, const char *path, char *bytes, size_t n, ol_buf *err);
 
+/* Builds src from code cells held in memory (a language client's notebook
+ * document): texts[i] of lens[i] bytes, joined and with IPython syntax
+ * blanked as ol_notebook_load does; indexes[i] is the cell's 1-based number
+ * among all cells (NULL: 1, 2, ...). There is no .ipynb text behind it. */
+void ol_notebook_from_cells(ol_source *src, const char *path, const char *const *texts, const size_t *lens,
+                            const uint32_t *indexes, size_t count);
+
 /* Writes the joined text `text` back into the notebook JSON of src (its
  * cells' sources), producing the new .ipynb text in out. Magic lines are
  * restored from the original. Returns false with a reason if the cell

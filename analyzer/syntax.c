@@ -10,6 +10,7 @@
  * than hanging the run.
  */
 #include "syntax.h"
+#include "syntax_gaps.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,15 +110,70 @@ void ol_grammar_free(ol_grammar *g)
 
 void ol_parser_init(ol_parser *p, const ol_grammar *g)
 {
+    memset(p, 0, sizeof(*p));
     ol_parse_arena_install();
     ol_parse_arena_init(&p->arena);
     p->grammar = g;
     p->timeout_ms = 20000;
 }
 
+static void forget_last(ol_parser *p)
+{
+    if (p->last_tree)
+        ts_tree_delete((TSTree *)p->last_tree);
+    free(p->last_text);
+    p->last_tree = NULL;
+    p->last_text = NULL;
+    p->last_len = 0;
+}
+
 void ol_parser_free(ol_parser *p)
 {
+    forget_last(p);
+    if (p->ts)
+        ts_parser_delete((TSParser *)p->ts);
+    p->ts = NULL;
     ol_parse_arena_free(&p->arena);
+}
+
+static TSPoint point_at(const char *text, uint32_t byte)
+{
+    TSPoint pt = {0, 0};
+    uint32_t line_start = 0;
+    for (const char *nl = memchr(text, '\n', byte); nl; nl = memchr(nl + 1, '\n', byte - (uint32_t)(nl + 1 - text))) {
+        pt.row++;
+        line_start = (uint32_t)(nl - text) + 1;
+        if (line_start >= byte)
+            break;
+    }
+    pt.column = byte - line_start;
+    return pt;
+}
+
+/* The last tree, edited to describe the change from the last text to src
+ * (a copy the caller deletes), or NULL. */
+static TSTree *edited_last_tree(const ol_parser *p, const ol_source *src)
+{
+    if (!p->incremental || !p->last_tree || ts_node_has_error(ts_tree_root_node((const TSTree *)p->last_tree)))
+        return NULL;
+    const char *a = p->last_text, *b = src->text;
+    uint32_t an = p->last_len, bn = src->len;
+    uint32_t pre = 0;
+    while (pre < an && pre < bn && a[pre] == b[pre])
+        pre++;
+    uint32_t suf = 0;
+    while (suf < an - pre && suf < bn - pre && a[an - 1 - suf] == b[bn - 1 - suf])
+        suf++;
+    TSInputEdit e;
+    e.start_byte = pre;
+    e.old_end_byte = an - suf;
+    e.new_end_byte = bn - suf;
+    e.start_point = point_at(a, pre);
+    e.old_end_point = point_at(a, an - suf);
+    e.new_end_point = point_at(b, bn - suf);
+    TSTree *old = ts_tree_copy((const TSTree *)p->last_tree);
+    ts_tree_edit(old, &e);
+    return old;
 }
 
 /* ---- parsing ------------------------------------------------------------ */
@@ -419,6 +475,87 @@ static void check_dangling_assignments(ol_tree *t)
     }
 }
 
+/* `async` and `await` are keywords since Python 3.7, but the grammar still
+ * reads them as names in some places (`x.cuda(async=True)`, `obj.async`),
+ * so code written for Python 2 or 3.6 would pass as valid. Reports each
+ * such name that no syntax error already covers (one inside an ERROR node
+ * is part of an error reported where that node starts). */
+static void check_reserved_names(ol_tree *t)
+{
+    const ol_source *src = t->src;
+    size_t parse_errors = t->errors.len;
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
+        const ol_node *node = &t->nodes.items[n];
+        if (node->kind != OL_N_identifier)
+            continue;
+        uint32_t len = node->end - node->start;
+        const char *s = src->text + node->start;
+        if (!(len == 5 && memcmp(s, "async", 5) == 0) && !(len == 5 && memcmp(s, "await", 5) == 0))
+            continue;
+        bool covered = false;
+        for (ol_nid a = node->parent; a != OL_NONE && !covered; a = t->nodes.items[a].parent)
+            covered = (t->nodes.items[a].flags & OL_NF_ERROR) != 0;
+        for (size_t e = 0; e < parse_errors && !covered; e++)
+            covered = t->errors.items[e].start <= node->end && node->start <= t->errors.items[e].end;
+        if (!covered)
+            add_error(t, node->start, node->end,
+                      ol_xasprintf("`%.*s` is a keyword since Python 3.7 and cannot be used as a name",
+                                   (int)len, s));
+    }
+}
+
+/* Merges the comments blanked by a gap rewrite into t's, keeping order. */
+static void merge_comments(ol_tree *t, const ol_span_vec *blanked)
+{
+    if (blanked->len == 0)
+        return;
+    ol_span_vec merged = {0};
+    ol_vec_reserve(&merged, t->comments.len + blanked->len);
+    size_t a = 0, b = 0;
+    while (a < t->comments.len || b < blanked->len) {
+        bool take_a = b >= blanked->len ||
+                      (a < t->comments.len && t->comments.items[a].start <= blanked->items[b].start);
+        ol_vec_push(&merged, take_a ? t->comments.items[a++] : blanked->items[b++]);
+    }
+    ol_vec_free(&t->comments);
+    t->comments = merged;
+}
+
+/* A tree with errors may be valid Python the grammar cannot read (see
+ * syntax_gaps.c): parse the rewritten text, and keep that tree when it has
+ * no more errors (the rewrites never break valid code, so what is left is
+ * real). Offsets are the same, so the tree still reads src. */
+static void reparse_around_gaps(ol_parser *p, TSParser *ts, bool in_arena, const ol_source *src, ol_tree *t,
+                                TSParseOptions options)
+{
+    ol_span_vec blanked = {0};
+    char *text = ol_syntax_gap_rewrite(src->text, src->len, &blanked);
+    if (!text)
+        return;
+    parse_input in = {text, src->len};
+    TSInput input = {&in, read_input, TSInputEncodingUTF8, NULL};
+    TSTree *tree = ts_parser_parse_with_options(ts, NULL, input, options);
+    if (tree) {
+        ol_tree alt;
+        memset(&alt, 0, sizeof(alt));
+        alt.src = src;
+        flatten(&alt, p->grammar, tree);
+        if (!in_arena)
+            ts_tree_delete(tree);
+        if (alt.errors.len <= t->errors.len) {
+            merge_comments(&alt, &blanked);
+            ol_tree_free(t);
+            *t = alt;
+        } else {
+            ol_tree_free(&alt);
+        }
+    } else {
+        ts_parser_reset(ts); /* out of time: the first tree stands */
+    }
+    free(text);
+    ol_vec_free(&blanked);
+}
+
 void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
 {
     memset(t, 0, sizeof(*t));
@@ -437,14 +574,42 @@ void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
     /* A parser per file, in the arena with everything it makes: a parser
      * kept across files would keep arena blocks (its subtree pool, its
      * stack) past the end of the scope. Making one costs a few hundred
-     * instructions. */
-    ol_parse_arena_begin(&p->arena);
-    TSParser *ts = ts_parser_new();
-    ts_parser_set_language(ts, (const TSLanguage *)p->grammar->language);
-    TSTree *tree = ts_parser_parse_with_options(ts, NULL, input, options);
+     * instructions. An incremental parser keeps its tree for the next
+     * parse, so it keeps one tree-sitter parser and allocates with libc. */
+    bool in_arena = !p->incremental;
+    TSParser *ts;
+    if (in_arena) {
+        ol_parse_arena_begin(&p->arena);
+        ts = ts_parser_new();
+        ts_parser_set_language(ts, (const TSLanguage *)p->grammar->language);
+    } else {
+        if (!p->ts) {
+            p->ts = ts_parser_new();
+            ts_parser_set_language((TSParser *)p->ts, (const TSLanguage *)p->grammar->language);
+        }
+        ts = (TSParser *)p->ts;
+    }
+    /* Error recovery can place errors differently when reparsing than when
+     * parsing afresh, and findings must match a fresh run's: a text with
+     * syntax errors is parsed afresh, and so is the next one (while a file
+     * stays broken, one parse per edit, not two). */
+    TSTree *old = edited_last_tree(p, src);
+    TSTree *tree = ts_parser_parse_with_options(ts, old, input, options);
+    if (old) {
+        ts_tree_delete(old);
+        if (tree && ts_node_has_error(ts_tree_root_node(tree))) {
+            ts_tree_delete(tree);
+            tree = ts_parser_parse_with_options(ts, NULL, input, options);
+        }
+    }
+    forget_last(p);
     if (!tree) {
-        ts_parser_delete(ts);
-        ol_parse_arena_end(&p->arena);
+        if (in_arena) {
+            ts_parser_delete(ts);
+            ol_parse_arena_end(&p->arena);
+        } else {
+            ts_parser_reset(ts);
+        }
         t->timed_out = deadline.expired;
         ol_node root = {OL_N_module, OL_F_NONE, OL_NF_NAMED, OL_NONE, OL_NONE, OL_NONE, 0, src->len};
         ol_vec_push(&t->nodes, root);
@@ -457,12 +622,28 @@ void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
         return;
     }
     flatten(t, p->grammar, tree);
-    /* no ts_tree_delete: the tree is arena memory, dropped with the rest.
-     * The parser is deleted because its external scanner allocates with
+    bool broken = ts_node_has_error(ts_tree_root_node(tree));
+    /* a broken text's tree is not kept for the next edit: it is parsed
+     * afresh (see above), and the gap rewrite below replaces it anyway.
+     * In the arena there is no ts_tree_delete: the tree is arena memory,
+     * dropped with the rest. */
+    if (p->incremental && !broken) {
+        p->last_tree = tree;
+        p->last_text = ol_xstrndup(src->text, src->len);
+        p->last_len = src->len;
+    } else if (!in_arena) {
+        ts_tree_delete(tree);
+    }
+    if (broken)
+        reparse_around_gaps(p, ts, in_arena, src, t, options);
+    /* The parser is deleted because its external scanner allocates with
      * libc, not through tree-sitter's allocator. */
-    ts_parser_delete(ts);
-    ol_parse_arena_end(&p->arena);
+    if (in_arena) {
+        ts_parser_delete(ts);
+        ol_parse_arena_end(&p->arena);
+    }
     check_dangling_assignments(t);
+    check_reserved_names(t);
 }
 
 void ol_tree_free(ol_tree *t)

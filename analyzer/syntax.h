@@ -105,6 +105,8 @@ typedef struct ol_span {
     uint32_t start, end;
 } ol_span;
 
+typedef OL_VEC(ol_span) ol_span_vec;
+
 typedef struct ol_syntax_error {
     uint32_t start, end;
     char *message; /* owned */
@@ -122,17 +124,28 @@ typedef struct ol_grammar {
 } ol_grammar;
 
 /* One per thread. Each parse makes its tree-sitter parser, tree and cursor
- * in the arena, and drops them all at once when the file is flattened. */
+ * in the arena, and drops them all at once when the file is flattened;
+ * except when incremental, where the tree must outlive the parse: then one
+ * tree-sitter parser is kept (ts) and nothing goes into the arena. */
 typedef struct ol_parser {
     ol_parse_arena arena;
+    void *ts; /* TSParser *, made on the first incremental parse, or NULL */
     const ol_grammar *grammar;
     uint32_t timeout_ms;
+    /* Incremental reparsing, for the language server (off unless set): the
+     * parser keeps the last tree and its text, and the next parse tells
+     * tree-sitter what changed (the span between the common prefix and
+     * suffix of the two texts) so unchanged subtrees are reused. */
+    bool incremental;
+    void *last_tree; /* TSTree *, or NULL */
+    char *last_text;
+    uint32_t last_len;
 } ol_parser;
 
 typedef struct ol_tree {
     const ol_source *src;
     OL_VEC(ol_node) nodes; /* index 0 is the module */
-    OL_VEC(ol_span) comments;
+    ol_span_vec comments;
     OL_VEC(ol_syntax_error) errors;
     uint32_t max_depth;
     bool timed_out;

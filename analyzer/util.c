@@ -315,8 +315,24 @@ void ol_describe_read_error(ol_buf *out, int err, size_t max_bytes, const char *
         ol_buf_puts(out, "is a directory");
         break;
     case EFBIG:
-        ol_buf_printf(out, "file is larger than the %zu MiB oomlint reads%s%s", max_bytes / (1024 * 1024),
-                      what ? " for " : "", what ? what : "");
+        if (max_bytes >= 1024 * 1024)
+            ol_buf_printf(out, "file is larger than the %zu MiB oomlint reads%s%s", max_bytes / (1024 * 1024),
+                          what ? " for " : "", what ? what : "");
+        else
+            ol_buf_printf(out, "file is larger than the %zu KiB oomlint reads%s%s", max_bytes / 1024,
+                          what ? " for " : "", what ? what : "");
+        break;
+    case OL_ERR_FIFO:
+    case OL_ERR_SOCKET:
+    case OL_ERR_DEVICE:
+    case OL_ERR_NOT_REGULAR:
+        ol_buf_puts(out, err == OL_ERR_FIFO     ? "is a FIFO (named pipe), not a regular file"
+                         : err == OL_ERR_SOCKET ? "is a socket, not a regular file"
+                         : err == OL_ERR_DEVICE ? "is a device, not a regular file"
+                                                : "is not a regular file");
+        /* sources: say what to do instead */
+        if (!what)
+            ol_buf_puts(out, err == OL_ERR_FIFO ? "; skipped (to lint a stream, pipe it to `oomlint -`)" : "; skipped");
         break;
     default:
         ol_buf_puts(out, strerror(err));
@@ -391,26 +407,56 @@ int ol_read_stream(int fd, size_t max_bytes, char **out, size_t *out_len)
     return 0;
 }
 
-int ol_read_file(const char *path, size_t max_bytes, char **out, size_t *out_len)
+int ol_file_type_error(unsigned mode)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (S_ISREG(mode) || S_ISDIR(mode))
+        return 0;
+    if (S_ISFIFO(mode))
+        return OL_ERR_FIFO;
+    if (S_ISSOCK(mode))
+        return OL_ERR_SOCKET;
+    if (S_ISCHR(mode) || S_ISBLK(mode))
+        return OL_ERR_DEVICE;
+    return OL_ERR_NOT_REGULAR;
+}
+
+int ol_read_file_stat(const char *path, size_t max_bytes, char **out, size_t *out_len, struct stat *st_out)
+{
+    /* Look before opening: opening a device can have effects of its own.
+     * The open itself is non-blocking (a FIFO that became one after the
+     * stat opens at once instead of waiting for a writer) and fstat
+     * decides on what was really opened. */
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return errno;
+    if (S_ISDIR(st.st_mode))
+        return EISDIR;
+    int kind = ol_file_type_error(st.st_mode);
+    if (kind)
+        return kind;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return errno;
-    struct stat st;
     if (fstat(fd, &st) != 0) {
         int err = errno;
         close(fd);
         return err;
     }
-    if (S_ISDIR(st.st_mode)) {
+    kind = S_ISDIR(st.st_mode) ? EISDIR : ol_file_type_error(st.st_mode);
+    if (!kind && (uintmax_t)st.st_size > max_bytes)
+        kind = EFBIG;
+    if (kind) {
         close(fd);
-        return EISDIR;
-    }
-    if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > max_bytes) {
-        close(fd);
-        return EFBIG;
+        return kind;
     }
     int rc = ol_read_stream(fd, max_bytes, out, out_len);
     close(fd);
+    if (rc == 0 && st_out)
+        *st_out = st;
     return rc;
+}
+
+int ol_read_file(const char *path, size_t max_bytes, char **out, size_t *out_len)
+{
+    return ol_read_file_stat(path, max_bytes, out, out_len, NULL);
 }

@@ -107,10 +107,26 @@ bool ol_mem_eq_cstr(const char *s, size_t n, const char *c);
 /* Case-insensitive ASCII comparison of n bytes. */
 bool ol_mem_ieq(const char *a, const char *b, size_t n);
 
-/* Reads a whole file or stream of at most max_bytes. Returns 0 on success,
- * else an errno value (EFBIG past max_bytes, EISDIR for a directory). The
- * result is NUL-terminated. */
+/* Read errors that are no errno: the path names something other than a
+ * regular file (reading a FIFO or a terminal would block, a device never
+ * ends). ol_describe_read_error names the kind. */
+#define OL_ERR_FIFO (-101)
+#define OL_ERR_SOCKET (-102)
+#define OL_ERR_DEVICE (-103)
+#define OL_ERR_NOT_REGULAR (-104)
+/* The OL_ERR_* for a file mode that is neither a regular file nor a
+ * directory, or 0. */
+int ol_file_type_error(unsigned mode);
+
+/* Reads a whole regular file or a stream of at most max_bytes. Returns 0 on
+ * success, else an errno value (EFBIG past max_bytes, EISDIR for a
+ * directory) or an OL_ERR_* for anything that is not a regular file, which
+ * is never opened in a way that blocks. The result is NUL-terminated. */
 int ol_read_file(const char *path, size_t max_bytes, char **out, size_t *out_len);
+/* The same, also giving what fstat said of the file that was read (st may
+ * be NULL). */
+struct stat;
+int ol_read_file_stat(const char *path, size_t max_bytes, char **out, size_t *out_len, struct stat *st);
 int ol_read_stream(int fd, size_t max_bytes, char **out, size_t *out_len);
 
 #endif

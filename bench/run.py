@@ -27,6 +27,10 @@ on a generated corpus of training code (build/bench/corpus).
     make bench BENCH_CORPUS=/path/code   # any directory of .py files instead
     make bench BENCH_ARGS=--callgrind    # instruction counts on a sample instead
     python3 bench/run.py --help          # run counts, skipping parts
+
+It then measures the language server (`oomlint server`): the time from a
+didChange on a 2,000-line buffer to the diagnostics for that version
+(p50/p95), and the server's memory over 10,000 didChange messages.
 """
 import argparse
 import json
@@ -440,6 +444,137 @@ def cycle_estimate(path):
     return v.get("Ir", 0) + 10 * (l1 + v.get("Bcm", 0) + v.get("Bim", 0)) + 100 * ll
 
 
+SERVER_BLOCK = '''
+
+def train_{i}(model, loader, optimizer, device):
+    criterion = nn.CrossEntropyLoss()
+    total = 0.0  # running loss of block {i}
+    for step, (x, y) in enumerate(loader):
+        x, y = x.to(device), y.to(device)
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += {acc}
+        if step % 100 == 0:
+            print(step, total / (step + 1))
+    return total
+
+
+def evaluate_{i}(model, loader):
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for x, y in loader:
+            correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+'''
+
+
+def server_buffer(lines=2000):
+    text = "import torch\nimport torch.nn as nn\n"
+    i = 0
+    while True:
+        block = SERVER_BLOCK.format(i=i, acc="loss" if i % 10 == 0 else "loss.item()")
+        if text.count("\n") + block.count("\n") > lines:
+            break
+        text += block
+        i += 1
+    # pad with assignments to exactly `lines` lines, so the buffer parses cleanly
+    while text.count("\n") < lines:
+        text += f"setting_{text.count(chr(10))} = {i}\n"
+    return text
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server_bench(binary, edits=300, messages=10000):
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import lsp_client as L
+    text = server_buffer()
+    path = os.path.join(ROOT, "build", "bench", "server_buffer.py")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    uri = L.uri(path)
+    s = L.Server(binary, cwd=os.path.dirname(path))
+    try:
+        s.initialize()
+        s.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                           "text": text}})
+        findings = len(s.diagnostics(uri, 1, timeout=60))
+        lines = text.split("\n")
+        # an edit in code: a digit typed into `% 100` near the middle, then taken back
+        code_line = next(i for i in range(1000, len(lines)) if "% 100 ==" in lines[i])
+        code_col = lines[code_line].index("% 100 ==") + len("% 100")
+        # an edit in a comment: a character typed at the end of a line
+        comment_line = 1000
+        comment_col = len(lines[comment_line])
+
+        def change(version, where="code"):
+            # typed, then taken back: the text stays the same size
+            line, col, ch = (code_line, code_col, "0") if where == "code" else (comment_line, comment_col, "#")
+            start = {"line": line, "character": col}
+            if version % 2 == 0:
+                return {"range": {"start": start, "end": start}, "text": ch}
+            return {"range": {"start": start, "end": {"line": line, "character": col + 1}}, "text": ""}
+
+        print(f"language server: a {text.count(chr(10))}-line buffer ({len(text) / 1000:.0f} kB, {findings} findings)")
+        version = 1
+        for where in ("code", "comment"):
+            latencies = []
+            cpu0 = cpu_seconds(s.proc.pid)
+            for _ in range(edits):
+                version += 1
+                t0 = time.perf_counter()
+                s.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                    "contentChanges": [change(version, where)]})
+                s.diagnostics(uri, version)
+                latencies.append((time.perf_counter() - t0) * 1000)
+                s.pending.clear()
+            cpu = (cpu_seconds(s.proc.pid) - cpu0) * 1000 / edits
+            latencies.sort()
+            p50 = latencies[len(latencies) // 2]
+            p95 = latencies[int(len(latencies) * 0.95)]
+            print(f"  didChange -> diagnostics, {edits} edits one at a time, typing in {where:7}: p50 {p50:.1f} ms, "
+                  f"p95 {p95:.1f} ms, max {latencies[-1]:.1f} ms; server CPU per edit {cpu:.1f} ms")
+        rss = [rss_kb(s.proc.pid)]
+        sent = 0
+        t0 = time.perf_counter()
+        while sent < messages:
+            # ten edits per write, as a fast typist's client would queue them
+            burst = []
+            for _ in range(10):
+                version += 1
+                burst.append(L.frame({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                    "textDocument": {"uri": uri, "version": version}, "contentChanges": [change(version)]}}))
+            s.send_raw(b"".join(burst))
+            sent += 10
+            s.diagnostics(uri, version)
+            s.pending.clear()
+            if sent % 1000 == 0:
+                rss.append(rss_kb(s.proc.pid))
+        wall = time.perf_counter() - t0
+        print(f"  {messages} didChange in bursts of 10 ({wall:.1f} s, linted once per burst): "
+              f"RSS {rss[0] / 1024:.1f} MB at the start, then per 1,000: "
+              + " ".join(f"{r / 1024:.1f}" for r in rss[1:]) + " MB")
+        s.shutdown()
+    finally:
+        s.kill()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "oomlint"))
@@ -462,7 +597,12 @@ def main():
     ap.add_argument("--callgrind-every", type=int, default=10, help="the sample takes every Nth file")
     ap.add_argument("--callgrind-sim", action="store_true",
                     help="with --callgrind: simulate caches and branches too, and estimate cycles")
+    ap.add_argument("--server-only", action="store_true", help="measure only the language server")
+    ap.add_argument("--no-server", action="store_true", help="skip the language server")
     args = ap.parse_args()
+    if args.server_only:
+        server_bench(args.bin)
+        return
 
     os.makedirs(BENCH_DIR, exist_ok=True)
     if args.corpus:
@@ -598,6 +738,10 @@ def main():
             print(f"  oomlint, {threads} thread{'s' if threads > 1 else ''}: {wall:.3f} s, "
                   f"{ssize / 1e6 / wall:.1f} MB/s, {fmt_mb(statistics.median(rsss))} peak RSS")
     print(f"\nload average at the end: {load_average():.2f}")
+
+    if not args.no_server:
+        print()
+        server_bench(args.bin)
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ PARSER_MODE := $(OUT)/obj/vendor/parser-build
 
 PGO_GEN_OBJ := $(PGO_DIR)/tree_sitter.o $(PGO_DIR)/python_parser.o $(PGO_DIR)/python_scanner.o
 # oomlint's parse path, as built; order-only below, so edits do not retrain
-PGO_TRAIN_OURS := $(OUT)/obj/analyzer/syntax.o $(OUT)/obj/analyzer/parse_arena.o \
+PGO_TRAIN_OURS := $(OUT)/obj/analyzer/syntax.o $(OUT)/obj/analyzer/syntax_gaps.o $(OUT)/obj/analyzer/parse_arena.o \
 	$(OUT)/obj/analyzer/util.o $(OUT)/obj/analyzer/source.o
 PGO_CORPUS_DIRS := fixtures examples tests bench scripts
 
@@ -78,25 +78,30 @@ pgo-tools:
 
 $(PGO_DIR)/tree_sitter.o: $(TS_STAMP) | pgo-tools
 	@mkdir -p $(dir $@)
-	$(PGO_CC) $(CFLAGS_VENDOR) -fprofile-instr-generate -I$(TS_DIR)/vendor/tree-sitter/lib/include \
+	$(call say,CC,tree-sitter runtime (instrumented for PGO))
+	$(Q)$(PGO_CC) $(CFLAGS_VENDOR) -fprofile-instr-generate -I$(TS_DIR)/vendor/tree-sitter/lib/include \
 		-I$(TS_DIR)/vendor/tree-sitter/lib/src -c $(TS_DIR)/vendor/tree-sitter/lib/src/lib.c -o $@
 
 $(PGO_DIR)/python_parser.o: $(PY_STAMP) | pgo-tools
 	@mkdir -p $(dir $@)
-	$(PGO_CC) $(CFLAGS_VENDOR) -fprofile-instr-generate -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $@
+	$(call say,CC,tree-sitter-python parser (instrumented for PGO))
+	$(Q)$(PGO_CC) $(CFLAGS_VENDOR) -fprofile-instr-generate -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $@
 
 $(PGO_DIR)/python_scanner.o: $(PY_STAMP) | pgo-tools
 	@mkdir -p $(dir $@)
-	$(PGO_CC) $(CFLAGS_VENDOR) -fprofile-instr-generate -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $@
+	$(call say,CC,tree-sitter-python scanner (instrumented for PGO))
+	$(Q)$(PGO_CC) $(CFLAGS_VENDOR) -fprofile-instr-generate -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $@
 
 $(PGO_DIR)/train: grammar/train.c $(PGO_GEN_OBJ) | $(PGO_TRAIN_OURS)
-	$(PGO_CC) -std=c11 $(OPT) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Ianalyzer \
+	$(call say,LD,$@)
+	$(Q)$(PGO_CC) -std=c11 $(OPT) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Ianalyzer \
 		-I$(TS_DIR)/vendor/tree-sitter/lib/include -fprofile-instr-generate -o $@ grammar/train.c \
 		$(PGO_TRAIN_OURS) $(PGO_GEN_OBJ) -lpthread
 
 $(PGO_DIR)/python.profdata: $(PGO_DIR)/train
 	@rm -f $(PGO_DIR)/*.profraw
-	find $(PGO_CORPUS_DIRS) -name '*.py' -type f 2>/dev/null | LC_ALL=C sort | \
-		LLVM_PROFILE_FILE='$(PGO_DIR)/train-%p.profraw' xargs $(PGO_DIR)/train
-	$(PROFDATA) merge -o $@ $(PGO_DIR)/*.profraw
+	$(call say,PGO,$@ (a profile of the parser on our own Python files))
+	$(Q)find $(PGO_CORPUS_DIRS) -name '*.py' -type f 2>/dev/null | LC_ALL=C sort | \
+		LLVM_PROFILE_FILE='$(PGO_DIR)/train-%p.profraw' xargs $(PGO_DIR)/train $(if $(filter 1,$(V)),,>/dev/null)
+	$(Q)$(PROFDATA) merge -o $@ $(PGO_DIR)/*.profraw
 	@rm -f $(PGO_DIR)/*.profraw

@@ -16,3 +16,10 @@ TS_PYTHON_INTEGRITY  := sha512-eCmJx6zQa35GxaCtQD+wXHOhYqBxEL+bp71W/s3fcDMu06Mrt
 TS_TOML_PKG          := @tree-sitter-grammars/tree-sitter-toml
 TS_TOML_VERSION      := 0.7.0
 TS_TOML_INTEGRITY    := sha512-873Kl518Qm5ghbWadISY41rwFjee0v+2bU4twwvAw2VAJcWwj2vBo3F3hOCXfbqHaFiqc4qh6eLhkMl2YZJS0g==
+
+# cJSON for the release build (make release / wheel / dist), which links it
+# statically: Debian's source package of this upstream version, fetched with
+# `apt-get source` (build-aux/fetch-cjson.sh), its upstream tarball checked
+# against this sha256. The everyday build uses the system's libcjson-dev.
+CJSON_VERSION        := 1.7.15
+CJSON_ORIG_SHA256    := 5308fd4bd90cef7aa060558514de6a1a4a0819974a26e6ed13973c5f624c24b2

@@ -20,6 +20,7 @@
 
 #include "facts.h"
 #include "rule.h"
+#include "summary.h"
 
 /* Is the accumulator used as a tensor later (acc.item(), acc.backward())?
  * Then turning it into a float would break that code. */
@@ -77,8 +78,71 @@ static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value)
     ol_diag_attach_fix(d, make_fix(m, &acc, value, v));
 }
 
+/* Is e the target itself, or the target scaled by something that does not
+ * involve it (`0.9 * avg`, `avg * beta`, `avg / 2`)? */
+static bool scaled_copy(const ol_tree *t, ol_nid e, ol_nid target)
+{
+    e = ol_unparen(t, e);
+    if (ol_same_text(t, e, target))
+        return true;
+    if (ol_kind_of(t, e) != OL_N_binary_operator)
+        return false;
+    ol_kind op = ol_kind_of(t, ol_field(t, e, OL_F_operator));
+    if (op != OL_T_STAR && op != OL_T_SLASH)
+        return false;
+    ol_nid a = ol_unparen(t, ol_field(t, e, OL_F_left)), b = ol_unparen(t, ol_field(t, e, OL_F_right));
+    if (ol_same_text(t, a, target))
+        return !ol_mentions(t, b, target);
+    return op == OL_T_STAR && ol_same_text(t, b, target) && !ol_mentions(t, a, target);
+}
+
+/* `meter.update(loss)` where update() does `self.sum += val * n`: the
+ * meter is the accumulator. */
+static void check_kept(ol_check *c)
+{
+    ol_model *m = c->model;
+    const ol_tree *t = c->tree;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        ol_kept_arg kept[4];
+        size_t n = ol_call_kept_args(m, (uint32_t)i, kept, 4);
+        for (size_t k = 0; k < n; k++) {
+            if (!(kept[k].store->how & OL_STORE_ADD))
+                continue;
+            ol_val v = ol_eval(m, kept[k].arg);
+            ol_nid call = m->calls.items[i].node;
+            if (!ol_val_is_graph(v) || ol_grad_disabled(m, call))
+                continue;
+            ol_nid stmt = ol_statement_of(t, call);
+            if (!ol_holder_outlives_batches(m, kept[k].holder, stmt))
+                continue;
+            char *value_text = ol_node_str(t, kept[k].arg);
+            if (strlen(value_text) > 40)
+                strcpy(value_text + 37, "...");
+            char *holder = kept[k].holder != OL_NONE ? ol_node_str(t, kept[k].holder) : ol_xstrdup("a global");
+            char *callee = ol_node_str(t, m->calls.items[i].callee);
+            if (strlen(callee) > 40)
+                strcpy(callee + 37, "...");
+            ol_diag *d = ol_report_node(c, call,
+                                        "`%s(...)` adds `%s`, which carries the autograd graph, into `%s` (`%s()` does "
+                                        "`%s`); every iteration's graph stays alive in it",
+                                        callee, value_text, holder, kept[k].fn->name,
+                                        kept[k].store->what);
+            bool item = ol_is_scalar_loss(m, kept[k].arg, v);
+            ol_diag_help(d, "pass a %s: `%s%s`", item ? "Python number" : "detached tensor",
+                         ol_is_primary(t, kept[k].arg) ? value_text : "(...)", item ? ".item()" : ".detach()");
+            ol_fix *fix = ol_fix_new(true, item ? "Pass the loss as a Python number with .item()" : "Pass a detached tensor");
+            ol_fix_call_on(fix, t, kept[k].arg, item ? ".item()" : ".detach()");
+            ol_diag_attach_fix(d, fix);
+            free(value_text);
+            free(holder);
+            free(callee);
+        }
+    }
+}
+
 static void check(ol_check *c)
 {
+    check_kept(c);
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
     for (size_t i = 0; i < m->aug_assigns.len; i++) {
@@ -89,20 +153,27 @@ static void check(ol_check *c)
             continue;
         consider(c, n, ol_field(t, n, OL_F_left), ol_field(t, n, OL_F_right));
     }
-    /* x = x + v, x = v + x */
+    /* x = x + v, x = v + x, and running averages: x = 0.9 * x + 0.1 * v */
     for (size_t i = 0; i < m->assigns.len; i++) {
         ol_nid n = m->assigns.items[i];
-        ol_nid left = ol_field(t, n, OL_F_left);
+        ol_nid left = ol_unparen(t, ol_field(t, n, OL_F_left));
         ol_nid right = ol_unparen(t, ol_field(t, n, OL_F_right));
-        if (left == OL_NONE || ol_kind_of(t, right) != OL_N_binary_operator)
+        if (left == OL_NONE || right == OL_NONE)
+            continue;
+        if (ol_kind_of(t, right) == OL_N_conditional_expression) {
+            /* x = v if x is None else 0.9 * x + 0.1 * v */
+            ol_nid a = ol_unparen(t, ol_named_child(t, right, 0)), b = ol_unparen(t, ol_named_child(t, right, 2));
+            right = ol_kind_of(t, b) == OL_N_binary_operator && ol_mentions(t, b, left) ? b : a;
+        }
+        if (ol_kind_of(t, right) != OL_N_binary_operator)
             continue;
         ol_kind op = ol_kind_of(t, ol_field(t, right, OL_F_operator));
         if (op != OL_T_PLUS && op != OL_T_MINUS)
             continue;
         ol_nid a = ol_field(t, right, OL_F_left), b = ol_field(t, right, OL_F_right);
-        if (a != OL_NONE && ol_same_text(t, ol_unparen(t, a), ol_unparen(t, left)))
+        if (a != OL_NONE && b != OL_NONE && scaled_copy(t, a, left) && !ol_mentions(t, b, left))
             consider(c, n, left, b);
-        else if (op == OL_T_PLUS && b != OL_NONE && ol_same_text(t, ol_unparen(t, b), ol_unparen(t, left)))
+        else if (op == OL_T_PLUS && a != OL_NONE && b != OL_NONE && scaled_copy(t, b, left) && !ol_mentions(t, a, left))
             consider(c, n, left, a);
     }
 }
@@ -112,9 +183,13 @@ const ol_rule ol_rule_oom101 = {
     .name = "tensor-accumulated-with-graph",
     .severity = OL_SEV_ERROR,
     .summary = "A running total of a graph-carrying tensor keeps every iteration's autograd graph alive.",
-    .what = "Flags `total += loss`, `total = total + loss`, `self.total += loss` and `stats[k] += loss` "
-            "inside a loop that draws batches, when the added value carries the autograd graph (a "
-            "model's output, a loss, arithmetic on them) and the accumulator outlives the iteration.",
+    .what = "Flags `total += loss`, `total = total + loss`, `self.total += loss`, `stats[k] += loss` "
+            "and running averages (`avg = 0.9 * avg + 0.1 * loss`) inside a loop that draws batches or "
+            "steps an optimizer, when the added value carries the autograd graph (a model's output, a "
+            "loss, arithmetic on them, also when a helper returns it: `loss, aux = step(batch)`) and "
+            "the accumulator outlives the iteration. Meters whose method adds its argument "
+            "(`meter.update(loss)` where `update` does `self.sum += val * n`) are flagged at the call; "
+            "functions and classes of other files of the same run are followed through imports.",
     .why = "A tensor that requires grad remembers how it was computed. Adding it to a running total "
            "makes the total depend on it, so the total keeps each iteration's graph, and the "
            "activations it saved, alive. Memory then grows every step until the epoch ends, or until "

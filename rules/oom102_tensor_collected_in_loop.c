@@ -13,17 +13,63 @@
  * multi-head outputs, decoder steps), and loops that do not draw batches.
  *
  * Fix (unsafe, it changes what is stored): collect `.detach()`ed tensors
- * (`.item()` for scalar losses).
+ * (`.item()` for scalar losses, unless the collection is later used as
+ * tensors: `torch.stack(losses)` needs tensors). No fix when the code
+ * backwards through the collection later: a detached copy would stop the
+ * gradients it wants.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "facts.h"
 #include "rule.h"
+#include "summary.h"
 
-static ol_fix *detach_fix(ol_model *m, ol_nid value, ol_val v)
+/* How the collection is used besides being filled, in the same function:
+ * as tensors (`torch.stack(xs)`, `xs[-1].shape`), which a list of Python
+ * numbers would break, or backwarded through (`torch.stack(xs).sum()
+ * .backward()`), which a detached copy would silently stop. */
+typedef struct later_use {
+    bool as_tensor, backward;
+} later_use;
+
+static later_use uses_of(ol_model *m, ol_nid holder, ol_nid stmt)
 {
-    bool item = ol_is_scalar_loss(m, value, v);
+    const ol_tree *t = m->tree;
+    later_use u = {false, false};
+    if (holder == OL_NONE)
+        return u;
+    uint32_t fn = ol_function_of(m, stmt);
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (ol_contains(t, stmt, c->node) || ol_function_of(m, c->node) != fn)
+            continue;
+        ol_nid recv = c->receiver != OL_NONE ? ol_unparen(t, c->receiver) : OL_NONE;
+        /* xs.append(...), xs.clear(): the list itself, not its tensors */
+        bool on_list = recv != OL_NONE && ol_same_text(t, recv, holder);
+        bool via_receiver = recv != OL_NONE && !on_list && ol_mentions(t, recv, holder);
+        ol_nid args = ol_field(t, c->node, OL_F_arguments);
+        bool via_args = args != OL_NONE && ol_mentions(t, args, holder);
+        if (!via_receiver && !via_args)
+            continue;
+        if (c->name == m->names.backward && via_receiver)
+            u.backward = true;
+        const char *q = ol_qualname(m, c->callee);
+        if (via_receiver || (q && ol_str_has_prefix(q, "torch.")))
+            u.as_tensor = true;
+    }
+    return u;
+}
+
+/* `.item()` for a scalar loss, `.detach()` otherwise; `.detach()` also for a
+ * loss when the collection is used as tensors later; no fix when something
+ * backwards through the collection (the graph is wanted there). */
+static ol_fix *detach_fix(ol_model *m, ol_nid value, ol_val v, ol_nid holder, ol_nid stmt)
+{
+    later_use u = uses_of(m, holder, stmt);
+    if (u.backward)
+        return NULL;
+    bool item = ol_is_scalar_loss(m, value, v) && !u.as_tensor;
     ol_fix *fix = ol_fix_new(true, item ? "Collect the loss as a Python number" : "Collect a detached tensor");
     ol_fix_call_on(fix, m->tree, value, item ? ".item()" : ".detach()");
     return fix;
@@ -41,6 +87,8 @@ static bool outlives_batches(ol_model *m, ol_nid holder, ol_nid stmt)
 static void report(ol_check *c, ol_nid at, ol_nid holder, ol_nid value, ol_val v, const char *how, bool fixable)
 {
     const ol_tree *t = c->tree;
+    later_use u = uses_of(c->model, holder, at);
+    bool item = ol_is_scalar_loss(c->model, value, v) && !u.as_tensor;
     char *h = ol_node_str(t, holder);
     char *val = ol_node_str(t, value);
     if (strlen(val) > 40)
@@ -49,13 +97,19 @@ static void report(ol_check *c, ol_nid at, ol_nid holder, ol_nid value, ol_val v
                                 "`%s` %s `%s`, which carries the autograd graph; the collection keeps every "
                                 "iteration's graph and activations alive",
                                 h, how, val);
-    ol_diag_help(d, "store a detached copy (`%s%s`, or `.cpu()` after it to free GPU memory), or collect under "
-                    "`torch.no_grad()`",
-                 ol_is_primary(t, value) ? val : "(...)", ol_is_scalar_loss(c->model, value, v) ? ".item()" : ".detach()");
+    /* `.item()` gives a Python number, which lives on the CPU already: only a
+     * detached tensor can still be moved off the GPU with `.cpu()` */
+    const char *shown = ol_is_primary(t, value) ? val : "(...)";
+    if (item)
+        ol_diag_help(d, "store the number: `%s.item()`, or collect under `torch.no_grad()`", shown);
+    else
+        ol_diag_help(d, "store a detached copy: `%s.detach()` (`.detach().cpu()` to free GPU memory too), or "
+                        "collect under `torch.no_grad()`",
+                     shown);
     free(h);
     free(val);
     if (fixable)
-        ol_diag_attach_fix(d, detach_fix(c->model, value, v));
+        ol_diag_attach_fix(d, detach_fix(c->model, value, v, holder, at));
 }
 
 static bool is_collection(ol_val v)
@@ -88,13 +142,15 @@ static void check_calls(ol_check *c)
         if (value == OL_NONE)
             continue;
         ol_val v = ol_eval(m, value);
-        bool graph = extend ? (v.flags & (OL_VF_ELEM_GRAPH | OL_VF_GRAPH)) != 0 : ol_val_is_graph(v);
+        /* a tuple of outputs, `(out, y)`, keeps them as much as `out` alone */
+        bool tuple = !extend && (v.kind == OL_V_TUPLE || v.kind == OL_V_LIST) && (v.flags & OL_VF_ELEM_GRAPH);
+        bool graph = extend ? (v.flags & (OL_VF_ELEM_GRAPH | OL_VF_GRAPH)) != 0 : ol_val_is_graph(v) || tuple;
         if (!graph || ol_grad_disabled(m, call->node))
             continue;
         ol_nid stmt = ol_statement_of(t, call->node);
         if (!outlives_batches(m, recv, stmt))
             continue;
-        report(c, stmt, recv, value, v, extend ? "is extended with" : "collects", !extend);
+        report(c, stmt, recv, value, v, extend ? "is extended with" : "collects", !extend && !tuple);
     }
 }
 
@@ -111,7 +167,8 @@ static void check_stores(ol_check *c)
         if (value == OL_NONE || holder == OL_NONE || ol_kind_of(t, value) == OL_N_assignment)
             continue;
         ol_val v = ol_eval(m, value);
-        if (!ol_val_is_graph(v) || ol_grad_disabled(m, a))
+        bool tuple = (v.kind == OL_V_TUPLE || v.kind == OL_V_LIST) && (v.flags & OL_VF_ELEM_GRAPH);
+        if (!(ol_val_is_graph(v) || tuple) || ol_grad_disabled(m, a))
             continue;
         ol_val hv = ol_eval(m, holder);
         if (!is_collection(hv) && hv.kind != OL_V_TENSOR)
@@ -121,7 +178,7 @@ static void check_stores(ol_check *c)
         ol_nid stmt = ol_statement_of(t, a);
         if (!outlives_batches(m, holder, stmt))
             continue;
-        report(c, stmt, holder, value, v, "stores", true);
+        report(c, stmt, holder, value, v, "stores", !tuple);
     }
     /* xs += [out], xs = xs + [out] */
     for (size_t i = 0; i < m->aug_assigns.len; i++) {
@@ -162,15 +219,64 @@ static void check_comprehensions(ol_check *c)
                                     "this comprehension over batches keeps `%s` for every batch, each with its "
                                     "autograd graph and activations",
                                     val);
-        ol_diag_help(d, "collect `%s.detach()` (or `.item()` / `.cpu()`), or build the list under `torch.no_grad()`",
+        /* `.cpu()` alone is no cure: the CPU copy is still part of the graph */
+        ol_diag_help(d, "collect `%s.detach()` (`.detach().cpu()` to free GPU memory too, `.item()` for a "
+                        "scalar), or build the list under `torch.no_grad()`",
                      ol_is_primary(t, body) ? val : "(...)");
         free(val);
-        ol_diag_attach_fix(d, detach_fix(m, body, v));
+        ol_diag_attach_fix(d, detach_fix(m, body, v, OL_NONE, l->node));
+    }
+}
+
+/* `logger.log(out)` where log() does `self.outputs.append(v)`. */
+static void check_kept(ol_check *c)
+{
+    ol_model *m = c->model;
+    const ol_tree *t = c->tree;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        ol_kept_arg kept[4];
+        size_t n = ol_call_kept_args(m, (uint32_t)i, kept, 4);
+        for (size_t k = 0; k < n; k++) {
+            if (kept[k].store->how != OL_STORE_COLLECT)
+                continue;
+            ol_val v = ol_eval(m, kept[k].arg);
+            ol_nid call = m->calls.items[i].node;
+            if (!(ol_val_is_graph(v) || (v.flags & OL_VF_ELEM_GRAPH)) || ol_grad_disabled(m, call))
+                continue;
+            ol_nid stmt = ol_statement_of(t, call);
+            if (!ol_holder_outlives_batches(m, kept[k].holder, stmt))
+                continue;
+            char *value_text = ol_node_str(t, kept[k].arg);
+            if (strlen(value_text) > 40)
+                strcpy(value_text + 37, "...");
+            char *holder = kept[k].holder != OL_NONE ? ol_node_str(t, kept[k].holder) : ol_xstrdup("a global");
+            char *callee = ol_node_str(t, m->calls.items[i].callee);
+            if (strlen(callee) > 40)
+                strcpy(callee + 37, "...");
+            ol_diag *d = ol_report_node(c, call,
+                                        "`%s(...)` stores `%s`, which carries the autograd graph, in `%s` (`%s()` does "
+                                        "`%s`); every iteration's graph and activations stay alive",
+                                        callee, value_text, holder, kept[k].fn->name,
+                                        kept[k].store->what);
+            const char *shown = ol_is_primary(t, kept[k].arg) ? value_text : "(...)";
+            if (ol_is_scalar_loss(m, kept[k].arg, v))
+                ol_diag_help(d, "pass the number: `%s.item()`, or collect under `torch.no_grad()`", shown);
+            else
+                ol_diag_help(d, "pass a detached copy: `%s.detach()` (`.detach().cpu()` to free GPU memory too), or "
+                                "collect under `torch.no_grad()`",
+                             shown);
+            if (ol_val_is_graph(v))
+                ol_diag_attach_fix(d, detach_fix(m, kept[k].arg, v, OL_NONE, ol_statement_of(t, call)));
+            free(value_text);
+            free(holder);
+            free(callee);
+        }
     }
 }
 
 static void check(ol_check *c)
 {
+    check_kept(c);
     check_calls(c);
     check_stores(c);
     check_comprehensions(c);
@@ -183,8 +289,11 @@ const ol_rule ol_rule_oom102 = {
     .summary = "A collection that outlives the batch loop stores tensors that carry the autograd graph.",
     .what = "Flags `xs.append(out)`, `xs.extend(...)`, `xs.insert(i, out)`, `store[k] = out`, "
             "`bank[idx] = feats`, `xs += [out]` and list/dict comprehensions over a loader, when the "
-            "stored value carries the autograd graph and the collection lives across iterations of a "
-            "loop that draws batches (or across calls of Lightning's `training_step`).",
+            "stored value (or a tuple of values) carries the autograd graph and the collection lives "
+            "across iterations of a loop that draws batches (or across calls of Lightning's "
+            "`training_step`). Loggers and collectors whose method stores its argument "
+            "(`logger.log(out)` where `log` does `self.outputs.append(v)`) are flagged at the call, "
+            "also when they live in another file of the same run.",
     .why = "A stored tensor that requires grad keeps its whole graph alive, and with it every "
            "activation saved for backward. Collecting model outputs or losses over an epoch without "
            "detaching them keeps an epoch's worth of activations on the GPU; evaluation loops without "

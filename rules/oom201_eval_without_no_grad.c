@@ -19,8 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device.h"
 #include "facts.h"
 #include "rule.h"
+#include "summary.h"
 
 static const char *const EVAL_WORDS[] = {"eval", "evaluate", "evaluation", "evaluating", "validate",
                                          "validation", "validating", "val", "valid", "test", "testing",
@@ -112,6 +114,40 @@ static ol_nid forward_model(const ol_model *m, const ol_call *c)
     return ol_unparen(m->tree, c->callee);
 }
 
+/* A `.eval()` call on a module in the chain e is built from, or in the
+ * binding of the name e (seen from at); OL_NONE when there is none. */
+static ol_nid eval_in_value(ol_model *m, ol_nid e, ol_nid at, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > 2)
+        return OL_NONE;
+    if (ol_kind_of(t, e) == OL_N_identifier) {
+        uint32_t defs[4];
+        size_t n = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), at, defs, 4);
+        for (size_t i = 0; i < n; i++) {
+            const ol_def *d = &m->defs.items[defs[i]];
+            if (d->kind != OL_DEF_ASSIGN || d->path_len != 0)
+                continue;
+            ol_nid found = eval_in_value(m, d->value, at, depth + 1);
+            if (found != OL_NONE)
+                return found;
+        }
+        return OL_NONE;
+    }
+    for (int k = 0; k < 8; k++) {
+        uint32_t ci = ol_call_at(m, e);
+        if (ci == OL_NO_INDEX || m->calls.items[ci].receiver == OL_NONE)
+            return OL_NONE;
+        const ol_call *c = &m->calls.items[ci];
+        if (c->name == m->names.eval && ol_call_arg(m, c->node, 0, NULL) == OL_NONE &&
+            ol_eval(m, c->receiver).kind == OL_V_MODULE)
+            return c->node;
+        e = ol_unparen(t, c->receiver);
+    }
+    return OL_NONE;
+}
+
 /* `X.eval()` earlier in the same function (or at module level) for the
  * model the call at n runs, with no `X.train()` between, and no gradients
  * computed from it to the next train() or the end. Returns the eval() call
@@ -141,6 +177,9 @@ static ol_nid after_eval_call(ol_model *m, ol_nid n, uint32_t fn)
             eval_call = c->name == m->names.eval ? c->node : OL_NONE;
         }
     }
+    /* `net = model.eval()` then `net(x)`, and `model.eval()(x)` */
+    if (eval_call == OL_NONE && model != OL_NONE)
+        eval_call = eval_in_value(m, model, n, 0);
     if (eval_call == OL_NONE)
         return OL_NONE;
     /* from eval() to the next train() (or the end), nothing computes gradients */
@@ -330,94 +369,497 @@ static char *model_key(ol_model *m, ol_nid callee, uint32_t fn)
     return ol_node_str(t, callee);
 }
 
+/* ---- evidence beyond names and eval() ---------------------------------------------- */
+
+/* Is every input of a forward call built from nothing (`net(torch.randn(2,
+ * 3, 32, 32))`)? That is a shape check or a smoke test, not evaluation. */
+static bool inputs_made_from_nothing(ol_model *m, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    bool any = false;
+    for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_nid e = ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
+        e = ol_unparen(t, e);
+        if (e == OL_NONE)
+            return false;
+        if (ol_kind_of(t, e) == OL_N_identifier) {
+            uint32_t defs[4];
+            size_t n = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 4);
+            if (n == 0)
+                return false;
+            for (size_t i = 0; i < n; i++) {
+                const ol_def *d = &m->defs.items[defs[i]];
+                if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || !ol_made_from_nothing(m, ol_chain_base(m, d->value)))
+                    return false;
+            }
+        } else if (!ol_made_from_nothing(m, ol_chain_base(m, e))) {
+            return false;
+        }
+        any = true;
+    }
+    return any;
+}
+
+/* How a forward's output is used: 2 for its shape only (`.shape`, `.size()`,
+ * `.dtype`, `len()`, an assert), 1 for printing it, 0 for anything else. */
+static int shape_use(ol_model *m, ol_nid use)
+{
+    const ol_tree *t = m->tree;
+    ol_nid stmt = ol_statement_of(t, use);
+    for (ol_nid p = ol_parent(t, use), child = use; p != OL_NONE; child = p, p = ol_parent(t, p)) {
+        ol_kind k = ol_kind_of(t, p);
+        if (k == OL_N_attribute && ol_field(t, p, OL_F_object) == child) {
+            ol_nid attr = ol_field(t, p, OL_F_attribute);
+            return ol_text_is(t, attr, "shape") || ol_text_is(t, attr, "size") || ol_text_is(t, attr, "dtype") ||
+                           ol_text_is(t, attr, "ndim") || ol_text_is(t, attr, "dim")
+                       ? 2
+                       : 0;
+        }
+        if (k == OL_N_assert_statement)
+            return 2;
+        if (k == OL_N_call) {
+            ol_nid callee = ol_field(t, p, OL_F_function);
+            return ol_text_is(t, callee, "len") ? 2 : ol_text_is(t, callee, "print") ? 1 : 0;
+        }
+        if (p == stmt)
+            break;
+    }
+    return 0;
+}
+
+/* A shape check: a forward whose output is only looked at for its shape,
+ * or printed when its input is made up (`print(net(torch.randn(2, 3, 32,
+ * 32)))`). Not evaluation: one small batch, once. */
+static bool shape_check(ol_model *m, ol_nid call, uint32_t fn)
+{
+    const ol_tree *t = m->tree;
+    int need = inputs_made_from_nothing(m, call) ? 1 : 2;
+    int direct = shape_use(m, call);
+    if (direct)
+        return direct >= need;
+    ol_nid stmt = ol_statement_of(t, call);
+    ol_nid assign = ol_kind_of(t, stmt) == OL_N_expression_statement ? ol_first_named(t, stmt) : OL_NONE;
+    if (assign == OL_NONE || ol_kind_of(t, assign) != OL_N_assignment ||
+        ol_unparen(t, ol_field(t, assign, OL_F_right)) != call)
+        return false;
+    ol_nid left = ol_unparen(t, ol_field(t, assign, OL_F_left));
+    ol_kind lk = ol_kind_of(t, left);
+    if (lk != OL_N_identifier && lk != OL_N_pattern_list && lk != OL_N_tuple_pattern)
+        return false;
+    ol_nid scope_node = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
+    bool used = false;
+    for (ol_nid target = left; target < m->subtree_end[left]; target++) {
+        if (ol_kind_of(t, target) != OL_N_identifier)
+            continue;
+        for (ol_nid n = m->subtree_end[left]; n < m->subtree_end[scope_node]; n++) {
+            if (ol_kind_of(t, n) != OL_N_identifier || !ol_same_text(t, n, target) || ol_function_of(m, n) != fn)
+                continue;
+            if (shape_use(m, n) < need)
+                return false;
+            used = true;
+        }
+    }
+    return used || need == 1;
+}
+
+/* Names bound from the statement holding n, and from statements that use
+ * those names (two steps): where a forward's output goes. */
+typedef OL_VEC(ol_nid) nid_vec;
+
+static void outputs_of(ol_model *m, ol_nid n, uint32_t fn, nid_vec *names)
+{
+    const ol_tree *t = m->tree;
+    ol_nid stmt = ol_statement_of(t, n);
+    ol_nid assign = stmt != OL_NONE && ol_kind_of(t, stmt) == OL_N_expression_statement ? ol_first_named(t, stmt)
+                                                                                         : OL_NONE;
+    if (assign == OL_NONE || ol_kind_of(t, assign) != OL_N_assignment)
+        return;
+    ol_nid left = ol_field(t, assign, OL_F_left);
+    for (ol_nid x = left; x != OL_NONE && x < m->subtree_end[left]; x++)
+        if (ol_kind_of(t, x) == OL_N_identifier)
+            ol_vec_push(names, x);
+    /* one step further: `loss = crit(out, y)` */
+    size_t direct = names->len;
+    for (size_t i = 0; i < m->assigns.len; i++) {
+        ol_nid a = m->assigns.items[i];
+        if (a <= assign || ol_function_of(m, a) != fn)
+            continue;
+        ol_nid right = ol_field(t, a, OL_F_right);
+        bool uses = false;
+        for (size_t k = 0; k < direct && !uses; k++)
+            uses = ol_mentions(t, right, names->items[k]);
+        if (!uses)
+            continue;
+        ol_nid l = ol_field(t, a, OL_F_left);
+        for (ol_nid x = l; x != OL_NONE && x < m->subtree_end[l] && names->len < 32; x++)
+            if (ol_kind_of(t, x) == OL_N_identifier)
+                ol_vec_push(names, x);
+    }
+}
+
+/* Does the output of the forward at n feed a backward() in its function? */
+static bool feeds_backward(ol_model *m, ol_nid n, uint32_t fn)
+{
+    ol_nid body = fn != OL_NO_INDEX ? function_body(m, fn) : 0;
+    if (body == OL_NONE)
+        return true;
+    nid_vec names = {0};
+    outputs_of(m, n, fn, &names);
+    bool feeds = false;
+    size_t first, end = ol_calls_in(m, body, &first);
+    for (size_t i = first; i < end && !feeds; i++) {
+        ol_nid operand = ol_backward_operand(m, (uint32_t)i);
+        if (operand == OL_NONE)
+            continue;
+        if (ol_contains(m->tree, operand, n))
+            feeds = true;
+        for (size_t k = 0; k < names.len && !feeds; k++)
+            feeds = ol_mentions(m->tree, operand, names.items[k]);
+    }
+    ol_vec_free(&names);
+    return feeds;
+}
+
+static const char *const IMAGE_CALLS[] = {"save_image", "make_grid", "imsave", "imshow", "imwrite", "add_image",
+                                          "add_images", "Image", "save", "show", "log_images", NULL};
+
+static bool image_call(ol_model *m, const ol_call *c)
+{
+    if (!c->name)
+        return false;
+    const char *name = ol_sym_str(m, c->name);
+    /* torch.save / numpy.save write tensors and arrays (features, caches), not images */
+    const char *q = ol_qualname(m, c->callee);
+    if (q && (strncmp(q, "torch.", 6) == 0 || strncmp(q, "numpy.", 6) == 0))
+        return false;
+    for (const char *const *w = IMAGE_CALLS; *w; w++)
+        if (strcmp(name, *w) == 0)
+            return true;
+    return false;
+}
+
+/* A forward whose output only becomes sample images (`save_image(netG(z))`,
+ * `fake = netG(fixed_noise)` shown or saved, never trained on). */
+static bool only_images(ol_model *m, ol_nid n, uint32_t fn)
+{
+    const ol_tree *t = m->tree;
+    for (ol_nid p = ol_parent(t, n); p != OL_NONE && p != ol_statement_of(t, n); p = ol_parent(t, p)) {
+        uint32_t ci = ol_call_at(m, p);
+        if (ci != OL_NO_INDEX && image_call(m, &m->calls.items[ci]) && ol_field(t, p, OL_F_arguments) != OL_NONE &&
+            ol_contains(t, ol_field(t, p, OL_F_arguments), n))
+            return true;
+    }
+    ol_nid body = fn != OL_NO_INDEX ? function_body(m, fn) : 0;
+    if (body == OL_NONE)
+        return false;
+    nid_vec names = {0};
+    outputs_of(m, n, fn, &names);
+    bool shown = false, other = false;
+    size_t first, end = ol_calls_in(m, body, &first);
+    for (size_t i = first; i < end && !other; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (c->node <= n)
+            continue;
+        ol_nid args = ol_field(t, c->node, OL_F_arguments);
+        bool mentions = false;
+        for (size_t k = 0; k < names.len && !mentions; k++)
+            mentions = args != OL_NONE && ol_mentions(t, args, names.items[k]);
+        if (!mentions)
+            continue;
+        if (image_call(m, c))
+            shown = true;
+        else if (ol_is_forward_call(m, (uint32_t)i) || (ol_eval(m, c->node).flags & OL_VF_LOSS))
+            other = true; /* netD(fake), criterion(fake, real): trained on */
+    }
+    ol_vec_free(&names);
+    return shown && !other && !feeds_backward(m, n, fn);
+}
+
+static const char *const HELD_OUT_WORDS[] = {"val", "valid", "validation", "test", "testing", "dev", "holdout",
+                                              NULL};
+
+/* A forward over held-out data (`model(x_val)`, `net(test_images)`) whose
+ * output never reaches backward(): evaluation inside a training loop. */
+static bool held_out_forward(ol_model *m, ol_nid n, uint32_t fn)
+{
+    const ol_tree *t = m->tree;
+    ol_nid args = ol_field(t, n, OL_F_arguments);
+    ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE;
+    if (a == OL_NONE)
+        return false;
+    a = ol_unparen(t, ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a);
+    if (ol_kind_of(t, a) == OL_N_attribute)
+        a = ol_field(t, a, OL_F_attribute);
+    if (a == OL_NONE || ol_kind_of(t, a) != OL_N_identifier || !sym_looks_like(m, ol_node_sym(m, a), HELD_OUT_WORDS))
+        return false;
+    return !feeds_backward(m, n, fn);
+}
+
+/* A model run inside training code whose parameters are not trained there
+ * and not frozen (`teacher.eval()` in distillation, then `teacher(x)` with
+ * autograd on): autograd keeps its activations for a backward pass that
+ * never reaches it. Not when its input carries a graph: a frozen
+ * discriminator or a perceptual loss must pass gradients back. */
+static bool untrained_model(ol_model *m, const ol_call *call, uint32_t fn)
+{
+    const ol_tree *t = m->tree;
+    ol_nid model = forward_model(m, call);
+    ol_nid body = fn != OL_NO_INDEX ? function_body(m, fn) : 0;
+    if (body == OL_NONE || ol_kind_of(t, model) == OL_N_call)
+        return false;
+    /* evidence that it is not meant to learn: eval() on it here, or its name */
+    bool evidence = false;
+    ol_nid name = ol_kind_of(t, model) == OL_N_attribute ? ol_field(t, model, OL_F_attribute) : model;
+    static const char *const teacher_words[] = {"teacher", NULL};
+    if (name != OL_NONE && ol_kind_of(t, name) == OL_N_identifier && sym_looks_like(m, ol_node_sym(m, name), teacher_words))
+        evidence = true;
+    /* the last eval()/train() on it before the call, in this function, is eval() */
+    size_t first, end = ol_calls_in(m, body, &first);
+    for (size_t i = first; i < end && m->calls.items[i].node < call->node; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if ((c->name == m->names.eval || c->name == m->names.train) && c->receiver != OL_NONE &&
+            ol_function_of(m, c->node) == fn && ol_same_text(t, ol_unparen(t, c->receiver), model))
+            evidence = c->name == m->names.eval;
+    }
+    if (!evidence)
+        return false;
+    /* the optimizer stepped here trains something else */
+    ol_event_vec ev = {0};
+    ol_collect_events(m, body, &ev);
+    bool steps_other = false, trains_it = false;
+    for (size_t i = 0; i < ev.len; i++) {
+        if (ev.items[i].kind != OL_EV_STEP)
+            continue;
+        /* true also when what the optimizer holds is not known */
+        if (ol_optimizer_may_train(m, ev.items[i].target, model))
+            trains_it = true;
+        else
+            steps_other = true;
+    }
+    ol_vec_free(&ev);
+    if (trains_it || !steps_other)
+        return false;
+    /* frozen: requires_grad_(False) on it, or `p.requires_grad = False` over its parameters */
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (c->receiver != OL_NONE && c->name && strcmp(ol_sym_str(m, c->name), "requires_grad_") == 0 &&
+            ol_mentions(t, c->receiver, name))
+            return false;
+    }
+    for (size_t i = 0; i < m->assigns.len; i++) {
+        ol_nid a = m->assigns.items[i];
+        ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
+        if (ol_kind_of(t, left) != OL_N_attribute || !ol_text_is(t, ol_field(t, left, OL_F_attribute), "requires_grad"))
+            continue;
+        uint32_t l = m->node_loop[a];
+        if (l == OL_NO_INDEX || ol_mentions(t, m->loops.items[l].iter, name))
+            return false;
+    }
+    /* its input is data, not something a gradient must flow back through */
+    ol_nid args = ol_field(t, call->node, OL_F_arguments);
+    for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_nid e = ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
+        if (ol_kind_of(t, e) == OL_N_list_splat || ol_kind_of(t, e) == OL_N_dictionary_splat)
+            e = ol_first_named(t, e);
+        ol_val v = ol_eval(m, e);
+        if ((v.flags & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH)) && !(v.flags & OL_VF_BATCH))
+            return false;
+    }
+    return true;
+}
+
+/* ---- wrappers --------------------------------------------------------------------- */
+
+/* A call of a function that runs a model with autograd on (`self.infer(x)`,
+ * `predict(model, x)` from utils.py), judged where it is called: not one
+ * named for evaluation (those are judged where they are defined) and not
+ * one that trains. */
+static bool wrapper_call(ol_model *m, uint32_t ci, bool *local)
+{
+    bool cross;
+    const ol_fn_summary *fs = ol_call_summary(m, ci, &cross);
+    *local = !cross;
+    if (!fs || !fs->name || !(fs->facts & OL_FN_FORWARD) ||
+        (fs->facts & (OL_FN_BACKWARD | OL_FN_STEP | OL_FN_NO_GRAD)))
+        return false;
+    const char *last = strrchr(fs->name, '.');
+    last = last ? last + 1 : fs->name;
+    if (strcmp(last, "forward") == 0)
+        return false;
+    size_t len = strlen(last);
+    return !ol_name_looks_like(last, len, EVAL_WORDS) && !ol_name_looks_like(last, len, TRAIN_WORDS);
+}
+
+/* ---- the check -------------------------------------------------------------------- */
+
 typedef struct reported {
     ol_nid region;
     char *model;
 } reported;
 
-static void check(ol_check *c)
+typedef OL_VEC(reported) reported_vec;
+
+typedef enum evidence {
+    EV_NONE,
+    EV_FUNCTION,   /* in an evaluation function */
+    EV_LOOP,       /* in a loop over validation/test data */
+    EV_AFTER_EVAL, /* after model.eval() */
+    EV_UNTRAINED,  /* a model not trained here: a distillation teacher */
+    EV_IMAGES,     /* only produces sample images */
+    EV_HELD_OUT,   /* held-out data, output never trained on */
+} evidence;
+
+static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrapper, reported_vec *seen,
+                        nid_vec *sites)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
-    OL_VEC(reported) seen = {0};
+    if (ol_grad_disabled(m, call->node) || grad_enabled_explicitly(m, call->node))
+        return;
+    if (fn != OL_NO_INDEX && is_pytest_function(m, fn))
+        return;
+    /* a module's own forward() is not evaluation code; Lightning-style eval
+     * hooks on a module run under no_grad by contract */
+    if (fn != OL_NO_INDEX) {
+        const ol_function *f = &m->functions.items[fn];
+        if (f->name == m->names.forward)
+            return;
+        if ((f->name == m->names.validation_step || f->name == m->names.test_step ||
+             f->name == m->names.predict_step) && f->cls != OL_NO_INDEX && ol_class_is_module(m, f->cls))
+            return;
+    }
+    /* a shape check on made-up input keeps one small batch, once */
+    if (shape_check(m, call->node, fn))
+        return;
+    evidence ev = EV_NONE;
+    char *where = NULL;
+    ol_fix *fix = NULL;
+    ol_nid anchor = OL_NONE, eval_call;
+    uint32_t loop;
+    if (fn != OL_NO_INDEX && eval_function(m, fn)) {
+        ev = EV_FUNCTION;
+        anchor = m->functions.items[fn].node;
+        where = ol_xasprintf("`%s()`", ol_sym_str(m, m->functions.items[fn].name));
+        fix = decorator_fix(m, fn);
+    } else if ((loop = eval_loop(m, call->node)) != OL_NO_INDEX) {
+        ev = EV_LOOP;
+        anchor = m->loops.items[loop].node;
+        ol_nid it = m->loops.items[loop].iter;
+        char *text = ol_node_str(t, it);
+        if (strlen(text) > 40)
+            strcpy(text + 37, "...");
+        where = ol_xasprintf("`%s`", text);
+        free(text);
+        if (m->loops.items[loop].kind == OL_LOOP_FOR)
+            fix = wrap_fix(m, m->loops.items[loop].node);
+    } else if ((eval_call = after_eval_call(m, call->node, fn)) != OL_NONE) {
+        ev = EV_AFTER_EVAL;
+        anchor = eval_call;
+        char *text = ol_node_str(t, eval_call);
+        where = ol_xasprintf("`%s`", text);
+        free(text);
+    } else if (!wrapper && untrained_model(m, call, fn)) {
+        ev = EV_UNTRAINED;
+        anchor = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
+    } else if (!wrapper && only_images(m, call->node, fn)) {
+        ev = EV_IMAGES;
+        anchor = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
+    } else if (!wrapper && held_out_forward(m, call->node, fn)) {
+        ev = EV_HELD_OUT;
+        anchor = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
+    } else {
+        return;
+    }
+    /* one finding per model and loop (a second evaluation loop is its own) */
+    uint32_t inner = m->node_loop[call->node];
+    ol_nid region = inner != OL_NO_INDEX && ol_contains(t, anchor, m->loops.items[inner].node) ? m->loops.items[inner].node
+                                                                                                  : anchor;
+    char *key = model_key(m, call->callee, fn);
+    bool dup = false;
+    for (size_t k = 0; k < seen->len && !dup; k++)
+        dup = seen->items[k].region == region && strcmp(seen->items[k].model, key) == 0;
+    if (dup) {
+        free(key);
+        free(where);
+        ol_fix_free(fix);
+        return;
+    }
+    reported r = {region, key};
+    ol_vec_push(seen, r);
+    ol_vec_push(sites, call->node);
+    char *callee = ol_node_str(t, call->callee);
+    if (strlen(callee) > 40)
+        strcpy(callee + 37, "...");
+    const char *tail = "runs with autograd on: every activation is kept for a backward pass that never comes";
+    ol_diag *d;
+    switch (ev) {
+    case EV_FUNCTION:
+        d = ol_report_node(c, call->node, "`%s(...)` %sin evaluation function %s %s", callee,
+                           wrapper ? "runs a model " : "", where, tail);
+        break;
+    case EV_LOOP:
+        d = ol_report_node(c, call->node, "`%s(...)` %sin a loop over %s %s", callee, wrapper ? "runs a model " : "",
+                           where, tail);
+        break;
+    case EV_AFTER_EVAL:
+        d = ol_report_node(c, call->node, "`%s(...)` %safter %s %s", callee, wrapper ? "runs a model " : "", where,
+                           tail);
+        break;
+    case EV_UNTRAINED:
+        d = ol_report_node(c, call->node,
+                           "`%s(...)` runs with autograd on, though this code does not train `%s`: its activations "
+                           "are kept for a backward pass that never reaches it",
+                           callee, callee);
+        break;
+    case EV_IMAGES:
+        d = ol_report_node(c, call->node, "`%s(...)` only produces sample images, and %s", callee, tail);
+        break;
+    default:
+        d = ol_report_node(c, call->node, "`%s(...)` evaluates held-out data, and %s", callee, tail);
+        break;
+    }
+    ol_diag_help(d, ev == EV_FUNCTION || ev == EV_LOOP || ev == EV_AFTER_EVAL
+                        ? "evaluate under `torch.no_grad()` (or `torch.inference_mode()`): decorate the function or "
+                          "wrap the loop"
+                        : "run it under `with torch.no_grad():` (or freeze it with `requires_grad_(False)`)");
+    free(callee);
+    free(where);
+    ol_diag_attach_fix(d, fix);
+}
+
+static void check(ol_check *c)
+{
+    ol_model *m = c->model;
+    reported_vec seen = {0};
+    nid_vec sites = {0};
     for (size_t i = 0; i < m->calls.len; i++) {
         if (!ol_is_forward_call(m, (uint32_t)i))
             continue;
         const ol_call *call = &m->calls.items[i];
-        if (ol_grad_disabled(m, call->node) || grad_enabled_explicitly(m, call->node))
+        report_site(c, call, ol_function_of(m, call->node), false, &seen, &sites);
+    }
+    /* functions that run a model, called from evaluation code: judged at the
+     * call, unless the function was already reported inside */
+    for (size_t i = 0; i < m->calls.len; i++) {
+        bool local;
+        if (ol_is_forward_call(m, (uint32_t)i) || !wrapper_call(m, (uint32_t)i, &local))
             continue;
-        uint32_t fn = ol_function_of(m, call->node);
-        if (fn != OL_NO_INDEX && is_pytest_function(m, fn))
-            continue;
-        /* a module's own forward() is not evaluation code; Lightning-style eval
-         * hooks on a module run under no_grad by contract */
-        if (fn != OL_NO_INDEX) {
-            const ol_function *f = &m->functions.items[fn];
-            if (f->name == m->names.forward)
+        const ol_call *call = &m->calls.items[i];
+        if (local) {
+            uint32_t callee = ol_callee_function(m, call->node);
+            bool inside = false;
+            for (size_t k = 0; k < sites.len && !inside && callee != OL_NO_INDEX; k++)
+                inside = ol_contains(c->tree, m->functions.items[callee].node, sites.items[k]);
+            if (inside)
                 continue;
-            if ((f->name == m->names.validation_step || f->name == m->names.test_step ||
-                 f->name == m->names.predict_step) && f->cls != OL_NO_INDEX && ol_class_is_module(m, f->cls))
-                continue;
         }
-        const char *why = NULL;
-        char *where = NULL;
-        ol_fix *fix = NULL;
-        ol_nid eval_call;
-        ol_nid region;
-        uint32_t loop;
-        if (fn != OL_NO_INDEX && eval_function(m, fn)) {
-            region = m->functions.items[fn].node;
-            where = ol_xasprintf("`%s()`", ol_sym_str(m, m->functions.items[fn].name));
-            why = "in evaluation function";
-            fix = decorator_fix(m, fn);
-        } else if ((loop = eval_loop(m, call->node)) != OL_NO_INDEX) {
-            region = m->loops.items[loop].node;
-            ol_nid it = m->loops.items[loop].iter;
-            char *text = ol_node_str(t, it);
-            if (strlen(text) > 40)
-                strcpy(text + 37, "...");
-            where = ol_xasprintf("`%s`", text);
-            free(text);
-            why = "in a loop over";
-            if (m->loops.items[loop].kind == OL_LOOP_FOR)
-                fix = wrap_fix(m, m->loops.items[loop].node);
-        } else if ((eval_call = after_eval_call(m, call->node, fn)) != OL_NONE) {
-            region = eval_call;
-            char *text = ol_node_str(t, eval_call);
-            where = ol_xasprintf("`%s`", text);
-            free(text);
-            why = "after";
-        } else {
-            continue;
-        }
-        char *key = model_key(m, call->callee, fn);
-        bool dup = false;
-        for (size_t k = 0; k < seen.len && !dup; k++)
-            dup = seen.items[k].region == region && strcmp(seen.items[k].model, key) == 0;
-        if (dup) {
-            free(key);
-            free(where);
-            ol_fix_free(fix);
-            continue;
-        }
-        reported r = {region, key};
-        ol_vec_push(&seen, r);
-        char *callee = ol_node_str(t, call->callee);
-        if (strlen(callee) > 40)
-            strcpy(callee + 37, "...");
-        ol_diag *d = ol_report_node(c, call->node,
-                                    "`%s(...)` %s %s runs with autograd on: every activation is kept for a "
-                                    "backward pass that never comes",
-                                    callee, why, where);
-        ol_diag_help(d, "evaluate under `torch.no_grad()` (or `torch.inference_mode()`): decorate the function "
-                        "or wrap the loop");
-        free(callee);
-        free(where);
-        ol_diag_attach_fix(d, fix);
+        report_site(c, call, ol_function_of(m, call->node), true, &seen, &sites);
     }
     for (size_t k = 0; k < seen.len; k++)
         free(seen.items[k].model);
     ol_vec_free(&seen);
+    ol_vec_free(&sites);
 }
 
 const ol_rule ol_rule_oom201 = {
@@ -428,10 +870,16 @@ const ol_rule ol_rule_oom201 = {
     .what = "Flags model forward calls in evaluation code with no `torch.no_grad()`, "
             "`torch.inference_mode()` or `torch.set_grad_enabled(False)` around them: in functions "
             "named for evaluation (evaluate, validate, test, predict, inference, generate), after "
-            "`model.eval()` until `model.train()`, and in loops over validation or test loaders. Code "
-            "that computes gradients (backward, `torch.autograd.grad`) is not evaluation; Lightning's "
-            "validation/test/predict steps already run without grad; a function only ever called "
-            "under no_grad is guarded.",
+            "`model.eval()` until `model.train()` (also `net = model.eval()`), in loops over "
+            "validation or test loaders, on held-out data inside a training loop, for sample images, "
+            "and for a model that the surrounding training code does not train (a distillation "
+            "teacher put in eval mode and not frozen). Each evaluation loop is its own finding; "
+            "helpers that run the model (`predict(model, x)`, also from another file of the run) "
+            "are flagged where evaluation code calls them. Code that computes gradients (backward, "
+            "`torch.autograd.grad`) is not evaluation; Lightning's validation/test/predict steps "
+            "already run without grad; a function only ever called under no_grad, or a script that "
+            "calls `torch.set_grad_enabled(False)` at module level, is guarded; a shape check on "
+            "made-up input (`print(net(torch.randn(2, 3, 32, 32)).shape)`) is not evaluation.",
     .why = "With autograd on, every forward pass records its graph and keeps the activations that "
            "backward would need. Evaluation never calls backward, so that memory is pure waste: "
            "typically the largest single use of GPU memory, and the reason a model that trains fine "

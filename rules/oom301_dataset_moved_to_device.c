@@ -13,64 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device.h"
 #include "facts.h"
 #include "rule.h"
-
-static const char *const DEVICE_WORDS[] = {"device", "dev", "gpu", "cuda", "rank", "local_rank", NULL};
-
-/* Is e a GPU device: "cuda", "cuda:0", torch.device("cuda"), a name like device? */
-static bool gpu_device(ol_model *m, ol_nid e)
-{
-    const ol_tree *t = m->tree;
-    e = ol_unparen(t, e);
-    if (e == OL_NONE)
-        return false;
-    const char *s;
-    uint32_t len;
-    if (ol_string_value(t, e, &s, &len))
-        return (len >= 4 && memcmp(s, "cuda", 4) == 0) || ol_mem_eq_cstr(s, len, "mps");
-    if (ol_kind_of(t, e) == OL_N_integer)
-        return true; /* .to(0): a device ordinal */
-    ol_val v = ol_eval(m, e);
-    if (v.kind == OL_V_DEVICE) {
-        if (ol_kind_of(t, e) == OL_N_call) {
-            ol_nid a = ol_call_arg(m, e, 0, "type");
-            if (ol_string_value(t, a, &s, &len) && ol_mem_eq_cstr(s, len, "cpu"))
-                return false;
-        }
-        return true;
-    }
-    if (v.kind == OL_V_EXTERN || v.kind == OL_V_TENSOR || v.kind == OL_V_MODULE)
-        return false; /* .to(torch.float16), .to(other_tensor) */
-    if (v.kind == OL_V_STRING)
-        return false;
-    ol_nid name = ol_kind_of(t, e) == OL_N_attribute ? ol_field(t, e, OL_F_attribute) : e;
-    if (ol_kind_of(t, name) != OL_N_identifier)
-        return false;
-    const char *n = ol_text(t, name, &len);
-    return ol_name_looks_like(n, len, DEVICE_WORDS);
-}
-
-/* Is this call a move to the GPU? */
-static bool moves_to_gpu(ol_model *m, const ol_call *c)
-{
-    const ol_tree *t = m->tree;
-    if (c->receiver != OL_NONE && c->name == m->names.cuda)
-        return true;
-    if (c->receiver != OL_NONE && c->name == m->names.to) {
-        ol_nid dev = ol_call_arg(m, c->node, -1, "device");
-        if (dev == OL_NONE)
-            dev = ol_call_arg(m, c->node, 0, NULL);
-        return gpu_device(m, dev);
-    }
-    const char *q = ol_qualname(m, c->callee);
-    if (q && ol_str_has_prefix(q, "torch.") && strchr(q + 6, '.') == NULL) {
-        ol_nid dev = ol_call_arg(m, c->node, -1, "device");
-        return dev != OL_NONE && gpu_device(m, dev);
-    }
-    (void)t;
-    return false;
-}
+#include "summary.h"
 
 static bool in_data_loop(ol_model *m, ol_nid n)
 {
@@ -99,19 +45,43 @@ static bool dataset_constructor(ol_model *m, ol_nid call)
     return false;
 }
 
-/* Slicing out a batch: X[i:i + bs], X[perm[i:j]], X[start:end] with a
- * bound that is not a constant. A mask or a single index is not a batch. */
-static bool batch_slice(const ol_tree *t, ol_nid index)
+/* Does the function `call` runs draw batches from the parameter that `arg`
+ * fills (per its summary): in a loop of its own, or cut per call inside
+ * the caller's loop? */
+static bool sliced_by_callee(ol_model *m, ol_nid call, ol_nid arg)
 {
-    for (ol_nid n = index; n < t->nodes.len && t->nodes.items[n].start < t->nodes.items[index].end; n++) {
-        if (n != index && t->nodes.items[n].start < t->nodes.items[index].start)
-            break;
-        if (ol_kind_of(t, n) != OL_N_slice)
+    uint32_t ci = ol_call_at(m, call);
+    bool cross;
+    const ol_fn_summary *fs = ci != OL_NO_INDEX ? ol_call_summary(m, ci, &cross) : NULL;
+    uint32_t cut = fs ? fs->param_batched | (m->node_loop[call] != OL_NO_INDEX ? fs->param_sliced : 0) : 0;
+    for (uint32_t p = 0; cut && p < fs->param_count; p++)
+        if ((cut & (1u << p)) && ol_call_param_arg(m, ci, fs, p) == arg)
+            return true;
+    /* a function of this file that hands the parameter, in a loop, to a
+     * batch helper of another file (`evaluate(val_data)` calling
+     * `get_batch(data_source, i)` from utils.py) */
+    uint32_t fi = fs && !cross ? ol_callee_function(m, call) : OL_NO_INDEX;
+    if (fi == OL_NO_INDEX)
+        return false;
+    for (uint32_t p = 0; p < fs->param_count; p++) {
+        if (ol_call_param_arg(m, ci, fs, p) != arg)
             continue;
-        for (ol_nid c = ol_first_named(t, n); c != OL_NONE; c = ol_next_named(t, c)) {
-            ol_kind k = ol_kind_of(t, ol_unparen(t, c));
-            if (k != OL_N_integer && k != OL_N_unary_operator && k != OL_N_none)
-                return true;
+        size_t first, end = ol_calls_in(m, m->functions.items[fi].node, &first);
+        for (size_t k = first; k < end; k++) {
+            const ol_call *inner = &m->calls.items[k];
+            bool inner_cross;
+            const ol_fn_summary *is = ol_function_of(m, inner->node) == fi && m->node_loop[inner->node] != OL_NO_INDEX
+                                          ? ol_call_summary(m, (uint32_t)k, &inner_cross)
+                                          : NULL;
+            if (!is || !inner_cross)
+                continue;
+            for (uint32_t q = 0; q < is->param_count; q++) {
+                ol_nid a = ((is->param_sliced | is->param_batched) & (1u << q)) ? ol_call_param_arg(m, (uint32_t)k, is, q)
+                                                                               : OL_NONE;
+                if (a != OL_NONE && ol_kind_of(m->tree, a) == OL_N_identifier &&
+                    ol_text_is(m->tree, a, fs->params[p]))
+                    return true;
+            }
         }
     }
     return false;
@@ -145,10 +115,13 @@ static bool used_as_dataset(ol_model *m, ol_nid use)
             }
         }
     }
-    /* TensorDataset(X, y), DataLoader(X) */
+    /* TensorDataset(X, y), DataLoader(X); get_batch(X, i) in a loop, where
+     * get_batch slices that parameter batch by batch */
     if (pk == OL_N_argument_list || pk == OL_N_keyword_argument) {
         ol_nid call = pk == OL_N_argument_list ? ol_parent(t, p) : ol_parent(t, ol_parent(t, p));
-        return call != OL_NONE && ol_kind_of(t, call) == OL_N_call && dataset_constructor(m, call);
+        if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call)
+            return false;
+        return dataset_constructor(m, call) || sliced_by_callee(m, call, use);
     }
     /* X[i:i + bs], X[idx] inside a loop or in __getitem__ */
     if (pk == OL_N_subscript && ol_field(t, p, OL_F_value) == use) {
@@ -157,7 +130,7 @@ static bool used_as_dataset(ol_model *m, ol_nid use)
         uint32_t gf = ol_function_of(m, p);
         if (gf != OL_NO_INDEX && strcmp(ol_sym_str(m, m->functions.items[gf].name), "__getitem__") == 0)
             getitem = true;
-        if (!getitem && !batch_slice(t, index))
+        if (!getitem && !ol_batch_slice(t, index))
             return false;
         /* writing into it (obs[step] = x) makes it a buffer, not a dataset */
         ol_nid gp = ol_parent(t, p);
@@ -202,73 +175,6 @@ static bool binding_used_as_dataset(ol_model *m, ol_nid target, uint32_t def)
     return false;
 }
 
-/* Walks a method chain down to its base: `torch.from_numpy(a).float().cuda()`
- * -> `torch.from_numpy(a)`. */
-static ol_nid chain_base(ol_model *m, ol_nid e)
-{
-    const ol_tree *t = m->tree;
-    e = ol_unparen(t, e);
-    for (int depth = 0; depth < 32; depth++) {
-        uint32_t ci = ol_call_at(m, e);
-        if (ci == OL_NO_INDEX || m->calls.items[ci].receiver == OL_NONE)
-            return e;
-        ol_val rv = ol_eval(m, m->calls.items[ci].receiver);
-        if (rv.kind == OL_V_EXTERN)
-            return e; /* torch.from_numpy(...): a function, not a method */
-        e = ol_unparen(t, m->calls.items[ci].receiver);
-    }
-    return e;
-}
-
-/* Is `e`'s value the result of `move` (possibly followed by more method
- * calls such as .float())? */
-static bool chain_contains(ol_model *m, ol_nid e, ol_nid move)
-{
-    const ol_tree *t = m->tree;
-    e = ol_unparen(t, e);
-    for (int depth = 0; depth < 32; depth++) {
-        if (e == move)
-            return true;
-        uint32_t ci = ol_call_at(m, e);
-        if (ci == OL_NO_INDEX || m->calls.items[ci].receiver == OL_NONE)
-            return false;
-        e = ol_unparen(t, m->calls.items[ci].receiver);
-    }
-    return false;
-}
-
-/* Buffers, noise and literals are not datasets: torch.zeros(...),
- * torch.randn(...), torch.tensor([0.5, 0.5]). */
-static bool made_from_nothing(ol_model *m, ol_nid base)
-{
-    const ol_tree *t = m->tree;
-    base = ol_unparen(t, base);
-    ol_kind k = ol_kind_of(t, base);
-    if (k == OL_N_list || k == OL_N_tuple || k == OL_N_list_comprehension || k == OL_N_integer || k == OL_N_float)
-        return true;
-    if (k != OL_N_call)
-        return false;
-    const char *q = ol_qualname(m, ol_field(t, base, OL_F_function));
-    if (!q || !ol_str_has_prefix(q, "torch."))
-        return false;
-    if (strcmp(q, "torch.autograd.Variable") == 0)
-        return made_from_nothing(m, ol_call_arg(m, base, 0, "data"));
-    const char *name = q + 6;
-    static const char *const factories[] = {"zeros", "ones", "empty", "full", "rand", "randn", "randint",
-                                            "randperm", "arange", "linspace", "logspace", "eye", "zeros_like",
-                                            "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
-                                            "randint_like", "normal", "bernoulli", "multinomial", NULL};
-    for (const char *const *f = factories; *f; f++)
-        if (strcmp(name, *f) == 0)
-            return true;
-    static const char *const wrappers[] = {"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor",
-                                           "IntTensor", "BoolTensor", "from_numpy", NULL};
-    for (const char *const *w = wrappers; *w; w++)
-        if (strcmp(name, *w) == 0)
-            return made_from_nothing(m, ol_call_arg(m, base, 0, "data"));
-    return false;
-}
-
 /* Is e (or part of it) a variable the enclosing for-loops bind each
  * iteration? Then what is moved is this iteration's item, not a dataset. */
 static bool moves_loop_variable(ol_model *m, ol_nid e)
@@ -276,12 +182,23 @@ static bool moves_loop_variable(ol_model *m, ol_nid e)
     const ol_tree *t = m->tree;
     for (uint32_t l = m->node_loop[e]; l != OL_NO_INDEX; l = m->loops.items[l].parent) {
         const ol_loop *loop = &m->loops.items[l];
-        if (loop->kind != OL_LOOP_FOR)
+        if (loop->kind == OL_LOOP_WHILE)
             continue;
-        ol_nid target = ol_field(t, loop->node, OL_F_left);
-        for (ol_nid n = target; n != OL_NONE && n < m->subtree_end[target]; n++) {
-            if (ol_kind_of(t, n) == OL_N_identifier && ol_mentions(t, e, n))
-                return true;
+        if (loop->kind == OL_LOOP_FOR) {
+            ol_nid target = ol_field(t, loop->node, OL_F_left);
+            for (ol_nid n = target; n != OL_NONE && n < m->subtree_end[target]; n++)
+                if (ol_kind_of(t, n) == OL_N_identifier && ol_mentions(t, e, n))
+                    return true;
+            continue;
+        }
+        /* [x.cuda() for x in items]: the for clauses' targets */
+        for (ol_nid clause = ol_first_named(t, loop->node); clause != OL_NONE; clause = ol_next_named(t, clause)) {
+            if (ol_kind_of(t, clause) != OL_N_for_in_clause)
+                continue;
+            ol_nid target = ol_field(t, clause, OL_F_left);
+            for (ol_nid n = target; n != OL_NONE && n < m->subtree_end[target]; n++)
+                if (ol_kind_of(t, n) == OL_N_identifier && ol_mentions(t, e, n))
+                    return true;
         }
     }
     return false;
@@ -296,6 +213,172 @@ static uint32_t def_of_target(ol_model *m, ol_nid target)
     return OL_NO_INDEX;
 }
 
+/* Is the value that expression `value` (inside statement stmt) produces used
+ * as a dataset: an argument of a dataset constructor, or bound to a name
+ * (or self attribute) that is then sliced, iterated or wrapped? */
+static bool result_used_as_dataset(ol_model *m, ol_nid stmt, ol_nid value)
+{
+    const ol_tree *t = m->tree;
+    for (ol_nid p = ol_parent(t, value); p != OL_NONE && p != stmt; p = ol_parent(t, p)) {
+        if (ol_kind_of(t, p) != OL_N_argument_list)
+            continue;
+        ol_nid ctor = ol_parent(t, p);
+        for (ol_nid a = ol_first_named(t, p); a != OL_NONE; a = ol_next_named(t, a))
+            if (ol_chain_contains(m, a, value) && dataset_constructor(m, ctor))
+                return true;
+    }
+    ol_nid assign = ol_kind_of(t, stmt) == OL_N_expression_statement ? ol_first_named(t, stmt) : OL_NONE;
+    if (assign == OL_NONE || ol_kind_of(t, assign) != OL_N_assignment ||
+        !ol_contains(t, ol_field(t, assign, OL_F_right), value))
+        return false;
+    ol_nid left = ol_unparen(t, ol_field(t, assign, OL_F_left));
+    ol_nid right = ol_unparen(t, ol_field(t, assign, OL_F_right));
+    if ((ol_kind_of(t, left) == OL_N_identifier || ol_kind_of(t, left) == OL_N_attribute) &&
+        ol_chain_contains(m, right, value)) {
+        uint32_t def = def_of_target(m, left);
+        return def != OL_NO_INDEX && binding_used_as_dataset(m, left, def);
+    }
+    if ((ol_kind_of(t, left) == OL_N_pattern_list || ol_kind_of(t, left) == OL_N_tuple_pattern) &&
+        (ol_kind_of(t, right) == OL_N_expression_list || ol_kind_of(t, right) == OL_N_tuple)) {
+        /* X, y = X.cuda(), y.cuda(): the target paired with this move */
+        ol_nid tgt = ol_first_named(t, left);
+        for (ol_nid val = ol_first_named(t, right); val != OL_NONE && tgt != OL_NONE;
+             val = ol_next_named(t, val), tgt = ol_next_named(t, tgt)) {
+            if (!ol_chain_contains(m, val, value) || ol_kind_of(t, tgt) != OL_N_identifier)
+                continue;
+            uint32_t def = def_of_target(m, tgt);
+            if (def != OL_NO_INDEX && binding_used_as_dataset(m, tgt, def))
+                return true;
+        }
+        return false;
+    }
+    if ((ol_kind_of(t, left) == OL_N_pattern_list || ol_kind_of(t, left) == OL_N_tuple_pattern) &&
+        ol_chain_contains(m, right, value)) {
+        /* train_x, train_y = load_split(...): any target used as a dataset */
+        for (ol_nid tgt = ol_first_named(t, left); tgt != OL_NONE; tgt = ol_next_named(t, tgt)) {
+            if (ol_kind_of(t, tgt) != OL_N_identifier)
+                continue;
+            uint32_t def = def_of_target(m, tgt);
+            if (def != OL_NO_INDEX && binding_used_as_dataset(m, tgt, def))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* The function whose return value the statement holding `move` produces:
+ * `return data.to(device)`, or `data = data.to(device)` followed by
+ * `return data`. OL_NO_INDEX when the move does not leave that way. */
+static uint32_t returned_by(ol_model *m, ol_nid stmt, ol_nid move)
+{
+    const ol_tree *t = m->tree;
+    uint32_t fn = ol_function_of(m, move);
+    if (fn == OL_NO_INDEX || m->functions.items[fn].is_lambda)
+        return OL_NO_INDEX;
+    if (ol_kind_of(t, stmt) == OL_N_return_statement) {
+        ol_nid v = ol_first_named(t, stmt);
+        return v != OL_NONE && (ol_chain_contains(m, v, move) || ol_contains(t, v, move)) ? fn : OL_NO_INDEX;
+    }
+    ol_nid assign = ol_kind_of(t, stmt) == OL_N_expression_statement ? ol_first_named(t, stmt) : OL_NONE;
+    if (assign == OL_NONE || ol_kind_of(t, assign) != OL_N_assignment)
+        return OL_NO_INDEX;
+    ol_nid left = ol_unparen(t, ol_field(t, assign, OL_F_left));
+    if (ol_kind_of(t, left) != OL_N_identifier || !ol_chain_contains(m, ol_field(t, assign, OL_F_right), move))
+        return OL_NO_INDEX;
+    const ol_function *f = &m->functions.items[fn];
+    for (size_t i = 0; i < f->returns.len; i++) {
+        ol_nid r = ol_unparen(t, f->returns.items[i]);
+        if (ol_kind_of(t, ol_parent(t, f->returns.items[i])) != OL_N_return_statement)
+            continue;
+        if (ol_kind_of(t, r) == OL_N_identifier && ol_same_text(t, r, left)) {
+            uint32_t defs[4];
+            size_t n = ol_reaching_defs(m, m->node_scope[r], ol_node_sym(m, r), r, defs, 4);
+            for (size_t k = 0; k < n; k++)
+                if (m->defs.items[defs[k]].stmt == stmt)
+                    return fn;
+        }
+    }
+    return OL_NO_INDEX;
+}
+
+/* Could a value of this kind be a tensor of data (not a model, an object
+ * of some library, a loader)? */
+static bool moved_tensor_kind(ol_val v)
+{
+    return v.kind == OL_V_TENSOR || v.kind == OL_V_UNKNOWN || v.kind == OL_V_ARRAY || v.kind == OL_V_BOTTOM;
+}
+
+static bool moved_tensor(ol_model *m, ol_nid e)
+{
+    return moved_tensor_kind(ol_eval(m, e));
+}
+
+/* Does a call of function fn outside a batch loop produce a value used as a
+ * dataset? */
+static bool helper_result_used_as_dataset(ol_model *m, uint32_t fn)
+{
+    const ol_function *f = &m->functions.items[fn];
+    for (size_t i = 0; i < f->callsites.len && i < 32; i++) {
+        ol_nid site = m->calls.items[m->functions.items[fn].callsites.items[i]].node;
+        if (in_data_loop(m, site))
+            continue;
+        if (result_used_as_dataset(m, ol_statement_of(m->tree, site), site))
+            return true;
+    }
+    return false;
+}
+
+/* A Dataset's __init__ that moves each sample as it stores it
+ * (`self.items = [torch.tensor(s).cuda() for s in samples]`): the loop is
+ * over the whole dataset, not over batches. */
+static bool moved_in_dataset_init(ol_model *m, ol_nid move)
+{
+    const ol_tree *t = m->tree;
+    uint32_t fn = ol_function_of(m, move);
+    if (fn == OL_NO_INDEX || m->functions.items[fn].name != ol_model_intern(m, "__init__") ||
+        m->functions.items[fn].cls == OL_NO_INDEX)
+        return false;
+    ol_nid stmt = ol_statement_of(t, move);
+    ol_nid e = ol_kind_of(t, stmt) == OL_N_expression_statement ? ol_first_named(t, stmt) : OL_NONE;
+    ol_nid target = OL_NONE;
+    if (e != OL_NONE && ol_kind_of(t, e) == OL_N_assignment)
+        target = ol_unparen(t, ol_field(t, e, OL_F_left));
+    else if (e != OL_NONE && ol_kind_of(t, e) == OL_N_call) {
+        uint32_t ci = ol_call_at(m, e);
+        if (ci != OL_NO_INDEX && m->calls.items[ci].name == m->names.append)
+            target = ol_unparen(t, m->calls.items[ci].receiver);
+    }
+    if (target == OL_NONE || ol_kind_of(t, target) != OL_N_attribute)
+        return false;
+    for (size_t i = 0; i < m->defs.len; i++)
+        if (m->defs.items[i].target == target || ol_same_text(t, m->defs.items[i].target, target))
+            if (ol_kind_of(t, m->defs.items[i].target) == OL_N_attribute &&
+                binding_used_as_dataset(m, m->defs.items[i].target, (uint32_t)i))
+                return true;
+    return false;
+}
+
+static void report(ol_check *c, ol_nid stmt, ol_nid what, const char *helper)
+{
+    char *text = ol_node_str(c->tree, what);
+    if (strlen(text) > 48)
+        strcpy(text + 45, "...");
+    ol_diag *d;
+    if (helper)
+        d = ol_report_node(c, stmt,
+                           "`%s` returns a whole dataset moved to the GPU by `%s()`, before the batch loop; all of "
+                           "it stays resident next to the model, activations and optimizer state",
+                           text, helper);
+    else
+        d = ol_report_node(c, stmt,
+                           "`%s` moves a whole dataset to the GPU before the batch loop; all of it stays resident "
+                           "next to the model, activations and optimizer state",
+                           text);
+    free(text);
+    ol_diag_help(d, "keep the dataset on the CPU and move each batch inside the loop "
+                    "(`x = x.to(device, non_blocking=True)`, with `pin_memory=True` on the DataLoader)");
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
@@ -303,15 +386,25 @@ static void check(ol_check *c)
     ol_nid last_stmt = OL_NONE;
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
-        if (!moves_to_gpu(m, call))
+        if (!ol_moves_to_gpu(m, call)) {
+            /* a helper of another file that returns its data on the GPU */
+            bool cross;
+            const ol_fn_summary *fs = ol_call_summary(m, (uint32_t)i, &cross);
+            if (!cross || !fs || !(fs->facts & OL_FN_RET_ON_DEVICE) || in_data_loop(m, call->node))
+                continue;
+            ol_nid stmt = ol_statement_of(t, call->node);
+            if (stmt != last_stmt && result_used_as_dataset(m, stmt, call->node)) {
+                last_stmt = stmt;
+                report(c, stmt, call->node, fs->name);
+            }
             continue;
+        }
         if (in_data_loop(m, call->node))
             continue;
         /* what is moved */
         if (call->receiver != OL_NONE) {
             ol_val v = ol_eval(m, call->receiver);
-            if (v.kind == OL_V_MODULE || v.kind == OL_V_OPTIMIZER ||
-                (v.flags & OL_VF_BATCH) || v.kind == OL_V_DEVICE)
+            if (v.kind == OL_V_MODULE || v.kind == OL_V_OPTIMIZER || (v.flags & OL_VF_BATCH) || v.kind == OL_V_DEVICE)
                 continue;
         }
         ol_nid stmt = ol_statement_of(t, call->node);
@@ -319,58 +412,24 @@ static void check(ol_check *c)
             continue;
         bool method_move = call->receiver != OL_NONE && (call->name == m->names.cuda || call->name == m->names.to) &&
                            ol_eval(m, call->receiver).kind != OL_V_EXTERN;
-        if (made_from_nothing(m, method_move ? chain_base(m, call->receiver) : call->node))
+        if (ol_made_from_nothing(m, method_move ? ol_chain_base(m, call->receiver) : call->node))
             continue;
+        bool dataset;
         if (method_move && moves_loop_variable(m, call->receiver))
-            continue;
-        /* the moved value is an argument of a dataset constructor */
-        bool dataset = false;
-        for (ol_nid p = ol_parent(t, call->node); p != OL_NONE && p != stmt && !dataset; p = ol_parent(t, p)) {
-            if (ol_kind_of(t, p) != OL_N_argument_list)
-                continue;
-            ol_nid ctor = ol_parent(t, p);
-            for (ol_nid a = ol_first_named(t, p); a != OL_NONE && !dataset; a = ol_next_named(t, a))
-                if (chain_contains(m, a, call->node) && dataset_constructor(m, ctor))
-                    dataset = true;
-        }
-        /* or its binding is used as a dataset */
-        ol_nid assign = ol_kind_of(t, stmt) == OL_N_expression_statement ? ol_first_named(t, stmt) : OL_NONE;
-        if (!dataset && assign != OL_NONE && ol_kind_of(t, assign) == OL_N_assignment &&
-            ol_contains(t, ol_field(t, assign, OL_F_right), call->node)) {
-            ol_nid left = ol_unparen(t, ol_field(t, assign, OL_F_left));
-            ol_nid right = ol_unparen(t, ol_field(t, assign, OL_F_right));
-            if ((ol_kind_of(t, left) == OL_N_identifier || ol_kind_of(t, left) == OL_N_attribute) &&
-                chain_contains(m, right, call->node)) {
-                uint32_t def = def_of_target(m, left);
-                if (def != OL_NO_INDEX)
-                    dataset = binding_used_as_dataset(m, left, def);
-            } else if ((ol_kind_of(t, left) == OL_N_pattern_list || ol_kind_of(t, left) == OL_N_tuple_pattern) &&
-                       (ol_kind_of(t, right) == OL_N_expression_list || ol_kind_of(t, right) == OL_N_tuple)) {
-                /* X, y = X.cuda(), y.cuda(): the target paired with this move */
-                ol_nid tgt = ol_first_named(t, left);
-                for (ol_nid val = ol_first_named(t, right); val != OL_NONE && tgt != OL_NONE;
-                     val = ol_next_named(t, val), tgt = ol_next_named(t, tgt)) {
-                    if (!chain_contains(m, val, call->node) || ol_kind_of(t, tgt) != OL_N_identifier)
-                        continue;
-                    uint32_t def = def_of_target(m, tgt);
-                    if (def != OL_NO_INDEX)
-                        dataset = binding_used_as_dataset(m, tgt, def);
-                }
-            }
+            dataset = moved_in_dataset_init(m, call->node);
+        else
+            dataset = result_used_as_dataset(m, stmt, call->node);
+        /* a helper that returns the moved data (`return data.to(device)`):
+         * its callers decide whether that is a dataset */
+        if (!dataset && (!method_move || moved_tensor(m, call->receiver))) {
+            uint32_t fn = returned_by(m, stmt, call->node);
+            dataset = fn != OL_NO_INDEX && moved_tensor_kind(ol_function_result(m, fn)) &&
+                      helper_result_used_as_dataset(m, fn);
         }
         if (!dataset)
             continue;
         last_stmt = stmt;
-        char *text = ol_node_str(t, call->node);
-        if (strlen(text) > 48)
-            strcpy(text + 45, "...");
-        ol_diag *d = ol_report_node(c, stmt,
-                                    "`%s` moves a whole dataset to the GPU before the batch loop; all of it stays "
-                                    "resident next to the model, activations and optimizer state",
-                                    text);
-        free(text);
-        ol_diag_help(d, "keep the dataset on the CPU and move each batch inside the loop "
-                        "(`x = x.to(device, non_blocking=True)`, with `pin_memory=True` on the DataLoader)");
+        report(c, stmt, call->node, NULL);
     }
 }
 
@@ -382,8 +441,12 @@ const ol_rule ol_rule_oom301 = {
     .what = "Flags `.cuda()` / `.to(device)` (and `torch.tensor(..., device=...)`) applied outside the "
             "batch loop to tensors that are then used as a dataset: wrapped in `TensorDataset` / a "
             "`Dataset` / `DataLoader`, sliced or indexed per batch in a loop, iterated, or indexed in "
-            "`__getitem__`. Moves inside the batch loop, batches drawn from a loader, and constants "
-            "such as normalisation statistics, class weights or fixed noise are not flagged.",
+            "`__getitem__`, or handed to a function that cuts batches out of it. Also slices of a "
+            "dataset (`X[:18000].cuda()`), a Dataset's `__init__` that moves its samples, and helpers "
+            "that return their data on the GPU (`batchify(corpus.train, bs)`, flagged at the move, "
+            "or at the call when the helper is in another file of the run). Moves inside the batch "
+            "loop, batches drawn from a loader, and constants such as normalisation statistics, "
+            "class weights or fixed noise are not flagged.",
     .why = "A dataset on the GPU occupies memory for the whole run, on top of the model, its "
            "gradients, the optimizer state and the activations of every step. It fits on a small "
            "experiment and runs out of memory the day the data grows. Moving each batch as it is "

@@ -4,16 +4,29 @@
  * checkpoint written on GPU 0 lands on GPU 0 in every process that loads it,
  * and a full training checkpoint (optimizer state included) can fill a card
  * before the model even starts. A positional second argument
- * (`torch.load(p, "cpu")`) counts as a map location.
+ * (`torch.load(p, "cpu")`) counts as a map location; `map_location=None`,
+ * also through a local that is None on some path, does not.
+ *
+ * Not flagged where no GPU tensor can come back: files that run on
+ * TPUs/XLA only, the state of a GradScaler or an LR scheduler (numbers,
+ * not device tensors), pickles of plain data named for what they hold
+ * (a vocabulary, a config, parsed arguments, label maps), and files that
+ * this very source writes with host data only (`torch.save(feats.cpu(),
+ * os.path.join(d, "feats.pth"))`, then `torch.load(os.path.join(e,
+ * "feats.pth"))`: a cache of extracted features).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "dataflow.h"
+#include "devices.h"
+#include "facts.h"
 #include "rule.h"
 
 /* `n` is (through parentheses, subscripts and keywords) an argument of an
- * `x.load_state_dict(...)` call, which copies onto the model's own devices. */
-static bool feeds_load_state_dict(ol_model *m, ol_nid n)
+ * `x.load_state_dict(...)` call, which copies onto the model's own devices;
+ * *receiver (when given) is set to x. */
+static bool feeds_state_receiver(ol_model *m, ol_nid n, ol_nid *receiver)
 {
     const ol_tree *t = m->tree;
     for (ol_nid p = ol_parent(t, n); p != OL_NONE; n = p, p = ol_parent(t, p)) {
@@ -24,10 +37,35 @@ static bool feeds_load_state_dict(ol_model *m, ol_nid n)
         if (k != OL_N_argument_list)
             return false;
         uint32_t ci = ol_call_at(m, ol_parent(t, p));
-        return ci != OL_NO_INDEX && m->calls.items[ci].receiver != OL_NONE &&
-               strcmp(ol_sym_str(m, m->calls.items[ci].name), "load_state_dict") == 0;
+        bool feeds = ci != OL_NO_INDEX && m->calls.items[ci].receiver != OL_NONE &&
+                     strcmp(ol_sym_str(m, m->calls.items[ci].name), "load_state_dict") == 0;
+        if (feeds && receiver)
+            *receiver = ol_unparen(t, m->calls.items[ci].receiver);
+        return feeds;
     }
     return false;
+}
+
+static bool feeds_load_state_dict(ol_model *m, ol_nid n)
+{
+    return feeds_state_receiver(m, n, NULL);
+}
+
+/* A GradScaler or an LR scheduler: their state is numbers, never tensors on
+ * a device. */
+static bool holds_no_device_state(ol_model *m, ol_nid receiver)
+{
+    ol_val v = ol_eval(m, receiver);
+    if (v.kind == OL_V_SCALER || v.kind == OL_V_SCHEDULER)
+        return true;
+    if (v.kind == OL_V_OPTIMIZER || v.kind == OL_V_MODULE)
+        return false;
+    static const char *const words[] = {"scaler", "scheduler", "sched", NULL};
+    const ol_tree *t = m->tree;
+    ol_nid name = ol_kind_of(t, receiver) == OL_N_attribute ? ol_field(t, receiver, OL_F_attribute) : receiver;
+    uint32_t len;
+    const char *s = name != OL_NONE && ol_kind_of(t, name) == OL_N_identifier ? ol_text(t, name, &len) : NULL;
+    return s && ol_name_looks_like(s, len, words);
 }
 
 /* `ckpt["epoch"]`, `ckpt.get("best_acc")`: bookkeeping read from a checkpoint,
@@ -97,20 +135,273 @@ static bool only_restores_state(ol_model *m, ol_nid call)
     return uses > 0;
 }
 
+/* The name a load is bound to (`vocab = torch.load(...)`, `self.cfg =
+ * torch.load(...)`), or OL_NONE. */
+static ol_nid bound_name(const ol_tree *t, ol_nid call)
+{
+    ol_nid stmt = ol_parent(t, call);
+    if (ol_kind_of(t, stmt) != OL_N_assignment || ol_field(t, stmt, OL_F_right) != call)
+        return OL_NONE;
+    ol_nid target = ol_field(t, stmt, OL_F_left);
+    if (ol_kind_of(t, target) == OL_N_attribute)
+        target = ol_field(t, target, OL_F_attribute);
+    return ol_kind_of(t, target) == OL_N_identifier ? target : OL_NONE;
+}
+
+/* Every use of what the load returns restores a scaler's or a scheduler's
+ * state (directly, or through the name it is bound to). */
+static bool restores_only_host_state(ol_model *m, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid receiver = OL_NONE;
+    if (feeds_state_receiver(m, call, &receiver))
+        return holds_no_device_state(m, receiver);
+    ol_nid target = bound_name(t, call);
+    if (target == OL_NONE || ol_kind_of(t, ol_field(t, ol_parent(t, call), OL_F_left)) != OL_N_identifier)
+        return false;
+    ol_sym name = ol_node_sym(m, target);
+    size_t uses = 0;
+    for (ol_nid u = m->subtree_end[ol_parent(t, call)]; u < t->nodes.len; u++) {
+        if (ol_kind_of(t, u) != OL_N_identifier || ol_node_sym(m, u) != name ||
+            ol_node_at(t, u)->field == OL_F_attribute || ol_function_of(m, u) != ol_function_of(m, call))
+            continue;
+        ol_nid r = OL_NONE;
+        if (!feeds_state_receiver(m, u, &r) || !holds_no_device_state(m, r))
+            return false;
+        uses++;
+    }
+    return uses > 0;
+}
+
+/* Plain data saved with torch.save: the load is bound to, or read from a
+ * path named for, a vocabulary, a config, parsed arguments or a label map. */
+static bool loads_plain_data(ol_model *m, ol_nid call, ol_nid path)
+{
+    static const char *const words[] = {"vocab", "vocabulary", "vocabs", "word2idx", "idx2word", "word2id",
+                                        "id2word", "stoi", "itos", "tokenizer", "config", "cfg", "args",
+                                        "hparams", "hyperparams", "meta", "metadata", "label2id", "id2label",
+                                        "classes", "history", NULL};
+    const ol_tree *t = m->tree;
+    ol_nid target = bound_name(t, call);
+    uint32_t len;
+    if (target != OL_NONE) {
+        const char *s = ol_text(t, target, &len);
+        if (ol_name_looks_like(s, len, words))
+            return true;
+    }
+    const char *s;
+    if (path != OL_NONE && ol_string_value(t, path, &s, &len)) {
+        /* the file name without its directory and extension */
+        const char *base = s;
+        for (uint32_t i = 0; i < len; i++)
+            if (s[i] == '/')
+                base = s + i + 1;
+        uint32_t n = (uint32_t)(s + len - base);
+        for (uint32_t i = 0; i < n; i++)
+            if (base[i] == '.') {
+                n = i;
+                break;
+            }
+        if (n > 0 && ol_name_looks_like(base, n, words))
+            return true;
+    }
+    return false;
+}
+
+#define HOST_MAX_DEPTH 4
+
+/* Calls whose result is on the host: torch factories given no device. */
+static const char *const HOST_FACTORIES[] = {
+    "torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.HalfTensor", "torch.LongTensor",
+    "torch.IntTensor", "torch.ShortTensor", "torch.ByteTensor", "torch.CharTensor", "torch.BoolTensor",
+    "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.arange", "torch.linspace", "torch.eye",
+    "torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.from_numpy",
+    /* and Python builtins that make plain values */
+    "builtins.len", "builtins.int", "builtins.float", "builtins.str", "builtins.bool", "builtins.round", NULL};
+
+static bool host_only(ol_model *m, ol_nid e, int depth);
+
+/* Every binding of the name that reaches `use` is host data. */
+static bool name_host_only(ol_model *m, ol_nid use, int depth)
+{
+    uint32_t defs[16];
+    size_t n = ol_reaching_defs(m, m->node_scope[use], ol_node_sym(m, use), use, defs, 16);
+    if (n == 0 || n == 16)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const ol_def *d = &m->defs.items[defs[i]];
+        if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred || !host_only(m, d->value, depth + 1))
+            return false;
+    }
+    return true;
+}
+
+/* Can e hold nothing on a GPU? Python literals, `x.cpu()`, `x.numpy()`,
+ * `x.tolist()`, `x.item()`, `x.to("cpu")`, host factories without a
+ * device, arithmetic and containers of those, and names bound only to
+ * them. Anything else (a state_dict, a parameter, a call) may be on a GPU. */
+static bool host_only(ol_model *m, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > HOST_MAX_DEPTH)
+        return false;
+    switch (ol_kind_of(t, e)) {
+    case OL_N_string:
+    case OL_N_concatenated_string:
+    case OL_N_integer:
+    case OL_N_float:
+    case OL_N_true:
+    case OL_N_false:
+    case OL_N_none:
+        return true;
+    case OL_N_identifier:
+        return name_host_only(m, e, depth);
+    case OL_N_tuple:
+    case OL_N_list:
+    case OL_N_set:
+    case OL_N_expression_list:
+        for (ol_nid a = ol_first_named(t, e); a != OL_NONE; a = ol_next_named(t, a))
+            if (!host_only(m, a, depth + 1))
+                return false;
+        return true;
+    case OL_N_dictionary:
+        for (ol_nid a = ol_first_named(t, e); a != OL_NONE; a = ol_next_named(t, a))
+            if (ol_kind_of(t, a) != OL_N_pair || !host_only(m, ol_field(t, a, OL_F_value), depth + 1))
+                return false;
+        return true;
+    case OL_N_list_comprehension:
+    case OL_N_set_comprehension:
+        return host_only(m, ol_field(t, e, OL_F_body), depth + 1);
+    case OL_N_binary_operator:
+        return host_only(m, ol_field(t, e, OL_F_left), depth + 1) &&
+               host_only(m, ol_field(t, e, OL_F_right), depth + 1);
+    case OL_N_call: {
+        ol_nid callee = ol_unparen(t, ol_field(t, e, OL_F_function));
+        if (ol_kind_of(t, callee) == OL_N_attribute) {
+            ol_nid attr = ol_field(t, callee, OL_F_attribute);
+            if (ol_text_is(t, attr, "cpu") || ol_text_is(t, attr, "numpy") || ol_text_is(t, attr, "tolist") ||
+                ol_text_is(t, attr, "item"))
+                return true;
+            if (ol_text_is(t, attr, "to")) {
+                ol_nid where = ol_call_arg(m, e, 0, "device");
+                const char *s;
+                uint32_t len;
+                return where != OL_NONE && ol_string_value(t, where, &s, &len) && ol_mem_eq_cstr(s, len, "cpu");
+            }
+        }
+        const char *q = ol_qualname(m, callee);
+        if (!q || ol_call_arg(m, e, -1, "device") != OL_NONE)
+            return false;
+        for (const char *const *f = HOST_FACTORIES; *f; f++)
+            if (strcmp(q, *f) == 0)
+                return true;
+        return false;
+    }
+    default:
+        return false;
+    }
+}
+
+/* A plain string literal in expr that names a file (`"trainfeat.pth"`,
+ * `"ckpt/best.pt"`): a name and an extension. */
+static bool file_literal(const ol_tree *t, ol_nid n, const char **s, uint32_t *len)
+{
+    if (ol_kind_of(t, n) != OL_N_string || !ol_string_value(t, n, s, len))
+        return false;
+    const char *base = *s;
+    for (uint32_t i = 0; i < *len; i++) {
+        if ((*s)[i] == ' ')
+            return false;
+        if ((*s)[i] == '/')
+            base = *s + i + 1;
+    }
+    const char *dot = memchr(base, '.', (size_t)(*s + *len - base));
+    return dot && dot > base && dot + 1 < *s + *len;
+}
+
+/* Do two path expressions name the same file: the same text in the same
+ * function (a `path` elsewhere is another variable), or the same file-name
+ * literal in both (`join(args.dump, "feat.pth")` and `join(args.load,
+ * "feat.pth")`)? */
+static bool same_file(ol_model *m, ol_nid a, ol_nid b)
+{
+    const ol_tree *t = m->tree;
+    if (ol_same_text(t, a, b) && ol_function_of(m, a) == ol_function_of(m, b))
+        return true;
+    for (ol_nid x = a; x < t->nodes.len && t->nodes.items[x].start < t->nodes.items[a].end; x++) {
+        const char *sx;
+        uint32_t lx;
+        if (!file_literal(t, x, &sx, &lx))
+            continue;
+        for (ol_nid y = b; y < t->nodes.len && t->nodes.items[y].start < t->nodes.items[b].end; y++) {
+            const char *sy;
+            uint32_t ly;
+            if (file_literal(t, y, &sy, &ly) && lx == ly && memcmp(sx, sy, lx) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* The torch.save calls of a file, gathered once: each load compares its
+ * path with these, not with every call of the file. */
+typedef struct {
+    uint32_t *items;
+    size_t len, cap;
+} save_vec;
+
+static void collect_saves(ol_model *m, save_vec *out)
+{
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const char *q = ol_qualname(m, m->calls.items[i].callee);
+        if (q && (strcmp(q, "torch.save") == 0 || strcmp(q, "torch.serialization.save") == 0))
+            ol_vec_push(out, (uint32_t)i);
+    }
+}
+
+/* The file a load reads is written in this source, and every write of it
+ * saves host data only: a cache the script made itself. */
+static bool written_here_from_host(ol_model *m, const save_vec *saves, ol_nid path)
+{
+    size_t writes = 0;
+    for (size_t i = 0; i < saves->len; i++) {
+        const ol_call *call = &m->calls.items[saves->items[i]];
+        ol_nid to = ol_call_arg(m, call->node, 1, "f");
+        if (to == OL_NONE || !same_file(m, path, to))
+            continue;
+        if (!host_only(m, ol_call_arg(m, call->node, 0, "obj"), 0))
+            return false;
+        writes++;
+    }
+    return writes > 0;
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
+    int xla_only = -1;
+    save_vec saves = {0};
+    bool saves_known = false;
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
         const char *q = ol_qualname(m, call->callee);
         if (!q || (strcmp(q, "torch.load") != 0 && strcmp(q, "torch.serialization.load") != 0))
             continue;
+        if (xla_only < 0)
+            xla_only = ol_file_is_xla_only(m);
+        if (xla_only)
+            break;
+        if (!saves_known) {
+            collect_saves(m, &saves);
+            saves_known = true;
+        }
         ol_nid args = ol_field(t, call->node, OL_F_arguments);
         if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list)
             continue;
-        bool given = false, splat = false;
-        ol_nid first = OL_NONE, last = OL_NONE;
+        bool splat = false;
+        ol_nid first = OL_NONE, last = OL_NONE, location = OL_NONE;
         int positional = 0;
         for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
             ol_kind k = ol_kind_of(t, a);
@@ -119,15 +410,34 @@ static void check(ol_check *c)
                 splat = true;
             else if (k == OL_N_keyword_argument) {
                 if (ol_text_is(t, ol_field(t, a, OL_F_name), "map_location"))
-                    given = true;
+                    location = ol_field(t, a, OL_F_value);
             } else {
                 if (first == OL_NONE)
                     first = a;
+                else if (positional == 1)
+                    location = a;
                 positional++;
             }
         }
-        if (given || splat || positional >= 2 || first == OL_NONE)
+        if (splat || first == OL_NONE)
             continue;
+        if (location != OL_NONE && !ol_may_be_none(m, location))
+            continue;
+        if (loads_plain_data(m, call->node, first) || restores_only_host_state(m, call->node) ||
+            written_here_from_host(m, &saves, first))
+            continue;
+        if (location != OL_NONE) {
+            char *text = ol_node_str(t, location);
+            bool literal = ol_kind_of(t, ol_unparen(t, location)) == OL_N_none;
+            ol_diag *d = ol_report_node(c, call->node,
+                                        "`map_location%s%s` %s, and then `torch.load` restores tensors onto the "
+                                        "device they were saved from (often GPU 0, in every process)",
+                                        literal ? "" : "=", literal ? "" : text,
+                                        literal ? "is None" : "may be None here");
+            ol_diag_help(d, "give a device on every path, e.g. `\"cpu\"` where `%s` would be None", text);
+            free(text);
+            continue;
+        }
         ol_diag *d = ol_report_node(c, call->node,
                                     "`torch.load` without `map_location` restores tensors onto the device they were "
                                     "saved from (often GPU 0, in every process)");
@@ -136,6 +446,7 @@ static void check(ol_check *c)
         ol_fix_edit(fix, t->nodes.items[last].end, t->nodes.items[last].end, ", map_location=\"cpu\"");
         ol_diag_attach_fix(d, fix);
     }
+    ol_vec_free(&saves);
 }
 
 const ol_rule ol_rule_oom302 = {
@@ -144,7 +455,13 @@ const ol_rule ol_rule_oom302 = {
     .severity = OL_SEV_WARNING,
     .summary = "`torch.load` without `map_location` restores tensors onto the GPU they were saved from.",
     .what = "Flags `torch.load(...)` calls that give no `map_location` (keyword or second positional "
-            "argument). Calls that pass `**kwargs` are not flagged.",
+            "argument), or give one that may be None (`map_location=None`, or a local that is None on "
+            "some path). Not flagged: calls that pass `**kwargs`, files that run on TPUs through "
+            "`torch_xla` only, loads that only restore a GradScaler's or an LR scheduler's state, "
+            "plain data named for what it is (a vocabulary, a config, parsed arguments, label maps), "
+            "and files the same source writes with host data only (`torch.save(feats.cpu(), path)`, "
+            "a tuple of CPU tensors, Python values), found by the same path expression or the same "
+            "file-name literal.",
     .why = "A checkpoint remembers the device of every tensor in it. Loaded without `map_location`, a "
            "checkpoint saved from `cuda:0` is materialised on GPU 0 again: in every process of a "
            "multi-GPU job, and in full (optimizer state and all) before `load_state_dict` copies what "

@@ -3,6 +3,9 @@
  * in-place form is safe and saves a tensor's worth of memory:
  *   - `x = x + y` (also -, *, /) on a fresh tensor under no_grad, where no
  *     autograd graph needs the old value;
+ *   - manual updates through `.data` (`p.data = p.data - lr * p.grad.data`)
+ *     and running averages rebuilt under no_grad (`ema = ema * decay + x *
+ *     (1 - decay)`), where `sub_` / `mul_().add_()` allocate nothing;
  *   - `nn.ReLU()`, `nn.LeakyReLU(...)`, `nn.ReLU6()` without `inplace` inside
  *     `nn.Sequential(...)`, right after a layer that does not keep its output
  *     for backward (conv, linear, normalisation, pooling, dropout).
@@ -152,10 +155,111 @@ static void check_arithmetic(ol_check *c)
     }
 }
 
+static const char *inplace_method(ol_kind op)
+{
+    return op == OL_T_PLUS ? "add_" : op == OL_T_MINUS ? "sub_" : op == OL_T_STAR ? "mul_" : op == OL_T_SLASH ? "div_" : NULL;
+}
+
+/* `x.data` */
+static bool is_data_attr(const ol_tree *t, ol_nid e)
+{
+    return ol_kind_of(t, e) == OL_N_attribute && ol_text_is(t, ol_field(t, e, OL_F_attribute), "data");
+}
+
+/* A running value kept in an attribute or a container (`self.ema`,
+ * `shadow[name]`, `p.data`) that holds a tensor. */
+static bool stored_tensor(ol_model *m, ol_nid target)
+{
+    const ol_tree *t = m->tree;
+    if (is_data_attr(t, target))
+        return true;
+    ol_kind k = ol_kind_of(t, target);
+    if (k != OL_N_attribute && k != OL_N_subscript)
+        return false;
+    if (ol_eval(m, target).kind == OL_V_TENSOR)
+        return true;
+    static const char *const words[] = {"ema", "shadow", "running", "avg", "average", "moving", NULL};
+    ol_nid name = k == OL_N_attribute ? ol_field(t, target, OL_F_attribute)
+                                      : ol_unparen(t, ol_field(t, target, OL_F_value));
+    if (ol_kind_of(t, name) == OL_N_attribute)
+        name = ol_field(t, name, OL_F_attribute);
+    uint32_t len;
+    const char *s = ol_kind_of(t, name) == OL_N_identifier ? ol_text(t, name, &len) : NULL;
+    return s && ol_name_looks_like(s, len, words);
+}
+
+/* Manual updates written out of place: `p.data = p.data - lr * p.grad.data`
+ * (`.data` is outside autograd, so in place is always allowed), and running
+ * averages rebuilt each step under no_grad: `ema = ema * decay + x * (1 -
+ * decay)` (two new tensors per update where `mul_().add_()` makes none). */
+static void check_updates(ol_check *c)
+{
+    ol_model *m = c->model;
+    const ol_tree *t = c->tree;
+    for (size_t i = 0; i < m->assigns.len; i++) {
+        ol_nid a = m->assigns.items[i];
+        ol_nid left = ol_field(t, a, OL_F_left);
+        ol_nid right = ol_unparen(t, ol_field(t, a, OL_F_right));
+        if (ol_kind_of(t, right) != OL_N_binary_operator)
+            continue;
+        bool data = is_data_attr(t, left), local = ol_kind_of(t, left) == OL_N_identifier;
+        ol_kind op = ol_kind_of(t, ol_field(t, right, OL_F_operator));
+        ol_nid lhs = ol_unparen(t, ol_field(t, right, OL_F_left));
+        ol_nid rhs = ol_field(t, right, OL_F_right);
+        ol_nid factor = OL_NONE, old_value = lhs; /* `x * factor + rhs`; where x is read */
+        if (!ol_same_text(t, lhs, left)) {
+            if ((op != OL_T_PLUS && op != OL_T_MINUS) || ol_kind_of(t, lhs) != OL_N_binary_operator ||
+                ol_kind_of(t, ol_field(t, lhs, OL_F_operator)) != OL_T_STAR)
+                continue;
+            ol_nid p = ol_unparen(t, ol_field(t, lhs, OL_F_left)), q = ol_field(t, lhs, OL_F_right);
+            if (ol_same_text(t, p, left))
+                factor = q, old_value = p;
+            else if (ol_same_text(t, ol_unparen(t, q), left))
+                factor = p, old_value = ol_unparen(t, q);
+            else
+                continue;
+        }
+        const char *meth = inplace_method(op);
+        if (!meth || (!data && !ol_grad_disabled(m, a)))
+            continue;
+        /* `x = x op y` on a local is check_arithmetic's; a local running
+         * average must be a tensor this code made (no alias to update) */
+        if (local ? factor == OL_NONE || !fresh_local_tensor(m, old_value) : !stored_tensor(m, left))
+            continue;
+        if (factor != OL_NONE && ol_mentions(t, rhs, left))
+            continue;
+        char *target = ol_node_str(t, left);
+        char *operand = ol_node_str(t, rhs);
+        char *text;
+        ol_diag *d;
+        if (factor == OL_NONE) {
+            d = ol_report_node(c, a, "`%s = %s ...` allocates a new tensor; `%s.%s(...)` updates it "
+                                     "in place",
+                               target, target, target, meth);
+            text = ol_xasprintf("%s.%s(%s)", target, meth, operand);
+        } else {
+            char *f = ol_node_str(t, factor);
+            d = ol_report_node(c, a, "`%s = %s * ... %s ...` allocates two new tensors; "
+                                     "`%s.mul_(...).%s(...)` updates it in place",
+                               target, target, op == OL_T_PLUS ? "+" : "-", target, meth);
+            text = ol_xasprintf("%s.mul_(%s).%s(%s)", target, f, meth, operand);
+            free(f);
+        }
+        ol_diag_help(d, "write `%s`", text);
+        ol_fix *fix = ol_fix_new(true, "Update the tensor in place");
+        ol_fix_edit(fix, t->nodes.items[a].start, t->nodes.items[a].end, text);
+        ol_diag_attach_fix(d, fix);
+        free(text);
+        free(target);
+        free(operand);
+    }
+}
+
 static void check(ol_check *c)
 {
     check_activations(c);
     check_arithmetic(c);
+    check_updates(c);
 }
 
 const ol_rule ol_rule_oom401 = {
@@ -164,7 +268,10 @@ const ol_rule ol_rule_oom401 = {
     .severity = OL_SEV_INFO,
     .opt_in = true,
     .summary = "An out-of-place operation where the in-place form is safe and saves a tensor.",
-    .what = "Opt-in. Flags `x = x + y` (and -, *, /) on a freshly computed tensor under `no_grad`, and "
+    .what = "Opt-in. Flags `x = x + y` (and -, *, /) on a freshly computed tensor under `no_grad`, "
+            "manual parameter updates through `.data` (`p.data = p.data - lr * p.grad.data`), running "
+            "averages rebuilt out of place under `no_grad` (`ema = ema * decay + x * (1 - decay)`, also in "
+            "attributes and dict entries), and "
             "`nn.ReLU()`, `nn.LeakyReLU(...)`, `nn.ReLU6()` without `inplace` inside `nn.Sequential(...)` "
             "right after a convolution, linear, normalisation, pooling or dropout layer.",
     .why = "An out-of-place operation allocates a new tensor the size of its input while the old one is "
@@ -179,8 +286,10 @@ const ol_rule ol_rule_oom401 = {
                "with torch.no_grad():\n"
                "    y = model(x)\n"
                "    y *= scale",
-    .fix = "Adds `inplace=True` to the activation (safe); rewrites `x = x op y` as `x op= y` (unsafe: "
-           "in-place arithmetic fails where the result needs a wider dtype).",
+    .fix = "Adds `inplace=True` to the activation (safe); rewrites `x = x op y` as `x op= y`, "
+           "`p.data = p.data - u` as `p.data.sub_(u)` and `ema = ema * d + u` as `ema.mul_(d).add_(u)` "
+           "(unsafe: in-place arithmetic fails where the result needs a wider dtype, and changes a tensor "
+           "other names may share).",
     .tags = "memory,performance",
     .precision = "medium",
     .check = check,

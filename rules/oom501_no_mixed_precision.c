@@ -1,45 +1,30 @@
 /*
- * OOM501 no-mixed-precision (info): a CUDA training loop in a file with no
+ * OOM501 no-mixed-precision (info): a GPU training loop in a file with no
  * trace of mixed precision anywhere: no autocast, GradScaler, `.half()`,
  * bf16/fp16 dtype, nor a framework precision setting (Accelerate's
  * mixed_precision, Lightning's precision, DeepSpeed or HF fp16/bf16, apex
- * amp). One finding per training loop, at its first backward.
+ * amp). One finding per training loop (the outermost loop around the
+ * backward), at its first backward; a backward in a file that updates no
+ * weights (input gradients for a saliency map) is not training.
  *
- * The file must name CUDA (`.cuda()`, a "cuda" device, `torch.cuda.*`):
- * without it we do not know the loop runs on a GPU at all.
+ * The file must be meant for an accelerator: it names CUDA (`.cuda()`, a
+ * "cuda" device, `torch.cuda.*`) or `torch.accelerator`, or moves data to a
+ * device held in a variable (`x.to(device)`, `device=args.device`) that is
+ * not known to be the CPU. Without that we do not know the loop runs on a
+ * GPU at all. Files that run on TPUs through torch_xla only are not GPU
+ * code (XLA takes its precision from the environment).
  */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices.h"
 #include "facts.h"
 #include "rule.h"
 
 static bool token_in(const char *s, size_t len, const char *const *words)
 {
     return ol_name_looks_like(s, len, words);
-}
-
-static bool mentions_cuda(ol_model *m)
-{
-    const ol_tree *t = m->tree;
-    for (ol_nid n = 0; n < t->nodes.len; n++) {
-        ol_kind k = ol_kind_of(t, n);
-        if (k == OL_N_string) {
-            const char *s;
-            uint32_t len;
-            if (ol_string_value(t, n, &s, &len) && len >= 4 && memcmp(s, "cuda", 4) == 0)
-                return true;
-        } else if (k == OL_N_attribute) {
-            ol_nid attr = ol_field(t, n, OL_F_attribute);
-            if (ol_text_is(t, attr, "cuda")) {
-                const char *q = ol_qualname(m, n);
-                if (!q || strcmp(q, "torch.cuda") == 0 || ol_str_has_prefix(q, "torch."))
-                    return true;
-            }
-        }
-    }
-    return false;
 }
 
 static bool mentions_mixed_precision(ol_model *m)
@@ -88,12 +73,50 @@ static bool uses_precision_framework(ol_model *m)
     return false;
 }
 
-/* The loop a backward belongs to: its innermost loop, or the loop around
- * a call of its function. */
+/* Does the file update weights: an optimizer built, stepped or taken as a
+ * parameter (`def train_step(model, batch, optimizer)`, stepped by the
+ * caller), or a manual update from `.grad` (`w -= lr * w.grad`,
+ * `p.data.add_(p.grad, alpha=-lr)`)? A backward alone may only want input
+ * gradients (a saliency map, an adversarial example): that is not training. */
+static bool updates_weights(ol_model *m)
+{
+    const ol_tree *t = m->tree;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        if (ol_step_optimizer(m, (uint32_t)i) != OL_NONE || ol_eval(m, m->calls.items[i].node).kind == OL_V_OPTIMIZER)
+            return true;
+    }
+    for (size_t i = 0; i < m->defs.len; i++)
+        if (m->defs.items[i].kind == OL_DEF_PARAM && ol_def_value(m, (uint32_t)i).kind == OL_V_OPTIMIZER)
+            return true;
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
+        ol_nid from = OL_NONE;
+        if (ol_kind_of(t, n) == OL_N_augmented_assignment)
+            from = ol_field(t, n, OL_F_right);
+        else if (ol_kind_of(t, n) == OL_N_call) {
+            ol_nid callee = ol_field(t, n, OL_F_function);
+            ol_nid attr = ol_kind_of(t, callee) == OL_N_attribute ? ol_field(t, callee, OL_F_attribute) : OL_NONE;
+            if (attr != OL_NONE && (ol_text_is(t, attr, "add_") || ol_text_is(t, attr, "sub_")))
+                from = ol_field(t, n, OL_F_arguments);
+        }
+        for (ol_nid x = from; x != OL_NONE && x < m->subtree_end[from]; x++)
+            if (ol_kind_of(t, x) == OL_N_attribute && ol_text_is(t, ol_field(t, x, OL_F_attribute), "grad"))
+                return true;
+    }
+    return false;
+}
+
+/* The training loop a backward belongs to: the outermost loop around it in
+ * its function (a GAN's critic loop, an actor update or an auxiliary phase
+ * nested in the loop over steps is the same training loop), or the loop
+ * around a call of its function. */
 static ol_nid training_loop_of(ol_model *m, ol_nid n, int depth)
 {
-    if (m->node_loop[n] != OL_NO_INDEX)
-        return m->loops.items[m->node_loop[n]].node;
+    if (m->node_loop[n] != OL_NO_INDEX) {
+        uint32_t loop = m->node_loop[n];
+        while (m->loops.items[loop].parent != OL_NO_INDEX)
+            loop = m->loops.items[loop].parent;
+        return m->loops.items[loop].node;
+    }
     uint32_t fn = ol_function_of(m, n);
     if (fn == OL_NO_INDEX || depth > 3)
         return OL_NONE;
@@ -116,7 +139,8 @@ static void check(ol_check *c)
             continue;
         if (!checked_file) {
             checked_file = true;
-            if (!mentions_cuda(m) || mentions_mixed_precision(m) || uses_precision_framework(m))
+            if (mentions_mixed_precision(m) || uses_precision_framework(m) || ol_file_is_xla_only(m) ||
+                !(ol_file_names_accelerator(m) || ol_file_moves_to_device_variable(m)) || !updates_weights(m))
                 break;
         }
         const ol_call *call = &m->calls.items[i];
@@ -130,7 +154,7 @@ static void check(ol_check *c)
             continue;
         ol_vec_push(&loops, loop);
         ol_diag *d = ol_report_node(c, call->node,
-                                    "this CUDA training loop runs entirely in float32; mixed precision would "
+                                    "this GPU training loop runs entirely in float32; mixed precision would "
                                     "roughly halve activation memory and speed up matrix math");
         ol_diag_help(d, "run the forward pass and loss under `torch.autocast(\"cuda\", dtype=torch.bfloat16)` "
                         "(or float16 with `torch.amp.GradScaler(\"cuda\")`)");
@@ -142,12 +166,16 @@ const ol_rule ol_rule_oom501 = {
     .code = "OOM501",
     .name = "no-mixed-precision",
     .severity = OL_SEV_INFO,
-    .summary = "A CUDA training loop in a file that uses no mixed precision at all.",
-    .what = "Reports, once per training loop at its first `backward()`, files that train on CUDA (they "
-            "call `.cuda()`, name a \"cuda\" device or use `torch.cuda`) and show no sign of mixed "
-            "precision anywhere: no autocast, GradScaler, `.half()`, bf16/fp16 dtype, or framework "
-            "precision setting (Accelerate `mixed_precision`, Lightning `precision`, DeepSpeed or "
-            "Hugging Face fp16/bf16, apex amp).",
+    .summary = "A GPU training loop in a file that uses no mixed precision at all.",
+    .what = "Reports, once per training loop at its first `backward()`, files that train on an "
+            "accelerator (they call `.cuda()`, name a \"cuda\" device, use `torch.cuda` or "
+            "`torch.accelerator`, or move data to a device held in a variable: `x.to(device)`, "
+            "`device=args.device`) and show no sign of mixed precision anywhere: no autocast, "
+            "GradScaler, `.half()`, bf16/fp16 dtype, or framework precision setting (Accelerate "
+            "`mixed_precision`, Lightning `precision`, DeepSpeed or Hugging Face fp16/bf16, apex amp). "
+            "A training loop is the outermost loop around a backward (nested critic, actor or "
+            "auxiliary updates belong to it), in a file that updates weights (an optimizer, or a "
+            "manual update from `.grad`): a backward for input gradients alone is not training.",
     .why = "Activations saved for backward are usually the largest use of GPU memory in training. "
            "Under autocast most of them are stored in 16 bits instead of 32, roughly halving that "
            "memory, and tensor cores run the matrix math several times faster. bfloat16 needs no "

@@ -197,10 +197,12 @@ static import_form form_of(ol_model *m, const ol_import *imp)
     return FORM_NONE;
 }
 
-/* Is identifier `n` a reference that resolves to import def `def`? */
-static bool refers_to(ol_model *m, ol_nid n, uint32_t def)
+/* Is identifier `n` a reference that resolves to import def `def`? Its
+ * reaching definitions (up to `cap`) are left in defs / *count. */
+static bool refers_to(ol_model *m, ol_nid n, uint32_t def, uint32_t *defs, size_t cap, size_t *count)
 {
     const ol_tree *t = m->tree;
+    *count = 0;
     ol_nid p = ol_parent(t, n);
     ol_field_id f = (ol_field_id)ol_node_at(t, n)->field;
     if (p != OL_NONE && ol_kind_of(t, p) == OL_N_attribute && f == OL_F_attribute)
@@ -210,9 +212,8 @@ static bool refers_to(ol_model *m, ol_nid n, uint32_t def)
     /* names inside import statements are not references */
     if (p != OL_NONE && (ol_kind_of(t, p) == OL_N_dotted_name || ol_kind_of(t, p) == OL_N_aliased_import))
         return false;
-    uint32_t defs[32];
-    size_t count = ol_reaching_defs(m, m->node_scope[n], ol_node_sym(m, n), n, defs, 32);
-    for (size_t i = 0; i < count; i++)
+    *count = ol_reaching_defs(m, m->node_scope[n], ol_node_sym(m, n), n, defs, cap);
+    for (size_t i = 0; i < *count; i++)
         if (defs[i] == def)
             return true;
     return false;
@@ -233,79 +234,137 @@ static ol_nid call_of_callee(const ol_tree *t, ol_nid expr, bool *decorator)
     return OL_NONE;
 }
 
-/* Builds the fix for one import statement, or NULL if it cannot be fixed. */
-static ol_fix *import_fix(ol_model *m, ol_nid stmt)
+typedef OL_VEC(ol_nid) nid_list;
+
+static bool nid_in(const nid_list *l, ol_nid n)
+{
+    for (size_t i = 0; i < l->len; i++)
+        if (l->items[i] == n)
+            return true;
+    return false;
+}
+
+/* A use may be reached by several imports of the name (`if ...: from
+ * torch.cuda.amp import GradScaler` / `else: ...` the same, or the line
+ * twice). Its call can be rewritten only if every definition reaching it is
+ * such a deprecated import, and then all of those import lines must change
+ * in the same fix: each statement's own fix would add the device to the
+ * call again. Adds the statements to `stmts`; false when some other
+ * definition (the new torch.amp name, an assignment) reaches the use. */
+static bool join_reaching_imports(ol_model *m, const ol_import *imp, const uint32_t *defs, size_t count,
+                                  nid_list *stmts)
+{
+    for (size_t d = 0; d < count; d++) {
+        if (defs[d] == imp->def)
+            continue;
+        const ol_import *other = NULL;
+        for (size_t j = 0; j < m->imports.len && !other; j++)
+            if (m->imports.items[j].def == defs[d])
+                other = &m->imports.items[j];
+        if (!other || other->qual != imp->qual || form_of(m, other) != form_of(m, imp))
+            return false;
+        if (!nid_in(stmts, other->stmt))
+            ol_vec_push(stmts, other->stmt);
+    }
+    return true;
+}
+
+/* Builds the fix for one import statement (and any other deprecated import
+ * of the same names reaching the same uses), or NULL if it cannot be fixed. */
+static ol_fix *import_fix(ol_model *m, ol_nid first_stmt)
 {
     const ol_tree *t = m->tree;
     ol_fix *fix = ol_fix_new(false, "Import from torch.amp and pass the device explicitly");
     bool ok = true;
     bool any = false;
-    for (size_t i = 0; i < m->imports.len && ok; i++) {
-        const ol_import *imp = &m->imports.items[i];
-        if (imp->stmt != stmt || imp->def == OL_NO_INDEX)
-            continue;
-        import_form form = form_of(m, imp);
-        if (form == FORM_NONE || form == FORM_SUBMODULE) {
-            ok = false; /* mixed with something else, or a path we do not rewrite */
-            break;
-        }
-        any = true;
-        const char *q = ol_sym_str(m, imp->qual);
-        amp_kind name_kind = form == FORM_NAMES ? kind_of_name(q + strlen("torch.cuda.amp.")) : AMP_NONE;
-        if (form == FORM_NAMES && name_kind == AMP_NONE) {
-            ok = false;
-            break;
-        }
-        /* every use must be a call or decorator we can rewrite */
-        for (ol_nid n = 0; n < t->nodes.len && ok; n++) {
-            if (ol_kind_of(t, n) != OL_N_identifier || ol_node_sym(m, n) != imp->bound || ol_contains(t, stmt, n))
+    nid_list stmts = {0}, uses = {0};
+    ol_vec_push(&stmts, first_stmt);
+    for (size_t si = 0; si < stmts.len && ok; si++) {
+        ol_nid stmt = stmts.items[si];
+        for (size_t i = 0; i < m->imports.len && ok; i++) {
+            const ol_import *imp = &m->imports.items[i];
+            if (imp->stmt != stmt || imp->def == OL_NO_INDEX)
                 continue;
-            if (!refers_to(m, n, imp->def))
-                continue;
-            bool decorator;
-            if (form == FORM_NAMES) {
-                ol_nid call = call_of_callee(t, n, &decorator);
-                if (call == OL_NONE && !decorator)
-                    ok = false;
-                else
-                    ok = add_argument_edits(t, fix, name_kind, call, n);
-            } else {
-                ol_nid attr = ol_parent(t, n);
-                if (attr == OL_NONE || ol_kind_of(t, attr) != OL_N_attribute || ol_field(t, attr, OL_F_object) != n) {
+            import_form form = form_of(m, imp);
+            if (form == FORM_NONE || form == FORM_SUBMODULE) {
+                ok = false; /* mixed with something else, or a path we do not rewrite */
+                break;
+            }
+            any = true;
+            const char *q = ol_sym_str(m, imp->qual);
+            amp_kind name_kind = form == FORM_NAMES ? kind_of_name(q + strlen("torch.cuda.amp.")) : AMP_NONE;
+            if (form == FORM_NAMES && name_kind == AMP_NONE) {
+                ok = false;
+                break;
+            }
+            /* every use must be a call or decorator we can rewrite */
+            for (ol_nid n = 0; n < t->nodes.len && ok; n++) {
+                if (ol_kind_of(t, n) != OL_N_identifier || ol_node_sym(m, n) != imp->bound ||
+                    ol_contains(t, stmt, n))
+                    continue;
+                uint32_t defs[32];
+                size_t count;
+                if (!refers_to(m, n, imp->def, defs, 32, &count))
+                    continue;
+                if (count == 32 || !join_reaching_imports(m, imp, defs, count, &stmts)) {
                     ok = false;
                     break;
                 }
-                char *name = ol_node_str(t, ol_field(t, attr, OL_F_attribute));
-                amp_kind k = kind_of_name(name);
-                free(name);
-                ol_nid call = call_of_callee(t, attr, &decorator);
-                if (k == AMP_NONE || (call == OL_NONE && !decorator))
-                    ok = false;
-                else
-                    ok = add_argument_edits(t, fix, k, call, attr);
+                if (nid_in(&uses, n))
+                    continue; /* rewritten already, through another import of the name */
+                ol_vec_push(&uses, n);
+                bool decorator;
+                if (form == FORM_NAMES) {
+                    ol_nid call = call_of_callee(t, n, &decorator);
+                    if (call == OL_NONE && !decorator)
+                        ok = false;
+                    else
+                        ok = add_argument_edits(t, fix, name_kind, call, n);
+                } else {
+                    ol_nid attr = ol_parent(t, n);
+                    if (attr == OL_NONE || ol_kind_of(t, attr) != OL_N_attribute ||
+                        ol_field(t, attr, OL_F_object) != n) {
+                        ok = false;
+                        break;
+                    }
+                    char *name = ol_node_str(t, ol_field(t, attr, OL_F_attribute));
+                    amp_kind k = kind_of_name(name);
+                    free(name);
+                    ol_nid call = call_of_callee(t, attr, &decorator);
+                    if (k == AMP_NONE || (call == OL_NONE && !decorator))
+                        ok = false;
+                    else
+                        ok = add_argument_edits(t, fix, k, call, attr);
+                }
             }
         }
     }
+    ol_vec_free(&uses);
     if (!ok || !any) {
+        ol_vec_free(&stmts);
         ol_fix_free(fix);
         return NULL;
     }
-    /* the import line itself */
-    if (ol_kind_of(t, stmt) == OL_N_import_from_statement) {
-        ol_nid module = ol_field(t, stmt, OL_F_module_name);
-        const char *mq = NULL;
-        for (size_t i = 0; i < m->imports.len; i++)
-            if (m->imports.items[i].stmt == stmt && m->imports.items[i].def != OL_NO_INDEX)
-                mq = form_of(m, &m->imports.items[i]) == FORM_NAMES ? "torch.amp" : "torch";
-        ol_fix_edit(fix, ol_node_at(t, module)->start, ol_node_at(t, module)->end, mq ? mq : "torch.amp");
-    } else {
-        for (size_t i = 0; i < m->imports.len; i++) {
-            const ol_import *imp = &m->imports.items[i];
-            if (imp->stmt == stmt && imp->def != OL_NO_INDEX)
-                ol_fix_edit(fix, ol_node_at(t, imp->name_node)->start, ol_node_at(t, imp->name_node)->end,
-                            "torch.amp");
+    /* the import lines themselves */
+    for (size_t si = 0; si < stmts.len; si++) {
+        ol_nid stmt = stmts.items[si];
+        if (ol_kind_of(t, stmt) == OL_N_import_from_statement) {
+            ol_nid module = ol_field(t, stmt, OL_F_module_name);
+            const char *mq = NULL;
+            for (size_t i = 0; i < m->imports.len; i++)
+                if (m->imports.items[i].stmt == stmt && m->imports.items[i].def != OL_NO_INDEX)
+                    mq = form_of(m, &m->imports.items[i]) == FORM_NAMES ? "torch.amp" : "torch";
+            ol_fix_edit(fix, ol_node_at(t, module)->start, ol_node_at(t, module)->end, mq ? mq : "torch.amp");
+        } else {
+            for (size_t i = 0; i < m->imports.len; i++) {
+                const ol_import *imp = &m->imports.items[i];
+                if (imp->stmt == stmt && imp->def != OL_NO_INDEX)
+                    ol_fix_edit(fix, ol_node_at(t, imp->name_node)->start, ol_node_at(t, imp->name_node)->end,
+                                "torch.amp");
+            }
         }
     }
+    ol_vec_free(&stmts);
     if (!ol_fix_normalize(fix)) {
         ol_fix_free(fix);
         return NULL;
@@ -402,6 +461,39 @@ static void report_use(ol_check *c, ol_nid expr, ol_nid call, const char *q)
     ol_diag_attach_fix(d, fix);
 }
 
+/* `torch.cuda.amp.autocast` used as a value, not called on the spot:
+ * `ctx = torch.cuda.amp.autocast if fp16 else nullcontext`, then `with
+ * ctx():`. The call that runs it is a plain name, so the calls above miss
+ * it. No fix: the torch.amp replacement needs a device where it is called. */
+static void report_references(ol_check *c)
+{
+    ol_model *m = c->model;
+    const ol_tree *t = c->tree;
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
+        if (ol_kind_of(t, n) != OL_N_attribute)
+            continue;
+        uint32_t len;
+        const char *name = ol_text(t, ol_field(t, n, OL_F_attribute), &len);
+        if (!ol_mem_eq_cstr(name, len, "autocast") && !ol_mem_eq_cstr(name, len, "GradScaler") &&
+            !ol_mem_eq_cstr(name, len, "custom_fwd") && !ol_mem_eq_cstr(name, len, "custom_bwd"))
+            continue;
+        ol_nid up = n, p = ol_parent(t, n);
+        while (p != OL_NONE && ol_kind_of(t, p) == OL_N_parenthesized_expression)
+            up = p, p = ol_parent(t, p);
+        ol_kind pk = p != OL_NONE ? ol_kind_of(t, p) : OL_N_module;
+        if ((pk == OL_N_call && ol_field(t, p, OL_F_function) == up) || pk == OL_N_decorator ||
+            (pk == OL_N_attribute && ol_field(t, p, OL_F_object) == up))
+            continue; /* called or decorating: reported above; or a deeper path */
+        const char *q = ol_qualname(m, n);
+        if (kind_of_qual(q) == AMP_NONE || compat_fallback(m, n))
+            continue;
+        ol_diag *d = ol_report_node(c, n,
+                                    "`%s` is deprecated since PyTorch 2.4; it warns on every use and will be removed",
+                                    q);
+        ol_diag_help(d, "%s", replacement_help(kind_of_qual(q), strrchr(q, '.') + 1));
+    }
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
@@ -453,6 +545,8 @@ static void check(ol_check *c)
             report_use(c, e, OL_NONE, q);
         }
     }
+
+    report_references(c);
 }
 
 const ol_rule ol_rule_oom502 = {
@@ -464,7 +558,8 @@ const ol_rule ol_rule_oom502 = {
     .what = "Flags `torch.cuda.amp.autocast(...)`, `torch.cuda.amp.GradScaler(...)`, "
             "`@torch.cuda.amp.custom_fwd` / `custom_bwd`, however they are imported "
             "(`from torch.cuda.amp import autocast`, `from torch.cuda import amp`, `import torch as T`), "
-            "and the `from torch.cuda.amp import ...` / `from torch.cuda import amp` lines themselves.",
+            "the `from torch.cuda.amp import ...` / `from torch.cuda import amp` lines themselves, and "
+            "the API used as a value (`ctx = torch.cuda.amp.autocast if fp16 else nullcontext`).",
     .why = "Since PyTorch 2.4 these emit a FutureWarning on every call (once per training step for "
            "autocast) and are slated for removal; the replacement names the device, so the same code "
            "also runs mixed precision on CPU, XPU or MPS by changing one string. The old autocast takes "

@@ -76,7 +76,9 @@ static void check(ol_check *c)
             continue;
         /* a decorated function: its own body is where the backward would be */
         ol_nid region = ol_kind_of(c->tree, x->node) == OL_N_with_statement ? x->node : x->body;
-        if (region == OL_NONE || ol_grad_disabled(m, x->node) || !backward_near(m, region))
+        /* grad mode inside the block: `with torch.no_grad(), torch.autocast(...)` is inference */
+        ol_nid inside = x->body != OL_NONE ? x->body : x->node;
+        if (region == OL_NONE || ol_grad_disabled(m, inside) || !backward_near(m, region))
             continue;
         if (scales < 0)
             scales = file_scales(m);

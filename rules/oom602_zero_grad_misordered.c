@@ -39,15 +39,33 @@ static ol_nid step_region(ol_model *m, ol_nid step, ol_event_vec *ev)
     return OL_NONE;
 }
 
+/* Is `outer` a module path that contains `inner` (`model` and `model.fc`,
+ * `blocks` and `blocks[1]`)? */
+static bool path_contains(const ol_tree *t, ol_nid outer, ol_nid inner)
+{
+    uint32_t lo, li;
+    const char *so = ol_text(t, outer, &lo), *si = ol_text(t, inner, &li);
+    return li > lo + 1 && memcmp(si, so, lo) == 0 && (si[lo] == '.' || si[lo] == '[');
+}
+
 static bool zero_targets_optimizer(ol_model *m, const ol_event *e, ol_nid opt)
 {
     if (e->kind != OL_EV_ZERO)
         return false;
-    if (ol_same_text(m->tree, e->target, opt))
+    const ol_tree *t = m->tree;
+    if (ol_same_text(t, e->target, opt))
         return true;
-    /* model.zero_grad() only when we know it is the model this optimizer trains */
-    ol_nid module = ol_optimizer_module(m, opt);
-    return module != OL_NONE && ol_same_text(m->tree, e->target, module);
+    if (ol_eval(m, e->target).kind == OL_V_OPTIMIZER)
+        return false; /* another optimizer */
+    /* a module's zero_grad() only when we know this optimizer trains it: one
+     * of the modules it was built over, a module containing one, or a part of one */
+    ol_nid modules[8];
+    size_t n = ol_optimizer_modules(m, opt, modules, 8);
+    for (size_t i = 0; i < n; i++)
+        if (ol_same_text(t, e->target, modules[i]) || path_contains(t, e->target, modules[i]) ||
+            path_contains(t, modules[i], e->target))
+            return true;
+    return false;
 }
 
 static void check(ol_check *c)
@@ -125,7 +143,8 @@ const ol_rule ol_rule_oom602 = {
     .severity = OL_SEV_ERROR,
     .summary = "`zero_grad()` runs between `backward()` and `step()`, or `step()` before `backward()`.",
     .what = "Flags, per optimizer and in the order calls run within one iteration, a `zero_grad()` of "
-            "that optimizer (or of the model it optimizes) that comes after the iteration's "
+            "that optimizer (or of a model it optimizes, a module containing one or a part of one; "
+            "also `zero_grad(set_to_none=False)`) that comes after the iteration's "
             "`backward()` and before its `step()`, and a `step()` that comes before any `backward()` in "
             "the iteration. Another optimizer's `zero_grad()` is not misordered (GANs, actor-critic).",
     .why = "`zero_grad()` clears what `backward()` just computed, so a step after it applies nothing: "

@@ -14,9 +14,11 @@ extern const ol_rule ol_rule_oom102;
 extern const ol_rule ol_rule_oom103;
 extern const ol_rule ol_rule_oom104;
 extern const ol_rule ol_rule_oom105;
+extern const ol_rule ol_rule_oom106;
 extern const ol_rule ol_rule_oom201;
 extern const ol_rule ol_rule_oom301;
 extern const ol_rule ol_rule_oom302;
+extern const ol_rule ol_rule_oom303;
 extern const ol_rule ol_rule_oom401;
 extern const ol_rule ol_rule_oom501;
 extern const ol_rule ol_rule_oom502;
@@ -30,18 +32,22 @@ extern const ol_rule ol_rule_oom701;
 extern const ol_rule ol_rule_oom702;
 extern const ol_rule ol_rule_oom703;
 extern const ol_rule ol_rule_oom704;
+extern const ol_rule ol_rule_oom705;
 
 const ol_rule *const ol_rules[] = {
     &ol_rule_oom001,
     &ol_rule_oom002,
+    &ol_rule_oom003,
     &ol_rule_oom101,
     &ol_rule_oom102,
     &ol_rule_oom103,
     &ol_rule_oom104,
     &ol_rule_oom105,
+    &ol_rule_oom106,
     &ol_rule_oom201,
     &ol_rule_oom301,
     &ol_rule_oom302,
+    &ol_rule_oom303,
     &ol_rule_oom401,
     &ol_rule_oom501,
     &ol_rule_oom502,
@@ -55,6 +61,7 @@ const ol_rule *const ol_rules[] = {
     &ol_rule_oom702,
     &ol_rule_oom703,
     &ol_rule_oom704,
+    &ol_rule_oom705,
 };
 
 const size_t ol_rule_count = sizeof(ol_rules) / sizeof(ol_rules[0]);

@@ -70,5 +70,11 @@ size_t ol_rule_index(const ol_rule *r);
 /* Engine-reported rules (no check function). */
 extern const ol_rule ol_rule_oom001;
 extern const ol_rule ol_rule_oom002;
+extern const ol_rule ol_rule_oom003;
+
+/* OOM003: reports the suppressions in s that suppressed nothing, once the
+ * other findings have been filtered (lint.c); enabled is the file's rule set. */
+struct ol_suppressions;
+void ol_report_unused_suppressions(ol_check *c, const struct ol_suppressions *s, const bool *enabled);
 
 #endif

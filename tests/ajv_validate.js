@@ -1,5 +1,7 @@
 // ajv_validate.js - validates JSON files against one JSON schema with ajv,
-// compiling the schema once, for the SARIF tests (tests/sarif_tests.py).
+// compiling the schema once, for the SARIF tests (tests/sarif_tests.py). The
+// schema is read in the draft its "$schema" names: draft-04 (the official
+// SARIF 2.1.0 schema) through ajv-draft-04, anything later through ajv.
 //
 //   NODE_PATH=build/tools/node_modules node tests/ajv_validate.js SCHEMA FILE...
 //
@@ -10,6 +12,7 @@
 "use strict";
 const fs = require("fs");
 const Ajv = require("ajv");
+const AjvDraft04 = require("ajv-draft-04");
 const addFormats = require("ajv-formats");
 
 const [schemaPath, ...files] = process.argv.slice(2);
@@ -20,9 +23,11 @@ if (!schemaPath || files.length === 0) {
 
 let validate;
 try {
-    const ajv = new Ajv({ allErrors: true });
+    const schema = JSON.parse(fs.readFileSync(schemaPath, "utf8"));
+    const draft04 = /draft-04/.test(schema.$schema || "");
+    const ajv = draft04 ? new AjvDraft04({ allErrors: true }) : new Ajv({ allErrors: true });
     addFormats(ajv);
-    validate = ajv.compile(JSON.parse(fs.readFileSync(schemaPath, "utf8")));
+    validate = ajv.compile(schema);
 } catch (e) {
     process.stderr.write(`ajv_validate.js: cannot use ${schemaPath}: ${e.message}\n`);
     process.exit(2);

@@ -1,6 +1,8 @@
 """The fixture harness: every fixture's findings must match its `# expect:`
 markers exactly, and every `.fixed.py` must be what --fix makes of its
-fixture. Adding fixtures needs no change here."""
+fixture. A directory named `project_*` is one project: its files are linted
+in one run and their markers checked together. Adding fixtures needs no
+change here."""
 import os
 import shutil
 
@@ -10,9 +12,17 @@ from harness import FIXTURES, Workspace, expected_markers, reported, run, test
 RULE_DIR = __import__("re").compile(r"^OOM\d{3}$")
 
 
+def is_project(dirpath):
+    """A directory `project_*` holds the files of one project, linted as one run."""
+    return os.path.basename(dirpath).startswith("project_")
+
+
 def fixture_files():
     for dirpath, dirnames, filenames in os.walk(FIXTURES):
         dirnames.sort()
+        if is_project(dirpath):
+            dirnames[:] = []
+            continue
         for name in sorted(filenames):
             if name.endswith(".fixed.py") or name.endswith(".unsafe-fixed.py"):
                 continue
@@ -51,9 +61,57 @@ def make_fixture_test(path):
                             if (f["code"], f["line"]) == (item[0], item[-1])), "")
                 lines.append(f"  extra   {item}: {msg}")
             raise AssertionError(f"{rel}:\n" + "\n".join(lines))
-        assert result.code == (1 if want else 0), f"exit code {result.code} for {rel}"
+        # info findings are shown but do not fail the run (--fail-on warning)
+        assert result.code == (1 if harness.failing(findings) else 0), f"exit code {result.code} for {rel}"
 
     test(f"fixture: {rel}")(check)
+
+
+def project_dirs():
+    for dirpath, dirnames, _ in os.walk(FIXTURES):
+        dirnames.sort()
+        if is_project(dirpath):
+            dirnames[:] = []
+            yield dirpath
+
+
+def make_project_test(root):
+    """Lints the whole directory in one run (so files see each other's
+    functions) and checks every file's markers together, with any number of
+    threads."""
+    rel = os.path.relpath(root, FIXTURES)
+    rule = os.path.basename(os.path.dirname(root))
+    files = sorted(os.path.relpath(os.path.join(d, f), root)
+                   for d, _, names in os.walk(root) for f in names if f.endswith(".py"))
+
+    def check():
+        args = ["--isolated", "--format", "json"]
+        if RULE_DIR.match(rule):
+            args += ["--extend-select", rule]
+        result = run(*args, ".", cwd=root)
+        findings = result.json()
+        got = {(os.path.normpath(f["path"]), f["code"], f["line"]) for f in findings}
+        want = set()
+        for name in files:
+            for code, line in expected_markers(os.path.join(root, name)):
+                want.add((os.path.normpath(name), code, line))
+        missing = sorted(want - got)
+        extra = sorted(got - want)
+        if missing or extra:
+            lines = [f"  missing {item}" for item in missing]
+            for item in extra:
+                msg = next((f["message"] for f in findings
+                            if (os.path.normpath(f["path"]), f["code"], f["line"]) == item), "")
+                lines.append(f"  extra   {item}: {msg}")
+            raise AssertionError(f"{rel}:\n" + "\n".join(lines))
+        assert result.code == (1 if want else 0), f"exit code {result.code} for {rel}"
+        # the verdicts do not depend on how many threads share the work
+        for threads in ("1", "3"):
+            again = run(*args, "--threads", threads, ".", cwd=root)
+            assert {(os.path.normpath(f["path"]), f["code"], f["line"]) for f in again.json()} == got, \
+                f"{rel}: findings differ with --threads {threads}"
+
+    test(f"fixture: {rel}/")(check)
 
 
 def make_fix_test(path, fixed_path, unsafe):
@@ -94,3 +152,6 @@ for fixture in fixture_files():
         for suffix, unsafe in ((".fixed.py", False), (".unsafe-fixed.py", True)):
             if os.path.exists(stem + suffix):
                 make_fix_test(fixture, stem + suffix, unsafe)
+
+for project in project_dirs():
+    make_project_test(project)

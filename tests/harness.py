@@ -117,6 +117,14 @@ def expected_markers(path):
     return found
 
 
+SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
+
+
+def failing(findings, fail_on="warning"):
+    """Would these JSON findings fail a run with --fail-on fail_on (exit 1)?"""
+    return any(SEVERITY_RANK[f["severity"]] <= SEVERITY_RANK[fail_on] for f in findings)
+
+
 def reported(findings, notebook=False):
     if notebook:
         return {(f["code"], f.get("cell"), f["line"]) for f in findings}

@@ -90,21 +90,31 @@ def require_pre_commit():
     assert shutil.which("pre-commit"), "pre-commit is not installed: `make test` installs it (apt-get)"
 
 
-@test("pre-commit: .pre-commit-hooks.yaml defines oomlint and oomlint-fix for Python and notebooks")
+@test("pre-commit: .pre-commit-hooks.yaml defines the script and the python hooks, check and fix")
 def _():
     with open(HOOKS, encoding="utf-8") as f:
         hooks = {h["id"]: h for h in load_yaml(f.read())}
-    assert set(hooks) == {"oomlint", "oomlint-fix"}, hooks.keys()
+    assert set(hooks) == {"oomlint", "oomlint-fix", "oomlint-python", "oomlint-python-fix"}, hooks.keys()
     for hook in hooks.values():
         assert hook["types_or"] == ["python", "jupyter"], hook
-        assert hook["language"] == "script" and hook["require_serial"] is True, hook
+        assert hook["require_serial"] is True, hook
+        # the configuration's excludes apply to the files pre-commit passes
+        assert "--force-exclude" in hook["entry"].split(), hook
+        assert ("--fix" in hook["entry"].split()) == hook["id"].endswith("-fix"), hook
+    for hook_id in ("oomlint", "oomlint-fix"):
+        hook = hooks[hook_id]
+        assert hook["language"] == "script", hook
         script = hook["entry"].split()[0]
         assert os.access(os.path.join(ROOT, script), os.X_OK), f"{script} is not executable"
         # pre-commit clones the repository: the executable bit must be in git
         mode = subprocess.run(["git", "ls-files", "-s", script], cwd=ROOT, capture_output=True,
                               text=True).stdout.split(" ")[0]
         assert mode == "100755", f"{script} has mode {mode!r} in git (git update-index --chmod=+x)"
-    assert "--fix" in hooks["oomlint-fix"]["entry"].split() and "--fix" not in hooks["oomlint"]["entry"].split()
+    for hook_id in ("oomlint-python", "oomlint-python-fix"):
+        hook = hooks[hook_id]
+        # pip installs this repository (pyproject.toml), which puts `oomlint` on the env's PATH
+        assert hook["language"] == "python" and hook["entry"].split()[0] == "oomlint", hook
+    assert os.path.isfile(os.path.join(ROOT, "pyproject.toml"))
 
 
 @test("pre-commit: the hook fails on a bad file, passes once fixed, skips non-Python, runs with nothing staged")
@@ -194,3 +204,62 @@ def _():
         assert repo["repo"] == "https://github.com/oomlint/oomlint" and repo["rev"], repo
         used = {h["id"] for h in repo["hooks"]}
         assert used and used <= ids, (used, ids)
+        assert_real_ref(str(repo["rev"]))
+
+
+def assert_real_ref(ref):
+    """A pinned ref is a full commit hash or a vX.Y.Z tag, and (unless this clone is shallow)
+    names a commit this repository has: never a tag that does not exist."""
+    assert re.fullmatch(r"[0-9a-f]{40}|v\d+\.\d+\.\d+", ref), f"{ref!r} is neither a commit hash nor a release tag"
+    shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=ROOT, capture_output=True,
+                             text=True).stdout.strip()
+    if shallow == "false":
+        proc = subprocess.run(["git", "rev-parse", "--verify", "--quiet", ref + "^{commit}"], cwd=ROOT,
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, f"{ref} is not a commit of this repository"
+
+
+@test("pre-commit: the README and docs/github.md pin the Action to a real ref")
+def _():
+    for doc in ("README.md", os.path.join("docs", "github.md")):
+        with open(os.path.join(ROOT, doc), encoding="utf-8") as f:
+            refs = re.findall(r"uses: oomlint/oomlint@(\S+)", f.read())
+        assert refs, f"{doc} shows no `uses: oomlint/oomlint@...`"
+        for ref in refs:
+            assert_real_ref(ref)
+
+
+@test("pre-commit: a commit whose files are all excluded by [tool.oomlint] passes (--force-exclude)")
+def _():
+    require_pre_commit()
+    with Sandbox() as sb:
+        sb.write("pyproject.toml", '[tool.oomlint]\nexclude = ["legacy"]\n')
+        sb.write("legacy/old.py", BAD)
+        code, out, verdicts = sb.try_repo("oomlint")
+        assert code == 0 and verdicts == [("oomlint", "Passed")], out
+        sb.write("train.py", BAD)
+        code, out, verdicts = sb.try_repo("oomlint")
+        assert code == 1 and verdicts == [("oomlint", "Failed")], out
+        assert "train.py:13:9: OOM101" in out and "legacy/old.py" not in out, out
+
+
+@test("pre-commit: the language: python hook installs oomlint with pip (offline) and runs it")
+def _():
+    require_pre_commit()
+    deps = os.path.join(ROOT, "build", "deps")
+    assert os.path.isdir(deps), f"{deps} is missing: run make first"
+    # pip builds this repository with make; the checkout's fetched sources keep it offline, and
+    # PIP_NO_INDEX shows that nothing comes from a package index
+    env = {"MAKEFLAGS": f"DEPS={deps} OPT=-O0 -j2", "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    with Sandbox(prebuilt=False, extra_env=env) as sb:
+        sb.write("train.py", BAD)
+        code, out, verdicts = sb.try_repo("oomlint-python", timeout=600)
+        assert code == 1 and verdicts == [("oomlint", "Failed")], out
+        assert "train.py:13:9: OOM101" in out, out
+        # no oomlint on the user's PATH: the one that ran is the one pip put in the hook's env
+        assert shutil.which("oomlint", path=sb.env.get("PATH", "")) is None
+        assert "building oomlint" not in out, out
+        sb.write("amp.py", AMP)
+        code, out, verdicts = sb.try_repo("oomlint-python-fix", timeout=600)
+        assert verdicts == [("oomlint (fix)", "Failed")] and "files were modified by this hook" in out, out
+        assert sb.read("amp.py") == 'from torch.amp import autocast\nwith autocast("cuda"):\n    pass\n'

@@ -171,3 +171,14 @@ def _():
         r = run("--fix", f)
         assert ws.read("x.py", "rb") == raw
         assert r.code == 2, r
+
+
+@test("robust: a `global` statement at module level does not hang the analysis")
+def _():
+    with Workspace() as ws:
+        # legal Python (found in a real training repository): the module scope
+        # names itself, and resolving `args` must not follow it forever
+        src = ("import torch\nif __name__ == '__main__':\n    global args\n    args = parse()\n"
+               "    args.run()\n" + BAD_LOOP)
+        r, data = findings(ws.write("g.py", src), timeout=20)
+        assert [d["code"] for d in data] == ["OOM101"], data

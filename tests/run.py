@@ -8,12 +8,22 @@ Runs, against a built oomlint binary:
     markers exactly; every `x.fixed.py` beside a fixture must equal what
     `oomlint --fix` makes of `x.py` (and `x.unsafe-fixed.py` what
     `--fix --unsafe-fixes` makes of it), and a second --fix must change nothing;
-  - CLI tests (tests/cli_tests.py), robustness tests (tests/robustness_tests.py)
-    and configuration tests (tests/config_tests.py);
+  - CLI tests (tests/cli_tests.py), robustness tests (tests/robustness_tests.py),
+    configuration tests (tests/config_tests.py) and safety tests
+    (tests/safety_tests.py: no lost or half-written file, no hang, no failure
+    reported as success);
+  - the precision measurement on real code (tests/accuracy_tests.py: the
+    script joining findings with hand labels, and the committed corpus files);
   - the CI consumers: SARIF against the schema and the SARIF Multitool
     (tests/sarif_tests.py), GitHub annotations, the Action and its documented
     workflow (tests/github_tests.py), and the pre-commit hooks run by pre-commit
-    itself (tests/precommit_tests.py).
+    itself (tests/precommit_tests.py);
+  - installing it: make install, the man page, the wheel and the source
+    tarball installed with pip into fresh venvs (tests/install_tests.py);
+  - the language server: the wire protocol and its bad inputs
+    (tests/server_tests.py), and real clients driving it: Node with
+    vscode-languageserver-protocol, headless Neovim, Vim with ALE, Emacs with
+    eglot, and the VS Code extension's packaging (tests/editor_tests.py).
 
 Only the standard library is used. The closing line is "N passed, N failed".
 """
@@ -70,6 +80,12 @@ def main():
     import sarif_tests  # noqa: F401
     import github_tests  # noqa: F401
     import precommit_tests  # noqa: F401
+    import conventions_tests  # noqa: F401
+    import install_tests  # noqa: F401
+    import server_tests  # noqa: F401
+    import editor_tests  # noqa: F401
+    import safety_tests  # noqa: F401
+    import accuracy_tests  # noqa: F401
 
     groups = {}
     for name, fn in harness.TESTS:

@@ -5,18 +5,21 @@
 # lockfile (exact versions and integrity hashes, transitive packages too) and
 # installed with `npm ci`; the stamp makes a second `make test` install
 # nothing until the pins change:
-#   ajv + ajv-formats                 the official SARIF 2.1.0 schema (draft-07 form)
+#   ajv + ajv-draft-04 + ajv-formats  the official SARIF 2.1.0 schema (draft-04,
+#                                     kept in tests/sarif/)
 #   @microsoft/sarif-multitool(-linux) `validate` with its SARIF rules and GitHub's
 # Debian packages are installed with apt-get when missing and we are root:
 #   pre-commit (3.0 in bookworm)      the pre-commit hook is run for real
 #   python3-yaml                      action.yml and the hook file are parsed with it
 #   git                               pre-commit's try-repo clones this checkout
+#   groff-base, man-db                the man page is linted with groff and lexgrog
+#   python3-venv                      the wheel and `pip install .` are tried in fresh venvs
 
 TOOLS_DIR   := $(BUILD)/tools
 TOOLS_STAMP := $(TOOLS_DIR)/.installed
 TOOLS_PINS  := tests/tools/package.json tests/tools/package-lock.json
 MULTITOOL   := $(TOOLS_DIR)/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
-TEST_DEB_PACKAGES := pre-commit python3-yaml git
+TEST_DEB_PACKAGES := pre-commit python3-yaml git groff-base man-db python3-venv
 
 .PHONY: test-tools test-packages
 
@@ -26,10 +29,11 @@ $(TOOLS_STAMP): $(TOOLS_PINS)
 	@mkdir -p $(TOOLS_DIR)
 	@command -v npm >/dev/null 2>&1 || { echo "the tests need npm (apt-get install npm)" >&2; exit 1; }
 	@echo "installing the test tools (ajv, SARIF Multitool) into $(TOOLS_DIR)"
-	cp $(TOOLS_PINS) $(TOOLS_DIR)/
-	cd $(TOOLS_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	$(Q)cp $(TOOLS_PINS) $(TOOLS_DIR)/
+	@# npm's summary goes nowhere; its errors still reach stderr
+	$(Q)cd $(TOOLS_DIR) && npm ci --ignore-scripts --no-audit --no-fund --no-progress --loglevel=error >/dev/null
 	@# the package's own postinstall does this; scripts stay off
-	chmod u+x $(MULTITOOL)
+	$(Q)chmod u+x $(MULTITOOL)
 	@touch $@
 
 # Checks only; installs what is missing. Nothing is reinstalled.
@@ -38,6 +42,9 @@ test-packages:
 	command -v pre-commit >/dev/null 2>&1 || missing="$$missing pre-commit"; \
 	python3 -c 'import yaml' >/dev/null 2>&1 || missing="$$missing python3-yaml"; \
 	command -v git >/dev/null 2>&1 || missing="$$missing git"; \
+	command -v groff >/dev/null 2>&1 || missing="$$missing groff-base"; \
+	command -v lexgrog >/dev/null 2>&1 || missing="$$missing man-db"; \
+	python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	[ -z "$$missing" ] && exit 0; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		echo "installing$$missing"; \

@@ -1,0 +1,157 @@
+/*
+ * dataflow.c - value sources, None on a path and debugging branches (see
+ * dataflow.h). Everything follows the reaching definitions eval.c computes,
+ * with small bounds: these answers guide precision decisions, and an
+ * answer cut short errs towards "not shown", never towards a finding.
+ */
+#include "dataflow.h"
+
+#include <string.h>
+
+#define SOURCES_MAX_EXPRS 64
+#define NONE_MAX_DEPTH 4
+
+static bool listed_def(const uint32_t *defs, size_t n, uint32_t d)
+{
+    for (size_t i = 0; i < n; i++)
+        if (defs[i] == d)
+            return true;
+    return false;
+}
+
+/* Identifiers whose value flows on: not attribute names, not keyword
+ * names, not a value cut from its history (`x.detach()`, `x.data`,
+ * `x.item()`, `x.tolist()`). */
+static bool reads_variable(const ol_tree *t, ol_nid n)
+{
+    if (ol_kind_of(t, n) != OL_N_identifier)
+        return false;
+    ol_field_id f = (ol_field_id)ol_node_at(t, n)->field;
+    if (f == OL_F_attribute)
+        return false;
+    ol_nid p = ol_parent(t, n);
+    if (f == OL_F_name && ol_kind_of(t, p) == OL_N_keyword_argument)
+        return false;
+    if (f == OL_F_object && ol_kind_of(t, p) == OL_N_attribute) {
+        ol_nid attr = ol_field(t, p, OL_F_attribute);
+        if (ol_text_is(t, attr, "detach") || ol_text_is(t, attr, "data") || ol_text_is(t, attr, "item") ||
+            ol_text_is(t, attr, "tolist"))
+            return false;
+    }
+    return true;
+}
+
+size_t ol_value_sources(ol_model *m, ol_nid expr, uint32_t *out, size_t cap)
+{
+    const ol_tree *t = m->tree;
+    if (expr == OL_NONE || cap == 0)
+        return 0;
+    ol_nid work[SOURCES_MAX_EXPRS];
+    size_t nwork = 0, count = 0;
+    work[nwork++] = expr;
+    for (size_t w = 0; w < nwork && count < cap; w++) {
+        ol_nid e = work[w];
+        for (ol_nid n = e; n < m->subtree_end[e] && count < cap; n++) {
+            if (!reads_variable(t, n))
+                continue;
+            uint32_t defs[8];
+            size_t nd = ol_reaching_defs(m, m->node_scope[n], ol_node_sym(m, n), n, defs, 8);
+            for (size_t k = 0; k < nd && count < cap; k++) {
+                if (listed_def(out, count, defs[k]))
+                    continue;
+                out[count++] = defs[k];
+                const ol_def *d = &m->defs.items[defs[k]];
+                bool flows = d->kind == OL_DEF_ASSIGN || d->kind == OL_DEF_AUGASSIGN ||
+                             d->kind == OL_DEF_WALRUS || d->kind == OL_DEF_WITH;
+                if (flows && d->value != OL_NONE && nwork < SOURCES_MAX_EXPRS)
+                    work[nwork++] = d->value;
+            }
+        }
+    }
+    return count;
+}
+
+static bool may_be_none(ol_model *m, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > NONE_MAX_DEPTH)
+        return false;
+    ol_kind k = ol_kind_of(t, e);
+    if (k == OL_N_none)
+        return true;
+    if (k == OL_N_conditional_expression) {
+        for (ol_nid c = ol_first_named(t, e); c != OL_NONE; c = ol_next_named(t, c))
+            if (c != ol_named_child(t, e, 1) && may_be_none(m, c, depth + 1))
+                return true; /* a branch, not the test */
+        return false;
+    }
+    if (k != OL_N_identifier)
+        return false;
+    uint32_t defs[8];
+    size_t nd = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 8);
+    for (size_t i = 0; i < nd; i++) {
+        const ol_def *d = &m->defs.items[defs[i]];
+        if ((d->kind == OL_DEF_ASSIGN || d->kind == OL_DEF_WALRUS) && d->path_len == 0 && !d->starred &&
+            may_be_none(m, d->value, depth + 1))
+            return true;
+    }
+    return false;
+}
+
+bool ol_may_be_none(ol_model *m, ol_nid expr)
+{
+    return may_be_none(m, expr, 0);
+}
+
+static const char *const DEBUG_WORDS[] = {"debug", "debugging", "anomaly", "anomalies", "detect", "nan",
+                                          "nans", "sanity", NULL};
+
+/* Does an expression name debugging: an identifier or attribute name, or a
+ * plain string (`os.environ.get("DEBUG")`), made of a debugging word? */
+static bool names_debugging(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    for (ol_nid n = e; n < m->subtree_end[e]; n++) {
+        ol_kind k = ol_kind_of(t, n);
+        const char *s;
+        uint32_t len;
+        if (k == OL_N_identifier) {
+            s = ol_text(t, n, &len);
+        } else if (k == OL_N_string) {
+            if (!ol_string_value(t, n, &s, &len))
+                continue;
+        } else {
+            continue;
+        }
+        if (ol_name_looks_like(s, len, DEBUG_WORDS))
+            return true;
+    }
+    return false;
+}
+
+bool ol_in_debug_branch(ol_model *m, ol_nid n)
+{
+    const ol_tree *t = m->tree;
+    for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE; a = p, p = ol_parent(t, p)) {
+        ol_kind pk = ol_kind_of(t, p);
+        if ((pk == OL_N_if_statement || pk == OL_N_elif_clause) && ol_field(t, p, OL_F_consequence) == a) {
+            ol_nid test = ol_field(t, p, OL_F_condition);
+            if (test != OL_NONE && names_debugging(m, test))
+                return true;
+        }
+        if (pk == OL_N_conditional_expression && ol_named_child(t, p, 0) == a) {
+            ol_nid test = ol_named_child(t, p, 1);
+            if (test != OL_NONE && names_debugging(m, test))
+                return true;
+        }
+        if (pk == OL_N_function_definition || pk == OL_N_class_definition) {
+            ol_nid name = ol_field(t, p, OL_F_name);
+            uint32_t len;
+            const char *s = name != OL_NONE ? ol_text(t, name, &len) : NULL;
+            if (s && ol_name_looks_like(s, len, DEBUG_WORDS))
+                return true;
+        }
+    }
+    return false;
+}

@@ -1,0 +1,154 @@
+/*
+ * device.c - moves of tensors to an accelerator, and what is moved.
+ *
+ * Shared by the dataset rule (OOM301) and the function summaries (a helper
+ * that returns `data.to(device)`): which calls move a tensor to the GPU
+ * (`.cuda()`, `.to(device)`, `torch.tensor(..., device="cuda")`), what a
+ * method chain starts from, whether a tensor is built from nothing (a
+ * buffer, noise, a literal: never a dataset), and which indexing draws a
+ * batch out of a tensor.
+ */
+#include "device.h"
+
+#include <string.h>
+
+static const char *const DEVICE_WORDS[] = {"device", "dev", "gpu", "cuda", "rank", "local_rank", NULL};
+
+/* Is e a GPU device: "cuda", "cuda:0", torch.device("cuda"), a name like device? */
+bool ol_gpu_device(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE)
+        return false;
+    const char *s;
+    uint32_t len;
+    if (ol_string_value(t, e, &s, &len))
+        return (len >= 4 && memcmp(s, "cuda", 4) == 0) || ol_mem_eq_cstr(s, len, "mps");
+    if (ol_kind_of(t, e) == OL_N_integer)
+        return true; /* .to(0): a device ordinal */
+    ol_val v = ol_eval(m, e);
+    if (v.kind == OL_V_DEVICE) {
+        if (ol_kind_of(t, e) == OL_N_call) {
+            ol_nid a = ol_call_arg(m, e, 0, "type");
+            if (ol_string_value(t, a, &s, &len) && ol_mem_eq_cstr(s, len, "cpu"))
+                return false;
+        }
+        return true;
+    }
+    if (v.kind == OL_V_EXTERN || v.kind == OL_V_TENSOR || v.kind == OL_V_MODULE)
+        return false; /* .to(torch.float16), .to(other_tensor) */
+    if (v.kind == OL_V_STRING)
+        return false;
+    ol_nid name = ol_kind_of(t, e) == OL_N_attribute ? ol_field(t, e, OL_F_attribute) : e;
+    if (ol_kind_of(t, name) != OL_N_identifier)
+        return false;
+    const char *n = ol_text(t, name, &len);
+    return ol_name_looks_like(n, len, DEVICE_WORDS);
+}
+
+/* Is this call a move to the GPU? */
+bool ol_moves_to_gpu(ol_model *m, const ol_call *c)
+{
+    const ol_tree *t = m->tree;
+    if (c->receiver != OL_NONE && c->name == m->names.cuda)
+        return true;
+    if (c->receiver != OL_NONE && c->name == m->names.to) {
+        ol_nid dev = ol_call_arg(m, c->node, -1, "device");
+        if (dev == OL_NONE)
+            dev = ol_call_arg(m, c->node, 0, NULL);
+        return ol_gpu_device(m, dev);
+    }
+    const char *q = ol_qualname(m, c->callee);
+    if (q && ol_str_has_prefix(q, "torch.") && strchr(q + 6, '.') == NULL) {
+        ol_nid dev = ol_call_arg(m, c->node, -1, "device");
+        return dev != OL_NONE && ol_gpu_device(m, dev);
+    }
+    (void)t;
+    return false;
+}
+
+/* Slicing out a batch: X[i:i + bs], X[perm[i:j]], X[start:end] with a
+ * bound that is not a constant. A mask or a single index is not a batch. */
+bool ol_batch_slice(const ol_tree *t, ol_nid index)
+{
+    for (ol_nid n = index; n < t->nodes.len && t->nodes.items[n].start < t->nodes.items[index].end; n++) {
+        if (n != index && t->nodes.items[n].start < t->nodes.items[index].start)
+            break;
+        if (ol_kind_of(t, n) != OL_N_slice)
+            continue;
+        for (ol_nid c = ol_first_named(t, n); c != OL_NONE; c = ol_next_named(t, c)) {
+            ol_kind k = ol_kind_of(t, ol_unparen(t, c));
+            if (k != OL_N_integer && k != OL_N_unary_operator && k != OL_N_none)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Walks a method chain down to its base: `torch.from_numpy(a).float().cuda()`
+ * -> `torch.from_numpy(a)`. */
+ol_nid ol_chain_base(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    for (int depth = 0; depth < 32; depth++) {
+        uint32_t ci = ol_call_at(m, e);
+        if (ci == OL_NO_INDEX || m->calls.items[ci].receiver == OL_NONE)
+            return e;
+        ol_val rv = ol_eval(m, m->calls.items[ci].receiver);
+        if (rv.kind == OL_V_EXTERN)
+            return e; /* torch.from_numpy(...): a function, not a method */
+        e = ol_unparen(t, m->calls.items[ci].receiver);
+    }
+    return e;
+}
+
+/* Is `e`'s value the result of `move` (possibly followed by more method
+ * calls such as .float())? */
+bool ol_chain_contains(ol_model *m, ol_nid e, ol_nid move)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    for (int depth = 0; depth < 32; depth++) {
+        if (e == move)
+            return true;
+        uint32_t ci = ol_call_at(m, e);
+        if (ci == OL_NO_INDEX || m->calls.items[ci].receiver == OL_NONE)
+            return false;
+        e = ol_unparen(t, m->calls.items[ci].receiver);
+    }
+    return false;
+}
+
+/* Buffers, noise and literals are not datasets: torch.zeros(...),
+ * torch.randn(...), torch.tensor([0.5, 0.5]). */
+bool ol_made_from_nothing(ol_model *m, ol_nid base)
+{
+    const ol_tree *t = m->tree;
+    base = ol_unparen(t, base);
+    ol_kind k = ol_kind_of(t, base);
+    if (k == OL_N_list || k == OL_N_tuple || k == OL_N_list_comprehension || k == OL_N_integer || k == OL_N_float)
+        return true;
+    if (k != OL_N_call)
+        return false;
+    const char *q = ol_qualname(m, ol_field(t, base, OL_F_function));
+    if (!q || !ol_str_has_prefix(q, "torch."))
+        return false;
+    if (strcmp(q, "torch.autograd.Variable") == 0)
+        return ol_made_from_nothing(m, ol_call_arg(m, base, 0, "data"));
+    const char *name = q + 6;
+    static const char *const factories[] = {"zeros", "ones", "empty", "full", "rand", "randn", "randint",
+                                            "randperm", "arange", "linspace", "logspace", "eye", "zeros_like",
+                                            "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
+                                            "randint_like", "normal", "bernoulli", "multinomial", NULL};
+    for (const char *const *f = factories; *f; f++)
+        if (strcmp(name, *f) == 0)
+            return true;
+    static const char *const wrappers[] = {"tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor",
+                                           "IntTensor", "BoolTensor", "from_numpy", NULL};
+    for (const char *const *w = wrappers; *w; w++)
+        if (strcmp(name, *w) == 0)
+            return ol_made_from_nothing(m, ol_call_arg(m, base, 0, "data"));
+    return false;
+}

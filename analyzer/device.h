@@ -1,0 +1,26 @@
+/*
+ * device.h - moves of tensors to an accelerator, and what is moved (see
+ * device.c). Answers from the model; walks nothing but the expressions asked
+ * about.
+ */
+#ifndef OL_DEVICE_H
+#define OL_DEVICE_H
+
+#include <stdbool.h>
+
+#include "model.h"
+
+/* Is e a GPU device: "cuda", "cuda:0", torch.device("cuda"), a name like device? */
+bool ol_gpu_device(ol_model *m, ol_nid e);
+/* Is this call a move to the GPU (`.cuda()`, `.to(dev)`, `torch.f(..., device=dev)`)? */
+bool ol_moves_to_gpu(ol_model *m, const ol_call *c);
+/* Does this subscript index draw a batch: `X[i:i + bs]`, `X[perm[i:j]]`? */
+bool ol_batch_slice(const ol_tree *t, ol_nid index);
+/* The base of a method chain: `torch.from_numpy(a).float().cuda()` -> `torch.from_numpy(a)`. */
+ol_nid ol_chain_base(ol_model *m, ol_nid e);
+/* Is e's value the result of `move`, possibly followed by more method calls? */
+bool ol_chain_contains(ol_model *m, ol_nid e, ol_nid move);
+/* Buffers, noise and literals are not datasets: torch.zeros(...), torch.randn(...). */
+bool ol_made_from_nothing(ol_model *m, ol_nid base);
+
+#endif

@@ -1,0 +1,27 @@
+/*
+ * devices.h - what a file says about the hardware it runs on: whether it
+ * names CUDA or another accelerator, moves data to a device held in a
+ * variable, or runs on TPUs through torch_xla only. Rules whose findings
+ * matter only on a GPU (OOM302, OOM501) ask these once per file.
+ */
+#ifndef OL_DEVICES_H
+#define OL_DEVICES_H
+
+#include <stdbool.h>
+
+#include "model.h"
+
+/* `.cuda()`, a "cuda..." device string, `torch.cuda.*`, `torch.accelerator.*`. */
+bool ol_file_names_accelerator(ol_model *m);
+/* Data moved to a device held in a variable: `x.to(device)`,
+ * `x.to(args.device)`, `device=args.device`, where the value is not known
+ * to be the CPU. */
+bool ol_file_moves_to_device_variable(ol_model *m);
+/* Imports torch_xla and names no CUDA device: tensors live on TPUs/XLA. */
+bool ol_file_is_xla_only(ol_model *m);
+/* Is e (a `.to()` argument or a `device=` value) a device held in a
+ * variable: a name like `device`/`dev`, an attribute like `args.device`
+ * or `x.device`, a value known to be a device, not a string? */
+bool ol_is_device_variable(ol_model *m, ol_nid e);
+
+#endif

@@ -1,0 +1,500 @@
+/*
+ * project.c - the run's files, module resolution, and the thread-safe store
+ * of their summaries. See project.h for the resolution rule.
+ */
+#include "project.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct pfile {
+    char *path;             /* absolute, normalized */
+    size_t len;
+    size_t dir_len;         /* path[0..dir_len) is its directory ("" for "/") */
+    char *top;              /* the directory above its top-level package, or NULL */
+    ol_file_summary *summary;
+    atomic_bool claimed;
+} pfile;
+
+struct ol_project {
+    pthread_mutex_t lock;
+    pthread_cond_t published;
+    pfile *files;
+    size_t count, cap;
+    size_t *slots;          /* open addressing over paths: index + 1, 0 = empty */
+    size_t slot_count;
+    char *root;             /* the common directory of all files */
+    char **names;           /* every directory name and file stem in the paths: */
+    size_t name_slots;      /* a module name starts with one of them (open addressing) */
+    ol_arena name_arena;
+    ol_project_processor process;
+    void *job;
+};
+
+/* ---- paths ----------------------------------------------------------------------- */
+
+/* Makes path absolute and removes `.`, `..` and repeated slashes. */
+static char *normalize(const char *path)
+{
+    ol_buf b = {0};
+    if (path[0] != '/') {
+        char cwd[PATH_MAX];
+        if (getcwd(cwd, sizeof(cwd)))
+            ol_buf_puts(&b, cwd);
+    }
+    ol_buf_putc(&b, '/');
+    ol_buf_puts(&b, path);
+    char *in = ol_buf_take(&b);
+    size_t len = strlen(in);
+    char *out = ol_xmalloc(len + 2);
+    size_t o = 0;
+    for (size_t i = 0; i < len;) {
+        while (i < len && in[i] == '/')
+            i++;
+        size_t start = i;
+        while (i < len && in[i] != '/')
+            i++;
+        size_t seg = i - start;
+        if (seg == 0 || (seg == 1 && in[start] == '.'))
+            continue;
+        if (seg == 2 && in[start] == '.' && in[start + 1] == '.') {
+            while (o > 0 && out[o - 1] != '/')
+                o--;
+            if (o > 0)
+                o--;
+            continue;
+        }
+        out[o++] = '/';
+        memcpy(out + o, in + start, seg);
+        o += seg;
+    }
+    if (o == 0)
+        out[o++] = '/';
+    out[o] = '\0';
+    free(in);
+    return out;
+}
+
+static char *canonical(const char *path)
+{
+    char *real = realpath(path, NULL);
+    if (real) {
+        char *n = normalize(real);
+        free(real);
+        return n;
+    }
+    return normalize(path);
+}
+
+static size_t dir_len_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? (size_t)(slash - path) : 0;
+}
+
+static uint64_t hash_str(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static size_t lookup_n(const ol_project *p, const char *path, size_t n)
+{
+    if (!p->slot_count)
+        return (size_t)-1;
+    size_t mask = p->slot_count - 1;
+    for (size_t i = (size_t)hash_str(path, n) & mask;; i = (i + 1) & mask) {
+        size_t v = p->slots[i];
+        if (v == 0)
+            return (size_t)-1;
+        const pfile *f = &p->files[v - 1];
+        if (f->len == n && memcmp(f->path, path, n) == 0)
+            return v - 1;
+    }
+}
+
+static void rehash(ol_project *p)
+{
+    free(p->slots);
+    p->slot_count = 64;
+    while (p->slot_count < p->count * 2 + 2)
+        p->slot_count *= 2;
+    p->slots = ol_xcalloc(p->slot_count, sizeof(size_t));
+    size_t mask = p->slot_count - 1;
+    for (size_t k = 0; k < p->count; k++) {
+        const char *f = p->files[k].path;
+        size_t i = (size_t)hash_str(f, strlen(f)) & mask;
+        while (p->slots[i])
+            i = (i + 1) & mask;
+        p->slots[i] = k + 1;
+    }
+}
+
+/* ---- the project ----------------------------------------------------------------- */
+
+ol_project *ol_project_new(void)
+{
+    ol_project *p = ol_xcalloc(1, sizeof(*p));
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->published, NULL);
+    return p;
+}
+
+void ol_project_free(ol_project *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->count; i++) {
+        free(p->files[i].path);
+        free(p->files[i].top);
+        if (p->files[i].summary)
+            ol_file_summary_release(p->files[i].summary);
+    }
+    free(p->files);
+    free(p->slots);
+    free(p->root);
+    free(p->names);
+    ol_arena_free(&p->name_arena);
+    pthread_cond_destroy(&p->published);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}
+
+size_t ol_project_count(const ol_project *p)
+{
+    return p->count;
+}
+
+size_t ol_project_find(const ol_project *p, const char *path)
+{
+    char *c = canonical(path);
+    size_t i = lookup_n(p, c, strlen(c));
+    free(c);
+    return i;
+}
+
+size_t ol_project_add(ol_project *p, const char *path)
+{
+    char *c = canonical(path);
+    size_t found = lookup_n(p, c, strlen(c));
+    if (found != (size_t)-1) {
+        free(c);
+        return found;
+    }
+    if (p->count == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 16;
+        p->files = ol_xrealloc(p->files, p->cap * sizeof(pfile));
+    }
+    pfile *f = &p->files[p->count++];
+    memset(f, 0, sizeof(*f));
+    f->path = c;
+    f->len = strlen(c);
+    f->dir_len = dir_len_of(c);
+    atomic_init(&f->claimed, false);
+    if (p->count * 2 + 2 > p->slot_count)
+        rehash(p);
+    else {
+        size_t mask = p->slot_count - 1;
+        size_t i = (size_t)hash_str(c, strlen(c)) & mask;
+        while (p->slots[i])
+            i = (i + 1) & mask;
+        p->slots[i] = p->count;
+    }
+    return p->count - 1;
+}
+
+/* Is `<dir>/__init__.py` one of the project's files? */
+static bool has_init(const ol_project *p, const char *dir, size_t dir_len)
+{
+    ol_buf b = {0};
+    ol_buf_add(&b, dir, dir_len);
+    ol_buf_puts(&b, "/__init__.py");
+    bool found = lookup_n(p, b.data, b.len) != (size_t)-1;
+    ol_buf_free(&b);
+    return found;
+}
+
+static bool name_known(const ol_project *p, const char *s, size_t n)
+{
+    if (!p->name_slots)
+        return false;
+    size_t mask = p->name_slots - 1;
+    for (size_t i = (size_t)hash_str(s, n) & mask; p->names[i]; i = (i + 1) & mask)
+        if (strlen(p->names[i]) == n && memcmp(p->names[i], s, n) == 0)
+            return true;
+    return false;
+}
+
+static void add_name(ol_project *p, const char *s, size_t n)
+{
+    if (n == 0 || name_known(p, s, n))
+        return;
+    size_t mask = p->name_slots - 1;
+    size_t i = (size_t)hash_str(s, n) & mask;
+    while (p->names[i])
+        i = (i + 1) & mask;
+    p->names[i] = ol_arena_strndup(&p->name_arena, s, n);
+}
+
+/* Every directory name and file stem of the project's paths: a dotted name
+ * whose first part is none of them names no file of the project, whatever
+ * the base (most names: torch, numpy, os, ...). */
+static void index_names(ol_project *p)
+{
+    free(p->names);
+    ol_arena_free(&p->name_arena);
+    size_t parts = 0;
+    for (size_t i = 0; i < p->count; i++)
+        for (const char *c = p->files[i].path; *c; c++)
+            parts += *c == '/';
+    p->name_slots = 64;
+    while (p->name_slots < parts * 2 + 2)
+        p->name_slots *= 2;
+    p->names = ol_xcalloc(p->name_slots, sizeof(char *));
+    for (size_t i = 0; i < p->count; i++) {
+        const char *path = p->files[i].path;
+        for (const char *c = path; *c;) {
+            while (*c == '/')
+                c++;
+            const char *end = c;
+            while (*end && *end != '/')
+                end++;
+            size_t n = (size_t)(end - c);
+            if (!*end && n > 3 && memcmp(end - 3, ".py", 3) == 0)
+                n -= 3;
+            add_name(p, c, n);
+            c = end;
+        }
+    }
+}
+
+void ol_project_index(ol_project *p)
+{
+    index_names(p);
+    free(p->root);
+    p->root = NULL;
+    size_t root_len = 0;
+    for (size_t i = 0; i < p->count; i++) {
+        pfile *f = &p->files[i];
+        /* the common directory: shorten to the longest shared prefix that ends at a '/' */
+        if (!p->root) {
+            p->root = ol_xstrndup(f->path, f->dir_len);
+            root_len = f->dir_len;
+        } else {
+            size_t k = 0;
+            while (k < root_len && k < f->dir_len && p->root[k] == f->path[k])
+                k++;
+            if (!(k == root_len && (f->dir_len == k || f->path[k] == '/'))) {
+                while (k > 0 && p->root[k] != '/')
+                    k--;
+                root_len = k;
+                p->root[k] = '\0';
+            }
+        }
+        /* the top-level package: walk up while the directory has an __init__.py */
+        free(f->top);
+        f->top = NULL;
+        size_t d = f->dir_len;
+        bool in_package = false;
+        while (d > 0 && has_init(p, f->path, d)) {
+            in_package = true;
+            while (d > 0 && f->path[d - 1] != '/')
+                d--;
+            d = d > 0 ? d - 1 : 0;
+        }
+        if (in_package)
+            f->top = ol_xstrndup(f->path, d);
+    }
+}
+
+void ol_project_set_processor(ol_project *p, ol_project_processor fn, void *job)
+{
+    p->process = fn;
+    p->job = job;
+}
+
+/* ---- resolution ------------------------------------------------------------------ */
+
+#define MAX_PARTS 32
+
+/* Tries `<base>/<parts[0..k)>.py` and `.../__init__.py` for k from the
+ * longest down to min_k; on a match sets *file and *consumed. */
+static bool try_base(const ol_project *p, const char *base, size_t base_len, const char *const *parts,
+                     const size_t *lens, size_t nparts, size_t min_k, size_t *file, size_t *consumed)
+{
+    ol_buf b = {0};
+    bool found = false;
+    for (size_t k = nparts + 1; k-- > min_k && !found;) {
+        ol_buf_clear(&b);
+        ol_buf_add(&b, base, base_len);
+        for (size_t i = 0; i < k; i++) {
+            ol_buf_putc(&b, '/');
+            ol_buf_add(&b, parts[i], lens[i]);
+        }
+        size_t stem = b.len;
+        size_t hit = (size_t)-1;
+        if (k > 0) {
+            ol_buf_puts(&b, ".py");
+            hit = lookup_n(p, b.data, b.len);
+            b.len = stem;
+        }
+        if (hit == (size_t)-1) {
+            ol_buf_puts(&b, "/__init__.py");
+            hit = lookup_n(p, b.data, b.len);
+        }
+        if (hit != (size_t)-1) {
+            *file = hit;
+            *consumed = k;
+            found = true;
+        }
+    }
+    ol_buf_free(&b);
+    return found;
+}
+
+bool ol_project_resolve(const ol_project *p, size_t from, const char *qual, size_t *file, const char **rest)
+{
+    if (from >= p->count || !qual)
+        return false;
+    size_t level = 0;
+    while (qual[level] == '.')
+        level++;
+    const char *parts[MAX_PARTS];
+    size_t lens[MAX_PARTS];
+    size_t nparts = 0;
+    for (const char *s = qual + level; *s && nparts < MAX_PARTS;) {
+        const char *dot = strchr(s, '.');
+        size_t n = dot ? (size_t)(dot - s) : strlen(s);
+        if (n == 0)
+            return false;
+        parts[nparts] = s;
+        lens[nparts++] = n;
+        s += n + (dot ? 1 : 0);
+        if (!dot)
+            break;
+    }
+    /* relative names may start with an attribute of the package's __init__.py */
+    if (level == 0 && nparts > 0 && !name_known(p, parts[0], lens[0]))
+        return false;
+    const pfile *f = &p->files[from];
+    size_t consumed = 0;
+    bool found = false;
+    if (level > 0) {
+        size_t d = f->dir_len;
+        for (size_t up = 1; up < level; up++) {
+            while (d > 0 && f->path[d - 1] != '/')
+                d--;
+            if (d == 0)
+                return false;
+            d--;
+        }
+        found = try_base(p, f->path, d, parts, lens, nparts, 0, file, &consumed);
+    } else {
+        if (nparts == 0)
+            return false;
+        found = try_base(p, f->path, f->dir_len, parts, lens, nparts, 1, file, &consumed);
+        if (!found && f->top)
+            found = try_base(p, f->top, strlen(f->top), parts, lens, nparts, 1, file, &consumed);
+        if (!found && p->root) {
+            /* the run's common directory and every directory above it: only a
+             * name spelling a run file's path below one of them matches */
+            size_t d = strlen(p->root);
+            for (;;) {
+                found = try_base(p, p->root, d, parts, lens, nparts, 1, file, &consumed);
+                if (found || d == 0)
+                    break;
+                while (d > 0 && p->root[d - 1] != '/')
+                    d--;
+                d = d > 0 ? d - 1 : 0;
+            }
+        }
+    }
+    if (!found)
+        return false;
+    if (consumed == 0) {
+        *rest = qual + level;
+    } else {
+        const char *end = parts[consumed - 1] + lens[consumed - 1];
+        *rest = *end == '.' ? end + 1 : end;
+    }
+    return true;
+}
+
+/* ---- claims and summaries ------------------------------------------------------------ */
+
+bool ol_project_claim(ol_project *p, size_t file)
+{
+    return file < p->count && !atomic_exchange(&p->files[file].claimed, true);
+}
+
+bool ol_project_claimed(ol_project *p, size_t file)
+{
+    return file < p->count && atomic_load(&p->files[file].claimed);
+}
+
+static void put(ol_project *p, size_t file, ol_file_summary *s, bool replace)
+{
+    if (file >= p->count || !s)
+        return;
+    pthread_mutex_lock(&p->lock);
+    ol_file_summary *old = p->files[file].summary;
+    if (!old || replace) {
+        ol_file_summary_retain(s);
+        p->files[file].summary = s;
+        if (old)
+            ol_file_summary_release(old);
+        pthread_cond_broadcast(&p->published);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+void ol_project_publish(ol_project *p, size_t file, ol_file_summary *s)
+{
+    put(p, file, s, false);
+}
+
+void ol_project_replace(ol_project *p, size_t file, ol_file_summary *s)
+{
+    put(p, file, s, true);
+}
+
+void ol_project_publish_missing(ol_project *p, size_t file)
+{
+    if (file >= p->count)
+        return;
+    pthread_mutex_lock(&p->lock);
+    bool missing = p->files[file].summary == NULL;
+    pthread_mutex_unlock(&p->lock);
+    if (missing) {
+        ol_file_summary *empty = ol_file_summary_empty();
+        put(p, file, empty, false);
+        ol_file_summary_release(empty);
+    }
+}
+
+ol_file_summary *ol_project_acquire(ol_project *p, size_t file, void *worker)
+{
+    if (file >= p->count)
+        return NULL;
+    pthread_mutex_lock(&p->lock);
+    ol_file_summary *s = p->files[file].summary;
+    if (s)
+        ol_file_summary_retain(s);
+    pthread_mutex_unlock(&p->lock);
+    if (s || !p->process)
+        return s;
+    p->process(p->job, worker, file);
+    pthread_mutex_lock(&p->lock);
+    while (!p->files[file].summary)
+        pthread_cond_wait(&p->published, &p->lock);
+    s = p->files[file].summary;
+    ol_file_summary_retain(s);
+    pthread_mutex_unlock(&p->lock);
+    return s;
+}

@@ -1,0 +1,83 @@
+/*
+ * project.h - the files of one run (or of an editor's workspace) and the
+ * summaries of their functions, shared between threads.
+ *
+ * A project knows each file by its path and resolves the module names that
+ * imports use to those files. Summaries (summary.h) are published per file
+ * and read by the files that import it, on any thread; a summary is
+ * immutable and reference-counted, so a file's summary can be replaced (an
+ * editor saved it) while another thread still reads the old one.
+ *
+ * Module names resolve against the run's files only, never against the disk:
+ * a dotted name `a.b.c` names `<base>/a/b/c.py` or `<base>/a/b/c/__init__.py`
+ * (the longest prefix that names a file; the rest are attributes in it), for
+ * these bases, tried in order:
+ *   1. relative imports (`from .utils import f`, `from .. import x`): the
+ *      importing file's directory, one level up per extra dot; nothing else;
+ *   2. absolute imports: the importing file's own directory (how a script's
+ *      siblings are found), then the directory above the importing file's
+ *      top-level package (walking up through directories whose __init__.py
+ *      is part of the run), then the run's common directory and each
+ *      directory above it.
+ * A name that matches no file is not part of the project (a library, or a
+ * file outside the run), and what it does stays unknown.
+ *
+ * While a run lints its files in parallel, a thread that needs the summary
+ * of a file nobody has started yet claims it and processes it first (through
+ * the processor callback); one that someone else has claimed it waits for the
+ * summary. Publishing happens before a file's rules run, and building a
+ * summary never waits, so waits always end.
+ */
+#ifndef OL_PROJECT_H
+#define OL_PROJECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "summary.h"
+
+typedef struct ol_project ol_project;
+
+/* Processes file `file` of the project on the calling thread (`worker` is
+ * what the caller passed to ol_project_acquire): claims it and lints it, or,
+ * when it cannot, at least publishes its summary or returns knowing another
+ * thread will. */
+typedef void (*ol_project_processor)(void *job, void *worker, size_t file);
+
+ol_project *ol_project_new(void);
+void ol_project_free(ol_project *p);
+
+/* Adds a file (before lookups start, or between them on one thread); returns
+ * its index. Paths are compared after making them absolute and resolving
+ * symbolic links where the file exists. Adding a path twice returns the
+ * first index. */
+size_t ol_project_add(ol_project *p, const char *path);
+size_t ol_project_count(const ol_project *p);
+/* The index of a path added before, or (size_t)-1. */
+size_t ol_project_find(const ol_project *p, const char *path);
+/* Recomputes what resolution needs (the common directory, packages) after
+ * files were added. */
+void ol_project_index(ol_project *p);
+void ol_project_set_processor(ol_project *p, ol_project_processor fn, void *job);
+
+/* The file a dotted import name refers to, seen from file `from`: true with
+ * *file and *rest (the attributes after the module's name, "" for the module
+ * itself; a pointer into qual) when some file of the project matches. */
+bool ol_project_resolve(const ol_project *p, size_t from, const char *qual, size_t *file, const char **rest);
+
+/* True for exactly one caller per file: the one that lints it. */
+bool ol_project_claim(ol_project *p, size_t file);
+bool ol_project_claimed(ol_project *p, size_t file);
+/* Publishes a file's summary (takes a new reference). The first summary of a
+ * file wins; ol_project_replace swaps it (an editor's save). */
+void ol_project_publish(ol_project *p, size_t file, ol_file_summary *s);
+void ol_project_replace(ol_project *p, size_t file, ol_file_summary *s);
+/* Publishes an empty summary when none was published (the file could not be
+ * read or parsed), so that nobody waits for it. */
+void ol_project_publish_missing(ol_project *p, size_t file);
+/* The summary of a file, retained for the caller (release it with
+ * ol_file_summary_release). Processes or waits for the file when it has no
+ * summary yet and a processor is set; else returns NULL. */
+ol_file_summary *ol_project_acquire(ol_project *p, size_t file, void *worker);
+
+#endif

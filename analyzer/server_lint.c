@@ -1,0 +1,467 @@
+/*
+ * server_lint.c - linting what the client has open, and turning findings into
+ * LSP diagnostics.
+ *
+ * A unit is what the engine lints as one program: a Python text document, or
+ * the code cells of a notebook document joined in order (as notebook.c joins
+ * an .ipynb, IPython syntax blanked byte for byte). Findings come back as byte
+ * ranges of that text; ol_unit_place maps them to a document (the buffer
+ * itself, or the cell they fall in) and server_docs.c turns bytes into the
+ * client's positions.
+ *
+ * The settings for a unit come from the same resolver as the command line's:
+ * the nearest pyproject.toml with [tool.oomlint] above the file, then the
+ * command line of `oomlint server` and the editor's settings on top. The
+ * resolver caches what it read, so before each lint the server compares the
+ * pyproject.toml files that could apply (on the way up from the file) with
+ * what they were at the last lint, and starts afresh when one changed,
+ * appeared or went away; file-watch notifications do the same without
+ * waiting for an edit.
+ */
+#include "server.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "notebook.h"
+#include "rule.h"
+
+ol_unit *ol_unit_new(const char *uri, bool notebook)
+{
+    ol_unit *u = ol_xcalloc(1, sizeof(*u));
+    u->uri = ol_xstrdup(uri);
+    u->path = ol_uri_to_path(uri);
+    u->notebook = notebook;
+    u->dirty = true;
+    return u;
+}
+
+static void clear_segments(ol_unit *u)
+{
+    for (size_t i = 0; i < u->segments.len; i++)
+        free(u->segments.items[i].uri);
+    u->segments.len = 0;
+}
+
+void ol_unit_free(ol_unit *u)
+{
+    if (!u)
+        return;
+    free(u->uri);
+    free(u->path);
+    for (size_t i = 0; i < u->cells.len; i++)
+        free(u->cells.items[i].uri);
+    ol_vec_free(&u->cells);
+    ol_file_result_free(&u->result);
+    clear_segments(u);
+    ol_vec_free(&u->segments);
+    free(u->config_error);
+    ol_strvec_free(&u->pushed);
+    cJSON_Delete(u->fix_all);
+    free(u);
+}
+
+ol_unit *ol_server_unit(ol_server *s, const char *uri)
+{
+    for (size_t i = 0; i < s->units.len; i++)
+        if (strcmp(s->units.items[i]->uri, uri) == 0)
+            return s->units.items[i];
+    return NULL;
+}
+
+ol_unit *ol_server_unit_of(ol_server *s, const char *doc_uri)
+{
+    ol_doc *d = ol_docs_find(&s->docs, doc_uri);
+    if (d && d->notebook)
+        return ol_server_unit(s, d->notebook);
+    return ol_server_unit(s, doc_uri);
+}
+
+void ol_server_drop_unit(ol_server *s, const char *uri)
+{
+    for (size_t i = 0; i < s->units.len; i++) {
+        if (strcmp(s->units.items[i]->uri, uri) == 0) {
+            ol_unit_free(s->units.items[i]);
+            s->units.items[i] = s->units.items[--s->units.len];
+            return;
+        }
+    }
+}
+
+bool ol_server_shown(const ol_server *s, const ol_diag *d)
+{
+    return d->rule->severity <= s->settings.fail_on;
+}
+
+/* ---- configuration ----------------------------------------------------------------- */
+
+void ol_server_reset_config(ol_server *s)
+{
+    if (s->resolver_ready)
+        ol_resolver_free(&s->resolver);
+    s->resolver_ready = false;
+    for (size_t i = 0; i < s->config_files.len; i++)
+        free(s->config_files.items[i].path);
+    s->config_files.len = 0;
+    for (size_t i = 0; i < s->units.len; i++)
+        s->units.items[i]->dirty = true;
+}
+
+static ol_config_stamp stamp_of(const char *file)
+{
+    ol_config_stamp st = {NULL, 0, 0, 0, false};
+    struct stat sb;
+    if (stat(file, &sb) == 0) {
+        st.exists = true;
+        st.mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+        st.size = (int64_t)sb.st_size;
+        st.ino = (int64_t)sb.st_ino;
+    }
+    return st;
+}
+
+static bool same_stamp(const ol_config_stamp *x, const ol_config_stamp *y)
+{
+    return x->exists == y->exists && x->mtime_ns == y->mtime_ns && x->size == y->size && x->ino == y->ino;
+}
+
+bool ol_server_check_config(ol_server *s)
+{
+    for (size_t i = 0; i < s->config_files.len; i++) {
+        ol_config_stamp now = stamp_of(s->config_files.items[i].path);
+        if (!same_stamp(&now, &s->config_files.items[i])) {
+            ol_server_reset_config(s);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Records a file that could decide a unit's settings; true when it differs
+ * from what was recorded before. */
+static bool note_config_file(ol_server *s, const char *file)
+{
+    ol_config_stamp now = stamp_of(file);
+    for (size_t i = 0; i < s->config_files.len; i++) {
+        ol_config_stamp *seen = &s->config_files.items[i];
+        if (strcmp(seen->path, file) == 0)
+            return !same_stamp(&now, seen);
+    }
+    now.path = ol_xstrdup(file);
+    ol_vec_push(&s->config_files, now);
+    return false;
+}
+
+/* Notes the pyproject.toml files that could decide u's settings (on the way
+ * up from its directory); true when one changed since the resolver looked. */
+static bool config_changed_for(ol_server *s, const ol_unit *u)
+{
+    if (s->config_opts.isolated)
+        return false;
+    if (s->config_opts.config_path)
+        return note_config_file(s, s->config_opts.config_path);
+    char *dir;
+    if (u->path && u->path[0] == '/') {
+        dir = ol_xstrdup(u->path);
+        char *slash = strrchr(dir, '/');
+        slash[slash == dir ? 1 : 0] = '\0';
+    } else {
+        dir = ol_xstrdup(s->resolver_ready && s->resolver.cwd ? s->resolver.cwd : ".");
+    }
+    bool changed = false;
+    for (;;) {
+        char *file = ol_xasprintf("%s/pyproject.toml", strcmp(dir, "/") == 0 ? "" : dir);
+        changed = note_config_file(s, file) || changed;
+        free(file);
+        char *slash = strrchr(dir, '/');
+        if (!slash || strcmp(dir, "/") == 0)
+            break;
+        slash[slash == dir ? 1 : 0] = '\0';
+    }
+    free(dir);
+    return changed;
+}
+
+static bool ensure_resolver(ol_server *s, ol_buf *err)
+{
+    if (s->resolver_ready)
+        return true;
+    if (!ol_resolver_init(&s->resolver, &s->config_opts)) {
+        ol_buf_puts(err, s->resolver.error.data ? s->resolver.error.data : "bad configuration");
+        ol_resolver_free(&s->resolver);
+        return false;
+    }
+    s->resolver_ready = true;
+    return true;
+}
+
+static void config_failed(ol_server *s, ol_unit *u, const char *why)
+{
+    free(u->config_error);
+    u->config_error = ol_xstrdup(why);
+    bool shown = false;
+    for (size_t i = 0; i < s->shown_errors.len && !shown; i++)
+        shown = strcmp(s->shown_errors.items[i], why) == 0;
+    if (!shown) {
+        ol_vec_push(&s->shown_errors, ol_xstrdup(why));
+        char *text = ol_xasprintf("oomlint: %s (findings are not shown until it is fixed)", why);
+        ol_server_show(s, 1, text);
+        free(text);
+    }
+}
+
+/* ---- linting ------------------------------------------------------------------------ */
+
+/* The unit's text as a source: the buffer, or the notebook's code cells. */
+static void build_source(ol_server *s, ol_unit *u, ol_source *src)
+{
+    const char *path = u->path ? u->path : u->uri;
+    clear_segments(u);
+    if (!u->notebook) {
+        ol_doc *d = ol_docs_find(&s->docs, u->uri);
+        const char *text = d ? d->text.data : "";
+        size_t len = d ? d->text.len : 0;
+        ol_source_init_text(src, path, ol_xstrndup(text, len), len);
+        return;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < u->cells.len; i++)
+        n += u->cells.items[i].code;
+    const char **texts = ol_xcalloc(n ? n : 1, sizeof(char *));
+    size_t *lens = ol_xcalloc(n ? n : 1, sizeof(size_t));
+    uint32_t *indexes = ol_xcalloc(n ? n : 1, sizeof(uint32_t));
+    size_t k = 0;
+    uint32_t at = 0;
+    for (size_t i = 0; i < u->cells.len; i++) {
+        if (!u->cells.items[i].code)
+            continue;
+        ol_doc *d = ol_docs_find(&s->docs, u->cells.items[i].uri);
+        texts[k] = d ? d->text.data : "";
+        lens[k] = d ? d->text.len : 0;
+        indexes[k] = (uint32_t)i + 1;
+        ol_segment seg = {ol_xstrdup(u->cells.items[i].uri), at, (uint32_t)lens[k]};
+        ol_vec_push(&u->segments, seg);
+        /* joining ends every cell with a line break */
+        at += (uint32_t)lens[k] + (lens[k] == 0 || texts[k][lens[k] - 1] != '\n' ? 1 : 0);
+        k++;
+    }
+    ol_notebook_from_cells(src, path, texts, lens, indexes, n);
+    free(texts);
+    free(lens);
+    free(indexes);
+}
+
+void ol_server_lint(ol_server *s, ol_unit *u)
+{
+    if (config_changed_for(s, u)) {
+        /* a pyproject.toml changed: read them all again */
+        ol_server_reset_config(s);
+        config_changed_for(s, u);
+    }
+    if (u->linted && !u->dirty)
+        return;
+    cJSON_Delete(u->fix_all);
+    u->fix_all = NULL;
+    free(u->config_error);
+    u->config_error = NULL;
+    ol_file_result_free(&u->result);
+    u->settings = NULL;
+    u->linted = true;
+    u->dirty = false;
+    s->lints++;
+
+    ol_buf err = {0};
+    if (!ensure_resolver(s, &err)) {
+        config_failed(s, u, err.data);
+        ol_buf_free(&err);
+        clear_segments(u);
+        return;
+    }
+    ol_input in = {0};
+    in.path = u->path ? u->path : "-";
+    in.from_stdin = u->path == NULL;
+    const ol_settings *settings = NULL;
+    if (!ol_resolver_settings_for(&s->resolver, &in, &settings)) {
+        config_failed(s, u, s->resolver.error.data ? s->resolver.error.data : "bad configuration");
+        /* the resolver keeps its first error: start afresh next time */
+        ol_server_reset_config(s);
+        clear_segments(u);
+        return;
+    }
+    /*
+     * Whole-program facts hook: when the project store of per-function
+     * summaries exists, this is where the unit's neighbours are looked up
+     * (s->workspace lists the folders and the files seen, with the
+     * generation of their last save) and handed to the engine with the
+     * source, so a helper in utils.py counts in train.py. Saves bump
+     * s->workspace.generation (server_main.c), which is when dependents
+     * would be marked dirty.
+     */
+    ol_source src;
+    build_source(s, u, &src);
+    u->settings = settings;
+    s->linter.settings = settings;
+    ol_lint_source(&s->linter, &src, &u->result);
+}
+
+/* ---- positions ------------------------------------------------------------------------ */
+
+bool ol_unit_place(ol_server *s, const ol_unit *u, uint32_t at, bool is_end, ol_doc **doc, uint32_t *byte)
+{
+    if (!u->notebook) {
+        ol_doc *d = ol_docs_find(&s->docs, u->uri);
+        if (!d)
+            return false;
+        *doc = d;
+        *byte = at > d->text.len ? (uint32_t)d->text.len : at;
+        return true;
+    }
+    if (u->segments.len == 0)
+        return false;
+    /* the last segment starting at or before `at` (strictly before, for an end) */
+    size_t k = 0;
+    for (size_t i = 0; i < u->segments.len; i++) {
+        uint32_t st = u->segments.items[i].start;
+        if (st < at || (st == at && !is_end))
+            k = i;
+    }
+    const ol_segment *seg = &u->segments.items[k];
+    ol_doc *d = ol_docs_find(&s->docs, seg->uri);
+    if (!d)
+        return false;
+    uint32_t off = at > seg->start ? at - seg->start : 0;
+    if (off > seg->len)
+        off = seg->len; /* the line break joining added */
+    if (off > d->text.len)
+        off = (uint32_t)d->text.len;
+    *doc = d;
+    *byte = off;
+    return true;
+}
+
+bool ol_unit_range(ol_server *s, const ol_unit *u, uint32_t start, uint32_t end, ol_doc **doc, ol_lsp_pos *a,
+                   ol_lsp_pos *b)
+{
+    ol_doc *da = NULL, *db = NULL;
+    uint32_t x = 0, y = 0;
+    if (!ol_unit_place(s, u, start, false, &da, &x))
+        return false;
+    if (end < start)
+        end = start;
+    if (!ol_unit_place(s, u, end, end > start, &db, &y) || db != da || y < x)
+        y = (uint32_t)da->text.len; /* a range running past its cell stops at the cell's end */
+    *doc = da;
+    *a = ol_doc_position(da, x, s->enc);
+    *b = ol_doc_position(da, y, s->enc);
+    return true;
+}
+
+/* ---- diagnostics ------------------------------------------------------------------------ */
+
+cJSON *ol_server_diagnostic(ol_server *s, const ol_diag *d, ol_lsp_pos a, ol_lsp_pos b)
+{
+    (void)s;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddItemToObject(j, "range", ol_lsp_range_json(a, b));
+    int severity = d->rule->severity == OL_SEV_ERROR ? 1 : d->rule->severity == OL_SEV_WARNING ? 2 : 3;
+    cJSON_AddNumberToObject(j, "severity", severity);
+    cJSON_AddStringToObject(j, "code", d->rule->code);
+    cJSON *desc = cJSON_AddObjectToObject(j, "codeDescription");
+    char *url = ol_xasprintf("%s%s.md", OL_DOCS_URL, d->rule->code);
+    cJSON_AddStringToObject(desc, "href", url);
+    free(url);
+    cJSON_AddStringToObject(j, "source", "oomlint");
+    cJSON_AddStringToObject(j, "message", d->message);
+    return j;
+}
+
+static cJSON *config_diagnostic(const ol_unit *u)
+{
+    cJSON *j = cJSON_CreateObject();
+    ol_lsp_pos zero = {0, 0};
+    cJSON_AddItemToObject(j, "range", ol_lsp_range_json(zero, zero));
+    cJSON_AddNumberToObject(j, "severity", 1);
+    cJSON_AddStringToObject(j, "source", "oomlint");
+    char *msg = ol_xasprintf("oomlint cannot read its configuration: %s", u->config_error);
+    cJSON_AddStringToObject(j, "message", msg);
+    free(msg);
+    return j;
+}
+
+/* The document URIs a unit's diagnostics go to. */
+static void unit_targets(const ol_unit *u, ol_strvec *out)
+{
+    if (!u->notebook) {
+        ol_vec_push(out, ol_xstrdup(u->uri));
+        return;
+    }
+    for (size_t i = 0; i < u->cells.len; i++)
+        if (u->cells.items[i].code)
+            ol_vec_push(out, ol_xstrdup(u->cells.items[i].uri));
+}
+
+cJSON *ol_server_diagnostics_for(ol_server *s, ol_unit *u, const char *doc_uri)
+{
+    cJSON *items = cJSON_CreateArray();
+    if (u->config_error) {
+        /* one diagnostic, at the start of the document (a notebook's first code cell) */
+        const char *first = u->notebook ? NULL : u->uri;
+        for (size_t i = 0; i < u->cells.len && !first; i++)
+            if (u->cells.items[i].code)
+                first = u->cells.items[i].uri;
+        if (first && strcmp(first, doc_uri) == 0)
+            cJSON_AddItemToArray(items, config_diagnostic(u));
+        return items;
+    }
+    for (size_t i = 0; i < u->result.diags.len; i++) {
+        const ol_diag *d = &u->result.diags.items[i];
+        if (!ol_server_shown(s, d))
+            continue;
+        ol_doc *doc;
+        ol_lsp_pos a, b;
+        if (!ol_unit_range(s, u, d->start, d->end, &doc, &a, &b) || strcmp(doc->uri, doc_uri) != 0)
+            continue;
+        cJSON_AddItemToArray(items, ol_server_diagnostic(s, d, a, b));
+    }
+    return items;
+}
+
+static void push(ol_server *s, const char *uri, cJSON *items)
+{
+    cJSON *params = cJSON_CreateObject();
+    cJSON_AddStringToObject(params, "uri", uri);
+    ol_doc *d = ol_docs_find(&s->docs, uri);
+    if (d)
+        cJSON_AddNumberToObject(params, "version", (double)d->version);
+    cJSON_AddItemToObject(params, "diagnostics", items);
+    ol_server_send(s, ol_rpc_notification("textDocument/publishDiagnostics", params));
+}
+
+void ol_server_publish(ol_server *s, ol_unit *u)
+{
+    if (s->pull)
+        return;
+    ol_strvec targets = {0};
+    unit_targets(u, &targets);
+    for (size_t i = 0; i < targets.len; i++)
+        push(s, targets.items[i], ol_server_diagnostics_for(s, u, targets.items[i]));
+    /* documents that left the unit (cells removed) lose what they were sent */
+    for (size_t i = 0; i < u->pushed.len; i++) {
+        bool still = false;
+        for (size_t k = 0; k < targets.len && !still; k++)
+            still = strcmp(targets.items[k], u->pushed.items[i]) == 0;
+        if (!still)
+            push(s, u->pushed.items[i], cJSON_CreateArray());
+    }
+    ol_strvec_free(&u->pushed);
+    u->pushed = targets;
+}
+
+void ol_server_clear(ol_server *s, ol_unit *u)
+{
+    if (!s->pull)
+        for (size_t i = 0; i < u->pushed.len; i++)
+            push(s, u->pushed.items[i], cJSON_CreateArray());
+    ol_strvec_free(&u->pushed);
+}

@@ -1,0 +1,157 @@
+/*
+ * server_workspace.c - the workspace index: the folders a client opened and
+ * the Python files the server has seen in them.
+ *
+ * Whole-program facts need the neighbours of a file: the summaries of the
+ * functions it imports from utils.py, refreshed when utils.py is saved. This
+ * index is where the server records which files exist for that purpose and
+ * when each last changed (a generation number bumped by every save or change
+ * on disk), so a project store can be asked for exactly the summaries that
+ * are stale. The lint step reads it (server_lint.c, at the hook).
+ */
+#include "server.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void ol_workspace_init(ol_workspace *w)
+{
+    memset(w, 0, sizeof(*w));
+}
+
+void ol_workspace_free(ol_workspace *w)
+{
+    ol_strvec_free(&w->folders);
+    for (size_t i = 0; i < w->files.len; i++)
+        free(w->files.items[i].path);
+    ol_vec_free(&w->files);
+    memset(w, 0, sizeof(*w));
+}
+
+static void add_folder(ol_workspace *w, const char *uri)
+{
+    char *path = ol_uri_to_path(uri);
+    if (!path)
+        return;
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        path[--n] = '\0';
+    for (size_t i = 0; i < w->folders.len; i++) {
+        if (strcmp(w->folders.items[i], path) == 0) {
+            free(path);
+            return;
+        }
+    }
+    ol_vec_push(&w->folders, path);
+}
+
+static void remove_folder(ol_workspace *w, const char *uri)
+{
+    char *path = ol_uri_to_path(uri);
+    if (!path)
+        return;
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        path[--n] = '\0';
+    for (size_t i = 0; i < w->folders.len; i++) {
+        if (strcmp(w->folders.items[i], path) == 0) {
+            free(w->folders.items[i]);
+            w->folders.items[i] = w->folders.items[--w->folders.len];
+            break;
+        }
+    }
+    free(path);
+}
+
+static void add_folder_list(ol_workspace *w, const cJSON *list, bool add)
+{
+    const cJSON *f;
+    cJSON_ArrayForEach(f, list)
+    {
+        const cJSON *uri = cJSON_GetObjectItemCaseSensitive(f, "uri");
+        if (!cJSON_IsString(uri))
+            continue;
+        if (add)
+            add_folder(w, uri->valuestring);
+        else
+            remove_folder(w, uri->valuestring);
+    }
+}
+
+void ol_workspace_set_folders(ol_workspace *w, const cJSON *init_params)
+{
+    const cJSON *folders = cJSON_GetObjectItemCaseSensitive(init_params, "workspaceFolders");
+    if (cJSON_IsArray(folders) && cJSON_GetArraySize(folders) > 0) {
+        add_folder_list(w, folders, true);
+        return;
+    }
+    const cJSON *root = cJSON_GetObjectItemCaseSensitive(init_params, "rootUri");
+    if (cJSON_IsString(root)) {
+        add_folder(w, root->valuestring);
+        return;
+    }
+    const cJSON *path = cJSON_GetObjectItemCaseSensitive(init_params, "rootPath");
+    if (cJSON_IsString(path) && path->valuestring[0] == '/') {
+        char *uri = ol_path_to_uri(path->valuestring);
+        add_folder(w, uri);
+        free(uri);
+    }
+}
+
+void ol_workspace_change_folders(ol_workspace *w, const cJSON *event)
+{
+    add_folder_list(w, cJSON_GetObjectItemCaseSensitive(event, "removed"), false);
+    add_folder_list(w, cJSON_GetObjectItemCaseSensitive(event, "added"), true);
+}
+
+const ol_workspace_file *ol_workspace_find(const ol_workspace *w, const char *path)
+{
+    for (size_t i = 0; i < w->files.len; i++)
+        if (strcmp(w->files.items[i].path, path) == 0)
+            return &w->files.items[i];
+    return NULL;
+}
+
+void ol_workspace_file_event(ol_workspace *w, const char *path, ol_ws_event ev)
+{
+    ol_workspace_file *f = (ol_workspace_file *)ol_workspace_find(w, path);
+    if (ev == OL_WS_DELETED) {
+        if (f) {
+            size_t i = (size_t)(f - w->files.items);
+            free(f->path);
+            w->files.items[i] = w->files.items[--w->files.len];
+            w->generation++;
+        }
+        return;
+    }
+    if (!f) {
+        ol_workspace_file nf = {ol_xstrdup(path), false, 0};
+        ol_vec_push(&w->files, nf);
+        f = &ol_vec_last(&w->files);
+    }
+    switch (ev) {
+    case OL_WS_OPENED:
+        f->open = true;
+        break;
+    case OL_WS_CLOSED:
+        f->open = false;
+        break;
+    case OL_WS_SAVED:
+    case OL_WS_CHANGED:
+        f->changed = ++w->generation;
+        break;
+    case OL_WS_DELETED:
+        break;
+    }
+}
+
+bool ol_workspace_covers(const ol_workspace *w, const char *path)
+{
+    for (size_t i = 0; i < w->folders.len; i++) {
+        const char *dir = w->folders.items[i];
+        size_t n = strlen(dir);
+        if (strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0' || (n == 1 && dir[0] == '/')))
+            return true;
+    }
+    return false;
+}

@@ -1,0 +1,1319 @@
+/*
+ * summary.c - per-function summaries of a file, and the cross references a
+ * file being linted reads them through. See summary.h.
+ *
+ * Building a summary reads the model of one file: return values through
+ * eval.c, training events through facts.c, moves to a device through
+ * device.c, and a small syntactic flow analysis for which parameters end up
+ * stored beyond the call. What functions do through the local functions
+ * they call is propagated to a fixed point over the file's call graph.
+ */
+#include "summary.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "facts.h"
+#include "project.h"
+
+#define MAX_ELEMS 8
+#define MAX_STORES 8
+
+/* ---- reference counting and lookups ------------------------------------------------ */
+
+static ol_file_summary *summary_new(void)
+{
+    ol_file_summary *s = ol_xcalloc(1, sizeof(*s));
+    atomic_init(&s->refs, 1);
+    return s;
+}
+
+ol_file_summary *ol_file_summary_empty(void)
+{
+    return summary_new();
+}
+
+void ol_file_summary_retain(ol_file_summary *s)
+{
+    atomic_fetch_add(&s->refs, 1);
+}
+
+void ol_file_summary_release(ol_file_summary *s)
+{
+    if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
+        return;
+    ol_arena_free(&s->arena);
+    free(s->fns);
+    free(s->fn_order);
+    free(s->classes);
+    free(s->imports);
+    free(s);
+}
+
+static const ol_fn_summary *find_fn(const ol_file_summary *s, const char *name, size_t len)
+{
+    size_t lo = 0, hi = s->named_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const char *n = s->fns[s->fn_order[mid]].name;
+        int c = strncmp(n, name, len);
+        if (c == 0 && n[len] != '\0')
+            c = 1;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < s->named_count) {
+        const char *n = s->fns[s->fn_order[lo]].name;
+        if (strncmp(n, name, len) == 0 && n[len] == '\0')
+            return &s->fns[s->fn_order[lo]];
+    }
+    return NULL;
+}
+
+const ol_class_summary *ol_summary_class(const ol_file_summary *s, const char *name)
+{
+    size_t lo = 0, hi = s->class_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(s->classes[mid].name, name);
+        if (c == 0)
+            return &s->classes[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+const ol_sum_import *ol_summary_import(const ol_file_summary *s, const char *bound)
+{
+    size_t lo = 0, hi = s->import_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(s->imports[mid].bound, bound);
+        if (c == 0)
+            return &s->imports[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+static const ol_fn_summary *method_of(const ol_file_summary *s, const char *cls, const char *method, int depth)
+{
+    if (depth > 8)
+        return NULL;
+    ol_buf b = {0};
+    ol_buf_printf(&b, "%s.%s", cls, method);
+    const ol_fn_summary *f = find_fn(s, b.data, b.len);
+    ol_buf_free(&b);
+    if (f)
+        return f;
+    const ol_class_summary *c = ol_summary_class(s, cls);
+    for (size_t i = 0; c && i < c->base_count; i++)
+        if ((f = method_of(s, c->bases[i], method, depth + 1)))
+            return f;
+    return NULL;
+}
+
+const ol_fn_summary *ol_summary_function(const ol_file_summary *s, const char *qualname)
+{
+    const ol_fn_summary *f = find_fn(s, qualname, strlen(qualname));
+    if (f)
+        return f;
+    const char *dot = strrchr(qualname, '.');
+    if (!dot)
+        return NULL;
+    char *cls = ol_xstrndup(qualname, (size_t)(dot - qualname));
+    f = method_of(s, cls, dot + 1, 0);
+    free(cls);
+    return f;
+}
+
+/* ---- building: small helpers -------------------------------------------------------- */
+
+typedef OL_VEC(ol_sum_store) store_vec;
+
+typedef struct sbuild {
+    ol_model *m;
+    ol_file_summary *s;
+    store_vec *stores; /* per function, while building */
+} sbuild;
+
+static ol_sum_val sum_val(ol_val v)
+{
+    ol_sum_val r = {OL_V_UNKNOWN, (uint8_t)(v.flags & (uint8_t)~OL_VF_LOCAL)};
+    switch ((ol_vkind)v.kind) {
+    case OL_V_EXTERN:
+    case OL_V_OBJECT:
+    case OL_V_CLASS:
+    case OL_V_FUNCTION:
+    case OL_V_INSTANCE:
+    case OL_V_BOTTOM:
+        break;
+    default:
+        r.kind = v.kind;
+        break;
+    }
+    return r;
+}
+
+static ol_val to_val(ol_sum_val v)
+{
+    ol_val r = {v.kind, v.flags, 0, 0};
+    return r;
+}
+
+/* Is autograd turned off around n by a context or decorator of this file
+ * (not by where the function is called from: callers are other files)? */
+static bool guarded(const ol_model *m, ol_nid n)
+{
+    for (uint32_t c = m->node_ctx[n]; c != OL_NO_INDEX; c = m->contexts.items[c].parent) {
+        const ol_ctx *ctx = &m->contexts.items[c];
+        if (ctx->kind != OL_CTX_GRAD)
+            continue;
+        if (ctx->gradmode == OL_GM_ENABLE)
+            return false;
+        if (ctx->gradmode != OL_GM_NONE)
+            return true;
+    }
+    return false;
+}
+
+static const char *function_name(ol_model *m, uint32_t fi, ol_arena *a)
+{
+    const ol_function *f = &m->functions.items[fi];
+    if (f->is_lambda || !f->name)
+        return NULL;
+    ol_buf b = {0};
+    ol_buf_puts(&b, ol_sym_str(m, f->name));
+    for (uint32_t sc = f->outer_scope; sc != OL_NO_INDEX && sc != 0; sc = m->scopes.items[sc].parent) {
+        const ol_scope *scope = &m->scopes.items[sc];
+        ol_sym name = 0;
+        if (scope->kind == OL_SCOPE_CLASS)
+            name = m->classes.items[scope->cls].name;
+        else if (scope->kind == OL_SCOPE_FUNCTION)
+            name = m->functions.items[scope->function].name;
+        else
+            continue;
+        const char *n = ol_sym_str(m, name);
+        size_t nl = strlen(n);
+        ol_buf_reserve(&b, nl + 1);
+        memmove(b.data + nl + 1, b.data, b.len + 1);
+        memcpy(b.data, n, nl);
+        b.data[nl] = '.';
+        b.len += nl + 1;
+    }
+    char *r = ol_arena_strndup(a, b.data, b.len);
+    ol_buf_free(&b);
+    return r;
+}
+
+/* A statement's text on one line, shortened, for messages. */
+static const char *statement_text(ol_model *m, ol_nid n, ol_arena *a)
+{
+    uint32_t len;
+    const char *s = ol_text(m->tree, ol_statement_of(m->tree, n), &len);
+    char buf[72];
+    size_t o = 0;
+    bool space = false;
+    for (uint32_t i = 0; i < len && o < sizeof(buf) - 4; i++) {
+        char c = s[i];
+        if (c == '\n' || c == '\r' || c == '\t' || c == ' ' || c == '\\') {
+            space = o > 0;
+            continue;
+        }
+        if (space)
+            buf[o++] = ' ';
+        space = false;
+        buf[o++] = c;
+    }
+    if (o >= sizeof(buf) - 4) {
+        memcpy(buf + o, "...", 3);
+        o += 3;
+    }
+    return ol_arena_strndup(a, buf, o);
+}
+
+/* The parameter def (of function fi itself) a name refers to, by position;
+ * -1 when it is not one. */
+static int param_position(ol_model *m, uint32_t fi, uint32_t def)
+{
+    const ol_def *d = &m->defs.items[def];
+    const ol_function *f = &m->functions.items[fi];
+    if (d->kind != OL_DEF_PARAM || d->starred || d->index == OL_NO_INDEX || d->index >= OL_SUM_MAX_PARAMS ||
+        d->scope != f->scope)
+        return -1;
+    if (d->index == 0 && f->is_method)
+        return -1; /* self: the object, not a value passed in */
+    return (int)d->index;
+}
+
+static bool is_self(ol_model *m, uint32_t fi, ol_nid e)
+{
+    const ol_function *f = &m->functions.items[fi];
+    /* a nested function sees its method's self as a closure */
+    while (!f->is_method && m->scopes.items[f->outer_scope].function != OL_NO_INDEX)
+        f = &m->functions.items[m->scopes.items[f->outer_scope].function];
+    if (!f->is_method || f->is_classmethod || f->params.len == 0 || ol_kind_of(m->tree, e) != OL_N_identifier)
+        return false;
+    return ol_node_sym(m, e) == m->defs.items[f->params.items[0]].name;
+}
+
+/* Where a container expression lives, seen from inside function fi:
+ * OL_INTO_SELF, OL_INTO_GLOBAL, a parameter position, or -1 (a local that
+ * dies with the call). */
+static int container_of(ol_model *m, uint32_t fi, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    bool through = false;
+    for (int depth = 0; depth < 8; depth++) {
+        ol_kind k = ol_kind_of(t, e);
+        if (k == OL_N_attribute)
+            e = ol_unparen(t, ol_field(t, e, OL_F_object));
+        else if (k == OL_N_subscript)
+            e = ol_unparen(t, ol_field(t, e, OL_F_value));
+        else
+            break;
+        through = true;
+    }
+    if (e == OL_NONE || ol_kind_of(t, e) != OL_N_identifier)
+        return -1;
+    if (is_self(m, fi, e))
+        return (int)OL_INTO_SELF;
+    uint32_t defs[8];
+    size_t n = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 8);
+    if (n == 0)
+        return -1;
+    int where = -2;
+    for (size_t i = 0; i < n; i++) {
+        const ol_def *d = &m->defs.items[defs[i]];
+        int w;
+        if (d->scope == 0)
+            w = (int)OL_INTO_GLOBAL;
+        else if (param_position(m, fi, defs[i]) >= 0 && (through || d->kind == OL_DEF_PARAM))
+            w = param_position(m, fi, defs[i]);
+        else
+            return -1;
+        if (where != -2 && where != w)
+            return -1;
+        where = w;
+    }
+    return where;
+}
+
+static bool method_keeps_graph(const char *meth)
+{
+    static const char *const keep[] = {"mean", "sum", "clone", "view", "reshape", "float", "double", "half",
+                                       "to", "cuda", "cpu", "squeeze", "unsqueeze", "flatten", "contiguous",
+                                       "abs", "pow", "exp", "log", "sqrt", "norm", "type_as", "expand",
+                                       "expand_as", "permute", "transpose", "t", "mul", "add", "div", "sub",
+                                       NULL};
+    for (const char *const *k = keep; *k; k++)
+        if (strcmp(meth, *k) == 0)
+            return true;
+    return false;
+}
+
+/* The parameter of fi whose value flows, unchanged in kind, into e (`val`,
+ * `val * n`, `val.mean()`, `(val, n)`), or -1. A name reassigned on some
+ * path before e to something else (`val = val.item()`) does not flow. */
+static int flows(ol_model *m, uint32_t fi, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > 6)
+        return -1;
+    switch (ol_kind_of(t, e)) {
+    case OL_N_identifier: {
+        uint32_t defs[8];
+        size_t n = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 8);
+        if (n == 0 || n == 8)
+            return -1;
+        int p = -1;
+        for (size_t i = 0; i < n; i++) {
+            const ol_def *d = &m->defs.items[defs[i]];
+            int q = param_position(m, fi, defs[i]);
+            if (q < 0 && d->kind == OL_DEF_ASSIGN && d->path_len == 0 && !d->starred)
+                q = flows(m, fi, d->value, depth + 1);
+            if (q < 0)
+                return -1;
+            p = q;
+        }
+        return p;
+    }
+    case OL_N_binary_operator: {
+        int p = flows(m, fi, ol_field(t, e, OL_F_left), depth + 1);
+        return p >= 0 ? p : flows(m, fi, ol_field(t, e, OL_F_right), depth + 1);
+    }
+    case OL_N_unary_operator:
+        return flows(m, fi, ol_field(t, e, OL_F_argument), depth + 1);
+    case OL_N_subscript:
+        return flows(m, fi, ol_field(t, e, OL_F_value), depth + 1);
+    case OL_N_attribute: {
+        ol_nid attr = ol_field(t, e, OL_F_attribute);
+        if (ol_text_is(t, attr, "data") || ol_text_is(t, attr, "grad") || ol_text_is(t, attr, "shape"))
+            return -1;
+        return flows(m, fi, ol_field(t, e, OL_F_object), depth + 1);
+    }
+    case OL_N_tuple:
+    case OL_N_list:
+    case OL_N_expression_list:
+        for (ol_nid c = ol_first_named(t, e); c != OL_NONE; c = ol_next_named(t, c)) {
+            int p = flows(m, fi, c, depth + 1);
+            if (p >= 0)
+                return p;
+        }
+        return -1;
+    case OL_N_conditional_expression: {
+        int p = flows(m, fi, ol_named_child(t, e, 0), depth + 1);
+        return p >= 0 ? p : flows(m, fi, ol_named_child(t, e, 2), depth + 1);
+    }
+    case OL_N_call: {
+        uint32_t ci = ol_call_at(m, e);
+        if (ci == OL_NO_INDEX)
+            return -1;
+        const ol_call *c = &m->calls.items[ci];
+        if (c->receiver != OL_NONE && c->name) {
+            ol_val rv = ol_eval(m, c->receiver);
+            if (rv.kind == OL_V_EXTERN) {
+                /* torch.sum(val), torch.stack(vals): results of torch keep the graph */
+                const char *q = ol_sym_str(m, rv.ref);
+                if (strcmp(q, "torch") == 0 || strcmp(q, "torch.nn.functional") == 0) {
+                    ol_nid a = ol_call_arg(m, e, 0, NULL);
+                    return a != OL_NONE ? flows(m, fi, a, depth + 1) : -1;
+                }
+                return -1;
+            }
+            if (method_keeps_graph(ol_sym_str(m, c->name)))
+                return flows(m, fi, c->receiver, depth + 1);
+        }
+        return -1;
+    }
+    default:
+        return -1;
+    }
+}
+
+/* Records that function fi keeps parameter `param` in `into`; true when
+ * that is news. */
+static bool add_store(sbuild *b, uint32_t fi, int param, int into, uint8_t how, const char *what)
+{
+    if (param < 0 || into < 0 || param >= OL_SUM_MAX_PARAMS)
+        return false;
+    const ol_function *f = &b->m->functions.items[fi];
+    if (f->is_method && param == 0)
+        return false; /* storing self somewhere is not storing a value passed in */
+    if (into != (int)OL_INTO_SELF && into != (int)OL_INTO_GLOBAL && into == param)
+        return false;
+    store_vec *v = &b->stores[fi];
+    for (size_t i = 0; i < v->len; i++)
+        if (v->items[i].param == param && v->items[i].into == into) {
+            uint8_t before = v->items[i].how;
+            v->items[i].how |= how;
+            return v->items[i].how != before;
+        }
+    if (v->len >= MAX_STORES)
+        return false;
+    ol_sum_store st = {(uint8_t)param, (uint8_t)into, how, what};
+    ol_vec_push(v, st);
+    return true;
+}
+
+/* ---- building: what each function does ---------------------------------------------- */
+
+static void direct_stores(sbuild *b)
+{
+    ol_model *m = b->m;
+    const ol_tree *t = m->tree;
+    ol_arena *a = &b->s->arena;
+    /* total += val (self.sum += val * n, stats[k] += val, GLOBAL_SUM += val) */
+    for (size_t i = 0; i < m->aug_assigns.len; i++) {
+        ol_nid n = m->aug_assigns.items[i];
+        uint32_t fi = ol_function_of(m, n);
+        ol_kind op = ol_kind_of(t, ol_field(t, n, OL_F_operator));
+        if (fi == OL_NO_INDEX || (op != OL_T_PLUS_EQ && op != OL_T_MINUS_EQ))
+            continue;
+        ol_nid left = ol_unparen(t, ol_field(t, n, OL_F_left));
+        int into = container_of(m, fi, left);
+        if (into < 0 || (ol_kind_of(t, left) == OL_N_identifier && into != (int)OL_INTO_GLOBAL))
+            continue;
+        int p = flows(m, fi, ol_field(t, n, OL_F_right), 0);
+        bool collect = ol_kind_of(t, ol_unparen(t, ol_field(t, n, OL_F_right))) == OL_N_list;
+        if (p >= 0)
+            add_store(b, fi, p, into, collect ? OL_STORE_COLLECT : OL_STORE_ADD, statement_text(m, n, a));
+    }
+    for (size_t i = 0; i < m->assigns.len; i++) {
+        ol_nid n = m->assigns.items[i];
+        uint32_t fi = ol_function_of(m, n);
+        if (fi == OL_NO_INDEX)
+            continue;
+        ol_nid left = ol_unparen(t, ol_field(t, n, OL_F_left));
+        ol_nid right = ol_unparen(t, ol_field(t, n, OL_F_right));
+        if (left == OL_NONE || right == OL_NONE)
+            continue;
+        if (ol_kind_of(t, left) == OL_N_subscript) {
+            /* self.d[k] = val, store[k] = val */
+            int into = container_of(m, fi, left);
+            int p = flows(m, fi, right, 0);
+            if (p >= 0)
+                add_store(b, fi, p, into, OL_STORE_COLLECT, statement_text(m, n, a));
+        } else if (ol_kind_of(t, right) == OL_N_binary_operator && ol_mentions(t, right, left)) {
+            /* self.avg = 0.9 * self.avg + 0.1 * val; self.sum = self.sum + val */
+            ol_kind k = ol_kind_of(t, left);
+            int into = container_of(m, fi, left);
+            if (into < 0 || (k == OL_N_identifier && into != (int)OL_INTO_GLOBAL))
+                continue;
+            int p = flows(m, fi, right, 0);
+            if (p >= 0)
+                add_store(b, fi, p, into, OL_STORE_ADD, statement_text(m, n, a));
+        }
+    }
+    /* self.vals.append(val), history[k].append(val), LOSSES.append(val) */
+    const ol_names *names = &m->names;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (c->receiver == OL_NONE)
+            continue;
+        bool insert = c->name == names->insert;
+        if (!(c->name == names->append || c->name == names->extend || c->name == names->appendleft ||
+              c->name == names->extendleft || c->name == names->put || insert || c->name == names->add))
+            continue;
+        uint32_t fi = ol_function_of(m, c->node);
+        if (fi == OL_NO_INDEX)
+            continue;
+        int into = container_of(m, fi, c->receiver);
+        if (into < 0)
+            continue;
+        ol_nid value = ol_call_arg(m, c->node, insert ? 1 : 0, NULL);
+        int p = value != OL_NONE ? flows(m, fi, value, 0) : -1;
+        if (p >= 0)
+            add_store(b, fi, p, into, OL_STORE_COLLECT, statement_text(m, c->node, a));
+    }
+}
+
+/* Parameters indexed batch by batch: `source[i:i + n]`, or any index in
+ * a Dataset's __getitem__. */
+static void sliced_params(sbuild *b)
+{
+    ol_model *m = b->m;
+    const ol_tree *t = m->tree;
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
+        if (ol_kind_of(t, n) != OL_N_subscript)
+            continue;
+        ol_nid value = ol_unparen(t, ol_field(t, n, OL_F_value));
+        if (value == OL_NONE || ol_kind_of(t, value) != OL_N_identifier)
+            continue;
+        uint32_t fi = ol_function_of(m, n);
+        if (fi == OL_NO_INDEX || m->functions.items[fi].params.len == 0)
+            continue;
+        ol_nid parent = ol_parent(t, n);
+        if (parent != OL_NONE && (ol_kind_of(t, parent) == OL_N_assignment ||
+                                  ol_kind_of(t, parent) == OL_N_augmented_assignment) &&
+            ol_field(t, parent, OL_F_left) == n)
+            continue; /* writing into it: a buffer */
+        if (!ol_batch_slice(t, ol_field(t, n, OL_F_subscript)))
+            continue;
+        uint32_t defs[4];
+        size_t nd = ol_reaching_defs(m, m->node_scope[value], ol_node_sym(m, value), value, defs, 4);
+        for (size_t i = 0; i < nd; i++) {
+            int p = param_position(m, fi, defs[i]);
+            if (p < 0)
+                continue;
+            b->s->fns[fi].param_sliced |= 1u << p;
+            if (m->node_loop[n] != OL_NO_INDEX)
+                b->s->fns[fi].param_batched |= 1u << p;
+        }
+    }
+    /* for xb in source.split(bs): a plain `for x in source` is not counted,
+     * helpers walk lists and tuples of tensors that way */
+    for (size_t li = 0; li < m->loops.len; li++) {
+        const ol_loop *loop = &m->loops.items[li];
+        ol_nid it = ol_unparen(t, loop->iter);
+        uint32_t ci = ol_call_at(m, it);
+        if (ci == OL_NO_INDEX || m->calls.items[ci].receiver == OL_NONE ||
+            !(ol_text_is(t, ol_field(t, m->calls.items[ci].callee, OL_F_attribute), "split") ||
+              ol_text_is(t, ol_field(t, m->calls.items[ci].callee, OL_F_attribute), "chunk")))
+            continue;
+        it = ol_unparen(t, m->calls.items[ci].receiver);
+        uint32_t fi = ol_function_of(m, loop->node);
+        if (loop->kind == OL_LOOP_WHILE || fi == OL_NO_INDEX || it == OL_NONE || ol_kind_of(t, it) != OL_N_identifier)
+            continue;
+        uint32_t defs[4];
+        size_t nd = ol_reaching_defs(m, m->node_scope[it], ol_node_sym(m, it), it, defs, 4);
+        for (size_t i = 0; i < nd; i++) {
+            int p = param_position(m, fi, defs[i]);
+            if (p >= 0)
+                b->s->fns[fi].param_batched |= 1u << p;
+        }
+    }
+}
+
+/* Does e return a tensor moved to a device: `data.to(device)`, or a name
+ * bound to one? Tensors built from nothing (buffers, noise) do not count. */
+static bool device_move(ol_model *m, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > 3)
+        return false;
+    ol_kind k = ol_kind_of(t, e);
+    if (k == OL_N_tuple || k == OL_N_expression_list) {
+        for (ol_nid c = ol_first_named(t, e); c != OL_NONE; c = ol_next_named(t, c))
+            if (device_move(m, c, depth + 1))
+                return true;
+        return false;
+    }
+    if (k == OL_N_identifier) {
+        uint32_t defs[4];
+        size_t n = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 4);
+        for (size_t i = 0; i < n; i++) {
+            const ol_def *d = &m->defs.items[defs[i]];
+            if (d->kind == OL_DEF_ASSIGN && d->path_len == 0 && device_move(m, d->value, depth + 1))
+                return true;
+        }
+        return false;
+    }
+    for (ol_nid x = e; ol_call_at(m, x) != OL_NO_INDEX;) {
+        const ol_call *c = &m->calls.items[ol_call_at(m, x)];
+        if (ol_moves_to_gpu(m, c)) {
+            bool method = c->receiver != OL_NONE && (c->name == m->names.cuda || c->name == m->names.to) &&
+                          ol_eval(m, c->receiver).kind != OL_V_EXTERN;
+            return !ol_made_from_nothing(m, method ? ol_chain_base(m, c->receiver) : c->node);
+        }
+        if (c->receiver == OL_NONE)
+            break;
+        x = ol_unparen(t, c->receiver);
+    }
+    return false;
+}
+
+typedef struct edge {
+    uint32_t caller, callee, call;
+    bool guarded;
+} edge;
+
+typedef OL_VEC(edge) edge_vec;
+
+static void function_facts(sbuild *b, edge_vec *edges)
+{
+    ol_model *m = b->m;
+    ol_fn_summary *fns = b->s->fns;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *c = &m->calls.items[i];
+        uint32_t fi = ol_function_of(m, c->node);
+        if (fi == OL_NO_INDEX)
+            continue;
+        bool g = guarded(m, c->node);
+        uint32_t *facts = &fns[fi].facts;
+        if (ol_is_forward_call(m, (uint32_t)i)) {
+            if (!g)
+                *facts |= OL_FN_FORWARD;
+        } else if (ol_is_backward_call(m, (uint32_t)i)) {
+            *facts |= OL_FN_BACKWARD;
+        } else if (ol_step_optimizer(m, (uint32_t)i) != OL_NONE) {
+            *facts |= OL_FN_STEP;
+        } else if (ol_zero_grad_target(m, (uint32_t)i) != OL_NONE) {
+            *facts |= OL_FN_ZERO_GRAD;
+        } else if ((c->name == m->names.eval || c->name == m->names.train) && c->receiver != OL_NONE &&
+                   ol_eval(m, c->receiver).kind == OL_V_MODULE) {
+            ol_nid arg = ol_call_arg(m, c->node, 0, "mode");
+            bool eval = c->name == m->names.eval ? arg == OL_NONE
+                                                 : arg != OL_NONE && ol_kind_of(m->tree, arg) == OL_N_false;
+            bool train = c->name == m->names.train && (arg == OL_NONE || ol_kind_of(m->tree, arg) == OL_N_true);
+            *facts |= eval ? OL_FN_EVAL : train ? OL_FN_TRAIN : 0;
+        } else {
+            uint32_t callee = ol_callee_function(m, c->node);
+            if (callee != OL_NO_INDEX && callee != fi) {
+                edge e = {fi, callee, (uint32_t)i, g};
+                ol_vec_push(edges, e);
+            }
+        }
+    }
+}
+
+/* What functions do through the local functions they call, to a fixed point. */
+static void propagate(sbuild *b, const edge *edges, size_t count)
+{
+    ol_model *m = b->m;
+    ol_fn_summary *fns = b->s->fns;
+    const uint32_t carried = OL_FN_FORWARD | OL_FN_EVAL | OL_FN_TRAIN | OL_FN_ZERO_GRAD | OL_FN_STEP | OL_FN_BACKWARD;
+    for (int round = 0; round < 64; round++) {
+        bool changed = false;
+        for (size_t i = 0; i < count; i++) {
+            const edge *e = &edges[i];
+            uint32_t add = fns[e->callee].facts & carried;
+            if (e->guarded)
+                add &= ~(uint32_t)OL_FN_FORWARD;
+            if (add & ~fns[e->caller].facts) {
+                fns[e->caller].facts |= add;
+                changed = true;
+            }
+            /* a parameter passed on to a callee that draws batches from it:
+             * in a loop here, or in a loop of the callee's own */
+            uint32_t cut = fns[e->callee].param_batched;
+            if (m->node_loop[m->calls.items[e->call].node] != OL_NO_INDEX)
+                cut |= fns[e->callee].param_sliced;
+            for (uint32_t q = 0; cut && q < fns[e->callee].param_count; q++) {
+                if (!(cut & (1u << q)))
+                    continue;
+                ol_nid arg = ol_call_param_arg(m, e->call, &fns[e->callee], q);
+                int p = arg != OL_NONE && ol_kind_of(m->tree, ol_unparen(m->tree, arg)) == OL_N_identifier
+                            ? flows(m, e->caller, arg, 0)
+                            : -1;
+                if (p >= 0 && !(fns[e->caller].param_batched & (1u << p))) {
+                    fns[e->caller].param_batched |= 1u << p;
+                    changed = true;
+                }
+            }
+            /* a parameter passed on to a callee that keeps it is kept */
+            const ol_fn_summary *callee = &fns[e->callee];
+            for (size_t k = 0; k < b->stores[e->callee].len; k++) {
+                ol_sum_store st = b->stores[e->callee].items[k];
+                ol_nid arg = ol_call_param_arg(m, e->call, callee, st.param);
+                int p = arg != OL_NONE ? flows(m, e->caller, arg, 0) : -1;
+                if (p < 0)
+                    continue;
+                ol_nid holder = OL_NONE;
+                int into = (int)OL_INTO_GLOBAL;
+                if (st.into == OL_INTO_SELF)
+                    holder = m->calls.items[e->call].receiver;
+                else if (st.into != OL_INTO_GLOBAL)
+                    holder = ol_call_param_arg(m, e->call, callee, st.into);
+                if (st.into != OL_INTO_GLOBAL) {
+                    if (holder == OL_NONE)
+                        continue;
+                    holder = ol_unparen(m->tree, holder);
+                    into = is_self(m, e->caller, holder) ? (int)OL_INTO_SELF : container_of(m, e->caller, holder);
+                }
+                if (add_store(b, e->caller, p, into, st.how, st.what))
+                    changed = true;
+            }
+        }
+        if (!changed)
+            break;
+    }
+}
+
+/* The literal shape of what a function returns: the largest tuple arity,
+ * and the string keys of returned dict literals. */
+static void return_shape(ol_model *m, uint32_t fi, int *arity, const char **keys, uint32_t *key_lens,
+                         size_t *nkeys)
+{
+    const ol_tree *t = m->tree;
+    *arity = 0;
+    *nkeys = 0;
+    const ol_function *f = &m->functions.items[fi];
+    for (size_t i = 0; i < f->returns.len && i < 16; i++) {
+        ol_nid e = ol_unparen(t, f->returns.items[i]);
+        if (ol_kind_of(t, e) == OL_N_identifier) {
+            uint32_t defs[2];
+            if (ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 2) == 1 &&
+                m->defs.items[defs[0]].kind == OL_DEF_ASSIGN && m->defs.items[defs[0]].path_len == 0)
+                e = ol_unparen(t, m->defs.items[defs[0]].value);
+        }
+        ol_kind k = ol_kind_of(t, e);
+        if (k == OL_N_tuple || k == OL_N_expression_list || k == OL_N_list) {
+            int n = (int)ol_named_count(t, e);
+            if (n > *arity)
+                *arity = n > MAX_ELEMS ? MAX_ELEMS : n;
+        } else if (k == OL_N_dictionary) {
+            for (ol_nid c = ol_first_named(t, e); c != OL_NONE; c = ol_next_named(t, c)) {
+                const char *s;
+                uint32_t len;
+                if (ol_kind_of(t, c) != OL_N_pair || !ol_string_value(t, ol_field(t, c, OL_F_key), &s, &len) ||
+                    len > 60 || memchr(s, '\0', len))
+                    continue;
+                bool dup = false;
+                for (size_t j = 0; j < *nkeys && !dup; j++)
+                    dup = key_lens[j] == len && memcmp(keys[j], s, len) == 0;
+                if (!dup && *nkeys < MAX_ELEMS) {
+                    keys[*nkeys] = s;
+                    key_lens[(*nkeys)++] = len;
+                }
+            }
+        }
+    }
+}
+
+static void return_facts(sbuild *b, uint32_t fi)
+{
+    ol_model *m = b->m;
+    const ol_tree *t = m->tree;
+    ol_fn_summary *fs = &b->s->fns[fi];
+    ol_val r = ol_function_result(m, fi);
+    fs->ret = sum_val(r);
+    if (ol_val_is_graph(r) && !(r.flags & OL_VF_LOSS))
+        fs->facts |= OL_FN_RET_OUTPUT;
+    const ol_function *f = &m->functions.items[fi];
+    for (size_t i = 0; i < f->returns.len && i < 16; i++) {
+        ol_nid e = f->returns.items[i];
+        ol_nid stmt = ol_parent(t, e);
+        if (stmt != OL_NONE && ol_kind_of(t, stmt) == OL_N_return_statement && device_move(m, e, 0))
+            fs->facts |= OL_FN_RET_ON_DEVICE;
+    }
+    int arity;
+    const char *keys[MAX_ELEMS];
+    uint32_t key_lens[MAX_ELEMS];
+    size_t nkeys;
+    return_shape(m, fi, &arity, keys, key_lens, &nkeys);
+    if (arity == 0 && nkeys == 0)
+        return;
+    fs->elems = ol_arena_alloc(&b->s->arena, sizeof(ol_sum_elem) * (size_t)(arity + (int)nkeys));
+    for (int i = 0; i < arity; i++) {
+        ol_val v;
+        if (!ol_function_element(m, fi, i, NULL, &v))
+            break;
+        ol_sum_elem e = {NULL, (int16_t)i, sum_val(v)};
+        fs->elems[fs->elem_count++] = e;
+    }
+    for (size_t i = 0; i < nkeys; i++) {
+        char *key = ol_arena_strndup(&b->s->arena, keys[i], key_lens[i]);
+        ol_val v;
+        if (!ol_function_element(m, fi, -1, key, &v))
+            continue;
+        ol_sum_elem e = {key, -1, sum_val(v)};
+        fs->elems[fs->elem_count++] = e;
+    }
+}
+
+static void params_of(sbuild *b, uint32_t fi)
+{
+    ol_model *m = b->m;
+    const ol_function *f = &m->functions.items[fi];
+    ol_fn_summary *fs = &b->s->fns[fi];
+    fs->bound = f->is_method;
+    size_t count = 0;
+    for (size_t i = 0; i < f->params.len; i++) {
+        const ol_def *d = &m->defs.items[f->params.items[i]];
+        if (!d->starred && d->index != OL_NO_INDEX && d->index < OL_SUM_MAX_PARAMS && d->index + 1 > count)
+            count = d->index + 1;
+    }
+    fs->param_count = (uint8_t)count;
+    fs->params = ol_arena_alloc(&b->s->arena, sizeof(char *) * (count ? count : 1));
+    for (size_t i = 0; i < count; i++)
+        fs->params[i] = "";
+    for (size_t i = 0; i < f->params.len; i++) {
+        const ol_def *d = &m->defs.items[f->params.items[i]];
+        if (!d->starred && d->index != OL_NO_INDEX && d->index < count)
+            fs->params[d->index] = ol_arena_strndup(&b->s->arena, ol_sym_str(m, d->name), strlen(ol_sym_str(m, d->name)));
+    }
+}
+
+static int cmp_fn(const void *a, const void *b, const ol_fn_summary *fns)
+{
+    return strcmp(fns[*(const uint32_t *)a].name, fns[*(const uint32_t *)b].name);
+}
+
+/* qsort has no context argument: sort indices with a small insertion merge */
+static void sort_fns(uint32_t *idx, size_t n, const ol_fn_summary *fns)
+{
+    if (n < 2)
+        return;
+    size_t half = n / 2;
+    sort_fns(idx, half, fns);
+    sort_fns(idx + half, n - half, fns);
+    uint32_t *tmp = ol_xmalloc(n * sizeof(uint32_t));
+    size_t i = 0, j = half, o = 0;
+    while (i < half && j < n)
+        tmp[o++] = cmp_fn(&idx[j], &idx[i], fns) < 0 ? idx[j++] : idx[i++];
+    while (i < half)
+        tmp[o++] = idx[i++];
+    while (j < n)
+        tmp[o++] = idx[j++];
+    memcpy(idx, tmp, n * sizeof(uint32_t));
+    free(tmp);
+}
+
+static int cmp_class(const void *a, const void *b)
+{
+    return strcmp(((const ol_class_summary *)a)->name, ((const ol_class_summary *)b)->name);
+}
+
+static int cmp_import(const void *a, const void *b)
+{
+    return strcmp(((const ol_sum_import *)a)->bound, ((const ol_sum_import *)b)->bound);
+}
+
+static void classes_and_imports(sbuild *b)
+{
+    ol_model *m = b->m;
+    ol_file_summary *s = b->s;
+    ol_arena *a = &s->arena;
+    s->classes = ol_xcalloc(m->classes.len ? m->classes.len : 1, sizeof(ol_class_summary));
+    for (size_t ci = 0; ci < m->classes.len; ci++) {
+        const ol_class *c = &m->classes.items[ci];
+        if (!c->name)
+            continue;
+        ol_class_summary *cs = &s->classes[s->class_count++];
+        const char *name = ol_sym_str(m, c->name);
+        cs->name = ol_arena_strndup(a, name, strlen(name));
+        cs->is_module = ol_class_is_module(m, (uint32_t)ci);
+        cs->is_lossfn = cs->is_module && (ol_str_has_suffix(name, "Loss") || ol_str_has_suffix(name, "Criterion"));
+        cs->bases = ol_arena_alloc(a, sizeof(char *) * (c->bases.len ? c->bases.len : 1));
+        for (size_t i = 0; i < m->classes.items[ci].bases.len; i++) {
+            ol_val v = ol_eval(m, m->classes.items[ci].bases.items[i]);
+            if (v.kind == OL_V_CLASS && v.ref < m->classes.len && v.ref != ci) {
+                const char *bn = ol_sym_str(m, m->classes.items[v.ref].name);
+                cs->bases[cs->base_count++] = ol_arena_strndup(a, bn, strlen(bn));
+            }
+        }
+    }
+    ol_sort(s->classes, s->class_count, sizeof(ol_class_summary), cmp_class);
+    s->imports = ol_xcalloc(m->imports.len ? m->imports.len : 1, sizeof(ol_sum_import));
+    for (size_t i = 0; i < m->imports.len; i++) {
+        const ol_import *imp = &m->imports.items[i];
+        if (imp->def == OL_NO_INDEX || !imp->bound || m->defs.items[imp->def].scope != 0)
+            continue;
+        const char *bound = ol_sym_str(m, imp->bound), *qual = ol_sym_str(m, imp->qual);
+        ol_sum_import e = {ol_arena_strndup(a, bound, strlen(bound)), ol_arena_strndup(a, qual, strlen(qual))};
+        s->imports[s->import_count++] = e;
+    }
+    ol_sort(s->imports, s->import_count, sizeof(ol_sum_import), cmp_import);
+}
+
+ol_file_summary *ol_summarize(ol_model *m)
+{
+    ol_file_summary *s = summary_new();
+    size_t nf = m->functions.len;
+    s->fn_count = nf;
+    s->fns = ol_xcalloc(nf ? nf : 1, sizeof(ol_fn_summary));
+    sbuild b = {m, s, ol_xcalloc(nf ? nf : 1, sizeof(b.stores[0]))};
+    for (uint32_t fi = 0; fi < nf; fi++) {
+        s->fns[fi].name = function_name(m, fi, &s->arena);
+        params_of(&b, fi);
+        const ol_function *f = &m->functions.items[fi];
+        ol_nid body = ol_field(m->tree, f->node, OL_F_body);
+        if ((body != OL_NONE && guarded(m, body)) || ol_function_hook(m, fi) == OL_HOOK_EVAL_STEP)
+            s->fns[fi].facts |= OL_FN_NO_GRAD;
+    }
+    edge_vec edges = {0};
+    function_facts(&b, &edges);
+    direct_stores(&b);
+    sliced_params(&b);
+    propagate(&b, edges.items, edges.len);
+    ol_vec_free(&edges);
+    for (uint32_t fi = 0; fi < nf; fi++) {
+        return_facts(&b, fi);
+        ol_fn_summary *fs = &s->fns[fi];
+        fs->store_count = (uint8_t)b.stores[fi].len;
+        if (fs->store_count) {
+            fs->stores = ol_arena_alloc(&s->arena, sizeof(ol_sum_store) * fs->store_count);
+            memcpy(fs->stores, b.stores[fi].items, sizeof(ol_sum_store) * fs->store_count);
+        }
+        ol_vec_free(&b.stores[fi]);
+    }
+    free(b.stores);
+    s->fn_order = ol_xmalloc(sizeof(uint32_t) * (nf ? nf : 1));
+    for (uint32_t fi = 0; fi < nf; fi++)
+        if (s->fns[fi].name)
+            s->fn_order[s->named_count++] = fi;
+    sort_fns(s->fn_order, s->named_count, s->fns);
+    classes_and_imports(&b);
+    return s;
+}
+
+/* ---- cross references ---------------------------------------------------------------- */
+
+typedef struct target {
+    ol_sym qual;
+    bool resolved;            /* looked up (found or not) */
+    const ol_file_summary *file;
+    const ol_fn_summary *fn;
+    const ol_class_summary *cls;
+} target;
+
+struct ol_xref {
+    ol_links links;
+    ol_model *m;
+    ol_file_summary *own;
+    ol_project *project;
+    size_t file;
+    void *worker;
+    bool answering;           /* false while the file's own summary is built */
+    size_t asked;             /* questions that went unanswered meanwhile */
+    OL_VEC(target) targets;   /* resolved names (few per file: a list is enough) */
+    OL_VEC(ol_file_summary *) held;
+    OL_VEC(size_t) held_files;
+    OL_VEC(char *) stars;     /* modules of `from module import *` at module level */
+};
+
+static const ol_file_summary *hold(ol_xref *x, size_t file)
+{
+    for (size_t i = 0; i < x->held_files.len; i++)
+        if (x->held_files.items[i] == file)
+            return x->held.items[i];
+    ol_file_summary *s = ol_project_acquire(x->project, file, x->worker);
+    ol_vec_push(&x->held, s);
+    ol_vec_push(&x->held_files, file);
+    return s;
+}
+
+/* Finds what `qual` names in the project, following names a package
+ * re-exports (`from .resnet import ResNet` in __init__.py). */
+static void resolve(ol_xref *x, target *tg, const char *qual)
+{
+    size_t from = x->file;
+    char *owned = NULL;
+    for (int hop = 0; hop < 4; hop++) {
+        size_t file;
+        const char *rest;
+        if (!ol_project_resolve(x->project, from, qual, &file, &rest) || file == x->file)
+            break;
+        const ol_file_summary *s = hold(x, file);
+        if (!s || !*rest)
+            break;
+        const char *dot = strchr(rest, '.');
+        if (!dot) {
+            tg->fn = find_fn(s, rest, strlen(rest));
+            tg->cls = tg->fn ? NULL : ol_summary_class(s, rest);
+        } else {
+            tg->fn = ol_summary_function(s, rest);
+        }
+        if (tg->fn || tg->cls) {
+            tg->file = s;
+            break;
+        }
+        /* a name the module imported from elsewhere */
+        size_t first = dot ? (size_t)(dot - rest) : strlen(rest);
+        char *name = ol_xstrndup(rest, first);
+        const ol_sum_import *imp = ol_summary_import(s, name);
+        free(name);
+        if (!imp)
+            break;
+        char *next = ol_xasprintf("%s%s", imp->qual, dot ? dot : "");
+        free(owned);
+        owned = next;
+        qual = next;
+        from = file;
+    }
+    free(owned);
+}
+
+static target *lookup(ol_xref *x, ol_sym qual)
+{
+    for (size_t i = 0; i < x->targets.len; i++)
+        if (x->targets.items[i].qual == qual)
+            return &x->targets.items[i];
+    target tg = {qual, true, NULL, NULL, NULL};
+    if (x->project)
+        resolve(x, &tg, ol_sym_str(x->m, qual));
+    ol_vec_push(&x->targets, tg);
+    return &ol_vec_last(&x->targets);
+}
+
+/* The function summary (qual, method) names, or NULL; *cls_out gets a
+ * class named by qual alone. */
+static const ol_fn_summary *target_fn(ol_xref *x, ol_sym qual, ol_sym method, const ol_class_summary **cls_out)
+{
+    target *tg = lookup(x, qual);
+    *cls_out = NULL;
+    if (tg->fn)
+        return method ? NULL : tg->fn;
+    if (!tg->cls)
+        return NULL;
+    if (!method) {
+        *cls_out = tg->cls;
+        return NULL;
+    }
+    return method_of(tg->file, tg->cls->name, ol_sym_str(x->m, method), 0);
+}
+
+/* Could qual name something of another file of the project? Pure: reads
+ * no summary, so it may be asked while this file's own is being built. */
+static bool may_resolve(ol_xref *x, ol_sym qual)
+{
+    size_t file;
+    const char *rest;
+    return x->project && ol_project_resolve(x->project, x->file, ol_sym_str(x->m, qual), &file, &rest) &&
+           file != x->file;
+}
+
+static bool links_call(const ol_links *l, ol_model *m, ol_sym qual, ol_sym method, int index, const char *key,
+                       ol_val *out)
+{
+    ol_xref *x = l->ctx;
+    if (!x->answering) {
+        /* values computed now must be computed again once it can answer */
+        if (may_resolve(x, qual))
+            x->asked++;
+        return false;
+    }
+    if (!x->project)
+        return false;
+    const ol_class_summary *cls;
+    const ol_fn_summary *fn = target_fn(x, qual, method, &cls);
+    if (cls) {
+        if (index >= 0 || key)
+            return false;
+        ol_val v = {cls->is_module ? OL_V_MODULE : OL_V_OBJECT, cls->is_lossfn ? OL_VF_LOSSFN : 0,
+                    cls->is_module ? 0 : OL_OBJ_PROJECT, qual};
+        *out = v;
+        return true;
+    }
+    if (!fn)
+        return false;
+    if (index < 0 && !key) {
+        *out = to_val(fn->ret);
+        return true;
+    }
+    for (size_t i = 0; i < fn->elem_count; i++) {
+        const ol_sum_elem *e = &fn->elems[i];
+        if ((key && e->key && strcmp(e->key, key) == 0) || (!key && !e->key && e->index == index)) {
+            *out = to_val(e->val);
+            return true;
+        }
+    }
+    (void)m;
+    return false;
+}
+
+/* The project name a call runs: an imported function, or a method of an
+ * instance of an imported class. */
+static bool call_name(ol_model *m, uint32_t ci, ol_sym *qual, ol_sym *method)
+{
+    const ol_tree *t = m->tree;
+    const ol_call *c = &m->calls.items[ci];
+    ol_nid callee = ol_unparen(t, c->callee);
+    if (callee == OL_NONE)
+        return false;
+    if (ol_kind_of(t, callee) == OL_N_attribute && c->receiver != OL_NONE) {
+        ol_val rv = ol_eval(m, c->receiver);
+        if ((rv.kind == OL_V_OBJECT || rv.kind == OL_V_MODULE) && rv.ref && !(rv.flags & OL_VF_LOCAL)) {
+            *qual = rv.ref;
+            *method = c->name;
+            return true;
+        }
+        /* self.model_step(b) with model_step defined by a base class of another file */
+        ol_val out;
+        if ((rv.kind == OL_V_OBJECT || rv.kind == OL_V_MODULE || rv.kind == OL_V_INSTANCE) &&
+            (rv.flags & OL_VF_LOCAL) && ol_inherited_method(m, rv.ref, c->name, qual, &out)) {
+            *method = c->name;
+            return true;
+        }
+    }
+    ol_val cv = ol_eval(m, callee);
+    if (cv.kind == OL_V_OBJECT && (cv.info & OL_OBJ_PROJECT) && cv.ref) {
+        /* calling an instance runs its class's __call__ */
+        *qual = cv.ref;
+        *method = ol_model_intern(m, "__call__");
+        return true;
+    }
+    if (cv.kind != OL_V_EXTERN)
+        return false;
+    *qual = cv.ref;
+    *method = 0;
+    return true;
+}
+
+static const ol_fn_summary *summary_of_call(ol_xref *x, uint32_t ci, bool *cross_file)
+{
+    ol_model *m = x->m;
+    *cross_file = false;
+    uint32_t fi = ol_callee_function(m, m->calls.items[ci].node);
+    if (fi != OL_NO_INDEX)
+        return fi < x->own->fn_count ? &x->own->fns[fi] : NULL;
+    ol_sym qual, method;
+    if (!x->project || !call_name(m, ci, &qual, &method))
+        return NULL;
+    const ol_class_summary *cls;
+    const ol_fn_summary *fn = target_fn(x, qual, method, &cls);
+    *cross_file = fn != NULL;
+    return fn;
+}
+
+static uint32_t links_call_facts(const ol_links *l, ol_model *m, uint32_t ci)
+{
+    ol_xref *x = l->ctx;
+    if (!x->answering) {
+        x->asked++; /* not asked while summarizing today; forget to be safe if it is */
+        return 0;
+    }
+    bool cross;
+    (void)m;
+    const ol_fn_summary *fs = summary_of_call(x, ci, &cross);
+    return fs ? fs->facts : 0;
+}
+
+/* `from utils import *`, `from .helpers import *` at module level. */
+static void collect_stars(ol_xref *x)
+{
+    const ol_tree *t = x->m->tree;
+    if (!x->project || t->nodes.len == 0)
+        return;
+    for (ol_nid c = ol_first_named(t, 0); c != OL_NONE; c = ol_next_named(t, c)) {
+        if (ol_kind_of(t, c) != OL_N_import_from_statement)
+            continue;
+        bool star = false;
+        for (ol_nid k = ol_first_named(t, c); k != OL_NONE && !star; k = ol_next_named(t, k))
+            star = ol_kind_of(t, k) == OL_N_wildcard_import;
+        ol_nid module = ol_field(t, c, OL_F_module_name);
+        if (!star || module == OL_NONE)
+            continue;
+        uint32_t len;
+        const char *text = ol_text(t, module, &len);
+        ol_buf b = {0};
+        for (uint32_t i = 0; i < len; i++)
+            if (text[i] != ' ' && text[i] != '\t' && text[i] != '\\' && text[i] != '\n' && text[i] != '\r')
+                ol_buf_putc(&b, text[i]);
+        ol_vec_push(&x->stars, ol_buf_take(&b));
+    }
+}
+
+static ol_sym links_star(const ol_links *l, ol_model *m, ol_sym name)
+{
+    ol_xref *x = l->ctx;
+    for (size_t i = 0; i < x->stars.len; i++) {
+        const char *mod = x->stars.items[i];
+        size_t ml = strlen(mod);
+        char *q = ol_xasprintf("%s%s%s", mod, ml && mod[ml - 1] == '.' ? "" : ".", ol_sym_str(m, name));
+        ol_sym qual = ol_model_intern(m, q);
+        free(q);
+        if (!x->answering) {
+            if (may_resolve(x, qual)) {
+                x->asked++;
+                return 0;
+            }
+            continue;
+        }
+        target *tg = lookup(x, qual);
+        if (tg->fn || tg->cls)
+            return qual;
+    }
+    return 0;
+}
+
+ol_xref *ol_xref_begin(ol_model *m, ol_project *project, size_t file, void *worker)
+{
+    ol_xref *x = ol_xcalloc(1, sizeof(*x));
+    x->m = m;
+    x->project = project;
+    x->file = file;
+    x->worker = worker;
+    x->links.ctx = x;
+    x->links.call = links_call;
+    x->links.call_facts = links_call_facts;
+    x->links.star = links_star;
+    collect_stars(x);
+    m->links = &x->links;
+    x->own = ol_summarize(m);
+    if (project)
+        ol_project_publish(project, file, x->own);
+    x->answering = true;
+    /* values computed while the links could not answer may be missing what
+     * they now know */
+    if (x->asked)
+        ol_model_forget(m);
+    return x;
+}
+
+void ol_xref_end(ol_xref *x)
+{
+    if (!x)
+        return;
+    if (x->m->links == &x->links)
+        x->m->links = NULL;
+    for (size_t i = 0; i < x->held.len; i++)
+        if (x->held.items[i])
+            ol_file_summary_release(x->held.items[i]);
+    ol_vec_free(&x->held);
+    ol_vec_free(&x->held_files);
+    ol_vec_free(&x->targets);
+    for (size_t i = 0; i < x->stars.len; i++)
+        free(x->stars.items[i]);
+    ol_vec_free(&x->stars);
+    ol_file_summary_release(x->own);
+    free(x);
+}
+
+const ol_fn_summary *ol_call_summary(ol_model *m, uint32_t ci, bool *cross_file)
+{
+    *cross_file = false;
+    if (!m->links || m->links->call != links_call)
+        return NULL;
+    ol_xref *x = m->links->ctx;
+    if (!x->answering)
+        return NULL;
+    return summary_of_call(x, ci, cross_file);
+}
+
+const ol_fn_summary *ol_function_summary(ol_model *m, uint32_t fi)
+{
+    if (!m->links || m->links->call != links_call)
+        return NULL;
+    ol_xref *x = m->links->ctx;
+    return x->answering && fi < x->own->fn_count ? &x->own->fns[fi] : NULL;
+}
+
+ol_nid ol_call_param_arg(ol_model *m, uint32_t ci, const ol_fn_summary *s, uint32_t param)
+{
+    const ol_tree *t = m->tree;
+    const ol_call *c = &m->calls.items[ci];
+    /* obj.method(a): the receiver fills the first parameter; Cls.method(obj, a) does not */
+    uint32_t offset = 0;
+    if (s->bound && c->receiver != OL_NONE) {
+        ol_val rv = ol_eval(m, c->receiver);
+        if (rv.kind != OL_V_CLASS && rv.kind != OL_V_EXTERN) {
+            if (param == 0)
+                return ol_unparen(t, c->receiver);
+            offset = 1;
+        }
+    }
+    if (param < offset || param >= s->param_count)
+        return OL_NONE;
+    ol_nid args = ol_field(t, c->node, OL_F_arguments);
+    if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list)
+        return OL_NONE;
+    const char *name = s->params[param];
+    uint32_t pos = 0;
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_kind k = ol_kind_of(t, a);
+        if (k == OL_N_keyword_argument) {
+            if (name && *name && ol_text_is(t, ol_field(t, a, OL_F_name), name))
+                return ol_field(t, a, OL_F_value);
+            continue;
+        }
+        if (k == OL_N_list_splat || k == OL_N_dictionary_splat)
+            return OL_NONE;
+        if (pos + offset == param)
+            return a;
+        pos++;
+    }
+    return OL_NONE;
+}
+
+size_t ol_call_kept_args(ol_model *m, uint32_t ci, ol_kept_arg *out, size_t cap)
+{
+    bool cross;
+    const ol_fn_summary *fs = ol_call_summary(m, ci, &cross);
+    if (!fs || !fs->store_count)
+        return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < fs->store_count && n < cap; i++) {
+        const ol_sum_store *st = &fs->stores[i];
+        ol_nid arg = ol_call_param_arg(m, ci, fs, st->param);
+        if (arg == OL_NONE)
+            continue;
+        ol_nid holder = OL_NONE;
+        if (st->into == OL_INTO_SELF) {
+            /* the receiver, or the first argument of `Cls.update(meter, v)` */
+            holder = fs->bound ? ol_call_param_arg(m, ci, fs, 0) : OL_NONE;
+            if (holder == OL_NONE)
+                continue;
+        } else if (st->into != OL_INTO_GLOBAL) {
+            holder = ol_call_param_arg(m, ci, fs, st->into);
+            if (holder == OL_NONE)
+                continue;
+        }
+        ol_kept_arg k = {fs, st, arg, holder == OL_NONE ? OL_NONE : ol_unparen(m->tree, holder), cross};
+        out[n++] = k;
+    }
+    return n;
+}

@@ -1,0 +1,168 @@
+/*
+ * summary.h - what each function of a file does, in a form other files can
+ * read: the whole-program facts of oomlint.
+ *
+ * Real training code spreads one loop over several functions and files: the
+ * loss comes back from `self.model_step(batch)`, `evaluate()` lives in
+ * utils.py, `batchify()` returns `data.to(device)`, an AverageMeter's
+ * `update(val)` does `self.sum += val * n`. A summary records, per function
+ * and method:
+ *   - what its return value is (kind, whether it carries the autograd graph or
+ *     is a loss), also element by element for returned tuples and dicts, so
+ *     `loss, aux = step(batch)` keeps `aux` apart from `loss`, and a helper
+ *     returning `loss.item(), acc` hands back a Python number;
+ *   - whether it runs a model's forward with autograd on, calls `.eval()`,
+ *     `.train()`, `zero_grad()`, an optimizer step or `backward()` (also
+ *     through the local functions it calls: a fixed point within the file);
+ *   - whether it returns a tensor it moved to a device;
+ *   - which parameters it adds or appends into state that outlives the call
+ *     (`self.sum += val * n`, `self.vals.append(v)`, `self.d[k] = v`, a global
+ *     list, a container passed in), and which it indexes batch by batch.
+ * Classes record whether they are nn.Modules; module-level imports are kept
+ * so that names re-exported by a package's __init__.py can be followed.
+ *
+ * A summary depends on its own file only, so it can be computed before any
+ * other file is read and published at once (project.h). Rules then read the
+ * summaries of the functions their file calls: through the model's links
+ * (eval.c asks them for calls it cannot see into) and through the questions
+ * at the end of this header. Across files the facts reach one level: a
+ * summary never uses another file's summary.
+ */
+#ifndef OL_SUMMARY_H
+#define OL_SUMMARY_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+struct ol_project;
+
+/* A value as a summary keeps it: a kind (ol_vkind) and OL_VF_* flags. */
+typedef struct ol_sum_val {
+    uint8_t kind;
+    uint8_t flags;
+} ol_sum_val;
+
+/* One element of a returned tuple (index >= 0) or dict (key). */
+typedef struct ol_sum_elem {
+    const char *key;
+    int16_t index;
+    ol_sum_val val;
+} ol_sum_elem;
+
+enum { OL_STORE_ADD = 1, OL_STORE_COLLECT = 2 };
+#define OL_INTO_SELF 0xFEu   /* the object the method was called on */
+#define OL_INTO_GLOBAL 0xFFu /* a module-level name */
+
+/* A parameter kept beyond the call: added into a running total, or
+ * collected into a list or dict. */
+typedef struct ol_sum_store {
+    uint8_t param;    /* parameter position (self is 0 in a method) */
+    uint8_t into;     /* OL_INTO_SELF, OL_INTO_GLOBAL, or the position of the parameter holding the container */
+    uint8_t how;      /* OL_STORE_ADD or OL_STORE_COLLECT */
+    const char *what; /* the statement that keeps it (shortened), for messages */
+} ol_sum_store;
+
+#define OL_SUM_MAX_PARAMS 32
+
+typedef struct ol_fn_summary {
+    const char *name;     /* "evaluate", "AverageMeter.update", "main.step" (nested); NULL for lambdas */
+    uint32_t facts;       /* OL_FN_* */
+    ol_sum_val ret;       /* the return value, all returns joined */
+    uint8_t elem_count;
+    ol_sum_elem *elems;
+    uint8_t param_count;  /* positional parameters, self included */
+    bool bound;           /* a method: the receiver fills parameter 0 */
+    const char **params;  /* their names, for keyword arguments */
+    uint32_t param_sliced; /* bit i: parameter i is cut into a batch (`source[i:i + n]`): per call */
+    uint32_t param_batched; /* bit i: the function itself draws batch after batch from parameter i */
+    uint8_t store_count;
+    ol_sum_store *stores;
+} ol_fn_summary;
+
+typedef struct ol_class_summary {
+    const char *name;
+    bool is_module;       /* an nn.Module (also through local bases) */
+    bool is_lossfn;       /* a module named like a loss (`...Loss`, `...Criterion`) */
+    size_t base_count;
+    const char **bases;   /* bases defined in the same file, for inherited methods */
+} ol_class_summary;
+
+/* A module-level import: `bound` names `qual` (dotted; relative ones keep
+ * their leading dots). */
+typedef struct ol_sum_import {
+    const char *bound;
+    const char *qual;
+} ol_sum_import;
+
+/* The summary of one file. Immutable once built; shared by reference count
+ * between the project store and the files that read it. */
+typedef struct ol_file_summary {
+    atomic_int refs;
+    ol_arena arena;
+    ol_fn_summary *fns;           /* one per function of the model, by function index */
+    size_t fn_count;
+    uint32_t *fn_order;           /* indices of named functions, sorted by name */
+    size_t named_count;
+    ol_class_summary *classes;    /* sorted by name */
+    size_t class_count;
+    ol_sum_import *imports;       /* sorted by bound name */
+    size_t import_count;
+} ol_file_summary;
+
+/* Builds the summary of a model's functions and classes (one reference,
+ * owned by the caller). Reads only this file: m->links must not answer
+ * while it runs (ol_xref_begin sees to that). */
+ol_file_summary *ol_summarize(ol_model *m);
+/* An empty summary (a file that could not be read or parsed). */
+ol_file_summary *ol_file_summary_empty(void);
+void ol_file_summary_retain(ol_file_summary *s);
+void ol_file_summary_release(ol_file_summary *s);
+
+/* Lookups by name; NULL when absent. `qualname` is "f" or "Cls.method"
+ * (methods are also found through bases defined in the same file). */
+const ol_fn_summary *ol_summary_function(const ol_file_summary *s, const char *qualname);
+const ol_class_summary *ol_summary_class(const ol_file_summary *s, const char *name);
+const ol_sum_import *ol_summary_import(const ol_file_summary *s, const char *bound);
+
+/* ---- reading summaries while linting a file --------------------------------- */
+
+/* The cross references of one file being linted: its own summary, the run's
+ * project store (NULL when the file is linted alone) and a cache of the
+ * names it resolved. Installs itself as the model's links. */
+typedef struct ol_xref ol_xref;
+
+/* Summarizes the model, publishes the summary to the project (as file
+ * `file`, when project is not NULL), then lets the model's questions see
+ * other functions' facts. `worker` is passed to the project when a callee's
+ * file must be processed first (see project.h). */
+ol_xref *ol_xref_begin(ol_model *m, struct ol_project *project, size_t file, void *worker);
+/* Detaches from the model and frees the cross references. */
+void ol_xref_end(ol_xref *x);
+
+/* The summary of the function a call runs: a function or method of this
+ * file, or of another file of the run reached through its imports; NULL when
+ * unknown. *cross_file says which. The pointer lives as long as the model's
+ * links. */
+const ol_fn_summary *ol_call_summary(ol_model *m, uint32_t ci, bool *cross_file);
+/* The argument a call passes for parameter `param` of callee s, or OL_NONE. */
+ol_nid ol_call_param_arg(ol_model *m, uint32_t ci, const ol_fn_summary *s, uint32_t param);
+/* An argument a call keeps beyond itself, per its callee's summary. */
+typedef struct ol_kept_arg {
+    const ol_fn_summary *fn;
+    const ol_sum_store *store;
+    ol_nid arg;      /* the argument kept */
+    ol_nid holder;   /* what keeps it, at the call: the receiver or an argument; OL_NONE for a global */
+    bool cross_file;
+} ol_kept_arg;
+/* The arguments call ci keeps (`meter.update(loss)` when update does
+ * `self.sum += val * n`); returns how many were written (at most cap). */
+size_t ol_call_kept_args(ol_model *m, uint32_t ci, ol_kept_arg *out, size_t cap);
+
+/* The summary of function fi of this model, or NULL outside a lint run. */
+const ol_fn_summary *ol_function_summary(ol_model *m, uint32_t fi);
+
+#endif

@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""release.py - oomlint's distributable files, written with the standard
+library only (PyPI is not needed to build them).
+
+  release.py wheel   --bin B --man M --out DIR [--license NAME=FILE ...]
+      dist/oomlint-VERSION-py3-none-PLATFORM.whl: the binary as the wheel's
+      script (`oomlint-VERSION.data/scripts/oomlint`, as Ruff ships its own),
+      the man page under data/share/man/man1, METADATA, WHEEL and RECORD with
+      sha256 hashes. The platform tag is read off the binary (platform_tag).
+  release.py bindist --bin B --man M --out DIR [--license NAME=FILE ...]
+      dist/oomlint-VERSION-ARCH-linux.tar.gz: bin/oomlint, share/man/man1,
+      the README and the third-party licenses.
+  release.py sdist   --out DIR
+      dist/oomlint-VERSION.tar.gz: the tracked files and PKG-INFO, which is
+      also what `pip install oomlint-VERSION.tar.gz` builds from.
+  release.py tag     --bin B
+      the platform tag the binary earns, and why.
+
+The PEP 517 backend (oomlint_backend.py) uses the same functions.
+"""
+import argparse
+import base64
+import csv
+import gzip
+import hashlib
+import io
+import os
+import platform
+import re
+import subprocess
+import sys
+import tarfile
+import time
+import zipfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NAME = "oomlint"
+HOME = "https://github.com/oomlint/oomlint"
+
+# Libraries a manylinux wheel may link against (PEP 600, policy of
+# auditwheel): the C library and its parts, which every glibc system has.
+MANYLINUX_LIBS = {
+    "libc.so.6", "libm.so.6", "libdl.so.2", "librt.so.1", "libpthread.so.0", "libutil.so.1",
+    "libresolv.so.2", "libnsl.so.1", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1",
+}
+
+
+def version():
+    """OL_VERSION from analyzer/version.h: the one place the version lives."""
+    with open(os.path.join(ROOT, "analyzer", "version.h"), encoding="utf-8") as f:
+        m = re.search(r'#define OL_VERSION "([^"]+)"', f.read())
+    if not m:
+        raise SystemExit("release.py: no OL_VERSION in analyzer/version.h")
+    return m.group(1)
+
+
+def metadata(ver):
+    """The core metadata (METADATA in a wheel, PKG-INFO in an sdist)."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    head = [
+        "Metadata-Version: 2.1",
+        f"Name: {NAME}",
+        f"Version: {ver}",
+        "Summary: Find the PyTorch training code that runs GPUs out of memory",
+        f"Home-page: {HOME}",
+        f"Project-URL: Source, {HOME}",
+        f"Project-URL: Documentation, {HOME}#readme",
+        "Keywords: pytorch,linter,static-analysis,cuda,out-of-memory,pre-commit",
+        "Classifier: Development Status :: 4 - Beta",
+        "Classifier: Environment :: Console",
+        "Classifier: Intended Audience :: Developers",
+        "Classifier: Intended Audience :: Science/Research",
+        "Classifier: Operating System :: POSIX :: Linux",
+        "Classifier: Programming Language :: C",
+        "Classifier: Topic :: Software Development :: Quality Assurance",
+        "Requires-Python: >=3.7",
+        "Description-Content-Type: text/markdown",
+    ]
+    return "\n".join(head) + "\n\n" + readme
+
+
+# ---- the platform tag ---------------------------------------------------------------------
+
+def elf_needs(binary):
+    """(NEEDED libraries, highest GLIBC_x.y symbol version) from `objdump -p`."""
+    out = subprocess.run(["objdump", "-p", binary], capture_output=True, text=True, check=True).stdout
+    needed = re.findall(r"^\s+NEEDED\s+(\S+)", out, re.M)
+    versions = [tuple(int(x) for x in v.split(".")) for v in re.findall(r"\bGLIBC_(\d+\.\d+(?:\.\d+)?)\b", out)]
+    return needed, max(versions) if versions else None
+
+
+def platform_tag(binary):
+    """(tag, reason). A binary that needs nothing but the C library (and its
+    parts) earns manylinux_X_Y for the newest glibc symbol version it uses, as
+    PEP 600 defines it; anything else (a dynamically linked libcjson, say) is
+    linux_ARCH, a wheel for this machine only."""
+    arch = platform.machine() or "x86_64"
+    if sys.platform != "linux":
+        return f"{sys.platform}_{arch}".replace("-", "_"), "not Linux: no manylinux tag"
+    try:
+        needed, glibc = elf_needs(binary)
+    except (OSError, subprocess.CalledProcessError) as e:
+        return f"linux_{arch}", f"could not read the binary with objdump ({e})"
+    others = [lib for lib in needed if lib not in MANYLINUX_LIBS]
+    if others:
+        return f"linux_{arch}", "links " + ", ".join(others) + ", which a manylinux wheel may not"
+    if glibc is None:
+        return f"manylinux_2_17_{arch}", "needs no versioned glibc symbol"
+    major, minor = glibc[0], glibc[1]
+    return (f"manylinux_{major}_{minor}_{arch}",
+            f"needs only {', '.join(needed) or 'nothing'}; newest symbol version GLIBC_{major}.{minor}")
+
+
+# ---- wheels -------------------------------------------------------------------------------------
+
+def _hash(data):
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def _date_time():
+    epoch = int(os.environ.get("SOURCE_DATE_EPOCH", "315532800"))  # 1980-01-01, zip's first day
+    return time.gmtime(max(epoch, 315532800))[:6]
+
+
+def write_wheel(out_dir, binary, manpage=None, licenses=(), tag=None):
+    """Writes the wheel; returns its path."""
+    ver = version()
+    tag = tag or platform_tag(binary)[0]
+    data = f"{NAME}-{ver}.data"
+    info = f"{NAME}-{ver}.dist-info"
+    with open(binary, "rb") as f:
+        bin_bytes = f.read()
+    files = [(f"{data}/scripts/{NAME}", bin_bytes, 0o755)]
+    if manpage:
+        with open(manpage, "rb") as f:
+            files.append((f"{data}/data/share/man/man1/{NAME}.1", f.read(), 0o644))
+    for name, path in licenses:
+        with open(path, "rb") as f:
+            files.append((f"{info}/licenses/{name}", f.read(), 0o644))
+    files.append((f"{info}/METADATA", metadata(ver).encode("utf-8"), 0o644))
+    wheel = ("Wheel-Version: 1.0\n"
+             "Generator: oomlint build-aux/release.py\n"
+             "Root-Is-Purelib: false\n"
+             f"Tag: py3-none-{tag}\n")
+    files.append((f"{info}/WHEEL", wheel.encode("utf-8"), 0o644))
+    record = io.StringIO()
+    writer = csv.writer(record, lineterminator="\n")
+    for name, content, _ in files:
+        writer.writerow([name, _hash(content), len(content)])
+    writer.writerow([f"{info}/RECORD", "", ""])
+    files.append((f"{info}/RECORD", record.getvalue().encode("utf-8"), 0o644))
+
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, f"{NAME}-{ver}-py3-none-{tag}.whl")
+    tmp = path + ".tmp"
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, content, mode in files:
+            zi = zipfile.ZipInfo(name, date_time=_date_time())
+            zi.compress_type = zipfile.ZIP_DEFLATED
+            zi.external_attr = (0o100000 | mode) << 16
+            z.writestr(zi, content)
+    os.replace(tmp, path)
+    return path
+
+
+# ---- tarballs ----------------------------------------------------------------------------------
+
+def _tar_add(tar, arcname, data, mode, mtime):
+    ti = tarfile.TarInfo(arcname)
+    ti.size = len(data)
+    ti.mode = mode
+    ti.mtime = mtime
+    ti.uid = ti.gid = 0
+    ti.uname = ti.gname = ""
+    tar.addfile(ti, io.BytesIO(data))
+
+
+def _write_targz(path, entries):
+    """entries: (arcname, bytes, mode); written atomically, reproducibly."""
+    mtime = int(os.environ.get("SOURCE_DATE_EPOCH", "0")) or int(time.time())
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as raw:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=mtime) as gz:
+            with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
+                for arcname, data, mode in entries:
+                    _tar_add(tar, arcname, data, mode, mtime)
+    os.replace(tmp, path)
+    return path
+
+
+def source_files(root=ROOT):
+    """The files of a source distribution: in a git checkout, the tracked files
+    and the untracked ones git does not ignore, as they are in the work tree;
+    elsewhere (an unpacked sdist) every file but build outputs."""
+    if os.path.isdir(os.path.join(root, ".git")) or os.path.isfile(os.path.join(root, ".git")):
+        try:
+            cmd = ["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+            out = subprocess.run(cmd, capture_output=True, check=True).stdout
+            names = [n for n in out.decode("utf-8", "surrogateescape").split("\0") if n]
+            return sorted(n for n in names if os.path.isfile(os.path.join(root, n)))
+        except (OSError, subprocess.CalledProcessError):
+            pass
+    skip = {".git", "build", "dist", "__pycache__", "node_modules"}
+    names = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in skip)
+        for f in sorted(filenames):
+            rel = os.path.relpath(os.path.join(dirpath, f), root)
+            if rel != "PKG-INFO":
+                names.append(rel)
+    return names
+
+
+def write_sdist(out_dir, root=ROOT):
+    ver = version()
+    top = f"{NAME}-{ver}"
+    entries = []
+    for rel in source_files(root):
+        full = os.path.join(root, rel)
+        with open(full, "rb") as f:
+            data = f.read()
+        mode = 0o755 if os.access(full, os.X_OK) else 0o644
+        entries.append((f"{top}/{rel}", data, mode))
+    entries.append((f"{top}/PKG-INFO", metadata(ver).encode("utf-8"), 0o644))
+    os.makedirs(out_dir, exist_ok=True)
+    return _write_targz(os.path.join(out_dir, f"{top}.tar.gz"), entries)
+
+
+def write_bindist(out_dir, binary, manpage, licenses=()):
+    ver = version()
+    arch = platform.machine() or "x86_64"
+    top = f"{NAME}-{ver}-{arch}-linux"
+    entries = []
+    with open(binary, "rb") as f:
+        entries.append((f"{top}/bin/{NAME}", f.read(), 0o755))
+    with open(manpage, "rb") as f:
+        entries.append((f"{top}/share/man/man1/{NAME}.1", f.read(), 0o644))
+    with open(os.path.join(ROOT, "README.md"), "rb") as f:
+        entries.append((f"{top}/README.md", f.read(), 0o644))
+    for name, path in licenses:
+        with open(path, "rb") as f:
+            entries.append((f"{top}/licenses/{name}", f.read(), 0o644))
+    os.makedirs(out_dir, exist_ok=True)
+    return _write_targz(os.path.join(out_dir, f"{top}.tar.gz"), entries)
+
+
+def _license(spec):
+    name, sep, path = spec.partition("=")
+    if not sep or not name or not os.path.isfile(path):
+        raise argparse.ArgumentTypeError(f"--license wants NAME=FILE of an existing file, got {spec!r}")
+    return name, path
+
+
+def main():
+    ap = argparse.ArgumentParser(description="oomlint's distributable files")
+    ap.add_argument("what", choices=["wheel", "bindist", "sdist", "tag"])
+    ap.add_argument("--bin", help="the oomlint binary")
+    ap.add_argument("--man", help="the man page")
+    ap.add_argument("--out", default=os.path.join(ROOT, "dist"), help="output directory")
+    ap.add_argument("--license", action="append", type=_license, default=[], metavar="NAME=FILE",
+                    help="a third-party license to ship (repeatable)")
+    args = ap.parse_args()
+    if args.what in ("wheel", "bindist", "tag") and not args.bin:
+        ap.error(f"{args.what} needs --bin")
+    if args.what == "tag":
+        tag, why = platform_tag(args.bin)
+        print(f"{tag}  ({why})")
+    elif args.what == "wheel":
+        tag, why = platform_tag(args.bin)
+        path = write_wheel(args.out, args.bin, args.man, args.license, tag)
+        print(f"{os.path.relpath(path)}  (tag {tag}: {why})")
+    elif args.what == "bindist":
+        if not args.man:
+            ap.error("bindist needs --man")
+        print(os.path.relpath(write_bindist(args.out, args.bin, args.man, args.license)))
+    else:
+        print(os.path.relpath(write_sdist(args.out)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

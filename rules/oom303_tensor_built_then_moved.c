@@ -1,0 +1,209 @@
+/*
+ * OOM303 tensor-built-then-moved: a tensor made by a torch factory in host
+ * memory only to be copied to a device at once: `torch.zeros(n).cuda()`,
+ * `torch.randn(b, d).to(device)`, `torch.arange(n).to("cuda")`.
+ *
+ * The factory allocates and fills the tensor in host memory, `.to()` /
+ * `.cuda()` allocates it again on the device and copies it over (a
+ * synchronising host-to-device transfer), and the host copy is thrown away.
+ * `device=` builds it where it is needed in one step.
+ *
+ * Flagged: zeros, ones, empty, full, arange, linspace, logspace, eye, rand,
+ * randn, randint, randperm, followed directly by `.cuda()` or by `.to()` of
+ * a device we can recognise (a device string other than "cpu",
+ * `torch.device(...)`, a value known to be a device, or a name such as
+ * `device`, `args.device`, `x.device`). Not flagged: `*_like` factories
+ * (they follow their argument's device), `torch.tensor(data)` and
+ * `torch.from_numpy(a)` (the data exists on the host anyway), a factory
+ * given `device=`, `out=` or `pin_memory=`, and `.to(dtype)`.
+ *
+ * The fix moves the device into the factory. It is safe for deterministic
+ * factories when the move only names the device (`non_blocking` then has
+ * nothing to do). Random factories draw different numbers on the device's
+ * generator, and `requires_grad=True` makes the result a leaf where it was
+ * not: those fixes are unsafe. A `.to()` that also changes the dtype, the
+ * memory format or copies gets no fix.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rule.h"
+
+static const char *const DETERMINISTIC[] = {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace",
+                                            "eye", NULL};
+static const char *const RANDOM[] = {"rand", "randn", "randint", "randperm", NULL};
+static const char *const DEVICE_WORDS[] = {"device", "dev", NULL};
+
+static bool listed(const char *s, const char *const *list)
+{
+    for (; *list; list++)
+        if (strcmp(s, *list) == 0)
+            return true;
+    return false;
+}
+
+/* The factory name (`zeros`) when call is `torch.zeros(...)`, else NULL. */
+static const char *factory_name(ol_model *m, ol_nid call, bool *random)
+{
+    uint32_t ci = ol_call_at(m, call);
+    if (ci == OL_NO_INDEX)
+        return NULL;
+    const char *q = ol_qualname(m, m->calls.items[ci].callee);
+    if (!q || !ol_str_has_prefix(q, "torch.") || strchr(q + 6, '.') != NULL)
+        return NULL;
+    const char *name = q + 6;
+    *random = listed(name, RANDOM);
+    return *random || listed(name, DETERMINISTIC) ? name : NULL;
+}
+
+/* Keyword arguments that keep the tensor where it is, or that we cannot
+ * carry over (`**kwargs` might hold a device). */
+static bool factory_pins_place(const ol_tree *t, ol_nid call, bool *requires_grad)
+{
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_kind k = ol_kind_of(t, a);
+        if (k == OL_N_dictionary_splat || k == OL_N_list_splat)
+            return true;
+        if (k != OL_N_keyword_argument)
+            continue;
+        ol_nid name = ol_field(t, a, OL_F_name);
+        if (ol_text_is(t, name, "device") || ol_text_is(t, name, "out") || ol_text_is(t, name, "pin_memory"))
+            return true;
+        if (ol_text_is(t, name, "requires_grad"))
+            *requires_grad = ol_kind_of(t, ol_field(t, a, OL_F_value)) != OL_N_false;
+    }
+    return false;
+}
+
+typedef enum device_kind { DEV_NOT, DEV_CPU, DEV_KNOWN } device_kind;
+
+/* Is e a device other than the CPU? */
+static device_kind classify_device(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    const char *s;
+    uint32_t len;
+    if (ol_string_value(t, e, &s, &len)) {
+        if (len >= 3 && memcmp(s, "cpu", 3) == 0)
+            return DEV_CPU;
+        static const char *const prefixes[] = {"cuda", "mps", "xpu", "hpu", "npu", NULL};
+        for (const char *const *p = prefixes; *p; p++)
+            if (len >= strlen(*p) && memcmp(s, *p, strlen(*p)) == 0)
+                return DEV_KNOWN;
+        return DEV_NOT;
+    }
+    ol_kind k = ol_kind_of(t, e);
+    if (k == OL_N_call) {
+        const char *q = ol_qualname(m, ol_field(t, e, OL_F_function));
+        return q && strcmp(q, "torch.device") == 0 ? DEV_KNOWN : DEV_NOT;
+    }
+    if (k != OL_N_identifier && k != OL_N_attribute)
+        return DEV_NOT;
+    ol_val v = ol_eval(m, e);
+    if (v.kind == OL_V_DEVICE)
+        return DEV_KNOWN;
+    if (v.kind != OL_V_UNKNOWN && v.kind != OL_V_OBJECT)
+        return DEV_NOT; /* a tensor (`.to(other)` also casts), a dtype, a string we cannot read */
+    ol_nid name = k == OL_N_attribute ? ol_field(t, e, OL_F_attribute) : e;
+    const char *text = ol_text(t, name, &len);
+    return ol_name_looks_like(text, len, DEVICE_WORDS) ? DEV_KNOWN : DEV_NOT;
+}
+
+static void check(ol_check *c)
+{
+    ol_model *m = c->model;
+    const ol_tree *t = c->tree;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *call = &m->calls.items[i];
+        bool is_cuda = call->name == m->names.cuda, is_to = call->name == m->names.to;
+        if ((!is_cuda && !is_to) || call->receiver == OL_NONE)
+            continue;
+        ol_nid factory = ol_unparen(t, call->receiver);
+        bool random = false, requires_grad = false;
+        const char *name = factory_name(m, factory, &random);
+        if (!name || factory_pins_place(t, factory, &requires_grad))
+            continue;
+        ol_nid args = ol_field(t, call->node, OL_F_arguments);
+        ol_nid device = OL_NONE;
+        char *device_text = NULL;
+        bool carry = true; /* the move names nothing but the device */
+        for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+            if (ol_kind_of(t, a) == OL_N_keyword_argument) {
+                ol_nid kw = ol_field(t, a, OL_F_name);
+                if (ol_text_is(t, kw, "device"))
+                    device = ol_field(t, a, OL_F_value);
+                else if (!ol_text_is(t, kw, "non_blocking"))
+                    carry = false;
+            } else if (device == OL_NONE && a == ol_first_named(t, args)) {
+                device = a;
+            } else {
+                carry = false;
+            }
+        }
+        if (is_cuda) {
+            if (device == OL_NONE) {
+                device_text = ol_xstrdup("\"cuda\"");
+            } else if (ol_kind_of(t, ol_unparen(t, device)) == OL_N_integer) {
+                char *index = ol_node_str(t, ol_unparen(t, device));
+                device_text = ol_xasprintf("\"cuda:%s\"", index);
+                free(index);
+            } else {
+                carry = false; /* `.cuda(gpu)`: gpu may be None (the current device) */
+            }
+        } else {
+            if (device == OL_NONE || classify_device(m, device) != DEV_KNOWN)
+                continue;
+            device_text = ol_node_str(t, device);
+        }
+        ol_diag *d = ol_report_node(c, call->node,
+                                    "`torch.%s(...)` is built in host memory and then copied to the device; "
+                                    "`device=` builds it there directly",
+                                    name);
+        ol_diag_help(d, "pass the device to the factory: `torch.%s(..., device=%s)`", name,
+                     device_text ? device_text : "...");
+        if (carry && device_text) {
+            ol_fix *fix = ol_fix_new(random || requires_grad, "Build the tensor on the device");
+            ol_nid fargs = ol_field(t, factory, OL_F_arguments);
+            ol_nid last = OL_NONE;
+            for (ol_nid a = ol_first_named(t, fargs); a != OL_NONE; a = ol_next_named(t, a))
+                last = a;
+            char *insert = ol_xasprintf("%sdevice=%s", last == OL_NONE ? "" : ", ", device_text);
+            uint32_t at = last == OL_NONE ? t->nodes.items[fargs].start + 1 : t->nodes.items[last].end;
+            ol_fix_edit(fix, at, at, insert);
+            ol_fix_edit(fix, t->nodes.items[call->receiver].end, t->nodes.items[call->node].end, "");
+            free(insert);
+            ol_diag_attach_fix(d, fix);
+        }
+        free(device_text);
+    }
+}
+
+const ol_rule ol_rule_oom303 = {
+    .code = "OOM303",
+    .name = "tensor-built-then-moved",
+    .severity = OL_SEV_WARNING,
+    .summary = "A tensor is built in host memory only to be copied to the device (pass `device=`).",
+    .what = "Flags `torch.zeros/ones/empty/full/arange/linspace/logspace/eye/rand/randn/randint/randperm(...)` "
+            "followed directly by `.cuda()` or by `.to(device)` where the device is recognisable (a device "
+            "string other than \"cpu\", `torch.device(...)`, a device value, or a name such as `device`, "
+            "`args.device`, `x.device`). `*_like` factories, `torch.tensor(data)`, `torch.from_numpy(a)`, "
+            "factories given `device=`, `out=` or `pin_memory=`, and `.to(dtype)` are not flagged.",
+    .why = "The factory allocates and fills the tensor in host memory, then `.to()` allocates it again on "
+           "the device and copies it over a synchronising host-to-device transfer, and the host copy is "
+           "thrown away. Passing `device=` allocates and fills the tensor on the device in one step: no "
+           "host memory, no copy, no stall. In a training step this happens every iteration.",
+    .example = "noise = torch.randn(batch_size, latent_dim).to(device)\n"
+               "mask = torch.ones(seq_len, seq_len).cuda()",
+    .instead = "noise = torch.randn(batch_size, latent_dim, device=device)\n"
+               "mask = torch.ones(seq_len, seq_len, device=\"cuda\")",
+    .fix = "Moves the device into the factory and drops the `.to()` / `.cuda()`. Safe for deterministic "
+           "factories (zeros, ones, empty, full, arange, linspace, logspace, eye) when the move names only "
+           "the device (and `non_blocking`). Unsafe for random factories (the device's generator draws "
+           "different numbers) and with `requires_grad=True` (the result becomes a leaf). No fix when "
+           "`.to()` also changes the dtype or memory format, or when `.cuda(gpu)` takes a variable.",
+    .tags = "memory,performance",
+    .precision = "very-high",
+    .check = check,
+};

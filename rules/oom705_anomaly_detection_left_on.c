@@ -1,0 +1,134 @@
+/*
+ * OOM705 anomaly-detection-left-on: `torch.autograd.set_detect_anomaly(True)`
+ * or `torch.autograd.detect_anomaly()` outside a debugging branch.
+ *
+ * Anomaly mode records the Python traceback of every forward operation so
+ * that a failing backward can name the line that made the bad tensor, and
+ * checks every backward result for NaN. It is a debugging tool: left on, it
+ * slows every training step severalfold and keeps a traceback per node of
+ * every graph. A call at module level switches it on for the whole process
+ * as soon as the module is imported.
+ *
+ * Not flagged: a call whose argument is not literally True (it follows a
+ * flag), calls in a branch or a function named for debugging (`if
+ * args.debug:`, `def debug_step():`, `class DetectAnomalyHook`), files
+ * named for debugging or anomaly detection, tests, and code that switches
+ * the mode off again in the same function or class (a hook's before/after
+ * pair).
+ */
+#include <string.h>
+
+#include "dataflow.h"
+#include "rule.h"
+
+static bool is_set_mode(const char *q)
+{
+    return strcmp(q, "torch.autograd.set_detect_anomaly") == 0 ||
+           strcmp(q, "torch.autograd.anomaly_mode.set_detect_anomaly") == 0;
+}
+
+static bool is_context(const char *q)
+{
+    return strcmp(q, "torch.autograd.detect_anomaly") == 0 ||
+           strcmp(q, "torch.autograd.anomaly_mode.detect_anomaly") == 0;
+}
+
+/* The class a function is a method of, or OL_NO_INDEX. */
+static uint32_t class_of(ol_model *m, uint32_t fn)
+{
+    return fn == OL_NO_INDEX ? OL_NO_INDEX : m->functions.items[fn].cls;
+}
+
+/* `set_detect_anomaly(False)` in the same function, in another method of
+ * the same class (a hook's before/after pair), or at module level for a
+ * module-level call: the mode is switched on around a stretch of code. */
+static bool switched_off_nearby(ol_model *m, ol_nid call)
+{
+    uint32_t fn = ol_function_of(m, call), cls = class_of(m, fn);
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *c = &m->calls.items[i];
+        const char *q = ol_qualname(m, c->callee);
+        uint32_t other = q && is_set_mode(q) ? ol_function_of(m, c->node) : OL_NO_INDEX;
+        if (!q || !is_set_mode(q) || (other != fn && (cls == OL_NO_INDEX || class_of(m, other) != cls)))
+            continue;
+        ol_nid mode = ol_call_arg(m, c->node, 0, "mode");
+        if (mode != OL_NONE && ol_kind_of(m->tree, mode) == OL_N_false)
+            return true;
+    }
+    return false;
+}
+
+static bool debugging_file(const ol_source *src)
+{
+    const char *base = strrchr(src->path, '/');
+    base = base ? base + 1 : src->path;
+    return strstr(base, "debug") != NULL || strstr(base, "anomaly") != NULL;
+}
+
+static void check(ol_check *c)
+{
+    ol_model *m = c->model;
+    if (debugging_file(c->src))
+        return;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *call = &m->calls.items[i];
+        const char *q = ol_qualname(m, call->callee);
+        if (!q)
+            continue;
+        bool set_mode = is_set_mode(q);
+        if (!set_mode && !is_context(q))
+            continue;
+        if (set_mode) {
+            ol_nid mode = ol_call_arg(m, call->node, 0, "mode");
+            if (mode == OL_NONE || ol_kind_of(c->tree, mode) != OL_N_true)
+                continue;
+        }
+        if (ol_in_debug_branch(m, call->node) || switched_off_nearby(m, call->node))
+            continue;
+        ol_nid stmt = ol_parent(c->tree, call->node);
+        bool module_level = ol_kind_of(c->tree, stmt) == OL_N_expression_statement &&
+                            ol_kind_of(c->tree, ol_parent(c->tree, stmt)) == OL_N_module;
+        ol_diag *d = ol_report_node(c, call->node,
+                                    "anomaly detection records a traceback for every operation and checks every "
+                                    "gradient%s: each training step runs several times slower",
+                                    module_level ? ", for the whole process once this module is imported" : "");
+        ol_diag_help(d, "remove it, or turn it on only while debugging: `if args.detect_anomaly: "
+                        "torch.autograd.set_detect_anomaly(True)`");
+    }
+}
+
+const ol_rule ol_rule_oom705 = {
+    .code = "OOM705",
+    .name = "anomaly-detection-left-on",
+    .severity = OL_SEV_WARNING,
+    .summary = "Autograd anomaly detection is switched on outside a debugging branch.",
+    .what = "Flags `torch.autograd.set_detect_anomaly(True)` and `torch.autograd.detect_anomaly()` (as a "
+            "call, a `with` item or a decorator) outside a debugging branch. Not flagged: a mode that "
+            "follows a variable (`set_detect_anomaly(args.debug)`), calls under `if` tests that name "
+            "debugging (`args.debug`, `DEBUG`, `os.environ.get(\"DEBUG\")`, `cfg.detect_anomaly`, "
+            "`__debug__`), in functions, classes or files named for debugging or anomaly detection "
+            "(an opt-in `DetectAnomalyHook`), in tests, and where the same function or class switches "
+            "the mode off again.",
+    .why = "Anomaly mode exists to find the operation that produced a NaN or broke backward: it stores "
+           "the Python stack of every forward operation in the graph and checks every gradient backward "
+           "computes. That makes each step several times slower and keeps one traceback per graph node "
+           "alive for as long as the graph. Set at module level, it is on for the whole process as soon "
+           "as the module is imported, including in runs that never asked for it.",
+    .example = "torch.autograd.set_detect_anomaly(True)\n"
+               "\n"
+               "for x, y in loader:\n"
+               "    loss = criterion(model(x), y)\n"
+               "    loss.backward()\n"
+               "    optimizer.step()",
+    .instead = "if args.detect_anomaly:\n"
+               "    torch.autograd.set_detect_anomaly(True)\n"
+               "\n"
+               "for x, y in loader:\n"
+               "    loss = criterion(model(x), y)\n"
+               "    loss.backward()\n"
+               "    optimizer.step()",
+    .fix = NULL,
+    .tags = "performance,debugging",
+    .precision = "high",
+    .check = check,
+};

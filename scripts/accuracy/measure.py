@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""Measures oomlint's precision on real training code, against hand labels.
+
+The corpus is a list of public repositories pinned at exact commits
+(docs/accuracy/repos.tsv); the labels are one line per finding that a person
+has read and judged (docs/accuracy/labels.tsv: repo, commit, path, line,
+code, verdict TP/FP/debatable, reason). This script lints each checkout with
+every rule (`--select ALL` and the opt-in ones), joins the findings with the
+labels and prints, per rule:
+findings, how many are labeled, TP / FP / debatable and the precision
+TP / (TP + FP) (debatable findings are left out of the ratio and counted in
+a worst case where they are wrong). It then lists
+
+  - new findings: reported now, unlabeled, and absent from the baseline (the
+    findings of the run the labels were made on, docs/accuracy/findings.tsv).
+    After an engine change only these need reading: `--emit-unlabeled FILE`
+    writes them as label lines to fill in. Findings of the baseline that were
+    left out of the sample of a frequent rule are only counted;
+  - labels whose finding is gone: a gone FP is noise removed, a gone TP is a
+    real problem no longer found (a regression to look at).
+
+A finding is identified by (repo, path, line, code), with the notebook cell for
+.ipynb files (`path#cell`): the code is pinned, so lines do not move.
+
+    scripts/accuracy/measure.py --corpus DIR            # checkouts in DIR/owner+name
+    scripts/accuracy/measure.py --corpus DIR --clone    # clone missing ones first
+    scripts/accuracy/measure.py --corpus DIR --default  # the default rule set only
+    scripts/accuracy/measure.py --corpus DIR --write-baseline   # after labeling
+
+Checkouts may be named DIR/owner+name or DIR/owner/name. With --clone, missing
+ones are fetched from GitHub at the pinned commit (needs git and network).
+The exit status is 0 when every listed repository was linted, 2 otherwise;
+the numbers are printed, not judged.
+"""
+import argparse
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+VERDICTS = ("TP", "FP", "debatable")
+
+
+def read_tsv(path):
+    """Rows of a tab-separated file as dicts keyed by its header; '#' lines are comments."""
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        header = None
+        for lineno, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line.strip() or line.startswith("#"):
+                continue
+            cells = line.split("\t")
+            if header is None:
+                header = cells
+                continue
+            if len(cells) < len(header):
+                cells += [""] * (len(header) - len(cells))
+            row = dict(zip(header, cells))
+            row["_where"] = f"{path}:{lineno}"
+            rows.append(row)
+    return rows
+
+
+def checkout_dir(corpus, repo):
+    for cand in (os.path.join(corpus, repo.replace("/", "+")), os.path.join(corpus, repo)):
+        if os.path.isdir(cand):
+            return cand
+    return None
+
+
+def clone(corpus, repo, commit):
+    dest = os.path.join(corpus, repo.replace("/", "+"))
+    url = f"https://github.com/{repo}.git"
+    steps = [["git", "init", "-q", dest],
+             ["git", "-C", dest, "fetch", "-q", "--depth", "1", url, commit],
+             ["git", "-C", dest, "checkout", "-q", "FETCH_HEAD"]]
+    for cmd in steps:
+        if subprocess.run(cmd).returncode != 0:
+            print(f"measure: could not fetch {repo} at {commit}", file=sys.stderr)
+            return None
+    return dest
+
+
+def finding_key(repo, f, base):
+    path = os.path.relpath(f["path"], base)
+    if f.get("cell") is not None:
+        path = f"{path}#{f['cell']}"
+    return (repo, path, int(f["line"]), f["code"])
+
+
+def opt_in_rules(binary):
+    proc = subprocess.run([binary, "rules", "--format", "json"], capture_output=True, text=True, check=True)
+    return [r["code"] for r in json.loads(proc.stdout) if r.get("opt_in")]
+
+
+def lint(binary, base, every_rule):
+    """Findings of one checkout: every rule (opt-in ones too, which `ALL`
+    leaves out), or the default set."""
+    args = [binary, "--isolated", "--exit-zero", "-q", "--format", "json"]
+    if every_rule:
+        args += ["--select", "ALL"] + [a for code in opt_in_rules(binary) for a in ("--extend-select", code)]
+    proc = subprocess.run(args + [base], capture_output=True, text=True, timeout=1800)
+    if proc.returncode != 0:
+        raise RuntimeError(f"oomlint failed on {base} (exit {proc.returncode}): {proc.stderr.strip()}")
+    return json.loads(proc.stdout)
+
+
+def label_key(row):
+    return (row["repo"], row["path"], int(row["line"]), row["code"])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpus", required=True, help="directory holding the checkouts")
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "oomlint"))
+    ap.add_argument("--repos", default=os.path.join(ROOT, "docs", "accuracy", "repos.tsv"))
+    ap.add_argument("--labels", default=os.path.join(ROOT, "docs", "accuracy", "labels.tsv"))
+    ap.add_argument("--baseline", default=os.path.join(ROOT, "docs", "accuracy", "findings.tsv"),
+                    help="the findings the labels were made on")
+    ap.add_argument("--write-baseline", action="store_true", help="make this run's findings the baseline")
+    ap.add_argument("-v", "--verbose", action="store_true", help="also list unsampled baseline findings")
+    ap.add_argument("--default", action="store_true", help="lint with the default rule set, not ALL")
+    ap.add_argument("--clone", action="store_true", help="clone missing checkouts from GitHub")
+    ap.add_argument("--emit-unlabeled", metavar="FILE", help="write unlabeled findings as label lines")
+    ap.add_argument("--json", metavar="FILE", help="write every finding with its verdict as JSON")
+    args = ap.parse_args()
+
+    repos = read_tsv(args.repos)
+    labels = {}
+    problems = []
+    for row in read_tsv(args.labels):
+        if row.get("verdict") not in VERDICTS:
+            problems.append(f"{row['_where']}: verdict must be one of {', '.join(VERDICTS)}")
+            continue
+        if row["verdict"] == "debatable" and not row.get("reason", "").strip():
+            problems.append(f"{row['_where']}: a debatable label needs a reason")
+        key = label_key(row)
+        if key in labels:
+            problems.append(f"{row['_where']}: duplicate label for {key}")
+        labels[key] = row
+    pinned = {r["repo"]: r["commit"] for r in repos}
+    for key, row in labels.items():
+        if pinned.get(row["repo"]) != row["commit"]:
+            problems.append(f"{row['_where']}: {row['repo']} is pinned at {pinned.get(row['repo'])}, "
+                            f"the label names {row['commit']}")
+    for p in problems:
+        print(f"measure: {p}", file=sys.stderr)
+
+    findings = {}
+    missing = []
+    for r in repos:
+        base = checkout_dir(args.corpus, r["repo"])
+        if base is None and args.clone:
+            base = clone(args.corpus, r["repo"], r["commit"])
+        if base is None:
+            missing.append(r["repo"])
+            continue
+        for f in lint(args.bin, base, not args.default):
+            findings[finding_key(r["repo"], f, base)] = f
+    if missing:
+        print(f"measure: no checkout of {', '.join(missing)} in {args.corpus}", file=sys.stderr)
+
+    baseline = set()
+    if os.path.exists(args.baseline):
+        baseline = {label_key(r) for r in read_tsv(args.baseline)}
+
+    per_rule = collections.defaultdict(collections.Counter)
+    unlabeled = []
+    for key in sorted(findings):
+        code = key[3]
+        per_rule[code]["findings"] += 1
+        row = labels.get(key)
+        if row is None:
+            unlabeled.append(key)
+        else:
+            per_rule[code][row["verdict"]] += 1
+    checked = {r["repo"] for r in repos} - set(missing)
+    gone = [k for k in sorted(labels) if k not in findings and k[0] in checked]
+
+    print(f"{'rule':8} {'findings':>8} {'labeled':>8} {'TP':>5} {'FP':>5} {'debat.':>6} "
+          f"{'precision':>10} {'worst':>7}")
+    totals = collections.Counter()
+    for code in sorted(per_rule):
+        c = per_rule[code]
+        totals.update(c)
+        print(row_text(code, c))
+    print(row_text("all", totals))
+    print("precision = TP / (TP + FP); worst = TP / labeled (debatable counted as wrong)")
+
+    new = [k for k in unlabeled if k not in baseline]
+    unsampled = collections.Counter(k[3] for k in unlabeled if k in baseline)
+    if unsampled:
+        print(f"\n{sum(unsampled.values())} baseline findings outside the sample: " +
+              ", ".join(f"{code} {n}" for code, n in sorted(unsampled.items())))
+        if args.verbose:
+            for key in unlabeled:
+                if key in baseline:
+                    print(f"  {key[0]} {key[1]}:{key[2]} {key[3]}  {findings[key]['message']}")
+    if new:
+        print(f"\n{len(new)} new findings to label:")
+        for key in new:
+            f = findings[key]
+            print(f"  {key[0]} {key[1]}:{key[2]} {key[3]}  {f['message']}")
+    if gone:
+        print(f"\n{len(gone)} labeled findings no longer reported:")
+        for key in gone:
+            row = labels[key]
+            what = "a real problem is missed now" if row["verdict"] == "TP" else "noise removed"
+            print(f"  {key[0]} {key[1]}:{key[2]} {key[3]} was {row['verdict']} ({what})")
+
+    if args.emit_unlabeled:
+        with open(args.emit_unlabeled, "w", encoding="utf-8") as out:
+            out.write("repo\tcommit\tpath\tline\tcode\tverdict\treason\n")
+            for key in new:
+                out.write(f"{key[0]}\t{pinned[key[0]]}\t{key[1]}\t{key[2]}\t{key[3]}\t\t"
+                          f"{findings[key]['message']}\n")
+    if args.write_baseline:
+        with open(args.baseline, "w", encoding="utf-8") as out:
+            out.write("# Every finding of the run the labels were made on (scripts/accuracy/measure.py\n"
+                      "# --write-baseline); findings not listed here are new and need a label.\n")
+            out.write("repo\tpath\tline\tcode\n")
+            for key in sorted(findings):
+                out.write(f"{key[0]}\t{key[1]}\t{key[2]}\t{key[3]}\n")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            rows = []
+            for key in sorted(findings):
+                row = labels.get(key)
+                rows.append({"repo": key[0], "path": key[1], "line": key[2], "code": key[3],
+                             "verdict": row["verdict"] if row else None,
+                             "reason": row.get("reason") if row else None,
+                             "message": findings[key]["message"]})
+            json.dump(rows, out, indent=1)
+    return 2 if missing or problems else 0
+
+
+def row_text(code, c):
+    labeled = c["TP"] + c["FP"] + c["debatable"]
+    judged = c["TP"] + c["FP"]
+    prec = f"{100.0 * c['TP'] / judged:.1f}%" if judged else "-"
+    worst = f"{100.0 * c['TP'] / labeled:.1f}%" if labeled else "-"
+    return (f"{code:8} {c['findings']:>8} {labeled:>8} {c['TP']:>5} {c['FP']:>5} {c['debatable']:>6} "
+            f"{prec:>10} {worst:>7}")
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the listing quietly
+    sys.exit(main())

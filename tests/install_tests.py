@@ -1,0 +1,263 @@
+"""Installing oomlint the ways users and packagers do, for real:
+`make install` / `make uninstall` into a staging DESTDIR, the generated man
+page (linted with groff, man and lexgrog), `make wheel` installed with pip
+into a fresh venv, `make dist` (source tarball, binary tarball, checksums),
+and `pip install` of the source tarball with build isolation and no package
+index, as pre-commit's `language: python` hook does.
+
+make runs here without the calling make's variables (MAKEFLAGS, SANITIZE):
+these are the release and everyday builds, whatever the suite runs against.
+The source builds use this checkout's fetched sources (DEPS=build/deps), so
+nothing is fetched; `make release` fetches cJSON's Debian source package once
+(build/deps/cjson-*), through apt."""
+import base64
+import csv
+import hashlib
+import io
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+import tarfile
+import zipfile
+
+from cli_tests import BAD
+from harness import ROOT, Workspace, run, test
+
+with open(os.path.join(ROOT, "analyzer", "version.h"), encoding="utf-8") as _f:
+    VERSION = re.search(r'#define OL_VERSION "([^"]+)"', _f.read()).group(1)
+DEPS = os.path.join(ROOT, "build", "deps")
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("MAKE", "MFLAGS", "PIP_")) and k not in ("SANITIZE", "RELEASE")}
+    env.update(NO_COLOR="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INDEX="1", **extra)
+    return env
+
+
+def make(*args, timeout=900, env=None):
+    proc = subprocess.run(["make", "-C", ROOT, "-s", "-j2", *args], capture_output=True, text=True,
+                          env=env or clean_env(), timeout=timeout)
+    assert proc.returncode == 0, f"make {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout + proc.stderr
+
+
+def sh(*args, cwd=None, env=None, timeout=600, check=True):
+    proc = subprocess.run(list(args), capture_output=True, text=True, cwd=cwd, env=env or clean_env(),
+                          timeout=timeout)
+    if check:
+        assert proc.returncode == 0, f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def venv(path):
+    """A fresh virtualenv with pip, as a user makes one."""
+    sh(sys.executable, "-m", "venv", path, timeout=300)
+    return os.path.join(path, "bin")
+
+
+def lint_man(page):
+    """groff's and man's warnings (none allowed) and lexgrog's NAME line."""
+    proc = sh("groff", "-man", "-ww", "-z", page)
+    assert proc.stderr == "", f"groff warns about {page}:\n{proc.stderr}"
+    for width in ("60", "80", "132"):
+        proc = sh("man", "--warnings", "-l", page, env=clean_env(MANWIDTH=width, LC_ALL="C.UTF-8", MANPAGER="cat",
+                                                                   PAGER="cat"))
+        assert proc.stderr == "", f"man --warnings at width {width}:\n{proc.stderr}"
+        assert "oomlint - find the PyTorch training code" in proc.stdout, proc.stdout[:500]
+    proc = sh("lexgrog", page)
+    assert '"oomlint - find the PyTorch training code that runs GPUs out of memory"' in proc.stdout, proc.stdout
+    return sh("man", "-l", page, env=clean_env(MANWIDTH="100", LC_ALL="C.UTF-8", MANPAGER="cat")).stdout
+
+
+def needed_libs(binary):
+    out = sh("objdump", "-p", binary).stdout
+    return re.findall(r"^\s+NEEDED\s+(\S+)", out, re.M), re.findall(r"GLIBC_([0-9.]+)", out)
+
+
+# ---- make install ---------------------------------------------------------------------------
+
+@test("install: make install PREFIX DESTDIR stages the binary and the man page; make uninstall removes them")
+def _():
+    with Workspace() as ws:
+        stage = os.path.join(ws.path, "stage")
+        make("install", "PREFIX=/usr/local", f"DESTDIR={stage}")
+        binary = os.path.join(stage, "usr/local/bin/oomlint")
+        page = os.path.join(stage, "usr/local/share/man/man1/oomlint.1")
+        assert stat.S_IMODE(os.stat(binary).st_mode) == 0o755, oct(os.stat(binary).st_mode)
+        assert stat.S_IMODE(os.stat(page).st_mode) == 0o644, oct(os.stat(page).st_mode)
+        assert sh(binary, "--version").stdout == f"oomlint {VERSION}\n"
+        assert "OOM101" in sh(binary, "rule", "OOM101").stdout
+        lint_man(page)
+        # a packager's own layout
+        make("install", "PREFIX=/usr", "MANDIR=/usr/share/man", f"DESTDIR={stage}/pkg")
+        assert os.path.isfile(os.path.join(stage, "pkg/usr/bin/oomlint"))
+        assert os.path.isfile(os.path.join(stage, "pkg/usr/share/man/man1/oomlint.1"))
+        make("uninstall", "PREFIX=/usr/local", f"DESTDIR={stage}")
+        left = [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(stage, "usr")) for f in fs]
+        assert left == [], left
+
+
+@test("install: the man page is generated from --help and the rule docs, and lints clean")
+def _():
+    make("man")
+    page = os.path.join(ROOT, "build", "oomlint.1")
+    text = lint_man(page)
+    help_text = run("--help").out
+    for flag in sorted(set(re.findall(r"^\s+(?:-\w, )?(--[a-z][a-z-]+)", help_text, re.M))):
+        assert re.search(rf"^\s+(?:-\w, )?{re.escape(flag)}\b", text, re.M), f"{flag} is not in the man page"
+    for rule in run("rules", "--format", "json").json():
+        assert f"{rule['code']} {rule['name']} ({rule['severity']}" in text, rule["code"]
+    for section in ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "RULES", "References"):
+        assert re.search(rf"^\s*{section}$", text, re.M), section
+    # every reference URL of a rule page survives into the man page (line breaks aside)
+    flat = re.sub(r"\s+", "", text)
+    page_md = run("rule", "OOM104", "--markdown").out
+    for url in re.findall(r"\]\((https://[^)]+)\)", page_md):
+        assert url in flat, url
+
+
+# ---- the wheel --------------------------------------------------------------------------------
+
+def check_record(z, info):
+    """RECORD lists every file with its sha256 (urlsafe base64, unpadded) and size."""
+    names = set(z.namelist())
+    rows = list(csv.reader(io.StringIO(z.read(f"{info}/RECORD").decode("utf-8"))))
+    listed = {r[0] for r in rows}
+    assert listed == names, (listed ^ names)
+    for name, digest, size in rows:
+        if name == f"{info}/RECORD":
+            assert digest == "" and size == "", (name, digest, size)
+            continue
+        data = z.read(name)
+        want = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        assert digest == want and int(size) == len(data), (name, digest, want, size, len(data))
+
+
+@test("install: make wheel builds a manylinux wheel of the release binary, which needs only glibc")
+def _():
+    out = make("wheel", timeout=1800)
+    wheels = [f for f in os.listdir(os.path.join(ROOT, "dist")) if f.endswith(".whl")]
+    wheel = next((w for w in wheels if w.startswith(f"oomlint-{VERSION}-py3-none-")), None)
+    assert wheel, (wheels, out)
+    tag = wheel[len(f"oomlint-{VERSION}-py3-none-"):-len(".whl")]
+    release_bin = os.path.join(ROOT, "build", "release", "oomlint")
+    needed, glibc = needed_libs(release_bin)
+    # cJSON and tree-sitter are compiled in: the C library is all the release binary needs
+    assert needed == ["libc.so.6"], needed
+    newest = max(tuple(int(x) for x in v.split(".")) for v in glibc)
+    assert tag == f"manylinux_{newest[0]}_{newest[1]}_{os.uname().machine}", (tag, newest)
+    with zipfile.ZipFile(os.path.join(ROOT, "dist", wheel)) as z:
+        info = f"oomlint-{VERSION}.dist-info"
+        data = f"oomlint-{VERSION}.data"
+        assert z.read(f"{data}/scripts/oomlint") == open(release_bin, "rb").read()
+        mode = z.getinfo(f"{data}/scripts/oomlint").external_attr >> 16
+        assert mode & 0o111, oct(mode)
+        assert f"{data}/data/share/man/man1/oomlint.1" in z.namelist()
+        meta = z.read(f"{info}/METADATA").decode("utf-8")
+        assert "Metadata-Version: 2.1\nName: oomlint\n" in meta and f"\nVersion: {VERSION}\n" in meta, meta[:400]
+        assert "Description-Content-Type: text/markdown" in meta and "# oomlint" in meta
+        wheel_file = z.read(f"{info}/WHEEL").decode("utf-8")
+        assert "Root-Is-Purelib: false\n" in wheel_file and f"Tag: py3-none-{tag}\n" in wheel_file, wheel_file
+        licenses = {n.rsplit("/", 1)[1] for n in z.namelist() if "/licenses/" in n}
+        assert licenses == {"cJSON.LICENSE", "tree-sitter.LICENSE", "tree-sitter-python.LICENSE",
+                            "tree-sitter-toml.LICENSE"}, licenses
+        check_record(z, info)
+
+
+@test("install: pip installs the wheel into a fresh venv (no index); oomlint is on the venv's PATH and lints")
+def _():
+    dist = os.path.join(ROOT, "dist")
+    wheels = [f for f in os.listdir(dist) if f.startswith(f"oomlint-{VERSION}-py3-none-manylinux")] \
+        if os.path.isdir(dist) else []
+    if not wheels:
+        make("wheel", timeout=1800)
+        wheels = [f for f in os.listdir(dist) if f.startswith(f"oomlint-{VERSION}-py3-none-manylinux")]
+    with Workspace() as ws:
+        bindir = venv(os.path.join(ws.path, "venv"))
+        sh(os.path.join(bindir, "pip"), "install", "--no-index", os.path.join(dist, wheels[0]))
+        oomlint = os.path.join(bindir, "oomlint")
+        assert sh(oomlint, "--version").stdout == f"oomlint {VERSION}\n"
+        src = ws.write("train.py", BAD)
+        env = clean_env(PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
+        # found by name on the venv's PATH, as a user's shell finds it after `source venv/bin/activate`
+        proc = sh("oomlint", "--output-format", "concise", src, env=env, check=False)
+        assert proc.returncode == 1 and f"{src}:13:9: OOM101" in proc.stdout, proc
+        assert os.path.isfile(os.path.join(ws.path, "venv", "share", "man", "man1", "oomlint.1"))
+        shown = sh(os.path.join(bindir, "pip"), "show", "-f", "oomlint").stdout
+        assert f"Version: {VERSION}" in shown and "bin/oomlint" in shown, shown
+        sh(os.path.join(bindir, "pip"), "uninstall", "-y", "oomlint")
+        assert not os.path.exists(oomlint)
+
+
+# ---- make dist, and pip install from source -------------------------------------------------------
+
+@test("install: make dist writes the source tarball, the binary tarball and checksums that match")
+def _():
+    make("dist", timeout=1800)
+    dist = os.path.join(ROOT, "dist")
+    sums = {}
+    with open(os.path.join(dist, "SHA256SUMS")) as f:
+        for line in f:
+            digest, name = line.split()
+            sums[name] = digest
+    arch = os.uname().machine
+    for name in (f"oomlint-{VERSION}.tar.gz", f"oomlint-{VERSION}-{arch}-linux.tar.gz"):
+        assert name in sums, (name, sums)
+    for name, digest in sums.items():
+        with open(os.path.join(dist, name), "rb") as f:
+            assert hashlib.sha256(f.read()).hexdigest() == digest, name
+    with tarfile.open(os.path.join(dist, f"oomlint-{VERSION}.tar.gz")) as t:
+        names = set(t.getnames())
+        top = f"oomlint-{VERSION}/"
+        for must in ("PKG-INFO", "pyproject.toml", "Makefile", "README.md", "build-aux/oomlint_backend.py",
+                     "analyzer/main.c", "rules/registry.c", "grammar/pins.mk", "scripts/pre-commit-hook"):
+            assert top + must in names, must
+        assert not any("/build/" in n or n.startswith(top + "dist/") or n.endswith(".o") for n in names)
+        hook = t.getmember(top + "scripts/pre-commit-hook")
+        assert hook.mode & 0o111, oct(hook.mode)
+    with tarfile.open(os.path.join(dist, f"oomlint-{VERSION}-{arch}-linux.tar.gz")) as t:
+        top = f"oomlint-{VERSION}-{arch}-linux/"
+        names = set(t.getnames())
+        assert {top + "bin/oomlint", top + "share/man/man1/oomlint.1", top + "README.md",
+                top + "licenses/cJSON.LICENSE"} <= names, names
+        with Workspace() as ws:
+            t.extractall(ws.path, filter="data") if sys.version_info >= (3, 12) else t.extractall(ws.path)
+            binary = os.path.join(ws.path, top, "bin", "oomlint")
+            assert sh(binary, "--version").stdout == f"oomlint {VERSION}\n"
+            assert needed_libs(binary)[0] == ["libc.so.6"]
+
+
+@test("install: pip installs the source tarball with build isolation and no index (it runs make)")
+def _():
+    sdist = os.path.join(ROOT, "dist", f"oomlint-{VERSION}.tar.gz")
+    if not os.path.isfile(sdist):
+        make("dist", timeout=1800)
+    with Workspace() as ws:
+        bindir = venv(os.path.join(ws.path, "venv"))
+        # DEPS: the checkout's fetched tree-sitter sources, so the build fetches nothing
+        env = clean_env(MAKEFLAGS=f"DEPS={DEPS} OPT=-O0 -j2")
+        proc = sh(os.path.join(bindir, "pip"), "install", "--no-index", sdist, env=env, timeout=900)
+        oomlint = os.path.join(bindir, "oomlint")
+        assert sh(oomlint, "--version").stdout == f"oomlint {VERSION}\n", proc.stdout
+        src = ws.write("train.py", BAD)
+        r = sh(oomlint, "--format", "json", src, check=False)
+        assert r.returncode == 1 and [f["code"] for f in json.loads(r.stdout)] == ["OOM101"], r
+
+
+@test("install: pyproject.toml is valid, names the in-tree backend, and oomlint's config search passes it over")
+def _():
+    text = open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8").read()
+    if sys.version_info >= (3, 11):
+        import tomllib
+        data = tomllib.loads(text)
+        assert data["build-system"] == {"requires": [], "build-backend": "oomlint_backend",
+                                        "backend-path": ["build-aux"]}, data["build-system"]
+        assert data["project"]["name"] == "oomlint" and "tool" not in data, data
+    # no [tool.oomlint]: the fixtures and examples here are linted with the defaults
+    r = run("--show-settings", "examples/train.py", cwd=ROOT)
+    assert r.code == 0 and "Config file: none" in r.out, r
+    assert run("--isolated", "examples/train.py", cwd=ROOT).out == run("examples/train.py", cwd=ROOT).out

@@ -1,0 +1,658 @@
+"""Wire-level tests of `oomlint server`: the lifecycle, the bad inputs a
+language server must survive (malformed JSON, unknown methods, bad params,
+bad framing, partial and batched writes, huge messages, a vanishing client),
+and the protocol features end to end with a small client of our own
+(tests/lsp_client.py). The Node and Neovim suites drive the same server
+through real client libraries."""
+import json
+import os
+import time
+
+import harness
+from harness import test, Workspace
+import lsp_client as L
+
+ROOT = harness.ROOT
+BAD = '''import torch
+import torch.nn as nn
+
+
+def train(model, loader, optimizer):
+    criterion = nn.CrossEntropyLoss()
+    total = 0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += loss
+    state = torch.load("ckpt.pt")
+    return total, state
+'''
+
+
+def start(ws=None, args=(), **init):
+    s = L.Server(harness.BIN, args=args, cwd=ws.path if ws else ROOT)
+    if init is not None:
+        s.initialize(root=ws.path if ws else None, **init)
+    return s
+
+
+def open_doc(s, path, text, version=1, language="python"):
+    s.notify("textDocument/didOpen", {"textDocument": {"uri": L.uri(path), "languageId": language,
+                                                        "version": version, "text": text}})
+
+
+def error_code(resp):
+    assert "error" in resp, resp
+    return resp["error"]["code"]
+
+
+def cli_as_lsp(path, *args):
+    """The CLI's JSON findings for path, as (code, range, message, severity)."""
+    r = harness.run("--format", "json", *args, path)
+    sev = {"error": 1, "warning": 2, "info": 3}
+    return sorted((f["code"], f["line"] - 1, f["column"] - 1, f["end_line"] - 1, f["end_column"] - 1, f["message"],
+                   sev[f["severity"]]) for f in r.json())
+
+
+def lsp_as_tuples(diags):
+    return sorted((d["code"], d["range"]["start"]["line"], d["range"]["start"]["character"],
+                   d["range"]["end"]["line"], d["range"]["end"]["character"], d["message"], d["severity"])
+                  for d in diags)
+
+
+def apply_edits(text, edits):
+    """Applies LSP TextEdits (UTF-16 positions) to text."""
+    lines = text.split("\n")
+
+    def offset(pos):
+        line = lines[pos["line"]] if pos["line"] < len(lines) else ""
+        units = 0
+        i = 0
+        while i < len(line) and units < pos["character"]:
+            units += 2 if ord(line[i]) > 0xFFFF else 1
+            i += 1
+        return sum(len(x) + 1 for x in lines[:pos["line"]]) + i
+
+    for e in sorted(edits, key=lambda e: offset(e["range"]["start"]), reverse=True):
+        a, b = offset(e["range"]["start"]), offset(e["range"]["end"])
+        text = text[:a] + e["newText"] + text[b:]
+        lines = text.split("\n")
+    return text
+
+
+# ---- lifecycle ------------------------------------------------------------------
+
+@test("server: initialize announces capabilities and the version; shutdown + exit is status 0")
+def _():
+    s = L.Server(harness.BIN)
+    try:
+        r = s.request("initialize", {"processId": None, "capabilities": {}, "rootUri": None})
+        caps = r["result"]["capabilities"]
+        assert caps["textDocumentSync"]["change"] == 2, caps
+        assert caps["hoverProvider"] is True
+        assert "source.fixAll.oomlint" in caps["codeActionProvider"]["codeActionKinds"]
+        assert caps["positionEncoding"] == "utf-16"
+        assert caps["notebookDocumentSync"]["notebookSelector"]
+        version = harness.run("--version").out.split()[-1]
+        assert r["result"]["serverInfo"] == {"name": "oomlint", "version": version}, r
+        s.notify("initialized", {})
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: exit without shutdown is status 1; end of input ends it either way")
+def _():
+    s = start()
+    try:
+        s.notify("exit")
+        assert s.wait() == 1
+    finally:
+        s.kill()
+    s = start()
+    try:
+        s.request("shutdown")
+        s.proc.stdin.close()
+        assert s.wait() == 0
+    finally:
+        s.kill()
+    s = L.Server(harness.BIN)
+    try:
+        s.proc.stdin.close()
+        assert s.wait() == 1
+    finally:
+        s.kill()
+
+
+@test("server: requests before initialize get -32002; notifications are dropped")
+def _():
+    s = L.Server(harness.BIN)
+    try:
+        assert error_code(s.request("textDocument/hover", {"textDocument": {"uri": "file:///x.py"},
+                                                           "position": {"line": 0, "character": 0}})) == -32002
+        open_doc(s, "/tmp/early.py", BAD)
+        s.initialize()
+        assert error_code(s.request("initialize", {"capabilities": {}})) == -32600
+        s.drain(0.5)
+        assert not [m for m in s.pending if m.get("method") == "textDocument/publishDiagnostics"], s.pending
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: requests after shutdown get -32600")
+def _():
+    s = start()
+    try:
+        s.request("shutdown")
+        assert error_code(s.request("textDocument/hover", {})) == -32600
+        s.notify("exit")
+        assert s.wait() == 0
+    finally:
+        s.kill()
+
+
+# ---- bad input --------------------------------------------------------------------
+
+@test("server: malformed JSON is -32700, a batch or a bad id -32600, and the server goes on")
+def _():
+    s = start()
+    try:
+        s.send_raw(b"Content-Length: 9\r\n\r\n{\"jsonrp\"")
+        r = s.take(lambda m: "error" in m)
+        assert r["error"]["code"] == -32700 and r["id"] is None, r
+        body = b'[{"jsonrpc":"2.0","id":7,"method":"shutdown"}]'
+        s.send_raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        assert s.take(lambda m: "error" in m)["error"]["code"] == -32600
+        s.send({"jsonrpc": "2.0", "id": {"x": 1}, "method": "shutdown"})
+        assert s.take(lambda m: "error" in m)["error"]["code"] == -32600
+        deep = b"[" * 5000 + b"]" * 5000
+        s.send_raw(b"Content-Length: %d\r\n\r\n" % len(deep) + deep)
+        assert s.take(lambda m: "error" in m)["error"]["code"] == -32700
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: unknown methods are -32601 for requests and ignored as notifications")
+def _():
+    s = start()
+    try:
+        s.notify("oomlint/noSuchNotification", {"x": 1})
+        s.notify("$/cancelRequest", {"id": 99})
+        assert error_code(s.request("oomlint/noSuchMethod", {})) == -32601
+        assert error_code(s.request("$/noSuchRequest", {})) == -32601
+        assert not [m for m in s.pending if "error" in m], s.pending
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: invalid params are -32602")
+def _():
+    s = L.Server(harness.BIN)
+    try:
+        assert error_code(s.request("initialize", [1, 2])) == -32602
+        s.initialize()
+        assert error_code(s.request("textDocument/hover", {"textDocument": {"uri": "file:///a.py"}})) == -32602
+        assert error_code(s.request("textDocument/codeAction", {"textDocument": {}, "range": 3})) == -32602
+        assert error_code(s.request("textDocument/diagnostic", {"textDocument": 5})) == -32602
+        # a broken notification is logged, not fatal
+        s.notify("textDocument/didOpen", {"textDocument": {"uri": 5}})
+        s.notify("textDocument/didChange", {"textDocument": {"uri": "file:///nope.py", "version": 2},
+                                            "contentChanges": [{"text": "x"}]})
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: framing survives partial reads, several messages per write and a header without Content-Length")
+def _():
+    ws = Workspace()
+    path = ws.write("train.py", BAD)
+    s = start(ws)
+    try:
+        msg = L.frame({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+                       "params": {"textDocument": {"uri": L.uri(path), "languageId": "python", "version": 1,
+                                                   "text": BAD}}})
+        for i in range(0, len(msg), 7):
+            s.send_raw(msg[i:i + 7])
+            time.sleep(0.002)
+        assert len(s.diagnostics(L.uri(path), 1)) == 2
+        # three messages in one write
+        many = b"".join(L.frame({"jsonrpc": "2.0", "id": 100 + i, "method": "oomlint/none"}) for i in range(3))
+        s.send_raw(many)
+        for i in range(3):
+            assert error_code(s.response(100 + i)) == -32601
+        # a header without Content-Length, then lenient line ends, then a good message
+        s.send_raw(b"Content-Type: application/vscode-jsonrpc\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"}")
+        body = json.dumps({"jsonrpc": "2.0", "id": 200, "method": "oomlint/none"}).encode()
+        s.send_raw(b"Content-Length: %d\n\n" % len(body) + body)
+        assert error_code(s.response(200)) == -32601
+        s.send_raw(b"Content-Length: twelve\r\n\r\n")
+        s.send({"jsonrpc": "2.0", "id": 201, "method": "oomlint/none"})
+        assert error_code(s.response(201)) == -32601
+        assert "without Content-Length" in s.err()
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: an absurd Content-Length is refused and reading goes on")
+def _():
+    s = start()
+    try:
+        s.send_raw(b"Content-Length: 99999999999999999999999\r\n\r\n{\"jsonrpc\":\"2.0\"}")
+        s.send({"jsonrpc": "2.0", "id": 300, "method": "oomlint/none"})
+        assert error_code(s.response(300)) == -32601
+        s.send_raw(b"Content-Length: 4294967296\r\n\r\n")
+        s.send({"jsonrpc": "2.0", "id": 301, "method": "oomlint/none"})
+        assert error_code(s.response(301)) == -32601
+        assert "refused" in s.err(), s.err()
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: a large document (8 MB) is read and linted")
+def _():
+    ws = Workspace()
+    path = os.path.join(ws.path, "big.py")
+    filler = "".join(f"value_{i} = {i}  # {'x' * 40}\n" for i in range(150000))
+    text = filler + BAD
+    s = start(ws)
+    try:
+        open_doc(s, path, text)
+        diags = s.diagnostics(L.uri(path), 1, timeout=60)
+        assert sorted(d["code"] for d in diags) == ["OOM101", "OOM302"], diags
+        assert diags[0]["range"]["start"]["line"] >= 150000
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: garbage and a client that vanishes mid-message end the server cleanly")
+def _():
+    s = start()
+    try:
+        s.send_raw(bytes(range(256)) * 64)
+        s.send_raw(b"Content-Length: 500\r\n\r\n{\"jsonrpc\": \"2.0\", \"id\"")
+        s.proc.stdin.close()
+        assert s.wait() == 1
+    finally:
+        s.kill()
+
+
+# ---- documents and diagnostics --------------------------------------------------------
+
+@test("server: diagnostics equal the CLI's JSON, carry the version, code, link and source, and clear on close")
+def _():
+    path = os.path.join(ROOT, "examples", "train.py")
+    text = open(path).read()
+    s = start()
+    try:
+        open_doc(s, path, text, version=7)
+        diags = s.diagnostics(L.uri(path), 7)
+        assert lsp_as_tuples(diags) == cli_as_lsp(path), (lsp_as_tuples(diags), cli_as_lsp(path))
+        for d in diags:
+            assert d["source"] == "oomlint"
+            assert d["codeDescription"]["href"].endswith(f"/docs/rules/{d['code']}.md"), d
+        s.notify("textDocument/didClose", {"textDocument": {"uri": L.uri(path)}})
+        assert s.diagnostics(L.uri(path)) == []
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: incremental edits in UTF-16 columns (accents, CJK, surrogate pairs), CRLF and full replacement")
+def _():
+    ws = Workspace()
+    path = ws.write("edit.py", "")
+    text = "# 😀 é 中\nimport torch\nx = '😀😀'; state = torch.load('a.pt')\n"
+    s = start(ws)
+    try:
+        open_doc(s, path, text)
+        [d] = s.diagnostics(L.uri(path), 1)
+        # `torch.load(...)` starts after x = '😀😀'; (2 surrogate pairs = 4 units)
+        line = "x = '😀😀'; state = torch.load('a.pt')"
+        col16 = len(line[:line.index("torch.load")].encode("utf-16-le")) // 2
+        assert d["range"]["start"] == {"line": 2, "character": col16}, d
+        # insert before the emoji on line 2 and check the finding moves by UTF-16 units
+        s.notify("textDocument/didChange", {"textDocument": {"uri": L.uri(path), "version": 2}, "contentChanges": [
+            {"range": {"start": {"line": 2, "character": 5}, "end": {"line": 2, "character": 7}}, "text": "é中"},
+        ]})
+        [d] = s.diagnostics(L.uri(path), 2)
+        assert d["range"]["start"] == {"line": 2, "character": col16}, d  # 2 units replaced by 2 units
+        # add the map_location inside the call: the finding goes away
+        end = {"line": 2, "character": col16 + len("torch.load('a.pt'")}
+        s.notify("textDocument/didChange", {"textDocument": {"uri": L.uri(path), "version": 3}, "contentChanges": [
+            {"range": {"start": end, "end": end}, "text": ", map_location='cpu'"},
+        ]})
+        assert s.diagnostics(L.uri(path), 3) == []
+        # several changes in one message, applied in order, then a CRLF document in full
+        s.notify("textDocument/didChange", {"textDocument": {"uri": L.uri(path), "version": 4}, "contentChanges": [
+            {"text": "import torch\r\nm = torch.load('b')\r\n"},
+            {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}, "text": "\r\n"},
+        ]})
+        [d] = s.diagnostics(L.uri(path), 4)
+        assert d["range"] == {"start": {"line": 2, "character": 4}, "end": {"line": 2, "character": 19}}, d
+        # a position past the end of a line and a line past the end are clamped
+        s.notify("textDocument/didChange", {"textDocument": {"uri": L.uri(path), "version": 5}, "contentChanges": [
+            {"range": {"start": {"line": 99, "character": 0}, "end": {"line": 99, "character": 5}}, "text": "\n# end"},
+        ]})
+        assert len(s.diagnostics(L.uri(path), 5)) == 1
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: a burst of didChange is linted once for the latest version")
+def _():
+    ws = Workspace()
+    path = ws.write("burst.py", BAD)
+    s = start(ws)
+    try:
+        open_doc(s, path, BAD)
+        s.diagnostics(L.uri(path), 1)
+        burst = b"".join(L.frame({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": L.uri(path), "version": v},
+            "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                                "text": "#\n"}]}}) for v in range(2, 202))
+        s.send_raw(burst)
+        diags = s.diagnostics(L.uri(path), 201, timeout=30)
+        assert {d["range"]["start"]["line"] for d in diags} == {12 + 200, 13 + 200}, diags
+        published = [m for m in s.pending if m.get("method") == "textDocument/publishDiagnostics"]
+        assert len(published) < 20, len(published)
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: a client that pulls diagnostics gets them from textDocument/diagnostic and none pushed")
+def _():
+    ws = Workspace()
+    path = ws.write("pull.py", BAD)
+    s = L.Server(harness.BIN, cwd=ws.path)
+    try:
+        s.initialize(capabilities={"textDocument": {"diagnostic": {"dynamicRegistration": False}}})
+        open_doc(s, path, BAD)
+        r = s.request("textDocument/diagnostic", {"textDocument": {"uri": L.uri(path)}})
+        assert r["result"]["kind"] == "full"
+        assert sorted(d["code"] for d in r["result"]["items"]) == ["OOM101", "OOM302"]
+        s.drain(0.3)
+        assert not [m for m in s.pending if m.get("method") == "textDocument/publishDiagnostics"]
+        r = s.request("textDocument/diagnostic", {"textDocument": {"uri": "file:///not/open.py"}})
+        assert r["result"] == {"kind": "full", "items": []}
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: a syntax error is OOM002 and the rest is still analyzed; non-Python documents are left alone")
+def _():
+    ws = Workspace()
+    path = ws.write("broken.py", "")
+    s = start(ws)
+    try:
+        open_doc(s, path, BAD + "def broken(:\n")
+        codes = sorted(d["code"] for d in s.diagnostics(L.uri(path), 1))
+        assert codes == ["OOM002", "OOM101", "OOM302"], codes
+        open_doc(s, os.path.join(ws.path, "notes.md"), "torch.load('x')", language="markdown")
+        s.drain(0.3)
+        assert not [m for m in s.pending if m.get("method") == "textDocument/publishDiagnostics"
+                    and m["params"]["uri"].endswith("notes.md")]
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+# ---- configuration and settings ----------------------------------------------------------
+
+@test("server: the nearest pyproject.toml applies, and is re-read when it changes")
+def _():
+    ws = Workspace()
+    ws.write("pyproject.toml", "[tool.oomlint]\nignore = [\"OOM302\"]\n")
+    path = ws.write("pkg/train.py", BAD)
+    s = start(ws)
+    try:
+        open_doc(s, path, BAD)
+        assert [d["code"] for d in s.diagnostics(L.uri(path), 1)] == ["OOM101"]
+        # a nearer pyproject.toml appears; the save makes the server look
+        time.sleep(0.01)
+        ws.write("pkg/pyproject.toml", "[tool.oomlint]\nignore = [\"OOM101\"]\n")
+        s.notify("textDocument/didSave", {"textDocument": {"uri": L.uri(path)}})
+        assert [d["code"] for d in s.diagnostics(L.uri(path))] == ["OOM302"]
+        # an edit to it, announced by a file watcher
+        ws.write("pkg/pyproject.toml", "[tool.oomlint]\nselect = [\"OOM1\", \"OOM3\"]\nignore = []\n")
+        s.notify("workspace/didChangeWatchedFiles",
+                 {"changes": [{"uri": L.uri(os.path.join(ws.path, "pkg/pyproject.toml")), "type": 2}]})
+        assert sorted(d["code"] for d in s.diagnostics(L.uri(path))) == ["OOM101", "OOM302"]
+        # a broken one: the error is shown, not a wrong rule set
+        ws.write("pkg/pyproject.toml", "[tool.oomlint]\nselct = 1\n")
+        s.notify("textDocument/didSave", {"textDocument": {"uri": L.uri(path)}})
+        [d] = s.diagnostics(L.uri(path))
+        assert "selct" in d["message"] and "code" not in d, d
+        shown = s.take(lambda m: m.get("method") == "window/showMessage")
+        assert "selct" in shown["params"]["message"], shown
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: settings from initializationOptions and didChangeConfiguration (select, ignore, failOn)")
+def _():
+    ws = Workspace()
+    path = ws.write("train.py", BAD)
+    s = L.Server(harness.BIN, cwd=ws.path)
+    try:
+        s.initialize(options={"ignore": ["OOM101"]})
+        open_doc(s, path, BAD)
+        assert [d["code"] for d in s.diagnostics(L.uri(path), 1)] == ["OOM302"]
+        # the last didChangeConfiguration goes on top of initializationOptions, key by key
+        s.notify("workspace/didChangeConfiguration", {"settings": {"oomlint": {"select": ["OOM1"], "ignore": []}}})
+        assert [d["code"] for d in s.diagnostics(L.uri(path))] == ["OOM101"]
+        # failOn: error shows only errors (OOM302 is a warning)
+        s.notify("workspace/didChangeConfiguration", {"settings": {"ignore": [], "failOn": "error"}})
+        assert [d["code"] for d in s.diagnostics(L.uri(path))] == ["OOM101"]
+        s.notify("workspace/didChangeConfiguration", {"settings": {"oomlint": {"ignore": [],
+                                                                              "extendSelect": ["OOM401"]}}})
+        assert sorted(d["code"] for d in s.diagnostics(L.uri(path))) == ["OOM101", "OOM302"]
+        # an empty configuration leaves the initial options in force
+        s.notify("workspace/didChangeConfiguration", {"settings": {}})
+        assert [d["code"] for d in s.diagnostics(L.uri(path))] == ["OOM302"]
+        # a bad setting is reported and changes nothing
+        s.notify("workspace/didChangeConfiguration", {"settings": {"oomlint": {"ignore": ["OOM999"]}}})
+        shown = s.take(lambda m: m.get("method") == "window/showMessage")
+        assert "OOM999" in shown["params"]["message"], shown
+        s.notify("workspace/didChangeConfiguration", {"settings": {"oomlint": {"failOn": "fatal"}}})
+        assert "failOn" in s.take(lambda m: m.get("method") == "window/showMessage")["params"]["message"]
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: the command line of `oomlint server` selects rules too (--ignore, --isolated, --stdio)")
+def _():
+    ws = Workspace()
+    ws.write("pyproject.toml", "[tool.oomlint]\nignore = [\"OOM101\"]\n")
+    path = ws.write("train.py", BAD)
+    s = start(ws, args=("--isolated", "--ignore", "OOM302", "--stdio"))
+    try:
+        open_doc(s, path, BAD)
+        assert [d["code"] for d in s.diagnostics(L.uri(path), 1)] == ["OOM101"]
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+    r = harness.run("server", "train.py")
+    assert r.code == 2 and "takes no paths" in r.err, r
+
+
+# ---- code actions and hover ---------------------------------------------------------------
+
+def actions(s, path, rng, only=None):
+    ctx = {"diagnostics": []}
+    if only:
+        ctx["only"] = only
+    r = s.request("textDocument/codeAction", {"textDocument": {"uri": L.uri(path)}, "range": rng, "context": ctx})
+    return r["result"]
+
+
+@test("server: quick fixes, fix-all (the same as --fix) and the noqa action")
+def _():
+    ws = Workspace()
+    path = ws.write("train.py", BAD)
+    s = start(ws)
+    try:
+        open_doc(s, path, BAD)
+        diags = {d["code"]: d for d in s.diagnostics(L.uri(path), 1)}
+        acts = actions(s, path, diags["OOM101"]["range"])
+        titles = [a["title"] for a in acts]
+        fix = [a for a in acts if a["title"].startswith("OOM101:")][0]
+        assert fix["kind"] == "quickfix" and fix["isPreferred"] is True, fix
+        assert fix["diagnostics"][0]["code"] == "OOM101"
+        fixed = apply_edits(BAD, fix["edit"]["changes"][L.uri(path)])
+        assert "total += loss.item()" in fixed, fixed
+        assert "Disable OOM101 for this line" in titles, titles
+        noqa = [a for a in acts if a["title"] == "Disable OOM101 for this line"][0]
+        text = apply_edits(BAD, noqa["edit"]["changes"][L.uri(path)])
+        assert "total += loss  # noqa: OOM101\n" in text, text
+        # fix-all is what `oomlint --fix -` makes of the buffer
+        [fa] = actions(s, path, diags["OOM101"]["range"], only=["source.fixAll"])
+        assert fa["kind"] == "source.fixAll.oomlint"
+        want = harness.run("--fix", "-", "--stdin-filename", path, stdin=BAD).out
+        assert apply_edits(BAD, fa["edit"]["changes"][L.uri(path)]) == want
+        assert actions(s, path, diags["OOM101"]["range"], only=["refactor"]) == []
+        # the noqa action merges into a noqa comment already on the line
+        merged = BAD.replace("total += loss\n", "total += loss  # noqa: E501\n")
+        s.notify("textDocument/didChange", {"textDocument": {"uri": L.uri(path), "version": 2},
+                                            "contentChanges": [{"text": merged}]})
+        d = [d for d in s.diagnostics(L.uri(path), 2) if d["code"] == "OOM101"][0]
+        noqa = [a for a in actions(s, path, d["range"]) if a["title"].startswith("Disable")][0]
+        text = apply_edits(merged, noqa["edit"]["changes"][L.uri(path)])
+        assert "total += loss  # noqa: E501, OOM101\n" in text, text
+        s.notify("textDocument/didChange", {"textDocument": {"uri": L.uri(path), "version": 3},
+                                            "contentChanges": [{"text": text}]})
+        assert [d["code"] for d in s.diagnostics(L.uri(path), 3)] == ["OOM302"]
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: unsafe fixes are labelled and left out of fix-all unless unsafeFixes is on")
+def _():
+    ws = Workspace()
+    src = ("import torch\n\n\ndef train(model, loader, opt):\n    outs = []\n    for x in loader:\n"
+           "        opt.zero_grad()\n        out = model(x)\n        loss = out.sum()\n        loss.backward()\n"
+           "        opt.step()\n        outs.append(out)\n    return outs\n")
+    path = ws.write("collect.py", src)
+    s = start(ws)
+    try:
+        open_doc(s, path, src)
+        [d] = [d for d in s.diagnostics(L.uri(path), 1) if d["code"] == "OOM102"]
+        [fix] = [a for a in actions(s, path, d["range"]) if a["title"].startswith("OOM102:")]
+        assert fix["title"].endswith("(unsafe)") and "isPreferred" not in fix, fix
+        assert actions(s, path, d["range"], only=["source.fixAll.oomlint"]) == []
+        s.notify("workspace/didChangeConfiguration", {"settings": {"unsafeFixes": True}})
+        s.diagnostics(L.uri(path))
+        [fa] = actions(s, path, d["range"], only=["source.fixAll.oomlint"])
+        want = harness.run("--fix", "--unsafe-fixes", "-", "--stdin-filename", path, stdin=src).out
+        assert apply_edits(src, fa["edit"]["changes"][L.uri(path)]) == want
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: hover on a finding shows its message, help and the rule's page")
+def _():
+    ws = Workspace()
+    path = ws.write("train.py", BAD)
+    s = start(ws)
+    try:
+        open_doc(s, path, BAD)
+        d = [d for d in s.diagnostics(L.uri(path), 1) if d["code"] == "OOM302"][0]
+        h = s.request("textDocument/hover", {"textDocument": {"uri": L.uri(path)},
+                                             "position": d["range"]["start"]})["result"]
+        value = h["contents"]["value"]
+        assert h["contents"]["kind"] == "markdown" and h["range"] == d["range"], h
+        page = harness.run("rule", "OOM302", "--markdown").out
+        assert d["message"] in value and page.strip() in value, value
+        h = s.request("textDocument/hover", {"textDocument": {"uri": L.uri(path)},
+                                             "position": {"line": 0, "character": 0}})
+        assert h["result"] is None, h
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+# ---- notebooks ----------------------------------------------------------------------------
+
+@test("server: a notebook is linted as one program and findings land in their cells")
+def _():
+    ws = Workspace()
+    nb = os.path.join(ws.path, "nb.ipynb")
+    cells = [
+        (1, "# Training"),
+        (2, "%matplotlib inline\nimport torch\nimport torch.nn as nn"),
+        (2, "def train(model, loader, optimizer):\n    crit = nn.MSELoss()\n    total = 0\n"
+            "    for x, y in loader:\n        optimizer.zero_grad()\n        loss = crit(model(x), y)\n"
+            "        loss.backward()\n        optimizer.step()\n        total += loss\n    return total"),
+        (2, "ckpt = torch.load('m.pt')"),
+    ]
+    uris = [f"vscode-notebook-cell:{nb}#c{i}" for i in range(len(cells))]
+    s = start(ws)
+    try:
+        s.notify("notebookDocument/didOpen", {
+            "notebookDocument": {"uri": L.uri(nb), "notebookType": "jupyter-notebook", "version": 1,
+                                 "cells": [{"kind": k, "document": u} for (k, _), u in zip(cells, uris)]},
+            "cellTextDocuments": [{"uri": u, "languageId": "markdown" if k == 1 else "python", "version": 1,
+                                   "text": t} for (k, t), u in zip(cells, uris)]})
+        got = {}
+        for u in uris[1:]:
+            got[u] = s.diagnostics(u)
+        assert got[uris[1]] == [], got
+        [d] = got[uris[2]]
+        assert d["code"] == "OOM101" and d["range"]["start"] == {"line": 8, "character": 8}, d
+        [d] = got[uris[3]]
+        assert d["code"] == "OOM302" and d["range"]["start"]["line"] == 0, d
+        # the fix for the cell maps onto the cell
+        r = s.request("textDocument/codeAction", {"textDocument": {"uri": uris[3]}, "range": d["range"],
+                                                  "context": {"diagnostics": []}})
+        fix = [a for a in r["result"] if a["title"].startswith("OOM302")][0]
+        assert list(fix["edit"]["changes"]) == [uris[3]], fix
+        assert "map_location" in apply_edits(cells[3][1], fix["edit"]["changes"][uris[3]]), fix
+        # edit a cell: the finding in it goes away
+        s.notify("notebookDocument/didChange", {
+            "notebookDocument": {"uri": L.uri(nb), "version": 2},
+            "change": {"cells": {"textContent": [{"document": {"uri": uris[3], "version": 2}, "changes": [
+                {"range": {"start": {"line": 0, "character": 24}, "end": {"line": 0, "character": 24}},
+                 "text": ", map_location='cpu'"}]}]}}})
+        assert s.diagnostics(uris[3], 2) == []
+        # delete the training cell: its diagnostics are cleared
+        s.notify("notebookDocument/didChange", {
+            "notebookDocument": {"uri": L.uri(nb), "version": 3},
+            "change": {"cells": {"structure": {"array": {"start": 2, "deleteCount": 1},
+                                               "didClose": [{"uri": uris[2]}]}}}})
+        s.take(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uris[2]
+               and m["params"]["diagnostics"] == [])
+        # insert a cell after the imports: it is linted in its place
+        new = f"vscode-notebook-cell:{nb}#new"
+        s.notify("notebookDocument/didChange", {
+            "notebookDocument": {"uri": L.uri(nb), "version": 4},
+            "change": {"cells": {"structure": {
+                "array": {"start": 2, "deleteCount": 0, "cells": [{"kind": 2, "document": new}]},
+                "didOpen": [{"uri": new, "languageId": "python", "version": 1,
+                             "text": "net = torch.nn.DataParallel(torch.nn.Linear(2, 2))"}]}}}})
+        [d] = s.diagnostics(new, 1)
+        assert d["code"] == "OOM702" and d["range"]["start"] == {"line": 0, "character": 6}, d
+        s.drain(0.3)
+        s.pending.clear()
+        s.notify("notebookDocument/didClose", {"notebookDocument": {"uri": L.uri(nb)},
+                                               "cellTextDocuments": [{"uri": u} for u in uris + [new]
+                                                                     if u != uris[2]]})
+        s.take(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uris[3]
+               and m["params"]["diagnostics"] == [])
+        assert s.shutdown() == 0
+    finally:
+        s.kill()

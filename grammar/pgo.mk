@@ -52,6 +52,10 @@ PARSER_PGO_FLAGS :=
 endif
 PARSER_MODE := $(OUT)/obj/vendor/parser-build
 
+# clang's -fprofile-instr-generate counts regions of the source, not of the
+# optimised code, so an unoptimised instrumented build gives the very same
+# profile (byte for byte) and compiles the runtime in 0.5 s instead of 9
+PGO_GEN_OPT := -O0 -g0
 PGO_GEN_OBJ := $(PGO_DIR)/tree_sitter.o $(PGO_DIR)/python_parser.o $(PGO_DIR)/python_scanner.o
 # oomlint's parse path, as built; order-only below, so edits do not retrain
 PGO_TRAIN_OURS := $(OUT)/obj/analyzer/syntax.o $(OUT)/obj/analyzer/syntax_gaps.o $(OUT)/obj/analyzer/parse_arena.o \
@@ -79,18 +83,18 @@ pgo-tools:
 $(PGO_DIR)/tree_sitter.o: $(TS_STAMP) | pgo-tools
 	@mkdir -p $(dir $@)
 	$(call say,CC,tree-sitter runtime (instrumented for PGO))
-	$(Q)$(PGO_CC) $(CFLAGS_VENDOR) -fprofile-instr-generate -I$(TS_DIR)/vendor/tree-sitter/lib/include \
+	$(Q)$(PGO_CC) $(CFLAGS_VENDOR) $(PGO_GEN_OPT) -fprofile-instr-generate -I$(TS_DIR)/vendor/tree-sitter/lib/include \
 		-I$(TS_DIR)/vendor/tree-sitter/lib/src -c $(TS_DIR)/vendor/tree-sitter/lib/src/lib.c -o $@
 
 $(PGO_DIR)/python_parser.o: $(PY_STAMP) | pgo-tools
 	@mkdir -p $(dir $@)
 	$(call say,CC,tree-sitter-python parser (instrumented for PGO))
-	$(Q)$(PGO_CC) $(CFLAGS_VENDOR) -fprofile-instr-generate -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $@
+	$(Q)$(PGO_CC) $(CFLAGS_VENDOR) $(PGO_GEN_OPT) -fprofile-instr-generate -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $@
 
 $(PGO_DIR)/python_scanner.o: $(PY_STAMP) | pgo-tools
 	@mkdir -p $(dir $@)
 	$(call say,CC,tree-sitter-python scanner (instrumented for PGO))
-	$(Q)$(PGO_CC) $(CFLAGS_VENDOR) -fprofile-instr-generate -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $@
+	$(Q)$(PGO_CC) $(CFLAGS_VENDOR) $(PGO_GEN_OPT) -fprofile-instr-generate -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $@
 
 $(PGO_DIR)/train: grammar/train.c $(PGO_GEN_OBJ) | $(PGO_TRAIN_OURS)
 	$(call say,LD,$@)

@@ -503,6 +503,7 @@ def cpu_seconds(pid):
 def server_bench(binary, edits=300, messages=10000):
     sys.path.insert(0, os.path.join(ROOT, "tests"))
     import lsp_client as L
+    binary = os.path.abspath(binary)  # the server runs in the buffer's directory
     text = server_buffer()
     path = os.path.join(ROOT, "build", "bench", "server_buffer.py")
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -576,6 +577,7 @@ def server_bench(binary, edits=300, messages=10000):
 
 
 def main():
+    sys.stdout.reconfigure(line_buffering=True)  # progress shows while it runs, also through a pipe
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "oomlint"))
     ap.add_argument("--parse", default=os.path.join(BENCH_DIR, "parse"), help="the bare parse (bench/parse.c)")

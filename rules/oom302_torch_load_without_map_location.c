@@ -94,6 +94,16 @@ static bool reads_metadata(ol_model *m, ol_nid use)
     return known;
 }
 
+/* Two identifiers spell the same name. The loops below look at every later
+ * identifier of the file: comparing lengths, then bytes, costs less than
+ * interning each one. */
+static bool same_identifier(const ol_tree *t, ol_nid a, ol_nid b)
+{
+    uint32_t la, lb;
+    const char *sa = ol_text(t, a, &la), *sb = ol_text(t, b, &lb);
+    return la == lb && memcmp(sa, sb, la) == 0;
+}
+
 /* Moving the load to the CPU changes nothing when the result only reaches
  * load_state_dict (directly, or through a name whose every use does so or
  * reads bookkeeping). Anything else (a pickled model, a tensor used as is)
@@ -119,7 +129,7 @@ static bool only_restores_state(ol_model *m, ol_nid call)
         return false;
     size_t uses = 0;
     for (ol_nid u = m->subtree_end[stmt]; u < t->nodes.len; u++) {
-        if (ol_kind_of(t, u) != OL_N_identifier || ol_node_sym(m, u) != name)
+        if (ol_kind_of(t, u) != OL_N_identifier || !same_identifier(t, u, target))
             continue;
         uint32_t defs[16];
         size_t n = ol_reaching_defs(m, m->node_scope[u], name, u, defs, 16);
@@ -159,10 +169,9 @@ static bool restores_only_host_state(ol_model *m, ol_nid call)
     ol_nid target = bound_name(t, call);
     if (target == OL_NONE || ol_kind_of(t, ol_field(t, ol_parent(t, call), OL_F_left)) != OL_N_identifier)
         return false;
-    ol_sym name = ol_node_sym(m, target);
     size_t uses = 0;
     for (ol_nid u = m->subtree_end[ol_parent(t, call)]; u < t->nodes.len; u++) {
-        if (ol_kind_of(t, u) != OL_N_identifier || ol_node_sym(m, u) != name ||
+        if (ol_kind_of(t, u) != OL_N_identifier || !same_identifier(t, u, target) ||
             ol_node_at(t, u)->field == OL_F_attribute || ol_function_of(m, u) != ol_function_of(m, call))
             continue;
         ol_nid r = OL_NONE;

@@ -22,6 +22,8 @@
 #                   the wheel, and SHA256SUMS
 #   make editors    package the VS Code extension (build/oomlint-vscode.vsix);
 #                   editors/ has the Neovim, Emacs, Vim and Helix setups
+#   make fuzz       build the libFuzzer targets and run each for FUZZ_SECONDS (fuzz/fuzz.mk)
+#   make valgrind   the command line over every fixture under valgrind memcheck (tests/valgrind.py)
 #   make clean      remove build outputs but keep fetched sources
 #   make distclean  remove build/ and dist/ entirely
 #
@@ -54,9 +56,12 @@ DEPS  := $(BUILD)/deps
 ifeq ($(SANITIZE),1)
 OUT      := $(BUILD)/san
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# a read of a node the tree does not have aborts here instead of being absorbed (syntax.h)
+STRICT   := -DOL_STRICT_NODES
 else
 OUT      := $(BUILD)
 SANFLAGS :=
+STRICT   :=
 endif
 # The release build (make release): objects of its own, cJSON compiled in,
 # the binary stripped. It links the C library dynamically on purpose: a
@@ -97,7 +102,7 @@ endif
 VERSION := $(shell sed -n 's/^\#define OL_VERSION "\(.*\)"/\1/p' analyzer/version.h)
 
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
-CFLAGS_OURS := -std=c11 $(OPT) $(WARN) $(SANFLAGS) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+CFLAGS_OURS := -std=c11 $(OPT) $(WARN) $(SANFLAGS) $(STRICT) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 	-Ianalyzer -Irules -I$(TS_DIR)/vendor/tree-sitter/lib/include $(CJSON_CFLAGS) -MMD -MP
 # Third-party code is built with its own expectations, not our warning set.
 CFLAGS_VENDOR := -std=gnu11 $(OPT) $(SANFLAGS) -w -D_DEFAULT_SOURCE
@@ -112,7 +117,7 @@ UNIT_OBJ     := $(OUT)/obj/tests/unit.o
 VENDOR_OBJ   := $(OUT)/obj/vendor/tree_sitter.o $(OUT)/obj/vendor/python_parser.o \
 	$(OUT)/obj/vendor/python_scanner.o $(OUT)/obj/vendor/toml_parser.o $(OUT)/obj/vendor/toml_scanner.o
 
-.PHONY: all demo test bench docs golden clean distclean fetch man install uninstall release wheel dist
+.PHONY: all demo test bench docs golden clean distclean fetch man install uninstall release wheel dist fuzz valgrind
 .DELETE_ON_ERROR:
 
 all: $(OUT)/oomlint
@@ -196,6 +201,7 @@ demo:
 	 if [ $$status -eq 1 ]; then echo "(exit 1: findings reported, as expected for this example)"; exit 0; fi; \
 	 exit $$status
 
+include fuzz/fuzz.mk
 # The release build's cJSON: Debian's source package (security patches
 # applied), or CJSON_SRC=DIR holding cJSON.c and cJSON.h of that version.
 $(DEPS)/cjson-$(CJSON_VERSION)/.integrity: grammar/pins.mk build-aux/fetch-cjson.sh
@@ -261,6 +267,19 @@ include tests/editors.mk
 test: $(OUT)/oomlint $(OUT)/oomlint-unit test-tools editor-tools
 	$(call say,TEST,tests/run.py)
 	$(Q)python3 tests/run.py --bin $(OUT)/oomlint --unit $(OUT)/oomlint-unit
+
+# Memory errors and definite leaks in the CLI, over every fixture (any
+# error fails). valgrind is installed when missing and we are root.
+valgrind: $(OUT)/oomlint
+	@command -v valgrind >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "installing valgrind"; \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q valgrind >/dev/null 2>&1 || \
+			{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q valgrind; }; \
+		else \
+			echo "make valgrind needs valgrind: run  sudo apt-get install -y valgrind" >&2; exit 1; \
+		fi; }
+	python3 tests/valgrind.py --bin $(OUT)/oomlint
 
 # Regenerate the rule pages in docs/rules/ from the docs compiled into the binary
 # (a test fails when they drift apart), and the text-output snapshot.

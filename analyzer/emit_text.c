@@ -145,6 +145,35 @@ static void render_line(ol_buf *b, const char *s, uint32_t len, uint32_t from, u
         *c_to = col;
 }
 
+/* A line longer than this many bytes is shown as a window around the
+ * finding, with "..." for what is cut: a 10 MB line (minified or generated
+ * code) must not become a 10 MB code frame. */
+#define FRAME_MAX_BYTES 240
+#define FRAME_BEFORE 80
+
+static uint32_t utf8_back(const char *s, uint32_t i)
+{
+    while (i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80)
+        i--;
+    return i;
+}
+
+/* The part [*ws, *we) of a line of len bytes to show for a finding over
+ * [from, to) in it. */
+static void frame_window(const char *s, uint32_t len, uint32_t from, uint32_t *ws, uint32_t *we)
+{
+    *ws = 0;
+    *we = len;
+    if (len <= FRAME_MAX_BYTES)
+        return;
+    uint32_t start = from > FRAME_BEFORE ? from - FRAME_BEFORE : 0;
+    if (start + FRAME_MAX_BYTES > len)
+        start = len - FRAME_MAX_BYTES;
+    *ws = utf8_back(s, start);
+    uint32_t end = *ws + FRAME_MAX_BYTES;
+    *we = end >= len ? len : utf8_back(s, end);
+}
+
 static void frame(FILE *out, const style *st, const ol_file_result *r, const ol_diag *d, ol_severity sev)
 {
     const ol_source *src = &r->src;
@@ -190,8 +219,22 @@ static void frame(FILE *out, const style *st, const ol_file_result *r, const ol_
         if (from > len)
             from = len;
         ol_buf_clear(&line);
-        uint32_t c_from, c_to;
-        render_line(&line, s, len, from, to, &c_from, &c_to);
+        uint32_t c_from, c_to, ws, we;
+        frame_window(s, len, from, &ws, &we);
+        if (ws > 0)
+            ol_buf_puts(&line, "...");
+        uint32_t prefix = (uint32_t)line.len;
+        from = from > ws ? from - ws : 0;
+        to = to > ws ? to - ws : 0;
+        if (to > we - ws)
+            to = we - ws;
+        if (from > to)
+            from = to;
+        render_line(&line, s + ws, we - ws, from, to, &c_from, &c_to);
+        c_from += prefix;
+        c_to += prefix;
+        if (we < len)
+            ol_buf_puts(&line, "...");
         snprintf(num, sizeof num, "%u", l + 1 - cell_base);
         if (st->on)
             fprintf(out, "%s%*s |%s %s\n", C_BLUE, gutter, num, C_RESET, line.data ? line.data : "");

@@ -1089,6 +1089,38 @@ static bool dominates(const ol_model *m, const ol_def *d, ol_nid at)
     return true;
 }
 
+/* Built for every chain at once the first time one is asked for after defs
+ * were added. */
+size_t ol_def_chain(ol_model *m, uint32_t head, const uint32_t **out)
+{
+    if (m->chains_built != m->defs.len) {
+        free(m->chain_items);
+        free(m->chain_start);
+        free(m->chain_count);
+        m->chain_items = ol_xmalloc((m->defs.len + 1) * sizeof(uint32_t));
+        m->chain_start = ol_xmalloc((m->defs.len + 1) * sizeof(uint32_t));
+        m->chain_count = ol_xcalloc(m->defs.len + 1, sizeof(uint32_t));
+        size_t at = 0;
+        for (size_t slot = 0; slot < m->def_slots; slot++) {
+            if (!m->def_keys[slot])
+                continue;
+            uint32_t first = m->def_heads[slot];
+            size_t begin = at;
+            for (uint32_t d = first; d != OL_NO_INDEX; d = m->defs.items[d].next)
+                m->chain_items[at++] = d;
+            m->chain_start[first] = (uint32_t)begin;
+            m->chain_count[first] = (uint32_t)(at - begin);
+        }
+        m->chains_built = m->defs.len;
+    }
+    if (head >= m->defs.len) {
+        *out = NULL;
+        return 0;
+    }
+    *out = m->chain_items + m->chain_start[head];
+    return m->chain_count[head];
+}
+
 static bool scope_binds(const ol_model *m, uint32_t scope, ol_sym name)
 {
     return ol_scope_defs(m, scope, name) != OL_NO_INDEX;
@@ -1135,28 +1167,31 @@ size_t ol_reaching_defs(ol_model *m, uint32_t scope, ol_sym name, ol_nid at, uin
             out[count++] = d;
         return count;
     }
-    uint32_t pos = t->nodes.items[at].start;
-    /* defs visible before `at`, latest first, until one that surely ran */
-    uint32_t before[256];
-    size_t nb = 0;
-    for (uint32_t d = head; d != OL_NO_INDEX; d = m->defs.items[d].next) {
-        if (m->defs.items[d].pos > pos)
-            break;
-        if (nb < OL_ARRAY_LEN(before))
-            before[nb++] = d;
-        else {
-            memmove(before, before + 1, sizeof(before) - sizeof(before[0]));
-            before[nb - 1] = d;
-        }
+    uint32_t pos = ol_node_at(t, at)->start;
+    /* the chain of (scope, name), in pos order, as an array: a name bound
+     * thousands of times in one scope is looked up by binary search */
+    const uint32_t *chain;
+    size_t chain_len = ol_def_chain(m, head, &chain);
+    size_t lo = 0, hi = chain_len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->defs.items[chain[mid]].pos > pos)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
+    size_t visible = lo; /* chain[0, visible): defs visible before `at` */
+    /* defs visible before `at`, latest first (the last 256 of them), until
+     * one that surely ran */
+    size_t oldest = visible > 256 ? visible - 256 : 0;
     uint32_t dominating = OL_NO_INDEX;
-    for (size_t i = nb; i-- > 0 && count < cap;) {
-        const ol_def *d = &m->defs.items[before[i]];
+    for (size_t i = visible; i-- > oldest && count < cap;) {
+        const ol_def *d = &m->defs.items[chain[i]];
         if (d->kind == OL_DEF_DELETE && dominates(m, d, at))
             break;
-        out[count++] = before[i];
+        out[count++] = chain[i];
         if (dominates(m, d, at)) {
-            dominating = before[i];
+            dominating = chain[i];
             break;
         }
     }
@@ -1172,10 +1207,13 @@ size_t ol_reaching_defs(ol_model *m, uint32_t scope, ol_sym name, ol_nid at, uin
          * every iteration: it is the last word before the back edge */
         uint32_t later[64];
         size_t nl = 0;
-        for (uint32_t d = head; d != OL_NO_INDEX; d = m->defs.items[d].next) {
-            const ol_def *def = &m->defs.items[d];
-            if (def->pos > pos && ol_contains(t, loop->node, def->stmt) && nl < OL_ARRAY_LEN(later))
-                later[nl++] = d;
+        uint32_t loop_end = ol_node_at(t, loop->node)->end;
+        for (size_t i = visible; i < chain_len && nl < OL_ARRAY_LEN(later); i++) {
+            const ol_def *def = &m->defs.items[chain[i]];
+            if (def->pos > loop_end)
+                break; /* sorted by pos: the rest lie after the loop */
+            if (ol_contains(t, loop->node, def->stmt))
+                later[nl++] = chain[i];
         }
         bool killed = false;
         for (size_t k = nl; k-- > 0 && count < cap;) {
@@ -1664,6 +1702,50 @@ static const char *const MODULE_ONLY_METHODS[] = {"eval", "train", "parameters",
                                                   "register_forward_hook", "register_buffer", "add_module",
                                                   "get_submodule", "requires_grad_", NULL};
 
+static int cmp_attr_use(const void *a, const void *b)
+{
+    const ol_attr_use *x = a, *y = b;
+    if (x->cls != y->cls)
+        return x->cls < y->cls ? -1 : 1;
+    return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* Turns the evidence around, once: instead of scanning every use for every
+ * def asked about (defs x uses on a big file), each use marks the defs it
+ * can see (names) or its (class, attribute) pair (self.x in a method). */
+static void index_evidence(ol_model *m)
+{
+    const ol_tree *t = m->tree;
+    m->def_module_use = ol_xcalloc(m->defs.len + 1, 1);
+    m->def_module_use_len = m->defs.len;
+    for (size_t i = 0; i < m->evidence.len; i++) {
+        const ol_evidence *e = &m->evidence.items[i];
+        uint8_t bit = e->called ? 2 : 1;
+        ol_kind uk = ol_kind_of(t, e->use);
+        if (uk == OL_N_identifier) {
+            uint32_t defs[16];
+            size_t n = ol_reaching_defs(m, m->node_scope[e->use], e->name, e->use, defs, 16);
+            for (size_t k = 0; k < n; k++)
+                if (defs[k] < m->def_module_use_len)
+                    m->def_module_use[defs[k]] |= bit;
+        } else if (uk == OL_N_attribute) {
+            /* self.x used in a method of the same class */
+            ol_nid obj = ol_field(t, e->use, OL_F_object);
+            uint32_t fn = ol_function_of(m, e->use);
+            if (fn == OL_NO_INDEX || ol_kind_of(t, obj) != OL_N_identifier)
+                continue;
+            const ol_function *f = &m->functions.items[fn];
+            while (!f->is_method && m->scopes.items[f->outer_scope].function != OL_NO_INDEX)
+                f = &m->functions.items[m->scopes.items[f->outer_scope].function];
+            if (f->is_method && f->params.len > 0 && m->defs.items[f->params.items[0]].name == ol_node_sym(m, obj)) {
+                ol_attr_use u = {f->cls, e->name, bit};
+                ol_vec_push(&m->attr_module_uses, u);
+            }
+        }
+    }
+    ol_sort(m->attr_module_uses.items, m->attr_module_uses.len, sizeof(ol_attr_use), cmp_attr_use);
+}
+
 static void build_evidence(ol_model *m)
 {
     const ol_tree *t = m->tree;
@@ -1694,6 +1776,7 @@ static void build_evidence(ol_model *m)
         e.name = ol_node_sym(m, name);
         ol_vec_push(&m->evidence, e);
     }
+    index_evidence(m);
 }
 
 /* Is the binding made by def d used as an nn.Module somewhere: a module-only
@@ -1704,37 +1787,24 @@ static bool used_as_module(ol_model *m, uint32_t di, bool called_counts)
     if (!m->evidence_built)
         build_evidence(m);
     const ol_def *d = &m->defs.items[di];
-    bool attr_def = ol_kind_of(t, d->target) == OL_N_attribute;
-    for (size_t i = 0; i < m->evidence.len; i++) {
-        const ol_evidence *e = &m->evidence.items[i];
-        if (e->name != d->name || (e->called && !called_counts))
-            continue;
-        ol_kind uk = ol_kind_of(t, e->use);
-        if (attr_def) {
-            /* self.x used in a method of the same class */
-            if (uk != OL_N_attribute)
-                continue;
-            ol_nid obj = ol_field(t, e->use, OL_F_object);
-            uint32_t fn = ol_function_of(m, e->use);
-            if (fn == OL_NO_INDEX || ol_kind_of(t, obj) != OL_N_identifier)
-                continue;
-            const ol_function *f = &m->functions.items[fn];
-            while (!f->is_method && m->scopes.items[f->outer_scope].function != OL_NO_INDEX)
-                f = &m->functions.items[m->scopes.items[f->outer_scope].function];
-            if (f->is_method && f->params.len > 0 && f->cls == m->scopes.items[d->scope].cls &&
-                m->defs.items[f->params.items[0]].name == ol_node_sym(m, obj))
-                return true;
-            continue;
+    uint8_t mask = called_counts ? 3 : 1;
+    if (ol_kind_of(t, d->target) == OL_N_attribute) {
+        ol_attr_use key = {m->scopes.items[d->scope].cls, d->name, 0};
+        size_t lo = 0, hi = m->attr_module_uses.len;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cmp_attr_use(&m->attr_module_uses.items[mid], &key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
-        if (uk != OL_N_identifier)
-            continue;
-        uint32_t defs[16];
-        size_t n = ol_reaching_defs(m, m->node_scope[e->use], d->name, e->use, defs, 16);
-        for (size_t k = 0; k < n; k++)
-            if (defs[k] == di)
+        for (size_t i = lo; i < m->attr_module_uses.len && cmp_attr_use(&m->attr_module_uses.items[i], &key) == 0;
+             i++)
+            if (m->attr_module_uses.items[i].bits & mask)
                 return true;
+        return false;
     }
-    return false;
+    return di < m->def_module_use_len && (m->def_module_use[di] & mask) != 0;
 }
 
 static ol_val def_value_uncached(ol_model *m, uint32_t di)

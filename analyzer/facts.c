@@ -9,6 +9,59 @@
 
 #include "diag.h"
 
+/* What this layer keeps per file, in the model's facts_cache: regions'
+ * events found by region node, which defs reset their name (reset_inside),
+ * and the file's clear() calls. Freed by the model (facts_cache_free). */
+typedef struct facts_cache {
+    uint32_t *at;   /* per node: index + 1 into regions, or 0 */
+    OL_VEC(ol_region_events *) regions;
+    uint8_t *resets;          /* per def: 0 unknown, 1 no, 2 yes */
+    uint32_t *reset_chain_at; /* per chain head def: index + 1 of its pair in reset_chains */
+    OL_VEC(uint32_t) reset_chains; /* (start in reset_items, count) pairs */
+    OL_VEC(uint32_t) reset_items;
+    OL_VEC(uint32_t) clears;  /* calls of x.clear(), ascending */
+    bool clears_built;
+} facts_cache;
+
+void ol_region_events_free(ol_region_events *re)
+{
+    ol_vec_free(&re->events);
+    ol_vec_free(&re->zeros);
+    ol_vec_free(&re->backwards);
+    ol_vec_free(&re->steps);
+}
+
+static void facts_cache_free(void *p)
+{
+    facts_cache *fc = p;
+    for (size_t i = 0; i < fc->regions.len; i++) {
+        ol_region_events_free(fc->regions.items[i]);
+        free(fc->regions.items[i]);
+    }
+    ol_vec_free(&fc->regions);
+    free(fc->at);
+    free(fc->resets);
+    free(fc->reset_chain_at);
+    ol_vec_free(&fc->reset_chains);
+    ol_vec_free(&fc->reset_items);
+    ol_vec_free(&fc->clears);
+    free(fc);
+}
+
+/* Made on first use, after the model is built (defs and nodes are final). */
+static facts_cache *cache_of(ol_model *m)
+{
+    if (!m->facts_cache) {
+        facts_cache *fc = ol_xcalloc(1, sizeof(*fc));
+        fc->at = ol_xcalloc(m->tree->nodes.len + 1, sizeof(uint32_t));
+        fc->resets = ol_xcalloc(m->defs.len + 1, 1);
+        fc->reset_chain_at = ol_xcalloc(m->defs.len + 1, sizeof(uint32_t));
+        m->facts_cache = fc;
+        m->facts_cache_free = facts_cache_free;
+    }
+    return m->facts_cache;
+}
+
 static bool skip_space(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\\';
@@ -297,6 +350,44 @@ bool ol_accumulator_of(ol_model *m, ol_nid target, ol_accumulator *acc)
     return false;
 }
 
+/* Does def d rebind its name to something new: a del, a loop or with
+ * target, or an assignment whose value does not mention the name (`total =
+ * 0`, not `total = total + x`)? Kept per def (cache->resets: 0 unknown, 1 no,
+ * 2 yes), and per chain the defs that do, so that each accumulator in a
+ * long loop looks at the resets only, not at every def of its name. */
+static bool def_resets(ol_model *m, uint32_t d)
+{
+    facts_cache *fc = cache_of(m);
+    if (fc->resets[d])
+        return fc->resets[d] == 2;
+    const ol_def *def = &m->defs.items[d];
+    bool r = def->kind == OL_DEF_DELETE || def->kind == OL_DEF_FOR || def->kind == OL_DEF_WITH;
+    if (!r && (def->kind == OL_DEF_ASSIGN || def->kind == OL_DEF_WALRUS))
+        r = !ol_mentions(m->tree, def->value, def->target);
+    fc->resets[d] = r ? 2 : 1;
+    return r;
+}
+
+/* The resetting defs of the chain with this head, in pos order. */
+static const uint32_t *chain_resets(ol_model *m, uint32_t head, size_t *count)
+{
+    facts_cache *fc = cache_of(m);
+    if (!fc->reset_chain_at[head]) {
+        const uint32_t *chain;
+        size_t n = ol_def_chain(m, head, &chain);
+        size_t begin = fc->reset_items.len;
+        for (size_t i = 0; i < n; i++)
+            if (def_resets(m, chain[i]))
+                ol_vec_push(&fc->reset_items, chain[i]);
+        ol_vec_push(&fc->reset_chains, (uint32_t)begin);
+        ol_vec_push(&fc->reset_chains, (uint32_t)(fc->reset_items.len - begin));
+        fc->reset_chain_at[head] = (uint32_t)(fc->reset_chains.len / 2);
+    }
+    size_t k = (fc->reset_chain_at[head] - 1) * 2;
+    *count = fc->reset_chains.items[k + 1];
+    return *count ? fc->reset_items.items + fc->reset_chains.items[k] : NULL;
+}
+
 /* Is the accumulator reset inside loop_node (other than at stmt)? A reset
  * bounds its lifetime to one iteration of that loop. */
 static bool reset_inside(ol_model *m, const ol_accumulator *acc, ol_nid loop_node, ol_nid stmt)
@@ -310,14 +401,26 @@ static bool reset_inside(ol_model *m, const ol_accumulator *acc, ol_nid loop_nod
         if (ol_scope_defs(m, scope, name) == OL_NO_INDEX &&
             ol_reaching_defs(m, scope, name, acc->holder, defs, 1) > 0)
             scope = m->defs.items[defs[0]].scope;
-        for (uint32_t d = ol_scope_defs(m, scope, name); d != OL_NO_INDEX; d = m->defs.items[d].next) {
-            const ol_def *def = &m->defs.items[d];
-            if (def->stmt == stmt || !ol_contains(t, loop_node, def->stmt))
-                continue;
-            if (def->kind == OL_DEF_DELETE || def->kind == OL_DEF_FOR || def->kind == OL_DEF_WITH)
-                return true;
-            if ((def->kind == OL_DEF_ASSIGN || def->kind == OL_DEF_WALRUS) && !ol_mentions(t, def->value, acc->holder))
-                return true;
+        uint32_t head = ol_scope_defs(m, scope, name);
+        if (head != OL_NO_INDEX) {
+            size_t count;
+            const uint32_t *resets = chain_resets(m, head, &count);
+            /* the resets that lie in the loop: a def inside it is visible
+             * from within the loop's span (pos order) */
+            const ol_node *loop = ol_node_at(t, loop_node);
+            size_t lo = 0, hi = count;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (m->defs.items[resets[mid]].pos < loop->start)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            for (size_t i = lo; i < count && m->defs.items[resets[i]].pos <= loop->end; i++) {
+                const ol_def *def = &m->defs.items[resets[i]];
+                if (def->stmt != stmt && ol_contains(t, loop_node, def->stmt))
+                    return true;
+            }
         }
     } else {
         ol_nid obj = ol_field(t, acc->holder, OL_F_object);
@@ -335,7 +438,17 @@ static bool reset_inside(ol_model *m, const ol_accumulator *acc, ol_nid loop_nod
         }
     }
     if (acc->is_item) {
-        for (size_t i = 0; i < m->subscript_stores.len; i++) {
+        /* the stores are in node order: those in the loop's subtree are a run */
+        size_t lo = 0, hi = m->subscript_stores.len;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (m->subscript_stores.items[mid] < loop_node)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t i = lo; i < m->subscript_stores.len && m->subscript_stores.items[i] < m->subtree_end[loop_node];
+             i++) {
             ol_nid a = m->subscript_stores.items[i];
             if (a == stmt || !ol_contains(t, loop_node, a))
                 continue;
@@ -344,12 +457,27 @@ static bool reset_inside(ol_model *m, const ol_accumulator *acc, ol_nid loop_nod
                 return true;
         }
     }
-    /* holder.clear(), del holder[:] */
-    size_t first, end = ol_calls_in(m, loop_node, &first);
-    for (size_t i = first; i < end; i++) {
-        const ol_call *c = &m->calls.items[i];
-        if (c->name != m->names.clear || c->receiver == OL_NONE)
-            continue;
+    /* holder.clear(), del holder[:]: the file's clear() calls, in call
+     * (node) order, those in the loop found by binary search */
+    facts_cache *fc = cache_of(m);
+    if (!fc->clears_built) {
+        for (size_t i = 0; i < m->calls.len; i++)
+            if (m->calls.items[i].name == m->names.clear && m->calls.items[i].receiver != OL_NONE)
+                ol_vec_push(&fc->clears, (uint32_t)i);
+        fc->clears_built = true;
+    }
+    size_t lo = 0, hi = fc->clears.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->calls.items[fc->clears.items[mid]].node < loop_node)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < fc->clears.len; i++) {
+        const ol_call *c = &m->calls.items[fc->clears.items[i]];
+        if (c->node >= m->subtree_end[loop_node])
+            break;
         if (ol_same_text(t, ol_unparen(t, c->receiver), acc->holder))
             return true;
     }
@@ -477,12 +605,12 @@ static void collect(ol_model *m, ol_nid region, ol_nid site, uint32_t fn, int de
         }
         /* a local function called here: its events happen here */
         if (depth < 3) {
-            for (size_t f = 0; f < m->functions.len; f++) {
+            const uint32_t *called;
+            size_t ncalled = ol_call_functions(m, (uint32_t)i, &called);
+            for (size_t k = 0; k < ncalled; k++) {
+                uint32_t f = called[k];
                 const ol_function *callee = &m->functions.items[f];
-                bool called = false;
-                for (size_t k = 0; k < callee->callsites.len && !called; k++)
-                    called = callee->callsites.items[k] == i;
-                if (!called || (uint32_t)f == fn)
+                if (f == fn || (k > 0 && called[k - 1] == f))
                     continue;
                 ol_nid body = ol_field(t, callee->node, OL_F_body);
                 if (body != OL_NONE)
@@ -496,6 +624,138 @@ void ol_collect_events(ol_model *m, ol_nid region, ol_event_vec *out)
 {
     /* a loop belongs to its function; a function's body block to the function itself */
     collect(m, region, OL_NONE, ol_function_of(m, region), 0, out);
+}
+
+static int cmp_step_event(const void *a, const void *b, const ol_event *events)
+{
+    uint32_t x = events[*(const uint32_t *)a].call, y = events[*(const uint32_t *)b].call;
+    return x < y ? -1 : x > y;
+}
+
+const ol_region_events *ol_events_of(ol_model *m, ol_nid region)
+{
+    const ol_tree *t = m->tree;
+    if (region >= t->nodes.len)
+        region = 0;
+    facts_cache *fc = cache_of(m);
+    if (fc->at[region])
+        return fc->regions.items[fc->at[region] - 1];
+    ol_region_events re;
+    memset(&re, 0, sizeof(re));
+    ol_collect_events(m, region, &re.events);
+    for (size_t i = 0; i < re.events.len; i++) {
+        switch (re.events.items[i].kind) {
+        case OL_EV_BACKWARD:
+            re.has_backward = true;
+            ol_vec_push(&re.backwards, (uint32_t)i);
+            break;
+        case OL_EV_STEP:
+            re.has_step = true;
+            ol_vec_push(&re.steps, (uint32_t)i);
+            break;
+        case OL_EV_ZERO:
+        case OL_EV_ZERO_ALL:
+            ol_vec_push(&re.zeros, (uint32_t)i);
+            break;
+        }
+    }
+    /* by call, for ol_events_step_of; a call's step appears once per site
+     * it is reached through, and the first of them in event order is the one
+     * wanted: insertion sort keeps equal calls in order (steps are few) */
+    for (size_t i = 1; i < re.steps.len; i++) {
+        uint32_t x = re.steps.items[i];
+        size_t j = i;
+        while (j > 0 && cmp_step_event(&re.steps.items[j - 1], &x, re.events.items) > 0) {
+            re.steps.items[j] = re.steps.items[j - 1];
+            j--;
+        }
+        re.steps.items[j] = x;
+    }
+    ol_region_events *kept = ol_xmalloc(sizeof(*kept));
+    *kept = re;
+    ol_vec_push(&fc->regions, kept);
+    fc->at[region] = (uint32_t)fc->regions.len;
+    return kept;
+}
+
+size_t ol_events_step_of(const ol_region_events *re, uint32_t call)
+{
+    size_t lo = 0, hi = re->steps.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (re->events.items[re->steps.items[mid]].call < call)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* the last of equal calls: the original search kept the last match */
+    size_t found = re->events.len;
+    for (size_t i = lo; i < re->steps.len && re->events.items[re->steps.items[i]].call == call; i++)
+        found = re->steps.items[i];
+    return found;
+}
+
+
+/* ---- texts ------------------------------------------------------------------------ */
+
+uint64_t ol_text_hash(const ol_tree *t, ol_nid n)
+{
+    uint32_t len;
+    const char *s = ol_text(t, n, &len);
+    uint64_t h = 1469598103934665603ull;
+    for (uint32_t i = 0; i < len; i++) {
+        if (skip_space(s[i]))
+            continue;
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+void ol_text_index_add(ol_text_index *ix, const ol_tree *t, ol_nid n)
+{
+    if (n == OL_NONE)
+        return;
+    ol_text_entry e = {ol_text_hash(t, n), n};
+    ol_vec_push(&ix->entries, e);
+    ix->sealed = false;
+}
+
+static int cmp_text_entry(const void *a, const void *b)
+{
+    const ol_text_entry *x = a, *y = b;
+    if (x->hash != y->hash)
+        return x->hash < y->hash ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+bool ol_text_index_has(ol_text_index *ix, const ol_tree *t, ol_nid n)
+{
+    if (n == OL_NONE)
+        return false;
+    if (!ix->sealed) {
+        ol_sort(ix->entries.items, ix->entries.len, sizeof(ol_text_entry), cmp_text_entry);
+        ix->sealed = true;
+    }
+    uint64_t h = ol_text_hash(t, n);
+    size_t lo = 0, hi = ix->entries.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ix->entries.items[mid].hash < h)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < ix->entries.len && ix->entries.items[i].hash == h; i++)
+        if (ol_same_text(t, ix->entries.items[i].node, n))
+            return true;
+    return false;
+}
+
+void ol_text_index_free(ol_text_index *ix)
+{
+    ol_vec_free(&ix->entries);
+    ix->sealed = false;
 }
 
 bool ol_zero_clears(ol_model *m, ol_nid zero_target, ol_nid optimizer)

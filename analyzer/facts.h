@@ -95,6 +95,40 @@ typedef OL_VEC(ol_event) ol_event_vec;
 /* The training events inside region (a loop or function body), in the
  * order they run within one pass, following calls of local functions. */
 void ol_collect_events(ol_model *m, ol_nid region, ol_event_vec *out);
+
+/* The same events, computed once per region and kept by the model (rules
+ * ask about the loop around each of its calls: copying or recomputing the
+ * loop's events each time grows with the square of the loop), with what
+ * rules look up in them. Valid until ol_model_free. */
+typedef struct ol_region_events {
+    ol_event_vec events;
+    bool has_backward, has_step;
+    OL_VEC(uint32_t) zeros;     /* indexes of OL_EV_ZERO and OL_EV_ZERO_ALL events */
+    OL_VEC(uint32_t) backwards; /* indexes of OL_EV_BACKWARD events */
+    OL_VEC(uint32_t) steps;     /* indexes of OL_EV_STEP events, by their call (ascending) */
+} ol_region_events;
+
+const ol_region_events *ol_events_of(ol_model *m, ol_nid region);
+/* The index of the step event of `call` in re, or re->events.len. */
+size_t ol_events_step_of(const ol_region_events *re, uint32_t call);
+void ol_region_events_free(ol_region_events *re);
+
+/* Node texts compared as ol_same_text does (whitespace ignored), hashed:
+ * "is any of these expressions spelled like x" in about constant time. */
+typedef struct ol_text_entry {
+    uint64_t hash;
+    ol_nid node;
+} ol_text_entry;
+typedef struct ol_text_index {
+    OL_VEC(ol_text_entry) entries; /* sorted by hash once sealed */
+    bool sealed;
+} ol_text_index;
+
+uint64_t ol_text_hash(const ol_tree *t, ol_nid n);
+void ol_text_index_add(ol_text_index *ix, const ol_tree *t, ol_nid n);
+/* Is a node spelled like n in the index? (Seals it on first use.) */
+bool ol_text_index_has(ol_text_index *ix, const ol_tree *t, ol_nid n);
+void ol_text_index_free(ol_text_index *ix);
 /* Does zeroing `zero_target` clear the gradients `optimizer` steps with?
  * The same optimizer, or the module it was built over (when that module is
  * not known, any module counts). */

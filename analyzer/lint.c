@@ -18,6 +18,7 @@
 #include "notebook.h"
 #include "project.h"
 #include "rule.h"
+#include "supervise.h"
 #include "suppress.h"
 #include "summary.h"
 #include "writefile.h"
@@ -32,6 +33,7 @@ void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s)
     lt->depth = 0;
     lt->summary_only = false;
     lt->nested_ns = 0;
+    lt->slot = 0;
 }
 
 uint64_t ol_now_ns(void)
@@ -184,6 +186,17 @@ static void filter(const ol_settings *s, const ol_tree *t, ol_file_result *r)
     ol_suppressions_free(&sup);
 }
 
+/* A rule that read a node the tree does not have (see ol_node_at) may have
+ * placed an edit at the absent node's offset, the top of the file: its
+ * findings stand, their fixes are not offered. Findings from `from` on. */
+static void drop_fixes(ol_diag_vec *diags, size_t from)
+{
+    for (size_t i = from; i < diags->len; i++) {
+        ol_fix_free(diags->items[i].fix);
+        diags->items[i].fix = NULL;
+    }
+}
+
 static bool has_hard_error(const ol_tree *t)
 {
     for (size_t i = 0; i < t->errors.len; i++)
@@ -295,6 +308,8 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
     if (!tree.timed_out) {
         ol_model model;
         ol_model_build(&model, &tree);
+        /* reads of absent nodes (ol_node_at): the model's, then each rule's */
+        uint32_t model_absent = ol_absent_reads(&tree);
         if (tm) {
             uint64_t t1 = ol_now_ns();
             tm->model_ns += t1 - t0;
@@ -315,7 +330,11 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
                 continue;
             check.rule = rule;
             lt->nested_ns = 0;
+            size_t first_diag = r->diags.len;
+            uint32_t absent = ol_absent_reads(&tree);
             rule->check(&check);
+            if (ol_absent_reads(&tree) != absent)
+                drop_fixes(&r->diags, first_diag);
             if (tm) {
                 /* another file linted on the way is timed as itself */
                 uint64_t t1 = ol_now_ns();
@@ -326,6 +345,8 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
             }
         }
         ol_xref_end(xref);
+        if (model_absent)
+            drop_fixes(&r->diags, 0);
         ol_model_free(&model);
     }
     filter(lt->settings, &tree, r);
@@ -344,6 +365,8 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
     memset(r, 0, sizeof(*r));
     r->path = ol_xstrdup(in->path);
     r->from_stdin = in->from_stdin;
+    if (run)
+        ol_guard_maybe_fail(run->guard, in->path);
     const ol_settings *saved = lt->settings;
     if (in->settings)
         lt->settings = in->settings;
@@ -398,6 +421,8 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
     uint64_t fix_start = lt->timings ? ol_now_ns() : 0;
     if (run && run->fix_mode != OL_FIX_NONE) {
         ol_fix_mode mode = (ol_fix_mode)run->fix_mode;
+        if (run->guard && run->guard->probe && mode == OL_FIX_WRITE)
+            mode = OL_FIX_DIFF; /* a probe re-runs a file to see it fail, and writes nothing */
         if (in->from_stdin && mode == OL_FIX_WRITE)
             mode = OL_FIX_OUTPUT;
         ol_fix_outcome outcome;
@@ -440,20 +465,86 @@ typedef struct pool_job {
     size_t stdin_len;
     ol_file_result *results;
     atomic_size_t next;
+    atomic_size_t workers; /* numbers each worker, for its supervisor slot */
     pthread_mutex_t lock; /* guards merging timings */
 } pool_job;
+
+/* A file a crashed run failed on (supervise.c): reported, not linted. */
+static void set_aside(const pool_job *job, const ol_input *in, const ol_quarantined *q, ol_file_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->from_stdin = in->from_stdin;
+    ol_result_io_error(r, in->path, q->reason);
+    free(ol_vec_last(&r->diags).help);
+    ol_vec_last(&r->diags).help =
+        ol_xstrdup("the other files were analyzed; exclude this one (--exclude) until the bug is fixed");
+    if (in->from_stdin && job->run && job->run->fix_mode == OL_FIX_WRITE && job->stdin_bytes) {
+        /* `--fix -` prints the fixed code, which an editor puts in place of
+         * its buffer: what it gets back is the code as it came */
+        r->fix_output = ol_xmalloc(job->stdin_len + 1);
+        memcpy(r->fix_output, job->stdin_bytes, job->stdin_len);
+        r->fix_output[job->stdin_len] = '\0';
+        r->fix_output_len = job->stdin_len;
+    }
+}
+
+static const ol_guard *job_guard(const pool_job *job)
+{
+    return job->run ? job->run->guard : NULL;
+}
+
+/* Whether the supervisor says input i is not to be linted in this child
+ * (quarantined after a crash, or not the one a probe child tries); r, when
+ * given, gets what is reported instead. */
+static bool guard_withholds(const pool_job *job, size_t i, ol_file_result *r)
+{
+    const ol_guard *guard = job_guard(job);
+    if (!guard)
+        return false;
+    const ol_input *in = &job->inputs[i];
+    const ol_quarantined *q = ol_guard_quarantined(guard, i, in->path);
+    if (q) {
+        if (r)
+            set_aside(job, in, q, r);
+        return true;
+    }
+    if (ol_guard_skips(guard, i, in->path)) {
+        if (r) {
+            memset(r, 0, sizeof(*r));
+            r->path = ol_xstrdup(in->path);
+        }
+        return true;
+    }
+    return false;
+}
+
+/* Lints (or only summarises) input i with the worker's supervisor slot
+ * naming it: a file linted inside another's rules (project.h) is the
+ * suspect while it runs, and then the outer file is again. */
+static void lint_guarded(pool_job *job, ol_linter *lt, size_t i, const ol_run_options *run, ol_file_result *r)
+{
+    const ol_guard *guard = job_guard(job);
+    size_t outer = lt->file;
+    bool nested = lt->depth > 0;
+    lt->file = i;
+    lt->depth++;
+    ol_guard_begin(guard, lt->slot, i, job->inputs[i].path);
+    ol_lint_input(lt, &job->inputs[i], job->stdin_bytes, job->stdin_len, run, r);
+    if (nested)
+        ol_guard_begin(guard, lt->slot, outer, job->inputs[outer].path);
+    else
+        ol_guard_end(guard, lt->slot);
+    lt->depth--;
+    lt->file = outer;
+}
 
 /* Lints input i on this thread, as the one that claimed it. */
 static void lint_claimed(pool_job *job, ol_linter *lt, size_t i)
 {
-    size_t saved_file = lt->file;
-    lt->file = i;
-    lt->depth++;
-    ol_lint_input(lt, &job->inputs[i], job->stdin_bytes, job->stdin_len, job->run, &job->results[i]);
+    if (!guard_withholds(job, i, &job->results[i]))
+        lint_guarded(job, lt, i, job->run, &job->results[i]);
     if (job->project)
         ol_project_publish_missing(job->project, i);
-    lt->depth--;
-    lt->file = saved_file;
 }
 
 /* Files importing each other are linted one inside the other on a thread;
@@ -474,14 +565,13 @@ static void process_file(void *arg, void *worker_linter, size_t i)
         lt->summary_only = false;
         lint_claimed(job, lt, i);
     } else if (!ol_project_claimed(job->project, i) || lt->depth >= OL_MAX_NESTED_FILES) {
-        ol_file_result scratch;
-        size_t saved_file = lt->file;
-        lt->file = i;
-        lt->summary_only = true;
-        ol_lint_input(lt, &job->inputs[i], job->stdin_bytes, job->stdin_len, NULL, &scratch);
-        ol_file_result_free(&scratch);
+        if (!guard_withholds(job, i, NULL)) {
+            ol_file_result scratch;
+            lt->summary_only = true;
+            lint_guarded(job, lt, i, NULL, &scratch);
+            ol_file_result_free(&scratch);
+        }
         ol_project_publish_missing(job->project, i);
-        lt->file = saved_file;
     }
     lt->summary_only = saved_only;
     lt->nested_ns = saved_nested + (lt->timings ? ol_now_ns() - start : 0);
@@ -493,6 +583,7 @@ static void *worker(void *arg)
     ol_linter lt;
     ol_linter_init(&lt, job->grammar, job->settings);
     lt.project = job->project;
+    lt.slot = atomic_fetch_add(&job->workers, 1);
     ol_timings mine;
     bool timed = job->run && job->run->timings;
     if (timed) {
@@ -538,6 +629,7 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
         ol_project_set_processor(job.project, process_file, &job);
     }
     atomic_init(&job.next, 0);
+    atomic_init(&job.workers, 0);
     pthread_mutex_init(&job.lock, NULL);
     if (threads <= 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);

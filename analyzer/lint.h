@@ -43,11 +43,16 @@ void ol_timings_add(ol_timings *into, const ol_timings *from);
 void ol_timings_free(ol_timings *t);
 uint64_t ol_now_ns(void);
 
+struct ol_guard;
+
 /* What a run does besides reporting (see fix.h). */
 typedef struct ol_run_options {
     int fix_mode;        /* ol_fix_mode */
     bool unsafe_fixes;
     ol_timings *timings; /* collect phase timings here, or NULL */
+    /* the supervisor's view of this run (supervise.h): which file each
+     * thread is on, files to set aside; NULL in process (library, server) */
+    const struct ol_guard *guard;
 } ol_run_options;
 
 typedef struct ol_file_result {
@@ -76,6 +81,7 @@ typedef struct ol_linter {
     int depth;           /* files being linted on this thread, one inside another */
     bool summary_only;   /* publish the file's summary, run no rules */
     uint64_t nested_ns;  /* time spent on other files inside this one's rules */
+    size_t slot;         /* this worker's slot in the run's supervisor (supervise.h) */
 } ol_linter;
 
 void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s);

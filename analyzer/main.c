@@ -18,6 +18,14 @@
  * inputs (compared by device and inode, so a link to an input is caught
  * too), and it is built aside and renamed into place at the end
  * (writefile.h).
+ *
+ * A lint run happens under a supervisor (supervise.h): run_lint executes in
+ * a child process whose report the parent passes on only once the child has
+ * finished, and a file the child crashed on (or ran out of memory or time
+ * on) is set aside with an OOM001 finding while the run is redone for the
+ * rest. So no single file can take the report down with it. Standard input
+ * is read by the supervisor before forking and handed to run_lint in the
+ * guard, so a second child sees it too.
  */
 #include <errno.h>
 #include <signal.h>
@@ -34,9 +42,10 @@
 #include "lint.h"
 #include "rule.h"
 #include "server.h"
+#include "supervise.h"
 #include "writefile.h"
 
-static bool want_color(ol_color c)
+static bool want_color(ol_color c, const ol_guard *guard)
 {
     if (c == OL_COLOR_ALWAYS)
         return true;
@@ -49,7 +58,9 @@ static bool want_color(ol_color c)
     if (force && *force)
         return true;
     const char *term = getenv("TERM");
-    return isatty(STDOUT_FILENO) && !(term && strcmp(term, "dumb") == 0);
+    /* under the supervisor stdout is a pipe to it; it knows the real one */
+    bool tty = guard && guard->shared ? guard->stdout_tty : isatty(STDOUT_FILENO);
+    return tty && !(term && strcmp(term, "dumb") == 0);
 }
 
 static void config_options(const ol_cli *cli, ol_config_options *o)
@@ -168,7 +179,7 @@ static bool output_is_an_input(const ol_cli *cli, const ol_input_vec *inputs, ol
     return false;
 }
 
-static int run_lint(ol_cli *cli)
+static int run_lint(ol_cli *cli, const ol_guard *guard)
 {
     ol_grammar grammar;
     if (!ol_grammar_init(&grammar)) {
@@ -240,6 +251,16 @@ static int run_lint(ol_cli *cli)
     for (size_t i = 0; i < inputs.len; i++) {
         if (!inputs.items[i].from_stdin)
             continue;
+        if (guard && guard->stdin_read) {
+            /* read by the supervisor; a copy, so that this run owns what it frees */
+            if (guard->stdin_error)
+                inputs.items[i].error = guard->stdin_error;
+            else {
+                stdin_bytes = ol_xstrndup(guard->stdin_bytes, guard->stdin_len);
+                stdin_len = guard->stdin_len;
+            }
+            break;
+        }
         int err = ol_read_stream(STDIN_FILENO, OL_MAX_SOURCE_BYTES, &stdin_bytes, &stdin_len);
         if (err) {
             inputs.items[i].error = err;
@@ -252,13 +273,14 @@ static int run_lint(ol_cli *cli)
     ol_timings timings;
     ol_timings_init(&timings);
     uint64_t wall_start = ol_now_ns();
-    ol_run_options run = {OL_FIX_NONE, cli->unsafe_fixes, cli->timings ? &timings : NULL};
+    ol_run_options run = {OL_FIX_NONE, cli->unsafe_fixes, cli->timings ? &timings : NULL, guard};
     if (cli->diff)
         run.fix_mode = OL_FIX_DIFF;
     else if (cli->fix)
         run.fix_mode = OL_FIX_WRITE;
     ol_file_result *results = ol_xcalloc(inputs.len ? inputs.len : 1, sizeof(ol_file_result));
     ol_lint_all(&grammar, &settings, &run, inputs.items, inputs.len, stdin_bytes, stdin_len, results, cli->threads);
+    ol_guard_reporting(guard);
 
     size_t failing = 0, analyzed = 0, fixed = 0, fixed_files = 0, unread = 0;
     bool stdin_fixed_output = false, fix_failed = false;
@@ -279,7 +301,7 @@ static int run_lint(ol_cli *cli)
         if (results[i].fix_output)
             stdin_fixed_output = true;
     }
-    bool color = cli->output_file ? cli->color == OL_COLOR_ALWAYS : want_color(cli->color);
+    bool color = cli->output_file ? cli->color == OL_COLOR_ALWAYS : want_color(cli->color, guard);
     ol_emit_options eo = {cli->format, color, cli->quiet, cli->statistics, cli->unsafe_fixes};
     int status = failing > 0 ? 1 : 0;
     if (cli->diff) {
@@ -377,6 +399,11 @@ static int run_lint(ol_cli *cli)
     return status;
 }
 
+static int run_lint_guarded(void *cli, const ol_guard *guard)
+{
+    return run_lint(cli, guard);
+}
+
 int main(int argc, char **argv)
 {
     ol_cli cli;
@@ -406,7 +433,14 @@ int main(int argc, char **argv)
         status = ol_cmd_rule(&cli, stdout, stderr);
         break;
     case OL_CMD_LINT:
-        status = cli.show_settings ? run_show_settings(&cli) : run_lint(&cli);
+        if (cli.show_settings) {
+            status = run_show_settings(&cli);
+        } else {
+            ol_supervise_options so = {false};
+            for (size_t i = 0; i < cli.paths.len; i++)
+                so.read_stdin |= strcmp(cli.paths.items[i], "-") == 0;
+            status = ol_supervise(&so, run_lint_guarded, &cli);
+        }
         break;
     case OL_CMD_SERVER:
         status = ol_server_main(&cli);

@@ -328,7 +328,7 @@ static void add_import(builder *b, ol_nid stmt, ol_nid name_node, ol_sym qual, o
     d.target = bound_node;
     d.value = OL_NONE;
     d.stmt = stmt;
-    d.pos = m->tree->nodes.items[stmt].end;
+    d.pos = ol_node_at(m->tree, stmt)->end;
     d.qual = qual;
     d.index = OL_NO_INDEX;
     d.annotation = OL_NONE;
@@ -414,7 +414,7 @@ static void visit_parameters(builder *b, ol_nid params, ol_function *f, uint32_t
 {
     const ol_tree *t = b->t;
     uint32_t index = 0;
-    uint32_t body_pos = t->nodes.items[params].end;
+    uint32_t body_pos = ol_node_at(t, params)->end;
     for (ol_nid p = ol_first(t, params); p != OL_NONE; p = ol_next(t, p)) {
         ol_kind k = ol_kind_of(t, p);
         ol_nid name = OL_NONE, value = OL_NONE, type = OL_NONE;
@@ -526,7 +526,7 @@ static void visit_function(builder *b, ol_nid n, ol_nid decorated, uint32_t dept
         d.target = name;
         d.value = n;
         d.stmt = decorated != OL_NONE ? decorated : n;
-        d.pos = t->nodes.items[n].end;
+        d.pos = ol_node_at(t, n)->end;
         d.index = fn;
         d.annotation = OL_NONE;
         /* methods are reached through the class, not as scope names */
@@ -593,7 +593,7 @@ static void visit_class(builder *b, ol_nid n, uint32_t depth)
         d.target = name;
         d.value = n;
         d.stmt = ol_kind_of(t, ol_parent(t, n)) == OL_N_decorated_definition ? ol_parent(t, n) : n;
-        d.pos = t->nodes.items[n].end;
+        d.pos = ol_node_at(t, n)->end;
         d.index = ci;
         d.annotation = OL_NONE;
         add_def(b, d);
@@ -646,7 +646,7 @@ static void visit_comprehension(builder *b, ol_nid n, uint32_t depth)
                 visit(b, right, depth + 1);
             if (left != OL_NONE) {
                 visit(b, left, depth + 1);
-                bind_simple(b, left, OL_DEF_FOR, right, c, t->nodes.items[n].start);
+                bind_simple(b, left, OL_DEF_FOR, right, c, ol_node_at(t, n)->start);
             }
         } else if (c != body) {
             visit(b, c, depth + 1);
@@ -682,7 +682,7 @@ static void record_assignment(builder *b, ol_nid n, uint32_t depth)
     if (ol_kind_of(t, ol_unparen(t, left)) == OL_N_subscript)
         ol_vec_push(&m->subscript_stores, n);
     int8_t path[OL_PATH_MAX];
-    bind_info info = {OL_DEF_ASSIGN, value, ol_statement_of(t, n), t->nodes.items[n].end, type};
+    bind_info info = {OL_DEF_ASSIGN, value, ol_statement_of(t, n), ol_node_at(t, n)->end, type};
     if (right == OL_NONE)
         info.kind = OL_DEF_OTHER; /* bare annotation: x: int */
     if (right == OL_NONE && type != OL_NONE)
@@ -721,7 +721,7 @@ static void visit_with(builder *b, ol_nid n, uint32_t depth)
                     ol_nid target = ol_first_named(t, alias);
                     if (target == OL_NONE)
                         target = alias;
-                    uint32_t pos = body != OL_NONE ? t->nodes.items[body].start : t->nodes.items[n].end;
+                    uint32_t pos = body != OL_NONE ? ol_node_at(t, body)->start : ol_node_at(t, n)->end;
                     bind_simple(b, target, OL_DEF_WITH, expr, n, pos);
                 }
             } else {
@@ -786,9 +786,9 @@ static void visit(builder *b, ol_nid n, uint32_t depth)
         ol_vec_push(&m->aug_assigns, n);
         ol_nid left = ol_field(t, n, OL_F_left);
         if (left != OL_NONE && ol_kind_of(t, ol_unparen(t, left)) == OL_N_identifier)
-            bind_simple(b, left, OL_DEF_AUGASSIGN, n, ol_statement_of(t, n), t->nodes.items[n].end);
+            bind_simple(b, left, OL_DEF_AUGASSIGN, n, ol_statement_of(t, n), ol_node_at(t, n)->end);
         else if (left != OL_NONE && ol_kind_of(t, ol_unparen(t, left)) == OL_N_attribute)
-            bind_simple(b, left, OL_DEF_AUGASSIGN, n, ol_statement_of(t, n), t->nodes.items[n].end);
+            bind_simple(b, left, OL_DEF_AUGASSIGN, n, ol_statement_of(t, n), ol_node_at(t, n)->end);
         return;
     }
     case OL_N_named_expression: {
@@ -799,7 +799,7 @@ static void visit(builder *b, ol_nid n, uint32_t depth)
         while (m->scopes.items[b->scope].kind == OL_SCOPE_COMPREHENSION)
             b->scope = m->scopes.items[b->scope].parent;
         bind_simple(b, name, OL_DEF_WALRUS, ol_field(t, n, OL_F_value), ol_statement_of(t, n),
-                    t->nodes.items[n].end);
+                    ol_node_at(t, n)->end);
         b->scope = saved;
         return;
     }
@@ -815,7 +815,7 @@ static void visit(builder *b, ol_nid n, uint32_t depth)
         b->loop = loop;
         if (left != OL_NONE) {
             visit(b, left, depth + 1);
-            uint32_t pos = body != OL_NONE ? t->nodes.items[body].start : t->nodes.items[n].end;
+            uint32_t pos = body != OL_NONE ? ol_node_at(t, body)->start : ol_node_at(t, n)->end;
             bind_simple(b, left, OL_DEF_FOR, right, n, pos);
         }
         if (body != OL_NONE)
@@ -857,12 +857,12 @@ static void visit(builder *b, ol_nid n, uint32_t depth)
                 if (target == OL_NONE)
                     target = alias;
                 if (target != OL_NONE)
-                    bind_simple(b, target, OL_DEF_EXCEPT, ol_first_named(t, c), n, t->nodes.items[c].end);
+                    bind_simple(b, target, OL_DEF_EXCEPT, ol_first_named(t, c), n, ol_node_at(t, c)->end);
             }
         }
         ol_nid alias = ol_field(t, n, OL_F_alias);
         if (alias != OL_NONE)
-            bind_simple(b, alias, OL_DEF_EXCEPT, ol_field(t, n, OL_F_value), n, t->nodes.items[alias].end);
+            bind_simple(b, alias, OL_DEF_EXCEPT, ol_field(t, n, OL_F_value), n, ol_node_at(t, alias)->end);
         return;
     }
     case OL_N_delete_statement:
@@ -872,11 +872,11 @@ static void visit(builder *b, ol_nid n, uint32_t depth)
             if (ol_kind_of(t, c) == OL_N_expression_list) {
                 for (ol_nid d = ol_first_named(t, c); d != OL_NONE; d = ol_next_named(t, d))
                     if (ol_kind_of(t, d) == OL_N_identifier)
-                        bind_simple(b, d, OL_DEF_DELETE, OL_NONE, n, t->nodes.items[n].end);
+                        bind_simple(b, d, OL_DEF_DELETE, OL_NONE, n, ol_node_at(t, n)->end);
                 continue;
             }
             if (ol_kind_of(t, target) == OL_N_identifier)
-                bind_simple(b, target, OL_DEF_DELETE, OL_NONE, n, t->nodes.items[n].end);
+                bind_simple(b, target, OL_DEF_DELETE, OL_NONE, n, ol_node_at(t, n)->end);
         }
         return;
     case OL_N_return_statement:
@@ -921,7 +921,7 @@ static void compute_subtree_ends(ol_model *m)
     for (size_t i = 0; i < count; i++)
         m->subtree_end[i] = (uint32_t)i + 1;
     for (size_t i = count; i-- > 1;) {
-        ol_nid p = t->nodes.items[i].parent;
+        ol_nid p = ol_node_at(t, i)->parent;
         if (p != OL_NONE && m->subtree_end[p] < m->subtree_end[i])
             m->subtree_end[p] = m->subtree_end[i];
     }
@@ -1240,15 +1240,17 @@ static void mark_backward_reach(ol_model *m)
 static void resolve_method_callsites(ol_model *m)
 {
     const ol_tree *t = m->tree;
+    /* calls already resolved to a function, marked once (not searched per call) */
+    bool *known = ol_xcalloc(m->calls.len + 1, sizeof(bool));
+    for (size_t f = 0; f < m->functions.len; f++)
+        for (size_t k = 0; k < m->functions.items[f].callsites.len; k++)
+            if (m->functions.items[f].callsites.items[k] < m->calls.len)
+                known[m->functions.items[f].callsites.items[k]] = true;
     for (size_t ci = 0; ci < m->calls.len; ci++) {
         const ol_call *c = &m->calls.items[ci];
         if (c->receiver == OL_NONE || !c->name || ol_kind_of(t, ol_unparen(t, c->callee)) != OL_N_attribute)
             continue;
-        bool known = false;
-        for (size_t f = 0; f < m->functions.len && !known; f++)
-            for (size_t k = 0; k < m->functions.items[f].callsites.len && !known; k++)
-                known = m->functions.items[f].callsites.items[k] == ci;
-        if (known)
+        if (known[ci])
             continue;
         ol_val rv = ol_eval(m, c->receiver);
         if (!(rv.flags & OL_VF_LOCAL) || (rv.kind != OL_V_MODULE && rv.kind != OL_V_INSTANCE) ||
@@ -1263,6 +1265,45 @@ static void resolve_method_callsites(ol_model *m)
             }
         }
     }
+    free(known);
+}
+
+/* The functions' call sites turned around: call -> the local functions it
+ * calls, so that following a call into a function costs no search. */
+static void index_call_functions(ol_model *m)
+{
+    m->call_functions_begin = ol_xcalloc(m->calls.len + 2, sizeof(uint32_t));
+    size_t total = 0;
+    for (size_t f = 0; f < m->functions.len; f++)
+        for (size_t k = 0; k < m->functions.items[f].callsites.len; k++) {
+            uint32_t ci = m->functions.items[f].callsites.items[k];
+            if (ci < m->calls.len) {
+                m->call_functions_begin[ci + 1]++;
+                total++;
+            }
+        }
+    for (size_t ci = 0; ci < m->calls.len + 1; ci++)
+        m->call_functions_begin[ci + 1] += m->call_functions_begin[ci];
+    m->call_functions = ol_xmalloc((total + 1) * sizeof(uint32_t));
+    uint32_t *fill = ol_xmalloc((m->calls.len + 1) * sizeof(uint32_t));
+    memcpy(fill, m->call_functions_begin, (m->calls.len + 1) * sizeof(uint32_t));
+    for (size_t f = 0; f < m->functions.len; f++) /* in function order within each call */
+        for (size_t k = 0; k < m->functions.items[f].callsites.len; k++) {
+            uint32_t ci = m->functions.items[f].callsites.items[k];
+            if (ci < m->calls.len)
+                m->call_functions[fill[ci]++] = (uint32_t)f;
+        }
+    free(fill);
+}
+
+size_t ol_call_functions(const ol_model *m, uint32_t call, const uint32_t **out)
+{
+    if (!m->call_functions_begin || call >= m->calls.len) {
+        *out = NULL;
+        return 0;
+    }
+    *out = m->call_functions + m->call_functions_begin[call];
+    return m->call_functions_begin[call + 1] - m->call_functions_begin[call];
 }
 
 /* Drops every memoized value and verdict, after a pass that changed what
@@ -1353,6 +1394,7 @@ void ol_model_build(ol_model *m, const ol_tree *t)
     compute_subtree_ends(m);
     resolve_callsites(m);
     resolve_method_callsites(m);
+    index_call_functions(m);
     forget_values(m);
     resolve_contexts(m);
     /* contexts change what values mean: forget anything computed so far */
@@ -1390,6 +1432,8 @@ void ol_model_free(ol_model *m)
     ol_vec_free(&m->withs);
     ol_vec_free(&m->excepts);
     ol_vec_free(&m->evidence);
+    free(m->def_module_use);
+    ol_vec_free(&m->attr_module_uses);
     free(m->node_scope);
     free(m->node_loop);
     free(m->node_ctx);
@@ -1398,6 +1442,13 @@ void ol_model_free(ol_model *m)
     free(m->def_keys);
     free(m->def_heads);
     free(m->def_tails);
+    if (m->facts_cache_free)
+        m->facts_cache_free(m->facts_cache);
+    free(m->call_functions_begin);
+    free(m->call_functions);
+    free(m->chain_items);
+    free(m->chain_start);
+    free(m->chain_count);
     free(m->node_val);
     free(m->node_state);
     free(m->def_val);

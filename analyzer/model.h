@@ -311,6 +311,12 @@ typedef struct ol_links {
     ol_sym (*star)(const struct ol_links *l, struct ol_model *m, ol_sym name);
 } ol_links;
 
+typedef struct ol_attr_use {
+    uint32_t cls;
+    ol_sym name;
+    uint8_t bits;
+} ol_attr_use;
+
 typedef struct ol_model {
     const ol_tree *tree;
     const ol_source *src;
@@ -343,6 +349,18 @@ typedef struct ol_model {
     uint64_t *def_keys;
     uint32_t *def_heads, *def_tails;
     size_t def_slots;
+    /* the same chains as arrays, for binary search (eval.c, def_chain):
+     * chain_items holds every chain in turn; for a chain's head def,
+     * chain_start/chain_count say where its chain lies */
+    uint32_t *chain_items, *chain_start, *chain_count;
+    size_t chains_built;    /* defs.len when they were built */
+    /* call -> local functions it calls (see ol_call_functions) */
+    uint32_t *call_functions_begin, *call_functions;
+    /* what the layer above keeps per file (facts.c: training events per
+     * region); the model frees it with the function given, knowing nothing
+     * of its shape */
+    void *facts_cache;
+    void (*facts_cache_free)(void *cache);
 
     /* lazy evaluation state */
     ol_val *node_val;       /* memo per node */
@@ -355,6 +373,12 @@ typedef struct ol_model {
     /* where names are used like nn.Modules (built on first use, eval.c) */
     OL_VEC(struct ol_evidence) evidence;
     bool evidence_built;
+    /* the same, per def: bit 1 a module-only method is called on a use it
+     * reaches, bit 2 such a use is called; and for self.x in methods, per
+     * (class, attribute), sorted */
+    uint8_t *def_module_use;
+    size_t def_module_use_len;
+    OL_VEC(struct ol_attr_use) attr_module_uses;
 
     /* file-wide facts */
     bool grad_globally_disabled;   /* module-level torch.set_grad_enabled(False) */
@@ -386,6 +410,12 @@ const char *ol_qualname(ol_model *m, ol_nid expr);
 
 /* Defs of `name` that may reach position `at` (inside scope `scope`).
  * Returns the count written to out (at most cap). */
+/* The defs of one (scope, name) chain, the one ol_scope_defs() returns the
+ * head of, as an array in pos order (binary-searchable). */
+size_t ol_def_chain(ol_model *m, uint32_t head, const uint32_t **out);
+/* The local functions call `call` may call (the inverse of the functions'
+ * callsites), in function order. */
+size_t ol_call_functions(const ol_model *m, uint32_t call, const uint32_t **out);
 size_t ol_reaching_defs(ol_model *m, uint32_t scope, ol_sym name, ol_nid at, uint32_t *out, size_t cap);
 /* First def of a name in a scope, or OL_NO_INDEX (then follow ol_def.next). */
 uint32_t ol_scope_defs(const ol_model *m, uint32_t scope, ol_sym name);

@@ -478,6 +478,19 @@ void ol_project_publish_missing(ol_project *p, size_t file)
     }
 }
 
+void ol_project_forget(ol_project *p, size_t file)
+{
+    if (file >= p->count)
+        return;
+    pthread_mutex_lock(&p->lock);
+    ol_file_summary *old = p->files[file].summary;
+    p->files[file].summary = NULL;
+    atomic_store(&p->files[file].claimed, false);
+    pthread_mutex_unlock(&p->lock);
+    if (old)
+        ol_file_summary_release(old);
+}
+
 ol_file_summary *ol_project_acquire(ol_project *p, size_t file, void *worker)
 {
     if (file >= p->count)

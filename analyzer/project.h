@@ -75,6 +75,10 @@ void ol_project_replace(ol_project *p, size_t file, ol_file_summary *s);
 /* Publishes an empty summary when none was published (the file could not be
  * read or parsed), so that nobody waits for it. */
 void ol_project_publish_missing(ol_project *p, size_t file);
+/* Drops a file's summary and claim, so the next acquire processes it again
+ * (an editor changed the file). Only while no other thread uses the project:
+ * a thread waiting for the summary would wait for the next publish. */
+void ol_project_forget(ol_project *p, size_t file);
 /* The summary of a file, retained for the caller (release it with
  * ol_file_summary_release). Processes or waits for the file when it has no
  * summary yet and a processor is set; else returns NULL. */

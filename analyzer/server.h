@@ -46,6 +46,12 @@ typedef struct ol_workspace {
     ol_strvec folders;  /* absolute paths */
     OL_VEC(ol_workspace_file) files;
     uint64_t generation; /* bumped by every save or change on disk */
+    /* The project store of the folders' Python files and their summaries
+     * (project.h), built at the first lint that needs it; NULL before, and
+     * after the folders or the configuration changed. */
+    struct ol_project *project;
+    ol_strvec project_paths; /* the project's files, by index, as discovered */
+    uint64_t project_gen;    /* bumped whenever the store is dropped */
 } ol_workspace;
 
 typedef enum ol_ws_event {
@@ -65,6 +71,8 @@ void ol_workspace_change_folders(ol_workspace *w, const cJSON *event);
 void ol_workspace_file_event(ol_workspace *w, const char *path, ol_ws_event ev);
 /* Is path inside one of the folders? */
 bool ol_workspace_covers(const ol_workspace *w, const char *path);
+/* Drops the project store (rebuilt at the next lint that needs it). */
+void ol_workspace_drop_project(ol_workspace *w);
 const ol_workspace_file *ol_workspace_find(const ol_workspace *w, const char *path);
 
 typedef struct ol_server_settings {
@@ -109,6 +117,8 @@ typedef struct ol_unit {
     char *config_error;   /* why the configuration could not be read, or NULL */
     ol_strvec pushed;     /* URIs that were last sent a non-empty diagnostics list */
     cJSON *fix_all;       /* the fix-all WorkspaceEdit for result, once computed (or a JSON null) */
+    size_t project_file;  /* its index in the workspace's project store, or (size_t)-1 */
+    uint64_t project_gen; /* the store's project_gen when project_file was found; 0: not looked up */
 } ol_unit;
 
 typedef struct ol_server {
@@ -126,6 +136,7 @@ typedef struct ol_server {
 
     ol_grammar grammar;
     ol_linter linter;
+    ol_linter side_linter;  /* summarizes neighbouring files while linter lints a unit */
     ol_config_options config_opts;
     ol_selection selection; /* the command line's and the editor's, merged */
     ol_resolver resolver;
@@ -167,6 +178,17 @@ void ol_server_reset_config(ol_server *s);
 /* Looks at the configuration files seen so far; resets when one changed.
  * Returns true when it did. */
 bool ol_server_check_config(ol_server *s);
+/* Whole-program facts: the file at path changed (a save, a change on disk,
+ * or, with saved false, an edit in its buffer). Its summary is recomputed
+ * when next needed; on a save or change on disk the other open units of the
+ * workspace's project are marked for a new lint. Returns true when some
+ * were. */
+bool ol_server_file_changed(ol_server *s, const char *path, bool saved);
+/* The workspace's project store unit u is linted in, and u's index there
+ * (the store is built on first use); NULL when u is linted alone. */
+struct ol_project *ol_server_unit_project(ol_server *s, ol_unit *u, size_t *file);
+/* A Python file appeared in (or left) the workspace on disk. */
+void ol_server_file_created(ol_server *s, const char *path);
 /* Is the finding shown under the current settings? */
 bool ol_server_shown(const ol_server *s, const ol_diag *d);
 /* Where a byte of u's linted text is: the document and the byte in it.

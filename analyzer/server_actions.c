@@ -269,9 +269,13 @@ static cJSON *compute_fix_all(ol_server *s, ol_unit *u)
     copy_source(&u->result.src, &src);
     ol_file_result fixed = {0};
     s->linter.settings = u->settings;
+    /* with the neighbours' facts, as the unit was linted (and as `--fix` on a folder) */
+    s->linter.project = ol_server_unit_project(s, u, &s->linter.file);
     ol_lint_source(&s->linter, &src, &fixed);
     ol_fix_outcome outcome;
     ol_fix_file(&s->linter, &fixed, OL_FIX_NONE, s->settings.unsafe_fixes, &outcome);
+    s->linter.project = NULL;
+    s->linter.file = 0;
     cJSON *edit = NULL;
     if (outcome.applied > 0 && !outcome.error) {
         edit = cJSON_CreateObject();

@@ -17,6 +17,19 @@
  * what they were at the last lint, and starts afresh when one changed,
  * appeared or went away; file-watch notifications do the same without
  * waiting for an edit.
+ *
+ * Whole-program facts: a unit whose file lies in a workspace folder is
+ * linted as one file of a project holding every Python file and notebook of
+ * the folders (found as the command line finds them in a directory, with
+ * the configuration's exclude; at most OL_WORKSPACE_MAX_FILES), so its
+ * calls into neighbouring files read their summaries exactly as
+ * `oomlint <folder>` does. The store is built at the first such lint;
+ * summaries are computed when a lint first asks for them, from the buffer
+ * for open documents and from the disk for the others, and kept until the
+ * file changes. Typing in a buffer recomputes only that buffer's summary
+ * (its own lint publishes it); a save or a change on disk also marks the
+ * other open units for a new lint, since they may import it. Files outside
+ * the folders, and untitled buffers, are linted alone, as before.
  */
 #include "server.h"
 
@@ -24,7 +37,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "discover.h"
 #include "notebook.h"
+#include "project.h"
 #include "rule.h"
 
 ol_unit *ol_unit_new(const char *uri, bool notebook)
@@ -34,6 +49,7 @@ ol_unit *ol_unit_new(const char *uri, bool notebook)
     u->path = ol_uri_to_path(uri);
     u->notebook = notebook;
     u->dirty = true;
+    u->project_file = (size_t)-1;
     return u;
 }
 
@@ -98,6 +114,8 @@ bool ol_server_shown(const ol_server *s, const ol_diag *d)
 
 void ol_server_reset_config(ol_server *s)
 {
+    /* the store was discovered with the configuration's exclude */
+    ol_workspace_drop_project(&s->workspace);
     if (s->resolver_ready)
         ol_resolver_free(&s->resolver);
     s->resolver_ready = false;
@@ -211,6 +229,198 @@ static void config_failed(ol_server *s, ol_unit *u, const char *why)
     }
 }
 
+/* ---- whole-program facts -------------------------------------------------------------- */
+
+static bool excluded_path(void *ctx, const char *path)
+{
+    ol_server *s = ctx;
+    return s->resolver_ready && ol_resolver_excluded(&s->resolver, path);
+}
+
+/* A workspace larger than this is cut to its first files (in discovery
+ * order): building the store walks the folders once, and a huge tree (a home
+ * directory opened as a folder) must not stall the first lint for long. */
+#define OL_WORKSPACE_MAX_FILES 20000
+/* ...and the walk stops descending after this many directory entries, so
+ * a folder of data files costs a bounded time too. */
+#define OL_WORKSPACE_MAX_ENTRIES 400000
+
+/* The discovery of the store's files: counts what the walk sees. */
+typedef struct ol_ws_walk {
+    ol_server *s;
+    size_t entries, sources;
+    bool cut;
+} ol_ws_walk;
+
+static bool walk_excluded(void *ctx, const char *path)
+{
+    ol_ws_walk *w = ctx;
+    if (w->cut || ++w->entries > OL_WORKSPACE_MAX_ENTRIES) {
+        w->cut = true;
+        return true;
+    }
+    if (excluded_path(w->s, path))
+        return true;
+    if (ol_str_has_suffix(path, ".py") || ol_str_has_suffix(path, ".ipynb"))
+        w->cut = ++w->sources > OL_WORKSPACE_MAX_FILES;
+    return w->cut;
+}
+
+static bool wanted_file(ol_server *s, const char *path)
+{
+    return (ol_str_has_suffix(path, ".py") || ol_str_has_suffix(path, ".ipynb")) &&
+           ol_workspace_covers(&s->workspace, path) && !ol_path_excluded(path, &s->cli->exclude) &&
+           !excluded_path(s, path);
+}
+
+static size_t add_project_file(ol_server *s, const char *path)
+{
+    ol_workspace *w = &s->workspace;
+    size_t i = ol_project_add(w->project, path);
+    if (i == w->project_paths.len)
+        ol_vec_push(&w->project_paths, ol_xstrdup(path));
+    return i;
+}
+
+/* The index of unit u's file in the project, or (size_t)-1 (cached until
+ * the store is dropped). */
+static size_t unit_file(ol_server *s, ol_unit *u)
+{
+    ol_workspace *w = &s->workspace;
+    if (!w->project || !u->path || u->path[0] != '/')
+        return (size_t)-1;
+    if (u->project_gen != w->project_gen + 1) {
+        u->project_file = ol_project_find(w->project, u->path);
+        u->project_gen = w->project_gen + 1;
+    }
+    return u->project_file;
+}
+
+/* The project's processor: the lint of a unit asked for the summary of file
+ * i, which has none yet. Its buffer when it is open, else the disk; always
+ * publishes something, so the lint never waits. */
+static void summarize_file(void *job, void *worker, size_t i)
+{
+    (void)worker; /* the unit's linter: its parser keeps the unit's tree for the next edit */
+    ol_server *s = job;
+    ol_workspace *w = &s->workspace;
+    ol_linter *lt = &s->side_linter;
+    if (i >= w->project_paths.len || !s->linter.settings || lt->project) {
+        ol_project_publish_missing(w->project, i);
+        return;
+    }
+    ol_doc *open = NULL;
+    for (size_t k = 0; k < s->units.len && !open; k++) {
+        ol_unit *u = s->units.items[k];
+        if (!u->notebook && unit_file(s, u) == i)
+            open = ol_docs_find(&s->docs, u->uri);
+    }
+    lt->settings = s->linter.settings;
+    lt->project = w->project;
+    lt->file = i;
+    lt->summary_only = true;
+    ol_file_result scratch;
+    if (open) {
+        memset(&scratch, 0, sizeof(scratch));
+        ol_source src;
+        ol_source_init_text(&src, w->project_paths.items[i], ol_xstrndup(open->text.data, open->text.len),
+                            open->text.len);
+        ol_lint_source(lt, &src, &scratch);
+    } else {
+        ol_input in = {0};
+        in.path = w->project_paths.items[i];
+        ol_lint_input(lt, &in, NULL, 0, NULL, &scratch);
+    }
+    ol_file_result_free(&scratch);
+    lt->project = NULL;
+    lt->summary_only = false;
+    ol_project_publish_missing(w->project, i);
+}
+
+/* Builds the project store of the workspace folders when it does not exist. */
+static void ensure_project(ol_server *s)
+{
+    ol_workspace *w = &s->workspace;
+    if (w->project || w->folders.len == 0)
+        return;
+    uint64_t start = ol_now_ns();
+    ol_input_vec inputs = {0};
+    ol_ws_walk walk = {s, 0, 0, false};
+    ol_discover_options dopts = {&s->cli->exclude, false, NULL, walk_excluded, &walk, NULL};
+    ol_discover((const char *const *)w->folders.items, w->folders.len, &dopts, &inputs);
+    w->project = ol_project_new();
+    size_t n = inputs.len < OL_WORKSPACE_MAX_FILES ? inputs.len : OL_WORKSPACE_MAX_FILES;
+    for (size_t i = 0; i < n; i++)
+        if (!inputs.items[i].from_stdin)
+            add_project_file(s, inputs.items[i].path);
+    ol_project_index(w->project);
+    ol_project_set_processor(w->project, summarize_file, s);
+    if (walk.cut || inputs.len > n)
+        ol_server_log(s, 2,
+                      "the workspace folders are large: facts across files use the first %zu Python files found",
+                      n);
+    ol_server_log(s, 4, "workspace: %zu files indexed for facts across files in %.1f ms", n,
+                  (double)(ol_now_ns() - start) / 1e6);
+    ol_input_vec_free(&inputs);
+}
+
+/* The project unit u is linted in, and its index there; NULL to lint it
+ * alone (outside the folders, untitled, or no folders). */
+ol_project *ol_server_unit_project(ol_server *s, ol_unit *u, size_t *file)
+{
+    if (!u->path || u->path[0] != '/' || !ol_workspace_covers(&s->workspace, u->path))
+        return NULL;
+    ensure_project(s);
+    ol_workspace *w = &s->workspace;
+    if (!w->project)
+        return NULL;
+    size_t i = unit_file(s, u);
+    if (i == (size_t)-1) {
+        /* open but not discovered (excluded, new, not named .py): still one of the project's */
+        i = add_project_file(s, u->path);
+        ol_project_index(w->project);
+        u->project_file = i;
+    }
+    *file = i;
+    return w->project;
+}
+
+bool ol_server_file_changed(ol_server *s, const char *path, bool saved)
+{
+    ol_workspace *w = &s->workspace;
+    if (!w->project || !path)
+        return false;
+    size_t i = ol_project_find(w->project, path);
+    if (i == (size_t)-1)
+        return false;
+    ol_project_forget(w->project, i);
+    if (!saved)
+        return false;
+    bool marked = false;
+    for (size_t k = 0; k < s->units.len; k++) {
+        ol_unit *u = s->units.items[k];
+        size_t f = unit_file(s, u);
+        if (f != (size_t)-1 && f != i) {
+            u->dirty = true;
+            marked = true;
+        }
+    }
+    return marked;
+}
+
+void ol_server_file_created(ol_server *s, const char *path)
+{
+    ol_workspace *w = &s->workspace;
+    if (!w->project || !path || !wanted_file(s, path))
+        return;
+    size_t before = ol_project_count(w->project);
+    size_t i = add_project_file(s, path);
+    if (ol_project_count(w->project) != before)
+        ol_project_index(w->project);
+    else
+        ol_project_forget(w->project, i);
+}
+
 /* ---- linting ------------------------------------------------------------------------ */
 
 /* The unit's text as a source: the buffer, or the notebook's code cells. */
@@ -289,20 +499,21 @@ void ol_server_lint(ol_server *s, ol_unit *u)
         clear_segments(u);
         return;
     }
-    /*
-     * Whole-program facts hook: when the project store of per-function
-     * summaries exists, this is where the unit's neighbours are looked up
-     * (s->workspace lists the folders and the files seen, with the
-     * generation of their last save) and handed to the engine with the
-     * source, so a helper in utils.py counts in train.py. Saves bump
-     * s->workspace.generation (server_main.c), which is when dependents
-     * would be marked dirty.
-     */
     ol_source src;
     build_source(s, u, &src);
     u->settings = settings;
     s->linter.settings = settings;
+    /* whole-program facts: the unit's own summary is published anew by its
+     * lint, its neighbours' are read from the store */
+    size_t file = 0;
+    ol_project *project = ol_server_unit_project(s, u, &file);
+    if (project)
+        ol_project_forget(project, file);
+    s->linter.project = project;
+    s->linter.file = file;
     ol_lint_source(&s->linter, &src, &u->result);
+    s->linter.project = NULL;
+    s->linter.file = 0;
 }
 
 /* ---- positions ------------------------------------------------------------------------ */

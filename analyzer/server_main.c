@@ -289,8 +289,8 @@ static cJSON *initialize(ol_server *s, const cJSON *params, int *error)
     cJSON_AddBoolToObject(cap, "hoverProvider", true);
     cJSON *dp = cJSON_AddObjectToObject(cap, "diagnosticProvider");
     cJSON_AddStringToObject(dp, "identifier", "oomlint");
-    /* true once whole-program facts make one file's findings depend on another */
-    cJSON_AddBoolToObject(dp, "interFileDependencies", false);
+    /* whole-program facts: a save of utils.py can change train.py's findings */
+    cJSON_AddBoolToObject(dp, "interFileDependencies", true);
     cJSON_AddBoolToObject(dp, "workspaceDiagnostics", false);
     cJSON *wsc = cJSON_AddObjectToObject(cap, "workspace");
     cJSON *wf = cJSON_AddObjectToObject(wsc, "workspaceFolders");
@@ -361,6 +361,16 @@ static void workspace_event(ol_server *s, const char *uri, ol_ws_event ev)
     free(path);
 }
 
+/* Whole-program facts: the file behind uri changed (see ol_server_file_changed);
+ * a pulling client is asked to pull again when other documents may change. */
+static void file_changed(ol_server *s, const char *uri, bool saved)
+{
+    char *path = ol_uri_to_path(uri);
+    if (path && ol_server_file_changed(s, path, saved) && s->pull && s->refresh_support)
+        send_request(s, "workspace/diagnostic/refresh", NULL);
+    free(path);
+}
+
 static bool did_open(ol_server *s, const cJSON *params)
 {
     ol_doc *d = doc_from_item(get(params, "textDocument"));
@@ -377,6 +387,8 @@ static bool did_open(ol_server *s, const cJSON *params)
         }
         u->dirty = true;
         workspace_event(s, uri, OL_WS_OPENED);
+        /* its summary comes from the buffer from now on */
+        file_changed(s, uri, false);
     }
     free(uri);
     return true;
@@ -418,6 +430,8 @@ static bool did_change(ol_server *s, const cJSON *params)
     apply_changes(s, d, changes);
     d->version = version;
     mark_dirty(s, d->uri);
+    if (!d->notebook)
+        file_changed(s, d->uri, false);
     return true;
 }
 
@@ -434,6 +448,9 @@ static bool did_save(ol_server *s, const cJSON *params)
     }
     workspace_event(s, uri->valuestring, OL_WS_SAVED);
     ol_server_check_config(s);
+    /* the files importing it see what was saved */
+    if (!d || !d->notebook)
+        file_changed(s, uri->valuestring, true);
     return true;
 }
 
@@ -447,6 +464,8 @@ static bool did_close(ol_server *s, const cJSON *params)
         ol_server_clear(s, u);
         ol_server_drop_unit(s, uri->valuestring);
         workspace_event(s, uri->valuestring, OL_WS_CLOSED);
+        /* the disk holds its text again, which may not be the buffer's */
+        file_changed(s, uri->valuestring, true);
     }
     ol_docs_remove(&s->docs, uri->valuestring);
     return true;
@@ -612,18 +631,29 @@ static bool watched_files(ol_server *s, const cJSON *params)
     const cJSON *changes = get(params, "changes"), *c;
     if (!cJSON_IsArray(changes))
         return false;
-    bool config = false;
+    bool config = false, dependents = false;
     cJSON_ArrayForEach(c, changes)
     {
         const cJSON *uri = get(c, "uri"), *type = get(c, "type");
         if (!cJSON_IsString(uri))
             continue;
-        if (ol_str_has_suffix(uri->valuestring, "/pyproject.toml"))
+        if (ol_str_has_suffix(uri->valuestring, "/pyproject.toml")) {
             config = true;
-        else if (ol_str_has_suffix(uri->valuestring, ".py"))
-            workspace_event(s, uri->valuestring,
-                            cJSON_IsNumber(type) && type->valueint == 3 ? OL_WS_DELETED : OL_WS_CHANGED);
+        } else if (ol_str_has_suffix(uri->valuestring, ".py")) {
+            int kind = cJSON_IsNumber(type) ? type->valueint : 2;
+            workspace_event(s, uri->valuestring, kind == 3 ? OL_WS_DELETED : OL_WS_CHANGED);
+            /* an open document's buffer is what counts, not the disk */
+            if (ol_server_unit(s, uri->valuestring))
+                continue;
+            char *path = ol_uri_to_path(uri->valuestring);
+            if (kind == 1)
+                ol_server_file_created(s, path);
+            dependents = ol_server_file_changed(s, path, true) || dependents;
+            free(path);
+        }
     }
+    if (dependents && !config && s->pull && s->refresh_support)
+        send_request(s, "workspace/diagnostic/refresh", NULL);
     if (config) {
         ol_server_reset_config(s);
         if (s->pull && s->refresh_support)
@@ -835,6 +865,7 @@ static void *server_thread(void *arg)
         return NULL;
     }
     ol_linter_init(&s->linter, &s->grammar, NULL);
+    ol_linter_init(&s->side_linter, &s->grammar, NULL);
     /* an edit reparses only what it touched */
     s->linter.parser.incremental = true;
     merge_selection(s);
@@ -860,6 +891,7 @@ static void *server_thread(void *arg)
     cJSON_Delete(s->init_options);
     cJSON_Delete(s->client_settings);
     ol_linter_free(&s->linter);
+    ol_linter_free(&s->side_linter);
     ol_grammar_free(&s->grammar);
     ol_rpc_reader_free(&s->in);
     free(s);

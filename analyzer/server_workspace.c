@@ -6,21 +6,32 @@
  * functions it imports from utils.py, refreshed when utils.py is saved. This
  * index is where the server records which files exist for that purpose and
  * when each last changed (a generation number bumped by every save or change
- * on disk), so a project store can be asked for exactly the summaries that
- * are stale. The lint step reads it (server_lint.c, at the hook).
+ * on disk), and where the project store of the folders' files lives
+ * (built and kept up to date by server_lint.c).
  */
 #include "server.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "project.h"
+
 void ol_workspace_init(ol_workspace *w)
 {
     memset(w, 0, sizeof(*w));
 }
 
+void ol_workspace_drop_project(ol_workspace *w)
+{
+    ol_project_free(w->project);
+    w->project = NULL;
+    ol_strvec_free(&w->project_paths);
+    w->project_gen++;
+}
+
 void ol_workspace_free(ol_workspace *w)
 {
+    ol_workspace_drop_project(w);
     ol_strvec_free(&w->folders);
     for (size_t i = 0; i < w->files.len; i++)
         free(w->files.items[i].path);
@@ -102,6 +113,7 @@ void ol_workspace_change_folders(ol_workspace *w, const cJSON *event)
 {
     add_folder_list(w, cJSON_GetObjectItemCaseSensitive(event, "removed"), false);
     add_folder_list(w, cJSON_GetObjectItemCaseSensitive(event, "added"), true);
+    ol_workspace_drop_project(w);
 }
 
 const ol_workspace_file *ol_workspace_find(const ol_workspace *w, const char *path)

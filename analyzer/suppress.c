@@ -155,7 +155,7 @@ static bool own_line(const ol_source *src, uint32_t at)
 static uint32_t first_code_offset(const ol_tree *t)
 {
     ol_nid first = ol_first(t, 0);
-    return first == OL_NONE ? t->src->len : t->nodes.items[first].start;
+    return first == OL_NONE ? t->src->len : ol_node_at(t, first)->start;
 }
 
 static void build_index(ol_suppressions *s);

@@ -152,12 +152,12 @@ static TSPoint point_at(const char *text, uint32_t byte)
 
 /* The last tree, edited to describe the change from the last text to src
  * (a copy the caller deletes), or NULL. */
-static TSTree *edited_last_tree(const ol_parser *p, const ol_source *src)
+static TSTree *edited_last_tree(const ol_parser *p, const char *text, uint32_t len)
 {
     if (!p->incremental || !p->last_tree || ts_node_has_error(ts_tree_root_node((const TSTree *)p->last_tree)))
         return NULL;
-    const char *a = p->last_text, *b = src->text;
-    uint32_t an = p->last_len, bn = src->len;
+    const char *a = p->last_text, *b = text;
+    uint32_t an = p->last_len, bn = len;
     uint32_t pre = 0;
     while (pre < an && pre < bn && a[pre] == b[pre])
         pre++;
@@ -198,13 +198,23 @@ static const char *read_input(void *payload, uint32_t byte, TSPoint pos, uint32_
 typedef struct parse_deadline {
     struct timespec until;
     bool expired;
+    unsigned calls;
 } parse_deadline;
+
+/* The budget is the parsing thread's CPU time, not wall time: on a machine
+ * whose cores are busy with other work (CI runners, a pre-commit hook beside
+ * an IDE), a big file must not be cut off for time it spent waiting. Reading
+ * that clock is a system call, and tree-sitter asks every 100 operations:
+ * every 32nd question is answered from the clock. */
+#define PARSE_CLOCK CLOCK_THREAD_CPUTIME_ID
 
 static bool check_deadline(TSParseState *state)
 {
     parse_deadline *d = state->payload;
+    if (d->calls++ % 32 != 0)
+        return d->expired;
     struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
+    clock_gettime(PARSE_CLOCK, &now);
     if (now.tv_sec > d->until.tv_sec || (now.tv_sec == d->until.tv_sec && now.tv_nsec >= d->until.tv_nsec))
         d->expired = true;
     return d->expired;
@@ -556,14 +566,158 @@ static void reparse_around_gaps(ol_parser *p, TSParser *ts, bool in_arena, const
     ol_vec_free(&blanked);
 }
 
+/* ---- long runs of comment lines ------------------------------------------- */
+
+/* tree-sitter-python's external scanner, deciding NEWLINE/INDENT/DEDENT,
+ * reads ahead over every comment line that follows, and does so again at
+ * each of them: a run of k comment lines costs k^2 (10,000 commented-out
+ * lines took seconds; 40,000 ran out of the parse budget and the file went
+ * unanalyzed). Blank lines cost nothing there. So runs of at least
+ * COMMENT_RUN_MIN comment-only lines are parsed as blank lines (same length:
+ * every offset stays put), and their comments are recorded by hand. A run
+ * that was really inside a string (a line starting with # in a triple-quoted
+ * string) shows in the tree as a token or string over the blanked bytes:
+ * then the original text is parsed instead. */
+#define COMMENT_RUN_MIN 64
+
+typedef struct comment_run {
+    uint32_t start, end; /* from the first line's start to the last line's end */
+} comment_run;
+
+typedef OL_VEC(comment_run) comment_runs;
+
+/* The start of the comment on the line at i, or UINT32_MAX when the line
+ * holds anything but blanks before a '#'. Sets *next to the next line. */
+static uint32_t comment_line(const char *text, uint32_t len, uint32_t i, uint32_t *next)
+{
+    uint32_t j = i;
+    while (j < len && (text[j] == ' ' || text[j] == '\t' || text[j] == '\f'))
+        j++;
+    uint32_t hash = j < len && text[j] == '#' ? j : UINT32_MAX;
+    const char *nl = memchr(text + i, '\n', len - i);
+    *next = nl ? (uint32_t)(nl - text) + 1 : len;
+    return hash;
+}
+
+static void find_comment_runs(const char *text, uint32_t len, comment_runs *out)
+{
+    uint32_t i = 0, run_start = 0, run_lines = 0;
+    while (i < len) {
+        uint32_t next;
+        uint32_t hash = comment_line(text, len, i, &next);
+        if (hash != UINT32_MAX) {
+            if (run_lines++ == 0)
+                run_start = i;
+        } else {
+            if (run_lines >= COMMENT_RUN_MIN) {
+                comment_run r = {run_start, i};
+                ol_vec_push(out, r);
+            }
+            run_lines = 0;
+        }
+        i = next;
+    }
+    if (run_lines >= COMMENT_RUN_MIN) {
+        comment_run r = {run_start, len};
+        ol_vec_push(out, r);
+    }
+}
+
+/* The text with the runs' comments turned into spaces (newlines kept). */
+static char *blank_runs(const char *text, uint32_t len, const comment_runs *runs)
+{
+    char *copy = ol_xmalloc((size_t)len + 1);
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    for (size_t r = 0; r < runs->len; r++)
+        for (uint32_t i = runs->items[r].start; i < runs->items[r].end; i++)
+            if (copy[i] != '\n' && copy[i] != '\r')
+                copy[i] = ' ';
+    return copy;
+}
+
+/* Did the parse of the blanked text see the runs as blank lines? Only
+ * containers (module, blocks, statements, brackets) may span them. */
+static bool runs_were_blank(const ol_tree *t, const comment_runs *runs)
+{
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
+        const ol_node *node = &t->nodes.items[n];
+        for (size_t r = 0; r < runs->len; r++) {
+            const comment_run *run = &runs->items[r];
+            if (node->start >= run->end || node->end <= run->start)
+                continue;
+            bool container = node->first_child != OL_NONE && node->kind != OL_N_string &&
+                             node->kind != OL_N_concatenated_string && node->kind != OL_N_ERROR;
+            if (!container || node->start > run->start || node->end < run->end)
+                return false; /* a token, a string or an error over blanked bytes, or a node that starts
+                               * or ends inside the run */
+        }
+    }
+    return true;
+}
+
+/* Records the comments of the runs in t->comments, keeping it in order. */
+static void add_run_comments(ol_tree *t, const comment_runs *runs)
+{
+    const char *text = t->src->text;
+    uint32_t len = t->src->len;
+    for (size_t r = 0; r < runs->len; r++) {
+        for (uint32_t i = runs->items[r].start; i < runs->items[r].end;) {
+            uint32_t next;
+            uint32_t hash = comment_line(text, len, i, &next);
+            uint32_t end = next;
+            while (end > hash && (text[end - 1] == '\n' || text[end - 1] == '\r'))
+                end--;
+            if (hash != UINT32_MAX) {
+                ol_span c = {hash, end};
+                ol_vec_push(&t->comments, c);
+            }
+            i = next;
+        }
+    }
+    /* the tree's comments and these interleave only by runs: sort */
+    for (size_t i = 1; i < t->comments.len; i++) {
+        ol_span x = t->comments.items[i];
+        size_t j = i;
+        while (j > 0 && t->comments.items[j - 1].start > x.start) {
+            t->comments.items[j] = t->comments.items[j - 1];
+            j--;
+        }
+        t->comments.items[j] = x;
+    }
+}
+
+static void parse_text(ol_parser *p, const ol_source *src, const char *text, ol_tree *t);
+
 void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
+{
+    comment_runs runs = {0};
+    find_comment_runs(src->text, src->len, &runs);
+    if (runs.len > 0) {
+        char *blanked = blank_runs(src->text, src->len, &runs);
+        parse_text(p, src, blanked, t);
+        free(blanked);
+        if (!t->timed_out && runs_were_blank(t, &runs)) {
+            add_run_comments(t, &runs);
+            ol_vec_free(&runs);
+            return;
+        }
+        ol_tree_free(t);
+    }
+    ol_vec_free(&runs);
+    parse_text(p, src, src->text, t);
+}
+
+/* Parses text (src's own, or a copy of the same length) into t. */
+static void parse_text(ol_parser *p, const ol_source *src, const char *text, ol_tree *t)
 {
     memset(t, 0, sizeof(*t));
     t->src = src;
-    parse_input in = {src->text, src->len};
+    t->absent_reads = ol_xcalloc(1, sizeof(*t->absent_reads));
+    parse_input in = {text, src->len};
     TSInput input = {&in, read_input, TSInputEncodingUTF8, NULL};
-    parse_deadline deadline = {{0, 0}, false};
-    clock_gettime(CLOCK_MONOTONIC, &deadline.until);
+    parse_deadline deadline = {{0, 0}, false, 0};
+    clock_gettime(PARSE_CLOCK, &deadline.until);
     deadline.until.tv_sec += p->timeout_ms / 1000;
     deadline.until.tv_nsec += (long)(p->timeout_ms % 1000) * 1000000L;
     if (deadline.until.tv_nsec >= 1000000000L) {
@@ -593,7 +747,10 @@ void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
      * parsing afresh, and findings must match a fresh run's: a text with
      * syntax errors is parsed afresh, and so is the next one (while a file
      * stays broken, one parse per edit, not two). */
-    TSTree *old = edited_last_tree(p, src);
+    /* the last tree is of the text it parsed (comment runs blanked or not):
+     * edits are taken against that text, so no subtree is reused for bytes
+     * that differ */
+    TSTree *old = edited_last_tree(p, text, src->len);
     TSTree *tree = ts_parser_parse_with_options(ts, old, input, options);
     if (old) {
         ts_tree_delete(old);
@@ -614,7 +771,7 @@ void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
         ol_node root = {OL_N_module, OL_F_NONE, OL_NF_NAMED, OL_NONE, OL_NONE, OL_NONE, 0, src->len};
         ol_vec_push(&t->nodes, root);
         add_error(t, 0, 0,
-                  ol_xasprintf(t->timed_out ? "parsing took longer than %u ms and was stopped; the file "
+                  ol_xasprintf(t->timed_out ? "parsing took longer than %u ms of CPU time and was stopped; the file "
                                               "was not analyzed"
                                             : "the parser gave up on this file (%u ms budget); it was not "
                                               "analyzed",
@@ -629,7 +786,7 @@ void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
      * dropped with the rest. */
     if (p->incremental && !broken) {
         p->last_tree = tree;
-        p->last_text = ol_xstrndup(src->text, src->len);
+        p->last_text = ol_xstrndup(text, src->len);
         p->last_len = src->len;
     } else if (!in_arena) {
         ts_tree_delete(tree);
@@ -653,10 +810,26 @@ void ol_tree_free(ol_tree *t)
     ol_vec_free(&t->errors);
     ol_vec_free(&t->nodes);
     ol_vec_free(&t->comments);
+    free(t->absent_reads);
     memset(t, 0, sizeof(*t));
 }
 
 /* ---- navigation --------------------------------------------------------- */
+
+const ol_node *ol_absent_node(const ol_tree *t, ol_nid n)
+{
+    static const ol_node absent = {OL_N_OTHER, OL_F_NONE, 0, OL_NONE, OL_NONE, OL_NONE, 0, 0};
+#ifdef OL_STRICT_NODES
+    fprintf(stderr, "oomlint: internal error: node %u read, the tree has %zu nodes\n", (unsigned)n, t->nodes.len);
+    (void)absent;
+    abort();
+#else
+    (void)n;
+    if (t->absent_reads)
+        (*t->absent_reads)++;
+    return &absent;
+#endif
+}
 
 ol_nid ol_field(const ol_tree *t, ol_nid n, ol_field_id f)
 {
@@ -680,6 +853,8 @@ ol_nid ol_first_named(const ol_tree *t, ol_nid n)
 
 ol_nid ol_next_named(const ol_tree *t, ol_nid n)
 {
+    if (n == OL_NONE)
+        return OL_NONE;
     for (ol_nid c = t->nodes.items[n].next_sibling; c != OL_NONE; c = t->nodes.items[c].next_sibling)
         if (t->nodes.items[c].flags & OL_NF_NAMED)
             return c;
@@ -728,7 +903,7 @@ bool ol_contains(const ol_tree *t, ol_nid a, ol_nid b)
 
 const char *ol_text(const ol_tree *t, ol_nid n, uint32_t *len)
 {
-    const ol_node *node = &t->nodes.items[n];
+    const ol_node *node = ol_node_at(t, n);
     *len = node->end - node->start;
     return t->src->text + node->start;
 }

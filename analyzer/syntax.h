@@ -149,6 +149,10 @@ typedef struct ol_tree {
     OL_VEC(ol_syntax_error) errors;
     uint32_t max_depth;
     bool timed_out;
+    /* How often a node that does not exist was read (see ol_node_at); the
+     * counter is owned by the tree, a pointer so that readers holding a
+     * const tree can count. */
+    uint32_t *absent_reads;
 } ol_tree;
 
 bool ol_grammar_init(ol_grammar *g);
@@ -162,23 +166,46 @@ void ol_parser_free(ol_parser *p);
 void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t);
 void ol_tree_free(ol_tree *t);
 
-static inline const ol_node *ol_node_at(const ol_tree *t, ol_nid n) { return &t->nodes.items[n]; }
+/* A tree recovered from syntax errors lacks nodes that code reading it may
+ * expect: `from torch.cuda import amp@amp.@e` has an attribute with no
+ * attribute name (tree-sitter's MISSING node, which flatten() drops), so
+ * ol_field() answers OL_NONE where a well-formed tree always has a child.
+ * Every accessor below therefore takes OL_NONE (or any id past the end):
+ * the answer is the absent node, zero-width at offset 0 with no parent,
+ * children or siblings, whose text is empty. A read of it is counted in
+ * t->absent_reads; the linter drops the fixes of a rule that read one,
+ * since an edit placed at an absent node's offset would land at the top of
+ * the file. Checked builds (OL_STRICT_NODES: the sanitizer and fuzzing
+ * builds) abort instead, so that the fuzzer finds such reads and they get
+ * fixed at their source rather than hidden. */
+const ol_node *ol_absent_node(const ol_tree *t, ol_nid n);
+static inline uint32_t ol_absent_reads(const ol_tree *t) { return t->absent_reads ? *t->absent_reads : 0; }
+
+static inline const ol_node *ol_node_at(const ol_tree *t, ol_nid n)
+{
+    if (n < t->nodes.len)
+        return &t->nodes.items[n];
+    return ol_absent_node(t, n);
+}
 static inline ol_kind ol_kind_of(const ol_tree *t, ol_nid n)
 {
-    return n == OL_NONE ? OL_N_OTHER : (ol_kind)t->nodes.items[n].kind;
+    return n == OL_NONE ? OL_N_OTHER : (ol_kind)ol_node_at(t, n)->kind;
 }
 static inline ol_nid ol_first(const ol_tree *t, ol_nid n)
 {
-    return n == OL_NONE ? OL_NONE : t->nodes.items[n].first_child;
+    return n == OL_NONE ? OL_NONE : ol_node_at(t, n)->first_child;
 }
-static inline ol_nid ol_next(const ol_tree *t, ol_nid n) { return t->nodes.items[n].next_sibling; }
+static inline ol_nid ol_next(const ol_tree *t, ol_nid n)
+{
+    return n == OL_NONE ? OL_NONE : ol_node_at(t, n)->next_sibling;
+}
 static inline ol_nid ol_parent(const ol_tree *t, ol_nid n)
 {
-    return n == OL_NONE ? OL_NONE : t->nodes.items[n].parent;
+    return n == OL_NONE ? OL_NONE : ol_node_at(t, n)->parent;
 }
 static inline bool ol_is_named(const ol_tree *t, ol_nid n)
 {
-    return (t->nodes.items[n].flags & OL_NF_NAMED) != 0;
+    return n != OL_NONE && (ol_node_at(t, n)->flags & OL_NF_NAMED) != 0;
 }
 
 /* First child carrying the given field, or OL_NONE. */

@@ -12,10 +12,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* abort(), not exit(): a signal is what tells the supervisor (supervise.h)
+ * that linting this file failed, so it can set the file aside and finish
+ * the run; exit() from one thread would also run atexit handlers under the
+ * others' feet. */
 void ol_oom(void)
 {
     fputs("oomlint: out of memory\n", stderr);
-    exit(2);
+    abort();
 }
 
 void *ol_xmalloc(size_t n)
@@ -402,6 +406,13 @@ int ol_read_stream(int fd, size_t max_bytes, char **out, size_t *out_len)
     }
     ol_buf_reserve(&b, 0);
     b.data[b.len] = '\0';
+    /* reads are 64 KiB at a time: give back what a small file does not use
+     * (a run keeps the text of every file with findings, and 100,000 small
+     * files at 128 KiB each would be gigabytes) */
+    if (b.cap - b.len > 4096) {
+        b.data = ol_xrealloc(b.data, b.len + 1);
+        b.cap = b.len + 1;
+    }
     *out_len = b.len;
     *out = ol_buf_take(&b);
     return 0;
@@ -459,4 +470,10 @@ int ol_read_file_stat(const char *path, size_t max_bytes, char **out, size_t *ou
 int ol_read_file(const char *path, size_t max_bytes, char **out, size_t *out_len)
 {
     return ol_read_file_stat(path, max_bytes, out, out_len, NULL);
+}
+
+int ol_cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
 }

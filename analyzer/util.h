@@ -4,7 +4,7 @@
  * One growable-array macro family (OL_VEC) instead of ad-hoc realloc loops, a
  * string builder (ol_buf), a bump arena for per-file allocations, and a string
  * interner so the semantic model can compare names as integers. Allocation
- * failure is fatal (ol_oom prints and exits): a linter that runs out of host
+ * failure is fatal (ol_oom prints and aborts): a linter that runs out of host
  * memory cannot report anything useful, and checking every small allocation
  * at every call site would hide the logic that matters.
  *
@@ -99,6 +99,8 @@ void ol_describe_read_error(ol_buf *out, int err, size_t max_bytes, const char *
 
 /* qsort that accepts an empty (even NULL) array. */
 void ol_sort(void *base, size_t count, size_t size, int (*cmp)(const void *, const void *));
+/* Comparison of two uint32_t, for ol_sort and bsearch. */
+int ol_cmp_u32(const void *a, const void *b);
 
 /* Text helpers. */
 bool ol_str_has_prefix(const char *s, const char *prefix);

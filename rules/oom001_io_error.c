@@ -12,7 +12,9 @@ const ol_rule ol_rule_oom001 = {
     .summary = "A file could not be read or decoded, so it was not analyzed.",
     .what = "Reports an input that oomlint could not read: a missing or unreadable path, a file that is "
             "not valid UTF-8 and declares no other encoding, a binary file, a file over the size limit, "
-            "or a notebook that is not valid JSON.",
+            "or a notebook that is not valid JSON. Also a file oomlint itself failed on (it crashed, ran "
+            "out of memory, or took longer than `OOMLINT_FILE_TIMEOUT` seconds): the rest of the run is "
+            "reported as usual, the exit status is 2, and the message asks for a bug report.",
     .why = "A file that is not analyzed can hide every other problem. oomlint says so, names the file "
            "and the reason, and goes on with the rest of the run.",
     .example = "# a Latin-1 file with no coding declaration:\nname = \"caf\\xe9\"",

@@ -23,29 +23,32 @@
 #include "summary.h"
 
 /* Is the accumulator used as a tensor later (acc.item(), acc.backward())?
- * Then turning it into a float would break that code. */
-static bool used_as_tensor(ol_model *m, const ol_accumulator *acc)
+ * Then turning it into a float would break that code. The receivers of the
+ * file's method calls are indexed by text on first use (receivers). */
+static bool used_as_tensor(ol_model *m, const ol_accumulator *acc, ol_text_index *receivers)
 {
     const ol_tree *t = m->tree;
-    for (size_t i = 0; i < m->calls.len; i++) {
-        const ol_call *c = &m->calls.items[i];
-        if (c->receiver != OL_NONE && ol_same_text(t, ol_unparen(t, c->receiver), acc->target))
-            return true;
+    if (receivers->entries.len == 0 && !receivers->sealed) {
+        for (size_t i = 0; i < m->calls.len; i++) {
+            const ol_call *c = &m->calls.items[i];
+            if (c->receiver != OL_NONE)
+                ol_text_index_add(receivers, t, ol_unparen(t, c->receiver));
+        }
     }
-    return false;
+    return ol_text_index_has(receivers, t, acc->target);
 }
 
-static ol_fix *make_fix(ol_model *m, const ol_accumulator *acc, ol_nid value, ol_val v)
+static ol_fix *make_fix(ol_model *m, const ol_accumulator *acc, ol_nid value, ol_val v, ol_text_index *receivers)
 {
     bool item = ol_is_scalar_loss(m, value, v);
-    bool unsafe = !item || used_as_tensor(m, acc);
+    bool unsafe = !item || used_as_tensor(m, acc, receivers);
     ol_fix *fix = ol_fix_new(unsafe, item ? "Accumulate the loss as a Python number with .item()"
                                           : "Accumulate a detached tensor");
     ol_fix_call_on(fix, m->tree, value, item ? ".item()" : ".detach()");
     return fix;
 }
 
-static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value)
+static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, ol_text_index *receivers)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
@@ -75,7 +78,7 @@ static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value)
                  item ? ".item()" : ".detach()");
     free(target_text);
     free(value_text);
-    ol_diag_attach_fix(d, make_fix(m, &acc, value, v));
+    ol_diag_attach_fix(d, make_fix(m, &acc, value, v, receivers));
 }
 
 /* Is e the target itself, or the target scaled by something that does not
@@ -145,13 +148,14 @@ static void check(ol_check *c)
     check_kept(c);
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
+    ol_text_index receivers = {{NULL, 0, 0}, false};
     for (size_t i = 0; i < m->aug_assigns.len; i++) {
         ol_nid n = m->aug_assigns.items[i];
         ol_nid op = ol_field(t, n, OL_F_operator);
         ol_kind k = ol_kind_of(t, op);
         if (k != OL_T_PLUS_EQ && k != OL_T_MINUS_EQ)
             continue;
-        consider(c, n, ol_field(t, n, OL_F_left), ol_field(t, n, OL_F_right));
+        consider(c, n, ol_field(t, n, OL_F_left), ol_field(t, n, OL_F_right), &receivers);
     }
     /* x = x + v, x = v + x, and running averages: x = 0.9 * x + 0.1 * v */
     for (size_t i = 0; i < m->assigns.len; i++) {
@@ -172,10 +176,11 @@ static void check(ol_check *c)
             continue;
         ol_nid a = ol_field(t, right, OL_F_left), b = ol_field(t, right, OL_F_right);
         if (a != OL_NONE && b != OL_NONE && scaled_copy(t, a, left) && !ol_mentions(t, b, left))
-            consider(c, n, left, b);
+            consider(c, n, left, b, &receivers);
         else if (op == OL_T_PLUS && a != OL_NONE && b != OL_NONE && scaled_copy(t, b, left) && !ol_mentions(t, a, left))
-            consider(c, n, left, a);
+            consider(c, n, left, a, &receivers);
     }
+    ol_text_index_free(&receivers);
 }
 
 const ol_rule ol_rule_oom101 = {

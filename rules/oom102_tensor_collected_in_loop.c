@@ -154,6 +154,38 @@ static void check_calls(ol_check *c)
     }
 }
 
+/* A subscript that names the same slot on every iteration: a literal key
+ * (`loss_dict["d"] = d_loss`, `outs[0] = y`), or a tuple of them. Each
+ * iteration overwrites what the last one stored, so one graph at most stays
+ * alive, not one per batch. */
+static bool constant_key(const ol_tree *t, ol_nid key, int depth)
+{
+    key = ol_unparen(t, key);
+    if (key == OL_NONE || depth > 4)
+        return false;
+    switch (ol_kind_of(t, key)) {
+    case OL_N_integer:
+    case OL_N_true:
+    case OL_N_false:
+    case OL_N_none:
+        return true;
+    case OL_N_string:
+        for (ol_nid c = ol_first_named(t, key); c != OL_NONE; c = ol_next_named(t, c))
+            if (ol_kind_of(t, c) == OL_N_interpolation)
+                return false; /* an f-string may differ per iteration */
+        return true;
+    case OL_N_unary_operator:
+        return constant_key(t, ol_field(t, key, OL_F_argument), depth + 1);
+    case OL_N_tuple:
+        for (ol_nid c = ol_first_named(t, key); c != OL_NONE; c = ol_next_named(t, c))
+            if (!constant_key(t, c, depth + 1))
+                return false;
+        return true;
+    default:
+        return false;
+    }
+}
+
 static void check_stores(ol_check *c)
 {
     ol_model *m = c->model;
@@ -165,6 +197,26 @@ static void check_stores(ol_check *c)
         ol_nid value = ol_field(t, a, OL_F_right);
         ol_nid holder = ol_unparen(t, ol_field(t, left, OL_F_value));
         if (value == OL_NONE || holder == OL_NONE || ol_kind_of(t, value) == OL_N_assignment)
+            continue;
+        /* the same slot each iteration: every subscript on the way is a constant
+         * (`stats["loss"] = l`, `self.log["d"]["real"] = l`, not `hist[step]["x"] = l`) */
+        bool same_slot = true;
+        for (ol_nid x = left; same_slot && x != OL_NONE;) {
+            ol_kind k = ol_kind_of(t, x);
+            if (k == OL_N_subscript) {
+                ol_nid base = ol_field(t, x, OL_F_value);
+                /* `h[0, "last"]`: every index after the value is a constant */
+                same_slot = ol_field(t, x, OL_F_subscript) != OL_NONE;
+                for (ol_nid key = ol_first_named(t, x); same_slot && key != OL_NONE; key = ol_next_named(t, key))
+                    same_slot = key == base || constant_key(t, key, 0);
+                x = ol_unparen(t, base);
+            } else if (k == OL_N_attribute) {
+                x = ol_unparen(t, ol_field(t, x, OL_F_object));
+            } else {
+                break;
+            }
+        }
+        if (same_slot)
             continue;
         ol_val v = ol_eval(m, value);
         bool tuple = (v.kind == OL_V_TUPLE || v.kind == OL_V_LIST) && (v.flags & OL_VF_ELEM_GRAPH);

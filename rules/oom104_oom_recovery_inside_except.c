@@ -28,15 +28,12 @@ static bool runs_model(ol_model *m, ol_nid n, int depth)
             return true;
         if (depth >= 2)
             continue;
-        for (size_t f = 0; f < m->functions.len; f++) {
-            const ol_function *fn = &m->functions.items[f];
-            for (size_t k = 0; k < fn->callsites.len; k++) {
-                if (fn->callsites.items[k] != i)
-                    continue;
-                ol_nid body = ol_field(m->tree, fn->node, OL_F_body);
-                if (body != OL_NONE && runs_model(m, body, depth + 1))
-                    return true;
-            }
+        const uint32_t *called;
+        size_t ncalled = ol_call_functions(m, (uint32_t)i, &called);
+        for (size_t k = 0; k < ncalled; k++) {
+            ol_nid body = ol_field(m->tree, m->functions.items[called[k]].node, OL_F_body);
+            if (body != OL_NONE && runs_model(m, body, depth + 1))
+                return true;
         }
     }
     return false;

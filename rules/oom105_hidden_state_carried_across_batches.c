@@ -56,7 +56,7 @@ static bool detached_in_place(ol_model *m, ol_nid loop_node, ol_nid before, ol_s
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *c = &m->calls.items[i];
         if (c->receiver == OL_NONE || !ol_contains(t, loop_node, c->node) ||
-            t->nodes.items[c->node].start >= t->nodes.items[before].start ||
+            ol_node_at(t, c->node)->start >= ol_node_at(t, before)->start ||
             strcmp(ol_sym_str(m, c->name), "detach_") != 0)
             continue;
         ol_nid r = root_identifier(t, c->receiver);
@@ -114,7 +114,7 @@ static void check(ol_check *c)
                  d = m->defs.items[d].next) {
                 const ol_def *def = &m->defs.items[d];
                 if (def->target != tgt && ol_contains(t, loop_node, def->stmt) &&
-                    t->nodes.items[def->stmt].start < t->nodes.items[a].start)
+                    ol_node_at(t, def->stmt)->start < ol_node_at(t, a)->start)
                     carried = false;
             }
             if (!carried || detached_in_place(m, loop_node, a, name))

@@ -60,13 +60,8 @@ static bool is_pytest_function(ol_model *m, uint32_t fi)
 /* Does region compute gradients (backward, autograd.grad, requires_grad_)? */
 static bool computes_gradients(ol_model *m, ol_nid region)
 {
-    ol_event_vec ev = {0};
-    ol_collect_events(m, region, &ev);
-    bool grads = false;
-    for (size_t i = 0; i < ev.len && !grads; i++)
-        grads = ev.items[i].kind == OL_EV_BACKWARD || ev.items[i].kind == OL_EV_STEP;
-    ol_vec_free(&ev);
-    if (grads)
+    const ol_region_events *re = ol_events_of(m, region);
+    if (re->has_backward || re->has_step)
         return true;
     size_t first, end = ol_calls_in(m, region, &first);
     for (size_t i = first; i < end; i++) {
@@ -102,7 +97,17 @@ static bool eval_function(ol_model *m, uint32_t fi)
     if (f->cls != OL_NO_INDEX && ol_class_is_module(m, f->cls) && m->functions.items[fi].callsites.len == 0)
         return false;
     ol_nid body = function_body(m, fi);
-    return body != OL_NONE && !computes_gradients(m, body);
+    if (body == OL_NONE || computes_gradients(m, body))
+        return false;
+    /* called where gradients are computed (PPO's `policy.evaluate(states,
+     * actions)` feeding the loss): its forwards are part of training */
+    for (size_t k = 0; k < f->callsites.len; k++) {
+        uint32_t caller = ol_function_of(m, m->calls.items[f->callsites.items[k]].node);
+        ol_nid caller_body = caller != OL_NO_INDEX ? function_body(m, caller) : OL_NONE;
+        if (caller != fi && caller_body != OL_NONE && computes_gradients(m, caller_body))
+            return false;
+    }
+    return true;
 }
 
 /* The expression naming the model a forward call runs: `net` for `net(x)`
@@ -148,11 +153,79 @@ static ol_nid eval_in_value(ol_model *m, ol_nid e, ol_nid at, int depth)
     return OL_NONE;
 }
 
+/* The eval()/train() calls of each function body (and the module), found
+ * once per file: asking, for every forward call, which of the calls before
+ * it switched the model's mode would scan the body again each time. */
+typedef struct mode_calls {
+    bool built;
+    OL_VEC(uint32_t) modes;  /* X.eval() / X.train() with no argument, X a module */
+    OL_VEC(uint32_t) trains; /* X.train(...) with any argument, X a module */
+} mode_calls;
+
+typedef struct mode_cache {
+    mode_calls *per_fn;      /* index fn + 1; 0 is the module */
+    size_t count;
+    /* the last after_eval_call verdict on events, reused while eval() and
+     * the train() that ends it stay the same (consecutive forward calls) */
+    ol_nid last_eval, last_stop;
+    bool last_grads;
+} mode_cache;
+
+static void mode_cache_free(mode_cache *mc)
+{
+    for (size_t i = 0; i < mc->count; i++) {
+        ol_vec_free(&mc->per_fn[i].modes);
+        ol_vec_free(&mc->per_fn[i].trains);
+    }
+    free(mc->per_fn);
+    memset(mc, 0, sizeof(*mc));
+}
+
+static const mode_calls *mode_calls_of(ol_model *m, mode_cache *mc, uint32_t fn, ol_nid body)
+{
+    if (!mc->per_fn) {
+        mc->count = m->functions.len + 1;
+        mc->per_fn = ol_xcalloc(mc->count, sizeof(mode_calls));
+        mc->last_eval = OL_NONE;
+    }
+    mode_calls *mcs = &mc->per_fn[fn == OL_NO_INDEX ? 0 : fn + 1];
+    if (mcs->built)
+        return mcs;
+    mcs->built = true;
+    size_t first, end = ol_calls_in(m, body, &first);
+    for (size_t i = first; i < end; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if ((c->name != m->names.eval && c->name != m->names.train) || ol_function_of(m, c->node) != fn)
+            continue;
+        if (ol_eval(m, c->receiver).kind != OL_V_MODULE)
+            continue;
+        if (c->name == m->names.train)
+            ol_vec_push(&mcs->trains, (uint32_t)i);
+        if (c->receiver != OL_NONE && ol_call_arg(m, c->node, 0, NULL) == OL_NONE)
+            ol_vec_push(&mcs->modes, (uint32_t)i);
+    }
+    return mcs;
+}
+
+/* How many of the calls (indexes into m->calls, ascending) have nodes before n. */
+static size_t calls_before(const ol_model *m, const uint32_t *calls, size_t count, ol_nid n)
+{
+    size_t lo = 0, hi = count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->calls.items[calls[mid]].node < n)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* `X.eval()` earlier in the same function (or at module level) for the
  * model the call at n runs, with no `X.train()` between, and no gradients
  * computed from it to the next train() or the end. Returns the eval() call
  * node, or OL_NONE. */
-static ol_nid after_eval_call(ol_model *m, ol_nid n, uint32_t fn)
+static ol_nid after_eval_call(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
 {
     const ol_tree *t = m->tree;
     /* a function's body, or the module itself (scripts and notebooks
@@ -160,22 +233,17 @@ static ol_nid after_eval_call(ol_model *m, ol_nid n, uint32_t fn)
     ol_nid body = fn != OL_NO_INDEX ? function_body(m, fn) : 0;
     if (body == OL_NONE)
         return OL_NONE;
-    size_t first, end = ol_calls_in(m, body, &first);
-    ol_nid eval_call = OL_NONE;
+    const mode_calls *mcs = mode_calls_of(m, mc, fn, body);
     uint32_t self_call = ol_call_at(m, n);
     ol_nid model = self_call != OL_NO_INDEX ? forward_model(m, &m->calls.items[self_call]) : OL_NONE;
-    for (size_t i = first; i < end && m->calls.items[i].node < n; i++) {
-        const ol_call *c = &m->calls.items[i];
-        if (ol_function_of(m, c->node) != fn || c->receiver == OL_NONE || ol_call_arg(m, c->node, 0, NULL) != OL_NONE)
-            continue;
+    /* the last mode switch of this model before n decides */
+    ol_nid eval_call = OL_NONE;
+    for (size_t k = calls_before(m, mcs->modes.items, mcs->modes.len, n); k-- > 0;) {
+        const ol_call *c = &m->calls.items[mcs->modes.items[k]];
         if (model != OL_NONE && !ol_same_text(t, ol_unparen(t, c->receiver), model))
             continue;
-        if (c->name == m->names.eval || c->name == m->names.train) {
-            ol_val rv = ol_eval(m, c->receiver);
-            if (rv.kind != OL_V_MODULE)
-                continue;
-            eval_call = c->name == m->names.eval ? c->node : OL_NONE;
-        }
+        eval_call = c->name == m->names.eval ? c->node : OL_NONE;
+        break;
     }
     /* `net = model.eval()` then `net(x)`, and `model.eval()(x)` */
     if (eval_call == OL_NONE && model != OL_NONE)
@@ -183,27 +251,28 @@ static ol_nid after_eval_call(ol_model *m, ol_nid n, uint32_t fn)
     if (eval_call == OL_NONE)
         return OL_NONE;
     /* from eval() to the next train() (or the end), nothing computes gradients */
-    ol_event_vec ev = {0};
-    ol_collect_events(m, body, &ev);
-    bool grads = false;
     ol_nid stop = OL_NONE;
-    for (size_t i = first; i < end; i++) {
-        const ol_call *c = &m->calls.items[i];
-        if (c->node > eval_call && c->name == m->names.train && ol_function_of(m, c->node) == fn &&
-            ol_eval(m, c->receiver).kind == OL_V_MODULE &&
-            (model == OL_NONE || ol_same_text(t, ol_unparen(t, c->receiver), model))) {
+    for (size_t k = calls_before(m, mcs->trains.items, mcs->trains.len, eval_call + 1); k < mcs->trains.len; k++) {
+        const ol_call *c = &m->calls.items[mcs->trains.items[k]];
+        if (model == OL_NONE || ol_same_text(t, ol_unparen(t, c->receiver), model)) {
             stop = c->node;
             break;
         }
     }
-    for (size_t i = 0; i < ev.len; i++) {
-        const ol_event *e = &ev.items[i];
-        if (e->site > eval_call && (stop == OL_NONE || e->site < stop) &&
-            (e->kind == OL_EV_BACKWARD || e->kind == OL_EV_STEP))
-            grads = true;
+    if (mc->last_eval != eval_call || mc->last_stop != stop) {
+        const ol_event_vec *ev = &ol_events_of(m, body)->events;
+        bool grads = false;
+        for (size_t i = 0; i < ev->len && !grads; i++) {
+            const ol_event *e = &ev->items[i];
+            if (e->site > eval_call && (stop == OL_NONE || e->site < stop) &&
+                (e->kind == OL_EV_BACKWARD || e->kind == OL_EV_STEP))
+                grads = true;
+        }
+        mc->last_eval = eval_call;
+        mc->last_stop = stop;
+        mc->last_grads = grads;
     }
-    ol_vec_free(&ev);
-    return grads ? OL_NONE : eval_call;
+    return mc->last_grads ? OL_NONE : eval_call;
 }
 
 /* The innermost for-loop around n over a validation/test iterable that
@@ -272,7 +341,7 @@ static ol_fix *decorator_fix(ol_model *m, uint32_t fi)
     const char *torch = ol_torch_alias(m, f->node);
     if (!torch)
         return NULL;
-    uint32_t def_start = t->nodes.items[f->node].start;
+    uint32_t def_start = ol_node_at(t, f->node)->start;
     uint32_t line = ol_source_line_index(src, def_start);
     uint32_t indent = indent_of(src, def_start);
     if (src->line_starts[line] + indent != def_start)
@@ -288,12 +357,12 @@ static ol_fix *decorator_fix(ol_model *m, uint32_t fi)
 static bool multiline_string_in(const ol_tree *t, ol_nid n)
 {
     const ol_source *src = t->src;
-    for (ol_nid i = n; i < t->nodes.len && t->nodes.items[i].start < t->nodes.items[n].end; i++) {
-        if (i != n && t->nodes.items[i].start < t->nodes.items[n].start)
+    for (ol_nid i = n; i < t->nodes.len && ol_node_at(t, i)->start < ol_node_at(t, n)->end; i++) {
+        if (i != n && ol_node_at(t, i)->start < ol_node_at(t, n)->start)
             break;
         ol_kind k = ol_kind_of(t, i);
         if ((k == OL_N_string || k == OL_N_concatenated_string) &&
-            ol_source_line_index(src, t->nodes.items[i].start) != ol_source_line_index(src, t->nodes.items[i].end))
+            ol_source_line_index(src, ol_node_at(t, i)->start) != ol_source_line_index(src, ol_node_at(t, i)->end))
             return true;
     }
     return false;
@@ -308,9 +377,9 @@ static ol_fix *wrap_fix(ol_model *m, ol_nid loop_node)
     const char *torch = ol_torch_alias(m, loop_node);
     if (!torch)
         return NULL;
-    uint32_t start = t->nodes.items[loop_node].start;
+    uint32_t start = ol_node_at(t, loop_node)->start;
     uint32_t first = ol_source_line_index(src, start);
-    uint32_t last = ol_source_line_index(src, t->nodes.items[loop_node].end);
+    uint32_t last = ol_source_line_index(src, ol_node_at(t, loop_node)->end);
     uint32_t indent = indent_of(src, start);
     if (src->line_starts[first] + indent != start)
         return NULL;
@@ -711,7 +780,7 @@ typedef enum evidence {
 } evidence;
 
 static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrapper, reported_vec *seen,
-                        nid_vec *sites)
+                        nid_vec *sites, mode_cache *modes)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
@@ -753,7 +822,7 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
         free(text);
         if (m->loops.items[loop].kind == OL_LOOP_FOR)
             fix = wrap_fix(m, m->loops.items[loop].node);
-    } else if ((eval_call = after_eval_call(m, call->node, fn)) != OL_NONE) {
+    } else if ((eval_call = after_eval_call(m, modes, call->node, fn)) != OL_NONE) {
         ev = EV_AFTER_EVAL;
         anchor = eval_call;
         char *text = ol_node_str(t, eval_call);
@@ -833,11 +902,13 @@ static void check(ol_check *c)
     ol_model *m = c->model;
     reported_vec seen = {0};
     nid_vec sites = {0};
+    mode_cache modes;
+    memset(&modes, 0, sizeof(modes));
     for (size_t i = 0; i < m->calls.len; i++) {
         if (!ol_is_forward_call(m, (uint32_t)i))
             continue;
         const ol_call *call = &m->calls.items[i];
-        report_site(c, call, ol_function_of(m, call->node), false, &seen, &sites);
+        report_site(c, call, ol_function_of(m, call->node), false, &seen, &sites, &modes);
     }
     /* functions that run a model, called from evaluation code: judged at the
      * call, unless the function was already reported inside */
@@ -854,12 +925,13 @@ static void check(ol_check *c)
             if (inside)
                 continue;
         }
-        report_site(c, call, ol_function_of(m, call->node), true, &seen, &sites);
+        report_site(c, call, ol_function_of(m, call->node), true, &seen, &sites, &modes);
     }
     for (size_t k = 0; k < seen.len; k++)
         free(seen.items[k].model);
     ol_vec_free(&seen);
     ol_vec_free(&sites);
+    mode_cache_free(&modes);
 }
 
 const ol_rule ol_rule_oom201 = {

@@ -151,9 +151,9 @@ static bool binding_used_as_dataset(ol_model *m, ol_nid target, uint32_t def)
     const ol_tree *t = m->tree;
     bool attr = ol_kind_of(t, target) == OL_N_attribute;
     ol_kind want = attr ? OL_N_attribute : OL_N_identifier;
-    char first = t->src->text[t->nodes.items[target].start];
+    char first = t->src->text[ol_node_at(t, target)->start];
     for (ol_nid n = 0; n < t->nodes.len; n++) {
-        if (n == target || ol_kind_of(t, n) != want || t->src->text[t->nodes.items[n].start] != first ||
+        if (n == target || ol_kind_of(t, n) != want || t->src->text[ol_node_at(t, n)->start] != first ||
             !ol_same_text(t, n, target))
             continue;
         if (!attr) {

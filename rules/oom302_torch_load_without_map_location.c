@@ -94,55 +94,101 @@ static bool reads_metadata(ol_model *m, ol_nid use)
     return known;
 }
 
-/* Two identifiers spell the same name. The loops below look at every later
- * identifier of the file: comparing lengths, then bytes, costs less than
- * interning each one. */
-static bool same_identifier(const ol_tree *t, ol_nid a, ol_nid b)
+/* The def a `name = torch.load(...)` statement makes, or OL_NO_INDEX.
+ * def_of_target: per node, the index + 1 of the def binding it. */
+static uint32_t load_def(ol_model *m, const uint32_t *def_of_target, ol_nid call)
 {
-    uint32_t la, lb;
-    const char *sa = ol_text(t, a, &la), *sb = ol_text(t, b, &lb);
-    return la == lb && memcmp(sa, sb, la) == 0;
+    const ol_tree *t = m->tree;
+    ol_nid stmt = ol_parent(t, call);
+    if (ol_kind_of(t, stmt) != OL_N_assignment || ol_field(t, stmt, OL_F_right) != call)
+        return OL_NO_INDEX;
+    ol_nid target = ol_field(t, stmt, OL_F_left);
+    if (ol_kind_of(t, target) != OL_N_identifier || target >= t->nodes.len)
+        return OL_NO_INDEX;
+    uint32_t d = def_of_target[target];
+    /* the binding in the statement's own scope, as the assignment makes it */
+    if (d == 0 || m->defs.items[d - 1].scope != m->node_scope[stmt])
+        return OL_NO_INDEX;
+    return d - 1;
+}
+
+/* How the uses of each loaded name's def look, found in one pass over the
+ * file's identifiers (not one pass per load: a file of thousands of loads
+ * stays linear). Per def: the uses after its statement that it reaches, and
+ * whether any of them does more than restore state or read bookkeeping. */
+typedef struct load_uses {
+    uint32_t *uses;   /* per def */
+    bool *other;      /* per def: a use that is neither */
+    bool *not_host_state; /* per def: a use that does not restore a scaler's or scheduler's state */
+    uint32_t *def_of_target; /* per node, see load_def */
+} load_uses;
+
+static void load_uses_build(ol_model *m, load_uses *lu)
+{
+    const ol_tree *t = m->tree;
+    lu->uses = ol_xcalloc(m->defs.len + 1, sizeof(uint32_t));
+    lu->other = ol_xcalloc(m->defs.len + 1, sizeof(bool));
+    lu->not_host_state = ol_xcalloc(m->defs.len + 1, sizeof(bool));
+    lu->def_of_target = ol_xcalloc(t->nodes.len + 1, sizeof(uint32_t));
+    /* the last def of a target wins, as a scan of its chain would find */
+    for (size_t d = 0; d < m->defs.len; d++)
+        if (m->defs.items[d].target < t->nodes.len &&
+            (!lu->def_of_target[m->defs.items[d].target] ||
+             m->defs.items[d].scope == m->node_scope[m->defs.items[d].target]))
+            lu->def_of_target[m->defs.items[d].target] = (uint32_t)d + 1;
+    bool *is_load_def = ol_xcalloc(m->defs.len + 1, sizeof(bool));
+    OL_VEC(ol_sym) names = {0};
+    for (size_t i = 0; i < m->calls.len; i++) {
+        uint32_t d = load_def(m, lu->def_of_target, m->calls.items[i].node);
+        if (d == OL_NO_INDEX || d >= m->defs.len)
+            continue;
+        is_load_def[d] = true;
+        ol_vec_push(&names, m->defs.items[d].name);
+    }
+    ol_sort(names.items, names.len, sizeof(ol_sym), ol_cmp_u32);
+    for (ol_nid u = 0; names.len > 0 && u < t->nodes.len; u++) {
+        if (ol_kind_of(t, u) != OL_N_identifier || ol_node_at(t, u)->field == OL_F_attribute)
+            continue;
+        ol_sym name = ol_node_sym(m, u);
+        if (!bsearch(&name, names.items, names.len, sizeof(ol_sym), ol_cmp_u32))
+            continue;
+        uint32_t defs[16];
+        size_t n = ol_reaching_defs(m, m->node_scope[u], name, u, defs, 16);
+        int benign = -1, host_state = -1; /* computed once per use, when a load def is reached */
+        for (size_t k = 0; k < n; k++) {
+            uint32_t d = defs[k];
+            if (d >= m->defs.len || !is_load_def[d] || u < m->subtree_end[m->defs.items[d].stmt])
+                continue;
+            if (benign < 0) {
+                ol_nid r = OL_NONE;
+                benign = feeds_load_state_dict(m, u) || reads_metadata(m, u);
+                host_state = feeds_state_receiver(m, u, &r) && holds_no_device_state(m, r);
+            }
+            lu->uses[d]++;
+            if (!benign)
+                lu->other[d] = true;
+            if (!host_state)
+                lu->not_host_state[d] = true;
+        }
+    }
+    free(is_load_def);
+    ol_vec_free(&names);
 }
 
 /* Moving the load to the CPU changes nothing when the result only reaches
  * load_state_dict (directly, or through a name whose every use does so or
  * reads bookkeeping). Anything else (a pickled model, a tensor used as is)
  * would now live on the CPU: that fix is unsafe. */
-static bool only_restores_state(ol_model *m, ol_nid call)
+static bool only_restores_state(ol_model *m, load_uses *lu, ol_nid call)
 {
-    const ol_tree *t = m->tree;
     if (feeds_load_state_dict(m, call))
         return true;
-    ol_nid stmt = ol_parent(t, call);
-    if (ol_kind_of(t, stmt) != OL_N_assignment || ol_field(t, stmt, OL_F_right) != call)
+    if (!lu->uses)
+        load_uses_build(m, lu);
+    uint32_t def = load_def(m, lu->def_of_target, call);
+    if (def == OL_NO_INDEX || def >= m->defs.len)
         return false;
-    ol_nid target = ol_field(t, stmt, OL_F_left);
-    if (ol_kind_of(t, target) != OL_N_identifier)
-        return false;
-    ol_sym name = ol_node_sym(m, target);
-    uint32_t scope = m->node_scope[stmt];
-    uint32_t def = OL_NO_INDEX;
-    for (uint32_t d = ol_scope_defs(m, scope, name); d != OL_NO_INDEX; d = m->defs.items[d].next)
-        if (m->defs.items[d].target == target)
-            def = d;
-    if (def == OL_NO_INDEX)
-        return false;
-    size_t uses = 0;
-    for (ol_nid u = m->subtree_end[stmt]; u < t->nodes.len; u++) {
-        if (ol_kind_of(t, u) != OL_N_identifier || !same_identifier(t, u, target))
-            continue;
-        uint32_t defs[16];
-        size_t n = ol_reaching_defs(m, m->node_scope[u], name, u, defs, 16);
-        bool ours = false;
-        for (size_t k = 0; k < n; k++)
-            ours |= defs[k] == def;
-        if (!ours)
-            continue;
-        if (!feeds_load_state_dict(m, u) && !reads_metadata(m, u))
-            return false;
-        uses++;
-    }
-    return uses > 0;
+    return lu->uses[def] > 0 && !lu->other[def];
 }
 
 /* The name a load is bound to (`vocab = torch.load(...)`, `self.cfg =
@@ -160,26 +206,17 @@ static ol_nid bound_name(const ol_tree *t, ol_nid call)
 
 /* Every use of what the load returns restores a scaler's or a scheduler's
  * state (directly, or through the name it is bound to). */
-static bool restores_only_host_state(ol_model *m, ol_nid call)
+static bool restores_only_host_state(ol_model *m, load_uses *lu, ol_nid call)
 {
-    const ol_tree *t = m->tree;
     ol_nid receiver = OL_NONE;
     if (feeds_state_receiver(m, call, &receiver))
         return holds_no_device_state(m, receiver);
-    ol_nid target = bound_name(t, call);
-    if (target == OL_NONE || ol_kind_of(t, ol_field(t, ol_parent(t, call), OL_F_left)) != OL_N_identifier)
+    if (!lu->uses)
+        load_uses_build(m, lu);
+    uint32_t def = load_def(m, lu->def_of_target, call);
+    if (def == OL_NO_INDEX || def >= m->defs.len)
         return false;
-    size_t uses = 0;
-    for (ol_nid u = m->subtree_end[ol_parent(t, call)]; u < t->nodes.len; u++) {
-        if (ol_kind_of(t, u) != OL_N_identifier || !same_identifier(t, u, target) ||
-            ol_node_at(t, u)->field == OL_F_attribute || ol_function_of(m, u) != ol_function_of(m, call))
-            continue;
-        ol_nid r = OL_NONE;
-        if (!feeds_state_receiver(m, u, &r) || !holds_no_device_state(m, r))
-            return false;
-        uses++;
-    }
-    return uses > 0;
+    return lu->uses[def] > 0 && !lu->not_host_state[def];
 }
 
 /* Plain data saved with torch.save: the load is bound to, or read from a
@@ -393,6 +430,7 @@ static void check(ol_check *c)
     int xla_only = -1;
     save_vec saves = {0};
     bool saves_known = false;
+    load_uses lu = {NULL, NULL, NULL, NULL};
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
         const char *q = ol_qualname(m, call->callee);
@@ -432,7 +470,7 @@ static void check(ol_check *c)
             continue;
         if (location != OL_NONE && !ol_may_be_none(m, location))
             continue;
-        if (loads_plain_data(m, call->node, first) || restores_only_host_state(m, call->node) ||
+        if (loads_plain_data(m, call->node, first) || restores_only_host_state(m, &lu, call->node) ||
             written_here_from_host(m, &saves, first))
             continue;
         if (location != OL_NONE) {
@@ -451,11 +489,15 @@ static void check(ol_check *c)
                                     "`torch.load` without `map_location` restores tensors onto the device they were "
                                     "saved from (often GPU 0, in every process)");
         ol_diag_help(d, "load to the CPU and move what you need: `torch.load(path, map_location=\"cpu\")`");
-        ol_fix *fix = ol_fix_new(!only_restores_state(m, call->node), "Load onto the CPU");
-        ol_fix_edit(fix, t->nodes.items[last].end, t->nodes.items[last].end, ", map_location=\"cpu\"");
+        ol_fix *fix = ol_fix_new(!only_restores_state(m, &lu, call->node), "Load onto the CPU");
+        ol_fix_edit(fix, ol_node_at(t, last)->end, ol_node_at(t, last)->end, ", map_location=\"cpu\"");
         ol_diag_attach_fix(d, fix);
     }
     ol_vec_free(&saves);
+    free(lu.uses);
+    free(lu.other);
+    free(lu.not_host_state);
+    free(lu.def_of_target);
 }
 
 const ol_rule ol_rule_oom302 = {

@@ -79,9 +79,9 @@ static void check_activations(ol_check *c)
             for (ol_nid x = ol_first_named(t, cargs); x != OL_NONE; x = ol_next_named(t, x))
                 last = x;
             if (last == OL_NONE)
-                ol_fix_edit(fix, t->nodes.items[cargs].start + 1, t->nodes.items[cargs].start + 1, "inplace=True");
+                ol_fix_edit(fix, ol_node_at(t, cargs)->start + 1, ol_node_at(t, cargs)->start + 1, "inplace=True");
             else
-                ol_fix_edit(fix, t->nodes.items[last].end, t->nodes.items[last].end, ", inplace=True");
+                ol_fix_edit(fix, ol_node_at(t, last)->end, ol_node_at(t, last)->end, ", inplace=True");
             ol_diag_attach_fix(d, fix);
         }
     }
@@ -147,7 +147,7 @@ static void check_arithmetic(ol_check *c)
         ol_diag_help(d, "write `%s %s= %s`", name, sym, operand);
         ol_fix *fix = ol_fix_new(true, "Update the tensor in place");
         char *text = ol_xasprintf("%s %s= %s", name, sym, operand);
-        ol_fix_edit(fix, t->nodes.items[a].start, t->nodes.items[a].end, text);
+        ol_fix_edit(fix, ol_node_at(t, a)->start, ol_node_at(t, a)->end, text);
         free(text);
         ol_diag_attach_fix(d, fix);
         free(name);

@@ -13,10 +13,14 @@
  * something the fix cannot rewrite (the name passed around as a value), no
  * fix is offered.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rule.h"
+
+/* The most edits a use's finding repeats of its import statement's fix. */
+#define SHARED_FIX_MAX_EDITS 64
 
 typedef enum amp_kind {
     AMP_NONE,
@@ -197,12 +201,10 @@ static import_form form_of(ol_model *m, const ol_import *imp)
     return FORM_NONE;
 }
 
-/* Is identifier `n` a reference that resolves to import def `def`? Its
- * reaching definitions (up to `cap`) are left in defs / *count. */
-static bool refers_to(ol_model *m, ol_nid n, uint32_t def, uint32_t *defs, size_t cap, size_t *count)
+/* Is identifier `n` a name reference (not an attribute's or keyword's
+ * name, not a name inside an import statement)? */
+static bool is_reference(const ol_tree *t, ol_nid n)
 {
-    const ol_tree *t = m->tree;
-    *count = 0;
     ol_nid p = ol_parent(t, n);
     ol_field_id f = (ol_field_id)ol_node_at(t, n)->field;
     if (p != OL_NONE && ol_kind_of(t, p) == OL_N_attribute && f == OL_F_attribute)
@@ -212,11 +214,102 @@ static bool refers_to(ol_model *m, ol_nid n, uint32_t def, uint32_t *defs, size_
     /* names inside import statements are not references */
     if (p != OL_NONE && (ol_kind_of(t, p) == OL_N_dotted_name || ol_kind_of(t, p) == OL_N_aliased_import))
         return false;
-    *count = ol_reaching_defs(m, m->node_scope[n], ol_node_sym(m, n), n, defs, cap);
-    for (size_t i = 0; i < *count; i++)
-        if (defs[i] == def)
-            return true;
-    return false;
+    return true;
+}
+
+/* What the rule needs about the file's deprecated imports, built once per
+ * file so that a file with thousands of them stays linear: the import
+ * statements as groups of ol_import, each def's import, each import def's
+ * uses (identifiers it reaches), and each statement's fix, made once and
+ * copied to every finding that offers it. */
+typedef struct amp_index {
+    uint32_t *group_of_import;  /* import -> group */
+    OL_VEC(uint32_t) group_first; /* group -> first import; imports of a statement are contiguous */
+    uint32_t *import_of_def;    /* def -> import index + 1, or 0 */
+    uint32_t *use_begin;        /* def -> its uses in uses[use_begin[d], use_begin[d + 1]) */
+    ol_nid *uses;
+    ol_fix **fix;               /* group -> fix (owned), valid where fix_made */
+    bool *fix_made;
+} amp_index;
+
+typedef struct def_use {
+    uint32_t def;
+    ol_nid node;
+} def_use;
+
+static import_form form_of(ol_model *m, const ol_import *imp);
+
+static void index_build(ol_model *m, amp_index *ix)
+{
+    const ol_tree *t = m->tree;
+    memset(ix, 0, sizeof(*ix));
+    size_t ndefs = m->defs.len;
+    ix->group_of_import = ol_xcalloc(m->imports.len + 1, sizeof(uint32_t));
+    ix->import_of_def = ol_xcalloc(ndefs + 1, sizeof(uint32_t));
+    for (size_t i = 0; i < m->imports.len; i++) {
+        const ol_import *imp = &m->imports.items[i];
+        if (i == 0 || imp->stmt != m->imports.items[i - 1].stmt)
+            ol_vec_push(&ix->group_first, (uint32_t)i);
+        ix->group_of_import[i] = (uint32_t)(ix->group_first.len - 1);
+        if (imp->def < ndefs)
+            ix->import_of_def[imp->def] = (uint32_t)i + 1;
+    }
+    ix->fix = ol_xcalloc(ix->group_first.len + 1, sizeof(ol_fix *));
+    ix->fix_made = ol_xcalloc(ix->group_first.len + 1, sizeof(bool));
+    /* the names deprecated imports bind, sorted, to test identifiers against */
+    OL_VEC(ol_sym) names = {0};
+    for (size_t i = 0; i < m->imports.len; i++) {
+        import_form form = form_of(m, &m->imports.items[i]);
+        if (form == FORM_NAMES || form == FORM_MODULE)
+            ol_vec_push(&names, m->imports.items[i].bound);
+    }
+    ol_sort(names.items, names.len, sizeof(ol_sym), ol_cmp_u32);
+    OL_VEC(def_use) pairs = {0};
+    if (names.len > 0) {
+        for (ol_nid n = 0; n < t->nodes.len; n++) {
+            if (ol_kind_of(t, n) != OL_N_identifier)
+                continue;
+            ol_sym sym = ol_node_sym(m, n);
+            if (!bsearch(&sym, names.items, names.len, sizeof(ol_sym), ol_cmp_u32) || !is_reference(t, n))
+                continue;
+            uint32_t defs[32];
+            size_t count = ol_reaching_defs(m, m->node_scope[n], sym, n, defs, 32);
+            for (size_t k = 0; k < count; k++) {
+                if (defs[k] >= ndefs || !ix->import_of_def[defs[k]])
+                    continue;
+                def_use du = {defs[k], n};
+                ol_vec_push(&pairs, du);
+            }
+        }
+    }
+    /* counting sort by def into use_begin/uses */
+    ix->use_begin = ol_xcalloc(ndefs + 2, sizeof(uint32_t));
+    for (size_t i = 0; i < pairs.len; i++)
+        ix->use_begin[pairs.items[i].def + 1]++;
+    for (size_t d = 0; d < ndefs + 1; d++)
+        ix->use_begin[d + 1] += ix->use_begin[d];
+    ix->uses = ol_xmalloc((pairs.len + 1) * sizeof(ol_nid));
+    uint32_t *fill = ol_xmalloc((ndefs + 1) * sizeof(uint32_t));
+    memcpy(fill, ix->use_begin, (ndefs + 1) * sizeof(uint32_t));
+    for (size_t i = 0; i < pairs.len; i++) /* pairs are in node order: so is each def's list */
+        ix->uses[fill[pairs.items[i].def]++] = pairs.items[i].node;
+    free(fill);
+    ol_vec_free(&pairs);
+    ol_vec_free(&names);
+}
+
+static void index_free(amp_index *ix)
+{
+    for (size_t g = 0; g < ix->group_first.len; g++)
+        ol_fix_free(ix->fix[g]);
+    free(ix->fix);
+    free(ix->fix_made);
+    free(ix->group_of_import);
+    ol_vec_free(&ix->group_first);
+    free(ix->import_of_def);
+    free(ix->use_begin);
+    free(ix->uses);
+    memset(ix, 0, sizeof(*ix));
 }
 
 /* The call whose callee is `expr`, or OL_NONE; sets *decorator when `expr`
@@ -249,148 +342,182 @@ static bool nid_in(const nid_list *l, ol_nid n)
  * twice). Its call can be rewritten only if every definition reaching it is
  * such a deprecated import, and then all of those import lines must change
  * in the same fix: each statement's own fix would add the device to the
- * call again. Adds the statements to `stmts`; false when some other
+ * call again. Adds their groups to `groups`; false when some other
  * definition (the new torch.amp name, an assignment) reaches the use. */
-static bool join_reaching_imports(ol_model *m, const ol_import *imp, const uint32_t *defs, size_t count,
-                                  nid_list *stmts)
+static bool join_reaching_imports(ol_model *m, const amp_index *ix, const ol_import *imp, const uint32_t *defs,
+                                  size_t count, nid_list *groups)
 {
     for (size_t d = 0; d < count; d++) {
         if (defs[d] == imp->def)
             continue;
-        const ol_import *other = NULL;
-        for (size_t j = 0; j < m->imports.len && !other; j++)
-            if (m->imports.items[j].def == defs[d])
-                other = &m->imports.items[j];
-        if (!other || other->qual != imp->qual || form_of(m, other) != form_of(m, imp))
+        uint32_t j = defs[d] < m->defs.len ? ix->import_of_def[defs[d]] : 0;
+        if (!j)
             return false;
-        if (!nid_in(stmts, other->stmt))
-            ol_vec_push(stmts, other->stmt);
+        const ol_import *other = &m->imports.items[j - 1];
+        if (other->qual != imp->qual || form_of(m, other) != form_of(m, imp))
+            return false;
+        uint32_t g = ix->group_of_import[j - 1];
+        if (!nid_in(groups, g))
+            ol_vec_push(groups, g);
+    }
+    return true;
+}
+
+static ol_fix *build_import_fix(ol_model *m, const amp_index *ix, uint32_t group);
+
+/* The fix for one import statement (a copy the caller owns), or NULL if it
+ * cannot be fixed or has more than max_edits edits. */
+static ol_fix *import_fix(ol_model *m, amp_index *ix, uint32_t group, size_t max_edits)
+{
+    if (!ix->fix_made[group]) {
+        ix->fix[group] = build_import_fix(m, ix, group);
+        ix->fix_made[group] = true;
+    }
+    const ol_fix *f = ix->fix[group];
+    return f && f->edits.len <= max_edits ? ol_fix_copy(f) : NULL;
+}
+
+/* The imports of a group (statement): [*first, *last). */
+static void group_range(const ol_model *m, const amp_index *ix, uint32_t group, size_t *first, size_t *last)
+{
+    *first = ix->group_first.items[group];
+    ol_nid stmt = m->imports.items[*first].stmt;
+    *last = *first;
+    while (*last < m->imports.len && m->imports.items[*last].stmt == stmt)
+        (*last)++;
+}
+
+/* Rewrites every use of one deprecated import (a call or decorator), or
+ * returns false. Uses reached by several imports are rewritten once (uses),
+ * and those imports' statements join the fix (groups). */
+static bool rewrite_uses(ol_model *m, const amp_index *ix, const ol_import *imp, ol_fix *fix, nid_list *groups,
+                         nid_list *uses)
+{
+    const ol_tree *t = m->tree;
+    import_form form = form_of(m, imp);
+    const char *q = ol_sym_str(m, imp->qual);
+    amp_kind name_kind = form == FORM_NAMES ? kind_of_name(q + strlen("torch.cuda.amp.")) : AMP_NONE;
+    if (form == FORM_NONE || form == FORM_SUBMODULE || (form == FORM_NAMES && name_kind == AMP_NONE))
+        return false; /* mixed with something else, or a path we do not rewrite */
+    uint32_t from = imp->def < m->defs.len ? ix->use_begin[imp->def] : 0;
+    uint32_t to = imp->def < m->defs.len ? ix->use_begin[imp->def + 1] : 0;
+    for (uint32_t u = from; u < to; u++) {
+        ol_nid n = ix->uses[u];
+        if (ol_contains(t, imp->stmt, n))
+            continue;
+        uint32_t defs[32];
+        size_t count = ol_reaching_defs(m, m->node_scope[n], ol_node_sym(m, n), n, defs, 32);
+        if (count == 32 || !join_reaching_imports(m, ix, imp, defs, count, groups))
+            return false;
+        if (count > 1) {
+            if (nid_in(uses, n))
+                continue; /* rewritten already, through another import of the name */
+            ol_vec_push(uses, n);
+        }
+        bool decorator;
+        if (form == FORM_NAMES) {
+            ol_nid call = call_of_callee(t, n, &decorator);
+            if ((call == OL_NONE && !decorator) || !add_argument_edits(t, fix, name_kind, call, n))
+                return false;
+        } else {
+            ol_nid attr = ol_parent(t, n);
+            if (attr == OL_NONE || ol_kind_of(t, attr) != OL_N_attribute || ol_field(t, attr, OL_F_object) != n)
+                return false;
+            ol_nid attr_name = ol_field(t, attr, OL_F_attribute);
+            if (attr_name == OL_NONE)
+                return false; /* `amp.` cut short by a syntax error */
+            char *name = ol_node_str(t, attr_name);
+            amp_kind k = kind_of_name(name);
+            free(name);
+            ol_nid call = call_of_callee(t, attr, &decorator);
+            if (k == AMP_NONE || (call == OL_NONE && !decorator) || !add_argument_edits(t, fix, k, call, attr))
+                return false;
+        }
+    }
+    return true;
+}
+
+/* Rewrites an import statement's line to torch.amp. */
+static bool rewrite_import_line(ol_model *m, size_t first, size_t last, ol_fix *fix)
+{
+    const ol_tree *t = m->tree;
+    ol_nid stmt = m->imports.items[first].stmt;
+    if (ol_kind_of(t, stmt) == OL_N_import_from_statement) {
+        ol_nid module = ol_field(t, stmt, OL_F_module_name);
+        if (module == OL_NONE)
+            return false;
+        const char *mq = NULL;
+        for (size_t i = first; i < last; i++)
+            if (m->imports.items[i].def != OL_NO_INDEX)
+                mq = form_of(m, &m->imports.items[i]) == FORM_NAMES ? "torch.amp" : "torch";
+        ol_fix_edit(fix, ol_node_at(t, module)->start, ol_node_at(t, module)->end, mq ? mq : "torch.amp");
+    } else {
+        for (size_t i = first; i < last; i++) {
+            const ol_import *imp = &m->imports.items[i];
+            if (imp->def != OL_NO_INDEX)
+                ol_fix_edit(fix, ol_node_at(t, imp->name_node)->start, ol_node_at(t, imp->name_node)->end,
+                            "torch.amp");
+        }
     }
     return true;
 }
 
 /* Builds the fix for one import statement (and any other deprecated import
  * of the same names reaching the same uses), or NULL if it cannot be fixed. */
-static ol_fix *import_fix(ol_model *m, ol_nid first_stmt)
+static ol_fix *build_import_fix(ol_model *m, const amp_index *ix, uint32_t group)
 {
-    const ol_tree *t = m->tree;
     ol_fix *fix = ol_fix_new(false, "Import from torch.amp and pass the device explicitly");
     bool ok = true;
     bool any = false;
-    nid_list stmts = {0}, uses = {0};
-    ol_vec_push(&stmts, first_stmt);
-    for (size_t si = 0; si < stmts.len && ok; si++) {
-        ol_nid stmt = stmts.items[si];
-        for (size_t i = 0; i < m->imports.len && ok; i++) {
+    nid_list groups = {0}, uses = {0};
+    ol_vec_push(&groups, group);
+    for (size_t gi = 0; gi < groups.len && ok; gi++) {
+        size_t first, last;
+        group_range(m, ix, (uint32_t)groups.items[gi], &first, &last);
+        for (size_t i = first; i < last && ok; i++) {
             const ol_import *imp = &m->imports.items[i];
-            if (imp->stmt != stmt || imp->def == OL_NO_INDEX)
+            if (imp->def == OL_NO_INDEX)
                 continue;
-            import_form form = form_of(m, imp);
-            if (form == FORM_NONE || form == FORM_SUBMODULE) {
-                ok = false; /* mixed with something else, or a path we do not rewrite */
-                break;
-            }
             any = true;
-            const char *q = ol_sym_str(m, imp->qual);
-            amp_kind name_kind = form == FORM_NAMES ? kind_of_name(q + strlen("torch.cuda.amp.")) : AMP_NONE;
-            if (form == FORM_NAMES && name_kind == AMP_NONE) {
-                ok = false;
-                break;
-            }
-            /* every use must be a call or decorator we can rewrite */
-            for (ol_nid n = 0; n < t->nodes.len && ok; n++) {
-                if (ol_kind_of(t, n) != OL_N_identifier || ol_node_sym(m, n) != imp->bound ||
-                    ol_contains(t, stmt, n))
-                    continue;
-                uint32_t defs[32];
-                size_t count;
-                if (!refers_to(m, n, imp->def, defs, 32, &count))
-                    continue;
-                if (count == 32 || !join_reaching_imports(m, imp, defs, count, &stmts)) {
-                    ok = false;
-                    break;
-                }
-                if (nid_in(&uses, n))
-                    continue; /* rewritten already, through another import of the name */
-                ol_vec_push(&uses, n);
-                bool decorator;
-                if (form == FORM_NAMES) {
-                    ol_nid call = call_of_callee(t, n, &decorator);
-                    if (call == OL_NONE && !decorator)
-                        ok = false;
-                    else
-                        ok = add_argument_edits(t, fix, name_kind, call, n);
-                } else {
-                    ol_nid attr = ol_parent(t, n);
-                    if (attr == OL_NONE || ol_kind_of(t, attr) != OL_N_attribute ||
-                        ol_field(t, attr, OL_F_object) != n) {
-                        ok = false;
-                        break;
-                    }
-                    char *name = ol_node_str(t, ol_field(t, attr, OL_F_attribute));
-                    amp_kind k = kind_of_name(name);
-                    free(name);
-                    ol_nid call = call_of_callee(t, attr, &decorator);
-                    if (k == AMP_NONE || (call == OL_NONE && !decorator))
-                        ok = false;
-                    else
-                        ok = add_argument_edits(t, fix, k, call, attr);
-                }
-            }
+            ok = rewrite_uses(m, ix, imp, fix, &groups, &uses);
         }
-    }
-    ol_vec_free(&uses);
-    if (!ok || !any) {
-        ol_vec_free(&stmts);
-        ol_fix_free(fix);
-        return NULL;
     }
     /* the import lines themselves */
-    for (size_t si = 0; si < stmts.len; si++) {
-        ol_nid stmt = stmts.items[si];
-        if (ol_kind_of(t, stmt) == OL_N_import_from_statement) {
-            ol_nid module = ol_field(t, stmt, OL_F_module_name);
-            const char *mq = NULL;
-            for (size_t i = 0; i < m->imports.len; i++)
-                if (m->imports.items[i].stmt == stmt && m->imports.items[i].def != OL_NO_INDEX)
-                    mq = form_of(m, &m->imports.items[i]) == FORM_NAMES ? "torch.amp" : "torch";
-            ol_fix_edit(fix, ol_node_at(t, module)->start, ol_node_at(t, module)->end, mq ? mq : "torch.amp");
-        } else {
-            for (size_t i = 0; i < m->imports.len; i++) {
-                const ol_import *imp = &m->imports.items[i];
-                if (imp->stmt == stmt && imp->def != OL_NO_INDEX)
-                    ol_fix_edit(fix, ol_node_at(t, imp->name_node)->start, ol_node_at(t, imp->name_node)->end,
-                                "torch.amp");
-            }
-        }
+    for (size_t gi = 0; gi < groups.len && ok && any; gi++) {
+        size_t first, last;
+        group_range(m, ix, (uint32_t)groups.items[gi], &first, &last);
+        ok = rewrite_import_line(m, first, last, fix);
     }
-    ol_vec_free(&stmts);
-    if (!ol_fix_normalize(fix)) {
+    ol_vec_free(&groups);
+    ol_vec_free(&uses);
+    if (!ok || !any || !ol_fix_normalize(fix)) {
         ol_fix_free(fix);
         return NULL;
     }
     return fix;
 }
 
-/* The deprecated import statement a name reference goes through, if any. */
-static ol_nid import_stmt_of_use(ol_model *m, ol_nid expr)
+/* The group of the deprecated import statement a name reference goes
+ * through, or UINT32_MAX. */
+static uint32_t import_group_of_use(ol_model *m, const amp_index *ix, ol_nid expr)
 {
     const ol_tree *t = m->tree;
     ol_nid root = ol_unparen(t, expr);
     while (ol_kind_of(t, root) == OL_N_attribute)
         root = ol_field(t, root, OL_F_object);
     if (ol_kind_of(t, root) != OL_N_identifier)
-        return OL_NONE;
+        return UINT32_MAX;
     uint32_t defs[8];
     size_t count = ol_reaching_defs(m, m->node_scope[root], ol_node_sym(m, root), root, defs, 8);
     for (size_t i = 0; i < count; i++) {
-        for (size_t j = 0; j < m->imports.len; j++) {
-            const ol_import *imp = &m->imports.items[j];
-            if (imp->def == defs[i] && (form_of(m, imp) == FORM_NAMES || form_of(m, imp) == FORM_MODULE))
-                return imp->stmt;
-        }
+        if (defs[i] >= m->defs.len || !ix->import_of_def[defs[i]])
+            continue;
+        uint32_t j = ix->import_of_def[defs[i]] - 1;
+        import_form form = form_of(m, &m->imports.items[j]);
+        if (form == FORM_NAMES || form == FORM_MODULE)
+            return ix->group_of_import[j];
     }
-    return OL_NONE;
+    return UINT32_MAX;
 }
 
 /* Version-compatibility code: the deprecated name in the fallback branch of
@@ -430,7 +557,7 @@ static bool compat_fallback(ol_model *m, ol_nid n)
 
 /* ---- the check -------------------------------------------------------------- */
 
-static void report_use(ol_check *c, ol_nid expr, ol_nid call, const char *q)
+static void report_use(ol_check *c, amp_index *ix, ol_nid expr, ol_nid call, const char *q)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
@@ -448,9 +575,13 @@ static void report_use(ol_check *c, ol_nid expr, ol_nid call, const char *q)
     free(written);
     ol_diag_help(d, "%s", replacement_help(kind, name));
     ol_fix *fix = NULL;
-    ol_nid stmt = import_stmt_of_use(m, expr);
-    if (stmt != OL_NONE) {
-        fix = import_fix(m, stmt);
+    uint32_t group = import_group_of_use(m, ix, expr);
+    if (group != UINT32_MAX) {
+        /* the statement's fix rewrites every use: each use's finding offers
+         * it too, unless it is so big that repeating it on every use would
+         * make the report grow with the square of the uses (the import
+         * line's finding always offers it) */
+        fix = import_fix(m, ix, group, SHARED_FIX_MAX_EDITS);
     } else if (kind != AMP_OTHER) {
         fix = ol_fix_new(false, "Use torch.amp with an explicit device");
         if (!add_chain_edit(t, fix, expr) || !add_argument_edits(t, fix, kind, call, expr)) {
@@ -472,8 +603,11 @@ static void report_references(ol_check *c)
     for (ol_nid n = 0; n < t->nodes.len; n++) {
         if (ol_kind_of(t, n) != OL_N_attribute)
             continue;
+        ol_nid attr = ol_field(t, n, OL_F_attribute);
+        if (attr == OL_NONE)
+            continue; /* `amp.` cut short by a syntax error */
         uint32_t len;
-        const char *name = ol_text(t, ol_field(t, n, OL_F_attribute), &len);
+        const char *name = ol_text(t, attr, &len);
         if (!ol_mem_eq_cstr(name, len, "autocast") && !ol_mem_eq_cstr(name, len, "GradScaler") &&
             !ol_mem_eq_cstr(name, len, "custom_fwd") && !ol_mem_eq_cstr(name, len, "custom_bwd"))
             continue;
@@ -498,6 +632,8 @@ static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
+    amp_index ix;
+    index_build(m, &ix);
 
     /* import lines, one finding per statement */
     ol_nid last_stmt = OL_NONE;
@@ -516,7 +652,7 @@ static void check(ol_check *c)
         free(line);
         ol_diag_help(d, "import from `torch.amp` and pass the device: `autocast(\"cuda\", ...)`, "
                         "`GradScaler(\"cuda\")`, `@custom_fwd(device_type=\"cuda\")`");
-        ol_diag_attach_fix(d, import_fix(m, imp->stmt));
+        ol_diag_attach_fix(d, import_fix(m, &ix, ix.group_of_import[i], SIZE_MAX));
     }
 
     /* calls */
@@ -525,7 +661,7 @@ static void check(ol_check *c)
         const char *q = ol_qualname(m, call->callee);
         if (kind_of_qual(q) == AMP_NONE || compat_fallback(m, call->node))
             continue;
-        report_use(c, ol_unparen(t, call->callee), call->node, q);
+        report_use(c, &ix, ol_unparen(t, call->callee), call->node, q);
     }
 
     /* bare decorators: @torch.cuda.amp.custom_fwd */
@@ -542,11 +678,12 @@ static void check(ol_check *c)
             const char *q = ol_qualname(m, e);
             if (kind_of_qual(q) == AMP_NONE)
                 continue;
-            report_use(c, e, OL_NONE, q);
+            report_use(c, &ix, e, OL_NONE, q);
         }
     }
 
     report_references(c);
+    index_free(&ix);
 }
 
 const ol_rule ol_rule_oom502 = {

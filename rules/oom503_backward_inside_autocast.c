@@ -49,10 +49,10 @@ static bool has_multiline_string(const ol_tree *t, ol_nid first, ol_nid last)
 {
     ol_nid end = last;
     const ol_source *src = t->src;
-    for (ol_nid n = first; n < t->nodes.len && t->nodes.items[n].start < t->nodes.items[end].end; n++) {
+    for (ol_nid n = first; n < t->nodes.len && ol_node_at(t, n)->start < ol_node_at(t, end)->end; n++) {
         ol_kind k = ol_kind_of(t, n);
         if ((k == OL_N_string || k == OL_N_concatenated_string) &&
-            ol_source_line_index(src, t->nodes.items[n].start) != ol_source_line_index(src, t->nodes.items[n].end))
+            ol_source_line_index(src, ol_node_at(t, n)->start) != ol_source_line_index(src, ol_node_at(t, n)->end))
             return true;
     }
     return false;
@@ -75,9 +75,9 @@ static ol_fix *dedent_fix(ol_model *m, uint32_t ctx, ol_nid first)
     if (has_multiline_string(t, first, last))
         return NULL;
     bool blank;
-    uint32_t outer = line_indent(src, ol_source_line_index(src, t->nodes.items[cx->node].start), &blank);
-    uint32_t first_line = ol_source_line_index(src, t->nodes.items[first].start);
-    uint32_t last_line = ol_source_line_index(src, t->nodes.items[last].end);
+    uint32_t outer = line_indent(src, ol_source_line_index(src, ol_node_at(t, cx->node)->start), &blank);
+    uint32_t first_line = ol_source_line_index(src, ol_node_at(t, first)->start);
+    uint32_t last_line = ol_source_line_index(src, ol_node_at(t, last)->end);
     uint32_t inner = line_indent(src, first_line, &blank);
     if (inner <= outer)
         return NULL;

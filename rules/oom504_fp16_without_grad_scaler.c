@@ -53,13 +53,8 @@ static bool backward_near(ol_model *m, ol_nid region)
         scope_node = ol_field(m->tree, m->functions.items[fn].node, OL_F_body);
     else
         scope_node = 0;
-    ol_event_vec ev = {0};
-    ol_collect_events(m, scope_node, &ev);
-    bool found = false;
-    for (size_t i = 0; i < ev.len && !found; i++)
-        found = ev.items[i].kind == OL_EV_BACKWARD;
-    ol_vec_free(&ev);
-    return found;
+    /* the model keeps each region's events: many regions share one scope */
+    return scope_node != OL_NONE && ol_events_of(m, scope_node)->has_backward;
 }
 
 static void check(ol_check *c)
@@ -83,7 +78,7 @@ static void check(ol_check *c)
         if (scales < 0)
             scales = file_scales(m);
         if (scales)
-            return;
+            break;
         ol_nid at = x->item != OL_NONE ? x->item : x->node;
         ol_diag *d = ol_report_node(c, at,
                                     "float16 autocast with backward but no GradScaler: small gradients underflow to "

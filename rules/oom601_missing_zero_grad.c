@@ -17,18 +17,10 @@
 #include "facts.h"
 #include "rule.h"
 
-static bool has_kind(const ol_event_vec *ev, ol_event_kind k)
+static bool zeroed_in(ol_model *m, const ol_region_events *re, ol_nid optimizer)
 {
-    for (size_t i = 0; i < ev->len; i++)
-        if (ev->items[i].kind == k)
-            return true;
-    return false;
-}
-
-static bool zeroed_in(ol_model *m, const ol_event_vec *ev, ol_nid optimizer)
-{
-    for (size_t i = 0; i < ev->len; i++) {
-        const ol_event *e = &ev->items[i];
+    for (size_t i = 0; i < re->zeros.len; i++) {
+        const ol_event *e = &re->events.items[re->zeros.items[i]];
         if (e->kind == OL_EV_ZERO_ALL)
             return true;
         if (e->kind == OL_EV_ZERO && ol_zero_clears(m, e->target, optimizer))
@@ -39,15 +31,14 @@ static bool zeroed_in(ol_model *m, const ol_event_vec *ev, ol_nid optimizer)
 
 /* The innermost loop around n (in n's function) whose iterations run
  * backward, with its events; OL_NO_INDEX if none. */
-static uint32_t training_loop(ol_model *m, ol_nid n, ol_event_vec *ev)
+static uint32_t training_loop(ol_model *m, ol_nid n, const ol_region_events **re)
 {
     for (uint32_t l = m->node_loop[n]; l != OL_NO_INDEX; l = m->loops.items[l].parent) {
-        ev->len = 0;
-        ol_collect_events(m, m->loops.items[l].node, ev);
-        if (has_kind(ev, OL_EV_BACKWARD))
+        *re = ol_events_of(m, m->loops.items[l].node);
+        if ((*re)->has_backward)
             return l;
     }
-    ev->len = 0;
+    *re = NULL;
     return OL_NO_INDEX;
 }
 
@@ -71,13 +62,13 @@ static int callers_zero(ol_model *m, uint32_t fn, ol_nid optimizer, int depth)
         return -1;
     const ol_function *f = &m->functions.items[fn];
     int verdict = -1;
-    ol_event_vec ev = {0};
     for (size_t i = 0; i < f->callsites.len; i++) {
         const ol_call *site = &m->calls.items[m->functions.items[fn].callsites.items[i]];
-        uint32_t loop = training_loop(m, site->node, &ev);
+        const ol_region_events *re;
+        uint32_t loop = training_loop(m, site->node, &re);
         int here;
         if (loop != OL_NO_INDEX)
-            here = zeroed_in(m, &ev, optimizer) ? 1 : 0;
+            here = zeroed_in(m, re, optimizer) ? 1 : 0;
         else
             here = callers_zero(m, ol_function_of(m, site->node), optimizer, depth + 1);
         if (here == 0) {
@@ -87,7 +78,6 @@ static int callers_zero(ol_model *m, uint32_t fn, ol_nid optimizer, int depth)
         if (here == 1)
             verdict = 1;
     }
-    ol_vec_free(&ev);
     return verdict;
 }
 
@@ -95,7 +85,6 @@ static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
-    ol_event_vec ev = {0};
     for (size_t i = 0; i < m->calls.len; i++) {
         ol_nid opt = ol_step_optimizer(m, (uint32_t)i);
         if (opt == OL_NONE)
@@ -103,19 +92,21 @@ static void check(ol_check *c)
         const ol_call *call = &m->calls.items[i];
         if (has_closure(m, call))
             continue;
-        uint32_t loop = training_loop(m, call->node, &ev);
+        const ol_region_events *re;
+        uint32_t loop = training_loop(m, call->node, &re);
         bool missing;
         if (loop != OL_NO_INDEX) {
-            missing = !zeroed_in(m, &ev, opt);
+            missing = !zeroed_in(m, re, opt);
         } else {
             /* a step function: zeroing in its body, or in the loop that calls it */
             uint32_t fn = ol_function_of(m, call->node);
             if (fn == OL_NO_INDEX)
                 continue;
-            ev.len = 0;
             ol_nid body = ol_field(t, m->functions.items[fn].node, OL_F_body);
-            ol_collect_events(m, body, &ev);
-            if (!has_kind(&ev, OL_EV_BACKWARD) || zeroed_in(m, &ev, opt))
+            if (body == OL_NONE)
+                continue;
+            re = ol_events_of(m, body);
+            if (!re->has_backward || zeroed_in(m, re, opt))
                 continue;
             missing = callers_zero(m, fn, opt, 0) == 0;
         }
@@ -130,7 +121,6 @@ static void check(ol_check *c)
                      name);
         free(name);
     }
-    ol_vec_free(&ev);
 }
 
 const ol_rule ol_rule_oom601 = {

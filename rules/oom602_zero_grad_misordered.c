@@ -16,27 +16,37 @@
 #include "rule.h"
 
 /* The region whose order matters for a step: its innermost loop that runs
- * backward, else its function body if that runs backward. */
-static ol_nid step_region(ol_model *m, ol_nid step, ol_event_vec *ev)
+ * backward, else its function body if that runs backward; with its events. */
+static ol_nid step_region(ol_model *m, ol_nid step, const ol_region_events **re)
 {
     const ol_tree *t = m->tree;
     for (uint32_t l = m->node_loop[step]; l != OL_NO_INDEX; l = m->loops.items[l].parent) {
-        ev->len = 0;
-        ol_collect_events(m, m->loops.items[l].node, ev);
-        for (size_t i = 0; i < ev->len; i++)
-            if (ev->items[i].kind == OL_EV_BACKWARD)
-                return m->loops.items[l].node;
+        *re = ol_events_of(m, m->loops.items[l].node);
+        if ((*re)->has_backward)
+            return m->loops.items[l].node;
     }
     uint32_t fn = ol_function_of(m, step);
     if (fn == OL_NO_INDEX)
         return OL_NONE;
     ol_nid body = ol_field(t, m->functions.items[fn].node, OL_F_body);
-    ev->len = 0;
-    ol_collect_events(m, body, ev);
-    for (size_t i = 0; i < ev->len; i++)
-        if (ev->items[i].kind == OL_EV_BACKWARD)
-            return body;
-    return OL_NONE;
+    if (body == OL_NONE)
+        return OL_NONE;
+    *re = ol_events_of(m, body);
+    return (*re)->has_backward ? body : OL_NONE;
+}
+
+/* How many of the (ascending) indexes in v are below x. */
+static size_t count_below(const uint32_t *v, size_t n, size_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 /* Is `outer` a module path that contains `inner` (`model` and `model.fc`,
@@ -72,8 +82,7 @@ static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
-    ol_event_vec ev = {0};
-    OL_VEC(ol_nid) reported = {0};
+    bool *reported = NULL; /* per node: a zeroing already reported */
     for (size_t i = 0; i < m->calls.len; i++) {
         ol_nid opt = ol_step_optimizer(m, (uint32_t)i);
         if (opt == OL_NONE)
@@ -84,35 +93,41 @@ static void check(ol_check *c)
             if (a.kind == OL_V_FUNCTION || a.kind == OL_V_UNKNOWN)
                 continue; /* LBFGS: the closure runs backward inside step() */
         }
-        ol_nid region = step_region(m, call->node, &ev);
+        const ol_region_events *re = NULL;
+        ol_nid region = step_region(m, call->node, &re);
         if (region == OL_NONE)
             continue;
+        const ol_event_vec *ev = &re->events;
         /* find this step among the region's events */
-        size_t at = ev.len;
-        for (size_t k = 0; k < ev.len; k++)
-            if (ev.items[k].kind == OL_EV_STEP && ev.items[k].call == i)
-                at = k;
-        if (at == ev.len)
+        size_t at = ol_events_step_of(re, (uint32_t)i);
+        if (at == ev->len)
             continue;
-        bool backward_before = false;
-        size_t last_relevant = ev.len; /* last backward or zero of this optimizer before the step */
-        for (size_t k = 0; k < at; k++) {
-            const ol_event *e = &ev.items[k];
-            if (e->kind == OL_EV_BACKWARD) {
-                backward_before = true;
-                last_relevant = k;
-            } else if (zero_targets_optimizer(m, e, opt)) {
-                last_relevant = k;
+        /* the last backward before the step, then the last zeroing of this
+         * optimizer after it (and before the step): the events between them
+         * are all that decides, whatever the loop's length */
+        size_t nb = count_below(re->backwards.items, re->backwards.len, at);
+        bool backward_before = nb > 0;
+        size_t last_relevant = ev->len; /* last backward or zero of this optimizer before the step */
+        if (backward_before) {
+            size_t last_backward = re->backwards.items[nb - 1];
+            last_relevant = last_backward;
+            for (size_t z = count_below(re->zeros.items, re->zeros.len, at); z-- > 0;) {
+                size_t k = re->zeros.items[z];
+                if (k < last_backward)
+                    break;
+                if (zero_targets_optimizer(m, &ev->items[k], opt)) {
+                    last_relevant = k;
+                    break;
+                }
             }
         }
         char *name = ol_node_str(t, opt);
-        if (last_relevant < ev.len && ev.items[last_relevant].kind == OL_EV_ZERO && backward_before) {
-            ol_nid site = ev.items[last_relevant].site;
-            bool dup = false;
-            for (size_t k = 0; k < reported.len; k++)
-                dup |= reported.items[k] == site;
-            if (!dup) {
-                ol_vec_push(&reported, site);
+        if (last_relevant < ev->len && ev->items[last_relevant].kind == OL_EV_ZERO && backward_before) {
+            ol_nid site = ev->items[last_relevant].site;
+            if (!reported)
+                reported = ol_xcalloc(t->nodes.len + 1, sizeof(bool));
+            if (site < t->nodes.len && !reported[site]) {
+                reported[site] = true;
                 ol_diag *d = ol_report_node(c, site,
                                             "gradients are zeroed after `backward()` and before `%s` steps: "
                                             "the step applies zero gradients and nothing trains",
@@ -120,11 +135,9 @@ static void check(ol_check *c)
                 ol_diag_help(d, "move the `zero_grad()` before `backward()` (or after the `step()`)");
             }
         } else if (!backward_before) {
-            bool backward_after = false;
-            for (size_t k = at + 1; k < ev.len; k++)
-                backward_after |= ev.items[k].kind == OL_EV_BACKWARD;
+            bool backward_after = re->backwards.len > 0 && ol_vec_last(&re->backwards) > at;
             if (backward_after) {
-                ol_diag *d = ol_report_node(c, ev.items[at].site,
+                ol_diag *d = ol_report_node(c, ev->items[at].site,
                                             "`%s` steps before `backward()` in the iteration: each step applies "
                                             "the previous iteration's gradients",
                                             name);
@@ -133,8 +146,7 @@ static void check(ol_check *c)
         }
         free(name);
     }
-    ol_vec_free(&reported);
-    ol_vec_free(&ev);
+    free(reported);
 }
 
 const ol_rule ol_rule_oom602 = {

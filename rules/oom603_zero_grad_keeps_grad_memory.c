@@ -74,7 +74,7 @@ static void check(ol_check *c)
         if (ol_named_count(t, args) != 1)
             continue;
         ol_fix *fix = ol_fix_new(false, "Let zero_grad() free the gradients");
-        ol_fix_edit(fix, t->nodes.items[args].start, t->nodes.items[args].end, "()");
+        ol_fix_edit(fix, ol_node_at(t, args)->start, ol_node_at(t, args)->end, "()");
         ol_diag_attach_fix(d, fix);
     }
 }

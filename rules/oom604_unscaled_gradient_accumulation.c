@@ -23,7 +23,7 @@ static ol_nid modulo_guard(const ol_tree *t, ol_nid n, ol_nid stop)
         if (k != OL_N_if_statement && k != OL_N_elif_clause)
             continue;
         ol_nid cond = ol_field(t, p, OL_F_condition);
-        for (ol_nid x = cond; x != OL_NONE && x < t->nodes.len && t->nodes.items[x].start < t->nodes.items[cond].end; x++) {
+        for (ol_nid x = cond; x != OL_NONE && x < t->nodes.len && ol_node_at(t, x)->start < ol_node_at(t, cond)->end; x++) {
             if (ol_kind_of(t, x) == OL_N_binary_operator && ol_kind_of(t, ol_field(t, x, OL_F_operator)) == OL_T_PERCENT)
                 return x;
         }
@@ -88,13 +88,11 @@ static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
-    ol_event_vec ev = {0};
     for (uint32_t li = 0; li < m->loops.len; li++) {
         if (!ol_loop_is_data_loop(m, li))
             continue;
         ol_nid loop = m->loops.items[li].node;
-        ev.len = 0;
-        ol_collect_events(m, loop, &ev);
+        const ol_event_vec ev = ol_events_of(m, loop)->events;
         /* a step guarded by a modulo test, in this loop's own iterations */
         /* every optimizer step in the iteration waits for a `% N` test; one
          * that steps each batch (a GAN critic beside a generator stepped every
@@ -132,7 +130,6 @@ static void check(ol_check *c)
             free(text);
         }
     }
-    ol_vec_free(&ev);
 }
 
 const ol_rule ol_rule_oom604 = {

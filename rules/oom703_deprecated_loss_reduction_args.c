@@ -94,7 +94,7 @@ static void check(ol_check *c)
             continue;
         ol_fix *fix = ol_fix_new(false, "Replace the legacy arguments with reduction=");
         char *repl = ol_xasprintf("reduction=\"%s\"", value);
-        ol_fix_edit(fix, t->nodes.items[first].start, t->nodes.items[first].end, repl);
+        ol_fix_edit(fix, ol_node_at(t, first)->start, ol_node_at(t, first)->end, repl);
         free(repl);
         /* the other legacy argument goes, with the comma before it */
         ol_nid other = first == size_average ? reduce : size_average;
@@ -102,7 +102,7 @@ static void check(ol_check *c)
             ol_nid prev = OL_NONE;
             for (ol_nid a = ol_first_named(t, args); a != OL_NONE && a != other; a = ol_next_named(t, a))
                 prev = a;
-            ol_fix_edit(fix, t->nodes.items[prev].end, t->nodes.items[other].end, "");
+            ol_fix_edit(fix, ol_node_at(t, prev)->end, ol_node_at(t, other)->end, "");
         }
         ol_diag_attach_fix(d, fix);
     }

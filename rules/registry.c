@@ -82,6 +82,8 @@ size_t ol_rule_index(const ol_rule *r)
     return 0;
 }
 
+static ol_diag *report_v(ol_check *c, uint32_t start, uint32_t end, const char *fmt, va_list ap) OL_PRINTF(4, 0);
+
 static ol_diag *report_v(ol_check *c, uint32_t start, uint32_t end, const char *fmt, va_list ap)
 {
     ol_diag d = {0};

@@ -76,6 +76,10 @@ def main():
     import fixture_tests  # noqa: F401  (registers tests)
     import cli_tests  # noqa: F401
     import robustness_tests  # noqa: F401
+    import crasher_tests  # noqa: F401
+    import supervise_tests  # noqa: F401
+    import scaling_tests  # noqa: F401
+    import pathological_tests  # noqa: F401
     import config_tests  # noqa: F401
     import sarif_tests  # noqa: F401
     import github_tests  # noqa: F401

@@ -656,3 +656,201 @@ def _():
         assert s.shutdown() == 0
     finally:
         s.kill()
+
+
+# ---- whole-program facts: the workspace's other files ----------------------------------------
+
+UTILS = '''import torch.nn.functional as F
+
+
+def step(model, x, y):
+    out = model(x)
+    loss = F.cross_entropy(out, y)
+    loss.backward()
+    return loss
+'''
+
+TRAIN = '''from utils import step
+
+
+def train(model, loader, optimizer):
+    total = 0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = step(model, x, y)
+        optimizer.step()
+        total += loss
+    return total
+'''
+
+
+def cli_dir_as_lsp(ws, rel):
+    """The CLI's findings for file rel when linting the whole workspace, as cli_as_lsp gives them."""
+    r = harness.run("--format", "json", ".", cwd=ws.path)
+    sev = {"error": 1, "warning": 2, "info": 3}
+    return sorted((f["code"], f["line"] - 1, f["column"] - 1, f["end_line"] - 1, f["end_column"] - 1, f["message"],
+                   sev[f["severity"]]) for f in r.json() if f["path"] == rel)
+
+
+def publishes(s, uri):
+    return [m for m in s.pending if m.get("method") == "textDocument/publishDiagnostics"
+            and m["params"]["uri"] == uri]
+
+
+@test("server: a helper in another file of the workspace counts, as on the command line; a save refreshes it")
+def _():
+    ws = Workspace()
+    utils = ws.write("utils.py", UTILS)
+    train = ws.write("train.py", TRAIN)
+    expected = cli_dir_as_lsp(ws, "train.py")
+    assert [e[0] for e in expected] == ["OOM101"], expected  # the CLI sees it through the call
+    assert cli_as_lsp(train) == []                            # and not in train.py alone
+    s = start(ws)
+    try:
+        open_doc(s, train, TRAIN)
+        diags = s.diagnostics(L.uri(train), 1)
+        assert lsp_as_tuples(diags) == expected
+        # fix-all fixes it as `oomlint --fix .` would
+        [fa] = actions(s, train, diags[0]["range"], only=["source.fixAll.oomlint"])
+        ws2 = Workspace()
+        ws2.write("utils.py", UTILS)
+        ws2.write("train.py", TRAIN)
+        harness.run("--fix", ".", cwd=ws2.path)
+        assert apply_edits(TRAIN, fa["edit"]["changes"][L.uri(train)]) == ws2.read("train.py")
+        assert "total += loss.item()" in ws2.read("train.py")
+        # utils.py opened and edited: the helper returns a Python number. Typing alone
+        # does not re-lint train.py; the save does, and its finding goes away.
+        open_doc(s, utils, UTILS)
+        assert s.diagnostics(L.uri(utils), 1) == []
+        fixed = UTILS.replace("return loss\n", "return loss.item()\n")
+        s.notify("textDocument/didChange", {"textDocument": {"uri": L.uri(utils), "version": 2},
+                                            "contentChanges": [{"text": fixed}]})
+        s.diagnostics(L.uri(utils), 2)
+        s.drain(0.3)
+        assert publishes(s, L.uri(train)) == [], s.pending
+        ws.write("utils.py", fixed)
+        s.notify("textDocument/didSave", {"textDocument": {"uri": L.uri(utils)}})
+        assert s.diagnostics(L.uri(train)) == []
+        assert cli_dir_as_lsp(ws, "train.py") == []
+        # typing in train.py now reads the buffer's summary of utils.py: back to the graph, unsaved
+        s.notify("textDocument/didChange", {"textDocument": {"uri": L.uri(utils), "version": 3},
+                                            "contentChanges": [{"text": UTILS}]})
+        s.diagnostics(L.uri(utils), 3)
+        s.notify("textDocument/didChange", {"textDocument": {"uri": L.uri(train), "version": 2},
+                                            "contentChanges": [{"text": TRAIN + "\n"}]})
+        assert [d["code"] for d in s.diagnostics(L.uri(train), 2)] == ["OOM101"]
+        # closing utils.py unsaved: the disk's text (returns .item()) counts again
+        s.notify("textDocument/didClose", {"textDocument": {"uri": L.uri(utils)}})
+        assert s.diagnostics(L.uri(train)) == []
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: a neighbour changed on disk (didChangeWatchedFiles) re-lints the open files; a new file counts")
+def _():
+    ws = Workspace()
+    ws.write("utils.py", UTILS.replace("return loss\n", "return loss.item()\n"))
+    train = ws.write("train.py", TRAIN)
+    s = start(ws)
+    try:
+        open_doc(s, train, TRAIN)
+        assert s.diagnostics(L.uri(train), 1) == []
+        utils = ws.write("utils.py", UTILS)
+        s.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": L.uri(utils), "type": 2}]})
+        assert [d["code"] for d in s.diagnostics(L.uri(train))] == ["OOM101"]
+        # a module that did not exist when the workspace was read
+        text = TRAIN.replace("from utils import step", "from helpers import step")
+        s.notify("textDocument/didChange", {"textDocument": {"uri": L.uri(train), "version": 2},
+                                            "contentChanges": [{"text": text}]})
+        assert s.diagnostics(L.uri(train), 2) == []
+        helpers = ws.write("helpers.py", UTILS)
+        s.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": L.uri(helpers), "type": 1}]})
+        assert [d["code"] for d in s.diagnostics(L.uri(train))] == ["OOM101"]
+        os.unlink(helpers)
+        s.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": L.uri(helpers), "type": 3}]})
+        assert s.diagnostics(L.uri(train)) == []
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: no workspace, or a file outside it, is linted alone as before")
+def _():
+    ws = Workspace()
+    ws.write("utils.py", UTILS)
+    train = ws.write("train.py", TRAIN)
+    inside = ws.write("sub/inner.py", "")
+    for root in (None, os.path.dirname(inside)):
+        s = L.Server(harness.BIN, cwd=ws.path)
+        try:
+            s.initialize(root=root)
+            open_doc(s, train, TRAIN)
+            assert s.diagnostics(L.uri(train), 1) == [], root
+            assert s.shutdown() == 0
+        finally:
+            s.kill()
+    # an untitled buffer in a workspace
+    s = start(ws)
+    try:
+        s.notify("textDocument/didOpen", {"textDocument": {"uri": "untitled:Untitled-1", "languageId": "python",
+                                                           "version": 1, "text": TRAIN}})
+        assert s.diagnostics("untitled:Untitled-1", 1) == []
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: broken, binary, unreadable and looping neighbours do not break the workspace")
+def _():
+    ws = Workspace()
+    ws.write("utils.py", UTILS)
+    ws.write("broken.py", "def h(x:\n    return (\n")
+    ws.write("binary.py", b"\x00\x01\x02\xff\xfe", mode="wb")
+    ws.write("locked.py", "def k(x):\n    return x\n")
+    os.chmod(os.path.join(ws.path, "locked.py"), 0)
+    os.symlink("nowhere.py", os.path.join(ws.path, "dangling.py"))
+    os.mkfifo(os.path.join(ws.path, "fifo.py"))
+    ws.write("a.py", "from b import g\n\ndef f(x):\n    return g(x)\n")
+    ws.write("b.py", "from a import f\n\ndef g(x):\n    return f(x)\n")
+    text = ("from broken import h\nfrom binary import k0\nfrom locked import k\nfrom dangling import d\n"
+            "from fifo import q\nfrom a import f\n" + TRAIN)
+    train = ws.write("train.py", text)
+    s = start(ws)
+    try:
+        open_doc(s, train, text)
+        assert [d["code"] for d in s.diagnostics(L.uri(train), 1)] == ["OOM101"]
+        broken = os.path.join(ws.path, "broken.py")
+        open_doc(s, broken, "def h(x:\n    return (\n")
+        assert {d["code"] for d in s.diagnostics(L.uri(broken), 1)} == {"OOM002"}
+        s.notify("textDocument/didSave", {"textDocument": {"uri": L.uri(broken)}})
+        assert [d["code"] for d in s.diagnostics(L.uri(train))] == ["OOM101"]
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+        os.chmod(os.path.join(ws.path, "locked.py"), 0o644)
+
+
+@test("server: pull clients are told findings depend on other files, and asked to pull again after a save")
+def _():
+    ws = Workspace()
+    utils = ws.write("utils.py", UTILS)
+    train = ws.write("train.py", TRAIN)
+    s = L.Server(harness.BIN, cwd=ws.path)
+    try:
+        r = s.initialize(root=ws.path, capabilities={"textDocument": {"diagnostic": {}},
+                                                      "workspace": {"diagnostics": {"refreshSupport": True}}})
+        assert r["result"]["capabilities"]["diagnosticProvider"]["interFileDependencies"] is True, r
+        open_doc(s, train, TRAIN)
+        open_doc(s, utils, UTILS)
+        pull = lambda: s.request("textDocument/diagnostic", {"textDocument": {"uri": L.uri(train)}})["result"]
+        assert [d["code"] for d in pull()["items"]] == ["OOM101"]
+        fixed = UTILS.replace("return loss\n", "return loss.item()\n")
+        s.notify("textDocument/didChange", {"textDocument": {"uri": L.uri(utils), "version": 2},
+                                            "contentChanges": [{"text": fixed}]})
+        s.notify("textDocument/didSave", {"textDocument": {"uri": L.uri(utils)}, "text": fixed})
+        s.take(lambda m: m.get("method") == "workspace/diagnostic/refresh")
+        assert pull()["items"] == []
+        assert s.shutdown() == 0
+    finally:
+        s.kill()

@@ -236,6 +236,45 @@ static void test_deep_nesting_does_not_crash(void)
     ol_buf_free(&b);
 }
 
+/* Long runs of comment lines are parsed blanked (syntax.c): their comments
+ * are still recorded; lines starting with # inside a string stay the
+ * string's (the blanked parse is rejected there). */
+static void test_comment_runs(void)
+{
+    ol_buf b = {0};
+    ol_buf_puts(&b, "def f():\n    x = 1\n");
+    for (int i = 0; i < 100; i++)
+        ol_buf_puts(&b, "    # old code\n");
+    ol_buf_puts(&b, "    y = 2\n");
+    parsed x;
+    parse_text(&x, b.data);
+    CHECK(x.tree.comments.len == 100);
+    CHECK(x.tree.errors.len == 0);
+    CHECK(find_node(&x, OL_N_assignment, "y = 2") != OL_NONE);
+    for (size_t i = 1; i < x.tree.comments.len; i++)
+        CHECK(x.tree.comments.items[i - 1].start < x.tree.comments.items[i].start);
+    uint32_t len;
+    const char *first = x.tree.src->text + x.tree.comments.items[0].start;
+    len = x.tree.comments.items[0].end - x.tree.comments.items[0].start;
+    CHECK(len == 10 && memcmp(first, "# old code", 10) == 0);
+    parsed_free(&x);
+    ol_buf_clear(&b);
+    ol_buf_puts(&b, "s = '''\n");
+    for (int i = 0; i < 100; i++)
+        ol_buf_puts(&b, "# not a comment\n");
+    ol_buf_puts(&b, "'''\n# a comment\n");
+    parse_text(&x, b.data);
+    CHECK(x.tree.comments.len == 1);
+    CHECK(x.tree.errors.len == 0);
+    ol_nid str = OL_NONE;
+    for (ol_nid n = 0; n < x.tree.nodes.len; n++)
+        if (ol_kind_of(&x.tree, n) == OL_N_string)
+            str = n;
+    CHECK(str != OL_NONE && ol_node_at(&x.tree, str)->end - ol_node_at(&x.tree, str)->start > 1500);
+    parsed_free(&x);
+    ol_buf_free(&b);
+}
+
 static void test_imports_resolve(void)
 {
     parsed x;
@@ -1793,6 +1832,7 @@ int main(void)
         T(test_tree_shape),
         T(test_syntax_errors_collected),
         T(test_deep_nesting_does_not_crash),
+        T(test_comment_runs),
         T(test_imports_resolve),
         T(test_import_dotted_binds_first_name),
         T(test_values_follow_assignments),

@@ -1,0 +1,1 @@
+criterion=d() for y in y: l+=criterion()

@@ -1,0 +1,1 @@
+from torch.cuda import amp@amp.@e

@@ -36,6 +36,7 @@ of one of them, so the server's whole-program facts are part of the figures
 (the first lint, which indexes the folder, is reported on its own).
 """
 import argparse
+import glob
 import json
 import os
 import random
@@ -383,7 +384,7 @@ def sample_corpus(corpus, every):
     for dirpath, dirnames, filenames in os.walk(corpus):
         dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in SKIPPED_DIRS]
         names += [os.path.join(dirpath, f) for f in filenames if f.endswith(".py")]
-    # valgrind runs 50-100x slower, and oomlint's parse budget is wall-clock
+    # valgrind runs 50-100x slower, and oomlint's parse budget is CPU
     # time: the largest files would be cut short, so the sample leaves them out
     names = [n for n in names if os.path.getsize(n) <= 256 * 1024]
     sample = os.path.join(BENCH_DIR, "sample")
@@ -409,22 +410,28 @@ def callgrind(args, corpus):
     for name, argv in (("parse", [args.parse, "-j", "1", sample]),
                        ("oomlint", [args.bin, "--select", "ALL", "--isolated", "--format", "json", "-q",
                                     "-j", "1", sample])):
-        out = os.path.join(BENCH_DIR, f"callgrind.{name}.out")
+        # oomlint lints in a child process under its supervisor: each process
+        # writes its own file, and the total counts both
+        for old in glob.glob(os.path.join(BENCH_DIR, f"callgrind.{name}.out*")):
+            os.remove(old)
+        out = os.path.join(BENCH_DIR, f"callgrind.{name}.out.%p")
         proc = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + sim + argv,
                               capture_output=True, text=True)
-        m = re.search(r"Collected : (\d+)", proc.stderr)
-        if not m:
+        counts = [int(c) for c in re.findall(r"Collected : (\d+)", proc.stderr)]
+        if not counts:
             sys.exit(f"callgrind failed on {name}: {proc.stderr[-2000:]}")
+        outs = sorted(glob.glob(os.path.join(BENCH_DIR, f"callgrind.{name}.out.*")), key=os.path.getsize)
+        out = outs[-1]  # the process that did the work
         if name == "oomlint" and "parsing took longer" in proc.stdout:
-            # the parse budget is wall-clock time, and valgrind is slow: a
+            # the parse budget is CPU time, which valgrind multiplies: a
             # file cut short does less work and the count means nothing
             print("  warning: a file ran past oomlint's parse time limit under valgrind; "
                   "this count is too low (run again on a quieter machine)")
-        totals[name] = int(m.group(1))
+        totals[name] = sum(counts)
         print(f"  {name:8} {totals[name]:>15,} instructions  {totals[name] / size:8.1f} per byte   "
               f"(callgrind_annotate {os.path.relpath(out, ROOT)})")
         if sim:
-            estimates[name] = cycle_estimate(out)
+            estimates[name] = sum(cycle_estimate(o) for o in outs)
             print(f"  {'':8} {estimates[name]:>15,} estimated cycles (Ir + 10 x (L1 misses + mispredicted "
                   f"branches) + 100 x LL misses)")
     print(f"  oomlint / parse: {totals['oomlint'] / totals['parse']:.3f} in instructions" +

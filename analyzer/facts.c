@@ -117,10 +117,17 @@ size_t ol_calls_in(const ol_model *m, ol_nid n, size_t *first)
             hi = mid;
     }
     *first = lo;
-    size_t end = lo;
-    while (end < m->calls.len && m->calls.items[end].node < m->subtree_end[n])
-        end++;
-    return end;
+    /* the end too by binary search: walking to it made every question
+     * about a big region (the module, for top-level code) cost its calls */
+    hi = m->calls.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->calls.items[mid].node < m->subtree_end[n])
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 /* ---- backward, step, zero_grad, forward --------------------------------------- */

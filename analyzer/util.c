@@ -171,7 +171,12 @@ void *ol_arena_alloc(ol_arena *a, size_t n)
     n = (n + align - 1) / align * align;
     ol_arena_block *blk = a->head;
     if (!blk || blk->size - blk->used < n) {
-        size_t size = n > 16384 ? n : 16384;
+        /* blocks grow from 512 bytes to 16 KB: a run keeps one arena per
+         * file (its summary), and most hold a few names, so a fixed 16 KB
+         * first block made 100,000 small files cost gigabytes */
+        size_t size = blk ? (blk->size < 16384 ? blk->size * 2 : 16384) : 512;
+        if (size < n)
+            size = n;
         blk = ol_xmalloc(sizeof(*blk) + size);
         blk->size = size;
         blk->used = 0;

@@ -33,40 +33,112 @@ typedef struct later_use {
     bool as_tensor, backward;
 } later_use;
 
-static later_use uses_of(ol_model *m, ol_nid holder, ol_nid stmt)
+/* The uses of one collection (by spelling) in one function, found once:
+ * the first and last call of each kind, so that "a use outside the
+ * statement being judged" is two comparisons. Scanning the function's calls
+ * again for every finding grows with the square of a function full of
+ * appends. */
+typedef struct holder_uses {
+    uint32_t fn;
+    uint64_t hash;
+    ol_nid holder;
+    ol_nid backward_first, backward_last, tensor_first, tensor_last;
+} holder_uses;
+
+/* Per file: the holders seen, and what is left of the work budget (in
+ * nodes read). A file with a great many distinct collections could still
+ * make the scans quadratic; past the budget, which is proportional to the
+ * file, a use is assumed everywhere: the finding stays, with the `.detach()`
+ * help and no fix, so running out can only take a fix away. */
+typedef struct uses_cache {
+    OL_VEC(holder_uses) entries;
+    uint64_t budget;
+    bool budget_set;
+} uses_cache;
+
+static void note_use(ol_nid *first, ol_nid *last, ol_nid n)
+{
+    if (*first == OL_NONE || n < *first)
+        *first = n;
+    if (*last == OL_NONE || n > *last)
+        *last = n;
+}
+
+static const holder_uses *holder_uses_of(ol_model *m, uses_cache *uc, ol_nid holder, uint32_t fn)
 {
     const ol_tree *t = m->tree;
-    later_use u = {false, false};
-    if (holder == OL_NONE)
-        return u;
-    uint32_t fn = ol_function_of(m, stmt);
-    for (size_t i = 0; i < m->calls.len; i++) {
+    if (!uc->budget_set) {
+        uc->budget = 64 * (uint64_t)t->nodes.len + 1000000;
+        uc->budget_set = true;
+    }
+    uint64_t h = ol_text_hash(t, holder);
+    for (size_t i = 0; i < uc->entries.len; i++) {
+        const holder_uses *e = &uc->entries.items[i];
+        if (e->fn == fn && e->hash == h && ol_same_text(t, e->holder, holder))
+            return e;
+    }
+    holder_uses hu = {fn, h, holder, OL_NONE, OL_NONE, OL_NONE, OL_NONE};
+    /* the calls of the function (nested functions are skipped below), or
+     * of the whole file for module-level code */
+    size_t first = 0, end = m->calls.len;
+    if (fn != OL_NO_INDEX)
+        end = ol_calls_in(m, m->functions.items[fn].node, &first);
+    for (size_t i = first; i < end; i++) {
         const ol_call *c = &m->calls.items[i];
-        if (ol_contains(t, stmt, c->node) || ol_function_of(m, c->node) != fn)
+        if (ol_function_of(m, c->node) != fn)
             continue;
         ol_nid recv = c->receiver != OL_NONE ? ol_unparen(t, c->receiver) : OL_NONE;
+        ol_nid args = ol_field(t, c->node, OL_F_arguments);
+        uint64_t work = 1 + (recv != OL_NONE ? m->subtree_end[recv] - recv : 0) +
+                        (args != OL_NONE ? m->subtree_end[args] - args : 0);
+        if (uc->budget < work) {
+            uc->budget = 0;
+            return NULL;
+        }
+        uc->budget -= work;
         /* xs.append(...), xs.clear(): the list itself, not its tensors */
         bool on_list = recv != OL_NONE && ol_same_text(t, recv, holder);
         bool via_receiver = recv != OL_NONE && !on_list && ol_mentions(t, recv, holder);
-        ol_nid args = ol_field(t, c->node, OL_F_arguments);
         bool via_args = args != OL_NONE && ol_mentions(t, args, holder);
         if (!via_receiver && !via_args)
             continue;
         if (c->name == m->names.backward && via_receiver)
-            u.backward = true;
+            note_use(&hu.backward_first, &hu.backward_last, c->node);
         const char *q = ol_qualname(m, c->callee);
         if (via_receiver || (q && ol_str_has_prefix(q, "torch.")))
-            u.as_tensor = true;
+            note_use(&hu.tensor_first, &hu.tensor_last, c->node);
     }
+    ol_vec_push(&uc->entries, hu);
+    return &uc->entries.items[uc->entries.len - 1];
+}
+
+/* A use of the kind [first, last] outside the statement stmt? */
+static bool used_outside(const ol_model *m, ol_nid first, ol_nid last, ol_nid stmt)
+{
+    return first != OL_NONE && (first < stmt || last >= m->subtree_end[stmt]);
+}
+
+static later_use uses_of(ol_model *m, uses_cache *uc, ol_nid holder, ol_nid stmt)
+{
+    later_use u = {false, false};
+    if (holder == OL_NONE)
+        return u;
+    const holder_uses *hu = holder_uses_of(m, uc, holder, ol_function_of(m, stmt));
+    if (!hu) {
+        later_use unknown = {true, true};
+        return unknown;
+    }
+    u.backward = used_outside(m, hu->backward_first, hu->backward_last, stmt);
+    u.as_tensor = used_outside(m, hu->tensor_first, hu->tensor_last, stmt);
     return u;
 }
 
 /* `.item()` for a scalar loss, `.detach()` otherwise; `.detach()` also for a
  * loss when the collection is used as tensors later; no fix when something
  * backwards through the collection (the graph is wanted there). */
-static ol_fix *detach_fix(ol_model *m, ol_nid value, ol_val v, ol_nid holder, ol_nid stmt)
+static ol_fix *detach_fix(ol_model *m, uses_cache *uc, ol_nid value, ol_val v, ol_nid holder, ol_nid stmt)
 {
-    later_use u = uses_of(m, holder, stmt);
+    later_use u = uses_of(m, uc, holder, stmt);
     if (u.backward)
         return NULL;
     bool item = ol_is_scalar_loss(m, value, v) && !u.as_tensor;
@@ -84,10 +156,11 @@ static bool outlives_batches(ol_model *m, ol_nid holder, ol_nid stmt)
     return ol_accumulator_outlived_loop(m, &acc, stmt) != OL_NO_INDEX || ol_accumulator_in_step_hook(m, &acc, stmt);
 }
 
-static void report(ol_check *c, ol_nid at, ol_nid holder, ol_nid value, ol_val v, const char *how, bool fixable)
+static void report(ol_check *c, uses_cache *uc, ol_nid at, ol_nid holder, ol_nid value, ol_val v, const char *how,
+                   bool fixable)
 {
     const ol_tree *t = c->tree;
-    later_use u = uses_of(c->model, holder, at);
+    later_use u = uses_of(c->model, uc, holder, at);
     bool item = ol_is_scalar_loss(c->model, value, v) && !u.as_tensor;
     char *h = ol_node_str(t, holder);
     char *val = ol_node_str(t, value);
@@ -109,7 +182,7 @@ static void report(ol_check *c, ol_nid at, ol_nid holder, ol_nid value, ol_val v
     free(h);
     free(val);
     if (fixable)
-        ol_diag_attach_fix(d, detach_fix(c->model, value, v, holder, at));
+        ol_diag_attach_fix(d, detach_fix(c->model, uc, value, v, holder, at));
 }
 
 static bool is_collection(ol_val v)
@@ -118,7 +191,7 @@ static bool is_collection(ol_val v)
            v.kind == OL_V_UNKNOWN || v.kind == OL_V_OBJECT || v.kind == OL_V_BOTTOM;
 }
 
-static void check_calls(ol_check *c)
+static void check_calls(ol_check *c, uses_cache *uc)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
@@ -150,7 +223,7 @@ static void check_calls(ol_check *c)
         ol_nid stmt = ol_statement_of(t, call->node);
         if (!outlives_batches(m, recv, stmt))
             continue;
-        report(c, stmt, recv, value, v, extend ? "is extended with" : "collects", !extend && !tuple);
+        report(c, uc, stmt, recv, value, v, extend ? "is extended with" : "collects", !extend && !tuple);
     }
 }
 
@@ -186,7 +259,7 @@ static bool constant_key(const ol_tree *t, ol_nid key, int depth)
     }
 }
 
-static void check_stores(ol_check *c)
+static void check_stores(ol_check *c, uses_cache *uc)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
@@ -230,7 +303,7 @@ static void check_stores(ol_check *c)
         ol_nid stmt = ol_statement_of(t, a);
         if (!outlives_batches(m, holder, stmt))
             continue;
-        report(c, stmt, holder, value, v, "stores", !tuple);
+        report(c, uc, stmt, holder, value, v, "stores", !tuple);
     }
     /* xs += [out], xs = xs + [out] */
     for (size_t i = 0; i < m->aug_assigns.len; i++) {
@@ -246,11 +319,11 @@ static void check_stores(ol_check *c)
         ol_nid stmt = ol_statement_of(t, a);
         if (!outlives_batches(m, left, stmt))
             continue;
-        report(c, stmt, left, value, v, "is extended with", false);
+        report(c, uc, stmt, left, value, v, "is extended with", false);
     }
 }
 
-static void check_comprehensions(ol_check *c)
+static void check_comprehensions(ol_check *c, uses_cache *uc)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
@@ -276,12 +349,12 @@ static void check_comprehensions(ol_check *c)
                         "scalar), or build the list under `torch.no_grad()`",
                      ol_is_primary(t, body) ? val : "(...)");
         free(val);
-        ol_diag_attach_fix(d, detach_fix(m, body, v, OL_NONE, l->node));
+        ol_diag_attach_fix(d, detach_fix(m, uc, body, v, OL_NONE, l->node));
     }
 }
 
 /* `logger.log(out)` where log() does `self.outputs.append(v)`. */
-static void check_kept(ol_check *c)
+static void check_kept(ol_check *c, uses_cache *uc)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
@@ -318,7 +391,7 @@ static void check_kept(ol_check *c)
                                 "collect under `torch.no_grad()`",
                              shown);
             if (ol_val_is_graph(v))
-                ol_diag_attach_fix(d, detach_fix(m, kept[k].arg, v, OL_NONE, ol_statement_of(t, call)));
+                ol_diag_attach_fix(d, detach_fix(m, uc, kept[k].arg, v, OL_NONE, ol_statement_of(t, call)));
             free(value_text);
             free(holder);
             free(callee);
@@ -328,10 +401,13 @@ static void check_kept(ol_check *c)
 
 static void check(ol_check *c)
 {
-    check_kept(c);
-    check_calls(c);
-    check_stores(c);
-    check_comprehensions(c);
+    uses_cache uc;
+    memset(&uc, 0, sizeof(uc));
+    check_kept(c, &uc);
+    check_calls(c, &uc);
+    check_stores(c, &uc);
+    check_comprehensions(c, &uc);
+    ol_vec_free(&uc.entries);
 }
 
 const ol_rule ol_rule_oom102 = {

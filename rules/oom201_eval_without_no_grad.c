@@ -82,7 +82,10 @@ static ol_nid function_body(const ol_model *m, uint32_t fi)
 }
 
 /* An evaluation function by name, that computes no gradients. */
-static bool eval_function(ol_model *m, uint32_t fi)
+struct mode_cache;
+static bool feeds_backward(ol_model *m, struct mode_cache *mc, ol_nid n, uint32_t fn);
+
+static bool eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi)
 {
     const ol_function *f = &m->functions.items[fi];
     if (f->is_lambda || !f->name)
@@ -99,12 +102,14 @@ static bool eval_function(ol_model *m, uint32_t fi)
     ol_nid body = function_body(m, fi);
     if (body == OL_NONE || computes_gradients(m, body))
         return false;
-    /* called where gradients are computed (PPO's `policy.evaluate(states,
-     * actions)` feeding the loss): its forwards are part of training */
+    /* its result feeds a backward() where it is called (PPO's
+     * `policy.evaluate(states, actions)` giving the log-probabilities of the
+     * loss): its forwards are part of training. Called beside training
+     * (`train(); evaluate(val_loader)`) it is still evaluation. */
     for (size_t k = 0; k < f->callsites.len; k++) {
-        uint32_t caller = ol_function_of(m, m->calls.items[f->callsites.items[k]].node);
-        ol_nid caller_body = caller != OL_NO_INDEX ? function_body(m, caller) : OL_NONE;
-        if (caller != fi && caller_body != OL_NONE && computes_gradients(m, caller_body))
+        ol_nid site = m->calls.items[f->callsites.items[k]].node;
+        uint32_t caller = ol_function_of(m, site);
+        if (caller != fi && feeds_backward(m, mc, site, caller))
             return false;
     }
     return true;
@@ -160,7 +165,27 @@ typedef struct mode_calls {
     bool built;
     OL_VEC(uint32_t) modes;  /* X.eval() / X.train() with no argument, X a module */
     OL_VEC(uint32_t) trains; /* X.train(...) with any argument, X a module */
+    OL_VEC(uint32_t) switches; /* X.eval(...) / X.train(...), X anything */
 } mode_calls;
+
+/* What the evidence beyond names and eval() asks about a function again
+ * and again, for every forward call in it, gathered once per function:
+ * the backward operands of its body and the names they mention. */
+typedef struct backward_operands {
+    bool built;
+    OL_VEC(ol_nid) operands; /* sorted */
+    OL_VEC(ol_sym) syms;     /* identifiers inside them, sorted, unique */
+} backward_operands;
+
+/* (function, name, position) triples, sorted: where a name is used in a
+ * function, found by binary search. */
+typedef struct sym_site {
+    uint32_t fn;
+    ol_sym sym;
+    uint32_t pos;
+} sym_site;
+
+typedef OL_VEC(sym_site) sym_site_vec;
 
 typedef struct mode_cache {
     mode_calls *per_fn;      /* index fn + 1; 0 is the module */
@@ -169,25 +194,83 @@ typedef struct mode_cache {
      * the train() that ends it stay the same (consecutive forward calls) */
     ol_nid last_eval, last_stop;
     bool last_grads;
+    /* per function (index fn + 1): 0 not known, 1 no, 2 yes */
+    uint8_t *eval_fn;
+    /* per loop: 0 not known, 1 computes no gradients, 2 computes some */
+    uint8_t *loop_grads;
+    backward_operands *operands; /* index fn + 1 */
+    /* identifiers by (function, name, node) */
+    bool ids_built;
+    sym_site_vec ids;
+    /* identifiers on the right of assignments, by (function of the
+     * assignment, name, index in m->assigns); (node, index) pairs sorted by
+     * node; incomplete past a size proportional to the file (chains of
+     * assignments repeat their right sides) */
+    bool assign_uses_built, assign_uses_incomplete;
+    sym_site_vec assign_uses;
+    OL_VEC(uint64_t) assign_at;
+    /* how many of the calls before each call index are image calls */
+    uint32_t *images_before;
+    /* calls of requires_grad_() and `x.requires_grad = ...` assignments */
+    bool grad_sites_built;
+    OL_VEC(uint32_t) requires_grad_calls;
+    OL_VEC(ol_nid) requires_grad_assigns;
+    /* Work left for the scans that have no index (nodes read): set in
+     * proportion to the file. Heuristics that run out of it give up on
+     * the side of no finding, so a huge degenerate file can only lose
+     * findings of the weaker kinds (sample images, held-out data, shape
+     * checks), never gain one. */
+    uint64_t budget;
 } mode_cache;
+
+static bool spend(mode_cache *mc, uint64_t work)
+{
+    if (mc->budget < work) {
+        mc->budget = 0;
+        return false;
+    }
+    mc->budget -= work;
+    return true;
+}
 
 static void mode_cache_free(mode_cache *mc)
 {
     for (size_t i = 0; i < mc->count; i++) {
         ol_vec_free(&mc->per_fn[i].modes);
         ol_vec_free(&mc->per_fn[i].trains);
+        ol_vec_free(&mc->per_fn[i].switches);
+        if (mc->operands) {
+            ol_vec_free(&mc->operands[i].operands);
+            ol_vec_free(&mc->operands[i].syms);
+        }
     }
     free(mc->per_fn);
+    free(mc->eval_fn);
+    free(mc->loop_grads);
+    free(mc->operands);
+    ol_vec_free(&mc->ids);
+    ol_vec_free(&mc->assign_uses);
+    ol_vec_free(&mc->assign_at);
+    free(mc->images_before);
+    ol_vec_free(&mc->requires_grad_calls);
+    ol_vec_free(&mc->requires_grad_assigns);
     memset(mc, 0, sizeof(*mc));
+}
+
+static void mode_cache_init(mode_cache *mc, const ol_model *m)
+{
+    memset(mc, 0, sizeof(*mc));
+    mc->count = m->functions.len + 1;
+    mc->per_fn = ol_xcalloc(mc->count, sizeof(mode_calls));
+    mc->operands = ol_xcalloc(mc->count, sizeof(backward_operands));
+    mc->eval_fn = ol_xcalloc(mc->count, 1);
+    mc->loop_grads = ol_xcalloc(m->loops.len + 1, 1);
+    mc->last_eval = OL_NONE;
+    mc->budget = 64 * (uint64_t)m->tree->nodes.len + 1000000;
 }
 
 static const mode_calls *mode_calls_of(ol_model *m, mode_cache *mc, uint32_t fn, ol_nid body)
 {
-    if (!mc->per_fn) {
-        mc->count = m->functions.len + 1;
-        mc->per_fn = ol_xcalloc(mc->count, sizeof(mode_calls));
-        mc->last_eval = OL_NONE;
-    }
     mode_calls *mcs = &mc->per_fn[fn == OL_NO_INDEX ? 0 : fn + 1];
     if (mcs->built)
         return mcs;
@@ -197,6 +280,8 @@ static const mode_calls *mode_calls_of(ol_model *m, mode_cache *mc, uint32_t fn,
         const ol_call *c = &m->calls.items[i];
         if ((c->name != m->names.eval && c->name != m->names.train) || ol_function_of(m, c->node) != fn)
             continue;
+        if (c->receiver != OL_NONE)
+            ol_vec_push(&mcs->switches, (uint32_t)i);
         if (ol_eval(m, c->receiver).kind != OL_V_MODULE)
             continue;
         if (c->name == m->names.train)
@@ -277,7 +362,7 @@ static ol_nid after_eval_call(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn
 
 /* The innermost for-loop around n over a validation/test iterable that
  * computes no gradients, or OL_NO_INDEX. */
-static uint32_t eval_loop(ol_model *m, ol_nid n)
+static uint32_t eval_loop(ol_model *m, mode_cache *mc, ol_nid n)
 {
     const ol_tree *t = m->tree;
     for (uint32_t l = m->node_loop[n]; l != OL_NO_INDEX; l = m->loops.items[l].parent) {
@@ -310,7 +395,10 @@ static uint32_t eval_loop(ol_model *m, ol_nid n)
         }
         if (!eval_named)
             continue;
-        if (computes_gradients(m, loop->node))
+        /* once per loop: a long loop has many forward calls */
+        if (!mc->loop_grads[l])
+            mc->loop_grads[l] = computes_gradients(m, loop->node) ? 2 : 1;
+        if (mc->loop_grads[l] == 2)
             return OL_NO_INDEX;
         return l;
     }
@@ -500,7 +588,48 @@ static int shape_use(ol_model *m, ol_nid use)
 /* A shape check: a forward whose output is only looked at for its shape,
  * or printed when its input is made up (`print(net(torch.randn(2, 3, 32,
  * 32)))`). Not evaluation: one small batch, once. */
-static bool shape_check(ol_model *m, ol_nid call, uint32_t fn)
+static int cmp_sym_site(const void *a, const void *b)
+{
+    const sym_site *x = a, *y = b;
+    if (x->fn != y->fn)
+        return x->fn < y->fn ? -1 : 1;
+    if (x->sym != y->sym)
+        return x->sym < y->sym ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* The first site of (fn, sym) at or after pos in a sorted vector. */
+static size_t sites_from(const sym_site_vec *v, uint32_t fn, ol_sym sym, uint32_t pos)
+{
+    sym_site key = {fn, sym, pos};
+    size_t lo = 0, hi = v->len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_sym_site(&v->items[mid], &key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static const sym_site_vec *identifiers(ol_model *m, mode_cache *mc)
+{
+    if (mc->ids_built)
+        return &mc->ids;
+    mc->ids_built = true;
+    const ol_tree *t = m->tree;
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
+        if (ol_kind_of(t, n) != OL_N_identifier)
+            continue;
+        sym_site site = {ol_function_of(m, n), ol_node_sym(m, n), n};
+        ol_vec_push(&mc->ids, site);
+    }
+    ol_sort(mc->ids.items, mc->ids.len, sizeof(sym_site), cmp_sym_site);
+    return &mc->ids;
+}
+
+static bool shape_check(ol_model *m, mode_cache *mc, ol_nid call, uint32_t fn)
 {
     const ol_tree *t = m->tree;
     int need = inputs_made_from_nothing(m, call) ? 1 : 2;
@@ -517,14 +646,21 @@ static bool shape_check(ol_model *m, ol_nid call, uint32_t fn)
     if (lk != OL_N_identifier && lk != OL_N_pattern_list && lk != OL_N_tuple_pattern)
         return false;
     ol_nid scope_node = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
+    const sym_site_vec *ids = identifiers(m, mc);
     bool used = false;
     for (ol_nid target = left; target < m->subtree_end[left]; target++) {
         if (ol_kind_of(t, target) != OL_N_identifier)
             continue;
-        for (ol_nid n = m->subtree_end[left]; n < m->subtree_end[scope_node]; n++) {
-            if (ol_kind_of(t, n) != OL_N_identifier || !ol_same_text(t, n, target) || ol_function_of(m, n) != fn)
-                continue;
-            if (shape_use(m, n) < need)
+        /* the uses of the name after the assignment, in the same function */
+        ol_sym sym = ol_node_sym(m, target);
+        for (size_t k = sites_from(ids, fn, sym, m->subtree_end[left]); k < ids->len; k++) {
+            const sym_site *site = &ids->items[k];
+            if (site->fn != fn || site->sym != sym || site->pos >= m->subtree_end[scope_node])
+                break;
+            /* out of work: count it as a shape check (no finding) */
+            if (!spend(mc, 16))
+                return true;
+            if (shape_use(m, site->pos) < need)
                 return false;
             used = true;
         }
@@ -536,56 +672,212 @@ static bool shape_check(ol_model *m, ol_nid call, uint32_t fn)
  * those names (two steps): where a forward's output goes. */
 typedef OL_VEC(ol_nid) nid_vec;
 
-static void outputs_of(ol_model *m, ol_nid n, uint32_t fn, nid_vec *names)
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void build_assign_uses(ol_model *m, mode_cache *mc)
+{
+    mc->assign_uses_built = true;
+    const ol_tree *t = m->tree;
+    size_t cap = 8 * (size_t)t->nodes.len + 1000000;
+    for (size_t i = 0; i < m->assigns.len; i++) {
+        ol_nid a = m->assigns.items[i];
+        uint64_t at = (uint64_t)a << 32 | i;
+        ol_vec_push(&mc->assign_at, at);
+        ol_nid right = ol_field(t, a, OL_F_right);
+        if (right == OL_NONE || mc->assign_uses_incomplete)
+            continue;
+        uint32_t fn = ol_function_of(m, a);
+        for (ol_nid x = right; x < m->subtree_end[right]; x++) {
+            if (ol_kind_of(t, x) != OL_N_identifier)
+                continue;
+            if (mc->assign_uses.len >= cap) {
+                mc->assign_uses_incomplete = true;
+                break;
+            }
+            sym_site site = {fn, ol_node_sym(m, x), (uint32_t)i};
+            ol_vec_push(&mc->assign_uses, site);
+        }
+    }
+    ol_sort(mc->assign_at.items, mc->assign_at.len, sizeof(uint64_t), cmp_u64);
+    ol_sort(mc->assign_uses.items, mc->assign_uses.len, sizeof(sym_site), cmp_sym_site);
+    /* one site per (function, name, assignment) */
+    size_t w = 0;
+    for (size_t r = 0; r < mc->assign_uses.len; r++)
+        if (w == 0 || cmp_sym_site(&mc->assign_uses.items[w - 1], &mc->assign_uses.items[r]) != 0)
+            mc->assign_uses.items[w++] = mc->assign_uses.items[r];
+    mc->assign_uses.len = w;
+}
+
+/* The index of assignment node a in m->assigns, or UINT32_MAX. */
+static uint32_t assign_index(const mode_cache *mc, ol_nid a)
+{
+    size_t lo = 0, hi = mc->assign_at.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((mc->assign_at.items[mid] >> 32) < a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == mc->assign_at.len || (mc->assign_at.items[lo] >> 32) != a)
+        return UINT32_MAX;
+    return (uint32_t)(mc->assign_at.items[lo] & 0xffffffffu);
+}
+
+/* False when the names cannot be known within the work budget. */
+static bool outputs_of(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn, nid_vec *names)
 {
     const ol_tree *t = m->tree;
     ol_nid stmt = ol_statement_of(t, n);
     ol_nid assign = stmt != OL_NONE && ol_kind_of(t, stmt) == OL_N_expression_statement ? ol_first_named(t, stmt)
                                                                                          : OL_NONE;
     if (assign == OL_NONE || ol_kind_of(t, assign) != OL_N_assignment)
-        return;
+        return true;
     ol_nid left = ol_field(t, assign, OL_F_left);
     for (ol_nid x = left; x != OL_NONE && x < m->subtree_end[left]; x++)
         if (ol_kind_of(t, x) == OL_N_identifier)
             ol_vec_push(names, x);
-    /* one step further: `loss = crit(out, y)` */
+    /* one step further: `loss = crit(out, y)`, the assignments after this
+     * one in the same function that mention a direct name, in the order of
+     * m->assigns (inner assignments of a chain come before the outer), up
+     * to 32 names in all. Each direct name's assignments are a sorted run
+     * of the index; they are merged. */
+    if (!mc->assign_uses_built)
+        build_assign_uses(m, mc);
+    if (mc->assign_uses_incomplete)
+        return false;
     size_t direct = names->len;
-    for (size_t i = 0; i < m->assigns.len; i++) {
-        ol_nid a = m->assigns.items[i];
-        if (a <= assign || ol_function_of(m, a) != fn)
-            continue;
-        ol_nid right = ol_field(t, a, OL_F_right);
-        bool uses = false;
-        for (size_t k = 0; k < direct && !uses; k++)
-            uses = ol_mentions(t, right, names->items[k]);
-        if (!uses)
+    if (direct == 0)
+        return true;
+    uint32_t self = assign_index(mc, assign);
+    if (self == UINT32_MAX)
+        return false;
+    const sym_site_vec *uses = &mc->assign_uses;
+    OL_VEC(size_t) cursor = {0};
+    ol_sym *syms = ol_xcalloc(direct, sizeof(ol_sym));
+    for (size_t k = 0; k < direct; k++) {
+        syms[k] = ol_node_sym(m, names->items[k]);
+        size_t at = sites_from(uses, fn, syms[k], self + 1);
+        /* assignments nested in this one (a chain) come just before it */
+        while (at > 0) {
+            const sym_site *prev = &uses->items[at - 1];
+            ol_nid a = m->assigns.items[prev->pos];
+            if (prev->fn != fn || prev->sym != syms[k] || a <= assign || a >= m->subtree_end[assign])
+                break;
+            at--;
+        }
+        ol_vec_push(&cursor, at);
+    }
+    bool known = true;
+    while (names->len < 32) {
+        /* the next assignment, by index, among the direct names' runs */
+        uint32_t next = UINT32_MAX;
+        for (size_t k = 0; k < direct; k++) {
+            size_t at = cursor.items[k];
+            if (at < uses->len && uses->items[at].fn == fn && uses->items[at].sym == syms[k] &&
+                uses->items[at].pos < next)
+                next = uses->items[at].pos;
+        }
+        if (next == UINT32_MAX)
+            break;
+        for (size_t k = 0; k < direct; k++) {
+            size_t at = cursor.items[k];
+            if (at < uses->len && uses->items[at].fn == fn && uses->items[at].sym == syms[k] &&
+                uses->items[at].pos == next)
+                cursor.items[k]++;
+        }
+        ol_nid a = m->assigns.items[next];
+        if (a <= assign)
             continue;
         ol_nid l = ol_field(t, a, OL_F_left);
+        if (!spend(mc, direct + (l != OL_NONE ? m->subtree_end[l] - l : 0))) {
+            known = false;
+            break;
+        }
         for (ol_nid x = l; x != OL_NONE && x < m->subtree_end[l] && names->len < 32; x++)
             if (ol_kind_of(t, x) == OL_N_identifier)
                 ol_vec_push(names, x);
     }
+    free(syms);
+    ol_vec_free(&cursor);
+    return known;
 }
 
-/* Does the output of the forward at n feed a backward() in its function? */
-static bool feeds_backward(ol_model *m, ol_nid n, uint32_t fn)
+static int cmp_sym(const void *a, const void *b)
+{
+    ol_sym x = *(const ol_sym *)a, y = *(const ol_sym *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The backward operands of fn's body (or, for the module, of the whole
+ * file) and the names they mention, gathered once. NULL when fn has no body. */
+static const backward_operands *operands_of(ol_model *m, mode_cache *mc, uint32_t fn)
 {
     ol_nid body = fn != OL_NO_INDEX ? function_body(m, fn) : 0;
     if (body == OL_NONE)
-        return true;
-    nid_vec names = {0};
-    outputs_of(m, n, fn, &names);
-    bool feeds = false;
+        return NULL;
+    backward_operands *bo = &mc->operands[fn == OL_NO_INDEX ? 0 : fn + 1];
+    if (bo->built)
+        return bo;
+    bo->built = true;
+    const ol_tree *t = m->tree;
     size_t first, end = ol_calls_in(m, body, &first);
-    for (size_t i = first; i < end && !feeds; i++) {
+    for (size_t i = first; i < end; i++) {
         ol_nid operand = ol_backward_operand(m, (uint32_t)i);
         if (operand == OL_NONE)
             continue;
-        if (ol_contains(m->tree, operand, n))
-            feeds = true;
-        for (size_t k = 0; k < names.len && !feeds; k++)
-            feeds = ol_mentions(m->tree, operand, names.items[k]);
+        ol_vec_push(&bo->operands, operand);
+        for (ol_nid x = operand; x < m->subtree_end[operand]; x++)
+            if (ol_kind_of(t, x) == OL_N_identifier)
+                ol_vec_push(&bo->syms, ol_node_sym(m, x));
     }
+    ol_sort(bo->operands.items, bo->operands.len, sizeof(ol_nid), ol_cmp_u32);
+    ol_sort(bo->syms.items, bo->syms.len, sizeof(ol_sym), cmp_sym);
+    size_t w = 0;
+    for (size_t r = 0; r < bo->syms.len; r++)
+        if (w == 0 || bo->syms.items[w - 1] != bo->syms.items[r])
+            bo->syms.items[w++] = bo->syms.items[r];
+    bo->syms.len = w;
+    return bo;
+}
+
+static bool sorted_has(const uint32_t *items, size_t len, uint32_t x)
+{
+    size_t lo = 0, hi = len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (items[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < len && items[lo] == x;
+}
+
+/* Does the output of the forward at n feed a backward() in its function?
+ * True also when that cannot be known within the work budget. */
+static bool feeds_backward(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
+{
+    const backward_operands *bo = operands_of(m, mc, fn);
+    if (!bo)
+        return true;
+    if (bo->operands.len == 0)
+        return false;
+    /* the forward is inside an operand: `model(x).sum().backward()` */
+    for (ol_nid p = n; p != OL_NONE && p >= bo->operands.items[0]; p = ol_parent(m->tree, p)) {
+        if (!spend(mc, 1))
+            return true;
+        if (sorted_has(bo->operands.items, bo->operands.len, p))
+            return true;
+    }
+    nid_vec names = {0};
+    bool feeds = !outputs_of(m, mc, n, fn, &names);
+    for (size_t k = 0; k < names.len && !feeds; k++)
+        feeds = sorted_has(bo->syms.items, bo->syms.len, ol_node_sym(m, names.items[k]));
     ol_vec_free(&names);
     return feeds;
 }
@@ -610,7 +902,18 @@ static bool image_call(ol_model *m, const ol_call *c)
 
 /* A forward whose output only becomes sample images (`save_image(netG(z))`,
  * `fake = netG(fixed_noise)` shown or saved, never trained on). */
-static bool only_images(ol_model *m, ol_nid n, uint32_t fn)
+/* How many image calls there are among calls [first, end). */
+static uint32_t image_calls_in(ol_model *m, mode_cache *mc, size_t first, size_t end)
+{
+    if (!mc->images_before) {
+        mc->images_before = ol_xcalloc(m->calls.len + 1, sizeof(uint32_t));
+        for (size_t i = 0; i < m->calls.len; i++)
+            mc->images_before[i + 1] = mc->images_before[i] + (image_call(m, &m->calls.items[i]) ? 1 : 0);
+    }
+    return mc->images_before[end] - mc->images_before[first];
+}
+
+static bool only_images(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
 {
     const ol_tree *t = m->tree;
     for (ol_nid p = ol_parent(t, n); p != OL_NONE && p != ol_statement_of(t, n); p = ol_parent(t, p)) {
@@ -622,15 +925,34 @@ static bool only_images(ol_model *m, ol_nid n, uint32_t fn)
     ol_nid body = fn != OL_NO_INDEX ? function_body(m, fn) : 0;
     if (body == OL_NONE)
         return false;
-    nid_vec names = {0};
-    outputs_of(m, n, fn, &names);
-    bool shown = false, other = false;
     size_t first, end = ol_calls_in(m, body, &first);
-    for (size_t i = first; i < end && !other; i++) {
+    /* the calls after n: without an image call among them, nothing is shown */
+    size_t after = first;
+    for (size_t lo = first, hi = end; lo < hi;) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->calls.items[mid].node <= n)
+            lo = after = mid + 1;
+        else
+            hi = mid;
+    }
+    if (image_calls_in(m, mc, after, end) == 0)
+        return false;
+    nid_vec names = {0};
+    if (!outputs_of(m, mc, n, fn, &names)) {
+        ol_vec_free(&names);
+        return false;
+    }
+    bool shown = false, other = false;
+    for (size_t i = after; i < end && !other; i++) {
         const ol_call *c = &m->calls.items[i];
         if (c->node <= n)
             continue;
         ol_nid args = ol_field(t, c->node, OL_F_arguments);
+        /* out of work: no finding */
+        if (!spend(mc, 1 + (args != OL_NONE ? (m->subtree_end[args] - args) * (uint64_t)names.len : 0))) {
+            ol_vec_free(&names);
+            return false;
+        }
         bool mentions = false;
         for (size_t k = 0; k < names.len && !mentions; k++)
             mentions = args != OL_NONE && ol_mentions(t, args, names.items[k]);
@@ -642,7 +964,7 @@ static bool only_images(ol_model *m, ol_nid n, uint32_t fn)
             other = true; /* netD(fake), criterion(fake, real): trained on */
     }
     ol_vec_free(&names);
-    return shown && !other && !feeds_backward(m, n, fn);
+    return shown && !other && !feeds_backward(m, mc, n, fn);
 }
 
 static const char *const HELD_OUT_WORDS[] = {"val", "valid", "validation", "test", "testing", "dev", "holdout",
@@ -650,7 +972,7 @@ static const char *const HELD_OUT_WORDS[] = {"val", "valid", "validation", "test
 
 /* A forward over held-out data (`model(x_val)`, `net(test_images)`) whose
  * output never reaches backward(): evaluation inside a training loop. */
-static bool held_out_forward(ol_model *m, ol_nid n, uint32_t fn)
+static bool held_out_forward(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
 {
     const ol_tree *t = m->tree;
     ol_nid args = ol_field(t, n, OL_F_arguments);
@@ -662,7 +984,7 @@ static bool held_out_forward(ol_model *m, ol_nid n, uint32_t fn)
         a = ol_field(t, a, OL_F_attribute);
     if (a == OL_NONE || ol_kind_of(t, a) != OL_N_identifier || !sym_looks_like(m, ol_node_sym(m, a), HELD_OUT_WORDS))
         return false;
-    return !feeds_backward(m, n, fn);
+    return !feeds_backward(m, mc, n, fn);
 }
 
 /* A model run inside training code whose parameters are not trained there
@@ -670,7 +992,28 @@ static bool held_out_forward(ol_model *m, ol_nid n, uint32_t fn)
  * autograd on): autograd keeps its activations for a backward pass that
  * never reaches it. Not when its input carries a graph: a frozen
  * discriminator or a perceptual loss must pass gradients back. */
-static bool untrained_model(ol_model *m, const ol_call *call, uint32_t fn)
+/* The requires_grad_() calls and `x.requires_grad = ...` assignments of
+ * the file, found once. */
+static void grad_sites(ol_model *m, mode_cache *mc)
+{
+    if (mc->grad_sites_built)
+        return;
+    mc->grad_sites_built = true;
+    const ol_tree *t = m->tree;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (c->receiver != OL_NONE && c->name && strcmp(ol_sym_str(m, c->name), "requires_grad_") == 0)
+            ol_vec_push(&mc->requires_grad_calls, (uint32_t)i);
+    }
+    for (size_t i = 0; i < m->assigns.len; i++) {
+        ol_nid a = m->assigns.items[i];
+        ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
+        if (ol_kind_of(t, left) == OL_N_attribute && ol_text_is(t, ol_field(t, left, OL_F_attribute), "requires_grad"))
+            ol_vec_push(&mc->requires_grad_assigns, a);
+    }
+}
+
+static bool untrained_model(ol_model *m, mode_cache *mc, const ol_call *call, uint32_t fn)
 {
     const ol_tree *t = m->tree;
     ol_nid model = forward_model(m, call);
@@ -683,44 +1026,43 @@ static bool untrained_model(ol_model *m, const ol_call *call, uint32_t fn)
     static const char *const teacher_words[] = {"teacher", NULL};
     if (name != OL_NONE && ol_kind_of(t, name) == OL_N_identifier && sym_looks_like(m, ol_node_sym(m, name), teacher_words))
         evidence = true;
-    /* the last eval()/train() on it before the call, in this function, is eval() */
-    size_t first, end = ol_calls_in(m, body, &first);
-    for (size_t i = first; i < end && m->calls.items[i].node < call->node; i++) {
-        const ol_call *c = &m->calls.items[i];
-        if ((c->name == m->names.eval || c->name == m->names.train) && c->receiver != OL_NONE &&
-            ol_function_of(m, c->node) == fn && ol_same_text(t, ol_unparen(t, c->receiver), model))
+    /* the last eval()/train() on it before the call, in this function, is
+     * eval() (the switches of each function are gathered once) */
+    const mode_calls *mcs = mode_calls_of(m, mc, fn, body);
+    for (size_t k = calls_before(m, mcs->switches.items, mcs->switches.len, call->node); k-- > 0;) {
+        /* out of work: no finding */
+        if (!spend(mc, 4))
+            return false;
+        const ol_call *c = &m->calls.items[mcs->switches.items[k]];
+        if (ol_same_text(t, ol_unparen(t, c->receiver), model)) {
             evidence = c->name == m->names.eval;
+            break;
+        }
     }
     if (!evidence)
         return false;
     /* the optimizer stepped here trains something else */
-    ol_event_vec ev = {0};
-    ol_collect_events(m, body, &ev);
+    const ol_region_events *re = ol_events_of(m, body);
     bool steps_other = false, trains_it = false;
-    for (size_t i = 0; i < ev.len; i++) {
-        if (ev.items[i].kind != OL_EV_STEP)
-            continue;
+    for (size_t k = 0; k < re->steps.len; k++) {
+        const ol_event *e = &re->events.items[re->steps.items[k]];
         /* true also when what the optimizer holds is not known */
-        if (ol_optimizer_may_train(m, ev.items[i].target, model))
+        if (ol_optimizer_may_train(m, e->target, model))
             trains_it = true;
         else
             steps_other = true;
     }
-    ol_vec_free(&ev);
     if (trains_it || !steps_other)
         return false;
     /* frozen: requires_grad_(False) on it, or `p.requires_grad = False` over its parameters */
-    for (size_t i = 0; i < m->calls.len; i++) {
-        const ol_call *c = &m->calls.items[i];
-        if (c->receiver != OL_NONE && c->name && strcmp(ol_sym_str(m, c->name), "requires_grad_") == 0 &&
-            ol_mentions(t, c->receiver, name))
+    grad_sites(m, mc);
+    for (size_t k = 0; k < mc->requires_grad_calls.len; k++) {
+        const ol_call *c = &m->calls.items[mc->requires_grad_calls.items[k]];
+        if (ol_mentions(t, c->receiver, name))
             return false;
     }
-    for (size_t i = 0; i < m->assigns.len; i++) {
-        ol_nid a = m->assigns.items[i];
-        ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
-        if (ol_kind_of(t, left) != OL_N_attribute || !ol_text_is(t, ol_field(t, left, OL_F_attribute), "requires_grad"))
-            continue;
+    for (size_t k = 0; k < mc->requires_grad_assigns.len; k++) {
+        ol_nid a = mc->requires_grad_assigns.items[k];
         uint32_t l = m->node_loop[a];
         if (l == OL_NO_INDEX || ol_mentions(t, m->loops.items[l].iter, name))
             return false;
@@ -799,19 +1141,21 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
             return;
     }
     /* a shape check on made-up input keeps one small batch, once */
-    if (shape_check(m, call->node, fn))
+    if (shape_check(m, modes, call->node, fn))
         return;
     evidence ev = EV_NONE;
     char *where = NULL;
     ol_fix *fix = NULL;
     ol_nid anchor = OL_NONE, eval_call;
     uint32_t loop;
-    if (fn != OL_NO_INDEX && eval_function(m, fn)) {
+    if (fn != OL_NO_INDEX && !modes->eval_fn[fn + 1])
+        modes->eval_fn[fn + 1] = eval_function(m, modes, fn) ? 2 : 1;
+    if (fn != OL_NO_INDEX && modes->eval_fn[fn + 1] == 2) {
         ev = EV_FUNCTION;
         anchor = m->functions.items[fn].node;
         where = ol_xasprintf("`%s()`", ol_sym_str(m, m->functions.items[fn].name));
         fix = decorator_fix(m, fn);
-    } else if ((loop = eval_loop(m, call->node)) != OL_NO_INDEX) {
+    } else if ((loop = eval_loop(m, modes, call->node)) != OL_NO_INDEX) {
         ev = EV_LOOP;
         anchor = m->loops.items[loop].node;
         ol_nid it = m->loops.items[loop].iter;
@@ -828,13 +1172,13 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
         char *text = ol_node_str(t, eval_call);
         where = ol_xasprintf("`%s`", text);
         free(text);
-    } else if (!wrapper && untrained_model(m, call, fn)) {
+    } else if (!wrapper && untrained_model(m, modes, call, fn)) {
         ev = EV_UNTRAINED;
         anchor = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
-    } else if (!wrapper && only_images(m, call->node, fn)) {
+    } else if (!wrapper && only_images(m, modes, call->node, fn)) {
         ev = EV_IMAGES;
         anchor = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
-    } else if (!wrapper && held_out_forward(m, call->node, fn)) {
+    } else if (!wrapper && held_out_forward(m, modes, call->node, fn)) {
         ev = EV_HELD_OUT;
         anchor = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
     } else {
@@ -860,7 +1204,9 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
     char *callee = ol_node_str(t, call->callee);
     if (strlen(callee) > 40)
         strcpy(callee + 37, "...");
-    const char *tail = "runs with autograd on: every activation is kept for a backward pass that never comes";
+    /* "`f(...)` runs a model in evaluation function `g()` with autograd on: ..." */
+    const char *tail = wrapper ? "with autograd on: every activation is kept for a backward pass that never comes"
+                               : "runs with autograd on: every activation is kept for a backward pass that never comes";
     ol_diag *d;
     switch (ev) {
     case EV_FUNCTION:
@@ -897,13 +1243,44 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
     ol_diag_attach_fix(d, fix);
 }
 
+/* Does the file import PyTorch or a library built on it? Without one, a
+ * call named like a model is something else (a Keras layer, a pydantic
+ * model's method, an HTTP client for a hosted LLM), and torch.no_grad()
+ * would not even be at hand. */
+static bool imports_torch_family(const ol_model *m)
+{
+    static const char *const roots[] = {"torch", "torchvision", "torchaudio", "torchtext", "lightning",
+                                        "pytorch_lightning", "transformers", "timm", "accelerate", "diffusers",
+                                        "peft", "trl", "deepspeed", "fairseq", "detectron2", "mmcv", "mmengine",
+                                        "ignite", "fastai", "skorch", "torch_geometric", "dgl", "einops", NULL};
+    for (size_t i = 0; i < m->imports.len; i++) {
+        const char *q = ol_sym_str(m, m->imports.items[i].qual);
+        size_t n = strcspn(q, ".");
+        for (const char *const *r = roots; *r; r++)
+            if (strlen(*r) == n && strncmp(q, *r, n) == 0)
+                return true;
+    }
+    /* `from ..network import *` may well bring torch in: unknown, so yes */
+    const ol_tree *t = m->tree;
+    for (ol_nid c = t->nodes.len ? ol_first_named(t, 0) : OL_NONE; c != OL_NONE; c = ol_next_named(t, c)) {
+        if (ol_kind_of(t, c) != OL_N_import_from_statement)
+            continue;
+        for (ol_nid k = ol_first_named(t, c); k != OL_NONE; k = ol_next_named(t, k))
+            if (ol_kind_of(t, k) == OL_N_wildcard_import)
+                return true;
+    }
+    return false;
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
+    if (!imports_torch_family(m))
+        return;
     reported_vec seen = {0};
     nid_vec sites = {0};
     mode_cache modes;
-    memset(&modes, 0, sizeof(modes));
+    mode_cache_init(&modes, m);
     for (size_t i = 0; i < m->calls.len; i++) {
         if (!ol_is_forward_call(m, (uint32_t)i))
             continue;

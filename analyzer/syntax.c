@@ -687,6 +687,11 @@ static void add_run_comments(ol_tree *t, const comment_runs *runs)
     }
 }
 
+/* Files larger than this are parsed with malloc, not the arena (see
+ * parse_text). Most files are far smaller; above this size the arena's
+ * saving per file is small next to the parse. */
+#define OL_ARENA_MAX_SOURCE ((uint32_t)512 * 1024)
+
 static void parse_text(ol_parser *p, const ol_source *src, const char *text, ol_tree *t);
 
 void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
@@ -729,8 +734,11 @@ static void parse_text(ol_parser *p, const ol_source *src, const char *text, ol_
      * kept across files would keep arena blocks (its subtree pool, its
      * stack) past the end of the scope. Making one costs a few hundred
      * instructions. An incremental parser keeps its tree for the next
-     * parse, so it keeps one tree-sitter parser and allocates with libc. */
-    bool in_arena = !p->incremental;
+     * parse, so it keeps one tree-sitter parser and allocates with libc;
+     * so does a large file, whose parse in the arena would hold every block
+     * tree-sitter frees on the way (on deeply nested code, gigabytes), where
+     * malloc reuses them. */
+    bool in_arena = !p->incremental && src->len <= OL_ARENA_MAX_SOURCE;
     TSParser *ts;
     if (in_arena) {
         ol_parse_arena_begin(&p->arena);

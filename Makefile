@@ -7,7 +7,11 @@
 #                   the CI consumers: SARIF validators, pre-commit, the Action; the
 #                   tools they need are installed first, see tests/tools.mk)
 #   make test SANITIZE=1   the same suite against an ASan+UBSan build (build/san/)
-#   make bench      build, then print throughput numbers (see bench/)
+#   make PGO=1      build with the parser optimised from a profile (clang; see
+#                   grammar/pgo.mk: the default, PGO=auto, does so when clang is there)
+#   make bench      build, then print throughput and latency next to a bare parse
+#                   and ast-grep, on Debian's python3-torch and CPython's stdlib
+#                   (fetched with apt-get download; see bench/run.py)
 #   make install    install the binary and its man page: PREFIX=/usr/local,
 #                   DESTDIR= for staging (make uninstall removes them)
 #   make release    build/release/oomlint: optimised, stripped, cJSON linked in,
@@ -128,6 +132,10 @@ all: $(OUT)/oomlint
 
 fetch: $(STAMPS)
 
+# PARSER_CC, PARSER_PGO_FLAGS, PARSER_PROFILE, PARSER_MODE: how the runtime and
+# the Python grammar are compiled (profile-guided with clang when PGO allows)
+include grammar/pgo.mk
+
 $(OUT)/oomlint: $(MAIN_OBJ) $(LIB_OBJ) $(VENDOR_OBJ) $(CJSON_OBJ)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(SANFLAGS) $(LINKFLAGS) -o $@ $^ $(LDLIBS)
@@ -135,6 +143,9 @@ $(OUT)/oomlint: $(MAIN_OBJ) $(LIB_OBJ) $(VENDOR_OBJ) $(CJSON_OBJ)
 $(OUT)/oomlint-unit: $(UNIT_OBJ) $(LIB_OBJ) $(VENDOR_OBJ) $(CJSON_OBJ)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS)
+
+# syntax.c reads the pinned runtime's subtrees directly (see flatten there)
+$(OUT)/obj/analyzer/syntax.o: CFLAGS_OURS += -I$(TS_DIR)/vendor/tree-sitter/lib/src
 
 $(OUT)/obj/%.o: %.c | $(STAMPS) $(CJSON_H)
 	@mkdir -p $(dir $@)
@@ -156,21 +167,21 @@ $(OUT)/obj/gen/%.o: $(GEN)/%.c | $(STAMPS) $(CJSON_H)
 
 FORCE:
 
-$(OUT)/obj/vendor/tree_sitter.o: $(TS_STAMP)
+$(OUT)/obj/vendor/tree_sitter.o: $(TS_STAMP) $(PARSER_PROFILE) $(PARSER_MODE)
 	@mkdir -p $(dir $@)
 	$(call say,CC,tree-sitter runtime)
-	$(Q)$(CC) $(CFLAGS_VENDOR) -I$(TS_DIR)/vendor/tree-sitter/lib/include -I$(TS_DIR)/vendor/tree-sitter/lib/src \
-		-c $(TS_DIR)/vendor/tree-sitter/lib/src/lib.c -o $@
+	$(Q)$(PARSER_CC) $(CFLAGS_VENDOR) $(PARSER_PGO_FLAGS) -I$(TS_DIR)/vendor/tree-sitter/lib/include \
+		-I$(TS_DIR)/vendor/tree-sitter/lib/src -c $(TS_DIR)/vendor/tree-sitter/lib/src/lib.c -o $@
 
-$(OUT)/obj/vendor/python_parser.o: $(PY_STAMP)
+$(OUT)/obj/vendor/python_parser.o: $(PY_STAMP) $(PARSER_PROFILE) $(PARSER_MODE)
 	@mkdir -p $(dir $@)
 	$(call say,CC,tree-sitter-python parser)
-	$(Q)$(CC) $(CFLAGS_VENDOR) -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $@
+	$(Q)$(PARSER_CC) $(CFLAGS_VENDOR) $(PARSER_PGO_FLAGS) -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $@
 
-$(OUT)/obj/vendor/python_scanner.o: $(PY_STAMP)
+$(OUT)/obj/vendor/python_scanner.o: $(PY_STAMP) $(PARSER_PROFILE) $(PARSER_MODE)
 	@mkdir -p $(dir $@)
 	$(call say,CC,tree-sitter-python scanner)
-	$(Q)$(CC) $(CFLAGS_VENDOR) -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $@
+	$(Q)$(PARSER_CC) $(CFLAGS_VENDOR) $(PARSER_PGO_FLAGS) -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $@
 
 $(OUT)/obj/vendor/toml_parser.o: $(TOML_STAMP)
 	@mkdir -p $(dir $@)
@@ -306,8 +317,45 @@ golden: $(OUT)/oomlint
 	@$(OUT)/oomlint --color never examples/train.py > tests/golden/demo.txt; test $$? -le 1
 	@echo "tests/golden/demo.txt regenerated"
 
-bench: $(OUT)/oomlint
-	$(Q)python3 bench/run.py --bin $(OUT)/oomlint
+# The benchmark's baseline: bench/parse.c linked with the runtime and grammar
+# compiled plain (OPT alone: no profile feedback, tree-sitter's own malloc),
+# whatever the oomlint build uses. ast-grep, the comparison, is pinned by
+# bench/tools/package.json and its lockfile (integrity hashes included) and
+# installed with `npm ci`, scripts off: its platform package ships the binary.
+BENCH_DIR    := $(BUILD)/bench
+BENCH_TOOLS  := $(BENCH_DIR)/tools
+BENCH_PINS   := bench/tools/package.json bench/tools/package-lock.json
+BENCH_PARSE_SRC := bench/parse.c $(TS_DIR)/vendor/tree-sitter/lib/src/lib.c $(PY_DIR)/src/parser.c $(PY_DIR)/src/scanner.c
+
+$(BENCH_DIR)/parse: $(BENCH_PARSE_SRC) | $(STAMPS)
+	@mkdir -p $(BENCH_DIR)/obj
+	$(call say,CC,bench/parse.c and the plain parser)
+	$(Q)$(CC) $(CFLAGS_OURS) -c bench/parse.c -o $(BENCH_DIR)/obj/parse.o
+	$(Q)$(CC) $(CFLAGS_VENDOR) -I$(TS_DIR)/vendor/tree-sitter/lib/include -I$(TS_DIR)/vendor/tree-sitter/lib/src \
+		-c $(TS_DIR)/vendor/tree-sitter/lib/src/lib.c -o $(BENCH_DIR)/obj/tree_sitter.o
+	$(Q)$(CC) $(CFLAGS_VENDOR) -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $(BENCH_DIR)/obj/python_parser.o
+	$(Q)$(CC) $(CFLAGS_VENDOR) -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $(BENCH_DIR)/obj/python_scanner.o
+	$(Q)$(CC) -o $@ $(BENCH_DIR)/obj/parse.o $(BENCH_DIR)/obj/tree_sitter.o $(BENCH_DIR)/obj/python_parser.o \
+		$(BENCH_DIR)/obj/python_scanner.o -lpthread
+
+# The same program on oomlint's own parser objects (profile-guided when PGO
+# is on): tells the parser's build apart from everything else oomlint does.
+$(BENCH_DIR)/parse-oomlint: $(BENCH_DIR)/parse $(OUT)/obj/vendor/tree_sitter.o $(OUT)/obj/vendor/python_parser.o \
+		$(OUT)/obj/vendor/python_scanner.o
+	$(call say,LD,$@)
+	$(Q)$(CC) -o $@ $(BENCH_DIR)/obj/parse.o $(OUT)/obj/vendor/tree_sitter.o $(OUT)/obj/vendor/python_parser.o \
+		$(OUT)/obj/vendor/python_scanner.o -lpthread
+
+$(BENCH_TOOLS)/.installed: $(BENCH_PINS)
+	@mkdir -p $(BENCH_TOOLS)
+	@command -v npm >/dev/null 2>&1 || { echo "make bench needs npm (apt-get install npm)" >&2; exit 1; }
+	$(Q)cp $(BENCH_PINS) $(BENCH_TOOLS)/
+	$(Q)cd $(BENCH_TOOLS) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+
+bench: $(OUT)/oomlint $(BENCH_DIR)/parse $(BENCH_DIR)/parse-oomlint $(BENCH_TOOLS)/.installed
+	$(Q)python3 bench/run.py --bin $(OUT)/oomlint --parse $(BENCH_DIR)/parse \
+		--parse-oomlint $(BENCH_DIR)/parse-oomlint --parser-build '$(PARSER_CC) $(PARSER_PGO_FLAGS)' $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/san $(BUILD)/release $(BUILD)/oomlint $(BUILD)/oomlint-unit $(BUILD)/oomlint.1

@@ -1,8 +1,11 @@
 /*
  * syntax.c - parsing with tree-sitter-python and flattening the result.
  *
- * The walk is iterative (a TSTreeCursor plus an explicit stack), so a file
- * nested thousands of levels deep cannot overflow the C stack here. A parse
+ * The walk is iterative (an explicit stack of levels), so a file nested
+ * thousands of levels deep cannot overflow the C stack here. It reads the
+ * pinned runtime's subtrees directly rather than through a TSTreeCursor:
+ * same result (tests/unit.c checks it against a cursor walk), a fraction of
+ * the calls; with the cursor, flattening cost a fifth of the parse. A parse
  * that runs past its time budget is cancelled and reported as OOM002 rather
  * than hanging the run.
  */
@@ -15,6 +18,11 @@
 #include <time.h>
 
 #include <tree_sitter/api.h>
+
+/* the runtime's own view of a tree, for the walk in flatten() */
+#include "language.h"
+#include "subtree.h"
+#include "tree.h"
 
 const TSLanguage *tree_sitter_python(void);
 
@@ -50,6 +58,7 @@ const char *ol_kind_name(ol_kind k)
 bool ol_grammar_init(ol_grammar *g)
 {
     memset(g, 0, sizeof(*g));
+    ol_parse_arena_install(); /* on the main thread, before any worker parses */
     const TSLanguage *lang = tree_sitter_python();
     uint32_t abi = ts_language_abi_version(lang);
     if (abi < TREE_SITTER_MIN_COMPATIBLE_LANGUAGE_VERSION || abi > TREE_SITTER_LANGUAGE_VERSION)
@@ -57,19 +66,25 @@ bool ol_grammar_init(ol_grammar *g)
     g->language = lang;
     g->symbol_count = ts_language_symbol_count(lang);
     g->symbol_kind = ol_xcalloc(g->symbol_count, sizeof(uint16_t));
+    g->symbol_named = ol_xcalloc(g->symbol_count, sizeof(bool));
     for (uint32_t sym = 0; sym < g->symbol_count; sym++) {
+        g->symbol_named[sym] = ts_language_symbol_metadata(lang, (TSSymbol)sym).named;
         const char *name = ts_language_symbol_name(lang, (TSSymbol)sym);
         if (!name)
             continue;
         TSSymbolType type = ts_language_symbol_type(lang, (TSSymbol)sym);
         if (type == TSSymbolTypeRegular || type == TSSymbolTypeSupertype) {
             for (size_t i = 0; i < OL_ARRAY_LEN(named_kind_names); i++)
-                if (strcmp(named_kind_names[i], name) == 0)
+                if (named_kind_names[i][0] == name[0] && strcmp(named_kind_names[i], name) == 0) {
                     g->symbol_kind[sym] = (uint16_t)(i + 1);
+                    break;
+                }
         } else if (type == TSSymbolTypeAnonymous) {
             for (size_t i = 0; i < OL_ARRAY_LEN(token_kind_texts); i++)
-                if (strcmp(token_kind_texts[i], name) == 0)
+                if (token_kind_texts[i][0] == name[0] && strcmp(token_kind_texts[i], name) == 0) {
                     g->symbol_kind[sym] = (uint16_t)(OL_N_ERROR + 1 + i);
+                    break;
+                }
         }
     }
     g->field_count = ts_language_field_count(lang) + 1;
@@ -88,6 +103,7 @@ bool ol_grammar_init(ol_grammar *g)
 void ol_grammar_free(ol_grammar *g)
 {
     free(g->symbol_kind);
+    free(g->symbol_named);
     free(g->field_kind);
     memset(g, 0, sizeof(*g));
 }
@@ -95,11 +111,10 @@ void ol_grammar_free(ol_grammar *g)
 void ol_parser_init(ol_parser *p, const ol_grammar *g)
 {
     memset(p, 0, sizeof(*p));
+    ol_parse_arena_install();
+    ol_parse_arena_init(&p->arena);
     p->grammar = g;
     p->timeout_ms = 20000;
-    TSParser *ts = ts_parser_new();
-    ts_parser_set_language(ts, (const TSLanguage *)g->language);
-    p->ts = ts;
 }
 
 static void forget_last(ol_parser *p)
@@ -115,8 +130,10 @@ static void forget_last(ol_parser *p)
 void ol_parser_free(ol_parser *p)
 {
     forget_last(p);
-    ts_parser_delete((TSParser *)p->ts);
+    if (p->ts)
+        ts_parser_delete((TSParser *)p->ts);
     p->ts = NULL;
+    ol_parse_arena_free(&p->arena);
 }
 
 static TSPoint point_at(const char *text, uint32_t byte)
@@ -239,118 +256,173 @@ static void add_error(ol_tree *t, uint32_t start, uint32_t end, char *message)
     ol_vec_push(&t->errors, e);
 }
 
-typedef struct walk_frame {
-    ol_nid node;
-    ol_nid last_child;
-    bool in_error;
-} walk_frame;
+/* One level of the walk: the children of one subtree, visible or hidden.
+ * Hidden subtrees (the grammar's _rules, repetitions) are walked through:
+ * their visible children belong to the nearest kept ancestor, as they do
+ * for a TSTreeCursor. */
+typedef struct walk_level {
+    const Subtree *children;
+    uint32_t count, next;  /* children[next] is the next to visit */
+    uint32_t structural;   /* index among non-extra children (aliases, fields) */
+    uint32_t pos;          /* start byte of children[next] */
+    const TSSymbol *aliases;
+    const TSFieldMapEntry *fields, *fields_end;
+    uint32_t frame;        /* the kept node that visible children attach to */
+    uint8_t inherited;     /* the field a child without one of its own takes */
+    bool owns_frame;       /* the kept node's own children, not a hidden subtree's */
+} walk_level;
 
-static ol_nid add_node(ol_tree *t, const ol_grammar *g, TSNode n, TSFieldId field, ol_nid parent)
+typedef struct kept_frame {
+    ol_nid node, last_child;
+    uint32_t depth;
+    bool in_error;
+} kept_frame;
+
+typedef OL_VEC(walk_level) walk_levels;
+
+static void push_level(walk_levels *levels, const TSLanguage *lang, Subtree parent, uint32_t pos, uint32_t frame,
+                       uint8_t inherited, bool owns_frame)
 {
-    ol_node node;
-    TSSymbol sym = ts_node_symbol(n);
-    node.kind = sym < g->symbol_count ? g->symbol_kind[sym] : OL_N_OTHER;
-    node.field = field < g->field_count ? g->field_kind[field] : OL_F_NONE;
-    node.flags = 0;
-    if (ts_node_is_named(n))
-        node.flags |= OL_NF_NAMED;
-    if (ts_node_is_error(n)) {
-        node.flags |= OL_NF_ERROR;
-        node.kind = OL_N_ERROR;
-    }
-    if (ts_node_has_error(n))
-        node.flags |= OL_NF_HAS_ERROR;
-    node.parent = parent;
-    node.first_child = OL_NONE;
-    node.next_sibling = OL_NONE;
-    node.start = ts_node_start_byte(n);
-    node.end = ts_node_end_byte(n);
-    if (node.end > t->src->len)
-        node.end = t->src->len;
-    if (node.start > node.end)
-        node.start = node.end;
+    walk_level l;
+    l.children = ts_subtree_children(parent);
+    l.count = parent.ptr->child_count;
+    l.next = 0;
+    l.structural = 0;
+    l.pos = pos;
+    l.aliases = ts_language_alias_sequence(lang, parent.ptr->production_id);
+    ts_language_field_map(lang, parent.ptr->production_id, &l.fields, &l.fields_end);
+    l.frame = frame;
+    l.inherited = inherited;
+    l.owns_frame = owns_frame;
+    ol_vec_push(levels, l);
+}
+
+static ol_nid push_node(ol_tree *t, ol_kind kind, uint8_t field, uint8_t flags, ol_nid parent, uint32_t start,
+                        uint32_t end)
+{
+    if (end > t->src->len)
+        end = t->src->len;
+    if (start > end)
+        start = end;
+    ol_node node = {(uint16_t)kind, field, flags, parent, OL_NONE, OL_NONE, start, end};
     ol_nid id = (ol_nid)t->nodes.len;
     ol_vec_push(&t->nodes, node);
     return id;
 }
 
+/* Copies the tree into t->nodes, reading tree-sitter's subtrees directly:
+ * the same nodes, fields and ranges a TSTreeCursor walk gives (the unit
+ * tests hold the two side by side), for a fraction of the calls. The
+ * runtime is pinned (grammar/pins.mk), so its internal layout is too. */
 static void flatten(ol_tree *t, const ol_grammar *g, TSTree *tree)
 {
-    TSNode root = ts_tree_root_node(tree);
-    TSTreeCursor cur = ts_tree_cursor_new(root);
-    OL_VEC(walk_frame) stack = {0};
-    ol_nid root_id = add_node(t, g, root, 0, OL_NONE);
-    t->nodes.items[root_id].kind = OL_N_module; /* the file is the module, even when all of it failed */
-    walk_frame top = {root_id, OL_NONE, false};
-    ol_vec_push(&stack, top);
-    if (ts_node_is_error(root)) {
+    const TSLanguage *lang = tree->language;
+    Subtree root = tree->root;
+    uint32_t root_start = ts_subtree_padding(root).bytes;
+    ol_vec_reserve(&t->nodes, (size_t)ts_subtree_visible_descendant_count(root) + 1);
+    uint8_t root_flags = ts_subtree_named(root) ? OL_NF_NAMED : 0;
+    bool root_error = ts_subtree_symbol(root) == ts_builtin_sym_error;
+    if (root_error)
+        root_flags |= OL_NF_ERROR;
+    if (ts_subtree_error_cost(root) > 0)
+        root_flags |= OL_NF_HAS_ERROR;
+    /* the file is the module, even when all of it failed */
+    push_node(t, OL_N_module, OL_F_NONE, root_flags, OL_NONE, root_start,
+              root_start + ts_subtree_size(root).bytes);
+    OL_VEC(kept_frame) frames = {0};
+    walk_levels levels = {0};
+    kept_frame top = {0, OL_NONE, 1, false};
+    if (root_error) {
         ol_buf msg = {0};
-        describe_error(t->src, root, &msg);
-        add_error(t, ts_node_start_byte(root), ts_node_end_byte(root), ol_buf_take(&msg));
-        stack.items[0].in_error = true;
+        describe_error(t->src, ts_tree_root_node(tree), &msg);
+        add_error(t, root_start, root_start + ts_subtree_size(root).bytes, ol_buf_take(&msg));
+        top.in_error = true;
     }
-    bool more = ts_tree_cursor_goto_first_child(&cur);
-    while (more) {
-        TSNode n = ts_tree_cursor_current_node(&cur);
-        walk_frame *parent = &stack.items[stack.len - 1];
-        bool keep = false;
-        if (ts_node_is_missing(n)) {
+    ol_vec_push(&frames, top);
+    if (ts_subtree_child_count(root) > 0)
+        push_level(&levels, lang, root, root_start, 0, 0, false);
+    while (levels.len > 0) {
+        walk_level *l = &levels.items[levels.len - 1];
+        if (l->next == l->count) {
+            if (l->owns_frame)
+                frames.len--;
+            levels.len--;
+            continue;
+        }
+        const Subtree *child = &l->children[l->next++];
+        uint32_t start = l->pos, end = start + ts_subtree_size(*child).bytes;
+        l->pos = end;
+        if (l->next < l->count)
+            l->pos += ts_subtree_padding(l->children[l->next]).bytes;
+        bool extra = ts_subtree_extra(*child);
+        TSSymbol alias = 0;
+        uint8_t field = 0;
+        if (!extra) {
+            if (l->aliases)
+                alias = l->aliases[l->structural];
+            for (const TSFieldMapEntry *f = l->fields; f < l->fields_end; f++)
+                if (!f->inherited && f->child_index == l->structural) {
+                    field = (uint8_t)(f->field_id < g->field_count ? f->field_id : 0);
+                    break;
+                }
+            if (!field)
+                field = l->inherited;
+            l->structural++;
+        }
+        if (!alias && !ts_subtree_visible(*child)) {
+            if (ts_subtree_child_count(*child) > 0)
+                push_level(&levels, lang, *child, start, l->frame, field, false);
+            continue;
+        }
+        /* a visible node: its owner frame has a visible descendant */
+        kept_frame *parent = &frames.items[l->frame];
+        if (parent->depth > t->max_depth && l->frame > 0)
+            t->max_depth = parent->depth;
+        TSSymbol sym = alias ? alias : ts_subtree_symbol(*child);
+        bool named = alias ? g->symbol_named[alias] : ts_subtree_named(*child);
+        bool is_error = sym == ts_builtin_sym_error;
+        if (ts_subtree_missing(*child)) {
             if (!parent->in_error) {
-                ol_buf msg = {0};
-                const char *what = ts_node_type(n);
-                ol_buf_printf(&msg, "invalid syntax: missing %s%s%s", ts_node_is_named(n) ? "" : "`", what,
-                              ts_node_is_named(n) ? "" : "`");
-                uint32_t at = ts_node_start_byte(n);
-                add_error(t, at, at, ol_buf_take(&msg));
+                const char *what = ts_language_symbol_name(lang, sym);
+                char *msg = ol_xasprintf("invalid syntax: missing %s%s%s", named ? "" : "`", what ? what : "?",
+                                         named ? "" : "`");
+                add_error(t, start, start, msg);
             }
-        } else {
-            TSSymbol sym = ts_node_symbol(n);
-            ol_kind k = sym < g->symbol_count ? (ol_kind)g->symbol_kind[sym] : OL_N_OTHER;
-            if (k == OL_N_comment) {
-                ol_span c = {ts_node_start_byte(n), ts_node_end_byte(n)};
-                ol_vec_push(&t->comments, c);
-            } else if (k == OL_N_line_continuation) {
-                /* layout only */
-            } else if (ts_node_is_named(n) || k != OL_N_OTHER || ts_node_is_error(n)) {
-                keep = true;
-            }
+            continue;
         }
-        if (keep) {
-            ol_nid id = add_node(t, g, n, ts_tree_cursor_current_field_id(&cur), parent->node);
-            parent = &stack.items[stack.len - 1];
-            if (parent->last_child == OL_NONE)
-                t->nodes.items[parent->node].first_child = id;
-            else
-                t->nodes.items[parent->last_child].next_sibling = id;
-            parent->last_child = id;
-            bool in_error = parent->in_error;
-            if (ts_node_is_error(n) && !in_error) {
-                ol_buf msg = {0};
-                describe_error(t->src, n, &msg);
-                add_error(t, ts_node_start_byte(n), ts_node_end_byte(n), ol_buf_take(&msg));
-                in_error = true;
-            }
-            if (ts_tree_cursor_goto_first_child(&cur)) {
-                walk_frame f = {id, OL_NONE, in_error};
-                ol_vec_push(&stack, f);
-                if (stack.len > t->max_depth)
-                    t->max_depth = (uint32_t)stack.len;
-                continue;
-            }
+        ol_kind k = is_error ? OL_N_ERROR : sym < g->symbol_count ? (ol_kind)g->symbol_kind[sym] : OL_N_OTHER;
+        if (k == OL_N_comment) {
+            ol_span c = {start, end};
+            ol_vec_push(&t->comments, c);
+            continue;
         }
-        /* the stack holds the ancestors of the cursor's node: with only the
-         * root left, the cursor is on a top-level node and a failed sibling
-         * step means the walk is over */
-        while (!ts_tree_cursor_goto_next_sibling(&cur)) {
-            if (stack.len <= 1 || !ts_tree_cursor_goto_parent(&cur)) {
-                more = false;
-                break;
-            }
-            stack.len--;
+        if (k == OL_N_line_continuation || !(named || k != OL_N_OTHER || is_error))
+            continue;
+        uint8_t flags = (uint8_t)((named ? OL_NF_NAMED : 0) | (is_error ? OL_NF_ERROR : 0) |
+                                  (ts_subtree_error_cost(*child) > 0 ? OL_NF_HAS_ERROR : 0));
+        ol_nid id = push_node(t, k, g->field_kind[field], flags, parent->node, start, end);
+        if (parent->last_child == OL_NONE)
+            t->nodes.items[parent->node].first_child = id;
+        else
+            t->nodes.items[parent->last_child].next_sibling = id;
+        parent->last_child = id;
+        bool in_error = parent->in_error;
+        if (is_error && !in_error) {
+            ol_buf msg = {0};
+            Length at = {start, {0, 0}};
+            describe_error(t->src, ts_node_new(tree, child, at, alias), &msg);
+            add_error(t, start, end, ol_buf_take(&msg));
+            in_error = true;
+        }
+        if (ts_subtree_child_count(*child) > 0) {
+            kept_frame f = {id, OL_NONE, parent->depth + 1, in_error};
+            uint32_t frame = (uint32_t)frames.len;
+            ol_vec_push(&frames, f);
+            push_level(&levels, lang, *child, start, frame, 0, true);
         }
     }
-    ol_vec_free(&stack);
-    ts_tree_cursor_delete(&cur);
+    ol_vec_free(&levels);
+    ol_vec_free(&frames);
 }
 
 /* tree-sitter-python lets an assignment's right side start on the next line
@@ -463,7 +535,8 @@ static void merge_comments(ol_tree *t, const ol_span_vec *blanked)
  * syntax_gaps.c): parse the rewritten text, and keep that tree when it has
  * no more errors (the rewrites never break valid code, so what is left is
  * real). Offsets are the same, so the tree still reads src. */
-static void reparse_around_gaps(ol_parser *p, const ol_source *src, ol_tree *t, TSParseOptions options)
+static void reparse_around_gaps(ol_parser *p, TSParser *ts, bool in_arena, const ol_source *src, ol_tree *t,
+                                TSParseOptions options)
 {
     ol_span_vec blanked = {0};
     char *text = ol_syntax_gap_rewrite(src->text, src->len, &blanked);
@@ -471,14 +544,14 @@ static void reparse_around_gaps(ol_parser *p, const ol_source *src, ol_tree *t, 
         return;
     parse_input in = {text, src->len};
     TSInput input = {&in, read_input, TSInputEncodingUTF8, NULL};
-    TSParser *ts = (TSParser *)p->ts;
     TSTree *tree = ts_parser_parse_with_options(ts, NULL, input, options);
     if (tree) {
         ol_tree alt;
         memset(&alt, 0, sizeof(alt));
         alt.src = src;
         flatten(&alt, p->grammar, tree);
-        ts_tree_delete(tree);
+        if (!in_arena)
+            ts_tree_delete(tree);
         if (alt.errors.len <= t->errors.len) {
             merge_comments(&alt, &blanked);
             ol_tree_free(t);
@@ -614,6 +687,11 @@ static void add_run_comments(ol_tree *t, const comment_runs *runs)
     }
 }
 
+/* Files larger than this are parsed with malloc, not the arena (see
+ * parse_text). Most files are far smaller; above this size the arena's
+ * saving per file is small next to the parse. */
+#define OL_ARENA_MAX_SOURCE ((uint32_t)512 * 1024)
+
 static void parse_text(ol_parser *p, const ol_source *src, const char *text, ol_tree *t);
 
 void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
@@ -652,7 +730,27 @@ static void parse_text(ol_parser *p, const ol_source *src, const char *text, ol_
         deadline.until.tv_nsec -= 1000000000L;
     }
     TSParseOptions options = {&deadline, check_deadline};
-    TSParser *ts = (TSParser *)p->ts;
+    /* A parser per file, in the arena with everything it makes: a parser
+     * kept across files would keep arena blocks (its subtree pool, its
+     * stack) past the end of the scope. Making one costs a few hundred
+     * instructions. An incremental parser keeps its tree for the next
+     * parse, so it keeps one tree-sitter parser and allocates with libc;
+     * so does a large file, whose parse in the arena would hold every block
+     * tree-sitter frees on the way (on deeply nested code, gigabytes), where
+     * malloc reuses them. */
+    bool in_arena = !p->incremental && src->len <= OL_ARENA_MAX_SOURCE;
+    TSParser *ts;
+    if (in_arena) {
+        ol_parse_arena_begin(&p->arena);
+        ts = ts_parser_new();
+        ts_parser_set_language(ts, (const TSLanguage *)p->grammar->language);
+    } else {
+        if (!p->ts) {
+            p->ts = ts_parser_new();
+            ts_parser_set_language((TSParser *)p->ts, (const TSLanguage *)p->grammar->language);
+        }
+        ts = (TSParser *)p->ts;
+    }
     /* Error recovery can place errors differently when reparsing than when
      * parsing afresh, and findings must match a fresh run's: a text with
      * syntax errors is parsed afresh, and so is the next one (while a file
@@ -671,7 +769,12 @@ static void parse_text(ol_parser *p, const ol_source *src, const char *text, ol_
     }
     forget_last(p);
     if (!tree) {
-        ts_parser_reset(ts);
+        if (in_arena) {
+            ts_parser_delete(ts);
+            ol_parse_arena_end(&p->arena);
+        } else {
+            ts_parser_reset(ts);
+        }
         t->timed_out = deadline.expired;
         ol_node root = {OL_N_module, OL_F_NONE, OL_NF_NAMED, OL_NONE, OL_NONE, OL_NONE, 0, src->len};
         ol_vec_push(&t->nodes, root);
@@ -686,16 +789,24 @@ static void parse_text(ol_parser *p, const ol_source *src, const char *text, ol_
     flatten(t, p->grammar, tree);
     bool broken = ts_node_has_error(ts_tree_root_node(tree));
     /* a broken text's tree is not kept for the next edit: it is parsed
-     * afresh (see above), and the gap rewrite below replaces it anyway */
+     * afresh (see above), and the gap rewrite below replaces it anyway.
+     * In the arena there is no ts_tree_delete: the tree is arena memory,
+     * dropped with the rest. */
     if (p->incremental && !broken) {
         p->last_tree = tree;
         p->last_text = ol_xstrndup(text, src->len);
         p->last_len = src->len;
-    } else {
+    } else if (!in_arena) {
         ts_tree_delete(tree);
     }
     if (broken)
-        reparse_around_gaps(p, src, t, options);
+        reparse_around_gaps(p, ts, in_arena, src, t, options);
+    /* The parser is deleted because its external scanner allocates with
+     * libc, not through tree-sitter's allocator. */
+    if (in_arena) {
+        ts_parser_delete(ts);
+        ol_parse_arena_end(&p->arena);
+    }
     check_dangling_assignments(t);
     check_reserved_names(t);
 }

@@ -1,7 +1,7 @@
 /*
  * syntax.h - the parsed tree, flattened into an array oomlint owns.
  *
- * tree-sitter parses; one cursor walk then copies the tree into ol_tree: a
+ * tree-sitter parses; one walk then copies the tree into ol_tree: a
  * node array with parent / first-child / next-sibling links, node kinds and
  * field names mapped to small enums, comments set aside for suppression
  * parsing, and syntax errors collected for OOM002. Everything after parsing
@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "parse_arena.h"
 #include "source.h"
 #include "util.h"
 
@@ -116,14 +117,19 @@ typedef struct ol_syntax_error {
 typedef struct ol_grammar {
     const void *language; /* const TSLanguage * */
     uint16_t *symbol_kind; /* grammar symbol -> ol_kind */
+    bool *symbol_named;    /* grammar symbol -> a named node (aliases included) */
     uint32_t symbol_count;
     uint8_t *field_kind;   /* grammar field id -> ol_field */
     uint32_t field_count;
 } ol_grammar;
 
-/* One per thread. */
+/* One per thread. Each parse makes its tree-sitter parser, tree and cursor
+ * in the arena, and drops them all at once when the file is flattened;
+ * except when incremental, where the tree must outlive the parse: then one
+ * tree-sitter parser is kept (ts) and nothing goes into the arena. */
 typedef struct ol_parser {
-    void *ts; /* TSParser * */
+    ol_parse_arena arena;
+    void *ts; /* TSParser *, made on the first incremental parse, or NULL */
     const ol_grammar *grammar;
     uint32_t timeout_ms;
     /* Incremental reparsing, for the language server (off unless set): the

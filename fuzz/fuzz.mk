@@ -53,6 +53,9 @@ $(FUZZ_CLANG_STAMP):
 	@rm -f $(FUZZ_DIR)/.probe
 	@touch $@
 
+# syntax.c reads the pinned runtime's subtrees directly (see flatten there)
+$(FUZZ_DIR)/obj/analyzer/syntax.o: FUZZ_CFLAGS += -I$(TS_DIR)/vendor/tree-sitter/lib/src
+
 $(FUZZ_DIR)/obj/%.o: %.c | $(STAMPS) $(CJSON_H) $(FUZZ_CLANG_STAMP)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@

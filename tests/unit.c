@@ -6,10 +6,14 @@
  * "N passed, N failed".
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <tree_sitter/api.h>
 
 #include "config.h"
 #include "diag.h"
@@ -19,6 +23,7 @@
 #include "model.h"
 #include "notebook.h"
 #include "probe_internal.h"
+#include "parse_arena.h"
 #include "project.h"
 #include "rule.h"
 #include "select.h"
@@ -28,6 +33,7 @@
 #include "summary.h"
 #include "suppress.h"
 #include "syntax.h"
+#include "syntax_gaps.h"
 #include "toml.h"
 
 static int checks_failed;
@@ -1168,6 +1174,426 @@ static void test_probe_nvml_absent_or_usable(void)
     ol_buf_free(&why);
 }
 
+/* ---- flattening, against a TSTreeCursor walk -------------------------------- */
+
+/* The reference: the tree as the public cursor API sees it, flattened by
+ * the rules syntax.h states (punctuation dropped, comments set aside,
+ * missing nodes reported, nothing kept below a dropped node). */
+typedef struct ref_tree {
+    OL_VEC(ol_node) nodes;
+    OL_VEC(ol_span) comments;
+    OL_VEC(uint32_t) error_starts;
+    uint32_t max_depth;
+} ref_tree;
+
+typedef struct ref_frame {
+    ol_nid node, last_child;
+    bool in_error;
+} ref_frame;
+
+static ol_nid ref_add(ref_tree *r, const ol_grammar *g, uint32_t len, TSNode n, TSFieldId field, ol_nid parent)
+{
+    TSSymbol sym = ts_node_symbol(n);
+    ol_node node = {sym < g->symbol_count ? g->symbol_kind[sym] : OL_N_OTHER,
+                    field < g->field_count ? g->field_kind[field] : OL_F_NONE,
+                    0, parent, OL_NONE, OL_NONE, ts_node_start_byte(n), ts_node_end_byte(n)};
+    if (ts_node_is_named(n))
+        node.flags |= OL_NF_NAMED;
+    if (ts_node_is_error(n)) {
+        node.flags |= OL_NF_ERROR;
+        node.kind = OL_N_ERROR;
+    }
+    if (ts_node_has_error(n))
+        node.flags |= OL_NF_HAS_ERROR;
+    if (node.end > len)
+        node.end = len;
+    if (node.start > node.end)
+        node.start = node.end;
+    ol_vec_push(&r->nodes, node);
+    return (ol_nid)(r->nodes.len - 1);
+}
+
+static void ref_flatten(ref_tree *r, const ol_grammar *g, const char *text, uint32_t len)
+{
+    memset(r, 0, sizeof(*r));
+    TSParser *ts = ts_parser_new();
+    ts_parser_set_language(ts, g->language);
+    TSTree *tree = ts_parser_parse_string(ts, NULL, text, len);
+    TSNode root = ts_tree_root_node(tree);
+    TSTreeCursor cur = ts_tree_cursor_new(root);
+    OL_VEC(ref_frame) stack = {0};
+    ol_nid root_id = ref_add(r, g, len, root, 0, OL_NONE);
+    r->nodes.items[root_id].kind = OL_N_module;
+    ref_frame top = {root_id, OL_NONE, ts_node_is_error(root)};
+    if (top.in_error)
+        ol_vec_push(&r->error_starts, ts_node_start_byte(root));
+    ol_vec_push(&stack, top);
+    bool more = ts_tree_cursor_goto_first_child(&cur);
+    while (more) {
+        TSNode n = ts_tree_cursor_current_node(&cur);
+        ref_frame *parent = &stack.items[stack.len - 1];
+        TSSymbol sym = ts_node_symbol(n);
+        ol_kind k = sym < g->symbol_count ? (ol_kind)g->symbol_kind[sym] : OL_N_OTHER;
+        bool keep = false;
+        if (ts_node_is_missing(n)) {
+            if (!parent->in_error)
+                ol_vec_push(&r->error_starts, ts_node_start_byte(n));
+        } else if (k == OL_N_comment) {
+            ol_span c = {ts_node_start_byte(n), ts_node_end_byte(n)};
+            ol_vec_push(&r->comments, c);
+        } else if (k != OL_N_line_continuation) {
+            keep = ts_node_is_named(n) || k != OL_N_OTHER || ts_node_is_error(n);
+        }
+        if (keep) {
+            ol_nid id = ref_add(r, g, len, n, ts_tree_cursor_current_field_id(&cur), parent->node);
+            parent = &stack.items[stack.len - 1];
+            if (parent->last_child == OL_NONE)
+                r->nodes.items[parent->node].first_child = id;
+            else
+                r->nodes.items[parent->last_child].next_sibling = id;
+            parent->last_child = id;
+            bool in_error = parent->in_error;
+            if (ts_node_is_error(n) && !in_error) {
+                ol_vec_push(&r->error_starts, ts_node_start_byte(n));
+                in_error = true;
+            }
+            if (ts_tree_cursor_goto_first_child(&cur)) {
+                ref_frame f = {id, OL_NONE, in_error};
+                ol_vec_push(&stack, f);
+                if (stack.len > r->max_depth)
+                    r->max_depth = (uint32_t)stack.len;
+                continue;
+            }
+        }
+        while (!ts_tree_cursor_goto_next_sibling(&cur)) {
+            if (stack.len <= 1 || !ts_tree_cursor_goto_parent(&cur)) {
+                more = false;
+                break;
+            }
+            stack.len--;
+        }
+    }
+    ol_vec_free(&stack);
+    ts_tree_cursor_delete(&cur);
+    ts_tree_delete(tree);
+    ts_parser_delete(ts);
+}
+
+static void ref_free(ref_tree *r)
+{
+    ol_vec_free(&r->nodes);
+    ol_vec_free(&r->comments);
+    ol_vec_free(&r->error_starts);
+}
+
+/* Returns true when ol_parse flattens text as the reference does. */
+static bool flatten_matches(ol_parser *p, const char *text, size_t n)
+{
+    ol_source src;
+    ol_source_init_text(&src, "t.py", ol_xstrndup(text, n), n);
+    ol_tree t;
+    ol_parse(p, &src, &t);
+    ref_tree r;
+    ref_flatten(&r, p->grammar, src.text, src.len);
+    /* ol_parse parses a broken text again with its grammar gaps rewritten
+     * and keeps that tree when it has no more errors: so does the reference */
+    ol_span_vec blanked = {0};
+    char *rewritten = r.error_starts.len ? ol_syntax_gap_rewrite(src.text, src.len, &blanked) : NULL;
+    if (rewritten) {
+        ref_tree alt;
+        ref_flatten(&alt, p->grammar, rewritten, src.len);
+        size_t alt_errors = alt.error_starts.len < 20 ? alt.error_starts.len : 20;
+        size_t errors = r.error_starts.len < 20 ? r.error_starts.len : 20;
+        if (alt_errors <= errors) {
+            ref_free(&r);
+            r = alt;
+            for (size_t i = 0; i < blanked.len; i++)
+                ol_vec_push(&r.comments, blanked.items[i]);
+            for (size_t i = 1; i < r.comments.len; i++) /* in order of start, as merged */
+                for (size_t j = i; j > 0 && r.comments.items[j - 1].start > r.comments.items[j].start; j--) {
+                    ol_span tmp = r.comments.items[j];
+                    r.comments.items[j] = r.comments.items[j - 1];
+                    r.comments.items[j - 1] = tmp;
+                }
+        } else {
+            ref_free(&alt);
+        }
+        free(rewritten);
+    }
+    ol_vec_free(&blanked);
+    bool same = !t.timed_out && t.nodes.len == r.nodes.len && t.comments.len == r.comments.len &&
+                t.max_depth == r.max_depth;
+    for (size_t i = 0; same && i < r.nodes.len; i++)
+        same = memcmp(&t.nodes.items[i], &r.nodes.items[i], sizeof(ol_node)) == 0;
+    for (size_t i = 0; same && i < r.comments.len; i++)
+        same = t.comments.items[i].start == r.comments.items[i].start &&
+               t.comments.items[i].end == r.comments.items[i].end;
+    /* the errors too, unless the dangling-assignment check (after flattening) edited them */
+    bool edited = false;
+    for (size_t i = 0; i < t.errors.len; i++)
+        edited |= t.errors.items[i].soft;
+    size_t expected = r.error_starts.len < 20 ? r.error_starts.len : 20;
+    /* and leaving out the reserved-name errors the check after flattening appends */
+    size_t parse_errors = t.errors.len;
+    while (parse_errors > 0 && strstr(t.errors.items[parse_errors - 1].message, "is a keyword since Python 3.7"))
+        parse_errors--;
+    if (same && !edited) {
+        same = parse_errors == expected;
+        for (size_t i = 0; same && i < expected; i++)
+            same = t.errors.items[i].start == r.error_starts.items[i];
+    }
+    if (!same)
+        fprintf(stderr, "flattening differs from the cursor walk on:\n%.*s\n", (int)(n < 2000 ? n : 2000), text);
+    ref_free(&r);
+    ol_tree_free(&t);
+    ol_source_free(&src);
+    return same;
+}
+
+/* A deterministic mangling of text: tokens inserted and runs deleted, so
+ * the parser recovers from errors and makes ERROR and MISSING nodes. */
+static char *mangle(const char *text, size_t n, uint32_t seed, size_t *out_len)
+{
+    static const char *const bits[] = {"(", ")", "[", "]", "{", ":", "=", "\n", "    ", "\"", "'", "\"\"\"",
+                                       "def ", "class ", "lambda", ",", "\\\n", "#", "f\"{", "@", "print ",
+                                       "match x:\n  case ", "async ", "->", "**", "\t", "if", "else", "`"};
+    ol_buf b = {0};
+    ol_buf_add(&b, text, n);
+    uint32_t x = seed * 2654435761u + 1;
+    for (int k = 0; k < 12 && b.len > 0; k++) {
+        x = x * 1103515245u + 12345u;
+        size_t at = (x >> 8) % b.len;
+        if (x & 1) {
+            size_t cut = 1 + (x >> 4) % 5;
+            if (at + cut > b.len)
+                cut = b.len - at;
+            memmove(b.data + at, b.data + at + cut, b.len - at - cut);
+            b.len -= cut;
+        } else {
+            const char *bit = bits[(x >> 16) % OL_ARRAY_LEN(bits)];
+            size_t bl = strlen(bit);
+            ol_buf_reserve(&b, bl + 1);
+            memmove(b.data + at + bl, b.data + at, b.len - at);
+            memcpy(b.data + at, bit, bl);
+            b.len += bl;
+        }
+    }
+    *out_len = b.len;
+    return ol_buf_take(&b);
+}
+
+static void test_flatten_matches_cursor_walk(void)
+{
+    static const char *const samples[] = {
+        "total += loss  # comment\n",
+        "@decorator(x=1)\nasync def f(a, /, b: int = 2, *args, c, **kw) -> None:\n    await g(*args, **kw)\n",
+        "class A(B, metaclass=M):\n    x: int = 1\n    def m(self): return self.x if self else None\n",
+        "with a as (b, c), d() as e:\n    pass\nfor (i, j) in k: del i[j:2:-1]\n",
+        "match cmd:\n    case [\"go\", d] if d: pass\n    case {\"k\": v, **rest}: pass\n"
+        "    case Point(x=0) | None: pass\n",
+        "x = [y for y in z if y async for w in v]\ns = {a: b for a, b in c}\nt = (*a, *b)\n",
+        "s = f\"{a!r:>{w}} {b['k']}\" rb'\\x00' '''doc'''\nprint >>f, 'py2'\nexec 'code'\n",
+        "try:\n    pass\nexcept* (A, B) as e:\n    raise C from e\nelse:\n    pass\nfinally:\n    pass\n",
+        "if a:\n  b\nelif c:\n  d\nelse:\n  e\nwhile x := f(): global g; nonlocal h\n",
+        "x = 1 + \\\n    2\ny = not a in b is not c <> d\nlambda *a, k=1: (yield from a)\n",
+        "def f(\n    a,\n", "x = (1,\n", "for x in y\n    pass\n", ")))(((", "x = 1\r\ny = 2\r\n",
+        "type X = list[int]\nprint(x, sep='')\nassert x, 'msg'\nimport a.b as c\nfrom . import (d, e as f)\n",
+    };
+    ol_grammar g;
+    ol_grammar_init(&g);
+    ol_parser p;
+    ol_parser_init(&p, &g);
+    for (size_t i = 0; i < OL_ARRAY_LEN(samples); i++) {
+        size_t n = strlen(samples[i]);
+        CHECK(flatten_matches(&p, samples[i], n));
+        for (uint32_t seed = 0; seed < 40; seed++) {
+            size_t ml;
+            char *m = mangle(samples[i], n, seed + (uint32_t)i * 100u, &ml);
+            CHECK(flatten_matches(&p, m, ml));
+            free(m);
+        }
+    }
+    /* the repository's own Python, as it is and mangled (the tests run from its root) */
+    FILE *list = popen("find fixtures examples tests bench -name '*.py' 2>/dev/null | sort", "r");
+    CHECK(list != NULL);
+    char path[4096];
+    size_t files = 0;
+    while (list && fgets(path, sizeof path, list)) {
+        path[strcspn(path, "\n")] = '\0';
+        char *text = NULL;
+        size_t len = 0;
+        if (ol_read_file(path, 1u << 20, &text, &len) != 0)
+            continue;
+        files++;
+        CHECK(flatten_matches(&p, text, len));
+        for (uint32_t seed = 0; seed < 3; seed++) {
+            size_t ml;
+            char *m = mangle(text, len, seed + (uint32_t)files * 7u, &ml);
+            CHECK(flatten_matches(&p, m, ml));
+            free(m);
+        }
+        free(text);
+    }
+    if (list)
+        pclose(list);
+    CHECK(files > 50);
+    ol_parser_free(&p);
+    ol_grammar_free(&g);
+}
+
+/* ---- the parse arena ------------------------------------------------------ */
+
+/* tree-sitter's allocator hooks, as its runtime exports them */
+extern void *(*ts_current_malloc)(size_t);
+extern void *(*ts_current_calloc)(size_t, size_t);
+extern void *(*ts_current_realloc)(void *, size_t);
+extern void (*ts_current_free)(void *);
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNIT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNIT_ASAN 1
+#endif
+#endif
+#ifdef UNIT_ASAN
+#include <sanitizer/asan_interface.h>
+#define POISONED(p) (__asan_address_is_poisoned(p) != 0)
+#else
+#define POISONED(p) true
+#endif
+
+static bool filled_with(const unsigned char *p, size_t n, unsigned char c)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != c)
+            return false;
+    return true;
+}
+
+static void test_parse_arena_blocks(void)
+{
+    ol_parse_arena a;
+    ol_parse_arena_init(&a);
+    unsigned char *p = ol_parse_arena_alloc(&a, 10);
+    unsigned char *q = ol_parse_arena_alloc(&a, 33);
+    CHECK(((uintptr_t)p % 16) == 0 && ((uintptr_t)q % 16) == 0);
+    CHECK(q >= p + 10);
+    memset(p, 0xAA, 10);
+    memset(q, 0xBB, 33);
+    CHECK(ol_parse_arena_owns(&a, p) && ol_parse_arena_owns(&a, q + 32));
+    /* the last block grows where it is, an earlier one is copied */
+    unsigned char *q2 = ol_parse_arena_realloc(&a, q, 100);
+    CHECK(q2 == q && filled_with(q2, 33, 0xBB));
+    unsigned char *p2 = ol_parse_arena_realloc(&a, p, 50);
+    CHECK(p2 != p && filled_with(p2, 10, 0xAA));
+    CHECK(POISONED(p));
+    /* freeing the last block gives its space to the next */
+    ol_parse_arena_release(&a, p2);
+    CHECK(POISONED(p2));
+    unsigned char *r = ol_parse_arena_alloc(&a, 40);
+    CHECK(r == p2);
+    /* a block larger than a chunk gets a chunk of its own */
+    size_t big = 3u * 1024u * 1024u;
+    unsigned char *b = ol_parse_arena_alloc(&a, big);
+    memset(b, 0xCC, big);
+    CHECK(ol_parse_arena_owns(&a, b + big - 1) && filled_with(q, 33, 0xBB));
+    /* blocks from malloc pass through */
+    char *m = ol_xmalloc(8);
+    CHECK(!ol_parse_arena_owns(&a, m));
+    m = ol_parse_arena_realloc(&a, m, 4096);
+    CHECK(!ol_parse_arena_owns(&a, m));
+    ol_parse_arena_release(&a, m); /* a leak here is what ASan's leak check would report */
+    ol_parse_arena_free(&a);
+}
+
+static void test_parse_arena_scopes(void)
+{
+    ol_parse_arena_install();
+    ol_parse_arena a;
+    ol_parse_arena_init(&a);
+    ol_parse_arena_begin(&a);
+    char *in = ts_current_malloc(64);
+    unsigned char *z = ts_current_calloc(16, 8);
+    CHECK(ol_parse_arena_owns(&a, in) && ol_parse_arena_owns(&a, z) && filled_with(z, 128, 0));
+    memset(z, 0xFF, 128);
+    in = ts_current_realloc(in, 200);
+    ts_current_free(in);
+    ol_parse_arena_end(&a);
+    CHECK(POISONED(z));
+    /* outside a scope the hooks are libc's */
+    char *out = ts_current_malloc(64);
+    CHECK(!ol_parse_arena_owns(&a, out));
+    ts_current_free(out);
+    /* memory is reused by the next scope, and calloc clears what it reuses */
+    ol_parse_arena_begin(&a);
+    unsigned char *z2 = ts_current_calloc(16, 8);
+    CHECK(ol_parse_arena_owns(&a, z2) && filled_with(z2, 128, 0));
+    ol_parse_arena_end(&a);
+    CHECK(a.reserved > 0 && a.reserved <= 4u * 1024u * 1024u);
+    /* a huge scope's memory is not kept */
+    ol_parse_arena_begin(&a);
+    (void)ts_current_malloc(20u * 1024u * 1024u);
+    ol_parse_arena_end(&a);
+    CHECK(a.reserved == 0);
+    ol_parse_arena_free(&a);
+}
+
+typedef struct parse_job {
+    const char *text;
+    size_t nodes[8];
+} parse_job;
+
+static void *parse_repeatedly(void *arg)
+{
+    parse_job *job = arg;
+    ol_grammar g;
+    ol_grammar_init(&g);
+    ol_parser p;
+    ol_parser_init(&p, &g);
+    for (size_t i = 0; i < OL_ARRAY_LEN(job->nodes); i++) {
+        ol_source src;
+        ol_source_init_text(&src, "t.py", ol_xstrdup(job->text), strlen(job->text));
+        ol_tree t;
+        ol_parse(&p, &src, &t);
+        job->nodes[i] = t.nodes.len;
+        ol_tree_free(&t);
+        ol_source_free(&src);
+    }
+    ol_parser_free(&p);
+    ol_grammar_free(&g);
+    return NULL;
+}
+
+/* Each thread parses into its own arena: two threads parsing at once get
+ * the trees one thread gets, every time. */
+static void test_parse_arena_threads(void)
+{
+    ol_buf a = {0}, b = {0};
+    for (int i = 0; i < 300; i++) {
+        ol_buf_printf(&a, "for x%d in loader:\n    loss = model(x%d).sum()\n    total += loss\n", i, i);
+        ol_buf_printf(&b, "def f%d(a, *b, **c):\n    return [y for y in b if y > %d] or (a, c)\n", i, i);
+    }
+    parse_job one[2] = {{a.data, {0}}, {b.data, {0}}};
+    parse_repeatedly(&one[0]);
+    parse_repeatedly(&one[1]);
+    parse_job two[2] = {{a.data, {0}}, {b.data, {0}}};
+    pthread_t ids[2];
+    bool started[2];
+    for (int i = 0; i < 2; i++)
+        started[i] = pthread_create(&ids[i], NULL, parse_repeatedly, &two[i]) == 0;
+    for (int i = 0; i < 2; i++)
+        if (started[i])
+            pthread_join(ids[i], NULL);
+        else
+            parse_repeatedly(&two[i]);
+    for (int i = 0; i < 2; i++)
+        for (size_t k = 0; k < OL_ARRAY_LEN(one[i].nodes); k++)
+            CHECK(one[i].nodes[k] > 1000 && two[i].nodes[k] == one[i].nodes[0]);
+    ol_buf_free(&a);
+    ol_buf_free(&b);
+}
+
 typedef struct test_case {
     const char *name;
     void (*fn)(void);
@@ -1545,6 +1971,10 @@ int main(void)
         T(test_selection_layers),
         T(test_config_parse),
         T(test_info_findings_are_notices),
+        T(test_parse_arena_blocks),
+        T(test_parse_arena_scopes),
+        T(test_parse_arena_threads),
+        T(test_flatten_matches_cursor_walk),
         T(test_lsp_positions),
         T(test_lsp_incremental_changes),
         T(test_lsp_framing),

@@ -1,0 +1,68 @@
+/*
+ * parse_arena.h - a per-file arena for tree-sitter's allocations.
+ *
+ * tree-sitter allocates and frees hundreds of thousands of small blocks per
+ * file (subtrees, stack nodes, arrays it grows) and frees them one by one
+ * when the tree is deleted. A file's parse is one lifetime: everything the
+ * parser, its tree and a cursor over it allocate can go into one bump arena
+ * and be dropped at once when the file is done, which saves malloc's work,
+ * the walk that deletes the tree, and the allocator's fragmentation.
+ *
+ * tree-sitter takes one allocator for the whole process (ts_set_allocator),
+ * so the hooks installed here dispatch through a thread-local pointer to the
+ * arena this thread has made current (ol_parse_arena_begin); with none
+ * current they are plain malloc/calloc/realloc/free. That pointer is the
+ * only thread-local state in oomlint, forced by the shape of that API.
+ *
+ * Inside an arena, free is a no-op (the last block is given back, so
+ * stack-like use reuses memory) and realloc grows the last block in place or
+ * copies. A block the arena does not own (allocated before begin) passes
+ * through to libc, so nothing breaks if one is freed inside the scope.
+ * The contract for the caller: no block allocated between begin and end is
+ * used after end; in practice, every tree-sitter object made in the scope
+ * (parser, tree, cursor) is abandoned in it, see ol_parse in syntax.c.
+ *
+ * Under AddressSanitizer every block has a poisoned redzone after it, and
+ * freed blocks and reset chunks are poisoned, so overflows and uses after
+ * the end of a file are still reported.
+ */
+#ifndef OL_PARSE_ARENA_H
+#define OL_PARSE_ARENA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct ol_parse_arena_chunk ol_parse_arena_chunk;
+
+typedef struct ol_parse_arena {
+    ol_parse_arena_chunk *chunks; /* newest first; blocks are cut from the newest */
+    char *top, *limit;            /* free space in the newest chunk */
+    char *last;                   /* the most recent block, which can grow or shrink in place */
+    size_t next_chunk;            /* size of the next chunk to allocate */
+    size_t used, peak;            /* bytes handed out in this scope; the most in any scope */
+    size_t reserved;              /* bytes of chunks held */
+} ol_parse_arena;
+
+/* Points tree-sitter's allocator at the dispatching hooks. Idempotent and
+ * thread-safe; call before any tree-sitter object exists that an arena scope
+ * could touch (ol_grammar_init and ol_parser_init do). */
+void ol_parse_arena_install(void);
+
+void ol_parse_arena_init(ol_parse_arena *a);
+void ol_parse_arena_free(ol_parse_arena *a);
+
+/* Makes a this thread's current arena (scopes do not nest), and ends the
+ * scope: every block in a is released at once, and the memory is kept for
+ * the next scope up to a bound. */
+void ol_parse_arena_begin(ol_parse_arena *a);
+void ol_parse_arena_end(ol_parse_arena *a);
+
+/* The allocator itself (what the hooks call; exposed for the unit tests).
+ * Blocks are aligned for any type. Allocation failure is fatal, as with
+ * ol_xmalloc. realloc and release pass blocks a does not own to libc. */
+void *ol_parse_arena_alloc(ol_parse_arena *a, size_t n);
+void *ol_parse_arena_realloc(ol_parse_arena *a, void *p, size_t n);
+void ol_parse_arena_release(ol_parse_arena *a, void *p);
+bool ol_parse_arena_owns(const ol_parse_arena *a, const void *p);
+
+#endif

@@ -7,10 +7,18 @@ busy with other work, so a bound can be generous and still catch a path that
 turned quadratic. Memory is the peak resident set of the largest of them.
 Sanitizer builds (build/san/) run several times slower and bigger; tests
 scale their inputs down there with `scale()`.
+
+oomlint is started by a small launcher (a fresh Python that forks and execs
+it, then reports its rusage on a pipe), not by this process directly: on
+Linux, exec records the peak RSS of the memory it replaces, so a process
+forked from a test runner that has grown to hundreds of MB would report that
+size as oomlint's peak.
 """
+import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import harness
@@ -35,6 +43,26 @@ def scale(size):
     return size / 4 if sanitized() else size
 
 
+# argv: [write fd, program, args...]. Exits as the program did (a signal as
+# 128 + its number, and the signal on the pipe).
+LAUNCHER = r"""
+import json, os, sys
+fd = int(sys.argv[1])
+pid = os.fork()
+if pid == 0:
+    os.close(fd)
+    try:
+        os.execv(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, ru = os.wait4(pid, 0)
+sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+os.write(fd, json.dumps({"cpu": ru.ru_utime + ru.ru_stime, "maxrss_kb": ru.ru_maxrss, "signal": sig}).encode())
+os.close(fd)
+sys.exit(128 + sig if sig else os.WEXITSTATUS(status))
+"""
+
+
 def run(*args, cwd=None, env=None, timeout=300, stdin=None, preexec_fn=None, binary=None):
     """Runs oomlint (or `binary`), returns a Measured. A run past `timeout`
     seconds of wall time is killed (with its children) and fails the test."""
@@ -45,23 +73,33 @@ def run(*args, cwd=None, env=None, timeout=300, stdin=None, preexec_fn=None, bin
     start = time.time()
     out_path = os.path.join(cwd or "/tmp", f".measure-out-{os.getpid()}")
     err_path = out_path + ".err"
+    report_r, report_w = os.pipe()
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        proc = subprocess.Popen([binary or harness.BIN, *args], cwd=cwd, env=full_env, stdout=out, stderr=err,
-                                stdin=subprocess.DEVNULL if stdin is None else stdin, preexec_fn=preexec_fn,
-                                start_new_session=True)
+        try:
+            proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, str(report_w), binary or harness.BIN, *args],
+                                    cwd=cwd, env=full_env, stdout=out, stderr=err,
+                                    stdin=subprocess.DEVNULL if stdin is None else stdin, preexec_fn=preexec_fn,
+                                    start_new_session=True, pass_fds=(report_w,))
+        finally:
+            os.close(report_w)
         deadline = start + timeout
-        status = ru = None
+        status = None
         while status is None:
-            pid, st, r = os.wait4(proc.pid, os.WNOHANG)
+            pid, st, _ = os.wait4(proc.pid, os.WNOHANG)
             if pid:
-                status, ru = st, r
+                status = st
                 break
             if time.time() > deadline:
                 os.killpg(proc.pid, signal.SIGKILL)
                 os.wait4(proc.pid, 0)
+                os.close(report_r)
                 raise AssertionError(f"oomlint ran past {timeout} s: {args}")
             time.sleep(0.05)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+    with os.fdopen(report_r, "rb") as f:
+        report = json.loads(f.read().decode() or "null")
+    if report is None:
+        raise AssertionError(f"the launcher did not report (exit {os.waitstatus_to_exitcode(status)}): {args}")
+    proc.returncode = -report["signal"] if report["signal"] else os.waitstatus_to_exitcode(status)
     wall = time.time() - start
     with open(out_path, "rb") as f:
         stdout = f.read().decode("utf-8", "replace")
@@ -69,7 +107,7 @@ def run(*args, cwd=None, env=None, timeout=300, stdin=None, preexec_fn=None, bin
         stderr = f.read().decode("utf-8", "replace")
     os.unlink(out_path)
     os.unlink(err_path)
-    m = Measured(proc.returncode, stdout, stderr, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0, wall)
+    m = Measured(proc.returncode, stdout, stderr, report["cpu"], report["maxrss_kb"] / 1024.0, wall)
     if m.code < 0 or m.code > 2:
         raise AssertionError(f"oomlint crashed or exited oddly: {args}\n{m!r}")
     if "ERROR: AddressSanitizer" in stderr or "runtime error:" in stderr or "LeakSanitizer" in stderr:

@@ -59,7 +59,7 @@ static void check_result(const ol_file_result *r)
 
 static void emit_all(const ol_file_result *r)
 {
-    static const ol_format formats[] = {OL_FMT_TEXT, OL_FMT_JSON, OL_FMT_SARIF, OL_FMT_GITHUB};
+    static const ol_format formats[] = {OL_FMT_TEXT, OL_FMT_CONCISE, OL_FMT_JSON, OL_FMT_SARIF, OL_FMT_GITHUB};
     for (size_t f = 0; f < OL_ARRAY_LEN(formats); f++) {
         for (int variant = 0; variant < 2; variant++) {
             char *buf = NULL;
@@ -71,6 +71,7 @@ static void emit_all(const ol_file_result *r)
                                   variant == 1};
             switch (formats[f]) {
             case OL_FMT_TEXT:
+            case OL_FMT_CONCISE:
                 ol_emit_text(out, r, 1, &eo);
                 break;
             case OL_FMT_JSON:

@@ -68,6 +68,10 @@ def run(*args, cwd=None, env=None, timeout=300, stdin=None, preexec_fn=None, bin
     seconds of wall time is killed (with its children) and fails the test."""
     full_env = dict(os.environ, NO_COLOR="1")
     full_env.pop("FORCE_COLOR", None)
+    if sanitized() and "ASAN_OPTIONS" not in full_env:
+        # AddressSanitizer keeps up to 256 MB of freed memory in quarantine by
+        # default: a memory bound would measure that, not oomlint
+        full_env["ASAN_OPTIONS"] = "quarantine_size_mb=16"
     if env:
         full_env.update(env)
     start = time.time()

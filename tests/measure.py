@@ -63,6 +63,12 @@ sys.exit(128 + sig if sig else os.WEXITSTATUS(status))
 """
 
 
+def launcher_python():
+    """The system's Python where there is one: a test may drop to another user
+    (preexec_fn) who cannot read a Python installed under root's home."""
+    return "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+
+
 def run(*args, cwd=None, env=None, timeout=300, stdin=None, preexec_fn=None, binary=None):
     """Runs oomlint (or `binary`), returns a Measured. A run past `timeout`
     seconds of wall time is killed (with its children) and fails the test."""
@@ -80,7 +86,7 @@ def run(*args, cwd=None, env=None, timeout=300, stdin=None, preexec_fn=None, bin
     report_r, report_w = os.pipe()
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         try:
-            proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, str(report_w), binary or harness.BIN, *args],
+            proc = subprocess.Popen([launcher_python(), "-c", LAUNCHER, str(report_w), binary or harness.BIN, *args],
                                     cwd=cwd, env=full_env, stdout=out, stderr=err,
                                     stdin=subprocess.DEVNULL if stdin is None else stdin, preexec_fn=preexec_fn,
                                     start_new_session=True, pass_fds=(report_w,))

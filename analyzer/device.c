@@ -121,6 +121,18 @@ bool ol_chain_contains(ol_model *m, ol_nid e, ol_nid move)
     return false;
 }
 
+static ol_nid first_data_arg(ol_model *m, ol_nid call)
+{
+    ol_nid a = ol_call_arg(m, call, 0, "data");
+    return a == OL_NONE ? OL_NONE : ol_chain_base(m, a);
+}
+
+static bool made_from_nothing_arg(ol_model *m, ol_nid call)
+{
+    ol_nid a = first_data_arg(m, call);
+    return a != OL_NONE && ol_made_from_nothing(m, a);
+}
+
 /* Buffers, noise and literals are not datasets: torch.zeros(...),
  * torch.randn(...), torch.tensor([0.5, 0.5]). */
 bool ol_made_from_nothing(ol_model *m, ol_nid base)
@@ -135,8 +147,9 @@ bool ol_made_from_nothing(ol_model *m, ol_nid base)
     const char *q = ol_qualname(m, ol_field(t, base, OL_F_function));
     if (!q || !ol_str_has_prefix(q, "torch."))
         return false;
+    /* the wrapped value may be converted on the way: `Variable(torch.randn(...).float())` */
     if (strcmp(q, "torch.autograd.Variable") == 0)
-        return ol_made_from_nothing(m, ol_call_arg(m, base, 0, "data"));
+        return made_from_nothing_arg(m, base);
     const char *name = q + 6;
     static const char *const factories[] = {"zeros", "ones", "empty", "full", "rand", "randn", "randint",
                                             "randperm", "arange", "linspace", "logspace", "eye", "zeros_like",
@@ -149,6 +162,6 @@ bool ol_made_from_nothing(ol_model *m, ol_nid base)
                                            "IntTensor", "BoolTensor", "from_numpy", NULL};
     for (const char *const *w = wrappers; *w; w++)
         if (strcmp(name, *w) == 0)
-            return ol_made_from_nothing(m, ol_call_arg(m, base, 0, "data"));
+            return made_from_nothing_arg(m, base);
     return false;
 }

@@ -657,6 +657,12 @@ static bool shape_check(ol_model *m, mode_cache *mc, ol_nid call, uint32_t fn)
             const sym_site *site = &ids->items[k];
             if (site->fn != fn || site->sym != sym || site->pos >= m->subtree_end[scope_node])
                 break;
+            /* bound again in the same block (`output = model(real_input)` further
+             * down a script): the uses after that are of another value */
+            ol_nid bind = ol_parent(t, site->pos);
+            if (bind != OL_NONE && ol_kind_of(t, bind) == OL_N_assignment && ol_field(t, bind, OL_F_left) == site->pos &&
+                ol_parent(t, ol_statement_of(t, site->pos)) == ol_parent(t, stmt))
+                break;
             /* out of work: count it as a shape check (no finding) */
             if (!spend(mc, 16))
                 return true;

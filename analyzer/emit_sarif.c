@@ -38,35 +38,15 @@
 /* ---- strings -------------------------------------------------------------------- */
 
 /* SARIF is JSON, and JSON text must be UTF-8. Messages come from decoded
- * sources and are valid already; paths are bytes and may not be. Invalid
- * bytes become U+FFFD. */
-static cJSON *add_text(cJSON *obj, const char *key, const char *s)
-{
-    size_t n = strlen(s);
-    if (ol_utf8_validate(s, n) == n)
-        return cJSON_AddStringToObject(obj, key, s);
-    ol_buf b = {0};
-    size_t i = 0;
-    while (i < n) {
-        int len = ol_utf8_seq_len((const unsigned char *)s + i, n - i);
-        if (len == 0) {
-            ol_buf_puts(&b, "\xEF\xBF\xBD");
-            i++;
-        } else {
-            ol_buf_add(&b, s + i, (size_t)len);
-            i += (size_t)len;
-        }
-    }
-    cJSON *item = cJSON_AddStringToObject(obj, key, b.data ? b.data : "");
-    ol_buf_free(&b);
-    return item;
-}
+ * sources and are valid already; paths are bytes and may not be: every
+ * string goes through ol_json_add_text (emit_json.c), which turns invalid
+ * bytes into U+FFFD. */
 
 /* {"text": s} under key. */
 static void add_message(cJSON *obj, const char *key, const char *s)
 {
     cJSON *m = cJSON_AddObjectToObject(obj, key);
-    add_text(m, "text", s);
+    ol_json_add_text(m, "text", s);
 }
 
 /* Percent-encodes a path for a URI: unreserved characters and '/' stay,
@@ -161,7 +141,7 @@ static cJSON *artifact_location(const sarif_paths *sp, const char *path)
         if (path[0] == '/')
             ol_buf_puts(&uri, "file://");
         uri_encode_path(&uri, path);
-        add_text(loc, "uri", uri.data);
+        ol_json_add_text(loc, "uri", uri.data);
         if (path[0] != '/')
             cJSON_AddStringToObject(loc, "uriBaseId", SARIF_SRCROOT);
         ol_buf_free(&uri);
@@ -176,12 +156,12 @@ static cJSON *artifact_location(const sarif_paths *sp, const char *path)
         rel = abs + root_len + 1;
     if (rel) {
         uri_encode_path(&uri, rel);
-        add_text(loc, "uri", uri.data);
+        ol_json_add_text(loc, "uri", uri.data);
         cJSON_AddStringToObject(loc, "uriBaseId", SARIF_SRCROOT);
     } else {
         ol_buf_puts(&uri, "file://");
         uri_encode_path(&uri, abs);
-        add_text(loc, "uri", uri.data);
+        ol_json_add_text(loc, "uri", uri.data);
     }
     ol_buf_free(&uri);
     free(abs);
@@ -275,8 +255,8 @@ static cJSON *rule_descriptor(const ol_rule *r)
     ol_buf text = {0}, markdown = {0};
     ol_rule_doc_plain(r, &text);
     ol_rule_doc_markdown(r, &markdown);
-    add_text(help, "text", text.data);
-    add_text(help, "markdown", markdown.data);
+    ol_json_add_text(help, "text", text.data);
+    ol_json_add_text(help, "markdown", markdown.data);
     ol_buf_free(&text);
     ol_buf_free(&markdown);
     char *uri = ol_xasprintf("%s%s.md", OL_DOCS_URL, r->code);
@@ -335,7 +315,7 @@ static cJSON *fix_object(const sarif_paths *sp, const ol_file_result *r, const o
         cJSON_AddItemToObject(rep, "deletedRegion", line_region(loc.line, loc.col16, loc.end_line, loc.end_col16));
         if (e->content[0]) {
             cJSON *inserted = cJSON_AddObjectToObject(rep, "insertedContent");
-            add_text(inserted, "text", e->content);
+            ol_json_add_text(inserted, "text", e->content);
         }
         cJSON_AddItemToArray(replacements, rep);
     }
@@ -411,7 +391,7 @@ void ol_emit_sarif(FILE *out, const ol_file_result *results, size_t count, const
         uri_encode_path(&uri, sp.cwd);
         if (uri.data[uri.len - 1] != '/')
             ol_buf_putc(&uri, '/');
-        add_text(root, "uri", uri.data);
+        ol_json_add_text(root, "uri", uri.data);
         ol_buf_free(&uri);
     }
     cJSON_AddStringToObject(run, "columnKind", "utf16CodeUnits");

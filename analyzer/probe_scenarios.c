@@ -158,6 +158,21 @@ static double json_num(const cJSON *obj, const char *key)
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
+/* The next item of a comma-separated --rules list, blanks trimmed: its
+ * start and length; *p moves past it. */
+static const char *next_selector(const char **p, size_t *len)
+{
+    while (**p == ',' || **p == ' ')
+        (*p)++;
+    const char *start = *p;
+    while (**p && **p != ',')
+        (*p)++;
+    *len = (size_t)(*p - start);
+    while (*len && start[*len - 1] == ' ')
+        (*len)--;
+    return start;
+}
+
 /* Does a scenario's rule match --rules (codes or prefixes, comma-separated)? */
 static bool rule_selected(const char *rules, const char *rule)
 {
@@ -165,14 +180,8 @@ static bool rule_selected(const char *rules, const char *rule)
         return true;
     const char *p = rules;
     while (*p) {
-        while (*p == ',' || *p == ' ')
-            p++;
-        const char *start = p;
-        while (*p && *p != ',')
-            p++;
-        size_t len = (size_t)(p - start);
-        while (len && start[len - 1] == ' ')
-            len--;
+        size_t len;
+        const char *start = next_selector(&p, &len);
         if (len == 3 && ol_mem_ieq(start, "ALL", 3))
             return true;
         if (len && len <= strlen(rule) && ol_mem_ieq(start, rule, len))
@@ -186,14 +195,8 @@ static char *unmatched_selector(const char *rules, const scenario_vec *all)
 {
     const char *p = rules;
     while (*p) {
-        while (*p == ',' || *p == ' ')
-            p++;
-        const char *start = p;
-        while (*p && *p != ',')
-            p++;
-        size_t len = (size_t)(p - start);
-        while (len && start[len - 1] == ' ')
-            len--;
+        size_t len;
+        const char *start = next_selector(&p, &len);
         if (!len)
             continue;
         char *sel = ol_xstrndup(start, len);

@@ -65,9 +65,7 @@ static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, ol_t
     if (loop == OL_NO_INDEX && !ol_accumulator_in_step_hook(m, &acc, stmt))
         return;
     char *target_text = ol_node_str(t, acc.target);
-    char *value_text = ol_node_str(t, value);
-    if (strlen(value_text) > 40)
-        strcpy(value_text + 37, "...");
+    char *value_text = ol_node_str_short(t, value);
     ol_diag *d = ol_report_node(c, stmt,
                                 "`%s` accumulates `%s`, which carries the autograd graph; every iteration's "
                                 "graph stays alive in `%s`",
@@ -118,13 +116,9 @@ static void check_kept(ol_check *c)
             ol_nid stmt = ol_statement_of(t, call);
             if (!ol_holder_outlives_batches(m, kept[k].holder, stmt))
                 continue;
-            char *value_text = ol_node_str(t, kept[k].arg);
-            if (strlen(value_text) > 40)
-                strcpy(value_text + 37, "...");
+            char *value_text = ol_node_str_short(t, kept[k].arg);
             char *holder = kept[k].holder != OL_NONE ? ol_node_str(t, kept[k].holder) : ol_xstrdup("a global");
-            char *callee = ol_node_str(t, m->calls.items[i].callee);
-            if (strlen(callee) > 40)
-                strcpy(callee + 37, "...");
+            char *callee = ol_node_str_short(t, m->calls.items[i].callee);
             ol_diag *d = ol_report_node(c, call,
                                         "`%s(...)` adds `%s`, which carries the autograd graph, into `%s` (`%s()` does "
                                         "`%s`); every iteration's graph stays alive in it",

@@ -185,9 +185,7 @@ static void report(ol_check *c, uses_cache *uc, ol_nid at, ol_nid holder, ol_nid
     later_use u = uses_of(c->model, uc, holder, at);
     bool item = ol_is_scalar_loss(c->model, value, v) && !u.as_tensor;
     char *h = ol_node_str(t, holder);
-    char *val = ol_node_str(t, value);
-    if (strlen(val) > 40)
-        strcpy(val + 37, "...");
+    char *val = ol_node_str_short(t, value);
     ol_diag *d = ol_report_node(c, at,
                                 "`%s` %s `%s`, which carries the autograd graph; the collection keeps every "
                                 "iteration's graph%s alive",
@@ -360,9 +358,7 @@ static void check_comprehensions(ol_check *c, uses_cache *uc)
         ol_val v = ol_eval(m, body);
         if (!ol_val_is_graph(v) || ol_grad_disabled(m, l->node) || !ol_loop_is_data_loop(m, (uint32_t)i))
             continue;
-        char *val = ol_node_str(t, body);
-        if (strlen(val) > 40)
-            strcpy(val + 37, "...");
+        char *val = ol_node_str_short(t, body);
         ol_diag *d = ol_report_node(c, l->node,
                                     "this comprehension over batches keeps `%s` for every batch, each with its "
                                     "autograd graph and activations",
@@ -394,13 +390,9 @@ static void check_kept(ol_check *c, uses_cache *uc)
             ol_nid stmt = ol_statement_of(t, call);
             if (!ol_holder_outlives_batches(m, kept[k].holder, stmt))
                 continue;
-            char *value_text = ol_node_str(t, kept[k].arg);
-            if (strlen(value_text) > 40)
-                strcpy(value_text + 37, "...");
+            char *value_text = ol_node_str_short(t, kept[k].arg);
             char *holder = kept[k].holder != OL_NONE ? ol_node_str(t, kept[k].holder) : ol_xstrdup("a global");
-            char *callee = ol_node_str(t, m->calls.items[i].callee);
-            if (strlen(callee) > 40)
-                strcpy(callee + 37, "...");
+            char *callee = ol_node_str_short(t, m->calls.items[i].callee);
             ol_diag *d = ol_report_node(c, call,
                                         "`%s(...)` stores `%s`, which carries the autograd graph, in `%s` (`%s()` does "
                                         "`%s`); every iteration's graph%s stays alive",

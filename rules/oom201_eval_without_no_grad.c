@@ -1165,9 +1165,7 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
         ev = EV_LOOP;
         anchor = m->loops.items[loop].node;
         ol_nid it = m->loops.items[loop].iter;
-        char *text = ol_node_str(t, it);
-        if (strlen(text) > 40)
-            strcpy(text + 37, "...");
+        char *text = ol_node_str_short(t, it);
         where = ol_xasprintf("`%s`", text);
         free(text);
         if (m->loops.items[loop].kind == OL_LOOP_FOR)
@@ -1207,9 +1205,7 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
     reported r = {region, key};
     ol_vec_push(seen, r);
     ol_vec_push(sites, call->node);
-    char *callee = ol_node_str(t, call->callee);
-    if (strlen(callee) > 40)
-        strcpy(callee + 37, "...");
+    char *callee = ol_node_str_short(t, call->callee);
     /* "`f(...)` runs a model in evaluation function `g()` with autograd on: ..." */
     const char *tail = wrapper ? "with autograd on: every activation is kept for a backward pass that never comes"
                                : "runs with autograd on: every activation is kept for a backward pass that never comes";

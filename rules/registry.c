@@ -145,3 +145,11 @@ char *ol_node_str(const ol_tree *t, ol_nid n)
     const char *s = ol_text(t, n, &len);
     return ol_xstrndup(s, len);
 }
+
+char *ol_node_str_short(const ol_tree *t, ol_nid n)
+{
+    char *s = ol_node_str(t, n);
+    if (strlen(s) > 40)
+        strcpy(s + 37, "...");
+    return s;
+}

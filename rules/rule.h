@@ -58,6 +58,8 @@ void ol_diag_attach_fix(ol_diag *d, ol_fix *f);
 
 /* Text of a node as a new string (for messages and fixes). */
 char *ol_node_str(const ol_tree *t, ol_nid n);
+/* The same, cut for a message: past 40 bytes, the first 37 and "...". */
+char *ol_node_str_short(const ol_tree *t, ol_nid n);
 
 /* ---- the registry ---- */
 

@@ -9,6 +9,7 @@ import json
 import os
 import pwd
 import resource
+import shutil
 import subprocess
 
 import bigfiles
@@ -172,10 +173,17 @@ def _():
         ws.write("closed/inner.py", BAD_LOOP)
         os.chmod(os.path.join(ws.path, "closed"), 0)
         good = ws.write("good.py", BAD_LOOP)
-        # root reads anything: run as nobody so the permissions are real
-        preexec = as_nobody() if os.geteuid() == 0 else None
+        # root reads anything: run as nobody so the permissions are real. The
+        # clone may sit under a home nobody cannot enter, so nobody runs a copy.
+        preexec, binary = None, None
+        if os.geteuid() == 0:
+            preexec = as_nobody()
+            binary = os.path.join(ws.path, "oomlint-copy")
+            shutil.copy(harness.BIN, binary)
+            os.chmod(binary, 0o755)
         try:
-            m = measure.run("--format", "json", secret, ".", good, cwd=ws.path, preexec_fn=preexec)
+            m = measure.run("--format", "json", secret, ".", good, cwd=ws.path,
+                            preexec_fn=preexec, binary=binary)
         finally:
             os.chmod(os.path.join(ws.path, "closed"), 0o755)
         assert m.code == 1, m

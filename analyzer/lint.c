@@ -564,7 +564,8 @@ static void process_file(void *arg, void *worker_linter, size_t i)
     if (lt->depth < OL_MAX_NESTED_FILES && ol_project_claim(job->project, i)) {
         lt->summary_only = false;
         lint_claimed(job, lt, i);
-    } else if (!ol_project_claimed(job->project, i) || lt->depth >= OL_MAX_NESTED_FILES) {
+    } else if (!ol_project_claimed(job->project, i) || lt->depth >= OL_MAX_NESTED_FILES ||
+               ol_project_evicted(job->project, i)) {
         if (!guard_withholds(job, i, NULL)) {
             ol_file_result scratch;
             lt->summary_only = true;
@@ -607,6 +608,25 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* The bytes of other files' summaries a run keeps: enough for every file of
+ * a repository of a few thousand modules, so that only larger runs parse a
+ * file twice (when it is imported after its summary was dropped), and a
+ * bound on memory however many files there are. OOMLINT_SUMMARY_BUDGET_KB
+ * sets it (tests make it tiny to exercise the rebuilds). */
+#define OL_SUMMARY_BUDGET ((size_t)8 * 1024 * 1024)
+
+static size_t summary_budget(void)
+{
+    const char *v = getenv("OOMLINT_SUMMARY_BUDGET_KB");
+    if (v && *v) {
+        char *end;
+        unsigned long long kb = strtoull(v, &end, 10);
+        if (*end == '\0' && kb > 0 && kb < SIZE_MAX / 1024)
+            return (size_t)kb * 1024;
+    }
+    return OL_SUMMARY_BUDGET;
+}
+
 void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options *run, const ol_input *inputs,
                  size_t count, const char *stdin_bytes, size_t stdin_len, ol_file_result *results, int threads)
 {
@@ -627,6 +647,7 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
             ol_project_add(job.project, inputs[i].path);
         ol_project_index(job.project);
         ol_project_set_processor(job.project, process_file, &job);
+        ol_project_set_budget(job.project, summary_budget());
     }
     atomic_init(&job.next, 0);
     atomic_init(&job.workers, 0);
@@ -662,5 +683,12 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
         pthread_join(ids[i], NULL);
     free(ids);
     pthread_mutex_destroy(&job.lock);
+    if (job.project && run && run->timings) {
+        ol_project_usage u;
+        ol_project_stats(job.project, &u);
+        run->timings->summary_bytes = u.most_held;
+        run->timings->summary_evictions = u.evictions;
+        run->timings->summary_rebuilds = u.rebuilds;
+    }
     ol_project_free(job.project);
 }

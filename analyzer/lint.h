@@ -36,6 +36,9 @@ typedef struct ol_timings {
     uint64_t *rule_ns;   /* per registry index */
     uint64_t bytes;      /* source bytes analyzed */
     size_t files;
+    size_t summary_bytes;     /* the most bytes of summaries the project held at once */
+    size_t summary_evictions; /* summaries dropped for the budget, and built again */
+    size_t summary_rebuilds;
 } ol_timings;
 
 void ol_timings_init(ol_timings *t);

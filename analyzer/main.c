@@ -141,6 +141,9 @@ static void print_timings(const ol_timings *t, uint64_t wall_ns, int threads)
                     fprintf(stderr, "    %-10s %8.3f s\n", ol_rules[r]->code, (double)t->rule_ns[r] / 1e9);
     }
     fprintf(stderr, "  %-12s %8.1f MB/s overall\n", "throughput", (double)t->bytes / 1e6 / ((double)wall_ns / 1e9));
+    if (t->summary_bytes)
+        fprintf(stderr, "  %-12s %8.2f MB held at most, %zu dropped for the budget, %zu built again\n", "summaries",
+                (double)t->summary_bytes / 1e6, t->summary_evictions, t->summary_rebuilds);
 }
 
 /* Is the file at `path` the same file as `other` (by device and inode)? */

@@ -14,9 +14,10 @@
  * current they are plain malloc/calloc/realloc/free. That pointer is the
  * only thread-local state in oomlint, forced by the shape of that API.
  *
- * Inside an arena, free is a no-op (the last block is given back, so
- * stack-like use reuses memory) and realloc grows the last block in place or
- * copies. A block the arena does not own (allocated before begin) passes
+ * Inside an arena, a freed block goes to a free list by its size and is
+ * handed out again (the last block is given back to the bump pointer, so
+ * stack-like use reuses memory), and realloc grows a block in place when it
+ * is the last one or has room, or copies. A block the arena does not own (allocated before begin) passes
  * through to libc, so nothing breaks if one is freed inside the scope.
  * The contract for the caller: no block allocated between begin and end is
  * used after end; in practice, every tree-sitter object made in the scope
@@ -34,6 +35,9 @@
 
 typedef struct ol_parse_arena_chunk ol_parse_arena_chunk;
 
+/* free lists: 64 exact sizes up to 1 KiB, then one per power of two */
+#define OL_ARENA_BINS 96
+
 typedef struct ol_parse_arena {
     ol_parse_arena_chunk *chunks; /* newest first; blocks are cut from the newest */
     char *top, *limit;            /* free space in the newest chunk */
@@ -41,6 +45,7 @@ typedef struct ol_parse_arena {
     size_t next_chunk;            /* size of the next chunk to allocate */
     size_t used, peak;            /* bytes handed out in this scope; the most in any scope */
     size_t reserved;              /* bytes of chunks held */
+    void *bins[OL_ARENA_BINS];    /* freed blocks by size, linked through their headers */
 } ol_parse_arena;
 
 /* Points tree-sitter's allocator at the dispatching hooks. Idempotent and

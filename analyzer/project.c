@@ -18,7 +18,11 @@ typedef struct pfile {
     char *top;              /* the directory above its top-level package, or NULL */
     ol_file_summary *summary;
     atomic_bool claimed;
+    bool evicted;           /* its summary was dropped for the budget: built again when asked for */
+    size_t newer, older;    /* the list of held summaries, most recently used first (NONE ends it) */
 } pfile;
+
+#define NONE ((size_t)-1)
 
 struct ol_project {
     pthread_mutex_t lock;
@@ -33,6 +37,10 @@ struct ol_project {
     ol_arena name_arena;
     ol_project_processor process;
     void *job;
+    size_t budget;          /* bytes of summaries held at most; 0: no bound */
+    size_t held, most_held; /* bytes of summaries held now, and the most at once */
+    size_t newest, oldest;  /* ends of the list of held summaries */
+    size_t evictions, rebuilds;
 };
 
 /* ---- paths ----------------------------------------------------------------------- */
@@ -141,6 +149,7 @@ static void rehash(ol_project *p)
 ol_project *ol_project_new(void)
 {
     ol_project *p = ol_xcalloc(1, sizeof(*p));
+    p->newest = p->oldest = NONE;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->published, NULL);
     return p;
@@ -196,6 +205,7 @@ size_t ol_project_add(ol_project *p, const char *path)
     f->path = c;
     f->len = strlen(c);
     f->dir_len = dir_len_of(c);
+    f->newer = f->older = NONE;
     atomic_init(&f->claimed, false);
     if (p->count * 2 + 2 > p->slot_count)
         rehash(p);
@@ -438,17 +448,100 @@ bool ol_project_claimed(ol_project *p, size_t file)
     return file < p->count && atomic_load(&p->files[file].claimed);
 }
 
+/* ---- the budget ------------------------------------------------------------------- */
+
+void ol_project_set_budget(ol_project *p, size_t bytes)
+{
+    p->budget = bytes;
+}
+
+void ol_project_stats(ol_project *p, ol_project_usage *u)
+{
+    pthread_mutex_lock(&p->lock);
+    u->most_held = p->most_held;
+    u->evictions = p->evictions;
+    u->rebuilds = p->rebuilds;
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* The list of held summaries, under the lock: the newest is the one asked
+ * for last; the budget drops the oldest. */
+static void unlink_held(ol_project *p, size_t i)
+{
+    pfile *f = &p->files[i];
+    if (f->newer != NONE)
+        p->files[f->newer].older = f->older;
+    else if (p->newest == i)
+        p->newest = f->older;
+    if (f->older != NONE)
+        p->files[f->older].newer = f->newer;
+    else if (p->oldest == i)
+        p->oldest = f->newer;
+    f->newer = f->older = NONE;
+}
+
+static void link_newest(ol_project *p, size_t i)
+{
+    pfile *f = &p->files[i];
+    f->newer = NONE;
+    f->older = p->newest;
+    if (p->newest != NONE)
+        p->files[p->newest].newer = i;
+    p->newest = i;
+    if (p->oldest == NONE)
+        p->oldest = i;
+}
+
+static void touch(ol_project *p, size_t i)
+{
+    if (p->newest == i)
+        return;
+    unlink_held(p, i);
+    link_newest(p, i);
+}
+
+/* Takes file i's summary out of the store (the lock is held). A reader
+ * holding a reference keeps it alive until it lets go. */
+static void drop(ol_project *p, size_t i, bool evicted)
+{
+    pfile *f = &p->files[i];
+    if (!f->summary)
+        return;
+    unlink_held(p, i);
+    p->held -= f->summary->bytes;
+    ol_file_summary_release(f->summary);
+    f->summary = NULL;
+    f->evicted = evicted;
+    if (evicted)
+        p->evictions++;
+}
+
+/* Drops the summaries asked for least recently until the held ones fit the
+ * budget, sparing `keep` (just published: its reader is about to ask). */
+static void fit_budget(ol_project *p, size_t keep)
+{
+    while (p->budget && p->held > p->budget && p->oldest != NONE && p->oldest != keep)
+        drop(p, p->oldest, true);
+}
+
 static void put(ol_project *p, size_t file, ol_file_summary *s, bool replace)
 {
     if (file >= p->count || !s)
         return;
     pthread_mutex_lock(&p->lock);
-    ol_file_summary *old = p->files[file].summary;
-    if (!old || replace) {
+    pfile *f = &p->files[file];
+    if (!f->summary || replace) {
+        if (f->evicted)
+            p->rebuilds++;
+        drop(p, file, false);
         ol_file_summary_retain(s);
-        p->files[file].summary = s;
-        if (old)
-            ol_file_summary_release(old);
+        f->summary = s;
+        f->evicted = false;
+        p->held += s->bytes;
+        if (p->held > p->most_held)
+            p->most_held = p->held;
+        link_newest(p, file);
+        fit_budget(p, file);
         pthread_cond_broadcast(&p->published);
     }
     pthread_mutex_unlock(&p->lock);
@@ -469,7 +562,7 @@ void ol_project_publish_missing(ol_project *p, size_t file)
     if (file >= p->count)
         return;
     pthread_mutex_lock(&p->lock);
-    bool missing = p->files[file].summary == NULL;
+    bool missing = p->files[file].summary == NULL && !p->files[file].evicted;
     pthread_mutex_unlock(&p->lock);
     if (missing) {
         ol_file_summary *empty = ol_file_summary_empty();
@@ -483,13 +576,24 @@ void ol_project_forget(ol_project *p, size_t file)
     if (file >= p->count)
         return;
     pthread_mutex_lock(&p->lock);
-    ol_file_summary *old = p->files[file].summary;
-    p->files[file].summary = NULL;
+    drop(p, file, false);
     atomic_store(&p->files[file].claimed, false);
     pthread_mutex_unlock(&p->lock);
-    if (old)
-        ol_file_summary_release(old);
 }
+
+bool ol_project_evicted(ol_project *p, size_t file)
+{
+    if (file >= p->count)
+        return false;
+    pthread_mutex_lock(&p->lock);
+    bool evicted = p->files[file].evicted;
+    pthread_mutex_unlock(&p->lock);
+    return evicted;
+}
+
+/* Tries to build an evicted summary again before giving up on it: it can
+ * only be dropped again at once when the budget is smaller than it. */
+#define MAX_REBUILDS 3
 
 ol_file_summary *ol_project_acquire(ol_project *p, size_t file, void *worker)
 {
@@ -497,17 +601,26 @@ ol_file_summary *ol_project_acquire(ol_project *p, size_t file, void *worker)
         return NULL;
     pthread_mutex_lock(&p->lock);
     ol_file_summary *s = p->files[file].summary;
-    if (s)
+    if (s) {
         ol_file_summary_retain(s);
+        touch(p, file);
+    }
     pthread_mutex_unlock(&p->lock);
     if (s || !p->process)
         return s;
-    p->process(p->job, worker, file);
-    pthread_mutex_lock(&p->lock);
-    while (!p->files[file].summary)
-        pthread_cond_wait(&p->published, &p->lock);
-    s = p->files[file].summary;
-    ol_file_summary_retain(s);
-    pthread_mutex_unlock(&p->lock);
-    return s;
+    for (int tries = 0; tries < MAX_REBUILDS; tries++) {
+        p->process(p->job, worker, file);
+        pthread_mutex_lock(&p->lock);
+        while (!p->files[file].summary && !p->files[file].evicted)
+            pthread_cond_wait(&p->published, &p->lock);
+        s = p->files[file].summary;
+        if (s) {
+            ol_file_summary_retain(s);
+            touch(p, file);
+        }
+        pthread_mutex_unlock(&p->lock);
+        if (s)
+            return s;
+    }
+    return NULL; /* what it does stays unknown, as for a file outside the run */
 }

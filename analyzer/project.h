@@ -22,6 +22,12 @@
  * A name that matches no file is not part of the project (a library, or a
  * file outside the run), and what it does stays unknown.
  *
+ * The store may be given a budget: past it, the summaries asked for least
+ * recently are dropped, and a file whose summary was dropped is summarized
+ * again (parsed anew, its rules not run) when someone asks for it. A run's
+ * memory is then bounded whatever the number of files, at the price of
+ * parsing again the files that are imported after they were dropped.
+ *
  * While a run lints its files in parallel, a thread that needs the summary
  * of a file nobody has started yet claims it and processes it first (through
  * the processor callback); one that someone else has claimed it waits for the
@@ -83,5 +89,18 @@ void ol_project_forget(ol_project *p, size_t file);
  * ol_file_summary_release). Processes or waits for the file when it has no
  * summary yet and a processor is set; else returns NULL. */
 ol_file_summary *ol_project_acquire(ol_project *p, size_t file, void *worker);
+
+/* Bounds the bytes of summaries held (0, the default: no bound). */
+void ol_project_set_budget(ol_project *p, size_t bytes);
+/* Whether file's summary was dropped for the budget and not built again:
+ * the processor then summarizes it although it was claimed. */
+bool ol_project_evicted(ol_project *p, size_t file);
+
+typedef struct ol_project_usage {
+    size_t most_held;  /* bytes of summaries held at once, at most */
+    size_t evictions;  /* summaries dropped for the budget */
+    size_t rebuilds;   /* dropped summaries built again */
+} ol_project_usage;
+void ol_project_stats(ol_project *p, ol_project_usage *u);
 
 #endif

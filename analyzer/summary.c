@@ -917,6 +917,8 @@ ol_file_summary *ol_summarize(ol_model *m)
             s->fn_order[s->named_count++] = fi;
     sort_fns(s->fn_order, s->named_count, s->fns);
     classes_and_imports(&b);
+    s->bytes = sizeof(*s) + ol_arena_bytes(&s->arena) + nf * (sizeof(ol_fn_summary) + sizeof(uint32_t)) +
+               s->class_count * sizeof(ol_class_summary) + s->import_count * sizeof(ol_sum_import);
     return s;
 }
 

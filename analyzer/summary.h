@@ -111,6 +111,7 @@ typedef struct ol_file_summary {
     size_t class_count;
     ol_sum_import *imports;       /* sorted by bound name */
     size_t import_count;
+    size_t bytes;                 /* the memory it holds, for the project's budget */
 } ol_file_summary;
 
 /* Builds the summary of a model's functions and classes (one reference,

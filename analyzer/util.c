@@ -208,6 +208,14 @@ char *ol_arena_printf(ol_arena *a, const char *fmt, ...)
     return p;
 }
 
+size_t ol_arena_bytes(const ol_arena *a)
+{
+    size_t n = 0;
+    for (const ol_arena_block *blk = a->head; blk; blk = blk->next)
+        n += sizeof(*blk) + blk->size;
+    return n;
+}
+
 void ol_arena_free(ol_arena *a)
 {
     ol_arena_block *blk = a->head;

@@ -110,6 +110,15 @@ def make_project_test(root):
             again = run(*args, "--threads", threads, ".", cwd=root)
             assert {(os.path.normpath(f["path"]), f["code"], f["line"]) for f in again.json()} == got, \
                 f"{rel}: findings differ with --threads {threads}"
+        # nor on the memory kept for summaries: with a budget of 1 KB every
+        # summary is dropped when the next one comes, and built again from
+        # its file when it is asked for
+        for threads in ("1", "2"):
+            tight = run(*args, "--threads", threads, "--timings", ".", cwd=root,
+                        env={"OOMLINT_SUMMARY_BUDGET_KB": "1"})
+            assert {(os.path.normpath(f["path"]), f["code"], f["line"]) for f in tight.json()} == got, \
+                f"{rel}: findings differ with summaries dropped for the budget (--threads {threads})"
+            assert "dropped for the budget" in tight.err, tight.err
 
     test(f"fixture: {rel}/")(check)
 

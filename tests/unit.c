@@ -1507,6 +1507,44 @@ static void test_parse_arena_blocks(void)
     ol_parse_arena_free(&a);
 }
 
+/* Freed blocks are handed out again by size, and a block grows in place up
+ * to what it can hold. */
+static void test_parse_arena_reuse(void)
+{
+    ol_parse_arena a;
+    ol_parse_arena_init(&a);
+    unsigned char *small = ol_parse_arena_alloc(&a, 100);
+    unsigned char *big = ol_parse_arena_alloc(&a, 5000);
+    unsigned char *last = ol_parse_arena_alloc(&a, 8);
+    ol_parse_arena_release(&a, small);
+    ol_parse_arena_release(&a, big);
+    CHECK(POISONED(small) && POISONED(big));
+    /* an exact small size, then a first fit among larger ones */
+    CHECK(ol_parse_arena_alloc(&a, 97) == small);
+    CHECK(ol_parse_arena_alloc(&a, 100) != small);
+    unsigned char *fit = ol_parse_arena_alloc(&a, 4500);
+    CHECK(fit == big);
+    memset(fit, 0xDD, 4500);
+    /* it holds 5000: growing to that stays in place, past it copies */
+    CHECK(ol_parse_arena_realloc(&a, fit, 5000) == fit && filled_with(fit, 4500, 0xDD));
+    unsigned char *moved = ol_parse_arena_realloc(&a, fit, 9000);
+    CHECK(moved != fit && filled_with(moved, 4500, 0xDD));
+    /* the block it left is free again: a request it can hold gets it */
+    CHECK(ol_parse_arena_alloc(&a, 4200) == fit);
+    /* a large block is not spent on a request of less than half its size
+     * (one more block first: the last one goes back to the bump pointer) */
+    (void)ol_parse_arena_alloc(&a, 8);
+    ol_parse_arena_release(&a, moved);
+    unsigned char *other = ol_parse_arena_alloc(&a, 2000);
+    CHECK(other != moved && ol_parse_arena_alloc(&a, 8000) == moved);
+    (void)last;
+    /* a scope's end forgets every free list */
+    ol_parse_arena_end(&a);
+    for (size_t i = 0; i < OL_ARENA_BINS; i++)
+        CHECK(a.bins[i] == NULL);
+    ol_parse_arena_free(&a);
+}
+
 static void test_parse_arena_scopes(void)
 {
     ol_parse_arena_install();
@@ -1972,6 +2010,7 @@ int main(void)
         T(test_config_parse),
         T(test_info_findings_are_notices),
         T(test_parse_arena_blocks),
+        T(test_parse_arena_reuse),
         T(test_parse_arena_scopes),
         T(test_parse_arena_threads),
         T(test_flatten_matches_cursor_walk),

@@ -49,6 +49,33 @@ void ol_emit_json(FILE *out, const ol_file_result *results, size_t count, const 
 void ol_emit_sarif(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o);
 /* GitHub Actions workflow-command annotations (emit_github.c). */
 void ol_emit_github(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o);
+/* One file's part of each report (ol_emit_* write these for each file, or
+ * what ol_render_result made of it before). */
+void ol_emit_text_file(FILE *out, const ol_file_result *r, const ol_emit_options *o);
+void ol_emit_github_file(FILE *out, const ol_file_result *r);
+/* JSON and SARIF: the file's objects, pretty-printed at their depth in the
+ * document and separated as ol_json_pretty separates them. */
+void ol_emit_json_file(ol_buf *b, const ol_file_result *r);
+void ol_emit_sarif_file(ol_buf *b, const char *cwd, const ol_file_result *r);
+/* The current directory as SARIF's %SRCROOT% (absolute; NULL if unknown). */
+char *ol_sarif_cwd(void);
+
+/* Rendering each file's part of the report as soon as it is linted, on the
+ * thread that linted it, so that its source, needed for code frames and
+ * positions, is freed then rather than kept until the run ends: what a run
+ * holds is its report, not the text of every file with a finding. */
+typedef struct ol_renderer {
+    ol_emit_options o;
+    bool discard;   /* nothing is reported from the files (--diff): only free */
+    char *cwd;      /* SARIF's root */
+} ol_renderer;
+
+void ol_renderer_init(ol_renderer *rd, const ol_emit_options *o, bool discard);
+void ol_renderer_free(ol_renderer *rd);
+/* Renders r's part (into r->rendered) and frees its source; a file read
+ * from standard input is left as it is (`--fix -` reports it differently). */
+void ol_render_result(const ol_renderer *rd, ol_file_result *r);
+
 /* Escapes s for a workflow command: a message, or a property value (which
  * also escapes ':' and ','). */
 void ol_github_escape(ol_buf *b, const char *s, bool property);
@@ -65,8 +92,12 @@ struct cJSON *ol_json_add_text(struct cJSON *obj, const char *key, const char *s
  * 0x7F as %XX: the exact name, recoverable from an ASCII string. */
 void ol_percent_encode_bytes(ol_buf *b, const char *path);
 
-/* Re-indents compact JSON with two spaces per level. */
+/* Re-indents compact JSON with two spaces per level (from `depth` levels
+ * in, for a part of a larger document). */
 void ol_json_pretty(const char *compact, ol_buf *out);
+void ol_json_pretty_at(const char *compact, int depth, ol_buf *out);
+/* Appends item pretty-printed at depth, and deletes it. */
+void ol_json_items(ol_buf *b, struct cJSON *item, int depth);
 
 /* The JSON object of one fix (or cJSON null), shared by JSON and the server. */
 struct cJSON *ol_fix_json(const ol_file_result *r, const ol_fix *fix);

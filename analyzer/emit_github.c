@@ -98,15 +98,24 @@ static void annotation(ol_buf *b, const ol_file_result *r, const ol_diag *d)
     ol_buf_putc(b, '\n');
 }
 
+void ol_emit_github_file(FILE *out, const ol_file_result *r)
+{
+    ol_buf line = {0};
+    for (size_t i = 0; i < r->diags.len; i++) {
+        ol_buf_clear(&line);
+        annotation(&line, r, &r->diags.items[i]);
+        fwrite(line.data, 1, line.len, out);
+    }
+    ol_buf_free(&line);
+}
+
 void ol_emit_github(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o)
 {
     (void)o;
-    ol_buf line = {0};
-    for (size_t f = 0; f < count; f++)
-        for (size_t i = 0; i < results[f].diags.len; i++) {
-            ol_buf_clear(&line);
-            annotation(&line, &results[f], &results[f].diags.items[i]);
-            fwrite(line.data, 1, line.len, out);
-        }
-    ol_buf_free(&line);
+    for (size_t f = 0; f < count; f++) {
+        if (results[f].rendered)
+            fwrite(results[f].rendered, 1, results[f].rendered_len, out);
+        else
+            ol_emit_github_file(out, &results[f]);
+    }
 }

@@ -138,7 +138,11 @@ cJSON *ol_fix_json(const ol_file_result *r, const ol_fix *fix)
 
 void ol_json_pretty(const char *compact, ol_buf *out)
 {
-    int depth = 0;
+    ol_json_pretty_at(compact, 0, out);
+}
+
+void ol_json_pretty_at(const char *compact, int depth, ol_buf *out)
+{
     bool in_string = false, escaped = false;
     for (const char *p = compact; *p; p++) {
         char c = *p;
@@ -228,52 +232,93 @@ static cJSON *statistics_json(const ol_file_result *results, size_t count, const
     return array;
 }
 
+/* One finding as a JSON object. */
+static cJSON *finding_json(const ol_file_result *r, const ol_diag *d)
+{
+    ol_location loc = ol_diag_location(r, d);
+    cJSON *obj = cJSON_CreateObject();
+    cJSON_AddStringToObject(obj, "code", d->rule->code);
+    cJSON_AddStringToObject(obj, "name", d->rule->name);
+    cJSON_AddStringToObject(obj, "severity", ol_severity_name(d->rule->severity));
+    ol_json_add_text(obj, "path", r->path);
+    if (ol_utf8_validate(r->path, strlen(r->path)) != strlen(r->path)) {
+        /* the name as text has U+FFFD in it; these are its bytes */
+        ol_buf raw = {0};
+        ol_percent_encode_bytes(&raw, r->path);
+        cJSON_AddStringToObject(obj, "raw_path", raw.data);
+        ol_buf_free(&raw);
+    }
+    if (loc.cell)
+        cJSON_AddNumberToObject(obj, "cell", loc.cell);
+    cJSON_AddNumberToObject(obj, "line", loc.line);
+    cJSON_AddNumberToObject(obj, "column", loc.col);
+    cJSON_AddNumberToObject(obj, "end_line", loc.end_line);
+    cJSON_AddNumberToObject(obj, "end_column", loc.end_col);
+    ol_json_add_text(obj, "message", d->message);
+    if (d->help)
+        ol_json_add_text(obj, "help", d->help);
+    else
+        cJSON_AddNullToObject(obj, "help");
+    char *url = ol_xasprintf("%s%s.md", OL_DOCS_URL, d->rule->code);
+    cJSON_AddStringToObject(obj, "url", url);
+    free(url);
+    cJSON_AddItemToObject(obj, "fix", ol_fix_json(r, d->fix));
+    return obj;
+}
+
+void ol_json_items(ol_buf *b, cJSON *item, int depth)
+{
+    char *text = cJSON_PrintUnformatted(item);
+    if (!text)
+        ol_oom();
+    ol_json_pretty_at(text, depth, b);
+    cJSON_free(text);
+    cJSON_Delete(item);
+}
+
+void ol_emit_json_file(ol_buf *b, const ol_file_result *r)
+{
+    for (size_t i = 0; i < r->diags.len; i++) {
+        if (i > 0)
+            ol_buf_puts(b, ",\n  ");
+        ol_json_items(b, finding_json(r, &r->diags.items[i]), 1);
+    }
+}
+
+/* The findings as one array, pretty-printed: the parts of each file (made
+ * when it was linted, or now) joined as ol_json_pretty would print them. */
 void ol_emit_json(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o)
 {
-    cJSON *array = o->statistics ? statistics_json(results, count, o) : cJSON_CreateArray();
-    for (size_t f = 0; f < count && !o->statistics; f++) {
-        const ol_file_result *r = &results[f];
-        for (size_t i = 0; i < r->diags.len; i++) {
-            const ol_diag *d = &r->diags.items[i];
-            ol_location loc = ol_diag_location(r, d);
-            cJSON *obj = cJSON_CreateObject();
-            cJSON_AddStringToObject(obj, "code", d->rule->code);
-            cJSON_AddStringToObject(obj, "name", d->rule->name);
-            cJSON_AddStringToObject(obj, "severity", ol_severity_name(d->rule->severity));
-            ol_json_add_text(obj, "path", r->path);
-            if (ol_utf8_validate(r->path, strlen(r->path)) != strlen(r->path)) {
-                /* the name as text has U+FFFD in it; these are its bytes */
-                ol_buf raw = {0};
-                ol_percent_encode_bytes(&raw, r->path);
-                cJSON_AddStringToObject(obj, "raw_path", raw.data);
-                ol_buf_free(&raw);
-            }
-            if (loc.cell)
-                cJSON_AddNumberToObject(obj, "cell", loc.cell);
-            cJSON_AddNumberToObject(obj, "line", loc.line);
-            cJSON_AddNumberToObject(obj, "column", loc.col);
-            cJSON_AddNumberToObject(obj, "end_line", loc.end_line);
-            cJSON_AddNumberToObject(obj, "end_column", loc.end_col);
-            ol_json_add_text(obj, "message", d->message);
-            if (d->help)
-                ol_json_add_text(obj, "help", d->help);
-            else
-                cJSON_AddNullToObject(obj, "help");
-            char *url = ol_xasprintf("%s%s.md", OL_DOCS_URL, d->rule->code);
-            cJSON_AddStringToObject(obj, "url", url);
-            free(url);
-            cJSON_AddItemToObject(obj, "fix", ol_fix_json(r, d->fix));
-            cJSON_AddItemToArray(array, obj);
-        }
-    }
-    char *text = cJSON_PrintUnformatted(array);
-    if (text) {
+    if (o->statistics) {
+        cJSON *array = statistics_json(results, count, o);
+        char *text = cJSON_PrintUnformatted(array);
+        if (!text)
+            ol_oom();
         ol_buf pretty = {0};
         ol_json_pretty(text, &pretty);
         fputs(pretty.data ? pretty.data : "[]", out);
         fputc('\n', out);
         ol_buf_free(&pretty);
         cJSON_free(text);
+        cJSON_Delete(array);
+        return;
     }
-    cJSON_Delete(array);
+    bool any = false;
+    ol_buf part = {0};
+    for (size_t f = 0; f < count; f++) {
+        const ol_file_result *r = &results[f];
+        if (!r->diags.len)
+            continue;
+        fputs(any ? ",\n  " : "[\n  ", out);
+        any = true;
+        if (r->rendered) {
+            fwrite(r->rendered, 1, r->rendered_len, out);
+        } else {
+            ol_buf_clear(&part);
+            ol_emit_json_file(&part, r);
+            fwrite(part.data, 1, part.len, out);
+        }
+    }
+    ol_buf_free(&part);
+    fputs(any ? "\n]\n" : "[]\n", out);
 }

@@ -371,10 +371,37 @@ static cJSON *result_object(const sarif_paths *sp, const ol_file_result *r, cons
     return res;
 }
 
+char *ol_sarif_cwd(void)
+{
+    return current_dir();
+}
+
+/* The results are at this depth in the log: log, runs, run, results. */
+#define RESULTS_DEPTH 4
+#define RESULTS_SEP ",\n        "
+
+void ol_emit_sarif_file(ol_buf *b, const char *cwd, const ol_file_result *r)
+{
+    sarif_paths sp = {(char *)cwd};
+    for (size_t i = 0; i < r->diags.len; i++) {
+        if (i > 0)
+            ol_buf_puts(b, RESULTS_SEP);
+        ol_json_items(b, result_object(&sp, r, &r->diags.items[i]), RESULTS_DEPTH);
+    }
+}
+
+/* The log is printed with one placeholder result, which the results of each
+ * file (made when it was linted, or now) replace. */
+#define PLACEHOLDER "\x01"
+#define PLACEHOLDER_JSON "\"\\u0001\""
+
 void ol_emit_sarif(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o)
 {
     (void)o;
     sarif_paths sp = {current_dir()};
+    bool any = false;
+    for (size_t f = 0; f < count && !any; f++)
+        any = results[f].diags.len > 0;
 
     cJSON *log = cJSON_CreateObject();
     cJSON_AddStringToObject(log, "$schema", SARIF_SCHEMA);
@@ -396,9 +423,8 @@ void ol_emit_sarif(FILE *out, const ol_file_result *results, size_t count, const
     }
     cJSON_AddStringToObject(run, "columnKind", "utf16CodeUnits");
     cJSON *list = cJSON_AddArrayToObject(run, "results");
-    for (size_t f = 0; f < count; f++)
-        for (size_t i = 0; i < results[f].diags.len; i++)
-            cJSON_AddItemToArray(list, result_object(&sp, &results[f], &results[f].diags.items[i]));
+    if (any)
+        cJSON_AddItemToArray(list, cJSON_CreateString(PLACEHOLDER));
     cJSON_AddItemToArray(runs, run);
 
     char *text = cJSON_PrintUnformatted(log);
@@ -406,10 +432,38 @@ void ol_emit_sarif(FILE *out, const ol_file_result *results, size_t count, const
         ol_oom();
     ol_buf pretty = {0};
     ol_json_pretty(text, &pretty);
-    fputs(pretty.data, out);
-    fputc('\n', out);
-    ol_buf_free(&pretty);
     cJSON_free(text);
     cJSON_Delete(log);
+    /* the placeholder is the last string of the log */
+    size_t at = pretty.len, plen = strlen(PLACEHOLDER_JSON);
+    if (any) {
+        while (at >= plen && memcmp(pretty.data + at - plen, PLACEHOLDER_JSON, plen) != 0)
+            at--;
+        at = at >= plen ? at - plen : pretty.len;
+    }
+    fwrite(pretty.data, 1, at, out);
+    if (any && at < pretty.len) {
+        bool first = true;
+        ol_buf part = {0};
+        for (size_t f = 0; f < count; f++) {
+            const ol_file_result *r = &results[f];
+            if (!r->diags.len)
+                continue;
+            if (!first)
+                fputs(RESULTS_SEP, out);
+            first = false;
+            if (r->rendered) {
+                fwrite(r->rendered, 1, r->rendered_len, out);
+            } else {
+                ol_buf_clear(&part);
+                ol_emit_sarif_file(&part, sp.cwd, r);
+                fwrite(part.data, 1, part.len, out);
+            }
+        }
+        ol_buf_free(&part);
+        fwrite(pretty.data + at + plen, 1, pretty.len - at - plen, out);
+    }
+    fputc('\n', out);
+    ol_buf_free(&pretty);
     free(sp.cwd);
 }

@@ -401,6 +401,33 @@ static void concise_line(FILE *out, const style *st, const ol_file_result *r, co
     fprintf(out, " %s\n", d->message);
 }
 
+/* One file's findings: a header, code frame and help each, or a line each
+ * in the concise form (nothing with --statistics). */
+void ol_emit_text_file(FILE *out, const ol_file_result *r, const ol_emit_options *o)
+{
+    style st = {o->color};
+    if (o->statistics)
+        return;
+    for (size_t i = 0; i < r->diags.len; i++) {
+        const ol_diag *d = &r->diags.items[i];
+        if (o->format == OL_FMT_CONCISE) {
+            concise_line(out, &st, r, d, o);
+            continue;
+        }
+        header(out, &st, r, d);
+        if (r->has_source && d->rule != &ol_rule_oom001)
+            frame(out, &st, r, d, d->rule->severity);
+        else if (d->help) {
+            fputs("  = ", out);
+            put(out, &st, C_BOLD, "help:");
+            fputc(' ', out);
+            put_escaped(out, d->help, false);
+            fputc('\n', out);
+        }
+        fputc('\n', out);
+    }
+}
+
 void ol_emit_text(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o)
 {
     style st = {o->color};
@@ -418,24 +445,11 @@ void ol_emit_text(FILE *out, const ol_file_result *results, size_t count, const 
                 safe++;
             else if (d->fix)
                 unsafe++;
-            if (o->statistics)
-                continue;
-            if (o->format == OL_FMT_CONCISE) {
-                concise_line(out, &st, r, d, o);
-                continue;
-            }
-            header(out, &st, r, d);
-            if (r->has_source && d->rule != &ol_rule_oom001)
-                frame(out, &st, r, d, d->rule->severity);
-            else if (d->help) {
-                fputs("  = ", out);
-                put(out, &st, C_BOLD, "help:");
-                fputc(' ', out);
-                put_escaped(out, d->help, false);
-                fputc('\n', out);
-            }
-            fputc('\n', out);
         }
+        if (r->rendered)
+            fwrite(r->rendered, 1, r->rendered_len, out);
+        else
+            ol_emit_text_file(out, r, o);
     }
     if (o->statistics)
         statistics(out, &st, results, count, o);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "emit.h"
 #include "facts.h"
 #include "fix.h"
 #include "model.h"
@@ -83,6 +84,7 @@ void ol_file_result_free(ol_file_result *r)
     free(r->fix_diff);
     free(r->fix_error);
     free(r->fix_output);
+    free(r->rendered);
     ol_snapshot_free(r->snapshot);
     for (size_t i = 0; i < r->warnings.len; i++)
         free(r->warnings.items[i]);
@@ -444,10 +446,13 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
         if (lt->timings)
             lt->timings->fix_ns += ol_now_ns() - fix_start;
     }
-    /* keep the text only while a finding needs it for a code frame */
+    /* keep the text only while a finding needs it for a code frame, and
+     * only until the file's part of the report is made */
     if (r->diags.len == 0) {
         ol_source_free(&r->src);
         r->has_source = false;
+    } else if (run && run->render) {
+        ol_render_result(run->render, r);
     }
     lt->settings = saved;
 }

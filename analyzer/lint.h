@@ -56,6 +56,9 @@ typedef struct ol_run_options {
     /* the supervisor's view of this run (supervise.h): which file each
      * thread is on, files to set aside; NULL in process (library, server) */
     const struct ol_guard *guard;
+    /* what the report needs of each file, made when it is linted so that its
+     * source can be freed (emit.h); NULL keeps the source */
+    const struct ol_renderer *render;
 } ol_run_options;
 
 typedef struct ol_file_result {
@@ -73,6 +76,8 @@ typedef struct ol_file_result {
     char *fix_output;    /* --fix on stdin: the fixed text */
     size_t fix_output_len;
     OL_VEC(char *) warnings; /* "path:line: ..." problems with the file's suppression comments */
+    char *rendered;      /* its part of the report, made when it was linted (source then freed) */
+    size_t rendered_len;
 } ol_file_result;
 
 typedef struct ol_linter {

@@ -277,11 +277,16 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     ol_timings timings;
     ol_timings_init(&timings);
     uint64_t wall_start = ol_now_ns();
-    ol_run_options run = {OL_FIX_NONE, cli->unsafe_fixes, cli->timings ? &timings : NULL, guard};
+    ol_run_options run = {OL_FIX_NONE, cli->unsafe_fixes, cli->timings ? &timings : NULL, guard, NULL};
     if (cli->diff)
         run.fix_mode = OL_FIX_DIFF;
     else if (cli->fix)
         run.fix_mode = OL_FIX_WRITE;
+    bool color = cli->output_file ? cli->color == OL_COLOR_ALWAYS : want_color(cli->color, guard);
+    ol_emit_options eo = {cli->format, color, cli->quiet, cli->statistics, cli->unsafe_fixes};
+    ol_renderer renderer;
+    ol_renderer_init(&renderer, &eo, cli->diff);
+    run.render = &renderer;
     ol_file_result *results = ol_xcalloc(inputs.len ? inputs.len : 1, sizeof(ol_file_result));
     ol_lint_all(&grammar, &settings, &run, inputs.items, inputs.len, stdin_bytes, stdin_len, results, cli->threads);
     ol_guard_reporting(guard);
@@ -305,8 +310,6 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
         if (results[i].fix_output)
             stdin_fixed_output = true;
     }
-    bool color = cli->output_file ? cli->color == OL_COLOR_ALWAYS : want_color(cli->color, guard);
-    ol_emit_options eo = {cli->format, color, cli->quiet, cli->statistics, cli->unsafe_fixes};
     int status = failing > 0 ? 1 : 0;
     if (cli->diff) {
         /* the diffs are the output; the count goes to stderr, and so does
@@ -395,6 +398,7 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     for (size_t i = 0; i < inputs.len; i++)
         ol_file_result_free(&results[i]);
     free(results);
+    ol_renderer_free(&renderer);
     free(stdin_bytes);
     ol_input_vec_free(&inputs);
     free(settings.enabled);

@@ -85,6 +85,27 @@ static ol_nid function_body(const ol_model *m, uint32_t fi)
 struct mode_cache;
 static bool feeds_backward(ol_model *m, struct mode_cache *mc, ol_nid n, uint32_t fn);
 
+/* An nn.Module class, also through a base class defined in another file of
+ * the project (`class Learned(GaussianDiffusion)` with GaussianDiffusion an
+ * nn.Module in diffusion.py): its summary says so. */
+static bool class_is_module_anywhere(ol_model *m, uint32_t ci, int depth)
+{
+    if (ol_class_is_module(m, ci))
+        return true;
+    if (depth > 8 || !m->links)
+        return false;
+    for (size_t i = 0; i < m->classes.items[ci].bases.len; i++) {
+        ol_val v = ol_eval(m, m->classes.items[ci].bases.items[i]), linked;
+        if (v.kind == OL_V_CLASS && v.ref < m->classes.len && v.ref != ci &&
+            class_is_module_anywhere(m, v.ref, depth + 1))
+            return true;
+        if (v.kind == OL_V_EXTERN && v.ref && m->links->call(m->links, m, v.ref, 0, -1, NULL, &linked) &&
+            linked.kind == OL_V_MODULE)
+            return true;
+    }
+    return false;
+}
+
 static bool eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi)
 {
     const ol_function *f = &m->functions.items[fi];
@@ -97,7 +118,7 @@ static bool eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi)
     /* a model's own predict()/generate() is called from elsewhere, usually
      * another file that may well guard it: only a caller seen here, running
      * it with grad on, makes it a finding */
-    if (f->cls != OL_NO_INDEX && ol_class_is_module(m, f->cls) && m->functions.items[fi].callsites.len == 0)
+    if (f->cls != OL_NO_INDEX && class_is_module_anywhere(m, f->cls, 0) && m->functions.items[fi].callsites.len == 0)
         return false;
     ol_nid body = function_body(m, fi);
     if (body == OL_NONE || computes_gradients(m, body))

@@ -1610,7 +1610,9 @@ const ol_rule ol_rule_oom201 = {
             "`torch.autograd.grad`) is not evaluation; Lightning's validation/test/predict steps "
             "already run without grad; a function only ever called under no_grad, or a script that "
             "calls `torch.set_grad_enabled(False)` at module level, is guarded; a shape check on "
-            "made-up input (`print(net(torch.randn(2, 3, 32, 32)).shape)`) is not evaluation.",
+            "made-up input (`print(net(torch.randn(2, 3, 32, 32)).shape)`) is not evaluation; a module "
+            "that holds no parameter (`nn.Softmax()`, pooling, dropout, or a class of the file that "
+            "creates none) is not a model.",
     .why = "With autograd on, every forward pass records its graph and keeps the activations that "
            "backward would need. Evaluation never calls backward, so that memory is pure waste: "
            "typically the largest single use of GPU memory, and the reason a model that trains fine "

@@ -85,6 +85,27 @@ static ol_nid function_body(const ol_model *m, uint32_t fi)
 struct mode_cache;
 static bool feeds_backward(ol_model *m, struct mode_cache *mc, ol_nid n, uint32_t fn);
 
+/* An nn.Module class, also through a base class defined in another file of
+ * the project (`class Learned(GaussianDiffusion)` with GaussianDiffusion an
+ * nn.Module in diffusion.py): its summary says so. */
+static bool class_is_module_anywhere(ol_model *m, uint32_t ci, int depth)
+{
+    if (ol_class_is_module(m, ci))
+        return true;
+    if (depth > 8 || !m->links)
+        return false;
+    for (size_t i = 0; i < m->classes.items[ci].bases.len; i++) {
+        ol_val v = ol_eval(m, m->classes.items[ci].bases.items[i]), linked;
+        if (v.kind == OL_V_CLASS && v.ref < m->classes.len && v.ref != ci &&
+            class_is_module_anywhere(m, v.ref, depth + 1))
+            return true;
+        if (v.kind == OL_V_EXTERN && v.ref && m->links->call(m->links, m, v.ref, 0, -1, NULL, &linked) &&
+            linked.kind == OL_V_MODULE)
+            return true;
+    }
+    return false;
+}
+
 static bool eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi)
 {
     const ol_function *f = &m->functions.items[fi];
@@ -97,7 +118,7 @@ static bool eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi)
     /* a model's own predict()/generate() is called from elsewhere, usually
      * another file that may well guard it: only a caller seen here, running
      * it with grad on, makes it a finding */
-    if (f->cls != OL_NO_INDEX && ol_class_is_module(m, f->cls) && m->functions.items[fi].callsites.len == 0)
+    if (f->cls != OL_NO_INDEX && class_is_module_anywhere(m, f->cls, 0) && m->functions.items[fi].callsites.len == 0)
         return false;
     ol_nid body = function_body(m, fi);
     if (body == OL_NONE || computes_gradients(m, body))
@@ -209,6 +230,8 @@ typedef struct mode_cache {
     bool assign_uses_built, assign_uses_incomplete;
     sym_site_vec assign_uses;
     OL_VEC(uint64_t) assign_at;
+    /* per class: 0 not known, 1 may hold parameters, 2 holds none */
+    uint8_t *param_free;
     /* how many of the calls before each call index are image calls */
     uint32_t *images_before;
     /* calls of requires_grad_() and `x.requires_grad = ...` assignments */
@@ -247,6 +270,7 @@ static void mode_cache_free(mode_cache *mc)
     free(mc->per_fn);
     free(mc->eval_fn);
     free(mc->loop_grads);
+    free(mc->param_free);
     free(mc->operands);
     ol_vec_free(&mc->ids);
     ol_vec_free(&mc->assign_uses);
@@ -265,6 +289,7 @@ static void mode_cache_init(mode_cache *mc, const ol_model *m)
     mc->operands = ol_xcalloc(mc->count, sizeof(backward_operands));
     mc->eval_fn = ol_xcalloc(mc->count, 1);
     mc->loop_grads = ol_xcalloc(m->loops.len + 1, 1);
+    mc->param_free = ol_xcalloc(m->classes.len + 1, 1);
     mc->last_eval = OL_NONE;
     mc->budget = 64 * (uint64_t)m->tree->nodes.len + 1000000;
 }
@@ -1086,6 +1111,261 @@ static bool untrained_model(ol_model *m, mode_cache *mc, const ol_call *call, ui
     return true;
 }
 
+/* ---- modules without parameters ------------------------------------------------- */
+
+/* torch.nn modules that hold no parameter (with their default arguments):
+ * applied to a tensor they extend its graph, if it has one, but a graph
+ * starts only at a model's parameters. */
+static const char *const PARAMETER_FREE[] = {
+    "ReLU", "ReLU6", "LeakyReLU", "RReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
+    "Softmax", "Softmax2d", "LogSoftmax", "Softmin", "Softplus", "Softsign", "Hardtanh", "Hardsigmoid",
+    "Hardswish", "Hardshrink", "Softshrink", "Tanhshrink", "Threshold", "LogSigmoid", "GLU", "Dropout",
+    "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "MaxPool1d", "MaxPool2d",
+    "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
+    "FractionalMaxPool2d", "FractionalMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Flatten",
+    "Unflatten", "Identity", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
+    "PixelUnshuffle", "ChannelShuffle", "Fold", "Unfold", "LocalResponseNorm", "ZeroPad1d", "ZeroPad2d",
+    "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
+    "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
+    "CircularPad2d", "CircularPad3d", "CosineSimilarity", "PairwiseDistance", NULL};
+
+/* `torch.nn.Softmax`, `torch.nn.modules.activation.ReLU`: a parameter-free class of torch.nn. */
+static bool parameter_free_qual(const char *q)
+{
+    if (!q || !ol_str_has_prefix(q, "torch.nn."))
+        return false;
+    const char *last = strrchr(q, '.') + 1;
+    if (last != q + strlen("torch.nn.") && !ol_str_has_prefix(q, "torch.nn.modules."))
+        return false;
+    for (const char *const *w = PARAMETER_FREE; *w; w++)
+        if (strcmp(last, *w) == 0)
+            return true;
+    return false;
+}
+
+static bool class_without_parameters(ol_model *m, mode_cache *mc, uint32_t ci, int depth);
+static bool runs_no_parameters(ol_model *m, mode_cache *mc, const ol_call *call);
+
+/* Does the call build a module with no parameter: a parameter-free torch.nn
+ * class, or a class of this file that makes none (also through `.eval()`,
+ * `.to(device)` and the other methods that return the module itself)? */
+static bool ctor_without_parameters(ol_model *m, mode_cache *mc, ol_nid e, int depth)
+{
+    static const char *const same_module[] = {"eval", "train", "to", "cuda", "cpu", "float", "half", "double",
+                                              "bfloat16", "type", NULL};
+    const ol_tree *t = m->tree;
+    for (int k = 0; k < 8; k++) {
+        e = ol_unparen(t, e);
+        uint32_t ci = e != OL_NONE && ol_kind_of(t, e) == OL_N_call ? ol_call_at(m, e) : OL_NO_INDEX;
+        if (ci == OL_NO_INDEX)
+            return false;
+        const ol_call *c = &m->calls.items[ci];
+        bool chained = false;
+        for (const char *const *w = same_module; *w && c->receiver != OL_NONE && c->name && !chained; w++)
+            chained = strcmp(ol_sym_str(m, c->name), *w) == 0;
+        if (chained) {
+            e = c->receiver;
+            continue;
+        }
+        if (parameter_free_qual(ol_qualname(m, c->callee)))
+            return true;
+        ol_val v = ol_eval(m, c->callee);
+        return v.kind == OL_V_CLASS && v.ref < m->classes.len && class_without_parameters(m, mc, v.ref, depth + 1);
+    }
+    return false;
+}
+
+/* `self.level = level` with `def __init__(self, level=0.5)`: a setting, as
+ * its default (a number, a string, a bool) says; `gate=None` says nothing. */
+static bool literal_parameter(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || ol_kind_of(t, e) != OL_N_identifier)
+        return false;
+    uint32_t defs[2];
+    size_t n = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 2);
+    if (n != 1 || m->defs.items[defs[0]].kind != OL_DEF_PARAM || m->defs.items[defs[0]].value == OL_NONE)
+        return false;
+    ol_nid dflt = ol_unparen(t, m->defs.items[defs[0]].value);
+    if (ol_kind_of(t, dflt) == OL_N_unary_operator)
+        dflt = ol_field(t, dflt, OL_F_argument);
+    switch (ol_kind_of(t, dflt)) {
+    case OL_N_integer:
+    case OL_N_float:
+    case OL_N_string:
+    case OL_N_true:
+    case OL_N_false:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* `super().forward(x)`: the class's own base, checked as such. */
+static bool calls_super(ol_model *m, const ol_call *c)
+{
+    const ol_tree *t = m->tree;
+    ol_nid r = c->receiver != OL_NONE ? ol_unparen(t, c->receiver) : OL_NONE;
+    uint32_t ri = r != OL_NONE && ol_kind_of(t, r) == OL_N_call ? ol_call_at(m, r) : OL_NO_INDEX;
+    return ri != OL_NO_INDEX && m->calls.items[ri].name && strcmp(ol_sym_str(m, m->calls.items[ri].name), "super") == 0 &&
+           m->calls.items[ri].receiver == OL_NONE;
+}
+
+/* Names that make, register or switch on something a gradient flows to. */
+static const char *const GRAD_SOURCES[] = {"Parameter", "ParameterList", "ParameterDict", "UninitializedParameter",
+                                           "register_parameter", "register_module", "add_module", "setattr",
+                                           "__setattr__", "requires_grad", "requires_grad_", "load_state_dict",
+                                           "enable_grad", "set_grad_enabled", NULL};
+
+/* A class of this file that is an nn.Module holding no parameter: its bases
+ * are nn.Module or such classes, every attribute it sets is a plain value, a
+ * tensor built without requires_grad or a parameter-free module, and its
+ * methods build no parameter, run no other model and switch on no
+ * gradient. Such a module applied to data records no graph of its own. */
+static bool class_without_parameters(ol_model *m, mode_cache *mc, uint32_t ci, int depth)
+{
+    if (ci >= m->classes.len || depth > 4)
+        return false;
+    if (mc->param_free[ci])
+        return mc->param_free[ci] == 2;
+    mc->param_free[ci] = 1; /* a cycle through its own attributes: not known, so no */
+    const ol_tree *t = m->tree;
+    const ol_class *cls = &m->classes.items[ci];
+    bool ok = cls->bases.len > 0;
+    for (size_t i = 0; i < cls->bases.len && ok; i++) {
+        ol_val v = ol_eval(m, cls->bases.items[i]);
+        if (v.kind == OL_V_EXTERN) {
+            const char *q = ol_sym_str(m, v.ref);
+            ok = strcmp(q, "torch.nn.Module") == 0 || strcmp(q, "torch.nn.modules.module.Module") == 0;
+        } else {
+            ok = v.kind == OL_V_CLASS && v.ref != ci && class_without_parameters(m, mc, v.ref, depth + 1);
+        }
+        cls = &m->classes.items[ci];
+    }
+    for (size_t i = 0; i < cls->attr_defs.len && ok; i++) {
+        const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
+        if (d->kind == OL_DEF_FUNCTION)
+            continue;
+        if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred) {
+            ok = false;
+            break;
+        }
+        ol_nid value = d->value;
+        if (literal_parameter(m, value))
+            continue;
+        ol_val v = ol_eval(m, value);
+        switch (v.kind) {
+        case OL_V_NUMBER:
+        case OL_V_STRING:
+        case OL_V_NONE:
+        case OL_V_DEVICE:
+        case OL_V_RANGE:
+        case OL_V_ARRAY:
+            break;
+        case OL_V_TENSOR:
+            ok = !(v.flags & (OL_VF_GRAPH | OL_VF_PARAM));
+            break;
+        default:
+            ok = ctor_without_parameters(m, mc, value, depth);
+            break;
+        }
+        cls = &m->classes.items[ci];
+    }
+    /* nothing in the class's text names a parameter or switches on gradients */
+    ol_nid node = m->classes.items[ci].node;
+    for (ol_nid n = node; ok && n < m->subtree_end[node]; n++) {
+        if (ol_kind_of(t, n) != OL_N_identifier)
+            continue;
+        uint32_t len;
+        const char *s = ol_text(t, n, &len);
+        for (const char *const *w = GRAD_SOURCES; *w && ok; w++)
+            ok = !ol_mem_eq_cstr(s, len, *w);
+    }
+    /* its methods run no other model and build no module that has parameters */
+    size_t first, end = ok ? ol_calls_in(m, node, &first) : 0;
+    for (size_t i = first; ok && i < end; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (calls_super(m, c))
+            continue;
+        if (ol_call_arg(m, c->node, -1, "requires_grad") != OL_NONE ||
+            (ol_is_forward_call(m, (uint32_t)i) && !runs_no_parameters(m, mc, c))) {
+            ok = false;
+            break;
+        }
+        bool cross;
+        const ol_fn_summary *fs = ol_call_summary(m, (uint32_t)i, &cross);
+        if (fs && (fs->facts & OL_FN_FORWARD)) {
+            ok = false;
+            break;
+        }
+        const char *q = ol_qualname(m, c->callee);
+        if (q && ol_str_has_prefix(q, "torch.nn.") && !ol_str_has_prefix(q, "torch.nn.functional.") &&
+            !ol_str_has_prefix(q, "torch.nn.init.") && !parameter_free_qual(q))
+            ok = false;
+        else if (ol_eval(m, c->node).kind == OL_V_MODULE && !ctor_without_parameters(m, mc, c->node, depth))
+            ok = false;
+    }
+    mc->param_free[ci] = ok ? 2 : 1;
+    return ok;
+}
+
+/* Does the module a forward call runs hold no parameter? `smax(out)` with
+ * `smax = nn.Softmax(dim=1)`, `self.pool(x)` with `self.pool =
+ * nn.AdaptiveAvgPool2d(1)`, `Decoder().eval()(x)` where the class builds
+ * its kernels from constants. Such a call extends the graph of its input, if
+ * there is one, where that graph began: not a model's forward. */
+static bool runs_no_parameters(ol_model *m, mode_cache *mc, const ol_call *call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid model = forward_model(m, call);
+    if (model == OL_NONE)
+        return false;
+    ol_val v = ol_eval(m, model);
+    if (v.kind == OL_V_MODULE && (v.flags & OL_VF_LOCAL) && v.ref < m->classes.len &&
+        class_without_parameters(m, mc, v.ref, 0))
+        return true;
+    if (ol_kind_of(t, model) == OL_N_call)
+        return ctor_without_parameters(m, mc, model, 0);
+    if (ol_kind_of(t, model) == OL_N_identifier) {
+        uint32_t defs[8];
+        size_t n = ol_reaching_defs(m, m->node_scope[model], ol_node_sym(m, model), model, defs, 8);
+        if (n == 0 || n == 8)
+            return false;
+        for (size_t i = 0; i < n; i++) {
+            const ol_def *d = &m->defs.items[defs[i]];
+            if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred ||
+                !ctor_without_parameters(m, mc, d->value, 0))
+                return false;
+        }
+        return true;
+    }
+    /* self.x in a method: every `self.x = ...` of the class */
+    if (ol_kind_of(t, model) == OL_N_attribute) {
+        ol_nid obj = ol_field(t, model, OL_F_object), attr = ol_field(t, model, OL_F_attribute);
+        uint32_t fn = ol_function_of(m, call->node);
+        if (obj == OL_NONE || attr == OL_NONE || !ol_text_is(t, obj, "self") || fn == OL_NO_INDEX ||
+            m->functions.items[fn].cls == OL_NO_INDEX)
+            return false;
+        const ol_class *cls = &m->classes.items[m->functions.items[fn].cls];
+        ol_sym name = ol_node_sym(m, attr);
+        size_t seen = 0;
+        for (size_t i = 0; i < cls->attr_defs.len; i++) {
+            const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
+            if (d->name != name)
+                continue;
+            if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred ||
+                !ctor_without_parameters(m, mc, d->value, 0))
+                return false;
+            seen++;
+            cls = &m->classes.items[m->functions.items[fn].cls];
+        }
+        return seen > 0;
+    }
+    return false;
+}
+
 /* ---- wrappers --------------------------------------------------------------------- */
 
 /* A call of a function that runs a model with autograd on (`self.infer(x)`,
@@ -1284,7 +1564,7 @@ static void check(ol_check *c)
     mode_cache modes;
     mode_cache_init(&modes, m);
     for (size_t i = 0; i < m->calls.len; i++) {
-        if (!ol_is_forward_call(m, (uint32_t)i))
+        if (!ol_is_forward_call(m, (uint32_t)i) || runs_no_parameters(m, &modes, &m->calls.items[i]))
             continue;
         const ol_call *call = &m->calls.items[i];
         report_site(c, call, ol_function_of(m, call->node), false, &seen, &sites, &modes);
@@ -1330,7 +1610,9 @@ const ol_rule ol_rule_oom201 = {
             "`torch.autograd.grad`) is not evaluation; Lightning's validation/test/predict steps "
             "already run without grad; a function only ever called under no_grad, or a script that "
             "calls `torch.set_grad_enabled(False)` at module level, is guarded; a shape check on "
-            "made-up input (`print(net(torch.randn(2, 3, 32, 32)).shape)`) is not evaluation.",
+            "made-up input (`print(net(torch.randn(2, 3, 32, 32)).shape)`) is not evaluation; a module "
+            "that holds no parameter (`nn.Softmax()`, pooling, dropout, or a class of the file that "
+            "creates none) is not a model.",
     .why = "With autograd on, every forward pass records its graph and keeps the activations that "
            "backward would need. Evaluation never calls backward, so that memory is pure waste: "
            "typically the largest single use of GPU memory, and the reason a model that trains fine "

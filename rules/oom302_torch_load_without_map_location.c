@@ -13,7 +13,11 @@
  * (a vocabulary, a config, parsed arguments, label maps), and files that
  * this very source writes with host data only (`torch.save(feats.cpu(),
  * os.path.join(d, "feats.pth"))`, then `torch.load(os.path.join(e,
- * "feats.pth"))`: a cache of extracted features).
+ * "feats.pth"))`: a cache of extracted features), or, with no path in
+ * common, whose every key the load is read through is in a dict literal
+ * this source saves with host data only, while no other save here may
+ * hold GPU tensors (`torch.save({"eigvec": v.to("cpu")}, args.out)`, then
+ * `torch.load(args.factor)["eigvec"]`).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +116,23 @@ static uint32_t load_def(ol_model *m, const uint32_t *def_of_target, ol_nid call
     return d - 1;
 }
 
+typedef OL_VEC(ol_nid) nid_list;
+
+/* `x["key"]` read (not stored into) with x the node n: the key's string node, or OL_NONE. */
+static ol_nid read_key(const ol_tree *t, ol_nid n)
+{
+    ol_nid p = ol_parent(t, n);
+    if (p == OL_NONE || ol_kind_of(t, p) != OL_N_subscript || ol_field(t, p, OL_F_value) != n)
+        return OL_NONE;
+    ol_nid key = ol_field(t, p, OL_F_subscript), stmt = ol_parent(t, p);
+    if (key == OL_NONE || ol_kind_of(t, key) != OL_N_string)
+        return OL_NONE;
+    if (stmt != OL_NONE && (ol_kind_of(t, stmt) == OL_N_assignment || ol_kind_of(t, stmt) == OL_N_augmented_assignment) &&
+        ol_field(t, stmt, OL_F_left) == p)
+        return OL_NONE;
+    return key;
+}
+
 /* How the uses of each loaded name's def look, found in one pass over the
  * file's identifiers (not one pass per load: a file of thousands of loads
  * stays linear). Per def: the uses after its statement that it reaches, and
@@ -120,6 +141,8 @@ typedef struct load_uses {
     uint32_t *uses;   /* per def */
     bool *other;      /* per def: a use that is neither */
     bool *not_host_state; /* per def: a use that does not restore a scaler's or scheduler's state */
+    bool *not_key;        /* per def: a use that is not a read of `name["key"]` */
+    nid_list *keys;       /* per def: the string keys of those reads */
     uint32_t *def_of_target; /* per node, see load_def */
 } load_uses;
 
@@ -129,6 +152,8 @@ static void load_uses_build(ol_model *m, load_uses *lu)
     lu->uses = ol_xcalloc(m->defs.len + 1, sizeof(uint32_t));
     lu->other = ol_xcalloc(m->defs.len + 1, sizeof(bool));
     lu->not_host_state = ol_xcalloc(m->defs.len + 1, sizeof(bool));
+    lu->not_key = ol_xcalloc(m->defs.len + 1, sizeof(bool));
+    lu->keys = ol_xcalloc(m->defs.len + 1, sizeof(nid_list));
     lu->def_of_target = ol_xcalloc(t->nodes.len + 1, sizeof(uint32_t));
     /* the last def of a target wins, as a scan of its chain would find */
     for (size_t d = 0; d < m->defs.len; d++)
@@ -155,6 +180,7 @@ static void load_uses_build(ol_model *m, load_uses *lu)
         uint32_t defs[16];
         size_t n = ol_reaching_defs(m, m->node_scope[u], name, u, defs, 16);
         int benign = -1, host_state = -1; /* computed once per use, when a load def is reached */
+        ol_nid key = read_key(t, u);
         for (size_t k = 0; k < n; k++) {
             uint32_t d = defs[k];
             if (d >= m->defs.len || !is_load_def[d] || u < m->subtree_end[m->defs.items[d].stmt])
@@ -169,6 +195,12 @@ static void load_uses_build(ol_model *m, load_uses *lu)
                 lu->other[d] = true;
             if (!host_state)
                 lu->not_host_state[d] = true;
+            if (key == OL_NONE)
+                lu->not_key[d] = true;
+            else if (lu->keys[d].len < 16)
+                ol_vec_push(&lu->keys[d], key);
+            else
+                lu->not_key[d] = true;
         }
     }
     free(is_load_def);
@@ -267,6 +299,47 @@ static const char *const HOST_FACTORIES[] = {
 
 static bool host_only(ol_model *m, ol_nid e, int depth);
 
+/* `args.ckpt` with `args = parser.parse_args()`: a command-line value (a
+ * string, a number, a flag). */
+static bool parsed_argument(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    ol_nid obj = ol_unparen(t, ol_field(t, e, OL_F_object));
+    if (obj == OL_NONE || ol_kind_of(t, obj) != OL_N_identifier)
+        return false;
+    uint32_t defs[4];
+    size_t n = ol_reaching_defs(m, m->node_scope[obj], ol_node_sym(m, obj), obj, defs, 4);
+    if (n == 0 || n == 4)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const ol_def *d = &m->defs.items[defs[i]];
+        ol_nid v = d->kind == OL_DEF_ASSIGN && d->path_len == 0 ? ol_unparen(t, d->value) : OL_NONE;
+        uint32_t ci = v != OL_NONE && ol_kind_of(t, v) == OL_N_call ? ol_call_at(m, v) : OL_NO_INDEX;
+        if (ci == OL_NO_INDEX || m->calls.items[ci].receiver == OL_NONE || !m->calls.items[ci].name ||
+            strcmp(ol_sym_str(m, m->calls.items[ci].name), "parse_args") != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Tensor methods whose result is on the device of their input: dtype casts,
+ * copies and views. */
+static const char *const HOST_KEEPING[] = {"float", "double", "half", "bfloat16", "long", "int", "short", "bool",
+                                           "byte", "char", "contiguous", "clone", "detach", "view", "reshape",
+                                           "squeeze", "unsqueeze", "flatten", "t", "permute", "transpose", NULL};
+
+static bool is_torch_dtype(const char *q)
+{
+    static const char *const dtypes[] = {"torch.float", "torch.float32", "torch.float64", "torch.double",
+                                         "torch.float16", "torch.half", "torch.bfloat16", "torch.int",
+                                         "torch.int8", "torch.int16", "torch.int32", "torch.int64", "torch.long",
+                                         "torch.uint8", "torch.bool", "torch.short", NULL};
+    for (const char *const *d = dtypes; *d; d++)
+        if (strcmp(q, *d) == 0)
+            return true;
+    return false;
+}
+
 /* Every binding of the name that reaches `use` is host data. */
 static bool name_host_only(ol_model *m, ol_nid use, int depth)
 {
@@ -303,6 +376,8 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
         return true;
     case OL_N_identifier:
         return name_host_only(m, e, depth);
+    case OL_N_attribute:
+        return parsed_argument(m, e);
     case OL_N_tuple:
     case OL_N_list:
     case OL_N_set:
@@ -333,8 +408,18 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
                 ol_nid where = ol_call_arg(m, e, 0, "device");
                 const char *s;
                 uint32_t len;
-                return where != OL_NONE && ol_string_value(t, where, &s, &len) && ol_mem_eq_cstr(s, len, "cpu");
+                if (where != OL_NONE && ol_string_value(t, where, &s, &len) && ol_mem_eq_cstr(s, len, "cpu"))
+                    return true;
+                /* `x.to(torch.float32)`: a cast, where x is */
+                const char *dq = where != OL_NONE ? ol_qualname(m, where) : NULL;
+                return dq && is_torch_dtype(dq) && ol_call_arg(m, e, 1, "device") == OL_NONE &&
+                       ol_call_arg(m, e, -1, "device") == OL_NONE &&
+                       host_only(m, ol_field(t, callee, OL_F_object), depth + 1);
             }
+            /* casts and views stay where their input is */
+            for (const char *const *k = HOST_KEEPING; *k; k++)
+                if (ol_text_is(t, attr, *k))
+                    return host_only(m, ol_field(t, callee, OL_F_object), depth + 1);
         }
         const char *q = ol_qualname(m, callee);
         if (!q || ol_call_arg(m, e, -1, "device") != OL_NONE)
@@ -423,6 +508,105 @@ static bool written_here_from_host(ol_model *m, const save_vec *saves, ol_nid pa
     return writes > 0;
 }
 
+/* The dict literal a save writes (`torch.save({"eigvec": v}, out)`, or a
+ * name bound once to one), when every key is a string; else OL_NONE. */
+static ol_nid saved_dict(ol_model *m, ol_nid obj)
+{
+    const ol_tree *t = m->tree;
+    obj = ol_unparen(t, obj);
+    if (obj != OL_NONE && ol_kind_of(t, obj) == OL_N_identifier) {
+        uint32_t defs[2];
+        ol_sym name = ol_node_sym(m, obj);
+        if (ol_reaching_defs(m, m->node_scope[obj], name, obj, defs, 2) != 1 ||
+            m->defs.items[defs[0]].kind != OL_DEF_ASSIGN || m->defs.items[defs[0]].path_len != 0)
+            return OL_NONE;
+        /* nothing else touches the dict on the way (`d["model"] = ...`,
+         * `d.update(...)`, a call it is passed to): only reads of a key */
+        const ol_def *d = &m->defs.items[defs[0]];
+        ol_nid stmt = d->stmt;
+        if (obj < m->subtree_end[stmt] || obj - m->subtree_end[stmt] > 20000)
+            return OL_NONE; /* far apart: not worth the walk */
+        for (ol_nid u = m->subtree_end[stmt]; u < obj; u++) {
+            if (ol_kind_of(t, u) != OL_N_identifier || ol_node_at(t, u)->field == OL_F_attribute ||
+                ol_node_sym(m, u) != name || m->node_scope[u] != m->node_scope[obj])
+                continue;
+            if (read_key(t, u) == OL_NONE)
+                return OL_NONE;
+        }
+        obj = ol_unparen(t, d->value);
+    }
+    if (obj == OL_NONE || ol_kind_of(t, obj) != OL_N_dictionary)
+        return OL_NONE;
+    for (ol_nid a = ol_first_named(t, obj); a != OL_NONE; a = ol_next_named(t, a))
+        if (ol_kind_of(t, a) != OL_N_pair || ol_kind_of(t, ol_field(t, a, OL_F_key)) != OL_N_string)
+            return OL_NONE;
+    return obj;
+}
+
+static bool dict_has_key(const ol_tree *t, ol_nid dict, ol_nid key)
+{
+    const char *k;
+    uint32_t klen;
+    if (!ol_string_value(t, key, &k, &klen))
+        return false;
+    for (ol_nid a = ol_first_named(t, dict); a != OL_NONE; a = ol_next_named(t, a)) {
+        const char *s;
+        uint32_t len;
+        if (ol_string_value(t, ol_field(t, a, OL_F_key), &s, &len) && len == klen && memcmp(s, k, len) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The string keys a load is read through: `torch.load(p)["eigvec"]`, or
+ * every use of the name it is bound to being `ckpt["key"]`. */
+static size_t load_keys(ol_model *m, load_uses *lu, ol_nid call, ol_nid *out, size_t cap)
+{
+    const ol_tree *t = m->tree;
+    ol_nid direct = read_key(t, call);
+    if (direct != OL_NONE) {
+        out[0] = direct;
+        return 1;
+    }
+    if (!lu->uses)
+        load_uses_build(m, lu);
+    uint32_t def = load_def(m, lu->def_of_target, call);
+    if (def == OL_NO_INDEX || def >= m->defs.len || lu->uses[def] == 0 || lu->not_key[def])
+        return 0;
+    size_t n = lu->keys[def].len < cap ? lu->keys[def].len : cap;
+    memcpy(out, lu->keys[def].items, n * sizeof(ol_nid));
+    return n;
+}
+
+/* No path links the load to a write, but its keys do: this source saves a
+ * dict literal holding every key the load is read through, each such dict
+ * is host data only, and no other save here may hold GPU tensors
+ * (`torch.save({"ckpt": path, "eigvec": v.to("cpu")}, args.out)`, then
+ * `torch.load(args.factor)["eigvec"]`). */
+static bool keyed_from_host(ol_model *m, load_uses *lu, const save_vec *saves, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid keys[16];
+    size_t nkeys = load_keys(m, lu, call, keys, 16);
+    if (nkeys == 0)
+        return false;
+    size_t matched = 0;
+    for (size_t i = 0; i < saves->len; i++) {
+        ol_nid obj = ol_call_arg(m, m->calls.items[saves->items[i]].node, 0, "obj");
+        if (obj == OL_NONE)
+            return false;
+        ol_nid dict = saved_dict(m, obj);
+        bool holds_all = dict != OL_NONE;
+        for (size_t k = 0; k < nkeys && holds_all; k++)
+            holds_all = dict_has_key(t, dict, keys[k]);
+        /* a dict without one of the keys is another file; anything else may be this one */
+        if ((holds_all || dict == OL_NONE) && !host_only(m, obj, 0))
+            return false;
+        matched += holds_all;
+    }
+    return matched > 0;
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
@@ -430,7 +614,7 @@ static void check(ol_check *c)
     int xla_only = -1;
     save_vec saves = {0};
     bool saves_known = false;
-    load_uses lu = {NULL, NULL, NULL, NULL};
+    load_uses lu = {0};
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
         const char *q = ol_qualname(m, call->callee);
@@ -471,7 +655,7 @@ static void check(ol_check *c)
         if (location != OL_NONE && !ol_may_be_none(m, location))
             continue;
         if (loads_plain_data(m, call->node, first) || restores_only_host_state(m, &lu, call->node) ||
-            written_here_from_host(m, &saves, first))
+            written_here_from_host(m, &saves, first) || keyed_from_host(m, &lu, &saves, call->node))
             continue;
         if (location != OL_NONE) {
             char *text = ol_node_str(t, location);
@@ -497,6 +681,10 @@ static void check(ol_check *c)
     free(lu.uses);
     free(lu.other);
     free(lu.not_host_state);
+    free(lu.not_key);
+    for (size_t i = 0; lu.keys && i < m->defs.len + 1; i++)
+        ol_vec_free(&lu.keys[i]);
+    free(lu.keys);
     free(lu.def_of_target);
 }
 
@@ -511,8 +699,10 @@ const ol_rule ol_rule_oom302 = {
             "`torch_xla` only, loads that only restore a GradScaler's or an LR scheduler's state, "
             "plain data named for what it is (a vocabulary, a config, parsed arguments, label maps), "
             "and files the same source writes with host data only (`torch.save(feats.cpu(), path)`, "
-            "a tuple of CPU tensors, Python values), found by the same path expression or the same "
-            "file-name literal.",
+            "a tuple of CPU tensors, Python values), found by the same path expression, the same "
+            "file-name literal, or the keys the load is read through (`torch.load(p)[\"eigvec\"]` and "
+            "a saved dict literal holding `\"eigvec\"`, when no other save of the source may hold GPU "
+            "tensors).",
     .why = "A checkpoint remembers the device of every tensor in it. Loaded without `map_location`, a "
            "checkpoint saved from `cuda:0` is materialised on GPU 0 again: in every process of a "
            "multi-GPU job, and in full (optimizer state and all) before `load_state_dict` copies what "

@@ -408,9 +408,14 @@ bool ol_project_resolve(const ol_project *p, size_t from, const char *qual, size
     } else {
         if (nparts == 0)
             return false;
-        found = try_base(p, f->path, f->dir_len, parts, lens, nparts, 1, file, &consumed);
-        if (!found && f->top)
+        /* in a package, an absolute import starts at the package's root
+         * (Python 3 has no implicit relative imports): `import pkg.mod` in
+         * pkg/other.py is pkg/mod.py even when pkg/pkg.py exists; a
+         * script's siblings are found from its own directory */
+        if (f->top)
             found = try_base(p, f->top, strlen(f->top), parts, lens, nparts, 1, file, &consumed);
+        if (!found)
+            found = try_base(p, f->path, f->dir_len, parts, lens, nparts, 1, file, &consumed);
         if (!found && p->root) {
             /* the run's common directory and every directory above it: only a
              * name spelling a run file's path below one of them matches */

@@ -14,11 +14,11 @@
  * these bases, tried in order:
  *   1. relative imports (`from .utils import f`, `from .. import x`): the
  *      importing file's directory, one level up per extra dot; nothing else;
- *   2. absolute imports: the importing file's own directory (how a script's
- *      siblings are found), then the directory above the importing file's
+ *   2. absolute imports: the directory above the importing file's
  *      top-level package (walking up through directories whose __init__.py
- *      is part of the run), then the run's common directory and each
- *      directory above it.
+ *      is part of the run), when it is in one, then its own directory (how a
+ *      script's siblings are found), then the run's common directory and
+ *      each directory above it.
  * A name that matches no file is not part of the project (a library, or a
  * file outside the run), and what it does stays unknown.
  *

@@ -1820,15 +1820,15 @@ static void test_project_resolution(void)
     ol_project *p = ol_project_new();
     const char *root = "/nonexistent-oomlint-test/repo";
     const char *files[] = {"train.py", "utils.py", "pkg/__init__.py", "pkg/meters.py", "pkg/sub/__init__.py",
-                           "pkg/sub/deep.py", "other/utils.py", "scripts/run.py"};
-    size_t idx[8];
-    for (size_t i = 0; i < 8; i++) {
+                           "pkg/sub/deep.py", "other/utils.py", "scripts/run.py", "pkg/pkg.py"};
+    size_t idx[9];
+    for (size_t i = 0; i < 9; i++) {
         char *path = ol_xasprintf("%s/%s", root, files[i]);
         idx[i] = ol_project_add(p, path);
         free(path);
     }
     CHECK(ol_project_add(p, "/nonexistent-oomlint-test/repo/./pkg/../utils.py") == idx[1]);
-    CHECK(ol_project_count(p) == 8);
+    CHECK(ol_project_count(p) == 9);
     ol_project_index(p);
     size_t file;
     const char *rest;
@@ -1849,7 +1849,10 @@ static void test_project_resolution(void)
     CHECK(!ol_project_resolve(p, idx[3], "...x", &file, &rest));
     /* absolute names from inside a package: the directory above the top package */
     CHECK(ol_project_resolve(p, idx[5], "pkg.meters", &file, &rest) && file == idx[3] && strcmp(rest, "") == 0);
-    /* the importing file's own directory comes first */
+    /* ... before the package's own directory: pkg/pkg.py is not `pkg` there */
+    CHECK(ol_project_resolve(p, idx[3], "pkg.meters.AverageMeter", &file, &rest) && file == idx[3] &&
+          strcmp(rest, "AverageMeter") == 0);
+    /* outside a package, the importing file's own directory comes first */
     CHECK(ol_project_resolve(p, idx[6], "utils.f", &file, &rest) && file == idx[6]);
     /* the run's common directory: a script in a subdirectory reaches the package */
     CHECK(ol_project_resolve(p, idx[7], "pkg.sub.deep.g", &file, &rest) && file == idx[5] && strcmp(rest, "g") == 0);
@@ -1873,6 +1876,28 @@ static void test_project_resolution(void)
     got = ol_project_acquire(p, idx[0], NULL);
     CHECK(got != NULL && got->fn_count == 0);
     ol_file_summary_release(got);
+    /* a budget drops the summaries asked for least recently */
+    ol_project_set_budget(p, 250);
+    ol_file_summary *c = ol_file_summary_empty(), *d = ol_file_summary_empty(), *e = ol_file_summary_empty();
+    c->bytes = d->bytes = e->bytes = 100;
+    ol_project_publish(p, idx[4], c);
+    ol_project_publish(p, idx[5], d);
+    got = ol_project_acquire(p, idx[4], NULL); /* c is now the newest */
+    ol_file_summary_release(got);
+    ol_project_publish(p, idx[6], e);          /* 300 bytes: d, the oldest of the three, goes */
+    CHECK(ol_project_evicted(p, idx[5]) && !ol_project_evicted(p, idx[4]));
+    CHECK(ol_project_acquire(p, idx[5], NULL) == NULL); /* no processor to build it again */
+    got = ol_project_acquire(p, idx[4], NULL);
+    CHECK(got == c);
+    ol_file_summary_release(got);
+    ol_project_publish(p, idx[5], d); /* built again; e, asked for least recently, goes */
+    CHECK(!ol_project_evicted(p, idx[5]));
+    ol_project_usage u;
+    ol_project_stats(p, &u);
+    CHECK(u.evictions >= 2 && u.rebuilds == 1 && u.most_held >= 300 && ol_project_evicted(p, idx[6]));
+    ol_file_summary_release(c);
+    ol_file_summary_release(d);
+    ol_file_summary_release(e);
     ol_file_summary_release(a);
     ol_file_summary_release(b);
     ol_project_free(p);

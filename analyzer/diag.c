@@ -108,6 +108,20 @@ void ol_diag_free(ol_diag *d)
     memset(d, 0, sizeof(*d));
 }
 
+void ol_diag_slim(ol_diag *d)
+{
+    free(d->message);
+    free(d->help);
+    d->message = d->help = NULL;
+    if (d->fix) {
+        for (size_t i = 0; i < d->fix->edits.len; i++)
+            free(d->fix->edits.items[i].content);
+        ol_vec_free(&d->fix->edits);
+        free(d->fix->message);
+        d->fix->message = NULL;
+    }
+}
+
 void ol_diag_vec_free(ol_diag_vec *v)
 {
     for (size_t i = 0; i < v->len; i++)

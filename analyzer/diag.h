@@ -61,6 +61,10 @@ bool ol_fix_equal(const ol_fix *a, const ol_fix *b);
 void ol_fix_free(ol_fix *f);
 
 void ol_diag_free(ol_diag *d);
+/* Frees what only the report reads (message, help, the fix's text and
+ * edits) once the finding is written, keeping its rule, place and whether
+ * it has a fix (safe or not) for the run's counts; message becomes NULL. */
+void ol_diag_slim(ol_diag *d);
 void ol_diag_vec_free(ol_diag_vec *v);
 /* Sorts by position, then code. */
 void ol_diag_vec_sort(ol_diag_vec *v);

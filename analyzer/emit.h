@@ -43,27 +43,32 @@ typedef struct ol_location {
 
 ol_location ol_diag_location(const ol_file_result *r, const ol_diag *d);
 
+/* A whole report (what the run prints), in o->format; ol_emit_text writes
+ * the text form whatever o->format says (`--fix -` reports to stderr). */
+void ol_emit(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o);
 void ol_emit_text(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o);
-void ol_emit_json(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o);
-/* SARIF 2.1.0 for code scanning (emit_sarif.c). */
-void ol_emit_sarif(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o);
-/* GitHub Actions workflow-command annotations (emit_github.c). */
-void ol_emit_github(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o);
-/* One file's part of each report (ol_emit_* write these for each file, or
- * what ol_render_result made of it before). */
+
+/* One file's part of each report. */
 void ol_emit_text_file(FILE *out, const ol_file_result *r, const ol_emit_options *o);
 void ol_emit_github_file(FILE *out, const ol_file_result *r);
 /* JSON and SARIF: the file's objects, pretty-printed at their depth in the
  * document and separated as ol_json_pretty separates them. */
 void ol_emit_json_file(ol_buf *b, const ol_file_result *r);
 void ol_emit_sarif_file(ol_buf *b, const char *cwd, const ol_file_result *r);
+/* What follows the files' parts: text's statistics and summary line, JSON's
+ * closing bracket (or its --statistics array). */
+void ol_emit_text_end(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o);
+void ol_emit_json_end(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o,
+                      size_t parts);
+/* SARIF's log: what comes before the first result and after the last, and
+ * the log with no result. */
+void ol_sarif_frame(const char *cwd, char **head, char **tail, char **empty);
 /* The current directory as SARIF's %SRCROOT% (absolute; NULL if unknown). */
 char *ol_sarif_cwd(void);
 
 /* Rendering each file's part of the report as soon as it is linted, on the
  * thread that linted it, so that its source, needed for code frames and
- * positions, is freed then rather than kept until the run ends: what a run
- * holds is its report, not the text of every file with a finding. */
+ * positions, is freed then rather than kept until the run ends. */
 typedef struct ol_renderer {
     ol_emit_options o;
     bool discard;   /* nothing is reported from the files (--diff): only free */
@@ -75,6 +80,23 @@ void ol_renderer_free(ol_renderer *rd);
 /* Renders r's part (into r->rendered) and frees its source; a file read
  * from standard input is left as it is (`--fix -` reports it differently). */
 void ol_render_result(const ol_renderer *rd, ol_file_result *r);
+
+/* Writing a report file by file, in input order: the run streams each
+ * file's part out as soon as the files before it are done (lint.c), and
+ * writes what is left and the end when all are. */
+typedef struct ol_report_writer {
+    FILE *out;
+    ol_format kind;           /* OL_FMT_TEXT covers the concise form too */
+    const ol_renderer *rd;
+    size_t parts;             /* files with findings written */
+    char *sarif_head, *sarif_tail, *sarif_empty;
+    ol_buf scratch;
+} ol_report_writer;
+
+void ol_writer_init(ol_report_writer *w, FILE *out, ol_format kind, const ol_renderer *rd);
+void ol_writer_part(ol_report_writer *w, const ol_file_result *r);
+void ol_writer_end(ol_report_writer *w, const ol_file_result *results, size_t count);
+void ol_writer_free(ol_report_writer *w);
 
 /* Escapes s for a workflow command: a message, or a property value (which
  * also escapes ':' and ','). */

@@ -108,14 +108,3 @@ void ol_emit_github_file(FILE *out, const ol_file_result *r)
     }
     ol_buf_free(&line);
 }
-
-void ol_emit_github(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o)
-{
-    (void)o;
-    for (size_t f = 0; f < count; f++) {
-        if (results[f].rendered)
-            fwrite(results[f].rendered, 1, results[f].rendered_len, out);
-        else
-            ol_emit_github_file(out, &results[f]);
-    }
-}

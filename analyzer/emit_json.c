@@ -285,40 +285,22 @@ void ol_emit_json_file(ol_buf *b, const ol_file_result *r)
     }
 }
 
-/* The findings as one array, pretty-printed: the parts of each file (made
- * when it was linted, or now) joined as ol_json_pretty would print them. */
-void ol_emit_json(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o)
+void ol_emit_json_end(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o,
+                      size_t parts)
 {
-    if (o->statistics) {
-        cJSON *array = statistics_json(results, count, o);
-        char *text = cJSON_PrintUnformatted(array);
-        if (!text)
-            ol_oom();
-        ol_buf pretty = {0};
-        ol_json_pretty(text, &pretty);
-        fputs(pretty.data ? pretty.data : "[]", out);
-        fputc('\n', out);
-        ol_buf_free(&pretty);
-        cJSON_free(text);
-        cJSON_Delete(array);
+    if (!o->statistics) {
+        fputs(parts ? "\n]\n" : "[]\n", out);
         return;
     }
-    bool any = false;
-    ol_buf part = {0};
-    for (size_t f = 0; f < count; f++) {
-        const ol_file_result *r = &results[f];
-        if (!r->diags.len)
-            continue;
-        fputs(any ? ",\n  " : "[\n  ", out);
-        any = true;
-        if (r->rendered) {
-            fwrite(r->rendered, 1, r->rendered_len, out);
-        } else {
-            ol_buf_clear(&part);
-            ol_emit_json_file(&part, r);
-            fwrite(part.data, 1, part.len, out);
-        }
-    }
-    ol_buf_free(&part);
-    fputs(any ? "\n]\n" : "[]\n", out);
+    cJSON *array = statistics_json(results, count, o);
+    char *text = cJSON_PrintUnformatted(array);
+    if (!text)
+        ol_oom();
+    ol_buf pretty = {0};
+    ol_json_pretty(text, &pretty);
+    fputs(pretty.data ? pretty.data : "[]", out);
+    fputc('\n', out);
+    ol_buf_free(&pretty);
+    cJSON_free(text);
+    cJSON_Delete(array);
 }

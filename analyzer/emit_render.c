@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "emit.h"
 #include "util.h"
@@ -61,4 +62,109 @@ void ol_render_result(const ol_renderer *rd, ol_file_result *r)
     }
     ol_source_free(&r->src);
     r->has_source = false;
+}
+
+/* ---- writing the report file by file ------------------------------------- */
+
+void ol_writer_init(ol_report_writer *w, FILE *out, ol_format kind, const ol_renderer *rd)
+{
+    memset(w, 0, sizeof(*w));
+    w->out = out;
+    w->kind = kind == OL_FMT_CONCISE ? OL_FMT_TEXT : kind;
+    w->rd = rd;
+    if (w->kind == OL_FMT_SARIF)
+        ol_sarif_frame(rd->cwd, &w->sarif_head, &w->sarif_tail, &w->sarif_empty);
+}
+
+void ol_writer_free(ol_report_writer *w)
+{
+    free(w->sarif_head);
+    free(w->sarif_tail);
+    free(w->sarif_empty);
+    ol_buf_free(&w->scratch);
+    memset(w, 0, sizeof(*w));
+}
+
+void ol_writer_part(ol_report_writer *w, const ol_file_result *r)
+{
+    if (!r->diags.len)
+        return;
+    const ol_emit_options *o = &w->rd->o;
+    switch (w->kind) {
+    case OL_FMT_TEXT:
+    case OL_FMT_CONCISE:
+    case OL_FMT_GITHUB:
+        if (r->rendered)
+            fwrite(r->rendered, 1, r->rendered_len, w->out);
+        else if (w->kind == OL_FMT_GITHUB)
+            ol_emit_github_file(w->out, r);
+        else
+            ol_emit_text_file(w->out, r, o);
+        break;
+    case OL_FMT_JSON:
+    case OL_FMT_SARIF:
+        if (w->kind == OL_FMT_JSON && o->statistics)
+            break;
+        if (w->kind == OL_FMT_JSON)
+            fputs(w->parts ? ",\n  " : "[\n  ", w->out);
+        else
+            fputs(w->parts ? ",\n        " : w->sarif_head, w->out);
+        if (r->rendered) {
+            fwrite(r->rendered, 1, r->rendered_len, w->out);
+        } else {
+            ol_buf_clear(&w->scratch);
+            if (w->kind == OL_FMT_JSON)
+                ol_emit_json_file(&w->scratch, r);
+            else
+                ol_emit_sarif_file(&w->scratch, w->rd->cwd, r);
+            fwrite(w->scratch.data, 1, w->scratch.len, w->out);
+        }
+        break;
+    }
+    w->parts++;
+}
+
+void ol_writer_end(ol_report_writer *w, const ol_file_result *results, size_t count)
+{
+    const ol_emit_options *o = &w->rd->o;
+    switch (w->kind) {
+    case OL_FMT_TEXT:
+    case OL_FMT_CONCISE:
+        ol_emit_text_end(w->out, results, count, o);
+        break;
+    case OL_FMT_JSON:
+        ol_emit_json_end(w->out, results, count, o, w->parts);
+        break;
+    case OL_FMT_SARIF:
+        fputs(w->parts ? w->sarif_tail : w->sarif_empty, w->out);
+        break;
+    case OL_FMT_GITHUB:
+        break;
+    }
+}
+
+static void emit_as(FILE *out, ol_format kind, const ol_file_result *results, size_t count,
+                    const ol_emit_options *o)
+{
+    ol_renderer rd;
+    ol_renderer_init(&rd, o, false);
+    if (kind == OL_FMT_SARIF && !rd.cwd)
+        rd.cwd = ol_sarif_cwd();
+    ol_report_writer w;
+    ol_writer_init(&w, out, kind, &rd);
+    for (size_t i = 0; i < count; i++)
+        ol_writer_part(&w, &results[i]);
+    ol_writer_end(&w, results, count);
+    ol_writer_free(&w);
+    ol_renderer_free(&rd);
+}
+
+void ol_emit(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o)
+{
+    emit_as(out, o->format, results, count, o);
+}
+
+void ol_emit_text(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o)
+{
+    emit_as(out, OL_FMT_TEXT, results, count, o);
 }

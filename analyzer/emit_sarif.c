@@ -390,19 +390,13 @@ void ol_emit_sarif_file(ol_buf *b, const char *cwd, const ol_file_result *r)
     }
 }
 
-/* The log is printed with one placeholder result, which the results of each
- * file (made when it was linted, or now) replace. */
+/* The log around its results: printed with one placeholder result, which
+ * the results of each file replace, and printed without any. */
 #define PLACEHOLDER "\x01"
 #define PLACEHOLDER_JSON "\"\\u0001\""
 
-void ol_emit_sarif(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o)
+static char *sarif_log(const char *cwd, bool placeholder)
 {
-    (void)o;
-    sarif_paths sp = {current_dir()};
-    bool any = false;
-    for (size_t f = 0; f < count && !any; f++)
-        any = results[f].diags.len > 0;
-
     cJSON *log = cJSON_CreateObject();
     cJSON_AddStringToObject(log, "$schema", SARIF_SCHEMA);
     cJSON_AddStringToObject(log, "version", "2.1.0");
@@ -410,12 +404,12 @@ void ol_emit_sarif(FILE *out, const ol_file_result *results, size_t count, const
     cJSON *run = cJSON_CreateObject();
     cJSON *tool = cJSON_AddObjectToObject(run, "tool");
     cJSON_AddItemToObject(tool, "driver", driver());
-    if (sp.cwd) {
+    if (cwd) {
         cJSON *bases = cJSON_AddObjectToObject(run, "originalUriBaseIds");
         cJSON *root = cJSON_AddObjectToObject(bases, SARIF_SRCROOT);
         ol_buf uri = {0};
         ol_buf_puts(&uri, "file://");
-        uri_encode_path(&uri, sp.cwd);
+        uri_encode_path(&uri, cwd);
         if (uri.data[uri.len - 1] != '/')
             ol_buf_putc(&uri, '/');
         ol_json_add_text(root, "uri", uri.data);
@@ -423,47 +417,31 @@ void ol_emit_sarif(FILE *out, const ol_file_result *results, size_t count, const
     }
     cJSON_AddStringToObject(run, "columnKind", "utf16CodeUnits");
     cJSON *list = cJSON_AddArrayToObject(run, "results");
-    if (any)
+    if (placeholder)
         cJSON_AddItemToArray(list, cJSON_CreateString(PLACEHOLDER));
     cJSON_AddItemToArray(runs, run);
-
     char *text = cJSON_PrintUnformatted(log);
     if (!text)
         ol_oom();
     ol_buf pretty = {0};
     ol_json_pretty(text, &pretty);
+    ol_buf_putc(&pretty, '\n');
     cJSON_free(text);
     cJSON_Delete(log);
+    return ol_buf_take(&pretty);
+}
+
+void ol_sarif_frame(const char *cwd, char **head, char **tail, char **empty)
+{
+    char *log = sarif_log(cwd, true);
     /* the placeholder is the last string of the log */
-    size_t at = pretty.len, plen = strlen(PLACEHOLDER_JSON);
-    if (any) {
-        while (at >= plen && memcmp(pretty.data + at - plen, PLACEHOLDER_JSON, plen) != 0)
-            at--;
-        at = at >= plen ? at - plen : pretty.len;
-    }
-    fwrite(pretty.data, 1, at, out);
-    if (any && at < pretty.len) {
-        bool first = true;
-        ol_buf part = {0};
-        for (size_t f = 0; f < count; f++) {
-            const ol_file_result *r = &results[f];
-            if (!r->diags.len)
-                continue;
-            if (!first)
-                fputs(RESULTS_SEP, out);
-            first = false;
-            if (r->rendered) {
-                fwrite(r->rendered, 1, r->rendered_len, out);
-            } else {
-                ol_buf_clear(&part);
-                ol_emit_sarif_file(&part, sp.cwd, r);
-                fwrite(part.data, 1, part.len, out);
-            }
-        }
-        ol_buf_free(&part);
-        fwrite(pretty.data + at + plen, 1, pretty.len - at - plen, out);
-    }
-    fputc('\n', out);
-    ol_buf_free(&pretty);
-    free(sp.cwd);
+    size_t len = strlen(log), plen = strlen(PLACEHOLDER_JSON), at = len;
+    while (at >= plen && memcmp(log + at - plen, PLACEHOLDER_JSON, plen) != 0)
+        at--;
+    if (at < plen)
+        abort(); /* cannot happen: the log and its placeholder are ours */
+    *head = ol_xstrndup(log, at - plen);
+    *tail = ol_xstrdup(log + at);
+    free(log);
+    *empty = sarif_log(cwd, false);
 }

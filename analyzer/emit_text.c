@@ -428,7 +428,7 @@ void ol_emit_text_file(FILE *out, const ol_file_result *r, const ol_emit_options
     }
 }
 
-void ol_emit_text(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o)
+void ol_emit_text_end(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o)
 {
     style st = {o->color};
     size_t total = 0, files_with = 0, safe = 0, unsafe = 0, files = 0;
@@ -446,10 +446,6 @@ void ol_emit_text(FILE *out, const ol_file_result *results, size_t count, const 
             else if (d->fix)
                 unsafe++;
         }
-        if (r->rendered)
-            fwrite(r->rendered, 1, r->rendered_len, out);
-        else
-            ol_emit_text_file(out, r, o);
     }
     if (o->statistics)
         statistics(out, &st, results, count, o);

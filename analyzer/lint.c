@@ -472,6 +472,11 @@ typedef struct pool_job {
     atomic_size_t next;
     atomic_size_t workers; /* numbers each worker, for its supervisor slot */
     pthread_mutex_t lock; /* guards merging timings */
+    /* streaming the report (run->stream): files done, and the first not yet
+     * written; guarded by out_lock */
+    bool *done;
+    size_t cursor;
+    pthread_mutex_t out_lock;
 } pool_job;
 
 /* A file a crashed run failed on (supervise.c): reported, not linted. */
@@ -543,6 +548,28 @@ static void lint_guarded(pool_job *job, ol_linter *lt, size_t i, const ol_run_op
     lt->file = outer;
 }
 
+/* Input i is done: its part of the report, and those of the done files
+ * after it, are written if every file before them has been. */
+static void stream_out(pool_job *job, size_t i)
+{
+    ol_report_writer *w = job->run ? job->run->stream : NULL;
+    if (!w)
+        return;
+    pthread_mutex_lock(&job->out_lock);
+    job->done[i] = true;
+    while (job->cursor < job->count && job->done[job->cursor]) {
+        ol_file_result *r = &job->results[job->cursor++];
+        ol_writer_part(w, r);
+        for (size_t k = 0; k < r->diags.len; k++)
+            ol_diag_slim(&r->diags.items[k]);
+        free(r->rendered);
+        r->rendered = NULL;
+        r->rendered_len = 0;
+        r->written = true;
+    }
+    pthread_mutex_unlock(&job->out_lock);
+}
+
 /* Lints input i on this thread, as the one that claimed it. */
 static void lint_claimed(pool_job *job, ol_linter *lt, size_t i)
 {
@@ -550,6 +577,7 @@ static void lint_claimed(pool_job *job, ol_linter *lt, size_t i)
         lint_guarded(job, lt, i, job->run, &job->results[i]);
     if (job->project)
         ol_project_publish_missing(job->project, i);
+    stream_out(job, i);
 }
 
 /* Files importing each other are linted one inside the other on a thread;
@@ -657,6 +685,9 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
     atomic_init(&job.next, 0);
     atomic_init(&job.workers, 0);
     pthread_mutex_init(&job.lock, NULL);
+    pthread_mutex_init(&job.out_lock, NULL);
+    job.done = run && run->stream ? ol_xcalloc(count ? count : 1, sizeof(bool)) : NULL;
+    job.cursor = 0;
     if (threads <= 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         threads = cpus > 0 ? (int)cpus : 1;
@@ -665,6 +696,8 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
         threads = (int)count;
     if (threads < 1) {
         pthread_mutex_destroy(&job.lock);
+        pthread_mutex_destroy(&job.out_lock);
+        free(job.done);
         ol_project_free(job.project);
         return;
     }
@@ -688,6 +721,8 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
         pthread_join(ids[i], NULL);
     free(ids);
     pthread_mutex_destroy(&job.lock);
+    pthread_mutex_destroy(&job.out_lock);
+    free(job.done);
     if (job.project && run && run->timings) {
         ol_project_usage u;
         ol_project_stats(job.project, &u);

@@ -59,6 +59,9 @@ typedef struct ol_run_options {
     /* what the report needs of each file, made when it is linted so that its
      * source can be freed (emit.h); NULL keeps the source */
     const struct ol_renderer *render;
+    /* where each file's part goes as soon as the files before it are done
+     * (emit.h); NULL: the caller writes the report at the end */
+    struct ol_report_writer *stream;
 } ol_run_options;
 
 typedef struct ol_file_result {
@@ -78,6 +81,7 @@ typedef struct ol_file_result {
     OL_VEC(char *) warnings; /* "path:line: ..." problems with the file's suppression comments */
     char *rendered;      /* its part of the report, made when it was linted (source then freed) */
     size_t rendered_len;
+    bool written;        /* its part was streamed out (and rendered freed) */
 } ol_file_result;
 
 typedef struct ol_linter {

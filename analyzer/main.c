@@ -277,16 +277,28 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     ol_timings timings;
     ol_timings_init(&timings);
     uint64_t wall_start = ol_now_ns();
-    ol_run_options run = {OL_FIX_NONE, cli->unsafe_fixes, cli->timings ? &timings : NULL, guard, NULL};
+    ol_run_options run = {OL_FIX_NONE, cli->unsafe_fixes, cli->timings ? &timings : NULL, guard, NULL, NULL};
     if (cli->diff)
         run.fix_mode = OL_FIX_DIFF;
     else if (cli->fix)
         run.fix_mode = OL_FIX_WRITE;
     bool color = cli->output_file ? cli->color == OL_COLOR_ALWAYS : want_color(cli->color, guard);
     ol_emit_options eo = {cli->format, color, cli->quiet, cli->statistics, cli->unsafe_fixes};
+    /* each file's part of the report is made when it is linted, and written
+     * as soon as the files before it are (a report from standard input
+     * with --fix goes elsewhere: that run keeps everything to the end) */
+    bool from_stdin = false;
+    for (size_t i = 0; i < inputs.len; i++)
+        from_stdin |= inputs.items[i].from_stdin;
     ol_renderer renderer;
     ol_renderer_init(&renderer, &eo, cli->diff);
-    run.render = &renderer;
+    ol_report_writer writer;
+    ol_writer_init(&writer, out, cli->format, &renderer);
+    if (!from_stdin) {
+        run.render = &renderer;
+        if (!cli->diff)
+            run.stream = &writer;
+    }
     ol_file_result *results = ol_xcalloc(inputs.len ? inputs.len : 1, sizeof(ol_file_result));
     ol_lint_all(&grammar, &settings, &run, inputs.items, inputs.len, stdin_bytes, stdin_len, results, cli->threads);
     ol_guard_reporting(guard);
@@ -335,21 +347,10 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
         eo.quiet = true;
         ol_emit_text(stderr, results, inputs.len, &eo);
     } else {
-        switch (cli->format) {
-        case OL_FMT_JSON:
-            ol_emit_json(out, results, inputs.len, &eo);
-            break;
-        case OL_FMT_SARIF:
-            ol_emit_sarif(out, results, inputs.len, &eo);
-            break;
-        case OL_FMT_GITHUB:
-            ol_emit_github(out, results, inputs.len, &eo);
-            break;
-        case OL_FMT_TEXT:
-        case OL_FMT_CONCISE:
-            ol_emit_text(out, results, inputs.len, &eo);
-            break;
-        }
+        for (size_t i = 0; i < inputs.len; i++)
+            if (!results[i].written)
+                ol_writer_part(&writer, &results[i]);
+        ol_writer_end(&writer, results, inputs.len);
         if (cli->fix && fixed > 0 && !cli->quiet && (cli->format == OL_FMT_TEXT || cli->format == OL_FMT_CONCISE))
             fprintf(out, "Fixed %zu finding%s in %zu file%s.\n", fixed, fixed == 1 ? "" : "s", fixed_files,
                     fixed_files == 1 ? "" : "s");
@@ -398,6 +399,7 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     for (size_t i = 0; i < inputs.len; i++)
         ol_file_result_free(&results[i]);
     free(results);
+    ol_writer_free(&writer);
     ol_renderer_free(&renderer);
     free(stdin_bytes);
     ol_input_vec_free(&inputs);

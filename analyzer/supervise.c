@@ -202,13 +202,77 @@ static const char *signal_name(int sig)
     }
 }
 
+/* A child's report, held until the child is known to have finished: in
+ * memory up to SPOOL_MEMORY bytes, the rest in an unlinked temporary file
+ * (so that a large report costs disk, not memory), and in memory again
+ * after that file failed (a full disk). */
+#define SPOOL_MEMORY ((size_t)1 << 20)
+
+typedef struct spool {
+    ol_buf head;              /* the first bytes */
+    int fd;                   /* then these, in a temporary file (-1: none) */
+    size_t file_len;
+    bool no_file;             /* a file could not be made or written: memory only */
+    ol_buf tail;              /* then these */
+} spool;
+
+static int temp_file(void)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    char *path = ol_xasprintf("%s/oomlint-report-XXXXXX", dir);
+    int fd = mkstemp(path);
+    if (fd >= 0) {
+        unlink(path);
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
+    free(path);
+    return fd;
+}
+
+static void spool_add(spool *sp, const char *data, size_t len)
+{
+    if (sp->fd < 0 && !sp->no_file && sp->head.len + len > SPOOL_MEMORY) {
+        sp->fd = temp_file();
+        sp->no_file = sp->fd < 0;
+    }
+    if (sp->fd < 0 || sp->tail.len) {
+        ol_buf_add(sp->fd < 0 && !sp->tail.len ? &sp->head : &sp->tail, data, len);
+        return;
+    }
+    while (len > 0) {
+        ssize_t w = write(sp->fd, data, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            /* what the file did not take goes after it, in memory */
+            sp->no_file = true;
+            ol_buf_add(&sp->tail, data, len);
+            return;
+        }
+        sp->file_len += (size_t)w;
+        data += w;
+        len -= (size_t)w;
+    }
+}
+
+static void spool_free(spool *sp)
+{
+    ol_buf_free(&sp->head);
+    ol_buf_free(&sp->tail);
+    if (sp->fd >= 0)
+        close(sp->fd);
+    sp->fd = -1;
+}
+
 /* What happened to one child. */
 typedef struct outcome {
     bool exited;              /* normally, with status */
     int status;
     int signal;               /* killed by this signal */
     bool timed_out;           /* by the watchdog */
-    ol_buf report;            /* its standard output */
+    spool report;             /* its standard output */
     OL_VEC(ol_quarantined) in_flight; /* busy slots when it ended (owned) */
     bool report_phase;        /* it had finished linting */
 } outcome;
@@ -221,7 +285,7 @@ static void quarantined_free(ol_quarantined *q)
 
 static void outcome_free(outcome *o)
 {
-    ol_buf_free(&o->report);
+    spool_free(&o->report);
     for (size_t i = 0; i < o->in_flight.len; i++)
         quarantined_free(&o->in_flight.items[i]);
     ol_vec_free(&o->in_flight);
@@ -273,6 +337,7 @@ static int child_main(supervisor *s, int out_fd, bool quiet)
 static bool run_child(supervisor *s, bool quiet, outcome *o, bool *in_child, int *child_status)
 {
     memset(o, 0, sizeof(*o));
+    o->report.fd = -1;
     *in_child = false;
     reset_slots(s->guard.shared);
     int fds[2];
@@ -304,10 +369,10 @@ static bool run_child(supervisor *s, bool quiet, outcome *o, bool *in_child, int
             break;
         if (n > 0) {
             for (;;) {
-                ol_buf_reserve(&o->report, 65536);
-                ssize_t got = read(fds[0], o->report.data + o->report.len, 65536);
+                char chunk[65536];
+                ssize_t got = read(fds[0], chunk, sizeof(chunk));
                 if (got > 0) {
-                    o->report.len += (size_t)got;
+                    spool_add(&o->report, chunk, (size_t)got);
                     continue;
                 }
                 if (got == 0)
@@ -321,8 +386,13 @@ static bool run_child(supervisor *s, bool quiet, outcome *o, bool *in_child, int
             uint64_t now = mono_ns();
             for (size_t i = 0; i < SLOT_COUNT; i++) {
                 guard_slot *slot = &s->guard.shared->slots[i];
-                if (atomic_load_explicit(&slot->busy, memory_order_acquire) &&
-                    now - slot->since_ns > s->file_timeout_ns) {
+                if (!atomic_load_explicit(&slot->busy, memory_order_acquire))
+                    continue;
+                /* a slot taken after `now` was read has since_ns past it:
+                 * not a file over the limit (unsigned, now - since_ns
+                 * would wrap to a huge age and kill a healthy run) */
+                uint64_t since = slot->since_ns;
+                if (now > since && now - since > s->file_timeout_ns) {
                     kill(pid, SIGKILL);
                     killed = true;
                     o->timed_out = true;
@@ -336,8 +406,6 @@ static bool run_child(supervisor *s, bool quiet, outcome *o, bool *in_child, int
     while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
         ;
     current_child = 0;
-    if (o->report.data)
-        o->report.data[o->report.len] = '\0';
     if (WIFEXITED(wstatus)) {
         o->exited = true;
         o->status = WEXITSTATUS(wstatus);
@@ -414,10 +482,33 @@ static bool write_all(int fd, const char *data, size_t len)
 }
 
 /* The child finished: pass its report and status on. */
+/* Writes the spooled report to fd, in order. */
+static bool spool_write(const spool *sp, int fd)
+{
+    if (sp->head.len && !write_all(fd, sp->head.data, sp->head.len))
+        return false;
+    char chunk[65536];
+    for (size_t at = 0; sp->fd >= 0 && at < sp->file_len;) {
+        size_t want = sp->file_len - at < sizeof(chunk) ? sp->file_len - at : sizeof(chunk);
+        ssize_t got = pread(sp->fd, chunk, want, (off_t)at);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            if (got == 0)
+                errno = EIO;
+            return false;
+        }
+        if (!write_all(fd, chunk, (size_t)got))
+            return false;
+        at += (size_t)got;
+    }
+    return !sp->tail.len || write_all(fd, sp->tail.data, sp->tail.len);
+}
+
 static int finish(const outcome *o)
 {
     int status = o->status;
-    if (o->report.len && !write_all(STDOUT_FILENO, o->report.data, o->report.len)) {
+    if (!spool_write(&o->report, STDOUT_FILENO)) {
         fprintf(stderr, "oomlint: error: cannot write the report to standard output: %s\n", strerror(errno));
         status = 2;
     }
@@ -532,7 +623,7 @@ static int supervise_rounds(supervisor *s, bool *is_child)
         for (size_t i = 0; i < o.in_flight.len; i++) {
             ol_quarantined *q = &o.in_flight.items[i];
             bool culprit = o.in_flight.len == 1 || o.timed_out;
-            outcome probe_outcome = {0};
+            outcome probe_outcome = {.report = {.fd = -1}};
             if (!culprit) {
                 s->guard.probe = true;
                 s->guard.probe_path = q->path ? ol_xstrdup(q->path) : NULL;

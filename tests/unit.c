@@ -1658,7 +1658,8 @@ static void test_info_findings_are_notices(void)
     CHECK(f != NULL);
     if (!f)
         return;
-    ol_emit_github(f, &r, 1, &o);
+    o.format = OL_FMT_GITHUB;
+    ol_emit(f, &r, 1, &o);
     fclose(f);
     CHECK(strcmp(text, "::notice file=a%2Cb.py,line=1,title=OOM101::50%25 done: a, b%0Anext\n") == 0);
     free(text);
@@ -1666,7 +1667,8 @@ static void test_info_findings_are_notices(void)
     CHECK(f != NULL);
     if (!f)
         return;
-    ol_emit_sarif(f, &r, 1, &o);
+    o.format = OL_FMT_SARIF;
+    ol_emit(f, &r, 1, &o);
     fclose(f);
     CHECK(strstr(text, "\"ruleId\": \"OOM101\",\n") != NULL);
     CHECK(strstr(text, "\"level\": \"note\"") != NULL);

@@ -9,10 +9,10 @@
  * frees as much as it keeps (arrays it outgrows, the stack's discarded
  * versions, subtrees of abandoned parses), and without reuse a 400 KB file
  * held 33 MB.
- * Chunks double from 256 KiB up to 64 MiB each; when a scope ends the newest
- * chunk is kept for the next file if it is at most OL_RETAIN bytes, the rest
- * go back to libc, so a thread holds little between files however large one
- * file was.
+ * Chunks double from 256 KiB up to 64 MiB each; when a scope ends the
+ * largest chunk of at most OL_RETAIN bytes is kept for the next file, the
+ * rest go back to the system, so a thread holds little between files however
+ * large one file was.
  */
 #include "parse_arena.h"
 
@@ -293,14 +293,17 @@ void ol_parse_arena_end(ol_parse_arena *a)
 {
     if (current == a)
         current = NULL;
-    /* keep the newest (largest) chunk if it is small enough, drop the rest */
-    ol_parse_arena_chunk *keep = a->chunks;
-    if (keep && keep->size > OL_RETAIN)
-        keep = NULL;
-    ol_parse_arena_chunk *c = keep ? keep->next : a->chunks;
-    while (c) {
+    /* keep the largest chunk that is small enough, drop the rest: a file
+     * that outgrew it leaves it for the next (mapping fresh memory costs a
+     * page fault per page touched) */
+    ol_parse_arena_chunk *keep = NULL;
+    for (ol_parse_arena_chunk *c = a->chunks; c; c = c->next)
+        if (c->size <= OL_RETAIN && (!keep || c->size > keep->size))
+            keep = c;
+    for (ol_parse_arena_chunk *c = a->chunks; c;) {
         ol_parse_arena_chunk *next = c->next;
-        drop_chunk(a, c);
+        if (c != keep)
+            drop_chunk(a, c);
         c = next;
     }
     a->chunks = keep;

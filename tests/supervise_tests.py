@@ -219,6 +219,29 @@ def _():
             assert len(found) == 28 * count, (fmt, len(found))
 
 
+@test("supervise: a large report arrives whole when no temporary file can hold it (no TMPDIR, a file size limit)")
+def _():
+    # past 1 MB the supervisor holds a child's report in a temporary file;
+    # where none can be made, or the file stops growing, memory takes the rest
+    with Workspace() as ws:
+        count = 200
+        for i in range(count):
+            ws.write(f"pkg/m{i}.py", "".join(bigfiles.TRAINING.format(i=i * 4 + k) for k in range(4)))
+        want = run("--isolated", "--output-format", "json", "pkg", cwd=ws.path, env={"OOMLINT_NO_SUPERVISOR": "1"})
+        assert want.code == 1 and len(want.out) > 3 * 1024 * 1024, len(want.out)
+        nowhere = run("--isolated", "--output-format", "json", "pkg", cwd=ws.path,
+                      env={"TMPDIR": os.path.join(ws.path, "missing")})
+        assert (nowhere.code, nowhere.out) == (1, want.out), (nowhere.code, len(nowhere.out), nowhere.err[-300:])
+
+        def small_files():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (2 * 1024 * 1024, 2 * 1024 * 1024))
+        proc = subprocess.run([harness.BIN, "--isolated", "--output-format", "json", "pkg"], cwd=ws.path,
+                              capture_output=True, text=True, preexec_fn=small_files, timeout=300,
+                              env=dict(os.environ, TMPDIR=ws.path))
+        assert (proc.returncode, proc.stdout) == (1, want.out), (proc.returncode, len(proc.stdout), proc.stderr[-300:])
+        assert not [f for f in os.listdir(ws.path) if f.startswith("oomlint-report")], os.listdir(ws.path)
+
+
 @test("supervise: SIGTERM to oomlint ends it and its child, with no report")
 def _():
     with Workspace() as ws:

@@ -80,6 +80,8 @@ void ol_renderer_free(ol_renderer *rd);
 /* Renders r's part (into r->rendered) and frees its source; a file read
  * from standard input is left as it is (`--fix -` reports it differently). */
 void ol_render_result(const ol_renderer *rd, ol_file_result *r);
+/* Only the rendering (the fuzzer compares it with a report made at the end). */
+void ol_render_part(const ol_renderer *rd, ol_file_result *r);
 
 /* Writing a report file by file, in input order: the run streams each
  * file's part out as soon as the files before it are done (lint.c), and

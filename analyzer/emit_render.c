@@ -40,26 +40,31 @@ static void render_stream(const ol_renderer *rd, ol_file_result *r)
     r->rendered_len = len;
 }
 
+void ol_render_part(const ol_renderer *rd, ol_file_result *r)
+{
+    if (rd->discard || !r->diags.len || r->rendered)
+        return;
+    if (rd->o.format == OL_FMT_JSON || rd->o.format == OL_FMT_SARIF) {
+        /* JSON's --statistics counts findings; SARIF has no such form */
+        if (rd->o.statistics && rd->o.format == OL_FMT_JSON)
+            return;
+        ol_buf b = {0};
+        if (rd->o.format == OL_FMT_JSON)
+            ol_emit_json_file(&b, r);
+        else
+            ol_emit_sarif_file(&b, rd->cwd, r);
+        r->rendered_len = b.len;
+        r->rendered = b.data ? ol_buf_take(&b) : ol_xstrdup("");
+    } else {
+        render_stream(rd, r);
+    }
+}
+
 void ol_render_result(const ol_renderer *rd, ol_file_result *r)
 {
     if (!rd || r->from_stdin || !r->has_source || r->rendered)
         return;
-    if (!rd->discard && r->diags.len) {
-        if (rd->o.format == OL_FMT_JSON || rd->o.format == OL_FMT_SARIF) {
-            /* JSON's --statistics counts findings; SARIF has no such form */
-            if (!(rd->o.statistics && rd->o.format == OL_FMT_JSON)) {
-                ol_buf b = {0};
-                if (rd->o.format == OL_FMT_JSON)
-                    ol_emit_json_file(&b, r);
-                else
-                    ol_emit_sarif_file(&b, rd->cwd, r);
-                r->rendered_len = b.len;
-                r->rendered = b.data ? ol_buf_take(&b) : ol_xstrdup("");
-            }
-        } else {
-            render_stream(rd, r);
-        }
-    }
+    ol_render_part(rd, r);
     ol_source_free(&r->src);
     r->has_source = false;
 }

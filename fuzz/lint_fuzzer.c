@@ -69,22 +69,28 @@ static void emit_all(const ol_file_result *r)
                 abort();
             ol_emit_options eo = {formats[f], variant == 1, false, variant == 1 && formats[f] == OL_FMT_TEXT,
                                   variant == 1};
-            switch (formats[f]) {
-            case OL_FMT_TEXT:
-            case OL_FMT_CONCISE:
-                ol_emit_text(out, r, 1, &eo);
-                break;
-            case OL_FMT_JSON:
-                ol_emit_json(out, r, 1, &eo);
-                break;
-            case OL_FMT_SARIF:
-                ol_emit_sarif(out, r, 1, &eo);
-                break;
-            case OL_FMT_GITHUB:
-                ol_emit_github(out, r, 1, &eo);
-                break;
-            }
+            ol_emit(out, r, 1, &eo);
             fclose(out);
+            /* the part made when a file is linted (its source freed after)
+             * must be what the report made at the end would have said */
+            ol_renderer rd;
+            ol_renderer_init(&rd, &eo, false);
+            ol_file_result part = *r;
+            part.rendered = NULL;
+            ol_render_part(&rd, &part);
+            part.has_source = false;
+            char *again = NULL;
+            size_t again_n = 0;
+            FILE *out2 = open_memstream(&again, &again_n);
+            if (!out2)
+                abort();
+            ol_emit(out2, &part, 1, &eo);
+            fclose(out2);
+            if (r->has_source && (again_n != n || memcmp(again, buf, n) != 0))
+                fail("a part rendered when the file was linted differs from the report", r);
+            free(again);
+            free(part.rendered);
+            ol_renderer_free(&rd);
             free(buf);
         }
     }

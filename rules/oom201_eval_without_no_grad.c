@@ -1284,7 +1284,7 @@ static bool class_without_parameters(ol_model *m, mode_cache *mc, uint32_t ci, i
             ok = !ol_mem_eq_cstr(s, len, *w);
     }
     /* its methods run no other model and build no module that has parameters */
-    size_t first, end = ok ? ol_calls_in(m, node, &first) : 0;
+    size_t first = 0, end = ok ? ol_calls_in(m, node, &first) : 0;
     for (size_t i = first; ok && i < end; i++) {
         const ol_call *c = &m->calls.items[i];
         if (calls_super(m, c))

@@ -54,7 +54,8 @@ def main():
         execs = re.findall(r"stat::number_of_executed_units:\s*(\d+)", out)
         total = sum(int(x) for x in execs)
         if not execs:
-            total_m = re.findall(r"#(\d+)\s+(?:DONE|pulse|NEW|REDUCE|INITED)", out)
+            # -fork=N: the parent's status lines count every job's executions
+            total_m = re.findall(r"#(\d+)(?::\s+cov:|\s+(?:DONE|pulse|NEW|REDUCE|INITED))", out)
             total = int(total_m[-1]) if total_m else 0
         print(f"fuzz: {name}: {total} executions in {time.time() - start:.0f} s, exit {proc.returncode}")
         if proc.returncode != 0:

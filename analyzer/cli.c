@@ -427,13 +427,7 @@ int ol_cmd_rules(const ol_cli *cli, FILE *out)
             cJSON_AddStringToObject(o, "summary", r->summary);
             cJSON_AddItemToArray(arr, o);
         }
-        char *s = cJSON_PrintUnformatted(arr);
-        ol_buf pretty = {0};
-        ol_json_pretty(s, &pretty);
-        fprintf(out, "%s\n", pretty.data);
-        ol_buf_free(&pretty);
-        cJSON_free(s);
-        cJSON_Delete(arr);
+        ol_json_print(out, arr);
         return 0;
     }
     fprintf(out, "%-7s %-36s %-8s %-4s %s\n", "CODE", "NAME", "SEVERITY", "FIX", "SUMMARY");

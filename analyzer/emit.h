@@ -52,7 +52,7 @@ void ol_emit_text(FILE *out, const ol_file_result *results, size_t count, const 
 void ol_emit_text_file(FILE *out, const ol_file_result *r, const ol_emit_options *o);
 void ol_emit_github_file(FILE *out, const ol_file_result *r);
 /* JSON and SARIF: the file's objects, pretty-printed at their depth in the
- * document and separated as ol_json_pretty separates them. */
+ * document and separated as ol_json_pretty_at separates them. */
 void ol_emit_json_file(ol_buf *b, const ol_file_result *r);
 void ol_emit_sarif_file(ol_buf *b, const char *cwd, const ol_file_result *r);
 /* What follows the files' parts: text's statistics and summary line, JSON's
@@ -118,10 +118,11 @@ void ol_percent_encode_bytes(ol_buf *b, const char *path);
 
 /* Re-indents compact JSON with two spaces per level (from `depth` levels
  * in, for a part of a larger document). */
-void ol_json_pretty(const char *compact, ol_buf *out);
 void ol_json_pretty_at(const char *compact, int depth, ol_buf *out);
 /* Appends item pretty-printed at depth, and deletes it. */
 void ol_json_items(ol_buf *b, struct cJSON *item, int depth);
+/* Writes item pretty-printed, then a newline, and deletes it. */
+void ol_json_print(FILE *out, struct cJSON *item);
 
 /* The JSON object of one fix (or cJSON null), shared by JSON and the server. */
 struct cJSON *ol_fix_json(const ol_file_result *r, const ol_fix *fix);

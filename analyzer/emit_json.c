@@ -136,11 +136,6 @@ cJSON *ol_fix_json(const ol_file_result *r, const ol_fix *fix)
     return obj;
 }
 
-void ol_json_pretty(const char *compact, ol_buf *out)
-{
-    ol_json_pretty_at(compact, 0, out);
-}
-
 void ol_json_pretty_at(const char *compact, int depth, ol_buf *out)
 {
     bool in_string = false, escaped = false;
@@ -276,6 +271,15 @@ void ol_json_items(ol_buf *b, cJSON *item, int depth)
     cJSON_Delete(item);
 }
 
+void ol_json_print(FILE *out, cJSON *item)
+{
+    ol_buf pretty = {0};
+    ol_json_items(&pretty, item, 0);
+    ol_buf_putc(&pretty, '\n');
+    fwrite(pretty.data, 1, pretty.len, out);
+    ol_buf_free(&pretty);
+}
+
 void ol_emit_json_file(ol_buf *b, const ol_file_result *r)
 {
     for (size_t i = 0; i < r->diags.len; i++) {
@@ -292,15 +296,5 @@ void ol_emit_json_end(FILE *out, const ol_file_result *results, size_t count, co
         fputs(parts ? "\n]\n" : "[]\n", out);
         return;
     }
-    cJSON *array = statistics_json(results, count, o);
-    char *text = cJSON_PrintUnformatted(array);
-    if (!text)
-        ol_oom();
-    ol_buf pretty = {0};
-    ol_json_pretty(text, &pretty);
-    fputs(pretty.data ? pretty.data : "[]", out);
-    fputc('\n', out);
-    ol_buf_free(&pretty);
-    cJSON_free(text);
-    cJSON_Delete(array);
+    ol_json_print(out, statistics_json(results, count, o));
 }

@@ -22,41 +22,56 @@ void ol_renderer_free(ol_renderer *rd)
     rd->cwd = NULL;
 }
 
-/* Text and annotations are written through a FILE, as to the report. */
-static void render_stream(const ol_renderer *rd, ol_file_result *r)
+/* A file's part in a report of this kind: text and annotations go through
+ * a FILE (as to the report itself), JSON and SARIF objects into a buffer. */
+static bool part_is_text(ol_format kind)
 {
-    char *data = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&data, &len);
-    if (!mem)
-        ol_oom();
-    if (rd->o.format == OL_FMT_GITHUB)
-        ol_emit_github_file(mem, r);
+    return kind != OL_FMT_JSON && kind != OL_FMT_SARIF;
+}
+
+static void part_to_file(FILE *out, ol_format kind, const ol_renderer *rd, const ol_file_result *r)
+{
+    if (kind == OL_FMT_GITHUB)
+        ol_emit_github_file(out, r);
     else
-        ol_emit_text_file(mem, r, &rd->o);
-    if (fclose(mem) != 0 || !data)
-        ol_oom();
-    r->rendered = data;
-    r->rendered_len = len;
+        ol_emit_text_file(out, r, &rd->o);
+}
+
+static void part_to_buf(ol_buf *b, ol_format kind, const ol_renderer *rd, const ol_file_result *r)
+{
+    if (kind == OL_FMT_JSON)
+        ol_emit_json_file(b, r);
+    else
+        ol_emit_sarif_file(b, rd->cwd, r);
+}
+
+/* JSON's --statistics counts findings and has no parts; SARIF has no such form */
+static bool has_parts(ol_format kind, const ol_emit_options *o)
+{
+    return !(kind == OL_FMT_JSON && o->statistics);
 }
 
 void ol_render_part(const ol_renderer *rd, ol_file_result *r)
 {
-    if (rd->discard || !r->diags.len || r->rendered)
+    ol_format kind = rd->o.format;
+    if (rd->discard || !r->diags.len || r->rendered || !has_parts(kind, &rd->o))
         return;
-    if (rd->o.format == OL_FMT_JSON || rd->o.format == OL_FMT_SARIF) {
-        /* JSON's --statistics counts findings; SARIF has no such form */
-        if (rd->o.statistics && rd->o.format == OL_FMT_JSON)
-            return;
+    if (part_is_text(kind)) {
+        char *data = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&data, &len);
+        if (!mem)
+            ol_oom();
+        part_to_file(mem, kind, rd, r);
+        if (fclose(mem) != 0 || !data)
+            ol_oom();
+        r->rendered = data;
+        r->rendered_len = len;
+    } else {
         ol_buf b = {0};
-        if (rd->o.format == OL_FMT_JSON)
-            ol_emit_json_file(&b, r);
-        else
-            ol_emit_sarif_file(&b, rd->cwd, r);
+        part_to_buf(&b, kind, rd, r);
         r->rendered_len = b.len;
         r->rendered = b.data ? ol_buf_take(&b) : ol_xstrdup("");
-    } else {
-        render_stream(rd, r);
     }
 }
 
@@ -92,39 +107,20 @@ void ol_writer_free(ol_report_writer *w)
 
 void ol_writer_part(ol_report_writer *w, const ol_file_result *r)
 {
-    if (!r->diags.len)
+    if (!r->diags.len || !has_parts(w->kind, &w->rd->o))
         return;
-    const ol_emit_options *o = &w->rd->o;
-    switch (w->kind) {
-    case OL_FMT_TEXT:
-    case OL_FMT_CONCISE:
-    case OL_FMT_GITHUB:
-        if (r->rendered)
-            fwrite(r->rendered, 1, r->rendered_len, w->out);
-        else if (w->kind == OL_FMT_GITHUB)
-            ol_emit_github_file(w->out, r);
-        else
-            ol_emit_text_file(w->out, r, o);
-        break;
-    case OL_FMT_JSON:
-    case OL_FMT_SARIF:
-        if (w->kind == OL_FMT_JSON && o->statistics)
-            break;
-        if (w->kind == OL_FMT_JSON)
-            fputs(w->parts ? ",\n  " : "[\n  ", w->out);
-        else
-            fputs(w->parts ? ",\n        " : w->sarif_head, w->out);
-        if (r->rendered) {
-            fwrite(r->rendered, 1, r->rendered_len, w->out);
-        } else {
-            ol_buf_clear(&w->scratch);
-            if (w->kind == OL_FMT_JSON)
-                ol_emit_json_file(&w->scratch, r);
-            else
-                ol_emit_sarif_file(&w->scratch, w->rd->cwd, r);
-            fwrite(w->scratch.data, 1, w->scratch.len, w->out);
-        }
-        break;
+    if (w->kind == OL_FMT_JSON)
+        fputs(w->parts ? ",\n  " : "[\n  ", w->out);
+    else if (w->kind == OL_FMT_SARIF)
+        fputs(w->parts ? ",\n        " : w->sarif_head, w->out);
+    if (r->rendered) {
+        fwrite(r->rendered, 1, r->rendered_len, w->out);
+    } else if (part_is_text(w->kind)) {
+        part_to_file(w->out, w->kind, w->rd, r);
+    } else {
+        ol_buf_clear(&w->scratch);
+        part_to_buf(&w->scratch, w->kind, w->rd, r);
+        fwrite(w->scratch.data, 1, w->scratch.len, w->out);
     }
     w->parts++;
 }
@@ -153,8 +149,6 @@ static void emit_as(FILE *out, ol_format kind, const ol_file_result *results, si
 {
     ol_renderer rd;
     ol_renderer_init(&rd, o, false);
-    if (kind == OL_FMT_SARIF && !rd.cwd)
-        rd.cwd = ol_sarif_cwd();
     ol_report_writer w;
     ol_writer_init(&w, out, kind, &rd);
     for (size_t i = 0; i < count; i++)

@@ -420,14 +420,9 @@ static char *sarif_log(const char *cwd, bool placeholder)
     if (placeholder)
         cJSON_AddItemToArray(list, cJSON_CreateString(PLACEHOLDER));
     cJSON_AddItemToArray(runs, run);
-    char *text = cJSON_PrintUnformatted(log);
-    if (!text)
-        ol_oom();
     ol_buf pretty = {0};
-    ol_json_pretty(text, &pretty);
+    ol_json_items(&pretty, log, 0);
     ol_buf_putc(&pretty, '\n');
-    cJSON_free(text);
-    cJSON_Delete(log);
     return ol_buf_take(&pretty);
 }
 

@@ -365,10 +365,9 @@ static bool materialize(ol_probe_env *env, ol_buf *err)
         env->dir_is_temp = false;
         return true;
     }
-    const char *tmp = getenv("TMPDIR");
-    char *templ = ol_xasprintf("%s/oomlint-probe-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    char *templ = ol_xasprintf("%s/oomlint-probe-XXXXXX", ol_tmpdir());
     if (!mkdtemp(templ)) {
-        ol_buf_printf(err, "cannot make a temporary folder under %s: %s", tmp && *tmp ? tmp : "/tmp", strerror(errno));
+        ol_buf_printf(err, "cannot make a temporary folder under %s: %s", ol_tmpdir(), strerror(errno));
         free(templ);
         return false;
     }

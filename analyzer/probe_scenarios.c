@@ -723,13 +723,7 @@ static void emit_json(const probe_run *run, FILE *out)
             cJSON_AddStringToObject(o, "note", s->note);
         cJSON_AddItemToArray(arr, o);
     }
-    char *compact = cJSON_PrintUnformatted(root);
-    ol_buf pretty = {0};
-    ol_json_pretty(compact, &pretty);
-    fprintf(out, "%s\n", pretty.data);
-    ol_buf_free(&pretty);
-    cJSON_free(compact);
-    cJSON_Delete(root);
+    ol_json_print(out, root);
 }
 
 static void pair_cell(ol_buf *b, double bad, double fixed, int kind)

@@ -340,13 +340,7 @@ static void emit_script_json(const script_run *sr, const finding *fs, size_t nf,
     double cu = ol_stat_slope(&sr->cuda, w);
     if (isfinite(cu))
         cJSON_AddNumberToObject(total, "cuda_growth_bytes_per_step", ol_stat_round(cu));
-    char *compact = cJSON_PrintUnformatted(root);
-    ol_buf pretty = {0};
-    ol_json_pretty(compact, &pretty);
-    fprintf(out, "%s\n", pretty.data);
-    ol_buf_free(&pretty);
-    cJSON_free(compact);
-    cJSON_Delete(root);
+    ol_json_print(out, root);
 }
 
 static void emit_script_text(const script_run *sr, const finding *fs, size_t nf, FILE *out, const char *script)

@@ -218,10 +218,7 @@ typedef struct spool {
 
 static int temp_file(void)
 {
-    const char *dir = getenv("TMPDIR");
-    if (!dir || !*dir)
-        dir = "/tmp";
-    char *path = ol_xasprintf("%s/oomlint-report-XXXXXX", dir);
+    char *path = ol_xasprintf("%s/oomlint-report-XXXXXX", ol_tmpdir());
     int fd = mkstemp(path);
     if (fd >= 0) {
         unlink(path);

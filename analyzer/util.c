@@ -208,6 +208,12 @@ char *ol_arena_printf(ol_arena *a, const char *fmt, ...)
     return p;
 }
 
+const char *ol_tmpdir(void)
+{
+    const char *dir = getenv("TMPDIR");
+    return dir && *dir ? dir : "/tmp";
+}
+
 size_t ol_arena_bytes(const ol_arena *a)
 {
     size_t n = 0;

@@ -74,6 +74,8 @@ void *ol_arena_alloc(ol_arena *a, size_t n);
 char *ol_arena_strndup(ol_arena *a, const char *s, size_t n);
 char *ol_arena_printf(ol_arena *a, const char *fmt, ...) OL_PRINTF(2, 3);
 void ol_arena_free(ol_arena *a);
+/* Where temporary files go: $TMPDIR, or /tmp when it is unset or empty. */
+const char *ol_tmpdir(void);
 /* Bytes the arena holds (its blocks, headers included). */
 size_t ol_arena_bytes(const ol_arena *a);
 

@@ -555,6 +555,17 @@ static ol_val call_extern(ol_model *m, const char *q, ol_nid call)
             ol_nid a = ol_call_arg(m, call, 0, NULL);
             return a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
         }
+        /* a data-parallel wrapper runs the module it wraps */
+        static const char *const parallel[] = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                                               "torch.nn.parallel.DistributedDataParallel",
+                                               "torch.nn.parallel.data_parallel.DataParallel",
+                                               "torch.nn.parallel.distributed.DistributedDataParallel", NULL};
+        if (qin(q, parallel)) {
+            ol_nid a = ol_call_arg(m, call, 0, "module");
+            ol_val wrapped = a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
+            if (wrapped.kind == OL_V_MODULE)
+                return wrapped;
+        }
         if (qeq(q, "torch.autograd.Variable") || qeq(q, "torch.autograd.variable.Variable")) {
             ol_nid a = ol_call_arg(m, call, 0, NULL);
             ol_val v = a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
@@ -1465,6 +1476,87 @@ bool ol_function_element(ol_model *m, uint32_t fi, int index, const char *key, o
     return true;
 }
 
+size_t ol_dict_stores(ol_model *m, uint32_t def, ol_nid *keys, ol_nid *values, size_t cap)
+{
+    const ol_tree *t = m->tree;
+    if (def >= m->defs.len)
+        return (size_t)-1;
+    const ol_def *d = &m->defs.items[def];
+    ol_nid root = m->scopes.items[d->scope].node;
+    ol_nid end = m->subtree_end[root];
+    if (end - root > 50000)
+        return (size_t)-1; /* not worth the walk */
+    size_t n = 0;
+    for (ol_nid u = root; u < end; u++) {
+        if (ol_kind_of(t, u) != OL_N_identifier || ol_node_at(t, u)->field == OL_F_attribute ||
+            ol_node_sym(m, u) != d->name || m->node_scope[u] != d->scope || u == d->target)
+            continue;
+        ol_nid p = ol_parent(t, u);
+        ol_kind pk = ol_kind_of(t, p);
+        if (pk == OL_N_subscript && ol_field(t, p, OL_F_value) == u) {
+            ol_nid stmt = ol_parent(t, p), key = ol_field(t, p, OL_F_subscript);
+            ol_kind sk = stmt != OL_NONE ? ol_kind_of(t, stmt) : OL_N_module;
+            if ((sk != OL_N_assignment && sk != OL_N_augmented_assignment) || ol_field(t, stmt, OL_F_left) != p)
+                continue; /* a read */
+            if (ol_kind_of(t, key) != OL_N_string || n == cap)
+                return (size_t)-1;
+            keys[n] = key;
+            values[n++] = ol_field(t, stmt, OL_F_right);
+            continue;
+        }
+        if (pk == OL_N_attribute && ol_field(t, p, OL_F_object) == u) {
+            ol_nid attr = ol_field(t, p, OL_F_attribute);
+            if (ol_text_is(t, attr, "update") || ol_text_is(t, attr, "setdefault") || ol_text_is(t, attr, "__setitem__"))
+                return (size_t)-1;
+            continue;
+        }
+        if (pk == OL_N_keyword_argument || pk == OL_N_argument_list || pk == OL_N_list_splat ||
+            pk == OL_N_dictionary_splat || (pk == OL_N_assignment && ol_field(t, p, OL_F_left) != u) ||
+            pk == OL_N_list || pk == OL_N_tuple || pk == OL_N_pair || pk == OL_N_expression_list)
+            return (size_t)-1; /* passed on, or held by another name: anything may be put in it */
+        if (pk == OL_N_assignment || pk == OL_N_augmented_assignment)
+            return (size_t)-1; /* bound again: which dict a store goes to is not known */
+    }
+    return n;
+}
+
+/* The element `key` of the dict literal def binds, also through the stores
+ * into it (`out = {}`, then `out["loss"] = loss`): false when the dict may
+ * change otherwise, or has no such key. */
+static bool stored_element(ol_model *m, uint32_t def, const char *key, ol_val *out)
+{
+    const ol_tree *t = m->tree;
+    ol_nid dict = ol_unparen(t, m->defs.items[def].value);
+    ol_nid keys[32], values[32];
+    size_t n = ol_dict_stores(m, def, keys, values, 32);
+    if (n == (size_t)-1)
+        return false;
+    ol_val r = BOTTOM;
+    bool found = false;
+    size_t klen = strlen(key);
+    for (ol_nid c = ol_first_named(t, dict); c != OL_NONE; c = ol_next_named(t, c)) {
+        const char *s;
+        uint32_t len;
+        if (ol_kind_of(t, c) != OL_N_pair)
+            return false; /* **other: any key may come from it */
+        if (ol_string_value(t, ol_field(t, c, OL_F_key), &s, &len) && klen == len && memcmp(s, key, len) == 0) {
+            r = join(r, ol_eval(m, ol_field(t, c, OL_F_value)));
+            found = true;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *s;
+        uint32_t len;
+        if (ol_string_value(t, keys[i], &s, &len) && klen == len && memcmp(s, key, len) == 0) {
+            r = join(r, ol_eval(m, values[i]));
+            found = true;
+        }
+    }
+    if (found)
+        *out = r;
+    return found;
+}
+
 /* Element `index` (of a tuple or list) or `key` (of a dict) of what e
  * evaluates to, read from literals, through names bound once to them and
  * through the returns of known functions. False when it cannot be read
@@ -1541,8 +1633,12 @@ static bool elem_of_expr(ol_model *m, ol_nid e, int index, const char *key, int 
             if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred)
                 return false;
             ol_val v;
-            if (!elem_of_expr(m, d->value, index, key, depth + 1, &v))
+            if (key && ol_kind_of(t, ol_unparen(t, d->value)) == OL_N_dictionary) {
+                if (!stored_element(m, defs[i], key, &v))
+                    return false;
+            } else if (!elem_of_expr(m, d->value, index, key, depth + 1, &v)) {
                 return false;
+            }
             r = join(r, v);
         }
         *out = r;
@@ -2366,6 +2462,22 @@ static ol_val eval_node(ol_model *m, ol_nid n)
             r = mk(OL_V_TENSOR, v.flags & (OL_VF_GRAPH | OL_VF_LOSS | OL_VF_BATCH));
             if ((v.flags & OL_VF_PAIR) && ol_text_is(t, idx, "1"))
                 r.flags &= (uint8_t)~(OL_VF_GRAPH | OL_VF_LOSS);
+            if (ol_kind_of(t, idx) == OL_N_string) {
+                /* a tensor has no string keys: what was called returned a dict.
+                 * Its element when the callee's returns say; else a model's
+                 * outputs all carry the graph, while a loss function's "loss"
+                 * entries are losses and its other entries (a reward, an
+                 * accuracy) may be anything */
+                ol_val e;
+                const char *ks;
+                uint32_t klen;
+                static const char *const loss_words[] = {"loss", "losses", NULL};
+                if (subscript_element(m, n, &e))
+                    r = e;
+                else if ((v.flags & OL_VF_LOSS) &&
+                         (!ol_string_value(t, idx, &ks, &klen) || !ol_name_looks_like(ks, klen, loss_words)))
+                    r = UNKNOWN;
+            }
             break;
         case OL_V_LIST:
         case OL_V_TUPLE:

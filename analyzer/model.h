@@ -465,6 +465,12 @@ ol_val ol_function_result(ol_model *m, uint32_t fi);
 /* Element `index` (key NULL) or `key` of the tuples or dicts function fi
  * returns; false when some return cannot be read element by element. */
 bool ol_function_element(ol_model *m, uint32_t fi, int index, const char *key, ol_val *out);
+/* The stores `name["key"] = value` into the dict literal that def binds,
+ * found in its scope: writes up to cap (key string, value) node pairs and
+ * returns how many, or (size_t)-1 when the dict may change otherwise (a
+ * computed key, `update()`, passed to a call, held by another name, the
+ * name bound again) or there are more. */
+size_t ol_dict_stores(ol_model *m, uint32_t def, ol_nid *keys, ol_nid *values, size_t cap);
 /* Least upper bound of two possible values. */
 ol_val ol_val_join(ol_val a, ol_val b);
 /* Forgets every memoized value and verdict (after the links changed what

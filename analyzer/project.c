@@ -4,11 +4,14 @@
  */
 #include "project.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct pfile {
@@ -20,6 +23,9 @@ typedef struct pfile {
     atomic_bool claimed;
     bool evicted;           /* its summary was dropped for the budget: built again when asked for */
     size_t newer, older;    /* the list of held summaries, most recently used first (NONE ends it) */
+    ol_file_saves *saves;   /* its torch.save calls, kept when the summary is dropped */
+    bool saves_known;       /* a summary was published since it was added or forgotten */
+    atomic_int calls_save;  /* its text has `save(`: 0 not read yet, 1 no, 2 yes */
 } pfile;
 
 #define NONE ((size_t)-1)
@@ -164,6 +170,7 @@ void ol_project_free(ol_project *p)
         free(p->files[i].top);
         if (p->files[i].summary)
             ol_file_summary_release(p->files[i].summary);
+        ol_file_saves_release(p->files[i].saves);
     }
     free(p->files);
     free(p->slots);
@@ -207,6 +214,7 @@ size_t ol_project_add(ol_project *p, const char *path)
     f->dir_len = dir_len_of(c);
     f->newer = f->older = NONE;
     atomic_init(&f->claimed, false);
+    atomic_init(&f->calls_save, 0);
     if (p->count * 2 + 2 > p->slot_count)
         rehash(p);
     else {
@@ -542,6 +550,13 @@ static void put(ol_project *p, size_t file, ol_file_summary *s, bool replace)
         ol_file_summary_retain(s);
         f->summary = s;
         f->evicted = false;
+        if (!f->saves_known || replace) {
+            ol_file_saves_release(f->saves);
+            f->saves = s->saves;
+            if (f->saves)
+                ol_file_saves_retain(f->saves);
+            f->saves_known = true;
+        }
         p->held += s->bytes;
         if (p->held > p->most_held)
             p->most_held = p->held;
@@ -582,7 +597,12 @@ void ol_project_forget(ol_project *p, size_t file)
         return;
     pthread_mutex_lock(&p->lock);
     drop(p, file, false);
-    atomic_store(&p->files[file].claimed, false);
+    pfile *f = &p->files[file];
+    ol_file_saves_release(f->saves);
+    f->saves = NULL;
+    f->saves_known = false;
+    atomic_store(&f->calls_save, 0);
+    atomic_store(&f->claimed, false);
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -628,4 +648,92 @@ ol_file_summary *ol_project_acquire(ol_project *p, size_t file, void *worker)
             return s;
     }
     return NULL; /* what it does stays unknown, as for a file outside the run */
+}
+
+/* ---- saves across the project ------------------------------------------------------- */
+
+/* Files larger than this are not parsed (source.c), so their saves are
+ * never known either. */
+#define SCAN_MAX_BYTES ((off_t)64 << 20)
+
+static bool contains(const char *hay, size_t n, const char *needle, size_t nlen)
+{
+    const char *end = hay + n;
+    for (const char *p = hay; (size_t)(end - p) >= nlen; p++) {
+        p = memchr(p, needle[0], (size_t)(end - p) - nlen + 1);
+        if (!p)
+            return false;
+        if (memcmp(p, needle, nlen) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Does the regular file at path contain needle? Read in chunks, never
+ * waiting on a FIFO or a device. */
+static bool file_contains(const char *path, const char *needle)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return false;
+    struct stat st;
+    bool found = false;
+    size_t nlen = strlen(needle);
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= SCAN_MAX_BYTES && nlen > 0 && nlen < 64) {
+        char buf[65536 + 64];
+        size_t keep = 0;
+        for (;;) {
+            ssize_t n = read(fd, buf + keep, sizeof(buf) - 64);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            size_t have = keep + (size_t)n;
+            if (contains(buf, have, needle, nlen)) {
+                found = true;
+                break;
+            }
+            keep = have < nlen - 1 ? have : nlen - 1;
+            memmove(buf, buf + have - keep, keep);
+        }
+    }
+    close(fd);
+    return found;
+}
+
+static bool calls_save(ol_project *p, size_t i)
+{
+    pfile *f = &p->files[i];
+    int known = atomic_load(&f->calls_save);
+    if (known == 0) {
+        known = file_contains(f->path, "save(") ? 2 : 1;
+        atomic_store(&f->calls_save, known);
+    }
+    return known == 2;
+}
+
+void ol_project_visit_saves(ol_project *p, size_t self, void *worker, ol_project_save_visitor fn, void *ctx)
+{
+    size_t count = p->count;
+    for (size_t i = 0; i < count; i++) {
+        if (i == self || !calls_save(p, i))
+            continue;
+        pthread_mutex_lock(&p->lock);
+        bool known = p->files[i].saves_known;
+        pthread_mutex_unlock(&p->lock);
+        if (!known) {
+            ol_file_summary *s = ol_project_acquire(p, i, worker);
+            if (s)
+                ol_file_summary_release(s);
+        }
+    }
+    pthread_mutex_lock(&p->lock);
+    for (size_t i = 0; i < count; i++) {
+        const ol_file_saves *sv = p->files[i].saves;
+        if (i == self || !sv || atomic_load(&p->files[i].calls_save) != 2)
+            continue;
+        for (size_t k = 0; k < sv->count; k++)
+            fn(ctx, &sv->items[k]);
+    }
+    pthread_mutex_unlock(&p->lock);
 }

@@ -90,6 +90,14 @@ void ol_project_forget(ol_project *p, size_t file);
  * summary yet and a processor is set; else returns NULL. */
 ol_file_summary *ol_project_acquire(ol_project *p, size_t file, void *worker);
 
+/* Calls fn with each save recorded by every file of the project but
+ * `self` whose text calls a `save(` (read from the disk once per file, a
+ * cheap filter): files without a summary yet are processed first, as by
+ * ol_project_acquire. The saves outlive a summary dropped for the budget.
+ * fn runs with the store locked: it must not call into the project. */
+typedef void (*ol_project_save_visitor)(void *ctx, const ol_sum_save *save);
+void ol_project_visit_saves(ol_project *p, size_t self, void *worker, ol_project_save_visitor fn, void *ctx);
+
 /* Bounds the bytes of summaries held (0, the default: no bound). */
 void ol_project_set_budget(ol_project *p, size_t bytes);
 /* Whether file's summary was dropped for the budget and not built again:

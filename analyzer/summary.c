@@ -16,6 +16,7 @@
 #include "device.h"
 #include "facts.h"
 #include "project.h"
+#include "saves.h"
 
 #define MAX_ELEMS 8
 #define MAX_STORES 8
@@ -48,6 +49,20 @@ void ol_file_summary_release(ol_file_summary *s)
     free(s->fn_order);
     free(s->classes);
     free(s->imports);
+    ol_file_saves_release(s->saves);
+    free(s);
+}
+
+void ol_file_saves_retain(ol_file_saves *s)
+{
+    atomic_fetch_add(&s->refs, 1);
+}
+
+void ol_file_saves_release(ol_file_saves *s)
+{
+    if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
+        return;
+    ol_arena_free(&s->arena);
     free(s);
 }
 
@@ -702,6 +717,22 @@ static void propagate(sbuild *b, const edge *edges, size_t count)
     }
 }
 
+/* Adds the string key node k to keys, once. */
+static void add_key(ol_nid k, const ol_tree *t, const char **keys, uint32_t *key_lens, size_t *nkeys)
+{
+    const char *s;
+    uint32_t len;
+    if (!ol_string_value(t, k, &s, &len) || len > 60 || memchr(s, '\0', len))
+        return;
+    for (size_t j = 0; j < *nkeys; j++)
+        if (key_lens[j] == len && memcmp(keys[j], s, len) == 0)
+            return;
+    if (*nkeys < MAX_ELEMS) {
+        keys[*nkeys] = s;
+        key_lens[(*nkeys)++] = len;
+    }
+}
+
 /* The literal shape of what a function returns: the largest tuple arity,
  * and the string keys of returned dict literals. */
 static void return_shape(ol_model *m, uint32_t fi, int *arity, const char **keys, uint32_t *key_lens,
@@ -713,32 +744,31 @@ static void return_shape(ol_model *m, uint32_t fi, int *arity, const char **keys
     const ol_function *f = &m->functions.items[fi];
     for (size_t i = 0; i < f->returns.len && i < 16; i++) {
         ol_nid e = ol_unparen(t, f->returns.items[i]);
+        uint32_t def = OL_NO_INDEX;
         if (ol_kind_of(t, e) == OL_N_identifier) {
             uint32_t defs[2];
             if (ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 2) == 1 &&
-                m->defs.items[defs[0]].kind == OL_DEF_ASSIGN && m->defs.items[defs[0]].path_len == 0)
+                m->defs.items[defs[0]].kind == OL_DEF_ASSIGN && m->defs.items[defs[0]].path_len == 0) {
+                def = defs[0];
                 e = ol_unparen(t, m->defs.items[defs[0]].value);
+            }
         }
         ol_kind k = ol_kind_of(t, e);
+        if (k == OL_N_dictionary && def != OL_NO_INDEX) {
+            /* `out = {}`, then `out["loss"] = loss`: the keys stored too */
+            ol_nid skeys[32], svalues[32];
+            size_t n = ol_dict_stores(m, def, skeys, svalues, 32);
+            for (size_t j = 0; n != (size_t)-1 && j < n; j++)
+                add_key(skeys[j], t, keys, key_lens, nkeys);
+        }
         if (k == OL_N_tuple || k == OL_N_expression_list || k == OL_N_list) {
             int n = (int)ol_named_count(t, e);
             if (n > *arity)
                 *arity = n > MAX_ELEMS ? MAX_ELEMS : n;
         } else if (k == OL_N_dictionary) {
-            for (ol_nid c = ol_first_named(t, e); c != OL_NONE; c = ol_next_named(t, c)) {
-                const char *s;
-                uint32_t len;
-                if (ol_kind_of(t, c) != OL_N_pair || !ol_string_value(t, ol_field(t, c, OL_F_key), &s, &len) ||
-                    len > 60 || memchr(s, '\0', len))
-                    continue;
-                bool dup = false;
-                for (size_t j = 0; j < *nkeys && !dup; j++)
-                    dup = key_lens[j] == len && memcmp(keys[j], s, len) == 0;
-                if (!dup && *nkeys < MAX_ELEMS) {
-                    keys[*nkeys] = s;
-                    key_lens[(*nkeys)++] = len;
-                }
-            }
+            for (ol_nid c = ol_first_named(t, e); c != OL_NONE; c = ol_next_named(t, c))
+                if (ol_kind_of(t, c) == OL_N_pair)
+                    add_key(ol_field(t, c, OL_F_key), t, keys, key_lens, nkeys);
         }
     }
 }
@@ -879,6 +909,79 @@ static void classes_and_imports(sbuild *b)
     ol_sort(s->imports, s->import_count, sizeof(ol_sum_import), cmp_import);
 }
 
+/* ---- saves ---------------------------------------------------------------------------- */
+
+#define MAX_SAVE_KEYS 32
+#define MAX_SAVE_FILES 4
+
+/* A string literal's value, NUL-terminated in the arena; NULL when it holds
+ * a NUL of its own. */
+static const char *arena_literal(ol_arena *a, const char *s, uint32_t len)
+{
+    return memchr(s, '\0', len) ? NULL : ol_arena_strndup(a, s, len);
+}
+
+static void record_save(ol_model *m, ol_arena *a, ol_sum_save *sv, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid obj = ol_call_arg(m, call, 0, "obj"), to = ol_call_arg(m, call, 1, "f");
+    memset(sv, 0, sizeof(*sv));
+    sv->host_only = obj != OL_NONE && ol_host_only(m, obj);
+    ol_nid dict = obj != OL_NONE ? ol_saved_dict(m, obj) : OL_NONE;
+    if (dict != OL_NONE) {
+        size_t n = 0;
+        for (ol_nid p = ol_first_named(t, dict); p != OL_NONE; p = ol_next_named(t, p))
+            n++;
+        if (n <= MAX_SAVE_KEYS) {
+            sv->keys = ol_arena_alloc(a, sizeof(char *) * (n ? n : 1));
+            sv->shape = OL_SAVE_DICT;
+            for (ol_nid p = ol_first_named(t, dict); p != OL_NONE; p = ol_next_named(t, p)) {
+                const char *k;
+                uint32_t len;
+                const char *copy = ol_string_value(t, ol_field(t, p, OL_F_key), &k, &len) ? arena_literal(a, k, len)
+                                                                                           : NULL;
+                if (!copy) {
+                    sv->shape = OL_SAVE_OTHER; /* a key that cannot be told apart */
+                    sv->key_count = 0;
+                    break;
+                }
+                sv->keys[sv->key_count++] = copy;
+            }
+        }
+    } else if (obj != OL_NONE && ol_saved_unkeyed(m, obj)) {
+        sv->shape = OL_SAVE_UNKEYED;
+    }
+    if (to == OL_NONE)
+        return;
+    sv->files = ol_arena_alloc(a, sizeof(char *) * MAX_SAVE_FILES);
+    for (ol_nid x = to; x < t->nodes.len && t->nodes.items[x].start < t->nodes.items[to].end; x++) {
+        const char *f;
+        uint32_t len;
+        if (!ol_file_literal(t, x, &f, &len))
+            continue;
+        const char *copy = arena_literal(a, f, len);
+        if (copy && sv->file_count < MAX_SAVE_FILES)
+            sv->files[sv->file_count++] = copy;
+    }
+}
+
+/* The file's torch.save calls, or NULL when it makes none. */
+static ol_file_saves *file_saves(ol_model *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->calls.len; i++)
+        n += ol_is_torch_save(ol_qualname(m, m->calls.items[i].callee));
+    if (n == 0)
+        return NULL;
+    ol_file_saves *fs = ol_xcalloc(1, sizeof(*fs));
+    atomic_init(&fs->refs, 1);
+    fs->items = ol_arena_alloc(&fs->arena, sizeof(ol_sum_save) * n);
+    for (size_t i = 0; i < m->calls.len; i++)
+        if (ol_is_torch_save(ol_qualname(m, m->calls.items[i].callee)))
+            record_save(m, &fs->arena, &fs->items[fs->count++], m->calls.items[i].node);
+    return fs;
+}
+
 ol_file_summary *ol_summarize(ol_model *m)
 {
     ol_file_summary *s = summary_new();
@@ -917,7 +1020,8 @@ ol_file_summary *ol_summarize(ol_model *m)
             s->fn_order[s->named_count++] = fi;
     sort_fns(s->fn_order, s->named_count, s->fns);
     classes_and_imports(&b);
-    s->bytes = sizeof(*s) + ol_arena_bytes(&s->arena) + nf * (sizeof(ol_fn_summary) + sizeof(uint32_t)) +
+    s->saves = file_saves(m);
+    s->bytes = sizeof(*s) + ol_arena_bytes(&s->arena) + (s->saves ? ol_arena_bytes(&s->saves->arena) : 0) + nf * (sizeof(ol_fn_summary) + sizeof(uint32_t)) +
                s->class_count * sizeof(ol_class_summary) + s->import_count * sizeof(ol_sum_import);
     return s;
 }
@@ -1244,6 +1348,31 @@ const ol_fn_summary *ol_call_summary(ol_model *m, uint32_t ci, bool *cross_file)
     if (!x->answering)
         return NULL;
     return summary_of_call(x, ci, cross_file);
+}
+
+typedef struct save_visit {
+    ol_save_visitor fn;
+    void *ctx;
+} save_visit;
+
+static void visit_other(void *ctx, const ol_sum_save *save)
+{
+    save_visit *v = ctx;
+    v->fn(v->ctx, false, save);
+}
+
+bool ol_visit_run_saves(ol_model *m, ol_save_visitor fn, void *ctx)
+{
+    if (!m->links || m->links->call != links_call)
+        return false;
+    ol_xref *x = m->links->ctx;
+    if (!x->answering || !x->project)
+        return false;
+    for (size_t i = 0; x->own->saves && i < x->own->saves->count; i++)
+        fn(ctx, true, &x->own->saves->items[i]);
+    save_visit v = {fn, ctx};
+    ol_project_visit_saves(x->project, x->file, x->worker, visit_other, &v);
+    return true;
 }
 
 const ol_fn_summary *ol_function_summary(ol_model *m, uint32_t fi)

@@ -98,6 +98,33 @@ typedef struct ol_sum_import {
     const char *qual;
 } ol_sum_import;
 
+/* A `torch.save` of the file, as a load in another file needs it: what
+ * was saved (a dict literal with these string keys, a literal that has no
+ * string keys, or something else), whether it can hold a GPU tensor, and
+ * the file-name literals of its path (`"feats.pth"`). */
+enum { OL_SAVE_OTHER = 0, OL_SAVE_DICT = 1, OL_SAVE_UNKEYED = 2 };
+typedef struct ol_sum_save {
+    uint8_t shape;
+    bool host_only;
+    uint8_t key_count;    /* OL_SAVE_DICT: its keys */
+    uint8_t file_count;
+    const char **keys;
+    const char **files;
+} ol_sum_save;
+
+/* The saves of a file. Shared by reference count: the project keeps them
+ * when it drops the rest of the summary for its budget (they are small,
+ * and a load may ask about every file of the run). */
+typedef struct ol_file_saves {
+    atomic_int refs;
+    ol_arena arena;
+    size_t count;
+    ol_sum_save *items;
+} ol_file_saves;
+
+void ol_file_saves_retain(ol_file_saves *s);
+void ol_file_saves_release(ol_file_saves *s);
+
 /* The summary of one file. Immutable once built; shared by reference count
  * between the project store and the files that read it. */
 typedef struct ol_file_summary {
@@ -111,6 +138,7 @@ typedef struct ol_file_summary {
     size_t class_count;
     ol_sum_import *imports;       /* sorted by bound name */
     size_t import_count;
+    ol_file_saves *saves;         /* its torch.save calls; NULL when it has none */
     size_t bytes;                 /* the memory it holds, for the project's budget */
 } ol_file_summary;
 
@@ -162,6 +190,13 @@ typedef struct ol_kept_arg {
 /* The arguments call ci keeps (`meter.update(loss)` when update does
  * `self.sum += val * n`); returns how many were written (at most cap). */
 size_t ol_call_kept_args(ol_model *m, uint32_t ci, ol_kept_arg *out, size_t cap);
+
+/* Calls fn with each save recorded by the files of the run (this file's
+ * own first, with own set), as far as they are known: the other files are
+ * those whose text calls a `save(`, summarized first where they were not
+ * yet. Returns false, calling nothing, outside a run of several files. */
+typedef void (*ol_save_visitor)(void *ctx, bool own, const ol_sum_save *save);
+bool ol_visit_run_saves(ol_model *m, ol_save_visitor fn, void *ctx);
 
 /* The summary of function fi of this model, or NULL outside a lint run. */
 const ol_fn_summary *ol_function_summary(ol_model *m, uint32_t fi);

@@ -17,7 +17,10 @@
  * common, whose every key the load is read through is in a dict literal
  * this source saves with host data only, while no other save here may
  * hold GPU tensors (`torch.save({"eigvec": v.to("cpu")}, args.out)`, then
- * `torch.load(args.factor)["eigvec"]`).
+ * `torch.load(args.factor)["eigvec"]`). When the run has several files, the
+ * writer may be in another one: the summaries record every file's saves,
+ * and a load linked to them by a file-name literal or by its keys is not
+ * flagged when every such save holds host data only.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +29,8 @@
 #include "devices.h"
 #include "facts.h"
 #include "rule.h"
+#include "saves.h"
+#include "summary.h"
 
 /* `n` is (through parentheses, subscripts and keywords) an argument of an
  * `x.load_state_dict(...)` call, which copies onto the model's own devices;
@@ -118,19 +123,22 @@ static uint32_t load_def(ol_model *m, const uint32_t *def_of_target, ol_nid call
 
 typedef OL_VEC(ol_nid) nid_list;
 
-/* `x["key"]` read (not stored into) with x the node n: the key's string node, or OL_NONE. */
-static ol_nid read_key(const ol_tree *t, ol_nid n)
+/* `x.items()`, `x.values()`, `x.keys()` with x the node n: the whole dict
+ * read, through whatever keys it was saved with. */
+static bool iterates_dict(ol_model *m, ol_nid n)
 {
+    const ol_tree *t = m->tree;
     ol_nid p = ol_parent(t, n);
-    if (p == OL_NONE || ol_kind_of(t, p) != OL_N_subscript || ol_field(t, p, OL_F_value) != n)
-        return OL_NONE;
-    ol_nid key = ol_field(t, p, OL_F_subscript), stmt = ol_parent(t, p);
-    if (key == OL_NONE || ol_kind_of(t, key) != OL_N_string)
-        return OL_NONE;
-    if (stmt != OL_NONE && (ol_kind_of(t, stmt) == OL_N_assignment || ol_kind_of(t, stmt) == OL_N_augmented_assignment) &&
-        ol_field(t, stmt, OL_F_left) == p)
-        return OL_NONE;
-    return key;
+    if (p == OL_NONE || ol_kind_of(t, p) != OL_N_attribute || ol_field(t, p, OL_F_object) != n)
+        return false;
+    ol_nid attr = ol_field(t, p, OL_F_attribute);
+    if (!ol_text_is(t, attr, "items") && !ol_text_is(t, attr, "values") && !ol_text_is(t, attr, "keys"))
+        return false;
+    ol_nid call = ol_parent(t, p);
+    if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call)
+        return false;
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    return args != OL_NONE && ol_first_named(t, args) == OL_NONE;
 }
 
 /* How the uses of each loaded name's def look, found in one pass over the
@@ -142,6 +150,7 @@ typedef struct load_uses {
     bool *other;      /* per def: a use that is neither */
     bool *not_host_state; /* per def: a use that does not restore a scaler's or scheduler's state */
     bool *not_key;        /* per def: a use that is not a read of `name["key"]` */
+    bool *restores;       /* per def: a use that reaches load_state_dict */
     nid_list *keys;       /* per def: the string keys of those reads */
     uint32_t *def_of_target; /* per node, see load_def */
 } load_uses;
@@ -153,6 +162,7 @@ static void load_uses_build(ol_model *m, load_uses *lu)
     lu->other = ol_xcalloc(m->defs.len + 1, sizeof(bool));
     lu->not_host_state = ol_xcalloc(m->defs.len + 1, sizeof(bool));
     lu->not_key = ol_xcalloc(m->defs.len + 1, sizeof(bool));
+    lu->restores = ol_xcalloc(m->defs.len + 1, sizeof(bool));
     lu->keys = ol_xcalloc(m->defs.len + 1, sizeof(nid_list));
     lu->def_of_target = ol_xcalloc(t->nodes.len + 1, sizeof(uint32_t));
     /* the last def of a target wins, as a scan of its chain would find */
@@ -179,25 +189,29 @@ static void load_uses_build(ol_model *m, load_uses *lu)
             continue;
         uint32_t defs[16];
         size_t n = ol_reaching_defs(m, m->node_scope[u], name, u, defs, 16);
-        int benign = -1, host_state = -1; /* computed once per use, when a load def is reached */
-        ol_nid key = read_key(t, u);
+        int benign = -1, host_state = -1, feeds = -1; /* computed once per use, when a load def is reached */
+        ol_nid key = ol_read_key(t, u);
         for (size_t k = 0; k < n; k++) {
             uint32_t d = defs[k];
             if (d >= m->defs.len || !is_load_def[d] || u < m->subtree_end[m->defs.items[d].stmt])
                 continue;
             if (benign < 0) {
                 ol_nid r = OL_NONE;
-                benign = feeds_load_state_dict(m, u) || reads_metadata(m, u);
-                host_state = feeds_state_receiver(m, u, &r) && holds_no_device_state(m, r);
+                feeds = feeds_state_receiver(m, u, &r);
+                benign = feeds || reads_metadata(m, u);
+                host_state = feeds && holds_no_device_state(m, r);
             }
             lu->uses[d]++;
+            if (feeds)
+                lu->restores[d] = true;
             if (!benign)
                 lu->other[d] = true;
             if (!host_state)
                 lu->not_host_state[d] = true;
-            if (key == OL_NONE)
-                lu->not_key[d] = true;
-            else if (lu->keys[d].len < 16)
+            if (key == OL_NONE) {
+                if (!iterates_dict(m, u))
+                    lu->not_key[d] = true;
+            } else if (lu->keys[d].len < 16)
                 ol_vec_push(&lu->keys[d], key);
             else
                 lu->not_key[d] = true;
@@ -286,171 +300,6 @@ static bool loads_plain_data(ol_model *m, ol_nid call, ol_nid path)
     return false;
 }
 
-#define HOST_MAX_DEPTH 4
-
-/* Calls whose result is on the host: torch factories given no device. */
-static const char *const HOST_FACTORIES[] = {
-    "torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.HalfTensor", "torch.LongTensor",
-    "torch.IntTensor", "torch.ShortTensor", "torch.ByteTensor", "torch.CharTensor", "torch.BoolTensor",
-    "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.arange", "torch.linspace", "torch.eye",
-    "torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.from_numpy",
-    /* and Python builtins that make plain values */
-    "builtins.len", "builtins.int", "builtins.float", "builtins.str", "builtins.bool", "builtins.round", NULL};
-
-static bool host_only(ol_model *m, ol_nid e, int depth);
-
-/* `args.ckpt` with `args = parser.parse_args()`: a command-line value (a
- * string, a number, a flag). */
-static bool parsed_argument(ol_model *m, ol_nid e)
-{
-    const ol_tree *t = m->tree;
-    ol_nid obj = ol_unparen(t, ol_field(t, e, OL_F_object));
-    if (obj == OL_NONE || ol_kind_of(t, obj) != OL_N_identifier)
-        return false;
-    uint32_t defs[4];
-    size_t n = ol_reaching_defs(m, m->node_scope[obj], ol_node_sym(m, obj), obj, defs, 4);
-    if (n == 0 || n == 4)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        const ol_def *d = &m->defs.items[defs[i]];
-        ol_nid v = d->kind == OL_DEF_ASSIGN && d->path_len == 0 ? ol_unparen(t, d->value) : OL_NONE;
-        uint32_t ci = v != OL_NONE && ol_kind_of(t, v) == OL_N_call ? ol_call_at(m, v) : OL_NO_INDEX;
-        if (ci == OL_NO_INDEX || m->calls.items[ci].receiver == OL_NONE || !m->calls.items[ci].name ||
-            strcmp(ol_sym_str(m, m->calls.items[ci].name), "parse_args") != 0)
-            return false;
-    }
-    return true;
-}
-
-/* Tensor methods whose result is on the device of their input: dtype casts,
- * copies and views. */
-static const char *const HOST_KEEPING[] = {"float", "double", "half", "bfloat16", "long", "int", "short", "bool",
-                                           "byte", "char", "contiguous", "clone", "detach", "view", "reshape",
-                                           "squeeze", "unsqueeze", "flatten", "t", "permute", "transpose", NULL};
-
-static bool is_torch_dtype(const char *q)
-{
-    static const char *const dtypes[] = {"torch.float", "torch.float32", "torch.float64", "torch.double",
-                                         "torch.float16", "torch.half", "torch.bfloat16", "torch.int",
-                                         "torch.int8", "torch.int16", "torch.int32", "torch.int64", "torch.long",
-                                         "torch.uint8", "torch.bool", "torch.short", NULL};
-    for (const char *const *d = dtypes; *d; d++)
-        if (strcmp(q, *d) == 0)
-            return true;
-    return false;
-}
-
-/* Every binding of the name that reaches `use` is host data. */
-static bool name_host_only(ol_model *m, ol_nid use, int depth)
-{
-    uint32_t defs[16];
-    size_t n = ol_reaching_defs(m, m->node_scope[use], ol_node_sym(m, use), use, defs, 16);
-    if (n == 0 || n == 16)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        const ol_def *d = &m->defs.items[defs[i]];
-        if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred || !host_only(m, d->value, depth + 1))
-            return false;
-    }
-    return true;
-}
-
-/* Can e hold nothing on a GPU? Python literals, `x.cpu()`, `x.numpy()`,
- * `x.tolist()`, `x.item()`, `x.to("cpu")`, host factories without a
- * device, arithmetic and containers of those, and names bound only to
- * them. Anything else (a state_dict, a parameter, a call) may be on a GPU. */
-static bool host_only(ol_model *m, ol_nid e, int depth)
-{
-    const ol_tree *t = m->tree;
-    e = ol_unparen(t, e);
-    if (e == OL_NONE || depth > HOST_MAX_DEPTH)
-        return false;
-    switch (ol_kind_of(t, e)) {
-    case OL_N_string:
-    case OL_N_concatenated_string:
-    case OL_N_integer:
-    case OL_N_float:
-    case OL_N_true:
-    case OL_N_false:
-    case OL_N_none:
-        return true;
-    case OL_N_identifier:
-        return name_host_only(m, e, depth);
-    case OL_N_attribute:
-        return parsed_argument(m, e);
-    case OL_N_tuple:
-    case OL_N_list:
-    case OL_N_set:
-    case OL_N_expression_list:
-        for (ol_nid a = ol_first_named(t, e); a != OL_NONE; a = ol_next_named(t, a))
-            if (!host_only(m, a, depth + 1))
-                return false;
-        return true;
-    case OL_N_dictionary:
-        for (ol_nid a = ol_first_named(t, e); a != OL_NONE; a = ol_next_named(t, a))
-            if (ol_kind_of(t, a) != OL_N_pair || !host_only(m, ol_field(t, a, OL_F_value), depth + 1))
-                return false;
-        return true;
-    case OL_N_list_comprehension:
-    case OL_N_set_comprehension:
-        return host_only(m, ol_field(t, e, OL_F_body), depth + 1);
-    case OL_N_binary_operator:
-        return host_only(m, ol_field(t, e, OL_F_left), depth + 1) &&
-               host_only(m, ol_field(t, e, OL_F_right), depth + 1);
-    case OL_N_call: {
-        ol_nid callee = ol_unparen(t, ol_field(t, e, OL_F_function));
-        if (ol_kind_of(t, callee) == OL_N_attribute) {
-            ol_nid attr = ol_field(t, callee, OL_F_attribute);
-            if (ol_text_is(t, attr, "cpu") || ol_text_is(t, attr, "numpy") || ol_text_is(t, attr, "tolist") ||
-                ol_text_is(t, attr, "item"))
-                return true;
-            if (ol_text_is(t, attr, "to")) {
-                ol_nid where = ol_call_arg(m, e, 0, "device");
-                const char *s;
-                uint32_t len;
-                if (where != OL_NONE && ol_string_value(t, where, &s, &len) && ol_mem_eq_cstr(s, len, "cpu"))
-                    return true;
-                /* `x.to(torch.float32)`: a cast, where x is */
-                const char *dq = where != OL_NONE ? ol_qualname(m, where) : NULL;
-                return dq && is_torch_dtype(dq) && ol_call_arg(m, e, 1, "device") == OL_NONE &&
-                       ol_call_arg(m, e, -1, "device") == OL_NONE &&
-                       host_only(m, ol_field(t, callee, OL_F_object), depth + 1);
-            }
-            /* casts and views stay where their input is */
-            for (const char *const *k = HOST_KEEPING; *k; k++)
-                if (ol_text_is(t, attr, *k))
-                    return host_only(m, ol_field(t, callee, OL_F_object), depth + 1);
-        }
-        const char *q = ol_qualname(m, callee);
-        if (!q || ol_call_arg(m, e, -1, "device") != OL_NONE)
-            return false;
-        for (const char *const *f = HOST_FACTORIES; *f; f++)
-            if (strcmp(q, *f) == 0)
-                return true;
-        return false;
-    }
-    default:
-        return false;
-    }
-}
-
-/* A plain string literal in expr that names a file (`"trainfeat.pth"`,
- * `"ckpt/best.pt"`): a name and an extension. */
-static bool file_literal(const ol_tree *t, ol_nid n, const char **s, uint32_t *len)
-{
-    if (ol_kind_of(t, n) != OL_N_string || !ol_string_value(t, n, s, len))
-        return false;
-    const char *base = *s;
-    for (uint32_t i = 0; i < *len; i++) {
-        if ((*s)[i] == ' ')
-            return false;
-        if ((*s)[i] == '/')
-            base = *s + i + 1;
-    }
-    const char *dot = memchr(base, '.', (size_t)(*s + *len - base));
-    return dot && dot > base && dot + 1 < *s + *len;
-}
-
 /* Do two path expressions name the same file: the same text in the same
  * function (a `path` elsewhere is another variable), or the same file-name
  * literal in both (`join(args.dump, "feat.pth")` and `join(args.load,
@@ -463,12 +312,12 @@ static bool same_file(ol_model *m, ol_nid a, ol_nid b)
     for (ol_nid x = a; x < t->nodes.len && t->nodes.items[x].start < t->nodes.items[a].end; x++) {
         const char *sx;
         uint32_t lx;
-        if (!file_literal(t, x, &sx, &lx))
+        if (!ol_file_literal(t, x, &sx, &lx))
             continue;
         for (ol_nid y = b; y < t->nodes.len && t->nodes.items[y].start < t->nodes.items[b].end; y++) {
             const char *sy;
             uint32_t ly;
-            if (file_literal(t, y, &sy, &ly) && lx == ly && memcmp(sx, sy, lx) == 0)
+            if (ol_file_literal(t, y, &sy, &ly) && lx == ly && memcmp(sx, sy, lx) == 0)
                 return true;
         }
     }
@@ -486,7 +335,7 @@ static void collect_saves(ol_model *m, save_vec *out)
 {
     for (size_t i = 0; i < m->calls.len; i++) {
         const char *q = ol_qualname(m, m->calls.items[i].callee);
-        if (q && (strcmp(q, "torch.save") == 0 || strcmp(q, "torch.serialization.save") == 0))
+        if (ol_is_torch_save(q))
             ol_vec_push(out, (uint32_t)i);
     }
 }
@@ -501,61 +350,11 @@ static bool written_here_from_host(ol_model *m, const save_vec *saves, ol_nid pa
         ol_nid to = ol_call_arg(m, call->node, 1, "f");
         if (to == OL_NONE || !same_file(m, path, to))
             continue;
-        if (!host_only(m, ol_call_arg(m, call->node, 0, "obj"), 0))
+        if (!ol_host_only(m, ol_call_arg(m, call->node, 0, "obj")))
             return false;
         writes++;
     }
     return writes > 0;
-}
-
-/* The dict literal a save writes (`torch.save({"eigvec": v}, out)`, or a
- * name bound once to one), when every key is a string; else OL_NONE. */
-static ol_nid saved_dict(ol_model *m, ol_nid obj)
-{
-    const ol_tree *t = m->tree;
-    obj = ol_unparen(t, obj);
-    if (obj != OL_NONE && ol_kind_of(t, obj) == OL_N_identifier) {
-        uint32_t defs[2];
-        ol_sym name = ol_node_sym(m, obj);
-        if (ol_reaching_defs(m, m->node_scope[obj], name, obj, defs, 2) != 1 ||
-            m->defs.items[defs[0]].kind != OL_DEF_ASSIGN || m->defs.items[defs[0]].path_len != 0)
-            return OL_NONE;
-        /* nothing else touches the dict on the way (`d["model"] = ...`,
-         * `d.update(...)`, a call it is passed to): only reads of a key */
-        const ol_def *d = &m->defs.items[defs[0]];
-        ol_nid stmt = d->stmt;
-        if (obj < m->subtree_end[stmt] || obj - m->subtree_end[stmt] > 20000)
-            return OL_NONE; /* far apart: not worth the walk */
-        for (ol_nid u = m->subtree_end[stmt]; u < obj; u++) {
-            if (ol_kind_of(t, u) != OL_N_identifier || ol_node_at(t, u)->field == OL_F_attribute ||
-                ol_node_sym(m, u) != name || m->node_scope[u] != m->node_scope[obj])
-                continue;
-            if (read_key(t, u) == OL_NONE)
-                return OL_NONE;
-        }
-        obj = ol_unparen(t, d->value);
-    }
-    if (obj == OL_NONE || ol_kind_of(t, obj) != OL_N_dictionary)
-        return OL_NONE;
-    for (ol_nid a = ol_first_named(t, obj); a != OL_NONE; a = ol_next_named(t, a))
-        if (ol_kind_of(t, a) != OL_N_pair || ol_kind_of(t, ol_field(t, a, OL_F_key)) != OL_N_string)
-            return OL_NONE;
-    return obj;
-}
-
-static bool dict_has_key(const ol_tree *t, ol_nid dict, ol_nid key)
-{
-    const char *k;
-    uint32_t klen;
-    if (!ol_string_value(t, key, &k, &klen))
-        return false;
-    for (ol_nid a = ol_first_named(t, dict); a != OL_NONE; a = ol_next_named(t, a)) {
-        const char *s;
-        uint32_t len;
-        if (ol_string_value(t, ol_field(t, a, OL_F_key), &s, &len) && len == klen && memcmp(s, k, len) == 0)
-            return true;
-    }
-    return false;
 }
 
 /* The string keys a load is read through: `torch.load(p)["eigvec"]`, or
@@ -563,7 +362,7 @@ static bool dict_has_key(const ol_tree *t, ol_nid dict, ol_nid key)
 static size_t load_keys(ol_model *m, load_uses *lu, ol_nid call, ol_nid *out, size_t cap)
 {
     const ol_tree *t = m->tree;
-    ol_nid direct = read_key(t, call);
+    ol_nid direct = ol_read_key(t, call);
     if (direct != OL_NONE) {
         out[0] = direct;
         return 1;
@@ -595,16 +394,94 @@ static bool keyed_from_host(ol_model *m, load_uses *lu, const save_vec *saves, o
         ol_nid obj = ol_call_arg(m, m->calls.items[saves->items[i]].node, 0, "obj");
         if (obj == OL_NONE)
             return false;
-        ol_nid dict = saved_dict(m, obj);
+        ol_nid dict = ol_saved_dict(m, obj);
         bool holds_all = dict != OL_NONE;
         for (size_t k = 0; k < nkeys && holds_all; k++)
-            holds_all = dict_has_key(t, dict, keys[k]);
+            holds_all = ol_dict_has_key(t, dict, keys[k]);
         /* a dict without one of the keys is another file; anything else may be this one */
-        if ((holds_all || dict == OL_NONE) && !host_only(m, obj, 0))
+        if ((holds_all || dict == OL_NONE) && !ol_host_only(m, obj))
             return false;
         matched += holds_all;
     }
     return matched > 0;
+}
+
+/* What links a load to the saves of other files: the file-name literals
+ * of its path and the keys it is read through; and what those saves are. */
+typedef struct elsewhere {
+    const char *files[4];
+    uint32_t file_lens[4];
+    size_t file_count;
+    const char *keys[16];
+    uint32_t key_lens[16];
+    size_t key_count;
+    size_t file_writers, key_writers; /* host-only writers in other files */
+    bool file_gpu, key_gpu;           /* a writer that may hold GPU tensors */
+} elsewhere;
+
+static bool in_list(const char *const *list, size_t n, const char *s, uint32_t len)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strlen(list[i]) == len && memcmp(list[i], s, len) == 0)
+            return true;
+    return false;
+}
+
+static void visit_save(void *ctx, bool own, const ol_sum_save *sv)
+{
+    elsewhere *e = ctx;
+    bool writes_file = false;
+    for (size_t i = 0; i < e->file_count && !writes_file; i++)
+        writes_file = in_list(sv->files, sv->file_count, e->files[i], e->file_lens[i]);
+    if (writes_file) {
+        e->file_gpu |= !sv->host_only;
+        e->file_writers += !own;
+    }
+    if (e->key_count == 0)
+        return;
+    bool holds_all = sv->shape == OL_SAVE_DICT;
+    for (size_t i = 0; i < e->key_count && holds_all; i++)
+        holds_all = in_list(sv->keys, sv->key_count, e->keys[i], e->key_lens[i]);
+    if (holds_all) {
+        e->key_gpu |= !sv->host_only;
+        e->key_writers += !own;
+    } else if (own && sv->shape == OL_SAVE_OTHER && !sv->host_only) {
+        e->key_gpu = true; /* this source saves something that may be the file */
+    }
+}
+
+/* The file a load reads is written by another file of the run, and every
+ * writer saves host data only: linked by a file-name literal both paths
+ * spell (`"expert.pt"`), or by the keys the load is read through, which a
+ * dict literal saved elsewhere holds (`torch.load(args.factor)["eigvec"]`
+ * and `torch.save({"eigvec": v.to("cpu")}, args.out)` in the script that
+ * computes it). A state dict is never linked by keys: what reaches
+ * load_state_dict is a model's, whatever else shares its keys. Saves of
+ * other files whose keys are unknown do not count against a key link (a
+ * training script's checkpoint of `state` is rarely read through the keys
+ * of a feature file), those of this source do. */
+static bool written_elsewhere_from_host(ol_model *m, load_uses *lu, ol_nid call, ol_nid path)
+{
+    const ol_tree *t = m->tree;
+    elsewhere e = {0};
+    for (ol_nid x = path; x < t->nodes.len && t->nodes.items[x].start < t->nodes.items[path].end; x++)
+        if (e.file_count < 4 && ol_file_literal(t, x, &e.files[e.file_count], &e.file_lens[e.file_count]))
+            e.file_count++;
+    ol_nid keys[16];
+    size_t nkeys = load_keys(m, lu, call, keys, 16);
+    uint32_t def = nkeys && !ol_read_key(t, call) ? load_def(m, lu->def_of_target, call) : OL_NO_INDEX;
+    bool restores = ol_read_key(t, call) != OL_NONE ? feeds_load_state_dict(m, call)
+                                                    : def != OL_NO_INDEX && def < m->defs.len && lu->restores[def];
+    for (size_t k = 0; k < nkeys && !restores; k++)
+        if (ol_string_value(t, keys[k], &e.keys[e.key_count], &e.key_lens[e.key_count]))
+            e.key_count++;
+    if (e.key_count < nkeys)
+        e.key_count = 0;
+    if (e.file_count == 0 && e.key_count == 0)
+        return false;
+    if (!ol_visit_run_saves(m, visit_save, &e))
+        return false;
+    return (e.file_writers > 0 && !e.file_gpu) || (e.key_writers > 0 && !e.key_gpu);
 }
 
 static void check(ol_check *c)
@@ -655,7 +532,8 @@ static void check(ol_check *c)
         if (location != OL_NONE && !ol_may_be_none(m, location))
             continue;
         if (loads_plain_data(m, call->node, first) || restores_only_host_state(m, &lu, call->node) ||
-            written_here_from_host(m, &saves, first) || keyed_from_host(m, &lu, &saves, call->node))
+            written_here_from_host(m, &saves, first) || keyed_from_host(m, &lu, &saves, call->node) ||
+            written_elsewhere_from_host(m, &lu, call->node, first))
             continue;
         if (location != OL_NONE) {
             char *text = ol_node_str(t, location);
@@ -682,6 +560,7 @@ static void check(ol_check *c)
     free(lu.other);
     free(lu.not_host_state);
     free(lu.not_key);
+    free(lu.restores);
     for (size_t i = 0; lu.keys && i < m->defs.len + 1; i++)
         ol_vec_free(&lu.keys[i]);
     free(lu.keys);
@@ -702,7 +581,11 @@ const ol_rule ol_rule_oom302 = {
             "a tuple of CPU tensors, Python values), found by the same path expression, the same "
             "file-name literal, or the keys the load is read through (`torch.load(p)[\"eigvec\"]` and "
             "a saved dict literal holding `\"eigvec\"`, when no other save of the source may hold GPU "
-            "tensors).",
+            "tensors). Linting a directory, the writer may be another file of the run (a feature "
+            "extraction script, a converter): the same file-name literal, or a dict literal holding every "
+            "key the load is read through, saved with host data only by every save that matches; a load "
+            "whose keys reach `load_state_dict` is a checkpoint and is never excused that way. A list or "
+            "dict counts as host data only while all that is appended or stored into it is.",
     .why = "A checkpoint remembers the device of every tensor in it. Loaded without `map_location`, a "
            "checkpoint saved from `cuda:0` is materialised on GPU 0 again: in every process of a "
            "multi-GPU job, and in full (optimizer state and all) before `load_state_dict` copies what "

@@ -1,0 +1,366 @@
+/*
+ * saves.c - what `torch.save` writes (see saves.h): host data or not, the
+ * keys of a saved dict literal, the file names of its path.
+ */
+#include "saves.h"
+
+#include <string.h>
+
+bool ol_is_torch_save(const char *q)
+{
+    return q && (strcmp(q, "torch.save") == 0 || strcmp(q, "torch.serialization.save") == 0);
+}
+
+#define HOST_MAX_DEPTH 4
+
+/* Calls whose result is on the host: torch factories given no device. */
+static const char *const HOST_FACTORIES[] = {
+    "torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.HalfTensor", "torch.LongTensor",
+    "torch.IntTensor", "torch.ShortTensor", "torch.ByteTensor", "torch.CharTensor", "torch.BoolTensor",
+    "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.arange", "torch.linspace", "torch.eye",
+    "torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.from_numpy",
+    /* and Python builtins that make plain values */
+    "builtins.len", "builtins.int", "builtins.float", "builtins.str", "builtins.bool", "builtins.round", NULL};
+
+static bool host_only(ol_model *m, ol_nid e, int depth);
+
+/* `args.ckpt` with `args = parser.parse_args()`: a command-line value (a
+ * string, a number, a flag). */
+static bool parsed_argument(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    ol_nid obj = ol_unparen(t, ol_field(t, e, OL_F_object));
+    if (obj == OL_NONE || ol_kind_of(t, obj) != OL_N_identifier)
+        return false;
+    uint32_t defs[4];
+    size_t n = ol_reaching_defs(m, m->node_scope[obj], ol_node_sym(m, obj), obj, defs, 4);
+    if (n == 0 || n == 4)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const ol_def *d = &m->defs.items[defs[i]];
+        ol_nid v = d->kind == OL_DEF_ASSIGN && d->path_len == 0 ? ol_unparen(t, d->value) : OL_NONE;
+        uint32_t ci = v != OL_NONE && ol_kind_of(t, v) == OL_N_call ? ol_call_at(m, v) : OL_NO_INDEX;
+        if (ci == OL_NO_INDEX || m->calls.items[ci].receiver == OL_NONE || !m->calls.items[ci].name ||
+            strcmp(ol_sym_str(m, m->calls.items[ci].name), "parse_args") != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Tensor methods whose result is on the device of their input: dtype casts,
+ * copies and views. */
+static const char *const HOST_KEEPING[] = {"float", "double", "half", "bfloat16", "long", "int", "short", "bool",
+                                           "byte", "char", "contiguous", "clone", "detach", "view", "reshape",
+                                           "squeeze", "unsqueeze", "flatten", "t", "permute", "transpose", NULL};
+
+static bool is_torch_dtype(const char *q)
+{
+    static const char *const dtypes[] = {"torch.float", "torch.float32", "torch.float64", "torch.double",
+                                         "torch.float16", "torch.half", "torch.bfloat16", "torch.int",
+                                         "torch.int8", "torch.int16", "torch.int32", "torch.int64", "torch.long",
+                                         "torch.uint8", "torch.bool", "torch.short", NULL};
+    for (const char *const *d = dtypes; *d; d++)
+        if (strcmp(q, *d) == 0)
+            return true;
+    return false;
+}
+
+static bool is_call_of(ol_model *m, ol_nid call, const char *const *names)
+{
+    const char *q = ol_qualname(m, ol_field(m->tree, call, OL_F_function));
+    for (const char *const *n = names; q && *n; n++)
+        if (strcmp(q, *n) == 0)
+            return true;
+    return false;
+}
+
+/* A list, dict or set that def binds holds host data only while all that is
+ * put into it is: `x.append(v)`, `x.extend(v)`, `x.insert(i, v)`,
+ * `x.add(v)`, `x.update(v)`, `x.setdefault(k, v)` and `x[k] = v` with host
+ * values, reads, iteration, builtins that only read it and the save itself.
+ * Passed to any other call or bound to another name, it may be filled with
+ * anything. Every use in the def's scope counts, before the save or after
+ * it (a loop comes back). */
+static bool filled_from_host(ol_model *m, const ol_def *d, int depth)
+{
+    static const char *const readers[] = {"builtins.len", "builtins.print", "builtins.sorted", "builtins.list",
+                                          "builtins.tuple", "builtins.set", "builtins.dict", "builtins.enumerate",
+                                          "builtins.zip", "builtins.str", "builtins.repr", "builtins.min",
+                                          "builtins.max", "builtins.sum", "builtins.any", "builtins.all",
+                                          "builtins.isinstance", "builtins.iter", "builtins.reversed",
+                                          "torch.save", "torch.serialization.save", NULL};
+    static const char *const adders[] = {"append", "extend", "insert", "add", "update", "setdefault", NULL};
+    const ol_tree *t = m->tree;
+    ol_nid root = m->scopes.items[d->scope].node;
+    ol_nid end = m->subtree_end[root];
+    if (end - root > 50000)
+        return false; /* not worth the walk */
+    for (ol_nid u = root; u < end; u++) {
+        if (ol_kind_of(t, u) != OL_N_identifier || ol_node_at(t, u)->field == OL_F_attribute ||
+            ol_node_sym(m, u) != d->name || m->node_scope[u] != d->scope)
+            continue;
+        ol_nid p = ol_parent(t, u);
+        ol_kind pk = ol_kind_of(t, p);
+        if (pk == OL_N_attribute && ol_field(t, p, OL_F_object) == u) {
+            ol_nid call = ol_parent(t, p), attr = ol_field(t, p, OL_F_attribute);
+            if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call)
+                continue;
+            bool adds = false;
+            for (const char *const *a = adders; *a && !adds; a++)
+                adds = ol_text_is(t, attr, *a);
+            ol_nid args = ol_field(t, call, OL_F_arguments);
+            for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; adds && a != OL_NONE;
+                 a = ol_next_named(t, a))
+                if (!host_only(m, ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a,
+                               depth + 1))
+                    return false;
+            continue;
+        }
+        if (pk == OL_N_subscript && ol_field(t, p, OL_F_value) == u) {
+            ol_nid stmt = ol_parent(t, p);
+            ol_kind sk = stmt != OL_NONE ? ol_kind_of(t, stmt) : OL_N_module;
+            if ((sk == OL_N_assignment || sk == OL_N_augmented_assignment) && ol_field(t, stmt, OL_F_left) == p &&
+                !host_only(m, ol_field(t, stmt, OL_F_right), depth + 1))
+                return false;
+            continue;
+        }
+        /* inside a literal built around it: where the literal goes */
+        ol_nid held = u;
+        while (pk == OL_N_list || pk == OL_N_tuple || pk == OL_N_set || pk == OL_N_expression_list ||
+               pk == OL_N_pair || pk == OL_N_dictionary || pk == OL_N_parenthesized_expression) {
+            held = p;
+            p = ol_parent(t, p);
+            pk = p != OL_NONE ? ol_kind_of(t, p) : OL_N_module;
+        }
+        if (pk == OL_N_keyword_argument && ol_field(t, p, OL_F_value) == held) {
+            held = p;
+            p = ol_parent(t, p);
+            pk = ol_kind_of(t, p);
+        }
+        if (pk == OL_N_argument_list) {
+            ol_nid call = ol_parent(t, p);
+            if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call || !is_call_of(m, call, readers))
+                return false;
+        } else if ((pk == OL_N_assignment || pk == OL_N_augmented_assignment) && ol_field(t, p, OL_F_right) == held) {
+            return false; /* another name holds it too */
+        }
+    }
+    return true;
+}
+
+/* Every binding of the name that reaches `use` is host data. */
+static bool name_host_only(ol_model *m, ol_nid use, int depth)
+{
+    uint32_t defs[16];
+    size_t n = ol_reaching_defs(m, m->node_scope[use], ol_node_sym(m, use), use, defs, 16);
+    if (n == 0 || n == 16)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const ol_def *d = &m->defs.items[defs[i]];
+        if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred || !host_only(m, d->value, depth + 1))
+            return false;
+        ol_kind k = ol_kind_of(m->tree, ol_unparen(m->tree, d->value));
+        if ((k == OL_N_list || k == OL_N_dictionary || k == OL_N_set || k == OL_N_list_comprehension ||
+             k == OL_N_set_comprehension) &&
+            !filled_from_host(m, d, depth))
+            return false;
+    }
+    return true;
+}
+
+/* See ol_host_only; depth bounds the walk through bindings. */
+static bool host_only(ol_model *m, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > HOST_MAX_DEPTH)
+        return false;
+    switch (ol_kind_of(t, e)) {
+    case OL_N_string:
+    case OL_N_concatenated_string:
+    case OL_N_integer:
+    case OL_N_float:
+    case OL_N_true:
+    case OL_N_false:
+    case OL_N_none:
+        return true;
+    case OL_N_identifier:
+        return name_host_only(m, e, depth);
+    case OL_N_attribute: {
+        /* sizes and types of a tensor are Python values */
+        ol_nid attr = ol_field(t, e, OL_F_attribute);
+        if (ol_text_is(t, attr, "shape") || ol_text_is(t, attr, "ndim") || ol_text_is(t, attr, "dtype"))
+            return true;
+        return parsed_argument(m, e);
+    }
+    case OL_N_subscript:
+        return host_only(m, ol_field(t, e, OL_F_value), depth + 1);
+    case OL_N_tuple:
+    case OL_N_list:
+    case OL_N_set:
+    case OL_N_expression_list:
+        for (ol_nid a = ol_first_named(t, e); a != OL_NONE; a = ol_next_named(t, a))
+            if (!host_only(m, a, depth + 1))
+                return false;
+        return true;
+    case OL_N_dictionary:
+        for (ol_nid a = ol_first_named(t, e); a != OL_NONE; a = ol_next_named(t, a))
+            if (ol_kind_of(t, a) != OL_N_pair || !host_only(m, ol_field(t, a, OL_F_value), depth + 1))
+                return false;
+        return true;
+    case OL_N_list_comprehension:
+    case OL_N_set_comprehension:
+        return host_only(m, ol_field(t, e, OL_F_body), depth + 1);
+    case OL_N_binary_operator:
+        return host_only(m, ol_field(t, e, OL_F_left), depth + 1) &&
+               host_only(m, ol_field(t, e, OL_F_right), depth + 1);
+    case OL_N_call: {
+        ol_nid callee = ol_unparen(t, ol_field(t, e, OL_F_function));
+        if (ol_kind_of(t, callee) == OL_N_attribute) {
+            ol_nid attr = ol_field(t, callee, OL_F_attribute);
+            if (ol_text_is(t, attr, "cpu") || ol_text_is(t, attr, "numpy") || ol_text_is(t, attr, "tolist") ||
+                ol_text_is(t, attr, "item") || ol_text_is(t, attr, "size") || ol_text_is(t, attr, "numel") ||
+                ol_text_is(t, attr, "dim"))
+                return true;
+            if (ol_text_is(t, attr, "to")) {
+                ol_nid where = ol_call_arg(m, e, 0, "device");
+                const char *s;
+                uint32_t len;
+                if (where != OL_NONE && ol_string_value(t, where, &s, &len) && ol_mem_eq_cstr(s, len, "cpu"))
+                    return true;
+                /* `x.to(torch.float32)`: a cast, where x is */
+                const char *dq = where != OL_NONE ? ol_qualname(m, where) : NULL;
+                return dq && is_torch_dtype(dq) && ol_call_arg(m, e, 1, "device") == OL_NONE &&
+                       ol_call_arg(m, e, -1, "device") == OL_NONE &&
+                       host_only(m, ol_field(t, callee, OL_F_object), depth + 1);
+            }
+            /* casts and views stay where their input is */
+            for (const char *const *k = HOST_KEEPING; *k; k++)
+                if (ol_text_is(t, attr, *k))
+                    return host_only(m, ol_field(t, callee, OL_F_object), depth + 1);
+        }
+        const char *q = ol_qualname(m, callee);
+        if (!q || ol_call_arg(m, e, -1, "device") != OL_NONE)
+            return false;
+        for (const char *const *f = HOST_FACTORIES; *f; f++)
+            if (strcmp(q, *f) == 0)
+                return true;
+        return false;
+    }
+    default:
+        return false;
+    }
+}
+
+ol_nid ol_read_key(const ol_tree *t, ol_nid n)
+{
+    ol_nid p = ol_parent(t, n);
+    if (p == OL_NONE || ol_kind_of(t, p) != OL_N_subscript || ol_field(t, p, OL_F_value) != n)
+        return OL_NONE;
+    ol_nid key = ol_field(t, p, OL_F_subscript), stmt = ol_parent(t, p);
+    if (key == OL_NONE || ol_kind_of(t, key) != OL_N_string)
+        return OL_NONE;
+    if (stmt != OL_NONE && (ol_kind_of(t, stmt) == OL_N_assignment || ol_kind_of(t, stmt) == OL_N_augmented_assignment) &&
+        ol_field(t, stmt, OL_F_left) == p)
+        return OL_NONE;
+    return key;
+}
+
+ol_nid ol_saved_dict(ol_model *m, ol_nid obj)
+{
+    const ol_tree *t = m->tree;
+    obj = ol_unparen(t, obj);
+    if (obj != OL_NONE && ol_kind_of(t, obj) == OL_N_identifier) {
+        uint32_t defs[2];
+        ol_sym name = ol_node_sym(m, obj);
+        if (ol_reaching_defs(m, m->node_scope[obj], name, obj, defs, 2) != 1 ||
+            m->defs.items[defs[0]].kind != OL_DEF_ASSIGN || m->defs.items[defs[0]].path_len != 0)
+            return OL_NONE;
+        /* nothing else touches the dict on the way (`d["model"] = ...`,
+         * `d.update(...)`, a call it is passed to): only reads of a key */
+        const ol_def *d = &m->defs.items[defs[0]];
+        ol_nid stmt = d->stmt;
+        if (obj < m->subtree_end[stmt] || obj - m->subtree_end[stmt] > 20000)
+            return OL_NONE; /* far apart: not worth the walk */
+        for (ol_nid u = m->subtree_end[stmt]; u < obj; u++) {
+            if (ol_kind_of(t, u) != OL_N_identifier || ol_node_at(t, u)->field == OL_F_attribute ||
+                ol_node_sym(m, u) != name || m->node_scope[u] != m->node_scope[obj])
+                continue;
+            if (ol_read_key(t, u) == OL_NONE)
+                return OL_NONE;
+        }
+        obj = ol_unparen(t, d->value);
+    }
+    if (obj == OL_NONE || ol_kind_of(t, obj) != OL_N_dictionary)
+        return OL_NONE;
+    for (ol_nid a = ol_first_named(t, obj); a != OL_NONE; a = ol_next_named(t, a))
+        if (ol_kind_of(t, a) != OL_N_pair || ol_kind_of(t, ol_field(t, a, OL_F_key)) != OL_N_string)
+            return OL_NONE;
+    return obj;
+}
+
+bool ol_dict_has_key(const ol_tree *t, ol_nid dict, ol_nid key)
+{
+    const char *k;
+    uint32_t klen;
+    if (!ol_string_value(t, key, &k, &klen))
+        return false;
+    for (ol_nid a = ol_first_named(t, dict); a != OL_NONE; a = ol_next_named(t, a)) {
+        const char *s;
+        uint32_t len;
+        if (ol_string_value(t, ol_field(t, a, OL_F_key), &s, &len) && len == klen && memcmp(s, k, len) == 0)
+            return true;
+    }
+    return false;
+}
+
+bool ol_file_literal(const ol_tree *t, ol_nid n, const char **s, uint32_t *len)
+{
+    if (ol_kind_of(t, n) != OL_N_string || !ol_string_value(t, n, s, len))
+        return false;
+    const char *base = *s;
+    for (uint32_t i = 0; i < *len; i++) {
+        if ((*s)[i] == ' ')
+            return false;
+        if ((*s)[i] == '/')
+            base = *s + i + 1;
+    }
+    const char *dot = memchr(base, '.', (size_t)(*s + *len - base));
+    return dot && dot > base && dot + 1 < *s + *len;
+}
+
+bool ol_host_only(ol_model *m, ol_nid e)
+{
+    return host_only(m, e, 0);
+}
+
+bool ol_saved_unkeyed(ol_model *m, ol_nid obj)
+{
+    const ol_tree *t = m->tree;
+    obj = ol_unparen(t, obj);
+    if (obj != OL_NONE && ol_kind_of(t, obj) == OL_N_identifier) {
+        uint32_t defs[2];
+        if (ol_reaching_defs(m, m->node_scope[obj], ol_node_sym(m, obj), obj, defs, 2) != 1 ||
+            m->defs.items[defs[0]].kind != OL_DEF_ASSIGN || m->defs.items[defs[0]].path_len != 0 ||
+            m->defs.items[defs[0]].starred)
+            return false;
+        obj = ol_unparen(t, m->defs.items[defs[0]].value);
+    }
+    if (obj == OL_NONE)
+        return false;
+    switch (ol_kind_of(t, obj)) {
+    case OL_N_list:
+    case OL_N_tuple:
+    case OL_N_set:
+    case OL_N_expression_list:
+    case OL_N_list_comprehension:
+    case OL_N_set_comprehension:
+    case OL_N_string:
+    case OL_N_concatenated_string:
+    case OL_N_integer:
+    case OL_N_float:
+        return true;
+    default:
+        return false;
+    }
+}

@@ -865,9 +865,19 @@ bool ol_is_test_file(const ol_model *m)
                     strstr(path, "/test/");
     if (!test_dir)
         return false;
-    for (size_t i = 0; i < m->functions.len; i++)
-        if (ol_str_has_prefix(ol_sym_str(m, m->functions.items[i].name), "test_"))
+    /* test functions, the helpers a shared tester class gives them
+     * (`_test_merge_layers`), or a module that uses a test framework */
+    for (size_t i = 0; i < m->functions.len; i++) {
+        const char *name = ol_sym_str(m, m->functions.items[i].name);
+        if (ol_str_has_prefix(name, "test_") || ol_str_has_prefix(name, "_test_"))
             return true;
+    }
+    for (size_t i = 0; i < m->imports.len; i++) {
+        const char *q = ol_sym_str(m, m->imports.items[i].qual);
+        if (strcmp(q, "pytest") == 0 || strcmp(q, "unittest") == 0 || ol_str_has_prefix(q, "pytest.") ||
+            ol_str_has_prefix(q, "unittest."))
+            return true;
+    }
     return false;
 }
 

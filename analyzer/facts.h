@@ -150,8 +150,9 @@ struct ol_fix;
 void ol_fix_call_on(struct ol_fix *fix, const ol_tree *t, ol_nid expr, const char *suffix);
 
 /* Is this a pytest file: test_*.py, *_test.py, conftest.py, or a file in a
- * tests/ or test/ directory that defines test_ functions? Tests exercise
- * behaviour on purpose, so training-pattern rules skip them. */
+ * tests/ or test/ directory that defines test_ functions or _test_ helpers,
+ * or imports pytest or unittest? Tests exercise behaviour on purpose, so
+ * training-pattern rules skip them. */
 bool ol_is_test_file(const ol_model *m);
 
 /* Local name bound to the torch module (`torch`, or `T` after `import torch

@@ -383,8 +383,9 @@ static bool help_line(const char *s, size_t n)
 }
 
 /* Which lines of a cell are IPython syntax to blank: magics, shell escapes
- * and help (`%x`, `!x`, `?x`, `x?`) at the start of a logical line, or every
- * line of a whole-cell magic such as %%bash. A `%` that continues an open
+ * and help (`%x`, `!x`, `?x`, `x?`) at the start of a logical line, with the
+ * lines a trailing backslash continues them on, or every line of a
+ * whole-cell magic such as %%bash. A `%` that continues an open
  * bracket, a triple-quoted string or a backslash line (`"..." % (a, b)` over
  * two lines) is Python. Returns one flag per line (count in *lines). */
 static bool *ipython_lines(const char *s, size_t n, size_t *lines)
@@ -401,6 +402,7 @@ static bool *ipython_lines(const char *s, size_t n, size_t *lines)
     char quote = 0;      /* open string's quote character */
     bool triple = false; /* ... and whether it is triple-quoted */
     bool continued = false;
+    bool magic_continued = false; /* the line before is IPython syntax ending with a backslash */
     size_t line = 0, i = 0;
     while (i <= n && line < count) {
         size_t end = i;
@@ -410,9 +412,14 @@ static bool *ipython_lines(const char *s, size_t n, size_t *lines)
         size_t j = i;
         while (j < end && (s[j] == ' ' || s[j] == '\t'))
             j++;
-        if (blank_all ||
+        if (blank_all || magic_continued ||
             (logical_start && ((j < end && (s[j] == '%' || s[j] == '!' || s[j] == '?')) || help_line(s + j, end - j))))
             magic[line] = true;
+        /* `!python run.py \` goes on with the next line, as IPython joins it */
+        size_t last = end;
+        while (last > i && (s[last - 1] == '\r' || s[last - 1] == ' ' || s[last - 1] == '\t'))
+            last--;
+        magic_continued = magic[line] && last > i && s[last - 1] == '\\';
         /* advance the bracket and string state over this line */
         continued = false;
         if (!magic[line]) {

@@ -11,7 +11,10 @@ bool ol_is_torch_save(const char *q)
     return q && (strcmp(q, "torch.save") == 0 || strcmp(q, "torch.serialization.save") == 0);
 }
 
-#define HOST_MAX_DEPTH 4
+#define HOST_MAX_DEPTH 8
+/* steps one question may take at most (bindings branch out) */
+#define HOST_MAX_STEPS 4000
+static _Thread_local int host_steps;
 
 /* Calls whose result is on the host: torch factories given no device. */
 static const char *const HOST_FACTORIES[] = {
@@ -23,6 +26,31 @@ static const char *const HOST_FACTORIES[] = {
     "builtins.len", "builtins.int", "builtins.float", "builtins.str", "builtins.bool", "builtins.round", NULL};
 
 static bool host_only(ol_model *m, ol_nid e, int depth);
+
+static const char *const LIKE_FACTORIES[] = {"torch.zeros_like", "torch.ones_like", "torch.empty_like",
+                                             "torch.full_like", "torch.rand_like", "torch.randn_like",
+                                             "torch.randint_like", NULL};
+
+/* A tokenizer called or asked to encode (`tokenizer(text, return_tensors=
+ * "pt")`, `self.tokenizer.encode(s)`): its tensors are made on the host. */
+static bool is_tokenizer(const ol_tree *t, ol_nid callee)
+{
+    static const char *const words[] = {"tokenizer", "tokeniser", NULL};
+    static const char *const methods[] = {"encode", "encode_plus", "batch_encode_plus", "apply_chat_template",
+                                          "__call__", NULL};
+    ol_nid name = callee;
+    if (ol_kind_of(t, callee) == OL_N_attribute) {
+        ol_nid attr = ol_field(t, callee, OL_F_attribute);
+        bool encodes = false;
+        for (const char *const *w = methods; *w && !encodes; w++)
+            encodes = ol_text_is(t, attr, *w);
+        ol_nid obj = ol_unparen(t, ol_field(t, callee, OL_F_object));
+        name = encodes ? (ol_kind_of(t, obj) == OL_N_attribute ? ol_field(t, obj, OL_F_attribute) : obj) : attr;
+    }
+    uint32_t len;
+    const char *s = name != OL_NONE && ol_kind_of(t, name) == OL_N_identifier ? ol_text(t, name, &len) : NULL;
+    return s && ol_name_looks_like(s, len, words);
+}
 
 /* `args.ckpt` with `args = parser.parse_args()`: a command-line value (a
  * string, a number, a flag). */
@@ -148,6 +176,23 @@ static bool filled_from_host(ol_model *m, const ol_def *d, int depth)
     return true;
 }
 
+/* A binding in a block that ends by leaving the function (`x = load(p)`,
+ * then `return x`) reaches nothing after that block, whatever the model's
+ * bindings say. */
+static bool leaves_before(ol_model *m, const ol_def *d, ol_nid use)
+{
+    const ol_tree *t = m->tree;
+    ol_nid block = ol_parent(t, d->stmt);
+    if (block == OL_NONE || ol_kind_of(t, block) != OL_N_block ||
+        (use >= block && use < m->subtree_end[block]))
+        return false;
+    ol_nid last = OL_NONE;
+    for (ol_nid c = ol_first_named(t, block); c != OL_NONE; c = ol_next_named(t, c))
+        last = c;
+    return last != OL_NONE &&
+           (ol_kind_of(t, last) == OL_N_return_statement || ol_kind_of(t, last) == OL_N_raise_statement);
+}
+
 /* Every binding of the name that reaches `use` is host data. */
 static bool name_host_only(ol_model *m, ol_nid use, int depth)
 {
@@ -155,8 +200,12 @@ static bool name_host_only(ol_model *m, ol_nid use, int depth)
     size_t n = ol_reaching_defs(m, m->node_scope[use], ol_node_sym(m, use), use, defs, 16);
     if (n == 0 || n == 16)
         return false;
+    size_t reaching = 0;
     for (size_t i = 0; i < n; i++) {
         const ol_def *d = &m->defs.items[defs[i]];
+        if (leaves_before(m, d, use))
+            continue;
+        reaching++;
         if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred || !host_only(m, d->value, depth + 1))
             return false;
         ol_kind k = ol_kind_of(m->tree, ol_unparen(m->tree, d->value));
@@ -165,7 +214,7 @@ static bool name_host_only(ol_model *m, ol_nid use, int depth)
             !filled_from_host(m, d, depth))
             return false;
     }
-    return true;
+    return reaching > 0;
 }
 
 /* See ol_host_only; depth bounds the walk through bindings. */
@@ -173,7 +222,7 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
 {
     const ol_tree *t = m->tree;
     e = ol_unparen(t, e);
-    if (e == OL_NONE || depth > HOST_MAX_DEPTH)
+    if (e == OL_NONE || depth > HOST_MAX_DEPTH || --host_steps < 0)
         return false;
     switch (ol_kind_of(t, e)) {
     case OL_N_string:
@@ -191,7 +240,8 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
         ol_nid attr = ol_field(t, e, OL_F_attribute);
         if (ol_text_is(t, attr, "shape") || ol_text_is(t, attr, "ndim") || ol_text_is(t, attr, "dtype"))
             return true;
-        return parsed_argument(m, e);
+        /* an attribute of host data (`enc.input_ids` of a tokenizer's output) */
+        return parsed_argument(m, e) || host_only(m, ol_field(t, e, OL_F_object), depth + 1);
     }
     case OL_N_subscript:
         return host_only(m, ol_field(t, e, OL_F_value), depth + 1);
@@ -239,12 +289,18 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
                 if (ol_text_is(t, attr, *k))
                     return host_only(m, ol_field(t, callee, OL_F_object), depth + 1);
         }
+        if (is_tokenizer(t, callee))
+            return true;
         const char *q = ol_qualname(m, callee);
         if (!q || ol_call_arg(m, e, -1, "device") != OL_NONE)
             return false;
         for (const char *const *f = HOST_FACTORIES; *f; f++)
             if (strcmp(q, *f) == 0)
                 return true;
+        /* `torch.ones_like(x)`: where x is */
+        for (const char *const *f = LIKE_FACTORIES; *f; f++)
+            if (strcmp(q, *f) == 0)
+                return host_only(m, ol_call_arg(m, e, 0, "input"), depth + 1);
         return false;
     }
     default:
@@ -331,6 +387,7 @@ bool ol_file_literal(const ol_tree *t, ol_nid n, const char **s, uint32_t *len)
 
 bool ol_host_only(ol_model *m, ol_nid e)
 {
+    host_steps = HOST_MAX_STEPS;
     return host_only(m, e, 0);
 }
 

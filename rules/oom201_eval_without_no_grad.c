@@ -106,6 +106,35 @@ static bool class_is_module_anywhere(ol_model *m, uint32_t ci, int depth)
     return false;
 }
 
+/* Is method fi of a module called in this file other than as part of a
+ * module's forward pass? A forward() that delegates to it (`forward` ->
+ * `_predict`, or on through methods called only so: `-> self.q_net._predict`)
+ * runs it wherever the module is called, in training too: that is no
+ * evaluation seen here (Stable-Baselines3's policies, whose base class in
+ * another file runs `_predict` under no_grad). Another method of the module
+ * calling it counts, as does any code outside a module. */
+static bool called_here(ol_model *m, uint32_t fi, int depth)
+{
+    const ol_function *f = &m->functions.items[fi];
+    if (depth > 4)
+        return true;
+    for (size_t k = 0; k < f->callsites.len; k++) {
+        uint32_t caller = ol_function_of(m, m->calls.items[f->callsites.items[k]].node);
+        if (caller == OL_NO_INDEX)
+            return true; /* module level: seen */
+        if (caller == fi)
+            continue;
+        const ol_function *c = &m->functions.items[caller];
+        if (c->cls == OL_NO_INDEX || !class_is_module_anywhere(m, c->cls, 0))
+            return true;
+        if (c->name == m->names.forward || (c->name && strcmp(ol_sym_str(m, c->name), "__call__") == 0))
+            continue;
+        if (c->callsites.len == 0 || called_here(m, caller, depth + 1))
+            return true;
+    }
+    return false;
+}
+
 static bool eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi)
 {
     const ol_function *f = &m->functions.items[fi];
@@ -118,7 +147,7 @@ static bool eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi)
     /* a model's own predict()/generate() is called from elsewhere, usually
      * another file that may well guard it: only a caller seen here, running
      * it with grad on, makes it a finding */
-    if (f->cls != OL_NO_INDEX && class_is_module_anywhere(m, f->cls, 0) && m->functions.items[fi].callsites.len == 0)
+    if (f->cls != OL_NO_INDEX && class_is_module_anywhere(m, f->cls, 0) && !called_here(m, fi, 0))
         return false;
     ol_nid body = function_body(m, fi);
     if (body == OL_NONE || computes_gradients(m, body))

@@ -325,10 +325,13 @@ static bool same_file(ol_model *m, ol_nid a, ol_nid b)
 }
 
 /* The torch.save calls of a file, gathered once: each load compares its
- * path with these, not with every call of the file. */
+ * path with these, not with every call of the file; whether each saves host
+ * data only is worked out once too (host[i]: 0 not yet, 1 no, 2 yes). */
 typedef struct {
     uint32_t *items;
     size_t len, cap;
+    uint8_t *host;
+    ol_nid *dict;   /* the dict literal each saves (ol_saved_dict), or OL_NONE */
 } save_vec;
 
 static void collect_saves(ol_model *m, save_vec *out)
@@ -338,6 +341,22 @@ static void collect_saves(ol_model *m, save_vec *out)
         if (ol_is_torch_save(q))
             ol_vec_push(out, (uint32_t)i);
     }
+    out->host = ol_xcalloc(out->len + 1, 1);
+    out->dict = ol_xcalloc(out->len + 1, sizeof(ol_nid));
+    for (size_t i = 0; i < out->len; i++) {
+        ol_nid obj = ol_call_arg(m, m->calls.items[out->items[i]].node, 0, "obj");
+        out->dict[i] = obj != OL_NONE ? ol_saved_dict(m, obj) : OL_NONE;
+    }
+}
+
+/* Does save i of the file write host data only? */
+static bool saves_host_data(ol_model *m, const save_vec *saves, size_t i)
+{
+    if (!saves->host[i]) {
+        ol_nid obj = ol_call_arg(m, m->calls.items[saves->items[i]].node, 0, "obj");
+        saves->host[i] = obj != OL_NONE && ol_host_only(m, obj) ? 2 : 1;
+    }
+    return saves->host[i] == 2;
 }
 
 /* The file a load reads is written in this source, and every write of it
@@ -350,7 +369,7 @@ static bool written_here_from_host(ol_model *m, const save_vec *saves, ol_nid pa
         ol_nid to = ol_call_arg(m, call->node, 1, "f");
         if (to == OL_NONE || !same_file(m, path, to))
             continue;
-        if (!ol_host_only(m, ol_call_arg(m, call->node, 0, "obj")))
+        if (!saves_host_data(m, saves, i))
             return false;
         writes++;
     }
@@ -394,12 +413,12 @@ static bool keyed_from_host(ol_model *m, load_uses *lu, const save_vec *saves, o
         ol_nid obj = ol_call_arg(m, m->calls.items[saves->items[i]].node, 0, "obj");
         if (obj == OL_NONE)
             return false;
-        ol_nid dict = ol_saved_dict(m, obj);
+        ol_nid dict = saves->dict[i];
         bool holds_all = dict != OL_NONE;
         for (size_t k = 0; k < nkeys && holds_all; k++)
             holds_all = ol_dict_has_key(t, dict, keys[k]);
         /* a dict without one of the keys is another file; anything else may be this one */
-        if ((holds_all || dict == OL_NONE) && !ol_host_only(m, obj))
+        if ((holds_all || dict == OL_NONE) && !saves_host_data(m, saves, i))
             return false;
         matched += holds_all;
     }
@@ -556,6 +575,8 @@ static void check(ol_check *c)
         ol_diag_attach_fix(d, fix);
     }
     ol_vec_free(&saves);
+    free(saves.host);
+    free(saves.dict);
     free(lu.uses);
     free(lu.other);
     free(lu.not_host_state);

@@ -15,7 +15,8 @@
  * `device`, `args.device`, `x.device`). Not flagged: `*_like` factories
  * (they follow their argument's device), `torch.tensor(data)` and
  * `torch.from_numpy(a)` (the data exists on the host anyway), a factory
- * given `device=`, `out=` or `pin_memory=`, and `.to(dtype)`.
+ * given `device=`, `out=`, `pin_memory=` or `generator=` (a CPU generator
+ * draws on the host only), and `.to(dtype)`.
  *
  * The fix moves the device into the factory. It is safe for deterministic
  * factories when the move only names the device (`non_blocking` then has
@@ -68,7 +69,9 @@ static bool factory_pins_place(const ol_tree *t, ol_nid call, bool *requires_gra
         if (k != OL_N_keyword_argument)
             continue;
         ol_nid name = ol_field(t, a, OL_F_name);
-        if (ol_text_is(t, name, "device") || ol_text_is(t, name, "out") || ol_text_is(t, name, "pin_memory"))
+        /* a generator draws on its own device: `device=` with a CPU one raises */
+        if (ol_text_is(t, name, "device") || ol_text_is(t, name, "out") || ol_text_is(t, name, "pin_memory") ||
+            ol_text_is(t, name, "generator"))
             return true;
         if (ol_text_is(t, name, "requires_grad"))
             *requires_grad = ol_kind_of(t, ol_field(t, a, OL_F_value)) != OL_N_false;
@@ -189,7 +192,8 @@ const ol_rule ol_rule_oom303 = {
             "followed directly by `.cuda()` or by `.to(device)` where the device is recognisable (a device "
             "string other than \"cpu\", `torch.device(...)`, a device value, or a name such as `device`, "
             "`args.device`, `x.device`). `*_like` factories, `torch.tensor(data)`, `torch.from_numpy(a)`, "
-            "factories given `device=`, `out=` or `pin_memory=`, and `.to(dtype)` are not flagged.",
+            "factories given `device=`, `out=`, `pin_memory=` or `generator=` (a CPU generator draws on "
+            "the host only), and `.to(dtype)` are not flagged.",
     .why = "The factory allocates and fills the tensor in host memory, then `.to()` allocates it again on "
            "the device and copies it over a synchronising host-to-device transfer, and the host copy is "
            "thrown away. Passing `device=` allocates and fills the tensor on the device in one step: no "

@@ -27,10 +27,36 @@ static bool token_in(const char *s, size_t len, const char *const *words)
     return ol_name_looks_like(s, len, words);
 }
 
+/* `precision` as a setting: a keyword argument (`Fabric(precision=...)`) or
+ * an attribute of the run's options (`args.precision`, `cfg.precision`).
+ * A metric named precision (`precision, recall, f1 = ...`,
+ * `precision_score`) says nothing of the arithmetic. */
+static bool precision_setting(ol_model *m, ol_nid n)
+{
+    static const char *const options[] = {"args", "opt", "opts", "cfg", "config", "conf", "hparams", "params",
+                                          "settings", "flags", NULL};
+    const ol_tree *t = m->tree;
+    if (!ol_text_is(t, n, "precision"))
+        return false;
+    ol_nid p = ol_parent(t, n);
+    if (p == OL_NONE)
+        return false;
+    if (ol_kind_of(t, p) == OL_N_keyword_argument && ol_field(t, p, OL_F_name) == n)
+        return true;
+    if (ol_kind_of(t, p) != OL_N_attribute || ol_field(t, p, OL_F_attribute) != n)
+        return false;
+    ol_nid obj = ol_unparen(t, ol_field(t, p, OL_F_object));
+    if (ol_kind_of(t, obj) == OL_N_attribute)
+        obj = ol_field(t, obj, OL_F_attribute);
+    uint32_t len;
+    const char *s = ol_kind_of(t, obj) == OL_N_identifier ? ol_text(t, obj, &len) : NULL;
+    return s && token_in(s, len, options);
+}
+
 static bool mentions_mixed_precision(ol_model *m)
 {
     static const char *const words[] = {"amp", "autocast", "fp16", "bf16", "half", "bfloat16", "float16",
-                                        "mixed", "precision", "scaler", "gradscaler", NULL};
+                                        "mixed", "scaler", "gradscaler", NULL};
     static const char *const strings[] = {"fp16", "bf16", "16", "16-mixed", "bf16-mixed", "float16",
                                           "bfloat16", "half", "mixed", "amp", NULL};
     const ol_tree *t = m->tree;
@@ -39,7 +65,7 @@ static bool mentions_mixed_precision(ol_model *m)
         if (k == OL_N_identifier) {
             uint32_t len;
             const char *s = ol_text(t, n, &len);
-            if (token_in(s, len, words))
+            if (token_in(s, len, words) || precision_setting(m, n))
                 return true;
         } else if (k == OL_N_string) {
             const char *s;

@@ -155,3 +155,85 @@ bool ol_in_debug_branch(ol_model *m, ol_nid n)
     }
     return false;
 }
+
+/* ---- uses of a container ---------------------------------------------------- */
+
+static bool adds_to(const ol_tree *t, ol_nid method)
+{
+    static const char *const adders[] = {"append", "extend", "insert", "add", "update", "setdefault", "__setitem__",
+                                         NULL};
+    for (const char *const *a = adders; *a; a++)
+        if (ol_text_is(t, method, *a))
+            return true;
+    return false;
+}
+
+/* What the use u of a container does with it. */
+static ol_use classify_use(const ol_tree *t, ol_nid u)
+{
+    ol_use use = {OL_USE_READ, u, OL_NONE, OL_NONE, OL_NONE, OL_NONE};
+    ol_nid p = ol_parent(t, u);
+    ol_kind pk = p != OL_NONE ? ol_kind_of(t, p) : OL_N_module;
+    if (pk == OL_N_attribute && ol_field(t, p, OL_F_object) == u) {
+        ol_nid call = ol_parent(t, p), attr = ol_field(t, p, OL_F_attribute);
+        if (call != OL_NONE && ol_kind_of(t, call) == OL_N_call && ol_field(t, call, OL_F_function) == p &&
+            adds_to(t, attr)) {
+            use.kind = OL_USE_ADD;
+            use.call = call;
+            use.method = attr;
+        }
+        return use;
+    }
+    if (pk == OL_N_subscript && ol_field(t, p, OL_F_value) == u) {
+        ol_nid stmt = ol_parent(t, p);
+        ol_kind sk = stmt != OL_NONE ? ol_kind_of(t, stmt) : OL_N_module;
+        if ((sk == OL_N_assignment || sk == OL_N_augmented_assignment) && ol_field(t, stmt, OL_F_left) == p) {
+            use.kind = OL_USE_STORE;
+            use.key = ol_field(t, p, OL_F_subscript);
+            use.value = ol_field(t, stmt, OL_F_right);
+        }
+        return use;
+    }
+    if ((pk == OL_N_assignment || pk == OL_N_augmented_assignment || pk == OL_N_for_statement) &&
+        ol_field(t, p, OL_F_left) == u) {
+        use.kind = OL_USE_REBOUND;
+        return use;
+    }
+    /* inside a literal built around it: where the literal goes */
+    ol_nid held = u;
+    while (pk == OL_N_list || pk == OL_N_tuple || pk == OL_N_set || pk == OL_N_expression_list || pk == OL_N_pair ||
+           pk == OL_N_dictionary || pk == OL_N_parenthesized_expression || pk == OL_N_list_splat ||
+           pk == OL_N_dictionary_splat || (pk == OL_N_keyword_argument && ol_field(t, p, OL_F_value) == held)) {
+        held = p;
+        p = ol_parent(t, p);
+        pk = p != OL_NONE ? ol_kind_of(t, p) : OL_N_module;
+    }
+    if (pk == OL_N_argument_list) {
+        use.kind = OL_USE_PASSED;
+        use.call = ol_parent(t, p);
+    } else if ((pk == OL_N_assignment || pk == OL_N_augmented_assignment) && ol_field(t, p, OL_F_right) == held) {
+        use.kind = OL_USE_ALIASED;
+    }
+    return use;
+}
+
+bool ol_container_uses(ol_model *m, uint32_t def, ol_use_visitor fn, void *ctx)
+{
+    const ol_tree *t = m->tree;
+    if (def >= m->defs.len)
+        return false;
+    const ol_def *d = &m->defs.items[def];
+    ol_nid root = m->scopes.items[d->scope].node;
+    ol_nid end = m->subtree_end[root];
+    if (end - root > 50000)
+        return false; /* not worth the walk */
+    for (ol_nid u = root; u < end; u++) {
+        if (ol_kind_of(t, u) != OL_N_identifier || ol_node_at(t, u)->field == OL_F_attribute ||
+            ol_node_sym(m, u) != d->name || m->node_scope[u] != d->scope || u == d->target)
+            continue;
+        ol_use use = classify_use(t, u);
+        if (!fn(ctx, &use))
+            return false;
+    }
+    return true;
+}

@@ -37,4 +37,32 @@ bool ol_may_be_none(ol_model *m, ol_nid expr);
  * `__debug__`), or a function or class named for it (`DetectAnomalyHook`)? */
 bool ol_in_debug_branch(ol_model *m, ol_nid n);
 
+/* What a use of a container does with it. */
+typedef enum ol_use_kind {
+    OL_USE_READ,    /* read, iterated, returned, or a method called on it that is not one below */
+    OL_USE_STORE,   /* `x[key] = value`, `x[key] += value` */
+    OL_USE_ADD,     /* `x.append(v)`, `extend`, `insert`, `add`, `update`, `setdefault`, `__setitem__` */
+    OL_USE_PASSED,  /* an argument of a call, also inside a literal (`f([x])`): the callee may fill it */
+    OL_USE_ALIASED, /* bound to another name, also inside a literal (`y = x`, `pair = (x, 1)`) */
+    OL_USE_REBOUND, /* the name bound again (an assignment or a for-loop target) */
+} ol_use_kind;
+
+typedef struct ol_use {
+    ol_use_kind kind;
+    ol_nid node;   /* the identifier */
+    ol_nid key;    /* STORE: the subscript */
+    ol_nid value;  /* STORE: the value stored */
+    ol_nid call;   /* ADD, PASSED: the call */
+    ol_nid method; /* ADD: the method's name */
+} ol_use;
+
+typedef bool (*ol_use_visitor)(void *ctx, const ol_use *use);
+
+/* Calls fn with each use, in its scope, of the name that def binds (its
+ * own target aside), for questions about a list or dict built in place
+ * (`out = {}`, then `out["loss"] = loss`; `feats = []`, then
+ * `feats.append(f)`). Stops when fn returns false. Returns false when it
+ * stopped, or when the scope is too large to walk (more than 50,000 nodes). */
+bool ol_container_uses(ol_model *m, uint32_t def, ol_use_visitor fn, void *ctx);
+
 #endif

@@ -17,6 +17,7 @@
  */
 #include "model.h"
 
+#include "dataflow.h"
 #include "facts.h"
 
 #include <ctype.h>
@@ -1476,48 +1477,36 @@ bool ol_function_element(ol_model *m, uint32_t fi, int index, const char *key, o
     return true;
 }
 
+typedef struct dict_stores {
+    const ol_tree *t;
+    ol_nid *keys, *values;
+    size_t n, cap;
+} dict_stores;
+
+static bool note_store(void *ctx, const ol_use *use)
+{
+    dict_stores *ds = ctx;
+    switch (use->kind) {
+    case OL_USE_READ:
+        return true;
+    case OL_USE_STORE:
+        if (ol_kind_of(ds->t, use->key) != OL_N_string || ds->n == ds->cap)
+            return false;
+        ds->keys[ds->n] = use->key;
+        ds->values[ds->n++] = use->value;
+        return true;
+    case OL_USE_ADD: /* append() and friends are no dict's; update() adds keys not known */
+        return !ol_text_is(ds->t, use->method, "update") && !ol_text_is(ds->t, use->method, "setdefault") &&
+               !ol_text_is(ds->t, use->method, "__setitem__");
+    default:
+        return false; /* passed on, held by another name, bound again: anything may be put in it */
+    }
+}
+
 size_t ol_dict_stores(ol_model *m, uint32_t def, ol_nid *keys, ol_nid *values, size_t cap)
 {
-    const ol_tree *t = m->tree;
-    if (def >= m->defs.len)
-        return (size_t)-1;
-    const ol_def *d = &m->defs.items[def];
-    ol_nid root = m->scopes.items[d->scope].node;
-    ol_nid end = m->subtree_end[root];
-    if (end - root > 50000)
-        return (size_t)-1; /* not worth the walk */
-    size_t n = 0;
-    for (ol_nid u = root; u < end; u++) {
-        if (ol_kind_of(t, u) != OL_N_identifier || ol_node_at(t, u)->field == OL_F_attribute ||
-            ol_node_sym(m, u) != d->name || m->node_scope[u] != d->scope || u == d->target)
-            continue;
-        ol_nid p = ol_parent(t, u);
-        ol_kind pk = ol_kind_of(t, p);
-        if (pk == OL_N_subscript && ol_field(t, p, OL_F_value) == u) {
-            ol_nid stmt = ol_parent(t, p), key = ol_field(t, p, OL_F_subscript);
-            ol_kind sk = stmt != OL_NONE ? ol_kind_of(t, stmt) : OL_N_module;
-            if ((sk != OL_N_assignment && sk != OL_N_augmented_assignment) || ol_field(t, stmt, OL_F_left) != p)
-                continue; /* a read */
-            if (ol_kind_of(t, key) != OL_N_string || n == cap)
-                return (size_t)-1;
-            keys[n] = key;
-            values[n++] = ol_field(t, stmt, OL_F_right);
-            continue;
-        }
-        if (pk == OL_N_attribute && ol_field(t, p, OL_F_object) == u) {
-            ol_nid attr = ol_field(t, p, OL_F_attribute);
-            if (ol_text_is(t, attr, "update") || ol_text_is(t, attr, "setdefault") || ol_text_is(t, attr, "__setitem__"))
-                return (size_t)-1;
-            continue;
-        }
-        if (pk == OL_N_keyword_argument || pk == OL_N_argument_list || pk == OL_N_list_splat ||
-            pk == OL_N_dictionary_splat || (pk == OL_N_assignment && ol_field(t, p, OL_F_left) != u) ||
-            pk == OL_N_list || pk == OL_N_tuple || pk == OL_N_pair || pk == OL_N_expression_list)
-            return (size_t)-1; /* passed on, or held by another name: anything may be put in it */
-        if (pk == OL_N_assignment || pk == OL_N_augmented_assignment)
-            return (size_t)-1; /* bound again: which dict a store goes to is not known */
-    }
-    return n;
+    dict_stores ds = {m->tree, keys, values, 0, cap};
+    return ol_container_uses(m, def, note_store, &ds) ? ds.n : (size_t)-1;
 }
 
 /* The element `key` of the dict literal def binds, also through the stores

@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "dataflow.h"
+
 bool ol_is_torch_save(const char *q)
 {
     return q && (strcmp(q, "torch.save") == 0 || strcmp(q, "torch.serialization.save") == 0);
@@ -102,14 +104,12 @@ static bool is_call_of(ol_model *m, ol_nid call, const char *const *names)
     return false;
 }
 
-/* A list, dict or set that def binds holds host data only while all that is
- * put into it is: `x.append(v)`, `x.extend(v)`, `x.insert(i, v)`,
- * `x.add(v)`, `x.update(v)`, `x.setdefault(k, v)` and `x[k] = v` with host
- * values, reads, iteration, builtins that only read it and the save itself.
- * Passed to any other call or bound to another name, it may be filled with
- * anything. Every use in the def's scope counts, before the save or after
- * it (a loop comes back). */
-static bool filled_from_host(ol_model *m, const ol_def *d, int depth)
+typedef struct filling {
+    ol_model *m;
+    int depth;
+} filling;
+
+static bool host_use(void *ctx, const ol_use *use)
 {
     static const char *const readers[] = {"builtins.len", "builtins.print", "builtins.sorted", "builtins.list",
                                           "builtins.tuple", "builtins.set", "builtins.dict", "builtins.enumerate",
@@ -117,63 +117,37 @@ static bool filled_from_host(ol_model *m, const ol_def *d, int depth)
                                           "builtins.max", "builtins.sum", "builtins.any", "builtins.all",
                                           "builtins.isinstance", "builtins.iter", "builtins.reversed",
                                           "torch.save", "torch.serialization.save", NULL};
-    static const char *const adders[] = {"append", "extend", "insert", "add", "update", "setdefault", NULL};
-    const ol_tree *t = m->tree;
-    ol_nid root = m->scopes.items[d->scope].node;
-    ol_nid end = m->subtree_end[root];
-    if (end - root > 50000)
-        return false; /* not worth the walk */
-    for (ol_nid u = root; u < end; u++) {
-        if (ol_kind_of(t, u) != OL_N_identifier || ol_node_at(t, u)->field == OL_F_attribute ||
-            ol_node_sym(m, u) != d->name || m->node_scope[u] != d->scope)
-            continue;
-        ol_nid p = ol_parent(t, u);
-        ol_kind pk = ol_kind_of(t, p);
-        if (pk == OL_N_attribute && ol_field(t, p, OL_F_object) == u) {
-            ol_nid call = ol_parent(t, p), attr = ol_field(t, p, OL_F_attribute);
-            if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call)
-                continue;
-            bool adds = false;
-            for (const char *const *a = adders; *a && !adds; a++)
-                adds = ol_text_is(t, attr, *a);
-            ol_nid args = ol_field(t, call, OL_F_arguments);
-            for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; adds && a != OL_NONE;
-                 a = ol_next_named(t, a))
-                if (!host_only(m, ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a,
-                               depth + 1))
-                    return false;
-            continue;
-        }
-        if (pk == OL_N_subscript && ol_field(t, p, OL_F_value) == u) {
-            ol_nid stmt = ol_parent(t, p);
-            ol_kind sk = stmt != OL_NONE ? ol_kind_of(t, stmt) : OL_N_module;
-            if ((sk == OL_N_assignment || sk == OL_N_augmented_assignment) && ol_field(t, stmt, OL_F_left) == p &&
-                !host_only(m, ol_field(t, stmt, OL_F_right), depth + 1))
+    filling *f = ctx;
+    const ol_tree *t = f->m->tree;
+    switch (use->kind) {
+    case OL_USE_STORE:
+        return host_only(f->m, use->value, f->depth + 1);
+    case OL_USE_ADD: {
+        ol_nid args = ol_field(t, use->call, OL_F_arguments);
+        for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE; a = ol_next_named(t, a))
+            if (!host_only(f->m, ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a,
+                           f->depth + 1))
                 return false;
-            continue;
-        }
-        /* inside a literal built around it: where the literal goes */
-        ol_nid held = u;
-        while (pk == OL_N_list || pk == OL_N_tuple || pk == OL_N_set || pk == OL_N_expression_list ||
-               pk == OL_N_pair || pk == OL_N_dictionary || pk == OL_N_parenthesized_expression) {
-            held = p;
-            p = ol_parent(t, p);
-            pk = p != OL_NONE ? ol_kind_of(t, p) : OL_N_module;
-        }
-        if (pk == OL_N_keyword_argument && ol_field(t, p, OL_F_value) == held) {
-            held = p;
-            p = ol_parent(t, p);
-            pk = ol_kind_of(t, p);
-        }
-        if (pk == OL_N_argument_list) {
-            ol_nid call = ol_parent(t, p);
-            if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call || !is_call_of(m, call, readers))
-                return false;
-        } else if ((pk == OL_N_assignment || pk == OL_N_augmented_assignment) && ol_field(t, p, OL_F_right) == held) {
-            return false; /* another name holds it too */
-        }
+        return true;
     }
-    return true;
+    case OL_USE_PASSED:
+        return use->call != OL_NONE && ol_kind_of(t, use->call) == OL_N_call && is_call_of(f->m, use->call, readers);
+    case OL_USE_ALIASED:
+        return false; /* another name holds it too */
+    default:
+        return true;
+    }
+}
+
+/* A list, dict or set that def binds holds host data only while all that is
+ * put into it is (appended, added, stored), and while it goes to no call
+ * but builtins that only read it and the save itself: another call may fill
+ * it with anything, and so may another name that holds it. Every use in the
+ * def's scope counts, before the save or after it (a loop comes back). */
+static bool filled_from_host(ol_model *m, const ol_def *d, int depth)
+{
+    filling f = {m, depth};
+    return ol_container_uses(m, (uint32_t)(d - m->defs.items), host_use, &f);
 }
 
 /* A binding in a block that ends by leaving the function (`x = load(p)`,

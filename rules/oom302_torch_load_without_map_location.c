@@ -103,6 +103,11 @@ static bool reads_metadata(ol_model *m, ol_nid use)
     return known;
 }
 
+static bool is_torch_load(const char *q)
+{
+    return q && (strcmp(q, "torch.load") == 0 || strcmp(q, "torch.serialization.load") == 0);
+}
+
 /* The def a `name = torch.load(...)` statement makes, or OL_NO_INDEX.
  * def_of_target: per node, the index + 1 of the def binding it. */
 static uint32_t load_def(ol_model *m, const uint32_t *def_of_target, ol_nid call)
@@ -174,6 +179,8 @@ static void load_uses_build(ol_model *m, load_uses *lu)
     bool *is_load_def = ol_xcalloc(m->defs.len + 1, sizeof(bool));
     OL_VEC(ol_sym) names = {0};
     for (size_t i = 0; i < m->calls.len; i++) {
+        if (!is_torch_load(ol_qualname(m, m->calls.items[i].callee)))
+            continue;
         uint32_t d = load_def(m, lu->def_of_target, m->calls.items[i].node);
         if (d == OL_NO_INDEX || d >= m->defs.len)
             continue;
@@ -514,7 +521,7 @@ static void check(ol_check *c)
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
         const char *q = ol_qualname(m, call->callee);
-        if (!q || (strcmp(q, "torch.load") != 0 && strcmp(q, "torch.serialization.load") != 0))
+        if (!is_torch_load(q))
             continue;
         if (xla_only < 0)
             xla_only = ol_file_is_xla_only(m);

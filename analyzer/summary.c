@@ -888,11 +888,15 @@ static void classes_and_imports(sbuild *b)
         cs->is_module = ol_class_is_module(m, (uint32_t)ci);
         cs->is_lossfn = cs->is_module && (ol_str_has_suffix(name, "Loss") || ol_str_has_suffix(name, "Criterion"));
         cs->bases = ol_arena_alloc(a, sizeof(char *) * (c->bases.len ? c->bases.len : 1));
+        cs->ext_bases = ol_arena_alloc(a, sizeof(char *) * (c->bases.len ? c->bases.len : 1));
         for (size_t i = 0; i < m->classes.items[ci].bases.len; i++) {
             ol_val v = ol_eval(m, m->classes.items[ci].bases.items[i]);
             if (v.kind == OL_V_CLASS && v.ref < m->classes.len && v.ref != ci) {
                 const char *bn = ol_sym_str(m, m->classes.items[v.ref].name);
                 cs->bases[cs->base_count++] = ol_arena_strndup(a, bn, strlen(bn));
+            } else if (v.kind == OL_V_EXTERN && v.ref) {
+                const char *qn = ol_sym_str(m, v.ref);
+                cs->ext_bases[cs->ext_base_count++] = ol_arena_strndup(a, qn, strlen(qn));
             }
         }
     }
@@ -1034,6 +1038,7 @@ typedef struct target {
     const ol_file_summary *file;
     const ol_fn_summary *fn;
     const ol_class_summary *cls;
+    size_t file_index;        /* the project's index of file */
 } target;
 
 struct ol_xref {
@@ -1062,11 +1067,10 @@ static const ol_file_summary *hold(ol_xref *x, size_t file)
     return s;
 }
 
-/* Finds what `qual` names in the project, following names a package
- * re-exports (`from .resnet import ResNet` in __init__.py). */
-static void resolve(ol_xref *x, target *tg, const char *qual)
+/* Finds what `qual` names in the project, seen from file `from`, following
+ * names a package re-exports (`from .resnet import ResNet` in __init__.py). */
+static void resolve_at(ol_xref *x, size_t from, target *tg, const char *qual)
 {
-    size_t from = x->file;
     char *owned = NULL;
     for (int hop = 0; hop < 4; hop++) {
         size_t file;
@@ -1085,6 +1089,7 @@ static void resolve(ol_xref *x, target *tg, const char *qual)
         }
         if (tg->fn || tg->cls) {
             tg->file = s;
+            tg->file_index = file;
             break;
         }
         /* a name the module imported from elsewhere */
@@ -1103,12 +1108,42 @@ static void resolve(ol_xref *x, target *tg, const char *qual)
     free(owned);
 }
 
+static void resolve(ol_xref *x, target *tg, const char *qual)
+{
+    resolve_at(x, x->file, tg, qual);
+}
+
+/* Is class cls of file `file` an nn.Module through its bases: those of its
+ * own file, and those it imports, followed file by file (`CLIPTask` ->
+ * `ImageTextTask` of another file -> `TrainingTask(nn.Module)` of a third)?
+ * A summary says only what its file knows; the chain is followed here. */
+static bool module_through_bases(ol_xref *x, size_t file, const ol_file_summary *s, const ol_class_summary *cls,
+                                 int depth)
+{
+    if (cls->is_module)
+        return true;
+    if (depth > 4)
+        return false;
+    for (size_t i = 0; i < cls->base_count; i++) {
+        const ol_class_summary *b = ol_summary_class(s, cls->bases[i]);
+        if (b && b != cls && module_through_bases(x, file, s, b, depth + 1))
+            return true;
+    }
+    for (size_t i = 0; i < cls->ext_base_count; i++) {
+        target tg = {0, true, NULL, NULL, NULL, 0};
+        resolve_at(x, file, &tg, cls->ext_bases[i]);
+        if (tg.cls && tg.file && module_through_bases(x, tg.file_index, tg.file, tg.cls, depth + 1))
+            return true;
+    }
+    return false;
+}
+
 static target *lookup(ol_xref *x, ol_sym qual)
 {
     for (size_t i = 0; i < x->targets.len; i++)
         if (x->targets.items[i].qual == qual)
             return &x->targets.items[i];
-    target tg = {qual, true, NULL, NULL, NULL};
+    target tg = {qual, true, NULL, NULL, NULL, 0};
     if (x->project)
         resolve(x, &tg, ol_sym_str(x->m, qual));
     ol_vec_push(&x->targets, tg);
@@ -1159,8 +1194,10 @@ static bool links_call(const ol_links *l, ol_model *m, ol_sym qual, ol_sym metho
     if (cls) {
         if (index >= 0 || key)
             return false;
-        ol_val v = {cls->is_module ? OL_V_MODULE : OL_V_OBJECT, cls->is_lossfn ? OL_VF_LOSSFN : 0,
-                    cls->is_module ? 0 : OL_OBJ_PROJECT, qual};
+        const target *tg = lookup(x, qual);
+        bool module = module_through_bases(x, tg->file_index, tg->file, cls, 0);
+        ol_val v = {module ? OL_V_MODULE : OL_V_OBJECT, cls->is_lossfn ? OL_VF_LOSSFN : 0,
+                    module ? 0 : OL_OBJ_PROJECT, qual};
         *out = v;
         return true;
     }

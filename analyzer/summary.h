@@ -89,6 +89,8 @@ typedef struct ol_class_summary {
     bool is_lossfn;       /* a module named like a loss (`...Loss`, `...Criterion`) */
     size_t base_count;
     const char **bases;   /* bases defined in the same file, for inherited methods */
+    size_t ext_base_count;
+    const char **ext_bases; /* bases imported from elsewhere, by qualified name (`pkg.base.Task`) */
 } ol_class_summary;
 
 /* A module-level import: `bound` names `qual` (dotted; relative ones keep

@@ -495,9 +495,10 @@ static bool written_elsewhere_from_host(ol_model *m, load_uses *lu, ol_nid call,
             e.file_count++;
     ol_nid keys[16];
     size_t nkeys = load_keys(m, lu, call, keys, 16);
-    uint32_t def = nkeys && !ol_read_key(t, call) ? load_def(m, lu->def_of_target, call) : OL_NO_INDEX;
-    bool restores = ol_read_key(t, call) != OL_NONE ? feeds_load_state_dict(m, call)
-                                                    : def != OL_NO_INDEX && def < m->defs.len && lu->restores[def];
+    bool direct = ol_read_key(t, call) != OL_NONE;
+    uint32_t def = nkeys && !direct ? load_def(m, lu->def_of_target, call) : OL_NO_INDEX;
+    bool restores = direct ? feeds_load_state_dict(m, call)
+                           : def != OL_NO_INDEX && def < m->defs.len && lu->restores[def];
     for (size_t k = 0; k < nkeys && !restores; k++)
         if (ol_string_value(t, keys[k], &e.keys[e.key_count], &e.key_lens[e.key_count]))
             e.key_count++;

@@ -359,6 +359,15 @@ bool ol_file_literal(const ol_tree *t, ol_nid n, const char **s, uint32_t *len)
     return dot && dot > base && dot + 1 < *s + *len;
 }
 
+size_t ol_file_literals(const ol_tree *t, ol_nid e, const char **s, uint32_t *len, size_t cap)
+{
+    size_t n = 0;
+    for (ol_nid x = e; n < cap && x < t->nodes.len && t->nodes.items[x].start < t->nodes.items[e].end; x++)
+        if (ol_file_literal(t, x, &s[n], &len[n]))
+            n++;
+    return n;
+}
+
 bool ol_host_only(ol_model *m, ol_nid e)
 {
     host_steps = HOST_MAX_STEPS;

@@ -9,6 +9,7 @@
 #define OL_SAVES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "model.h"
@@ -44,5 +45,10 @@ bool ol_saved_unkeyed(ol_model *m, ol_nid obj);
  * `"ckpt/best.pt"`): a name and an extension, no spaces; *s and *len are its
  * value. */
 bool ol_file_literal(const ol_tree *t, ol_nid n, const char **s, uint32_t *len);
+
+/* The file-name literals in the expression e (a path: `os.path.join(d,
+ * "feats.pth")`), in order: writes at most cap to s and len and returns
+ * how many. */
+size_t ol_file_literals(const ol_tree *t, ol_nid e, const char **s, uint32_t *len, size_t cap);
 
 #endif

@@ -957,14 +957,13 @@ static void record_save(ol_model *m, ol_arena *a, ol_sum_save *sv, ol_nid call)
     }
     if (to == OL_NONE)
         return;
+    const char *files[MAX_SAVE_FILES];
+    uint32_t lens[MAX_SAVE_FILES];
+    size_t n = ol_file_literals(t, to, files, lens, MAX_SAVE_FILES);
     sv->files = ol_arena_alloc(a, sizeof(char *) * MAX_SAVE_FILES);
-    for (ol_nid x = to; x < t->nodes.len && t->nodes.items[x].start < t->nodes.items[to].end; x++) {
-        const char *f;
-        uint32_t len;
-        if (!ol_file_literal(t, x, &f, &len))
-            continue;
-        const char *copy = arena_literal(a, f, len);
-        if (copy && sv->file_count < MAX_SAVE_FILES)
+    for (size_t i = 0; i < n; i++) {
+        const char *copy = arena_literal(a, files[i], lens[i]);
+        if (copy)
             sv->files[sv->file_count++] = copy;
     }
 }
@@ -1025,8 +1024,9 @@ ol_file_summary *ol_summarize(ol_model *m)
     sort_fns(s->fn_order, s->named_count, s->fns);
     classes_and_imports(&b);
     s->saves = file_saves(m);
-    s->bytes = sizeof(*s) + ol_arena_bytes(&s->arena) + (s->saves ? ol_arena_bytes(&s->saves->arena) : 0) + nf * (sizeof(ol_fn_summary) + sizeof(uint32_t)) +
-               s->class_count * sizeof(ol_class_summary) + s->import_count * sizeof(ol_sum_import);
+    s->bytes = sizeof(*s) + ol_arena_bytes(&s->arena) + (s->saves ? ol_arena_bytes(&s->saves->arena) : 0) +
+               nf * (sizeof(ol_fn_summary) + sizeof(uint32_t)) + s->class_count * sizeof(ol_class_summary) +
+               s->import_count * sizeof(ol_sum_import);
     return s;
 }
 
@@ -1039,6 +1039,7 @@ typedef struct target {
     const ol_fn_summary *fn;
     const ol_class_summary *cls;
     size_t file_index;        /* the project's index of file */
+    int8_t module;            /* cls is an nn.Module through its bases: -1 not asked yet */
 } target;
 
 struct ol_xref {
@@ -1130,7 +1131,7 @@ static bool module_through_bases(ol_xref *x, size_t file, const ol_file_summary 
             return true;
     }
     for (size_t i = 0; i < cls->ext_base_count; i++) {
-        target tg = {0, true, NULL, NULL, NULL, 0};
+        target tg = {0, true, NULL, NULL, NULL, 0, -1};
         resolve_at(x, file, &tg, cls->ext_bases[i]);
         if (tg.cls && tg.file && module_through_bases(x, tg.file_index, tg.file, tg.cls, depth + 1))
             return true;
@@ -1143,25 +1144,25 @@ static target *lookup(ol_xref *x, ol_sym qual)
     for (size_t i = 0; i < x->targets.len; i++)
         if (x->targets.items[i].qual == qual)
             return &x->targets.items[i];
-    target tg = {qual, true, NULL, NULL, NULL, 0};
+    target tg = {qual, true, NULL, NULL, NULL, 0, -1};
     if (x->project)
         resolve(x, &tg, ol_sym_str(x->m, qual));
     ol_vec_push(&x->targets, tg);
     return &ol_vec_last(&x->targets);
 }
 
-/* The function summary (qual, method) names, or NULL; *cls_out gets a
- * class named by qual alone. */
-static const ol_fn_summary *target_fn(ol_xref *x, ol_sym qual, ol_sym method, const ol_class_summary **cls_out)
+/* The function summary (qual, method) names, or NULL; *tg_out gets the
+ * target when qual alone names a class (tg_out->cls). */
+static const ol_fn_summary *target_fn(ol_xref *x, ol_sym qual, ol_sym method, target **tg_out)
 {
     target *tg = lookup(x, qual);
-    *cls_out = NULL;
+    *tg_out = NULL;
     if (tg->fn)
         return method ? NULL : tg->fn;
     if (!tg->cls)
         return NULL;
     if (!method) {
-        *cls_out = tg->cls;
+        *tg_out = tg;
         return NULL;
     }
     return method_of(tg->file, tg->cls->name, ol_sym_str(x->m, method), 0);
@@ -1189,14 +1190,15 @@ static bool links_call(const ol_links *l, ol_model *m, ol_sym qual, ol_sym metho
     }
     if (!x->project)
         return false;
-    const ol_class_summary *cls;
+    target *cls;
     const ol_fn_summary *fn = target_fn(x, qual, method, &cls);
     if (cls) {
         if (index >= 0 || key)
             return false;
-        const target *tg = lookup(x, qual);
-        bool module = module_through_bases(x, tg->file_index, tg->file, cls, 0);
-        ol_val v = {module ? OL_V_MODULE : OL_V_OBJECT, cls->is_lossfn ? OL_VF_LOSSFN : 0,
+        if (cls->module < 0)
+            cls->module = module_through_bases(x, cls->file_index, cls->file, cls->cls, 0);
+        bool module = cls->module;
+        ol_val v = {module ? OL_V_MODULE : OL_V_OBJECT, cls->cls->is_lossfn ? OL_VF_LOSSFN : 0,
                     module ? 0 : OL_OBJ_PROJECT, qual};
         *out = v;
         return true;
@@ -1266,7 +1268,7 @@ static const ol_fn_summary *summary_of_call(ol_xref *x, uint32_t ci, bool *cross
     ol_sym qual, method;
     if (!x->project || !call_name(m, ci, &qual, &method))
         return NULL;
-    const ol_class_summary *cls;
+    target *cls;
     const ol_fn_summary *fn = target_fn(x, qual, method, &cls);
     *cross_file = fn != NULL;
     return fn;

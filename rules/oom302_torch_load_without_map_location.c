@@ -490,9 +490,7 @@ static bool written_elsewhere_from_host(ol_model *m, load_uses *lu, ol_nid call,
 {
     const ol_tree *t = m->tree;
     elsewhere e = {0};
-    for (ol_nid x = path; x < t->nodes.len && t->nodes.items[x].start < t->nodes.items[path].end; x++)
-        if (e.file_count < 4 && ol_file_literal(t, x, &e.files[e.file_count], &e.file_lens[e.file_count]))
-            e.file_count++;
+    e.file_count = ol_file_literals(t, path, e.files, e.file_lens, 4);
     ol_nid keys[16];
     size_t nkeys = load_keys(m, lu, call, keys, 16);
     bool direct = ol_read_key(t, call) != OL_NONE;

@@ -15,6 +15,7 @@
 
 #include "device.h"
 #include "facts.h"
+#include "hostuse.h"
 #include "project.h"
 #include "saves.h"
 
@@ -514,6 +515,40 @@ static void direct_stores(sbuild *b)
     }
 }
 
+/* Parameters whose value reaches code that only works on host data
+ * (`json.dump(preds)`, `np.asarray(x)`), and never a model or a device. */
+static void host_params(sbuild *b)
+{
+    ol_model *m = b->m;
+    /* only functions that make such a call themselves (summaries see no
+     * other function's): most have none, and are skipped */
+    bool *sinks = NULL;
+    long budget = OL_HOSTUSE_BUDGET;
+    for (size_t ci = 0; ci < m->calls.len; ci++) {
+        if (!ol_may_use_as_host(m, (uint32_t)ci))
+            continue;
+        if (!sinks)
+            sinks = ol_xcalloc(m->functions.len + 1, sizeof(bool));
+        for (uint32_t fi = ol_function_of(m, m->calls.items[ci].node); fi != OL_NO_INDEX && !sinks[fi];
+             fi = m->scopes.items[m->functions.items[fi].outer_scope].function)
+            sinks[fi] = true;
+    }
+    for (uint32_t fi = 0; sinks && fi < m->functions.len; fi++) {
+        const ol_function *f = &m->functions.items[fi];
+        if (!sinks[fi])
+            continue;
+        for (size_t i = 0; i < f->params.len; i++) {
+            int p = param_position(m, fi, f->params.items[i]);
+            if (p < 0)
+                continue;
+            ol_value_use u = ol_def_use_of(m, f->params.items[i], &budget);
+            if (u.host && !u.device)
+                b->s->fns[fi].param_host |= 1u << p;
+        }
+    }
+    free(sinks);
+}
+
 /* Parameters indexed batch by batch: `source[i:i + n]`, or any index in
  * a Dataset's __getitem__. */
 static void sliced_params(sbuild *b)
@@ -1004,6 +1039,7 @@ ol_file_summary *ol_summarize(ol_model *m)
     function_facts(&b, &edges);
     direct_stores(&b);
     sliced_params(&b);
+    host_params(&b);
     propagate(&b, edges.items, edges.len);
     ol_vec_free(&edges);
     for (uint32_t fi = 0; fi < nf; fi++) {

@@ -17,7 +17,8 @@
  *   - whether it returns a tensor it moved to a device;
  *   - which parameters it adds or appends into state that outlives the call
  *     (`self.sum += val * n`, `self.vals.append(v)`, `self.d[k] = v`, a global
- *     list, a container passed in), and which it indexes batch by batch.
+ *     list, a container passed in), which it indexes batch by batch, and
+ *     which reach code that raises on a CUDA tensor (`json.dump(preds)`).
  * Classes record whether they are nn.Modules; module-level imports are kept
  * so that names re-exported by a package's __init__.py can be followed.
  *
@@ -79,6 +80,7 @@ typedef struct ol_fn_summary {
     const char **params;  /* their names, for keyword arguments */
     uint32_t param_sliced; /* bit i: parameter i is cut into a batch (`source[i:i + n]`): per call */
     uint32_t param_batched; /* bit i: the function itself draws batch after batch from parameter i */
+    uint32_t param_host;  /* bit i: parameter i reaches code that raises on a CUDA tensor (hostuse.h) */
     uint8_t store_count;
     ol_sum_store *stores;
 } ol_fn_summary;

@@ -21,6 +21,11 @@
  * writer may be in another one: the summaries record every file's saves,
  * and a load linked to them by a file-name literal or by its keys is not
  * flagged when every such save holds host data only.
+ *
+ * Nor is a load the code itself reads as host data (hostuse.h): handed to
+ * `.numpy()`, `np.asarray`, a plot or `json.dump`, which raise on a CUDA
+ * tensor, and never restored, moved or used as a model. Code that does so
+ * could not run if the file held GPU tensors.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +33,7 @@
 #include "dataflow.h"
 #include "devices.h"
 #include "facts.h"
+#include "hostuse.h"
 #include "rule.h"
 #include "saves.h"
 #include "summary.h"
@@ -509,6 +515,82 @@ static bool written_elsewhere_from_host(ol_model *m, load_uses *lu, ol_nid call,
     return (e.file_writers > 0 && !e.file_gpu) || (e.key_writers > 0 && !e.key_gpu);
 }
 
+/* What each load's value is used as, asked at most once per load. */
+typedef struct host_reads {
+    uint8_t *state;      /* per call: 0 not asked yet, else 1 + USE_HOST/USE_DEVICE bits */
+    nid_list host_loads; /* the call nodes of the loads read as host data, sorted (once listed) */
+    bool listed;
+    long budget;
+} host_reads;
+
+enum { USE_HOST = 1, USE_DEVICE = 2 };
+/* siblings compared with one load at most: a file of thousands of loads in
+ * one function stays linear */
+#define HOST_SIBLINGS_MAX 64
+
+static int load_use(ol_model *m, host_reads *hr, uint32_t ci)
+{
+    if (!hr->state) {
+        hr->state = ol_xcalloc(m->calls.len + 1, 1);
+        hr->budget = OL_HOSTUSE_BUDGET;
+    }
+    if (!hr->state[ci]) {
+        ol_value_use u = ol_value_use_of(m, m->calls.items[ci].node, &hr->budget);
+        hr->state[ci] = (uint8_t)(1 + (u.host ? USE_HOST : 0) + (u.device ? USE_DEVICE : 0));
+    }
+    return hr->state[ci] - 1;
+}
+
+/* The load is read as host data: some of what it returns reaches code that
+ * raises on a CUDA tensor (`.numpy()`, `np.asarray`, a matplotlib plot,
+ * `json.dump`, a function of the run that hands its parameter to one), and
+ * none of it is restored into a model, moved, called or used as a module.
+ * The code could not run if the file held GPU tensors. Another load of the
+ * same file in the same function that is read so counts for this one too
+ * (`preds = torch.load(p)` in one branch, `torch.load(p)` to test it in
+ * another), unless this one is used as a model or moved. */
+static bool read_as_host_data(ol_model *m, host_reads *hr, uint32_t ci, ol_nid path)
+{
+    int own = load_use(m, hr, ci);
+    if (own & USE_DEVICE)
+        return false;
+    if (own & USE_HOST)
+        return true;
+    if (!hr->listed) {
+        hr->listed = true;
+        for (uint32_t k = 0; k < m->calls.len; k++)
+            if (is_torch_load(ol_qualname(m, m->calls.items[k].callee)) && load_use(m, hr, k) == USE_HOST)
+                ol_vec_push(&hr->host_loads, m->calls.items[k].node);
+        ol_sort(hr->host_loads.items, hr->host_loads.len, sizeof(ol_nid), ol_cmp_u32);
+    }
+    /* the host loads inside the function's node range */
+    uint32_t fn = ol_function_of(m, m->calls.items[ci].node);
+    ol_nid root = fn == OL_NO_INDEX ? 0 : m->functions.items[fn].node;
+    ol_nid end = fn == OL_NO_INDEX ? m->tree->nodes.len : m->subtree_end[root];
+    size_t lo = 0, hi = hr->host_loads.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (hr->host_loads.items[mid] < root)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int compared = 0, seen = 0;
+    for (size_t i = lo; i < hr->host_loads.len && compared < HOST_SIBLINGS_MAX && seen < 16 * HOST_SIBLINGS_MAX;
+         i++, seen++) {
+        ol_nid other = hr->host_loads.items[i];
+        if (other >= end)
+            break;
+        if (ol_function_of(m, other) != fn)
+            continue; /* in a nested function */
+        compared++;
+        ol_nid p = ol_call_arg(m, other, 0, NULL);
+        if (p != OL_NONE && same_file(m, p, path))
+            return true;
+    }
+    return false;
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
@@ -517,6 +599,7 @@ static void check(ol_check *c)
     save_vec saves = {0};
     bool saves_known = false;
     load_uses lu = {0};
+    host_reads hr = {0};
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
         const char *q = ol_qualname(m, call->callee);
@@ -558,7 +641,7 @@ static void check(ol_check *c)
             continue;
         if (loads_plain_data(m, call->node, first) || restores_only_host_state(m, &lu, call->node) ||
             written_here_from_host(m, &saves, first) || keyed_from_host(m, &lu, &saves, call->node) ||
-            written_elsewhere_from_host(m, &lu, call->node, first))
+            written_elsewhere_from_host(m, &lu, call->node, first) || read_as_host_data(m, &hr, (uint32_t)i, first))
             continue;
         if (location != OL_NONE) {
             char *text = ol_node_str(t, location);
@@ -592,6 +675,8 @@ static void check(ol_check *c)
         ol_vec_free(&lu.keys[i]);
     free(lu.keys);
     free(lu.def_of_target);
+    free(hr.state);
+    ol_vec_free(&hr.host_loads);
 }
 
 const ol_rule ol_rule_oom302 = {
@@ -612,7 +697,12 @@ const ol_rule ol_rule_oom302 = {
             "extraction script, a converter): the same file-name literal, or a dict literal holding every "
             "key the load is read through, saved with host data only by every save that matches; a load "
             "whose keys reach `load_state_dict` is a checkpoint and is never excused that way. A list or "
-            "dict counts as host data only while all that is appended or stored into it is.",
+            "dict counts as host data only while all that is appended or stored into it is. Nor are loads "
+            "the code reads as host data: some of what they return reaches code that raises on a CUDA "
+            "tensor (`.numpy()`, `np.asarray`, `torch.from_numpy`, a matplotlib plot, `json.dump` without "
+            "`default=`, or a function of the run that hands its parameter to one of these), and none of "
+            "it is restored into a model, moved (`.to()`, `.cuda()`, `.cpu()`), called or used as a "
+            "module; another load of the same file in the same function that is read so counts too.",
     .why = "A checkpoint remembers the device of every tensor in it. Loaded without `map_location`, a "
            "checkpoint saved from `cuda:0` is materialised on GPU 0 again: in every process of a "
            "multi-GPU job, and in full (optimizer state and all) before `load_state_dict` copies what "

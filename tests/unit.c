@@ -1992,6 +1992,51 @@ static void test_function_summaries(void)
     parsed_free(&x);
 }
 
+/* Which parameters reach code that raises on a CUDA tensor (hostuse.h). */
+static void test_host_params(void)
+{
+    parsed x;
+    parse_text(&x, "import json\n"
+                   "import numpy as np\n"
+                   "import matplotlib.pyplot as plt\n"
+                   "def report(path, preds, out):\n"
+                   "    kept = [p for p in preds if p['ok']]\n"
+                   "    json.dump(kept, out)\n"
+                   "def any_json(preds, out):\n"
+                   "    json.dump(preds, out, default=str)\n"
+                   "def curve(ax, c, label):\n"
+                   "    c = c  # rebinding is followed too\n"
+                   "    ax.plot(np.arange(3), c.mean(1))\n"
+                   "def moved(c, device):\n"
+                   "    print(c.numpy())\n"
+                   "    return c.to(device)\n"
+                   "def listed(c):\n"
+                   "    return np.array(c.tolist())\n"
+                   "def saved(path, arr):\n"
+                   "    np.save(path, arr)\n"
+                   "class Plotter:\n"
+                   "    def show(self, hist):\n"
+                   "        for k, v in hist.items():\n"
+                   "            plt.plot(v)\n");
+    ol_file_summary *s = ol_summarize(&x.model);
+    const ol_fn_summary *f = ol_summary_function(s, "report");
+    CHECK(f && f->param_host == 2u);
+    f = ol_summary_function(s, "any_json");
+    CHECK(f && f->param_host == 0);
+    f = ol_summary_function(s, "curve");
+    CHECK(f && f->param_host == 2u);
+    f = ol_summary_function(s, "moved");
+    CHECK(f && f->param_host == 0);
+    f = ol_summary_function(s, "listed");
+    CHECK(f && f->param_host == 0);
+    f = ol_summary_function(s, "saved");
+    CHECK(f && f->param_host == 2u);
+    f = ol_summary_function(s, "Plotter.show");
+    CHECK(f && f->param_host == 2u);
+    ol_file_summary_release(s);
+    parsed_free(&x);
+}
+
 int main(void)
 {
     static const test_case tests[] = {
@@ -2049,6 +2094,7 @@ int main(void)
         T(test_incremental_parse_matches_fresh),
         T(test_project_resolution),
         T(test_function_summaries),
+        T(test_host_params),
     };
     int passed = 0, failed = 0;
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

@@ -7,10 +7,15 @@
 
 #include "summary.h"
 
-/* names followed at most, one inside the other */
-#define USE_MAX_DEPTH 4
+/* names followed at most, one inside the other (also into the functions
+ * of the file a value is passed to, and back out through their returns) */
+#define USE_MAX_DEPTH 10
 /* scopes walked for the uses of a name, per question */
-#define USE_MAX_WALKS 24
+#define USE_MAX_WALKS 48
+/* calls of the file entered at most, one inside the other */
+#define USE_MAX_CALLS 6
+/* call sites of a function a returned value is followed to */
+#define USE_MAX_CALLERS 8
 
 typedef struct walk {
     ol_model *m;
@@ -18,6 +23,9 @@ typedef struct walk {
     int walks;
     int imports_pyplot; /* -1 not yet known */
     long *budget;
+    ol_nid calls[USE_MAX_CALLS]; /* the calls entered, innermost last: a return goes back to it */
+    int ncalls;
+    bool from_param; /* a parameter's value: a return goes back to no caller (the one that passed it is unknown) */
 } walk;
 
 static bool in_list(const ol_tree *t, ol_nid name, const char *const *list)
@@ -80,7 +88,8 @@ static bool plot_name(const char *q)
     return dot && in_names(dot + 1, PLOTS);
 }
 
-static void follow_expr(walk *w, ol_nid n, int depth);
+static void follow_expr(walk *w, ol_nid n, int depth, int elem);
+static void follow_def(walk *w, uint32_t def, int depth, int elem);
 
 static bool has_dict_splat(const ol_tree *t, ol_nid args)
 {
@@ -104,7 +113,10 @@ static uint32_t def_bound_at(ol_model *m, ol_nid target)
     return OL_NO_INDEX;
 }
 
-static void follow_def(walk *w, uint32_t def, int depth)
+/* elem, in what follows: the position of the value in the tuple or list
+ * being followed (`return train, val`), so that unpacking it (`a, b = ...`)
+ * follows its own name only; -1 for the whole value. */
+static void follow_def(walk *w, uint32_t def, int depth, int elem)
 {
     ol_model *m = w->m;
     const ol_tree *t = m->tree;
@@ -137,29 +149,39 @@ static void follow_def(walk *w, uint32_t def, int depth)
         for (size_t k = 0; k < nd && !reached; k++)
             reached = defs[k] == def;
         if (reached)
-            follow_expr(w, u, depth);
+            follow_expr(w, u, depth, elem);
     }
 }
 
-/* Follows the names a binding target binds (`a`, `a, (b, c)`). */
-static void follow_targets(walk *w, ol_nid target, int depth)
+/* Follows the names a binding target binds (`a`, `a, (b, c)`): with elem
+ * set, only the name at that position. */
+static void follow_targets(walk *w, ol_nid target, int depth, int elem)
 {
     const ol_tree *t = w->m->tree;
     ol_kind k = ol_kind_of(t, target);
     if (k == OL_N_identifier) {
-        follow_def(w, def_bound_at(w->m, target), depth + 1);
+        follow_def(w, def_bound_at(w->m, target), depth + 1, elem);
+        return;
+    }
+    if (k == OL_N_parenthesized_expression) {
+        follow_targets(w, ol_first_named(t, target), depth, elem);
         return;
     }
     if (k != OL_N_pattern_list && k != OL_N_tuple_pattern && k != OL_N_list_pattern && k != OL_N_tuple &&
-        k != OL_N_list && k != OL_N_parenthesized_expression)
+        k != OL_N_list)
         return;
+    bool starred = false;
     for (ol_nid c = ol_first_named(t, target); c != OL_NONE; c = ol_next_named(t, c))
-        follow_targets(w, c, depth);
+        starred |= ol_kind_of(t, c) == OL_N_list_splat_pattern || ol_kind_of(t, c) == OL_N_list_splat;
+    int i = 0;
+    for (ol_nid c = ol_first_named(t, target); c != OL_NONE; c = ol_next_named(t, c), i++)
+        if (elem < 0 || starred || i == elem)
+            follow_targets(w, c, depth, -1);
 }
 
 /* n is an argument (a direct child of the argument list, or a keyword
  * argument's value) of call: what does the callee do with it? */
-static void passed(walk *w, ol_nid call, ol_nid arg, ol_nid value, int depth)
+static void passed(walk *w, ol_nid call, ol_nid arg, ol_nid value, int depth, int elem)
 {
     ol_model *m = w->m;
     const ol_tree *t = m->tree;
@@ -201,21 +223,59 @@ static void passed(walk *w, ol_nid call, ol_nid arg, ol_nid value, int depth)
         return;
     }
     if (!keyword && ((position == 0 && in_names(q, KEEP_ELEMENTS)) || in_names(q, TORCH_KEEPING))) {
-        follow_expr(w, call, depth);
+        follow_expr(w, call, depth, -1);
         return;
     }
     bool cross_file;
     const ol_fn_summary *s = ol_call_summary(m, ci, &cross_file);
-    if (!s || !s->param_host)
+    if (!s)
         return;
-    for (uint32_t p = 0; p < s->param_count && p < OL_SUM_MAX_PARAMS; p++)
-        if ((s->param_host & (1u << p)) && ol_call_param_arg(m, ci, s, p) == value) {
-            w->use.host = true;
-            return;
-        }
+    uint32_t param = OL_NO_INDEX;
+    for (uint32_t p = 0; p < s->param_count && p < OL_SUM_MAX_PARAMS && param == OL_NO_INDEX; p++)
+        if (ol_call_param_arg(m, ci, s, p) == value)
+            param = p;
+    if (param == OL_NO_INDEX)
+        return;
+    if (s->param_host & (1u << param)) {
+        w->use.host = true;
+        return;
+    }
+    /* a function of this file: follow the parameter in it, and what it
+     * returns back out of this call */
+    const uint32_t *fns;
+    if (cross_file || ol_call_functions(m, ci, &fns) != 1 || w->ncalls >= USE_MAX_CALLS)
+        return;
+    const ol_function *f = &m->functions.items[fns[0]];
+    if (param >= f->params.len)
+        return;
+    w->calls[w->ncalls++] = call;
+    follow_def(w, f->params.items[param], depth + 1, elem);
+    w->ncalls--;
 }
 
-static void follow_expr(walk *w, ol_nid n, int depth)
+/* n is returned by its function: on at the call that entered it, or at
+ * each call of the function in the file. */
+static void returned(walk *w, ol_nid n, int depth, int elem)
+{
+    ol_model *m = w->m;
+    uint32_t fi = ol_function_of(m, n);
+    if (fi == OL_NO_INDEX || depth >= USE_MAX_DEPTH)
+        return;
+    if (w->ncalls > 0) {
+        ol_nid call = w->calls[--w->ncalls];
+        follow_expr(w, call, depth, elem);
+        w->calls[w->ncalls++] = call;
+        return;
+    }
+    if (w->from_param)
+        return;
+    const ol_function *f = &m->functions.items[fi];
+    for (size_t i = 0; i < f->callsites.len && i < USE_MAX_CALLERS; i++)
+        if (f->callsites.items[i] < m->calls.len)
+            follow_expr(w, m->calls.items[f->callsites.items[i]].node, depth + 1, elem);
+}
+
+static void follow_expr(walk *w, ol_nid n, int depth, int elem)
 {
     ol_model *m = w->m;
     const ol_tree *t = m->tree;
@@ -225,14 +285,18 @@ static void follow_expr(walk *w, ol_nid n, int depth)
             return;
         switch (ol_kind_of(t, p)) {
         case OL_N_parenthesized_expression:
+            n = p;
+            continue;
         case OL_N_binary_operator:
         case OL_N_unary_operator:
             n = p;
+            elem = -1;
             continue;
         case OL_N_subscript:
             if (ol_field(t, p, OL_F_value) != n)
                 return;
             n = p;
+            elem = -1;
             continue;
         case OL_N_attribute: {
             if (ol_field(t, p, OL_F_object) != n)
@@ -241,6 +305,7 @@ static void follow_expr(walk *w, ol_nid n, int depth)
             ol_nid gp = ol_parent(t, p);
             if (gp == OL_NONE || ol_kind_of(t, gp) != OL_N_call || ol_field(t, gp, OL_F_function) != p) {
                 n = p; /* an attribute read: `data["params"].recThrs` */
+                elem = -1;
                 continue;
             }
             if (ol_text_is(t, attr, "numpy") || ol_text_is(t, attr, "pin_memory")) {
@@ -254,6 +319,7 @@ static void follow_expr(walk *w, ol_nid n, int depth)
             if (!in_list(t, attr, KEEPING))
                 return;
             n = gp;
+            elem = -1;
             continue;
         }
         case OL_N_list_comprehension:
@@ -263,12 +329,23 @@ static void follow_expr(walk *w, ol_nid n, int depth)
             if (ol_field(t, p, OL_F_body) != n)
                 return;
             n = p;
+            elem = -1;
             continue;
         case OL_N_list:
         case OL_N_tuple:
-            /* `np.stack([a, b])`, `torch.cat((x, pad))` */
+        case OL_N_expression_list: {
+            /* `np.stack([a, b])`, `torch.cat((x, pad))`, `return train, val` */
+            int i = 0;
+            bool starred = false;
+            for (ol_nid c = ol_first_named(t, p); c != OL_NONE; c = ol_next_named(t, c)) {
+                starred |= ol_kind_of(t, c) == OL_N_list_splat;
+                if (c < n)
+                    i++;
+            }
+            elem = elem < 0 && !starred ? i : -1;
             n = p;
             continue;
+        }
         case OL_N_call:
             if (ol_field(t, p, OL_F_function) == n)
                 w->use.device = true; /* called: a pickled model */
@@ -276,31 +353,35 @@ static void follow_expr(walk *w, ol_nid n, int depth)
         case OL_N_keyword_argument: {
             ol_nid args = ol_parent(t, p);
             if (ol_field(t, p, OL_F_value) == n && args != OL_NONE && ol_kind_of(t, args) == OL_N_argument_list)
-                passed(w, ol_parent(t, args), p, n, depth);
+                passed(w, ol_parent(t, args), p, n, depth, elem);
             return;
         }
         case OL_N_argument_list:
             if (ol_kind_of(t, ol_parent(t, p)) == OL_N_call)
-                passed(w, ol_parent(t, p), n, n, depth);
+                passed(w, ol_parent(t, p), n, n, depth, elem);
             return;
         case OL_N_for_in_clause: {
             /* `[p for p in x if ...]`: the comprehension keeps x's elements */
             if (ol_field(t, p, OL_F_right) != n)
                 return;
-            follow_targets(w, ol_field(t, p, OL_F_left), depth);
+            follow_targets(w, ol_field(t, p, OL_F_left), depth, -1);
             ol_nid comp = ol_parent(t, p);
             if (comp == OL_NONE || ol_kind_of(t, comp) == OL_N_dictionary_comprehension)
                 return;
             n = comp;
+            elem = -1;
             continue;
         }
         case OL_N_for_statement:
             if (ol_field(t, p, OL_F_right) == n)
-                follow_targets(w, ol_field(t, p, OL_F_left), depth);
+                follow_targets(w, ol_field(t, p, OL_F_left), depth, -1);
             return;
         case OL_N_assignment:
             if (ol_field(t, p, OL_F_right) == n)
-                follow_targets(w, ol_field(t, p, OL_F_left), depth);
+                follow_targets(w, ol_field(t, p, OL_F_left), depth, elem);
+            return;
+        case OL_N_return_statement:
+            returned(w, p, depth, elem);
             return;
         default:
             return;
@@ -321,20 +402,20 @@ bool ol_may_use_as_host(ol_model *m, uint32_t ci)
     if (strcmp(name, "numpy") == 0 || strcmp(name, "pin_memory") == 0)
         return true;
     long none = 0;
-    walk w = {m, {false, false}, 0, -1, &none};
+    walk w = {m, {false, false}, 0, -1, &none, {0}, 0, false};
     return in_names(name, PLOTS) && imports_matplotlib(&w);
 }
 
 ol_value_use ol_value_use_of(ol_model *m, ol_nid e, long *budget)
 {
-    walk w = {m, {false, false}, 0, -1, budget};
-    follow_expr(&w, e, 0);
+    walk w = {m, {false, false}, 0, -1, budget, {0}, 0, false};
+    follow_expr(&w, e, 0, -1);
     return w.use;
 }
 
 ol_value_use ol_def_use_of(ol_model *m, uint32_t def, long *budget)
 {
-    walk w = {m, {false, false}, 0, -1, budget};
-    follow_def(&w, def, 0);
+    walk w = {m, {false, false}, 0, -1, budget, {0}, 0, def < m->defs.len && m->defs.items[def].kind == OL_DEF_PARAM};
+    follow_def(&w, def, 0, -1);
     return w.use;
 }

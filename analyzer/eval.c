@@ -133,6 +133,46 @@ static const char *const CRITERION_WORDS[] = {"criterion", "criterium", "criteri
 static const char *const NOT_OPTIMIZER_WORDS[] = {"scheduler", "sched", "env", "lr", "args", "options",
                                                   "opts", "config", "cfg", NULL};
 
+/* Does the name call something a model (`model`, `teacher_model`, `netG`,
+ * `model_ema`, `model_without_ddp`)? Not when a verb comes first
+ * (`create_model_card`, `get_model`, `build_model`: a function about a
+ * model) or when the model word only qualifies another noun after it
+ * (`model_card`, `model_name`, `model_path`, `model_config`). */
+static bool names_a_model(const char *name, size_t len)
+{
+    static const char *const verbs[] = {"create", "make", "build", "get", "load", "save", "init", "initialize",
+                                        "setup", "prepare", "set", "wrap", "unwrap", "push", "freeze", "log",
+                                        "print", "export", "convert", "compile", "update", "copy", "reset",
+                                        "register", "is", "has", "num", "count", "check", "download", "upload",
+                                        "write", "read", "store", "restore", "resolve", "select", NULL};
+    static const char *const nouns[] = {"card", "name", "names", "path", "paths", "dir", "file", "files", "id",
+                                        "ids", "type", "types", "config", "cfg", "conf", "args", "kwargs",
+                                        "params", "parameters", "output", "outputs", "out", "state", "states",
+                                        "dict", "url", "hub", "repo", "version", "size", "dim", "kind", "info",
+                                        "summary", "key", "keys", "list", "dtype", "device", "inputs", "input",
+                                        "tokenizer", "optimizer", "ckpt", "checkpoint", "weights", "str", "tag",
+                                        "hash", "index", "registry", "zoo", NULL};
+    char tokens[8][24];
+    size_t n = name_tokens(name, len, tokens, 8);
+    for (size_t i = 0; i < n; i++) {
+        bool word = false;
+        for (const char *const *w = MODEL_WORDS; *w && !word; w++)
+            word = strcmp(tokens[i], *w) == 0;
+        if (!word)
+            continue;
+        for (size_t k = 0; k < i; k++)
+            for (const char *const *v = verbs; *v; v++)
+                if (strcmp(tokens[k], *v) == 0)
+                    return false;
+        for (size_t k = i + 1; k < n; k++)
+            for (const char *const *v = nouns; *v; v++)
+                if (strcmp(tokens[k], *v) == 0)
+                    return false;
+        return true;
+    }
+    return false;
+}
+
 static bool looks_like_loss_fn(const char *name, size_t len)
 {
     if (ol_name_looks_like(name, len, CRITERION_WORDS))
@@ -166,7 +206,7 @@ static ol_val guess_from_name(ol_model *m, ol_sym name)
         return UNKNOWN;
     if (looks_like_loss_fn(s, len))
         return mk(OL_V_MODULE, OL_VF_LOSSFN);
-    if (ol_name_looks_like(s, len, MODEL_WORDS))
+    if (names_a_model(s, len))
         return mk(OL_V_MODULE, 0);
     if (ol_name_looks_like(s, len, LOADER_WORDS))
         return mk(OL_V_LOADER, 0);

@@ -45,15 +45,27 @@ static bool dataset_constructor(ol_model *m, ol_nid call)
     return false;
 }
 
+/* Is n inside a loop that does not also hold `target`, where the tensor is
+ * bound? A tensor bound in the loop that cuts it (`for ids in items: t =
+ * torch.tensor(ids, device=d); t = t[:n]`) is that iteration's item, made
+ * afresh each time, not a dataset. */
+static bool in_loop_outside(ol_model *m, ol_nid n, ol_nid target)
+{
+    for (uint32_t l = m->node_loop[n]; l != OL_NO_INDEX; l = m->loops.items[l].parent)
+        if (target == OL_NONE || !ol_contains(m->tree, m->loops.items[l].node, target))
+            return true;
+    return false;
+}
+
 /* Does the function `call` runs draw batches from the parameter that `arg`
  * fills (per its summary): in a loop of its own, or cut per call inside
- * the caller's loop? */
-static bool sliced_by_callee(ol_model *m, ol_nid call, ol_nid arg)
+ * the caller's loop (one that does not hold target, see in_loop_outside)? */
+static bool sliced_by_callee(ol_model *m, ol_nid call, ol_nid arg, ol_nid target)
 {
     uint32_t ci = ol_call_at(m, call);
     bool cross;
     const ol_fn_summary *fs = ci != OL_NO_INDEX ? ol_call_summary(m, ci, &cross) : NULL;
-    uint32_t cut = fs ? fs->param_batched | (m->node_loop[call] != OL_NO_INDEX ? fs->param_sliced : 0) : 0;
+    uint32_t cut = fs ? fs->param_batched | (in_loop_outside(m, call, target) ? fs->param_sliced : 0) : 0;
     for (uint32_t p = 0; cut && p < fs->param_count; p++)
         if ((cut & (1u << p)) && ol_call_param_arg(m, ci, fs, p) == arg)
             return true;
@@ -87,8 +99,9 @@ static bool sliced_by_callee(ol_model *m, ol_nid call, ol_nid arg)
     return false;
 }
 
-/* How is the tensor bound at `ref` (an identifier or self.attr use) used as a dataset? */
-static bool used_as_dataset(ol_model *m, ol_nid use)
+/* How is the tensor bound at `target` used as a dataset at `use` (an
+ * identifier or self.attr use)? */
+static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target)
 {
     const ol_tree *t = m->tree;
     ol_nid p = ol_parent(t, use);
@@ -101,14 +114,17 @@ static bool used_as_dataset(ol_model *m, ol_nid use)
         if (it == OL_NONE || !ol_contains(t, it, use))
             continue;
         ol_nid u = ol_unparen(t, it);
+        /* a comprehension over the rows (`[tok.decode(t) for t in toks]`)
+         * reads a result; only one over batches cut from it counts */
+        bool comprehension = m->loops.items[i].kind == OL_LOOP_COMPREHENSION;
         if (u == use)
-            return true;
+            return !comprehension;
         if (ol_kind_of(t, u) == OL_N_call) {
             /* zip(X, y), X.split(bs), torch.split(X, bs), enumerate(X) */
             ol_nid args = ol_field(t, u, OL_F_arguments);
             ol_nid callee = ol_field(t, u, OL_F_function);
             if (p == args)
-                return true;
+                return !comprehension;
             if (pk == OL_N_attribute && p == callee && ol_field(t, p, OL_F_object) == use) {
                 ol_nid meth = ol_field(t, p, OL_F_attribute);
                 return ol_text_is(t, meth, "split") || ol_text_is(t, meth, "chunk");
@@ -121,7 +137,7 @@ static bool used_as_dataset(ol_model *m, ol_nid use)
         ol_nid call = pk == OL_N_argument_list ? ol_parent(t, p) : ol_parent(t, ol_parent(t, p));
         if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call)
             return false;
-        return dataset_constructor(m, call) || sliced_by_callee(m, call, use);
+        return dataset_constructor(m, call) || sliced_by_callee(m, call, use, target);
     }
     /* X[i:i + bs], X[idx] inside a loop or in __getitem__ */
     if (pk == OL_N_subscript && ol_field(t, p, OL_F_value) == use) {
@@ -139,7 +155,7 @@ static bool used_as_dataset(ol_model *m, ol_nid use)
             return false;
         if (gk == OL_N_delete_statement || gk == OL_N_pattern_list)
             return false;
-        return getitem || m->node_loop[p] != OL_NO_INDEX;
+        return getitem || in_loop_outside(m, p, target);
     }
     return false;
 }
@@ -169,7 +185,7 @@ static bool binding_used_as_dataset(ol_model *m, ol_nid target, uint32_t def)
         } else if (ol_kind_of(t, n) != OL_N_attribute) {
             continue;
         }
-        if (used_as_dataset(m, n))
+        if (used_as_dataset(m, n, target))
             return true;
     }
     return false;
@@ -446,7 +462,9 @@ const ol_rule ol_rule_oom301 = {
             "that return their data on the GPU (`batchify(corpus.train, bs)`, flagged at the move, "
             "or at the call when the helper is in another file of the run). Moves inside the batch "
             "loop, batches drawn from a loader, and constants such as normalisation statistics, "
-            "class weights or fixed noise are not flagged.",
+            "class weights or fixed noise are not flagged; nor is a tensor bound inside the loop that "
+            "cuts it (this iteration's item, truncated), or one a comprehension reads row by row "
+            "(`[tok.decode(t) for t in tokens]`; a comprehension over `X.split(bs)` still counts).",
     .why = "A dataset on the GPU occupies memory for the whole run, on top of the model, its "
            "gradients, the optimizer state and the activations of every step. It fits on a small "
            "experiment and runs out of memory the day the data grows. Moving each batch as it is "

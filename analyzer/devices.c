@@ -4,6 +4,7 @@
  */
 #include "devices.h"
 
+#include <ctype.h>
 #include <string.h>
 
 bool ol_file_names_accelerator(ol_model *m)
@@ -103,4 +104,41 @@ bool ol_file_is_xla_only(ol_model *m)
     for (size_t i = 0; i < m->imports.len && !xla; i++)
         xla = ol_str_has_prefix(ol_sym_str(m, m->imports.items[i].qual), "torch_xla");
     return xla && !ol_file_names_accelerator(m);
+}
+
+/* Does text hold word, ignoring case (word in lower case)? A short word
+ * must not follow a letter ("tpu" is not in "outputs"). */
+static bool has_word_nocase(const char *text, size_t len, const char *word)
+{
+    size_t n = strlen(word);
+    bool short_word = n <= 3;
+    for (size_t i = 0; i + n <= len; i++) {
+        if (short_word && i > 0 && isalpha((unsigned char)text[i - 1]))
+            continue;
+        size_t k = 0;
+        while (k < n && tolower((unsigned char)text[i + k]) == word[k])
+            k++;
+        if (k == n)
+            return true;
+    }
+    return false;
+}
+
+bool ol_file_stays_on_cpu(ol_model *m)
+{
+    static const char *const words[] = {"device", "cuda", "gpu", "tpu", "xla", "mps", "accelerat", "fabric",
+                                        "deepspeed", "trainer", "prepare", NULL};
+    const ol_tree *t = m->tree;
+    /* the names and strings of the code; comments do not count */
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
+        ol_kind k = ol_kind_of(t, n);
+        if (k != OL_N_identifier && k != OL_N_string)
+            continue;
+        uint32_t len;
+        const char *s = ol_text(t, n, &len);
+        for (const char *const *w = words; *w; w++)
+            if (has_word_nocase(s, len, *w))
+                return false;
+    }
+    return !ol_file_names_accelerator(m) && !ol_file_moves_to_device_variable(m);
 }

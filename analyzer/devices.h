@@ -19,6 +19,14 @@ bool ol_file_names_accelerator(ol_model *m);
 bool ol_file_moves_to_device_variable(ol_model *m);
 /* Imports torch_xla and names no CUDA device: tensors live on TPUs/XLA. */
 bool ol_file_is_xla_only(ol_model *m);
+/* Does nothing in the file put data on an accelerator? No CUDA or device
+ * named (ol_file_names_accelerator), no move to a device variable, and no
+ * name or string of its code (comments aside) holding a word that may bring
+ * one in another way: "device" (also
+ * `device_map=`), "cuda", "gpu", "tpu", "xla", "mps" (these four not after
+ * a letter), "accelerat", "fabric", "deepspeed", "trainer", "prepare". What
+ * such a file saves holds host data only. */
+bool ol_file_stays_on_cpu(ol_model *m);
 /* Is e (a `.to()` argument or a `device=` value) a device held in a
  * variable: a name like `device`/`dev`, an attribute like `args.device`
  * or `x.device`, a value known to be a device, not a string? */

@@ -345,6 +345,7 @@ typedef struct {
     size_t len, cap;
     uint8_t *host;
     ol_nid *dict;   /* the dict literal each saves (ol_saved_dict), or OL_NONE */
+    int cpu_only;   /* ol_file_stays_on_cpu: -1 not asked yet */
 } save_vec;
 
 static void collect_saves(ol_model *m, save_vec *out)
@@ -354,6 +355,7 @@ static void collect_saves(ol_model *m, save_vec *out)
         if (ol_is_torch_save(q))
             ol_vec_push(out, (uint32_t)i);
     }
+    out->cpu_only = -1;
     out->host = ol_xcalloc(out->len + 1, 1);
     out->dict = ol_xcalloc(out->len + 1, sizeof(ol_nid));
     for (size_t i = 0; i < out->len; i++) {
@@ -363,18 +365,29 @@ static void collect_saves(ol_model *m, save_vec *out)
 }
 
 /* Does save i of the file write host data only? */
-static bool saves_host_data(ol_model *m, const save_vec *saves, size_t i)
+static bool saves_host_data(ol_model *m, save_vec *saves, size_t i)
 {
     if (!saves->host[i]) {
         ol_nid obj = ol_call_arg(m, m->calls.items[saves->items[i]].node, 0, "obj");
         saves->host[i] = obj != OL_NONE && ol_host_only(m, obj) ? 2 : 1;
+        /* a script that never puts anything on an accelerator saves its
+         * models and tensors from the host (a CPU tutorial saving and
+         * reloading); not a helper, whose parameters come from elsewhere */
+        uint32_t fn = ol_function_of(m, m->calls.items[saves->items[i]].node);
+        if (saves->host[i] == 1 && obj != OL_NONE &&
+            (fn == OL_NO_INDEX || m->functions.items[fn].params.len == 0)) {
+            if (saves->cpu_only < 0)
+                saves->cpu_only = ol_file_stays_on_cpu(m);
+            if (saves->cpu_only)
+                saves->host[i] = 2;
+        }
     }
     return saves->host[i] == 2;
 }
 
 /* The file a load reads is written in this source, and every write of it
  * saves host data only: a cache the script made itself. */
-static bool written_here_from_host(ol_model *m, const save_vec *saves, ol_nid path)
+static bool written_here_from_host(ol_model *m, save_vec *saves, ol_nid path)
 {
     size_t writes = 0;
     for (size_t i = 0; i < saves->len; i++) {
@@ -414,7 +427,7 @@ static size_t load_keys(ol_model *m, load_uses *lu, ol_nid call, ol_nid *out, si
  * is host data only, and no other save here may hold GPU tensors
  * (`torch.save({"ckpt": path, "eigvec": v.to("cpu")}, args.out)`, then
  * `torch.load(args.factor)["eigvec"]`). */
-static bool keyed_from_host(ol_model *m, load_uses *lu, const save_vec *saves, ol_nid call)
+static bool keyed_from_host(ol_model *m, load_uses *lu, save_vec *saves, ol_nid call)
 {
     const ol_tree *t = m->tree;
     ol_nid keys[16];
@@ -702,7 +715,11 @@ const ol_rule ol_rule_oom302 = {
             "tensor (`.numpy()`, `np.asarray`, `torch.from_numpy`, a matplotlib plot, `json.dump` without "
             "`default=`, or a function of the run that hands its parameter to one of these), and none of "
             "it is restored into a model, moved (`.to()`, `.cuda()`, `.cpu()`), called or used as a "
-            "module; another load of the same file in the same function that is read so counts too.",
+            "module; another load of the same file in the same function that is read so counts too. "
+            "In a script that never puts anything on an accelerator (no CUDA, device, `device_map`, "
+            "GPU, TPU, XLA, MPS, Accelerate, Fabric, DeepSpeed or Trainer in its code), what it saves "
+            "outside a function with parameters is host data: a CPU tutorial that saves and reloads "
+            "its own model is not flagged.",
     .why = "A checkpoint remembers the device of every tensor in it. Loaded without `map_location`, a "
            "checkpoint saved from `cuda:0` is materialised on GPU 0 again: in every process of a "
            "multi-GPU job, and in full (optimizer state and all) before `load_state_dict` copies what "

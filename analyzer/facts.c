@@ -901,3 +901,58 @@ const char *ol_torch_alias(ol_model *m, ol_nid n)
     }
     return NULL;
 }
+
+/* Methods of tensors, containers, strings and loggers: none runs a model. */
+static const char *const PLAIN_METHODS[] = {
+    "tolist", "item", "numpy", "append", "extend", "insert", "pop", "add", "update", "items", "keys", "values",
+    "get", "copy", "clear", "setdefault", "nonzero", "unique", "size", "dim", "numel", "sum", "mean", "max", "min",
+    "std", "var", "abs", "any", "all", "view", "reshape", "flatten", "squeeze", "unsqueeze", "permute",
+    "transpose", "contiguous", "clone", "detach", "cpu", "to", "cuda", "float", "long", "int", "bool", "half",
+    "double", "type", "masked_fill", "fill_", "zero_", "index_select", "gather", "expand", "repeat",
+    "repeat_interleave", "split", "chunk", "unbind", "cumsum", "argmax", "argmin", "topk", "sort", "argsort",
+    "eq", "ne", "gt", "lt", "ge", "le", "format", "join", "strip", "startswith", "endswith", "lower", "upper",
+    "replace", "info", "debug", "warning", "error", NULL};
+
+/* Does call ci surely run no model: a builtin, a torch function, a method
+ * of the list above, or a function of the file whose own calls all do so
+ * (two levels deep)? */
+static bool runs_no_model(ol_model *m, uint32_t ci, int depth)
+{
+    const ol_call *c = &m->calls.items[ci];
+    const char *q = ol_qualname(m, c->callee);
+    if (q && (ol_str_has_prefix(q, "builtins.") || ol_str_has_prefix(q, "torch.nn.functional.") ||
+              (ol_str_has_prefix(q, "torch.") && !ol_str_has_prefix(q, "torch.nn."))))
+        return true;
+    const uint32_t *fns;
+    size_t nf = ol_call_functions(m, ci, &fns);
+    if (nf > 0) {
+        if (depth >= 2)
+            return false;
+        for (size_t i = 0; i < nf; i++) {
+            size_t first, end = ol_calls_in(m, m->functions.items[fns[i]].node, &first);
+            for (size_t k = first; k < end; k++)
+                if (!runs_no_model(m, (uint32_t)k, depth + 1))
+                    return false;
+        }
+        return true;
+    }
+    if (c->receiver == OL_NONE || !c->name)
+        return false;
+    const char *name = ol_sym_str(m, c->name);
+    for (const char *const *w = PLAIN_METHODS; *w; w++)
+        if (strcmp(name, *w) == 0)
+            return true;
+    return false;
+}
+
+/* Does the loop surely run no model, so that what it cuts out of a tensor
+ * is stored or rearranged, not fed batch by batch to a model (a replay
+ * buffer filled group by group)? */
+bool ol_loop_runs_no_model(ol_model *m, uint32_t loop)
+{
+    size_t first, end = ol_calls_in(m, m->loops.items[loop].node, &first);
+    for (size_t k = first; k < end; k++)
+        if (!runs_no_model(m, (uint32_t)k, 0))
+            return false;
+    return true;
+}

@@ -154,6 +154,12 @@ void ol_fix_call_on(struct ol_fix *fix, const ol_tree *t, ol_nid expr, const cha
  * or imports pytest or unittest? Tests exercise behaviour on purpose, so
  * training-pattern rules skip them. */
 bool ol_is_test_file(const ol_model *m);
+/* Does the loop surely run no model: every call in it a builtin, a torch
+ * function, a method of tensors, containers, strings or loggers, or a
+ * function of the file whose calls are all such (two levels deep)? What it
+ * cuts out of a tensor is then stored or rearranged, not fed to a model
+ * batch by batch (a replay buffer filled group by group). */
+bool ol_loop_runs_no_model(ol_model *m, uint32_t loop);
 
 /* Local name bound to the torch module (`torch`, or `T` after `import torch
  * as T`) visible at n, or NULL. */

@@ -578,7 +578,7 @@ static void sliced_params(sbuild *b)
             if (p < 0)
                 continue;
             b->s->fns[fi].param_sliced |= 1u << p;
-            if (m->node_loop[n] != OL_NO_INDEX)
+            if (m->node_loop[n] != OL_NO_INDEX && !ol_loop_runs_no_model(m, m->node_loop[n]))
                 b->s->fns[fi].param_batched |= 1u << p;
         }
     }
@@ -709,7 +709,8 @@ static void propagate(sbuild *b, const edge *edges, size_t count)
             /* a parameter passed on to a callee that draws batches from it:
              * in a loop here, or in a loop of the callee's own */
             uint32_t cut = fns[e->callee].param_batched;
-            if (m->node_loop[m->calls.items[e->call].node] != OL_NO_INDEX)
+            uint32_t in_loop = m->node_loop[m->calls.items[e->call].node];
+            if (in_loop != OL_NO_INDEX && !ol_loop_runs_no_model(m, in_loop))
                 cut |= fns[e->callee].param_sliced;
             for (uint32_t q = 0; cut && q < fns[e->callee].param_count; q++) {
                 if (!(cut & (1u << q)))

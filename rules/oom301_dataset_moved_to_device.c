@@ -46,14 +46,15 @@ static bool dataset_constructor(ol_model *m, ol_nid call)
 }
 
 /* Is n inside a loop that does not also hold `target`, where the tensor is
- * bound? A tensor bound in the loop that cuts it (`for ids in items: t =
- * torch.tensor(ids, device=d); t = t[:n]`) is that iteration's item, made
- * afresh each time, not a dataset. */
+ * bound, and that may run a model? A tensor bound in the loop that cuts it
+ * (`for ids in items: t = torch.tensor(ids, device=d); t = t[:n]`) is that
+ * iteration's item, made afresh each time, not a dataset; and a loop that
+ * runs no model stores or rearranges what it cuts. */
 static bool in_loop_outside(ol_model *m, ol_nid n, ol_nid target)
 {
     for (uint32_t l = m->node_loop[n]; l != OL_NO_INDEX; l = m->loops.items[l].parent)
         if (target == OL_NONE || !ol_contains(m->tree, m->loops.items[l].node, target))
-            return true;
+            return !ol_loop_runs_no_model(m, m->node_loop[n]);
     return false;
 }
 
@@ -463,8 +464,11 @@ const ol_rule ol_rule_oom301 = {
             "or at the call when the helper is in another file of the run). Moves inside the batch "
             "loop, batches drawn from a loader, and constants such as normalisation statistics, "
             "class weights or fixed noise are not flagged; nor is a tensor bound inside the loop that "
-            "cuts it (this iteration's item, truncated), or one a comprehension reads row by row "
-            "(`[tok.decode(t) for t in tokens]`; a comprehension over `X.split(bs)` still counts).",
+            "cuts it (this iteration's item, truncated), one a comprehension reads row by row "
+            "(`[tok.decode(t) for t in tokens]`; a comprehension over `X.split(bs)` still counts), or "
+            "one cut in a loop that surely runs no model (only builtins, torch functions, tensor and "
+            "container methods, and helpers of the file made of those): what it cuts is stored, as "
+            "in a replay buffer filled group by group.",
     .why = "A dataset on the GPU occupies memory for the whole run, on top of the model, its "
            "gradients, the optimizer state and the activations of every step. It fits on a small "
            "experiment and runs out of memory the day the data grows. Moving each batch as it is "

@@ -446,14 +446,7 @@ static bool reset_inside(ol_model *m, const ol_accumulator *acc, ol_nid loop_nod
     }
     if (acc->is_item) {
         /* the stores are in node order: those in the loop's subtree are a run */
-        size_t lo = 0, hi = m->subscript_stores.len;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (m->subscript_stores.items[mid] < loop_node)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t lo = ol_lower_bound_u32(m->subscript_stores.items, m->subscript_stores.len, loop_node);
         for (size_t i = lo; i < m->subscript_stores.len && m->subscript_stores.items[i] < m->subtree_end[loop_node];
              i++) {
             ol_nid a = m->subscript_stores.items[i];

@@ -105,6 +105,9 @@ void ol_describe_read_error(ol_buf *out, int err, size_t max_bytes, const char *
 void ol_sort(void *base, size_t count, size_t size, int (*cmp)(const void *, const void *));
 /* Comparison of two uint32_t, for ol_sort and bsearch. */
 int ol_cmp_u32(const void *a, const void *b);
+/* The first position of the ascending array items[0..n) whose value is not
+ * below key (n when there is none). */
+size_t ol_lower_bound_u32(const uint32_t *items, size_t n, uint32_t key);
 
 /* Text helpers. */
 bool ol_str_has_prefix(const char *s, const char *prefix);

@@ -580,14 +580,7 @@ static bool read_as_host_data(ol_model *m, host_reads *hr, uint32_t ci, ol_nid p
     uint32_t fn = ol_function_of(m, m->calls.items[ci].node);
     ol_nid root = fn == OL_NO_INDEX ? 0 : m->functions.items[fn].node;
     ol_nid end = fn == OL_NO_INDEX ? m->tree->nodes.len : m->subtree_end[root];
-    size_t lo = 0, hi = hr->host_loads.len;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (hr->host_loads.items[mid] < root)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = ol_lower_bound_u32(hr->host_loads.items, hr->host_loads.len, root);
     int compared = 0, seen = 0;
     for (size_t i = lo; i < hr->host_loads.len && compared < HOST_SIBLINGS_MAX && seen < 16 * HOST_SIBLINGS_MAX;
          i++, seen++) {

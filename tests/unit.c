@@ -1992,6 +1992,15 @@ static void test_function_summaries(void)
     parsed_free(&x);
 }
 
+static void test_lower_bound(void)
+{
+    const uint32_t a[] = {2, 4, 4, 9};
+    CHECK(ol_lower_bound_u32(a, 4, 0) == 0 && ol_lower_bound_u32(a, 4, 2) == 0);
+    CHECK(ol_lower_bound_u32(a, 4, 3) == 1 && ol_lower_bound_u32(a, 4, 4) == 1);
+    CHECK(ol_lower_bound_u32(a, 4, 5) == 3 && ol_lower_bound_u32(a, 4, 10) == 4);
+    CHECK(ol_lower_bound_u32(NULL, 0, 1) == 0);
+}
+
 /* Which parameters reach code that raises on a CUDA tensor (hostuse.h). */
 static void test_host_params(void)
 {
@@ -2095,6 +2104,7 @@ int main(void)
         T(test_project_resolution),
         T(test_function_summaries),
         T(test_host_params),
+        T(test_lower_bound),
     };
     int passed = 0, failed = 0;
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

@@ -418,7 +418,8 @@ static size_t load_keys(ol_model *m, load_uses *lu, ol_nid call, ol_nid *out, si
     if (def == OL_NO_INDEX || def >= m->defs.len || lu->uses[def] == 0 || lu->not_key[def])
         return 0;
     size_t n = lu->keys[def].len < cap ? lu->keys[def].len : cap;
-    memcpy(out, lu->keys[def].items, n * sizeof(ol_nid));
+    if (n > 0) /* read only through `.items()`: no key, and no array either */
+        memcpy(out, lu->keys[def].items, n * sizeof(ol_nid));
     return n;
 }
 

@@ -71,6 +71,63 @@ size_t ol_value_sources(ol_model *m, ol_nid expr, uint32_t *out, size_t cap)
     return count;
 }
 
+/* The truth of a condition known from the source alone: True or False, a
+ * local bound only to one of them (`cpu_offload = True`), an attribute of a
+ * local built by a call that sets it by that keyword to one of them
+ * (`options = StateDictOptions(cpu_offload=True)`, then
+ * `options.cpu_offload`), or `not` of those. 1 true, 0 false, -1 unknown. */
+static int known_truth(ol_model *m, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > NONE_MAX_DEPTH)
+        return -1;
+    ol_kind k = ol_kind_of(t, e);
+    if (k == OL_N_true)
+        return 1;
+    if (k == OL_N_false)
+        return 0;
+    if (k == OL_N_not_operator) {
+        int v = known_truth(m, ol_field(t, e, OL_F_argument), depth + 1);
+        return v < 0 ? -1 : !v;
+    }
+    ol_nid name = e, attr = OL_NONE;
+    if (k == OL_N_attribute) {
+        name = ol_unparen(t, ol_field(t, e, OL_F_object));
+        attr = ol_field(t, e, OL_F_attribute);
+    }
+    if (name == OL_NONE || ol_kind_of(t, name) != OL_N_identifier)
+        return -1;
+    uint32_t defs[8];
+    size_t nd = ol_reaching_defs(m, m->node_scope[name], ol_node_sym(m, name), name, defs, 8);
+    int truth = -1;
+    for (size_t i = 0; i < nd; i++) {
+        const ol_def *d = &m->defs.items[defs[i]];
+        if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred || d->value == OL_NONE)
+            return -1;
+        ol_nid v = ol_unparen(t, d->value);
+        if (attr != OL_NONE) {
+            if (ol_kind_of(t, v) != OL_N_call)
+                return -1;
+            uint32_t len;
+            const char *a = ol_text(t, attr, &len);
+            char key[64];
+            if (len >= sizeof(key))
+                return -1;
+            memcpy(key, a, len);
+            key[len] = '\0';
+            v = ol_call_arg(m, v, -1, key);
+            if (v == OL_NONE)
+                return -1;
+        }
+        int here = ol_kind_of(t, v) == OL_N_true ? 1 : ol_kind_of(t, v) == OL_N_false ? 0 : -1;
+        if (here < 0 || (truth >= 0 && here != truth))
+            return -1;
+        truth = here;
+    }
+    return truth;
+}
+
 static bool may_be_none(ol_model *m, ol_nid e, int depth)
 {
     const ol_tree *t = m->tree;
@@ -81,6 +138,10 @@ static bool may_be_none(ol_model *m, ol_nid e, int depth)
     if (k == OL_N_none)
         return true;
     if (k == OL_N_conditional_expression) {
+        /* `a if test else b`: the branch the test picks, when it is known */
+        int truth = known_truth(m, ol_named_child(t, e, 1), 0);
+        if (truth >= 0)
+            return may_be_none(m, ol_named_child(t, e, truth ? 0 : 2), depth + 1);
         for (ol_nid c = ol_first_named(t, e); c != OL_NONE; c = ol_next_named(t, c))
             if (c != ol_named_child(t, e, 1) && may_be_none(m, c, depth + 1))
                 return true; /* a branch, not the test */

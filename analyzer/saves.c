@@ -104,6 +104,29 @@ static bool is_call_of(ol_model *m, ol_nid call, const char *const *names)
     return false;
 }
 
+/* Is a string node the plain "cpu"? */
+static bool is_cpu_string(const ol_tree *t, ol_nid n)
+{
+    const char *s;
+    uint32_t len;
+    return n != OL_NONE && ol_string_value(t, n, &s, &len) && ol_mem_eq_cstr(s, len, "cpu");
+}
+
+/* A loader whose tensors come back on the host: `torch.load(p,
+ * map_location="cpu")`, safetensors' `load_file(p)` (device "cpu" unless
+ * told otherwise) and `load(data)`. */
+static bool host_loader(ol_model *m, ol_nid call, const char *q)
+{
+    const ol_tree *t = m->tree;
+    if (strcmp(q, "torch.load") == 0)
+        return is_cpu_string(t, ol_call_arg(m, call, 1, "map_location"));
+    if (strcmp(q, "safetensors.torch.load_file") == 0) {
+        ol_nid device = ol_call_arg(m, call, 1, "device");
+        return device == OL_NONE || is_cpu_string(t, device);
+    }
+    return strcmp(q, "safetensors.torch.load") == 0;
+}
+
 typedef struct filling {
     ol_model *m;
     int depth;
@@ -235,6 +258,12 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
     case OL_N_list_comprehension:
     case OL_N_set_comprehension:
         return host_only(m, ol_field(t, e, OL_F_body), depth + 1);
+    case OL_N_dictionary_comprehension: {
+        /* `{k: v.cpu() for k, v in sd.items()}` */
+        ol_nid pair = ol_field(t, e, OL_F_body);
+        return pair != OL_NONE && ol_kind_of(t, pair) == OL_N_pair &&
+               host_only(m, ol_field(t, pair, OL_F_value), depth + 1);
+    }
     case OL_N_binary_operator:
         return host_only(m, ol_field(t, e, OL_F_left), depth + 1) &&
                host_only(m, ol_field(t, e, OL_F_right), depth + 1);
@@ -266,6 +295,8 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
         if (is_tokenizer(t, callee))
             return true;
         const char *q = ol_qualname(m, callee);
+        if (q && host_loader(m, e, q))
+            return true;
         if (!q || ol_call_arg(m, e, -1, "device") != OL_NONE)
             return false;
         for (const char *const *f = HOST_FACTORIES; *f; f++)

@@ -949,3 +949,110 @@ bool ol_loop_runs_no_model(ol_model *m, uint32_t loop)
             return false;
     return true;
 }
+
+/* e without the calls that hand the module itself back: `model.eval()`,
+ * `model.to(device)`, `model.requires_grad_(False)` are `model`. */
+static ol_nid module_itself(const ol_tree *t, ol_nid e)
+{
+    static const char *const same[] = {"eval", "train", "to", "cuda", "cpu", "float", "half", "double",
+                                       "requires_grad_", NULL};
+    for (e = ol_unparen(t, e); e != OL_NONE && ol_kind_of(t, e) == OL_N_call; e = ol_unparen(t, e)) {
+        ol_nid f = ol_unparen(t, ol_field(t, e, OL_F_function));
+        if (f == OL_NONE || ol_kind_of(t, f) != OL_N_attribute)
+            return e;
+        bool keeps = false;
+        for (const char *const *w = same; *w && !keeps; w++)
+            keeps = ol_text_is(t, ol_field(t, f, OL_F_attribute), *w);
+        if (!keeps)
+            return e;
+        e = ol_field(t, f, OL_F_object);
+    }
+    return e;
+}
+
+/* Is the assignment a part of the model put in place (`model.fc = nn.Linear(...)`,
+ * `model.classifier[6] = ...`): a new layer, trainable? */
+static bool replaces_part(const ol_tree *t, ol_nid assign, ol_nid model)
+{
+    ol_nid left = ol_unparen(t, ol_field(t, assign, OL_F_left));
+    for (ol_nid e = left; e != OL_NONE;) {
+        ol_kind k = ol_kind_of(t, e);
+        if (k == OL_N_attribute)
+            e = ol_unparen(t, ol_field(t, e, OL_F_object));
+        else if (k == OL_N_subscript)
+            e = ol_unparen(t, ol_field(t, e, OL_F_value));
+        else
+            break;
+        if (ol_same_text(t, e, model))
+            return true;
+    }
+    return false;
+}
+
+bool ol_frozen_before(ol_model *m, ol_nid model, ol_nid at)
+{
+    const ol_tree *t = m->tree;
+    uint32_t fn = ol_function_of(m, at);
+    ol_nid root = fn == OL_NO_INDEX ? 0 : m->functions.items[fn].node;
+    model = ol_unparen(t, model);
+    if (model == OL_NONE || (ol_kind_of(t, model) != OL_N_identifier && ol_kind_of(t, model) != OL_N_attribute))
+        return false;
+    ol_nid frozen_at = OL_NONE;
+    size_t first, end = ol_calls_in(m, root, &first);
+    for (size_t k = first; k < end && m->calls.items[k].node < at; k++) {
+        const ol_call *c = &m->calls.items[k];
+        if (c->receiver == OL_NONE || !c->name || strcmp(ol_sym_str(m, c->name), "requires_grad_") != 0 ||
+            ol_function_of(m, c->node) != fn)
+            continue;
+        ol_nid base = module_itself(t, c->receiver);
+        if (!ol_same_text(t, base, model)) {
+            if (ol_mentions(t, c->receiver, model))
+                return false; /* a part of it, frozen or not: not the whole */
+            continue;
+        }
+        ol_nid a = ol_call_arg(m, c->node, 0, "requires_grad");
+        if (a == OL_NONE || ol_kind_of(t, a) != OL_N_false)
+            return false; /* made to learn again */
+        if (frozen_at == OL_NONE)
+            frozen_at = c->node;
+    }
+    /* for p in model.parameters(): p.requires_grad = False, unconditionally */
+    size_t i = ol_lower_bound_u32(m->assigns.items, m->assigns.len, root);
+    size_t from = i;
+    for (; i < m->assigns.len && m->assigns.items[i] < at; i++) {
+        ol_nid a = m->assigns.items[i];
+        ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
+        if (ol_kind_of(t, left) != OL_N_attribute || !ol_text_is(t, ol_field(t, left, OL_F_attribute), "requires_grad") ||
+            ol_function_of(m, a) != fn)
+            continue;
+        uint32_t l = m->node_loop[a];
+        if (l == OL_NO_INDEX || m->loops.items[l].kind != OL_LOOP_FOR)
+            continue;
+        ol_nid it = ol_unparen(t, m->loops.items[l].iter);
+        uint32_t ci = it != OL_NONE && ol_kind_of(t, it) == OL_N_call ? ol_call_at(m, it) : OL_NO_INDEX;
+        bool whole = ci != OL_NO_INDEX && m->calls.items[ci].receiver != OL_NONE && m->calls.items[ci].name &&
+                     strcmp(ol_sym_str(m, m->calls.items[ci].name), "parameters") == 0 &&
+                     ol_same_text(t, module_itself(t, m->calls.items[ci].receiver), model);
+        if (!whole) {
+            if (ol_mentions(t, m->loops.items[l].iter, model))
+                return false; /* some of its parameters only */
+            continue;
+        }
+        /* directly in the loop's body: not under an `if name not in [...]` */
+        ol_nid stmt = ol_parent(t, a);
+        ol_nid block = stmt != OL_NONE ? ol_parent(t, stmt) : OL_NONE;
+        if (block == OL_NONE || ol_field(t, m->loops.items[l].node, OL_F_body) != block ||
+            ol_kind_of(t, ol_unparen(t, ol_field(t, a, OL_F_right))) != OL_N_false)
+            return false;
+        if (frozen_at == OL_NONE || a < frozen_at)
+            frozen_at = a;
+    }
+    if (frozen_at == OL_NONE)
+        return false;
+    /* a layer put in after the freeze learns */
+    for (i = from; i < m->assigns.len && m->assigns.items[i] < at; i++)
+        if (m->assigns.items[i] > frozen_at && ol_function_of(m, m->assigns.items[i]) == fn &&
+            replaces_part(t, m->assigns.items[i], model))
+            return false;
+    return true;
+}

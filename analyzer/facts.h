@@ -160,6 +160,15 @@ bool ol_is_test_file(const ol_model *m);
  * cuts out of a tensor is then stored or rearranged, not fed to a model
  * batch by batch (a replay buffer filled group by group). */
 bool ol_loop_runs_no_model(ol_model *m, uint32_t loop);
+/* Was the whole model `model` (an identifier or `self.model`) frozen in the
+ * function of `at`, before it: `model.requires_grad_(False)` (also chained,
+ * `model.eval().requires_grad_(False)`) or `p.requires_grad = False` in the
+ * body of `for p in model.parameters()`? Not when only a part is frozen
+ * (`model.features.requires_grad_(False)`, a condition on the parameter's
+ * name), when gradients are turned back on, or when a layer is put in after
+ * the freeze (`model.fc = nn.Linear(...)`). Its forward then records no
+ * graph unless its input carries one. */
+bool ol_frozen_before(ol_model *m, ol_nid model, ol_nid at);
 
 /* Local name bound to the torch module (`torch`, or `T` after `import torch
  * as T`) visible at n, or NULL. */

@@ -1073,6 +1073,36 @@ static void grad_sites(ol_model *m, mode_cache *mc)
     }
 }
 
+/* Do the call's arguments carry an autograd graph (not a batch of data)? */
+static bool inputs_carry_graph(ol_model *m, const ol_call *call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid args = ol_field(t, call->node, OL_F_arguments);
+    for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_nid e = ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
+        if (ol_kind_of(t, e) == OL_N_list_splat || ol_kind_of(t, e) == OL_N_dictionary_splat)
+            e = ol_first_named(t, e);
+        ol_val v = ol_eval(m, e);
+        if ((v.flags & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH)) && !(v.flags & OL_VF_BATCH))
+            return true;
+    }
+    return false;
+}
+
+/* The model was frozen in this function before the call
+ * (`model.eval().requires_grad_(False)`, `model.requires_grad_(False)`, or
+ * `p.requires_grad = False` over `model.parameters()`), and its inputs carry
+ * no graph: autograd records nothing, no_grad or not (a metric's feature
+ * network, a perceptual-path-length sampler). */
+static bool frozen_forward(ol_model *m, const ol_call *call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid model = forward_model(m, call);
+    if (model == OL_NONE || ol_kind_of(t, model) == OL_N_call)
+        return false;
+    return ol_frozen_before(m, model, call->node) && !inputs_carry_graph(m, call);
+}
+
 static bool untrained_model(ol_model *m, mode_cache *mc, const ol_call *call, uint32_t fn)
 {
     const ol_tree *t = m->tree;
@@ -1128,16 +1158,7 @@ static bool untrained_model(ol_model *m, mode_cache *mc, const ol_call *call, ui
             return false;
     }
     /* its input is data, not something a gradient must flow back through */
-    ol_nid args = ol_field(t, call->node, OL_F_arguments);
-    for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE; a = ol_next_named(t, a)) {
-        ol_nid e = ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
-        if (ol_kind_of(t, e) == OL_N_list_splat || ol_kind_of(t, e) == OL_N_dictionary_splat)
-            e = ol_first_named(t, e);
-        ol_val v = ol_eval(m, e);
-        if ((v.flags & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH)) && !(v.flags & OL_VF_BATCH))
-            return false;
-    }
-    return true;
+    return !inputs_carry_graph(m, call);
 }
 
 /* ---- modules without parameters ------------------------------------------------- */
@@ -1458,6 +1479,8 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
     /* a shape check on made-up input keeps one small batch, once */
     if (shape_check(m, modes, call->node, fn))
         return;
+    if (!wrapper && frozen_forward(m, call))
+        return;
     evidence ev = EV_NONE;
     char *where = NULL;
     ol_fix *fix = NULL;
@@ -1641,7 +1664,9 @@ const ol_rule ol_rule_oom201 = {
             "calls `torch.set_grad_enabled(False)` at module level, is guarded; a shape check on "
             "made-up input (`print(net(torch.randn(2, 3, 32, 32)).shape)`) is not evaluation; a module "
             "that holds no parameter (`nn.Softmax()`, pooling, dropout, or a class of the file that "
-            "creates none) is not a model.",
+            "creates none) is not a model; a model frozen whole before the call "
+            "(`model.eval().requires_grad_(False)`, or `p.requires_grad = False` over all of "
+            "`model.parameters()`, with no layer put in after) records no graph on data input.",
     .why = "With autograd on, every forward pass records its graph and keeps the activations that "
            "backward would need. Evaluation never calls backward, so that memory is pure waste: "
            "typically the largest single use of GPU memory, and the reason a model that trains fine "

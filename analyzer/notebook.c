@@ -382,8 +382,28 @@ static bool help_line(const char *s, size_t n)
     return !(s[0] >= '0' && s[0] <= '9');
 }
 
+/* `files = !ls`, `t = %timeit -o f()`: a shell or magic result bound to a
+ * name (IPython's capture assignment). */
+static bool capture_line(const char *s, size_t n)
+{
+    size_t i = 0;
+    if (i >= n || !(s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z')))
+        return false;
+    while (i < n && (s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+                     (s[i] >= '0' && s[i] <= '9')))
+        i++;
+    while (i < n && (s[i] == ' ' || s[i] == '\t'))
+        i++;
+    if (i + 1 >= n || s[i] != '=' || s[i + 1] == '=')
+        return false;
+    i++;
+    while (i < n && (s[i] == ' ' || s[i] == '\t'))
+        i++;
+    return i < n && (s[i] == '!' || s[i] == '%');
+}
+
 /* Which lines of a cell are IPython syntax to blank: magics, shell escapes
- * and help (`%x`, `!x`, `?x`, `x?`) at the start of a logical line, with the
+ * and help (`%x`, `!x`, `?x`, `x?`, `y = !x`) at the start of a logical line, with the
  * lines a trailing backslash continues them on, or every line of a
  * whole-cell magic such as %%bash. A `%` that continues an open
  * bracket, a triple-quoted string or a backslash line (`"..." % (a, b)` over
@@ -413,7 +433,8 @@ static bool *ipython_lines(const char *s, size_t n, size_t *lines)
         while (j < end && (s[j] == ' ' || s[j] == '\t'))
             j++;
         if (blank_all || magic_continued ||
-            (logical_start && ((j < end && (s[j] == '%' || s[j] == '!' || s[j] == '?')) || help_line(s + j, end - j))))
+            (logical_start && ((j < end && (s[j] == '%' || s[j] == '!' || s[j] == '?')) || help_line(s + j, end - j) ||
+                               capture_line(s + j, end - j))))
             magic[line] = true;
         /* `!python run.py \` goes on with the next line, as IPython joins it */
         size_t last = end;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device.h"
 #include "devices.h"
 #include "facts.h"
 #include "rule.h"
@@ -155,6 +156,79 @@ static ol_nid training_loop_of(ol_model *m, ol_nid n, int depth)
     return OL_NONE;
 }
 
+/* A training loop that runs on the CPU in a file that uses a GPU elsewhere
+ * (a course notebook that trains on the CPU first): nothing in the loop
+ * moves to a GPU, and every model it runs is a name bound here to a value
+ * that never went to a GPU, nor was moved there before the loop. */
+/* May call c put something on a GPU: `.cuda()`, `.to(d)` or `device=d`
+ * where d is a GPU string or a device held in a variable (which may be
+ * "cuda" on some machine)? */
+static bool may_go_to_gpu(ol_model *m, const ol_call *c)
+{
+    if (ol_moves_to_gpu(m, c))
+        return true;
+    ol_nid dev = ol_call_arg(m, c->node, -1, "device");
+    if (dev == OL_NONE && c->receiver != OL_NONE && c->name == m->names.to)
+        dev = ol_call_arg(m, c->node, 0, NULL);
+    if (dev == OL_NONE)
+        return false;
+    const char *s;
+    uint32_t len;
+    const ol_tree *t = m->tree;
+    dev = ol_unparen(t, dev);
+    if (ol_string_value(t, dev, &s, &len))
+        return !(len >= 3 && memcmp(s, "cpu", 3) == 0);
+    if (ol_is_device_variable(m, dev))
+        return true;
+    /* `device = "cuda" if torch.cuda.is_available() else "cpu"`: a string
+     * that may name a GPU, in a name made for a device */
+    static const char *const words[] = {"device", "dev", NULL};
+    ol_nid name = ol_kind_of(t, dev) == OL_N_attribute ? ol_field(t, dev, OL_F_attribute) : dev;
+    if (name == OL_NONE || ol_kind_of(t, name) != OL_N_identifier)
+        return false;
+    s = ol_text(t, name, &len);
+    return ol_name_looks_like(s, len, words);
+}
+
+static bool loop_stays_on_cpu(ol_model *m, ol_nid loop)
+{
+    const ol_tree *t = m->tree;
+    size_t first, end = ol_calls_in(m, loop, &first);
+    int models = 0;
+    for (size_t k = first; k < end; k++) {
+        const ol_call *c = &m->calls.items[k];
+        if (may_go_to_gpu(m, c))
+            return false;
+        if (!ol_is_forward_call(m, (uint32_t)k))
+            continue;
+        ol_nid model = ol_unparen(t, c->callee);
+        if (ol_kind_of(t, model) != OL_N_identifier)
+            return false; /* self.model, a model from a call: its device is not known here */
+        uint32_t defs[8];
+        size_t nd = ol_reaching_defs(m, m->node_scope[model], ol_node_sym(m, model), model, defs, 8);
+        if (nd == 0 || nd == 8)
+            return false;
+        for (size_t d = 0; d < nd; d++) {
+            const ol_def *def = &m->defs.items[defs[d]];
+            if (def->kind != OL_DEF_ASSIGN || def->value == OL_NONE)
+                return false;
+            size_t vf, ve = ol_calls_in(m, def->value, &vf);
+            for (size_t v = vf; v < ve; v++)
+                if (may_go_to_gpu(m, &m->calls.items[v]))
+                    return false;
+        }
+        /* `model.to(device)`, `model.cuda()` anywhere before the loop */
+        for (size_t v = 0; v < first; v++) {
+            const ol_call *mv = &m->calls.items[v];
+            if (mv->receiver != OL_NONE && ol_same_text(t, ol_unparen(t, mv->receiver), model) &&
+                may_go_to_gpu(m, mv))
+                return false;
+        }
+        models++;
+    }
+    return models > 0;
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
@@ -171,7 +245,7 @@ static void check(ol_check *c)
         }
         const ol_call *call = &m->calls.items[i];
         ol_nid loop = training_loop_of(m, call->node, 0);
-        if (loop == OL_NONE)
+        if (loop == OL_NONE || loop_stays_on_cpu(m, loop))
             continue;
         bool seen = false;
         for (size_t k = 0; k < loops.len; k++)
@@ -201,7 +275,9 @@ const ol_rule ol_rule_oom501 = {
             "`mixed_precision`, Lightning `precision`, DeepSpeed or Hugging Face fp16/bf16, apex amp). "
             "A training loop is the outermost loop around a backward (nested critic, actor or "
             "auxiliary updates belong to it), in a file that updates weights (an optimizer, or a "
-            "manual update from `.grad`): a backward for input gradients alone is not training.",
+            "manual update from `.grad`): a backward for input gradients alone is not training. A loop "
+            "that moves nothing to a GPU and runs only models that were never put on one (a course "
+            "notebook that trains on the CPU before it moves to the GPU) is not reported.",
     .why = "Activations saved for backward are usually the largest use of GPU memory in training. "
            "Under autocast most of them are stored in 16 bits instead of 32, roughly halving that "
            "memory, and tensor cores run the matrix math several times faster. bfloat16 needs no "

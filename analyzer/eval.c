@@ -694,6 +694,12 @@ static ol_val call_extern(ol_model *m, const char *q, ol_nid call)
         return mk(OL_V_NUMBER, 0);
     if (qeq(name, "DataLoader"))
         return mk(OL_V_LOADER, 0);
+    /* weights enums and their presets (`Weights.DEFAULT.transforms()`: a
+     * parameter-free image transform), not models */
+    if (ol_str_has_prefix(q, "torchvision.models.") &&
+        (strstr(q, "_Weights") || ol_str_has_suffix(q, ".get_weight") || ol_str_has_suffix(q, ".get_model_weights") ||
+         ol_str_has_suffix(q, ".list_models") || ol_str_has_suffix(q, ".get_model_builder")))
+        return mk(OL_V_OBJECT, 0);
     if (qeq(q, "timm.create_model") || ol_str_has_prefix(q, "torchvision.models.") ||
         qeq(q, "peft.get_peft_model") || qeq(q, "segmentation_models_pytorch.create_model"))
         return mk(OL_V_MODULE, 0);

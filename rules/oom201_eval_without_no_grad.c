@@ -1032,6 +1032,36 @@ static const char *const HELD_OUT_WORDS[] = {"val", "valid", "validation", "test
 
 /* A forward over held-out data (`model(x_val)`, `net(test_images)`) whose
  * output never reaches backward(): evaluation inside a training loop. */
+/* Is the name bound only to made-up values (`test_image = torch.randn(3,
+ * 64, 64)`, a row of one): a shape demo, whatever the name says? */
+static bool made_up(ol_model *m, ol_nid name, int depth)
+{
+    const ol_tree *t = m->tree;
+    if (depth > 3)
+        return false;
+    uint32_t defs[4];
+    size_t nd = ol_reaching_defs(m, m->node_scope[name], ol_node_sym(m, name), name, defs, 4);
+    if (nd == 0 || nd == 4)
+        return false;
+    for (size_t i = 0; i < nd; i++) {
+        const ol_def *d = &m->defs.items[defs[i]];
+        if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->value == OL_NONE)
+            return false;
+        ol_nid v = ol_unparen(t, d->value);
+        while (v != OL_NONE && ol_kind_of(t, v) == OL_N_subscript)
+            v = ol_unparen(t, ol_field(t, v, OL_F_value));
+        if (v != OL_NONE && ol_kind_of(t, v) == OL_N_identifier) {
+            if (!made_up(m, v, depth + 1)) /* `test_image = images[0]` */
+                return false;
+            continue;
+        }
+        if (v == OL_NONE || ol_kind_of(t, v) == OL_N_list || ol_kind_of(t, v) == OL_N_tuple ||
+            !ol_made_from_nothing(m, ol_chain_base(m, v)))
+            return false;
+    }
+    return true;
+}
+
 static bool held_out_forward(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
 {
     const ol_tree *t = m->tree;
@@ -1044,14 +1074,9 @@ static bool held_out_forward(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
         a = ol_field(t, a, OL_F_attribute);
     if (a == OL_NONE || ol_kind_of(t, a) != OL_N_identifier || !sym_looks_like(m, ol_node_sym(m, a), HELD_OUT_WORDS))
         return false;
-    return !feeds_backward(m, mc, n, fn);
+    return !made_up(m, a, 0) && !feeds_backward(m, mc, n, fn);
 }
 
-/* A model run inside training code whose parameters are not trained there
- * and not frozen (`teacher.eval()` in distillation, then `teacher(x)` with
- * autograd on): autograd keeps its activations for a backward pass that
- * never reaches it. Not when its input carries a graph: a frozen
- * discriminator or a perceptual loss must pass gradients back. */
 /* The requires_grad_() calls and `x.requires_grad = ...` assignments of
  * the file, found once. */
 static void grad_sites(ol_model *m, mode_cache *mc)
@@ -1103,6 +1128,11 @@ static bool frozen_forward(ol_model *m, const ol_call *call)
     return ol_frozen_before(m, model, call->node) && !inputs_carry_graph(m, call);
 }
 
+/* A model run inside training code whose parameters are not trained there
+ * and not frozen (`teacher.eval()` in distillation, then `teacher(x)` with
+ * autograd on): autograd keeps its activations for a backward pass that
+ * never reaches it. Not when its input carries a graph: a frozen
+ * discriminator or a perceptual loss must pass gradients back. */
 static bool untrained_model(ol_model *m, mode_cache *mc, const ol_call *call, uint32_t fn)
 {
     const ol_tree *t = m->tree;
@@ -1666,7 +1696,10 @@ const ol_rule ol_rule_oom201 = {
             "that holds no parameter (`nn.Softmax()`, pooling, dropout, or a class of the file that "
             "creates none) is not a model; a model frozen whole before the call "
             "(`model.eval().requires_grad_(False)`, or `p.requires_grad = False` over all of "
-            "`model.parameters()`, with no layer put in after) records no graph on data input.",
+            "`model.parameters()`, with no layer put in after) records no graph on data input; a "
+            "torchvision weights preset (`weights.transforms()`) is an image transform, not a model; "
+            "and a tensor made up with a factory (`test_image = torch.randn(...)[0]`) is no held-out "
+            "data, whatever its name.",
     .why = "With autograd on, every forward pass records its graph and keeps the activations that "
            "backward would need. Evaluation never calls backward, so that memory is pure waste: "
            "typically the largest single use of GPU memory, and the reason a model that trains fine "

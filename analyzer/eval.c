@@ -2711,6 +2711,28 @@ static bool inside_batch_context(ol_model *m, uint32_t li)
     return false;
 }
 
+/* `next(train_iter)`, `next(loader_iterator)`: a batch drawn from a data
+ * loader's iterator (by its value, or a name made for one). */
+static bool draws_from_iterator(ol_model *m, const ol_call *c)
+{
+    const ol_tree *t = m->tree;
+    const char *q = ol_qualname(m, c->callee);
+    if (!q || strcmp(q, "builtins.next") != 0)
+        return false;
+    ol_nid a = ol_unparen(t, ol_call_arg(m, c->node, 0, NULL));
+    if (a == OL_NONE)
+        return false;
+    if (ol_eval(m, a).kind == OL_V_LOADER)
+        return true;
+    ol_nid name = ol_kind_of(t, a) == OL_N_attribute ? ol_field(t, a, OL_F_attribute) : a;
+    if (name == OL_NONE || ol_kind_of(t, name) != OL_N_identifier)
+        return false;
+    static const char *const words[] = {"iter", "iterator", "it", "loader", "dataloader", "dl", "batches", NULL};
+    uint32_t len;
+    const char *s = ol_text(t, name, &len);
+    return ol_name_looks_like(s, len, words);
+}
+
 bool ol_loop_is_data_loop(ol_model *m, uint32_t li)
 {
     ol_loop *loop = &m->loops.items[li];
@@ -2734,6 +2756,10 @@ bool ol_loop_is_data_loop(ol_model *m, uint32_t li)
                     break;
                 }
                 if (c->name == m->names.step && c->receiver != OL_NONE && ol_is_optimizer_expr(m, c->receiver)) {
+                    data = true;
+                    break;
+                }
+                if (draws_from_iterator(m, c)) {
                     data = true;
                     break;
                 }

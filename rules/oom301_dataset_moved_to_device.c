@@ -462,7 +462,7 @@ const ol_rule ol_rule_oom301 = {
             "dataset (`X[:18000].cuda()`), a Dataset's `__init__` that moves its samples, and helpers "
             "that return their data on the GPU (`batchify(corpus.train, bs)`, flagged at the move, "
             "or at the call when the helper is in another file of the run). Moves inside the batch "
-            "loop, batches drawn from a loader, and constants such as normalisation statistics, "
+            "loop (also a `while` loop that draws `next(train_iter)` each time), batches drawn from a loader, and constants such as normalisation statistics, "
             "class weights or fixed noise are not flagged; nor is a tensor bound inside the loop that "
             "cuts it (this iteration's item, truncated), one a comprehension reads row by row "
             "(`[tok.decode(t) for t in tokens]`; a comprehension over `X.split(bs)` still counts), or "

@@ -2447,18 +2447,7 @@ static bool frozen_forward(ol_model *m, ol_nid n)
     if (ci == OL_NO_INDEX)
         return false;
     ol_nid callee = ol_unparen(t, m->calls.items[ci].callee);
-    if (!ol_is_forward_call(m, ci) || !ol_frozen_before(m, callee, n))
-        return false;
-    ol_nid args = ol_field(t, n, OL_F_arguments);
-    for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE; a = ol_next_named(t, a)) {
-        ol_nid e = ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
-        if (ol_kind_of(t, e) == OL_N_list_splat || ol_kind_of(t, e) == OL_N_dictionary_splat)
-            e = ol_first_named(t, e);
-        ol_val v = ol_eval(m, e);
-        if ((v.flags & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH)) && !(v.flags & OL_VF_BATCH))
-            return false;
-    }
-    return true;
+    return ol_is_forward_call(m, ci) && ol_frozen_before(m, callee, n) && !ol_inputs_carry_graph(m, n);
 }
 
 static ol_val eval_node(ol_model *m, ol_nid n)

@@ -1056,3 +1056,18 @@ bool ol_frozen_before(ol_model *m, ol_nid model, ol_nid at)
             return false;
     return true;
 }
+
+bool ol_inputs_carry_graph(ol_model *m, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_nid e = ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
+        if (ol_kind_of(t, e) == OL_N_list_splat || ol_kind_of(t, e) == OL_N_dictionary_splat)
+            e = ol_first_named(t, e);
+        ol_val v = ol_eval(m, e);
+        if ((v.flags & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH)) && !(v.flags & OL_VF_BATCH))
+            return true;
+    }
+    return false;
+}

@@ -169,6 +169,9 @@ bool ol_loop_runs_no_model(ol_model *m, uint32_t loop);
  * the freeze (`model.fc = nn.Linear(...)`). Its forward then records no
  * graph unless its input carries one. */
 bool ol_frozen_before(ol_model *m, ol_nid model, ol_nid at);
+/* Does an argument of the call carry an autograd graph (a batch of data
+ * does not)? */
+bool ol_inputs_carry_graph(ol_model *m, ol_nid call);
 
 /* Local name bound to the torch module (`torch`, or `T` after `import torch
  * as T`) visible at n, or NULL. */

@@ -1098,22 +1098,6 @@ static void grad_sites(ol_model *m, mode_cache *mc)
     }
 }
 
-/* Do the call's arguments carry an autograd graph (not a batch of data)? */
-static bool inputs_carry_graph(ol_model *m, const ol_call *call)
-{
-    const ol_tree *t = m->tree;
-    ol_nid args = ol_field(t, call->node, OL_F_arguments);
-    for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE; a = ol_next_named(t, a)) {
-        ol_nid e = ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
-        if (ol_kind_of(t, e) == OL_N_list_splat || ol_kind_of(t, e) == OL_N_dictionary_splat)
-            e = ol_first_named(t, e);
-        ol_val v = ol_eval(m, e);
-        if ((v.flags & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH)) && !(v.flags & OL_VF_BATCH))
-            return true;
-    }
-    return false;
-}
-
 /* The model was frozen in this function before the call
  * (`model.eval().requires_grad_(False)`, `model.requires_grad_(False)`, or
  * `p.requires_grad = False` over `model.parameters()`), and its inputs carry
@@ -1125,7 +1109,7 @@ static bool frozen_forward(ol_model *m, const ol_call *call)
     ol_nid model = forward_model(m, call);
     if (model == OL_NONE || ol_kind_of(t, model) == OL_N_call)
         return false;
-    return ol_frozen_before(m, model, call->node) && !inputs_carry_graph(m, call);
+    return ol_frozen_before(m, model, call->node) && !ol_inputs_carry_graph(m, call->node);
 }
 
 /* A model run inside training code whose parameters are not trained there
@@ -1188,7 +1172,7 @@ static bool untrained_model(ol_model *m, mode_cache *mc, const ol_call *call, ui
             return false;
     }
     /* its input is data, not something a gradient must flow back through */
-    return !inputs_carry_graph(m, call);
+    return !ol_inputs_carry_graph(m, call->node);
 }
 
 /* ---- modules without parameters ------------------------------------------------- */

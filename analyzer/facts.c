@@ -989,43 +989,68 @@ static bool replaces_part(const ol_tree *t, ol_nid assign, ol_nid model)
     return false;
 }
 
+/* The grad switches of the file, found once: every question about freezing
+ * then looks at its own function's few, not at every call before it (a
+ * script of thousands of forwards at module level stays linear). */
+static const ol_nid *grad_switches(ol_model *m, size_t *count)
+{
+    if (!m->grad_switches_built) {
+        m->grad_switches_built = true;
+        const ol_tree *t = m->tree;
+        for (size_t i = 0; i < m->calls.len; i++) {
+            const ol_call *c = &m->calls.items[i];
+            if (c->receiver != OL_NONE && c->name && strcmp(ol_sym_str(m, c->name), "requires_grad_") == 0)
+                ol_vec_push(&m->grad_switches, c->node);
+        }
+        for (size_t i = 0; i < m->assigns.len; i++) {
+            ol_nid a = m->assigns.items[i];
+            ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
+            if (ol_kind_of(t, left) == OL_N_attribute &&
+                ol_text_is(t, ol_field(t, left, OL_F_attribute), "requires_grad"))
+                ol_vec_push(&m->grad_switches, a);
+        }
+        ol_sort(m->grad_switches.items, m->grad_switches.len, sizeof(ol_nid), ol_cmp_u32);
+    }
+    *count = m->grad_switches.len;
+    return m->grad_switches.items;
+}
+
 bool ol_frozen_before(ol_model *m, ol_nid model, ol_nid at)
 {
     const ol_tree *t = m->tree;
-    uint32_t fn = ol_function_of(m, at);
-    ol_nid root = fn == OL_NO_INDEX ? 0 : m->functions.items[fn].node;
     model = ol_unparen(t, model);
     if (model == OL_NONE || (ol_kind_of(t, model) != OL_N_identifier && ol_kind_of(t, model) != OL_N_attribute))
         return false;
+    size_t n;
+    const ol_nid *sw = grad_switches(m, &n);
+    uint32_t fn = ol_function_of(m, at);
+    ol_nid root = fn == OL_NO_INDEX ? 0 : m->functions.items[fn].node;
+    size_t i = ol_lower_bound_u32(sw, n, root);
+    if (i >= n || sw[i] >= at)
+        return false; /* nothing frozen in this function before it */
     ol_nid frozen_at = OL_NONE;
-    size_t first, end = ol_calls_in(m, root, &first);
-    for (size_t k = first; k < end && m->calls.items[k].node < at; k++) {
-        const ol_call *c = &m->calls.items[k];
-        if (c->receiver == OL_NONE || !c->name || strcmp(ol_sym_str(m, c->name), "requires_grad_") != 0 ||
-            ol_function_of(m, c->node) != fn)
+    for (; i < n && sw[i] < at; i++) {
+        ol_nid s = sw[i];
+        if (ol_function_of(m, s) != fn)
             continue;
-        ol_nid base = module_itself(t, c->receiver);
-        if (!ol_same_text(t, base, model)) {
-            if (ol_mentions(t, c->receiver, model))
-                return false; /* a part of it, frozen or not: not the whole */
+        if (ol_kind_of(t, s) == OL_N_call) {
+            uint32_t ci = ol_call_at(m, s);
+            const ol_call *c = &m->calls.items[ci];
+            ol_nid base = module_itself(t, c->receiver);
+            if (!ol_same_text(t, base, model)) {
+                if (ol_mentions(t, c->receiver, model))
+                    return false; /* a part of it, frozen or not: not the whole */
+                continue;
+            }
+            ol_nid a = ol_call_arg(m, c->node, 0, "requires_grad");
+            if (a == OL_NONE || ol_kind_of(t, a) != OL_N_false)
+                return false; /* made to learn again */
+            if (frozen_at == OL_NONE)
+                frozen_at = s;
             continue;
         }
-        ol_nid a = ol_call_arg(m, c->node, 0, "requires_grad");
-        if (a == OL_NONE || ol_kind_of(t, a) != OL_N_false)
-            return false; /* made to learn again */
-        if (frozen_at == OL_NONE)
-            frozen_at = c->node;
-    }
-    /* for p in model.parameters(): p.requires_grad = False, unconditionally */
-    size_t i = ol_lower_bound_u32(m->assigns.items, m->assigns.len, root);
-    size_t from = i;
-    for (; i < m->assigns.len && m->assigns.items[i] < at; i++) {
-        ol_nid a = m->assigns.items[i];
-        ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
-        if (ol_kind_of(t, left) != OL_N_attribute || !ol_text_is(t, ol_field(t, left, OL_F_attribute), "requires_grad") ||
-            ol_function_of(m, a) != fn)
-            continue;
-        uint32_t l = m->node_loop[a];
+        /* for p in model.parameters(): p.requires_grad = False, unconditionally */
+        uint32_t l = m->node_loop[s];
         if (l == OL_NO_INDEX || m->loops.items[l].kind != OL_LOOP_FOR)
             continue;
         ol_nid it = ol_unparen(t, m->loops.items[l].iter);
@@ -1039,20 +1064,22 @@ bool ol_frozen_before(ol_model *m, ol_nid model, ol_nid at)
             continue;
         }
         /* directly in the loop's body: not under an `if name not in [...]` */
-        ol_nid stmt = ol_parent(t, a);
+        ol_nid stmt = ol_parent(t, s);
         ol_nid block = stmt != OL_NONE ? ol_parent(t, stmt) : OL_NONE;
         if (block == OL_NONE || ol_field(t, m->loops.items[l].node, OL_F_body) != block ||
-            ol_kind_of(t, ol_unparen(t, ol_field(t, a, OL_F_right))) != OL_N_false)
+            ol_kind_of(t, ol_unparen(t, ol_field(t, s, OL_F_right))) != OL_N_false)
             return false;
-        if (frozen_at == OL_NONE || a < frozen_at)
-            frozen_at = a;
+        if (frozen_at == OL_NONE)
+            frozen_at = s;
     }
     if (frozen_at == OL_NONE)
         return false;
-    /* a layer put in after the freeze learns */
-    for (i = from; i < m->assigns.len && m->assigns.items[i] < at; i++)
-        if (m->assigns.items[i] > frozen_at && ol_function_of(m, m->assigns.items[i]) == fn &&
-            replaces_part(t, m->assigns.items[i], model))
+    /* a layer put in after the freeze learns (looked for over a bounded
+     * stretch: beyond it, the model is not taken for frozen) */
+    size_t k = ol_lower_bound_u32(m->assigns.items, m->assigns.len, frozen_at);
+    for (size_t seen = 0; k < m->assigns.len && m->assigns.items[k] < at; k++, seen++)
+        if (seen >= 4096 ||
+            (ol_function_of(m, m->assigns.items[k]) == fn && replaces_part(t, m->assigns.items[k], model)))
             return false;
     return true;
 }

@@ -335,6 +335,9 @@ typedef struct ol_model {
     OL_VEC(ol_nid) aug_assigns;     /* augmented_assignment nodes */
     OL_VEC(ol_nid) assigns;         /* assignment nodes */
     OL_VEC(ol_nid) subscript_stores; /* assignments whose target is x[k] */
+    OL_VEC(ol_nid) grad_switches;    /* `x.requires_grad_(...)` calls and `x.requires_grad = ...`
+                                        assignments, in node order (facts.c, built on first use) */
+    bool grad_switches_built;
     OL_VEC(ol_nid) withs;           /* with_statement nodes */
     OL_VEC(ol_nid) excepts;         /* except_clause nodes */
 

@@ -907,14 +907,7 @@ static const backward_operands *operands_of(ol_model *m, mode_cache *mc, uint32_
 
 static bool sorted_has(const uint32_t *items, size_t len, uint32_t x)
 {
-    size_t lo = 0, hi = len;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (items[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = ol_lower_bound_u32(items, len, x);
     return lo < len && items[lo] == x;
 }
 

@@ -38,15 +38,7 @@ static ol_nid step_region(ol_model *m, ol_nid step, const ol_region_events **re)
 /* How many of the (ascending) indexes in v are below x. */
 static size_t count_below(const uint32_t *v, size_t n, size_t x)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return x > UINT32_MAX ? n : ol_lower_bound_u32(v, n, (uint32_t)x);
 }
 
 /* Is `outer` a module path that contains `inner` (`model` and `model.fc`,

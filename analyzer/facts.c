@@ -989,10 +989,7 @@ static bool replaces_part(const ol_tree *t, ol_nid assign, ol_nid model)
     return false;
 }
 
-/* The grad switches of the file, found once: every question about freezing
- * then looks at its own function's few, not at every call before it (a
- * script of thousands of forwards at module level stays linear). */
-static const ol_nid *grad_switches(ol_model *m, size_t *count)
+const ol_nid *ol_grad_switches(ol_model *m, size_t *count)
 {
     if (!m->grad_switches_built) {
         m->grad_switches_built = true;
@@ -1022,7 +1019,7 @@ bool ol_frozen_before(ol_model *m, ol_nid model, ol_nid at)
     if (model == OL_NONE || (ol_kind_of(t, model) != OL_N_identifier && ol_kind_of(t, model) != OL_N_attribute))
         return false;
     size_t n;
-    const ol_nid *sw = grad_switches(m, &n);
+    const ol_nid *sw = ol_grad_switches(m, &n);
     uint32_t fn = ol_function_of(m, at);
     ol_nid root = fn == OL_NO_INDEX ? 0 : m->functions.items[fn].node;
     size_t i = ol_lower_bound_u32(sw, n, root);

@@ -160,6 +160,11 @@ bool ol_is_test_file(const ol_model *m);
  * cuts out of a tensor is then stored or rearranged, not fed to a model
  * batch by batch (a replay buffer filled group by group). */
 bool ol_loop_runs_no_model(ol_model *m, uint32_t loop);
+/* The `x.requires_grad_(...)` calls and `x.requires_grad = ...` assignments
+ * of the file, in node order, found once (count in *count): a question about
+ * freezing looks at the few of its own function, not at every call before
+ * it. */
+const ol_nid *ol_grad_switches(ol_model *m, size_t *count);
 /* Was the whole model `model` (an identifier or `self.model`) frozen in the
  * function of `at`, before it: `model.requires_grad_(False)` (also chained,
  * `model.eval().requires_grad_(False)`) or `p.requires_grad = False` in the

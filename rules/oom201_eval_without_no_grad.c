@@ -263,10 +263,6 @@ typedef struct mode_cache {
     uint8_t *param_free;
     /* how many of the calls before each call index are image calls */
     uint32_t *images_before;
-    /* calls of requires_grad_() and `x.requires_grad = ...` assignments */
-    bool grad_sites_built;
-    OL_VEC(uint32_t) requires_grad_calls;
-    OL_VEC(ol_nid) requires_grad_assigns;
     /* Work left for the scans that have no index (nodes read): set in
      * proportion to the file. Heuristics that run out of it give up on
      * the side of no finding, so a huge degenerate file can only lose
@@ -305,8 +301,6 @@ static void mode_cache_free(mode_cache *mc)
     ol_vec_free(&mc->assign_uses);
     ol_vec_free(&mc->assign_at);
     free(mc->images_before);
-    ol_vec_free(&mc->requires_grad_calls);
-    ol_vec_free(&mc->requires_grad_assigns);
     memset(mc, 0, sizeof(*mc));
 }
 
@@ -1070,27 +1064,6 @@ static bool held_out_forward(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
     return !made_up(m, a, 0) && !feeds_backward(m, mc, n, fn);
 }
 
-/* The requires_grad_() calls and `x.requires_grad = ...` assignments of
- * the file, found once. */
-static void grad_sites(ol_model *m, mode_cache *mc)
-{
-    if (mc->grad_sites_built)
-        return;
-    mc->grad_sites_built = true;
-    const ol_tree *t = m->tree;
-    for (size_t i = 0; i < m->calls.len; i++) {
-        const ol_call *c = &m->calls.items[i];
-        if (c->receiver != OL_NONE && c->name && strcmp(ol_sym_str(m, c->name), "requires_grad_") == 0)
-            ol_vec_push(&mc->requires_grad_calls, (uint32_t)i);
-    }
-    for (size_t i = 0; i < m->assigns.len; i++) {
-        ol_nid a = m->assigns.items[i];
-        ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
-        if (ol_kind_of(t, left) == OL_N_attribute && ol_text_is(t, ol_field(t, left, OL_F_attribute), "requires_grad"))
-            ol_vec_push(&mc->requires_grad_assigns, a);
-    }
-}
-
 /* The model was frozen in this function before the call
  * (`model.eval().requires_grad_(False)`, `model.requires_grad_(False)`, or
  * `p.requires_grad = False` over `model.parameters()`), and its inputs carry
@@ -1152,15 +1125,16 @@ static bool untrained_model(ol_model *m, mode_cache *mc, const ol_call *call, ui
     if (trains_it || !steps_other)
         return false;
     /* frozen: requires_grad_(False) on it, or `p.requires_grad = False` over its parameters */
-    grad_sites(m, mc);
-    for (size_t k = 0; k < mc->requires_grad_calls.len; k++) {
-        const ol_call *c = &m->calls.items[mc->requires_grad_calls.items[k]];
-        if (ol_mentions(t, c->receiver, name))
-            return false;
-    }
-    for (size_t k = 0; k < mc->requires_grad_assigns.len; k++) {
-        ol_nid a = mc->requires_grad_assigns.items[k];
-        uint32_t l = m->node_loop[a];
+    size_t nsw;
+    const ol_nid *sw = ol_grad_switches(m, &nsw);
+    for (size_t k = 0; k < nsw; k++) {
+        ol_nid s = sw[k];
+        if (ol_kind_of(t, s) == OL_N_call) {
+            if (ol_mentions(t, m->calls.items[ol_call_at(m, s)].receiver, name))
+                return false;
+            continue;
+        }
+        uint32_t l = m->node_loop[s];
         if (l == OL_NO_INDEX || ol_mentions(t, m->loops.items[l].iter, name))
             return false;
     }

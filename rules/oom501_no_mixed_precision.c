@@ -156,10 +156,6 @@ static ol_nid training_loop_of(ol_model *m, ol_nid n, int depth)
     return OL_NONE;
 }
 
-/* A training loop that runs on the CPU in a file that uses a GPU elsewhere
- * (a course notebook that trains on the CPU first): nothing in the loop
- * moves to a GPU, and every model it runs is a name bound here to a value
- * that never went to a GPU, nor was moved there before the loop. */
 /* May call c put something on a GPU: `.cuda()`, `.to(d)` or `device=d`
  * where d is a GPU string or a device held in a variable (which may be
  * "cuda" on some machine)? */
@@ -190,6 +186,10 @@ static bool may_go_to_gpu(ol_model *m, const ol_call *c)
     return ol_name_looks_like(s, len, words);
 }
 
+/* A training loop that runs on the CPU in a file that uses a GPU elsewhere
+ * (a course notebook that trains on the CPU first): nothing in the loop
+ * moves to a GPU, and every model it runs is a name bound here to a value
+ * that never went to a GPU, nor was moved there before the loop. */
 static bool loop_stays_on_cpu(ol_model *m, ol_nid loop)
 {
     const ol_tree *t = m->tree;

@@ -26,6 +26,22 @@ A finding is identified by (repo, path, line, code), with the notebook cell for
     scripts/accuracy/measure.py --corpus DIR --clone    # clone missing ones first
     scripts/accuracy/measure.py --corpus DIR --default  # the default rule set only
     scripts/accuracy/measure.py --corpus DIR --write-baseline   # after labeling
+    scripts/accuracy/measure.py --first-look            # each round's first look
+
+A repository whose `path` column in repos.tsv names a folder (a big project's
+`examples/`) is linted there only; finding paths stay relative to the checkout.
+
+The first look of a round is what the engine reported on the round's
+repositories before any fix of that round: docs/accuracy/rounds.tsv says which
+round added each repository, and docs/accuracy/rounds/round<N>-firstlook.tsv
+freezes that round's findings (repo, path, line, code, default: whether the
+default rule set reports it). `--first-look` joins them with the labels and
+prints, per round and rule, TP / FP / debatable, the precision among the
+findings that are not debatable, and the share of the default output that is a
+real problem: a rule whose findings were sampled contributes its default
+findings times its sampled TP ratio (said so in the report). It needs neither
+the binary nor the checkouts, so the numbers stay computable after the engine
+changes.
 
 Checkouts may be named DIR/owner+name or DIR/owner/name. With --clone, missing
 ones are fetched from GitHub at the pinned commit (needs git and network).
@@ -36,6 +52,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -98,13 +115,16 @@ def opt_in_rules(binary):
     return [r["code"] for r in json.loads(proc.stdout) if r.get("opt_in")]
 
 
-def lint(binary, base, every_rule):
-    """Findings of one checkout: every rule (opt-in ones too, which `ALL`
-    leaves out), or the default set."""
+def lint(binary, base, every_rule, subtree=""):
+    """Findings of one checkout (or of its folder `subtree`): every rule
+    (opt-in ones too, which `ALL` leaves out), or the default set."""
     args = [binary, "--isolated", "--exit-zero", "-q", "--format", "json"]
     if every_rule:
         args += ["--select", "ALL"] + [a for code in opt_in_rules(binary) for a in ("--extend-select", code)]
-    proc = subprocess.run(args + [base], capture_output=True, text=True, timeout=1800)
+    target = os.path.join(base, subtree) if subtree else base
+    if not os.path.isdir(target):
+        raise RuntimeError(f"{base} has no folder {subtree}")
+    proc = subprocess.run(args + [target], capture_output=True, text=True, timeout=1800)
     if proc.returncode != 0:
         raise RuntimeError(f"oomlint failed on {base} (exit {proc.returncode}): {proc.stderr.strip()}")
     return json.loads(proc.stdout)
@@ -114,9 +134,113 @@ def label_key(row):
     return (row["repo"], row["path"], int(row["line"]), row["code"])
 
 
+def first_look(rounds_rows, rounds_dir, labels):
+    """Per round: its repositories, the frozen findings file (None where the
+    round kept none) and per rule counts of findings, default findings and the
+    verdicts of the labeled ones among them."""
+    members = collections.OrderedDict()
+    for row in rounds_rows:
+        members.setdefault(row["round"], []).append(row["repo"])
+    reports = []
+    for rnd, repos in sorted(members.items(), key=lambda kv: (len(kv[0]), kv[0])):
+        path = os.path.join(rounds_dir, f"round{rnd}-firstlook.tsv")
+        report = {"round": rnd, "repos": repos, "file": path if os.path.exists(path) else None,
+                  "rules": collections.defaultdict(collections.Counter), "problems": []}
+        reports.append(report)
+        if report["file"] is None:
+            continue
+        inside = set(repos)
+        seen = set()
+        for f in read_tsv(path):
+            key = label_key(f)
+            if key in seen:
+                report["problems"].append(f"{f['_where']}: duplicate finding {key}")
+                continue
+            seen.add(key)
+            if f["repo"] not in inside:
+                report["problems"].append(f"{f['_where']}: {f['repo']} is not a repository of round {rnd}")
+                continue
+            if f.get("default") not in ("yes", "no"):
+                report["problems"].append(f"{f['_where']}: default must be yes or no")
+                continue
+            c = report["rules"][f["code"]]
+            default = f["default"] == "yes"
+            c["findings"] += 1
+            c["default"] += default
+            row = labels.get(key)
+            if row is not None:
+                c["labeled"] += 1
+                c[row["verdict"]] += 1
+                if default:
+                    c["labeled_default"] += 1
+                    c["default_" + row["verdict"]] += 1
+    return reports
+
+
+def default_share(rules):
+    """The default output split into real problems, wrong and debatable
+    findings, each rule's default findings weighted by its labeled ratio;
+    rules with default findings but no label are counted apart."""
+    est = collections.Counter()
+    sampled, unlabeled = [], []
+    for code, c in sorted(rules.items()):
+        if not c["default"]:
+            continue
+        est["default"] += c["default"]
+        if not c["labeled_default"]:
+            unlabeled.append(code)
+            est["unlabeled"] += c["default"]
+            continue
+        if c["labeled_default"] < c["default"]:
+            sampled.append(f"{code} {c['labeled_default']} of {c['default']}")
+        for v in VERDICTS:
+            est[v] += c["default"] * c["default_" + v] / c["labeled_default"]
+    return est, sampled, unlabeled
+
+
+def print_first_look(reports, out=sys.stdout):
+    for rep in reports:
+        n = len(rep["repos"])
+        if rep["file"] is None:
+            print(f"round {rep['round']} ({n} repositories): no first-look findings were kept", file=out)
+            continue
+        print(f"round {rep['round']} ({n} repositories, first-look findings in {os.path.relpath(rep['file'], ROOT)})",
+              file=out)
+        print(f"  {'rule':8} {'findings':>8} {'default':>7} {'labeled':>7} {'TP':>4} {'FP':>4} {'debat.':>6} "
+              f"{'precision':>9}", file=out)
+        totals = collections.Counter()
+        for code in sorted(rep["rules"]):
+            c = rep["rules"][code]
+            totals.update(c)
+            print("  " + first_look_row(code, c), file=out)
+        print("  " + first_look_row("all", totals), file=out)
+        est, sampled, unlabeled = default_share(rep["rules"])
+        if est["default"]:
+            d = est["default"]
+            print(f"  default output: {d} findings; real problems {est['TP']:.1f} ({100.0 * est['TP'] / d:.1f}%), "
+                  f"wrong {est['FP']:.1f} ({100.0 * est['FP'] / d:.1f}%), "
+                  f"debatable {est['debatable']:.1f} ({100.0 * est['debatable'] / d:.1f}%)", file=out)
+            if sampled:
+                print("  extrapolated from samples (each rule's default findings times its sampled ratios): " +
+                      ", ".join(sampled), file=out)
+            if unlabeled:
+                print(f"  not labeled, left out of the shares ({est['unlabeled']} findings): " +
+                      ", ".join(unlabeled), file=out)
+        else:
+            print("  default output: no findings", file=out)
+    print("precision = TP / (TP + FP) among the labeled findings; debatable ones are left out of it", file=out)
+
+
+def first_look_row(code, c):
+    judged = c["TP"] + c["FP"]
+    prec = f"{100.0 * c['TP'] / judged:.1f}%" if judged else "-"
+    return (f"{code:8} {c['findings']:>8} {c['default']:>7} {c['labeled']:>7} {c['TP']:>4} {c['FP']:>4} "
+            f"{c['debatable']:>6} {prec:>9}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpus", required=True, help="directory holding the checkouts")
+    ap.add_argument("--corpus", help="directory holding the checkouts")
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "oomlint"))
     ap.add_argument("--repos", default=os.path.join(ROOT, "docs", "accuracy", "repos.tsv"))
     ap.add_argument("--labels", default=os.path.join(ROOT, "docs", "accuracy", "labels.tsv"))
@@ -128,7 +252,15 @@ def main():
     ap.add_argument("--clone", action="store_true", help="clone missing checkouts from GitHub")
     ap.add_argument("--emit-unlabeled", metavar="FILE", help="write unlabeled findings as label lines")
     ap.add_argument("--json", metavar="FILE", help="write every finding with its verdict as JSON")
+    ap.add_argument("--first-look", action="store_true",
+                    help="report each round's first look from its frozen findings and the labels; lints nothing")
+    ap.add_argument("--rounds", default=os.path.join(ROOT, "docs", "accuracy", "rounds.tsv"),
+                    help="the round that added each repository")
+    ap.add_argument("--rounds-dir", default=os.path.join(ROOT, "docs", "accuracy", "rounds"),
+                    help="the folder of round<N>-firstlook.tsv files")
     args = ap.parse_args()
+    if not args.first_look and not args.corpus:
+        ap.error("--corpus is needed unless --first-look is given")
 
     repos = read_tsv(args.repos)
     labels = {}
@@ -148,6 +280,22 @@ def main():
         if pinned.get(row["repo"]) != row["commit"]:
             problems.append(f"{row['_where']}: {row['repo']} is pinned at {pinned.get(row['repo'])}, "
                             f"the label names {row['commit']}")
+
+    if args.first_look:
+        rounds_rows = read_tsv(args.rounds)
+        for row in rounds_rows:
+            if row["repo"] not in pinned:
+                problems.append(f"{row['_where']}: {row['repo']} is not in {args.repos}")
+            if not re.fullmatch(r"[0-9]+", row.get("round", "")):
+                problems.append(f"{row['_where']}: a round is a number")
+        reports = first_look(rounds_rows, args.rounds_dir, labels)
+        for rep in reports:
+            problems += rep["problems"]
+        for p in problems:
+            print(f"measure: {p}", file=sys.stderr)
+        print_first_look(reports)
+        return 2 if problems else 0
+
     for p in problems:
         print(f"measure: {p}", file=sys.stderr)
 
@@ -160,7 +308,7 @@ def main():
         if base is None:
             missing.append(r["repo"])
             continue
-        for f in lint(args.bin, base, not args.default):
+        for f in lint(args.bin, base, not args.default, r.get("path", "").strip()):
             findings[finding_key(r["repo"], f, base)] = f
     if missing:
         print(f"measure: no checkout of {', '.join(missing)} in {args.corpus}", file=sys.stderr)

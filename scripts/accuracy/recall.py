@@ -5,7 +5,11 @@ fixed a GPU memory leak or waste.
 Each row of the set (docs/accuracy/recall.tsv) names a repository, the fix
 commit and its parent, the file, the line of the parent's file where the
 problem is, the rule that should report it and the line of the fix commit's
-file that was fixed ('-' when the fix deleted the line). A case is
+file where the problem was (the fixed statement; '-' when the fix deleted
+it). other_lines may name more lines of the file before the fix where a
+report of the rule also counts: the call that hands the value to the method
+that keeps it, or the call of the evaluation function the fix wrapped in
+no_grad. A case is
 
   - HIT   when the rule reports the problem in the file before the fix and not
           at the fixed line after it;
@@ -46,7 +50,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 COLUMNS = ("repo", "fix_commit", "parent", "path", "before_line", "rule", "after_line", "description",
-           "miss_mechanism")
+           "other_lines", "miss_mechanism")
 CONTEXTS = ("file", "repo")
 OUTCOMES = ("HIT", "STUCK", "MISS")
 
@@ -71,10 +75,12 @@ def read_set(path):
             row = dict(zip(header, cells))
             row["_where"] = f"{path}:{lineno}"
             bad = [c for c in ("fix_commit", "parent") if len(row[c]) != 40]
+            others = [x for x in row["other_lines"].split(",") if x.strip()]
             if bad or not row["before_line"].isdigit() or not (row["after_line"].isdigit() or
-                                                                 row["after_line"] == "-"):
+                                                                 row["after_line"] == "-") \
+                    or not all(x.strip().isdigit() for x in others):
                 problems.append(f"{row['_where']}: commits must be 40 hex digits, before_line a number, "
-                                f"after_line a number or '-'")
+                                f"after_line a number or '-', other_lines numbers separated by commas")
                 continue
             rows.append(row)
     return rows, problems
@@ -113,7 +119,8 @@ def on_span(findings, code, span):
 def score_case(row, before_src, before_findings, after_src, after_findings):
     """HIT, STUCK or MISS for one case, given the findings of each file."""
     code = row["rule"]
-    found = on_span(before_findings, code, statement_span(before_src, int(row["before_line"])))
+    lines = [int(row["before_line"])] + [int(x) for x in row.get("other_lines", "").split(",") if x.strip()]
+    found = [f for line in lines for f in on_span(before_findings, code, statement_span(before_src, line))]
     if not found:
         return "MISS"
     if row["after_line"] == "-":

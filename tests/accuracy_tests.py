@@ -220,6 +220,18 @@ def _():
         assert outcomes(ws) == [("OOM101", "5", "MISS"), ("OOM701", "13", "STUCK")], p.stdout
 
 
+@test("recall: --rules picks every rule, every rule by its code, or the default set (no opt-in rule)")
+def _():
+    with Workspace() as ws:
+        noqa = BEFORE.replace("    total = 0\n", "    total = 0  # noqa: OOM302\n")
+        for rules, outcome in (("all", "HIT"), ("codes", "HIT"), ("default", "MISS")):
+            p = recall(ws, [recall_case(5, "OOM003", 5), recall_case(12, "OOM101", 12)], noqa, AFTER,
+                       "--rules", rules, "--context", "file")
+            assert p.returncode == 0, p.stderr
+            assert outcomes(ws) == [("OOM003", "5", outcome), ("OOM101", "12", "HIT")], (rules, p.stdout)
+            assert f"rules: {rules} (2 cases)" in p.stdout, p.stdout
+
+
 @test("recall: malformed rows and missing checkouts fail the run; --mirrors writes checkouts from git")
 def _():
     with Workspace() as ws:

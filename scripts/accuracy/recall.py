@@ -35,6 +35,12 @@ repositories MDIR/owner+name (or MDIR/owner+name/repo) with `git archive`,
 Python files only.
 
     scripts/accuracy/recall.py --corpus DIR [--mirrors MDIR] [--bin PATH]
+                               [--rules all|codes|default]
+
+Rules are selected as the precision measurement does (ALL and the opt-in
+ones); --rules codes names every rule by its code (a rule may keep findings on
+code that runs once only when it is selected by code), --rules default lints
+with the default set.
 
 The exit status is 0 when every case could be linted, 2 otherwise; the
 numbers are printed, not judged.
@@ -169,14 +175,22 @@ def checkout(corpus, mirrors, repo, commit):
     return base
 
 
-def opt_in_rules(binary):
+def selection_args(binary, selection):
+    """The rule selection: every rule (ALL and the opt-in ones, as the
+    precision measurement does), every rule named by its code (rules that keep
+    some findings only when selected by code report them all), or the default
+    set."""
+    if selection == "default":
+        return []
     proc = subprocess.run([binary, "rules", "--format", "json"], capture_output=True, text=True, check=True)
-    return [r["code"] for r in json.loads(proc.stdout) if r.get("opt_in")]
+    rules = json.loads(proc.stdout)
+    if selection == "codes":
+        return ["--select", ",".join(r["code"] for r in rules)]
+    return ["--select", "ALL"] + [a for r in rules if r.get("opt_in") for a in ("--extend-select", r["code"])]
 
 
-def lint(binary, target, opt_in):
-    args = [binary, "--isolated", "--exit-zero", "-q", "--format", "json", "--select", "ALL"]
-    args += [a for code in opt_in for a in ("--extend-select", code)]
+def lint(binary, target, selection):
+    args = [binary, "--isolated", "--exit-zero", "-q", "--format", "json"] + selection
     proc = subprocess.run(args + [target], capture_output=True, text=True, timeout=1800)
     # Exit 2 with a report is a file oomlint could not read (OOM001, in the
     # report): for recall that is a miss, not a failed measurement.
@@ -188,18 +202,18 @@ def lint(binary, target, opt_in):
 class Linter:
     """Findings per file, the file alone or within its checkout (each checkout linted once)."""
 
-    def __init__(self, binary):
+    def __init__(self, binary, selection):
         self.binary = binary
-        self.opt_in = opt_in_rules(binary)
+        self.selection = selection_args(binary, selection)
         self.trees = {}
 
     def file_alone(self, base, path):
-        return lint(self.binary, os.path.join(base, path), self.opt_in)
+        return lint(self.binary, os.path.join(base, path), self.selection)
 
     def in_repo(self, base, path):
         if base not in self.trees:
             by_path = collections.defaultdict(list)
-            for f in lint(self.binary, base, self.opt_in):
+            for f in lint(self.binary, base, self.selection):
                 by_path[os.path.relpath(f["path"], base)].append(f)
             self.trees[base] = by_path
         return self.trees[base].get(os.path.normpath(path), [])
@@ -217,6 +231,8 @@ def main():
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "oomlint"))
     ap.add_argument("--set", default=os.path.join(ROOT, "docs", "accuracy", "recall.tsv"))
     ap.add_argument("--context", choices=CONTEXTS + ("both",), default="both")
+    ap.add_argument("--rules", choices=("all", "codes", "default"), default="all",
+                    help="every rule (default), every rule named by its code, or the default set")
     ap.add_argument("--json", metavar="FILE", help="write every case with its outcome as JSON")
     args = ap.parse_args()
 
@@ -224,7 +240,7 @@ def main():
     for p in problems:
         print(f"recall: {p}", file=sys.stderr)
     contexts = CONTEXTS if args.context == "both" else (args.context,)
-    linter = Linter(args.bin)
+    linter = Linter(args.bin, args.rules)
     results = {c: [] for c in contexts}
     failed = bool(problems)
     for row in rows:
@@ -250,7 +266,7 @@ def main():
 
     for ctx in contexts:
         title = "the file alone" if ctx == "file" else "the file within its repository"
-        print(f"\nRecall, {title} ({len(results[ctx])} cases)")
+        print(f"\nRecall, {title}, rules: {args.rules} ({len(results[ctx])} cases)")
         print(f"{'rule':8} {'cases':>6} {'HIT':>5} {'STUCK':>6} {'MISS':>5} {'recall':>8}")
         per_rule = tally(results[ctx])
         for code in sorted(k for k in per_rule if k != "all") + ["all"]:

@@ -108,6 +108,11 @@ def _():
         ws.write("repos.tsv", "repo\tcommit\tkind\nme/train\tabc123\ttest\nme/absent\tdef456\ttest\n")
         p = measure(ws)
         assert p.returncode == 2 and "no checkout of me/absent" in p.stderr, p
+        for extra, said in ((["--set", ws.path + "/absent.tsv"], "cannot read"),
+                            (["--set", ws.path + "/recall.tsv", "--bin", ws.path + "/absent"], "cannot list the rules")):
+            p = subprocess.run([sys.executable, RECALL, "--bin", harness.BIN, "--corpus", ws.path + "/corpus", *extra],
+                               capture_output=True, text=True, timeout=300)
+            assert p.returncode == 2 and said in p.stderr and "Traceback" not in p.stderr, p
 
 
 @test("accuracy: --write-baseline records every finding of the run")
@@ -163,7 +168,8 @@ def train(loader):
 """
 # OOM101 at 12; OOM302 reported at 14, in the statement of lines 13-14
 AFTER = BEFORE.replace("total += loss", "total += loss.item()").replace('"a.pt")', '"a.pt", map_location="cpu")')
-RECALL_HEADER = "repo\tfix_commit\tparent\tpath\tbefore_line\trule\tafter_line\tdescription\tother_lines\tmiss_mechanism\n"
+RECALL_HEADER = ("repo\tfix_commit\tparent\tpath\tbefore_line\trule\tafter_line\tdescription\tother_lines\t"
+                 "miss_mechanism\n")
 
 
 def recall_case(before_line, rule, after_line, other="", why=""):
@@ -242,6 +248,11 @@ def _():
         p = subprocess.run([sys.executable, RECALL, "--bin", harness.BIN, "--corpus", ws.path + "/corpus",
                             "--set", ws.path + "/recall.tsv"], capture_output=True, text=True, timeout=300)
         assert p.returncode == 2 and "no checkout of me/absent" in p.stderr, p
+        for extra, said in ((["--set", ws.path + "/absent.tsv"], "cannot read"),
+                            (["--set", ws.path + "/recall.tsv", "--bin", ws.path + "/absent"], "cannot list the rules")):
+            p = subprocess.run([sys.executable, RECALL, "--bin", harness.BIN, "--corpus", ws.path + "/corpus", *extra],
+                               capture_output=True, text=True, timeout=300)
+            assert p.returncode == 2 and said in p.stderr and "Traceback" not in p.stderr, p
     with Workspace() as ws:
         git = ["git", "-C", ws.path + "/mirrors/me+train", "-c", "user.name=t", "-c", "user.email=t@t"]
         ws.write("mirrors/me+train/train.py", BEFORE)

@@ -236,11 +236,19 @@ def main():
     ap.add_argument("--json", metavar="FILE", help="write every case with its outcome as JSON")
     args = ap.parse_args()
 
-    rows, problems = read_set(args.set)
+    try:
+        rows, problems = read_set(args.set)
+    except (OSError, UnicodeDecodeError) as e:
+        print(f"recall: cannot read {args.set}: {e}", file=sys.stderr)
+        return 2
     for p in problems:
         print(f"recall: {p}", file=sys.stderr)
     contexts = CONTEXTS if args.context == "both" else (args.context,)
-    linter = Linter(args.bin, args.rules)
+    try:
+        linter = Linter(args.bin, args.rules)
+    except (OSError, subprocess.CalledProcessError, json.JSONDecodeError) as e:
+        print(f"recall: cannot list the rules of {args.bin}: {e}", file=sys.stderr)
+        return 2
     results = {c: [] for c in contexts}
     failed = bool(problems)
     for row in rows:

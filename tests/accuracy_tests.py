@@ -108,11 +108,6 @@ def _():
         ws.write("repos.tsv", "repo\tcommit\tkind\nme/train\tabc123\ttest\nme/absent\tdef456\ttest\n")
         p = measure(ws)
         assert p.returncode == 2 and "no checkout of me/absent" in p.stderr, p
-        for extra, said in ((["--set", ws.path + "/absent.tsv"], "cannot read"),
-                            (["--set", ws.path + "/recall.tsv", "--bin", ws.path + "/absent"], "cannot list the rules")):
-            p = subprocess.run([sys.executable, RECALL, "--bin", harness.BIN, "--corpus", ws.path + "/corpus", *extra],
-                               capture_output=True, text=True, timeout=300)
-            assert p.returncode == 2 and said in p.stderr and "Traceback" not in p.stderr, p
 
 
 @test("accuracy: --write-baseline records every finding of the run")

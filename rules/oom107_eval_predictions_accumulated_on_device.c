@@ -909,20 +909,25 @@ const ol_rule ol_rule_oom107 = {
                "                  compute_metrics=compute_metrics,\n"
                "                  preprocess_logits_for_metrics=preprocess_logits_for_metrics)",
     .fix = NULL,
-    .accuracy = "Measured before the rule was put in any set, on 51 public repositories (6,320 Python files and "
-                "notebooks: 17 chosen for Hugging Face `Trainer` code, causal-LM fine-tuning, seq2seq summarisation "
-                "and translation, sequence and token classification; 34 other PyTorch training repositories) and one "
-                "file pinned from an older commit (chrismun/LLM4VV `fine-tune/train-orca.py` at 430939d). Of the 16 "
-                "trainers built with a `compute_metrics`, OOM107 flags 1, a `LlamaForCausalLM` with default arguments "
-                "(right), and stays silent on 15, all rightly: 7 seq2seq trainers that evaluate with "
-                "`predict_with_generate`, 5 classification or token-classification models, 3 language models that "
-                "pass `preprocess_logits_for_metrics`. The loop form reports nothing there; one list of a language "
-                "model's logits kept on the device (a PPO helper whose model is a parameter filled elsewhere) is not "
-                "reported. 1 right of 1 is no measure of precision, so the rule stays opt-in: select it with "
-                "`--extend-select OOM107`. No fix: `preprocess_logits_for_metrics` changes what `compute_metrics` "
-                "receives (reduced predictions instead of logits) and `eval_accumulation_steps` moves predictions to "
-                "the host every N steps (slower evaluation, host memory instead of device memory), so either is the "
-                "user's choice.",
+    .accuracy = "Measured before the rule was put in any set, on 48 public repositories (8,689 Python files and "
+                "notebooks: 19 chosen for Hugging Face `Trainer` code, among them huggingface/notebooks, "
+                "huggingface/peft, hiyouga/LLaMA-Factory and THUDM/ChatGLM-6B; 29 other PyTorch training "
+                "repositories) and one file pinned at an older commit (chrismun/LLM4VV `fine-tune/train-orca.py` at "
+                "430939d). They build about 300 trainers with a `compute_metrics`, most in the translated copies of "
+                "the Hugging Face course and documentation notebooks. OOM107 reports 13, all right but from only 2 "
+                "distinct pieces of code: the image-captioning documentation notebook (a GIT `AutoModelForCausalLM` "
+                "with a word-error-rate metric over argmax'd logits, 12 copies across languages) and a "
+                "`LlamaForCausalLM` fine-tune with default arguments. It is silent, rightly, on 219 classification, "
+                "token-classification, audio, vision and CTC models, 53 seq2seq trainers that evaluate with "
+                "`predict_with_generate`, 3 language models that pass `preprocess_logits_for_metrics`, 10 "
+                "segmentation trainers that set `eval_accumulation_steps`, and a reward model. The loop form reports "
+                "nothing there; one list of a language model's logits kept on the device (a PPO helper whose model is "
+                "a parameter filled elsewhere) is not reported. Dense-prediction outputs (segmentation logits per "
+                "pixel) are large too and not covered. Two distinct cases are no measure of precision, so the rule "
+                "stays opt-in: select it with `--extend-select OOM107`. No fix: `preprocess_logits_for_metrics` "
+                "changes what `compute_metrics` receives (reduced predictions instead of logits) and "
+                "`eval_accumulation_steps` moves predictions to the host every N steps (slower evaluation, host "
+                "memory instead of device memory), so either is the user's choice.",
     .tags = "memory,evaluation,transformers",
     .precision = "medium",
     .check = check,

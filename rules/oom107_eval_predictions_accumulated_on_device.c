@@ -19,7 +19,9 @@
  * `*ForMaskedLM`, `AutoModelForSeq2SeqLM`, unsloth's `FastLanguageModel`,
  * through peft wrappers, `.to(device)`, `accelerator.prepare`, function
  * parameters and `self.` attributes), or a trainer that exists for them
- * (`Seq2SeqTrainer`, `SFTTrainer`). A classifier's logits (batch x classes)
+ * (`Seq2SeqTrainer`, `SFTTrainer`). The metric must also run: an
+ * evaluation strategy other than "no" in the arguments, or an `evaluate()` /
+ * `predict()` call in the file. A classifier's logits (batch x classes)
  * are small and never flagged. The training arguments are followed through
  * their name to the `TrainingArguments(...)` call, including a `**kwargs`
  * dict literal; arguments the file does not build (parsed from the command
@@ -384,7 +386,23 @@ typedef struct args_facts {
     bool accumulates; /* eval_accumulation_steps given */
     bool generates;   /* predict_with_generate on (or maybe on) */
     bool loss_only;   /* prediction_loss_only on (or maybe on) */
+    bool evaluates;   /* an evaluation strategy other than "no" (or maybe) */
 } args_facts;
+
+/* `"no"`, `IntervalStrategy.NO`, `None`: no evaluation during training. */
+static bool strategy_is_no(const ol_tree *t, ol_nid e)
+{
+    e = ol_unparen(t, e);
+    if (e == OL_NONE)
+        return false;
+    const char *s;
+    uint32_t len;
+    if (ol_string_value(t, e, &s, &len))
+        return len == 2 && memcmp(s, "no", 2) == 0;
+    if (ol_kind_of(t, e) == OL_N_attribute)
+        return ol_text_is(t, ol_field(t, e, OL_F_attribute), "NO");
+    return ol_kind_of(t, e) == OL_N_none;
+}
 
 static void note_setting(ol_model *m, args_facts *f, const char *key, size_t len, ol_nid value)
 {
@@ -396,6 +414,8 @@ static void note_setting(ol_model *m, args_facts *f, const char *key, size_t len
         f->generates = true;
     else if (KEY_IS("prediction_loss_only") && !is_false(t, value))
         f->loss_only = true;
+    else if ((KEY_IS("eval_strategy") || KEY_IS("evaluation_strategy")) && !strategy_is_no(t, value))
+        f->evaluates = true;
 #undef KEY_IS
 }
 
@@ -557,6 +577,22 @@ static bool file_sets_attribute(ol_model *m, const char *name, ol_nid obj)
     return false;
 }
 
+/* Does the file run an evaluation or prediction itself
+ * (`trainer.evaluate()`, `trainer.predict(test)`)? */
+static bool file_runs_evaluation(ol_model *m)
+{
+    const ol_tree *t = m->tree;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (c->receiver == OL_NONE || c->name == 0)
+            continue;
+        ol_nid attr = ol_field(t, c->callee, OL_F_attribute);
+        if (attr != OL_NONE && (ol_text_is(t, attr, "evaluate") || ol_text_is(t, attr, "predict")))
+            return true;
+    }
+    return false;
+}
+
 static ol_nid keyword_arg(const ol_tree *t, ol_nid call, const char *name)
 {
     ol_nid args = ol_field(t, call, OL_F_arguments);
@@ -600,7 +636,7 @@ static void check_trainers(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
-    int later_preprocess = -1; /* computed on first need */
+    int later_preprocess = -1, runs_evaluation = -1; /* computed on first need */
     for (size_t i = 0; i < m->calls.len; i++) {
         ol_nid call = m->calls.items[i].node;
         ol_nid metrics_kw = keyword_arg(t, call, "compute_metrics");
@@ -612,12 +648,20 @@ static void check_trainers(ol_check *c)
         ol_nid pre = ol_call_arg(m, call, -1, "preprocess_logits_for_metrics");
         if (pre != OL_NONE && !is_none(m, pre, 0))
             continue;
-        args_facts f = {true, false, false, false};
+        args_facts f = {true, false, false, false, false};
         ol_nid args = ol_call_arg(m, call, 1, "args");
         if (args != OL_NONE)
             read_args(m, args, &f, 0);
         if (!f.known || f.accumulates || f.generates || f.loss_only)
             continue;
+        /* no evaluation during training and none run by the file: the
+         * metric never runs */
+        if (!f.evaluates) {
+            if (runs_evaluation < 0)
+                runs_evaluation = file_runs_evaluation(m);
+            if (!runs_evaluation)
+                continue;
+        }
         if (later_preprocess < 0)
             later_preprocess = file_sets_attribute(m, "preprocess_logits_for_metrics", OL_NONE);
         if (later_preprocess)
@@ -884,7 +928,8 @@ const ol_rule ol_rule_oom107 = {
             "`preprocess_logits_for_metrics=` nor `eval_accumulation_steps` in its training arguments. The "
             "language model is what the file shows: a transformers `*ForCausalLM`, `*ForConditionalGeneration`, "
             "`*LMHeadModel`, `*ForMaskedLM` or `AutoModelForSeq2SeqLM` (also through peft, unsloth, `.to()`, "
-            "parameters and `self.` attributes), or a `Seq2SeqTrainer`/`SFTTrainer`. Also flags hand-written "
+            "parameters and `self.` attributes), or a `Seq2SeqTrainer`/`SFTTrainer`; and the metric must run: an "
+            "evaluation strategy other than `\"no\"`, or an `evaluate()`/`predict()` call in the file. Also flags hand-written "
             "loops over batches that append such a model's logits to a list that outlives the loop (or "
             "`torch.cat` them onto it) without moving them off the device. Silent for classification models "
             "(their logits are small), `predict_with_generate=True`, `prediction_loss_only=True`, "

@@ -26,7 +26,8 @@
  * their name to the `TrainingArguments(...)` call, including a `**kwargs`
  * dict literal; arguments the file does not build (parsed from the command
  * line, passed in) keep the rule silent, as do `predict_with_generate=True`
- * (generated ids, not logits), `prediction_loss_only=True`, a `**kwargs`
+ * (generated ids, not logits), `prediction_loss_only=True`,
+ * `batch_eval_metrics=True` (the metric sees one batch at a time), a `**kwargs`
  * splat into the trainer and a subclass that overrides the evaluation or
  * prediction step.
  *
@@ -383,7 +384,7 @@ static bool is_false(const ol_tree *t, ol_nid e)
 /* What the file's training arguments say about evaluation. */
 typedef struct args_facts {
     bool known;       /* every setting that matters is visible */
-    bool accumulates; /* eval_accumulation_steps given */
+    bool accumulates; /* eval_accumulation_steps given, or batch_eval_metrics on */
     bool generates;   /* predict_with_generate on (or maybe on) */
     bool loss_only;   /* prediction_loss_only on (or maybe on) */
     bool evaluates;   /* an evaluation strategy other than "no" (or maybe) */
@@ -408,7 +409,10 @@ static void note_setting(ol_model *m, args_facts *f, const char *key, size_t len
 {
     const ol_tree *t = m->tree;
 #define KEY_IS(s) (len == strlen(s) && memcmp(key, s, len) == 0)
-    if (KEY_IS("eval_accumulation_steps") && !is_none(m, value, 0))
+    /* batch_eval_metrics: the metric sees one batch at a time and the
+     * evaluation loop keeps none of them */
+    if ((KEY_IS("eval_accumulation_steps") && !is_none(m, value, 0)) ||
+        (KEY_IS("batch_eval_metrics") && !is_false(t, value)))
         f->accumulates = true;
     else if (KEY_IS("predict_with_generate") && !is_false(t, value))
         f->generates = true;
@@ -933,6 +937,7 @@ const ol_rule ol_rule_oom107 = {
             "loops over batches that append such a model's logits to a list that outlives the loop (or "
             "`torch.cat` them onto it) without moving them off the device. Silent for classification models "
             "(their logits are small), `predict_with_generate=True`, `prediction_loss_only=True`, "
+            "`batch_eval_metrics=True`, "
             "`compute_metrics=None`, training arguments the file does not build (parsed from the command line, "
             "passed in), subclasses that override the evaluation or prediction step, and `.cpu()`, `.numpy()`, "
             "`.tolist()` or reduced values (`argmax`). A value that still carries the autograd graph is "

@@ -15,6 +15,7 @@ extern const ol_rule ol_rule_oom103;
 extern const ol_rule ol_rule_oom104;
 extern const ol_rule ol_rule_oom105;
 extern const ol_rule ol_rule_oom106;
+extern const ol_rule ol_rule_oom107;
 extern const ol_rule ol_rule_oom201;
 extern const ol_rule ol_rule_oom301;
 extern const ol_rule ol_rule_oom302;
@@ -44,6 +45,7 @@ const ol_rule *const ol_rules[] = {
     &ol_rule_oom104,
     &ol_rule_oom105,
     &ol_rule_oom106,
+    &ol_rule_oom107,
     &ol_rule_oom201,
     &ol_rule_oom301,
     &ol_rule_oom302,

@@ -36,6 +36,7 @@ typedef struct ol_rule {
     const char *fix;         /* what --fix does, or NULL */
     const char *tags;        /* comma-separated, for SARIF */
     const char *precision;   /* very-high | high | medium */
+    const char *accuracy;    /* measured on real code (docs "Accuracy"), or NULL */
     void (*check)(ol_check *c);
 } ol_rule;
 

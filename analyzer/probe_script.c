@@ -471,7 +471,10 @@ static void budget_row(FILE *out, const char *name, double back, double end, dou
     cell_bytes(&e, end, false);
     if (show_grown)
         cell_bytes(&g, grown, true);
-    fprintf(out, "  %-26s %18s %16s %20s\n", name, a.data, e.data, show_grown ? g.data : "");
+    if (show_grown)
+        fprintf(out, "  %-26s %18s %16s %20s\n", name, a.data, e.data, g.data);
+    else
+        fprintf(out, "  %-26s %18s %16s\n", name, a.data, e.data);
     ol_buf_free(&a);
     ol_buf_free(&e);
     ol_buf_free(&g);
@@ -593,8 +596,10 @@ static void emit_budget_text(const script_run *sr, const budget_view *bv, const 
         ol_buf_clear(&b);
         ol_buf_puts(&b, "The C heap in use grows ");
         cell_bytes(&b, bv->heap_slope, true);
-        ol_buf_puts(&b, " per step (glibc's counters, not resident memory: it counts autograd nodes kept "
-                        "alive, which hold host memory even on a GPU run).");
+        ol_buf_puts(&b, cpu ? " per step (glibc's in-use counters, not resident memory): the CPU's tensors, and "
+                              "the autograd nodes kept alive, which stay in host memory on a GPU too."
+                            : " per step (glibc's in-use counters, not resident memory): the autograd nodes "
+                              "kept alive hold host memory even when their tensors are on the GPU.");
         print_wrapped(out, "", b.data);
     }
     /* when it runs out */
@@ -917,8 +922,7 @@ static void emit_script_text(const script_run *sr, const budget_view *bv, const 
             fprintf(out, "%s:%u:%u: %s %s: not observed\n", script, f->line, f->col, f->rule->code, f->rule->name);
         } else {
             fprintf(out,
-                    "%s:%u:%u: %s %s: not observed (its cost is peak memory or time, not growth per step; "
-                    "`oomlint probe --rules %s` measures it)\n",
+                    "%s:%u:%u: %s %s: not observed (a peak or time cost: see `oomlint probe --rules %s`)\n",
                     script, f->line, f->col, f->rule->code, f->rule->name, f->rule->code);
         }
     }

@@ -59,6 +59,7 @@ static const char *const part_colors[PART_COUNT] = {"#1f77b4", "#ff7f0e", "#2ca0
 typedef struct budget_series {
     ol_dvec part[PART_COUNT];
     ol_dvec total, measured;
+    ol_dvec other_batch;        /* of the other tensors, those whose leading size is the batch's; NaN: unknown */
 } budget_series;
 
 typedef struct script_run {
@@ -153,6 +154,7 @@ static void take_budget(budget_series *b, const cJSON *o)
         ol_vec_push(&b->part[k], cJSON_IsObject(o) ? jnum(o, part_keys[k]) : NAN);
     ol_vec_push(&b->total, cJSON_IsObject(o) ? jnum(o, "total") : NAN);
     ol_vec_push(&b->measured, cJSON_IsObject(o) ? jnum(o, "measured") : NAN);
+    ol_vec_push(&b->other_batch, cJSON_IsObject(o) ? jnum(o, "other_batch") : NAN);
 }
 
 static void take_mapped(script_run *sr, const cJSON *rec)
@@ -170,6 +172,7 @@ static void budget_free(budget_series *b)
         ol_vec_free(&b->part[k]);
     ol_vec_free(&b->total);
     ol_vec_free(&b->measured);
+    ol_vec_free(&b->other_batch);
 }
 
 static bool script_record(void *ctx, ol_child *c, const cJSON *rec, const char **why)
@@ -414,11 +417,15 @@ static void budget_analyze(const script_run *sr, budget_view *bv)
     /* what does not scale with the batch, at the step's end (its gradients
      * exist then); what does: all else alive when backward starts */
     bv->fixed = nz(bv->end[PART_PARAMS]) + nz(bv->end[PART_GRADS]) + nz(bv->end[PART_OPTIM]);
-    bv->variable = bv->has_backward ? nz(bv->back[PART_SAVED]) + nz(bv->back[PART_OTHER])
-                                    : nz(bv->end[PART_SAVED]) + nz(bv->end[PART_OTHER]);
-    /* what grew is not the batch's: it is counted by the projection above */
-    if (bv->grown[PART_OTHER] > 0)
-        bv->variable -= bv->grown[PART_OTHER] < bv->variable ? bv->grown[PART_OTHER] : bv->variable;
+    /* what scales with the batch: what is kept for backward, and the other
+     * tensors whose leading size is the batch's (all of them where the batch
+     * is unknown), less what grew since step 1: the projection counts that */
+    const budget_series *vs = bv->has_backward ? &sr->at_backward : &sr->at_end;
+    double other = at(&vs->part[PART_OTHER], i), other_batch = at(&vs->other_batch, i);
+    bv->variable = nz(at(&vs->part[PART_SAVED], i)) + (isfinite(other_batch) ? other_batch : nz(other));
+    double grown_other = bv->grown[PART_OTHER];
+    if (grown_other > 0)
+        bv->variable -= grown_other < bv->variable ? grown_other : bv->variable;
     if (bv->memory <= 0)
         return;
     bool grows = isfinite(bv->peak_slope) && bv->peak_slope > 4096 && n >= 3 &&
@@ -643,9 +650,10 @@ static void emit_budget_text(const script_run *sr, const budget_view *bv, const 
         }
         ol_buf_printf(&b, "%.1fx). Assumes: parameters, gradients and optimizer state (", bv->batch_factor);
         cell_bytes(&b, bv->fixed, false);
-        ol_buf_puts(&b, ") stay; what is alive when backward starts besides them (");
+        ol_buf_puts(&b, ") stay; what is kept for backward and the other tensors whose leading size is the "
+                        "batch's, when backward starts (");
         cell_bytes(&b, bv->variable, false);
-        ol_buf_puts(&b, ", less what grew since step 1) scales with the batch; the batch is the leading size of your outermost module's "
+        ol_buf_puts(&b, ", less what grew since step 1) scale with the batch; the batch is the leading size of your outermost module's "
                         "input; nothing else is on the device.");
     } else {
         ol_buf_puts(&b, "Largest batch: the budget cannot say (nothing alive scales with the batch, or the "
@@ -767,9 +775,10 @@ static void budget_json(cJSON *root, const script_run *sr, const budget_view *bv
     cJSON_AddStringToObject(p, "assumptions",
                             "growth stays linear (least squares after the first fifth of the steps); the peak of a "
                             "step is its larger census (when backward starts, or when the step ends); parameters, "
-                            "gradients and optimizer state do not scale with the batch, everything else alive when "
-                            "backward starts does; only tensors count: no CUDA context, workspaces or allocator "
-                            "caching");
+                            "gradients and optimizer state do not scale with the batch; what is kept for backward "
+                            "and the other tensors whose leading size is the batch's, when backward starts, less "
+                            "what grew since step 1, do; the batch is the leading size of the outermost module's "
+                            "input; only tensors count: no CUDA context, workspaces or allocator caching");
     if (sr->heap_counters && isfinite(bv->heap_slope))
         cJSON_AddNumberToObject(cJSON_GetObjectItemCaseSensitive(root, "total"), "heap_growth_bytes_per_step",
                                 ol_stat_round(bv->heap_slope));

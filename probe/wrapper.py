@@ -361,9 +361,10 @@ class Probe:
                 return
             key, n = harness.storage_key(t)
             if key in owner:
-                return
+                return False
             owner[key] = (part, n)
             parts[part] += n
+            return True
 
         live = [o for o in gc.get_objects() if isinstance(o, torch.Tensor)]
         opts = [r() for r in self.optimizers]
@@ -387,8 +388,11 @@ class Probe:
             if key not in owner and key[0] == dev:
                 owner[key] = ("saved", n)
                 parts["saved"] += n
+        batch = self.batches.most_common(1)[0][0] if self.batches else None
+        other_batch = 0  # of the other tensors, those whose leading size is the batch's
         for t in live:
-            add(t, "other")
+            if add(t, "other") and batch is not None and t.dim() > 0 and t.shape[0] == batch:
+                other_batch += owner[harness.storage_key(t)[0]][1]
         del live
         total = sum(parts.values())
         if self.device == "cuda" and torch.cuda.is_initialized():
@@ -398,7 +402,8 @@ class Probe:
             measured = heap - self.heap_base if heap is not None and self.heap_base is not None else None
         if self.shim is not None:
             self.shim.peak_allocated = max(self.shim.peak_allocated, total)
-        return {"at": at, "parts": parts, "total": total, "measured": measured, "owner": owner}
+        return {"at": at, "parts": parts, "total": total, "measured": measured, "owner": owner,
+                "other_batch": other_batch if batch is not None else None}
 
     def memory_now(self):
         """torch.cuda.memory_allocated() and memory_reserved() on the CPU."""
@@ -435,10 +440,12 @@ class Probe:
         if self.cuda_history:
             rec["cuda_sites"] = cuda_sites(torch, self.user)
         end = self.census("step")
-        rec["budget_end"] = dict(end["parts"], total=end["total"], measured=end["measured"])
+        rec["budget_end"] = dict(end["parts"], total=end["total"], measured=end["measured"],
+                                 other_batch=end["other_batch"])
         if self.best is not None:
             best = self.best
-            rec["budget_backward"] = dict(best["parts"], total=best["total"], measured=best["measured"])
+            rec["budget_backward"] = dict(best["parts"], total=best["total"], measured=best["measured"],
+                                          other_batch=best["other_batch"])
         rec["heap_bytes"] = self.heap.in_use()
         if self.alloc is not None:
             rec["alloc_sites"] = self.alloc_rows(end["owner"], claims)

@@ -695,6 +695,9 @@ def _():
         expect = CUDA_STEPS + -(-(p["memory_bytes"] - p["peak_bytes_last_step"]) // LOGITS_BYTES)
         assert p["out_of_memory_at_step"] == expect, (p, expect)
         assert p["batch"] == BATCH and p["fixed_bytes"] == 4 * PARAM_BYTES + (end["optimizer"] - 2 * PARAM_BYTES), p
+        # what scales with the batch: what is kept for backward, and the step's own logits (the
+        # kept ones grew, and are counted by the step above)
+        assert p["per_batch_bytes"] == back["saved"] + LOGITS_BYTES, p
         factor = (p["memory_bytes"] - p["fixed_bytes"]) / p["per_batch_bytes"]
         assert p["largest_batch"] == int(BATCH * factor), (p, factor)
         assert "linear" in p["assumptions"], p

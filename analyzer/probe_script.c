@@ -960,8 +960,11 @@ static void emit_script_text(const script_run *sr, const budget_view *bv, const 
     if (!any)
         fputs("No growth at lines no rule flagged.\n", out);
     emit_budget_text(sr, bv, fs, nf, out, script);
-    if (sr->end_error && strcmp(sr->end_reason ? sr->end_reason : "", "out_of_scope") == 0)
-        fprintf(out, "Out of scope: %s\n", sr->end_error);
+    if (sr->end_error && strcmp(sr->end_reason ? sr->end_reason : "", "out_of_scope") == 0) {
+        ol_buf_clear(&b);
+        ol_buf_printf(&b, "Out of scope: %s", sr->end_error);
+        print_wrapped(out, "", b.data);
+    }
     else if (sr->end_error)
         fprintf(out, "The script raised an error:\n%s", sr->end_error);
     ol_buf_free(&b);

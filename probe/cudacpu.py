@@ -32,8 +32,9 @@ import os
 import time
 
 
-class OutOfScope(Exception):
-    """What the CPU cannot run in place of a GPU; wrapper.py reports it."""
+class OutOfScope(BaseException):
+    """What the CPU cannot run in place of a GPU; wrapper.py reports it. Not
+    an Exception, so a script's `except Exception:` does not swallow it."""
 
 
 FACTORIES = ("tensor", "as_tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm",
@@ -69,6 +70,14 @@ class CudaOnCpu:
             self.note(what)
             return "cpu"
         return dev
+
+    def map_args(self, args, what):
+        """Positional arguments of .to(): a device, or an index (.to(0))."""
+        out = list(args)
+        if out and isinstance(out[0], int) and not isinstance(out[0], bool):
+            self.note(what)
+            out[0] = "cpu"
+        return [self.map_device(a, what) for a in out]
 
     def map_kwargs(self, kwargs, what):
         d = kwargs.get("device")
@@ -118,7 +127,7 @@ class CudaOnCpu:
 
         @functools.wraps(orig_to)
         def to(t, *args, **kwargs):
-            args = [shim.map_device(a, '.to("cuda")') for a in args]
+            args = shim.map_args(args, '.to("cuda")')
             shim.map_kwargs(kwargs, '.to("cuda")')
             return orig_to(t, *args, **kwargs)
 
@@ -159,7 +168,7 @@ class CudaOnCpu:
 
         @functools.wraps(orig_to)
         def to(m, *args, **kwargs):
-            args = [shim.map_device(a, 'model.to("cuda")') for a in args]
+            args = shim.map_args(args, 'model.to("cuda")')
             shim.map_kwargs(kwargs, 'model.to("cuda")')
             return orig_to(m, *args, **kwargs)
 

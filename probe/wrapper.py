@@ -366,7 +366,9 @@ class Probe:
             parts[part] += n
             return True
 
-        live = [o for o in gc.get_objects() if isinstance(o, torch.Tensor)]
+        tensor = torch.Tensor
+        # type(), not isinstance(): a dead weak proxy raises on __class__
+        live = [o for o in gc.get_objects() if issubclass(type(o), tensor)]
         opts = [r() for r in self.optimizers]
         opts = [o for o in opts if o is not None]
         params = []

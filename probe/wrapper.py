@@ -2,7 +2,12 @@
 optimizer steps, and reports after each step what survives it and which
 source lines that belongs to.
 
-    python3 wrapper.py --fd FD --steps N --device cpu|cuda --script train.py [-- ARGS...]
+    python3 wrapper.py --fd FD --steps N --device cpu|cuda [--map-cuda 0|1] [--memory BYTES]
+                       [--snapshot FILE] --script train.py [-- ARGS...]
+
+--map-cuda 1 runs a script written for CUDA on the CPU (cudacpu.py); --memory
+is what the mapped torch.cuda.get_device_properties() reports; --snapshot
+writes the CUDA allocator's history at the end (CUDA, torch 2.0+).
 
 The script runs as __main__ with sys.argv = [script, *ARGS], as `python
 train.py ARGS` would run it. Steps are counted by wrapping the `step` method
@@ -20,7 +25,16 @@ What it reports per step (JSON lines on --fd, read by analyzer/probe_script.c):
     them. That line is found by tracing line events, only in the user's own
     files and only once some holder has grown, so a clean script runs untraced;
   - on CUDA, where torch has it (2.0+), the allocator's recorded history:
-    device bytes alive grouped by the user line that allocated them.
+    device bytes alive grouped by the user line that allocated them;
+  - the budget: every live tensor storage on the device, once, as parameters,
+    gradients, optimizer state, kept for backward or other, at the first
+    backward() of the step with the most alive (budget_backward) and when the
+    step ends (budget_end), with a measured total to check it against (glibc's
+    heap in use since the script started, or torch.cuda.memory_allocated);
+  - on the CPU, the other live tensors by the user line that created them
+    (alloc_sites, from a dispatch mode) and the holder that keeps them;
+  - the C heap in use (heap_bytes), the batch (the leading size of the
+    outermost module's input) and, when mapped, the CUDA uses mapped so far.
 """
 import collections
 import ctypes

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #ifdef __linux__
@@ -73,12 +74,24 @@ static void probe_usage(FILE *out)
           "  --plot FILE.svg         draw memory per step, bad against fixed, one panel per scenario\n"
           "  --jobs N                variants run at once on the CPU (default 2; 1 on a GPU)\n"
           "  --timeout SECONDS       stop a process running longer than this (default 600)\n"
-          "\n"
-          "--script FILE runs FILE with your arguments (it runs your code), counts optimizer steps\n"
+          "  --output-format FORMAT  the same as --format (text, also `full`, or json)\n"
+          "\n",
+          out);
+    fputs("--script FILE runs FILE with your arguments (it runs your code), counts optimizer steps\n"
           "(Optimizer.step, GradScaler.step), stops after --steps N (default 20), lints FILE, and\n"
           "says for each finding whether the memory it is about grows step after step\n"
           "(`confirmed (+X per step at line L)`) or not (`not observed`), and where memory grows\n"
-          "at lines no rule flagged.\n"
+          "at lines no rule flagged. It also gives a memory budget at the step with the most memory\n"
+          "(parameters, gradients, optimizer state, kept for backward, other live tensors), what\n"
+          "grew since the first step and which lines made it, and when the run would run out:\n"
+          "  --steps N               optimizer steps to run (default 20)\n"
+          "  --memory SIZE           the memory to project against (24GiB, 16GB; default: the GPU's)\n"
+          "  --snapshot FILE         on a GPU, write the CUDA allocator's history for PyTorch's\n"
+          "                          memory viewer (torch 2.0+)\n"
+          "With --device cpu (or auto and no GPU), a script written for CUDA runs on the CPU: .cuda(),\n"
+          ".to(\"cuda\"), device=\"cuda\" go to the CPU, torch.cuda.is_available() is True, CUDA autocast\n"
+          "is off (float32) and GradScaler disabled; the report says what was mapped. Distributed\n"
+          "launches and custom CUDA extensions are out of scope there.\n"
           "\n"
           "Exit status: 0 all ran (and agreed), 1 a scenario failed or disagreed, or the script\n"
           "failed before its first step, 2 usage error or no usable Python/PyTorch/device.\n",
@@ -104,7 +117,7 @@ static int parse_opts(ol_probe_opts *o, int argc, char **argv, ol_buf *err)
     o->steps = 20;
     o->jobs = 0;
     o->timeout_s = 600;
-    bool iterations_given = false, steps_given = false, rules_given = false;
+    bool iterations_given = false, steps_given = false, rules_given = false, memory_given = false;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--") == 0) {
@@ -124,7 +137,8 @@ static int parse_opts(ol_probe_opts *o, int argc, char **argv, ol_buf *err)
         const char *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
         static const char *const known[] = {"device", "rules", "iterations", "python", "format", "plot",
-                                            "jobs", "timeout", "script", "steps"};
+                                            "jobs", "timeout", "script", "steps", "output-format", "memory",
+                                            "snapshot"};
         const char *key = NULL;
         for (size_t k = 0; k < OL_ARRAY_LEN(known); k++)
             if (strlen(known[k]) == len && strncmp(known[k], name, len) == 0)
@@ -172,15 +186,30 @@ static int parse_opts(ol_probe_opts *o, int argc, char **argv, ol_buf *err)
         } else if (strcmp(key, "python") == 0) {
             free(o->python);
             o->python = ol_xstrdup(value);
-        } else if (strcmp(key, "format") == 0) {
+        } else if (strcmp(key, "format") == 0 || strcmp(key, "output-format") == 0) {
             if (strcmp(value, "json") == 0)
                 o->json = true;
-            else if (strcmp(value, "text") == 0)
+            else if (strcmp(value, "text") == 0 || strcmp(value, "full") == 0)
                 o->json = false;
             else {
-                ol_buf_printf(err, "invalid value '%s' for '--format' (expected: text, json)", value);
+                ol_buf_printf(err, "invalid value '%s' for '--%s' (the probe writes a table: text or full, or json)",
+                              value, key);
                 return 2;
             }
+        } else if (strcmp(key, "memory") == 0) {
+            if (!ol_parse_size(value, &o->memory)) {
+                ol_buf_printf(err, "invalid value '%s' for '--memory' (expected a size: 24GiB, 16GB, 8000MiB or bytes)",
+                              value);
+                return 2;
+            }
+            memory_given = true;
+        } else if (strcmp(key, "snapshot") == 0) {
+            if (!*value) {
+                ol_buf_puts(err, "option '--snapshot' needs a file name");
+                return 2;
+            }
+            free(o->snapshot);
+            o->snapshot = ol_xstrdup(value);
         } else if (strcmp(key, "plot") == 0) {
             if (!*value) {
                 ol_buf_puts(err, "option '--plot' needs a file name");
@@ -211,6 +240,10 @@ static int parse_opts(ol_probe_opts *o, int argc, char **argv, ol_buf *err)
         ol_buf_printf(err, "'--%s' measures the scenarios; with --script use --steps", rules_given ? "rules" : "iterations");
         return 2;
     }
+    if (!o->script && (memory_given || o->snapshot)) {
+        ol_buf_printf(err, "'--%s' is about a script's run: use it with --script FILE", memory_given ? "memory" : "snapshot");
+        return 2;
+    }
     if (!o->script && steps_given) {
         ol_buf_puts(err, "'--steps' counts a script's optimizer steps: use it with --script (scenarios take --iterations)");
         return 2;
@@ -222,8 +255,37 @@ static int parse_opts(ol_probe_opts *o, int argc, char **argv, ol_buf *err)
     return 0;
 }
 
+/* "24GiB", "24G" (binary), "16GB" (decimal), "8000MiB", "1e9", "512": bytes. */
+bool ol_parse_size(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || !isfinite(v) || v <= 0)
+        return false;
+    while (*end == ' ')
+        end++;
+    static const struct {
+        const char *suffix;
+        double scale;
+    } units[] = {{"", 1},          {"B", 1},          {"K", 1024.0},       {"KiB", 1024.0},       {"KB", 1e3},
+                 {"M", 1048576.0}, {"MiB", 1048576.0}, {"MB", 1e6},         {"G", 1073741824.0},   {"GiB", 1073741824.0},
+                 {"GB", 1e9},      {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12}};
+    for (size_t i = 0; i < OL_ARRAY_LEN(units); i++) {
+        if (strcasecmp(end, units[i].suffix) == 0) {
+            double bytes = v * units[i].scale;
+            if (bytes < 1 || bytes > 1e18)
+                return false;
+            *out = bytes;
+            return true;
+        }
+    }
+    return false;
+}
+
 static void opts_free(ol_probe_opts *o)
 {
+    free(o->snapshot);
     free(o->rules);
     free(o->python);
     free(o->plot);
@@ -673,6 +735,14 @@ int ol_probe_main(int argc, char **argv)
         goto done;
     }
     env.device = opts.device == OL_PROBE_CPU ? "cpu" : opts.device == OL_PROBE_CUDA ? "cuda" : env.py.cuda ? "cuda" : "cpu";
+    if (opts.snapshot && strcmp(env.device, "cuda") != 0) {
+        ol_buf_printf(&err,
+                      "--snapshot writes the CUDA allocator's memory history, which needs a GPU: this run is on the "
+                      "CPU (%s); run it where PyTorch sees a GPU (--device cuda), or leave --snapshot out",
+                      opts.device == OL_PROBE_CPU ? "--device cpu" : "PyTorch sees no GPU");
+        status = 2;
+        goto done;
+    }
     if (!materialize(&env, &err)) {
         status = 2;
         goto done;

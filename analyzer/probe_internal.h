@@ -37,6 +37,8 @@ typedef struct ol_probe_opts {
     int timeout_s;           /* --timeout: per process */
     char *script;            /* --script FILE */
     int steps;               /* --steps */
+    double memory;           /* --memory, bytes; 0 when not given */
+    char *snapshot;          /* --snapshot FILE (CUDA) */
     char **script_args;      /* after --, borrowed from argv */
     int script_argc;
 } ol_probe_opts;
@@ -172,8 +174,9 @@ typedef struct ol_svg_line {
 typedef struct ol_svg_panel {
     char *title;             /* owned */
     char *unit;              /* owned: "bytes", "nodes", "s" */
-    ol_svg_line lines[4];
+    ol_svg_line lines[6];
     size_t line_count;
+    bool stacked;            /* lines are parts of a whole: filled, one on top of the other */
 } ol_svg_panel;
 
 typedef OL_VEC(ol_svg_panel) ol_svg_panels;
@@ -183,6 +186,9 @@ void ol_svg_render(ol_buf *out, const char *title, const ol_svg_panels *panels);
 void ol_svg_panels_free(ol_svg_panels *p);
 /* Writes data to path through a temporary file and rename: never half a file. */
 bool ol_write_file_atomic(const char *path, const char *data, size_t len, ol_buf *err);
+
+/* "24GiB", "24G", "16GB", "8000MiB", "1e9": bytes (probe.c). */
+bool ol_parse_size(const char *s, double *out);
 
 /* ---- modes ------------------------------------------------------------------------ */
 

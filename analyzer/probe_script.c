@@ -39,15 +39,43 @@ typedef struct track {
     double bytes_slope, nodes_slope;
     bool grows;
     bool matched;       /* explained by a finding */
+    char *held_by;      /* TRACK_ALLOC: the name that keeps most of it, at the last step */
 } track;
 
-enum { TRACK_HOLDER, TRACK_SITE, TRACK_DEVICE };
+/* TRACK_ALLOC: live tensors (not parameters, gradients, optimizer state or
+ * kept for backward) by the line that created them (CPU runs). */
+enum { TRACK_HOLDER, TRACK_SITE, TRACK_DEVICE, TRACK_ALLOC };
+
+/* The parts of the budget, in the order they are counted and stacked. */
+enum { PART_PARAMS, PART_GRADS, PART_OPTIM, PART_SAVED, PART_OTHER, PART_COUNT };
+static const char *const part_keys[PART_COUNT] = {"parameters", "gradients", "optimizer", "saved", "other"};
+static const char *const part_names[PART_COUNT] = {"parameters", "gradients", "optimizer state",
+                                                   "kept for backward", "other live tensors"};
+static const char *const part_short[PART_COUNT] = {"params", "grads", "optim", "saved", "other"};
+static const char *const part_colors[PART_COUNT] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"};
+
+/* A census of live tensor storages at one instant of each step: when
+ * backward() starts (the most alive) or when the optimizer step ends. */
+typedef struct budget_series {
+    ol_dvec part[PART_COUNT];
+    ol_dvec total, measured;
+    ol_dvec other_batch;        /* of the other tensors, those whose leading size is the batch's; NaN: unknown */
+} budget_series;
 
 typedef struct script_run {
     ol_probe_env *env;
     const char *script_name; /* the file name the wrapper reports for the script */
     OL_VEC(track *) tracks;
     ol_dvec saved, rss, time, cuda;
+    ol_dvec heap;               /* the C allocator's bytes in use (glibc), per step */
+    budget_series at_backward, at_end;
+    double batch;               /* the leading size of the outermost module's input */
+    bool cuda_mapped, heap_counters;
+    char *autocast;             /* "off" when CUDA autocast was mapped away */
+    double device_memory;       /* the GPU's, from torch */
+    cJSON *mapped;              /* [{what, count}] the mapped CUDA uses */
+    char *snapshot_error;
+    bool snapshot_reported;
     size_t steps;
     char *torch;
     char *end_reason;
@@ -103,6 +131,11 @@ static void add_sites(script_run *sr, const cJSON *arr, int kind, size_t step)
         if (!file || !isfinite(line) || !isfinite(bytes))
             continue;
         track *t = track_get(sr, kind, NULL, file, (long)line);
+        if (kind == TRACK_ALLOC) {
+            const char *held = jstr(it, "held_by");
+            free(t->held_by);
+            t->held_by = held ? ol_xstrdup(held) : NULL;
+        }
         pad(&t->bytes, step - 1);
         pad(&t->nodes, step - 1);
         pad(&t->own_bytes, step - 1);
@@ -114,6 +147,34 @@ static void add_sites(script_run *sr, const cJSON *arr, int kind, size_t step)
     }
 }
 
+/* One instant's census; NaN for every part where the step had none. */
+static void take_budget(budget_series *b, const cJSON *o)
+{
+    for (int k = 0; k < PART_COUNT; k++)
+        ol_vec_push(&b->part[k], cJSON_IsObject(o) ? jnum(o, part_keys[k]) : NAN);
+    ol_vec_push(&b->total, cJSON_IsObject(o) ? jnum(o, "total") : NAN);
+    ol_vec_push(&b->measured, cJSON_IsObject(o) ? jnum(o, "measured") : NAN);
+    ol_vec_push(&b->other_batch, cJSON_IsObject(o) ? jnum(o, "other_batch") : NAN);
+}
+
+static void take_mapped(script_run *sr, const cJSON *rec)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(rec, "mapped");
+    if (!cJSON_IsArray(m))
+        return;
+    cJSON_Delete(sr->mapped);
+    sr->mapped = cJSON_Duplicate(m, true);
+}
+
+static void budget_free(budget_series *b)
+{
+    for (int k = 0; k < PART_COUNT; k++)
+        ol_vec_free(&b->part[k]);
+    ol_vec_free(&b->total);
+    ol_vec_free(&b->measured);
+    ol_vec_free(&b->other_batch);
+}
+
 static bool script_record(void *ctx, ol_child *c, const cJSON *rec, const char **why)
 {
     script_run *sr = ctx;
@@ -123,6 +184,12 @@ static bool script_record(void *ctx, ol_child *c, const cJSON *rec, const char *
         const char *torch = jstr(rec, "torch");
         free(sr->torch);
         sr->torch = ol_xstrdup(torch ? torch : "?");
+        sr->cuda_mapped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "cuda_mapped"));
+        sr->heap_counters = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rec, "heap_counters"));
+        const char *autocast = jstr(rec, "autocast");
+        free(sr->autocast);
+        sr->autocast = autocast ? ol_xstrdup(autocast) : NULL;
+        sr->device_memory = jnum(rec, "device_memory");
         return true;
     }
     if (strcmp(t, "end") == 0) {
@@ -132,6 +199,13 @@ static bool script_record(void *ctx, ol_child *c, const cJSON *rec, const char *
         free(sr->end_error);
         sr->end_reason = ol_xstrdup(reason ? reason : "");
         sr->end_error = error ? ol_xstrdup(error) : NULL;
+        take_mapped(sr, rec);
+        if (cJSON_HasObjectItem(rec, "snapshot_error")) {
+            const char *se = jstr(rec, "snapshot_error");
+            sr->snapshot_reported = true;
+            free(sr->snapshot_error);
+            sr->snapshot_error = se ? ol_xstrdup(se) : NULL;
+        }
         return true;
     }
     if (strcmp(t, "step") != 0) {
@@ -148,6 +222,13 @@ static bool script_record(void *ctx, ol_child *c, const cJSON *rec, const char *
     ol_vec_push(&sr->rss, jnum(rec, "rss_bytes"));
     ol_vec_push(&sr->time, jnum(rec, "time_s"));
     ol_vec_push(&sr->cuda, jnum(rec, "cuda_allocated"));
+    ol_vec_push(&sr->heap, jnum(rec, "heap_bytes"));
+    take_budget(&sr->at_backward, cJSON_GetObjectItemCaseSensitive(rec, "budget_backward"));
+    take_budget(&sr->at_end, cJSON_GetObjectItemCaseSensitive(rec, "budget_end"));
+    double batch = jnum(rec, "batch");
+    if (isfinite(batch) && batch > 0)
+        sr->batch = batch;
+    take_mapped(sr, rec);
     const cJSON *it;
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(rec, "holders"))
     {
@@ -178,6 +259,7 @@ static bool script_record(void *ctx, ol_child *c, const cJSON *rec, const char *
     }
     add_sites(sr, cJSON_GetObjectItemCaseSensitive(rec, "sites"), TRACK_SITE, sr->steps);
     add_sites(sr, cJSON_GetObjectItemCaseSensitive(rec, "cuda_sites"), TRACK_DEVICE, sr->steps);
+    add_sites(sr, cJSON_GetObjectItemCaseSensitive(rec, "alloc_sites"), TRACK_ALLOC, sr->steps);
     ol_progress(sr->env, "running %s: step %zu/%d", sr->script_name, sr->steps, sr->env->opts->steps);
     return true;
 }
@@ -195,7 +277,7 @@ static void fit(script_run *sr)
         t->nodes_slope = t->kind == TRACK_HOLDER ? ol_stat_slope(&t->nodes, w) : 0;
         double own_bytes = ol_stat_slope(&t->own_bytes, w);
         double own_nodes = t->kind == TRACK_HOLDER ? ol_stat_slope(&t->own_nodes, w) : 0;
-        double threshold = t->kind == TRACK_DEVICE ? 4096 : 512;
+        double threshold = t->kind == TRACK_DEVICE || t->kind == TRACK_ALLOC ? 4096 : 512;
         size_t first = w < sr->steps ? w : 0;
         /* what it reaches must grow, and so must what only it keeps: a holder
          * that reaches a growing graph through another (`loss` through the
@@ -209,6 +291,9 @@ static void fit(script_run *sr)
                    (isfinite(own_nodes) && own_nodes >= 0.5 &&
                     ol_stat_last(&t->own_nodes) > t->own_nodes.items[first]);
         t->grows = sr->steps >= 3 && full && own;
+        /* tensors created at a line and kept by a name: the name's growth says it */
+        if (t->kind == TRACK_ALLOC && t->held_by)
+            t->matched = true;
         if (isfinite(t->bytes_slope) && t->bytes_slope < 0)
             t->bytes_slope = 0;
     }
@@ -224,13 +309,27 @@ static bool growth_rule(const char *code)
     return false;
 }
 
-typedef struct finding {
+typedef struct finding finding;
+struct finding {
     const ol_rule *rule;
     uint32_t line, col;
     double bytes, nodes;
     bool confirmed;
     const char *held_by;
-} finding;
+};
+
+/* The finding a line's growth belongs to: one at that line, or one confirmed
+ * on the name that keeps it. */
+static const finding *finding_for(const finding *fs, size_t nf, const track *t, const char *script)
+{
+    for (size_t i = 0; i < nf; i++)
+        if (fs[i].confirmed && t->held_by && fs[i].held_by && strcmp(fs[i].held_by, t->held_by) == 0)
+            return &fs[i];
+    for (size_t i = 0; i < nf; i++)
+        if ((long)fs[i].line == t->line && t->file && strcmp(t->file, script) == 0)
+            return &fs[i];
+    return NULL;
+}
 
 static void growth_text(ol_buf *b, double bytes, double nodes)
 {
@@ -242,6 +341,447 @@ static void growth_text(ol_buf *b, double bytes, double nodes)
     } else {
         ol_buf_printf(b, "+%.1f autograd nodes", nodes);
     }
+}
+
+
+/* ---- the budget, what grew, and when it runs out ---------------------------------------- */
+
+typedef struct budget_view {
+    bool any;
+    size_t step;                 /* index of the step with the most memory */
+    bool has_backward;
+    double back[PART_COUNT], back_total, back_measured;
+    double end[PART_COUNT], end_total, end_measured;
+    double grown[PART_COUNT], grown_total; /* at the step's end: last step minus first */
+    ol_dvec peak;                /* per step, the higher of the two instants */
+    double peak_slope, heap_slope;
+    double memory;               /* 0: no size to project against */
+    bool memory_is_gpu;
+    double fixed, variable, peak_last;
+    double oom_step;             /* NaN: does not run out at this rate */
+    bool already_over;
+    double batch_factor, batch_max;
+} budget_view;
+
+static double at(const ol_dvec *v, size_t i)
+{
+    return i < v->len ? v->items[i] : NAN;
+}
+
+static double nz(double v)
+{
+    return isfinite(v) ? v : 0;
+}
+
+static void budget_analyze(const script_run *sr, budget_view *bv)
+{
+    memset(bv, 0, sizeof *bv);
+    bv->oom_step = NAN;
+    bv->batch_factor = bv->batch_max = NAN;
+    size_t n = sr->steps;
+    double best = -1;
+    for (size_t i = 0; i < n; i++) {
+        double b = at(&sr->at_backward.total, i), e = at(&sr->at_end.total, i);
+        double p = isfinite(b) && (!isfinite(e) || b > e) ? b : e;
+        ol_vec_push(&bv->peak, p);
+        if (isfinite(p) && p > best) {
+            best = p;
+            bv->step = i;
+            bv->any = true;
+        }
+    }
+    if (!bv->any)
+        return;
+    size_t i = bv->step;
+    bv->has_backward = isfinite(at(&sr->at_backward.total, i));
+    for (int k = 0; k < PART_COUNT; k++) {
+        bv->back[k] = at(&sr->at_backward.part[k], i);
+        bv->end[k] = at(&sr->at_end.part[k], i);
+        bv->grown[k] = nz(at(&sr->at_end.part[k], n - 1)) - nz(at(&sr->at_end.part[k], 0));
+    }
+    bv->back_total = at(&sr->at_backward.total, i);
+    bv->back_measured = at(&sr->at_backward.measured, i);
+    bv->end_total = at(&sr->at_end.total, i);
+    bv->end_measured = at(&sr->at_end.measured, i);
+    bv->grown_total = nz(at(&sr->at_end.total, n - 1)) - nz(at(&sr->at_end.total, 0));
+    size_t w = ol_stat_warmup(n);
+    bv->peak_slope = ol_stat_slope(&bv->peak, w);
+    bv->heap_slope = ol_stat_slope(&sr->heap, w);
+    bv->memory = sr->env->opts->memory;
+    if (bv->memory <= 0 && strcmp(sr->env->device, "cuda") == 0 && isfinite(sr->device_memory) &&
+        sr->device_memory > 0) {
+        bv->memory = sr->device_memory;
+        bv->memory_is_gpu = true;
+    }
+    bv->peak_last = ol_stat_last(&bv->peak);
+    /* what does not scale with the batch, at the step's end (its gradients
+     * exist then); what does: all else alive when backward starts */
+    bv->fixed = nz(bv->end[PART_PARAMS]) + nz(bv->end[PART_GRADS]) + nz(bv->end[PART_OPTIM]);
+    /* what scales with the batch: what is kept for backward, and the other
+     * tensors whose leading size is the batch's (all of them where the batch
+     * is unknown), less what grew since step 1: the projection counts that */
+    const budget_series *vs = bv->has_backward ? &sr->at_backward : &sr->at_end;
+    double other = at(&vs->part[PART_OTHER], i), other_batch = at(&vs->other_batch, i);
+    bv->variable = nz(at(&vs->part[PART_SAVED], i)) + (isfinite(other_batch) ? other_batch : nz(other));
+    double grown_other = bv->grown[PART_OTHER];
+    if (grown_other > 0)
+        bv->variable -= grown_other < bv->variable ? grown_other : bv->variable;
+    if (bv->memory <= 0)
+        return;
+    bool grows = isfinite(bv->peak_slope) && bv->peak_slope > 4096 && n >= 3 &&
+                 bv->peak_last > at(&bv->peak, w < n ? w : 0);
+    if (bv->peak_last >= bv->memory) {
+        bv->already_over = true;
+        bv->oom_step = (double)n;
+    } else if (grows) {
+        bv->oom_step = (double)n + ceil((bv->memory - bv->peak_last) / bv->peak_slope);
+    }
+    if (bv->variable > 0 && bv->memory > bv->fixed) {
+        bv->batch_factor = (bv->memory - bv->fixed) / bv->variable;
+        if (sr->batch > 0)
+            bv->batch_max = floor(sr->batch * bv->batch_factor);
+    }
+}
+
+/* "1,234,567" */
+static void fmt_count(ol_buf *b, double v)
+{
+    char digits[64];
+    snprintf(digits, sizeof digits, "%.0f", v);
+    size_t len = strlen(digits);
+    for (size_t k = 0; k < len; k++) {
+        ol_buf_putc(b, digits[k]);
+        if (k + 1 < len && (len - k - 1) % 3 == 0 && digits[k] != '-')
+            ol_buf_putc(b, ',');
+    }
+}
+
+static void cell_bytes(ol_buf *b, double v, bool sign)
+{
+    if (!isfinite(v)) {
+        ol_buf_puts(b, "-");
+        return;
+    }
+    if (sign && v >= 0)
+        ol_buf_putc(b, '+');
+    ol_fmt_bytes(b, v);
+}
+
+static void budget_row(FILE *out, const char *name, double back, double end, double grown, bool has_back,
+                       bool show_grown)
+{
+    ol_buf a = {0}, e = {0}, g = {0};
+    if (has_back)
+        cell_bytes(&a, back, false);
+    else
+        ol_buf_puts(&a, "-");
+    cell_bytes(&e, end, false);
+    if (show_grown)
+        cell_bytes(&g, grown, true);
+    if (show_grown)
+        fprintf(out, "  %-26s %18s %16s %20s\n", name, a.data, e.data, g.data);
+    else
+        fprintf(out, "  %-26s %18s %16s\n", name, a.data, e.data);
+    ol_buf_free(&a);
+    ol_buf_free(&e);
+    ol_buf_free(&g);
+}
+
+static void print_wrapped(FILE *out, const char *indent, const char *text)
+{
+    /* words to at most 99 columns */
+    size_t col = 0, ind = strlen(indent);
+    const char *p = text;
+    fputs(indent, out);
+    col = ind;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        const char *w = p;
+        while (*p && *p != ' ')
+            p++;
+        size_t len = (size_t)(p - w);
+        if (!len)
+            break;
+        if (col > ind && col + 1 + len > 99) {
+            fputc('\n', out);
+            fputs(indent, out);
+            col = ind;
+        } else if (col > ind) {
+            fputc(' ', out);
+            col++;
+        }
+        fwrite(w, 1, len, out);
+        col += len;
+    }
+    fputc('\n', out);
+}
+
+static const char *const needs_gpu_text =
+    "cuDNN and cuBLAS workspaces, the CUDA allocator's caching and fragmentation, the CUDA context, "
+    "and what mixed precision saves";
+
+static void mapped_text(const script_run *sr, ol_buf *b)
+{
+    const cJSON *it;
+    bool first = true;
+    cJSON_ArrayForEach(it, sr->mapped)
+    {
+        const char *what = jstr(it, "what");
+        double count = jnum(it, "count");
+        if (!what || !isfinite(count))
+            continue;
+        ol_buf_printf(b, "%s%s x%.0f", first ? "" : ", ", what, count);
+        first = false;
+    }
+}
+
+
+static void emit_budget_text(const script_run *sr, const budget_view *bv, const finding *fs, size_t nf,
+                             FILE *out, const char *script)
+{
+    if (!bv->any)
+        return;
+    bool cpu = strcmp(sr->env->device, "cuda") != 0;
+    fprintf(out, "\nMemory budget at step %zu, the step with the most memory (live tensors, each storage once):\n",
+            bv->step + 1);
+    fprintf(out, "  %-26s %18s %16s %20s\n", "", "backward() starts", "step ends", "grown since step 1");
+    for (int k = 0; k < PART_COUNT; k++)
+        budget_row(out, part_names[k], bv->back[k], bv->end[k], bv->grown[k], bv->has_backward, true);
+    budget_row(out, "total", bv->back_total, bv->end_total, bv->grown_total, bv->has_backward, true);
+    budget_row(out, cpu ? "measured: C heap in use" : "measured: memory_allocated", bv->back_measured,
+               bv->end_measured, NAN, bv->has_backward, false);
+    double meas = isfinite(bv->back_measured) && bv->has_backward ? bv->back_measured : bv->end_measured;
+    double tot = bv->has_backward ? bv->back_total : bv->end_total;
+    if (isfinite(meas) && meas > 0) {
+        ol_buf b = {0};
+        ol_buf_printf(&b, "The parts are %.1f%% of the measured total (%s); the rest is ", 100.0 * tot / meas,
+                      cpu ? "bytes the C allocator has handed out since the script started, glibc's counters, "
+                            "not resident memory"
+                          : "torch.cuda.memory_allocated()");
+        ol_buf_puts(&b, cpu ? "autograd's nodes, Python's larger objects and torch's own buffers."
+                            : "tensors no name of yours reaches (the allocator's own blocks, other threads).");
+        print_wrapped(out, "  ", b.data);
+        ol_buf_free(&b);
+    }
+    /* what grew, by the line that made it */
+    bool any = false;
+    ol_buf b = {0};
+    for (size_t i = 0; i < sr->tracks.len; i++) {
+        const track *t = sr->tracks.items[i];
+        if ((t->kind != TRACK_ALLOC && t->kind != TRACK_DEVICE) || !t->line)
+            continue;
+        double grown = ol_stat_last(&t->bytes) - t->bytes.items[0];
+        if (!(grown > 4096) || !(t->bytes_slope > 0))
+            continue;
+        if (!any)
+            fprintf(out, "Grew since step 1, by the line that made it:\n");
+        any = true;
+        ol_buf_clear(&b);
+        ol_buf_printf(&b, "%s:%ld: ", t->file ? t->file : script, t->line);
+        cell_bytes(&b, grown, true);
+        ol_buf_puts(&b, " (");
+        cell_bytes(&b, t->bytes_slope, true);
+        ol_buf_puts(&b, " per step)");
+        if (t->held_by)
+            ol_buf_printf(&b, ", kept by `%s`", t->held_by);
+        const finding *f = finding_for(fs, nf, t, script);
+        if (f)
+            ol_buf_printf(&b, ": %s at line %u", f->rule->code, f->line);
+        else
+            ol_buf_puts(&b, ": no finding");
+        print_wrapped(out, "  ", b.data);
+    }
+    if (!any && bv->grown_total > 4096) {
+        ol_buf_clear(&b);
+        ol_buf_puts(&b, "Grew since step 1: ");
+        cell_bytes(&b, bv->grown_total, true);
+        ol_buf_puts(&b, cpu ? ", at no line of yours that oomlint could see." : " (the lines need torch 2.0+).");
+        print_wrapped(out, "", b.data);
+    }
+    if (sr->heap_counters && isfinite(bv->heap_slope)) {
+        ol_buf_clear(&b);
+        ol_buf_puts(&b, "The C heap in use grows ");
+        cell_bytes(&b, bv->heap_slope, true);
+        ol_buf_puts(&b, cpu ? " per step (glibc's in-use counters, not resident memory): the CPU's tensors, and "
+                              "the autograd nodes kept alive, which stay in host memory on a GPU too."
+                            : " per step (glibc's in-use counters, not resident memory): the autograd nodes "
+                              "kept alive hold host memory even when their tensors are on the GPU.");
+        print_wrapped(out, "", b.data);
+    }
+    /* when it runs out */
+    fputs("\nWhen it runs out", out);
+    if (bv->memory <= 0) {
+        fputs(": give --memory SIZE (your GPU's, e.g. 24GiB) to project it.\n", out);
+        ol_buf_free(&b);
+        return;
+    }
+    ol_buf_clear(&b);
+    ol_fmt_bytes(&b, bv->memory);
+    fprintf(out, " (against %s, %s):\n", b.data, bv->memory_is_gpu ? "the GPU's memory" : "--memory");
+    ol_buf_clear(&b);
+    if (bv->already_over) {
+        ol_buf_puts(&b, "Already over: the step's peak is ");
+        cell_bytes(&b, bv->peak_last, false);
+        ol_buf_puts(&b, ".");
+    } else if (isfinite(bv->oom_step)) {
+        ol_buf_puts(&b, "At step ");
+        fmt_count(&b, bv->oom_step);
+        ol_buf_puts(&b, " at the current rate: the highest memory of a step grows ");
+        cell_bytes(&b, bv->peak_slope, true);
+        ol_buf_printf(&b, " per step (least squares after step %zu) from ", ol_stat_warmup(sr->steps));
+        cell_bytes(&b, bv->peak_last, false);
+        ol_buf_printf(&b, " at step %zu. Assumes growth stays linear.", sr->steps);
+    } else {
+        ol_buf_puts(&b, "Not from growth: the highest memory of a step does not grow (");
+        cell_bytes(&b, isfinite(bv->peak_slope) ? bv->peak_slope : 0, true);
+        ol_buf_puts(&b, " per step, under 4 KiB).");
+    }
+    print_wrapped(out, "  ", b.data);
+    ol_buf_clear(&b);
+    if (isfinite(bv->batch_factor)) {
+        ol_buf_puts(&b, "Largest batch the budget suggests: ");
+        if (isfinite(bv->batch_max)) {
+            ol_buf_puts(&b, "about ");
+            fmt_count(&b, bv->batch_max);
+            ol_buf_printf(&b, " (now %.0f, ", sr->batch);
+        } else {
+            ol_buf_puts(&b, "(");
+        }
+        ol_buf_printf(&b, "%.1fx). Assumes: parameters, gradients and optimizer state (", bv->batch_factor);
+        cell_bytes(&b, bv->fixed, false);
+        ol_buf_puts(&b, ") stay; what is kept for backward and the other tensors whose leading size is the "
+                        "batch's, when backward starts (");
+        cell_bytes(&b, bv->variable, false);
+        ol_buf_puts(&b, ", less what grew since step 1) scale with the batch; the batch is the leading size of your outermost module's "
+                        "input; nothing else is on the device.");
+    } else {
+        ol_buf_puts(&b, "Largest batch: the budget cannot say (nothing alive scales with the batch, or the "
+                        "parameters, gradients and optimizer state alone exceed the memory).");
+    }
+    print_wrapped(out, "  ", b.data);
+    if (cpu)
+        print_wrapped(out, "  ", "Counted: tensors only, measured on the CPU; on a GPU add the CUDA context, "
+                                  "workspaces and the allocator's caching, which a CPU run cannot measure.");
+    ol_buf_free(&b);
+}
+
+static cJSON *parts_json(const double *parts, double total, double measured)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int k = 0; k < PART_COUNT; k++)
+        cJSON_AddNumberToObject(o, part_keys[k], ol_stat_round(nz(parts[k])));
+    cJSON_AddNumberToObject(o, "total", ol_stat_round(nz(total)));
+    if (isfinite(measured))
+        cJSON_AddNumberToObject(o, "measured", ol_stat_round(measured));
+    else
+        cJSON_AddNullToObject(o, "measured");
+    return o;
+}
+
+static void budget_json(cJSON *root, const script_run *sr, const budget_view *bv, const finding *fs,
+                        size_t nf, const char *script)
+{
+    bool cpu = strcmp(sr->env->device, "cuda") != 0;
+    cJSON *dev = cJSON_AddObjectToObject(root, "cuda_on_cpu");
+    cJSON_AddBoolToObject(dev, "mapped", sr->cuda_mapped);
+    if (sr->cuda_mapped) {
+        cJSON_AddStringToObject(dev, "autocast", sr->autocast ? sr->autocast : "off");
+        cJSON_AddStringToObject(dev, "grad_scaler", "disabled");
+        cJSON_AddItemToObject(dev, "calls", sr->mapped ? cJSON_Duplicate(sr->mapped, true) : cJSON_CreateArray());
+        cJSON_AddStringToObject(dev, "needs_a_gpu", needs_gpu_text);
+    }
+    if (!bv->any) {
+        cJSON_AddNullToObject(root, "budget");
+        return;
+    }
+    cJSON *b = cJSON_AddObjectToObject(root, "budget");
+    cJSON_AddNumberToObject(b, "step", (double)(bv->step + 1));
+    cJSON_AddStringToObject(b, "unit", "bytes");
+    cJSON_AddStringToObject(b, "measured_by", cpu ? "glibc heap in use since the script started (mallinfo2)"
+                                                  : "torch.cuda.memory_allocated");
+    if (bv->has_backward)
+        cJSON_AddItemToObject(b, "at_backward", parts_json(bv->back, bv->back_total, bv->back_measured));
+    else
+        cJSON_AddNullToObject(b, "at_backward");
+    cJSON_AddItemToObject(b, "at_step_end", parts_json(bv->end, bv->end_total, bv->end_measured));
+    cJSON_AddItemToObject(b, "grown_since_first_step", parts_json(bv->grown, bv->grown_total, NAN));
+    cJSON *per = cJSON_AddArrayToObject(b, "per_step");
+    for (size_t i = 0; i < sr->steps; i++) {
+        bool back = isfinite(at(&sr->at_backward.total, i)) &&
+                    !(at(&sr->at_end.total, i) >= at(&sr->at_backward.total, i));
+        const budget_series *s = back ? &sr->at_backward : &sr->at_end;
+        double parts[PART_COUNT];
+        for (int k = 0; k < PART_COUNT; k++)
+            parts[k] = at(&s->part[k], i);
+        cJSON *o = parts_json(parts, at(&s->total, i), at(&s->measured, i));
+        cJSON_AddStringToObject(o, "at", back ? "backward" : "step_end");
+        cJSON_AddItemToArray(per, o);
+    }
+    cJSON *grew = cJSON_AddArrayToObject(root, "growth_by_line");
+    for (size_t i = 0; i < sr->tracks.len; i++) {
+        const track *t = sr->tracks.items[i];
+        if ((t->kind != TRACK_ALLOC && t->kind != TRACK_DEVICE) || !t->line)
+            continue;
+        double grown = ol_stat_last(&t->bytes) - t->bytes.items[0];
+        if (!(grown > 4096) || !(t->bytes_slope > 0))
+            continue;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "file", t->file ? t->file : "");
+        cJSON_AddNumberToObject(o, "line", (double)t->line);
+        cJSON_AddNumberToObject(o, "bytes_since_first_step", ol_stat_round(grown));
+        cJSON_AddNumberToObject(o, "bytes_per_step", ol_stat_round(t->bytes_slope));
+        if (t->held_by)
+            cJSON_AddStringToObject(o, "held_by", t->held_by);
+        else
+            cJSON_AddNullToObject(o, "held_by");
+        const finding *f = finding_for(fs, nf, t, script);
+        if (f) {
+            cJSON *fo = cJSON_AddObjectToObject(o, "finding");
+            cJSON_AddStringToObject(fo, "code", f->rule->code);
+            cJSON_AddNumberToObject(fo, "line", f->line);
+        } else {
+            cJSON_AddNullToObject(o, "finding");
+        }
+        cJSON_AddItemToArray(grew, o);
+    }
+    cJSON *p = cJSON_AddObjectToObject(root, "projection");
+    if (bv->memory > 0) {
+        cJSON_AddNumberToObject(p, "memory_bytes", ol_stat_round(bv->memory));
+        cJSON_AddStringToObject(p, "memory_from", bv->memory_is_gpu ? "gpu" : "--memory");
+    } else {
+        cJSON_AddNullToObject(p, "memory_bytes");
+    }
+    cJSON_AddNumberToObject(p, "peak_bytes_last_step", ol_stat_round(nz(bv->peak_last)));
+    cJSON_AddNumberToObject(p, "peak_growth_bytes_per_step", ol_stat_round(nz(bv->peak_slope)));
+    if (isfinite(bv->oom_step))
+        cJSON_AddNumberToObject(p, "out_of_memory_at_step", bv->oom_step);
+    else
+        cJSON_AddNullToObject(p, "out_of_memory_at_step");
+    cJSON_AddNumberToObject(p, "fixed_bytes", ol_stat_round(bv->fixed));
+    cJSON_AddNumberToObject(p, "per_batch_bytes", ol_stat_round(bv->variable));
+    if (sr->batch > 0)
+        cJSON_AddNumberToObject(p, "batch", sr->batch);
+    else
+        cJSON_AddNullToObject(p, "batch");
+    if (isfinite(bv->batch_factor))
+        cJSON_AddNumberToObject(p, "batch_factor", ol_stat_round(bv->batch_factor * 100) / 100);
+    else
+        cJSON_AddNullToObject(p, "batch_factor");
+    if (isfinite(bv->batch_max))
+        cJSON_AddNumberToObject(p, "largest_batch", bv->batch_max);
+    else
+        cJSON_AddNullToObject(p, "largest_batch");
+    cJSON_AddStringToObject(p, "assumptions",
+                            "growth stays linear (least squares after the first fifth of the steps); the peak of a "
+                            "step is its larger census (when backward starts, or when the step ends); parameters, "
+                            "gradients and optimizer state do not scale with the batch; what is kept for backward "
+                            "and the other tensors whose leading size is the batch's, when backward starts, less "
+                            "what grew since step 1, do; the batch is the leading size of the outermost module's "
+                            "input; only tensors count: no CUDA context, workspaces or allocator caching");
+    if (sr->heap_counters && isfinite(bv->heap_slope))
+        cJSON_AddNumberToObject(cJSON_GetObjectItemCaseSensitive(root, "total"), "heap_growth_bytes_per_step",
+                                ol_stat_round(bv->heap_slope));
 }
 
 static bool lint_script(const char *path, ol_file_result *r, ol_buf *err)
@@ -283,7 +823,8 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
-static void emit_script_json(const script_run *sr, const finding *fs, size_t nf, FILE *out, const char *script)
+static void emit_script_json(const script_run *sr, const budget_view *bv, const finding *fs, size_t nf, FILE *out,
+                             const char *script)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "script", script);
@@ -325,7 +866,10 @@ static void emit_script_json(const script_run *sr, const finding *fs, size_t nf,
             cJSON_AddNullToObject(o, "line");
         cJSON_AddNumberToObject(o, "growth_bytes_per_step", ol_stat_round(isfinite(t->bytes_slope) ? t->bytes_slope : 0));
         cJSON_AddNumberToObject(o, "growth_nodes_per_step", ol_stat_round((isfinite(t->nodes_slope) ? t->nodes_slope : 0) * 10) / 10);
-        cJSON_AddStringToObject(o, "kind", t->kind == TRACK_HOLDER ? "graph" : t->kind == TRACK_SITE ? "saved" : "device");
+        cJSON_AddStringToObject(o, "kind", t->kind == TRACK_HOLDER ? "graph"
+                                           : t->kind == TRACK_SITE ? "saved"
+                                           : t->kind == TRACK_ALLOC ? "allocated"
+                                                                    : "device");
         if (t->name)
             cJSON_AddStringToObject(o, "held_by", t->name);
         cJSON_AddItemToArray(un, o);
@@ -340,13 +884,27 @@ static void emit_script_json(const script_run *sr, const finding *fs, size_t nf,
     double cu = ol_stat_slope(&sr->cuda, w);
     if (isfinite(cu))
         cJSON_AddNumberToObject(total, "cuda_growth_bytes_per_step", ol_stat_round(cu));
+    budget_json(root, sr, bv, fs, nf, script);
     ol_json_print(out, root);
 }
 
-static void emit_script_text(const script_run *sr, const finding *fs, size_t nf, FILE *out, const char *script)
+static void emit_script_text(const script_run *sr, const budget_view *bv, const finding *fs, size_t nf, FILE *out,
+                             const char *script)
 {
     fprintf(out, "oomlint probe: ran %s for %zu optimizer step%s with %s (torch %s, %s)\n", script, sr->steps,
             sr->steps == 1 ? "" : "s", sr->env->py.path, sr->torch ? sr->torch : sr->env->py.torch, sr->env->device);
+    if (sr->cuda_mapped && cJSON_GetArraySize(sr->mapped) > 0) {
+        ol_buf m = {0};
+        ol_buf_puts(&m, "CUDA mapped to the CPU (no GPU here): ");
+        mapped_text(sr, &m);
+        ol_buf_printf(&m, ". CUDA autocast is %s (float32 throughout); GradScaler is disabled.",
+                      sr->autocast ? sr->autocast : "off");
+        print_wrapped(out, "", m.data);
+        ol_buf_clear(&m);
+        ol_buf_printf(&m, "Needs a GPU, not measured here: %s.", needs_gpu_text);
+        print_wrapped(out, "", m.data);
+        ol_buf_free(&m);
+    }
     if (sr->end_reason && strcmp(sr->end_reason, "steps") != 0)
         fprintf(out, "The script %s before step %d.\n",
                 strcmp(sr->end_reason, "finished") == 0 ? "finished" : "stopped", sr->env->opts->steps);
@@ -358,15 +916,22 @@ static void emit_script_text(const script_run *sr, const finding *fs, size_t nf,
         ol_buf_clear(&b);
         if (f->confirmed) {
             growth_text(&b, f->bytes, f->nodes);
-            fprintf(out, "%s:%u:%u: %s %s: confirmed (%s per step at line %u%s%s%s)\n", script, f->line, f->col,
+            ol_buf heap = {0};
+            if (!(f->bytes > 512) && sr->heap_counters && isfinite(bv->heap_slope) && bv->heap_slope > 0) {
+                /* only graph nodes: what they hold is host memory, from the allocator's counters */
+                ol_buf_puts(&heap, "; C heap ");
+                cell_bytes(&heap, bv->heap_slope, true);
+                ol_buf_puts(&heap, " per step in all");
+            }
+            fprintf(out, "%s:%u:%u: %s %s: confirmed (%s per step at line %u%s%s%s%s)\n", script, f->line, f->col,
                     f->rule->code, f->rule->name, b.data, f->line, f->held_by ? ", held by `" : "",
-                    f->held_by ? f->held_by : "", f->held_by ? "`" : "");
+                    f->held_by ? f->held_by : "", f->held_by ? "`" : "", heap.data ? heap.data : "");
+            ol_buf_free(&heap);
         } else if (growth_rule(f->rule->code)) {
             fprintf(out, "%s:%u:%u: %s %s: not observed\n", script, f->line, f->col, f->rule->code, f->rule->name);
         } else {
             fprintf(out,
-                    "%s:%u:%u: %s %s: not observed (its cost is peak memory or time, not growth per step; "
-                    "`oomlint probe --rules %s` measures it)\n",
+                    "%s:%u:%u: %s %s: not observed (a peak or time cost: see `oomlint probe --rules %s`)\n",
                     script, f->line, f->col, f->rule->code, f->rule->name, f->rule->code);
         }
     }
@@ -380,7 +945,10 @@ static void emit_script_text(const script_run *sr, const finding *fs, size_t nf,
         any = true;
         ol_buf_clear(&b);
         growth_text(&b, isfinite(t->bytes_slope) ? t->bytes_slope : 0, isfinite(t->nodes_slope) ? t->nodes_slope : 0);
-        const char *what = t->kind == TRACK_HOLDER ? "kept reachable" : t->kind == TRACK_SITE ? "kept for backward" : "allocated on the device";
+        const char *what = t->kind == TRACK_HOLDER  ? "kept reachable"
+                           : t->kind == TRACK_SITE  ? "kept for backward"
+                           : t->kind == TRACK_ALLOC ? "created here and still alive"
+                                                    : "allocated on the device";
         if (t->line)
             fprintf(out, "  %s:%ld: %s per step %s", t->file ? t->file : script, t->line, b.data, what);
         else
@@ -391,14 +959,39 @@ static void emit_script_text(const script_run *sr, const finding *fs, size_t nf,
     }
     if (!any)
         fputs("No growth at lines no rule flagged.\n", out);
-    if (sr->end_error)
+    emit_budget_text(sr, bv, fs, nf, out, script);
+    if (sr->end_error && strcmp(sr->end_reason ? sr->end_reason : "", "out_of_scope") == 0) {
+        ol_buf_clear(&b);
+        ol_buf_printf(&b, "Out of scope: %s", sr->end_error);
+        print_wrapped(out, "", b.data);
+    }
+    else if (sr->end_error)
         fprintf(out, "The script raised an error:\n%s", sr->end_error);
     ol_buf_free(&b);
 }
 
-static bool write_script_plot(const script_run *sr, const char *script, ol_buf *err)
+static bool write_script_plot(const script_run *sr, const budget_view *bv, const char *script, ol_buf *err)
 {
     ol_svg_panels panels = {0};
+    budget_series stack = {0};
+    if (bv->any) {
+        /* per step, the census with more alive, its parts stacked */
+        for (size_t i = 0; i < sr->steps; i++) {
+            bool back = isfinite(at(&sr->at_backward.total, i)) &&
+                        !(at(&sr->at_end.total, i) >= at(&sr->at_backward.total, i));
+            const budget_series *src = back ? &sr->at_backward : &sr->at_end;
+            for (int k = 0; k < PART_COUNT; k++)
+                ol_vec_push(&stack.part[k], at(&src->part[k], i));
+        }
+        ol_svg_panel bp = {0};
+        bp.title = ol_xstrdup("memory budget per step (stacked)");
+        bp.unit = ol_xstrdup("bytes");
+        bp.stacked = true;
+        for (int k = 0; k < PART_COUNT; k++)
+            bp.lines[k] = (ol_svg_line){part_short[k], part_colors[k], &stack.part[k]};
+        bp.line_count = PART_COUNT;
+        ol_vec_push(&panels, bp);
+    }
     ol_svg_panel total = {0};
     total.title = ol_xstrdup("all saved for backward");
     total.unit = ol_xstrdup("bytes");
@@ -406,6 +999,8 @@ static bool write_script_plot(const script_run *sr, const char *script, ol_buf *
     total.line_count = 1;
     ol_vec_push(&panels, total);
     for (size_t i = 0; i < sr->tracks.len && panels.len < 9; i++) {
+        if (sr->tracks.items[i]->kind == TRACK_ALLOC && sr->tracks.items[i]->matched)
+            continue; /* its holder's panel shows it */
         const track *t = sr->tracks.items[i];
         if (!t->grows)
             continue;
@@ -428,6 +1023,7 @@ static bool write_script_plot(const script_run *sr, const char *script, ol_buf *
     ol_buf_free(&svg);
     free(title);
     ol_svg_panels_free(&panels);
+    budget_free(&stack);
     return ok;
 }
 
@@ -449,8 +1045,17 @@ int ol_probe_script(ol_probe_env *env)
     char *wrapper = ol_xasprintf("%s/wrapper.py", env->dir);
     char steps[32];
     snprintf(steps, sizeof steps, "%d", o->steps);
+    char memory[64];
+    snprintf(memory, sizeof memory, "%.0f", o->memory);
+    bool map = strcmp(env->device, "cpu") == 0;
     char **argv = ol_argv_new(env->py.path, wrapper, "--fd", "3", "--steps", steps, "--device", env->device,
-                              "--script", o->script, "--", (const char *)NULL);
+                              "--map-cuda", map ? "1" : "0", "--memory", memory, "--script", o->script,
+                              (const char *)NULL);
+    if (o->snapshot) {
+        ol_argv_push(&argv, "--snapshot");
+        ol_argv_push(&argv, o->snapshot);
+    }
+    ol_argv_push(&argv, "--");
     for (int i = 0; i < o->script_argc; i++)
         ol_argv_push(&argv, o->script_args[i]);
     free(wrapper);
@@ -477,8 +1082,11 @@ int ol_probe_script(ol_probe_env *env)
     }
     ol_buf_free(&line);
     if (sr.steps == 0) {
-        fprintf(stderr, "oomlint probe: error: %s made no optimizer step%s%s\n", o->script,
-                sr.end_error ? "; it raised:\n" : " (nothing to attribute)", sr.end_error ? sr.end_error : "");
+        if (sr.end_reason && strcmp(sr.end_reason, "out_of_scope") == 0)
+            fprintf(stderr, "oomlint probe: error: %s: %s\n", o->script, sr.end_error ? sr.end_error : "out of scope");
+        else
+            fprintf(stderr, "oomlint probe: error: %s made no optimizer step%s%s\n", o->script,
+                    sr.end_error ? "; it raised:\n" : " (nothing to attribute)", sr.end_error ? sr.end_error : "");
         status = 1;
         goto done;
     }
@@ -506,15 +1114,30 @@ int ol_probe_script(ol_probe_env *env)
         }
         ol_vec_push(&fs, f);
     }
+    budget_view bv;
+    budget_analyze(&sr, &bv);
     if (o->json)
-        emit_script_json(&sr, fs.items, fs.len, stdout, sr.script_name);
+        emit_script_json(&sr, &bv, fs.items, fs.len, stdout, sr.script_name);
     else
-        emit_script_text(&sr, fs.items, fs.len, stdout, sr.script_name);
+        emit_script_text(&sr, &bv, fs.items, fs.len, stdout, sr.script_name);
     fflush(stdout);
-    if (o->plot && !write_script_plot(&sr, sr.script_name, &err)) {
+    if (o->plot && !write_script_plot(&sr, &bv, sr.script_name, &err)) {
         fprintf(stderr, "oomlint probe: error: %s\n", err.data);
         status = 2;
     }
+    if (o->snapshot) {
+        if (sr.snapshot_reported && !sr.snapshot_error) {
+            fprintf(stderr, "oomlint probe: wrote the CUDA memory snapshot %s (open it at https://pytorch.org/memory_viz)\n",
+                    o->snapshot);
+        } else {
+            fprintf(stderr, "oomlint probe: error: %s\n",
+                    sr.snapshot_error ? sr.snapshot_error : "the run ended before the snapshot was written");
+            status = status ? status : 1;
+        }
+    }
+    if (sr.end_reason && strcmp(sr.end_reason, "out_of_scope") == 0)
+        status = status ? status : 1;
+    ol_vec_free(&bv.peak);
     ol_vec_free(&fs);
 
 done:
@@ -524,6 +1147,7 @@ done:
         track *t = sr.tracks.items[i];
         free(t->name);
         free(t->file);
+        free(t->held_by);
         ol_vec_free(&t->bytes);
         ol_vec_free(&t->nodes);
         ol_vec_free(&t->own_bytes);
@@ -535,6 +1159,12 @@ done:
     ol_vec_free(&sr.rss);
     ol_vec_free(&sr.time);
     ol_vec_free(&sr.cuda);
+    ol_vec_free(&sr.heap);
+    budget_free(&sr.at_backward);
+    budget_free(&sr.at_end);
+    cJSON_Delete(sr.mapped);
+    free(sr.autocast);
+    free(sr.snapshot_error);
     free(sr.torch);
     free(sr.end_reason);
     free(sr.end_error);

@@ -61,12 +61,58 @@ static void fmt_value(ol_buf *b, const char *unit, double v)
         ol_buf_printf(b, "%.2f %s", v, unit);
 }
 
+/* The sum of the first k+1 series at step i (missing figures count as 0). */
+static double stack_at(const ol_svg_panel *p, size_t k, size_t i)
+{
+    double sum = 0;
+    for (size_t j = 0; j <= k; j++) {
+        const ol_dvec *y = p->lines[j].y;
+        if (i < y->len && isfinite(y->items[i]))
+            sum += y->items[i];
+    }
+    return sum;
+}
+
+/* Parts of a whole, filled one on top of the other, the first at the bottom. */
+static void stacked(ol_buf *b, const ol_svg_panel *p, size_t n, double lo, double hi, int px, int py, int pw, int ph)
+{
+    for (size_t k = 0; k < p->line_count; k++) {
+        ol_buf_printf(b, "<polygon fill=\"%s\" fill-opacity=\"0.75\" stroke=\"none\" points=\"", p->lines[k].color);
+        for (size_t i = 0; i < n; i++) {
+            double fx = n > 1 ? (double)i / (double)(n - 1) : 0.5;
+            double fy = (stack_at(p, k, i) - lo) / (hi - lo);
+            ol_buf_printf(b, "%.1f,%.1f ", px + fx * pw, py + ph - fy * ph);
+        }
+        for (size_t i = n; i-- > 0;) {
+            double fx = n > 1 ? (double)i / (double)(n - 1) : 0.5;
+            double fy = k ? (stack_at(p, k - 1, i) - lo) / (hi - lo) : (0 - lo) / (hi - lo);
+            ol_buf_printf(b, "%.1f,%.1f ", px + fx * pw, py + ph - fy * ph);
+        }
+        ol_buf_puts(b, "\"/>\n");
+        ol_buf_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"%s\">", px + 4 + (int)k * 48, py + 12,
+                      p->lines[k].color);
+        xml_escape(b, p->lines[k].label);
+        ol_buf_puts(b, "</text>\n");
+    }
+}
+
 static void panel(ol_buf *b, const ol_svg_panel *p, int x0, int y0)
 {
     double lo = 0, hi = 0;
     size_t n = 0;
     bool any = false;
-    for (size_t k = 0; k < p->line_count; k++) {
+    if (p->stacked) {
+        for (size_t k = 0; k < p->line_count; k++)
+            if (p->lines[k].y->len > n)
+                n = p->lines[k].y->len;
+        for (size_t i = 0; i < n; i++) {
+            double v = stack_at(p, p->line_count - 1, i);
+            if (!any || v > hi)
+                hi = v;
+            any = true;
+        }
+    }
+    for (size_t k = 0; k < p->line_count && !p->stacked; k++) {
         const ol_dvec *y = p->lines[k].y;
         if (y->len > n)
             n = y->len;
@@ -110,7 +156,9 @@ static void panel(ol_buf *b, const ol_svg_panel *p, int x0, int y0)
         ol_buf_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#888\">no figures</text>\n", px + 10,
                       py + ph / 2);
     }
-    for (size_t k = 0; k < p->line_count; k++) {
+    if (p->stacked && any)
+        stacked(b, p, n, lo, hi, px, py, pw, ph);
+    for (size_t k = 0; k < p->line_count && !p->stacked; k++) {
         const ol_dvec *y = p->lines[k].y;
         bool open = false;
         for (size_t i = 0; i < y->len; i++) {

@@ -283,16 +283,21 @@ class GraphWalk:
         self.objects = 0
         self.holders = {}      # path -> list of grad_fn roots
         self.holder_paths = {} # path -> accessor list (for wrapper.py)
+        self.holder_tensors = {}  # path -> {storage key: bytes} of the graph-carrying tensors it holds
 
     def add_root(self, name, obj, accessors=None):
         self._visit(obj, name, accessors if accessors is not None else [], 0)
 
-    def _hold(self, path, accessors, grad_fn):
+    def _hold(self, path, accessors, grad_fn, tensor=None):
         roots = self.holders.get(path)
         if roots is None:
             self.holders[path] = roots = []
             self.holder_paths[path] = list(accessors)
+            self.holder_tensors[path] = {}
         roots.append(grad_fn)
+        if tensor is not None:
+            key, n = storage_key(tensor)
+            self.holder_tensors[path][key] = n
 
     def _visit(self, obj, path, acc, depth):
         torch = self.torch
@@ -308,7 +313,7 @@ class GraphWalk:
         if isinstance(obj, torch.Tensor):
             gf = obj.grad_fn
             if gf is not None:
-                self._hold(path, acc, gf)
+                self._hold(path, acc, gf, obj)
             g = obj.grad if obj.is_leaf else None
             if g is not None and g.grad_fn is not None:
                 self._hold(path + ".grad", acc + [("attr", "grad")], g.grad_fn)
@@ -365,7 +370,7 @@ class GraphWalk:
         self.seen_objects.add(id(t))
         gf = t.grad_fn
         if gf is not None:
-            self._hold(path, acc, gf)
+            self._hold(path, acc, gf, t)
 
     @staticmethod
     def reach(roots, limit=2000000):

@@ -2,7 +2,12 @@
 optimizer steps, and reports after each step what survives it and which
 source lines that belongs to.
 
-    python3 wrapper.py --fd FD --steps N --device cpu|cuda --script train.py [-- ARGS...]
+    python3 wrapper.py --fd FD --steps N --device cpu|cuda [--map-cuda 0|1] [--memory BYTES]
+                       [--snapshot FILE] --script train.py [-- ARGS...]
+
+--map-cuda 1 runs a script written for CUDA on the CPU (cudacpu.py); --memory
+is what the mapped torch.cuda.get_device_properties() reports; --snapshot
+writes the CUDA allocator's history at the end (CUDA, torch 2.0+).
 
 The script runs as __main__ with sys.argv = [script, *ARGS], as `python
 train.py ARGS` would run it. Steps are counted by wrapping the `step` method
@@ -20,9 +25,21 @@ What it reports per step (JSON lines on --fd, read by analyzer/probe_script.c):
     them. That line is found by tracing line events, only in the user's own
     files and only once some holder has grown, so a clean script runs untraced;
   - on CUDA, where torch has it (2.0+), the allocator's recorded history:
-    device bytes alive grouped by the user line that allocated them.
+    device bytes alive grouped by the user line that allocated them;
+  - the budget: every live tensor storage on the device, once, as parameters,
+    gradients, optimizer state, kept for backward or other, at the first
+    backward() of the step with the most alive (budget_backward) and when the
+    step ends (budget_end), with a measured total to check it against (glibc's
+    heap in use since the script started, or torch.cuda.memory_allocated);
+  - on the CPU, the other live tensors by the user line that created them
+    (alloc_sites, from a dispatch mode) and the holder that keeps them;
+  - the C heap in use (heap_bytes), the batch (the leading size of the
+    outermost module's input) and, when mapped, the CUDA uses mapped so far.
 """
+import collections
+import ctypes
 import functools
+import gc
 import json
 import os
 import runpy
@@ -30,11 +47,13 @@ import sys
 import threading
 import time
 import traceback
+import weakref
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import harness  # noqa: E402  (beside this file)
+import cudacpu  # noqa: E402
 
 
 class UserCode:
@@ -129,8 +148,91 @@ class Watch:
         self.line = None
 
 
+class Heap:
+    """The C allocator's bytes in use (glibc: mallinfo2, else mallinfo), not
+    resident memory: RSS also counts freed memory the heap keeps, and grows
+    with fragmentation when nothing more is alive. None where there is no
+    glibc."""
+
+    class _Info2(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_size_t) for n in
+                    ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+                     "fordblks", "keepcost")]
+
+    class _Info(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_int) for n in
+                    ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+                     "fordblks", "keepcost")]
+
+    def __init__(self):
+        self.fn = None
+        try:
+            libc = ctypes.CDLL(None)
+        except OSError:
+            return
+        for name, struct in (("mallinfo2", self._Info2), ("mallinfo", self._Info)):
+            fn = getattr(libc, name, None)
+            if fn is not None:
+                fn.restype = struct
+                fn.argtypes = []
+                self.fn = fn
+                self.wraps = name == "mallinfo"  # int fields: wrap at 2 GiB
+                break
+
+    def in_use(self):
+        if self.fn is None:
+            return None
+        info = self.fn()
+        used = info.uordblks + info.hblkhd
+        if self.wraps:
+            used &= 0xFFFFFFFF
+        return int(used)
+
+
+def alloc_sites_mode(torch, site_of):
+    """A dispatch mode that remembers, for each storage an operator creates,
+    the user line it was created at (views and in-place results share their
+    input's storage and keep its line). None where torch lacks modes."""
+    try:
+        from torch.utils._python_dispatch import TorchDispatchMode
+        from torch.utils._pytree import tree_flatten
+    except Exception:
+        return None
+
+    class AllocSites(TorchDispatchMode):
+        _probe_internal = True
+
+        def __init__(self):
+            super().__init__()
+            self.sites = {}
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            try:
+                flat_out = tree_flatten(out)[0]
+                tensors = [t for t in flat_out if isinstance(t, torch.Tensor)]
+                if tensors:
+                    inputs = set()
+                    for a in tree_flatten((args, kwargs or {}))[0]:
+                        if isinstance(a, torch.Tensor):
+                            inputs.add(harness.storage_key(a)[0])
+                    site = None
+                    for t in tensors:
+                        key = harness.storage_key(t)[0]
+                        if key in inputs:
+                            continue
+                        if site is None:
+                            site = site_of()
+                        self.sites[key] = site
+            except Exception:
+                pass
+            return out
+
+    return AllocSites()
+
+
 class Probe:
-    def __init__(self, out, steps, device, script):
+    def __init__(self, out, steps, device, script, mapped=False, snapshot=None):
         import torch
         self.torch = torch
         self.out = out
@@ -148,6 +250,18 @@ class Probe:
         self.tracing = False
         self.cuda_history = False
         self.tracked = set()
+        self.mapped = mapped        # CUDA mapped to the CPU (cudacpu.py)
+        self.snapshot = snapshot    # --snapshot FILE (CUDA)
+        self.shim = None
+        self.heap = Heap()
+        self.heap_base = None
+        self.optimizers = []        # weak references
+        self.alloc = None           # the allocation-site dispatch mode (CPU)
+        self.best = None            # this step's census at backward() with the most alive
+        self.backward_censuses = 0
+        self.module_depth = 0
+        self.batches = collections.Counter()
+        self.in_census = False
 
     # ---- attribution of saved tensors
     def _site(self):
@@ -184,6 +298,7 @@ class Probe:
         @functools.wraps(orig_init)
         def init(opt, *args, **kwargs):
             orig_init(opt, *args, **kwargs)
+            probe.optimizers.append(weakref.ref(opt))
             for klass in type(opt).__mro__:
                 if "step" in klass.__dict__ and issubclass(klass, optim):
                     probe.wrap_step(klass)
@@ -205,6 +320,117 @@ class Probe:
         self.meter.install()
         if self.device == "cuda":
             self.cuda_history = start_cuda_history(torch)
+        if self.mapped:
+            self.shim = cudacpu.CudaOnCpu(torch, memory_of=self.memory_now)
+            self.shim.install()
+        orig_backward = torch.autograd.backward
+
+        @functools.wraps(orig_backward)
+        def backward(*args, **kwargs):
+            # a training step's memory is highest about when backward starts:
+            # everything kept for it is alive and its gradients are yet to come
+            if probe.backward_censuses < 4 and not probe.in_census:
+                probe.backward_censuses += 1
+                probe.keep_best(probe.census("backward"))
+            return orig_backward(*args, **kwargs)
+
+        torch.autograd.backward = backward
+        orig_call = torch.nn.Module.__call__
+
+        @functools.wraps(orig_call)
+        def call(m, *args, **kwargs):
+            if probe.module_depth == 0 and args and isinstance(args[0], torch.Tensor) and args[0].dim() > 0:
+                probe.batches[int(args[0].shape[0])] += 1
+            probe.module_depth += 1
+            try:
+                return orig_call(m, *args, **kwargs)
+            finally:
+                probe.module_depth -= 1
+
+        torch.nn.Module.__call__ = call
+        if self.device != "cuda":
+            self.alloc = alloc_sites_mode(torch, self._site)
+        self.heap_base = self.heap.in_use()
+
+    def start_alloc_tracking(self):
+        if self.alloc is not None:
+            self.alloc.__enter__()
+
+    # ---- the budget: every live tensor storage, each counted once, in one part
+    def census(self, at):
+        torch = self.torch
+        self.in_census = True
+        try:
+            return self._census(torch, at)
+        finally:
+            self.in_census = False
+
+    def _census(self, torch, at):
+        dev = "cuda" if self.device == "cuda" else "cpu"
+        parts = {"parameters": 0, "gradients": 0, "optimizer": 0, "saved": 0, "other": 0}
+        owner = {}  # storage key -> part
+
+        def add(t, part):
+            if not isinstance(t, torch.Tensor) or t.device.type != dev:
+                return
+            key, n = harness.storage_key(t)
+            if key in owner:
+                return False
+            owner[key] = (part, n)
+            parts[part] += n
+            return True
+
+        tensor = torch.Tensor
+        # type(), not isinstance(): a dead weak proxy raises on __class__
+        live = [o for o in gc.get_objects() if issubclass(type(o), tensor)]
+        opts = [r() for r in self.optimizers]
+        opts = [o for o in opts if o is not None]
+        params = []
+        for opt in opts:
+            for group in getattr(opt, "param_groups", []):
+                params.extend(group.get("params", []))
+        params.extend(t for t in live if isinstance(t, torch.nn.Parameter))
+        for p in params:
+            add(p, "parameters")
+        for p in params:
+            if isinstance(p, torch.Tensor) and p.grad is not None:
+                add(p.grad, "gradients")
+        for opt in opts:
+            for st in list(getattr(opt, "state", {}).values()):
+                if isinstance(st, dict):
+                    for v in st.values():
+                        add(v, "optimizer")
+        for key, (n, site) in self.meter.saved_entries().items():
+            if key not in owner and key[0] == dev:
+                owner[key] = ("saved", n)
+                parts["saved"] += n
+        batch = self.batches.most_common(1)[0][0] if self.batches else None
+        other_batch = 0  # of the other tensors, those whose leading size is the batch's
+        for t in live:
+            if add(t, "other") and batch is not None and t.dim() > 0 and t.shape[0] == batch:
+                other_batch += owner[harness.storage_key(t)[0]][1]
+        del live
+        total = sum(parts.values())
+        if self.device == "cuda" and torch.cuda.is_initialized():
+            measured = torch.cuda.memory_allocated()
+        else:
+            heap = self.heap.in_use()
+            measured = heap - self.heap_base if heap is not None and self.heap_base is not None else None
+        if self.shim is not None:
+            self.shim.peak_allocated = max(self.shim.peak_allocated, total)
+        return {"at": at, "parts": parts, "total": total, "measured": measured, "owner": owner,
+                "other_batch": other_batch if batch is not None else None}
+
+    def memory_now(self):
+        """torch.cuda.memory_allocated() and memory_reserved() on the CPU."""
+        if self.in_census:
+            return (0, 0)
+        c = self.census("call")
+        return (c["total"], self.heap.in_use())
+
+    def keep_best(self, c):
+        if self.best is None or c["total"] > self.best["total"]:
+            self.best = c
 
     # ---- after each step
     def on_step(self, opt, frame):
@@ -224,15 +450,60 @@ class Probe:
         if cuda:
             rec["cuda_allocated"] = torch.cuda.memory_allocated()
             rec["cuda_reserved"] = torch.cuda.memory_reserved()
-        holders, site_rows = self.measure(frame)
+        holders, site_rows, claims = self.measure(frame)
         rec["holders"] = holders
         rec["sites"] = site_rows
         if self.cuda_history:
             rec["cuda_sites"] = cuda_sites(torch, self.user)
+        end = self.census("step")
+        rec["budget_end"] = dict(end["parts"], total=end["total"], measured=end["measured"],
+                                 other_batch=end["other_batch"])
+        if self.best is not None:
+            best = self.best
+            rec["budget_backward"] = dict(best["parts"], total=best["total"], measured=best["measured"],
+                                          other_batch=best["other_batch"])
+        rec["heap_bytes"] = self.heap.in_use()
+        if self.alloc is not None:
+            rec["alloc_sites"] = self.alloc_rows(end["owner"], claims)
+        if self.batches:
+            rec["batch"] = self.batches.most_common(1)[0][0]
+        if self.shim is not None:
+            rec["mapped"] = cudacpu.summary(self.shim.counts)
+        self.best = None
+        self.backward_censuses = 0
+        self.batches.clear()
         harness.emit(self.out, rec)
         if self.count >= self.limit:
             self.finish("steps")
         self.t_last = time.perf_counter()
+
+    def alloc_rows(self, owner, claims):
+        """Live tensors that are neither parameters, gradients, optimizer state
+        nor kept for backward, by the user line that created them, with the
+        holder (a name in the user's frames) that keeps most of them."""
+        rows = {}
+        sites = self.alloc.sites
+        live = set()
+        for key, (part, n) in owner.items():
+            live.add(key)
+            if part != "other":
+                continue
+            site = sites.get(key)
+            if site is None:
+                continue
+            row = rows.setdefault(site, [0, collections.Counter()])
+            row[0] += n
+            holder = claims.get(key)
+            if holder is not None:
+                row[1][holder] += n
+        for key in [k for k in sites if k not in live]:
+            del sites[key]
+        out = []
+        for site, (n, held) in sorted(rows.items()):
+            top = held.most_common(1)
+            out.append({"file": site[0], "line": site[1], "bytes": n,
+                        "held_by": top[0][0] if top and top[0][1] * 2 >= n else None})
+        return out
 
     def measure(self, frame):
         torch = self.torch
@@ -267,10 +538,17 @@ class Probe:
         reach = {path: harness.GraphWalk.reach(roots) for path, roots in walk.holders.items()}
         claimed_nodes = set()
         claimed = set()
+        claims = {}  # storage key -> the holder that owns it
         holders = []
         for path in sorted(reach, key=lambda p: (len(reach[p]), p)):
             nodes = reach[path]
             storages = saved_storages(nodes.values(), torch)
+            # the graph-carrying tensors it holds count with what their graphs keep
+            own_tensors = walk.holder_tensors.get(path, {})
+            for key, nbytes in own_tensors.items():
+                if key not in entries:
+                    entries[key] = (nbytes, None)
+                storages.add(key)
             own_nodes = 0
             for k in nodes:
                 if k not in claimed_nodes:
@@ -285,6 +563,7 @@ class Probe:
                 held += entry[0]
                 if key not in claimed:
                     claimed.add(key)
+                    claims[key] = path
                     own_bytes += entry[0]
                 if entry[1] is not None:
                     lines[entry[1]] = lines.get(entry[1], 0) + entry[0]
@@ -309,7 +588,7 @@ class Probe:
                 continue
             rows[site] = rows.get(site, 0) + n
         site_rows = [{"file": s[0], "line": s[1], "bytes": n} for s, n in sorted(rows.items())]
-        return holders, site_rows
+        return holders, site_rows, claims
 
     # ---- finding the line that changes a holder
     def start_tracing(self):
@@ -355,7 +634,20 @@ class Probe:
 
     def finish(self, reason, error=None):
         sys.settrace(None)
-        harness.emit(self.out, {"t": "end", "reason": reason, "steps": self.count, "error": error})
+        if self.alloc is not None:
+            try:
+                self.alloc.__exit__(None, None, None)
+            except Exception:
+                pass
+            self.alloc = None
+        rec = {"t": "end", "reason": reason, "steps": self.count, "error": error}
+        if self.snapshot:
+            rec["snapshot_error"] = dump_cuda_snapshot(self.torch, self.snapshot) if self.cuda_history else (
+                f"torch {self.torch.__version__} cannot record the CUDA allocator's history "
+                "(torch.cuda.memory._record_memory_history needs torch 2.0 or later)")
+        if self.shim is not None:
+            rec["mapped"] = cudacpu.summary(self.shim.counts)
+        harness.emit(self.out, rec)
         self.out.flush()
         os._exit(0)
 
@@ -401,6 +693,22 @@ def start_cuda_history(torch):
         return False
 
 
+def dump_cuda_snapshot(torch, path):
+    """The allocator's history as PyTorch's memory viewer loads it
+    (https://pytorch.org/memory_viz); an error message when it cannot."""
+    mem = torch.cuda.memory
+    try:
+        if hasattr(mem, "_dump_snapshot"):
+            mem._dump_snapshot(path)
+        else:
+            import pickle
+            with open(path, "wb") as f:
+                pickle.dump(mem._snapshot(), f)
+        return None
+    except Exception as e:  # reported by the C side, the run's figures stand
+        return f"cannot write the snapshot {path}: {e}"
+
+
 def cuda_sites(torch, user):
     """Device bytes alive, by the innermost user line in each block's
     allocation stack (frames are listed innermost first)."""
@@ -434,7 +742,8 @@ def cuda_sites(torch, user):
 
 
 def main(argv):
-    opts = {"--fd": None, "--steps": "20", "--device": "cpu", "--script": None}
+    opts = {"--fd": None, "--steps": "20", "--device": "cpu", "--script": None, "--map-cuda": "0",
+            "--snapshot": None, "--memory": "0"}
     args = []
     rest = list(argv)
     while rest:
@@ -451,16 +760,33 @@ def main(argv):
         sys.stderr.write("wrapper.py: --fd and --script are required\n")
         return 2
     out = harness.open_out(int(opts["--fd"]))
+    os.environ["OOMLINT_PROBE_MEMORY"] = opts["--memory"]  # the mapped get_device_properties().total_memory
     import torch
     script = os.path.abspath(opts["--script"])
-    probe = Probe(out, int(opts["--steps"]), opts["--device"], script)
-    harness.emit(out, {"t": "start", "torch": torch.__version__, "python": sys.version.split()[0],
-                       "device": opts["--device"], "script": script, "steps": probe.limit})
-    probe.install()
+    mapped = opts["--map-cuda"] == "1"
+    probe = Probe(out, int(opts["--steps"]), opts["--device"], script, mapped=mapped, snapshot=opts["--snapshot"])
+    start = {"t": "start", "torch": torch.__version__, "python": sys.version.split()[0],
+             "device": opts["--device"], "script": script, "steps": probe.limit, "cuda_mapped": mapped,
+             "heap_counters": probe.heap.in_use() is not None}
+    if mapped:
+        start["autocast"] = "off"
+    if opts["--device"] == "cuda":
+        try:
+            start["device_memory"] = torch.cuda.get_device_properties(0).total_memory
+        except Exception:
+            pass
+    harness.emit(out, start)
+    try:
+        probe.install()
+    except cudacpu.OutOfScope as e:
+        probe.finish("out_of_scope", str(e))
     sys.argv = [script] + args
     sys.path[0] = os.path.dirname(script)
+    probe.start_alloc_tracking()
     try:
         runpy.run_path(script, run_name="__main__")
+    except cudacpu.OutOfScope as e:
+        probe.finish("out_of_scope", str(e))
     except SystemExit as e:
         code = e.code
         if code not in (None, 0):

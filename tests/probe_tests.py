@@ -617,6 +617,154 @@ def _():
         assert r.code == 2 and "nbconvert" in r.err, r
 
 
+# ---- a script written for CUDA, on the CPU ----------------------------------------------
+
+CUDA_DIR = os.path.join(ROOT, "tests", "probe_scripts")
+CUDA_STEPS = 6
+# cuda_leak.py's model and batch
+IN, HID, OUT, BATCH = 512, 1024, 1000, 64
+PARAM_BYTES = F32 * (IN * HID + HID + HID * OUT + OUT)
+# what one training step keeps for backward: the input and the ReLU output
+# (saved by the two addmm and the ReLU), cross-entropy's log-softmax output and
+# the int64 labels
+SAVED_BYTES = F32 * BATCH * (IN + HID + OUT) + 8 * BATCH
+LOGITS_BYTES = F32 * BATCH * OUT
+# The budget's parts are tensor storages; the measured total is glibc's heap in
+# use since the script started, which also holds autograd nodes, Python's
+# larger objects and torch's own buffers: they agree within this margin.
+MARGIN = lambda total: max(0.05 * total, 1 << 20)  # noqa: E731
+
+
+def cuda_source(name):
+    with open(os.path.join(CUDA_DIR, name)) as f:
+        return f.read()
+
+
+def probe_cuda_script(ws, name, *extra):
+    script = ws.write(name, cuda_source(name))
+    return run("probe", "--script", script, "--device", "cpu", "--steps", str(CUDA_STEPS), "--memory", "24GiB",
+               *extra, cwd=ws.path, timeout=600)
+
+
+@test("probe: a leaky script written for CUDA runs on the CPU, confirmed at its line with its growth in bytes")
+def _():
+    source = cuda_source("cuda_leak.py")
+    with Workspace() as ws:
+        r = probe_cuda_script(ws, "cuda_leak.py", "--output-format", "json")
+        assert r.code == 0, r
+        doc = r.json()
+        assert doc["steps"] == CUDA_STEPS and "error" not in doc, doc
+        mapped = doc["cuda_on_cpu"]
+        calls = {c["what"]: c["count"] for c in mapped["calls"]}
+        assert mapped["mapped"] and mapped["autocast"] == "off" and mapped["grad_scaler"] == "disabled", mapped
+        for what in ('.to("cuda")', 'model.to("cuda")', 'device="cuda"', "GradScaler disabled",
+                     "autocast(cuda) off", "pin_memory", "torch.cuda.synchronize"):
+            assert calls.get(what, 0) >= 1, (what, calls)
+        assert "needs_a_gpu" in mapped and "mixed precision" in mapped["needs_a_gpu"], mapped
+        line = line_of(source, "seen.append(logits)")
+        got = {(f["code"], f["line"]): f for f in doc["findings"]}
+        f102 = got.get(("OOM102", line))
+        assert f102 and f102["status"] == "confirmed" and f102["held_by"] == "seen", doc["findings"]
+        within(f102["growth_bytes_per_step"], LOGITS_BYTES, 0.99, 1.01, "the kept logits per step")
+        assert doc["unflagged"] == [], doc["unflagged"]
+        # what grew, by the line that created it, and the finding it belongs to
+        grew = doc["growth_by_line"]
+        assert len(grew) == 1, grew
+        g = grew[0]
+        assert g["line"] == line_of(source, "logits = model(x)") and g["held_by"] == "seen", g
+        assert g["finding"] == {"code": "OOM102", "line": line}, g
+        assert g["bytes_since_first_step"] == (CUDA_STEPS - 1) * LOGITS_BYTES, g
+        # the budget, from the sizes
+        b = doc["budget"]
+        back, end = b["at_backward"], b["at_step_end"]
+        assert b["step"] == CUDA_STEPS, b
+        assert back["parameters"] == end["parameters"] == PARAM_BYTES, b
+        assert end["gradients"] == PARAM_BYTES and back["gradients"] == 0, b  # zero_grad(set_to_none=True)
+        # AdamW: two moments per parameter, and a scalar step count per tensor
+        assert 2 * PARAM_BYTES <= end["optimizer"] <= 2 * PARAM_BYTES + 64, b
+        within(back["saved"], SAVED_BYTES, 0.99, 1.01, "kept for backward when backward starts")
+        assert end["saved"] == 0, b
+        assert b["grown_since_first_step"]["other"] == (CUDA_STEPS - 1) * LOGITS_BYTES, b
+        for census in (back, end):
+            parts = sum(census[k] for k in ("parameters", "gradients", "optimizer", "saved", "other"))
+            assert parts == census["total"], census
+            assert abs(census["measured"] - census["total"]) <= MARGIN(census["measured"]), census
+        # when it runs out, from the reported figures
+        p = doc["projection"]
+        assert p["memory_bytes"] == 24 << 30 and p["peak_growth_bytes_per_step"] == LOGITS_BYTES, p
+        expect = CUDA_STEPS + -(-(p["memory_bytes"] - p["peak_bytes_last_step"]) // LOGITS_BYTES)
+        assert p["out_of_memory_at_step"] == expect, (p, expect)
+        assert p["batch"] == BATCH and p["fixed_bytes"] == 4 * PARAM_BYTES + (end["optimizer"] - 2 * PARAM_BYTES), p
+        # what scales with the batch: what is kept for backward, and the step's own logits (the
+        # kept ones grew, and are counted by the step above)
+        assert p["per_batch_bytes"] == back["saved"] + LOGITS_BYTES, p
+        factor = (p["memory_bytes"] - p["fixed_bytes"]) / p["per_batch_bytes"]
+        assert p["largest_batch"] == int(BATCH * factor), (p, factor)
+        assert "linear" in p["assumptions"], p
+        # the table and the plot
+        svg = os.path.join(ws.path, "budget.svg")
+        r = probe_cuda_script(ws, "cuda_leak.py", "--plot", svg)
+        assert r.code == 0, r
+        head = r.out.split("\n")[1]
+        assert head.startswith("CUDA mapped to the CPU"), r.out
+        assert "Needs a GPU, not measured here" in r.out, r.out
+        assert re.search(r"cuda_leak\.py:%d:\d+: OOM102 .*: confirmed \(\+250\.0 KiB and \+5\.0 autograd nodes per "
+                         r"step at line %d, held by `seen`\)" % (line, line), r.out), r.out
+        table = r.out[r.out.index("Memory budget at step"):]
+        assert all(len(x) <= 100 for x in table.split("\n")), table
+        assert re.search(r"other live tensors +[\d.]+ [KM]iB +[\d.]+ [KM]iB +\+1\.2 MiB", table), table
+        assert "cuda_leak.py:%d: +1.2 MiB (+250.0 KiB per step), kept by `seen`: OOM102 at line %d" % (
+            line_of(source, "logits = model(x)"), line) in table, table
+        assert "When it runs out (against 24.00 GiB, --memory):" in table, table
+        tree = ET.parse(svg)
+        ns = "{http://www.w3.org/2000/svg}"
+        first = tree.getroot().findall(f"{ns}g")[0]
+        assert "memory budget" in first.find(f"{ns}text").text, ET.tostring(first)[:300]
+        assert len(first.findall(f"{ns}polygon")) == 5, ET.tostring(first)[:300]
+
+
+@test("probe: the fixed twin written for CUDA is not confirmed, and nothing grows")
+def _():
+    with Workspace() as ws:
+        r = probe_cuda_script(ws, "cuda_fixed.py", "--format", "json")
+        assert r.code == 0, r
+        doc = r.json()
+        assert "error" not in doc and doc["cuda_on_cpu"]["mapped"], doc
+        assert all(f["status"] != "confirmed" for f in doc["findings"]), doc["findings"]
+        assert not any(f["code"] == "OOM102" for f in doc["findings"]), doc["findings"]
+        assert doc["unflagged"] == [] and doc["growth_by_line"] == [], doc
+        assert doc["budget"]["grown_since_first_step"]["total"] == 0, doc["budget"]
+        assert doc["projection"]["out_of_memory_at_step"] is None, doc["projection"]
+        end = doc["budget"]["at_step_end"]
+        assert end["parameters"] == end["gradients"] == PARAM_BYTES, end
+
+
+@test("probe: distributed launches and CUDA extensions are out of scope on the CPU; --snapshot needs a GPU")
+def _():
+    with Workspace() as ws:
+        # a script's `except Exception:` does not hide it
+        dist = ws.write("ddp.py", "import torch\nimport torch.distributed as dist\n"
+                                  "assert torch.ones(2).to(0).device.type == 'cpu'\n"
+                                  "try:\n    dist.init_process_group('nccl')\nexcept Exception:\n    pass\n")
+        r = run("probe", "--script", dist, "--device", "cpu", cwd=ws.path, timeout=600)
+        assert r.code == 1, r
+        assert "init_process_group) is out of scope on the CPU" in r.err, r
+        ext = ws.write("ext.py", "from torch.utils.cpp_extension import load\n"
+                                 "load(name='k', sources=['k.cpp', 'k_kernel.cu'])\n")
+        r = run("probe", "--script", ext, "--device", "cpu", cwd=ws.path, timeout=600)
+        assert r.code == 1 and "custom CUDA extension" in r.err and "out of scope" in r.err, r
+        r = run("probe", "--script", ext, "--device", "cpu", "--snapshot", os.path.join(ws.path, "s.pickle"),
+                cwd=ws.path, timeout=600)
+        assert r.code == 2 and "--snapshot" in r.err and "needs a GPU" in r.err, r
+        assert not os.path.exists(os.path.join(ws.path, "s.pickle")), r
+        for args, needle in ((["--memory", "lots"], "--memory"), (["--memory", "0"], "--memory"),
+                             (["--output-format", "sarif"], "--output-format")):
+            r = run("probe", "--script", ext, *args)
+            assert r.code == 2 and needle in r.err, (args, r)
+        r = run("probe", "--memory", "24GiB")
+        assert r.code == 2 and "--script" in r.err, r
+
+
 # ---- the committed figures ---------------------------------------------------------------
 
 RESULTS = os.path.join(ROOT, "probe", "results", "cpu-torch1.13.json")

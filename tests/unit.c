@@ -1147,6 +1147,51 @@ static void test_probe_svg(void)
     ol_vec_free(&fixed);
 }
 
+/* --memory sizes: binary with a bare or "iB" suffix, decimal with "B". */
+static void test_probe_sizes(void)
+{
+    double v = 0;
+    CHECK(ol_parse_size("24GiB", &v) && v == 24.0 * 1073741824.0);
+    CHECK(ol_parse_size("24G", &v) && v == 24.0 * 1073741824.0);
+    CHECK(ol_parse_size("16GB", &v) && v == 16e9);
+    CHECK(ol_parse_size("8000mib", &v) && v == 8000.0 * 1048576.0);
+    CHECK(ol_parse_size("1e9", &v) && v == 1e9);
+    CHECK(ol_parse_size("0.5 TiB", &v) && v == 0.5 * 1099511627776.0);
+    CHECK(!ol_parse_size("", &v) && !ol_parse_size("lots", &v) && !ol_parse_size("0", &v));
+    CHECK(!ol_parse_size("-1G", &v) && !ol_parse_size("12 parsecs", &v) && !ol_parse_size("inf", &v));
+}
+
+/* A stacked panel fills one polygon per part, and its scale is the sum. */
+static void test_probe_svg_stacked(void)
+{
+    ol_dvec a = {0}, b = {0};
+    for (int i = 0; i < 4; i++) {
+        ol_vec_push(&a, 1024.0);
+        ol_vec_push(&b, i == 2 ? NAN : 1024.0 * i);
+    }
+    ol_svg_panels panels = {0};
+    ol_svg_panel p = {0};
+    p.title = ol_xstrdup("budget");
+    p.unit = ol_xstrdup("bytes");
+    p.stacked = true;
+    p.lines[0] = (ol_svg_line){"params", "#1f77b4", &a};
+    p.lines[1] = (ol_svg_line){"other", "#9467bd", &b};
+    p.line_count = 2;
+    ol_vec_push(&panels, p);
+    ol_buf out = {0};
+    ol_svg_render(&out, "probe", &panels);
+    size_t polygons = 0;
+    for (const char *q = out.data; (q = strstr(q, "<polygon")) != NULL; q++)
+        polygons++;
+    CHECK(polygons == 2);
+    CHECK(strstr(out.data, "<polyline") == NULL);
+    CHECK(strstr(out.data, ">4.0 KiB</text>") != NULL); /* 1 KiB + 3 KiB at the last step */
+    ol_buf_free(&out);
+    ol_svg_panels_free(&panels);
+    ol_vec_free(&a);
+    ol_vec_free(&b);
+}
+
 /* NVML is optional: without the driver's library (as on CI) opening it
  * fails with a reason, and every call on the absent handle is harmless. */
 static void test_probe_nvml_absent_or_usable(void)
@@ -2051,6 +2096,8 @@ int main(void)
     static const test_case tests[] = {
         T(test_probe_stats),
         T(test_probe_svg),
+        T(test_probe_svg_stacked),
+        T(test_probe_sizes),
         T(test_probe_nvml_absent_or_usable),
         T(test_utf8_plain),
         T(test_bom_and_crlf),

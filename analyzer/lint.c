@@ -153,15 +153,29 @@ static void filter(const ol_settings *s, const ol_tree *t, ol_file_result *r)
     warn_unknown_codes(&sup, t->src, r);
     ol_diag_vec_sort(diags);
     size_t keep = 0;
+    ol_diag last_hidden = {0};
+    bool have_hidden = false;
     for (size_t i = 0; i < diags->len; i++) {
         ol_diag *d = &diags->items[i];
-        bool drop = !s->enabled[ol_rule_index(d->rule)];
+        size_t rule = ol_rule_index(d->rule);
+        bool hidden = s->hidden && s->hidden[rule];
+        bool drop = !s->enabled[rule] && !hidden;
         if (!drop && d->rule != &ol_rule_oom001) {
             uint32_t line = ol_source_line_index(t->src, d->start) + 1;
             drop = ol_suppression_use(&sup, line, d->rule->code);
         }
         if (!drop && keep > 0 && same_finding(&diags->items[keep - 1], d))
             drop = true;
+        if (!drop && hidden) {
+            /* found, and not reported only because of the default for test
+             * code: counted (once, as a reported one would be kept once) */
+            ol_diag key = {.rule = d->rule, .start = d->start, .end = d->end};
+            if (!(have_hidden && same_finding(&last_hidden, &key)))
+                r->hidden++;
+            last_hidden = key;
+            have_hidden = true;
+            drop = true;
+        }
         if (drop) {
             ol_diag_free(d);
             continue;
@@ -325,10 +339,10 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
             t0 = t1;
         }
         ol_check check = {&model, &tree, &r->src, NULL, &r->diags};
-        bool test_file = ol_is_test_file(&model);
+        const ol_settings *s = lt->settings;
         for (size_t i = 0; i < ol_rule_count && !lt->summary_only; i++) {
             const ol_rule *rule = ol_rules[i];
-            if (!rule->check || !lt->settings->enabled[i] || (test_file && !rule->in_tests))
+            if (!rule->check || !(s->enabled[i] || (s->hidden && s->hidden[i])))
                 continue;
             check.rule = rule;
             lt->nested_ns = 0;

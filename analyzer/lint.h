@@ -27,6 +27,10 @@ typedef struct ol_input {
 
 typedef struct ol_settings {
     bool *enabled;       /* per registry index */
+    /* rules that run but whose findings are only counted (ol_file_result's
+     * hidden), not reported: those the default per-file-ignores switch off
+     * for test code (config.h); NULL when there are none */
+    bool *hidden;
 } ol_settings;
 
 /* Where the time goes, for --timings and the benchmark: nanoseconds of
@@ -82,6 +86,7 @@ typedef struct ol_file_result {
     char *rendered;      /* its part of the report, made when it was linted (source then freed) */
     size_t rendered_len;
     bool written;        /* its part was streamed out (and rendered freed) */
+    size_t hidden;       /* findings not reported: the default per-file-ignores for test code */
 } ol_file_result;
 
 typedef struct ol_linter {

@@ -209,7 +209,7 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     if (run_config && run_config->fail_on && !cli->fail_on_given)
         ol_severity_parse(run_config->fail_on, &cli->fail_on);
 
-    ol_settings settings;
+    ol_settings settings = {0};
     settings.enabled = ol_xcalloc(ol_rule_count, sizeof(bool));
     ol_selection_resolve(&cli->selection, settings.enabled);
 
@@ -303,7 +303,7 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     ol_lint_all(&grammar, &settings, &run, inputs.items, inputs.len, stdin_bytes, stdin_len, results, cli->threads);
     ol_guard_reporting(guard);
 
-    size_t failing = 0, analyzed = 0, fixed = 0, fixed_files = 0, unread = 0;
+    size_t failing = 0, analyzed = 0, fixed = 0, unread = 0;
     bool stdin_fixed_output = false, fix_failed = false;
     for (size_t i = 0; i < inputs.len; i++) {
         for (size_t k = 0; k < results[i].diags.len; k++)
@@ -314,8 +314,6 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
         else
             unread++;
         fixed += results[i].fixed;
-        if (results[i].fixed)
-            fixed_files++;
         if (results[i].fix_error)
             print_error(results[i].fix_error);
         fix_failed |= results[i].fix_failed;
@@ -334,9 +332,24 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
                     if (results[i].diags.items[k].rule == &ol_rule_oom001)
                         print_error(results[i].diags.items[k].message);
         }
-        if (!cli->quiet)
-            fprintf(stderr, "%s %zu finding%s in %zu file%s.\n", fixed ? "Would fix" : "No fixes for", fixed,
-                    fixed == 1 ? "" : "s", fixed_files, fixed_files == 1 ? "" : "s");
+        if (!cli->quiet) {
+            /* as Ruff words it; the fixes --unsafe-fixes would add are counted */
+            size_t unapplied = 0;
+            for (size_t i = 0; i < inputs.len && !cli->unsafe_fixes; i++)
+                for (size_t k = 0; k < results[i].diags.len; k++)
+                    unapplied += results[i].diags.items[k].fix && results[i].diags.items[k].fix->unsafe;
+            const char *s = fixed == 1 ? "" : "s", *es = unapplied == 1 ? "" : "es";
+            if (unapplied && fixed)
+                fprintf(stderr, "Would fix %zu finding%s (%zu additional fix%s available with `--unsafe-fixes`).\n",
+                        fixed, s, unapplied, es);
+            else if (unapplied)
+                fprintf(stderr, "No findings would be fixed (%zu fix%s available with `--unsafe-fixes`).\n", unapplied,
+                        es);
+            else if (fixed)
+                fprintf(stderr, "Would fix %zu finding%s.\n", fixed, s);
+            else
+                fputs("No findings would be fixed.\n", stderr);
+        }
         status = fixed > 0 ? 1 : 0;
     } else if (stdin_fixed_output) {
         /* `oomlint --fix -`: the fixed code on stdout, what is left on stderr */
@@ -351,9 +364,6 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
             if (!results[i].written)
                 ol_writer_part(&writer, &results[i]);
         ol_writer_end(&writer, results, inputs.len);
-        if (cli->fix && fixed > 0 && !cli->quiet && (cli->format == OL_FMT_TEXT || cli->format == OL_FMT_CONCISE))
-            fprintf(out, "Fixed %zu finding%s in %zu file%s.\n", fixed, fixed == 1 ? "" : "s", fixed_files,
-                    fixed_files == 1 ? "" : "s");
     }
     /* problems with suppression comments (unknown codes), in input order */
     for (size_t i = 0; i < inputs.len && !cli->quiet; i++)

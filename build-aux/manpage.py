@@ -87,6 +87,11 @@ def parse_help(text):
             continue
         name, entries = current
         if name == "Usage":
+            if raw.startswith(" " * 4) and usage:
+                # the wrapped end of the line above's description, not a synopsis form
+                form, what = usage[-1]
+                usage[-1] = (form, (what + " " + raw.strip()).strip())
+                continue
             parts = re.split(r"\s{2,}", raw.strip(), maxsplit=1)
             usage.append((parts[0], parts[1] if len(parts) > 1 else ""))
             continue

@@ -135,7 +135,8 @@ def _():
             "since PyTorch 2.4",
             f"{f}:16:6: OOM502 [*] `autocast` is `torch.cuda.amp.autocast`, deprecated since PyTorch 2.4; it warns "
             "on every use and will be removed",
-            "Found 3 findings in 1 file. 3 fixable with `oomlint --fix`.",
+            "Found 3 findings.",
+            "[*] 3 fixable with the `--fix` option.",
         ], r
         # full (the default) and text are the same output; --format is the same option
         full = run("--output-format", "full", f).out

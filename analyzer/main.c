@@ -10,8 +10,9 @@
  * a usage or configuration error, a report that could not be written
  * (standard output or --output-file), a fix that could not be written or a
  * file that changed on disk while it was being fixed, --diff on a path that
- * could not be read, or nothing that could be linted. --exit-zero turns 1
- * into 0, never 2.
+ * could not be read, or no file given could be read. A directory with no
+ * Python in it is a warning and 0, as in Ruff. --exit-zero turns 1 into 0,
+ * never 2.
  *
  * Nothing is written before the arguments and the configuration are known
  * good: the report file is opened only then, it may not be one of the
@@ -113,6 +114,46 @@ static int run_show_settings(const ol_cli *cli)
     ol_buf_free(&out);
     ol_resolver_free(&resolver);
     return 0;
+}
+
+/* --show-files: the files a run would lint, one a line, in the order it
+ * would lint them; a path that cannot be linted is an error (exit 2). */
+static int run_show_files(const ol_cli *cli)
+{
+    ol_config_options copts;
+    config_options(cli, &copts);
+    ol_resolver resolver;
+    if (!ol_resolver_init(&resolver, &copts))
+        return config_failed(&resolver);
+    ol_input_vec inputs = {0};
+    size_t excluded = 0;
+    ol_discover_options dopts = {&cli->exclude, cli->force_exclude, cli->stdin_filename, ol_resolver_excluded,
+                                 &resolver, &excluded};
+    ol_discover((const char *const *)cli->paths.items, cli->paths.len, &dopts, &inputs);
+    if (resolver.failed) {
+        ol_input_vec_free(&inputs);
+        return config_failed(&resolver);
+    }
+    int status = 0;
+    ol_buf line = {0};
+    for (size_t i = 0; i < inputs.len; i++) {
+        const ol_input *in = &inputs.items[i];
+        ol_buf_clear(&line);
+        if (in->error) {
+            ol_buf_printf(&line, "cannot lint '%s': %s", in->path, strerror(in->error));
+            print_error(line.data);
+            status = 2;
+            continue;
+        }
+        ol_escape_display(&line, in->path, true);
+        printf("%s\n", line.data);
+    }
+    if (inputs.len == 0 && !cli->quiet)
+        fputs("oomlint: warning: no Python files or notebooks found in the given paths\n", stderr);
+    ol_buf_free(&line);
+    ol_input_vec_free(&inputs);
+    ol_resolver_free(&resolver);
+    return status;
 }
 
 static void print_timings(const ol_timings *t, uint64_t wall_ns, int threads)
@@ -396,9 +437,14 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
         if (!cli->quiet)
             fputs("oomlint: warning: no Python files or notebooks to lint: every path given is excluded\n", stderr);
         status = 0;
+    } else if (inputs.len == 0) {
+        /* an empty directory, or one with no Python in it: nothing wrong,
+         * but said (as Ruff does); a path that does not exist is an input
+         * with its error, so it never gets here */
+        if (!cli->quiet)
+            fputs("oomlint: warning: no Python files or notebooks found in the given paths\n", stderr);
+        status = 0;
     } else if (analyzed == 0 && !cli->diff) {
-        if (inputs.len == 0)
-            fputs("oomlint: error: no Python files or notebooks found in the given paths\n", stderr);
         status = 2;
     } else if (cli->exit_zero) {
         status = 0;
@@ -458,6 +504,8 @@ int main(int argc, char **argv)
     case OL_CMD_LINT:
         if (cli.show_settings) {
             status = run_show_settings(&cli);
+        } else if (cli.show_files) {
+            status = run_show_files(&cli);
         } else {
             ol_supervise_options so = {false};
             for (size_t i = 0; i < cli.paths.len; i++)

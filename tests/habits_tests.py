@@ -133,3 +133,54 @@ def _():
         assert r.out.splitlines()[-2:] == [
             "Found 2 findings (1 fixed, 1 remaining).",
             "No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option)."], r
+
+
+# ---- the command line ------------------------------------------------------------------
+
+@test("ruff habits: nothing to lint is a warning and exit 0; a path that does not exist stays exit 2")
+def _():
+    with Workspace() as ws:
+        os.makedirs(os.path.join(ws.path, "empty"))
+        ws.write("docs/README.md", "hi\n")
+        for path in ("empty", "docs"):
+            r = run(path, cwd=ws.path)
+            assert r.code == 0 and "warning: no Python files" in r.err, r
+            r = run("--format", "json", path, cwd=ws.path)
+            assert r.code == 0 and r.json() == [], r
+        r = run("missing", cwd=ws.path)
+        assert r.code == 2, r
+        r = run("-q", "empty", cwd=ws.path)
+        assert r.code == 0 and r.err == "", r
+
+
+@test("ruff habits: `oomlint version`, -o in --help, and did-you-mean for a misspelt flag")
+def _():
+    r = run("version")
+    assert r.code == 0 and r.out == run("--version").out and r.out.startswith("oomlint "), r
+    assert run("version", "x").code == 2
+    help_text = run("--help").out
+    assert re.search(r"^  -o, --output-file PATH ", help_text, re.M), help_text
+    assert re.search(r"^  oomlint version ", help_text, re.M), help_text
+    for typo, meant in (("--unsafe-fix", "--unsafe-fixes"), ("--exlude", "--exclude"), ("--show-setings", "--show-settings"),
+                        ("--outpt-format", "--output-format"), ("--fixx", "--fix")):
+        r = run(typo, "x.py")
+        assert r.code == 2 and f"did you mean '{meant}'?" in r.err, (typo, r)
+    r = run("--frobnicate", "x.py")
+    assert r.code == 2 and "did you mean" not in r.err, r
+
+
+@test("ruff habits: --show-files lists what a run would lint; --extend-exclude adds to the excludes")
+def _():
+    with Workspace() as ws:
+        ws.write("a.py", CLEAN)
+        ws.write("pkg/b.py", CLEAN)
+        ws.write("pkg/gen/c.py", CLEAN)
+        ws.write("legacy/d.py", CLEAN)
+        ws.write("notes.txt", "x\n")
+        ws.write("pyproject.toml", '[tool.oomlint]\nextend-exclude = ["legacy"]\n')
+        r = run("--show-files", ".", cwd=ws.path)
+        assert r.code == 0 and r.out == "a.py\npkg/b.py\npkg/gen/c.py\n", r
+        r = run("--show-files", "--extend-exclude", "gen", ".", cwd=ws.path)
+        assert r.code == 0 and r.out == "a.py\npkg/b.py\n", r
+        r = run("--show-files", "missing.py", cwd=ws.path)
+        assert r.code == 2 and "missing.py" in r.err and r.out == "", r

@@ -509,7 +509,7 @@ bool ol_config_parse(ol_config *c, const char *display, const char *text, size_t
             } else if (strcmp(e->key, "fail-on") == 0) {
                 ok = read_choice(&rd, e, "fail-on", "\"error\", \"warning\", \"info\"", valid_severity, &c->fail_on);
             } else if (strcmp(e->key, "output-format") == 0) {
-                ok = read_choice(&rd, e, "output-format", "\"full\", \"concise\", \"json\", \"sarif\", \"github\"",
+                ok = read_choice(&rd, e, "output-format", "\"full\", \"concise\", \"json\", \"sarif\", \"github\", \"gitlab\", \"junit\"",
                                  valid_format, &c->output_format);
             } else {
                 const char *near = NULL;

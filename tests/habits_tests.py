@@ -184,3 +184,111 @@ def _():
         assert r.code == 0 and r.out == "a.py\npkg/b.py\n", r
         r = run("--show-files", "missing.py", cwd=ws.path)
         assert r.code == 2 and "missing.py" in r.err and r.out == "", r
+
+
+# ---- CI reports: GitLab Code Quality and JUnit XML, checked as their consumers read them ----
+
+CI_DIR = os.path.join(ROOT, "tests", "ci")
+NODE_MODULES = os.path.join(ROOT, "build", "tools", "node_modules")
+NOTEBOOK = json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                                  "source": ["import torch\n", "x = torch.load('a.pt')\n"]}],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+def ci_workspace(ws):
+    """Fixtures plus the hard cases: a name with markup characters, a notebook,
+    a file that cannot be read, the same message twice in one file."""
+    from fixture_tests import fixture_files
+    paths = []
+    for src in fixture_files():
+        with open(src, "rb") as f:
+            paths.append(ws.write(os.path.relpath(src, ROOT), f.read(), mode="wb"))
+    paths.append(ws.write("a&b<'c'>.py", LEAK))
+    paths.append(ws.write("nb.ipynb", NOTEBOOK))
+    paths.append(ws.write("twice.py", "import torch\na = torch.load('a.pt')\nb = torch.load('a.pt')\n"))
+    paths.append(os.path.join(ws.path, "missing.py"))
+    return paths
+
+
+def ajv(schema, files):
+    assert os.path.isdir(os.path.join(NODE_MODULES, "ajv")), "ajv is missing (`make test` installs it)"
+    proc = subprocess.run(["node", os.path.join(ROOT, "tests", "ajv_validate.js"), schema, *files],
+                          capture_output=True, text=True, env=dict(os.environ, NODE_PATH=NODE_MODULES), timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)
+
+
+@test("ruff habits: --output-format gitlab is a Code Quality report GitLab reads (schema, unique fingerprints)")
+def _():
+    schema = os.path.join(CI_DIR, "gitlab-codequality.schema.json")
+    with Workspace() as ws:
+        paths = ci_workspace(ws)
+        report = ws.write("gl.json", "")
+        r = run("--output-format", "gitlab", "-o", report, *paths, cwd=ws.path)
+        assert r.code == 1, r
+        with open(report) as f:
+            issues = json.load(f)
+        # the schema says something: a report with a bad severity fails it
+        bad = ws.write("bad.json", json.dumps([dict(issues[0], severity="fatal")]))
+        empty = ws.write("empty.json", run("--output-format", "gitlab", ws.write("ok.py", CLEAN)).out)
+        verdict = ajv(schema, [report, bad, empty])
+        assert verdict[report] == [] and verdict[empty] == [], verdict
+        assert verdict[bad], verdict
+        assert json.loads(open(empty).read()) == []
+        fingerprints = [i["fingerprint"] for i in issues]
+        assert len(set(fingerprints)) == len(fingerprints), "fingerprints are not unique"
+        by_path = {}
+        for i in issues:
+            by_path.setdefault(i["location"]["path"], []).append(i)
+        odd = [p for p in by_path if p.endswith("a&b<'c'>.py")][0]
+        assert by_path[odd][0]["check_name"] == "OOM101" and by_path[odd][0]["location"]["lines"]["begin"] == 13
+        assert by_path[odd][0]["severity"] == "critical"
+        nb = [p for p in by_path if p.endswith("nb.ipynb")][0]
+        assert "(cell 1, line 2)" in by_path[nb][0]["description"], by_path[nb]
+        twice = [p for p in by_path if p.endswith("twice.py")][0]
+        assert [i["location"]["lines"]["begin"] for i in by_path[twice]] == [2, 3], by_path[twice]
+        # a fingerprint stays when lines above the finding move
+        moved = run("--output-format", "gitlab", "twice.py", cwd=ws.path).json()
+        ws.write("twice.py", "import torch\n\n\na = torch.load('a.pt')\nb = torch.load('a.pt')\n")
+        again = run("--output-format", "gitlab", "twice.py", cwd=ws.path).json()
+        assert [i["fingerprint"] for i in moved] == [i["fingerprint"] for i in again], (moved, again)
+        # paths are relative to the project: $CI_PROJECT_DIR, else the current directory
+        r = run("--output-format", "gitlab", os.path.join(ws.path, "twice.py"), cwd=ws.path)
+        assert {i["location"]["path"] for i in r.json()} == {"twice.py"}, r
+        r = run("--output-format", "gitlab", "twice.py", cwd=ws.path, env={"CI_PROJECT_DIR": os.path.dirname(ws.path)})
+        assert {i["location"]["path"] for i in r.json()} == {os.path.basename(ws.path) + "/twice.py"}, r
+
+
+@test("ruff habits: --output-format junit is JUnit XML that validates and says what a CI test report reads")
+def _():
+    import xml.etree.ElementTree as ET
+    xsd = os.path.join(CI_DIR, "junit.xsd")
+    with Workspace() as ws:
+        paths = ci_workspace(ws)
+        report = ws.write("junit.xml", "")
+        r = run("--output-format", "junit", "-o", report, *paths, cwd=ws.path)
+        assert r.code == 1, r
+        clean = ws.write("clean.xml", run("--output-format", "junit", ws.write("ok.py", CLEAN)).out)
+        for doc in (report, clean):
+            proc = subprocess.run(["xmllint", "--noout", "--schema", xsd, doc], capture_output=True, text=True)
+            assert proc.returncode == 0, proc.stderr[-2000:]
+        # the schema says something: a case without a name fails it
+        broken = ws.write("broken.xml", open(report).read().replace('<testcase name="', '<testcase nom="', 1))
+        assert subprocess.run(["xmllint", "--noout", "--schema", xsd, broken], capture_output=True).returncode != 0
+        json_findings = run("--format", "json", *paths, cwd=ws.path).json()
+        root = ET.parse(report).getroot()
+        assert root.tag == "testsuites", root.tag
+        cases = [(s.get("name"), c) for s in root.iter("testsuite") for c in s.iter("testcase")]
+        assert len(cases) == len(json_findings), (len(cases), len(json_findings))
+        for suite in root.iter("testsuite"):
+            assert int(suite.get("tests")) == int(suite.get("failures")) == len(suite.findall("testcase"))
+        odd = [c for name, c in cases if name.endswith("a&b<'c'>.py")]
+        assert odd and odd[0].get("name") == "OOM101 at 13:9" and odd[0].get("line") == "13", odd
+        failure = odd[0].find("failure")
+        assert failure.get("type") == "OOM101" and "accumulates" in failure.get("message"), failure.attrib
+        assert "\nhelp: " in failure.text, failure.text
+        nb = [c for name, c in cases if name.endswith("nb.ipynb")]
+        assert nb and nb[0].get("name").startswith("OOM302 at cell 1, 2:"), nb[0].attrib
+        # no findings: one passing case, so the report is never empty
+        clean_root = ET.parse(clean).getroot()
+        assert [c.find("failure") for c in clean_root.iter("testcase")] == [None], open(clean).read()

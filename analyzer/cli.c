@@ -45,6 +45,8 @@ void ol_cli_usage(FILE *out)
           "  --force-exclude         apply --exclude to paths named on the command line too\n"
           "  --stdin-filename NAME   the name to report for input read from -\n"
           "  --show-files            print the files that would be linted, lint nothing\n"
+          "  --no-respect-gitignore  lint files that .gitignore, .git/info/exclude or git's\n"
+          "                          global excludes file ignore (they are skipped by default)\n"
           "\n"
           "Fixes:\n"
           "  --fix                   apply safe fixes (with -, print the fixed code to stdout)\n"
@@ -107,6 +109,8 @@ typedef enum opt_id {
     OPT_FAIL_ON,
     OPT_STDIO,
     OPT_SHOW_FILES,
+    OPT_RESPECT_GITIGNORE,
+    OPT_NO_RESPECT_GITIGNORE,
 } opt_id;
 
 typedef struct opt_spec {
@@ -123,6 +127,8 @@ static const opt_spec options[] = {
     {"exclude", 0, true, OPT_EXCLUDE},
     {"extend-exclude", 0, true, OPT_EXCLUDE},
     {"show-files", 0, false, OPT_SHOW_FILES},
+    {"respect-gitignore", 0, false, OPT_RESPECT_GITIGNORE},
+    {"no-respect-gitignore", 0, false, OPT_NO_RESPECT_GITIGNORE},
     {"force-exclude", 0, false, OPT_FORCE_EXCLUDE},
     {"stdin-filename", 0, true, OPT_STDIN_FILENAME},
     {"format", 0, true, OPT_FORMAT},
@@ -285,6 +291,10 @@ static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, o
     case OPT_SHOW_FILES:
         cli->show_files = true;
         break;
+    case OPT_RESPECT_GITIGNORE:
+    case OPT_NO_RESPECT_GITIGNORE:
+        cli->respect_gitignore = id == OPT_RESPECT_GITIGNORE;
+        break;
     case OPT_STDIO:
         /* `server --stdio`, as clients such as vscode-languageclient pass it;
          * stdio is the only transport */
@@ -351,6 +361,7 @@ bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
 {
     memset(cli, 0, sizeof(*cli));
     cli->fail_on = OL_SEV_WARNING;
+    cli->respect_gitignore = -1;
     int i = 1;
     /* subcommands come first; `check` is the default one */
     if (i < argc) {

@@ -116,6 +116,15 @@ static int run_show_settings(const ol_cli *cli)
     return 0;
 }
 
+/* respect-gitignore: the command line's, else the run's configuration's,
+ * else on */
+static bool respect_gitignore(const ol_cli *cli, const ol_config *run_config)
+{
+    if (cli->respect_gitignore >= 0)
+        return cli->respect_gitignore;
+    return !run_config || run_config->respect_gitignore != 0;
+}
+
 /* --show-files: the files a run would lint, one a line, in the order it
  * would lint them; a path that cannot be linted is an error (exit 2). */
 static int run_show_files(const ol_cli *cli)
@@ -125,10 +134,13 @@ static int run_show_files(const ol_cli *cli)
     ol_resolver resolver;
     if (!ol_resolver_init(&resolver, &copts))
         return config_failed(&resolver);
+    const ol_config *run_config = NULL;
+    if (!ol_resolver_run_config(&resolver, &run_config))
+        return config_failed(&resolver);
     ol_input_vec inputs = {0};
     size_t excluded = 0;
     ol_discover_options dopts = {&cli->exclude, cli->force_exclude, cli->stdin_filename, ol_resolver_excluded,
-                                 &resolver, &excluded};
+                                 &resolver, &excluded, respect_gitignore(cli, run_config)};
     ol_discover((const char *const *)cli->paths.items, cli->paths.len, &dopts, &inputs);
     if (resolver.failed) {
         ol_input_vec_free(&inputs);
@@ -257,7 +269,7 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     ol_input_vec inputs = {0};
     size_t excluded = 0;
     ol_discover_options dopts = {&cli->exclude, cli->force_exclude, cli->stdin_filename, ol_resolver_excluded,
-                                 &resolver, &excluded};
+                                 &resolver, &excluded, respect_gitignore(cli, run_config)};
     ol_discover((const char *const *)cli->paths.items, cli->paths.len, &dopts, &inputs);
     /* each input is linted with the rule set of the configuration covering it */
     for (size_t i = 0; i < inputs.len && !resolver.failed; i++)

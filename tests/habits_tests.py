@@ -292,3 +292,81 @@ def _():
         # no findings: one passing case, so the report is never empty
         clean_root = ET.parse(clean).getroot()
         assert [c.find("failure") for c in clean_root.iter("testcase")] == [None], open(clean).read()
+
+
+# ---- respect-gitignore ---------------------------------------------------------------------
+
+GITIGNORE_TREE = {
+    ".gitignore": "# generated\ngen/\n/out\n*_pb2.py\n!keep_pb2.py\na/**/skip.py\n\\#hash.py\ntrailing.py   \ndocs/*.py\n"
+                  "**/deep/**\n!**/deep/\n",
+    "sub/.gitignore": "local.py\n/anchored.py\n!root_only.py\n",
+    "a/x.py": "", "a/skip.py": "", "a/b/skip.py": "", "a/b/c.py": "", "gen/g.py": "", "out/o.py": "",
+    "sub/out/o.py": "", "keep/keep_pb2.py": "", "keep/m_pb2.py": "", "root.py": "", "root_only.py": "",
+    "sub/local.py": "", "sub/anchored.py": "", "sub/x/anchored.py": "", "sub/root_only.py": "", "#hash.py": "",
+    "trailing.py": "", "docs/d.py": "", "docs/more/d.py": "", "z/deep/y/q.py": "", "global.py": "",
+    "sub/excluded_by_info.py": "",
+}
+
+
+def git_tree(ws):
+    home = os.path.join(ws.path, "home")
+    os.makedirs(home)
+    with open(os.path.join(home, ".gitconfig"), "w") as f:
+        f.write('[user]\n\tname = t\n[core]\n\texcludesFile = "~/global-ignore"\n')
+    with open(os.path.join(home, "global-ignore"), "w") as f:
+        f.write("global.py\n")
+    env = {"HOME": home, "XDG_CONFIG_HOME": os.path.join(home, "xdg"), "GIT_CONFIG_NOSYSTEM": "1"}
+    repo = os.path.join(ws.path, "repo")
+    for rel, text in GITIGNORE_TREE.items():
+        ws.write(os.path.join("repo", rel), text or "x = 1\n")
+    subprocess.run(["git", "init", "-q", repo], check=True, env=dict(os.environ, **env))
+    with open(os.path.join(repo, ".git", "info", "exclude"), "a") as f:
+        f.write("excluded_by_info.py\n")
+    return repo, env
+
+
+@test("ruff habits: respect-gitignore skips what git ignores (git itself is the reference), and can be turned off")
+def _():
+    with Workspace() as ws:
+        repo, env = git_tree(ws)
+        git = subprocess.run(["git", "ls-files", "--others", "--exclude-standard"], cwd=repo, capture_output=True,
+                             text=True, check=True, env=dict(os.environ, **env)).stdout.split("\n")
+        expected = sorted(p for p in git if p.endswith(".py"))
+        assert "a/x.py" in expected and "gen/g.py" not in expected and "global.py" not in expected, expected
+        r = run("--show-files", ".", cwd=repo, env=env)
+        assert r.code == 0 and r.out.split() == expected, (r.out.split(), expected)
+        # from a subdirectory, the .gitignore files above it still apply
+        sub = [p[len("sub/"):] for p in expected if p.startswith("sub/")]
+        r = run("--show-files", ".", cwd=os.path.join(repo, "sub"), env=env)
+        assert r.out.split() == sub, (r.out.split(), sub)
+        # the lint run sees the same files
+        r = run("--format", "json", "--select", "ALL", ".", cwd=repo, env=env)
+        assert r.code in (0, 1), r
+        everything = sorted(p for p in GITIGNORE_TREE if p.endswith(".py"))
+        for off in (["--no-respect-gitignore"], []):
+            if not off:
+                ws.write("repo/pyproject.toml", "[tool.oomlint]\nrespect-gitignore = false\n")
+            r = run("--show-files", *off, ".", cwd=repo, env=env)
+            assert r.out.split() == everything, r
+        # a file named on the command line is linted all the same
+        r = run("--show-files", "gen/g.py", cwd=repo, env=env)
+        assert r.out == "gen/g.py\n", r
+        # outside a git work tree a .gitignore means nothing
+        ws.write("plain/.gitignore", "*.py\n")
+        ws.write("plain/p.py", "x = 1\n")
+        r = run("--show-files", ".", cwd=os.path.join(ws.path, "plain"), env=env)
+        assert r.out == "p.py\n", r
+
+
+@test("ruff habits: a .gitignore pattern cannot make discovery backtrack exponentially")
+def _():
+    import time
+    with Workspace() as ws:
+        deep = os.path.join(*["d"] * 40)
+        ws.write(os.path.join(deep, "x.py"), "x = 1\n")
+        ws.write(".gitignore", "/" + "**/*/" * 10 + "nomatch\n")
+        os.makedirs(os.path.join(ws.path, ".git"))
+        start = time.monotonic()
+        r = run("--show-files", ".", cwd=ws.path, env={"HOME": ws.path}, timeout=60)
+        assert r.code == 0 and r.out.strip().endswith("x.py"), r
+        assert time.monotonic() - start < 10, time.monotonic() - start

@@ -52,6 +52,7 @@ void ol_cli_usage(FILE *out)
           "  --fix                   apply safe fixes (with -, print the fixed code to stdout)\n"
           "  --unsafe-fixes          also apply fixes that may change behaviour\n"
           "  --diff                  print the fixes as a unified diff; write nothing\n"
+          "  --add-noqa              add `# noqa: CODE` to every line with a finding\n"
           "\n"
           "Output:\n"
           "  --output-format FORMAT  full (default; also `text`), concise (one line per finding),\n"
@@ -110,6 +111,7 @@ typedef enum opt_id {
     OPT_STDIO,
     OPT_SHOW_FILES,
     OPT_RESPECT_GITIGNORE,
+    OPT_ADD_NOQA,
     OPT_NO_RESPECT_GITIGNORE,
 } opt_id;
 
@@ -128,6 +130,7 @@ static const opt_spec options[] = {
     {"extend-exclude", 0, true, OPT_EXCLUDE},
     {"show-files", 0, false, OPT_SHOW_FILES},
     {"respect-gitignore", 0, false, OPT_RESPECT_GITIGNORE},
+    {"add-noqa", 0, false, OPT_ADD_NOQA},
     {"no-respect-gitignore", 0, false, OPT_NO_RESPECT_GITIGNORE},
     {"force-exclude", 0, false, OPT_FORCE_EXCLUDE},
     {"stdin-filename", 0, true, OPT_STDIN_FILENAME},
@@ -290,6 +293,9 @@ static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, o
         break;
     case OPT_SHOW_FILES:
         cli->show_files = true;
+        break;
+    case OPT_ADD_NOQA:
+        cli->add_noqa = true;
         break;
     case OPT_RESPECT_GITIGNORE:
     case OPT_NO_RESPECT_GITIGNORE:
@@ -459,6 +465,15 @@ bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
             return false;
         }
     }
+    if (cli->add_noqa && (cli->fix || cli->diff)) {
+        ol_buf_puts(err, "'--add-noqa' cannot be used with '--fix' or '--diff'");
+        return false;
+    }
+    for (size_t k = 0; cli->add_noqa && k < cli->paths.len; k++)
+        if (strcmp(cli->paths.items[k], "-") == 0) {
+            ol_buf_puts(err, "'--add-noqa' writes files: it cannot be used with standard input (-)");
+            return false;
+        }
     if (cli->isolated && cli->config_path) {
         ol_buf_puts(err, "'--config' cannot be used with '--isolated'");
         return false;

@@ -400,7 +400,7 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
             struct stat st;
             err = ol_read_file_stat(in->path, OL_MAX_SOURCE_BYTES, &bytes, &len, &st);
             /* --fix writes only over the file it read */
-            if (!err && run && run->fix_mode == OL_FIX_WRITE)
+            if (!err && run && (run->fix_mode == OL_FIX_WRITE || run->add_noqa))
                 r->snapshot = ol_snapshot_new(&st, bytes, len);
         }
     }
@@ -435,7 +435,15 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
         lt->timings->read_ns += ol_now_ns() - read_start;
     ol_lint_source(lt, &src, r);
     uint64_t fix_start = lt->timings ? ol_now_ns() : 0;
-    if (run && run->fix_mode != OL_FIX_NONE) {
+    if (run && run->add_noqa && !in->from_stdin) {
+        ol_fix_outcome outcome;
+        ol_add_noqa(lt, r, &outcome);
+        r->noqa_added = outcome.applied;
+        r->fix_error = outcome.error;
+        r->fix_failed = outcome.failed;
+        ol_snapshot_free(r->snapshot);
+        r->snapshot = NULL;
+    } else if (run && run->fix_mode != OL_FIX_NONE) {
         ol_fix_mode mode = (ol_fix_mode)run->fix_mode;
         if (run->guard && run->guard->probe && mode == OL_FIX_WRITE)
             mode = OL_FIX_DIFF; /* a probe re-runs a file to see it fail, and writes nothing */

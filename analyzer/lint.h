@@ -66,6 +66,7 @@ typedef struct ol_run_options {
     /* where each file's part goes as soon as the files before it are done
      * (emit.h); NULL: the caller writes the report at the end */
     struct ol_report_writer *stream;
+    bool add_noqa;       /* --add-noqa: suppress every finding in place (fix.h) */
 } ol_run_options;
 
 typedef struct ol_file_result {
@@ -87,6 +88,7 @@ typedef struct ol_file_result {
     size_t rendered_len;
     bool written;        /* its part was streamed out (and rendered freed) */
     size_t hidden;       /* findings not reported: the default per-file-ignores for test code */
+    size_t noqa_added;   /* --add-noqa: directives written */
 } ol_file_result;
 
 typedef struct ol_linter {

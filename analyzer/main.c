@@ -330,7 +330,8 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     ol_timings timings;
     ol_timings_init(&timings);
     uint64_t wall_start = ol_now_ns();
-    ol_run_options run = {OL_FIX_NONE, cli->unsafe_fixes, cli->timings ? &timings : NULL, guard, NULL, NULL};
+    ol_run_options run = {OL_FIX_NONE, cli->unsafe_fixes, cli->timings ? &timings : NULL, guard, NULL, NULL,
+                          cli->add_noqa};
     if (cli->diff)
         run.fix_mode = OL_FIX_DIFF;
     else if (cli->fix)
@@ -356,7 +357,7 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     ol_lint_all(&grammar, &settings, &run, inputs.items, inputs.len, stdin_bytes, stdin_len, results, cli->threads);
     ol_guard_reporting(guard);
 
-    size_t failing = 0, analyzed = 0, fixed = 0, unread = 0;
+    size_t failing = 0, analyzed = 0, fixed = 0, unread = 0, noqa_added = 0;
     bool stdin_fixed_output = false, fix_failed = false;
     for (size_t i = 0; i < inputs.len; i++) {
         for (size_t k = 0; k < results[i].diags.len; k++)
@@ -367,6 +368,7 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
         else
             unread++;
         fixed += results[i].fixed;
+        noqa_added += results[i].noqa_added;
         if (results[i].fix_error)
             print_error(results[i].fix_error);
         fix_failed |= results[i].fix_failed;
@@ -417,6 +419,8 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
             if (!results[i].written)
                 ol_writer_part(&writer, &results[i]);
         ol_writer_end(&writer, results, inputs.len);
+        if (cli->add_noqa && !cli->quiet)
+            fprintf(stderr, "Added %zu noqa directive%s.\n", noqa_added, noqa_added == 1 ? "" : "s");
     }
     /* problems with suppression comments (unknown codes), in input order */
     for (size_t i = 0; i < inputs.len && !cli->quiet; i++)

@@ -370,3 +370,43 @@ def _():
         r = run("--show-files", ".", cwd=ws.path, env={"HOME": ws.path}, timeout=60)
         assert r.code == 0 and r.out.strip().endswith("x.py"), r
         assert time.monotonic() - start < 10, time.monotonic() - start
+
+
+# ---- --add-noqa --------------------------------------------------------------------------------
+
+@test("ruff habits: --add-noqa suppresses every finding in place, safely, and leaves what it cannot")
+def _():
+    with Workspace() as ws:
+        f = ws.write("train.py", LEAK)
+        s = ws.write("s.py", 'import torch\na = torch.load("x.pt")  # noqa: OOM303\n'
+                             'b = torch.load("""x\n""")\nc = torch.load("y.pt") \\\n    if a else None\n')
+        crlf = ws.write("crlf.py", "import torch\r\nd = torch.load('z.pt')\r\n", mode="w")
+        with open(crlf, "wb") as fh:
+            fh.write(b"import torch\r\nd = torch.load('z.pt')\r\n")
+        nb = ws.write("nb.ipynb", NOTEBOOK)
+        c = ws.write("clean.py", CLEAN)
+        before = os.stat(c).st_mtime_ns
+        r = run("--add-noqa", f, s, crlf, nb, c)
+        assert "Added 4 noqa directives." in r.err, r
+        assert "s.py:3: no noqa directive added" in r.err and "s.py:5: no noqa directive added" in r.err, r
+        assert r.code == 1, r  # the two findings it could not suppress are reported
+        with open(f) as fh:
+            assert "        total += loss  # noqa: OOM101\n" in fh.read()
+        with open(s) as fh:
+            text = fh.read()
+        assert 'a = torch.load("x.pt")  # noqa: OOM303, OOM302\n' in text, text
+        assert 'b = torch.load("""x\n""")\nc = torch.load("y.pt") \\\n' in text, text
+        with open(crlf, "rb") as fh:
+            assert fh.read() == b"import torch\r\nd = torch.load('z.pt')  # noqa: OOM302\r\n"
+        cell = json.load(open(nb))["cells"][0]["source"]
+        assert cell == ["import torch\n", "x = torch.load('a.pt')  # noqa: OOM302\n"], cell
+        assert os.stat(c).st_mtime_ns == before
+        # afterwards the run is clean but for what could not be suppressed, and a second run adds nothing
+        r = run("--format", "json", f, crlf, nb)
+        assert r.code == 0 and r.json() == [], r
+        r = run("--add-noqa", f, crlf, nb)
+        assert r.code == 0 and "Added 0 noqa directives." in r.err, r
+        # it writes files: not with --fix, --diff or standard input
+        for extra in (["--fix"], ["--diff"], ["-"]):
+            r = run("--add-noqa", *extra, stdin="x = 1\n")
+            assert r.code == 2 and "--add-noqa" in r.err, r

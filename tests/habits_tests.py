@@ -410,3 +410,32 @@ def _():
         for extra in (["--fix"], ["--diff"], ["-"]):
             r = run("--add-noqa", *extra, stdin="x = 1\n")
             assert r.code == 2 and "--add-noqa" in r.err, r
+
+
+# ---- python -m oomlint ---------------------------------------------------------------------
+
+@test("ruff habits: `python -m oomlint` runs the binary where the wheel is installed (venv, --target)")
+def _():
+    sys.path.insert(0, os.path.join(ROOT, "build-aux"))
+    import release
+    import harness
+    with Workspace() as ws:
+        wheel = release.write_wheel(os.path.join(ws.path, "dist"), harness.BIN, tag="linux_" + os.uname().machine)
+        subprocess.run([sys.executable, "-m", "venv", os.path.join(ws.path, "venv")], check=True, timeout=300)
+        py = os.path.join(ws.path, "venv", "bin", "python")
+        subprocess.run([py, "-m", "pip", "install", "-q", "--no-index", wheel], check=True, timeout=300,
+                       capture_output=True)
+        f = ws.write("train.py", LEAK)
+        version = run("--version").out
+        proc = subprocess.run([py, "-m", "oomlint", "--version"], capture_output=True, text=True, cwd=ws.path)
+        assert proc.returncode == 0 and proc.stdout == version, proc
+        # the binary's exit status and output come through as they are
+        proc = subprocess.run([py, "-m", "oomlint", "--output-format", "concise", f], capture_output=True, text=True)
+        assert proc.returncode == 1 and f"{f}:13:9: OOM101" in proc.stdout, proc
+        # pip install --target: the binary is in the bin/ beside the package
+        target = os.path.join(ws.path, "target")
+        subprocess.run([py, "-m", "pip", "install", "-q", "--no-index", "--target", target, wheel], check=True,
+                       timeout=300, capture_output=True)
+        proc = subprocess.run([sys.executable, "-m", "oomlint", "version"], capture_output=True, text=True,
+                              env=dict(os.environ, PYTHONPATH=target), cwd=ws.path)
+        assert proc.returncode == 0 and proc.stdout == version, proc

@@ -201,7 +201,7 @@ def page(binary):
             line(esc("oomlint reads Python training scripts and Jupyter notebooks, finds the patterns that make "
                      "GPU training run out of memory or waste it, explains each one, and fixes it where that is "
                      "safe. It reads files, directories (recursively: *.py and *.ipynb) or standard input (-), "
-                     "and reports in text, JSON, SARIF 2.1.0 or GitHub Actions annotations."))]
+                     "and reports in text, JSON, SARIF 2.1.0, GitHub Actions annotations, GitLab Code Quality or JUnit XML."))]
     for form, what in usage:
         if what:
             out += [".TP", "\\fB" + code(form) + "\\fR", line(inline(what))]

@@ -439,3 +439,38 @@ def _():
         proc = subprocess.run([sys.executable, "-m", "oomlint", "version"], capture_output=True, text=True,
                               env=dict(os.environ, PYTHONPATH=target), cwd=ws.path)
         assert proc.returncode == 0 and proc.stdout == version, proc
+
+
+# ---- the README is the user's page ----------------------------------------------------------------
+
+@test("ruff habits: the README is a user's page: short, every rule, install as root, CI snippets that work, docs linked")
+def _():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    assert len(readme.splitlines()) < 300, len(readme.splitlines())
+    assert "sudo" not in readme, "say 'as root': not every machine has sudo"
+    # the commands CI and users run
+    assert "make demo" in readme and "\nmake test " in readme, "the README's make demo / make test commands"
+    for rule in run("rules", "--format", "json").json():
+        assert f"| {rule['code']} | {rule['name']} |" in readme, rule["code"]
+    # the code-scanning snippet grants what upload-sarif needs
+    import yaml
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", readme, re.S)]
+    upload = [b for b in blocks if "upload-sarif" in json.dumps(b)]
+    assert upload, "no code-scanning snippet"
+    for b in upload:
+        job = next(iter(b["jobs"].values()))
+        assert job["permissions"]["security-events"] == "write", job
+    gitlab = [b for b in blocks if "oomlint" in b and "artifacts" in b.get("oomlint", {})]
+    assert gitlab and set(gitlab[0]["oomlint"]["artifacts"]["reports"]) == {"codequality", "junit"}, gitlab
+    # what moved out is linked, and every local link resolves (docs/probe.md is the probe's own page)
+    for doc in ("docs/performance.md", "docs/how-it-works.md", "docs/accuracy.md", "docs/probe.md",
+                "docs/output-formats.md", "docs/install.md"):
+        assert f"]({doc})" in readme, doc
+    for target in re.findall(r"\]\(((?:docs|editors)/[^)#]*)", readme):
+        if target != "docs/probe.md":
+            assert os.path.exists(os.path.join(ROOT, target)), target
+    for gone in ("## Performance", "## How it works", "What each change bought"):
+        assert gone not in readme, gone
+    with open(os.path.join(ROOT, "docs", "performance.md"), encoding="utf-8") as f:
+        assert "What each change bought" in f.read()

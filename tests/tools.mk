@@ -47,6 +47,7 @@ test-packages:
 		missing="$$missing python3-torch"; \
 	command -v groff >/dev/null 2>&1 || missing="$$missing groff-base"; \
 	command -v lexgrog >/dev/null 2>&1 || missing="$$missing man-db"; \
+	command -v xmllint >/dev/null 2>&1 || missing="$$missing libxml2-utils"; \
 	python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	[ -z "$$missing" ] && exit 0; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \

@@ -209,7 +209,7 @@ $(SYSTEM_CJSON_H):
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q libcjson-dev >/dev/null 2>&1 || \
 		{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q libcjson-dev; }; \
 	else \
-		echo "oomlint needs cJSON: run  sudo apt-get install -y libcjson-dev" >&2; exit 1; \
+		echo "oomlint needs cJSON: as root, run  apt-get install -y libcjson-dev" >&2; exit 1; \
 	fi
 	@test -f $@
 
@@ -300,7 +300,7 @@ valgrind: $(OUT)/oomlint
 			DEBIAN_FRONTEND=noninteractive apt-get install -y -q valgrind >/dev/null 2>&1 || \
 			{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q valgrind; }; \
 		else \
-			echo "make valgrind needs valgrind: run  sudo apt-get install -y valgrind" >&2; exit 1; \
+			echo "make valgrind needs valgrind: as root, run  apt-get install -y valgrind" >&2; exit 1; \
 		fi; }
 	python3 tests/valgrind.py --bin $(OUT)/oomlint
 

@@ -20,6 +20,7 @@ void ol_cli_usage(FILE *out)
           "  oomlint check [OPTIONS] [PATH ...]\n"
           "  oomlint rules [--format json]     list every rule\n"
           "  oomlint rule CODE                 explain a rule (what, why, example, fix)\n"
+          "  oomlint version                   print the version\n"
           "  oomlint server [OPTIONS]          the language server (LSP over stdio) for editors\n"
           "  oomlint probe [OPTIONS]           measure each rule's cost, or confirm findings in\n"
           "                                    your own script (oomlint probe --help)\n"
@@ -40,19 +41,25 @@ void ol_cli_usage(FILE *out)
           "\n"
           "Files:\n"
           "  --exclude GLOB          skip matching files and directories (repeatable)\n"
+          "  --extend-exclude GLOB   the same as --exclude: both add to the built-in skips\n"
           "  --force-exclude         apply --exclude to paths named on the command line too\n"
           "  --stdin-filename NAME   the name to report for input read from -\n"
+          "  --show-files            print the files that would be linted, lint nothing\n"
+          "  --no-respect-gitignore  lint files that .gitignore, .git/info/exclude or git's\n"
+          "                          global excludes file ignore (they are skipped by default)\n"
           "\n"
           "Fixes:\n"
           "  --fix                   apply safe fixes (with -, print the fixed code to stdout)\n"
           "  --unsafe-fixes          also apply fixes that may change behaviour\n"
           "  --diff                  print the fixes as a unified diff; write nothing\n"
+          "  --add-noqa              add `# noqa: CODE` to every line with a finding\n"
           "\n"
           "Output:\n"
           "  --output-format FORMAT  full (default; also `text`), concise (one line per finding),\n"
-          "                          json, sarif (SARIF 2.1.0, for code scanning) or github\n"
-          "                          (GitHub Actions annotations); --format is the same option\n"
-          "  --output-file PATH      write the report to PATH instead of standard output\n"
+          "                          json, sarif (SARIF 2.1.0, for code scanning), github\n"
+          "                          (GitHub Actions annotations), gitlab (GitLab Code Quality)\n"
+          "                          or junit (JUnit XML); --format is the same option\n"
+          "  -o, --output-file PATH  write the report to PATH instead of standard output\n"
           "  --statistics            print a count per rule instead of each finding\n"
           "  -q, --quiet             print findings only, no summary\n"
           "  --color WHEN            auto (default), always or never\n"
@@ -72,7 +79,7 @@ void ol_cli_usage(FILE *out)
           "\n"
           "Exit status: 0 no findings at or above --fail-on (info findings are shown but do not\n"
           "fail by default; a run whose every path was excluded is 0 too), 1 such findings,\n"
-          "2 usage error or nothing could be linted.\n",
+          "2 usage error, or a path that does not exist or could not be read.\n",
           out);
 }
 
@@ -102,6 +109,10 @@ typedef enum opt_id {
     OPT_OUTPUT_FILE,
     OPT_FAIL_ON,
     OPT_STDIO,
+    OPT_SHOW_FILES,
+    OPT_RESPECT_GITIGNORE,
+    OPT_ADD_NOQA,
+    OPT_NO_RESPECT_GITIGNORE,
 } opt_id;
 
 typedef struct opt_spec {
@@ -116,6 +127,11 @@ static const opt_spec options[] = {
     {"extend-select", 0, true, OPT_EXTEND_SELECT},
     {"ignore", 0, true, OPT_IGNORE},
     {"exclude", 0, true, OPT_EXCLUDE},
+    {"extend-exclude", 0, true, OPT_EXCLUDE},
+    {"show-files", 0, false, OPT_SHOW_FILES},
+    {"respect-gitignore", 0, false, OPT_RESPECT_GITIGNORE},
+    {"add-noqa", 0, false, OPT_ADD_NOQA},
+    {"no-respect-gitignore", 0, false, OPT_NO_RESPECT_GITIGNORE},
     {"force-exclude", 0, false, OPT_FORCE_EXCLUDE},
     {"stdin-filename", 0, true, OPT_STDIN_FILENAME},
     {"format", 0, true, OPT_FORMAT},
@@ -275,6 +291,16 @@ static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, o
     case OPT_SHOW_SETTINGS:
         cli->show_settings = true;
         break;
+    case OPT_SHOW_FILES:
+        cli->show_files = true;
+        break;
+    case OPT_ADD_NOQA:
+        cli->add_noqa = true;
+        break;
+    case OPT_RESPECT_GITIGNORE:
+    case OPT_NO_RESPECT_GITIGNORE:
+        cli->respect_gitignore = id == OPT_RESPECT_GITIGNORE;
+        break;
     case OPT_STDIO:
         /* `server --stdio`, as clients such as vscode-languageclient pass it;
          * stdio is the only transport */
@@ -291,10 +317,57 @@ static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, o
     return true;
 }
 
+/* Levenshtein distance between a (a_len bytes) and b, capped at 9. */
+static size_t distance(const char *a, size_t a_len, const char *b)
+{
+    size_t b_len = strlen(b);
+    if (a_len > 40 || b_len > 40)
+        return 9;
+    size_t row[41];
+    for (size_t j = 0; j <= b_len; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= a_len; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b_len; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] == b[j - 1] ? 0 : 1);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[b_len] > 9 ? 9 : row[b_len];
+}
+
+/* The long option a misspelt one most likely meant: within two edits (one
+ * for short names), or the only option the name begins. NULL if none. */
+static const char *closest_option(const char *name, size_t len)
+{
+    const char *best = NULL, *prefixed = NULL;
+    size_t best_d = len <= 4 ? 2 : 3, prefixes = 0;
+    for (size_t k = 0; k < OL_ARRAY_LEN(options); k++) {
+        size_t d = distance(name, len, options[k].long_name);
+        if (d < best_d) {
+            best_d = d;
+            best = options[k].long_name;
+        }
+        if (len >= 3 && strncmp(options[k].long_name, name, len) == 0) {
+            prefixes++;
+            prefixed = options[k].long_name;
+        }
+    }
+    return best ? best : prefixes == 1 ? prefixed : NULL;
+}
+
 bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
 {
     memset(cli, 0, sizeof(*cli));
     cli->fail_on = OL_SEV_WARNING;
+    cli->respect_gitignore = -1;
     int i = 1;
     /* subcommands come first; `check` is the default one */
     if (i < argc) {
@@ -308,6 +381,9 @@ bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
             i++;
         } else if (strcmp(argv[i], "server") == 0) {
             cli->command = OL_CMD_SERVER;
+            i++;
+        } else if (strcmp(argv[i], "version") == 0) {
+            cli->command = OL_CMD_VERSION;
             i++;
         }
     }
@@ -326,8 +402,9 @@ bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
                     return false;
                 }
                 cli->rule_code = ol_xstrdup(arg);
-            } else if (sub == OL_CMD_RULES || sub == OL_CMD_SERVER) {
-                ol_buf_printf(err, "'%s' takes no paths (got '%s')", sub == OL_CMD_RULES ? "rules" : "server", arg);
+            } else if (sub == OL_CMD_RULES || sub == OL_CMD_SERVER || sub == OL_CMD_VERSION) {
+                ol_buf_printf(err, "'%s' takes no paths (got '%s')",
+                              sub == OL_CMD_RULES ? "rules" : sub == OL_CMD_SERVER ? "server" : "version", arg);
                 return false;
             } else {
                 ol_vec_push(&cli->paths, ol_xstrdup(arg));
@@ -347,6 +424,9 @@ bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
             snprintf(flag, sizeof flag, "--%.*s", (int)(len < 40 ? len : 40), name);
             if (!spec) {
                 ol_buf_printf(err, "unknown option '%s'", flag);
+                const char *near = closest_option(name, len);
+                if (near)
+                    ol_buf_printf(err, " (did you mean '--%s'?)", near);
                 return false;
             }
             if (eq) {
@@ -385,6 +465,15 @@ bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
             return false;
         }
     }
+    if (cli->add_noqa && (cli->fix || cli->diff)) {
+        ol_buf_puts(err, "'--add-noqa' cannot be used with '--fix' or '--diff'");
+        return false;
+    }
+    for (size_t k = 0; cli->add_noqa && k < cli->paths.len; k++)
+        if (strcmp(cli->paths.items[k], "-") == 0) {
+            ol_buf_puts(err, "'--add-noqa' writes files: it cannot be used with standard input (-)");
+            return false;
+        }
     if (cli->isolated && cli->config_path) {
         ol_buf_puts(err, "'--config' cannot be used with '--isolated'");
         return false;

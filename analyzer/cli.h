@@ -50,6 +50,9 @@ typedef struct ol_cli {
     char *config_path;      /* --config PATH */
     bool isolated;          /* --isolated: ignore configuration files */
     bool show_settings;     /* --show-settings: print resolved settings, lint nothing */
+    int respect_gitignore;  /* --[no-]respect-gitignore: -1 not given, else 0 or 1 */
+    bool show_files;
+    bool add_noqa;          /* --add-noqa: suppress every finding in place */        /* --show-files: print the files a run would lint, lint nothing */
     char *rule_code;        /* for `rule CODE` */
     bool markdown;          /* `rule CODE --markdown` / `rules --markdown DIR` */
     char *output_file;      /* --output-file: the report goes there, not to stdout */

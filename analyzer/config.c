@@ -30,8 +30,54 @@
 /* how many patterns one {a,b} pattern may expand to */
 #define OL_GLOB_MAX_EXPANSIONS 256
 
-static const char *const known_keys[] = {"select",  "extend-select", "ignore",       "per-file-ignores",
-                                         "exclude", "fail-on",       "output-format"};
+static const char *const known_keys[] = {"select",         "extend-select", "ignore",
+                                         "per-file-ignores", "extend-per-file-ignores", "exclude",
+                                         "extend-exclude", "respect-gitignore", "fail-on",
+                                         "output-format"};
+
+const char *const ol_default_test_patterns[] = {"test_*.py", "*_test.py", "conftest.py", "**/tests/**", "**/test/**",
+                                                NULL};
+
+/* Does every rule whose code starts with prefix run only outside tests? */
+static bool prefix_only_training(const char *prefix)
+{
+    size_t n = strlen(prefix);
+    bool any = false;
+    for (size_t i = 0; i < ol_rule_count; i++) {
+        const ol_rule *r = ol_rules[i];
+        if (strncmp(r->code, prefix, n) != 0)
+            continue;
+        if (r->in_tests || !r->check)
+            return false;
+        any = true;
+    }
+    return any;
+}
+
+void ol_default_test_ignores(ol_strvec *out)
+{
+    bool *covered = ol_xcalloc(ol_rule_count ? ol_rule_count : 1, sizeof(bool));
+    for (size_t i = 0; i < ol_rule_count; i++) {
+        const ol_rule *r = ol_rules[i];
+        if (covered[i] || r->in_tests || !r->check)
+            continue;
+        /* the shortest prefix ("OOM1", "OOM50", "OOM501") that names only such rules */
+        size_t len = strlen(r->code);
+        char prefix[32];
+        for (size_t k = 4; k <= len && k < sizeof prefix; k++) {
+            memcpy(prefix, r->code, k);
+            prefix[k] = '\0';
+            if (k == len || prefix_only_training(prefix))
+                break;
+        }
+        ol_vec_push(out, ol_xstrdup(prefix));
+        size_t n = strlen(prefix);
+        for (size_t j = 0; j < ol_rule_count; j++)
+            if (strncmp(ol_rules[j]->code, prefix, n) == 0)
+                covered[j] = true;
+    }
+    free(covered);
+}
 
 /* ---- paths --------------------------------------------------------------- */
 
@@ -327,19 +373,19 @@ static bool read_selectors(reader *rd, const char *key, const ol_toml_entry *e, 
     return true;
 }
 
-static bool read_exclude(reader *rd, const ol_toml_entry *e, ol_strvec *out)
+static bool read_exclude(reader *rd, const char *key, const ol_toml_entry *e, ol_strvec *out)
 {
     const ol_toml_value *v = e->value;
     if (v->type != OL_TOML_ARRAY)
-        return config_error(rd, v->line, "'exclude' must be an array of glob patterns, like [\"legacy\", \"gen/*\"]; got %s",
-                            ol_toml_type_name(v->type));
+        return config_error(rd, v->line, "'%s' must be an array of glob patterns, like [\"legacy\", \"gen/*\"]; got %s",
+                            key, ol_toml_type_name(v->type));
     for (size_t i = 0; i < v->items.len; i++) {
         const ol_toml_value *item = v->items.items[i];
         if (!plain_string(item))
-            return config_error(rd, item->line, "'exclude' must be an array of glob patterns (strings); item %zu is %s",
-                                i + 1, ol_toml_type_name(item->type));
+            return config_error(rd, item->line, "'%s' must be an array of glob patterns (strings); item %zu is %s",
+                                key, i + 1, ol_toml_type_name(item->type));
         if (item->len == 0)
-            return config_error(rd, item->line, "'exclude' has an empty pattern");
+            return config_error(rd, item->line, "'%s' has an empty pattern", key);
         ol_vec_push(out, ol_xstrdup(item->text));
     }
     return true;
@@ -371,21 +417,21 @@ static bool valid_severity(const char *name)
     return ol_severity_parse(name, &s);
 }
 
-static bool read_per_file_ignores(reader *rd, const ol_toml_entry *e, ol_config *c)
+static bool read_per_file_ignores(reader *rd, const char *key, const ol_toml_entry *e, ol_pfi_vec *out)
 {
     const ol_toml_value *v = e->value;
     if (v->type != OL_TOML_TABLE)
         return config_error(rd, v->line,
-                            "'per-file-ignores' must be a table of glob = [rule codes], like {\"tests/*\" = [\"OOM101\"]}; got %s",
-                            ol_toml_type_name(v->type));
+                            "'%s' must be a table of glob = [rule codes], like {\"scripts/*\" = [\"OOM101\"]}; got %s",
+                            key, ol_toml_type_name(v->type));
     for (size_t i = 0; i < v->entries.len; i++) {
         const ol_toml_entry *pe = &v->entries.items[i];
         if (pe->key[0] == '\0')
-            return config_error(rd, pe->line, "'per-file-ignores' has an empty pattern");
+            return config_error(rd, pe->line, "'%s' has an empty pattern", key);
         ol_per_file_ignore pfi = {ol_xstrdup(pe->key), {0}, pe->line};
-        ol_vec_push(&c->per_file_ignores, pfi);
-        char *what = ol_xasprintf("per-file-ignores.\"%s\"", pe->key);
-        bool ok = read_selectors(rd, what, pe, &ol_vec_last(&c->per_file_ignores).selectors);
+        ol_vec_push(out, pfi);
+        char *what = ol_xasprintf("%s.\"%s\"", key, pe->key);
+        bool ok = read_selectors(rd, what, pe, &ol_vec_last(out).selectors);
         free(what);
         if (!ok)
             return false;
@@ -403,6 +449,11 @@ void ol_config_free(ol_config *c)
         ol_strvec_free(&c->per_file_ignores.items[i].selectors);
     }
     ol_vec_free(&c->per_file_ignores);
+    for (size_t i = 0; i < c->extend_per_file_ignores.len; i++) {
+        free(c->extend_per_file_ignores.items[i].pattern);
+        ol_strvec_free(&c->extend_per_file_ignores.items[i].selectors);
+    }
+    ol_vec_free(&c->extend_per_file_ignores);
     ol_strvec_free(&c->exclude);
     free(c->output_format);
     free(c->fail_on);
@@ -412,6 +463,7 @@ void ol_config_free(ol_config *c)
 bool ol_config_parse(ol_config *c, const char *display, const char *text, size_t len, bool *found, ol_buf *err)
 {
     memset(c, 0, sizeof(*c));
+    c->respect_gitignore = -1;
     *found = false;
     reader rd = {display, err};
     ol_toml_doc doc;
@@ -442,13 +494,22 @@ bool ol_config_parse(ol_config *c, const char *display, const char *text, size_t
             } else if (strcmp(e->key, "ignore") == 0) {
                 ok = read_selectors(&rd, "ignore", e, &c->selection.ignore);
             } else if (strcmp(e->key, "per-file-ignores") == 0) {
-                ok = read_per_file_ignores(&rd, e, c);
-            } else if (strcmp(e->key, "exclude") == 0) {
-                ok = read_exclude(&rd, e, &c->exclude);
+                c->has_per_file_ignores = true;
+                ok = read_per_file_ignores(&rd, e->key, e, &c->per_file_ignores);
+            } else if (strcmp(e->key, "extend-per-file-ignores") == 0) {
+                ok = read_per_file_ignores(&rd, e->key, e, &c->extend_per_file_ignores);
+            } else if (strcmp(e->key, "exclude") == 0 || strcmp(e->key, "extend-exclude") == 0) {
+                ok = read_exclude(&rd, e->key, e, &c->exclude);
+            } else if (strcmp(e->key, "respect-gitignore") == 0) {
+                if (e->value->type != OL_TOML_BOOLEAN)
+                    ok = config_error(&rd, e->value->line, "'respect-gitignore' must be true or false; got %s",
+                                      ol_toml_type_name(e->value->type));
+                else
+                    c->respect_gitignore = e->value->boolean;
             } else if (strcmp(e->key, "fail-on") == 0) {
                 ok = read_choice(&rd, e, "fail-on", "\"error\", \"warning\", \"info\"", valid_severity, &c->fail_on);
             } else if (strcmp(e->key, "output-format") == 0) {
-                ok = read_choice(&rd, e, "output-format", "\"full\", \"concise\", \"json\", \"sarif\", \"github\"",
+                ok = read_choice(&rd, e, "output-format", "\"full\", \"concise\", \"json\", \"sarif\", \"github\", \"gitlab\", \"junit\"",
                                  valid_format, &c->output_format);
             } else {
                 const char *near = NULL;
@@ -466,7 +527,8 @@ bool ol_config_parse(ol_config *c, const char *display, const char *text, size_t
                 else
                     ok = config_error(&rd, e->line,
                                       "unknown key '%s' in [tool.oomlint] (known keys: select, extend-select, "
-                                      "ignore, per-file-ignores, exclude, fail-on, output-format)",
+                                      "ignore, per-file-ignores, extend-per-file-ignores, exclude, extend-exclude, "
+                                      "respect-gitignore, fail-on, output-format)",
                                       e->key);
             }
         }
@@ -603,9 +665,14 @@ bool ol_resolver_init(ol_resolver *r, const ol_config_options *o)
 {
     memset(r, 0, sizeof(*r));
     r->opts = *o;
-    if (o->isolated)
-        return true;
     char *cwd = getcwd(NULL, 0);
+    if (o->isolated) {
+        /* no configuration, but the default per-file-ignores are relative
+         * to the current directory (by name only when it is unreadable) */
+        r->cwd = cwd ? absolute("/", cwd) : NULL;
+        free(cwd);
+        return true;
+    }
     if (!cwd)
         return resolver_fail(r, "cannot find configuration: the current directory is unreadable (%s)",
                              strerror(errno));
@@ -634,6 +701,7 @@ void ol_resolver_free(ol_resolver *r)
     ol_vec_free(&r->configs);
     for (size_t i = 0; i < r->settings.len; i++) {
         free(r->settings.items[i]->enabled);
+        free(r->settings.items[i]->hidden);
         free(r->settings.items[i]);
     }
     ol_vec_free(&r->settings);
@@ -741,7 +809,30 @@ static void input_location(const ol_resolver *r, const ol_input *in, char **abs,
     *dir = parent_dir(*abs);
 }
 
-static void resolve_enabled(const ol_resolver *r, const ol_config *c, const char *abs, bool *enabled)
+/* The directory a file's per-file-ignores are relative to: its
+ * configuration's, else (the defaults) the current directory. */
+static const char *pattern_base(const ol_resolver *r, const ol_config *c)
+{
+    return c ? c->dir : r->cwd;
+}
+
+/* Do the default per-file-ignores (test code) cover this file? */
+static bool default_test_code(const ol_resolver *r, const ol_config *c, const char *abs)
+{
+    if (!abs || (c && c->has_per_file_ignores))
+        return false;
+    const char *base = pattern_base(r, c);
+    const char *rel = base ? below(abs, base) : NULL;
+    for (const char *const *p = ol_default_test_patterns; *p; p++)
+        if (ol_glob_match(*p, rel, abs, false))
+            return true;
+    return false;
+}
+
+/* The rules a file is linted with (enabled) and those that run only to be
+ * counted (hidden: what the default per-file-ignores switch off; NULL to
+ * leave out). An ignore the configuration writes itself is not counted. */
+static void resolve_enabled(const ol_resolver *r, const ol_config *c, const char *abs, bool *enabled, bool *hidden)
 {
     const ol_selection *layers[2] = {NULL, NULL};
     size_t n = 0;
@@ -750,12 +841,39 @@ static void resolve_enabled(const ol_resolver *r, const ol_config *c, const char
     if (r->opts.cli)
         layers[n++] = r->opts.cli;
     ol_selection_resolve_layers(layers, n, enabled);
-    if (!c || !abs)
+    if (hidden)
+        memset(hidden, 0, ol_rule_count * sizeof(bool));
+    if (!abs)
         return;
-    const char *rel = below(abs, c->dir);
-    for (size_t i = 0; i < c->per_file_ignores.len; i++)
-        if (ol_glob_match(c->per_file_ignores.items[i].pattern, rel, abs, false))
-            ol_selection_apply_ignores(&c->per_file_ignores.items[i].selectors, enabled);
+    size_t size = (ol_rule_count ? ol_rule_count : 1) * sizeof(bool);
+    bool *user = ol_xmalloc(size);
+    memcpy(user, enabled, size);
+    if (default_test_code(r, c, abs)) {
+        ol_strvec ignores = {0};
+        ol_default_test_ignores(&ignores);
+        bool *before = ol_xmalloc(size);
+        memcpy(before, enabled, size);
+        ol_selection_apply_ignores(&ignores, enabled);
+        for (size_t i = 0; hidden && i < ol_rule_count; i++)
+            hidden[i] = before[i] && !enabled[i];
+        free(before);
+        ol_strvec_free(&ignores);
+    }
+    if (c) {
+        const char *rel = below(abs, c->dir);
+        const ol_pfi_vec *lists[2] = {&c->per_file_ignores, &c->extend_per_file_ignores};
+        for (size_t l = 0; l < 2; l++)
+            for (size_t i = 0; i < lists[l]->len; i++)
+                if (ol_glob_match(lists[l]->items[i].pattern, rel, abs, false))
+                    ol_selection_apply_ignores(&lists[l]->items[i].selectors, user);
+        for (size_t i = 0; i < ol_rule_count; i++)
+            if (!user[i]) {
+                enabled[i] = false;
+                if (hidden)
+                    hidden[i] = false;
+            }
+    }
+    free(user);
 }
 
 bool ol_resolver_run_config(ol_resolver *r, const ol_config **out)
@@ -775,27 +893,30 @@ bool ol_resolver_settings_for(ol_resolver *r, const ol_input *in, const ol_setti
         return false;
     const ol_config *c = NULL;
     char *abs = NULL, *dir = NULL;
-    if (!r->opts.isolated) {
+    if (r->cwd)
         input_location(r, in, &abs, &dir);
-        if (!config_for_abs_dir(r, dir, &c)) {
-            free(abs);
-            free(dir);
-            return false;
-        }
+    if (!r->opts.isolated && !config_for_abs_dir(r, dir, &c)) {
+        free(abs);
+        free(dir);
+        return false;
     }
     bool *enabled = ol_xcalloc(ol_rule_count ? ol_rule_count : 1, sizeof(bool));
-    resolve_enabled(r, c, abs, enabled);
+    bool *hidden = ol_xcalloc(ol_rule_count ? ol_rule_count : 1, sizeof(bool));
+    resolve_enabled(r, c, abs, enabled, hidden);
     free(abs);
     free(dir);
     for (size_t i = 0; i < r->settings.len; i++) {
-        if (memcmp(r->settings.items[i]->enabled, enabled, ol_rule_count * sizeof(bool)) == 0) {
+        if (memcmp(r->settings.items[i]->enabled, enabled, ol_rule_count * sizeof(bool)) == 0 &&
+            memcmp(r->settings.items[i]->hidden, hidden, ol_rule_count * sizeof(bool)) == 0) {
             free(enabled);
+            free(hidden);
             *out = r->settings.items[i];
             return true;
         }
     }
     ol_settings *s = ol_xcalloc(1, sizeof(*s));
     s->enabled = enabled;
+    s->hidden = hidden;
     ol_vec_push(&r->settings, s);
     *out = s;
     return true;
@@ -837,7 +958,7 @@ bool ol_resolver_show(ol_resolver *r, const ol_input *in, ol_buf *out)
     const ol_config *c = NULL;
     char *abs = NULL, *dir = NULL;
     bool is_dir = false;
-    if (!r->opts.isolated) {
+    if (r->cwd) {
         input_location(r, in, &abs, &dir);
         /* a directory: the settings of the files directly in it */
         struct stat st;
@@ -847,11 +968,11 @@ bool ol_resolver_show(ol_resolver *r, const ol_input *in, ol_buf *out)
             dir = abs;
             abs = NULL;
         }
-        if (!config_for_abs_dir(r, dir, &c)) {
-            free(abs);
-            free(dir);
-            return false;
-        }
+    }
+    if (!r->opts.isolated && !config_for_abs_dir(r, dir, &c)) {
+        free(abs);
+        free(dir);
+        return false;
     }
     ol_buf_printf(out, "Settings for: %s%s\n", in->from_stdin && !r->opts.stdin_filename ? "- (standard input)" : in->path,
                   is_dir ? " (a directory: the settings of the files in it, before per-file ignores)" : "");
@@ -874,36 +995,67 @@ bool ol_resolver_show(ol_resolver *r, const ol_input *in, ol_buf *out)
     ol_buf_puts(out, "\nPer-file ignores that apply:\n");
     bool any = false;
     const char *rel = c && abs ? below(abs, c->dir) : NULL;
-    for (size_t i = 0; c && abs && i < c->per_file_ignores.len; i++) {
-        const ol_per_file_ignore *p = &c->per_file_ignores.items[i];
-        if (!ol_glob_match(p->pattern, rel, abs, false))
-            continue;
-        ol_buf_printf(out, "  \"%s\" = [", p->pattern);
-        for (size_t k = 0; k < p->selectors.len; k++)
-            ol_buf_printf(out, "%s\"%s\"", k ? ", " : "", p->selectors.items[k]);
-        ol_buf_printf(out, "]  (%s:%u)\n", c->path, p->line);
-        any = true;
+    const ol_pfi_vec *lists[2] = {c ? &c->per_file_ignores : NULL, c ? &c->extend_per_file_ignores : NULL};
+    for (size_t l = 0; l < 2 && c && abs; l++) {
+        for (size_t i = 0; i < lists[l]->len; i++) {
+            const ol_per_file_ignore *p = &lists[l]->items[i];
+            if (!ol_glob_match(p->pattern, rel, abs, false))
+                continue;
+            ol_buf_printf(out, "  \"%s\" = [", p->pattern);
+            for (size_t k = 0; k < p->selectors.len; k++)
+                ol_buf_printf(out, "%s\"%s\"", k ? ", " : "", p->selectors.items[k]);
+            ol_buf_printf(out, "]  (%s:%u, %s)\n", c->path, p->line, l ? "extend-per-file-ignores" : "per-file-ignores");
+            any = true;
+        }
+    }
+    if (default_test_code(r, c, abs)) {
+        const char *base = pattern_base(r, c);
+        const char *drel = base ? below(abs, base) : NULL;
+        ol_strvec ignores = {0};
+        ol_default_test_ignores(&ignores);
+        for (const char *const *p = ol_default_test_patterns; *p; p++) {
+            if (!ol_glob_match(*p, drel, abs, false))
+                continue;
+            ol_buf_printf(out, "  \"%s\" = [", *p);
+            for (size_t k = 0; k < ignores.len; k++)
+                ol_buf_printf(out, "%s\"%s\"", k ? ", " : "", ignores.items[k]);
+            ol_buf_puts(out, "]  (default: test code; findings counted in the summary)\n");
+            any = true;
+        }
+        ol_strvec_free(&ignores);
     }
     if (!any)
         ol_buf_puts(out, "  (none)\n");
+    if (abs && c && c->has_per_file_ignores)
+        ol_buf_printf(out, "  (%s sets per-file-ignores, which replaces the default for test code)\n", c->path);
 
     bool *enabled = ol_xcalloc(ol_rule_count ? ol_rule_count : 1, sizeof(bool));
-    resolve_enabled(r, c, abs, enabled);
+    bool *hidden = ol_xcalloc(ol_rule_count ? ol_rule_count : 1, sizeof(bool));
+    resolve_enabled(r, c, abs, enabled, hidden);
     ol_buf_puts(out, "\nEnabled rules:\n");
+    any = false;
     for (size_t i = 0; i < ol_rule_count; i++)
-        if (enabled[i])
+        if (enabled[i]) {
             ol_buf_printf(out, "  %s  %s\n", ol_rules[i]->code, ol_rules[i]->name);
+            any = true;
+        }
+    if (!any)
+        ol_buf_puts(out, "  (none)\n");
     ol_buf_puts(out, "\nDisabled rules:\n");
     any = false;
     for (size_t i = 0; i < ol_rule_count; i++) {
         if (enabled[i])
             continue;
-        ol_buf_printf(out, "  %s  %s%s\n", ol_rules[i]->code, ol_rules[i]->name, ol_rules[i]->opt_in ? " (opt-in)" : "");
+        ol_buf_printf(out, "  %s  %s%s\n", ol_rules[i]->code, ol_rules[i]->name,
+                      hidden[i]              ? " (test code: the default per-file-ignores)"
+                      : ol_rules[i]->opt_in ? " (opt-in)"
+                                            : "");
         any = true;
     }
     if (!any)
         ol_buf_puts(out, "  (none)\n");
     free(enabled);
+    free(hidden);
 
     ol_buf_puts(out, "\nExclude:\n");
     any = false;

@@ -42,12 +42,19 @@ typedef struct ol_per_file_ignore {
     uint32_t line;        /* where the pattern is written */
 } ol_per_file_ignore;
 
+typedef OL_VEC(ol_per_file_ignore) ol_pfi_vec;
+
 typedef struct ol_config {
     char *path;           /* the file, as shown in messages */
     char *dir;            /* absolute directory that patterns are relative to */
     ol_selection selection;
-    OL_VEC(ol_per_file_ignore) per_file_ignores;
-    ol_strvec exclude;
+    /* `per-file-ignores` replaces the default (test code: see
+     * ol_default_per_file_ignores), `extend-per-file-ignores` adds to it */
+    ol_pfi_vec per_file_ignores;
+    bool has_per_file_ignores;
+    ol_pfi_vec extend_per_file_ignores;
+    ol_strvec exclude;    /* `exclude` and `extend-exclude`: both add to the built-in skips */
+    int respect_gitignore; /* `respect-gitignore`: -1 not set, else 0 or 1 */
     /* Run-wide settings, taken from the configuration that covers the
      * current directory (as Ruff takes its own): NULL when not set. */
     char *output_format;  /* `output-format`, a name ol_format_parse knows */
@@ -60,6 +67,15 @@ typedef struct ol_config {
  * "display:line: message" to err. */
 bool ol_config_parse(ol_config *c, const char *display, const char *text, size_t len, bool *found, ol_buf *err);
 void ol_config_free(ol_config *c);
+
+/* The default per-file-ignores: the patterns that name test code
+ * (test_*.py, *_test.py, conftest.py, and everything under a tests/ or
+ * test/ directory) and, for each, the rules that are not run on tests as
+ * selectors (every rule whose `in_tests` is false, as short prefixes). A
+ * finding these hide is counted, and the summary says how many there were.
+ * A configuration's `per-file-ignores` replaces them. */
+extern const char *const ol_default_test_patterns[];
+void ol_default_test_ignores(ol_strvec *out);
 
 /* Does a configuration pattern match a path relative to its directory?
  * `*` and `?` and `[...]` match within one path component, a `**`

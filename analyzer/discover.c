@@ -6,6 +6,7 @@
  * are reported as not regular files.
  */
 #include "discover.h"
+#include "gitignore.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -113,9 +114,13 @@ static bool excluded(const char *path, const ol_discover_options *opts)
 static void walk(const char *root, const ol_discover_options *opts, ol_input_vec *out)
 {
     OL_VEC(char *) stack = {0};
+    OL_VEC(ol_gitignore *) rules = {0}; /* each stacked directory's gitignore rules */
+    ol_gitignore *top = opts->respect_gitignore ? ol_gitignore_open(root) : NULL;
     ol_vec_push(&stack, ol_xstrdup(root));
+    ol_vec_push(&rules, top);
     while (stack.len > 0) {
         char *dir = stack.items[--stack.len];
+        ol_gitignore *ignore = rules.items[--rules.len];
         DIR *d = opendir(dir);
         if (!d) {
             add_input(out, dir, errno ? errno : EACCES);
@@ -133,10 +138,15 @@ static void walk(const char *root, const ol_discover_options *opts, ol_input_vec
         ol_sort(names.items, names.len, sizeof(char *), cmp_str);
         /* push subdirectories in reverse so they pop in order */
         OL_VEC(char *) subdirs = {0};
+        OL_VEC(ol_gitignore *) subrules = {0};
         for (size_t i = 0; i < names.len; i++) {
             char *path = join_path(dir, names.items[i]);
             struct stat st;
             if (lstat(path, &st) != 0) {
+                free(path);
+                continue;
+            }
+            if (ignore && ol_gitignore_ignored(ignore, names.items[i], S_ISDIR(st.st_mode))) {
                 free(path);
                 continue;
             }
@@ -156,6 +166,7 @@ static void walk(const char *root, const ol_discover_options *opts, ol_input_vec
                     continue;
                 }
                 ol_vec_push(&subdirs, path);
+                ol_vec_push(&subrules, ol_gitignore_enter(ignore, names.items[i]));
                 continue;
             }
             if (is_source_name(names.items[i])) {
@@ -166,15 +177,20 @@ static void walk(const char *root, const ol_discover_options *opts, ol_input_vec
             }
             free(path);
         }
-        for (size_t i = subdirs.len; i-- > 0;)
+        for (size_t i = subdirs.len; i-- > 0;) {
             ol_vec_push(&stack, subdirs.items[i]);
+            ol_vec_push(&rules, subrules.items[i]);
+        }
         ol_vec_free(&subdirs);
+        ol_vec_free(&subrules);
         for (size_t i = 0; i < names.len; i++)
             free(names.items[i]);
         ol_vec_free(&names);
         free(dir);
     }
     ol_vec_free(&stack);
+    ol_vec_free(&rules);
+    ol_gitignore_free(top);
 }
 
 /* "./a//b/" -> "a/b" for display; "." stays "." */

@@ -5,7 +5,8 @@
  * A directory is searched recursively for *.py and *.ipynb files, skipping
  * hidden directories, __pycache__, virtual environments (a pyvenv.cfg, or
  * the usual names) and the directories Ruff skips by default, plus anything
- * matching --exclude or a configuration's `exclude`. A path named explicitly is always linted unless
+ * matching --exclude or a configuration's `exclude`, and (respect-gitignore)
+ * what git ignores. A path named explicitly is always linted unless
  * --force-exclude is given. `-` is standard input. A path that does not
  * exist or cannot be read, or that names a FIFO, socket or device, becomes an
  * input carrying its error, so it is reported (OOM001) in its place in the
@@ -32,6 +33,9 @@ typedef struct ol_discover_options {
     /* counts the files and directories left out because they are excluded
      * (so a run whose every path was excluded can say so), or NULL */
     size_t *excluded_count;
+    /* leave out what git ignores while walking a directory (gitignore.h);
+     * a path named explicitly is linted all the same */
+    bool respect_gitignore;
 } ol_discover_options;
 
 void ol_discover(const char *const *paths, size_t count, const ol_discover_options *opts, ol_input_vec *out);

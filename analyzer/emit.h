@@ -19,12 +19,14 @@ typedef enum ol_format {
     OL_FMT_SARIF,
     OL_FMT_GITHUB,
     OL_FMT_CONCISE,   /* text, one line per finding (`--output-format concise`) */
+    OL_FMT_GITLAB,    /* GitLab Code Quality JSON (emit_gitlab.c) */
+    OL_FMT_JUNIT,     /* JUnit XML (emit_junit.c) */
 } ol_format;
 
 /* An output format by name, as --output-format and `output-format` in the
  * configuration spell it (`full` and `text` are the same); false if unknown. */
 bool ol_format_parse(const char *name, ol_format *out);
-#define OL_FORMAT_NAMES "full (or text), concise, json, sarif, github"
+#define OL_FORMAT_NAMES "full (or text), concise, json, sarif, github, gitlab, junit"
 
 typedef struct ol_emit_options {
     ol_format format;
@@ -55,6 +57,16 @@ void ol_emit_github_file(FILE *out, const ol_file_result *r);
  * document and separated as ol_json_pretty_at separates them. */
 void ol_emit_json_file(ol_buf *b, const ol_file_result *r);
 void ol_emit_sarif_file(ol_buf *b, const char *cwd, const ol_file_result *r);
+/* GitLab Code Quality: the file's objects, paths relative to root
+ * (ol_gitlab_root: $CI_PROJECT_DIR, else the current directory). */
+void ol_emit_gitlab_file(ol_buf *b, const char *root, const ol_file_result *r);
+char *ol_gitlab_root(void);
+/* JUnit XML: the file's <testsuite>; what comes before the first and after
+ * the last, and the suite of a run with no findings. */
+void ol_emit_junit_file(ol_buf *b, const ol_file_result *r);
+extern const char ol_junit_head[], ol_junit_tail[], ol_junit_empty[];
+/* Appends s as XML 1.0 character data or an attribute value. */
+void ol_xml_escape(ol_buf *b, const char *s);
 /* What follows the files' parts: text's statistics and summary line, JSON's
  * closing bracket (or its --statistics array). */
 void ol_emit_text_end(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o);

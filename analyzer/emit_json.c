@@ -55,6 +55,7 @@ bool ol_format_parse(const char *name, ol_format *out)
     } formats[] = {
         {"full", OL_FMT_TEXT}, {"text", OL_FMT_TEXT},   {"concise", OL_FMT_CONCISE},
         {"json", OL_FMT_JSON}, {"sarif", OL_FMT_SARIF}, {"github", OL_FMT_GITHUB},
+        {"gitlab", OL_FMT_GITLAB}, {"junit", OL_FMT_JUNIT},
     };
     for (size_t i = 0; i < OL_ARRAY_LEN(formats); i++)
         if (strcmp(name, formats[i].name) == 0) {

@@ -13,7 +13,10 @@ void ol_renderer_init(ol_renderer *rd, const ol_emit_options *o, bool discard)
 {
     rd->o = *o;
     rd->discard = discard;
-    rd->cwd = !discard && o->format == OL_FMT_SARIF ? ol_sarif_cwd() : NULL;
+    rd->cwd = discard                        ? NULL
+              : o->format == OL_FMT_SARIF  ? ol_sarif_cwd()
+              : o->format == OL_FMT_GITLAB ? ol_gitlab_root()
+                                           : NULL;
 }
 
 void ol_renderer_free(ol_renderer *rd)
@@ -26,7 +29,7 @@ void ol_renderer_free(ol_renderer *rd)
  * a FILE (as to the report itself), JSON and SARIF objects into a buffer. */
 static bool part_is_text(ol_format kind)
 {
-    return kind != OL_FMT_JSON && kind != OL_FMT_SARIF;
+    return kind != OL_FMT_JSON && kind != OL_FMT_SARIF && kind != OL_FMT_GITLAB && kind != OL_FMT_JUNIT;
 }
 
 static void part_to_file(FILE *out, ol_format kind, const ol_renderer *rd, const ol_file_result *r)
@@ -41,6 +44,10 @@ static void part_to_buf(ol_buf *b, ol_format kind, const ol_renderer *rd, const 
 {
     if (kind == OL_FMT_JSON)
         ol_emit_json_file(b, r);
+    else if (kind == OL_FMT_GITLAB)
+        ol_emit_gitlab_file(b, rd->cwd, r);
+    else if (kind == OL_FMT_JUNIT)
+        ol_emit_junit_file(b, r);
     else
         ol_emit_sarif_file(b, rd->cwd, r);
 }
@@ -109,8 +116,10 @@ void ol_writer_part(ol_report_writer *w, const ol_file_result *r)
 {
     if (!r->diags.len || !has_parts(w->kind, &w->rd->o))
         return;
-    if (w->kind == OL_FMT_JSON)
+    if (w->kind == OL_FMT_JSON || w->kind == OL_FMT_GITLAB)
         fputs(w->parts ? ",\n  " : "[\n  ", w->out);
+    else if (w->kind == OL_FMT_JUNIT && !w->parts)
+        fputs(ol_junit_head, w->out);
     else if (w->kind == OL_FMT_SARIF)
         fputs(w->parts ? ",\n        " : w->sarif_head, w->out);
     if (r->rendered) {
@@ -138,6 +147,14 @@ void ol_writer_end(ol_report_writer *w, const ol_file_result *results, size_t co
         break;
     case OL_FMT_SARIF:
         fputs(w->parts ? w->sarif_tail : w->sarif_empty, w->out);
+        break;
+    case OL_FMT_GITLAB:
+        fputs(w->parts ? "\n]\n" : "[]\n", w->out);
+        break;
+    case OL_FMT_JUNIT:
+        if (!w->parts)
+            fprintf(w->out, "%s%s", ol_junit_head, ol_junit_empty);
+        fputs(ol_junit_tail, w->out);
         break;
     case OL_FMT_GITHUB:
         break;

@@ -428,42 +428,73 @@ void ol_emit_text_file(FILE *out, const ol_file_result *r, const ol_emit_options
     }
 }
 
+/* "fix" or "fixes" */
+static const char *es(size_t n)
+{
+    return n == 1 ? "" : "es";
+}
+
+static const char *plural(size_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
+/* The summary follows Ruff's: "Found 13 findings (9 fixed, 4 remaining).",
+ * then what can be fixed ("[*] 4 fixable with the `--fix` option (2 hidden
+ * fixes can be enabled with the `--unsafe-fixes` option).", or "No fixes
+ * available (...)" when only unsafe ones are), then how many findings the
+ * default per-file-ignores kept out of test code. */
 void ol_emit_text_end(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o)
 {
     style st = {o->color};
-    size_t total = 0, files_with = 0, safe = 0, unsafe = 0, files = 0;
+    size_t remaining = 0, applicable = 0, hidden_unsafe = 0, files = 0, fixed = 0, hidden = 0;
     for (size_t f = 0; f < count; f++) {
         const ol_file_result *r = &results[f];
         if (r->read_ok)
             files++;
-        if (r->diags.len)
-            files_with++;
+        fixed += r->fixed;
+        hidden += r->hidden;
         for (size_t i = 0; i < r->diags.len; i++) {
             const ol_diag *d = &r->diags.items[i];
-            total++;
-            if (d->fix && !d->fix->unsafe)
-                safe++;
+            remaining++;
+            if (d->fix && (!d->fix->unsafe || o->unsafe_fixes))
+                applicable++;
             else if (d->fix)
-                unsafe++;
+                hidden_unsafe++;
         }
     }
     if (o->statistics)
         statistics(out, &st, results, count, o);
     if (o->quiet)
         return;
-    if (total == 0) {
+    size_t total = fixed + remaining;
+    if (fixed > 0) {
+        fprintf(out, "Found %zu finding%s (%zu fixed, %zu remaining).\n", total, plural(total), fixed, remaining);
+    } else if (remaining > 0) {
+        fprintf(out, "Found %zu finding%s.\n", remaining, plural(remaining));
+    } else {
         if (files > 0)
             put(out, &st, C_GREEN, "All checks passed!");
         else
             fputs("No files were analyzed.", out);
         fputc('\n', out);
-        return;
     }
-    fprintf(out, "Found %zu finding%s in %zu file%s.", total, total == 1 ? "" : "s", files_with,
-            files_with == 1 ? "" : "s");
-    if (safe)
-        fprintf(out, " %zu fixable with `oomlint --fix`.", safe);
-    if (unsafe)
-        fprintf(out, " %zu more with `oomlint --fix --unsafe-fixes`.", unsafe);
-    fputc('\n', out);
+    if (applicable > 0 && hidden_unsafe > 0) {
+        fputc('[', out);
+        put(out, &st, C_CYAN, "*");
+        fprintf(out, "] %zu fixable with the `--fix` option (%zu hidden fix%s can be enabled with the "
+                     "`--unsafe-fixes` option).\n",
+                applicable, hidden_unsafe, es(hidden_unsafe));
+    } else if (applicable > 0) {
+        fputc('[', out);
+        put(out, &st, C_CYAN, "*");
+        fprintf(out, "] %zu fixable with the `--fix` option.\n", applicable);
+    } else if (hidden_unsafe > 0) {
+        fprintf(out, "No fixes available (%zu hidden fix%s can be enabled with the `--unsafe-fixes` option).\n",
+                hidden_unsafe, es(hidden_unsafe));
+    }
+    if (hidden > 0)
+        fprintf(out, "%zu finding%s in test code not shown: the default per-file-ignores leave training rules out "
+                     "of tests (see `oomlint --show-settings FILE`).\n",
+                hidden, plural(hidden));
 }

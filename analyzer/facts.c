@@ -847,33 +847,6 @@ void ol_fix_call_on(ol_fix *fix, const ol_tree *t, ol_nid expr, const char *suff
     free(close);
 }
 
-bool ol_is_test_file(const ol_model *m)
-{
-    const char *path = m->src->path;
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if (ol_str_has_prefix(base, "test_") || ol_str_has_suffix(base, "_test.py") || strcmp(base, "conftest.py") == 0)
-        return true;
-    bool test_dir = ol_str_has_prefix(path, "tests/") || ol_str_has_prefix(path, "test/") || strstr(path, "/tests/") ||
-                    strstr(path, "/test/");
-    if (!test_dir)
-        return false;
-    /* test functions, the helpers a shared tester class gives them
-     * (`_test_merge_layers`), or a module that uses a test framework */
-    for (size_t i = 0; i < m->functions.len; i++) {
-        const char *name = ol_sym_str(m, m->functions.items[i].name);
-        if (ol_str_has_prefix(name, "test_") || ol_str_has_prefix(name, "_test_"))
-            return true;
-    }
-    for (size_t i = 0; i < m->imports.len; i++) {
-        const char *q = ol_sym_str(m, m->imports.items[i].qual);
-        if (strcmp(q, "pytest") == 0 || strcmp(q, "unittest") == 0 || ol_str_has_prefix(q, "pytest.") ||
-            ol_str_has_prefix(q, "unittest."))
-            return true;
-    }
-    return false;
-}
-
 const char *ol_torch_alias(ol_model *m, ol_nid n)
 {
     for (size_t i = 0; i < m->imports.len; i++) {

@@ -149,11 +149,6 @@ bool ol_is_primary(const ol_tree *t, ol_nid n);
 struct ol_fix;
 void ol_fix_call_on(struct ol_fix *fix, const ol_tree *t, ol_nid expr, const char *suffix);
 
-/* Is this a pytest file: test_*.py, *_test.py, conftest.py, or a file in a
- * tests/ or test/ directory that defines test_ functions or _test_ helpers,
- * or imports pytest or unittest? Tests exercise behaviour on purpose, so
- * training-pattern rules skip them. */
-bool ol_is_test_file(const ol_model *m);
 /* Does the loop surely run no model: every call in it a builtin, a torch
  * function, a method of tensors, containers, strings or loggers, or a
  * function of the file whose calls are all such (two levels deep)? What it

@@ -581,6 +581,11 @@ static void relint(ol_linter *lt, const ol_file_result *r, const char *text, siz
     ol_lint_source(lt, &fresh, out);
 }
 
+void ol_fix_relint(ol_linter *lt, const ol_file_result *r, const char *text, size_t len, ol_file_result *out)
+{
+    relint(lt, r, text, len, out);
+}
+
 /* Moves the linted state `next` into r, keeping what belongs to the file
  * rather than to its text (where it came from, how it was read). */
 static void adopt(ol_file_result *r, ol_file_result *next)

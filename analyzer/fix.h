@@ -63,4 +63,17 @@ int ol_write_atomic(const char *path, const char *data, size_t len);
 
 void ol_fix_outcome_free(ol_fix_outcome *o);
 
+/* Lints `text` as a new state of r's file (its encoding, BOM and cell map
+ * kept) into *out, for edits made outside the fixes (--add-noqa). */
+void ol_fix_relint(ol_linter *lt, const ol_file_result *r, const char *text, size_t len, ol_file_result *out);
+
+/* --add-noqa: adds `# noqa: CODES` to every line of r with a finding (to
+ * the codes of a `# noqa:` already there), keeps only the lines where the
+ * new text lints to exactly that (no syntax error, nothing else changed,
+ * every finding of the line suppressed), and writes the file as --fix
+ * does. outcome->applied counts the directives added; a line that cannot
+ * take one (its end is inside a string, after a backslash) is left, and
+ * its findings stay in r. */
+void ol_add_noqa(ol_linter *lt, ol_file_result *r, ol_fix_outcome *outcome);
+
 #endif

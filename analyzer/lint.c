@@ -153,15 +153,29 @@ static void filter(const ol_settings *s, const ol_tree *t, ol_file_result *r)
     warn_unknown_codes(&sup, t->src, r);
     ol_diag_vec_sort(diags);
     size_t keep = 0;
+    ol_diag last_hidden = {0};
+    bool have_hidden = false;
     for (size_t i = 0; i < diags->len; i++) {
         ol_diag *d = &diags->items[i];
-        bool drop = !s->enabled[ol_rule_index(d->rule)];
+        size_t rule = ol_rule_index(d->rule);
+        bool hidden = s->hidden && s->hidden[rule];
+        bool drop = !s->enabled[rule] && !hidden;
         if (!drop && d->rule != &ol_rule_oom001) {
             uint32_t line = ol_source_line_index(t->src, d->start) + 1;
             drop = ol_suppression_use(&sup, line, d->rule->code);
         }
         if (!drop && keep > 0 && same_finding(&diags->items[keep - 1], d))
             drop = true;
+        if (!drop && hidden) {
+            /* found, and not reported only because of the default for test
+             * code: counted (once, as a reported one would be kept once) */
+            ol_diag key = {.rule = d->rule, .start = d->start, .end = d->end};
+            if (!(have_hidden && same_finding(&last_hidden, &key)))
+                r->hidden++;
+            last_hidden = key;
+            have_hidden = true;
+            drop = true;
+        }
         if (drop) {
             ol_diag_free(d);
             continue;
@@ -325,10 +339,10 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
             t0 = t1;
         }
         ol_check check = {&model, &tree, &r->src, NULL, &r->diags};
-        bool test_file = ol_is_test_file(&model);
+        const ol_settings *s = lt->settings;
         for (size_t i = 0; i < ol_rule_count && !lt->summary_only; i++) {
             const ol_rule *rule = ol_rules[i];
-            if (!rule->check || !lt->settings->enabled[i] || (test_file && !rule->in_tests))
+            if (!rule->check || !(s->enabled[i] || (s->hidden && s->hidden[i])))
                 continue;
             check.rule = rule;
             lt->nested_ns = 0;
@@ -386,7 +400,7 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
             struct stat st;
             err = ol_read_file_stat(in->path, OL_MAX_SOURCE_BYTES, &bytes, &len, &st);
             /* --fix writes only over the file it read */
-            if (!err && run && run->fix_mode == OL_FIX_WRITE)
+            if (!err && run && (run->fix_mode == OL_FIX_WRITE || run->add_noqa))
                 r->snapshot = ol_snapshot_new(&st, bytes, len);
         }
     }
@@ -421,7 +435,15 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
         lt->timings->read_ns += ol_now_ns() - read_start;
     ol_lint_source(lt, &src, r);
     uint64_t fix_start = lt->timings ? ol_now_ns() : 0;
-    if (run && run->fix_mode != OL_FIX_NONE) {
+    if (run && run->add_noqa && !in->from_stdin) {
+        ol_fix_outcome outcome;
+        ol_add_noqa(lt, r, &outcome);
+        r->noqa_added = outcome.applied;
+        r->fix_error = outcome.error;
+        r->fix_failed = outcome.failed;
+        ol_snapshot_free(r->snapshot);
+        r->snapshot = NULL;
+    } else if (run && run->fix_mode != OL_FIX_NONE) {
         ol_fix_mode mode = (ol_fix_mode)run->fix_mode;
         if (run->guard && run->guard->probe && mode == OL_FIX_WRITE)
             mode = OL_FIX_DIFF; /* a probe re-runs a file to see it fail, and writes nothing */

@@ -27,6 +27,10 @@ typedef struct ol_input {
 
 typedef struct ol_settings {
     bool *enabled;       /* per registry index */
+    /* rules that run but whose findings are only counted (ol_file_result's
+     * hidden), not reported: those the default per-file-ignores switch off
+     * for test code (config.h); NULL when there are none */
+    bool *hidden;
 } ol_settings;
 
 /* Where the time goes, for --timings and the benchmark: nanoseconds of
@@ -62,6 +66,7 @@ typedef struct ol_run_options {
     /* where each file's part goes as soon as the files before it are done
      * (emit.h); NULL: the caller writes the report at the end */
     struct ol_report_writer *stream;
+    bool add_noqa;       /* --add-noqa: suppress every finding in place (fix.h) */
 } ol_run_options;
 
 typedef struct ol_file_result {
@@ -82,6 +87,8 @@ typedef struct ol_file_result {
     char *rendered;      /* its part of the report, made when it was linted (source then freed) */
     size_t rendered_len;
     bool written;        /* its part was streamed out (and rendered freed) */
+    size_t hidden;       /* findings not reported: the default per-file-ignores for test code */
+    size_t noqa_added;   /* --add-noqa: directives written */
 } ol_file_result;
 
 typedef struct ol_linter {

@@ -10,8 +10,9 @@
  * a usage or configuration error, a report that could not be written
  * (standard output or --output-file), a fix that could not be written or a
  * file that changed on disk while it was being fixed, --diff on a path that
- * could not be read, or nothing that could be linted. --exit-zero turns 1
- * into 0, never 2.
+ * could not be read, or no file given could be read. A directory with no
+ * Python in it is a warning and 0, as in Ruff. --exit-zero turns 1 into 0,
+ * never 2.
  *
  * Nothing is written before the arguments and the configuration are known
  * good: the report file is opened only then, it may not be one of the
@@ -115,6 +116,58 @@ static int run_show_settings(const ol_cli *cli)
     return 0;
 }
 
+/* respect-gitignore: the command line's, else the run's configuration's,
+ * else on */
+static bool respect_gitignore(const ol_cli *cli, const ol_config *run_config)
+{
+    if (cli->respect_gitignore >= 0)
+        return cli->respect_gitignore;
+    return !run_config || run_config->respect_gitignore != 0;
+}
+
+/* --show-files: the files a run would lint, one a line, in the order it
+ * would lint them; a path that cannot be linted is an error (exit 2). */
+static int run_show_files(const ol_cli *cli)
+{
+    ol_config_options copts;
+    config_options(cli, &copts);
+    ol_resolver resolver;
+    if (!ol_resolver_init(&resolver, &copts))
+        return config_failed(&resolver);
+    const ol_config *run_config = NULL;
+    if (!ol_resolver_run_config(&resolver, &run_config))
+        return config_failed(&resolver);
+    ol_input_vec inputs = {0};
+    size_t excluded = 0;
+    ol_discover_options dopts = {&cli->exclude, cli->force_exclude, cli->stdin_filename, ol_resolver_excluded,
+                                 &resolver, &excluded, respect_gitignore(cli, run_config)};
+    ol_discover((const char *const *)cli->paths.items, cli->paths.len, &dopts, &inputs);
+    if (resolver.failed) {
+        ol_input_vec_free(&inputs);
+        return config_failed(&resolver);
+    }
+    int status = 0;
+    ol_buf line = {0};
+    for (size_t i = 0; i < inputs.len; i++) {
+        const ol_input *in = &inputs.items[i];
+        ol_buf_clear(&line);
+        if (in->error) {
+            ol_buf_printf(&line, "cannot lint '%s': %s", in->path, strerror(in->error));
+            print_error(line.data);
+            status = 2;
+            continue;
+        }
+        ol_escape_display(&line, in->path, true);
+        printf("%s\n", line.data);
+    }
+    if (inputs.len == 0 && !cli->quiet)
+        fputs("oomlint: warning: no Python files or notebooks found in the given paths\n", stderr);
+    ol_buf_free(&line);
+    ol_input_vec_free(&inputs);
+    ol_resolver_free(&resolver);
+    return status;
+}
+
 static void print_timings(const ol_timings *t, uint64_t wall_ns, int threads)
 {
     double total = (double)(t->read_ns + t->parse_ns + t->model_ns + t->rules_ns + t->filter_ns + t->fix_ns);
@@ -209,14 +262,14 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     if (run_config && run_config->fail_on && !cli->fail_on_given)
         ol_severity_parse(run_config->fail_on, &cli->fail_on);
 
-    ol_settings settings;
+    ol_settings settings = {0};
     settings.enabled = ol_xcalloc(ol_rule_count, sizeof(bool));
     ol_selection_resolve(&cli->selection, settings.enabled);
 
     ol_input_vec inputs = {0};
     size_t excluded = 0;
     ol_discover_options dopts = {&cli->exclude, cli->force_exclude, cli->stdin_filename, ol_resolver_excluded,
-                                 &resolver, &excluded};
+                                 &resolver, &excluded, respect_gitignore(cli, run_config)};
     ol_discover((const char *const *)cli->paths.items, cli->paths.len, &dopts, &inputs);
     /* each input is linted with the rule set of the configuration covering it */
     for (size_t i = 0; i < inputs.len && !resolver.failed; i++)
@@ -277,7 +330,8 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     ol_timings timings;
     ol_timings_init(&timings);
     uint64_t wall_start = ol_now_ns();
-    ol_run_options run = {OL_FIX_NONE, cli->unsafe_fixes, cli->timings ? &timings : NULL, guard, NULL, NULL};
+    ol_run_options run = {OL_FIX_NONE, cli->unsafe_fixes, cli->timings ? &timings : NULL, guard, NULL, NULL,
+                          cli->add_noqa};
     if (cli->diff)
         run.fix_mode = OL_FIX_DIFF;
     else if (cli->fix)
@@ -303,7 +357,7 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     ol_lint_all(&grammar, &settings, &run, inputs.items, inputs.len, stdin_bytes, stdin_len, results, cli->threads);
     ol_guard_reporting(guard);
 
-    size_t failing = 0, analyzed = 0, fixed = 0, fixed_files = 0, unread = 0;
+    size_t failing = 0, analyzed = 0, fixed = 0, unread = 0, noqa_added = 0;
     bool stdin_fixed_output = false, fix_failed = false;
     for (size_t i = 0; i < inputs.len; i++) {
         for (size_t k = 0; k < results[i].diags.len; k++)
@@ -314,8 +368,7 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
         else
             unread++;
         fixed += results[i].fixed;
-        if (results[i].fixed)
-            fixed_files++;
+        noqa_added += results[i].noqa_added;
         if (results[i].fix_error)
             print_error(results[i].fix_error);
         fix_failed |= results[i].fix_failed;
@@ -334,9 +387,24 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
                     if (results[i].diags.items[k].rule == &ol_rule_oom001)
                         print_error(results[i].diags.items[k].message);
         }
-        if (!cli->quiet)
-            fprintf(stderr, "%s %zu finding%s in %zu file%s.\n", fixed ? "Would fix" : "No fixes for", fixed,
-                    fixed == 1 ? "" : "s", fixed_files, fixed_files == 1 ? "" : "s");
+        if (!cli->quiet) {
+            /* as Ruff words it; the fixes --unsafe-fixes would add are counted */
+            size_t unapplied = 0;
+            for (size_t i = 0; i < inputs.len && !cli->unsafe_fixes; i++)
+                for (size_t k = 0; k < results[i].diags.len; k++)
+                    unapplied += results[i].diags.items[k].fix && results[i].diags.items[k].fix->unsafe;
+            const char *s = fixed == 1 ? "" : "s", *es = unapplied == 1 ? "" : "es";
+            if (unapplied && fixed)
+                fprintf(stderr, "Would fix %zu finding%s (%zu additional fix%s available with `--unsafe-fixes`).\n",
+                        fixed, s, unapplied, es);
+            else if (unapplied)
+                fprintf(stderr, "No findings would be fixed (%zu fix%s available with `--unsafe-fixes`).\n", unapplied,
+                        es);
+            else if (fixed)
+                fprintf(stderr, "Would fix %zu finding%s.\n", fixed, s);
+            else
+                fputs("No findings would be fixed.\n", stderr);
+        }
         status = fixed > 0 ? 1 : 0;
     } else if (stdin_fixed_output) {
         /* `oomlint --fix -`: the fixed code on stdout, what is left on stderr */
@@ -351,9 +419,8 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
             if (!results[i].written)
                 ol_writer_part(&writer, &results[i]);
         ol_writer_end(&writer, results, inputs.len);
-        if (cli->fix && fixed > 0 && !cli->quiet && (cli->format == OL_FMT_TEXT || cli->format == OL_FMT_CONCISE))
-            fprintf(out, "Fixed %zu finding%s in %zu file%s.\n", fixed, fixed == 1 ? "" : "s", fixed_files,
-                    fixed_files == 1 ? "" : "s");
+        if (cli->add_noqa && !cli->quiet)
+            fprintf(stderr, "Added %zu noqa directive%s.\n", noqa_added, noqa_added == 1 ? "" : "s");
     }
     /* problems with suppression comments (unknown codes), in input order */
     for (size_t i = 0; i < inputs.len && !cli->quiet; i++)
@@ -386,9 +453,14 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
         if (!cli->quiet)
             fputs("oomlint: warning: no Python files or notebooks to lint: every path given is excluded\n", stderr);
         status = 0;
+    } else if (inputs.len == 0) {
+        /* an empty directory, or one with no Python in it: nothing wrong,
+         * but said (as Ruff does); a path that does not exist is an input
+         * with its error, so it never gets here */
+        if (!cli->quiet)
+            fputs("oomlint: warning: no Python files or notebooks found in the given paths\n", stderr);
+        status = 0;
     } else if (analyzed == 0 && !cli->diff) {
-        if (inputs.len == 0)
-            fputs("oomlint: error: no Python files or notebooks found in the given paths\n", stderr);
         status = 2;
     } else if (cli->exit_zero) {
         status = 0;
@@ -448,6 +520,8 @@ int main(int argc, char **argv)
     case OL_CMD_LINT:
         if (cli.show_settings) {
             status = run_show_settings(&cli);
+        } else if (cli.show_files) {
+            status = run_show_files(&cli);
         } else {
             ol_supervise_options so = {false};
             for (size_t i = 0; i < cli.paths.len; i++)

@@ -346,7 +346,7 @@ static void ensure_project(ol_server *s)
     uint64_t start = ol_now_ns();
     ol_input_vec inputs = {0};
     ol_ws_walk walk = {s, 0, 0, false};
-    ol_discover_options dopts = {&s->cli->exclude, false, NULL, walk_excluded, &walk, NULL};
+    ol_discover_options dopts = {&s->cli->exclude, false, NULL, walk_excluded, &walk, NULL, false};
     ol_discover((const char *const *)w->folders.items, w->folders.len, &dopts, &inputs);
     w->project = ol_project_new();
     size_t n = inputs.len < OL_WORKSPACE_MAX_FILES ? inputs.len : OL_WORKSPACE_MAX_FILES;

@@ -87,6 +87,11 @@ def parse_help(text):
             continue
         name, entries = current
         if name == "Usage":
+            if raw.startswith(" " * 4) and usage:
+                # the wrapped end of the line above's description, not a synopsis form
+                form, what = usage[-1]
+                usage[-1] = (form, (what + " " + raw.strip()).strip())
+                continue
             parts = re.split(r"\s{2,}", raw.strip(), maxsplit=1)
             usage.append((parts[0], parts[1] if len(parts) > 1 else ""))
             continue
@@ -196,7 +201,7 @@ def page(binary):
             line(esc("oomlint reads Python training scripts and Jupyter notebooks, finds the patterns that make "
                      "GPU training run out of memory or waste it, explains each one, and fixes it where that is "
                      "safe. It reads files, directories (recursively: *.py and *.ipynb) or standard input (-), "
-                     "and reports in text, JSON, SARIF 2.1.0 or GitHub Actions annotations."))]
+                     "and reports in text, JSON, SARIF 2.1.0, GitHub Actions annotations, GitLab Code Quality or JUnit XML."))]
     for form, what in usage:
         if what:
             out += [".TP", "\\fB" + code(form) + "\\fR", line(inline(what))]

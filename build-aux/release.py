@@ -132,6 +132,11 @@ def write_wheel(out_dir, binary, manpage=None, licenses=(), tag=None):
     with open(binary, "rb") as f:
         bin_bytes = f.read()
     files = [(f"{data}/scripts/{NAME}", bin_bytes, 0o755)]
+    # `python -m oomlint`: a package whose __main__ runs the binary
+    package = os.path.join(ROOT, "build-aux", "python", NAME)
+    for module in ("__init__.py", "__main__.py"):
+        with open(os.path.join(package, module), "rb") as f:
+            files.append((f"{NAME}/{module}", f.read(), 0o644))
     if manpage:
         with open(manpage, "rb") as f:
             files.append((f"{data}/data/share/man/man1/{NAME}.1", f.read(), 0o644))

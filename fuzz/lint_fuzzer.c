@@ -59,7 +59,8 @@ static void check_result(const ol_file_result *r)
 
 static void emit_all(const ol_file_result *r)
 {
-    static const ol_format formats[] = {OL_FMT_TEXT, OL_FMT_CONCISE, OL_FMT_JSON, OL_FMT_SARIF, OL_FMT_GITHUB};
+    static const ol_format formats[] = {OL_FMT_TEXT, OL_FMT_CONCISE, OL_FMT_JSON, OL_FMT_SARIF, OL_FMT_GITHUB,
+                                         OL_FMT_GITLAB, OL_FMT_JUNIT};
     for (size_t f = 0; f < OL_ARRAY_LEN(formats); f++) {
         for (int variant = 0; variant < 2; variant++) {
             char *buf = NULL;

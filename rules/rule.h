@@ -27,7 +27,8 @@ typedef struct ol_rule {
     const char *name;        /* "tensor-accumulated-with-graph" */
     ol_severity severity;
     bool opt_in;             /* runs only when selected by its exact code */
-    bool in_tests;           /* also runs in pytest files (deprecations do; training patterns do not) */
+    bool in_tests;           /* left out of the default per-file-ignores for test code (config.c): deprecations are;
+                                training patterns are not */
     const char *summary;     /* one line: what it flags */
     const char *what;        /* What it does */
     const char *why;         /* Why is this bad? */

@@ -104,12 +104,12 @@ def _():
         assert codes == ["OOM001", "OOM101"], codes
 
 
-@test("cli: a directory with no Python files is exit 2")
+@test("cli: a directory with no Python files is a warning and exit 0, as in Ruff")
 def _():
     with Workspace() as ws:
         ws.write("README.md", "hi\n")
         r = run(ws.path)
-        assert r.code == 2 and "no Python files" in r.err, r
+        assert r.code == 0 and "warning: no Python files" in r.err, r
 
 
 # ---- selection --------------------------------------------------------------------

@@ -369,7 +369,7 @@ def _():
         out = r.out
         assert out.startswith("Settings for: tests/t.py\nConfig file: pyproject.toml\n"), out
         assert '  ignore = ["OOM502"]\n' in out, out
-        assert '  "tests/*" = ["OOM101"]  (pyproject.toml:6)\n' in out, out
+        assert '  "tests/*" = ["OOM101"]  (pyproject.toml:6, per-file-ignores)\n' in out, out
         assert "docs/*" not in out, out
         enabled = re.findall(r"OOM\d+", out.split("Enabled rules:\n")[1].split("\n\n")[0])
         disabled = re.findall(r"OOM\d+", out.split("Disabled rules:\n")[1].split("\n\n")[0])

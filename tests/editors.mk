@@ -59,5 +59,5 @@ editor-packages:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing >/dev/null 2>&1 || \
 		{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; }; \
 	else \
-		echo "the editor tests need$$missing: run  sudo apt-get install -y$$missing" >&2; exit 1; \
+		echo "the editor tests need$$missing: as root, run  apt-get install -y$$missing" >&2; exit 1; \
 	fi

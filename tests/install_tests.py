@@ -157,6 +157,7 @@ def _():
         mode = z.getinfo(f"{data}/scripts/oomlint").external_attr >> 16
         assert mode & 0o111, oct(mode)
         assert f"{data}/data/share/man/man1/oomlint.1" in z.namelist()
+        assert {"oomlint/__init__.py", "oomlint/__main__.py"} <= set(z.namelist())
         meta = z.read(f"{info}/METADATA").decode("utf-8")
         assert "Metadata-Version: 2.1\nName: oomlint\n" in meta and f"\nVersion: {VERSION}\n" in meta, meta[:400]
         assert "Description-Content-Type: text/markdown" in meta and "# oomlint" in meta
@@ -181,6 +182,7 @@ def _():
         sh(os.path.join(bindir, "pip"), "install", "--no-index", os.path.join(dist, wheels[0]))
         oomlint = os.path.join(bindir, "oomlint")
         assert sh(oomlint, "--version").stdout == f"oomlint {VERSION}\n"
+        assert sh(os.path.join(bindir, "python"), "-m", "oomlint", "--version").stdout == f"oomlint {VERSION}\n"
         src = ws.write("train.py", BAD)
         env = clean_env(PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
         # found by name on the venv's PATH, as a user's shell finds it after `source venv/bin/activate`

@@ -93,6 +93,7 @@ def main():
     import safety_tests  # noqa: F401
     import accuracy_tests  # noqa: F401
     import probe_tests  # noqa: F401
+    import habits_tests  # noqa: F401
 
     groups = {}
     for name, fn in harness.TESTS:

@@ -47,6 +47,7 @@ test-packages:
 		missing="$$missing python3-torch"; \
 	command -v groff >/dev/null 2>&1 || missing="$$missing groff-base"; \
 	command -v lexgrog >/dev/null 2>&1 || missing="$$missing man-db"; \
+	command -v xmllint >/dev/null 2>&1 || missing="$$missing libxml2-utils"; \
 	python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	[ -z "$$missing" ] && exit 0; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -54,7 +55,7 @@ test-packages:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null 2>&1 || \
 		{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; }; \
 	else \
-		echo "the tests need$$missing: run  sudo apt-get install -y$$missing" >&2; exit 1; \
+		echo "the tests need$$missing: as root, run  apt-get install -y$$missing" >&2; exit 1; \
 	fi; \
 	python3 -c 'import yaml' >/dev/null 2>&1 || { \
 		echo "python3 ($$(command -v python3)) cannot import yaml even with python3-yaml installed;" \

@@ -1,0 +1,243 @@
+/*
+ * addnoqa.c - `--add-noqa`: a `# noqa: CODES` on every line with a finding,
+ * so that a project can adopt oomlint now and work through its findings
+ * later (as `ruff check --add-noqa` does).
+ *
+ * Each line with findings gets its codes, sorted: appended to a `# noqa:`
+ * list the line already ends with, else as `  # noqa: CODE, CODE` at its
+ * end. The new text is linted again and kept only if it says what was
+ * meant: no rule reports more than before, and no finding of a changed line
+ * is left. When it does not (a line that ends inside a string or after a
+ * backslash, where the comment would change the code or not be a comment),
+ * each line is tried on its own and only the lines that pass are kept; the
+ * others keep their findings, which the run then reports. The file is
+ * written like a fix (writefile.h): atomically, in its own encoding and
+ * line endings, never over a file that changed since it was read.
+ * Syntax errors (OOM002) and unreadable files (OOM001) get no directive.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fix.h"
+#include "notebook.h"
+#include "rule.h"
+#include "writefile.h"
+
+typedef struct line_codes {
+    uint32_t line;          /* 0-based */
+    OL_VEC(const char *) codes;
+} line_codes;
+
+typedef OL_VEC(line_codes) line_list;
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The lines with findings that can be suppressed, each with its codes. */
+static void collect(const ol_file_result *r, line_list *out)
+{
+    for (size_t i = 0; i < r->diags.len; i++) {
+        const ol_diag *d = &r->diags.items[i];
+        if (d->rule == &ol_rule_oom001 || d->rule == &ol_rule_oom002)
+            continue;
+        uint32_t line = ol_source_line_index(&r->src, d->start);
+        line_codes *lc = NULL;
+        for (size_t k = 0; k < out->len && !lc; k++)
+            if (out->items[k].line == line)
+                lc = &out->items[k];
+        if (!lc) {
+            line_codes fresh = {line, {0}};
+            ol_vec_push(out, fresh);
+            lc = &ol_vec_last(out);
+        }
+        bool have = false;
+        for (size_t k = 0; k < lc->codes.len; k++)
+            have |= strcmp(lc->codes.items[k], d->rule->code) == 0;
+        if (!have)
+            ol_vec_push(&lc->codes, d->rule->code);
+    }
+    for (size_t k = 0; k < out->len; k++)
+        ol_sort(out->items[k].codes.items, out->items[k].codes.len, sizeof(char *), cmp_str);
+}
+
+/* Where an existing `# noqa: CODES` list on [start, end) ends (the offset
+ * after its last code), or 0 when the line has none. */
+static size_t noqa_list_end(const char *text, size_t start, size_t end)
+{
+    for (size_t p = end; p-- > start;) {
+        if (text[p] != '#')
+            continue;
+        size_t q = p + 1;
+        while (q < end && text[q] == ' ')
+            q++;
+        if (end - q < 5 || strncasecmp(text + q, "noqa:", 5) != 0)
+            return 0;
+        q += 5;
+        size_t last = 0;
+        while (q < end) {
+            while (q < end && (text[q] == ' ' || text[q] == ','))
+                q++;
+            size_t c = q;
+            while (q < end && ((text[q] >= 'A' && text[q] <= 'Z') || (text[q] >= 'a' && text[q] <= 'z') ||
+                               (text[q] >= '0' && text[q] <= '9')))
+                q++;
+            if (q == c)
+                break;
+            last = q;
+        }
+        return last;
+    }
+    return 0;
+}
+
+/* r's text with directives on the lines in `chosen` (flags per entry of lines). */
+static void build(const ol_file_result *r, const line_list *lines, const bool *chosen, ol_buf *out)
+{
+    const ol_source *src = &r->src;
+    size_t from = 0;
+    for (size_t k = 0; k < lines->len; k++) {
+        if (!chosen[k])
+            continue;
+        const line_codes *lc = &lines->items[k];
+        size_t start = src->line_starts[lc->line];
+        size_t end = lc->line + 1 < src->line_count ? src->line_starts[lc->line + 1] : src->len;
+        while (end > start && (src->text[end - 1] == '\n' || src->text[end - 1] == '\r'))
+            end--;
+        size_t list_end = noqa_list_end(src->text, start, end);
+        size_t at = list_end ? list_end : end;
+        if (!list_end)
+            while (at > start && (src->text[at - 1] == ' ' || src->text[at - 1] == '\t'))
+                at--;
+        ol_buf_add(out, src->text + from, at - from);
+        ol_buf_puts(out, list_end ? ", " : (at > start ? "  # noqa: " : "# noqa: "));
+        for (size_t c = 0; c < lc->codes.len; c++)
+            ol_buf_printf(out, "%s%s", c ? ", " : "", lc->codes.items[c]);
+        from = list_end ? at : end;
+    }
+    ol_buf_add(out, src->text + from, src->len - from);
+}
+
+/* Does `after` say what the directives meant: no rule reports more than in
+ * `before`, and no finding is left on a line that got a directive? */
+static bool as_meant(const ol_file_result *before, const ol_file_result *after, const line_list *lines,
+                     const bool *chosen)
+{
+    size_t *counts = ol_xcalloc(ol_rule_count ? ol_rule_count : 1, sizeof(size_t));
+    bool ok = true;
+    for (size_t i = 0; i < before->diags.len; i++)
+        counts[ol_rule_index(before->diags.items[i].rule)]++;
+    for (size_t i = 0; i < after->diags.len && ok; i++) {
+        const ol_diag *d = &after->diags.items[i];
+        size_t *n = &counts[ol_rule_index(d->rule)];
+        if (*n == 0)
+            ok = false;
+        else
+            (*n)--;
+        uint32_t line = ol_source_line_index(&after->src, d->start);
+        for (size_t k = 0; k < lines->len && ok; k++)
+            if (chosen[k] && lines->items[k].line == line && d->rule != &ol_rule_oom002)
+                ok = false;
+    }
+    free(counts);
+    return ok && after->src.line_count == before->src.line_count;
+}
+
+static bool try_lines(ol_linter *lt, const ol_file_result *r, const line_list *lines, const bool *chosen,
+                      ol_buf *text, ol_file_result *after)
+{
+    ol_buf_clear(text);
+    build(r, lines, chosen, text);
+    ol_fix_relint(lt, r, text->data ? text->data : "", text->len, after);
+    bool ok = as_meant(r, after, lines, chosen);
+    if (!ok)
+        ol_file_result_free(after);
+    return ok;
+}
+
+void ol_add_noqa(ol_linter *lt, ol_file_result *r, ol_fix_outcome *outcome)
+{
+    memset(outcome, 0, sizeof(*outcome));
+    if (!r->has_source || !r->read_ok)
+        return;
+    line_list lines = {0};
+    collect(r, &lines);
+    if (!lines.len) {
+        ol_vec_free(&lines);
+        return;
+    }
+    bool *chosen = ol_xcalloc(lines.len, sizeof(bool));
+    for (size_t k = 0; k < lines.len; k++)
+        chosen[k] = true;
+    ol_buf text = {0};
+    ol_file_result after;
+    bool ok = try_lines(lt, r, &lines, chosen, &text, &after);
+    if (!ok) {
+        /* one line at a time, then the lines that passed together */
+        bool *one = ol_xcalloc(lines.len, sizeof(bool));
+        for (size_t k = 0; k < lines.len; k++) {
+            memset(one, 0, lines.len * sizeof(bool));
+            one[k] = true;
+            ol_file_result single;
+            chosen[k] = try_lines(lt, r, &lines, one, &text, &single);
+            if (chosen[k])
+                ol_file_result_free(&single);
+        }
+        free(one);
+        bool any = false;
+        for (size_t k = 0; k < lines.len; k++)
+            any |= chosen[k];
+        ok = any && try_lines(lt, r, &lines, chosen, &text, &after);
+    }
+    size_t added = 0;
+    for (size_t k = 0; ok && k < lines.len; k++)
+        added += chosen[k];
+    if (ok) {
+        ol_buf bytes = {0}, why = {0};
+        bool encoded = r->src.notebook ? ol_notebook_render(&after.src, text.data, text.len, &bytes, &why)
+                                       : ol_source_encode(&after.src, text.data, text.len, &bytes, &why);
+        int err = 0;
+        if (!encoded) {
+            outcome->error = ol_xasprintf("cannot add noqa directives to `%s`: %s; the file was left unchanged",
+                                          r->path, why.data ? why.data : "unknown reason");
+        } else {
+            ol_buf_clear(&why);
+            err = ol_replace_file(r->path, bytes.data ? bytes.data : "", bytes.len, r->snapshot, &why);
+            if (err == OL_ERR_CHANGED)
+                outcome->error = ol_xasprintf("`%s` changed on disk while oomlint was adding noqa directives; it "
+                                              "was skipped and keeps the newer text (run oomlint again)",
+                                              r->path);
+            else if (err)
+                outcome->error = ol_xasprintf("cannot write the noqa directives to `%s`: %s", r->path,
+                                              why.data ? why.data : strerror(err));
+            outcome->failed = err != 0;
+        }
+        if (encoded && !err) {
+            /* r becomes the file as written: what is left is what could not be suppressed */
+            struct ol_file_snapshot *snap = r->snapshot;
+            bool from_stdin = r->from_stdin;
+            r->snapshot = NULL;
+            ol_file_result_free(r);
+            *r = after;
+            r->snapshot = snap;
+            r->from_stdin = from_stdin;
+            outcome->applied = added;
+        } else {
+            ol_file_result_free(&after);
+        }
+        ol_buf_free(&bytes);
+        ol_buf_free(&why);
+    }
+    for (size_t k = 0; k < lines.len && !outcome->error; k++)
+        if (!ok || !chosen[k])
+            ol_vec_push(&r->warnings, ol_xasprintf("%s:%u: no noqa directive added: a comment at the end of this line "
+                                                   "would not be one, or would change the code (a string or a "
+                                                   "backslash continues it); its findings are reported",
+                                                   r->path, lines.items[k].line + 1));
+    ol_buf_free(&text);
+    free(chosen);
+    for (size_t k = 0; k < lines.len; k++)
+        ol_vec_free(&lines.items[k].codes);
+    ol_vec_free(&lines);
+}

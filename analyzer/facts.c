@@ -1095,3 +1095,35 @@ bool ol_inputs_carry_graph(ol_model *m, ol_nid call)
     }
     return false;
 }
+
+static bool is_jump(ol_kind k)
+{
+    return k == OL_N_continue_statement || k == OL_N_break_statement || k == OL_N_return_statement ||
+           k == OL_N_raise_statement;
+}
+
+bool ol_leaves_before(const ol_tree *t, ol_nid n, ol_nid later, ol_nid stop)
+{
+    uint32_t later_start = later != OL_NONE ? t->nodes.items[later].start : UINT32_MAX;
+    for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE && a != stop; a = p, p = ol_parent(t, p)) {
+        if (ol_kind_of(t, p) != OL_N_block && ol_kind_of(t, p) != OL_N_module)
+            continue;
+        for (ol_nid s = ol_next_named(t, a); s != OL_NONE; s = ol_next_named(t, s)) {
+            if (t->nodes.items[s].start >= later_start || t->nodes.items[s].end > later_start)
+                return false; /* `later` comes first, or lies inside this statement */
+            if (is_jump(ol_kind_of(t, s)))
+                return true;
+        }
+        if (p == stop)
+            break;
+    }
+    return false;
+}
+
+bool ol_in_handler(const ol_tree *t, ol_nid n, ol_nid stop)
+{
+    for (ol_nid p = ol_parent(t, n); p != OL_NONE && p != stop; p = ol_parent(t, p))
+        if (ol_kind_of(t, p) == OL_N_except_clause)
+            return true;
+    return false;
+}

@@ -634,6 +634,7 @@ void ol_resolver_free(ol_resolver *r)
     ol_vec_free(&r->configs);
     for (size_t i = 0; i < r->settings.len; i++) {
         free(r->settings.items[i]->enabled);
+        free(r->settings.items[i]->exact);
         free(r->settings.items[i]);
     }
     ol_vec_free(&r->settings);
@@ -741,7 +742,7 @@ static void input_location(const ol_resolver *r, const ol_input *in, char **abs,
     *dir = parent_dir(*abs);
 }
 
-static void resolve_enabled(const ol_resolver *r, const ol_config *c, const char *abs, bool *enabled)
+static void resolve_enabled(const ol_resolver *r, const ol_config *c, const char *abs, bool *enabled, bool *exact)
 {
     const ol_selection *layers[2] = {NULL, NULL};
     size_t n = 0;
@@ -749,7 +750,7 @@ static void resolve_enabled(const ol_resolver *r, const ol_config *c, const char
         layers[n++] = &c->selection;
     if (r->opts.cli)
         layers[n++] = r->opts.cli;
-    ol_selection_resolve_layers(layers, n, enabled);
+    ol_selection_resolve_layers_exact(layers, n, enabled, exact);
     if (!c || !abs)
         return;
     const char *rel = below(abs, c->dir);
@@ -784,18 +785,22 @@ bool ol_resolver_settings_for(ol_resolver *r, const ol_input *in, const ol_setti
         }
     }
     bool *enabled = ol_xcalloc(ol_rule_count ? ol_rule_count : 1, sizeof(bool));
-    resolve_enabled(r, c, abs, enabled);
+    bool *exact = ol_xcalloc(ol_rule_count ? ol_rule_count : 1, sizeof(bool));
+    resolve_enabled(r, c, abs, enabled, exact);
     free(abs);
     free(dir);
     for (size_t i = 0; i < r->settings.len; i++) {
-        if (memcmp(r->settings.items[i]->enabled, enabled, ol_rule_count * sizeof(bool)) == 0) {
+        if (memcmp(r->settings.items[i]->enabled, enabled, ol_rule_count * sizeof(bool)) == 0 &&
+            memcmp(r->settings.items[i]->exact, exact, ol_rule_count * sizeof(bool)) == 0) {
             free(enabled);
+            free(exact);
             *out = r->settings.items[i];
             return true;
         }
     }
     ol_settings *s = ol_xcalloc(1, sizeof(*s));
     s->enabled = enabled;
+    s->exact = exact;
     ol_vec_push(&r->settings, s);
     *out = s;
     return true;
@@ -888,11 +893,13 @@ bool ol_resolver_show(ol_resolver *r, const ol_input *in, ol_buf *out)
         ol_buf_puts(out, "  (none)\n");
 
     bool *enabled = ol_xcalloc(ol_rule_count ? ol_rule_count : 1, sizeof(bool));
-    resolve_enabled(r, c, abs, enabled);
+    bool *exact = ol_xcalloc(ol_rule_count ? ol_rule_count : 1, sizeof(bool));
+    resolve_enabled(r, c, abs, enabled, exact);
     ol_buf_puts(out, "\nEnabled rules:\n");
     for (size_t i = 0; i < ol_rule_count; i++)
         if (enabled[i])
-            ol_buf_printf(out, "  %s  %s\n", ol_rules[i]->code, ol_rules[i]->name);
+            ol_buf_printf(out, "  %s  %s%s\n", ol_rules[i]->code, ol_rules[i]->name,
+                          exact[i] ? "  (selected by code: also in code that runs once)" : "");
     ol_buf_puts(out, "\nDisabled rules:\n");
     any = false;
     for (size_t i = 0; i < ol_rule_count; i++) {
@@ -904,6 +911,7 @@ bool ol_resolver_show(ol_resolver *r, const ol_input *in, ol_buf *out)
     if (!any)
         ol_buf_puts(out, "  (none)\n");
     free(enabled);
+    free(exact);
 
     ol_buf_puts(out, "\nExclude:\n");
     any = false;

@@ -155,7 +155,10 @@ static void filter(const ol_settings *s, const ol_tree *t, ol_file_result *r)
     size_t keep = 0;
     for (size_t i = 0; i < diags->len; i++) {
         ol_diag *d = &diags->items[i];
-        bool drop = !s->enabled[ol_rule_index(d->rule)];
+        size_t ri = ol_rule_index(d->rule);
+        /* what runs once (a one-off tensor, a reload in one process) is
+         * reported only to those who asked for the rule by its code */
+        bool drop = !s->enabled[ri] || (d->once && !(s->exact && s->exact[ri]));
         if (!drop && d->rule != &ol_rule_oom001) {
             uint32_t line = ol_source_line_index(t->src, d->start) + 1;
             drop = ol_suppression_use(&sup, line, d->rule->code);

@@ -27,6 +27,8 @@ typedef struct ol_input {
 
 typedef struct ol_settings {
     bool *enabled;       /* per registry index */
+    bool *exact;         /* per registry index: selected by its exact code, so its
+                            findings in code that runs once are kept; may be NULL */
 } ol_settings;
 
 /* Where the time goes, for --timings and the benchmark: nanoseconds of

@@ -209,9 +209,10 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     if (run_config && run_config->fail_on && !cli->fail_on_given)
         ol_severity_parse(run_config->fail_on, &cli->fail_on);
 
-    ol_settings settings;
+    ol_settings settings = {0};
     settings.enabled = ol_xcalloc(ol_rule_count, sizeof(bool));
-    ol_selection_resolve(&cli->selection, settings.enabled);
+    settings.exact = ol_xcalloc(ol_rule_count, sizeof(bool));
+    ol_selection_resolve_exact(&cli->selection, settings.enabled, settings.exact);
 
     ol_input_vec inputs = {0};
     size_t excluded = 0;
@@ -224,6 +225,7 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     if (resolver.failed) {
         ol_input_vec_free(&inputs);
         free(settings.enabled);
+        free(settings.exact);
         ol_grammar_free(&grammar);
         return config_failed(&resolver);
     }
@@ -242,6 +244,7 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
             ol_buf_free(&why);
             ol_input_vec_free(&inputs);
             free(settings.enabled);
+            free(settings.exact);
             ol_resolver_free(&resolver);
             ol_grammar_free(&grammar);
             return 2;
@@ -404,6 +407,7 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     free(stdin_bytes);
     ol_input_vec_free(&inputs);
     free(settings.enabled);
+    free(settings.exact);
     ol_resolver_free(&resolver);
     ol_grammar_free(&grammar);
     return status;

@@ -255,7 +255,7 @@ static bool lint_script(const char *path, ol_file_result *r, ol_buf *err)
     ol_selection none = {0};
     copts.cli = &none;
     ol_resolver resolver;
-    ol_settings fallback;
+    ol_settings fallback = {0};
     fallback.enabled = ol_xcalloc(ol_rule_count, sizeof(bool));
     ol_selection_resolve(&none, fallback.enabled);
     bool have_resolver = ol_resolver_init(&resolver, &copts);

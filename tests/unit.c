@@ -612,7 +612,7 @@ static void test_fix_round_sets_aside_a_breaking_fix(void)
 {
     ol_grammar g;
     CHECK(ol_grammar_init(&g));
-    ol_settings settings;
+    ol_settings settings = {0};
     settings.enabled = ol_xcalloc(ol_rule_count, sizeof(bool));
     for (size_t i = 0; i < ol_rule_count; i++)
         settings.enabled[i] = true;

@@ -24,7 +24,7 @@ const BAD = [
   'import torch.nn as nn',
   '',
   '',
-  'def train(model, loader, optimizer):',
+  'def train(model, loader, optimizer, rank):',
   '    criterion = nn.CrossEntropyLoss()',
   '    total = 0  # Σ of the losses',
   '    for x, y in loader:',

@@ -975,6 +975,27 @@ uint32_t ol_function_of(const ol_model *m, ol_nid n)
     return OL_NO_INDEX;
 }
 
+/* A Lightning Callback (`pl.Callback`, `lightning.pytorch.callbacks.Callback`),
+ * directly or through classes of the file. */
+static bool class_is_lightning_callback(ol_model *m, uint32_t ci, int depth)
+{
+    if (ci >= m->classes.len || depth > 8)
+        return false;
+    for (size_t i = 0; i < m->classes.items[ci].bases.len; i++) {
+        ol_val v = ol_eval(m, m->classes.items[ci].bases.items[i]);
+        if (v.kind == OL_V_CLASS && v.ref != ci && class_is_lightning_callback(m, v.ref, depth + 1))
+            return true;
+        if (v.kind != OL_V_EXTERN)
+            continue;
+        const char *q = ol_sym_str(m, v.ref);
+        if ((ol_str_has_prefix(q, "pytorch_lightning.") || ol_str_has_prefix(q, "lightning.") ||
+             ol_str_has_prefix(q, "pl.") || ol_str_has_prefix(q, "L.")) &&
+            ol_str_has_suffix(q, ".Callback"))
+            return true;
+    }
+    return false;
+}
+
 ol_hook ol_function_hook(ol_model *m, uint32_t fi)
 {
     const ol_function *f = &m->functions.items[fi];
@@ -983,8 +1004,16 @@ ol_hook ol_function_hook(ol_model *m, uint32_t fi)
     ol_sym n = f->name;
     bool train = n == m->names.training_step;
     bool eval = n == m->names.validation_step || n == m->names.test_step || n == m->names.predict_step;
-    if (!train && !eval)
+    /* the hooks Lightning calls inside its evaluation loops, which run under
+     * no_grad / inference_mode: on_validation_batch_end, on_test_epoch_start, ... */
+    const char *name = ol_sym_str(m, n);
+    bool eval_hook = name && (ol_str_has_prefix(name, "on_validation_") || ol_str_has_prefix(name, "on_test_") ||
+                              ol_str_has_prefix(name, "on_predict_"));
+    if (!train && !eval && !eval_hook)
         return OL_HOOK_NONE;
+    if (eval_hook)
+        return ol_class_is_lightning(m, f->cls) || class_is_lightning_callback(m, f->cls, 0) ? OL_HOOK_EVAL_HOOK
+                                                                                             : OL_HOOK_NONE;
     if (!ol_class_is_lightning(m, f->cls))
         return OL_HOOK_NONE;
     return train ? OL_HOOK_TRAIN_STEP : OL_HOOK_EVAL_STEP;
@@ -1059,7 +1088,7 @@ static bool function_grad_disabled(ol_model *m, uint32_t fi, int depth)
     ol_gradmode dm = decorator_mode(m, fi);
     if (dm != OL_GM_NONE) {
         disabled = mode_disables(dm);
-    } else if (ol_function_hook(m, fi) == OL_HOOK_EVAL_STEP) {
+    } else if (ol_function_hook(m, fi) == OL_HOOK_EVAL_STEP || ol_function_hook(m, fi) == OL_HOOK_EVAL_HOOK) {
         disabled = true;
     } else {
         f = &m->functions.items[fi];

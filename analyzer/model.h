@@ -170,6 +170,8 @@ typedef enum ol_hook {
     OL_HOOK_NONE = 0,
     OL_HOOK_TRAIN_STEP,     /* Lightning training_step */
     OL_HOOK_EVAL_STEP,      /* Lightning validation_step / test_step / predict_step */
+    OL_HOOK_EVAL_HOOK,      /* on_validation_* / on_test_* / on_predict_* of a LightningModule or
+                               a Callback: run inside the evaluation loop, without grad */
 } ol_hook;
 
 typedef struct ol_function {

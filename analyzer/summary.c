@@ -1049,7 +1049,8 @@ ol_file_summary *ol_summarize(ol_model *m)
         params_of(&b, fi);
         const ol_function *f = &m->functions.items[fi];
         ol_nid body = ol_field(m->tree, f->node, OL_F_body);
-        if ((body != OL_NONE && guarded(m, body)) || ol_function_hook(m, fi) == OL_HOOK_EVAL_STEP)
+        ol_hook hook = ol_function_hook(m, fi);
+        if ((body != OL_NONE && guarded(m, body)) || hook == OL_HOOK_EVAL_STEP || hook == OL_HOOK_EVAL_HOOK)
             s->fns[fi].facts |= OL_FN_NO_GRAD;
     }
     edge_vec edges = {0};

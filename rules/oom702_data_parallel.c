@@ -11,6 +11,22 @@
 
 #include "rule.h"
 
+/* `device_ids=[d]` (keyword or second argument): a list or tuple of one
+ * device. DataParallel over one GPU scatters and gathers nothing. */
+static bool one_device(ol_model *m, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid ids = ol_call_arg(m, call, 1, "device_ids");
+    if (ids == OL_NONE)
+        return false;
+    ids = ol_unparen(t, ids);
+    ol_kind k = ol_kind_of(t, ids);
+    if (k != OL_N_list && k != OL_N_tuple)
+        return false;
+    ol_nid first = ol_first_named(t, ids);
+    return first != OL_NONE && ol_next_named(t, first) == OL_NONE && ol_kind_of(t, first) != OL_N_list_splat;
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
@@ -19,6 +35,8 @@ static void check(ol_check *c)
         const char *q = ol_qualname(m, call->callee);
         if (!q || (strcmp(q, "torch.nn.DataParallel") != 0 && strcmp(q, "torch.nn.parallel.DataParallel") != 0 &&
                    strcmp(q, "torch.nn.parallel.data_parallel.DataParallel") != 0))
+            continue;
+        if (one_device(m, call->node))
             continue;
         ol_diag *d = ol_report_node(c, call->node,
                                     "`DataParallel` gathers every output on the first GPU, which runs out of memory "
@@ -34,7 +52,8 @@ const ol_rule ol_rule_oom702 = {
     .severity = OL_SEV_WARNING,
     .summary = "`nn.DataParallel` concentrates outputs and loss on one GPU.",
     .what = "Flags calls that construct `torch.nn.DataParallel` (however imported). `isinstance` checks "
-            "against it are not flagged.",
+            "against it are not flagged, nor is a DataParallel given one device (`device_ids=[rank]`), "
+            "which scatters and gathers nothing.",
     .why = "DataParallel is single-process: every step it copies the model to each GPU, scatters the "
            "batch, and gathers all outputs back onto the first device, where the loss and its backward "
            "run. GPU 0 holds the gathered outputs on top of its own share, so it runs out of memory "

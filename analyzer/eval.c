@@ -1063,6 +1063,55 @@ static int ctx_grad(const ol_model *m, ol_nid n)
     return -1;
 }
 
+/* `torch.set_grad_enabled(False)` written as a statement earlier in a block
+ * that holds n, inside n's function (or at module level for module code):
+ * 1 when the last such statement before n turns autograd off, 0 when it
+ * turns it on, -1 when none does. Only statements of blocks around n count,
+ * so a switch in one branch of an `if` decides nothing for the code after. */
+static int statement_grad(ol_model *m, ol_nid n)
+{
+    const ol_tree *t = m->tree;
+    static const char *const setters[] = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+                                          "torch.autograd.grad_mode.set_grad_enabled", NULL};
+    if (m->grad_setter_stmts == 0) {
+        /* most files have none: then no block needs scanning */
+        m->grad_setter_stmts = 1;
+        for (size_t i = 0; i < m->calls.len; i++) {
+            ol_nid stmt = ol_parent(t, m->calls.items[i].node);
+            if (stmt != OL_NONE && ol_kind_of(t, stmt) == OL_N_expression_statement &&
+                ol_call_is(m, m->calls.items[i].node, setters)) {
+                m->grad_setter_stmts = 2;
+                break;
+            }
+        }
+    }
+    if (m->grad_setter_stmts != 2)
+        return -1;
+    for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE; a = p, p = ol_parent(t, p)) {
+        ol_kind pk = ol_kind_of(t, p);
+        if (pk == OL_N_function_definition || pk == OL_N_lambda || pk == OL_N_class_definition)
+            return -1;
+        if (pk != OL_N_block && pk != OL_N_module)
+            continue;
+        int last = -1;
+        for (ol_nid s = ol_first_named(t, p); s != OL_NONE && s != a; s = ol_next_named(t, s)) {
+            if (ol_kind_of(t, s) != OL_N_expression_statement)
+                continue;
+            ol_nid call = ol_first_named(t, s);
+            if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call || !ol_call_is(m, call, setters))
+                continue;
+            ol_nid arg = ol_call_arg(m, call, 0, "mode");
+            if (arg == OL_NONE)
+                continue;
+            ol_kind ak = ol_kind_of(t, ol_unparen(t, arg));
+            last = ak == OL_N_false ? 1 : ak == OL_N_true ? 0 : last;
+        }
+        if (last >= 0)
+            return last;
+    }
+    return -1;
+}
+
 static bool grad_disabled_at(ol_model *m, ol_nid n, int depth)
 {
     if (n == OL_NONE)
@@ -1070,6 +1119,9 @@ static bool grad_disabled_at(ol_model *m, ol_nid n, int depth)
     int c = ctx_grad(m, n);
     if (c >= 0)
         return c == 1;
+    int st = statement_grad(m, n);
+    if (st >= 0)
+        return st == 1;
     uint32_t fi = ol_function_of(m, n);
     if (fi != OL_NO_INDEX)
         return function_grad_disabled(m, fi, depth);

@@ -501,6 +501,9 @@ static ol_val tensor_result(ol_model *m, ol_nid call, uint8_t extra)
 
 static bool transformers_model_class(const char *cls)
 {
+    /* TFBertModel, FlaxGPT2LMHeadModel: TensorFlow and JAX models, no autograd of torch's */
+    if (ol_str_has_prefix(cls, "TF") || ol_str_has_prefix(cls, "Flax"))
+        return false;
     if (strstr(cls, "Tokenizer") || strstr(cls, "Config") || strstr(cls, "Processor") ||
         strstr(cls, "FeatureExtractor") || strstr(cls, "Pipeline") || strstr(cls, "Trainer") ||
         strstr(cls, "Arguments") || strstr(cls, "Collator"))
@@ -2090,7 +2093,9 @@ static bool object_may_be_torch(ol_model *m, ol_val v)
     static const char *const foreign[] = {"sklearn.", "xgboost.", "lightgbm.", "catboost.", "gensim.", "pandas.",
                                           "numpy.", "scipy.", "PIL.", "cv2.", "accelerate.", "transformers.",
                                           "tokenizers.", "datasets.", "matplotlib.", "wandb.", "tensorboardX.",
-                                          "torch.utils.tensorboard.", "logging.", "argparse.", NULL};
+                                          "torch.utils.tensorboard.", "logging.", "argparse.", "tensorflow.",
+                                          "keras.", "tf_keras.", "jax.", "flax.", "haiku.", "optax.", "equinox.",
+                                          "mxnet.", "paddle.", NULL};
     for (size_t i = 0; foreign[i]; i++)
         if (ol_str_has_prefix(q, foreign[i]))
             return false;

@@ -719,8 +719,12 @@ static ol_val call_extern(ol_model *m, const char *q, ol_nid call)
                 if (transformers_model_class(last_part(cls)))
                     return mk(OL_V_MODULE, 0);
             }
-            return mk(OL_V_OBJECT, 0);
+            /* a tokenizer, a config, a TF or Flax model: not torch's */
+            return mk_ref(OL_V_OBJECT, 0, ol_model_intern(m, q));
         }
+        /* a pipeline runs its model under no_grad itself and returns Python values */
+        if (qeq(name, "pipeline"))
+            return mk_ref(OL_V_OBJECT, 0, ol_model_intern(m, q));
         if (qeq(name, "AdamW") || qeq(name, "Adafactor"))
             return mk(OL_V_OPTIMIZER, 0);
         if (strstr(name, "schedule"))

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "facts.h"
 #include "rule.h"
 
 static const char *const DETERMINISTIC[] = {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace",
@@ -114,54 +115,6 @@ static device_kind classify_device(ol_model *m, ol_nid e)
     return ol_name_looks_like(text, len, DEVICE_WORDS) ? DEV_KNOWN : DEV_NOT;
 }
 
-/* Is n in the body of `if __name__ == "__main__":` (a smoke test or a
- * benchmark of a module, run by hand)? */
-static bool under_main_guard(const ol_tree *t, ol_nid n)
-{
-    for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE; a = p, p = ol_parent(t, p)) {
-        if (ol_kind_of(t, p) != OL_N_if_statement || ol_field(t, p, OL_F_consequence) != a)
-            continue;
-        ol_nid cond = ol_unparen(t, ol_field(t, p, OL_F_condition));
-        uint32_t len;
-        const char *s = ol_text(t, cond, &len);
-        for (uint32_t i = 0; i + 8 <= len; i++)
-            if (memcmp(s + i, "__main__", 8) == 0)
-                return true;
-    }
-    return false;
-}
-
-/* Does the code at n run once per training or inference step: in a loop, in
- * a forward or step method, or in a function called from such code? Module
- * level outside loops, `__init__`, a smoke test under the main guard, and a
- * function whose every caller in the file runs once build their tensor once:
- * copying it costs a moment at start-up and nothing per step. A function
- * with no caller in the file may be called from anywhere, and counts as per
- * step. */
-static bool runs_per_step(ol_model *m, ol_nid n, int depth)
-{
-    const ol_tree *t = m->tree;
-    if (under_main_guard(t, n))
-        return false;
-    if (m->node_loop[n] != OL_NO_INDEX)
-        return true;
-    uint32_t fn = ol_function_of(m, n);
-    if (fn == OL_NO_INDEX)
-        return false;
-    const ol_function *f = &m->functions.items[fn];
-    const char *name = ol_sym_str(m, f->name);
-    if (name && (strcmp(name, "__init__") == 0 || strcmp(name, "reset_parameters") == 0))
-        return false;
-    if (f->callsites.len == 0 || depth >= 3 || ol_function_hook(m, fn) != OL_HOOK_NONE)
-        return true;
-    if (name && (strcmp(name, "forward") == 0 || strcmp(name, "__call__") == 0))
-        return true;
-    for (size_t i = 0; i < f->callsites.len; i++)
-        if (runs_per_step(m, m->calls.items[f->callsites.items[i]].node, depth + 1))
-            return true;
-    return false;
-}
-
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
@@ -214,7 +167,7 @@ static void check(ol_check *c)
                                     name);
         ol_diag_help(d, "pass the device to the factory: `torch.%s(..., device=%s)`", name,
                      device_text ? device_text : "...");
-        d->once = !runs_per_step(m, call->node, 0);
+        d->once = !ol_runs_per_step(m, call->node);
         if (carry && device_text) {
             ol_fix *fix = ol_fix_new(random || requires_grad, "Build the tensor on the device");
             ol_nid fargs = ol_field(t, factory, OL_F_arguments);

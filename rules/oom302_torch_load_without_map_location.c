@@ -598,19 +598,15 @@ static bool read_as_host_data(ol_model *m, host_reads *hr, uint32_t ci, ol_nid p
     return false;
 }
 
-/* Is a load in this file one that happens once, in the one process of a
- * script or notebook that runs its model here (a forward call), with
- * nothing in it speaking of several processes? The checkpoint comes back to
- * the GPU it was saved from, once, to be copied into the model: a moment's
- * doubled memory on one card. In a job of several processes every rank
- * restores onto GPU 0; a helper that only loads (no forward in its file) may
- * be called from such a job: those are reported. */
+/* Is a load in this notebook one that happens once, in the session that
+ * saved the checkpoint, on the GPU that saved it? A notebook runs in one
+ * process on one machine; a script is run elsewhere too (a machine with
+ * fewer GPUs or none, a job of several processes), where a load without
+ * `map_location` fails or lands on GPU 0: real fixes add it to one-process
+ * scripts, so those stay reported. */
 static bool loads_once(ol_model *m)
 {
-    bool forward = false;
-    for (size_t i = 0; i < m->calls.len && !forward; i++)
-        forward = ol_is_forward_call(m, (uint32_t)i);
-    return forward && !ol_file_runs_several_processes(m);
+    return m->src->notebook && !ol_file_runs_several_processes(m);
 }
 
 static void check(ol_check *c)
@@ -737,13 +733,12 @@ const ol_rule ol_rule_oom302 = {
             "In a script that never puts anything on an accelerator (no CUDA, device, `device_map`, "
             "GPU, TPU, XLA, MPS, Accelerate, Fabric, DeepSpeed or Trainer in its code), what it saves "
             "outside a function with parameters is host data: a CPU tutorial that saves and reloads "
-            "its own model is not flagged. A load in a script or notebook that runs its model in one "
-            "process (a forward call in the file, and nothing that speaks of several processes: a "
-            "process group, DDP or FSDP, `mp.spawn`, Accelerate, DeepSpeed, Fabric, torchrun, a `rank` "
-            "or `world_size`) happens once on one card, and is reported only when the rule is selected "
-            "by its code (`--extend-select OOM302`). Jobs of several processes (every rank restores "
-            "onto GPU 0) and helpers that only load (they may be called from such a job) are reported "
-            "by default.",
+            "its own model is not flagged. A load in a notebook that speaks of no other process (no "
+            "process group, DDP or FSDP, `mp.spawn`, Accelerate, DeepSpeed, Fabric, torchrun, `rank` or "
+            "`world_size`) restores once, in the session and onto the GPU that saved it, and is reported "
+            "only when the rule is selected by its code (`--extend-select OOM302`); scripts, which also "
+            "run on machines with fewer GPUs or none and in jobs of several processes, are reported by "
+            "default.",
     .why = "A checkpoint remembers the device of every tensor in it. Loaded without `map_location`, a "
            "checkpoint saved from `cuda:0` is materialised on GPU 0 again: in every process of a "
            "multi-GPU job, and in full (optimizer state and all) before `load_state_dict` copies what "

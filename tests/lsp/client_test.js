@@ -204,7 +204,7 @@ async function main() {
   const nb = path.join(work, 'nb.ipynb');
   const cells = [
     [P.NotebookCellKind.Markup, '# Notes'],
-    [P.NotebookCellKind.Code, '!pip install torch\nimport torch'],
+    [P.NotebookCellKind.Code, '!pip install torch\nimport torch\nimport torch.distributed as dist'],
     [P.NotebookCellKind.Code, 'x = "é😀"; ckpt = torch.load("m.pt")'],
   ];
   const cellUri = (i) => `vscode-notebook-cell:${nb}#W${i}`;

@@ -209,8 +209,21 @@ def _():
         r = run("--statistics", f)
         assert r.out.splitlines()[0] == "1\tOOM201\teval-without-no-grad", r
         r = run("--statistics", "--format", "json", f, a)
-        assert r.json() == [{"code": "OOM502", "name": "deprecated-cuda-amp", "count": 2, "fixable": True},
-                            {"code": "OOM201", "name": "eval-without-no-grad", "count": 1, "fixable": False}], r
+        assert r.json() == [{"code": "OOM502", "name": "deprecated-cuda-amp", "count": 2, "fixable": True,
+                             "fixable_count": 2},
+                            {"code": "OOM201", "name": "eval-without-no-grad", "count": 1, "fixable": False,
+                             "fixable_count": 0}], r
+
+
+@test("conventions: --statistics marks [~] for a rule where some findings have a fix, as Ruff does")
+def _():
+    with Workspace() as ws:
+        # the import from the private submodule is flagged and not fixed; the other two are fixed
+        f = ws.write("amp.py", AMP + "from torch.cuda.amp.autocast_mode import autocast as ac\n")
+        r = run("--statistics", f)
+        assert r.out.splitlines()[0] == "3\tOOM502\t[~] deprecated-cuda-amp", r
+        [row] = run("--statistics", "--format", "json", f).json()
+        assert row["count"] == 3 and row["fixable_count"] == 2 and row["fixable"] is False, row
 
 
 # ---- suppression comments ---------------------------------------------------------------------

@@ -1543,7 +1543,7 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
                            callee, callee);
         break;
     case EV_IMAGES:
-        d = ol_report_node(c, call->node, "`%s(...)` only produces sample images, and %s", callee, tail);
+        d = ol_report_node(c, call->node, "the output of `%s(...)` is only shown or saved (plotted, written as an image), and %s", callee, tail);
         break;
     default:
         d = ol_report_node(c, call->node, "`%s(...)` evaluates held-out data, and %s", callee, tail);

@@ -702,6 +702,7 @@ void ol_resolver_free(ol_resolver *r)
     for (size_t i = 0; i < r->settings.len; i++) {
         free(r->settings.items[i]->enabled);
         free(r->settings.items[i]->hidden);
+        free(r->settings.items[i]->exact);
         free(r->settings.items[i]);
     }
     ol_vec_free(&r->settings);
@@ -832,7 +833,8 @@ static bool default_test_code(const ol_resolver *r, const ol_config *c, const ch
 /* The rules a file is linted with (enabled) and those that run only to be
  * counted (hidden: what the default per-file-ignores switch off; NULL to
  * leave out). An ignore the configuration writes itself is not counted. */
-static void resolve_enabled(const ol_resolver *r, const ol_config *c, const char *abs, bool *enabled, bool *hidden)
+static void resolve_enabled(const ol_resolver *r, const ol_config *c, const char *abs, bool *enabled, bool *hidden,
+                            bool *exact)
 {
     const ol_selection *layers[2] = {NULL, NULL};
     size_t n = 0;
@@ -840,7 +842,7 @@ static void resolve_enabled(const ol_resolver *r, const ol_config *c, const char
         layers[n++] = &c->selection;
     if (r->opts.cli)
         layers[n++] = r->opts.cli;
-    ol_selection_resolve_layers(layers, n, enabled);
+    ol_selection_resolve_layers_exact(layers, n, enabled, exact);
     if (hidden)
         memset(hidden, 0, ol_rule_count * sizeof(bool));
     if (!abs)
@@ -902,14 +904,17 @@ bool ol_resolver_settings_for(ol_resolver *r, const ol_input *in, const ol_setti
     }
     bool *enabled = ol_xcalloc(ol_rule_count ? ol_rule_count : 1, sizeof(bool));
     bool *hidden = ol_xcalloc(ol_rule_count ? ol_rule_count : 1, sizeof(bool));
-    resolve_enabled(r, c, abs, enabled, hidden);
+    bool *exact = ol_xcalloc(ol_rule_count ? ol_rule_count : 1, sizeof(bool));
+    resolve_enabled(r, c, abs, enabled, hidden, exact);
     free(abs);
     free(dir);
     for (size_t i = 0; i < r->settings.len; i++) {
         if (memcmp(r->settings.items[i]->enabled, enabled, ol_rule_count * sizeof(bool)) == 0 &&
-            memcmp(r->settings.items[i]->hidden, hidden, ol_rule_count * sizeof(bool)) == 0) {
+            memcmp(r->settings.items[i]->hidden, hidden, ol_rule_count * sizeof(bool)) == 0 &&
+            memcmp(r->settings.items[i]->exact, exact, ol_rule_count * sizeof(bool)) == 0) {
             free(enabled);
             free(hidden);
+            free(exact);
             *out = r->settings.items[i];
             return true;
         }
@@ -917,6 +922,7 @@ bool ol_resolver_settings_for(ol_resolver *r, const ol_input *in, const ol_setti
     ol_settings *s = ol_xcalloc(1, sizeof(*s));
     s->enabled = enabled;
     s->hidden = hidden;
+    s->exact = exact;
     ol_vec_push(&r->settings, s);
     *out = s;
     return true;
@@ -1031,12 +1037,14 @@ bool ol_resolver_show(ol_resolver *r, const ol_input *in, ol_buf *out)
 
     bool *enabled = ol_xcalloc(ol_rule_count ? ol_rule_count : 1, sizeof(bool));
     bool *hidden = ol_xcalloc(ol_rule_count ? ol_rule_count : 1, sizeof(bool));
-    resolve_enabled(r, c, abs, enabled, hidden);
+    bool *exact = ol_xcalloc(ol_rule_count ? ol_rule_count : 1, sizeof(bool));
+    resolve_enabled(r, c, abs, enabled, hidden, exact);
     ol_buf_puts(out, "\nEnabled rules:\n");
     any = false;
     for (size_t i = 0; i < ol_rule_count; i++)
         if (enabled[i]) {
-            ol_buf_printf(out, "  %s  %s\n", ol_rules[i]->code, ol_rules[i]->name);
+            ol_buf_printf(out, "  %s  %s%s\n", ol_rules[i]->code, ol_rules[i]->name,
+                          exact[i] ? "  (selected by code: also in code that runs once)" : "");
             any = true;
         }
     if (!any)
@@ -1056,6 +1064,7 @@ bool ol_resolver_show(ol_resolver *r, const ol_input *in, ol_buf *out)
         ol_buf_puts(out, "  (none)\n");
     free(enabled);
     free(hidden);
+    free(exact);
 
     ol_buf_puts(out, "\nExclude:\n");
     any = false;

@@ -165,3 +165,67 @@ bool ol_made_from_nothing(ol_model *m, ol_nid base)
             return made_from_nothing_arg(m, base);
     return false;
 }
+
+/* Calls that read data from disk or turn an array or a table into a tensor. */
+static bool loader_call(ol_model *m, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid callee = ol_field(t, call, OL_F_function);
+    const char *q = ol_qualname(m, callee);
+    static const char *const quals[] = {"torch.from_numpy", "torch.load", "numpy.load", "numpy.loadtxt",
+                                        "numpy.genfromtxt", "numpy.fromfile", "numpy.memmap",
+                                        "h5py.File",
+                                        "scipy.io.loadmat", "datasets.load_dataset", "datasets.load_from_disk",
+                                        "safetensors.torch.load_file", NULL};
+    if (q) {
+        for (const char *const *w = quals; *w; w++)
+            if (strcmp(q, *w) == 0)
+                return true;
+        if (ol_str_has_prefix(q, "pandas.read_"))
+            return true;
+    }
+    /* table.values, frame.to_numpy(), a DataFrame's columns */
+    if (ol_kind_of(t, callee) == OL_N_attribute) {
+        ol_nid name = ol_field(t, callee, OL_F_attribute);
+        return ol_text_is(t, name, "to_numpy") || ol_text_is(t, name, "read_csv") || ol_text_is(t, name, "read_parquet");
+    }
+    return false;
+}
+
+static bool loaded_data_at(ol_model *m, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    if (e == OL_NONE || depth > 4)
+        return false;
+    for (ol_nid n = e; n < m->subtree_end[e]; n++) {
+        ol_kind k = ol_kind_of(t, n);
+        if (k == OL_N_call && loader_call(m, n))
+            return true;
+        if (k == OL_N_attribute && ol_text_is(t, ol_field(t, n, OL_F_attribute), "values"))
+            return true;
+        if (k != OL_N_identifier || depth == 4)
+            continue;
+        ol_nid p = ol_parent(t, n);
+        if (p != OL_NONE && ol_kind_of(t, p) == OL_N_attribute && ol_field(t, p, OL_F_attribute) == n)
+            continue; /* the name of an attribute, not a variable */
+        if (p != OL_NONE && ol_kind_of(t, p) == OL_N_keyword_argument && ol_field(t, p, OL_F_name) == n)
+            continue;
+        uint32_t defs[8];
+        size_t count = ol_reaching_defs(m, m->node_scope[n], ol_node_sym(m, n), n, defs, 8);
+        for (size_t i = 0; i < count; i++) {
+            const ol_def *d = &m->defs.items[defs[i]];
+            /* values bound to the name; a function's body is not its value */
+            bool value_def = d->kind == OL_DEF_ASSIGN || d->kind == OL_DEF_AUGASSIGN || d->kind == OL_DEF_FOR ||
+                             d->kind == OL_DEF_WALRUS;
+            if (value_def && d->value != OL_NONE && d->value != e && !ol_contains(t, d->value, e) &&
+                loaded_data_at(m, d->value, depth + 1))
+                return true;
+        }
+    }
+    return false;
+}
+
+bool ol_loaded_data(ol_model *m, ol_nid e)
+{
+    return loaded_data_at(m, e, 0);
+}

@@ -22,5 +22,10 @@ ol_nid ol_chain_base(ol_model *m, ol_nid e);
 bool ol_chain_contains(ol_model *m, ol_nid e, ol_nid move);
 /* Buffers, noise and literals are not datasets: torch.zeros(...), torch.randn(...). */
 bool ol_made_from_nothing(ol_model *m, ol_nid base);
+/* Does e hold data read from disk or converted from an array or a table:
+ * `torch.from_numpy(a)`, `torch.load(p)`, `np.load`, `pd.read_csv`,
+ * `frame.values`, `.to_numpy()`, `load_dataset(...)`, directly or through
+ * the values of the names it uses (a few bindings deep)? */
+bool ol_loaded_data(ol_model *m, ol_nid e);
 
 #endif

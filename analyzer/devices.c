@@ -142,3 +142,29 @@ bool ol_file_stays_on_cpu(ol_model *m)
     }
     return !ol_file_names_accelerator(m) && !ol_file_moves_to_device_variable(m);
 }
+
+bool ol_file_runs_several_processes(ol_model *m)
+{
+    /* words of process groups and launchers; short ones ("ddp", "rank")
+     * must not follow a letter */
+    static const char *const words[] = {"distributed", "init_process_group", "local_rank", "global_rank",
+                                        "world_size", "rank", "ddp", "spawn", "accelerat", "deepspeed",
+                                        "fabric", "torchrun", "horovod", "fsdp", NULL};
+    const ol_tree *t = m->tree;
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
+        ol_kind k = ol_kind_of(t, n);
+        if (k != OL_N_identifier && k != OL_N_string)
+            continue;
+        uint32_t len;
+        const char *s = ol_text(t, n, &len);
+        for (const char *const *w = words; *w; w++) {
+            if (!has_word_nocase(s, len, *w))
+                continue;
+            /* "rank" alone is also a matrix's rank: only as a whole name */
+            if (strcmp(*w, "rank") == 0 && !(k == OL_N_identifier && len == 4))
+                continue;
+            return true;
+        }
+    }
+    return false;
+}

@@ -27,6 +27,12 @@ bool ol_file_is_xla_only(ol_model *m);
  * a letter), "accelerat", "fabric", "deepspeed", "trainer", "prepare". What
  * such a file saves holds host data only. */
 bool ol_file_stays_on_cpu(ol_model *m);
+/* Does the file run in several processes, each with its own device: a
+ * process group, DistributedDataParallel or FSDP, `mp.spawn`, Accelerate,
+ * DeepSpeed, Fabric, torchrun, Horovod, a `rank`, `local_rank` or
+ * `world_size` (names and strings of its code)? A checkpoint saved from GPU
+ * 0 and loaded without `map_location` lands on GPU 0 in every one of them. */
+bool ol_file_runs_several_processes(ol_model *m);
 /* Is e (a `.to()` argument or a `device=` value) a device held in a
  * variable: a name like `device`/`dev`, an attribute like `args.device`
  * or `x.device`, a value known to be a device, not a string? */

@@ -48,6 +48,8 @@ typedef struct ol_diag {
     char *message;
     char *help;           /* may be NULL */
     ol_fix *fix;          /* may be NULL */
+    bool once;            /* on code that runs once: kept only when the rule is
+                             selected by its exact code (lint.c) */
 } ol_diag;
 
 typedef OL_VEC(ol_diag) ol_diag_vec;

@@ -220,6 +220,7 @@ static cJSON *statistics_json(const ol_file_result *results, size_t count, const
         cJSON_AddStringToObject(obj, "name", ol_rules[best]->name);
         cJSON_AddNumberToObject(obj, "count", (double)per_rule[best]);
         cJSON_AddBoolToObject(obj, "fixable", fixable[best] == per_rule[best]);
+        cJSON_AddNumberToObject(obj, "fixable_count", (double)fixable[best]);
         cJSON_AddItemToArray(array, obj);
         per_rule[best] = 0;
     }

@@ -309,8 +309,9 @@ static bool fix_applies(const ol_diag *d, const ol_emit_options *o)
 
 /* --statistics, in the columns Ruff (and Flake8) print: count, code, and
  * `[*]` before the name when every finding of the rule has a fix that
- * applies (safe ones; unsafe ones too with --unsafe-fixes), `[ ]` when not;
- * the marker column is left out when nothing is fixable. */
+ * applies (safe ones; unsafe ones too with --unsafe-fixes), `[~]` when some
+ * have, `[ ]` when none has, as Ruff marks them; the marker column is left
+ * out when nothing is fixable. */
 static void statistics(FILE *out, const style *st, const ol_file_result *results, size_t count,
                        const ol_emit_options *o)
 {
@@ -344,7 +345,7 @@ static void statistics(FILE *out, const style *st, const ol_file_result *results
             count_width = w;
         if ((int)strlen(ol_rules[i]->code) > code_width)
             code_width = (int)strlen(ol_rules[i]->code);
-        if (fixable[i] == per_rule[i])
+        if (fixable[i] > 0)
             any_fixable = true;
     }
     for (size_t k = 0; k < ol_rule_count; k++) {
@@ -363,9 +364,9 @@ static void statistics(FILE *out, const style *st, const ol_file_result *results
             fprintf(out, "%-*s", code_width, r->code);
         fputc('\t', out);
         if (any_fixable) {
-            if (fixable[i] == per_rule[i]) {
+            if (fixable[i] > 0) {
                 fputc('[', out);
-                put(out, st, C_CYAN, "*");
+                put(out, st, C_CYAN, fixable[i] == per_rule[i] ? "*" : "~");
                 fputs("] ", out);
             } else {
                 fputs("[ ] ", out);

@@ -501,6 +501,9 @@ static ol_val tensor_result(ol_model *m, ol_nid call, uint8_t extra)
 
 static bool transformers_model_class(const char *cls)
 {
+    /* TFBertModel, FlaxGPT2LMHeadModel: TensorFlow and JAX models, no autograd of torch's */
+    if (ol_str_has_prefix(cls, "TF") || ol_str_has_prefix(cls, "Flax"))
+        return false;
     if (strstr(cls, "Tokenizer") || strstr(cls, "Config") || strstr(cls, "Processor") ||
         strstr(cls, "FeatureExtractor") || strstr(cls, "Pipeline") || strstr(cls, "Trainer") ||
         strstr(cls, "Arguments") || strstr(cls, "Collator"))
@@ -716,8 +719,12 @@ static ol_val call_extern(ol_model *m, const char *q, ol_nid call)
                 if (transformers_model_class(last_part(cls)))
                     return mk(OL_V_MODULE, 0);
             }
-            return mk(OL_V_OBJECT, 0);
+            /* a tokenizer, a config, a TF or Flax model: not torch's */
+            return mk_ref(OL_V_OBJECT, 0, ol_model_intern(m, q));
         }
+        /* a pipeline runs its model under no_grad itself and returns Python values */
+        if (qeq(name, "pipeline"))
+            return mk_ref(OL_V_OBJECT, 0, ol_model_intern(m, q));
         if (qeq(name, "AdamW") || qeq(name, "Adafactor"))
             return mk(OL_V_OPTIMIZER, 0);
         if (strstr(name, "schedule"))
@@ -975,6 +982,27 @@ uint32_t ol_function_of(const ol_model *m, ol_nid n)
     return OL_NO_INDEX;
 }
 
+/* A Lightning Callback (`pl.Callback`, `lightning.pytorch.callbacks.Callback`),
+ * directly or through classes of the file. */
+static bool class_is_lightning_callback(ol_model *m, uint32_t ci, int depth)
+{
+    if (ci >= m->classes.len || depth > 8)
+        return false;
+    for (size_t i = 0; i < m->classes.items[ci].bases.len; i++) {
+        ol_val v = ol_eval(m, m->classes.items[ci].bases.items[i]);
+        if (v.kind == OL_V_CLASS && v.ref != ci && class_is_lightning_callback(m, v.ref, depth + 1))
+            return true;
+        if (v.kind != OL_V_EXTERN)
+            continue;
+        const char *q = ol_sym_str(m, v.ref);
+        if ((ol_str_has_prefix(q, "pytorch_lightning.") || ol_str_has_prefix(q, "lightning.") ||
+             ol_str_has_prefix(q, "pl.") || ol_str_has_prefix(q, "L.")) &&
+            ol_str_has_suffix(q, ".Callback"))
+            return true;
+    }
+    return false;
+}
+
 ol_hook ol_function_hook(ol_model *m, uint32_t fi)
 {
     const ol_function *f = &m->functions.items[fi];
@@ -983,8 +1011,16 @@ ol_hook ol_function_hook(ol_model *m, uint32_t fi)
     ol_sym n = f->name;
     bool train = n == m->names.training_step;
     bool eval = n == m->names.validation_step || n == m->names.test_step || n == m->names.predict_step;
-    if (!train && !eval)
+    /* the hooks Lightning calls inside its evaluation loops, which run under
+     * no_grad / inference_mode: on_validation_batch_end, on_test_epoch_start, ... */
+    const char *name = ol_sym_str(m, n);
+    bool eval_hook = name && (ol_str_has_prefix(name, "on_validation_") || ol_str_has_prefix(name, "on_test_") ||
+                              ol_str_has_prefix(name, "on_predict_"));
+    if (!train && !eval && !eval_hook)
         return OL_HOOK_NONE;
+    if (eval_hook)
+        return ol_class_is_lightning(m, f->cls) || class_is_lightning_callback(m, f->cls, 0) ? OL_HOOK_EVAL_HOOK
+                                                                                             : OL_HOOK_NONE;
     if (!ol_class_is_lightning(m, f->cls))
         return OL_HOOK_NONE;
     return train ? OL_HOOK_TRAIN_STEP : OL_HOOK_EVAL_STEP;
@@ -1034,6 +1070,55 @@ static int ctx_grad(const ol_model *m, ol_nid n)
     return -1;
 }
 
+/* `torch.set_grad_enabled(False)` written as a statement earlier in a block
+ * that holds n, inside n's function (or at module level for module code):
+ * 1 when the last such statement before n turns autograd off, 0 when it
+ * turns it on, -1 when none does. Only statements of blocks around n count,
+ * so a switch in one branch of an `if` decides nothing for the code after. */
+static int statement_grad(ol_model *m, ol_nid n)
+{
+    const ol_tree *t = m->tree;
+    static const char *const setters[] = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+                                          "torch.autograd.grad_mode.set_grad_enabled", NULL};
+    if (m->grad_setter_stmts == 0) {
+        /* most files have none: then no block needs scanning */
+        m->grad_setter_stmts = 1;
+        for (size_t i = 0; i < m->calls.len; i++) {
+            ol_nid stmt = ol_parent(t, m->calls.items[i].node);
+            if (stmt != OL_NONE && ol_kind_of(t, stmt) == OL_N_expression_statement &&
+                ol_call_is(m, m->calls.items[i].node, setters)) {
+                m->grad_setter_stmts = 2;
+                break;
+            }
+        }
+    }
+    if (m->grad_setter_stmts != 2)
+        return -1;
+    for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE; a = p, p = ol_parent(t, p)) {
+        ol_kind pk = ol_kind_of(t, p);
+        if (pk == OL_N_function_definition || pk == OL_N_lambda || pk == OL_N_class_definition)
+            return -1;
+        if (pk != OL_N_block && pk != OL_N_module)
+            continue;
+        int last = -1;
+        for (ol_nid s = ol_first_named(t, p); s != OL_NONE && s != a; s = ol_next_named(t, s)) {
+            if (ol_kind_of(t, s) != OL_N_expression_statement)
+                continue;
+            ol_nid call = ol_first_named(t, s);
+            if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call || !ol_call_is(m, call, setters))
+                continue;
+            ol_nid arg = ol_call_arg(m, call, 0, "mode");
+            if (arg == OL_NONE)
+                continue;
+            ol_kind ak = ol_kind_of(t, ol_unparen(t, arg));
+            last = ak == OL_N_false ? 1 : ak == OL_N_true ? 0 : last;
+        }
+        if (last >= 0)
+            return last;
+    }
+    return -1;
+}
+
 static bool grad_disabled_at(ol_model *m, ol_nid n, int depth)
 {
     if (n == OL_NONE)
@@ -1041,6 +1126,9 @@ static bool grad_disabled_at(ol_model *m, ol_nid n, int depth)
     int c = ctx_grad(m, n);
     if (c >= 0)
         return c == 1;
+    int st = statement_grad(m, n);
+    if (st >= 0)
+        return st == 1;
     uint32_t fi = ol_function_of(m, n);
     if (fi != OL_NO_INDEX)
         return function_grad_disabled(m, fi, depth);
@@ -1059,7 +1147,7 @@ static bool function_grad_disabled(ol_model *m, uint32_t fi, int depth)
     ol_gradmode dm = decorator_mode(m, fi);
     if (dm != OL_GM_NONE) {
         disabled = mode_disables(dm);
-    } else if (ol_function_hook(m, fi) == OL_HOOK_EVAL_STEP) {
+    } else if (ol_function_hook(m, fi) == OL_HOOK_EVAL_STEP || ol_function_hook(m, fi) == OL_HOOK_EVAL_HOOK) {
         disabled = true;
     } else {
         f = &m->functions.items[fi];
@@ -2009,7 +2097,9 @@ static bool object_may_be_torch(ol_model *m, ol_val v)
     static const char *const foreign[] = {"sklearn.", "xgboost.", "lightgbm.", "catboost.", "gensim.", "pandas.",
                                           "numpy.", "scipy.", "PIL.", "cv2.", "accelerate.", "transformers.",
                                           "tokenizers.", "datasets.", "matplotlib.", "wandb.", "tensorboardX.",
-                                          "torch.utils.tensorboard.", "logging.", "argparse.", NULL};
+                                          "torch.utils.tensorboard.", "logging.", "argparse.", "tensorflow.",
+                                          "keras.", "tf_keras.", "jax.", "flax.", "haiku.", "optax.", "equinox.",
+                                          "mxnet.", "paddle.", NULL};
     for (size_t i = 0; foreign[i]; i++)
         if (ol_str_has_prefix(q, foreign[i]))
             return false;

@@ -1068,3 +1068,88 @@ bool ol_inputs_carry_graph(ol_model *m, ol_nid call)
     }
     return false;
 }
+
+static bool is_jump(ol_kind k)
+{
+    return k == OL_N_continue_statement || k == OL_N_break_statement || k == OL_N_return_statement ||
+           k == OL_N_raise_statement;
+}
+
+bool ol_leaves_before(const ol_tree *t, ol_nid n, ol_nid later, ol_nid stop)
+{
+    uint32_t later_start = later != OL_NONE ? t->nodes.items[later].start : UINT32_MAX;
+    for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE && a != stop; a = p, p = ol_parent(t, p)) {
+        if (ol_kind_of(t, p) != OL_N_block && ol_kind_of(t, p) != OL_N_module)
+            continue;
+        for (ol_nid s = ol_next_named(t, a); s != OL_NONE; s = ol_next_named(t, s)) {
+            if (t->nodes.items[s].start >= later_start || t->nodes.items[s].end > later_start)
+                return false; /* `later` comes first, or lies inside this statement */
+            if (is_jump(ol_kind_of(t, s)))
+                return true;
+        }
+        if (p == stop)
+            break;
+    }
+    return false;
+}
+
+bool ol_in_handler(const ol_tree *t, ol_nid n, ol_nid stop)
+{
+    for (ol_nid p = ol_parent(t, n); p != OL_NONE && p != stop; p = ol_parent(t, p))
+        if (ol_kind_of(t, p) == OL_N_except_clause)
+            return true;
+    return false;
+}
+
+/* Is n in the body of `if __name__ == "__main__":` (a smoke test or a
+ * benchmark of a module, run by hand)? */
+static bool under_main_guard(const ol_tree *t, ol_nid n)
+{
+    for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE; a = p, p = ol_parent(t, p)) {
+        if (ol_kind_of(t, p) != OL_N_if_statement || ol_field(t, p, OL_F_consequence) != a)
+            continue;
+        ol_nid cond = ol_unparen(t, ol_field(t, p, OL_F_condition));
+        uint32_t len;
+        const char *s = ol_text(t, cond, &len);
+        for (uint32_t i = 0; i + 8 <= len; i++)
+            if (memcmp(s + i, "__main__", 8) == 0)
+                return true;
+    }
+    return false;
+}
+
+/* Does the code at n run once per training or inference step: in a loop, in
+ * a forward or step method, or in a function called from such code? Module
+ * level outside loops, `__init__`, a smoke test under the main guard, and a
+ * function whose every caller in the file runs once build their tensor once:
+ * copying it costs a moment at start-up and nothing per step. A function
+ * with no caller in the file may be called from anywhere, and counts as per
+ * step. */
+static bool runs_per_step(ol_model *m, ol_nid n, int depth)
+{
+    const ol_tree *t = m->tree;
+    if (under_main_guard(t, n))
+        return false;
+    if (m->node_loop[n] != OL_NO_INDEX)
+        return true;
+    uint32_t fn = ol_function_of(m, n);
+    if (fn == OL_NO_INDEX)
+        return false;
+    const ol_function *f = &m->functions.items[fn];
+    const char *name = ol_sym_str(m, f->name);
+    if (name && (strcmp(name, "__init__") == 0 || strcmp(name, "reset_parameters") == 0))
+        return false;
+    if (f->callsites.len == 0 || depth >= 3 || ol_function_hook(m, fn) != OL_HOOK_NONE)
+        return true;
+    if (name && (strcmp(name, "forward") == 0 || strcmp(name, "__call__") == 0))
+        return true;
+    for (size_t i = 0; i < f->callsites.len; i++)
+        if (runs_per_step(m, m->calls.items[f->callsites.items[i]].node, depth + 1))
+            return true;
+    return false;
+}
+
+bool ol_runs_per_step(ol_model *m, ol_nid n)
+{
+    return runs_per_step(m, n, 0);
+}

@@ -173,6 +173,25 @@ bool ol_frozen_before(ol_model *m, ol_nid model, ol_nid at);
  * does not)? */
 bool ol_inputs_carry_graph(ol_model *m, ol_nid call);
 
+/* Does a statement after n leave the iteration (continue, break, return,
+ * raise) before `later` runs? Looked for in n's block and each enclosing
+ * block up to `stop` (a loop or a function body), only among statements
+ * that come before `later`: `if not finite: opt.zero_grad(); continue`
+ * skips the batch, it does not clear gradients that a later step in the
+ * same iteration applies. `later` may be OL_NONE (no bound). */
+bool ol_leaves_before(const ol_tree *t, ol_nid n, ol_nid later, ol_nid stop);
+/* Is n in the body of an except clause below `stop` (OL_NONE: anywhere)?
+ * A handler runs when something failed, not every iteration. */
+bool ol_in_handler(const ol_tree *t, ol_nid n, ol_nid stop);
+
+/* Does the code at n run once per training or inference step: in a loop,
+ * in a forward or step method or a Lightning hook, or in a function called
+ * from such code (a few levels)? Module level outside loops, `__init__`, a
+ * smoke test under `if __name__ == "__main__":`, and a function whose every
+ * caller in the file runs once run once. A function with no caller in the
+ * file may be called from anywhere, and counts as per step. */
+bool ol_runs_per_step(ol_model *m, ol_nid n);
+
 /* Local name bound to the torch module (`torch`, or `T` after `import torch
  * as T`) visible at n, or NULL. */
 const char *ol_torch_alias(ol_model *m, ol_nid n);

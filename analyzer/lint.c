@@ -142,6 +142,15 @@ static void warn_unknown_codes(const ol_suppressions *sup, const ol_source *src,
 
 static bool has_hard_error(const ol_tree *t);
 
+/* One finding stands for a notebook cell's syntax errors: its help says how
+ * many more the cell holds. */
+static void note_more_errors(ol_diag *d, size_t more)
+{
+    char *help = ol_xasprintf("%s (%zu more syntax error%s in this cell)", d->help, more, more == 1 ? "" : "s");
+    free(d->help);
+    d->help = help;
+}
+
 /* Drops findings of rules that are off and findings a comment suppresses,
  * then, when OOM003 is on and the whole file was analyzed, reports the
  * suppressions that were not needed. */
@@ -159,7 +168,9 @@ static void filter(const ol_settings *s, const ol_tree *t, ol_file_result *r)
         ol_diag *d = &diags->items[i];
         size_t rule = ol_rule_index(d->rule);
         bool hidden = s->hidden && s->hidden[rule];
-        bool drop = !s->enabled[rule] && !hidden;
+        /* what runs once (a one-off tensor, a reload in one process) is
+         * reported only to those who asked for the rule by its code */
+        bool drop = (!s->enabled[rule] && !hidden) || (d->once && !(s->exact && s->exact[rule]));
         if (!drop && d->rule != &ol_rule_oom001) {
             uint32_t line = ol_source_line_index(t->src, d->start) + 1;
             drop = ol_suppression_use(&sup, line, d->rule->code);
@@ -311,7 +322,25 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
         tm->files++;
         t0 = t1;
     }
+    /* a notebook's cell that does not parse costs one finding: the cell is
+     * often prose or output pasted into code, and every line of it would
+     * otherwise be reported */
+    const ol_cell *last_cell = NULL;
+    ol_diag *cell_diag = NULL;
+    size_t cell_errors = 0;
     for (size_t i = 0; i < tree.errors.len; i++) {
+        if (r->src.notebook) {
+            const ol_cell *cell =
+                ol_source_cell(&r->src, ol_source_line_index(&r->src, tree.errors.items[i].start));
+            if (cell && cell == last_cell && cell_diag) {
+                cell_errors++;
+                continue;
+            }
+            if (cell_diag && cell_errors > 0)
+                note_more_errors(cell_diag, cell_errors);
+            last_cell = cell;
+            cell_errors = 0;
+        }
         ol_diag d = {0};
         d.rule = &ol_rule_oom002;
         d.start = tree.errors.items[i].start;
@@ -320,7 +349,10 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
         d.help = ol_xstrdup(tree.timed_out ? "split the file, or exclude it with --exclude"
                                            : "fix the syntax; oomlint analyzed the rest of the file");
         ol_vec_push(&r->diags, d);
+        cell_diag = r->src.notebook ? &ol_vec_last(&r->diags) : NULL;
     }
+    if (cell_diag && cell_errors > 0)
+        note_more_errors(cell_diag, cell_errors);
     if (!tree.timed_out) {
         ol_model model;
         ol_model_build(&model, &tree);

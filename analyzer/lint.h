@@ -31,6 +31,8 @@ typedef struct ol_settings {
      * hidden), not reported: those the default per-file-ignores switch off
      * for test code (config.h); NULL when there are none */
     bool *hidden;
+    bool *exact;         /* per registry index: selected by its exact code, so its
+                            findings in code that runs once are kept; may be NULL */
 } ol_settings;
 
 /* Where the time goes, for --timings and the benchmark: nanoseconds of

@@ -264,7 +264,8 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
 
     ol_settings settings = {0};
     settings.enabled = ol_xcalloc(ol_rule_count, sizeof(bool));
-    ol_selection_resolve(&cli->selection, settings.enabled);
+    settings.exact = ol_xcalloc(ol_rule_count, sizeof(bool));
+    ol_selection_resolve_exact(&cli->selection, settings.enabled, settings.exact);
 
     ol_input_vec inputs = {0};
     size_t excluded = 0;
@@ -277,6 +278,7 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     if (resolver.failed) {
         ol_input_vec_free(&inputs);
         free(settings.enabled);
+        free(settings.exact);
         ol_grammar_free(&grammar);
         return config_failed(&resolver);
     }
@@ -295,6 +297,7 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
             ol_buf_free(&why);
             ol_input_vec_free(&inputs);
             free(settings.enabled);
+            free(settings.exact);
             ol_resolver_free(&resolver);
             ol_grammar_free(&grammar);
             return 2;
@@ -476,6 +479,7 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     free(stdin_bytes);
     ol_input_vec_free(&inputs);
     free(settings.enabled);
+    free(settings.exact);
     ol_resolver_free(&resolver);
     ol_grammar_free(&grammar);
     return status;

@@ -170,6 +170,8 @@ typedef enum ol_hook {
     OL_HOOK_NONE = 0,
     OL_HOOK_TRAIN_STEP,     /* Lightning training_step */
     OL_HOOK_EVAL_STEP,      /* Lightning validation_step / test_step / predict_step */
+    OL_HOOK_EVAL_HOOK,      /* on_validation_* / on_test_* / on_predict_* of a LightningModule or
+                               a Callback: run inside the evaluation loop, without grad */
 } ol_hook;
 
 typedef struct ol_function {
@@ -385,6 +387,8 @@ typedef struct ol_model {
 
     /* file-wide facts */
     bool grad_globally_disabled;   /* module-level torch.set_grad_enabled(False) */
+    uint8_t grad_setter_stmts;     /* set_grad_enabled(...) as a statement anywhere: 0 not looked
+                                      for yet, 1 none, 2 some (eval.c) */
     bool mentions_cuda;            /* .cuda(), "cuda" device, torch.cuda.* */
     bool mentions_mixed_precision; /* autocast, .half(), bf16, framework precision */
     bool truncated;                /* nesting beyond OL_MODEL_MAX_DEPTH was skipped */

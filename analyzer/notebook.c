@@ -361,7 +361,8 @@ static void blank_line(char *line, size_t len)
         line[i] = ' ';
 }
 
-/* `model?`, `torch.nn.Linear??`: IPython's help syntax. */
+/* `model?`, `torch.nn.Linear??`, `torch.*Tensor?`: IPython's help and
+ * search syntax. */
 static bool help_line(const char *s, size_t n)
 {
     while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
@@ -375,11 +376,57 @@ static bool help_line(const char *s, size_t n)
         return false;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
-        bool ok = c == '_' || c == '.' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        /* `torch.*Tensor?`: a wildcard search (%psearch) */
+        bool ok = c == '_' || c == '.' || c == '*' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                  (c >= '0' && c <= '9');
         if (!ok)
             return false;
     }
     return !(s[0] >= '0' && s[0] <= '9');
+}
+
+/* `pip install timm`, `cd data`, `conda install -y x`: a line magic written
+ * without its `%`, which IPython runs as one (automagic, on by default).
+ * Only a magic's name followed by a word or an option, never by an
+ * operator, a bracket or a Python keyword (`ls in dirs`, `cd = 3` and
+ * `time(x)` are Python). */
+static bool automagic_line(const char *s, size_t n)
+{
+    static const char *const magics[] = {"pip", "conda", "mamba", "cd", "ls", "ll", "pwd", "mkdir", "rmdir", "rm",
+                                         "cp", "mv", "cat", "env", "load_ext", "reload_ext", "matplotlib",
+                                         "pylab", "timeit", "time", "run", "autoreload", "pushd", "popd", "who",
+                                         "whos", "reset", "history", "psearch", "pinfo", "pdef", "xmode",
+                                         "config", "store", "alias", "system", "sx", "sc", "less", "man", NULL};
+    static const char *const keywords[] = {"in", "is", "if", "else", "and", "or", "not", "for", "lambda", "as", NULL};
+    size_t w = 0;
+    while (w < n && (s[w] == '_' || (s[w] >= 'a' && s[w] <= 'z') || (s[w] >= '0' && s[w] <= '9')))
+        w++;
+    bool known = false;
+    for (const char *const *m = magics; *m && !known; m++)
+        known = strlen(*m) == w && memcmp(s, *m, w) == 0;
+    if (!known || w >= n || (s[w] != ' ' && s[w] != '\t'))
+        return false;
+    size_t i = w;
+    while (i < n && (s[i] == ' ' || s[i] == '\t'))
+        i++;
+    if (i >= n)
+        return false;
+    char c = s[i];
+    bool word = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!word && c != '-' && c != '/' && c != '~' && c != '.' && c != '$')
+        return false;
+    if (c == '-' && i + 1 < n && (s[i + 1] == ' ' || s[i + 1] == '=' || (s[i + 1] >= '0' && s[i + 1] <= '9')))
+        return false; /* `time - 1`, `time -= 1`, `ls -1`: arithmetic */
+    if (c == '.' && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9')
+        return false;
+    size_t e = i;
+    while (e < n && (s[e] == '_' || (s[e] >= 'a' && s[e] <= 'z') || (s[e] >= 'A' && s[e] <= 'Z') ||
+                     (s[e] >= '0' && s[e] <= '9')))
+        e++;
+    for (const char *const *k = keywords; *k; k++)
+        if (strlen(*k) == e - i && memcmp(s + i, *k, e - i) == 0)
+            return false;
+    return true;
 }
 
 /* `files = !ls`, `t = %timeit -o f()`: a shell or magic result bound to a
@@ -434,7 +481,7 @@ static bool *ipython_lines(const char *s, size_t n, size_t *lines)
             j++;
         if (blank_all || magic_continued ||
             (logical_start && ((j < end && (s[j] == '%' || s[j] == '!' || s[j] == '?')) || help_line(s + j, end - j) ||
-                               capture_line(s + j, end - j))))
+                               capture_line(s + j, end - j) || automagic_line(s + j, end - j))))
             magic[line] = true;
         /* `!python run.py \` goes on with the next line, as IPython joins it */
         size_t last = end;

@@ -113,8 +113,16 @@ static layer_verdict judge(const ol_selection *s, const char *code, bool parse_e
 
 void ol_selection_resolve_layers(const ol_selection *const *layers, size_t count, bool *enabled)
 {
+    ol_selection_resolve_layers_exact(layers, count, enabled, NULL);
+}
+
+void ol_selection_resolve_layers_exact(const ol_selection *const *layers, size_t count, bool *enabled,
+                                       bool *exact_out)
+{
     for (size_t r = 0; r < ol_rule_count; r++) {
         const ol_rule *rule = ol_rules[r];
+        if (exact_out)
+            exact_out[r] = false;
         if (strcmp(rule->code, "OOM001") == 0) {
             enabled[r] = true; /* a file that was not analyzed is always reported */
             continue;
@@ -143,12 +151,19 @@ void ol_selection_resolve_layers(const ol_selection *const *layers, size_t count
             }
         }
         enabled[r] = on && (!rule->opt_in || exact);
+        if (exact_out)
+            exact_out[r] = enabled[r] && exact;
     }
 }
 
 void ol_selection_resolve(const ol_selection *s, bool *enabled)
 {
     ol_selection_resolve_layers(&s, 1, enabled);
+}
+
+void ol_selection_resolve_exact(const ol_selection *s, bool *enabled, bool *exact)
+{
+    ol_selection_resolve_layers_exact(&s, 1, enabled, exact);
 }
 
 void ol_selection_apply_ignores(const ol_strvec *selectors, bool *enabled)

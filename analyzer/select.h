@@ -34,6 +34,7 @@ const char *ol_selection_invalid(const ol_selection *s);
 bool ol_selector_valid(const char *selector);
 /* enabled[i] for each rule in the registry order. */
 void ol_selection_resolve(const ol_selection *s, bool *enabled);
+void ol_selection_resolve_exact(const ol_selection *s, bool *enabled, bool *exact);
 /* The same for selections applied in order (configuration, then command
  * line), as Ruff layers them: each layer starts from the previous result; a
  * layer with `select` replaces it, otherwise the layer's selectors change
@@ -41,6 +42,11 @@ void ol_selection_resolve(const ol_selection *s, bool *enabled);
  * layer. Opt-in rules stay on only when the layer that turned them on named
  * their exact code. */
 void ol_selection_resolve_layers(const ol_selection *const *layers, size_t count, bool *enabled);
+/* The same, and exact[i]: the rule is on because a layer named its exact
+ * code (`--extend-select OOM303`), not a prefix or the default set. Such a
+ * rule also reports what it finds in code that runs once (ol_diag.once). */
+void ol_selection_resolve_layers_exact(const ol_selection *const *layers, size_t count, bool *enabled,
+                                       bool *exact);
 /* Turns off the rules the selectors match (per-file ignores); OOM001 stays
  * on and OOM002 answers only to selectors at least as narrow as OOM0. */
 void ol_selection_apply_ignores(const ol_strvec *selectors, bool *enabled);

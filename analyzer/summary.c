@@ -608,6 +608,18 @@ static void sliced_params(sbuild *b)
 
 /* Does e return a tensor moved to a device: `data.to(device)`, or a name
  * bound to one? Tensors built from nothing (buffers, noise) do not count. */
+/* Is e a subscript that picks rows by an index held in a variable or built
+ * by a call (`emb[idx]`, `x[ids.long()]`), not a slice or a constant? */
+static bool gathers_rows(const ol_tree *t, ol_nid e)
+{
+    e = ol_unparen(t, e);
+    if (ol_kind_of(t, e) != OL_N_subscript)
+        return false;
+    ol_nid index = ol_unparen(t, ol_field(t, e, OL_F_subscript));
+    ol_kind k = ol_kind_of(t, index);
+    return k == OL_N_identifier || k == OL_N_attribute || k == OL_N_call;
+}
+
 static bool device_move(ol_model *m, ol_nid e, int depth)
 {
     const ol_tree *t = m->tree;
@@ -636,6 +648,10 @@ static bool device_move(ol_model *m, ol_nid e, int depth)
         if (ol_moves_to_gpu(m, c)) {
             bool method = c->receiver != OL_NONE && (c->name == m->names.cuda || c->name == m->names.to) &&
                           ol_eval(m, c->receiver).kind != OL_V_EXTERN;
+            /* `self.emb[idx].to(device)`: the rows of the ids asked for, a
+             * gather per call, not the table */
+            if (method && gathers_rows(t, c->receiver))
+                return false;
             return !ol_made_from_nothing(m, method ? ol_chain_base(m, c->receiver) : c->node);
         }
         if (c->receiver == OL_NONE)
@@ -1033,7 +1049,8 @@ ol_file_summary *ol_summarize(ol_model *m)
         params_of(&b, fi);
         const ol_function *f = &m->functions.items[fi];
         ol_nid body = ol_field(m->tree, f->node, OL_F_body);
-        if ((body != OL_NONE && guarded(m, body)) || ol_function_hook(m, fi) == OL_HOOK_EVAL_STEP)
+        ol_hook hook = ol_function_hook(m, fi);
+        if ((body != OL_NONE && guarded(m, body)) || hook == OL_HOOK_EVAL_STEP || hook == OL_HOOK_EVAL_HOOK)
             s->fns[fi].facts |= OL_FN_NO_GRAD;
     }
     edge_vec edges = {0};

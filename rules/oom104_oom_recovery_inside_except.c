@@ -13,6 +13,7 @@
  * torch.cuda.OutOfMemoryError, Exception, bare) around a try that runs
  * the model (or name the OOM error explicitly).
  */
+#include <ctype.h>
 #include <string.h>
 
 #include "facts.h"
@@ -63,6 +64,34 @@ static bool names_oom(ol_model *m, ol_nid type)
     return q && (strstr(q, "OutOfMemoryError") != NULL);
 }
 
+/* Does a string in the handler speak of running out of memory (`if "out of
+ * memory" in str(e)`, a log line saying so)? A broad `except Exception:`
+ * is an out-of-memory handler only when its code is about one. */
+static bool handler_mentions_oom(ol_model *m, ol_nid body)
+{
+    const ol_tree *t = m->tree;
+    static const char *const words[] = {"out of memory", "outofmemory", "oom", NULL};
+    for (ol_nid n = body; n < m->subtree_end[body]; n++) {
+        const char *s;
+        uint32_t len;
+        if (!ol_string_value(t, n, &s, &len))
+            continue;
+        for (const char *const *w = words; *w; w++) {
+            size_t wl = strlen(*w);
+            for (uint32_t i = 0; i + wl <= len; i++) {
+                if (!ol_mem_ieq(s + i, *w, wl))
+                    continue;
+                /* "oom" as a word, not inside "room" or "zoom" */
+                bool word = wl > 3 || ((i == 0 || !isalpha((unsigned char)s[i - 1])) &&
+                                       (i + wl == len || !isalpha((unsigned char)s[i + wl])));
+                if (word)
+                    return true;
+            }
+        }
+    }
+    return false;
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
@@ -74,18 +103,25 @@ static void check(ol_check *c)
         ol_nid try_body = try_body_of(t, x->node);
         if (try_body == OL_NONE)
             continue;
-        if (!names_oom(m, x->item) && !runs_model(m, try_body, 0))
+        /* a handler that names the OOM error or speaks of one is about it;
+         * a broad one (Exception, RuntimeError, bare) only when what it calls
+         * again is what the try ran: a retry of the step */
+        bool about_oom = names_oom(m, x->item) || handler_mentions_oom(m, x->body);
+        if (!about_oom && !runs_model(m, try_body, 0))
             continue;
         size_t first, end = ol_calls_in(m, x->body, &first);
         for (size_t i = first; i < end; i++) {
             const ol_call *call = &m->calls.items[i];
             if (ol_except_at(m, call->node) != ci || ol_function_of(m, call->node) != ol_function_of(m, x->node))
                 continue;
-            bool retry = ol_is_forward_call(m, (uint32_t)i) || ol_is_backward_call(m, (uint32_t)i);
+            bool retry = false;
+            if (about_oom) {
+                retry = ol_is_forward_call(m, (uint32_t)i) || ol_is_backward_call(m, (uint32_t)i);
+                if (!retry && runs_model(m, call->node, 0) && call->receiver == OL_NONE)
+                    retry = true; /* a local function that runs the model */
+            }
             if (!retry && retries_try(m, (uint32_t)i, try_body) && runs_model(m, call->node, 0))
                 retry = true;
-            if (!retry && runs_model(m, call->node, 0) && call->receiver == OL_NONE)
-                retry = true; /* a local function that runs the model */
             if (!retry)
                 continue;
             ol_diag *d = ol_report_node(c, call->node,
@@ -104,8 +140,11 @@ const ol_rule ol_rule_oom104 = {
     .severity = OL_SEV_ERROR,
     .summary = "A model is re-run inside the `except` that caught an out-of-memory error.",
     .what = "Flags the first model forward/backward, or call of a function that runs the model, inside "
-            "an `except RuntimeError` / `except torch.cuda.OutOfMemoryError` (or broader) handler whose "
-            "`try` runs the model.",
+            "an `except torch.cuda.OutOfMemoryError` handler, or a broader one (`RuntimeError`, "
+            "`Exception`, bare) whose code is about running out of memory (it tests or prints \"out of "
+            "memory\"), when the `try` runs the model. A broad handler that says nothing of memory is "
+            "flagged only when it calls again what the `try` called and that runs the model (a retry of "
+            "the step); one around loading a checkpoint that then builds or runs a model is not.",
     .why = "Inside an `except` block the exception is alive, and its traceback references the frames of "
            "the failed attempt and every tensor they held: activations, the half-built graph, the batch. "
            "A retry with a smaller batch in the handler starts with all of that still allocated, so it "

@@ -1543,7 +1543,7 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
                            callee, callee);
         break;
     case EV_IMAGES:
-        d = ol_report_node(c, call->node, "`%s(...)` only produces sample images, and %s", callee, tail);
+        d = ol_report_node(c, call->node, "the output of `%s(...)` is only shown or saved (plotted, written as an image), and %s", callee, tail);
         break;
     default:
         d = ol_report_node(c, call->node, "`%s(...)` evaluates held-out data, and %s", callee, tail);
@@ -1553,6 +1553,9 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
                         ? "evaluate under `torch.no_grad()` (or `torch.inference_mode()`): decorate the function or "
                           "wrap the loop"
                         : "run it under `with torch.no_grad():` (or freeze it with `requires_grad_(False)`)");
+    /* one forward in a notebook cell or a demo helper called a few times
+     * keeps one forward's activations: reported when selected by code */
+    d->once = !ol_runs_per_step(m, call->node);
     free(callee);
     free(where);
     ol_diag_attach_fix(d, fix);
@@ -1650,7 +1653,13 @@ const ol_rule ol_rule_oom201 = {
             "`model.parameters()`, with no layer put in after) records no graph on data input; a "
             "torchvision weights preset (`weights.transforms()`) is an image transform, not a model; "
             "and a tensor made up with a factory (`test_image = torch.randn(...)[0]`) is no held-out "
-            "data, whatever its name.",
+            "data, whatever its name. `torch.set_grad_enabled(False)` as a statement earlier in the "
+            "blocks around the call, Lightning's evaluation hooks (`on_validation_*`, `on_test_*`, "
+            "`on_predict_*`, also of a Callback), and models that are not PyTorch's (TensorFlow, Keras, "
+            "Flax, a transformers pipeline) are not flagged. By default only evaluation that runs per "
+            "step is reported (in a loop, or in a function called from one or with no caller in the "
+            "file); one forward run once (a notebook cell, a demo helper called a few times) is "
+            "reported when the rule is selected by its code (`--extend-select OOM201`).",
     .why = "With autograd on, every forward pass records its graph and keeps the activations that "
            "backward would need. Evaluation never calls backward, so that memory is pure waste: "
            "typically the largest single use of GPU memory, and the reason a model that trains fine "

@@ -102,7 +102,7 @@ static bool sliced_by_callee(ol_model *m, ol_nid call, ol_nid arg, ol_nid target
 
 /* How is the tensor bound at `target` used as a dataset at `use` (an
  * identifier or self.attr use)? */
-static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target)
+static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target, bool wrapped_only)
 {
     const ol_tree *t = m->tree;
     ol_nid p = ol_parent(t, use);
@@ -110,7 +110,7 @@ static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target)
         return false;
     ol_kind pk = ol_kind_of(t, p);
     /* for xb in X, X.split(bs) as a loop iterable */
-    for (uint32_t i = 0; i < m->loops.len; i++) {
+    for (uint32_t i = 0; i < m->loops.len && !wrapped_only; i++) {
         ol_nid it = m->loops.items[i].iter;
         if (it == OL_NONE || !ol_contains(t, it, use))
             continue;
@@ -138,8 +138,10 @@ static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target)
         ol_nid call = pk == OL_N_argument_list ? ol_parent(t, p) : ol_parent(t, ol_parent(t, p));
         if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call)
             return false;
-        return dataset_constructor(m, call) || sliced_by_callee(m, call, use, target);
+        return dataset_constructor(m, call) || (!wrapped_only && sliced_by_callee(m, call, use, target));
     }
+    if (wrapped_only)
+        return false;
     /* X[i:i + bs], X[idx] inside a loop or in __getitem__ */
     if (pk == OL_N_subscript && ol_field(t, p, OL_F_value) == use) {
         ol_nid index = ol_field(t, p, OL_F_subscript);
@@ -163,7 +165,7 @@ static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target)
 
 /* Every use of the binding made at `target` (an identifier or self.attr),
  * checked for dataset use. */
-static bool binding_used_as_dataset(ol_model *m, ol_nid target, uint32_t def)
+static bool binding_used_as_dataset(ol_model *m, ol_nid target, uint32_t def, bool wrapped_only)
 {
     const ol_tree *t = m->tree;
     bool attr = ol_kind_of(t, target) == OL_N_attribute;
@@ -186,7 +188,7 @@ static bool binding_used_as_dataset(ol_model *m, ol_nid target, uint32_t def)
         } else if (ol_kind_of(t, n) != OL_N_attribute) {
             continue;
         }
-        if (used_as_dataset(m, n, target))
+        if (used_as_dataset(m, n, target, wrapped_only))
             return true;
     }
     return false;
@@ -233,7 +235,7 @@ static uint32_t def_of_target(ol_model *m, ol_nid target)
 /* Is the value that expression `value` (inside statement stmt) produces used
  * as a dataset: an argument of a dataset constructor, or bound to a name
  * (or self attribute) that is then sliced, iterated or wrapped? */
-static bool result_used_as_dataset(ol_model *m, ol_nid stmt, ol_nid value)
+static bool result_used_as_dataset(ol_model *m, ol_nid stmt, ol_nid value, bool wrapped_only)
 {
     const ol_tree *t = m->tree;
     for (ol_nid p = ol_parent(t, value); p != OL_NONE && p != stmt; p = ol_parent(t, p)) {
@@ -253,7 +255,7 @@ static bool result_used_as_dataset(ol_model *m, ol_nid stmt, ol_nid value)
     if ((ol_kind_of(t, left) == OL_N_identifier || ol_kind_of(t, left) == OL_N_attribute) &&
         ol_chain_contains(m, right, value)) {
         uint32_t def = def_of_target(m, left);
-        return def != OL_NO_INDEX && binding_used_as_dataset(m, left, def);
+        return def != OL_NO_INDEX && binding_used_as_dataset(m, left, def, wrapped_only);
     }
     if ((ol_kind_of(t, left) == OL_N_pattern_list || ol_kind_of(t, left) == OL_N_tuple_pattern) &&
         (ol_kind_of(t, right) == OL_N_expression_list || ol_kind_of(t, right) == OL_N_tuple)) {
@@ -264,7 +266,7 @@ static bool result_used_as_dataset(ol_model *m, ol_nid stmt, ol_nid value)
             if (!ol_chain_contains(m, val, value) || ol_kind_of(t, tgt) != OL_N_identifier)
                 continue;
             uint32_t def = def_of_target(m, tgt);
-            if (def != OL_NO_INDEX && binding_used_as_dataset(m, tgt, def))
+            if (def != OL_NO_INDEX && binding_used_as_dataset(m, tgt, def, wrapped_only))
                 return true;
         }
         return false;
@@ -276,7 +278,7 @@ static bool result_used_as_dataset(ol_model *m, ol_nid stmt, ol_nid value)
             if (ol_kind_of(t, tgt) != OL_N_identifier)
                 continue;
             uint32_t def = def_of_target(m, tgt);
-            if (def != OL_NO_INDEX && binding_used_as_dataset(m, tgt, def))
+            if (def != OL_NO_INDEX && binding_used_as_dataset(m, tgt, def, wrapped_only))
                 return true;
         }
     }
@@ -332,14 +334,14 @@ static bool moved_tensor(ol_model *m, ol_nid e)
 
 /* Does a call of function fn outside a batch loop produce a value used as a
  * dataset? */
-static bool helper_result_used_as_dataset(ol_model *m, uint32_t fn)
+static bool helper_result_used_as_dataset(ol_model *m, uint32_t fn, bool wrapped_only)
 {
     const ol_function *f = &m->functions.items[fn];
     for (size_t i = 0; i < f->callsites.len && i < 32; i++) {
         ol_nid site = m->calls.items[m->functions.items[fn].callsites.items[i]].node;
         if (in_data_loop(m, site))
             continue;
-        if (result_used_as_dataset(m, ol_statement_of(m->tree, site), site))
+        if (result_used_as_dataset(m, ol_statement_of(m->tree, site), site, wrapped_only))
             return true;
     }
     return false;
@@ -370,7 +372,7 @@ static bool moved_in_dataset_init(ol_model *m, ol_nid move)
     for (size_t i = 0; i < m->defs.len; i++)
         if (m->defs.items[i].target == target || ol_same_text(t, m->defs.items[i].target, target))
             if (ol_kind_of(t, m->defs.items[i].target) == OL_N_attribute &&
-                binding_used_as_dataset(m, m->defs.items[i].target, (uint32_t)i))
+                binding_used_as_dataset(m, m->defs.items[i].target, (uint32_t)i, false))
                 return true;
     return false;
 }
@@ -396,13 +398,29 @@ static void report(ol_check *c, ol_nid stmt, ol_nid what, const char *helper)
                     "(`x = x.to(device, non_blocking=True)`, with `pin_memory=True` on the DataLoader)");
 }
 
+/* Does the file train: a backward pass or an optimizer step anywhere? */
+static bool file_trains(ol_model *m)
+{
+    for (size_t i = 0; i < m->calls.len; i++)
+        if (ol_is_backward_call(m, (uint32_t)i) || ol_step_optimizer(m, (uint32_t)i) != OL_NONE)
+            return true;
+    return false;
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
     ol_nid last_stmt = OL_NONE;
+    /* Where nothing trains (a generation pipeline, an inference script, a
+     * model library), a tensor cut in a loop may be a sampler's schedule or
+     * the call's own images cut for a VAE: a dataset shows by being wrapped
+     * in a Dataset or DataLoader, or by being data read from disk or an
+     * array (ol_loaded_data). */
+    bool trains = file_trains(m);
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
+        bool wrapped_only = !trains && !ol_loaded_data(m, call->node);
         if (!ol_moves_to_gpu(m, call)) {
             /* a helper of another file that returns its data on the GPU */
             bool cross;
@@ -410,7 +428,7 @@ static void check(ol_check *c)
             if (!cross || !fs || !(fs->facts & OL_FN_RET_ON_DEVICE) || in_data_loop(m, call->node))
                 continue;
             ol_nid stmt = ol_statement_of(t, call->node);
-            if (stmt != last_stmt && result_used_as_dataset(m, stmt, call->node)) {
+            if (stmt != last_stmt && result_used_as_dataset(m, stmt, call->node, wrapped_only)) {
                 last_stmt = stmt;
                 report(c, stmt, call->node, fs->name);
             }
@@ -435,13 +453,13 @@ static void check(ol_check *c)
         if (method_move && moves_loop_variable(m, call->receiver))
             dataset = moved_in_dataset_init(m, call->node);
         else
-            dataset = result_used_as_dataset(m, stmt, call->node);
+            dataset = result_used_as_dataset(m, stmt, call->node, wrapped_only);
         /* a helper that returns the moved data (`return data.to(device)`):
          * its callers decide whether that is a dataset */
         if (!dataset && (!method_move || moved_tensor(m, call->receiver))) {
             uint32_t fn = returned_by(m, stmt, call->node);
             dataset = fn != OL_NO_INDEX && moved_tensor_kind(ol_function_result(m, fn)) &&
-                      helper_result_used_as_dataset(m, fn);
+                      helper_result_used_as_dataset(m, fn, wrapped_only);
         }
         if (!dataset)
             continue;
@@ -469,7 +487,13 @@ const ol_rule ol_rule_oom301 = {
             "(`[tok.decode(t) for t in tokens]`; a comprehension over `X.split(bs)` still counts), or "
             "one cut in a loop that surely runs no model (only builtins, torch functions, tensor and "
             "container methods, and helpers of the file made of those): what it cuts is stored, as "
-            "in a replay buffer filled group by group.",
+            "in a replay buffer filled group by group. In a file where nothing trains (no backward, "
+            "no optimizer step: a generation pipeline, an inference script, a model library), a tensor "
+            "cut in a loop counts only when it is data read from disk or converted from an array or a "
+            "table (`torch.from_numpy`, `torch.load`, `np.load`, `pd.read_csv`, `.values`), or wrapped "
+            "in a Dataset or DataLoader: a sampler's timestep schedule or the call's own images cut for "
+            "a VAE is not a dataset. A helper that gathers rows by an index (`return self.emb[idx].to("
+            "device)`) returns those rows, not a whole table.",
     .why = "A dataset on the GPU occupies memory for the whole run, on top of the model, its "
            "gradients, the optimizer state and the activations of every step. It fits on a small "
            "experiment and runs out of memory the day the data grows. Moving each batch as it is "

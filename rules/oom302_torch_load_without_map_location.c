@@ -598,11 +598,22 @@ static bool read_as_host_data(ol_model *m, host_reads *hr, uint32_t ci, ol_nid p
     return false;
 }
 
+/* Is a load in this notebook one that happens once, in the session that
+ * saved the checkpoint, on the GPU that saved it? A notebook runs in one
+ * process on one machine; a script is run elsewhere too (a machine with
+ * fewer GPUs or none, a job of several processes), where a load without
+ * `map_location` fails or lands on GPU 0: real fixes add it to one-process
+ * scripts, so those stay reported. */
+static bool loads_once(ol_model *m)
+{
+    return m->src->notebook && !ol_file_runs_several_processes(m);
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
-    int xla_only = -1;
+    int xla_only = -1, several = -1;
     save_vec saves = {0};
     bool saves_known = false;
     load_uses lu = {0};
@@ -650,6 +661,11 @@ static void check(ol_check *c)
             written_here_from_host(m, &saves, first) || keyed_from_host(m, &lu, &saves, call->node) ||
             written_elsewhere_from_host(m, &lu, call->node, first) || read_as_host_data(m, &hr, (uint32_t)i, first))
             continue;
+        /* in one process a checkpoint saved from the GPU comes back to the
+         * same GPU once, to be copied into the model: a moment's doubled
+         * memory; with several, every rank restores onto GPU 0 */
+        if (several < 0)
+            several = !loads_once(m);
         if (location != OL_NONE) {
             char *text = ol_node_str(t, location);
             bool literal = ol_kind_of(t, ol_unparen(t, location)) == OL_N_none;
@@ -659,6 +675,7 @@ static void check(ol_check *c)
                                         literal ? "" : "=", literal ? "" : text,
                                         literal ? "is None" : "may be None here");
             ol_diag_help(d, "give a device on every path, e.g. `\"cpu\"` where `%s` would be None", text);
+            d->once = !several;
             free(text);
             continue;
         }
@@ -666,6 +683,7 @@ static void check(ol_check *c)
                                     "`torch.load` without `map_location` restores tensors onto the device they were "
                                     "saved from (often GPU 0, in every process)");
         ol_diag_help(d, "load to the CPU and move what you need: `torch.load(path, map_location=\"cpu\")`");
+        d->once = !several;
         ol_fix *fix = ol_fix_new(!only_restores_state(m, &lu, call->node), "Load onto the CPU");
         ol_fix_edit(fix, ol_node_at(t, last)->end, ol_node_at(t, last)->end, ", map_location=\"cpu\"");
         ol_diag_attach_fix(d, fix);
@@ -715,7 +733,12 @@ const ol_rule ol_rule_oom302 = {
             "In a script that never puts anything on an accelerator (no CUDA, device, `device_map`, "
             "GPU, TPU, XLA, MPS, Accelerate, Fabric, DeepSpeed or Trainer in its code), what it saves "
             "outside a function with parameters is host data: a CPU tutorial that saves and reloads "
-            "its own model is not flagged.",
+            "its own model is not flagged. A load in a notebook that speaks of no other process (no "
+            "process group, DDP or FSDP, `mp.spawn`, Accelerate, DeepSpeed, Fabric, torchrun, `rank` or "
+            "`world_size`) restores once, in the session and onto the GPU that saved it, and is reported "
+            "only when the rule is selected by its code (`--extend-select OOM302`); scripts, which also "
+            "run on machines with fewer GPUs or none and in jobs of several processes, are reported by "
+            "default.",
     .why = "A checkpoint remembers the device of every tensor in it. Loaded without `map_location`, a "
            "checkpoint saved from `cuda:0` is materialised on GPU 0 again: in every process of a "
            "multi-GPU job, and in full (optimizer state and all) before `load_state_dict` copies what "

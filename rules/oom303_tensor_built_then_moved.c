@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "facts.h"
 #include "rule.h"
 
 static const char *const DETERMINISTIC[] = {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace",
@@ -100,7 +101,13 @@ static device_kind classify_device(ol_model *m, ol_nid e)
     ol_kind k = ol_kind_of(t, e);
     if (k == OL_N_call) {
         const char *q = ol_qualname(m, ol_field(t, e, OL_F_function));
-        return q && strcmp(q, "torch.device") == 0 ? DEV_KNOWN : DEV_NOT;
+        if (q && strcmp(q, "torch.device") == 0)
+            return DEV_KNOWN;
+        /* `x.get_device()`: the index of the GPU x lives on */
+        ol_nid fn = ol_field(t, e, OL_F_function);
+        if (ol_kind_of(t, fn) == OL_N_attribute && ol_text_is(t, ol_field(t, fn, OL_F_attribute), "get_device"))
+            return DEV_KNOWN;
+        return DEV_NOT;
     }
     if (k != OL_N_identifier && k != OL_N_attribute)
         return DEV_NOT;
@@ -114,6 +121,81 @@ static device_kind classify_device(ol_model *m, ol_nid e)
     return ol_name_looks_like(text, len, DEVICE_WORDS) ? DEV_KNOWN : DEV_NOT;
 }
 
+/* Methods that reshape, cast or derive a tensor without changing where it
+ * lives: a factory followed by them and then moved was still built on the
+ * host (`torch.ones(n, n).triu(1).bool().to(device)`). */
+static bool keeps_place(const char *name)
+{
+    static const char *const methods[] = {"triu", "tril", "repeat", "repeat_interleave", "view", "reshape",
+                                          "unsqueeze", "squeeze", "expand", "t", "transpose", "permute", "flip",
+                                          "float", "long", "bool", "int", "half", "double", "byte", "bfloat16",
+                                          "type", "to", "contiguous", "clone", "fill_", "mul", "add", "neg",
+                                          "abs", "exp", "log", "sqrt", "cumsum", "flatten", NULL};
+    return listed(name, methods);
+}
+
+/* The factory call under a chain of place-keeping methods and comparisons
+ * (`(torch.rand(n) < p)`, `torch.arange(n).repeat(b)`), or OL_NONE. *direct
+ * tells whether the factory is the moved value itself. A `.to()` in the
+ * chain only counts when it names a dtype (`.to(x.dtype)`), not a device. */
+static ol_nid factory_under(ol_model *m, ol_nid e, bool *direct)
+{
+    const ol_tree *t = m->tree;
+    *direct = true;
+    for (int depth = 0; depth < 8; depth++) {
+        e = ol_unparen(t, e);
+        ol_kind k = ol_kind_of(t, e);
+        if (k == OL_N_comparison_operator) {
+            e = ol_first_named(t, e);
+            *direct = false;
+            continue;
+        }
+        if (k != OL_N_call)
+            return OL_NONE;
+        bool random;
+        if (factory_name(m, e, &random))
+            return e;
+        uint32_t ci = ol_call_at(m, e);
+        if (ci == OL_NO_INDEX || m->calls.items[ci].receiver == OL_NONE)
+            return OL_NONE;
+        const char *name = ol_sym_str(m, m->calls.items[ci].name);
+        if (!name || !keeps_place(name))
+            return OL_NONE;
+        if (strcmp(name, "to") == 0) {
+            ol_nid a = ol_call_arg(m, e, 0, "dtype");
+            if (a == OL_NONE || classify_device(m, a) != DEV_NOT)
+                return OL_NONE;
+        }
+        e = m->calls.items[ci].receiver;
+        *direct = false;
+    }
+    return OL_NONE;
+}
+
+/* Was the CPU generator seeded earlier in the blocks around n
+ * (`torch.manual_seed(s)` before `torch.randn(...).to(device)`)? Then the
+ * host draw is deliberate: the same numbers on any device. */
+static bool seeded_before(ol_model *m, ol_nid n)
+{
+    const ol_tree *t = m->tree;
+    static const char *const seeders[] = {"torch.manual_seed", "torch.random.manual_seed", NULL};
+    for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE; a = p, p = ol_parent(t, p)) {
+        ol_kind pk = ol_kind_of(t, p);
+        if (pk == OL_N_function_definition || pk == OL_N_class_definition)
+            return false;
+        if (pk != OL_N_block && pk != OL_N_module)
+            continue;
+        for (ol_nid s = ol_first_named(t, p); s != OL_NONE && s != a; s = ol_next_named(t, s)) {
+            if (ol_kind_of(t, s) != OL_N_expression_statement)
+                continue;
+            ol_nid call = ol_first_named(t, s);
+            if (call != OL_NONE && ol_kind_of(t, call) == OL_N_call && ol_call_is(m, call, seeders))
+                return true;
+        }
+    }
+    return false;
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
@@ -123,11 +205,14 @@ static void check(ol_check *c)
         bool is_cuda = call->name == m->names.cuda, is_to = call->name == m->names.to;
         if ((!is_cuda && !is_to) || call->receiver == OL_NONE)
             continue;
-        ol_nid factory = ol_unparen(t, call->receiver);
+        bool direct = true;
+        ol_nid factory = factory_under(m, call->receiver, &direct);
         bool random = false, requires_grad = false;
-        const char *name = factory_name(m, factory, &random);
+        const char *name = factory != OL_NONE ? factory_name(m, factory, &random) : NULL;
         if (!name || factory_pins_place(t, factory, &requires_grad))
             continue;
+        if (random && seeded_before(m, call->node))
+            continue; /* drawn on the host on purpose, for the same numbers on any device */
         ol_nid args = ol_field(t, call->node, OL_F_arguments);
         ol_nid device = OL_NONE;
         char *device_text = NULL;
@@ -166,7 +251,8 @@ static void check(ol_check *c)
                                     name);
         ol_diag_help(d, "pass the device to the factory: `torch.%s(..., device=%s)`", name,
                      device_text ? device_text : "...");
-        if (carry && device_text) {
+        d->once = !ol_runs_per_step(m, call->node);
+        if (carry && device_text && direct) {
             ol_fix *fix = ol_fix_new(random || requires_grad, "Build the tensor on the device");
             ol_nid fargs = ol_field(t, factory, OL_F_arguments);
             ol_nid last = OL_NONE;
@@ -193,7 +279,17 @@ const ol_rule ol_rule_oom303 = {
             "string other than \"cpu\", `torch.device(...)`, a device value, or a name such as `device`, "
             "`args.device`, `x.device`). `*_like` factories, `torch.tensor(data)`, `torch.from_numpy(a)`, "
             "factories given `device=`, `out=`, `pin_memory=` or `generator=` (a CPU generator draws on "
-            "the host only), and `.to(dtype)` are not flagged.",
+            "the host only), and `.to(dtype)` are not flagged. A chain of methods that reshape, cast "
+            "or compare the tensor on the host before the move (`torch.ones(n, n).triu(1).bool()"
+            ".to(x.device)`, `(torch.rand(n) < p).to(x.device)`, `torch.arange(n).repeat(b)`) counts "
+            "too (reported without a fix), and so does `.to(x.get_device())`. A random draw after "
+            "`torch.manual_seed(...)` in the blocks around it is made on the host on purpose (the "
+            "same numbers on any device) and is not flagged. By default only tensors built in code "
+            "that runs every step are reported: in a loop, a forward or step method, or a function "
+            "called from one; a tensor built once (module level, `__init__`, a smoke test under "
+            "`if __name__ == \"__main__\":`, a function whose every caller in the file runs once) "
+            "costs a moment at start-up, and is reported only when the rule is selected by its code "
+            "(`--extend-select OOM303`).",
     .why = "The factory allocates and fills the tensor in host memory, then `.to()` allocates it again on "
            "the device and copies it over a synchronising host-to-device transfer, and the host copy is "
            "thrown away. Passing `device=` allocates and fills the tensor on the device in one step: no "

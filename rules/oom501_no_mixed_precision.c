@@ -266,6 +266,7 @@ const ol_rule ol_rule_oom501 = {
     .code = "OOM501",
     .name = "no-mixed-precision",
     .severity = OL_SEV_INFO,
+    .opt_in = true,
     .summary = "A GPU training loop in a file that uses no mixed precision at all.",
     .what = "Reports, once per training loop at its first `backward()`, files that train on an "
             "accelerator (they call `.cuda()`, name a \"cuda\" device, use `torch.cuda` or "
@@ -277,7 +278,10 @@ const ol_rule ol_rule_oom501 = {
             "auxiliary updates belong to it), in a file that updates weights (an optimizer, or a "
             "manual update from `.grad`): a backward for input gradients alone is not training. A loop "
             "that moves nothing to a GPU and runs only models that were never put on one (a course "
-            "notebook that trains on the CPU before it moves to the GPU) is not reported.",
+            "notebook that trains on the CPU before it moves to the GPU) is not reported. Opt-in: it runs only "
+            "when selected by its code (`--extend-select OOM501`), because it is advice that fits most "
+            "GPU training scripts, not a defect; on fresh repositories most of its findings were small "
+            "models where mixed precision buys little.",
     .why = "Activations saved for backward are usually the largest use of GPU memory in training. "
            "Under autocast most of them are stored in 16 bits instead of 32, roughly halving that "
            "memory, and tensor cores run the matrix math several times faster. bfloat16 needs no "

@@ -116,6 +116,12 @@ static void check(ol_check *c)
         char *name = ol_node_str(t, opt);
         if (last_relevant < ev->len && ev->items[last_relevant].kind == OL_EV_ZERO && backward_before) {
             ol_nid site = ev->items[last_relevant].site;
+            /* `if not finite: opt.zero_grad(); continue`: the batch is skipped,
+             * this step never sees the cleared gradients */
+            if (ol_leaves_before(t, site, call->node, region)) {
+                free(name);
+                continue;
+            }
             if (!reported)
                 reported = ol_xcalloc(t->nodes.len + 1, sizeof(bool));
             if (site < t->nodes.len && !reported[site]) {

@@ -42,6 +42,10 @@ static bool in_periodic_branch(ol_model *m, ol_nid n, uint32_t l)
  * is fine), and n does not run only every so many batches. */
 static bool per_batch(ol_model *m, ol_nid n, int depth)
 {
+    /* a handler runs after a failure (an out-of-memory error caught to retry
+     * with less), not every batch */
+    if (ol_in_handler(m->tree, n, OL_NONE))
+        return false;
     uint32_t l = m->node_loop[n];
     if (l != OL_NO_INDEX) {
         if (!ol_loop_is_data_loop(m, l) || in_periodic_branch(m, n, l))

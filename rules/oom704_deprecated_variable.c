@@ -25,11 +25,19 @@ static void check(ol_check *c)
         if (is_volatile) {
             d = ol_report_node(c, call->node,
                                "`Variable(..., volatile=True)` no longer disables autograd (ignored since PyTorch "
-                               "0.4): this code builds a graph and keeps its activations");
+                               "0.4): a forward pass on this value records a graph unless it runs under "
+                               "`torch.no_grad()`");
             ol_diag_help(d, "pass the tensor itself and run the code under `with torch.no_grad():`");
+        } else if (ol_call_arg(m, call->node, 1, "requires_grad") != OL_NONE) {
+            /* `Variable(t, requires_grad=True)` makes a leaf that needs gradients */
+            d = ol_report_node(c, call->node,
+                               "`Variable(..., requires_grad=...)` is deprecated since PyTorch 0.4; a tensor carries "
+                               "`requires_grad` itself");
+            ol_diag_help(d, "set it on the tensor: `x.requires_grad_()`, or `torch.tensor(..., requires_grad=True)`");
         } else {
             d = ol_report_node(c, call->node,
-                               "`Variable(...)` is deprecated since PyTorch 0.4; it just returns the tensor");
+                               "`Variable(...)` is deprecated since PyTorch 0.4; wrapping a tensor in it changes "
+                               "nothing");
             ol_diag_help(d, "use the tensor directly (`x.requires_grad_()` if it needs gradients)");
         }
     }
@@ -40,12 +48,13 @@ const ol_rule ol_rule_oom704 = {
     .name = "deprecated-variable",
     .severity = OL_SEV_WARNING,
     .in_tests = true,
-    .summary = "Uses `torch.autograd.Variable` (a no-op since PyTorch 0.4), or relies on `volatile=True`.",
+    .summary = "Uses the deprecated `torch.autograd.Variable`, or relies on `volatile=True`.",
     .what = "Flags calls of `Variable(...)` / `torch.autograd.Variable(...)`, however imported. "
             "`volatile=True` is called out: it used to disable autograd and is now silently ignored. "
             "The import alone is not flagged.",
-    .why = "Since PyTorch 0.4 tensors carry autograd state themselves and `Variable(x)` simply returns "
-           "`x`. Old inference code that wrapped inputs in `Variable(x, volatile=True)` to avoid "
+    .why = "Since PyTorch 0.4 tensors carry autograd state themselves: `Variable(x)` gives back a tensor "
+           "like `x`, and `Variable(x, requires_grad=True)` one that needs gradients, as "
+           "`x.requires_grad_()` would. Old inference code that wrapped inputs in `Variable(x, volatile=True)` to avoid "
            "building a graph now builds one on every forward pass, keeping all activations alive: "
            "the classic reason an old evaluation script runs out of memory on a new PyTorch.",
     .example = "for images, labels in test_loader:\n"

@@ -11,7 +11,8 @@ import re
 from cli_tests import AMP, BAD, CLEAN
 from harness import Workspace, run, test
 
-# A CUDA training loop without mixed precision: one OOM501 finding (info).
+# A CUDA training loop without mixed precision: one OOM501 finding (info) when
+# the opt-in rule is selected, nothing by default.
 INFO_ONLY = """import torch
 import torch.nn as nn
 
@@ -51,13 +52,23 @@ def codes(r):
 def _():
     with Workspace() as ws:
         f = ws.write("train.py", INFO_ONLY)
-        r = run(f)
+        sel = ("--extend-select", "OOM501")
+        r = run(*sel, f)
         assert r.code == 0 and "OOM501 [info]" in r.out, r
-        assert run("--format", "json", f).json()[0]["severity"] == "info"
-        r = run("--fail-on", "info", f)
+        assert run(*sel, "--format", "json", f).json()[0]["severity"] == "info"
+        r = run(*sel, "--fail-on", "info", f)
         assert r.code == 1 and "OOM501" in r.out, r
-        r = run("--fail-on=warning", f)
+        r = run(*sel, "--fail-on=warning", f)
         assert r.code == 0, r
+
+
+@test("conventions: OOM501 (advice that fits most GPU scripts) is opt-in: silent by default")
+def _():
+    with Workspace() as ws:
+        f = ws.write("train.py", INFO_ONLY)
+        assert run("--format", "json", f).json() == []
+        assert run("--select", "OOM5", "--format", "json", f).json() == []
+        assert [d["code"] for d in run("--select", "OOM501", "--format", "json", f).json()] == ["OOM501"]
 
 
 @test("conventions: --fail-on error lets warnings pass and still fails on errors")
@@ -79,7 +90,7 @@ def _():
 @test("conventions: `fail-on` in [tool.oomlint] is used unless --fail-on is given")
 def _():
     with Workspace() as ws:
-        ws.write("pyproject.toml", '[tool.oomlint]\nfail-on = "info"\n')
+        ws.write("pyproject.toml", '[tool.oomlint]\nfail-on = "info"\nextend-select = ["OOM501"]\n')
         ws.write("train.py", INFO_ONLY)
         assert run("train.py", cwd=ws.path).code == 1
         assert run("--fail-on", "warning", "train.py", cwd=ws.path).code == 0
@@ -199,8 +210,21 @@ def _():
         r = run("--statistics", f)
         assert r.out.splitlines()[0] == "1\tOOM201\teval-without-no-grad", r
         r = run("--statistics", "--format", "json", f, a)
-        assert r.json() == [{"code": "OOM502", "name": "deprecated-cuda-amp", "count": 2, "fixable": True},
-                            {"code": "OOM201", "name": "eval-without-no-grad", "count": 1, "fixable": False}], r
+        assert r.json() == [{"code": "OOM502", "name": "deprecated-cuda-amp", "count": 2, "fixable": True,
+                             "fixable_count": 2},
+                            {"code": "OOM201", "name": "eval-without-no-grad", "count": 1, "fixable": False,
+                             "fixable_count": 0}], r
+
+
+@test("conventions: --statistics marks [~] for a rule where some findings have a fix, as Ruff does")
+def _():
+    with Workspace() as ws:
+        # the import from the private submodule is flagged and not fixed; the other two are fixed
+        f = ws.write("amp.py", AMP + "from torch.cuda.amp.autocast_mode import autocast as ac\n")
+        r = run("--statistics", f)
+        assert r.out.splitlines()[0] == "3\tOOM502\t[~] deprecated-cuda-amp", r
+        [row] = run("--statistics", "--format", "json", f).json()
+        assert row["count"] == 3 and row["fixable_count"] == 2 and row["fixable"] is False, row
 
 
 # ---- suppression comments ---------------------------------------------------------------------

@@ -28,7 +28,7 @@ import torch.nn as nn
 from torch.cuda.amp import autocast
 
 
-def train(model, loader, optimizer):
+def train(model, loader, optimizer, rank):
     criterion = nn.CrossEntropyLoss()
     total = 0
     for x, y in loader:

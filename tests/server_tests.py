@@ -17,7 +17,7 @@ BAD = '''import torch
 import torch.nn as nn
 
 
-def train(model, loader, optimizer):
+def train(model, loader, optimizer, rank):
     criterion = nn.CrossEntropyLoss()
     total = 0
     for x, y in loader:
@@ -594,7 +594,7 @@ def _():
     nb = os.path.join(ws.path, "nb.ipynb")
     cells = [
         (1, "# Training"),
-        (2, "%matplotlib inline\nimport torch\nimport torch.nn as nn"),
+        (2, "%matplotlib inline\nimport torch\nimport torch.distributed as dist\nimport torch.nn as nn"),
         (2, "def train(model, loader, optimizer):\n    crit = nn.MSELoss()\n    total = 0\n"
             "    for x, y in loader:\n        optimizer.zero_grad()\n        loss = crit(model(x), y)\n"
             "        loss.backward()\n        optimizer.step()\n        total += loss\n    return total"),

@@ -24,7 +24,7 @@ const BAD = [
   'import torch.nn as nn',
   '',
   '',
-  'def train(model, loader, optimizer):',
+  'def train(model, loader, optimizer, rank):',
   '    criterion = nn.CrossEntropyLoss()',
   '    total = 0  # Σ of the losses',
   '    for x, y in loader:',
@@ -204,7 +204,7 @@ async function main() {
   const nb = path.join(work, 'nb.ipynb');
   const cells = [
     [P.NotebookCellKind.Markup, '# Notes'],
-    [P.NotebookCellKind.Code, '!pip install torch\nimport torch'],
+    [P.NotebookCellKind.Code, '!pip install torch\nimport torch\nimport torch.distributed as dist'],
     [P.NotebookCellKind.Code, 'x = "é😀"; ckpt = torch.load("m.pt")'],
   ];
   const cellUri = (i) => `vscode-notebook-cell:${nb}#W${i}`;

@@ -313,6 +313,10 @@ static bool read_selectors(reader *rd, const char *key, const ol_toml_entry *e, 
         if (!plain_string(item))
             return config_error(rd, item->line, "'%s' must be an array of rule codes (strings); item %zu is %s", key,
                                 i + 1, ol_toml_type_name(item->type));
+        if (item->text[strspn(item->text, " \t")] == '\0')
+            return config_error(rd, item->line,
+                                "'%s' has an empty rule code (item %zu); an empty code would match every rule",
+                                key, i + 1);
         char *sel = ol_xstrdup(item->text);
         for (char *c = sel; *c; c++)
             *c = (char)toupper((unsigned char)*c);

@@ -81,7 +81,8 @@ void ol_source_index_lines(ol_source *src)
 /*
  * Finds a PEP 263 declaration: a comment on line 1 or 2 matching
  * `coding[:=]\s*([-\w.]+)`. Line 2 only counts when line 1 is a comment or
- * blank, as in CPython. Writes the name into name (lowercased, '_' -> '-').
+ * blank, as in CPython. Writes the name as declared into name; false also
+ * when the name does not fit (no codec has so long a name).
  */
 static bool find_coding(const char *s, size_t n, char *name, size_t name_cap)
 {
@@ -106,10 +107,6 @@ static bool find_coding(const char *s, size_t n, char *name, size_t name_cap)
                     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                           (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
                         break;
-                    if (c >= 'A' && c <= 'Z')
-                        c = (char)(c - 'A' + 'a');
-                    if (c == '_')
-                        c = '-';
                     name[len++] = c;
                     k++;
                 }
@@ -129,28 +126,69 @@ static bool find_coding(const char *s, size_t n, char *name, size_t name_cap)
     return false;
 }
 
-static bool is_utf8_name(const char *name)
+#include "codec_table.h"
+
+static int cmp_alias(const void *key, const void *entry)
 {
-    return strcmp(name, "utf-8") == 0 || strcmp(name, "utf8") == 0 || strcmp(name, "utf-8-sig") == 0 ||
-           ol_str_has_prefix(name, "utf-8-");
+    return strcmp(key, ((const struct ol_codec_alias *)entry)->name);
 }
 
-/* Python codec names that iconv spells differently. */
-static const char *iconv_name(const char *name)
+static const char *find_alias(const char *name)
 {
-    static const struct { const char *py, *iconv; } aliases[] = {
-        {"latin-1", "ISO-8859-1"}, {"latin1", "ISO-8859-1"}, {"l1", "ISO-8859-1"},
-        {"iso-8859-1", "ISO-8859-1"}, {"iso8859-1", "ISO-8859-1"}, {"iso-latin-1", "ISO-8859-1"},
-        {"cp819", "ISO-8859-1"}, {"ascii", "ASCII"}, {"us-ascii", "ASCII"},
-        {"cp1252", "CP1252"}, {"windows-1252", "CP1252"}, {"euc-kr", "EUC-KR"}, {"euckr", "EUC-KR"},
-        {"cp949", "CP949"}, {"uhc", "CP949"}, {"gbk", "GBK"}, {"cp936", "GBK"}, {"gb2312", "GB2312"},
-        {"gb18030", "GB18030"}, {"big5", "BIG5"}, {"shift-jis", "SHIFT_JIS"}, {"sjis", "SHIFT_JIS"},
-        {"cp932", "CP932"}, {"euc-jp", "EUC-JP"}, {"koi8-r", "KOI8-R"},
-    };
-    for (size_t i = 0; i < OL_ARRAY_LEN(aliases); i++)
-        if (strcmp(aliases[i].py, name) == 0)
-            return aliases[i].iconv;
-    return NULL;
+    const struct ol_codec_alias *a = bsearch(name, ol_codec_aliases, OL_ARRAY_LEN(ol_codec_aliases),
+                                             sizeof(ol_codec_aliases[0]), cmp_alias);
+    return a ? a->iconv : NULL;
+}
+
+const char *ol_codec_iconv_name(const char *declared)
+{
+    char buf[128];
+    size_t n = strlen(declared);
+    if (n >= sizeof(buf))
+        return NULL;
+    /* CPython's tokenizer first folds the spellings of UTF-8 and Latin-1
+     * (get_normal_name): lowercase, '_' as '-', then "utf-8", "utf-8-*",
+     * "latin-1", "iso-8859-1", "iso-latin-1" and their "-*" forms */
+    for (size_t i = 0; i <= n; i++) {
+        char c = declared[i];
+        c = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+        buf[i] = c == '_' ? '-' : c;
+    }
+    if (strcmp(buf, "utf-8") == 0 || ol_str_has_prefix(buf, "utf-8-"))
+        return "UTF-8";
+    static const char *const latin1[] = {"latin-1", "iso-8859-1", "iso-latin-1"};
+    for (size_t i = 0; i < OL_ARRAY_LEN(latin1); i++) {
+        size_t k = strlen(latin1[i]);
+        if (strncmp(buf, latin1[i], k) == 0 && (buf[k] == '\0' || buf[k] == '-'))
+            return "ISO-8859-1";
+    }
+    /* then codecs.lookup: lowercase, and every run of characters other than
+     * letters, digits and '.' becomes one '_' (none at either end)
+     * (encodings.normalize_encoding); the alias table, again with '.' as
+     * '_', else the name of a codec module itself */
+    size_t len = 0;
+    bool punct = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = declared[i];
+        c = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.') {
+            if (punct && len > 0)
+                buf[len++] = '_';
+            buf[len++] = c;
+            punct = false;
+        } else {
+            punct = true;
+        }
+    }
+    buf[len] = '\0';
+    const char *found = find_alias(buf);
+    if (!found && strchr(buf, '.')) {
+        for (char *c = buf; *c; c++)
+            if (*c == '.')
+                *c = '_';
+        found = find_alias(buf);
+    }
+    return found;
 }
 
 enum convert_result { CONVERT_OK, CONVERT_UNKNOWN_ENCODING, CONVERT_BAD_INPUT };
@@ -234,29 +272,28 @@ bool ol_source_init(ol_source *src, const char *path, char *bytes, size_t n, ol_
     const char *body = bom ? bytes + 3 : bytes;
     size_t body_len = bom ? n - 3 : n;
 
-    char coding[64];
+    char coding[100];
     bool declared = find_coding(body, body_len, coding, sizeof(coding));
-    if (declared && !is_utf8_name(coding)) {
+    const char *iname = declared ? ol_codec_iconv_name(coding) : NULL;
+    if (declared && !iname) {
+        ol_buf_printf(err, "declares an encoding that Python does not accept in a source file, or that this "
+                           "system cannot decode: '%s'", coding);
+        free(bytes);
+        return false;
+    }
+    if (declared && strcmp(iname, "UTF-8") != 0) {
         if (bom) {
             ol_buf_printf(err, "has a UTF-8 BOM but declares encoding '%s'", coding);
             free(bytes);
             return false;
-        }
-        const char *iname = iconv_name(coding);
-        char upper[64];
-        if (!iname) {
-            size_t i = 0;
-            for (; coding[i] && i + 1 < sizeof(upper); i++)
-                upper[i] = (coding[i] >= 'a' && coding[i] <= 'z') ? (char)(coding[i] - 'a' + 'A') : coding[i];
-            upper[i] = '\0';
-            iname = upper;
         }
         ol_buf decoded = {0};
         size_t bad = 0;
         enum convert_result cr = convert("UTF-8", iname, body, body_len, &decoded, &bad);
         if (cr != CONVERT_OK) {
             if (cr == CONVERT_UNKNOWN_ENCODING) {
-                ol_buf_printf(err, "declares an unknown encoding '%s'", coding);
+                ol_buf_printf(err, "declares encoding '%s', which this system's iconv cannot decode (%s)",
+                              coding, iname);
             } else {
                 uint32_t line, col;
                 where(body, bad, &line, &col);

@@ -85,6 +85,12 @@ int ol_utf8_seq_len(const unsigned char *s, size_t n);
 /* Offset of the first invalid byte, or n when all of s is valid UTF-8. */
 size_t ol_utf8_validate(const char *s, size_t n);
 
+/* The iconv name of the codec a PEP 263 declaration names, as Python
+ * resolves it (its tokenizer's UTF-8/Latin-1 folding, then codecs.lookup's
+ * normalisation and alias table); "UTF-8" for UTF-8; NULL when Python would
+ * not accept the name in a source file or iconv has no such converter. */
+const char *ol_codec_iconv_name(const char *declared);
+
 /* Encodes UTF-8 text back into src's original encoding for writing. Returns
  * false if a character cannot be represented there. */
 bool ol_source_encode(const ol_source *src, const char *text, size_t n, ol_buf *out, ol_buf *err);

@@ -64,6 +64,33 @@ def _():
         assert [(d["code"], d["line"]) for d in data] == [("OOM101", 11)], data
 
 
+@test("robust: every encoding name Python accepts is read (its alias table, normalised as Python does)")
+def _():
+    # (declared name, Python codec): aliases, module names, odd case and punctuation
+    names = [("mac_roman", "mac_roman"), ("macintosh", "mac_roman"), ("u8", "utf-8"), ("UTF8", "utf-8"),
+             ("latin_1", "latin-1"), ("Latin-1", "latin-1"), ("l1", "latin-1"), ("iso_8859_15", "iso8859_15"),
+             ("ISO-8859-15", "iso8859_15"), ("windows-1251", "cp1251"), ("cp1251", "cp1251"),
+             ("ms932", "cp932"), ("sjis", "shift_jis"), ("s_jis", "shift_jis"), ("eucjp", "euc_jp"),
+             ("koi8_r", "koi8_r"), ("utf-8-unix", "utf-8"), ("iso-8859-1-unix", "latin-1"),
+             ("euc_kr", "euc_kr"), ("big5-tw", "big5"), ("maccyrillic", "mac_cyrillic"), ("ptcp154", "ptcp154")]
+    sample = {"mac_roman": "caf\xe9 \u2020", "utf-8": "caf\xe9 \u2603", "latin-1": "caf\xe9",
+              "iso8859_15": "\u20ac", "cp1251": "\u0416", "cp932": "\u65e5\u672c", "shift_jis": "\u65e5",
+              "euc_jp": "\u65e5", "koi8_r": "\u0416", "euc_kr": "\ud55c", "big5": "\u4e2d",
+              "mac_cyrillic": "\u0416", "ptcp154": "\u0416"}
+    with Workspace() as ws:
+        for i, (name, codec) in enumerate(names):
+            src = f"# -*- coding: {name} -*-\n# {sample[codec]}\n" + BAD_LOOP
+            compile(src.encode(codec), name, "exec")  # Python itself reads it
+            f = ws.write(f"e{i}.py", src.encode(codec), "wb")
+            r, data = findings(f)
+            assert [(d["code"], d["line"]) for d in data] == [("OOM101", 11)], (name, data)
+        # what Python refuses stays an error naming the name
+        for bad in ("utf-16", "rot13", "base64", "no-such-codec", "cp037"):
+            f = ws.write("bad.py", f"# coding: {bad}\nx = 1\n")
+            r, data = findings(f)
+            assert r.code == 2 and data[0]["code"] == "OOM001" and f"'{bad}'" in data[0]["message"], (bad, data)
+
+
 @test("robust: a binary file is OOM001")
 def _():
     with Workspace() as ws:

@@ -276,8 +276,7 @@ bool ol_source_init(ol_source *src, const char *path, char *bytes, size_t n, ol_
     bool declared = find_coding(body, body_len, coding, sizeof(coding));
     const char *iname = declared ? ol_codec_iconv_name(coding) : NULL;
     if (declared && !iname) {
-        ol_buf_printf(err, "declares an encoding that Python does not accept in a source file, or that this "
-                           "system cannot decode: '%s'", coding);
+        ol_buf_printf(err, "declares an unknown encoding '%s' (not one Python accepts in a source file)", coding);
         free(bytes);
         return false;
     }

@@ -384,7 +384,10 @@ static void concise_line(FILE *out, const style *st, const ol_file_result *r, co
                          const ol_emit_options *o)
 {
     ol_location loc = ol_diag_location(r, d);
-    put(out, st, C_BOLD, r->path);
+    ol_buf path = {0};
+    ol_escape_display(&path, r->path, true);
+    put(out, st, C_BOLD, path.data ? path.data : "");
+    ol_buf_free(&path);
     if (loc.cell)
         fprintf(out, ":cell %u:%u:%u: ", loc.cell, loc.line, loc.col);
     else
@@ -398,7 +401,9 @@ static void concise_line(FILE *out, const style *st, const ol_file_result *r, co
         put(out, st, C_CYAN, "*");
         fputc(']', out);
     }
-    fprintf(out, " %s\n", d->message);
+    fputc(' ', out);
+    put_escaped(out, d->message, true);
+    fputc('\n', out);
 }
 
 /* One file's findings: a header, code frame and help each, or a line each

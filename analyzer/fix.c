@@ -486,6 +486,50 @@ static void put_line(ol_buf *out, char mark, const char *s, uint32_t len)
         ol_buf_puts(out, "\n\\ No newline at end of file\n");
 }
 
+/* One diff header name, `prefix` + path, quoted as git quotes it when the
+ * path holds a control character, a quote, a backslash or a byte that is
+ * not printable UTF-8: "a/x\nb" with C escapes. A name with a newline or an
+ * escape sequence then cannot forge a line or recolour the terminal, and
+ * patch and git apply still read it. */
+static void put_diff_name(ol_buf *out, const char *prefix, const char *path)
+{
+    size_t n = strlen(path);
+    bool quote = false;
+    for (size_t i = 0; i < n && !quote;) {
+        const unsigned char *u = (const unsigned char *)path + i;
+        int len = ol_utf8_seq_len(u, n - i);
+        quote = len == 0 || u[0] < 0x20 || u[0] == 0x7F || u[0] == '"' || u[0] == '\\' ||
+                (len == 2 && u[0] == 0xC2 && u[1] < 0xA0);
+        i += len > 0 ? (size_t)len : 1;
+    }
+    if (!quote) {
+        ol_buf_printf(out, "%s%s", prefix, path);
+        return;
+    }
+    ol_buf_printf(out, "\"%s", prefix);
+    for (size_t i = 0; i < n;) {
+        const unsigned char *u = (const unsigned char *)path + i;
+        int len = ol_utf8_seq_len(u, n - i);
+        bool c1 = len == 2 && u[0] == 0xC2 && u[1] < 0xA0;
+        if (len == 1 && u[0] >= 0x20 && u[0] != 0x7F && u[0] != '"' && u[0] != '\\') {
+            ol_buf_putc(out, (char)u[0]);
+        } else if (len == 1 && strchr("\a\b\t\n\v\f\r\"\\", u[0])) {
+            ol_buf_putc(out, '\\');
+            ol_buf_putc(out, "abtnvfr\"\\"[strchr("\a\b\t\n\v\f\r\"\\", u[0]) - "\a\b\t\n\v\f\r\"\\"]);
+        } else if (len > 1 && !c1) {
+            ol_buf_add(out, path + i, (size_t)len);
+        } else {
+            int count = len > 0 ? len : 1;
+            for (int k = 0; k < count; k++)
+                ol_buf_printf(out, "\\%03o", u[k]);
+            i += (size_t)count;
+            continue;
+        }
+        i += (size_t)len;
+    }
+    ol_buf_putc(out, '"');
+}
+
 void ol_unified_diff(const char *path, const char *a, size_t alen, const char *b, size_t blen, ol_buf *out)
 {
     lines A = {0}, B = {0};
@@ -493,10 +537,12 @@ void ol_unified_diff(const char *path, const char *a, size_t alen, const char *b
     split_lines(b, blen, &B);
     op_vec ops = {0};
     diff_ops(&A, &B, &ops);
-    if (path[0] == '/')
-        ol_buf_printf(out, "--- %s\n+++ %s\n", path, path);
-    else
-        ol_buf_printf(out, "--- a/%s\n+++ b/%s\n", path, path);
+    bool absolute = path[0] == '/';
+    ol_buf_puts(out, "--- ");
+    put_diff_name(out, absolute ? "" : "a/", path);
+    ol_buf_puts(out, "\n+++ ");
+    put_diff_name(out, absolute ? "" : "b/", path);
+    ol_buf_putc(out, '\n');
     const size_t ctx = 3;
     size_t k = 0;
     while (k < ops.len) {

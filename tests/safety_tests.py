@@ -651,6 +651,36 @@ def _():
         assert len(r.out.strip().split("\n")) == 1, r
 
 
+@test("safety: control characters in file names are escaped in concise output and --diff headers")
+def _():
+    with Workspace() as ws:
+        name = "evil\x1b[31mred\nline.py"
+        ws.write(name, LOAD)
+        r = run("--output-format", "concise", ".", cwd=ws.path)
+        assert "\x1b" not in r.out and "evil\\x1b[31mred\\x0aline.py:5:" in r.out, r
+        # one finding, one line (plus the summary): no forged line
+        assert len([l for l in r.out.splitlines() if "OOM302" in l]) == 1, r
+        assert [l for l in r.out.splitlines() if l.strip()][0].startswith("evil"), r
+        r = run("--diff", ".", cwd=ws.path)
+        assert r.code == 1 and "\x1b" not in r.out, r
+        lines = r.out.splitlines()
+        # quoted as git quotes such names, so patch and git apply still read them
+        assert lines[0] == '--- "a/evil\\033[31mred\\nline.py"', lines[:2]
+        assert lines[1] == '+++ "b/evil\\033[31mred\\nline.py"', lines[:2]
+        assert sum(1 for l in lines if l.startswith(("---", "+++"))) == 2, r
+        ws.write("plain dir/ok name.py", LOAD)
+        r = run("--diff", "plain dir/ok name.py", cwd=ws.path)
+        assert r.out.splitlines()[0] == "--- a/plain dir/ok name.py", r
+        # git reads the quoted header: the diff applies to a copy of the tree
+        if shutil.which("git"):
+            os.remove(os.path.join(ws.path, "plain dir/ok name.py"))
+            r = run("--diff", ".", cwd=ws.path)
+            subprocess.run(["git", "init", "-q"], cwd=ws.path, check=True)
+            p = subprocess.run(["git", "apply", "-"], cwd=ws.path, input=r.out, text=True, capture_output=True)
+            assert p.returncode == 0, p.stderr
+            assert ws.read(name) == LOAD_FIXED
+
+
 @test("safety: a 10 MB pyproject.toml is refused quickly with a clear error")
 def _():
     with Workspace() as ws:

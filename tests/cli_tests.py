@@ -416,6 +416,31 @@ def _():
             ("OOM102", 7, 1), ("OOM201", 7, 1), ("OOM504", 5, 5)}, data
 
 
+@test("cli: --fix on a notebook saved with CRLF (or CR) line breaks keeps them in the rewritten cell")
+def _():
+    src = os.path.join(ROOT, "fixtures", "notebooks", "training.ipynb")
+    with open(src, "rb") as f:
+        original = f.read()
+    assert b"\r" not in original
+    with Workspace() as ws:
+        for newline in (b"\r\n", b"\r"):
+            nb = ws.write("t.ipynb", original.replace(b"\n", newline), "wb")
+            r = run("--fix", nb)
+            assert r.code in (0, 1) and "Fixed" in r.out, r
+            fixed = ws.read("t.ipynb", "rb")
+            json.loads(fixed)
+            assert fixed != original.replace(b"\n", newline), "nothing was fixed"
+            stray = fixed.replace(newline, b"")
+            assert b"\n" not in stray and b"\r" not in stray, f"line breaks other than {newline!r} written"
+            assert fixed.replace(newline, b"\n") == run_fix_lf(ws, original), "different fixes than with LF"
+
+
+def run_fix_lf(ws, original):
+    path = ws.write("lf.ipynb", original, "wb")
+    run("--fix", path)
+    return ws.read("lf.ipynb", "rb")
+
+
 def difflib_lines(a, b):
     import difflib
     return list(difflib.unified_diff(a.splitlines(), b.splitlines(), "want", "got", lineterm=""))

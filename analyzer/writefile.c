@@ -15,6 +15,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/xattr.h>
+#endif
 
 /* How many symbolic links a path may go through, as the kernel allows. */
 #define MAX_LINK_HOPS 40
@@ -215,6 +218,51 @@ static int take_identity(int fd, const struct stat *st, bool *owner_kept)
     return 0;
 }
 
+/* Copies the extended attributes of the file at `from` (user.*, POSIX ACLs
+ * as system.posix_acl_*, the SELinux label as security.selinux, ...) onto
+ * fd, after take_identity so that an ACL's mask is the last word on the
+ * mode. Returns 0 when fd now has them all (also when there are none or
+ * the file system has none), else an errno value: the caller then writes in
+ * place, which keeps them, rather than rename a file that lacks them. */
+static int copy_xattrs(const char *from, int fd)
+{
+#ifdef __linux__
+    ssize_t size = listxattr(from, NULL, 0);
+    if (size < 0)
+        return errno == ENOTSUP ? 0 : errno;
+    if (size == 0)
+        return 0;
+    char *names = ol_xmalloc((size_t)size + 1);
+    size = listxattr(from, names, (size_t)size);
+    if (size < 0) {
+        int err = errno; /* ERANGE: one was added meanwhile; in place is as good */
+        free(names);
+        return err;
+    }
+    int err = 0;
+    char *value = NULL;
+    for (ssize_t at = 0; at < size && !err; at += (ssize_t)strlen(names + at) + 1) {
+        const char *name = names + at;
+        ssize_t vlen = getxattr(from, name, NULL, 0);
+        if (vlen < 0) {
+            err = errno;
+            break;
+        }
+        value = ol_xrealloc(value, (size_t)vlen + 1);
+        vlen = getxattr(from, name, value, (size_t)vlen);
+        if (vlen < 0 || fsetxattr(fd, name, value, (size_t)vlen, 0) != 0)
+            err = errno;
+    }
+    free(value);
+    free(names);
+    return err;
+#else
+    (void)from;
+    (void)fd;
+    return 0;
+#endif
+}
+
 /* Rewrites the regular file at target (whose stat was st) in place. Its
  * blocks are reserved first, so running out of space or into a size limit
  * changes nothing; if writing fails after that, `original` (when given) is
@@ -328,6 +376,8 @@ int ol_replace_file(const char *path, const char *data, size_t len, const ol_fil
             err = take_identity(tfd, &st, &owner_kept);
         if (!err && !owner_kept)
             in_place = true;
+        if (!err && !in_place && copy_xattrs(target, tfd) != 0)
+            in_place = true; /* the rename would lose an attribute */
         if (close(tfd) != 0 && !err)
             err = errno;
         if (err) {

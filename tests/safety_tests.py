@@ -314,6 +314,36 @@ def build_shim(ws):
     return lib
 
 
+@test("safety: --fix keeps the file's extended attributes (user xattrs, and so ACLs and labels)")
+def _():
+    with Workspace() as ws:
+        path = ws.write("x.py", LOAD)
+        try:
+            os.setxattr(path, "user.origin", b"downloaded from \x00 somewhere")
+            os.setxattr(path, "user.empty", b"")
+        except OSError as e:
+            if e.errno in (errno.ENOTSUP, errno.EPERM):
+                print(f"SKIPPED: {ws.path} has no user extended attributes ({e.strerror}); not tested", flush=True)
+                return
+            raise
+        before = os.stat(path)
+        r = run("--fix", "x.py", cwd=ws.path)
+        assert r.code == 0 and ws.read("x.py") == LOAD_FIXED, r
+        assert sorted(os.listxattr(path)) == ["user.empty", "user.origin"], os.listxattr(path)
+        assert os.getxattr(path, "user.origin") == b"downloaded from \x00 somewhere"
+        assert os.getxattr(path, "user.empty") == b""
+        assert stat.S_IMODE(os.stat(path).st_mode) == stat.S_IMODE(before.st_mode)
+        assert not [n for n in os.listdir(ws.path) if "oomlint" in n], os.listdir(ws.path)
+        # many attributes, one large
+        ws.write("y.py", LOAD)
+        ypath = os.path.join(ws.path, "y.py")
+        for i in range(20):
+            os.setxattr(ypath, f"user.k{i}", bytes([i]) * (i * 5))
+        r = run("--fix", "y.py", cwd=ws.path)
+        assert r.code == 0 and ws.read("y.py") == LOAD_FIXED, r
+        assert len(os.listxattr(ypath)) == 20 and os.getxattr(ypath, "user.k19") == bytes([19]) * 95
+
+
 @test("safety: --fix skips a file that changed on disk after it was read")
 def _():
     with Workspace() as ws:

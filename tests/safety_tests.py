@@ -26,6 +26,7 @@ import os
 import py_compile
 import resource
 import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -312,6 +313,89 @@ def build_shim(ws):
     proc = subprocess.run([cc, "-shared", "-fPIC", "-o", lib, src, "-ldl"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     return lib
+
+
+SLOW_SYNC_SHIM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Makes oomlint's write of a temporary file slow: fsync of a file named
+ * .*.oomlint-* first creates SHIM_READY (so the test knows the temporary
+ * file is there, unfinished) and then sleeps, long enough for a signal. */
+int fsync(int fd)
+{
+    char link[64], path[4096];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    const char *ready = getenv("SHIM_READY");
+    if (n > 0 && ready) {
+        path[n] = 0;
+        if (strstr(path, ".oomlint-")) {
+            close(open(ready, O_WRONLY | O_CREAT, 0600));
+            sleep(30);
+        }
+    }
+    int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+    return real(fd);
+}
+"""
+
+
+def signal_mid_write(ws, args, sig, group):
+    """Runs oomlint with the slow-sync shim, sends sig once its temporary file
+    exists (to the process group, as a terminal's Ctrl-C does, or to the one
+    process, as kill does), and returns its exit status."""
+    src = ws.write("slowsync.c", SLOW_SYNC_SHIM)
+    lib = os.path.join(ws.path, "slowsync.so")
+    if not os.path.exists(lib):
+        cc = shutil.which("cc") or shutil.which("gcc")
+        assert cc, "no C compiler to build the slow-write shim (the build needs one too)"
+        proc = subprocess.run([cc, "-shared", "-fPIC", "-o", lib, src, "-ldl"], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+    ready = os.path.join(ws.path, "ready")
+    if os.path.exists(ready):
+        os.remove(ready)
+    env = dict(os.environ, LD_PRELOAD=lib, SHIM_READY=ready, NO_COLOR="1")
+    proc = subprocess.Popen([harness.BIN, *args], cwd=os.path.join(ws.path, "src"), env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.time() + 60
+    while not os.path.exists(ready):
+        assert proc.poll() is None, f"oomlint ended before writing: {proc.returncode} {proc.stderr.read()}"
+        assert time.time() < deadline, "the temporary file never appeared"
+        time.sleep(0.01)
+    temps = [n for n in os.listdir(os.path.join(ws.path, "src")) if ".oomlint-" in n]
+    assert temps, "the shim saw a temporary file that is not there"
+    if group:
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
+    proc.wait(timeout=60)
+    return proc.returncode
+
+
+@test("safety: SIGINT, SIGTERM or SIGHUP in the middle of a write leaves no temporary file behind")
+def _():
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        for group in (True, False):
+            with Workspace() as ws:
+                ws.write("src/a.py", LOAD)
+                code = signal_mid_write(ws, ["--fix", "a.py"], sig, group)
+                assert code == -sig, (sig, group, code)
+                names = os.listdir(os.path.join(ws.path, "src"))
+                assert sorted(names) == ["a.py"], (sig, group, names)
+                assert ws.read("src/a.py") in (LOAD, LOAD_FIXED)
+                # the report: the old one stays whole, the new one's temporary file goes
+                ws.write("src/report.json", "old report\n")
+                code = signal_mid_write(ws, ["-o", "report.json", "--format", "json", "a.py"], sig, group)
+                assert code == -sig, (sig, group, code)
+                names = os.listdir(os.path.join(ws.path, "src"))
+                assert sorted(names) == ["a.py", "report.json"], (sig, group, names)
+                assert ws.read("src/report.json") == "old report\n"
 
 
 @test("safety: --fix keeps the file's extended attributes (user xattrs, and so ACLs and labels)")

@@ -591,6 +591,53 @@ void ol_unified_diff(const char *path, const char *a, size_t alen, const char *b
     ol_vec_free(&B.len);
 }
 
+typedef OL_VEC(ol_text_change) change_vec;
+
+/* The spans where b differs from a: the line diff's hunks, each narrowed to
+ * the characters that differ, so that writing them back touches as few of
+ * the file's bytes as possible. */
+static void text_changes(const char *a, size_t alen, const char *b, size_t blen, change_vec *out)
+{
+    lines A = {0}, B = {0};
+    split_lines(a, alen, &A);
+    split_lines(b, blen, &B);
+    op_vec ops = {0};
+    diff_ops(&A, &B, &ops);
+    size_t k = 0;
+    while (k < ops.len) {
+        if (ops.items[k].kind == OP_SAME) {
+            k++;
+            continue;
+        }
+        size_t first = k;
+        while (k < ops.len && ops.items[k].kind != OP_SAME)
+            k++;
+        size_t a0 = ops.items[first].a, b0 = ops.items[first].b;
+        size_t a1 = k < ops.len ? ops.items[k].a : A.ptr.len, b1 = k < ops.len ? ops.items[k].b : B.ptr.len;
+        size_t os = a0 < A.ptr.len ? (size_t)(A.ptr.items[a0] - a) : alen;
+        size_t oe = a1 < A.ptr.len ? (size_t)(A.ptr.items[a1] - a) : alen;
+        size_t ns = b0 < B.ptr.len ? (size_t)(B.ptr.items[b0] - b) : blen;
+        size_t ne = b1 < B.ptr.len ? (size_t)(B.ptr.items[b1] - b) : blen;
+        size_t hs = os;
+        while (os < oe && ns < ne && a[os] == b[ns])
+            os++, ns++;
+        while (os > hs && ((unsigned char)a[os] & 0xC0) == 0x80) /* back to a character's start */
+            os--, ns--;
+        size_t he = oe;
+        while (oe > os && ne > ns && a[oe - 1] == b[ne - 1])
+            oe--, ne--;
+        while (oe < he && ((unsigned char)a[oe] & 0xC0) == 0x80)
+            oe++, ne++;
+        ol_text_change c = {(uint32_t)os, (uint32_t)oe, (uint32_t)ns, (uint32_t)ne};
+        ol_vec_push(out, c);
+    }
+    ol_vec_free(&ops);
+    ol_vec_free(&A.ptr);
+    ol_vec_free(&A.len);
+    ol_vec_free(&B.ptr);
+    ol_vec_free(&B.len);
+}
+
 /* ---- the rounds ------------------------------------------------------------------ */
 
 /* How many extra lints one round may spend finding the fix that broke it. */
@@ -601,6 +648,7 @@ static void derive_source(const ol_source *src, const char *text, size_t len, ol
 {
     ol_source_init_text(out, src->path, ol_xstrndup(text, len), len);
     out->bom = src->bom;
+    out->cr_newlines = src->cr_newlines;
     out->encoding = src->encoding ? ol_xstrdup(src->encoding) : NULL;
     out->notebook = src->notebook;
     if (src->raw) {
@@ -792,7 +840,12 @@ void ol_fix_file(ol_linter *lt, ol_file_result *r, ol_fix_mode mode, bool unsafe
     if (r->src.notebook)
         ok = ol_notebook_render(&r->src, r->src.text, r->src.len, &bytes, &why);
     else
-        ok = ol_source_encode(&r->src, r->src.text, r->src.len, &bytes, &why);
+    {
+        change_vec changes = {0};
+        text_changes(orig_text, orig_len, r->src.text, r->src.len, &changes);
+        ok = ol_source_encode(&r->src, r->src.text, r->src.len, changes.items, changes.len, &bytes, &why);
+        ol_vec_free(&changes);
+    }
     if (!ok) {
         outcome->error = ol_xasprintf("cannot apply the fixes: %s; the file was left unchanged",
                                       why.data ? why.data : "unknown reason");

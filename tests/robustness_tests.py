@@ -91,6 +91,87 @@ def _():
             assert r.code == 2 and data[0]["code"] == "OOM001" and f"'{bad}'" in data[0]["message"], (bad, data)
 
 
+@test("robust: old-Mac line endings (CR alone) are lines, as Python reads them: findings, frames, noqa")
+def _():
+    with Workspace() as ws:
+        lf = "# a header comment\n" + BAD_LOOP
+        # the comment no longer swallows the file: the finding, on its own line
+        f = ws.write("cr.py", lf.replace("\n", "\r").encode(), "wb")
+        r, data = findings(f)
+        assert [(d["code"], d["line"], d["column"]) for d in data] == [("OOM101", 10, 9)], data
+        r = run(f)
+        assert r.code == 1 and "10 |         total += loss" in r.out and "\r" not in r.out, r
+        # a noqa comment covers its own line only
+        sup = lf.replace("total += loss", "total += loss  # noqa: OOM101")
+        r, data = findings(ws.write("sup.py", sup.replace("\n", "\r").encode(), "wb"))
+        assert r.code == 0 and data == [], data
+        early = lf.replace("total = 0", "total = 0  # noqa: OOM101")
+        r, data = findings(ws.write("early.py", early.replace("\n", "\r").encode(), "wb"))
+        assert [(d["code"], d["line"]) for d in data] == [("OOM101", 10)], data
+        # mixed endings, as Python reads them: CR, LF and CRLF each end a line
+        mixed = "# one\rimport torch\r\n" + BAD_LOOP.replace("\n", "\r", 3)
+        r, data = findings(ws.write("mixed.py", mixed.encode(), "wb"))
+        assert [(d["code"], d["line"]) for d in data] == [("OOM101", 11)], data
+        assert data[0]["line"] == next(i for i, l in enumerate(mixed.splitlines(), 1) if "total +=" in l)
+
+
+@test("robust: --fix on a CR-only file keeps its CRs, on changed lines and inserted ones")
+def _():
+    with Workspace() as ws:
+        lf = "# a header comment\n" + BAD_LOOP
+        raw = lf.replace("\n", "\r").encode()
+        f = ws.write("cr.py", raw, "wb")
+        r = run("--fix", f)
+        assert r.code == 0, r
+        with open(f, "rb") as fh:
+            got = fh.read()
+        assert got == raw.replace(b"total += loss", b"total += loss.item()"), got
+        # a fix that inserts a line (OOM201's decorator) writes it with CR too
+        with open(os.path.join(os.path.dirname(__file__), "..", "fixtures", "OOM201", "fix_function.py"), "rb") as fh:
+            src = fh.read()
+        with open(os.path.join(os.path.dirname(__file__), "..", "fixtures", "OOM201",
+                               "fix_function.unsafe-fixed.py"), "rb") as fh:
+            want = fh.read()
+        g = ws.write("fn.py", src.replace(b"\n", b"\r"), "wb")
+        r = run("--fix", "--unsafe-fixes", g)
+        with open(g, "rb") as fh:
+            got = fh.read()
+        assert got == want.replace(b"\n", b"\r"), got
+        # --diff shows lines, not one line holding CRs
+        ws.write("d.py", raw, "wb")
+        r = run("--diff", os.path.join(ws.path, "d.py"))
+        assert "-        total += loss\n+        total += loss.item()\n" in r.out, r
+
+
+LOAD = "import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(2, 2)\nmodel.load_state_dict(torch.load('w.pt'))\n"
+
+
+@test("robust: --fix changes only the bytes of its edits, in every encoding (CP932's duplicate codes kept)")
+def _():
+    # (codec, text that codec writes in more than one way or that iconv may
+    # write back differently, if any, as raw bytes; a line of ordinary text)
+    cases = [("cp932", b"\xee\xe0 \xed\x40 \x87\x54 \xfa\x40", "\u65e5\u672c\u8a9e"),
+             ("shift_jis", b"", "\u65e5\u672c\u8a9e"), ("euc_jp", b"", "\u65e5\u672c\u8a9e"),
+             ("gbk", b"", "\u8bad\u7ec3"), ("gb18030", b"", "\u8bad\u7ec3"), ("big5", b"", "\u8a13\u7df4"),
+             ("euc_kr", b"", "\ud6c8\ub828"), ("cp949", b"", "\ud6c8\ub828"), ("latin-1", b"", "caf\xe9"),
+             ("cp1252", b"", "\u20ac caf\xe9"), ("koi8_r", b"", "\u0416"), ("mac_roman", b"", "caf\xe9 \u2020"),
+             ("iso8859_15", b"", "\u20ac")]
+    with Workspace() as ws:
+        for i, (codec, odd, text) in enumerate(cases):
+            for eol in (b"\n", b"\r\n", b"\r"):
+                head = f"# -*- coding: {codec} -*-\n# {text}\n".encode(codec).replace(b"\n", eol)
+                body = LOAD.encode(codec).replace(b"\n", eol)
+                tail = f"# {text} after\n".encode(codec).replace(b"\n", eol)
+                raw = head + (b"# " + odd + eol if odd else b"") + body + tail
+                f = ws.write(f"e{i}.py", raw, "wb")
+                r = run("--fix", f)
+                assert r.code == 0 and "Fixed 1 finding" in r.out, (codec, eol, r)
+                with open(f, "rb") as fh:
+                    got = fh.read()
+                want = raw.replace(b"torch.load('w.pt')", b"torch.load('w.pt', map_location=\"cpu\")")
+                assert got == want, (codec, eol, got)
+
+
 @test("robust: a binary file is OOM001")
 def _():
     with Workspace() as ws:

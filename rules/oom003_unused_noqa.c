@@ -53,6 +53,7 @@ static bool blank(char c)
 static const char *directive_name(ol_suppression_kind kind)
 {
     return kind == OL_SUPPRESS_NOQA ? "noqa" : kind == OL_SUPPRESS_DISABLE ? "oomlint: disable"
+                                           : kind == OL_SUPPRESS_FILE_NOQA ? "oomlint: noqa"
                                                                           : "oomlint: disable-file";
 }
 

@@ -243,6 +243,63 @@ def _():
         assert [f["code"] for f in r.json()] == ["OOM101"], r
 
 
+@test("cli: a malformed suppression is reported on stderr with its file and line, as Ruff warns")
+def _():
+    def check(comment, line_text, suppressed, ws, name):
+        src = BAD.replace("total += loss", "total += loss  " + comment) if comment else BAD
+        r = run("--format", "json", ws.write(name, src), cwd=ws.path)
+        assert (r.json() == []) == suppressed, (comment, r)
+        warnings = [l for l in r.err.splitlines() if l.startswith("oomlint: warning:")]
+        assert len(warnings) == 1 and f"{name}:13: " in warnings[0] and line_text in warnings[0], (comment, r.err)
+        return warnings[0]
+
+    with Workspace() as ws:
+        # no colon: a blanket noqa, as flake8 and Ruff read it, and a warning saying so
+        w = check("# noqa OOM102", "expected `:`", True, ws, "a.py")
+        assert "blanket" in w, w
+        check("# noqa:", "expected a comma-separated list of codes", True, ws, "b.py")
+        # an unknown oomlint word suppresses nothing, and the warning names the right spelling
+        w = check("# oomlint: ignore=OOM101", "unknown `# oomlint:` directive `ignore`", False, ws, "c.py")
+        assert "disable=" in w, w
+        check("# oomlint: disable=", "expected a comma-separated list of codes", True, ws, "d.py")
+        # the file-level form after code suppresses nothing
+        check("# oomlint: noqa", "must be on a line of its own", False, ws, "e.py")
+        # well-formed directives and other comments say nothing
+        for ok in ("# noqa", "# noqa: OOM101", "# noqa  # the loss is a float here", "# oomlint: disable=OOM101",
+                   "# see the oomlint: docs", "# type: ignore"):
+            r = run(ws.write("ok.py", BAD.replace("total += loss", "total += loss  " + ok)))
+            assert "warning" not in r.err, (ok, r)
+        # disable-file below the first statement is ignored, and now says so
+        r = run("--format", "json", ws.write("late.py", BAD + "# oomlint: disable-file\n"))
+        assert len(r.json()) == 1 and "late.py:15: `# oomlint: disable-file` is honoured only" in r.err, r
+        # a crafted comment cannot forge a warning line
+        r = run(ws.write("esc.py", BAD.replace("total += loss", "total += loss  # oomlint: \x1b[31m")))
+        assert "\x1b" not in r.err, r
+
+
+@test("cli: `# oomlint: noqa` on a line of its own exempts the whole file, as `# ruff: noqa` does")
+def _():
+    with Workspace() as ws:
+        # anywhere in the file, even after code
+        for place in ("top", "middle", "end"):
+            lines = BAD.splitlines(keepends=True)
+            at = {"top": 0, "middle": 7, "end": len(lines)}[place]
+            src = "".join(lines[:at] + ["# oomlint: noqa\n"] + lines[at:]) + AMP
+            r = run("--format", "json", ws.write(f"{place}.py", src))
+            assert r.code == 0 and r.json() == [] and r.err == "", (place, r)
+        # with codes: only those, in the whole file
+        src = BAD + AMP + "    # oomlint: noqa: OOM502\n"
+        r = run("--format", "json", ws.write("codes.py", src))
+        assert [f["code"] for f in r.json()] == ["OOM101"], r
+        # OOM003 judges it like any directive of oomlint's own
+        src = "# oomlint: noqa: OOM702\n" + BAD
+        r = run("--format", "json", "--extend-select", "OOM003", ws.write("unused.py", src))
+        got = {(f["code"], f["line"]) for f in r.json()}
+        assert got == {("OOM101", 14), ("OOM003", 1)}, got
+        r = run("--fix", "--extend-select", "OOM003", "--select", "OOM003", ws.write("unused2.py", src))
+        assert ws.read("unused2.py") == BAD, ws.read("unused2.py")
+
+
 @test("cli: noqa text inside a string does not suppress")
 def _():
     src = BAD.replace("total += loss", "total += loss; s = '# noqa'")

@@ -61,6 +61,16 @@ static void put_escaped(FILE *out, const char *s, bool escape_tab)
     ol_buf_free(&b);
 }
 
+/* After the help line's advice: why the fix is unsafe, when it is. */
+static void unsafe_note(FILE *out, const ol_diag *d)
+{
+    if (!d->fix || !d->fix->unsafe || !d->fix->unsafe_reason)
+        return;
+    fputs(" (unsafe fix: ", out);
+    put_escaped(out, d->fix->unsafe_reason, false);
+    fputc(')', out);
+}
+
 static void put(FILE *out, const style *st, const char *color, const char *text)
 {
     if (st->on)
@@ -269,6 +279,7 @@ static void frame(FILE *out, const style *st, const ol_file_result *r, const ol_
         put(out, st, C_BOLD, "help:");
         fputc(' ', out);
         put_escaped(out, d->help ? d->help : d->fix->message, false);
+        unsafe_note(out, d);
         fputc('\n', out);
     }
 }
@@ -427,6 +438,7 @@ void ol_emit_text_file(FILE *out, const ol_file_result *r, const ol_emit_options
             put(out, &st, C_BOLD, "help:");
             fputc(' ', out);
             put_escaped(out, d->help, false);
+            unsafe_note(out, d);
             fputc('\n', out);
         }
         fputc('\n', out);

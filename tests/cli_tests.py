@@ -4,6 +4,7 @@ import json
 import os
 import re
 import stat
+import subprocess
 
 from harness import ROOT, Workspace, run, test
 
@@ -496,6 +497,54 @@ def run_fix_lf(ws, original):
     path = ws.write("lf.ipynb", original, "wb")
     run("--fix", path)
     return ws.read("lf.ipynb", "rb")
+
+
+TOTAL_USED_AS_TENSOR = """import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(3)]
+total_loss = 0
+for x, y in loader:
+    loss = nn.functional.mse_loss(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    total_loss += loss
+print("mean", total_loss.item() / len(loader))
+"""
+
+
+@test("cli: OOM101's fix keeps a total that is used as a tensor later a tensor, says why it is unsafe, and runs")
+def _():
+    with Workspace() as ws:
+        f = ws.write("train.py", TOTAL_USED_AS_TENSOR)
+        [d] = run("--format", "json", f).json()
+        fix = d["fix"]
+        assert d["code"] == "OOM101" and fix["applicability"] == "unsafe", d
+        assert [e["content"] for e in fix["edits"]] == [".detach()"], fix
+        assert "total_loss" in fix["unsafe_reason"] and "gradient" in fix["unsafe_reason"], fix
+        # the text output's help line says what to write and why the fix is unsafe
+        r = run(f)
+        help_line = [l for l in r.out.splitlines() if "help:" in l][0]
+        assert "`total_loss += loss.detach()`" in help_line and "(unsafe fix: `.detach()` keeps" in help_line, r
+        r = run("--fix", "--unsafe-fixes", f)
+        assert r.code == 0 and ws.read("train.py") == TOTAL_USED_AS_TENSOR.replace(
+            "total_loss += loss\n", "total_loss += loss.detach()\n"), ws.read("train.py")
+        # the fixed script still runs (a float total would raise AttributeError at .item())
+        python = "/usr/bin/python3"
+        probe = subprocess.run([python, "-c", "import torch"], capture_output=True) if os.path.exists(python) else None
+        if probe is None or probe.returncode != 0:
+            print("SKIPPED: no python with torch at /usr/bin/python3; the fixed script was not run", flush=True)
+        else:
+            p = subprocess.run([python, f], capture_output=True, text=True, timeout=120)
+            assert p.returncode == 0 and p.stdout.startswith("mean "), p.stderr[-2000:]
+        # without the later use: `.item()`, a safe fix, with no reason attached
+        g = ws.write("plain.py", TOTAL_USED_AS_TENSOR.replace("total_loss.item()", "total_loss"))
+        [d] = run("--format", "json", g).json()
+        assert d["fix"]["applicability"] == "safe" and "unsafe_reason" not in d["fix"], d
+        assert [e["content"] for e in d["fix"]["edits"]] == [".item()"], d
 
 
 def difflib_lines(a, b):

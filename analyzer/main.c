@@ -84,7 +84,7 @@ static void print_error(const char *message)
 
 static int config_failed(ol_resolver *r)
 {
-    fprintf(stderr, "oomlint: error: %s\n", r->error.data ? r->error.data : "bad configuration");
+    print_error(r->error.data ? r->error.data : "bad configuration");
     ol_resolver_free(r);
     return 2;
 }

@@ -782,6 +782,14 @@ def _():
         assert lines[0] == '--- "a/evil\\033[31mred\\nline.py"', lines[:2]
         assert lines[1] == '+++ "b/evil\\033[31mred\\nline.py"', lines[:2]
         assert sum(1 for l in lines if l.startswith(("---", "+++"))) == 2, r
+        r = run("--show-settings", name, cwd=ws.path)
+        assert r.code == 0 and "Settings for: evil\\x1b[31mred\\x0aline.py" in r.out and "\x1b" not in r.out, r
+        # a configuration error names its file escaped too
+        ws.write("bad\x1b[2Jdir\nx/pyproject.toml", "[tool.oomlint]\nselect = [\"NOPE\"]\n")
+        ws.write("bad\x1b[2Jdir\nx/t.py", LOAD)
+        r = run("bad\x1b[2Jdir\nx/t.py", cwd=ws.path)
+        assert r.code == 2 and "\x1b" not in r.err and len(r.err.strip().splitlines()) == 1, r
+        shutil.rmtree(os.path.join(ws.path, "bad\x1b[2Jdir\nx"))
         ws.write("plain dir/ok name.py", LOAD)
         r = run("--diff", "plain dir/ok name.py", cwd=ws.path)
         assert r.out.splitlines()[0] == "--- a/plain dir/ok name.py", r

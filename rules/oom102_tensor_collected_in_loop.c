@@ -143,15 +143,15 @@ static ol_fix *detach_fix(ol_model *m, uses_cache *uc, ol_nid value, ol_val v, o
         return NULL;
     bool item = ol_is_scalar_loss(m, value, v) && !u.as_tensor;
     ol_fix *fix = ol_fix_new(true, item ? "Collect the loss as a Python number" : "Collect a detached tensor");
-    char *name = ol_node_str(m->tree, holder);
+    char *name = holder != OL_NONE ? ol_node_str(m->tree, holder) : ol_xstrdup("the collection");
     if (item)
-        ol_fix_unsafe_because(fix, "`%s` then holds Python numbers, not tensors: code elsewhere (another file, a "
+        ol_fix_unsafe_because(fix, "%s%s%s then holds Python numbers, not tensors: code elsewhere (another file, a "
                                    "caller) that uses them as tensors would fail",
-                              name);
+                              holder != OL_NONE ? "`" : "", name, holder != OL_NONE ? "`" : "");
     else
-        ol_fix_unsafe_because(fix, "the tensors kept in `%s` no longer carry gradients: code that differentiates "
+        ol_fix_unsafe_because(fix, "the tensors kept in %s%s%s no longer carry gradients: code that differentiates "
                                    "through them would fail or change",
-                              name);
+                              holder != OL_NONE ? "`" : "", name, holder != OL_NONE ? "`" : "");
     free(name);
     ol_fix_call_on(fix, m->tree, value, item ? ".item()" : ".detach()");
     return fix;

@@ -243,21 +243,15 @@ static bool has_lone_cr(const char *s, size_t n)
  * are the lines Python sees. Sets src->cr_newlines from the first line end. */
 static void translate_lone_cr(ol_source *src)
 {
-    char *s = src->text;
-    size_t n = src->len;
-    bool first = true;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '\n') {
-            first = false;
-        } else if (s[i] == '\r') {
-            bool lone = i + 1 == n || s[i + 1] != '\n';
-            if (first)
-                src->cr_newlines = lone;
-            first = false;
-            if (lone)
-                s[i] = '\n';
-        }
-    }
+    char *s = src->text, *end = src->text + src->len;
+    char *cr = memchr(s, '\r', src->len);
+    if (!cr)
+        return;
+    if (!memchr(s, '\n', (size_t)(cr - s)))
+        src->cr_newlines = cr + 1 == end || cr[1] != '\n'; /* the first line ends at this CR */
+    for (; cr; cr = cr + 1 < end ? memchr(cr + 1, '\r', (size_t)(end - cr - 1)) : NULL)
+        if (cr + 1 == end || cr[1] != '\n')
+            *cr = '\n';
 }
 
 static void where(const char *s, size_t offset, uint32_t *line, uint32_t *col)

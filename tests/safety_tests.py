@@ -346,7 +346,7 @@ int fsync(int fd)
 """
 
 
-def signal_mid_write(ws, args, sig, group):
+def signal_mid_write(ws, args, sig, group, extra_env=None):
     """Runs oomlint with the slow-sync shim, sends sig once its temporary file
     exists (to the process group, as a terminal's Ctrl-C does, or to the one
     process, as kill does), and returns its exit status."""
@@ -362,7 +362,7 @@ def signal_mid_write(ws, args, sig, group):
         os.remove(ready)
     # (a sanitized build tolerates the shim loaded ahead of its runtime)
     env = dict(os.environ, LD_PRELOAD=lib, SHIM_READY=ready, NO_COLOR="1",
-               ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=0")
+               ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=0", **(extra_env or {}))
     proc = subprocess.Popen([harness.BIN, *args], cwd=os.path.join(ws.path, "src"), env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.time() + 60
@@ -398,6 +398,11 @@ def _():
                 names = os.listdir(os.path.join(ws.path, "src"))
                 assert sorted(names) == ["a.py", "report.json"], (sig, group, names)
                 assert ws.read("src/report.json") == "old report\n"
+    # without the supervisor process, the run itself is interrupted
+    with Workspace() as ws:
+        ws.write("src/a.py", LOAD)
+        code = signal_mid_write(ws, ["--fix", "a.py"], signal.SIGINT, True, {"OOMLINT_NO_SUPERVISOR": "1"})
+        assert code == -signal.SIGINT and sorted(os.listdir(os.path.join(ws.path, "src"))) == ["a.py"], code
 
 
 @test("safety: --fix keeps the file's extended attributes (user xattrs, and so ACLs and labels)")

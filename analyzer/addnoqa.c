@@ -195,8 +195,23 @@ void ol_add_noqa(ol_linter *lt, ol_file_result *r, ol_fix_outcome *outcome)
         added += chosen[k];
     if (ok) {
         ol_buf bytes = {0}, why = {0};
+        /* one change from the first byte that differs to the last: every byte
+         * outside it is written back as it was read (ol_source_encode) */
+        const char *old_text = r->src.text ? r->src.text : "";
+        size_t old_len = r->src.len, new_len = text.len, pre = 0, post = 0;
+        while (pre < old_len && pre < new_len && old_text[pre] == text.data[pre])
+            pre++;
+        while (post < old_len - pre && post < new_len - pre &&
+               old_text[old_len - 1 - post] == text.data[new_len - 1 - post])
+            post++;
+        /* keep the change on whole UTF-8 characters */
+        while (pre > 0 && ((unsigned char)old_text[pre] & 0xC0) == 0x80)
+            pre--;
+        while (post > 0 && ((unsigned char)old_text[old_len - post] & 0xC0) == 0x80)
+            post--;
+        ol_text_change change = {(uint32_t)pre, (uint32_t)(old_len - post), (uint32_t)pre, (uint32_t)(new_len - post)};
         bool encoded = r->src.notebook ? ol_notebook_render(&after.src, text.data, text.len, &bytes, &why)
-                                       : ol_source_encode(&after.src, text.data, text.len, &bytes, &why);
+                                       : ol_source_encode(&r->src, text.data, text.len, &change, 1, &bytes, &why);
         int err = 0;
         if (!encoded) {
             outcome->error = ol_xasprintf("cannot add noqa directives to `%s`: %s; the file was left unchanged",

@@ -359,6 +359,10 @@ static bool read_selectors(reader *rd, const char *key, const ol_toml_entry *e, 
         if (!plain_string(item))
             return config_error(rd, item->line, "'%s' must be an array of rule codes (strings); item %zu is %s", key,
                                 i + 1, ol_toml_type_name(item->type));
+        if (item->text[strspn(item->text, " \t")] == '\0')
+            return config_error(rd, item->line,
+                                "'%s' has an empty rule code (item %zu); an empty code would match every rule",
+                                key, i + 1);
         char *sel = ol_xstrdup(item->text);
         for (char *c = sel; *c; c++)
             *c = (char)toupper((unsigned char)*c);
@@ -980,14 +984,21 @@ bool ol_resolver_show(ol_resolver *r, const ol_input *in, ol_buf *out)
         free(dir);
         return false;
     }
-    ol_buf_printf(out, "Settings for: %s%s\n", in->from_stdin && !r->opts.stdin_filename ? "- (standard input)" : in->path,
+    /* paths escaped: a directory name cannot forge a line of this output */
+    ol_buf shown = {0};
+    ol_escape_display(&shown, in->from_stdin && !r->opts.stdin_filename ? "- (standard input)" : in->path, true);
+    ol_buf_printf(out, "Settings for: %s%s\n", shown.data ? shown.data : "",
                   is_dir ? " (a directory: the settings of the files in it, before per-file ignores)" : "");
-    if (r->opts.isolated)
+    if (r->opts.isolated) {
         ol_buf_puts(out, "Config file: none (--isolated)\n");
-    else if (!c)
+    } else if (!c) {
         ol_buf_puts(out, "Config file: none (no pyproject.toml with [tool.oomlint] here or above)\n");
-    else
-        ol_buf_printf(out, "Config file: %s%s\n", c->path, c == r->explicit_config ? " (--config)" : "");
+    } else {
+        ol_buf_clear(&shown);
+        ol_escape_display(&shown, c->path, true);
+        ol_buf_printf(out, "Config file: %s%s\n", shown.data ? shown.data : "", c == r->explicit_config ? " (--config)" : "");
+    }
+    ol_buf_free(&shown);
     if (c) {
         ol_buf_puts(out, "\nRule selection from the config file:\n");
         show_selection(out, &c->selection, false);

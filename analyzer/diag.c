@@ -3,6 +3,7 @@
  */
 #include "diag.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,18 @@ ol_fix *ol_fix_new(bool unsafe, const char *message)
     return f;
 }
 
+void ol_fix_unsafe_because(ol_fix *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ol_buf b = {0};
+    ol_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    free(f->unsafe_reason);
+    f->unsafe_reason = ol_buf_take(&b);
+    f->unsafe = true;
+}
+
 void ol_fix_edit(ol_fix *f, uint32_t start, uint32_t end, const char *content)
 {
     ol_edit e = {start, end, ol_xstrdup(content), 0, 0};
@@ -72,6 +85,7 @@ bool ol_fix_normalize(ol_fix *f)
 ol_fix *ol_fix_copy(const ol_fix *f)
 {
     ol_fix *c = ol_fix_new(f->unsafe, f->message);
+    c->unsafe_reason = f->unsafe_reason ? ol_xstrdup(f->unsafe_reason) : NULL;
     for (size_t i = 0; i < f->edits.len; i++)
         ol_fix_edit(c, f->edits.items[i].start, f->edits.items[i].end, f->edits.items[i].content);
     return c;
@@ -97,6 +111,7 @@ void ol_fix_free(ol_fix *f)
         free(f->edits.items[i].content);
     ol_vec_free(&f->edits);
     free(f->message);
+    free(f->unsafe_reason);
     free(f);
 }
 
@@ -119,6 +134,8 @@ void ol_diag_slim(ol_diag *d)
         ol_vec_free(&d->fix->edits);
         free(d->fix->message);
         d->fix->message = NULL;
+        free(d->fix->unsafe_reason);
+        d->fix->unsafe_reason = NULL;
     }
 }
 

@@ -39,6 +39,7 @@ typedef struct ol_edit {
 typedef struct ol_fix {
     bool unsafe;
     char *message;
+    char *unsafe_reason;   /* unsafe fixes: what it may break, shown with it; else NULL */
     OL_VEC(ol_edit) edits; /* sorted by start, non-overlapping */
 } ol_fix;
 
@@ -55,6 +56,9 @@ typedef struct ol_diag {
 typedef OL_VEC(ol_diag) ol_diag_vec;
 
 ol_fix *ol_fix_new(bool unsafe, const char *message);
+/* Marks f unsafe and says why: what the fix may change in how the program
+ * behaves (printed in the help line, JSON and SARIF). */
+void ol_fix_unsafe_because(ol_fix *f, const char *fmt, ...) OL_PRINTF(2, 3);
 void ol_fix_edit(ol_fix *f, uint32_t start, uint32_t end, const char *content);
 /* Sorts edits; returns false (and keeps the fix) when two edits overlap. */
 bool ol_fix_normalize(ol_fix *f);

@@ -246,6 +246,8 @@ void ol_rule_doc_terminal(const ol_rule *r, ol_buf *b)
     indent_block(b, r->instead, "    ");
     if (r->fix)
         ol_buf_printf(b, "\nFix\n  %s\n", r->fix);
+    if (r->fix_safety)
+        ol_buf_printf(b, "\nFix safety\n  %s\n", r->fix_safety);
     if (r->accuracy)
         ol_buf_printf(b, "\nAccuracy\n  %s\n", r->accuracy);
     bool gpu;
@@ -273,6 +275,8 @@ void ol_rule_doc_markdown(const ol_rule *r, ol_buf *b)
     ol_buf_puts(b, "\n```\n");
     if (r->fix)
         ol_buf_printf(b, "\n## Fix\n\n%s\n", r->fix);
+    if (r->fix_safety)
+        ol_buf_printf(b, "\n## Fix safety\n\n%s\n", r->fix_safety);
     if (r->accuracy)
         ol_buf_printf(b, "\n## Accuracy\n\n%s\n", r->accuracy);
     measured_markdown(r, b);
@@ -285,6 +289,8 @@ void ol_rule_doc_plain(const ol_rule *r, ol_buf *b)
                   r->what, r->why, r->example, r->instead);
     if (r->fix)
         ol_buf_printf(b, "\nFix\n%s\n", r->fix);
+    if (r->fix_safety)
+        ol_buf_printf(b, "\nFix safety\n%s\n", r->fix_safety);
     if (r->accuracy)
         ol_buf_printf(b, "\nAccuracy\n%s\n", r->accuracy);
     bool gpu;

@@ -116,6 +116,8 @@ cJSON *ol_fix_json(const ol_file_result *r, const ol_fix *fix)
     cJSON *obj = cJSON_CreateObject();
     cJSON_AddStringToObject(obj, "applicability", fix->unsafe ? "unsafe" : "safe");
     ol_json_add_text(obj, "message", fix->message);
+    if (fix->unsafe && fix->unsafe_reason)
+        ol_json_add_text(obj, "unsafe_reason", fix->unsafe_reason);
     cJSON *edits = cJSON_AddArrayToObject(obj, "edits");
     for (size_t i = 0; i < fix->edits.len; i++) {
         const ol_edit *e = &fix->edits.items[i];

@@ -322,6 +322,8 @@ static cJSON *fix_object(const sarif_paths *sp, const ol_file_result *r, const o
     cJSON_AddItemToArray(changes, change);
     cJSON *props = cJSON_AddObjectToObject(f, "properties");
     cJSON_AddStringToObject(props, "applicability", fix->unsafe ? "unsafe" : "safe");
+    if (fix->unsafe && fix->unsafe_reason)
+        ol_json_add_text(props, "unsafeReason", fix->unsafe_reason);
     return f;
 }
 

@@ -61,6 +61,16 @@ static void put_escaped(FILE *out, const char *s, bool escape_tab)
     ol_buf_free(&b);
 }
 
+/* After the help line's advice: why the fix is unsafe, when it is. */
+static void unsafe_note(FILE *out, const ol_diag *d)
+{
+    if (!d->fix || !d->fix->unsafe || !d->fix->unsafe_reason)
+        return;
+    fputs(" (unsafe fix: ", out);
+    put_escaped(out, d->fix->unsafe_reason, false);
+    fputc(')', out);
+}
+
 static void put(FILE *out, const style *st, const char *color, const char *text)
 {
     if (st->on)
@@ -269,6 +279,7 @@ static void frame(FILE *out, const style *st, const ol_file_result *r, const ol_
         put(out, st, C_BOLD, "help:");
         fputc(' ', out);
         put_escaped(out, d->help ? d->help : d->fix->message, false);
+        unsafe_note(out, d);
         fputc('\n', out);
     }
 }
@@ -385,7 +396,10 @@ static void concise_line(FILE *out, const style *st, const ol_file_result *r, co
                          const ol_emit_options *o)
 {
     ol_location loc = ol_diag_location(r, d);
-    put(out, st, C_BOLD, r->path);
+    ol_buf path = {0};
+    ol_escape_display(&path, r->path, true);
+    put(out, st, C_BOLD, path.data ? path.data : "");
+    ol_buf_free(&path);
     if (loc.cell)
         fprintf(out, ":cell %u:%u:%u: ", loc.cell, loc.line, loc.col);
     else
@@ -399,7 +413,9 @@ static void concise_line(FILE *out, const style *st, const ol_file_result *r, co
         put(out, st, C_CYAN, "*");
         fputc(']', out);
     }
-    fprintf(out, " %s\n", d->message);
+    fputc(' ', out);
+    put_escaped(out, d->message, true);
+    fputc('\n', out);
 }
 
 /* One file's findings: a header, code frame and help each, or a line each
@@ -423,6 +439,7 @@ void ol_emit_text_file(FILE *out, const ol_file_result *r, const ol_emit_options
             put(out, &st, C_BOLD, "help:");
             fputc(' ', out);
             put_escaped(out, d->help, false);
+            unsafe_note(out, d);
             fputc('\n', out);
         }
         fputc('\n', out);

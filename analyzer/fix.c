@@ -486,6 +486,50 @@ static void put_line(ol_buf *out, char mark, const char *s, uint32_t len)
         ol_buf_puts(out, "\n\\ No newline at end of file\n");
 }
 
+/* One diff header name, `prefix` + path, quoted as git quotes it when the
+ * path holds a control character, a quote, a backslash or a byte that is
+ * not printable UTF-8: "a/x\nb" with C escapes. A name with a newline or an
+ * escape sequence then cannot forge a line or recolour the terminal, and
+ * patch and git apply still read it. */
+static void put_diff_name(ol_buf *out, const char *prefix, const char *path)
+{
+    size_t n = strlen(path);
+    bool quote = false;
+    for (size_t i = 0; i < n && !quote;) {
+        const unsigned char *u = (const unsigned char *)path + i;
+        int len = ol_utf8_seq_len(u, n - i);
+        quote = len == 0 || u[0] < 0x20 || u[0] == 0x7F || u[0] == '"' || u[0] == '\\' ||
+                (len == 2 && u[0] == 0xC2 && u[1] < 0xA0);
+        i += len > 0 ? (size_t)len : 1;
+    }
+    if (!quote) {
+        ol_buf_printf(out, "%s%s", prefix, path);
+        return;
+    }
+    ol_buf_printf(out, "\"%s", prefix);
+    for (size_t i = 0; i < n;) {
+        const unsigned char *u = (const unsigned char *)path + i;
+        int len = ol_utf8_seq_len(u, n - i);
+        bool c1 = len == 2 && u[0] == 0xC2 && u[1] < 0xA0;
+        if (len == 1 && u[0] >= 0x20 && u[0] != 0x7F && u[0] != '"' && u[0] != '\\') {
+            ol_buf_putc(out, (char)u[0]);
+        } else if (len == 1 && strchr("\a\b\t\n\v\f\r\"\\", u[0])) {
+            ol_buf_putc(out, '\\');
+            ol_buf_putc(out, "abtnvfr\"\\"[strchr("\a\b\t\n\v\f\r\"\\", u[0]) - "\a\b\t\n\v\f\r\"\\"]);
+        } else if (len > 1 && !c1) {
+            ol_buf_add(out, path + i, (size_t)len);
+        } else {
+            int count = len > 0 ? len : 1;
+            for (int k = 0; k < count; k++)
+                ol_buf_printf(out, "\\%03o", u[k]);
+            i += (size_t)count;
+            continue;
+        }
+        i += (size_t)len;
+    }
+    ol_buf_putc(out, '"');
+}
+
 void ol_unified_diff(const char *path, const char *a, size_t alen, const char *b, size_t blen, ol_buf *out)
 {
     lines A = {0}, B = {0};
@@ -493,10 +537,12 @@ void ol_unified_diff(const char *path, const char *a, size_t alen, const char *b
     split_lines(b, blen, &B);
     op_vec ops = {0};
     diff_ops(&A, &B, &ops);
-    if (path[0] == '/')
-        ol_buf_printf(out, "--- %s\n+++ %s\n", path, path);
-    else
-        ol_buf_printf(out, "--- a/%s\n+++ b/%s\n", path, path);
+    bool absolute = path[0] == '/';
+    ol_buf_puts(out, "--- ");
+    put_diff_name(out, absolute ? "" : "a/", path);
+    ol_buf_puts(out, "\n+++ ");
+    put_diff_name(out, absolute ? "" : "b/", path);
+    ol_buf_putc(out, '\n');
     const size_t ctx = 3;
     size_t k = 0;
     while (k < ops.len) {
@@ -545,6 +591,53 @@ void ol_unified_diff(const char *path, const char *a, size_t alen, const char *b
     ol_vec_free(&B.len);
 }
 
+typedef OL_VEC(ol_text_change) change_vec;
+
+/* The spans where b differs from a: the line diff's hunks, each narrowed to
+ * the characters that differ, so that writing them back touches as few of
+ * the file's bytes as possible. */
+static void text_changes(const char *a, size_t alen, const char *b, size_t blen, change_vec *out)
+{
+    lines A = {0}, B = {0};
+    split_lines(a, alen, &A);
+    split_lines(b, blen, &B);
+    op_vec ops = {0};
+    diff_ops(&A, &B, &ops);
+    size_t k = 0;
+    while (k < ops.len) {
+        if (ops.items[k].kind == OP_SAME) {
+            k++;
+            continue;
+        }
+        size_t first = k;
+        while (k < ops.len && ops.items[k].kind != OP_SAME)
+            k++;
+        size_t a0 = ops.items[first].a, b0 = ops.items[first].b;
+        size_t a1 = k < ops.len ? ops.items[k].a : A.ptr.len, b1 = k < ops.len ? ops.items[k].b : B.ptr.len;
+        size_t os = a0 < A.ptr.len ? (size_t)(A.ptr.items[a0] - a) : alen;
+        size_t oe = a1 < A.ptr.len ? (size_t)(A.ptr.items[a1] - a) : alen;
+        size_t ns = b0 < B.ptr.len ? (size_t)(B.ptr.items[b0] - b) : blen;
+        size_t ne = b1 < B.ptr.len ? (size_t)(B.ptr.items[b1] - b) : blen;
+        size_t hs = os;
+        while (os < oe && ns < ne && a[os] == b[ns])
+            os++, ns++;
+        while (os > hs && ((unsigned char)a[os] & 0xC0) == 0x80) /* back to a character's start */
+            os--, ns--;
+        size_t he = oe;
+        while (oe > os && ne > ns && a[oe - 1] == b[ne - 1])
+            oe--, ne--;
+        while (oe < he && ((unsigned char)a[oe] & 0xC0) == 0x80)
+            oe++, ne++;
+        ol_text_change c = {(uint32_t)os, (uint32_t)oe, (uint32_t)ns, (uint32_t)ne};
+        ol_vec_push(out, c);
+    }
+    ol_vec_free(&ops);
+    ol_vec_free(&A.ptr);
+    ol_vec_free(&A.len);
+    ol_vec_free(&B.ptr);
+    ol_vec_free(&B.len);
+}
+
 /* ---- the rounds ------------------------------------------------------------------ */
 
 /* How many extra lints one round may spend finding the fix that broke it. */
@@ -555,6 +648,7 @@ static void derive_source(const ol_source *src, const char *text, size_t len, ol
 {
     ol_source_init_text(out, src->path, ol_xstrndup(text, len), len);
     out->bom = src->bom;
+    out->cr_newlines = src->cr_newlines;
     out->encoding = src->encoding ? ol_xstrdup(src->encoding) : NULL;
     out->notebook = src->notebook;
     if (src->raw) {
@@ -751,7 +845,12 @@ void ol_fix_file(ol_linter *lt, ol_file_result *r, ol_fix_mode mode, bool unsafe
     if (r->src.notebook)
         ok = ol_notebook_render(&r->src, r->src.text, r->src.len, &bytes, &why);
     else
-        ok = ol_source_encode(&r->src, r->src.text, r->src.len, &bytes, &why);
+    {
+        change_vec changes = {0};
+        text_changes(orig_text, orig_len, r->src.text, r->src.len, &changes);
+        ok = ol_source_encode(&r->src, r->src.text, r->src.len, changes.items, changes.len, &bytes, &why);
+        ol_vec_free(&changes);
+    }
     if (!ok) {
         outcome->error = ol_xasprintf("cannot apply the fixes: %s; the file was left unchanged",
                                       why.data ? why.data : "unknown reason");

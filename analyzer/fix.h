@@ -7,9 +7,10 @@
  * rounds). A round is kept only if the new text adds no syntax error and no
  * finding; fixes that break it are set aside (see fix.c). Writing goes
  * through writefile.h: never over a file that changed since it was read,
- * atomically, keeping links, mode and owner. Text is written back in the
- * file's own encoding, BOM and line endings; notebooks get only their
- * changed cells' sources rewritten.
+ * atomically, keeping links, mode, owner and extended attributes. Only the
+ * spans a fix changed are written, each in the file's own encoding and line
+ * ending, into the bytes as read (ol_source_encode): every other byte stays
+ * as it was. Notebooks get only their changed cells' sources rewritten.
  */
 #ifndef OL_FIX_H
 #define OL_FIX_H

@@ -119,8 +119,9 @@ static char *place(const char *path, const ol_source *src, uint32_t at)
     return ol_xasprintf("%s:%u", path, line + 1);
 }
 
-/* An unknown code in a suppression is a typo that suppresses nothing; say
- * so on stderr whether or not OOM003 runs, as Ruff does. In `# noqa` only
+/* An unknown code in a suppression is a typo that suppresses nothing, and a
+ * directive written wrong (suppress.h) suppresses something other than what
+ * was meant; say so on stderr whether or not OOM003 runs, as Ruff does. In `# noqa` only
  * codes that look like oomlint's count: the comment is shared with flake8
  * and Ruff, whose codes (E501) are none of our business. */
 static void warn_unknown_codes(const ol_suppressions *sup, const ol_source *src, ol_file_result *r)
@@ -134,9 +135,16 @@ static void warn_unknown_codes(const ol_suppressions *sup, const ol_source *src,
             char *where = place(r->path, src, s->code_spans.items[k].start);
             ol_vec_push(&r->warnings,
                         ol_xasprintf("%s: unknown rule code '%s' in '# %s' (see 'oomlint rules')", where, code,
-                                     s->kind == OL_SUPPRESS_NOQA ? "noqa" : "oomlint: disable"));
+                                     s->kind == OL_SUPPRESS_NOQA        ? "noqa"
+                                     : s->kind == OL_SUPPRESS_FILE_NOQA ? "oomlint: noqa"
+                                                                        : "oomlint: disable"));
             free(where);
         }
+    }
+    for (size_t i = 0; i < sup->invalid.len; i++) {
+        char *where = place(r->path, src, sup->invalid.items[i].at);
+        ol_vec_push(&r->warnings, ol_xasprintf("%s: %s", where, sup->invalid.items[i].message));
+        free(where);
     }
 }
 

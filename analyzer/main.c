@@ -85,7 +85,7 @@ static void print_error(const char *message)
 
 static int config_failed(ol_resolver *r)
 {
-    fprintf(stderr, "oomlint: error: %s\n", r->error.data ? r->error.data : "bad configuration");
+    print_error(r->error.data ? r->error.data : "bad configuration");
     ol_resolver_free(r);
     return 2;
 }
@@ -426,9 +426,14 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
             fprintf(stderr, "Added %zu noqa directive%s.\n", noqa_added, noqa_added == 1 ? "" : "s");
     }
     /* problems with suppression comments (unknown codes), in input order */
-    for (size_t i = 0; i < inputs.len && !cli->quiet; i++)
-        for (size_t k = 0; k < results[i].warnings.len; k++)
-            fprintf(stderr, "oomlint: warning: %s\n", results[i].warnings.items[k]);
+    for (size_t i = 0; i < inputs.len && !cli->quiet; i++) {
+        for (size_t k = 0; k < results[i].warnings.len; k++) {
+            ol_buf b = {0};
+            ol_escape_display(&b, results[i].warnings.items[k], false);
+            fprintf(stderr, "oomlint: warning: %s\n", b.data ? b.data : "");
+            ol_buf_free(&b);
+        }
+    }
     /* a report that did not arrive is a failed run, whatever it said */
     bool write_failed = false;
     if (out == stdout) {

@@ -160,7 +160,7 @@ static bool scan_literal(scanner *sc)
 static uint32_t column_of(const scanner *sc, size_t at)
 {
     uint32_t col = 0;
-    while (at > 0 && sc->s[at - 1] != '\n') {
+    while (at > 0 && sc->s[at - 1] != '\n' && sc->s[at - 1] != '\r') {
         at--;
         col++;
     }
@@ -269,8 +269,10 @@ static bool scan(scanner *sc)
                         cp->value_end = (uint32_t)sc->i;
                     } else if (cp->lines.len == 1) {
                         cp->elem_indent = column_of(sc, start);
-                        cp->multiline = line > 0 && (size_t)cp->value_start < start &&
-                                        memchr(sc->s + cp->value_start, '\n', start - cp->value_start) != NULL;
+                        /* a line break of any style (JSON allows CR alone) */
+                        cp->multiline = (size_t)cp->value_start < start &&
+                                        (memchr(sc->s + cp->value_start, '\n', start - cp->value_start) ||
+                                         memchr(sc->s + cp->value_start, '\r', start - cp->value_start));
                     }
                 }
                 expect_value = false;
@@ -771,6 +773,14 @@ bool ol_notebook_render(const ol_source *src, const char *text, size_t len, ol_b
         ol_buf_puts(err, "a fix changed the number of lines in a notebook; notebooks are fixed line for line only");
         return false;
     }
+    /* a rewritten multi-line source array breaks its lines as the rest of
+     * the file does (a notebook saved on Windows keeps its CRLF) */
+    const char *json_newline = "\n";
+    const char *first_break = memchr(body, '\n', body_len);
+    if (first_break && first_break > body && first_break[-1] == '\r')
+        json_newline = "\r\n";
+    else if (!first_break && memchr(body, '\r', body_len))
+        json_newline = "\r";
     ol_buf_clear(out);
     ol_buf_add(out, body, bom);
     size_t copied = 0; /* offset in body+bom up to which the original was copied */
@@ -848,7 +858,7 @@ bool ol_notebook_render(const ol_source *src, const char *text, size_t len, ol_b
                 if (!first)
                     ol_buf_putc(out, ',');
                 if (cp->multiline) {
-                    ol_buf_putc(out, '\n');
+                    ol_buf_puts(out, json_newline);
                     spaces(out, cp->elem_indent);
                 } else if (!first) {
                     ol_buf_putc(out, ' ');
@@ -858,7 +868,7 @@ bool ol_notebook_render(const ol_source *src, const char *text, size_t len, ol_b
                 i = end;
             }
             if (cp->multiline) {
-                ol_buf_putc(out, '\n');
+                ol_buf_puts(out, json_newline);
                 spaces(out, cp->close_indent);
             }
             ol_buf_putc(out, ']');

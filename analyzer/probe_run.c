@@ -4,7 +4,11 @@
  * poll(), hand each record line to a callback, and end it cleanly.
  *
  * A child runs in its own process group (so DataLoader workers it forks die
- * with it) and, on Linux, dies with oomlint (PR_SET_PDEATHSIG). It is killed
+ * with it) and, on Linux, dies with oomlint (PR_SET_PDEATHSIG). A process
+ * that leaves the group (a daemon started with setsid()) escapes that kill,
+ * so on Linux oomlint is a child subreaper while children run: whatever a
+ * probed program leaves behind is re-parented to oomlint, which kills and
+ * reaps every such process once no child is running (reap_leftovers). It is killed
  * when it runs past the timeout, writes a line on the record pipe that is not
  * a JSON record, or when the probe is interrupted (the signalfd in the
  * environment becomes readable). Everything it printed is kept, the last few
@@ -17,8 +21,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -385,6 +391,78 @@ static bool child_active(const ol_child *c)
     return c->pid > 0 && c->ended_ns == 0;
 }
 
+#ifdef __linux__
+/* This process's children, from /proc: each /proc/PID/stat whose fourth
+ * field (after the command name, which may hold anything up to its last
+ * ')') is our pid. */
+static size_t list_children(pid_t *out, size_t cap)
+{
+    DIR *proc = opendir("/proc");
+    if (!proc)
+        return 0;
+    pid_t self = getpid();
+    size_t count = 0;
+    struct dirent *e;
+    while ((e = readdir(proc)) != NULL && count < cap) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end != '\0' || pid <= 0)
+            continue;
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = '\0';
+        char *paren = strrchr(buf, ')');
+        char state;
+        int ppid;
+        if (paren && sscanf(paren + 1, " %c %d", &state, &ppid) == 2 && ppid == self)
+            out[count++] = (pid_t)pid;
+    }
+    closedir(proc);
+    return count;
+}
+#endif
+
+/* Kills and reaps every process of ours that is not a running child: what
+ * the probed programs left behind (re-parented to us as their subreaper).
+ * Killing one re-parents its own children to us, so this goes round until
+ * none is left. Without a subreaper (not Linux) a daemon is out of reach;
+ * what can be done is to reap the zombies of ours. */
+static void reap_leftovers(ol_child **kids, size_t n)
+{
+#ifdef __linux__
+    for (int round = 0; round < 1000; round++) {
+        pid_t found[256];
+        size_t count = list_children(found, OL_ARRAY_LEN(found)), kept = 0;
+        for (size_t i = 0; i < count; i++) {
+            bool running = false;
+            for (size_t k = 0; k < n && !running; k++)
+                running = kids[k]->pid == found[i] && child_active(kids[k]);
+            if (!running)
+                found[kept++] = found[i];
+        }
+        if (kept == 0)
+            break;
+        for (size_t i = 0; i < kept; i++)
+            kill(found[i], SIGKILL);
+        for (size_t i = 0; i < kept; i++)
+            while (waitpid(found[i], NULL, 0) < 0 && errno == EINTR)
+                ;
+    }
+#else
+    (void)kids;
+    (void)n;
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+#endif
+}
+
 static bool signal_arrived(ol_probe_env *env)
 {
 #ifdef __linux__
@@ -407,6 +485,10 @@ void ol_children_run(ol_probe_env *env, ol_child **kids, size_t n, int parallel,
     uint64_t timeout_ns = (uint64_t)(timeout_s > 0 ? timeout_s : 600) * 1000000000u;
     struct pollfd *pfds = ol_xcalloc(2 * n + 1, sizeof *pfds);
     ol_child **owner = ol_xcalloc(2 * n + 1, sizeof *owner);
+#ifdef __linux__
+    /* what a child leaves behind (setsid() daemons included) becomes ours */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+#endif
     for (;;) {
         size_t running = 0;
         for (size_t i = 0; i < n; i++)
@@ -483,11 +565,18 @@ void ol_children_run(ol_probe_env *env, ol_child **kids, size_t n, int parallel,
             pid_t w = waitpid(c->pid, &wstatus, WNOHANG);
             if (w == c->pid) {
                 child_reaped(c, wstatus);
+                /* with no other child running, what is left is this one's */
+                size_t others = 0;
+                for (size_t k = 0; k < n; k++)
+                    others += child_active(kids[k]);
+                if (others == 0)
+                    reap_leftovers(kids, n);
                 if (c->on_end)
                     c->on_end(c->ctx, c);
             }
         }
     }
+    reap_leftovers(kids, n);
     /* an interrupt leaves the children not started as they are */
     for (size_t i = next; i < n; i++)
         if (kids[i]->status == OL_CHILD_PENDING)

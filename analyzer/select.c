@@ -42,6 +42,9 @@ static bool matches(const char *selector, const char *code)
 
 bool ol_selector_valid(const char *selector)
 {
+    /* "" is a prefix of every code: as a selector it would mean ALL */
+    if (selector[0] == '\0')
+        return false;
     if (strcmp(selector, "ALL") == 0)
         return true;
     for (size_t i = 0; i < ol_rule_count; i++)

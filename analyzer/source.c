@@ -81,7 +81,8 @@ void ol_source_index_lines(ol_source *src)
 /*
  * Finds a PEP 263 declaration: a comment on line 1 or 2 matching
  * `coding[:=]\s*([-\w.]+)`. Line 2 only counts when line 1 is a comment or
- * blank, as in CPython. Writes the name into name (lowercased, '_' -> '-').
+ * blank, as in CPython. Writes the name as declared into name; false also
+ * when the name does not fit (no codec has so long a name).
  */
 static bool find_coding(const char *s, size_t n, char *name, size_t name_cap)
 {
@@ -106,10 +107,6 @@ static bool find_coding(const char *s, size_t n, char *name, size_t name_cap)
                     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                           (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
                         break;
-                    if (c >= 'A' && c <= 'Z')
-                        c = (char)(c - 'A' + 'a');
-                    if (c == '_')
-                        c = '-';
                     name[len++] = c;
                     k++;
                 }
@@ -129,28 +126,69 @@ static bool find_coding(const char *s, size_t n, char *name, size_t name_cap)
     return false;
 }
 
-static bool is_utf8_name(const char *name)
+#include "codec_table.h"
+
+static int cmp_alias(const void *key, const void *entry)
 {
-    return strcmp(name, "utf-8") == 0 || strcmp(name, "utf8") == 0 || strcmp(name, "utf-8-sig") == 0 ||
-           ol_str_has_prefix(name, "utf-8-");
+    return strcmp(key, ((const struct ol_codec_alias *)entry)->name);
 }
 
-/* Python codec names that iconv spells differently. */
-static const char *iconv_name(const char *name)
+static const char *find_alias(const char *name)
 {
-    static const struct { const char *py, *iconv; } aliases[] = {
-        {"latin-1", "ISO-8859-1"}, {"latin1", "ISO-8859-1"}, {"l1", "ISO-8859-1"},
-        {"iso-8859-1", "ISO-8859-1"}, {"iso8859-1", "ISO-8859-1"}, {"iso-latin-1", "ISO-8859-1"},
-        {"cp819", "ISO-8859-1"}, {"ascii", "ASCII"}, {"us-ascii", "ASCII"},
-        {"cp1252", "CP1252"}, {"windows-1252", "CP1252"}, {"euc-kr", "EUC-KR"}, {"euckr", "EUC-KR"},
-        {"cp949", "CP949"}, {"uhc", "CP949"}, {"gbk", "GBK"}, {"cp936", "GBK"}, {"gb2312", "GB2312"},
-        {"gb18030", "GB18030"}, {"big5", "BIG5"}, {"shift-jis", "SHIFT_JIS"}, {"sjis", "SHIFT_JIS"},
-        {"cp932", "CP932"}, {"euc-jp", "EUC-JP"}, {"koi8-r", "KOI8-R"},
-    };
-    for (size_t i = 0; i < OL_ARRAY_LEN(aliases); i++)
-        if (strcmp(aliases[i].py, name) == 0)
-            return aliases[i].iconv;
-    return NULL;
+    const struct ol_codec_alias *a = bsearch(name, ol_codec_aliases, OL_ARRAY_LEN(ol_codec_aliases),
+                                             sizeof(ol_codec_aliases[0]), cmp_alias);
+    return a ? a->iconv : NULL;
+}
+
+const char *ol_codec_iconv_name(const char *declared)
+{
+    char buf[128];
+    size_t n = strlen(declared);
+    if (n >= sizeof(buf))
+        return NULL;
+    /* CPython's tokenizer first folds the spellings of UTF-8 and Latin-1
+     * (get_normal_name): lowercase, '_' as '-', then "utf-8", "utf-8-*",
+     * "latin-1", "iso-8859-1", "iso-latin-1" and their "-*" forms */
+    for (size_t i = 0; i <= n; i++) {
+        char c = declared[i];
+        c = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+        buf[i] = c == '_' ? '-' : c;
+    }
+    if (strcmp(buf, "utf-8") == 0 || ol_str_has_prefix(buf, "utf-8-"))
+        return "UTF-8";
+    static const char *const latin1[] = {"latin-1", "iso-8859-1", "iso-latin-1"};
+    for (size_t i = 0; i < OL_ARRAY_LEN(latin1); i++) {
+        size_t k = strlen(latin1[i]);
+        if (strncmp(buf, latin1[i], k) == 0 && (buf[k] == '\0' || buf[k] == '-'))
+            return "ISO-8859-1";
+    }
+    /* then codecs.lookup: lowercase, and every run of characters other than
+     * letters, digits and '.' becomes one '_' (none at either end)
+     * (encodings.normalize_encoding); the alias table, again with '.' as
+     * '_', else the name of a codec module itself */
+    size_t len = 0;
+    bool punct = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = declared[i];
+        c = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.') {
+            if (punct && len > 0)
+                buf[len++] = '_';
+            buf[len++] = c;
+            punct = false;
+        } else {
+            punct = true;
+        }
+    }
+    buf[len] = '\0';
+    const char *found = find_alias(buf);
+    if (!found && strchr(buf, '.')) {
+        for (char *c = buf; *c; c++)
+            if (*c == '.')
+                *c = '_';
+        found = find_alias(buf);
+    }
+    return found;
 }
 
 enum convert_result { CONVERT_OK, CONVERT_UNKNOWN_ENCODING, CONVERT_BAD_INPUT };
@@ -192,12 +230,36 @@ static enum convert_result convert(const char *to, const char *from, const char 
     return ok ? CONVERT_OK : CONVERT_BAD_INPUT;
 }
 
+static bool has_lone_cr(const char *s, size_t n)
+{
+    for (const char *p = memchr(s, '\r', n); p; p = memchr(p + 1, '\r', (size_t)(s + n - p - 1)))
+        if (p + 1 == s + n || p[1] != '\n')
+            return true;
+    return false;
+}
+
+/* Python reads a CR alone as a line ending (universal newlines): it becomes
+ * LF here, in place, so lines, positions, frames and suppression comments
+ * are the lines Python sees. Sets src->cr_newlines from the first line end. */
+static void translate_lone_cr(ol_source *src)
+{
+    char *s = src->text, *end = src->text + src->len;
+    char *cr = memchr(s, '\r', src->len);
+    if (!cr)
+        return;
+    if (!memchr(s, '\n', (size_t)(cr - s)))
+        src->cr_newlines = cr + 1 == end || cr[1] != '\n'; /* the first line ends at this CR */
+    for (; cr; cr = cr + 1 < end ? memchr(cr + 1, '\r', (size_t)(end - cr - 1)) : NULL)
+        if (cr + 1 == end || cr[1] != '\n')
+            *cr = '\n';
+}
+
 static void where(const char *s, size_t offset, uint32_t *line, uint32_t *col)
 {
     *line = 1;
     *col = 1;
     for (size_t i = 0; i < offset; i++) {
-        if (s[i] == '\n') {
+        if (s[i] == '\n' || (s[i] == '\r' && s[i + 1] != '\n')) {
             (*line)++;
             *col = 1;
         } else {
@@ -234,29 +296,27 @@ bool ol_source_init(ol_source *src, const char *path, char *bytes, size_t n, ol_
     const char *body = bom ? bytes + 3 : bytes;
     size_t body_len = bom ? n - 3 : n;
 
-    char coding[64];
+    char coding[100];
     bool declared = find_coding(body, body_len, coding, sizeof(coding));
-    if (declared && !is_utf8_name(coding)) {
+    const char *iname = declared ? ol_codec_iconv_name(coding) : NULL;
+    if (declared && !iname) {
+        ol_buf_printf(err, "declares an unknown encoding '%s' (not one Python accepts in a source file)", coding);
+        free(bytes);
+        return false;
+    }
+    if (declared && strcmp(iname, "UTF-8") != 0) {
         if (bom) {
             ol_buf_printf(err, "has a UTF-8 BOM but declares encoding '%s'", coding);
             free(bytes);
             return false;
-        }
-        const char *iname = iconv_name(coding);
-        char upper[64];
-        if (!iname) {
-            size_t i = 0;
-            for (; coding[i] && i + 1 < sizeof(upper); i++)
-                upper[i] = (coding[i] >= 'a' && coding[i] <= 'z') ? (char)(coding[i] - 'a' + 'A') : coding[i];
-            upper[i] = '\0';
-            iname = upper;
         }
         ol_buf decoded = {0};
         size_t bad = 0;
         enum convert_result cr = convert("UTF-8", iname, body, body_len, &decoded, &bad);
         if (cr != CONVERT_OK) {
             if (cr == CONVERT_UNKNOWN_ENCODING) {
-                ol_buf_printf(err, "declares an unknown encoding '%s'", coding);
+                ol_buf_printf(err, "declares encoding '%s', which this system's iconv cannot decode (%s)",
+                              coding, iname);
             } else {
                 uint32_t line, col;
                 where(body, bad, &line, &col);
@@ -267,11 +327,13 @@ bool ol_source_init(ol_source *src, const char *path, char *bytes, size_t n, ol_
             free(bytes);
             return false;
         }
-        free(bytes);
         free(src->text);
         src->len = (uint32_t)decoded.len;
         src->text = ol_buf_take(&decoded);
         src->encoding = ol_xstrdup(iname);
+        src->raw = bytes; /* --fix splices its edits into these */
+        src->raw_len = n;
+        translate_lone_cr(src);
         ol_source_index_lines(src);
         return true;
     }
@@ -288,12 +350,19 @@ bool ol_source_init(ol_source *src, const char *path, char *bytes, size_t n, ol_
         return false;
     }
     free(src->text);
+    if (has_lone_cr(body, body_len)) {
+        src->raw = ol_xmalloc(n + 1);
+        memcpy(src->raw, bytes, n);
+        src->raw[n] = '\0';
+        src->raw_len = n;
+    }
     if (bom)
         memmove(bytes, bytes + 3, body_len + 1);
     src->text = bytes;
     src->len = (uint32_t)body_len;
     src->text[src->len] = '\0';
     src->bom = bom;
+    translate_lone_cr(src);
     ol_source_index_lines(src);
     return true;
 }
@@ -304,6 +373,7 @@ void ol_source_init_text(ol_source *src, const char *path, char *text, size_t n)
     free(src->text);
     src->text = text;
     src->len = (uint32_t)n;
+    translate_lone_cr(src);
     ol_source_index_lines(src);
 }
 
@@ -391,23 +461,126 @@ const ol_cell *ol_source_cell(const ol_source *src, uint32_t line0)
     return NULL;
 }
 
-bool ol_source_encode(const ol_source *src, const char *text, size_t n, ol_buf *out, ol_buf *err)
+/* Offsets in src->raw of the sorted text offsets `at`: where the decoder
+ * has consumed the bytes that give the text before each. False when an
+ * offset falls inside what one input sequence decodes to. */
+static bool raw_offsets(const ol_source *src, const uint32_t *at, size_t count, size_t *raw_at)
 {
-    ol_buf_clear(out);
-    if (src->bom)
-        ol_buf_add(out, "\xEF\xBB\xBF", 3);
     if (!src->encoding) {
-        ol_buf_add(out, text, n);
+        for (size_t i = 0; i < count; i++)
+            raw_at[i] = at[i] + (src->bom ? 3u : 0u);
         return true;
     }
-    ol_buf converted = {0};
-    size_t bad = 0;
-    if (convert(src->encoding, "UTF-8", text, n, &converted, &bad) != CONVERT_OK) {
-        ol_buf_printf(err, "the fixed text cannot be written back as %s", src->encoding);
-        ol_buf_free(&converted);
+    iconv_t cd = iconv_open("UTF-8", src->encoding);
+    if (cd == (iconv_t)-1)
         return false;
+    char *in = src->raw;
+    size_t in_left = src->raw_len, produced = 0;
+    bool ok = true;
+    char scratch[4096];
+    for (size_t i = 0; i < count && ok; i++) {
+        while (produced < at[i]) {
+            size_t want = at[i] - produced < sizeof scratch ? at[i] - produced : sizeof scratch;
+            char *outp = scratch;
+            size_t out_left = want;
+            size_t rc = iconv(cd, &in, &in_left, &outp, &out_left);
+            size_t got = want - out_left;
+            produced += got;
+            if (rc == (size_t)-1 && (errno != E2BIG || got == 0)) {
+                ok = false; /* a character straddles the offset, or bad input */
+                break;
+            }
+            if (rc != (size_t)-1 && in_left == 0 && produced < at[i]) {
+                ok = false;
+                break;
+            }
+        }
+        raw_at[i] = (size_t)(in - src->raw);
     }
-    ol_buf_add(out, converted.data, converted.len);
-    ol_buf_free(&converted);
-    return true;
+    iconv_close(cd);
+    return ok;
+}
+
+/* Appends text, as the file writes it: LF as CR in a CR file (but not the
+ * LF of a CRLF), then in the file's encoding. */
+static bool encode_span(const ol_source *src, const char *text, size_t n, bool after_cr, ol_buf *out)
+{
+    ol_buf lines = {0};
+    const char *s = text;
+    if (src->cr_newlines) {
+        ol_buf_add(&lines, text, n);
+        for (size_t i = 0; i < n; i++) {
+            bool crlf = i > 0 ? text[i - 1] == '\r' : after_cr;
+            if (text[i] == '\n' && !crlf)
+                lines.data[i] = '\r';
+        }
+        s = lines.data ? lines.data : "";
+    }
+    bool ok = true;
+    if (!src->encoding) {
+        ol_buf_add(out, s, n);
+    } else if (n > 0) {
+        ol_buf converted = {0};
+        size_t bad = 0;
+        ok = convert(src->encoding, "UTF-8", s, n, &converted, &bad) == CONVERT_OK;
+        if (ok)
+            ol_buf_add(out, converted.data, converted.len);
+        ol_buf_free(&converted);
+    }
+    ol_buf_free(&lines);
+    return ok;
+}
+
+bool ol_source_encode(const ol_source *src, const char *new_text, size_t new_len, const ol_text_change *changes,
+                      size_t count, ol_buf *out, ol_buf *err)
+{
+    ol_buf_clear(out);
+    if (!src->raw) {
+        /* UTF-8 whose text is its bytes: nothing to splice */
+        if (src->bom)
+            ol_buf_add(out, "\xEF\xBB\xBF", 3);
+        ol_buf_add(out, new_text, new_len);
+        return true;
+    }
+    uint32_t *at = ol_xmalloc(sizeof(uint32_t) * (2 * count + 1));
+    size_t *raw_at = ol_xmalloc(sizeof(size_t) * (2 * count + 1));
+    for (size_t i = 0; i < count; i++) {
+        at[2 * i] = changes[i].old_start;
+        at[2 * i + 1] = changes[i].old_end;
+    }
+    bool ok = raw_offsets(src, at, 2 * count, raw_at);
+    if (!ok)
+        ol_buf_printf(err, "a change falls inside a character of the file's encoding (%s)",
+                      src->encoding ? src->encoding : "UTF-8");
+    size_t copied = 0;
+    for (size_t i = 0; i < count && ok; i++) {
+        const ol_text_change *c = &changes[i];
+        ol_buf_add(out, src->raw + copied, raw_at[2 * i] - copied);
+        bool after_cr = c->new_start > 0 && new_text[c->new_start - 1] == '\r';
+        if (!encode_span(src, new_text + c->new_start, c->new_end - c->new_start, after_cr, out)) {
+            ol_buf_printf(err, "the fixed text cannot be written back as %s", src->encoding);
+            ok = false;
+        }
+        copied = raw_at[2 * i + 1];
+    }
+    if (ok)
+        ol_buf_add(out, src->raw + copied, src->raw_len - copied);
+    free(at);
+    free(raw_at);
+    if (!ok)
+        return false;
+    /* the bytes must read back as the fixed text, or nothing is written */
+    ol_source check;
+    ol_buf why = {0};
+    char *copy = ol_xmalloc(out->len + 1);
+    memcpy(copy, out->data ? out->data : "", out->len);
+    copy[out->len] = '\0';
+    ok = ol_source_init(&check, src->path, copy, out->len, &why) && check.len == new_len &&
+         memcmp(check.text, new_text, new_len) == 0;
+    if (!ok)
+        ol_buf_printf(err, "the fixed text does not read back the same in the file's encoding (%s)%s%s",
+                      src->encoding ? src->encoding : "UTF-8", why.len ? ": " : "", why.len ? why.data : "");
+    ol_source_free(&check);
+    ol_buf_free(&why);
+    return ok;
 }

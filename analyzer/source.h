@@ -6,8 +6,14 @@
  * PEP 263 coding declaration on line 1 or 2 names the encoding (decoded with
  * iconv, so latin-1, cp1252, gbk, euc-kr and friends all work); otherwise the
  * bytes must be valid UTF-8. NUL bytes are refused, as Python refuses them.
+ * Line endings are read as Python reads them (universal newlines): LF, CRLF,
+ * and a CR alone (old Mac files), which becomes LF in the decoded text so
+ * that every line index, position and rule sees its lines; the length does
+ * not change, so offsets in the text stay offsets in the file.
  * Everything downstream (parser, model, rules, emitters) works on the decoded
- * UTF-8 text; the original encoding is remembered so --fix can write back in it.
+ * UTF-8 text; the original bytes are kept where the text differs from them
+ * (a declared encoding, lone CRs), so --fix can splice its edits into them
+ * and leave every other byte as it was.
  *
  * Notebooks (.ipynb) are sources too: their code cells are joined into one
  * text, and a cell map turns text lines back into (cell, line-in-cell) and
@@ -48,9 +54,13 @@ typedef struct ol_source {
     char *encoding;          /* declared non-UTF-8 encoding (iconv name), or NULL */
     bool bom;                /* the file began with a UTF-8 BOM */
     bool crlf;               /* the first line ending is CRLF */
+    bool cr_newlines;        /* the first line ends with a CR alone (old Mac): new
+                                lines are written with CR */
     bool notebook;           /* text was built from a notebook's code cells */
     OL_VEC(ol_cell) cells;   /* notebooks only */
-    char *raw;               /* notebooks: the original JSON text, for --fix; owned */
+    char *raw;               /* notebooks: the original JSON text; other sources: the
+                                file's bytes when text is not them (a declared encoding,
+                                lone CRs), else NULL; for --fix; owned */
     size_t raw_len;
 } ol_source;
 
@@ -85,8 +95,26 @@ int ol_utf8_seq_len(const unsigned char *s, size_t n);
 /* Offset of the first invalid byte, or n when all of s is valid UTF-8. */
 size_t ol_utf8_validate(const char *s, size_t n);
 
-/* Encodes UTF-8 text back into src's original encoding for writing. Returns
- * false if a character cannot be represented there. */
-bool ol_source_encode(const ol_source *src, const char *text, size_t n, ol_buf *out, ol_buf *err);
+/* The iconv name of the codec a PEP 263 declaration names, as Python
+ * resolves it (its tokenizer's UTF-8/Latin-1 folding, then codecs.lookup's
+ * normalisation and alias table); "UTF-8" for UTF-8; NULL when Python would
+ * not accept the name in a source file or iconv has no such converter. */
+const char *ol_codec_iconv_name(const char *declared);
+
+/* A span of the text as read [old_start, old_end) that became the span
+ * [new_start, new_end) of the new text (byte offsets of each). */
+typedef struct ol_text_change {
+    uint32_t old_start, old_end, new_start, new_end;
+} ol_text_change;
+
+/* The bytes of src's file with its text changed into new_text by changes
+ * (in order, not overlapping; offsets in src's text as read): each changed span is encoded in the file's encoding
+ * and line ending and spliced into the original bytes, so every byte outside
+ * the edits stays as it was (a re-encoding of the whole text could change
+ * bytes that decode to the same characters, as CP932's duplicate codes do).
+ * The result is decoded again and must give new_text. Returns false with a
+ * reason in err when a change cannot be written in the file's encoding. */
+bool ol_source_encode(const ol_source *src, const char *new_text, size_t new_len, const ol_text_change *changes,
+                      size_t count, ol_buf *out, ol_buf *err);
 
 #endif

@@ -523,16 +523,34 @@ static void die_like(int sig)
     _exit(128 + sig);
 }
 
-static uint64_t file_timeout_from_env(void)
+/* The longest OOMLINT_FILE_TIMEOUT taken (about 31 years): past it the
+ * nanoseconds would not fit the watchdog's clock arithmetic. */
+#define MAX_FILE_TIMEOUT_S 1e9
+
+/* OOMLINT_FILE_TIMEOUT in nanoseconds (0: no watchdog). A value that is not
+ * a number of seconds is an error, not a silent fall back to the default:
+ * someone set it to get a different limit. */
+static bool file_timeout_from_env(uint64_t *ns)
 {
+    *ns = (uint64_t)DEFAULT_FILE_TIMEOUT_S * 1000000000u;
     const char *v = getenv("OOMLINT_FILE_TIMEOUT");
     if (!v || !*v)
-        return (uint64_t)DEFAULT_FILE_TIMEOUT_S * 1000000000u;
+        return true;
     char *end;
+    errno = 0;
     double s = strtod(v, &end);
-    if (*end != '\0' || s < 0)
-        return (uint64_t)DEFAULT_FILE_TIMEOUT_S * 1000000000u;
-    return (uint64_t)(s * 1e9);
+    while (end != v && (*end == ' ' || *end == '\t'))
+        end++;
+    /* s == s rules out NaN; the bound rules out inf and overflow */
+    if (end == v || *end != '\0' || errno == ERANGE || !(s == s) || s < 0 || s > MAX_FILE_TIMEOUT_S) {
+        fprintf(stderr,
+                "oomlint: error: OOMLINT_FILE_TIMEOUT must be a number of seconds from 0 (no limit) to %.0f; "
+                "got '%s'\n",
+                MAX_FILE_TIMEOUT_S, v);
+        return false;
+    }
+    *ns = (uint64_t)(s * 1e9);
+    return true;
 }
 
 static void fault_from_env(ol_guard *g)
@@ -683,7 +701,8 @@ int ol_supervise(const ol_supervise_options *o, ol_guarded_run run, void *ctx)
     memset(&s, 0, sizeof(s));
     s.run = run;
     s.ctx = ctx;
-    s.file_timeout_ns = file_timeout_from_env();
+    if (!file_timeout_from_env(&s.file_timeout_ns))
+        return 2;
     fault_from_env(&s.guard);
     s.guard.stdout_tty = isatty(STDOUT_FILENO);
     if (o->read_stdin) {

@@ -89,6 +89,12 @@ static void free_suppression(ol_suppression *sup)
     ol_vec_free(&sup->code_used);
 }
 
+static void invalid(ol_suppressions *s, uint32_t at, const char *message)
+{
+    ol_invalid_directive d = {at, ol_xstrdup(message)};
+    ol_vec_push(&s->invalid, d);
+}
+
 /* Finds `needle` case-insensitively in s[0..n). */
 static const char *find_ci(const char *s, size_t n, const char *needle)
 {
@@ -194,10 +200,25 @@ void ol_suppressions_collect(ol_suppressions *s, const ol_tree *t)
                 if (q < end && *q == ':') {
                     q++;
                     code_sink sink = {&sup, src->text};
-                    if (ol_parse_code_list(q, (size_t)(end - q), add_code, &sink) == 0) {
-                        /* `# noqa:` with nothing after it suppresses nothing in particular:
-                         * treat as a blanket noqa, as flake8 does */
-                    }
+                    if (ol_parse_code_list(q, (size_t)(end - q), add_code, &sink) == 0)
+                        /* `# noqa:` with no codes suppresses nothing in particular:
+                         * a blanket noqa, as flake8 and Ruff read it, and a warning */
+                        invalid(s, sup.start, "invalid `# noqa` directive: expected a comma-separated list of "
+                                              "codes after `# noqa:` (e.g. `# noqa: OOM101, OOM102`); read as "
+                                              "a blanket `# noqa`");
+                } else {
+                    /* `# noqa OOM102`: the colon is missing, so this is a blanket
+                     * noqa (flake8 and Ruff read it so), whatever the words after
+                     * it meant; Ruff warns, and so does oomlint. Another comment
+                     * after it (`# noqa  # why`) is fine. */
+                    const char *w = q;
+                    while (w < end && (*w == ' ' || *w == '\t'))
+                        w++;
+                    if (w < end && *w != '#')
+                        invalid(s, sup.start, "invalid `# noqa` directive: expected `:` followed by a "
+                                              "comma-separated list of codes (e.g. `# noqa: OOM101, OOM102`); "
+                                              "read as a blanket `# noqa`, which suppresses every rule on "
+                                              "this line");
                 }
                 ol_vec_push(&s->items, sup);
                 break;
@@ -205,7 +226,7 @@ void ol_suppressions_collect(ol_suppressions *s, const ol_tree *t)
             hit = find_ci(hit + 4, (size_t)(text + n - (hit + 4)), "noqa");
         }
 
-        /* # oomlint: disable=CODES / disable-file[=CODES] */
+        /* # oomlint: disable=CODES / disable-file[=CODES] / noqa[: CODES] */
         const char *d = find_ci(text, n, "oomlint:");
         if (!d)
             continue;
@@ -213,17 +234,43 @@ void ol_suppressions_collect(ol_suppressions *s, const ol_tree *t)
         const char *end = text + n;
         while (p < end && (*p == ' ' || *p == '\t'))
             p++;
-        bool file = false;
+        /* written as a directive: `oomlint:` right after a '#' */
+        uint32_t hash = directive_start(src->text, c->start, (uint32_t)(d - src->text));
+        bool directive_like = src->text[hash] == '#';
+        bool file = false, file_noqa = false;
         if ((size_t)(end - p) >= 12 && ol_mem_ieq(p, "disable-file", 12)) {
             file = true;
             p += 12;
-        } else if ((size_t)(end - p) >= 7 && ol_mem_ieq(p, "disable", 7)) {
+        } else if ((size_t)(end - p) >= 7 && ol_mem_ieq(p, "disable", 7) &&
+                   (end - p == 7 || !is_code_char(p[7]))) {
             p += 7;
+        } else if ((size_t)(end - p) >= 4 && ol_mem_ieq(p, "noqa", 4) && (end - p == 4 || !is_code_char(p[4]))) {
+            file = file_noqa = true;
+            p += 4;
         } else {
+            if (directive_like) {
+                size_t wlen = 0;
+                while (p + wlen < end && wlen < 40 && (is_code_char(p[wlen]) || p[wlen] == '-' || p[wlen] == '_'))
+                    wlen++;
+                bool ignore = wlen == 6 && ol_mem_ieq(p, "ignore", 6);
+                char *msg = ol_xasprintf("unknown `# oomlint:` directive `%.*s`: it suppresses nothing (the "
+                                         "directives are `# oomlint: disable=CODES`, `# oomlint: disable-file` "
+                                         "and `# oomlint: noqa`%s)",
+                                         (int)wlen, p, ignore ? "; `ignore=` is spelt `disable=` here" : "");
+                invalid(s, hash, msg);
+                free(msg);
+            }
+            continue;
+        }
+        if (file_noqa && !own_line(src, c->start)) {
+            /* Ruff's file-level `# ruff: noqa` sits on a line of its own; after
+             * code it is most likely meant for that line alone */
+            invalid(s, hash, "`# oomlint: noqa` exempts the whole file and must be on a line of its own; after "
+                             "code it suppresses nothing (to suppress this line, write `# noqa: CODES`)");
             continue;
         }
         ol_suppression sup = {0};
-        sup.kind = file ? OL_SUPPRESS_DISABLE_FILE : OL_SUPPRESS_DISABLE;
+        sup.kind = file_noqa ? OL_SUPPRESS_FILE_NOQA : file ? OL_SUPPRESS_DISABLE_FILE : OL_SUPPRESS_DISABLE;
         sup.comment_start = c->start;
         sup.comment_end = c->end;
         sup.keyword = (uint32_t)(d - src->text);
@@ -234,14 +281,18 @@ void ol_suppressions_collect(ol_suppressions *s, const ol_tree *t)
         if (p < end && (*p == '=' || *p == ':')) {
             p++;
             code_sink sink = {&sup, src->text};
-            ol_parse_code_list(p, (size_t)(end - p), add_code, &sink);
-        } else if (!file) {
-            /* `# oomlint: disable` with no codes: every code */
+            if (ol_parse_code_list(p, (size_t)(end - p), add_code, &sink) == 0)
+                invalid(s, sup.start, "invalid `# oomlint:` directive: expected a comma-separated list of codes "
+                                      "after its `=` or `:`; read as covering every rule");
         }
+        /* else: `# oomlint: disable` (or disable-file, noqa) with no codes: every code */
         if (file) {
-            if (c->start > code_start) {
+            if (!file_noqa && c->start > code_start) {
+                invalid(s, sup.start, "`# oomlint: disable-file` is honoured only in the file's leading comments, "
+                                      "before the first statement; this one suppresses nothing (`# oomlint: noqa` "
+                                      "on a line of its own works anywhere)");
                 free_suppression(&sup);
-                continue; /* only honoured in the leading comment block */
+                continue;
             }
             sup.first_line = 1;
             sup.last_line = UINT32_MAX;
@@ -400,6 +451,9 @@ bool ol_suppression_use_other(ol_suppressions *s, uint32_t line, const char *cod
 
 void ol_suppressions_free(ol_suppressions *s)
 {
+    for (size_t i = 0; i < s->invalid.len; i++)
+        free(s->invalid.items[i].message);
+    ol_vec_free(&s->invalid);
     for (size_t i = 0; i < s->items.len; i++)
         free_suppression(&s->items.items[i]);
     ol_vec_free(&s->items);

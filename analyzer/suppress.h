@@ -9,6 +9,16 @@
  *                                     end of the enclosing block
  *   # oomlint: disable-file           in the file's first comment block:
  *                                     the whole file (or =CODES)
+ *   # oomlint: noqa                   on a line of its own, anywhere: the
+ *                                     whole file (or `: CODES`), as Ruff's
+ *                                     `# ruff: noqa` is
+ *
+ * A directive that is written wrong suppresses what Ruff would have it
+ * suppress and is reported as invalid (a warning, as Ruff warns): `# noqa
+ * OOM102` (no colon: a blanket noqa, as in flake8 and Ruff), `# noqa:` with
+ * no codes, `# oomlint: ignore=...` and other unknown `# oomlint:` words
+ * (nothing), `# oomlint: noqa` after code on its line (nothing), and
+ * `# oomlint: disable-file` below the first statement (nothing).
  *
  * Codes are matched exactly (case-insensitive). Suppressions are read from
  * the comments the parser set aside, so a `# noqa` inside a string does not
@@ -32,6 +42,7 @@ typedef enum ol_suppression_kind {
     OL_SUPPRESS_NOQA,         /* # noqa, # noqa: CODES */
     OL_SUPPRESS_DISABLE,      /* # oomlint: disable[=CODES] */
     OL_SUPPRESS_DISABLE_FILE, /* # oomlint: disable-file[=CODES] */
+    OL_SUPPRESS_FILE_NOQA,    /* # oomlint: noqa[: CODES], on its own line */
 } ol_suppression_kind;
 
 typedef struct ol_suppression {
@@ -60,8 +71,15 @@ typedef struct ol_suppress_entry {
 
 typedef OL_VEC(ol_suppress_entry) ol_suppress_key;
 
+/* A comment that looks like a directive but is written wrong. */
+typedef struct ol_invalid_directive {
+    uint32_t at;   /* byte offset of its '#' */
+    char *message; /* what is wrong and how it was read; owned */
+} ol_invalid_directive;
+
 typedef struct ol_suppressions {
     OL_VEC(ol_suppression) items;
+    OL_VEC(ol_invalid_directive) invalid;
     /* the index: per registry rule, then one blanket key at ol_rule_count;
      * each sorted by first line (narrower first among equal starts) */
     ol_suppress_key *keys;

@@ -10,11 +10,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/xattr.h>
+#endif
 
 /* How many symbolic links a path may go through, as the kernel allows. */
 #define MAX_LINK_HOPS 40
@@ -45,6 +50,107 @@ static bool same_stamp(const struct stat *st, const ol_file_snapshot *s)
 {
     return st->st_dev == s->dev && st->st_ino == s->ino && st->st_size == s->size &&
            st->st_mtim.tv_sec == s->mtime.tv_sec && st->st_mtim.tv_nsec == s->mtime.tv_nsec;
+}
+
+/* ---- temporary files left by a signal -------------------------------------------
+ *
+ * A temporary file exists from its creation until it is renamed into place
+ * or removed; a SIGINT, SIGTERM or SIGHUP in between would leave it in the
+ * user's tree (an 11 MB `.report.json.oomlint-*`). So each one is entered in
+ * a table while it exists, and a handler removes what the table holds,
+ * then lets the signal do what it would have done. The table is fixed-size
+ * static memory because the handler may touch nothing else (malloc'd memory
+ * could be freed under it by another thread); it is, with the supervisor's
+ * child pid, the process-wide state signals force on oomlint. A slot goes
+ * FREE -> CLAIMED (its owner copies the path) -> LIVE (the handler may
+ * unlink it) -> FREE. A temporary file beyond the table's slots, or with a
+ * longer path, is simply not protected. */
+
+#define TEMP_SLOTS 64
+#define TEMP_PATH_MAX 4096
+enum { SLOT_FREE, SLOT_CLAIMED, SLOT_LIVE };
+
+static struct temp_slot {
+    atomic_int state;
+    char path[TEMP_PATH_MAX];
+} temp_slots[TEMP_SLOTS];
+
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+static struct sigaction cleanup_previous[OL_ARRAY_LEN(cleanup_signals)];
+static atomic_int cleanup_installed;
+
+static void remove_temps_and_die(int sig)
+{
+    int saved = errno;
+    for (size_t i = 0; i < TEMP_SLOTS; i++)
+        if (atomic_load(&temp_slots[i].state) == SLOT_LIVE)
+            unlink(temp_slots[i].path); /* async-signal-safe */
+    for (size_t i = 0; i < OL_ARRAY_LEN(cleanup_signals); i++) {
+        if (cleanup_signals[i] != sig)
+            continue;
+        const struct sigaction *old = &cleanup_previous[i];
+        if (!(old->sa_flags & SA_SIGINFO) && old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+            /* a handler of the program's own: it decides */
+            old->sa_handler(sig);
+            errno = saved;
+            return;
+        }
+    }
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+    _exit(128 + sig);
+}
+
+/* Installs the handler once per process, leaving an ignored signal ignored
+ * (`nohup` must still keep SIGHUP from ending a run). */
+static void install_cleanup(void)
+{
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&cleanup_installed, &expected, 1))
+        return;
+    for (size_t i = 0; i < OL_ARRAY_LEN(cleanup_signals); i++) {
+        struct sigaction sa, old;
+        if (sigaction(cleanup_signals[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN)
+            continue;
+        cleanup_previous[i] = old;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = remove_temps_and_die;
+        sigfillset(&sa.sa_mask); /* one cleanup at a time */
+        sigaction(cleanup_signals[i], &sa, NULL);
+    }
+}
+
+/* Enters path in the table; returns its slot, or -1 when it cannot be. */
+static int temp_track(const char *path)
+{
+    size_t len = strlen(path);
+    if (len >= TEMP_PATH_MAX)
+        return -1;
+    install_cleanup();
+    for (int i = 0; i < TEMP_SLOTS; i++) {
+        int expected = SLOT_FREE;
+        if (atomic_compare_exchange_strong(&temp_slots[i].state, &expected, SLOT_CLAIMED)) {
+            memcpy(temp_slots[i].path, path, len + 1);
+            atomic_store(&temp_slots[i].state, SLOT_LIVE);
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* Takes path out of the table: it was renamed, removed, or must be kept. */
+static void temp_untrack(const char *path)
+{
+    for (int i = 0; i < TEMP_SLOTS; i++) {
+        if (atomic_load(&temp_slots[i].state) == SLOT_LIVE && strcmp(temp_slots[i].path, path) == 0) {
+            atomic_store(&temp_slots[i].state, SLOT_FREE);
+            return;
+        }
+    }
 }
 
 /* ---- paths ------------------------------------------------------------------ */
@@ -119,6 +225,7 @@ static char *temp_beside(const char *target, mode_t mode, int *fd, int *err)
         char *tmp = ol_xasprintf("%s/.%.200s.oomlint-%s", dir, base, suffix);
         int f = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, mode);
         if (f >= 0) {
+            temp_track(tmp);
             free(dir);
             *fd = f;
             return tmp;
@@ -213,6 +320,51 @@ static int take_identity(int fd, const struct stat *st, bool *owner_kept)
     if (fchmod(fd, st->st_mode & 07777) != 0)
         return errno;
     return 0;
+}
+
+/* Copies the extended attributes of the file at `from` (user.*, POSIX ACLs
+ * as system.posix_acl_*, the SELinux label as security.selinux, ...) onto
+ * fd, after take_identity so that an ACL's mask is the last word on the
+ * mode. Returns 0 when fd now has them all (also when there are none or
+ * the file system has none), else an errno value: the caller then writes in
+ * place, which keeps them, rather than rename a file that lacks them. */
+static int copy_xattrs(const char *from, int fd)
+{
+#ifdef __linux__
+    ssize_t size = listxattr(from, NULL, 0);
+    if (size < 0)
+        return errno == ENOTSUP ? 0 : errno;
+    if (size == 0)
+        return 0;
+    char *names = ol_xmalloc((size_t)size + 1);
+    size = listxattr(from, names, (size_t)size);
+    if (size < 0) {
+        int err = errno; /* ERANGE: one was added meanwhile; in place is as good */
+        free(names);
+        return err;
+    }
+    int err = 0;
+    char *value = NULL;
+    for (ssize_t at = 0; at < size && !err; at += (ssize_t)strlen(names + at) + 1) {
+        const char *name = names + at;
+        ssize_t vlen = getxattr(from, name, NULL, 0);
+        if (vlen < 0) {
+            err = errno;
+            break;
+        }
+        value = ol_xrealloc(value, (size_t)vlen + 1);
+        vlen = getxattr(from, name, value, (size_t)vlen);
+        if (vlen < 0 || fsetxattr(fd, name, value, (size_t)vlen, 0) != 0)
+            err = errno;
+    }
+    free(value);
+    free(names);
+    return err;
+#else
+    (void)from;
+    (void)fd;
+    return 0;
+#endif
 }
 
 /* Rewrites the regular file at target (whose stat was st) in place. Its
@@ -328,10 +480,13 @@ int ol_replace_file(const char *path, const char *data, size_t len, const ol_fil
             err = take_identity(tfd, &st, &owner_kept);
         if (!err && !owner_kept)
             in_place = true;
+        if (!err && !in_place && copy_xattrs(target, tfd) != 0)
+            in_place = true; /* the rename would lose an attribute */
         if (close(tfd) != 0 && !err)
             err = errno;
         if (err) {
             unlink(tmp);
+            temp_untrack(tmp);
             free(tmp);
             free(current);
             free(target);
@@ -361,6 +516,7 @@ int ol_replace_file(const char *path, const char *data, size_t len, const ol_fil
         err = rewrite_in_place(target, &st, data, len, current, current_len, &damaged);
         if (err && damaged && tmp) {
             keep_tmp = true;
+            temp_untrack(tmp); /* the only copy of the fixed text: kept whatever comes */
             ol_buf_printf(why, "%s while rewriting it in place; it could not be restored and may be damaged: "
                                "the fixed text is in %s",
                           reason(err), tmp);
@@ -377,6 +533,8 @@ int ol_replace_file(const char *path, const char *data, size_t len, const ol_fil
         fail(why, err, NULL);
     if (tmp && !keep_tmp && (err || in_place))
         unlink(tmp);
+    if (tmp)
+        temp_untrack(tmp); /* renamed into place or removed */
     free(tmp);
     free(current);
     free(target);
@@ -448,6 +606,7 @@ bool ol_report_open(ol_report_file *rf, const char *path, ol_buf *why)
         ol_buf_puts(why, strerror(err ? err : errno));
         close(fd);
         unlink(tmp);
+        temp_untrack(tmp);
         free(tmp);
         free(target);
         return false;
@@ -461,8 +620,10 @@ void ol_report_discard(ol_report_file *rf)
 {
     if (rf->fp)
         fclose(rf->fp);
-    if (rf->tmp)
+    if (rf->tmp) {
         unlink(rf->tmp);
+        temp_untrack(rf->tmp);
+    }
     free(rf->tmp);
     free(rf->target);
     memset(rf, 0, sizeof(*rf));
@@ -488,6 +649,7 @@ bool ol_report_commit(ol_report_file *rf, ol_buf *why)
             ok = false;
         } else {
             sync_dir_of(rf->target);
+            temp_untrack(rf->tmp);
             free(rf->tmp);
             rf->tmp = NULL;
         }

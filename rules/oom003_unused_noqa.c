@@ -40,6 +40,8 @@ const ol_rule ol_rule_oom003 = {
     .instead = "for x, y in loader:\n    loss = criterion(model(x), y)\n    total += loss.item()",
     .fix = "Removes the unused codes from the directive, or the whole directive when nothing else is left "
            "in it (safe).",
+    .fix_safety = "Safe: a code that suppressed nothing in this run changes no finding when it is removed, "
+                  "and the fix removes only oomlint's own codes and directives, never another linter's.",
     .tags = "maintainability",
     .precision = "very-high",
     .check = NULL,
@@ -53,6 +55,7 @@ static bool blank(char c)
 static const char *directive_name(ol_suppression_kind kind)
 {
     return kind == OL_SUPPRESS_NOQA ? "noqa" : kind == OL_SUPPRESS_DISABLE ? "oomlint: disable"
+                                           : kind == OL_SUPPRESS_FILE_NOQA ? "oomlint: noqa"
                                                                           : "oomlint: disable-file";
 }
 

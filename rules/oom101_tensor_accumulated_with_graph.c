@@ -11,9 +11,10 @@
  * seq2seq decoding, gradient accumulation that resets after each step), and
  * loops that do not draw batches.
  *
- * Fix: `.item()` for a scalar loss (safe unless the accumulator is later
- * used as a tensor), `.detach()` otherwise (unsafe: it keeps a tensor but
- * cuts gradient flow through the sum).
+ * Fix: `.item()` for a scalar loss (safe), `.detach()` otherwise, and also
+ * for a scalar loss when the accumulator is later used as a tensor
+ * (`total.item()` would fail on a float); `.detach()` is unsafe: it keeps a
+ * tensor but cuts gradient flow through the sum.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,13 +39,28 @@ static bool used_as_tensor(ol_model *m, const ol_accumulator *acc, ol_text_index
     return ol_text_index_has(receivers, t, acc->target);
 }
 
-static ol_fix *make_fix(ol_model *m, const ol_accumulator *acc, ol_nid value, ol_val v, ol_text_index *receivers)
+/* `.item()` when the total may become a Python number: the value is a
+ * scalar loss and nothing later uses the total as a tensor. */
+static bool fix_with_item(ol_model *m, const ol_accumulator *acc, ol_nid value, ol_val v, ol_text_index *receivers)
 {
-    bool item = ol_is_scalar_loss(m, value, v);
-    bool unsafe = !item || used_as_tensor(m, acc, receivers);
-    ol_fix *fix = ol_fix_new(unsafe, item ? "Accumulate the loss as a Python number with .item()"
-                                          : "Accumulate a detached tensor");
-    ol_fix_call_on(fix, m->tree, value, item ? ".item()" : ".detach()");
+    return ol_is_scalar_loss(m, value, v) && !used_as_tensor(m, acc, receivers);
+}
+
+static ol_fix *make_fix(ol_model *m, const ol_accumulator *acc, ol_nid value, bool item)
+{
+    if (item) {
+        ol_fix *fix = ol_fix_new(false, "Accumulate the loss as a Python number with .item()");
+        ol_fix_call_on(fix, m->tree, value, ".item()");
+        return fix;
+    }
+    ol_fix *fix = ol_fix_new(true, "Accumulate a detached tensor");
+    char *target = ol_node_str(m->tree, acc->target);
+    ol_fix_unsafe_because(fix,
+                          "`.detach()` keeps `%s` a tensor but no gradient flows through it any more: code that "
+                          "calls `%s.backward()` or differentiates through it would fail or change",
+                          target, target);
+    free(target);
+    ol_fix_call_on(fix, m->tree, value, ".detach()");
     return fix;
 }
 
@@ -70,13 +86,16 @@ static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, ol_t
                                 "`%s` accumulates `%s`, which carries the autograd graph; every iteration's "
                                 "graph stays alive in `%s`",
                                 target_text, value_text, target_text);
-    bool item = ol_is_scalar_loss(m, value, v);
+    /* a scalar loss becomes a Python number, unless the total is later used
+     * as a tensor (`total.item()`): then a detached tensor, which keeps that
+     * code working */
+    bool item = fix_with_item(m, &acc, value, v, receivers);
     ol_diag_help(d, "accumulate a %s: `%s += %s%s`", item ? "Python number" : "detached tensor", target_text,
                  ol_is_primary(t, value) ? value_text : "(...)",
                  item ? ".item()" : ".detach()");
     free(target_text);
     free(value_text);
-    ol_diag_attach_fix(d, make_fix(m, &acc, value, v, receivers));
+    ol_diag_attach_fix(d, make_fix(m, &acc, value, item));
 }
 
 /* Is e the target itself, or the target scaled by something that does not
@@ -128,6 +147,14 @@ static void check_kept(ol_check *c)
             ol_diag_help(d, "pass a %s: `%s%s`", item ? "Python number" : "detached tensor",
                          ol_is_primary(t, kept[k].arg) ? value_text : "(...)", item ? ".item()" : ".detach()");
             ol_fix *fix = ol_fix_new(true, item ? "Pass the loss as a Python number with .item()" : "Pass a detached tensor");
+            if (item)
+                ol_fix_unsafe_because(fix, "`%s()` then receives a Python number instead of a tensor: code in it "
+                                           "or reading what it keeps that uses tensor methods would fail",
+                                      callee);
+            else
+                ol_fix_unsafe_because(fix, "`%s()` then keeps a tensor that no gradient flows through: code that "
+                                           "differentiates through what it keeps would fail or change",
+                                      callee);
             ol_fix_call_on(fix, t, kept[k].arg, item ? ".item()" : ".detach()");
             ol_diag_attach_fix(d, fix);
             free(value_text);
@@ -208,8 +235,16 @@ const ol_rule ol_rule_oom101 = {
                "    loss.backward()\n"
                "    optimizer.step()\n"
                "    total_loss += loss.item()",
-    .fix = "Appends `.item()` to a scalar loss (safe unless the accumulator is later used as a tensor, "
-           "then unsafe), or `.detach()` to other tensors (unsafe: no gradient flows through the total).",
+    .fix = "Appends `.item()` to a scalar loss, or `.detach()` to other tensors and to a scalar loss whose "
+           "total is later used as a tensor (`total_loss.item()`, `total_loss.cpu()`), so that code keeps "
+           "working. At a meter's call (`meter.update(loss)`), the same suffix on the argument.",
+    .fix_safety = "`.item()` on a scalar loss is safe: the total becomes a Python number, which is all a "
+                  "running sum of a loss is read for, and nothing in the file uses it as a tensor (when "
+                  "something does, the fix uses `.detach()` instead). `.detach()` is unsafe: the total stays a "
+                  "tensor, but no gradient flows through it any more, so code that calls `backward()` on it "
+                  "or differentiates through it would fail or compute something else. At a meter's call "
+                  "both are unsafe: the meter's own code, which oomlint may not see whole, receives a number "
+                  "or a detached tensor.",
     .tags = "memory,autograd",
     .precision = "high",
     .check = check,

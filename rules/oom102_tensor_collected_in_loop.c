@@ -143,6 +143,16 @@ static ol_fix *detach_fix(ol_model *m, uses_cache *uc, ol_nid value, ol_val v, o
         return NULL;
     bool item = ol_is_scalar_loss(m, value, v) && !u.as_tensor;
     ol_fix *fix = ol_fix_new(true, item ? "Collect the loss as a Python number" : "Collect a detached tensor");
+    char *name = holder != OL_NONE ? ol_node_str(m->tree, holder) : ol_xstrdup("the collection");
+    if (item)
+        ol_fix_unsafe_because(fix, "%s%s%s then holds Python numbers, not tensors: code elsewhere (another file, a "
+                                   "caller) that uses them as tensors would fail",
+                              holder != OL_NONE ? "`" : "", name, holder != OL_NONE ? "`" : "");
+    else
+        ol_fix_unsafe_because(fix, "the tensors kept in %s%s%s no longer carry gradients: code that differentiates "
+                                   "through them would fail or change",
+                              holder != OL_NONE ? "`" : "", name, holder != OL_NONE ? "`" : "");
+    free(name);
     ol_fix_call_on(fix, m->tree, value, item ? ".item()" : ".detach()");
     return fix;
 }
@@ -455,6 +465,10 @@ const ol_rule ol_rule_oom102 = {
                "preds = torch.cat(predictions)",
     .fix = "Unsafe (changes what is stored): appends `.detach()` to the collected tensor, or `.item()` "
            "to a scalar loss. Extending with a list has no automatic fix.",
+    .fix_safety = "Always unsafe, because it changes what the collection holds: `.item()` stores Python "
+                  "numbers where tensors were (used only when nothing in the file uses them as tensors, but "
+                  "code elsewhere might), and `.detach()` stores tensors that no gradient flows through. No "
+                  "fix is offered when something calls `backward()` through the collection.",
     .tags = "memory,autograd",
     .precision = "high",
     .check = check,

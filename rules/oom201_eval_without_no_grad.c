@@ -483,6 +483,8 @@ static ol_fix *decorator_fix(ol_model *m, uint32_t fi)
     if (src->line_starts[line] + indent != def_start)
         return NULL; /* `def` does not start its line */
     ol_fix *fix = ol_fix_new(true, "Run the evaluation function under torch.no_grad()");
+    ol_fix_unsafe_because(fix, "under `no_grad()` nothing the function computes carries a gradient: a caller "
+                               "that calls `backward()` on its result, or needs gradients from it, would fail");
     char *text = ol_xasprintf("@%s.no_grad()%s%.*s", torch, src->crlf ? "\r\n" : "\n", (int)indent,
                               src->text + src->line_starts[line]);
     ol_fix_edit(fix, def_start, def_start, text);
@@ -526,6 +528,8 @@ static ol_fix *wrap_fix(ol_model *m, ol_nid loop_node)
     if (body_indent > indent && src->text[src->line_starts[body_line] + indent] == '\t')
         unit = "\t";
     ol_fix *fix = ol_fix_new(true, "Run the evaluation loop under torch.no_grad()");
+    ol_fix_unsafe_because(fix, "under `no_grad()` nothing the loop computes carries a gradient: code in it or "
+                               "after it that calls `backward()` or needs gradients would fail");
     char *head = ol_xasprintf("%.*swith %s.no_grad():%s", (int)indent, src->text + src->line_starts[first], torch,
                               src->crlf ? "\r\n" : "\n");
     ol_fix_edit(fix, src->line_starts[first], src->line_starts[first], head);
@@ -1681,6 +1685,10 @@ const ol_rule ol_rule_oom201 = {
     .fix = "Unsafe (gradients are no longer available there): decorates an evaluation function with "
            "`@torch.no_grad()`, or wraps a validation loop in `with torch.no_grad():`. Needs `torch` "
            "imported; not offered for async functions or code with multi-line strings.",
+    .fix_safety = "Always unsafe: under `torch.no_grad()` no gradient is recorded for anything the function "
+                  "or loop computes, so code that calls `backward()` on a result, reads `.grad_fn`, or "
+                  "otherwise needs gradients from it (oomlint judged that nothing does, but a caller in "
+                  "another file may) would fail.",
     .tags = "memory,inference",
     .precision = "high",
     .check = check,

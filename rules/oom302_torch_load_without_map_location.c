@@ -684,7 +684,11 @@ static void check(ol_check *c)
                                     "saved from (often GPU 0, in every process)");
         ol_diag_help(d, "load to the CPU and move what you need: `torch.load(path, map_location=\"cpu\")`");
         d->once = !several;
-        ol_fix *fix = ol_fix_new(!only_restores_state(m, &lu, call->node), "Load onto the CPU");
+        ol_fix *fix = ol_fix_new(false, "Load onto the CPU");
+        if (!only_restores_state(m, &lu, call->node))
+            ol_fix_unsafe_because(fix, "what is loaded is used other than through `load_state_dict()`: its "
+                                       "tensors (or a pickled model) would now be on the CPU, where the code may "
+                                       "expect them on the device they were saved from");
         ol_fix_edit(fix, ol_node_at(t, last)->end, ol_node_at(t, last)->end, ", map_location=\"cpu\"");
         ol_diag_attach_fix(d, fix);
     }
@@ -751,6 +755,11 @@ const ol_rule ol_rule_oom302 = {
            "or through a checkpoint dict whose other reads are bookkeeping such as `ckpt[\"epoch\"]`): it "
            "copies the values onto the model's own devices. Unsafe elsewhere: a pickled model or a tensor "
            "used as loaded would now be on the CPU.",
+    .fix_safety = "Safe when what is loaded only reaches `load_state_dict()` (directly, or through a "
+                  "checkpoint dict whose other reads are bookkeeping such as `ckpt[\"epoch\"]`): "
+                  "`load_state_dict()` copies the values onto the model's own devices, so the result is the "
+                  "same. Unsafe otherwise: a pickled model or a tensor used as loaded would now be on the CPU, "
+                  "where the code may expect it on a GPU.",
     .tags = "memory,checkpointing",
     .precision = "very-high",
     .check = check,

@@ -253,7 +253,15 @@ static void check(ol_check *c)
                      device_text ? device_text : "...");
         d->once = !ol_runs_per_step(m, call->node);
         if (carry && device_text && direct) {
-            ol_fix *fix = ol_fix_new(random || requires_grad, "Build the tensor on the device");
+            ol_fix *fix = ol_fix_new(false, "Build the tensor on the device");
+            if (random)
+                ol_fix_unsafe_because(fix, "`torch.%s` then draws from the device's random generator instead of "
+                                           "the CPU's: the numbers change, also under a fixed seed",
+                                      name);
+            else if (requires_grad)
+                ol_fix_unsafe_because(fix, "with `requires_grad=True` the tensor built on the device becomes the "
+                                           "leaf that gets `.grad`; before, the CPU tensor was the leaf and the "
+                                           "moved copy had no `.grad`");
             ol_nid fargs = ol_field(t, factory, OL_F_arguments);
             ol_nid last = OL_NONE;
             for (ol_nid a = ol_first_named(t, fargs); a != OL_NONE; a = ol_next_named(t, a))
@@ -303,6 +311,12 @@ const ol_rule ol_rule_oom303 = {
            "the device (and `non_blocking`). Unsafe for random factories (the device's generator draws "
            "different numbers) and with `requires_grad=True` (the result becomes a leaf). No fix when "
            "`.to()` also changes the dtype or memory format, or when `.cuda(gpu)` takes a variable.",
+    .fix_safety = "Safe for deterministic factories (zeros, ones, empty, full, arange, linspace, logspace, "
+                  "eye) when the move names only the device: the tensor is the same, built where it ends up. "
+                  "Unsafe for random factories (`randn`, `rand`, ...): the device's generator draws different "
+                  "numbers than the CPU's, also under a fixed seed. Unsafe with `requires_grad=True`: the "
+                  "tensor built on the device becomes the leaf that receives `.grad`, where before the CPU "
+                  "tensor did.",
     .tags = "memory,performance",
     .precision = "very-high",
     .check = check,

@@ -146,6 +146,8 @@ static void check_arithmetic(ol_check *c)
                                     name, name, sym, name, sym);
         ol_diag_help(d, "write `%s %s= %s`", name, sym, operand);
         ol_fix *fix = ol_fix_new(true, "Update the tensor in place");
+        ol_fix_unsafe_because(fix, "an in-place update changes the tensor for every name that shares it, and "
+                                   "fails where the result needs a wider dtype than the tensor's (int += float)");
         char *text = ol_xasprintf("%s %s= %s", name, sym, operand);
         ol_fix_edit(fix, ol_node_at(t, a)->start, ol_node_at(t, a)->end, text);
         free(text);
@@ -247,6 +249,8 @@ static void check_updates(ol_check *c)
         }
         ol_diag_help(d, "write `%s`", text);
         ol_fix *fix = ol_fix_new(true, "Update the tensor in place");
+        ol_fix_unsafe_because(fix, "an in-place update changes the tensor for every name that shares it, and "
+                                   "fails where the result needs a wider dtype than the tensor's (int += float)");
         ol_fix_edit(fix, t->nodes.items[a].start, t->nodes.items[a].end, text);
         ol_diag_attach_fix(d, fix);
         free(text);
@@ -290,6 +294,11 @@ const ol_rule ol_rule_oom401 = {
            "`p.data = p.data - u` as `p.data.sub_(u)` and `ema = ema * d + u` as `ema.mul_(d).add_(u)` "
            "(unsafe: in-place arithmetic fails where the result needs a wider dtype, and changes a tensor "
            "other names may share).",
+    .fix_safety = "`inplace=True` on an activation is safe: it is offered only inside `nn.Sequential`, right "
+                  "after a layer that does not keep its output for backward, so nothing else reads the tensor "
+                  "it overwrites. Rewriting arithmetic in place is unsafe: the tensor changes for every "
+                  "other name that shares it (a view, an alias kept in a list), and in-place arithmetic fails "
+                  "where the result needs a wider dtype than the tensor's (an integer tensor plus a float).",
     .tags = "memory,performance",
     .precision = "medium",
     .check = check,

@@ -717,6 +717,8 @@ const ol_rule ol_rule_oom502 = {
     .fix = "Safe: renames `torch.cuda.amp` to `torch.amp`, adds the \"cuda\" device, and turns "
            "positional autocast arguments into keywords. For imported names, the import line and every "
            "use are fixed together; no fix is offered when a use cannot be rewritten.",
+    .fix_safety = "Safe: `torch.amp.autocast(\"cuda\", ...)` and `torch.amp.GradScaler(\"cuda\", ...)` are what "
+                  "the deprecated `torch.cuda.amp` names call, with the same arguments.",
     .tags = "deprecation,mixed-precision",
     .precision = "very-high",
     .check = check,

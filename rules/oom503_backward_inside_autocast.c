@@ -90,7 +90,10 @@ static ol_fix *dedent_fix(ol_model *m, uint32_t ctx, ol_nid first)
             if (ol_is_forward_call(m, (uint32_t)i))
                 unsafe = true; /* a forward pass would leave autocast too */
     }
-    ol_fix *fix = ol_fix_new(unsafe, "Move backward and the optimizer step out of the autocast block");
+    ol_fix *fix = ol_fix_new(false, "Move backward and the optimizer step out of the autocast block");
+    if (unsafe)
+        ol_fix_unsafe_because(fix, "the statements moved out of the block also run a model forward pass, which "
+                                   "would then run in full precision: slower, and with other numbers");
     for (uint32_t line = first_line; line <= last_line; line++) {
         uint32_t ind = line_indent(src, line, &blank);
         if (blank)
@@ -189,6 +192,10 @@ const ol_rule ol_rule_oom503 = {
     .fix = "Safe: dedents the statements from the first backward/step to the end of the block, so they "
            "run right after it. Unsafe when those statements also run a model forward pass. No fix when "
            "the block would be left empty or contains multi-line strings.",
+    .fix_safety = "Safe when the statements moved out of the block are backward, the optimizer step and "
+                  "other bookkeeping: autocast does not apply to backward anyway (its ops run in the dtypes "
+                  "of the forward), so only the memory the block kept changes. Unsafe when they also run a "
+                  "forward pass, which would leave autocast too and run in full precision.",
     .tags = "mixed-precision,memory",
     .precision = "very-high",
     .check = check,

@@ -96,6 +96,9 @@ const ol_rule ol_rule_oom603 = {
     .instead = "optimizer.zero_grad()",
     .fix = "Safe: drops the argument. (Code that reads `p.grad` between zero_grad and backward must "
            "then expect None.)",
+    .fix_safety = "Safe: `set_to_none=True` has been zero_grad's default since PyTorch 2.0, and backward and "
+                  "the optimizers treat a None gradient as zero. Code that reads `p.grad` between "
+                  "`zero_grad()` and `backward()` sees None instead of zeros.",
     .tags = "memory",
     .precision = "very-high",
     .check = check,

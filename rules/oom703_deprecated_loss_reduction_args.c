@@ -125,6 +125,8 @@ const ol_rule ol_rule_oom703 = {
     .instead = "test_loss += F.nll_loss(output, target, reduction=\"sum\").item()",
     .fix = "Safe: replaces the legacy arguments with the equivalent `reduction=` from PyTorch's legacy "
            "table, when their values are literals and no `reduction=` is present.",
+    .fix_safety = "Safe: PyTorch maps the legacy `size_average` / `reduce` pair to exactly this `reduction=` "
+                  "value itself (its legacy table), so the loss computes the same thing.",
     .tags = "deprecation",
     .precision = "very-high",
     .check = check,

@@ -35,6 +35,7 @@ typedef struct ol_rule {
     const char *example;     /* Example (Python) */
     const char *instead;     /* Use instead (Python) */
     const char *fix;         /* what --fix does, or NULL */
+    const char *fix_safety;  /* when the fix is safe, when unsafe and why (with a fix) */
     const char *tags;        /* comma-separated, for SARIF */
     const char *precision;   /* very-high | high | medium */
     const char *accuracy;    /* measured on real code (docs "Accuracy"), or NULL */

@@ -4,6 +4,7 @@ import json
 import os
 import re
 import stat
+import subprocess
 
 from harness import ROOT, Workspace, run, test
 
@@ -243,6 +244,63 @@ def _():
         assert [f["code"] for f in r.json()] == ["OOM101"], r
 
 
+@test("cli: a malformed suppression is reported on stderr with its file and line, as Ruff warns")
+def _():
+    def check(comment, line_text, suppressed, ws, name):
+        src = BAD.replace("total += loss", "total += loss  " + comment) if comment else BAD
+        r = run("--format", "json", ws.write(name, src), cwd=ws.path)
+        assert (r.json() == []) == suppressed, (comment, r)
+        warnings = [l for l in r.err.splitlines() if l.startswith("oomlint: warning:")]
+        assert len(warnings) == 1 and f"{name}:13: " in warnings[0] and line_text in warnings[0], (comment, r.err)
+        return warnings[0]
+
+    with Workspace() as ws:
+        # no colon: a blanket noqa, as flake8 and Ruff read it, and a warning saying so
+        w = check("# noqa OOM102", "expected `:`", True, ws, "a.py")
+        assert "blanket" in w, w
+        check("# noqa:", "expected a comma-separated list of codes", True, ws, "b.py")
+        # an unknown oomlint word suppresses nothing, and the warning names the right spelling
+        w = check("# oomlint: ignore=OOM101", "unknown `# oomlint:` directive `ignore`", False, ws, "c.py")
+        assert "disable=" in w, w
+        check("# oomlint: disable=", "expected a comma-separated list of codes", True, ws, "d.py")
+        # the file-level form after code suppresses nothing
+        check("# oomlint: noqa", "must be on a line of its own", False, ws, "e.py")
+        # well-formed directives and other comments say nothing
+        for ok in ("# noqa", "# noqa: OOM101", "# noqa  # the loss is a float here", "# oomlint: disable=OOM101",
+                   "# see the oomlint: docs", "# type: ignore"):
+            r = run(ws.write("ok.py", BAD.replace("total += loss", "total += loss  " + ok)))
+            assert "warning" not in r.err, (ok, r)
+        # disable-file below the first statement is ignored, and now says so
+        r = run("--format", "json", ws.write("late.py", BAD + "# oomlint: disable-file\n"))
+        assert len(r.json()) == 1 and "late.py:15: `# oomlint: disable-file` is honoured only" in r.err, r
+        # a crafted comment cannot forge a warning line
+        r = run(ws.write("esc.py", BAD.replace("total += loss", "total += loss  # oomlint: \x1b[31m")))
+        assert "\x1b" not in r.err, r
+
+
+@test("cli: `# oomlint: noqa` on a line of its own exempts the whole file, as `# ruff: noqa` does")
+def _():
+    with Workspace() as ws:
+        # anywhere in the file, even after code
+        for place in ("top", "middle", "end"):
+            lines = BAD.splitlines(keepends=True)
+            at = {"top": 0, "middle": 7, "end": len(lines)}[place]
+            src = "".join(lines[:at] + ["# oomlint: noqa\n"] + lines[at:]) + AMP
+            r = run("--format", "json", ws.write(f"{place}.py", src))
+            assert r.code == 0 and r.json() == [] and r.err == "", (place, r)
+        # with codes: only those, in the whole file
+        src = BAD + AMP + "    # oomlint: noqa: OOM502\n"
+        r = run("--format", "json", ws.write("codes.py", src))
+        assert [f["code"] for f in r.json()] == ["OOM101"], r
+        # OOM003 judges it like any directive of oomlint's own
+        src = "# oomlint: noqa: OOM702\n" + BAD
+        r = run("--format", "json", "--extend-select", "OOM003", ws.write("unused.py", src))
+        got = {(f["code"], f["line"]) for f in r.json()}
+        assert got == {("OOM101", 14), ("OOM003", 1)}, got
+        r = run("--fix", "--extend-select", "OOM003", "--select", "OOM003", ws.write("unused2.py", src))
+        assert ws.read("unused2.py") == BAD, ws.read("unused2.py")
+
+
 @test("cli: noqa text inside a string does not suppress")
 def _():
     src = BAD.replace("total += loss", "total += loss; s = '# noqa'")
@@ -414,6 +472,79 @@ def _():
         data = run("--format", "json", nb).json()
         assert {(d["code"], d["cell"], d["line"]) for d in data} == {
             ("OOM102", 7, 1), ("OOM201", 7, 1), ("OOM504", 5, 5)}, data
+
+
+@test("cli: --fix on a notebook saved with CRLF (or CR) line breaks keeps them in the rewritten cell")
+def _():
+    src = os.path.join(ROOT, "fixtures", "notebooks", "training.ipynb")
+    with open(src, "rb") as f:
+        original = f.read()
+    assert b"\r" not in original
+    with Workspace() as ws:
+        for newline in (b"\r\n", b"\r"):
+            nb = ws.write("t.ipynb", original.replace(b"\n", newline), "wb")
+            r = run("--fix", nb)
+            assert r.code in (0, 1) and "Fixed" in r.out, r
+            fixed = ws.read("t.ipynb", "rb")
+            json.loads(fixed)
+            assert fixed != original.replace(b"\n", newline), "nothing was fixed"
+            stray = fixed.replace(newline, b"")
+            assert b"\n" not in stray and b"\r" not in stray, f"line breaks other than {newline!r} written"
+            assert fixed.replace(newline, b"\n") == run_fix_lf(ws, original), "different fixes than with LF"
+
+
+def run_fix_lf(ws, original):
+    path = ws.write("lf.ipynb", original, "wb")
+    run("--fix", path)
+    return ws.read("lf.ipynb", "rb")
+
+
+TOTAL_USED_AS_TENSOR = """import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(3)]
+total_loss = 0
+for x, y in loader:
+    loss = nn.functional.mse_loss(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    total_loss += loss
+print("mean", total_loss.item() / len(loader))
+"""
+
+
+@test("cli: OOM101's fix keeps a total that is used as a tensor later a tensor, says why it is unsafe, and runs")
+def _():
+    with Workspace() as ws:
+        f = ws.write("train.py", TOTAL_USED_AS_TENSOR)
+        [d] = run("--format", "json", f).json()
+        fix = d["fix"]
+        assert d["code"] == "OOM101" and fix["applicability"] == "unsafe", d
+        assert [e["content"] for e in fix["edits"]] == [".detach()"], fix
+        assert "total_loss" in fix["unsafe_reason"] and "gradient" in fix["unsafe_reason"], fix
+        # the text output's help line says what to write and why the fix is unsafe
+        r = run(f)
+        help_line = [l for l in r.out.splitlines() if "help:" in l][0]
+        assert "`total_loss += loss.detach()`" in help_line and "(unsafe fix: `.detach()` keeps" in help_line, r
+        r = run("--fix", "--unsafe-fixes", f)
+        assert r.code == 0 and ws.read("train.py") == TOTAL_USED_AS_TENSOR.replace(
+            "total_loss += loss\n", "total_loss += loss.detach()\n"), ws.read("train.py")
+        # the fixed script still runs (a float total would raise AttributeError at .item())
+        python = "/usr/bin/python3"
+        probe = subprocess.run([python, "-c", "import torch"], capture_output=True) if os.path.exists(python) else None
+        if probe is None or probe.returncode != 0:
+            print("SKIPPED: no python with torch at /usr/bin/python3; the fixed script was not run", flush=True)
+        else:
+            p = subprocess.run([python, f], capture_output=True, text=True, timeout=120)
+            assert p.returncode == 0 and p.stdout.startswith("mean "), p.stderr[-2000:]
+        # without the later use: `.item()`, a safe fix, with no reason attached
+        g = ws.write("plain.py", TOTAL_USED_AS_TENSOR.replace("total_loss.item()", "total_loss"))
+        [d] = run("--format", "json", g).json()
+        assert d["fix"]["applicability"] == "safe" and "unsafe_reason" not in d["fix"], d
+        assert [e["content"] for e in d["fix"]["edits"]] == [".item()"], d
 
 
 def difflib_lines(a, b):

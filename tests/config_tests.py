@@ -433,6 +433,21 @@ def _():
         config_error(run("a.py", cwd=ws.path), "pyproject.toml:3", "'OOM101,OOM502'")
 
 
+@test("config: an empty rule code is an error in every selector list, as on the command line")
+def _():
+    with Workspace() as ws:
+        ws.write("a.py", BAD)
+        # "" is a prefix of every code: read as a selector it would turn every rule off
+        for key in ("select", "extend-select", "ignore"):
+            for value in ('[""]', '["OOM101", ""]', '["  "]'):
+                ws.write("pyproject.toml", f'[tool.oomlint]\n{key} = {value}\n')
+                config_error(run("a.py", cwd=ws.path), "pyproject.toml:2", f"'{key}' has an empty rule code")
+        ws.write("pyproject.toml", '[tool.oomlint.per-file-ignores]\n"a.py" = [""]\n')
+        config_error(run("a.py", cwd=ws.path), "pyproject.toml:2", "empty rule code")
+        r = run("--ignore", "", "a.py", cwd=ws.path)
+        assert r.code == 2 and "--ignore" in r.err and r.out == "", r
+
+
 @test("config: a value of the wrong type is exit 2 naming the line and both types")
 def _():
     with Workspace() as ws:

@@ -9,7 +9,7 @@ import os
 import re
 
 from cli_tests import AMP, BAD, CLEAN
-from harness import Workspace, run, test
+from harness import ROOT, Workspace, run, test
 
 # A CUDA training loop without mixed precision: one OOM501 finding (info) when
 # the opt-in rule is selected, nothing by default.
@@ -346,6 +346,38 @@ def _():
         driver = log["runs"][0]["tool"]["driver"]
         for r in driver["rules"]:
             assert "References" in r["help"]["text"] and "## References" in r["help"]["markdown"], r["id"]
+
+
+@test("conventions: every rule with a fix documents its fix safety; every unsafe fix says why it is unsafe")
+def _():
+    rules = run("rules", "--format", "json").json()
+    with_fix = 0
+    for rule in rules:
+        code = rule["code"]
+        md = run("rule", code, "--markdown").out
+        if "\n## Fix\n" not in md:
+            assert "Fix safety" not in md, code
+            continue
+        with_fix += 1
+        assert "\n## Fix safety\n\n" in md, f"{code} has a fix but no Fix safety section"
+        safety = md.split("\n## Fix safety\n\n", 1)[1].split("\n## ", 1)[0]
+        assert re.search(r"\b(Safe|safe|Unsafe|unsafe)\b", safety), (code, safety)
+        assert "\nFix safety\n  " in run("rule", code).out, code
+        with open(os.path.join(ROOT, "docs", "rules", f"{code}.md"), encoding="utf-8") as f:
+            assert f.read() == md, f"docs/rules/{code}.md is stale: run `make docs`"
+    assert with_fix >= 10, with_fix
+    # every unsafe fix the fixtures produce carries its reason, in JSON and text
+    unsafe = 0
+    for d in sorted(os.listdir(os.path.join(ROOT, "fixtures"))):
+        r = run("--format", "json", "--select", "ALL", os.path.join(ROOT, "fixtures", d))
+        for f in r.json():
+            fix = f.get("fix")
+            if fix and fix["applicability"] == "unsafe":
+                unsafe += 1
+                assert fix.get("unsafe_reason"), (f["code"], f["path"], f["line"], fix)
+            elif fix:
+                assert "unsafe_reason" not in fix, fix
+    assert unsafe >= 20, unsafe
 
 
 @test("conventions: help lines never suggest `.cpu()` on a value that is still in the graph or a number")

@@ -765,6 +765,63 @@ def _():
         assert r.code == 2 and "--script" in r.err, r
 
 
+DAEMONS = """import os
+import sys
+import time
+
+pidfile = sys.argv[1]
+# one daemon the classic way (fork, setsid, fork again, the middle one exits)
+# and one that stays the script's own child in a session of its own
+first = os.fork()
+if first == 0:
+    os.setsid()
+    if os.fork() == 0:
+        with open(pidfile + ".double", "w") as f:
+            f.write(str(os.getpid()))
+        time.sleep(300)
+    os._exit(0)
+os.waitpid(first, 0)
+if os.fork() == 0:
+    os.setsid()
+    with open(pidfile + ".single", "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(300)
+    os._exit(0)
+while not (os.path.exists(pidfile + ".double") and os.path.exists(pidfile + ".single")):
+    time.sleep(0.01)
+raise SystemExit("started the daemons")
+"""
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@test("probe: a daemon the probed script starts with setsid() does not outlive the probe")
+def _():
+    with Workspace() as ws:
+        script = ws.write("daemons.py", DAEMONS)
+        pidfile = os.path.join(ws.path, "daemon.pid")
+        r = run("probe", "--script", script, "--", pidfile, cwd=ws.path, timeout=600)
+        assert "started the daemons" in r.err, r
+        pids = []
+        for kind in ("double", "single"):
+            with open(f"{pidfile}.{kind}") as f:
+                pids.append(int(f.read()))
+        try:
+            # the probe has exited: nothing it started may still run (it
+            # killed and reaped them before exiting, so no grace period)
+            assert not [p for p in pids if alive(p)], f"daemons {pids} outlived the probe"
+        finally:
+            for p in pids:
+                if alive(p):
+                    os.kill(p, signal.SIGKILL)
+
+
 # ---- the committed figures ---------------------------------------------------------------
 
 RESULTS = os.path.join(ROOT, "probe", "results", "cpu-torch1.13.json")

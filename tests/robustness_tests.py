@@ -64,6 +64,139 @@ def _():
         assert [(d["code"], d["line"]) for d in data] == [("OOM101", 11)], data
 
 
+@test("robust: every encoding name Python accepts is read (its alias table, normalised as Python does)")
+def _():
+    # (declared name, Python codec): aliases, module names, odd case and punctuation
+    names = [("mac_roman", "mac_roman"), ("macintosh", "mac_roman"), ("u8", "utf-8"), ("UTF8", "utf-8"),
+             ("latin_1", "latin-1"), ("Latin-1", "latin-1"), ("l1", "latin-1"), ("iso_8859_15", "iso8859_15"),
+             ("ISO-8859-15", "iso8859_15"), ("windows-1251", "cp1251"), ("cp1251", "cp1251"),
+             ("ms932", "cp932"), ("sjis", "shift_jis"), ("s_jis", "shift_jis"), ("eucjp", "euc_jp"),
+             ("koi8_r", "koi8_r"), ("utf-8-unix", "utf-8"), ("iso-8859-1-unix", "latin-1"),
+             ("euc_kr", "euc_kr"), ("big5-tw", "big5"), ("maccyrillic", "mac_cyrillic"), ("ptcp154", "ptcp154")]
+    sample = {"mac_roman": "caf\xe9 \u2020", "utf-8": "caf\xe9 \u2603", "latin-1": "caf\xe9",
+              "iso8859_15": "\u20ac", "cp1251": "\u0416", "cp932": "\u65e5\u672c", "shift_jis": "\u65e5",
+              "euc_jp": "\u65e5", "koi8_r": "\u0416", "euc_kr": "\ud55c", "big5": "\u4e2d",
+              "mac_cyrillic": "\u0416", "ptcp154": "\u0416"}
+    with Workspace() as ws:
+        for i, (name, codec) in enumerate(names):
+            src = f"# -*- coding: {name} -*-\n# {sample[codec]}\n" + BAD_LOOP
+            compile(src.encode(codec), name, "exec")  # Python itself reads it
+            f = ws.write(f"e{i}.py", src.encode(codec), "wb")
+            r, data = findings(f)
+            assert [(d["code"], d["line"]) for d in data] == [("OOM101", 11)], (name, data)
+        # what Python refuses stays an error naming the name
+        for bad in ("utf-16", "rot13", "base64", "no-such-codec", "cp037"):
+            f = ws.write("bad.py", f"# coding: {bad}\nx = 1\n")
+            r, data = findings(f)
+            assert r.code == 2 and data[0]["code"] == "OOM001" and f"'{bad}'" in data[0]["message"], (bad, data)
+
+
+@test("robust: old-Mac line endings (CR alone) are lines, as Python reads them: findings, frames, noqa")
+def _():
+    with Workspace() as ws:
+        lf = "# a header comment\n" + BAD_LOOP
+        # the comment no longer swallows the file: the finding, on its own line
+        f = ws.write("cr.py", lf.replace("\n", "\r").encode(), "wb")
+        r, data = findings(f)
+        assert [(d["code"], d["line"], d["column"]) for d in data] == [("OOM101", 10, 9)], data
+        r = run(f)
+        assert r.code == 1 and "10 |         total += loss" in r.out and "\r" not in r.out, r
+        # a noqa comment covers its own line only
+        sup = lf.replace("total += loss", "total += loss  # noqa: OOM101")
+        r, data = findings(ws.write("sup.py", sup.replace("\n", "\r").encode(), "wb"))
+        assert r.code == 0 and data == [], data
+        early = lf.replace("total = 0", "total = 0  # noqa: OOM101")
+        r, data = findings(ws.write("early.py", early.replace("\n", "\r").encode(), "wb"))
+        assert [(d["code"], d["line"]) for d in data] == [("OOM101", 10)], data
+        # mixed endings, as Python reads them: CR, LF and CRLF each end a line
+        mixed = "# one\rimport torch\r\n" + BAD_LOOP.replace("\n", "\r", 3)
+        r, data = findings(ws.write("mixed.py", mixed.encode(), "wb"))
+        assert [(d["code"], d["line"]) for d in data] == [("OOM101", 11)], data
+        assert data[0]["line"] == next(i for i, l in enumerate(mixed.splitlines(), 1) if "total +=" in l)
+
+
+@test("robust: --fix on a CR-only file keeps its CRs, on changed lines and inserted ones")
+def _():
+    with Workspace() as ws:
+        lf = "# a header comment\n" + BAD_LOOP
+        raw = lf.replace("\n", "\r").encode()
+        f = ws.write("cr.py", raw, "wb")
+        r = run("--fix", f)
+        assert r.code == 0, r
+        with open(f, "rb") as fh:
+            got = fh.read()
+        assert got == raw.replace(b"total += loss", b"total += loss.item()"), got
+        # a fix that inserts a line (OOM201's decorator) writes it with CR too
+        with open(os.path.join(os.path.dirname(__file__), "..", "fixtures", "OOM201", "fix_function.py"), "rb") as fh:
+            src = fh.read()
+        with open(os.path.join(os.path.dirname(__file__), "..", "fixtures", "OOM201",
+                               "fix_function.unsafe-fixed.py"), "rb") as fh:
+            want = fh.read()
+        g = ws.write("fn.py", src.replace(b"\n", b"\r"), "wb")
+        r = run("--fix", "--unsafe-fixes", g)
+        with open(g, "rb") as fh:
+            got = fh.read()
+        assert got == want.replace(b"\n", b"\r"), got
+        # --diff shows lines, not one line holding CRs
+        ws.write("d.py", raw, "wb")
+        r = run("--diff", os.path.join(ws.path, "d.py"))
+        assert "-        total += loss\n+        total += loss.item()\n" in r.out, r
+
+
+LOAD = "import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(2, 2)\nmodel.load_state_dict(torch.load('w.pt'))\n"
+
+
+@test("robust: --fix changes only the bytes of its edits, in every encoding (CP932's duplicate codes kept)")
+def _():
+    # (codec, text that codec writes in more than one way or that iconv may
+    # write back differently, if any, as raw bytes; a line of ordinary text)
+    cases = [("cp932", b"\xee\xe0 \xed\x40 \x87\x54 \xfa\x40", "\u65e5\u672c\u8a9e"),
+             ("shift_jis", b"", "\u65e5\u672c\u8a9e"), ("euc_jp", b"", "\u65e5\u672c\u8a9e"),
+             ("gbk", b"", "\u8bad\u7ec3"), ("gb18030", b"", "\u8bad\u7ec3"), ("big5", b"", "\u8a13\u7df4"),
+             ("euc_kr", b"", "\ud6c8\ub828"), ("cp949", b"", "\ud6c8\ub828"), ("latin-1", b"", "caf\xe9"),
+             ("cp1252", b"", "\u20ac caf\xe9"), ("koi8_r", b"", "\u0416"), ("mac_roman", b"", "caf\xe9 \u2020"),
+             ("iso8859_15", b"", "\u20ac")]
+    with Workspace() as ws:
+        for i, (codec, odd, text) in enumerate(cases):
+            for eol in (b"\n", b"\r\n", b"\r"):
+                head = f"# -*- coding: {codec} -*-\n# {text}\n".encode(codec).replace(b"\n", eol)
+                body = LOAD.encode(codec).replace(b"\n", eol)
+                tail = f"# {text} after\n".encode(codec).replace(b"\n", eol)
+                raw = head + (b"# " + odd + eol if odd else b"") + body + tail
+                f = ws.write(f"e{i}.py", raw, "wb")
+                r = run("--fix", f)
+                assert r.code == 0 and "Fixed 1 finding" in r.out, (codec, eol, r)
+                with open(f, "rb") as fh:
+                    got = fh.read()
+                want = raw.replace(b"torch.load('w.pt')", b"torch.load('w.pt', map_location=\"cpu\")")
+                assert got == want, (codec, eol, got)
+
+
+@test("robust: every name in the codec table decodes on this system, and the table is what the generator writes")
+def _():
+    import re
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "analyzer", "codec_table.h"), encoding="utf-8") as f:
+        table = f.read()
+    names = re.findall(r'\{"([a-z0-9_.]+)", "[A-Z0-9_-]+"\}', table)
+    assert len(names) > 300, len(names)
+    with Workspace() as ws:
+        for i, name in enumerate(names):
+            ws.write(f"c{i:03d}.py", f"# coding: {name}\nx = 1\n")
+        r = run("--format", "json", ws.path)
+        assert r.code == 0 and r.json() == [], r.out[:3000]
+    version = re.search(r"Python (\d+)\.(\d+)", table)
+    if (int(version.group(1)), int(version.group(2))) != sys.version_info[:2]:
+        print(f"SKIPPED: the table was generated by Python {version.group(1)}.{version.group(2)}, "
+              f"this is {sys.version_info[0]}.{sys.version_info[1]}; not compared", flush=True)
+        return
+    p = subprocess.run([sys.executable, os.path.join(here, "..", "scripts", "gen_codecs.py")],
+                       capture_output=True, text=True)
+    assert p.returncode == 0 and p.stdout == table, "analyzer/codec_table.h is stale: run scripts/gen_codecs.py"
+
+
 @test("robust: a binary file is OOM001")
 def _():
     with Workspace() as ws:

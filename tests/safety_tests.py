@@ -26,6 +26,7 @@ import os
 import py_compile
 import resource
 import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -312,6 +313,126 @@ def build_shim(ws):
     proc = subprocess.run([cc, "-shared", "-fPIC", "-o", lib, src, "-ldl"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     return lib
+
+
+SLOW_SYNC_SHIM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Makes oomlint's write of a temporary file slow: fsync of a file named
+ * .*.oomlint-* first creates SHIM_READY (so the test knows the temporary
+ * file is there, unfinished) and then sleeps, long enough for a signal. */
+int fsync(int fd)
+{
+    char link[64], path[4096];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    const char *ready = getenv("SHIM_READY");
+    if (n > 0 && ready) {
+        path[n] = 0;
+        if (strstr(path, ".oomlint-")) {
+            close(open(ready, O_WRONLY | O_CREAT, 0600));
+            sleep(30);
+        }
+    }
+    int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+    return real(fd);
+}
+"""
+
+
+def signal_mid_write(ws, args, sig, group, extra_env=None):
+    """Runs oomlint with the slow-sync shim, sends sig once its temporary file
+    exists (to the process group, as a terminal's Ctrl-C does, or to the one
+    process, as kill does), and returns its exit status."""
+    src = ws.write("slowsync.c", SLOW_SYNC_SHIM)
+    lib = os.path.join(ws.path, "slowsync.so")
+    if not os.path.exists(lib):
+        cc = shutil.which("cc") or shutil.which("gcc")
+        assert cc, "no C compiler to build the slow-write shim (the build needs one too)"
+        proc = subprocess.run([cc, "-shared", "-fPIC", "-o", lib, src, "-ldl"], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+    ready = os.path.join(ws.path, "ready")
+    if os.path.exists(ready):
+        os.remove(ready)
+    # (a sanitized build tolerates the shim loaded ahead of its runtime)
+    env = dict(os.environ, LD_PRELOAD=lib, SHIM_READY=ready, NO_COLOR="1",
+               ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=0", **(extra_env or {}))
+    proc = subprocess.Popen([harness.BIN, *args], cwd=os.path.join(ws.path, "src"), env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.time() + 60
+    while not os.path.exists(ready):
+        assert proc.poll() is None, f"oomlint ended before writing: {proc.returncode} {proc.stderr.read()}"
+        assert time.time() < deadline, "the temporary file never appeared"
+        time.sleep(0.01)
+    temps = [n for n in os.listdir(os.path.join(ws.path, "src")) if ".oomlint-" in n]
+    assert temps, "the shim saw a temporary file that is not there"
+    if group:
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
+    proc.wait(timeout=60)
+    return proc.returncode
+
+
+@test("safety: SIGINT, SIGTERM or SIGHUP in the middle of a write leaves no temporary file behind")
+def _():
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        for group in (True, False):
+            with Workspace() as ws:
+                ws.write("src/a.py", LOAD)
+                code = signal_mid_write(ws, ["--fix", "a.py"], sig, group)
+                assert code == -sig, (sig, group, code)
+                names = os.listdir(os.path.join(ws.path, "src"))
+                assert sorted(names) == ["a.py"], (sig, group, names)
+                assert ws.read("src/a.py") in (LOAD, LOAD_FIXED)
+                # the report: the old one stays whole, the new one's temporary file goes
+                ws.write("src/report.json", "old report\n")
+                code = signal_mid_write(ws, ["-o", "report.json", "--format", "json", "a.py"], sig, group)
+                assert code == -sig, (sig, group, code)
+                names = os.listdir(os.path.join(ws.path, "src"))
+                assert sorted(names) == ["a.py", "report.json"], (sig, group, names)
+                assert ws.read("src/report.json") == "old report\n"
+    # without the supervisor process, the run itself is interrupted
+    with Workspace() as ws:
+        ws.write("src/a.py", LOAD)
+        code = signal_mid_write(ws, ["--fix", "a.py"], signal.SIGINT, True, {"OOMLINT_NO_SUPERVISOR": "1"})
+        assert code == -signal.SIGINT and sorted(os.listdir(os.path.join(ws.path, "src"))) == ["a.py"], code
+
+
+@test("safety: --fix keeps the file's extended attributes (user xattrs, and so ACLs and labels)")
+def _():
+    with Workspace() as ws:
+        path = ws.write("x.py", LOAD)
+        try:
+            os.setxattr(path, "user.origin", b"downloaded from \x00 somewhere")
+            os.setxattr(path, "user.empty", b"")
+        except OSError as e:
+            if e.errno in (errno.ENOTSUP, errno.EPERM):
+                print(f"SKIPPED: {ws.path} has no user extended attributes ({e.strerror}); not tested", flush=True)
+                return
+            raise
+        before = os.stat(path)
+        r = run("--fix", "x.py", cwd=ws.path)
+        assert r.code == 0 and ws.read("x.py") == LOAD_FIXED, r
+        assert sorted(os.listxattr(path)) == ["user.empty", "user.origin"], os.listxattr(path)
+        assert os.getxattr(path, "user.origin") == b"downloaded from \x00 somewhere"
+        assert os.getxattr(path, "user.empty") == b""
+        assert stat.S_IMODE(os.stat(path).st_mode) == stat.S_IMODE(before.st_mode)
+        assert not [n for n in os.listdir(ws.path) if "oomlint" in n], os.listdir(ws.path)
+        # many attributes, one large
+        ws.write("y.py", LOAD)
+        ypath = os.path.join(ws.path, "y.py")
+        for i in range(20):
+            os.setxattr(ypath, f"user.k{i}", bytes([i]) * (i * 5))
+        r = run("--fix", "y.py", cwd=ws.path)
+        assert r.code == 0 and ws.read("y.py") == LOAD_FIXED, r
+        assert len(os.listxattr(ypath)) == 20 and os.getxattr(ypath, "user.k19") == bytes([19]) * 95
 
 
 @test("safety: --fix skips a file that changed on disk after it was read")
@@ -649,6 +770,44 @@ def _():
         r = run("--format", "github", ".", cwd=ws.path)
         assert "\x1b" not in r.out and "file=evil%1B[31mred%0Aline.py," in r.out, r
         assert len(r.out.strip().split("\n")) == 1, r
+
+
+@test("safety: control characters in file names are escaped in concise output and --diff headers")
+def _():
+    with Workspace() as ws:
+        name = "evil\x1b[31mred\nline.py"
+        ws.write(name, LOAD)
+        r = run("--output-format", "concise", ".", cwd=ws.path)
+        assert "\x1b" not in r.out and "evil\\x1b[31mred\\x0aline.py:5:" in r.out, r
+        # one finding, one line (plus the summary): no forged line
+        assert len([l for l in r.out.splitlines() if "OOM302" in l]) == 1, r
+        assert [l for l in r.out.splitlines() if l.strip()][0].startswith("evil"), r
+        r = run("--diff", ".", cwd=ws.path)
+        assert r.code == 1 and "\x1b" not in r.out, r
+        lines = r.out.splitlines()
+        # quoted as git quotes such names, so patch and git apply still read them
+        assert lines[0] == '--- "a/evil\\033[31mred\\nline.py"', lines[:2]
+        assert lines[1] == '+++ "b/evil\\033[31mred\\nline.py"', lines[:2]
+        assert sum(1 for l in lines if l.startswith(("---", "+++"))) == 2, r
+        r = run("--show-settings", name, cwd=ws.path)
+        assert r.code == 0 and "Settings for: evil\\x1b[31mred\\x0aline.py" in r.out and "\x1b" not in r.out, r
+        # a configuration error names its file escaped too
+        ws.write("bad\x1b[2Jdir\nx/pyproject.toml", "[tool.oomlint]\nselect = [\"NOPE\"]\n")
+        ws.write("bad\x1b[2Jdir\nx/t.py", LOAD)
+        r = run("bad\x1b[2Jdir\nx/t.py", cwd=ws.path)
+        assert r.code == 2 and "\x1b" not in r.err and len(r.err.strip().splitlines()) == 1, r
+        shutil.rmtree(os.path.join(ws.path, "bad\x1b[2Jdir\nx"))
+        ws.write("plain dir/ok name.py", LOAD)
+        r = run("--diff", "plain dir/ok name.py", cwd=ws.path)
+        assert r.out.splitlines()[0] == "--- a/plain dir/ok name.py", r
+        # git reads the quoted header: the diff applies to a copy of the tree
+        if shutil.which("git"):
+            os.remove(os.path.join(ws.path, "plain dir/ok name.py"))
+            r = run("--diff", ".", cwd=ws.path)
+            subprocess.run(["git", "init", "-q"], cwd=ws.path, check=True)
+            p = subprocess.run(["git", "apply", "-"], cwd=ws.path, input=r.out, text=True, capture_output=True)
+            assert p.returncode == 0, p.stderr
+            assert ws.read(name) == LOAD_FIXED
 
 
 @test("safety: a 10 MB pyproject.toml is refused quickly with a clear error")

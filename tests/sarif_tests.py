@@ -364,7 +364,10 @@ def _():
         _, log = sarif(ws.write("a.py", BAD.replace("total += loss", "total += model(x)")))
     [res] = results_of(log)
     [fix] = res["fixes"]
-    assert fix["properties"] == {"applicability": "unsafe"}, fix
+    assert fix["properties"]["applicability"] == "unsafe", fix
+    # and why: the reason travels with it
+    assert set(fix["properties"]) == {"applicability", "unsafeReason"}, fix
+    assert "`.detach()`" in fix["properties"]["unsafeReason"] and "gradient" in fix["properties"]["unsafeReason"], fix
     [rep] = fix["artifactChanges"][0]["replacements"]
     assert rep["insertedContent"]["text"] == ".detach()", rep
 

@@ -308,3 +308,16 @@ def _():
     with Workspace() as ws:
         r = run("--format", "json", ws.write("a.py", BAD_LOOP), env={"OOMLINT_NO_SUPERVISOR": "1"})
         assert [f["code"] for f in r.json()] == ["OOM101"], r
+
+
+@test("supervise: an OOMLINT_FILE_TIMEOUT that is not a number of seconds is an error, not ignored")
+def _():
+    with Workspace() as ws:
+        project(ws, 2)
+        for bad in ("garbage", "10s", "-1", "nan", "inf", "1e300", " "):
+            r = run("pkg", cwd=ws.path, env={"OOMLINT_FILE_TIMEOUT": bad})
+            assert r.code == 2 and r.out == "", (bad, r)
+            assert "OOMLINT_FILE_TIMEOUT" in r.err and repr(bad)[1:-1] in r.err, (bad, r)
+        for good in ("0", "2.5", "300", ""):
+            r = run("pkg", cwd=ws.path, env={"OOMLINT_FILE_TIMEOUT": good})
+            assert r.code == 1 and "OOM101" in r.out, (good, r)

@@ -95,8 +95,21 @@ static void test_latin1_declared(void)
     CHECK(strstr(s.text, "caf\xc3\xa9") != NULL);
     /* writing back restores latin-1 */
     ol_buf out = {0}, why = {0};
-    CHECK(ol_source_encode(&s, s.text, s.len, &out, &why));
+    CHECK(ol_source_encode(&s, s.text, s.len, NULL, 0, &out, &why));
     CHECK(out.len == strlen(src) && memcmp(out.data, src, out.len) == 0);
+    /* a change is spliced in, encoded: caf\xe9 -> th\xe9 */
+    uint32_t at = (uint32_t)(strstr(s.text, "caf") - s.text);
+    char *changed = ol_xasprintf("%.*sth\xc3\xa9%s", (int)at, s.text, s.text + at + 5);
+    ol_text_change c = {at, at + 5, at, at + 4};
+    CHECK(ol_source_encode(&s, changed, strlen(changed), &c, 1, &out, &why));
+    CHECK(out.len == strlen(src) - 1 && memcmp(out.data + at, "th\xe9'", 4) == 0);
+    /* a character latin-1 lacks cannot be written */
+    char *snow = ol_xasprintf("%.*s\xe2\x98\x83%s", (int)at, s.text, s.text + at + 5);
+    ol_text_change c2 = {at, at + 5, at, at + 3};
+    CHECK(!ol_source_encode(&s, snow, strlen(snow), &c2, 1, &out, &why));
+    CHECK(why.data && strstr(why.data, "cannot be written back"));
+    free(changed);
+    free(snow);
     ol_buf_free(&out);
     ol_buf_free(&why);
     ol_source_free(&s);

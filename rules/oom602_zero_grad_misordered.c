@@ -134,6 +134,16 @@ static void check(ol_check *c)
             }
         } else if (!backward_before) {
             bool backward_after = re->backwards.len > 0 && ol_vec_last(&re->backwards) > at;
+            /* a step outside any loop, before a loop whose iterations run the
+             * backward passes, runs once (a warm-up step, so a scheduler sees
+             * one first): no iteration is out of order. A step function
+             * called per batch (no loop of its own) still is. */
+            if (backward_after && m->node_loop[call->node] == OL_NO_INDEX) {
+                size_t nb_after = count_below(re->backwards.items, re->backwards.len, at);
+                ol_nid first_backward = ev->items[re->backwards.items[nb_after]].site;
+                if (m->node_loop[first_backward] != OL_NO_INDEX)
+                    backward_after = false;
+            }
             if (backward_after) {
                 ol_diag *d = ol_report_node(c, ev->items[at].site,
                                             "`%s` steps before `backward()` in the iteration: each step applies "

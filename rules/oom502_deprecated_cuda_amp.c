@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "rule.h"
+#include "torchfloor.h"
 
 /* The most edits a use's finding repeats of its import statement's fix. */
 #define SHARED_FIX_MAX_EDITS 64
@@ -628,8 +629,51 @@ static void report_references(ol_check *c)
     }
 }
 
+/* Does an edit of the fix change a line that names GradScaler (the import
+ * of it, a call of it)? */
+static bool fix_touches_scaler(const ol_source *src, const ol_fix *fix)
+{
+    for (size_t i = 0; i < fix->edits.len; i++) {
+        uint32_t line = ol_source_line_index(src, fix->edits.items[i].start);
+        uint32_t len;
+        const char *text = ol_source_line(src, line, &len);
+        for (uint32_t k = 0; text && k + 10 <= len; k++)
+            if (memcmp(text + k, "GradScaler", 10) == 0)
+                return true;
+    }
+    return false;
+}
+
+/* `torch.amp.GradScaler("cuda")` exists from PyTorch 2.3: a fix that writes
+ * it is safe only in a project whose declared torch floor is 2.3 or newer
+ * (requirements, pyproject.toml, setup.py, ...: torchfloor.h). */
+static void scaler_fixes_need_torch_2_3(ol_check *c, size_t first)
+{
+    unsigned floor = 0;
+    bool known = false;
+    for (size_t i = first; i < c->out->len; i++) {
+        ol_fix *fix = c->out->items[i].fix;
+        if (!fix || fix->unsafe || !fix_touches_scaler(c->src, fix))
+            continue;
+        if (!known) {
+            floor = ol_torch_floor(c->src->path);
+            known = true;
+        }
+        if (floor >= 203)
+            continue;
+        if (floor)
+            ol_fix_unsafe_because(fix, "`torch.amp.GradScaler(\"cuda\")` needs PyTorch 2.3, and the project allows "
+                                       "torch %u.%u",
+                                  floor / 100, floor % 100);
+        else
+            ol_fix_unsafe_because(fix, "`torch.amp.GradScaler(\"cuda\")` needs PyTorch 2.3, and the project "
+                                       "declares no torch version that rules older ones out");
+    }
+}
+
 static void check(ol_check *c)
 {
+    size_t first_diag = c->out->len;
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
     amp_index ix;
@@ -682,8 +726,24 @@ static void check(ol_check *c)
         }
     }
 
+    /* torch.cpu.amp.autocast / GradScaler: deprecated the same way, for the CPU */
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const char *q = ol_qualname(m, m->calls.items[i].callee);
+        if (!q || (strcmp(q, "torch.cpu.amp.autocast") != 0 && strcmp(q, "torch.cpu.amp.GradScaler") != 0 &&
+                   strcmp(q, "torch.cpu.amp.autocast_mode.autocast") != 0 &&
+                   strcmp(q, "torch.cpu.amp.grad_scaler.GradScaler") != 0))
+            continue;
+        bool scaler = strstr(q, "GradScaler") != NULL;
+        ol_diag *d = ol_report_node(c, m->calls.items[i].node,
+                                    "`%s` is deprecated since PyTorch 2.4; it warns on every use and will be "
+                                    "removed",
+                                    scaler ? "torch.cpu.amp.GradScaler" : "torch.cpu.amp.autocast");
+        ol_diag_help(d, "%s", scaler ? "use `torch.amp.GradScaler(\"cpu\")`"
+                                     : "use `torch.amp.autocast(\"cpu\", ...)` (bfloat16 by default on the CPU)");
+    }
     report_references(c);
     index_free(&ix);
+    scaler_fixes_need_torch_2_3(c, first_diag);
 }
 
 const ol_rule ol_rule_oom502 = {
@@ -696,7 +756,9 @@ const ol_rule ol_rule_oom502 = {
             "`@torch.cuda.amp.custom_fwd` / `custom_bwd`, however they are imported "
             "(`from torch.cuda.amp import autocast`, `from torch.cuda import amp`, `import torch as T`), "
             "the `from torch.cuda.amp import ...` / `from torch.cuda import amp` lines themselves, and "
-            "the API used as a value (`ctx = torch.cuda.amp.autocast if fp16 else nullcontext`).",
+            "the API used as a value (`ctx = torch.cuda.amp.autocast if fp16 else nullcontext`). "
+            "`torch.cpu.amp.autocast(...)` and `torch.cpu.amp.GradScaler(...)`, deprecated the same way, "
+            "are flagged too (without a fix).",
     .why = "Since PyTorch 2.4 these emit a FutureWarning on every call (once per training step for "
            "autocast) and are slated for removal; the replacement names the device, so the same code "
            "also runs mixed precision on CPU, XPU or MPS by changing one string. The old autocast takes "
@@ -718,7 +780,10 @@ const ol_rule ol_rule_oom502 = {
            "positional autocast arguments into keywords. For imported names, the import line and every "
            "use are fixed together; no fix is offered when a use cannot be rewritten.",
     .fix_safety = "Safe: `torch.amp.autocast(\"cuda\", ...)` and `torch.amp.GradScaler(\"cuda\", ...)` are what "
-                  "the deprecated `torch.cuda.amp` names call, with the same arguments.",
+                  "the deprecated `torch.cuda.amp` names call, with the same arguments. But "
+                  "`torch.amp.GradScaler` exists from PyTorch 2.3: a fix that writes it is unsafe, and says so, "
+                  "unless the project's declared torch floor (the nearest requirements*.txt, pyproject.toml, "
+                  "setup.cfg, setup.py or environment.yml above the file) is 2.3 or newer.",
     .tags = "deprecation,mixed-precision",
     .precision = "very-high",
     .check = check,

@@ -131,7 +131,13 @@ def make_fix_test(path, fixed_path, unsafe):
             name = os.path.basename(path)
             target = os.path.join(ws.path, name)
             shutil.copyfile(path, target)
-            args = ["--isolated", "--fix", "--extend-select", os.path.basename(os.path.dirname(path))]
+            # the project's declared dependencies travel with it: OOM502 reads
+            # the torch floor from them (fixtures/OOM502/requirements.txt)
+            for dep in ("requirements.txt", "pyproject.toml", "setup.cfg"):
+                if os.path.exists(os.path.join(os.path.dirname(path), dep)):
+                    shutil.copyfile(os.path.join(os.path.dirname(path), dep), os.path.join(ws.path, dep))
+            rule = os.path.basename(os.path.dirname(path))
+            args = ["--isolated", "--fix"] + (["--extend-select", rule] if RULE_DIR.match(rule) else [])
             if unsafe:
                 args.append("--unsafe-fixes")
             first = run(*args, target)

@@ -35,6 +35,7 @@
 #include "syntax.h"
 #include "syntax_gaps.h"
 #include "toml.h"
+#include "torchfloor.h"
 
 static int checks_failed;
 static const char *current_test;
@@ -2059,6 +2060,22 @@ static void test_lower_bound(void)
     CHECK(ol_lower_bound_u32(NULL, 0, 1) == 0);
 }
 
+/* The torch floor a dependency file declares (torchfloor.h). */
+static void test_torch_floor(void)
+{
+#define FLOOR(s) ol_torch_floor_in_text(s, strlen(s))
+    CHECK(FLOOR("numpy\ntorch>=2.3.1\n") == 203);
+    CHECK(FLOOR("torch == 1.13.0") == 113);
+    CHECK(FLOOR("install_requires=[\"torch~=2.1\", \"tqdm\"]") == 201);
+    CHECK(FLOOR("[tool.poetry.dependencies]\ntorch = \"^2.4\"\n") == 204);
+    CHECK(FLOOR("dependencies = [\"torch >= 2.0\"]") == 200);
+    CHECK(FLOOR("torchvision>=0.18\ntorch\n") == 0);  /* torch without a bound */
+    CHECK(FLOOR("torch<3\n") == 0);
+    CHECK(FLOOR("pytorch-lightning>=2.0\n") == 0);
+    CHECK(FLOOR("") == 0);
+#undef FLOOR
+}
+
 /* Which parameters reach code that raises on a CUDA tensor (hostuse.h). */
 static void test_host_params(void)
 {
@@ -2165,6 +2182,7 @@ int main(void)
         T(test_function_summaries),
         T(test_host_params),
         T(test_lower_bound),
+        T(test_torch_floor),
     };
     int passed = 0, failed = 0;
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

@@ -114,6 +114,44 @@ static ol_fix *dedent_fix(ol_model *m, uint32_t ctx, ol_nid first)
     return fix;
 }
 
+/* The `enabled=` expression of the autocast call a with item holds, or OL_NONE. */
+static ol_nid enabled_expr(ol_model *m, const ol_ctx *cx)
+{
+    const ol_tree *t = m->tree;
+    if (cx->item == OL_NONE)
+        return OL_NONE;
+    ol_nid v = ol_unparen(t, ol_kind_of(t, cx->item) == OL_N_with_item ? ol_field(t, cx->item, OL_F_value) : cx->item);
+    if (ol_kind_of(t, v) == OL_N_as_pattern)
+        v = ol_unparen(t, ol_first_named(t, v));
+    return ol_kind_of(t, v) == OL_N_call ? ol_call_arg(m, v, -1, "enabled") : OL_NONE;
+}
+
+/* Is n, inside the block, on a path where the block's `enabled=` flag is
+ * false: the `else` of `if <flag>:`, or the body of `if not <flag>:`? There
+ * autocast is off, and backward runs as it would outside the block. */
+static bool where_autocast_is_off(ol_model *m, const ol_ctx *cx, ol_nid n)
+{
+    const ol_tree *t = m->tree;
+    ol_nid flag = enabled_expr(m, cx);
+    if (flag == OL_NONE)
+        return false;
+    for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE && p != cx->node; a = p, p = ol_parent(t, p)) {
+        if (ol_kind_of(t, p) == OL_N_if_statement && ol_field(t, p, OL_F_consequence) == a) {
+            ol_nid cond = ol_unparen(t, ol_field(t, p, OL_F_condition));
+            if (ol_kind_of(t, cond) == OL_N_not_operator &&
+                ol_same_text(t, ol_unparen(t, ol_field(t, cond, OL_F_argument)), flag))
+                return true;
+        }
+        if (ol_kind_of(t, p) == OL_N_else_clause) {
+            ol_nid ifs = ol_parent(t, p);
+            if (ifs != OL_NONE && ol_kind_of(t, ifs) == OL_N_if_statement &&
+                ol_same_text(t, ol_unparen(t, ol_field(t, ifs, OL_F_condition)), flag))
+                return true;
+        }
+    }
+    return false;
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
@@ -129,7 +167,7 @@ static void check(ol_check *c)
         if (ctx == OL_NO_INDEX)
             continue;
         const ol_ctx *cx = &m->contexts.items[ctx];
-        if (cx->autocast & OL_AC_DISABLED)
+        if ((cx->autocast & OL_AC_DISABLED) || where_autocast_is_off(m, cx, call->node))
             continue;
         /* code in a function defined inside the block does not run there */
         if (ol_function_of(m, call->node) != ol_function_of(m, cx->node) &&

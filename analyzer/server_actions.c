@@ -368,12 +368,12 @@ cJSON *ol_server_code_actions(ol_server *s, const cJSON *params, int *error)
         for (size_t i = 0; i < u->result.diags.len; i++) {
             const ol_diag *d = &u->result.diags.items[i];
             ol_doc *where;
-            ol_lsp_pos a, b;
-            if (!ol_server_shown(s, d) || !ol_unit_range(s, u, d->start, d->end, &where, &a, &b) || where != doc)
+            uint32_t x, y;
+            if (!ol_server_shown(s, d) || !ol_unit_span(s, u, d->start, d->end, &where, &x, &y) || where != doc)
                 continue;
-            uint32_t x = ol_doc_offset(doc, a, s->enc), y = ol_doc_offset(doc, b, s->enc);
             if (x > to || y < from)
                 continue;
+            ol_lsp_pos a = ol_doc_position(doc, x, s->enc), b = ol_doc_position(doc, y, s->enc);
             if (d->fix) {
                 cJSON *edit = fix_edit(s, u, d->fix);
                 if (edit) {
@@ -422,14 +422,13 @@ cJSON *ol_server_hover(ol_server *s, const cJSON *params, int *error)
     for (size_t i = 0; i < u->result.diags.len; i++) {
         const ol_diag *d = &u->result.diags.items[i];
         ol_doc *where;
-        ol_lsp_pos a, b;
-        if (!ol_server_shown(s, d) || !ol_unit_range(s, u, d->start, d->end, &where, &a, &b) || where != doc)
+        uint32_t x, y;
+        if (!ol_server_shown(s, d) || !ol_unit_span(s, u, d->start, d->end, &where, &x, &y) || where != doc)
             continue;
-        uint32_t x = ol_doc_offset(doc, a, s->enc), y = ol_doc_offset(doc, b, s->enc);
         if (byte < x || byte > y || (byte == y && y > x))
             continue;
         if (!range)
-            range = ol_lsp_range_json(a, b);
+            range = ol_lsp_range_json(ol_doc_position(doc, x, s->enc), ol_doc_position(doc, y, s->enc));
         ol_buf_printf(&text, "%s**%s** %s (%s): %s\n", text.len ? "\n" : "", d->rule->code, d->rule->name,
                       ol_severity_name(d->rule->severity), d->message);
         if (d->help)

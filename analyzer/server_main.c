@@ -523,6 +523,12 @@ static bool nb_open(ol_server *s, const cJSON *params)
     return true;
 }
 
+static int cmp_cell_uri(const void *a, const void *b)
+{
+    const ol_nb_cell *x = *(const ol_nb_cell *const *)a, *y = *(const ol_nb_cell *const *)b;
+    return strcmp(x->uri, y->uri);
+}
+
 static bool nb_change(ol_server *s, const cJSON *params)
 {
     const cJSON *nb = get(params, "notebookDocument"), *uri = get(nb, "uri");
@@ -576,15 +582,28 @@ static bool nb_change(ol_server *s, const cJSON *params)
         open_cells(s, uri->valuestring, get(structure, "didOpen"));
     }
     const cJSON *data = get(cells, "data"), *c;
-    cJSON_ArrayForEach(c, data)
-    {
-        ol_nb_cell cell;
-        if (!read_cell(c, &cell))
-            continue;
+    if (cJSON_GetArraySize(data) > 0) {
+        /* the cells by URI, so that new data for every cell of a large
+         * notebook costs a search each, not a pass over the cells each */
+        ol_nb_cell **byuri = ol_xcalloc(u->cells.len + 1, sizeof(ol_nb_cell *));
         for (size_t i = 0; i < u->cells.len; i++)
-            if (strcmp(u->cells.items[i].uri, cell.uri) == 0)
-                u->cells.items[i].code = cell.code;
-        free(cell.uri);
+            byuri[i] = &u->cells.items[i];
+        ol_sort(byuri, u->cells.len, sizeof(ol_nb_cell *), cmp_cell_uri);
+        cJSON_ArrayForEach(c, data)
+        {
+            ol_nb_cell cell;
+            if (!read_cell(c, &cell))
+                continue;
+            ol_nb_cell *key = &cell;
+            ol_nb_cell **hit = bsearch(&key, byuri, u->cells.len, sizeof(ol_nb_cell *), cmp_cell_uri);
+            /* every cell of that URI (a notebook should have one) */
+            for (ol_nb_cell **k = hit; k && k > byuri && cmp_cell_uri(k - 1, &key) == 0;)
+                hit = --k;
+            for (; hit && hit < byuri + u->cells.len && cmp_cell_uri(hit, &key) == 0; hit++)
+                (*hit)->code = cell.code;
+            free(cell.uri);
+        }
+        free(byuri);
     }
     const cJSON *texts = get(cells, "textContent");
     cJSON_ArrayForEach(c, texts)

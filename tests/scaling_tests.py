@@ -164,6 +164,12 @@ def _notebook_publish_cpu(n):
                     {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
                      "text": "# edited\n"}]}]}}})
             s.diagnostics(uris[-1], timeout=120)
+            # and new data (kinds) for every cell
+            s.notify("notebookDocument/didChange", {
+                "notebookDocument": {"uri": L.uri(nb), "version": 3},
+                "change": {"cells": {"data": [{"kind": 2, "document": u} for u in uris]}}})
+            [d] = s.diagnostics(uris[-1], timeout=120)
+            assert d["code"] == "OOM302", d
             cpu = server_cpu(s) - before
             assert s.shutdown(60) == 0
             return cpu

@@ -1043,3 +1043,31 @@ def _():
         assert s.shutdown() == 0
     finally:
         s.kill()
+
+
+@test("server: a notebook cell turned from markdown into code (cell data) is linted, and cleared when turned back")
+def _():
+    ws = Workspace()
+    nb = os.path.join(ws.path, "kinds.ipynb")
+    uris = [f"vscode-notebook-cell:{nb}#k{i}" for i in range(3)]
+    texts = ["import torch", "state = torch.load('m.pt')", "x = 1"]
+    s = start(ws)
+    try:
+        s.notify("notebookDocument/didOpen", {
+            "notebookDocument": {"uri": L.uri(nb), "notebookType": "jupyter-notebook", "version": 1,
+                                 "cells": [{"kind": k, "document": u} for k, u in zip((2, 1, 2), uris)]},
+            "cellTextDocuments": [{"uri": u, "languageId": "python", "version": 1, "text": t}
+                                  for u, t in zip(uris, texts)]})
+        assert s.diagnostics(uris[2]) == []
+        s.notify("notebookDocument/didChange", {
+            "notebookDocument": {"uri": L.uri(nb), "version": 2},
+            "change": {"cells": {"data": [{"kind": 2, "document": uris[1]}]}}})
+        [d] = s.diagnostics(uris[1])
+        assert d["code"] == "OOM302", d
+        s.notify("notebookDocument/didChange", {
+            "notebookDocument": {"uri": L.uri(nb), "version": 3},
+            "change": {"cells": {"data": [{"kind": 1, "document": uris[1]}, {"kind": 2, "document": uris[2]}]}}})
+        assert s.diagnostics(uris[1]) == []
+        assert s.shutdown() == 0
+    finally:
+        s.kill()

@@ -6,7 +6,8 @@
 #   make test       build, then run every test (unit, fixtures, CLI, robustness, and
 #                   the CI consumers: SARIF validators, pre-commit, the Action; the
 #                   tools they need are installed first, see tests/tools.mk)
-#   make test SANITIZE=1   the same suite against an ASan+UBSan build (build/san/)
+#   make test SANITIZE=1   the same suite against an ASan+UBSan build (build/san/),
+#                   then the language server's tests on a clang one (build/san/clang/)
 #   make PGO=1      build with the parser optimised from a profile (clang; see
 #                   grammar/pgo.mk: the default, PGO=auto, does so when clang is there)
 #   make bench      build, then print throughput and latency next to a bare parse
@@ -54,7 +55,14 @@ BUILD := build
 DEPS  := $(BUILD)/deps
 
 ifeq ($(SANITIZE),1)
+# clang's UBSan checks what GCC's does not (a null pointer plus zero, a
+# float converted past an integer's range): `make test SANITIZE=1` also runs
+# the server's tests on a clang build (build/san/clang/, test-server-clang)
+ifneq ($(findstring clang,$(notdir $(CC))),)
+OUT      := $(BUILD)/san/clang
+else
 OUT      := $(BUILD)/san
+endif
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 # a read of a node the tree does not have aborts here instead of being absorbed (syntax.h)
 STRICT   := -DOL_STRICT_NODES
@@ -290,6 +298,20 @@ include tests/editors.mk
 test: $(OUT)/oomlint $(OUT)/oomlint-unit test-tools editor-tools
 	$(call say,TEST,tests/run.py)
 	$(Q)python3 tests/run.py --bin $(OUT)/oomlint --unit $(OUT)/oomlint-unit
+ifeq ($(OUT),$(BUILD)/san)
+	$(Q)$(MAKE) --no-print-directory test-server-clang
+endif
+
+# `make test SANITIZE=1` runs the language server's wire tests on a clang
+# build too (build/san/clang/): clang's UBSan checks what GCC's does not (a
+# null pointer plus zero, for one). clang comes from Debian, installed
+# with the fuzzers' (fuzz/fuzz.mk) when missing and we are root.
+CLANG_SAN_BIN := $(BUILD)/san/clang/oomlint
+.PHONY: test-server-clang
+test-server-clang: $(FUZZ_CLANG_STAMP)
+	$(Q)$(MAKE) --no-print-directory SANITIZE=1 CC=$(FUZZ_CC) $(CLANG_SAN_BIN)
+	$(call say,TEST,tests/run.py -k server: on $(CLANG_SAN_BIN))
+	$(Q)python3 tests/run.py --bin $(CLANG_SAN_BIN) -k "server:"
 
 # Memory errors and definite leaks in the CLI, over every fixture (any
 # error fails). valgrind is installed when missing and we are root.

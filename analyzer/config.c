@@ -12,7 +12,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include <unistd.h>
 
 #include "emit.h"
+#include "glob.h"
 #include "rule.h"
 #include "toml.h"
 
@@ -226,37 +226,40 @@ static void expand_braces(const char *pattern, ol_strvec *out)
     }
 }
 
-static bool match_parts(char *const *pat, size_t np, char *const *path, size_t ns)
-{
-    while (np > 0) {
-        if (strcmp(pat[0], "**") == 0) {
-            while (np > 1 && strcmp(pat[1], "**") == 0) {
-                pat++;
-                np--;
-            }
-            for (size_t k = 0; k <= ns; k++)
-                if (match_parts(pat + 1, np - 1, path + k, ns - k))
-                    return true;
-            return false;
-        }
-        if (ns == 0 || fnmatch(pat[0], path[0], 0) != 0)
-            return false;
-        pat++;
-        np--;
-        path++;
-        ns--;
-    }
-    return ns == 0;
-}
-
 /* One brace-free pattern against a path's components: the whole path or a
- * directory above it. */
+ * directory above it, i.e. some first k >= 1 components. `**` matches any
+ * number of components. Computed over (pattern prefix, path prefix) pairs,
+ * each once: a pattern of many `**` against a deep path costs the product
+ * of their lengths, where trying each split in turn took exponential time. */
 static bool match_path(const path_parts *pat, const path_parts *path)
 {
-    for (size_t k = path->len; k > 0; k--)
-        if (match_parts(pat->items, pat->len, path->items, k))
-            return true;
-    return false;
+    size_t np = pat->len, ns = path->len;
+    /* reach[j]: the first i pattern components match the first j path components */
+    bool *reach = ol_xcalloc(ns + 1, sizeof(bool)), *next = ol_xcalloc(ns + 1, sizeof(bool));
+    reach[0] = true;
+    for (size_t i = 0; i < np; i++) {
+        const char *p = pat->items[i];
+        if (strcmp(p, "**") == 0) {
+            bool any = false;
+            for (size_t j = 0; j <= ns; j++) {
+                any = any || reach[j];
+                next[j] = any;
+            }
+        } else {
+            next[0] = false;
+            for (size_t j = 0; j < ns; j++)
+                next[j + 1] = reach[j] && ol_wildmatch(p, path->items[j], false);
+        }
+        bool *t = reach;
+        reach = next;
+        next = t;
+    }
+    bool hit = false;
+    for (size_t k = 1; k <= ns && !hit; k++)
+        hit = reach[k];
+    free(reach);
+    free(next);
+    return hit;
 }
 
 bool ol_glob_match(const char *pattern, const char *rel, const char *abs, bool any_name)
@@ -286,7 +289,7 @@ bool ol_glob_match(const char *pattern, const char *rel, const char *abs, bool a
             split_path(rel ? rel : (abs ? abs : ""), false, &path);
             size_t first = any_name ? 0 : (path.len ? path.len - 1 : 0);
             for (size_t i = first; i < path.len && !hit; i++)
-                hit = fnmatch(pat.items[0], path.items[i], 0) == 0;
+                hit = ol_wildmatch(pat.items[0], path.items[i], false);
             parts_free(&path);
         }
         parts_free(&pat);

@@ -10,11 +10,12 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "glob.h"
 
 static const char *const skipped_dirs[] = {
     "__pycache__", "__pypackages__", "_build", "buck-out", "build", "dist", "node_modules",
@@ -38,7 +39,7 @@ bool ol_path_excluded(const char *path, const ol_strvec *patterns)
         size_t pl = strlen(p);
         while (pl > 1 && p[pl - 1] == '/')
             p[--pl] = '\0';
-        bool hit = fnmatch(p, rel, 0) == 0 || fnmatch(p, path, 0) == 0;
+        bool hit = ol_wildmatch(p, rel, false) || ol_wildmatch(p, path, false);
         if (!hit && !strchr(p, '/')) {
             /* a pattern without a slash matches any one component: `gen`
              * excludes every file under a directory named gen */
@@ -47,7 +48,7 @@ bool ol_path_excluded(const char *path, const ol_strvec *patterns)
                 const char *slash = strchr(c, '/');
                 size_t len = slash ? (size_t)(slash - c) : strlen(c);
                 char *component = ol_xstrndup(c, len);
-                hit = len > 0 && fnmatch(p, component, 0) == 0;
+                hit = len > 0 && ol_wildmatch(p, component, false);
                 free(component);
                 c += len + (slash ? 1 : 0);
             }
@@ -62,7 +63,7 @@ bool ol_path_excluded(const char *path, const ol_strvec *patterns)
                     if (c[k] != '/' && c[k] != '\0')
                         continue;
                     char *prefix = ol_xstrndup(c, k);
-                    hit = fnmatch(p, prefix, FNM_PATHNAME) == 0;
+                    hit = ol_wildmatch(p, prefix, true);
                     free(prefix);
                 }
             }

@@ -27,6 +27,13 @@
 #include "server_docs.h"
 #include "server_rpc.h"
 
+/* The most text (a document, or a notebook's cells together) the server
+ * lints. Linting costs about 30 times the text in memory at its peak, so a
+ * 50 MB buffer would take gigabytes for a result no editor can show; past
+ * this the document is kept (edits still apply) but not linted, and the
+ * client is told so. The command line reads up to OL_MAX_SOURCE_BYTES. */
+#define OL_SERVER_MAX_LINT_BYTES (16u * 1024u * 1024u)
+
 /* Runs the server on stdin/stdout until the client says exit or goes away.
  * Returns the process exit status: 0 after shutdown + exit, 1 otherwise. */
 int ol_server_main(const ol_cli *cli);
@@ -45,6 +52,9 @@ typedef struct ol_workspace_file {
 typedef struct ol_workspace {
     ol_strvec folders;  /* absolute paths */
     OL_VEC(ol_workspace_file) files;
+    size_t *file_slots;     /* hash table of files' indexes + 1 (0 = empty), so a
+                             * storm of file events costs one lookup each */
+    size_t file_slot_count; /* a power of two, or 0 */
     uint64_t generation; /* bumped by every save or change on disk */
     /* The project store of the folders' Python files and their summaries
      * (project.h), built at the first lint that needs it; NULL before, and
@@ -52,6 +62,7 @@ typedef struct ol_workspace {
     struct ol_project *project;
     ol_strvec project_paths; /* the project's files, by index, as discovered */
     uint64_t project_gen;    /* bumped whenever the store is dropped */
+    bool project_unindexed;  /* files were added since its last ol_project_index */
 } ol_workspace;
 
 typedef enum ol_ws_event {
@@ -110,11 +121,14 @@ typedef struct ol_unit {
     int64_t version;      /* notebooks: the notebook's version */
     OL_VEC(ol_nb_cell) cells; /* notebooks: every cell, in order */
     bool dirty;           /* changed since the last lint */
+    bool unpublished;     /* linted since its diagnostics were last pushed (whatever linted it) */
     bool linted;
     ol_file_result result;    /* the last lint: its text (joined for notebooks) and findings */
     const ol_settings *settings; /* the rule set it was linted with (the resolver's), or NULL */
     OL_VEC(ol_segment) segments; /* notebooks: the code cells of result's text */
     char *config_error;   /* why the configuration could not be read, or NULL */
+    size_t too_large;     /* bytes of text when past OL_SERVER_MAX_LINT_BYTES (not linted), else 0 */
+    bool told_too_large;  /* the user was shown that it is not linted */
     ol_strvec pushed;     /* URIs that were last sent a non-empty diagnostics list */
     cJSON *fix_all;       /* the fix-all WorkspaceEdit for result, once computed (or a JSON null) */
     size_t project_file;  /* its index in the workspace's project store, or (size_t)-1 */
@@ -194,6 +208,9 @@ bool ol_server_shown(const ol_server *s, const ol_diag *d);
 /* Where a byte of u's linted text is: the document and the byte in it.
  * is_end: an offset at a cell boundary ends the cell before it. */
 bool ol_unit_place(ol_server *s, const ol_unit *u, uint32_t at, bool is_end, ol_doc **doc, uint32_t *byte);
+/* A finding's byte range in its document; false when it is in no document. */
+bool ol_unit_span(ol_server *s, const ol_unit *u, uint32_t start, uint32_t end, ol_doc **doc, uint32_t *x,
+                  uint32_t *y);
 /* A finding's LSP range in its document; false when it is in no document. */
 bool ol_unit_range(ol_server *s, const ol_unit *u, uint32_t start, uint32_t end, ol_doc **doc, ol_lsp_pos *a,
                    ol_lsp_pos *b);

@@ -112,21 +112,86 @@ static const char *find_ci(const char *s, size_t n, const char *needle)
     return NULL;
 }
 
+/* What the noqa actions of one request read: the unit's text parsed once
+ * (not once per finding), and its strings that span a line break, in order
+ * of their start with the furthest end so far, to tell whether a line ends
+ * inside one. */
+typedef struct noqa_ctx {
+    bool parsed;
+    ol_tree tree;
+    OL_VEC(uint32_t) str_start;
+    OL_VEC(uint32_t) str_reach; /* the largest end of the strings up to this one */
+} noqa_ctx;
+
+static void noqa_ctx_free(noqa_ctx *c)
+{
+    if (c->parsed)
+        ol_tree_free(&c->tree);
+    ol_vec_free(&c->str_start);
+    ol_vec_free(&c->str_reach);
+}
+
+static int cmp_span_start(const void *a, const void *b)
+{
+    const uint32_t *x = a, *y = b;
+    return *x < *y ? -1 : *x > *y;
+}
+
+static void noqa_ctx_parse(ol_server *s, const ol_source *src, noqa_ctx *c)
+{
+    if (c->parsed)
+        return;
+    c->parsed = true;
+    ol_parse(&s->linter.parser, src, &c->tree);
+    /* pairs (start, end) of multi-line strings, sorted by start */
+    OL_VEC(uint32_t) pairs = {0};
+    for (size_t i = 0; i < c->tree.nodes.len; i++) {
+        const ol_node *nd = &c->tree.nodes.items[i];
+        if (nd->kind == OL_N_string && memchr(src->text + nd->start, '\n', nd->end - nd->start)) {
+            ol_vec_push(&pairs, nd->start);
+            ol_vec_push(&pairs, nd->end);
+        }
+    }
+    ol_sort(pairs.items, pairs.len / 2, 2 * sizeof(uint32_t), cmp_span_start);
+    uint32_t reach = 0;
+    for (size_t i = 0; i + 1 < pairs.len; i += 2) {
+        reach = pairs.items[i + 1] > reach ? pairs.items[i + 1] : reach;
+        ol_vec_push(&c->str_start, pairs.items[i]);
+        ol_vec_push(&c->str_reach, reach);
+    }
+    ol_vec_free(&pairs);
+}
+
+/* Does a string run on past byte le (it starts before and ends after)? */
+static bool inside_string(const noqa_ctx *c, uint32_t le)
+{
+    size_t k = ol_lower_bound_u32(c->str_start.items, c->str_start.len, le); /* first starting at or after le */
+    return k > 0 && c->str_reach.items[k - 1] > le;
+}
+
 /* Where and what to write to suppress code on the line of byte `at`:
  * returns false when no comment can go there. */
-static bool noqa_insertion(ol_server *s, const ol_source *src, uint32_t at, const char *code, uint32_t *pos,
-                           ol_buf *text)
+static bool noqa_insertion(ol_server *s, noqa_ctx *ctx, const ol_source *src, uint32_t at, const char *code,
+                           uint32_t *pos, ol_buf *text)
 {
     uint32_t line = ol_source_line_index(src, at), len;
     const char *ltext = ol_source_line(src, line, &len);
     uint32_t ls = (uint32_t)(ltext - src->text), le = ls + len;
-    ol_tree t;
-    ol_parse(&s->linter.parser, src, &t);
-    bool ok = !t.timed_out;
+    noqa_ctx_parse(s, src, ctx);
+    const ol_tree *t = &ctx->tree;
+    bool ok = !t->timed_out;
+    /* the last comment starting on the line (comments are in order) */
     const ol_span *comment = NULL;
-    for (size_t i = 0; i < t.comments.len && ok; i++)
-        if (t.comments.items[i].start >= ls && t.comments.items[i].start < le)
-            comment = &t.comments.items[i];
+    size_t lo = 0, hi = t->comments.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->comments.items[mid].start < le)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (ok && lo > 0 && t->comments.items[lo - 1].start >= ls)
+        comment = &t->comments.items[lo - 1];
     if (ok && comment) {
         const char *c = src->text + comment->start;
         size_t n = comment->end - comment->start;
@@ -176,11 +241,8 @@ static bool noqa_insertion(ol_server *s, const ol_source *src, uint32_t at, cons
         }
     } else if (ok) {
         /* a comment inside a string that goes on past this line would be text */
-        for (size_t i = 0; i < t.nodes.len && ok; i++) {
-            const ol_node *nd = &t.nodes.items[i];
-            if (nd->kind == OL_N_string && nd->start < le && nd->end > le)
-                ok = false;
-        }
+        if (inside_string(ctx, le))
+            ok = false;
         uint32_t p = le;
         while (p > ls && (src->text[p - 1] == ' ' || src->text[p - 1] == '\t'))
             p--;
@@ -191,16 +253,15 @@ static bool noqa_insertion(ol_server *s, const ol_source *src, uint32_t at, cons
         *pos = p;
         ol_buf_printf(text, "  # noqa: %s", code);
     }
-    ol_tree_free(&t);
     return ok;
 }
 
-static cJSON *noqa_edit(ol_server *s, const ol_unit *u, const ol_diag *d)
+static cJSON *noqa_edit(ol_server *s, noqa_ctx *ctx, const ol_unit *u, const ol_diag *d)
 {
     uint32_t pos;
     ol_buf text = {0};
     cJSON *edit = NULL;
-    if (noqa_insertion(s, &u->result.src, d->start, d->rule->code, &pos, &text)) {
+    if (noqa_insertion(s, ctx, &u->result.src, d->start, d->rule->code, &pos, &text)) {
         ol_doc *doc;
         uint32_t x, y;
         if (map_span(s, u, pos, pos, &doc, &x, &y)) {
@@ -365,15 +426,16 @@ cJSON *ol_server_code_actions(ol_server *s, const cJSON *params, int *error)
         to = t;
     }
     if (kind_wanted(only, "quickfix")) {
+        noqa_ctx noqa = {0};
         for (size_t i = 0; i < u->result.diags.len; i++) {
             const ol_diag *d = &u->result.diags.items[i];
             ol_doc *where;
-            ol_lsp_pos a, b;
-            if (!ol_server_shown(s, d) || !ol_unit_range(s, u, d->start, d->end, &where, &a, &b) || where != doc)
+            uint32_t x, y;
+            if (!ol_server_shown(s, d) || !ol_unit_span(s, u, d->start, d->end, &where, &x, &y) || where != doc)
                 continue;
-            uint32_t x = ol_doc_offset(doc, a, s->enc), y = ol_doc_offset(doc, b, s->enc);
             if (x > to || y < from)
                 continue;
+            ol_lsp_pos a = ol_doc_position(doc, x, s->enc), b = ol_doc_position(doc, y, s->enc);
             if (d->fix) {
                 cJSON *edit = fix_edit(s, u, d->fix);
                 if (edit) {
@@ -384,7 +446,7 @@ cJSON *ol_server_code_actions(ol_server *s, const cJSON *params, int *error)
                     free(title);
                 }
             }
-            cJSON *edit = noqa_edit(s, u, d);
+            cJSON *edit = noqa_edit(s, &noqa, u, d);
             if (edit) {
                 char *title = ol_xasprintf("Disable %s for this line", d->rule->code);
                 cJSON_AddItemToArray(actions,
@@ -392,6 +454,7 @@ cJSON *ol_server_code_actions(ol_server *s, const cJSON *params, int *error)
                 free(title);
             }
         }
+        noqa_ctx_free(&noqa);
     }
     if (kind_wanted(only, "source.fixAll.oomlint")) {
         cJSON *edit = fix_all(s, u);
@@ -422,14 +485,13 @@ cJSON *ol_server_hover(ol_server *s, const cJSON *params, int *error)
     for (size_t i = 0; i < u->result.diags.len; i++) {
         const ol_diag *d = &u->result.diags.items[i];
         ol_doc *where;
-        ol_lsp_pos a, b;
-        if (!ol_server_shown(s, d) || !ol_unit_range(s, u, d->start, d->end, &where, &a, &b) || where != doc)
+        uint32_t x, y;
+        if (!ol_server_shown(s, d) || !ol_unit_span(s, u, d->start, d->end, &where, &x, &y) || where != doc)
             continue;
-        uint32_t x = ol_doc_offset(doc, a, s->enc), y = ol_doc_offset(doc, b, s->enc);
         if (byte < x || byte > y || (byte == y && y > x))
             continue;
         if (!range)
-            range = ol_lsp_range_json(a, b);
+            range = ol_lsp_range_json(ol_doc_position(doc, x, s->enc), ol_doc_position(doc, y, s->enc));
         ol_buf_printf(&text, "%s**%s** %s (%s): %s\n", text.len ? "\n" : "", d->rule->code, d->rule->name,
                       ol_severity_name(d->rule->severity), d->message);
         if (d->help)

@@ -23,8 +23,34 @@ const char *ol_pos_encoding_name(ol_pos_encoding e)
     return "utf-16";
 }
 
+/* Units one character takes in the encoding, from its UTF-8 length. */
+static uint32_t units(int utf8_len, ol_pos_encoding enc)
+{
+    if (enc == OL_ENC_UTF8)
+        return (uint32_t)utf8_len;
+    if (enc == OL_ENC_UTF16)
+        return utf8_len == 4 ? 2 : 1;
+    return 1;
+}
+
 static void index_lines(ol_doc *d)
 {
+    d->col_marks.len = 0;
+    uint32_t cp = 0, u16 = 0;
+    for (size_t b = 0; b <= d->text.len / OL_DOC_BLOCK; b++) {
+        ol_vec_push(&d->col_marks, cp);
+        ol_vec_push(&d->col_marks, u16);
+        size_t end = b * OL_DOC_BLOCK + OL_DOC_BLOCK;
+        if (end > d->text.len)
+            end = d->text.len;
+        for (size_t i = b * OL_DOC_BLOCK; i < end; i++) {
+            unsigned char c = (unsigned char)d->text.data[i];
+            if ((c & 0xC0) != 0x80) {
+                cp++;
+                u16 += c >= 0xF0 ? 2 : 1;
+            }
+        }
+    }
     d->lines.len = 0;
     ol_vec_push(&d->lines, 0u);
     const char *s = d->text.data;
@@ -88,6 +114,7 @@ void ol_doc_free(ol_doc *d)
     free(d->notebook);
     ol_buf_free(&d->text);
     ol_vec_free(&d->lines);
+    ol_vec_free(&d->col_marks);
     free(d);
 }
 
@@ -121,16 +148,6 @@ uint32_t ol_doc_line_of(const ol_doc *d, uint32_t byte)
     return (uint32_t)lo;
 }
 
-/* Units one character takes in the encoding, from its UTF-8 length. */
-static uint32_t units(int utf8_len, ol_pos_encoding enc)
-{
-    if (enc == OL_ENC_UTF8)
-        return (uint32_t)utf8_len;
-    if (enc == OL_ENC_UTF16)
-        return utf8_len == 4 ? 2 : 1;
-    return 1;
-}
-
 static int char_len(const ol_doc *d, uint32_t i, uint32_t end)
 {
     int n = ol_utf8_seq_len((const unsigned char *)d->text.data + i, end - i);
@@ -155,6 +172,21 @@ uint32_t ol_doc_offset(const ol_doc *d, ol_lsp_pos p, ol_pos_encoding enc)
     return i;
 }
 
+/* Units of the encoding in the text before byte (a character's start). */
+static uint32_t units_before(const ol_doc *d, uint32_t byte, ol_pos_encoding enc)
+{
+    if (enc == OL_ENC_UTF8)
+        return byte;
+    uint32_t b = byte / OL_DOC_BLOCK;
+    uint32_t n = d->col_marks.items[2 * b + (enc == OL_ENC_UTF16 ? 1 : 0)];
+    for (uint32_t i = b * OL_DOC_BLOCK; i < byte; i++) {
+        unsigned char c = (unsigned char)d->text.data[i];
+        if ((c & 0xC0) != 0x80)
+            n += enc == OL_ENC_UTF16 && c >= 0xF0 ? 2 : 1;
+    }
+    return n;
+}
+
 ol_lsp_pos ol_doc_position(const ol_doc *d, uint32_t byte, ol_pos_encoding enc)
 {
     if (byte > d->text.len)
@@ -167,6 +199,12 @@ ol_lsp_pos ol_doc_position(const ol_doc *d, uint32_t byte, ol_pos_encoding enc)
     ol_doc_line_span(d, p.line, &start, &end);
     if (byte > end)
         byte = end;
+    if (byte - start > 2 * OL_DOC_BLOCK && d->col_marks.len > 0) {
+        /* a long line: by difference of counts from the text's start, so many
+         * findings on one line cost a block each, not the line each */
+        p.character = units_before(d, byte, enc) - units_before(d, start, enc);
+        return p;
+    }
     for (uint32_t i = start; i < byte;) {
         int n = char_len(d, i, end);
         p.character += units(n, enc);
@@ -175,12 +213,27 @@ ol_lsp_pos ol_doc_position(const ol_doc *d, uint32_t byte, ol_pos_encoding enc)
     return p;
 }
 
+int64_t ol_json_clamp(double v, int64_t lo, int64_t hi)
+{
+    if (!(v > (double)lo)) /* NaN too */
+        return lo;
+    if (v >= (double)hi)
+        return hi;
+    return (int64_t)v;
+}
+
 static bool read_uint(const cJSON *j, const char *key, uint32_t *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
-    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble != (double)(int64_t)v->valuedouble)
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0))
         return false;
-    *out = v->valuedouble > 4294967295.0 ? UINT32_MAX : (uint32_t)v->valuedouble;
+    if (v->valuedouble > 4294967295.0) {
+        *out = UINT32_MAX; /* past any document's end: clamped there */
+        return true;
+    }
+    if (v->valuedouble != (double)(uint32_t)v->valuedouble)
+        return false; /* a fraction */
+    *out = (uint32_t)v->valuedouble;
     return true;
 }
 
@@ -254,36 +307,82 @@ bool ol_doc_apply_change(ol_doc *d, const cJSON *change, ol_pos_encoding enc, ol
 
 /* ---- the store ------------------------------------------------------------------- */
 
+static size_t uri_hash(const char *uri)
+{
+    uint64_t h = 1469598103934665603u;
+    for (const unsigned char *p = (const unsigned char *)uri; *p; p++)
+        h = (h ^ *p) * 1099511628211u;
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* The slot holding uri, or the empty slot where it would go. */
+static size_t slot_of(const ol_doc_store *s, const char *uri)
+{
+    size_t mask = s->slot_count - 1, i = uri_hash(uri) & mask;
+    while (s->slots[i] && strcmp(s->slots[i]->uri, uri) != 0)
+        i = (i + 1) & mask;
+    return i;
+}
+
+static void rehash(ol_doc_store *s, size_t count)
+{
+    free(s->slots);
+    s->slot_count = count;
+    s->slots = ol_xcalloc(count, sizeof(ol_doc *));
+    for (size_t i = 0; i < s->docs.len; i++)
+        s->slots[slot_of(s, s->docs.items[i]->uri)] = s->docs.items[i];
+}
+
 ol_doc *ol_docs_find(const ol_doc_store *s, const char *uri)
 {
-    for (size_t i = 0; i < s->docs.len; i++)
-        if (strcmp(s->docs.items[i]->uri, uri) == 0)
-            return s->docs.items[i];
-    return NULL;
+    if (s->slot_count == 0)
+        return NULL;
+    return s->slots[slot_of(s, uri)];
 }
 
 void ol_docs_put(ol_doc_store *s, ol_doc *d)
 {
-    for (size_t i = 0; i < s->docs.len; i++) {
-        if (strcmp(s->docs.items[i]->uri, d->uri) == 0) {
-            ol_doc_free(s->docs.items[i]);
-            s->docs.items[i] = d;
-            return;
-        }
+    if ((s->docs.len + 1) * 2 > s->slot_count)
+        rehash(s, s->slot_count ? s->slot_count * 2 : 64);
+    size_t k = slot_of(s, d->uri);
+    ol_doc *old = s->slots[k];
+    s->slots[k] = d;
+    if (old) {
+        d->store_index = old->store_index;
+        s->docs.items[d->store_index] = d;
+        ol_doc_free(old);
+        return;
     }
+    d->store_index = s->docs.len;
     ol_vec_push(&s->docs, d);
 }
 
 bool ol_docs_remove(ol_doc_store *s, const char *uri)
 {
-    for (size_t i = 0; i < s->docs.len; i++) {
-        if (strcmp(s->docs.items[i]->uri, uri) == 0) {
-            ol_doc_free(s->docs.items[i]);
-            s->docs.items[i] = s->docs.items[--s->docs.len];
-            return true;
+    if (s->slot_count == 0)
+        return false;
+    size_t mask = s->slot_count - 1, k = slot_of(s, uri);
+    ol_doc *d = s->slots[k];
+    if (!d)
+        return false;
+    /* backward-shift deletion keeps every probe sequence unbroken */
+    s->slots[k] = NULL;
+    for (size_t j = (k + 1) & mask; s->slots[j]; j = (j + 1) & mask) {
+        size_t home = uri_hash(s->slots[j]->uri) & mask;
+        /* move j into the hole at k unless its home lies cyclically in (k, j] */
+        bool stays = k <= j ? (home > k && home <= j) : (home > k || home <= j);
+        if (!stays) {
+            s->slots[k] = s->slots[j];
+            s->slots[j] = NULL;
+            k = j;
         }
     }
-    return false;
+    size_t at = d->store_index;
+    ol_doc *last = s->docs.items[--s->docs.len];
+    s->docs.items[at] = last;
+    last->store_index = at;
+    ol_doc_free(d);
+    return true;
 }
 
 void ol_docs_free(ol_doc_store *s)
@@ -291,6 +390,9 @@ void ol_docs_free(ol_doc_store *s)
     for (size_t i = 0; i < s->docs.len; i++)
         ol_doc_free(s->docs.items[i]);
     ol_vec_free(&s->docs);
+    free(s->slots);
+    s->slots = NULL;
+    s->slot_count = 0;
 }
 
 /* ---- URIs ---------------------------------------------------------------------- */

@@ -39,13 +39,19 @@ typedef struct ol_lsp_pos {
     uint32_t line, character;
 } ol_lsp_pos;
 
+#define OL_DOC_BLOCK 256u
+
 typedef struct ol_doc {
     char *uri;
     char *language;          /* languageId, e.g. "python" */
     int64_t version;
     ol_buf text;             /* UTF-8, NUL-terminated (data never NULL) */
     OL_VEC(uint32_t) lines;  /* byte offset where each line starts */
+    /* code points and UTF-16 units before each OL_DOC_BLOCK-byte block, so
+     * a position on a long line costs a block's scan, not the line's */
+    OL_VEC(uint32_t) col_marks;
     char *notebook;          /* cells: the notebook document's URI, else NULL */
+    size_t store_index;      /* its place in the store's docs */
 } ol_doc;
 
 /* text: n bytes of UTF-8 (copied). Invalid UTF-8 is replaced by U+FFFD, so
@@ -70,14 +76,21 @@ uint32_t ol_doc_line_of(const ol_doc *d, uint32_t byte);
 /* Byte range of line i without its line break. */
 void ol_doc_line_span(const ol_doc *d, uint32_t i, uint32_t *start, uint32_t *end);
 
+/* A JSON number as an integer in [lo, hi]: clamped there, fractions
+ * truncated (a client's 1e300 or -1e300 must not overflow a conversion). */
+int64_t ol_json_clamp(double v, int64_t lo, int64_t hi);
+
 /* Reads an LSP Position / Range object; false when it is not one. */
 bool ol_lsp_pos_read(const cJSON *j, ol_lsp_pos *p);
 bool ol_lsp_range_read(const cJSON *j, ol_lsp_pos *start, ol_lsp_pos *end);
 cJSON *ol_lsp_range_json(ol_lsp_pos start, ol_lsp_pos end);
 
-/* The open documents, by URI. */
+/* The open documents, by URI: a hash table, so a notebook of thousands of
+ * cells (each a document) is not searched cell by cell. */
 typedef struct ol_doc_store {
     OL_VEC(ol_doc *) docs;
+    ol_doc **slots;     /* open addressing, linear probing; NULL = empty */
+    size_t slot_count;  /* a power of two, or 0 */
 } ol_doc_store;
 
 ol_doc *ol_docs_find(const ol_doc_store *s, const char *uri);

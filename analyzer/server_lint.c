@@ -315,6 +315,10 @@ static void summarize_file(void *job, void *worker, size_t i)
         if (!u->notebook && unit_file(s, u) == i)
             open = ol_docs_find(&s->docs, u->uri);
     }
+    if (open && open->text.len > OL_SERVER_MAX_LINT_BYTES) {
+        ol_project_publish_missing(w->project, i); /* too large to lint, as its own lint says */
+        return;
+    }
     lt->settings = s->linter.settings;
     lt->project = w->project;
     lt->file = i;
@@ -374,6 +378,10 @@ ol_project *ol_server_unit_project(ol_server *s, ol_unit *u, size_t *file)
     ol_workspace *w = &s->workspace;
     if (!w->project)
         return NULL;
+    if (w->project_unindexed) {
+        ol_project_index(w->project);
+        w->project_unindexed = false;
+    }
     size_t i = unit_file(s, u);
     if (i == (size_t)-1) {
         /* open but not discovered (excluded, new, not named .py): still one of the project's */
@@ -416,7 +424,7 @@ void ol_server_file_created(ol_server *s, const char *path)
     size_t before = ol_project_count(w->project);
     size_t i = add_project_file(s, path);
     if (ol_project_count(w->project) != before)
-        ol_project_index(w->project);
+        w->project_unindexed = true; /* indexed once at the next lint, not once per file of a storm */
     else
         ol_project_forget(w->project, i);
 }
@@ -462,6 +470,21 @@ static void build_source(ol_server *s, ol_unit *u, ol_source *src)
     free(indexes);
 }
 
+/* The size of the text a lint of u reads. */
+static size_t unit_bytes(ol_server *s, const ol_unit *u)
+{
+    if (!u->notebook) {
+        ol_doc *d = ol_docs_find(&s->docs, u->uri);
+        return d ? d->text.len : 0;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < u->cells.len; i++) {
+        ol_doc *d = u->cells.items[i].code ? ol_docs_find(&s->docs, u->cells.items[i].uri) : NULL;
+        n += d ? d->text.len + 1 : 0;
+    }
+    return n;
+}
+
 void ol_server_lint(ol_server *s, ol_unit *u)
 {
     if (config_changed_for(s, u)) {
@@ -479,8 +502,25 @@ void ol_server_lint(ol_server *s, ol_unit *u)
     u->settings = NULL;
     u->linted = true;
     u->dirty = false;
+    u->unpublished = true;
     s->lints++;
 
+    size_t bytes = unit_bytes(s, u);
+    u->too_large = bytes > OL_SERVER_MAX_LINT_BYTES ? bytes : 0;
+    if (u->too_large) {
+        clear_segments(u);
+        if (!u->told_too_large) {
+            u->told_too_large = true;
+            char *text = ol_xasprintf("oomlint: %s is not linted: its %.1f MB are past the %u MiB the language "
+                                      "server lints (run `oomlint` on the file instead)",
+                                      u->path ? u->path : u->uri, (double)bytes / 1e6,
+                                      OL_SERVER_MAX_LINT_BYTES / (1024u * 1024u));
+            ol_server_show(s, 2, text);
+            free(text);
+        }
+        return;
+    }
+    u->told_too_large = false;
     ol_buf err = {0};
     if (!ensure_resolver(s, &err)) {
         config_failed(s, u, err.data);
@@ -530,13 +570,18 @@ bool ol_unit_place(ol_server *s, const ol_unit *u, uint32_t at, bool is_end, ol_
     }
     if (u->segments.len == 0)
         return false;
-    /* the last segment starting at or before `at` (strictly before, for an end) */
-    size_t k = 0;
-    for (size_t i = 0; i < u->segments.len; i++) {
-        uint32_t st = u->segments.items[i].start;
+    /* the last segment starting at or before `at` (strictly before, for an
+     * end); segments are in order of their start */
+    size_t lo = 0, hi = u->segments.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint32_t st = u->segments.items[mid].start;
         if (st < at || (st == at && !is_end))
-            k = i;
+            lo = mid + 1;
+        else
+            hi = mid;
     }
+    size_t k = lo > 0 ? lo - 1 : 0;
     const ol_segment *seg = &u->segments.items[k];
     ol_doc *d = ol_docs_find(&s->docs, seg->uri);
     if (!d)
@@ -551,20 +596,28 @@ bool ol_unit_place(ol_server *s, const ol_unit *u, uint32_t at, bool is_end, ol_
     return true;
 }
 
-bool ol_unit_range(ol_server *s, const ol_unit *u, uint32_t start, uint32_t end, ol_doc **doc, ol_lsp_pos *a,
-                   ol_lsp_pos *b)
+bool ol_unit_span(ol_server *s, const ol_unit *u, uint32_t start, uint32_t end, ol_doc **doc, uint32_t *x,
+                  uint32_t *y)
 {
     ol_doc *da = NULL, *db = NULL;
-    uint32_t x = 0, y = 0;
-    if (!ol_unit_place(s, u, start, false, &da, &x))
+    if (!ol_unit_place(s, u, start, false, &da, x))
         return false;
     if (end < start)
         end = start;
-    if (!ol_unit_place(s, u, end, end > start, &db, &y) || db != da || y < x)
-        y = (uint32_t)da->text.len; /* a range running past its cell stops at the cell's end */
+    if (!ol_unit_place(s, u, end, end > start, &db, y) || db != da || *y < *x)
+        *y = (uint32_t)da->text.len; /* a range running past its cell stops at the cell's end */
     *doc = da;
-    *a = ol_doc_position(da, x, s->enc);
-    *b = ol_doc_position(da, y, s->enc);
+    return true;
+}
+
+bool ol_unit_range(ol_server *s, const ol_unit *u, uint32_t start, uint32_t end, ol_doc **doc, ol_lsp_pos *a,
+                   ol_lsp_pos *b)
+{
+    uint32_t x = 0, y = 0;
+    if (!ol_unit_span(s, u, start, end, doc, &x, &y))
+        return false;
+    *a = ol_doc_position(*doc, x, s->enc);
+    *b = ol_doc_position(*doc, y, s->enc);
     return true;
 }
 
@@ -587,14 +640,20 @@ cJSON *ol_server_diagnostic(ol_server *s, const ol_diag *d, ol_lsp_pos a, ol_lsp
     return j;
 }
 
-static cJSON *config_diagnostic(const ol_unit *u)
+/* The one diagnostic of a unit that was not linted: its configuration is
+ * broken, or it is too large. */
+static cJSON *unlinted_diagnostic(const ol_unit *u)
 {
     cJSON *j = cJSON_CreateObject();
     ol_lsp_pos zero = {0, 0};
     cJSON_AddItemToObject(j, "range", ol_lsp_range_json(zero, zero));
-    cJSON_AddNumberToObject(j, "severity", 1);
+    cJSON_AddNumberToObject(j, "severity", u->config_error ? 1 : 2);
     cJSON_AddStringToObject(j, "source", "oomlint");
-    char *msg = ol_xasprintf("oomlint cannot read its configuration: %s", u->config_error);
+    char *msg = u->config_error
+                    ? ol_xasprintf("oomlint cannot read its configuration: %s", u->config_error)
+                    : ol_xasprintf("oomlint did not lint this document: its %.1f MB are past the %u MiB the language "
+                                   "server lints (run `oomlint` on the file instead)",
+                                   (double)u->too_large / 1e6, OL_SERVER_MAX_LINT_BYTES / (1024u * 1024u));
     cJSON_AddStringToObject(j, "message", msg);
     free(msg);
     return j;
@@ -615,14 +674,14 @@ static void unit_targets(const ol_unit *u, ol_strvec *out)
 cJSON *ol_server_diagnostics_for(ol_server *s, ol_unit *u, const char *doc_uri)
 {
     cJSON *items = cJSON_CreateArray();
-    if (u->config_error) {
+    if (u->config_error || u->too_large) {
         /* one diagnostic, at the start of the document (a notebook's first code cell) */
         const char *first = u->notebook ? NULL : u->uri;
         for (size_t i = 0; i < u->cells.len && !first; i++)
             if (u->cells.items[i].code)
                 first = u->cells.items[i].uri;
         if (first && strcmp(first, doc_uri) == 0)
-            cJSON_AddItemToArray(items, config_diagnostic(u));
+            cJSON_AddItemToArray(items, unlinted_diagnostic(u));
         return items;
     }
     for (size_t i = 0; i < u->result.diags.len; i++) {
@@ -649,22 +708,61 @@ static void push(ol_server *s, const char *uri, cJSON *items)
     ol_server_send(s, ol_rpc_notification("textDocument/publishDiagnostics", params));
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 void ol_server_publish(ol_server *s, ol_unit *u)
 {
+    u->unpublished = false;
     if (s->pull)
         return;
     ol_strvec targets = {0};
     unit_targets(u, &targets);
-    for (size_t i = 0; i < targets.len; i++)
-        push(s, targets.items[i], ol_server_diagnostics_for(s, u, targets.items[i]));
-    /* documents that left the unit (cells removed) lose what they were sent */
-    for (size_t i = 0; i < u->pushed.len; i++) {
-        bool still = false;
-        for (size_t k = 0; k < targets.len && !still; k++)
-            still = strcmp(targets.items[k], u->pushed.items[i]) == 0;
-        if (!still)
-            push(s, u->pushed.items[i], cJSON_CreateArray());
+    /* every finding placed once, into its document's list: a notebook of N
+     * cells and M findings costs N + M, not N * M */
+    size_t n = targets.len;
+    cJSON **lists = ol_xcalloc(n ? n : 1, sizeof(cJSON *));
+    size_t *target_of = ol_xcalloc(s->docs.docs.len + 1, sizeof(size_t)); /* store index -> target + 1 */
+    for (size_t i = 0; i < n; i++) {
+        lists[i] = cJSON_CreateArray();
+        ol_doc *d = ol_docs_find(&s->docs, targets.items[i]);
+        if (d && !target_of[d->store_index])
+            target_of[d->store_index] = i + 1;
     }
+    if (u->config_error || u->too_large) {
+        for (size_t i = 0; i < n; i++) {
+            cJSON_Delete(lists[i]);
+            lists[i] = ol_server_diagnostics_for(s, u, targets.items[i]);
+            if (cJSON_GetArraySize(lists[i]) > 0)
+                break; /* one diagnostic, in the first code cell */
+        }
+    } else {
+        for (size_t i = 0; i < u->result.diags.len; i++) {
+            const ol_diag *d = &u->result.diags.items[i];
+            ol_doc *doc;
+            ol_lsp_pos a, b;
+            if (!ol_server_shown(s, d) || !ol_unit_range(s, u, d->start, d->end, &doc, &a, &b))
+                continue;
+            size_t t = target_of[doc->store_index];
+            if (t)
+                cJSON_AddItemToArray(lists[t - 1], ol_server_diagnostic(s, d, a, b));
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        push(s, targets.items[i], lists[i]);
+    free(lists);
+    free(target_of);
+    /* documents that left the unit (cells removed) lose what they were sent */
+    char **sorted = ol_xcalloc(n ? n : 1, sizeof(char *));
+    if (n)
+        memcpy(sorted, targets.items, n * sizeof(char *));
+    ol_sort(sorted, n, sizeof(char *), cmp_str);
+    for (size_t i = 0; i < u->pushed.len; i++)
+        if (!bsearch(&u->pushed.items[i], sorted, n, sizeof(char *), cmp_str))
+            push(s, u->pushed.items[i], cJSON_CreateArray());
+    free(sorted);
     ol_strvec_free(&u->pushed);
     u->pushed = targets;
 }

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "rule.h"
@@ -338,7 +339,7 @@ static bool read_version(const cJSON *td, int64_t *v)
     const cJSON *j = get(td, "version");
     if (!cJSON_IsNumber(j))
         return false;
-    *v = (int64_t)j->valuedouble;
+    *v = ol_json_clamp(j->valuedouble, INT64_MIN, INT64_MAX);
     return true;
 }
 
@@ -522,6 +523,12 @@ static bool nb_open(ol_server *s, const cJSON *params)
     return true;
 }
 
+static int cmp_cell_uri(const void *a, const void *b)
+{
+    const ol_nb_cell *x = *(const ol_nb_cell *const *)a, *y = *(const ol_nb_cell *const *)b;
+    return strcmp(x->uri, y->uri);
+}
+
 static bool nb_change(ol_server *s, const cJSON *params)
 {
     const cJSON *nb = get(params, "notebookDocument"), *uri = get(nb, "uri");
@@ -542,7 +549,8 @@ static bool nb_change(ol_server *s, const cJSON *params)
         const cJSON *start = get(array, "start"), *count = get(array, "deleteCount");
         if (!cJSON_IsNumber(start) || !cJSON_IsNumber(count) || start->valuedouble < 0 || count->valuedouble < 0)
             return false;
-        size_t at = (size_t)start->valuedouble, del = (size_t)count->valuedouble;
+        size_t at = (size_t)ol_json_clamp(start->valuedouble, 0, INT32_MAX),
+               del = (size_t)ol_json_clamp(count->valuedouble, 0, INT32_MAX);
         if (at > u->cells.len)
             at = u->cells.len;
         if (del > u->cells.len - at)
@@ -574,15 +582,28 @@ static bool nb_change(ol_server *s, const cJSON *params)
         open_cells(s, uri->valuestring, get(structure, "didOpen"));
     }
     const cJSON *data = get(cells, "data"), *c;
-    cJSON_ArrayForEach(c, data)
-    {
-        ol_nb_cell cell;
-        if (!read_cell(c, &cell))
-            continue;
+    if (cJSON_GetArraySize(data) > 0) {
+        /* the cells by URI, so that new data for every cell of a large
+         * notebook costs a search each, not a pass over the cells each */
+        ol_nb_cell **byuri = ol_xcalloc(u->cells.len + 1, sizeof(ol_nb_cell *));
         for (size_t i = 0; i < u->cells.len; i++)
-            if (strcmp(u->cells.items[i].uri, cell.uri) == 0)
-                u->cells.items[i].code = cell.code;
-        free(cell.uri);
+            byuri[i] = &u->cells.items[i];
+        ol_sort(byuri, u->cells.len, sizeof(ol_nb_cell *), cmp_cell_uri);
+        cJSON_ArrayForEach(c, data)
+        {
+            ol_nb_cell cell;
+            if (!read_cell(c, &cell))
+                continue;
+            ol_nb_cell *key = &cell;
+            ol_nb_cell **hit = bsearch(&key, byuri, u->cells.len, sizeof(ol_nb_cell *), cmp_cell_uri);
+            /* every cell of that URI (a notebook should have one) */
+            for (ol_nb_cell **k = hit; k && k > byuri && cmp_cell_uri(k - 1, &key) == 0;)
+                hit = --k;
+            for (; hit && hit < byuri + u->cells.len && cmp_cell_uri(hit, &key) == 0; hit++)
+                (*hit)->code = cell.code;
+            free(cell.uri);
+        }
+        free(byuri);
     }
     const cJSON *texts = get(cells, "textContent");
     cJSON_ArrayForEach(c, texts)
@@ -626,12 +647,23 @@ static bool nb_close(ol_server *s, const cJSON *params)
 
 /* ---- workspace ------------------------------------------------------------------------ */
 
+/* Does uri name a regular file (or a link to one) that exists now? */
+static bool regular_file(const char *uri)
+{
+    char *path = ol_uri_to_path(uri);
+    struct stat st;
+    bool ok = path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    free(path);
+    return ok;
+}
+
 static bool watched_files(ol_server *s, const cJSON *params)
 {
     const cJSON *changes = get(params, "changes"), *c;
     if (!cJSON_IsArray(changes))
         return false;
     bool config = false, dependents = false;
+    size_t missing = 0;
     cJSON_ArrayForEach(c, changes)
     {
         const cJSON *uri = get(c, "uri"), *type = get(c, "type");
@@ -641,6 +673,15 @@ static bool watched_files(ol_server *s, const cJSON *params)
             config = true;
         } else if (ol_str_has_suffix(uri->valuestring, ".py")) {
             int kind = cJSON_IsNumber(type) ? type->valueint : 2;
+            if (kind != 3 && !regular_file(uri->valuestring)) {
+                /* created or changed, and gone already (or never there, or
+                 * not a file): nothing to add; a file we knew is gone */
+                if (kind == 1) {
+                    missing++;
+                    continue;
+                }
+                kind = 3;
+            }
             workspace_event(s, uri->valuestring, kind == 3 ? OL_WS_DELETED : OL_WS_CHANGED);
             /* an open document's buffer is what counts, not the disk */
             if (ol_server_unit(s, uri->valuestring))
@@ -652,6 +693,9 @@ static bool watched_files(ol_server *s, const cJSON *params)
             free(path);
         }
     }
+    if (missing)
+        ol_server_log(s, 4, "%zu file%s reported created that do%s not exist were ignored", missing,
+                      missing == 1 ? "" : "s", missing == 1 ? "es" : "");
     if (dependents && !config && s->pull && s->refresh_support)
         send_request(s, "workspace/diagnostic/refresh", NULL);
     if (config) {
@@ -795,14 +839,17 @@ static void handle(ol_server *s, const char *body, size_t len)
     cJSON_Delete(msg);
 }
 
-/* Lints one changed unit and publishes it; false when none changed. */
+/* Lints one changed unit and publishes it; false when none changed. A unit
+ * a request linted first (a hover or a code action right after an edit) is
+ * published here too: every version a pushing client has gets its
+ * diagnostics once. */
 static bool lint_one(ol_server *s)
 {
     if (s->pull)
         return false; /* the client asks when it wants findings */
     for (size_t i = 0; i < s->units.len; i++) {
         ol_unit *u = s->units.items[i];
-        if (u->dirty) {
+        if (u->dirty || u->unpublished) {
             ol_server_lint(s, u);
             ol_server_publish(s, u);
             return true;

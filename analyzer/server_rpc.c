@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "source.h"
+
 /* A header block longer than this is not a header. */
 #define OL_RPC_MAX_HEADER (64u * 1024u)
 
@@ -70,15 +72,29 @@ static void consume(ol_rpc_reader *r, size_t n)
     }
 }
 
-ol_rpc_status ol_rpc_next(ol_rpc_reader *r, char **body, size_t *len, char **error)
+/* One step of ol_rpc_next; *again when it only skipped blank lines. */
+static ol_rpc_status next_step(ol_rpc_reader *r, char **body, size_t *len, char **error, bool *again)
 {
+    *again = false;
     *body = NULL;
     *len = 0;
     *error = NULL;
+    /* (an empty buffer may have no storage yet: no pointer arithmetic on it) */
+    if (r->pos >= r->buf.len)
+        return OL_RPC_NONE;
+    /* line breaks and blanks before a header are nothing: skip them all at
+     * once (a run of them costs its length, not its length squared) */
+    size_t skip = 0;
+    for (char c; r->pos + skip < r->buf.len && ((c = r->buf.data[r->pos + skip]) == '\r' || c == '\n' ||
+                                                c == ' ' || c == '\t');)
+        skip++;
+    if (skip) {
+        consume(r, skip);
+        if (r->pos >= r->buf.len)
+            return OL_RPC_NONE;
+    }
     const char *data = r->buf.data + r->pos;
     size_t avail = r->buf.len - r->pos;
-    if (avail == 0)
-        return OL_RPC_NONE;
     const char *field = find_ci(data, avail, "content-length");
     size_t first_end = header_end(data, avail);
     if (first_end && (!field || (size_t)(field - data) >= first_end)) {
@@ -87,8 +103,12 @@ ol_rpc_status ol_rpc_next(ol_rpc_reader *r, char **body, size_t *len, char **err
         for (size_t i = 0; i < first_end; i++)
             blank = blank && (data[i] == '\r' || data[i] == '\n' || data[i] == ' ' || data[i] == '\t');
         consume(r, first_end);
-        if (blank)
-            return OL_RPC_NONE; /* stray line breaks between messages */
+        if (blank) {
+            /* stray line breaks between messages: what follows them may be
+             * a whole message already here, which must not wait for more input */
+            *again = true;
+            return OL_RPC_NONE;
+        }
         *error = ol_xstrdup("a message header without Content-Length was dropped");
         return OL_RPC_BAD_FRAME;
     }
@@ -152,6 +172,15 @@ ol_rpc_status ol_rpc_next(ol_rpc_reader *r, char **body, size_t *len, char **err
     return OL_RPC_MESSAGE;
 }
 
+ol_rpc_status ol_rpc_next(ol_rpc_reader *r, char **body, size_t *len, char **error)
+{
+    bool again = true;
+    ol_rpc_status st = OL_RPC_NONE;
+    while (again)
+        st = next_step(r, body, len, error, &again);
+    return st;
+}
+
 bool ol_rpc_fill(ol_rpc_reader *r, int timeout_ms)
 {
     if (r->eof)
@@ -208,6 +237,29 @@ bool ol_rpc_send(ol_rpc_writer *w, const cJSON *msg)
     if (!text)
         ol_oom();
     size_t n = strlen(text);
+    /* JSON on the wire is UTF-8: bytes a client sent that are not (echoed
+     * in a message, an id, a URI) go out as U+FFFD */
+    if (ol_utf8_validate(text, n) != n) {
+        ol_buf fixed = {0};
+        size_t i = 0;
+        while (i < n) {
+            size_t ok = ol_utf8_validate(text + i, n - i);
+            ol_buf_add(&fixed, text + i, ok);
+            i += ok;
+            if (i < n) {
+                ol_buf_add(&fixed, "\xEF\xBF\xBD", 3);
+                i++;
+            }
+        }
+        cJSON_free(text);
+        n = fixed.len;
+        text = cJSON_malloc(n + 1);
+        if (!text)
+            ol_oom();
+        memcpy(text, fixed.data, n);
+        text[n] = '\0';
+        ol_buf_free(&fixed);
+    }
     char header[64];
     int hn = snprintf(header, sizeof header, "Content-Length: %zu\r\n\r\n", n);
     bool ok = write_all(w, header, (size_t)hn) && write_all(w, text, n);

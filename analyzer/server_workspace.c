@@ -27,6 +27,7 @@ void ol_workspace_drop_project(ol_workspace *w)
     w->project = NULL;
     ol_strvec_free(&w->project_paths);
     w->project_gen++;
+    w->project_unindexed = false;
 }
 
 void ol_workspace_free(ol_workspace *w)
@@ -36,6 +37,7 @@ void ol_workspace_free(ol_workspace *w)
     for (size_t i = 0; i < w->files.len; i++)
         free(w->files.items[i].path);
     ol_vec_free(&w->files);
+    free(w->file_slots);
     memset(w, 0, sizeof(*w));
 }
 
@@ -116,12 +118,71 @@ void ol_workspace_change_folders(ol_workspace *w, const cJSON *event)
     ol_workspace_drop_project(w);
 }
 
+/* ---- the files, by path ---------------------------------------------------------- */
+
+static size_t path_hash(const char *path)
+{
+    uint64_t h = 1469598103934665603u;
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+        h = (h ^ *p) * 1099511628211u;
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* The slot of path: holding its index + 1, or empty (0) where it would go. */
+static size_t file_slot(const ol_workspace *w, const char *path)
+{
+    size_t mask = w->file_slot_count - 1, i = path_hash(path) & mask;
+    while (w->file_slots[i] && strcmp(w->files.items[w->file_slots[i] - 1].path, path) != 0)
+        i = (i + 1) & mask;
+    return i;
+}
+
+static void rehash_files(ol_workspace *w, size_t count)
+{
+    free(w->file_slots);
+    w->file_slot_count = count;
+    w->file_slots = ol_xcalloc(count, sizeof(size_t));
+    for (size_t i = 0; i < w->files.len; i++)
+        w->file_slots[file_slot(w, w->files.items[i].path)] = i + 1;
+}
+
 const ol_workspace_file *ol_workspace_find(const ol_workspace *w, const char *path)
 {
-    for (size_t i = 0; i < w->files.len; i++)
-        if (strcmp(w->files.items[i].path, path) == 0)
-            return &w->files.items[i];
-    return NULL;
+    if (w->file_slot_count == 0)
+        return NULL;
+    size_t k = w->file_slots[file_slot(w, path)];
+    return k ? &w->files.items[k - 1] : NULL;
+}
+
+static ol_workspace_file *add_file(ol_workspace *w, const char *path)
+{
+    if ((w->files.len + 1) * 2 > w->file_slot_count)
+        rehash_files(w, w->file_slot_count ? w->file_slot_count * 2 : 64);
+    ol_workspace_file nf = {ol_xstrdup(path), false, 0};
+    ol_vec_push(&w->files, nf);
+    w->file_slots[file_slot(w, path)] = w->files.len;
+    return &ol_vec_last(&w->files);
+}
+
+static void remove_file(ol_workspace *w, const char *path)
+{
+    size_t mask = w->file_slot_count - 1, k = file_slot(w, path);
+    size_t at = w->file_slots[k] - 1;
+    /* backward-shift deletion keeps every probe sequence unbroken */
+    w->file_slots[k] = 0;
+    for (size_t j = (k + 1) & mask; w->file_slots[j]; j = (j + 1) & mask) {
+        size_t home = path_hash(w->files.items[w->file_slots[j] - 1].path) & mask;
+        bool stays = k <= j ? (home > k && home <= j) : (home > k || home <= j);
+        if (!stays) {
+            w->file_slots[k] = w->file_slots[j];
+            w->file_slots[j] = 0;
+            k = j;
+        }
+    }
+    free(w->files.items[at].path);
+    w->files.items[at] = w->files.items[--w->files.len];
+    if (at < w->files.len)
+        w->file_slots[file_slot(w, w->files.items[at].path)] = at + 1;
 }
 
 void ol_workspace_file_event(ol_workspace *w, const char *path, ol_ws_event ev)
@@ -129,18 +190,13 @@ void ol_workspace_file_event(ol_workspace *w, const char *path, ol_ws_event ev)
     ol_workspace_file *f = (ol_workspace_file *)ol_workspace_find(w, path);
     if (ev == OL_WS_DELETED) {
         if (f) {
-            size_t i = (size_t)(f - w->files.items);
-            free(f->path);
-            w->files.items[i] = w->files.items[--w->files.len];
+            remove_file(w, path);
             w->generation++;
         }
         return;
     }
-    if (!f) {
-        ol_workspace_file nf = {ol_xstrdup(path), false, 0};
-        ol_vec_push(&w->files, nf);
-        f = &ol_vec_last(&w->files);
-    }
+    if (!f)
+        f = add_file(w, path);
     switch (ev) {
     case OL_WS_OPENED:
         f->open = true;

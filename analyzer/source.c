@@ -60,8 +60,32 @@ size_t ol_utf8_validate(const char *s, size_t n)
     return n;
 }
 
+/* Counts per block for ol_source_pos (see col_marks in source.h). */
+static void index_columns(ol_source *src)
+{
+    free(src->col_marks);
+    uint32_t blocks = src->len / OL_COL_BLOCK + 1;
+    src->col_marks = ol_xmalloc(sizeof(uint32_t) * 2 * blocks);
+    uint32_t cp = 0, u16 = 0;
+    for (uint32_t b = 0; b < blocks; b++) {
+        src->col_marks[2 * b] = cp;
+        src->col_marks[2 * b + 1] = u16;
+        uint32_t end = b * OL_COL_BLOCK + OL_COL_BLOCK;
+        if (end > src->len)
+            end = src->len;
+        for (uint32_t i = b * OL_COL_BLOCK; i < end; i++) {
+            unsigned char c = (unsigned char)src->text[i];
+            if ((c & 0xC0) != 0x80) {
+                cp++;
+                u16 += c >= 0xF0 ? 2 : 1;
+            }
+        }
+    }
+}
+
 void ol_source_index_lines(ol_source *src)
 {
+    index_columns(src);
     free(src->line_starts);
     uint32_t count = 1;
     for (uint32_t i = 0; i < src->len; i++)
@@ -382,6 +406,7 @@ void ol_source_free(ol_source *src)
     free(src->path);
     free(src->text);
     free(src->line_starts);
+    free(src->col_marks);
     free(src->encoding);
     for (size_t i = 0; i < src->cells.len; i++)
         free(src->cells.items[i].file_lines);
@@ -403,19 +428,45 @@ uint32_t ol_source_line_index(const ol_source *src, uint32_t byte)
     return lo;
 }
 
+/* Code points and UTF-16 units in [from, to). */
+static void count_columns(const ol_source *src, uint32_t from, uint32_t to, uint32_t *cp, uint32_t *u16)
+{
+    for (uint32_t i = from; i < to; i++) {
+        unsigned char c = (unsigned char)src->text[i];
+        if ((c & 0xC0) != 0x80) {
+            (*cp)++;
+            *u16 += c >= 0xF0 ? 2 : 1;
+        }
+    }
+}
+
+/* Code points and UTF-16 units before byte (from the text's start). */
+static void columns_before(const ol_source *src, uint32_t byte, uint32_t *cp, uint32_t *u16)
+{
+    uint32_t b = byte / OL_COL_BLOCK;
+    *cp = src->col_marks[2 * b];
+    *u16 = src->col_marks[2 * b + 1];
+    count_columns(src, b * OL_COL_BLOCK, byte, cp, u16);
+}
+
 ol_pos ol_source_pos(const ol_source *src, uint32_t byte)
 {
     if (byte > src->len)
         byte = src->len;
     uint32_t line = ol_source_line_index(src, byte);
     ol_pos p = {line + 1, 1, 1};
-    for (uint32_t i = src->line_starts[line]; i < byte; i++) {
-        unsigned char c = (unsigned char)src->text[i];
-        if ((c & 0xC0) != 0x80) {
-            p.col++;
-            p.col16 += c >= 0xF0 ? 2 : 1;
-        }
+    uint32_t start = src->line_starts[line];
+    if (!src->col_marks || byte - start <= 2 * OL_COL_BLOCK) {
+        count_columns(src, start, byte, &p.col, &p.col16);
+        return p;
     }
+    /* a long line: by difference of the counts from the text's start, so
+     * many findings on one line cost a block each, not the line each */
+    uint32_t cp_a, u16_a, cp_b, u16_b;
+    columns_before(src, start, &cp_a, &u16_a);
+    columns_before(src, byte, &cp_b, &u16_b);
+    p.col += cp_b - cp_a;
+    p.col16 += u16_b - u16_a;
     return p;
 }
 
@@ -453,12 +504,19 @@ uint32_t ol_source_offset(const ol_source *src, uint32_t line, uint32_t col)
 
 const ol_cell *ol_source_cell(const ol_source *src, uint32_t line0)
 {
-    for (size_t i = 0; i < src->cells.len; i++) {
-        const ol_cell *c = &src->cells.items[i];
-        if (line0 >= c->first_line && line0 < c->first_line + c->line_count)
-            return c;
+    /* cells are in order of first_line: the last one starting at or before line0 */
+    size_t lo = 0, hi = src->cells.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (src->cells.items[mid].first_line <= line0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    return NULL;
+    if (lo == 0)
+        return NULL;
+    const ol_cell *c = &src->cells.items[lo - 1];
+    return line0 < c->first_line + c->line_count ? c : NULL;
 }
 
 /* Offsets in src->raw of the sorted text offsets `at`: where the decoder

@@ -27,6 +27,9 @@
 
 #include "util.h"
 
+/* The block size of ol_source's col_marks. */
+#define OL_COL_BLOCK 256u
+
 /* Largest file oomlint reads; beyond this it reports OOM001. */
 #define OL_MAX_SOURCE_BYTES (64u * 1024u * 1024u)
 
@@ -51,6 +54,10 @@ typedef struct ol_source {
     uint32_t len;
     uint32_t *line_starts;   /* byte offset of each line; line_count entries */
     uint32_t line_count;
+    /* Code points and UTF-16 units before each OL_COL_BLOCK-byte block of
+     * text (2 per block), so a column on a long line costs one block's scan
+     * and not the line's (NULL: scan from the line's start). */
+    uint32_t *col_marks;
     char *encoding;          /* declared non-UTF-8 encoding (iconv name), or NULL */
     bool bom;                /* the file began with a UTF-8 BOM */
     bool crlf;               /* the first line ending is CRLF */

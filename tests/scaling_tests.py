@@ -73,3 +73,186 @@ def _():
         found = [(f["code"], f["line"]) for f in json.loads(m.out)]
         # analyzed (no parse timeout), the suppression on a line after the run still honoured
         assert found == [("OOM101", lines + 10)], found
+
+
+# ---- paths that were superlinear: the cost at N and at 4N --------------------------------------
+#
+# Each of these took time growing with the square (or worse) of its input:
+# the work at 4N is compared with the work at N, in CPU seconds. A linear
+# path does about 4 times the work; the bound (8 times, plus a second for
+# start-up and noise) passes that on a loaded machine and fails a quadratic
+# one (16 times; and the 4N run of each took minutes before).
+
+def assert_linear(what, small, big, factor=8, slack=1.0):
+    assert big < factor * small + slack, (f"{what}: {small:.2f} s of CPU at N, {big:.2f} s at 4N "
+                                          f"(a linear path stays under {factor}x + {slack} s)")
+
+
+def server_cpu(server):
+    """CPU seconds (user + system) the language server process has used."""
+    with open(f"/proc/{server.proc.pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@test("scaling: many findings on one long line, in every output format (10,000 and 40,000 findings)")
+def _():
+    import json
+    with Workspace() as ws:
+        sizes = [int(measure.scale(10000)), int(measure.scale(40000))]
+        paths = [ws.write(f"line{n}.py", "import torch\n" + "torch.load('a');" * n + "\n") for n in sizes]
+        for fmt in ("full", "concise", "json", "sarif", "github"):
+            cpu = []
+            for n, path in zip(sizes, paths):
+                m = measure.run("--isolated", "--output-format", fmt, path, cwd=ws.path, timeout=120)
+                assert m.code == 1, m
+                if fmt == "json":
+                    found = json.loads(m.out)
+                    assert len(found) == n and found[-1]["column"] == 1 + 16 * (n - 1), found[-1]
+                cpu.append(m.cpu)
+            assert_linear(f"--output-format {fmt}", *cpu)
+
+
+@test("scaling: an exclude pattern of many '**' components against a deep tree is polynomial")
+def _():
+    with Workspace() as ws:
+        cpu = []
+        for pairs in (5, 20):
+            root = os.path.join(ws.path, f"p{pairs}")
+            deep = os.path.join(root, *[f"d{i}" for i in range(40)])
+            os.makedirs(deep)
+            with open(os.path.join(deep, "x.py"), "w") as f:
+                f.write("import torch\nstate = torch.load('m.pt')\n")
+            with open(os.path.join(root, "pyproject.toml"), "w") as f:
+                f.write('[tool.oomlint]\nexclude = ["%s"]\n' % ("**/*/" * pairs + "nomatch"))
+            m = measure.run(".", cwd=root, timeout=60)
+            # nothing matched, so the file is linted
+            assert m.code == 1 and "OOM302" in m.out, m
+            cpu.append(m.cpu)
+        assert_linear("'**/*/' x 5 and x 20 on a 40-deep tree", *cpu)
+        # and the command line's --exclude, a whole-path wildcard of many stars
+        name = "a" * 200
+        os.makedirs(os.path.join(ws.path, "w", name))
+        with open(os.path.join(ws.path, "w", name, "x.py"), "w") as f:
+            f.write("import torch\nstate = torch.load('m.pt')\n")
+        m = measure.run("--isolated", "--exclude", "*a" * 30 + "*b", "w", cwd=ws.path, timeout=60)
+        assert m.code == 1 and "OOM302" in m.out and m.cpu < 5, m
+
+
+def _notebook_publish_cpu(n):
+    import lsp_client as L
+    import harness
+    with Workspace() as ws:
+        nb = os.path.join(ws.path, "nb.ipynb")
+        uris = [f"vscode-notebook-cell:{nb}#c{i}" for i in range(n)]
+        texts = ["import torch"] + [f"m{i} = torch.load('m{i}.pt')" for i in range(1, n)]
+        s = L.Server(harness.BIN, cwd=ws.path)
+        try:
+            s.initialize()
+            before = server_cpu(s)
+            s.notify("notebookDocument/didOpen", {
+                "notebookDocument": {"uri": L.uri(nb), "notebookType": "jupyter-notebook", "version": 1,
+                                     "cells": [{"kind": 2, "document": u} for u in uris]},
+                "cellTextDocuments": [{"uri": u, "languageId": "python", "version": 1, "text": t}
+                                      for u, t in zip(uris, texts)]})
+            [d] = s.diagnostics(uris[-1], timeout=120)
+            assert d["code"] == "OOM302", d
+            # an edit of one cell publishes every cell again
+            s.notify("notebookDocument/didChange", {
+                "notebookDocument": {"uri": L.uri(nb), "version": 2},
+                "change": {"cells": {"textContent": [{"document": {"uri": uris[1], "version": 2}, "changes": [
+                    {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                     "text": "# edited\n"}]}]}}})
+            s.diagnostics(uris[-1], timeout=120)
+            # and new data (kinds) for every cell
+            s.notify("notebookDocument/didChange", {
+                "notebookDocument": {"uri": L.uri(nb), "version": 3},
+                "change": {"cells": {"data": [{"kind": 2, "document": u} for u in uris]}}})
+            [d] = s.diagnostics(uris[-1], timeout=120)
+            assert d["code"] == "OOM302", d
+            cpu = server_cpu(s) - before
+            assert s.shutdown(60) == 0
+            return cpu
+        finally:
+            s.kill()
+
+
+@test("scaling: a notebook of 1,000 and 4,000 cells with a finding each, opened and edited in the server")
+def _():
+    assert_linear("notebook cells", _notebook_publish_cpu(int(measure.scale(1000))),
+                  _notebook_publish_cpu(int(measure.scale(4000))))
+
+
+def _storm_cpu(ws, n, tag):
+    import lsp_client as L
+    import harness
+    root = os.path.join(ws.path, tag)
+    os.makedirs(os.path.join(root, "pkg"))
+    with open(os.path.join(root, "train.py"), "w") as f:
+        f.write("import torch\nstate = torch.load('m.pt')\n")
+    paths = [os.path.join(root, "pkg", f"m{i}.py") for i in range(n)]
+    s = L.Server(harness.BIN, cwd=root)
+    try:
+        s.initialize(root=root)
+        train = os.path.join(root, "train.py")
+        s.notify("textDocument/didOpen", {"textDocument": {"uri": L.uri(train), "languageId": "python",
+                                                           "version": 1, "text": "import torch\nx = torch.load('a')\n"}})
+        s.diagnostics(L.uri(train), 1)  # the workspace's store is built
+        # then the files appear (a checkout, a code generator) and the events come
+        for p in paths:
+            with open(p, "w") as f:
+                f.write("def f():\n    return 1\n")
+        before = server_cpu(s)
+        s.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": L.uri(p), "type": 1} for p in paths]})
+        s.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": L.uri(p), "type": 2} for p in paths]})
+        assert s.request("oomlint/none", timeout=120)["error"]["code"] == -32601
+        cpu = server_cpu(s) - before
+        assert s.shutdown(60) == 0
+        return cpu
+    finally:
+        s.kill()
+
+
+@test("scaling: watched-file storms of 2,500 and 10,000 created and changed files in the server")
+def _():
+    with Workspace() as ws:
+        assert_linear("watched-file events", _storm_cpu(ws, int(measure.scale(2500)), "small"),
+                      _storm_cpu(ws, int(measure.scale(10000)), "big"))
+
+
+def _one_line_server_cpu(n):
+    import lsp_client as L
+    import harness
+    with Workspace() as ws:
+        path = os.path.join(ws.path, "line.py")
+        text = "import torch\n" + "torch.load('a');" * n + "\n"
+        s = L.Server(harness.BIN, cwd=ws.path)
+        try:
+            s.initialize()
+            before = server_cpu(s)
+            s.notify("textDocument/didOpen", {"textDocument": {"uri": L.uri(path), "languageId": "python",
+                                                               "version": 1, "text": text}})
+            diags = s.diagnostics(L.uri(path), 1, timeout=120)
+            assert len(diags) == n and diags[-1]["range"]["start"] == {"line": 1, "character": 16 * (n - 1)}, \
+                diags[-1]
+            r = s.request("textDocument/hover", {"textDocument": {"uri": L.uri(path)},
+                                                 "position": {"line": 1, "character": 16 * (n - 1) + 3}}, timeout=120)
+            assert "OOM302" in r["result"]["contents"]["value"], r
+            # code actions over the line: a fix and a noqa action per finding (the line parsed once, not per finding)
+            r = s.request("textDocument/codeAction", {"textDocument": {"uri": L.uri(path)},
+                                                      "range": {"start": {"line": 1, "character": 0},
+                                                                "end": {"line": 1, "character": 16 * n}},
+                                                      "context": {"diagnostics": [], "only": ["quickfix"]}},
+                          timeout=120)
+            assert len(r["result"]) == 2 * n, len(r["result"])
+            cpu = server_cpu(s) - before
+            assert s.shutdown(60) == 0
+            return cpu
+        finally:
+            s.kill()
+
+
+@test("scaling: many findings on one long line in the server (10,000 and 40,000 diagnostics, a hover, code actions)")
+def _():
+    assert_linear("one-line document in the server", _one_line_server_cpu(int(measure.scale(10000))),
+                  _one_line_server_cpu(int(measure.scale(40000))))

@@ -854,3 +854,220 @@ def _():
         assert s.shutdown() == 0
     finally:
         s.kill()
+
+
+# ---- every version published, whatever lints it; bad bytes and numbers ------------------------
+
+def _edit_then(s, path, version, method, params):
+    """didChange to `version` and a request in one write, so the request is
+    read (and lints) before the loop that pushes diagnostics runs."""
+    change = L.frame({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+        "textDocument": {"uri": L.uri(path), "version": version},
+        "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                            "text": "#\n"}]}})
+    s.next_id += 1
+    req = L.frame({"jsonrpc": "2.0", "id": s.next_id, "method": method, "params": params})
+    s.send_raw(change + req)
+    return s.response(s.next_id)
+
+
+@test("server: a hover, code action or pull request right after an edit still gets that version published")
+def _():
+    ws = Workspace()
+    path = ws.write("eager.py", BAD)
+    s = start(ws)
+    try:
+        open_doc(s, path, BAD)
+        assert len(s.diagnostics(L.uri(path), 1)) == 2
+        td = {"uri": L.uri(path)}
+        requests = [("textDocument/hover", {"textDocument": td, "position": {"line": 13, "character": 8}}),
+                    ("textDocument/codeAction", {"textDocument": td, "range": {"start": {"line": 0, "character": 0},
+                                                                               "end": {"line": 0, "character": 0}},
+                                                 "context": {"diagnostics": []}}),
+                    ("textDocument/diagnostic", {"textDocument": td})]
+        for k, (method, params) in enumerate(requests):
+            version = 2 + k
+            r = _edit_then(s, path, version, method, params)
+            assert "result" in r, r
+            diags = s.diagnostics(L.uri(path), version, timeout=10)
+            # the edit added a line at the top each time: the findings moved down with it
+            assert sorted(d["range"]["start"]["line"] for d in diags) == [12 + version - 1, 13 + version - 1], diags
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: a message after blank lines is answered without waiting for more input")
+def _():
+    s = start()
+    try:
+        body = json.dumps({"jsonrpc": "2.0", "id": 400, "method": "oomlint/none"}).encode()
+        s.send_raw(b"\n\n" + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        assert error_code(s.response(400, timeout=5)) == -32601
+        s.send_raw(b"\r\n\r\n\r\n" + b"Content-Length: %d\r\n\r\n" % len(body) + body.replace(b"400", b"401"))
+        assert error_code(s.response(401, timeout=5)) == -32601
+        # a long run of them costs its length, and a message still follows
+        s.send_raw(b"\n" * 300000 + L.frame({"jsonrpc": "2.0", "id": 402, "method": "oomlint/none"}))
+        assert error_code(s.response(402, timeout=10)) == -32601
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+def _raw_exchange(data, timeout=20):
+    """Runs the server on `data` (bytes, then end of input) and returns the
+    message bodies it wrote, as bytes, and its stderr."""
+    import subprocess
+    proc = subprocess.run([harness.BIN, "server"], input=data, capture_output=True, timeout=timeout, cwd=ROOT)
+    out, bodies = proc.stdout, []
+    while out:
+        head, sep, rest = out.partition(b"\r\n\r\n")
+        assert sep, out[:200]
+        n = int(head.split(b":")[1])
+        bodies.append(rest[:n])
+        out = rest[n:]
+    return bodies, proc.stderr.decode("utf-8", "replace")
+
+
+@test("server: a client's invalid UTF-8 is never echoed back: every message it writes is UTF-8")
+def _():
+    init = L.frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None,
+                                                                                "capabilities": {}}})
+
+    def raw(text):
+        return b"Content-Length: %d\r\n\r\n" % len(text) + text
+    data = (init + L.frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}) +
+            raw(b'{"jsonrpc":"2.0","id":2,"method":"bad\xff\xfe/method"}') +
+            raw(b'{"jsonrpc":"2.0","id":"id\xc3","method":"x"}') +
+            raw(b'{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":'
+                b'{"uri":"file:///nope\xed\xa0\x80.py","version":2},"contentChanges":[{"text":"x"}]}}') +
+            raw(b'{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":'
+                b'{"uri":"file:///tmp/bad\xff.py","languageId":"python","version":1,'
+                b'"text":"import torch\\ntorch.load(\'\xff\')\\n"}}}') +
+            raw(b'{"jsonrpc":"2.0","id":3,"method":"textDocument/hover","params":{"textDocument":'
+                b'{"uri":"file:///tmp/bad\xff.py"},"position":{"line":1,"character":3}}}'))
+    bodies, err = _raw_exchange(data)
+    assert len(bodies) >= 5, bodies
+    for b in bodies:
+        b.decode("utf-8")  # raises on invalid UTF-8
+        json.loads(b)
+    text = b"".join(bodies).decode()
+    assert "bad\ufffd\ufffd/method" in text, text[:2000]
+    assert '"id":"id\ufffd"' in text, text[:2000]
+    # the document with a bad byte in its URI and text was linted (its hover found the finding)
+    assert '"id":3,"result":{"contents"' in text and "OOM302" in text, text[:3000]
+
+
+@test("server: numbers like 1e300 from a client are clamped, not converted past an integer's range")
+def _():
+    ws = Workspace()
+    path = ws.write("huge.py", BAD)
+    nb = os.path.join(ws.path, "nb.ipynb")
+    s = start(ws)
+    try:
+        s.notify("textDocument/didOpen", {"textDocument": {"uri": L.uri(path), "languageId": "python",
+                                                           "version": 1e300, "text": BAD}})
+        msg = s.take(lambda m: m.get("method") == "textDocument/publishDiagnostics")
+        # the largest version there is, not a negative number from an overflowed conversion
+        assert msg["params"]["version"] >= 2 ** 62, msg["params"]
+        s.notify("textDocument/didChange", {"textDocument": {"uri": L.uri(path), "version": -1e300},
+                                            "contentChanges": [{"range": {"start": {"line": 1e300, "character": 1e300},
+                                                                          "end": {"line": 1e300, "character": -0.0}},
+                                                                "text": "\n"}]})
+        r = s.request("textDocument/hover", {"textDocument": {"uri": L.uri(path)},
+                                             "position": {"line": 1e300, "character": 1e300}})
+        assert "result" in r or r["error"]["code"] == -32602, r
+        s.notify("notebookDocument/didOpen", {
+            "notebookDocument": {"uri": L.uri(nb), "notebookType": "jupyter-notebook", "version": 1e300,
+                                 "cells": [{"kind": 2, "document": "cell:1"}]},
+            "cellTextDocuments": [{"uri": "cell:1", "languageId": "python", "version": 1, "text": "x = 1\n"}]})
+        s.notify("notebookDocument/didChange", {
+            "notebookDocument": {"uri": L.uri(nb), "version": 2},
+            "change": {"cells": {"structure": {"array": {"start": 1e300, "deleteCount": 1e300}}}}})
+        r = s.request("textDocument/codeAction", {"textDocument": {"uri": L.uri(path)},
+                                                  "range": {"start": {"line": 1e300, "character": 0},
+                                                            "end": {"line": 1e300, "character": 1e300}},
+                                                  "context": {"diagnostics": []}})
+        assert "result" in r, r
+        assert s.shutdown() == 0  # and no sanitizer report (checked by wait)
+    finally:
+        s.kill()
+
+
+@test("server: a document past the lint limit is kept and edited but not linted; the client is told, and "
+      "the server goes on")
+def _():
+    ws = Workspace()
+    path = os.path.join(ws.path, "huge.py")
+    line = "value = compute(1)  # " + "x" * 40 + "\n"
+    text = BAD + line * (17 * 1024 * 1024 // len(line) + 1)  # past 16 MiB
+    s = start(ws)
+    try:
+        open_doc(s, path, text)
+        [d] = s.diagnostics(L.uri(path), 1, timeout=60)
+        assert "did not lint" in d["message"] and "16 MiB" in d["message"], d
+        shown = s.take(lambda m: m.get("method") == "window/showMessage")
+        assert "huge.py is not linted" in shown["params"]["message"], shown
+        # what one document may cost is bounded: about 30 times the text when linted, a few times here
+        with open(f"/proc/{s.proc.pid}/status") as f:
+            hwm_mb = int([x for x in f if x.startswith("VmHWM")][0].split()[1]) / 1024
+        limit = 10 * len(text) / 1e6 + (400 if "/san/" in harness.BIN else 150)
+        assert hwm_mb < limit, f"{hwm_mb:.0f} MB peak for a {len(text) / 1e6:.0f} MB document (limit {limit:.0f})"
+        # the server still serves: another document is linted
+        small = ws.write("small.py", BAD)
+        open_doc(s, small, BAD)
+        assert len(s.diagnostics(L.uri(small), 1)) == 2
+        # cut the big one below the limit: it is linted again
+        s.notify("textDocument/didChange", {"textDocument": {"uri": L.uri(path), "version": 2},
+                                            "contentChanges": [{"text": BAD}]})
+        assert sorted(d["code"] for d in s.diagnostics(L.uri(path), 2, timeout=30)) == ["OOM101", "OOM302"]
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: watched-file events for files that do not exist are ignored, and said so in the log")
+def _():
+    ws = Workspace()
+    path = ws.write("train.py", BAD)
+    real = ws.write("pkg/real.py", "def f():\n    return 1\n")
+    s = start(ws)
+    try:
+        open_doc(s, path, BAD)
+        s.diagnostics(L.uri(path), 1)
+        ghosts = [os.path.join(ws.path, "pkg", f"ghost{i}.py") for i in range(3)]
+        s.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": L.uri(g), "type": 1} for g in ghosts] +
+                                                     [{"uri": L.uri(real), "type": 1}]})
+        log = s.take(lambda m: m.get("method") == "window/logMessage" and "do not exist" in m["params"]["message"])
+        assert log["params"]["message"].startswith("3 files reported created"), log
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+@test("server: a notebook cell turned from markdown into code (cell data) is linted, and cleared when turned back")
+def _():
+    ws = Workspace()
+    nb = os.path.join(ws.path, "kinds.ipynb")
+    uris = [f"vscode-notebook-cell:{nb}#k{i}" for i in range(3)]
+    texts = ["import torch", "state = torch.load('m.pt')", "x = 1"]
+    s = start(ws)
+    try:
+        s.notify("notebookDocument/didOpen", {
+            "notebookDocument": {"uri": L.uri(nb), "notebookType": "jupyter-notebook", "version": 1,
+                                 "cells": [{"kind": k, "document": u} for k, u in zip((2, 1, 2), uris)]},
+            "cellTextDocuments": [{"uri": u, "languageId": "python", "version": 1, "text": t}
+                                  for u, t in zip(uris, texts)]})
+        assert s.diagnostics(uris[2]) == []
+        s.notify("notebookDocument/didChange", {
+            "notebookDocument": {"uri": L.uri(nb), "version": 2},
+            "change": {"cells": {"data": [{"kind": 2, "document": uris[1]}]}}})
+        [d] = s.diagnostics(uris[1])
+        assert d["code"] == "OOM302", d
+        s.notify("notebookDocument/didChange", {
+            "notebookDocument": {"uri": L.uri(nb), "version": 3},
+            "change": {"cells": {"data": [{"kind": 1, "document": uris[1]}, {"kind": 2, "document": uris[2]}]}}})
+        assert s.diagnostics(uris[1]) == []
+        assert s.shutdown() == 0
+    finally:
+        s.kill()

@@ -5,6 +5,7 @@
  * function; CHECK records a failure with its line and keeps going. Prints
  * "N passed, N failed".
  */
+#include <fnmatch.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include <tree_sitter/api.h>
 
 #include "config.h"
+#include "glob.h"
 #include "diag.h"
 #include "emit.h"
 #include "fix.h"
@@ -959,6 +961,54 @@ static void test_glob_match(void)
     CHECK(!ol_glob_match("elsewhere/*", NULL, "/elsewhere/x.py", false));
     CHECK(ol_glob_match("/elsewhere/*", NULL, "/elsewhere/x.py", false));
     CHECK(!ol_glob_match("", "a.py", NULL, false));
+}
+
+/* ol_wildmatch agrees with fnmatch(3) on every pair of a small alphabet's
+ * patterns and texts, and a pattern of many stars or `**` costs no more
+ * than its length times the text's. */
+static void test_wildmatch(void)
+{
+    static const char *pats[] = {"", "*", "?", "a", "a*", "*a", "*a*", "a*b", "a?b", "*a*b*", "**", "a**b",
+                                 "[ab]", "[!a]*", "[^a]b", "[a-c]*", "[]a]", "[!]a]*", "[", "a[", "[a-",
+                                 "\\*", "\\?a", "[[:alpha:]]*", "[[:digit:]]", "*/b", "a/*", "*/*",
+                                 "?/?", "a*/b*", "[/]b", "*b*a*", "*?*", "a*a*a*b"};
+    static const char *texts[] = {"", "a", "b", "ab", "ba", "aab", "abb", "a/b", "aa/bb", "*", "?a", "]",
+                                  "[", "a[", "a\\", "1", "abab", "a/", "/b", "ba/ab", "aaab", "-"};
+    for (size_t i = 0; i < OL_ARRAY_LEN(pats); i++)
+        for (size_t j = 0; j < OL_ARRAY_LEN(texts); j++)
+            for (int pathname = 0; pathname < 2; pathname++) {
+                bool want = fnmatch(pats[i], texts[j], pathname ? FNM_PATHNAME : 0) == 0;
+                if (ol_wildmatch(pats[i], texts[j], pathname) != want) {
+                    fprintf(stderr, "  ol_wildmatch(\"%s\", \"%s\", %d) != fnmatch\n", pats[i], texts[j], pathname);
+                    CHECK(false);
+                }
+            }
+    /* a trailing backslash escapes nothing: the pattern matches nothing */
+    CHECK(!ol_wildmatch("a\\", "a\\", false) && !ol_wildmatch("a\\", "a", false));
+    /* fnmatch takes time exponential in the stars here; this must be instant */
+    ol_buf pat = {0}, text = {0};
+    for (int i = 0; i < 40; i++)
+        ol_buf_puts(&pat, "*a");
+    ol_buf_puts(&pat, "*b");
+    for (int i = 0; i < 4000; i++)
+        ol_buf_putc(&text, 'a');
+    uint64_t t0 = ol_now_ns();
+    CHECK(!ol_wildmatch(pat.data, text.data, false));
+    CHECK(ol_now_ns() - t0 < 2000000000u);
+    /* and `**` pairs against a deep path, through ol_glob_match */
+    ol_buf_clear(&pat);
+    ol_buf_clear(&text);
+    for (int i = 0; i < 12; i++)
+        ol_buf_puts(&pat, "**/*/");
+    ol_buf_puts(&pat, "nomatch");
+    for (int i = 0; i < 60; i++)
+        ol_buf_puts(&text, "d/");
+    ol_buf_puts(&text, "x.py");
+    t0 = ol_now_ns();
+    CHECK(!ol_glob_match(pat.data, text.data, NULL, true));
+    CHECK(ol_now_ns() - t0 < 2000000000u);
+    ol_buf_free(&pat);
+    ol_buf_free(&text);
 }
 
 static bool layered_on(const ol_selection *config, const ol_selection *cli, const char *code)
@@ -2166,6 +2216,7 @@ int main(void)
         T(test_toml_values),
         T(test_toml_errors),
         T(test_glob_match),
+        T(test_wildmatch),
         T(test_selection_layers),
         T(test_config_parse),
         T(test_info_findings_are_notices),

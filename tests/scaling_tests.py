@@ -145,7 +145,8 @@ def _notebook_publish_cpu(n):
     with Workspace() as ws:
         nb = os.path.join(ws.path, "nb.ipynb")
         uris = [f"vscode-notebook-cell:{nb}#c{i}" for i in range(n)]
-        texts = ["import torch"] + [f"m{i} = torch.load('m{i}.pt')" for i in range(1, n)]
+        # a notebook of a job of several processes: each load is reported by default
+        texts = ["import torch.distributed"] + [f"m{i} = torch.load('m{i}.pt')" for i in range(1, n)]
         s = L.Server(harness.BIN, cwd=ws.path)
         try:
             s.initialize()

@@ -1050,7 +1050,7 @@ def _():
     ws = Workspace()
     nb = os.path.join(ws.path, "kinds.ipynb")
     uris = [f"vscode-notebook-cell:{nb}#k{i}" for i in range(3)]
-    texts = ["import torch", "state = torch.load('m.pt')", "x = 1"]
+    texts = ["import torch.distributed", "state = torch.load('m.pt')", "x = 1"]
     s = start(ws)
     try:
         s.notify("notebookDocument/didOpen", {

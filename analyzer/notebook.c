@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cjson/cJSON.h>
 
@@ -562,6 +563,28 @@ static uint32_t append_cell(ol_buf *out, const char *code, size_t len)
     return lines;
 }
 
+/* Is the notebook's language Python, or unstated? metadata.kernelspec.language
+ * and metadata.language_info.name say ("python", "python3"); a Julia, R or
+ * Scala notebook says another. */
+static bool python_kernel(const cJSON *root)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "metadata");
+    if (!cJSON_IsObject(meta))
+        return true;
+    const cJSON *names[2] = {NULL, NULL};
+    const cJSON *ks = cJSON_GetObjectItemCaseSensitive(meta, "kernelspec");
+    const cJSON *li = cJSON_GetObjectItemCaseSensitive(meta, "language_info");
+    if (cJSON_IsObject(ks))
+        names[0] = cJSON_GetObjectItemCaseSensitive(ks, "language");
+    if (cJSON_IsObject(li))
+        names[1] = cJSON_GetObjectItemCaseSensitive(li, "name");
+    for (int i = 0; i < 2; i++)
+        if (cJSON_IsString(names[i]) && names[i]->valuestring[0] &&
+            strncasecmp(names[i]->valuestring, "python", 6) != 0 && strncasecmp(names[i]->valuestring, "ipython", 7) != 0)
+            return false;
+    return true;
+}
+
 bool ol_notebook_load(ol_source *src, const char *path, char *bytes, size_t n, ol_buf *err)
 {
     memset(src, 0, sizeof(*src));
@@ -606,6 +629,9 @@ bool ol_notebook_load(ol_source *src, const char *path, char *bytes, size_t n, o
         free(bytes);
         return false;
     }
+    /* a notebook of another language (a Julia or R kernel) holds no Python:
+     * its code cells are not linted */
+    bool foreign = !python_kernel(root);
     ol_buf text = {0};
     uint32_t line = 0, index = 0, json_index = 0;
     cJSON *ws = cJSON_IsArray(worksheets) ? worksheets->child : NULL;
@@ -617,7 +643,7 @@ bool ol_notebook_load(ol_source *src, const char *path, char *bytes, size_t n, o
             if (!cJSON_IsObject(cell))
                 continue;
             cJSON *type = cJSON_GetObjectItemCaseSensitive(cell, "cell_type");
-            if (!cJSON_IsString(type) || strcmp(type->valuestring, "code") != 0)
+            if (foreign || !cJSON_IsString(type) || strcmp(type->valuestring, "code") != 0)
                 continue;
             cJSON *source = cJSON_GetObjectItemCaseSensitive(cell, "source");
             if (!source)

@@ -46,15 +46,20 @@ static ol_nid try_body_of(const ol_tree *t, ol_nid except_clause)
     return try_stmt != OL_NONE ? ol_field(t, try_stmt, OL_F_body) : OL_NONE;
 }
 
-/* Is call i a retry of something the try body called? */
-static bool retries_try(ol_model *m, uint32_t i, ol_nid try_body)
+/* Is call i a retry of something the try body called: the same callee (with
+ * other arguments, when other_args)? */
+static bool retries_try(ol_model *m, uint32_t i, ol_nid try_body, bool other_args)
 {
     const ol_tree *t = m->tree;
     const ol_call *c = &m->calls.items[i];
     size_t first, end = ol_calls_in(m, try_body, &first);
-    for (size_t k = first; k < end; k++)
-        if (ol_same_text(t, m->calls.items[k].callee, c->callee))
+    for (size_t k = first; k < end; k++) {
+        if (!ol_same_text(t, m->calls.items[k].callee, c->callee))
+            continue;
+        if (!other_args || !ol_same_text(t, ol_field(t, m->calls.items[k].node, OL_F_arguments),
+                                         ol_field(t, c->node, OL_F_arguments)))
             return true;
+    }
     return false;
 }
 
@@ -120,7 +125,11 @@ static void check(ol_check *c)
                 if (!retry && runs_model(m, call->node, 0) && call->receiver == OL_NONE)
                     retry = true; /* a local function that runs the model */
             }
-            if (!retry && retries_try(m, (uint32_t)i, try_body) && runs_model(m, call->node, 0))
+            /* without a word about memory, a retry of the step is a call of
+             * what the try called with other arguments (a smaller batch, a
+             * cast); the same call again handles another error (an output
+             * unpacked another way) */
+            if (!retry && retries_try(m, (uint32_t)i, try_body, true) && runs_model(m, call->node, 0))
                 retry = true;
             if (!retry)
                 continue;
@@ -143,8 +152,10 @@ const ol_rule ol_rule_oom104 = {
             "an `except torch.cuda.OutOfMemoryError` handler, or a broader one (`RuntimeError`, "
             "`Exception`, bare) whose code is about running out of memory (it tests or prints \"out of "
             "memory\"), when the `try` runs the model. A broad handler that says nothing of memory is "
-            "flagged only when it calls again what the `try` called and that runs the model (a retry of "
-            "the step); one around loading a checkpoint that then builds or runs a model is not.",
+            "flagged only when it calls again what the `try` called, with other arguments (a smaller "
+            "batch, a cast), and that runs the model: a retry of the step. One around loading a checkpoint "
+            "that then builds or runs a model, or one that makes the same call again to handle another "
+            "error, is not.",
     .why = "Inside an `except` block the exception is alive, and its traceback references the frames of "
            "the failed attempt and every tensor they held: activations, the half-built graph, the batch. "
            "A retry with a smaller batch in the handler starts with all of that still allocated, so it "

@@ -62,12 +62,15 @@ def main():
     ap.add_argument("--unit", help="the unit-test binary")
     ap.add_argument("-k", help="run only tests whose name contains this")
     ap.add_argument("-v", action="store_true", help="print every test name")
+    ap.add_argument("--groups", help="run only these groups of tests, comma-separated (e.g. fixture,cli);"
+                    " 'unit' is the unit-test binary")
     args = ap.parse_args()
     harness.BIN = os.path.abspath(args.bin)
 
     passed = failed = 0
     failures = []
-    if args.unit and not args.k:
+    groups_wanted = set(args.groups.split(",")) if args.groups else None
+    if args.unit and not args.k and (groups_wanted is None or "unit" in groups_wanted):
         p, f, out = run_unit(args.unit)
         passed += p
         failed += f
@@ -99,6 +102,8 @@ def main():
         if args.k and args.k not in name:
             continue
         group = name.split(":", 1)[0]
+        if groups_wanted is not None and group not in groups_wanted:
+            continue
         try:
             fn()
             passed += 1

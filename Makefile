@@ -385,13 +385,15 @@ test-arm64: cross-debs
 
 # musl: musl-gcc, fully static (no interpreter, no shared library), tested natively.
 MUSL := $(shell uname -m)-linux-musl
+# natively, the probe too (it needs python3-torch)
+MUSL_TEST_GROUPS ?= $(CROSS_TEST_GROUPS),probe
 test-musl: CROSS_DEBS := musl-gcc:musl-tools
 test-musl: cross-debs
 	$(Q)$(call cross_build,$(MUSL))
 	$(Q)python3 build-aux/binfmt.py $(call XDIR,$(MUSL))/oomlint $(MUSL)
 	$(call say,TEST,tests/run.py on the static musl build)
 	$(Q)python3 tests/run.py --bin $(call XDIR,$(MUSL))/oomlint \
-		--unit $(call XDIR,$(MUSL))/oomlint-unit --groups $(CROSS_TEST_GROUPS),probe
+		--unit $(call XDIR,$(MUSL))/oomlint-unit --groups $(MUSL_TEST_GROUPS)
 
 # The wheel and tarball of one TARGET's binary (built as above), with the
 # release build's man page (the same text on every platform):

@@ -418,3 +418,30 @@ def _():
         assert f"oomlint: no release wheel of {ver} for this platform; building from source" in p.stderr, p.stderr
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@test("pre-commit: the language: python hook installs the release wheel, served over loopback, and runs it")
+def _():
+    import platform
+    require_pre_commit()
+    from github_tests import ReleaseServer
+    assert platform.libc_ver()[0] == "glibc", "this test serves a glibc wheel"
+    root = tempfile.mkdtemp(prefix="oomlint-wheel-")
+    try:
+        rel = os.path.join(root, "release")
+        os.makedirs(rel)
+        marker = os.path.join(root, "ran")
+        serve_wheels(rel, [f"manylinux_2_17_{this_arch()}"],
+                     f'#!/bin/sh\necho prebuilt >> "{marker}"\nexec "{harness.BIN}" "$@"\n')
+        with ReleaseServer(rel) as srv:
+            # the marker tells the release wheel's oomlint from one pip built
+            env = {"OOMLINT_RELEASE_URL": srv.url, "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+            with Sandbox(prebuilt=False, extra_env=env) as sb:
+                sb.write("train.py", BAD)
+                code, out, verdicts = sb.try_repo("oomlint-python", timeout=600)
+        assert code == 1 and verdicts == [("oomlint", "Failed")], out
+        assert "train.py:13:9: OOM101" in out, out
+        with open(marker) as f:
+            assert f.read() == "prebuilt\n", "the release wheel's oomlint did not run"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

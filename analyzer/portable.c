@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef __linux__
+#ifdef OL_HAVE_SIGNALFD
 #include <sys/signalfd.h>
 #endif
 
@@ -103,7 +103,7 @@ static int open_self_pipe(void)
     return p[0];
 }
 
-#ifdef __linux__
+#ifdef OL_HAVE_SIGNALFD
 static int open_signalfd(void)
 {
     sigset_t set;
@@ -144,7 +144,7 @@ int ol_sigwatch_take(int fd)
 {
     if (fd < 0 || !watch.open || fd != watch.fd)
         return 0;
-#ifdef __linux__
+#ifdef OL_HAVE_SIGNALFD
     if (watch.how == OL_SIGWATCH_NATIVE) {
         struct signalfd_siginfo info;
         ssize_t got = read(fd, &info, sizeof info);

@@ -103,8 +103,9 @@ SANFLAGS     :=
 STRICT       :=
 TARGET_WARN  := -Werror
 ifneq ($(filter %-macos,$(TARGET)),)
-# the oldest macOS each runs on (the wheel's macosx_X_Y tag is read back off it)
-MACOS_MIN    := $(if $(filter x86_64-%,$(TARGET)),10.15,11.0)
+# the oldest macOS they run on, the oldest Zig 0.11 has headers for (the
+# wheel's macosx_X_Y tag is read back off the binary)
+MACOS_MIN    := 11.0
 override CC  := $(ZIG) cc -target $(TARGET).$(MACOS_MIN)
 TARGET_CFLAGS := -D_DARWIN_C_SOURCE
 TARGET_LIBS  := -Lbuild-aux/macos -liconv

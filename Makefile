@@ -23,6 +23,13 @@
 #                   the wheel, and SHA256SUMS
 #   make editors    package the VS Code extension (build/oomlint-vscode.vsix);
 #                   editors/ has the Neovim, Emacs, Vim and Helix setups
+#   make vsix-platform VSIX_TARGET=linux-x64 VSIX_BIN=FILE   the same with a binary inside
+#   make cross      macOS x86_64 and arm64 binaries with zig cc (build/cross/TARGET/)
+#   make test-arm64 the Linux arm64 build (Debian's cross gcc), tested under qemu-user
+#   make test-musl  the fully static musl build, tested
+#   make test-portable  the macOS code paths built and tested on Linux
+#   make dist-target TARGET=...  the wheel and tarball of one of those builds
+#                   (docs/platforms.md says what each proves)
 #   make fuzz       build the libFuzzer targets and run each for FUZZ_SECONDS (fuzz/fuzz.mk)
 #   make valgrind   the command line over every fixture under valgrind memcheck (tests/valgrind.py)
 #   make clean      remove build outputs but keep fetched sources
@@ -84,6 +91,52 @@ endif
 CC ?= cc
 OPT ?= -O2 -g
 
+# Builds for other platforms (make cross, test-arm64, test-musl, test-portable):
+# TARGET names one, its objects and binaries go to build/cross/TARGET/, cJSON
+# is compiled in as in the release build, and any warning is an error.
+#   x86_64-macos, aarch64-macos   zig cc (pinned in grammar/pins.mk) against the
+#                                 macOS headers and libSystem stubs Zig bundles
+#   aarch64-linux-gnu             Debian's cross gcc; run under qemu-user
+#   x86_64-linux-musl             musl-gcc (musl-tools), linked fully static
+#   x86_64-linux-portable         this machine's cc with OL_PORTABLE_PATHS: the
+#                                 macOS code paths (self-pipe, parent-death
+#                                 pipe) built and run on Linux
+ZIG_DIR := $(BUILD)/tools/zig-$(ZIG_VERSION)
+ZIG     := $(ZIG_DIR)/zig
+TARGET_WARN :=
+ifneq ($(TARGET),)
+OUT          := $(BUILD)/cross/$(TARGET)
+override PGO := 0
+SANFLAGS     :=
+STRICT       :=
+TARGET_WARN  := -Werror
+ifneq ($(filter %-macos,$(TARGET)),)
+# the oldest macOS they run on, the oldest Zig 0.11 has headers for (the
+# wheel's macosx_X_Y tag is read back off the binary)
+MACOS_MIN    := 11.0
+override CC  := $(ZIG) cc -target $(TARGET).$(MACOS_MIN)
+TARGET_CFLAGS := -D_DARWIN_C_SOURCE
+TARGET_LIBS  := -Lbuild-aux/macos -liconv
+TARGET_DEP   := $(ZIG_DIR)/.integrity
+else ifeq ($(TARGET),aarch64-linux-gnu)
+override CC  := aarch64-linux-gnu-gcc
+TARGET_LINK  := -s -Wl,--as-needed
+else ifneq ($(filter %-linux-musl,$(TARGET)),)
+override CC  := musl-gcc
+TARGET_LINK  := -static -s
+else ifeq ($(TARGET),x86_64-linux-portable)
+TARGET_CFLAGS := -DOL_PORTABLE_PATHS
+else
+$(error unknown TARGET '$(TARGET)': x86_64-macos, aarch64-macos, aarch64-linux-gnu, x86_64-linux-musl, aarch64-linux-musl, x86_64-linux-portable)
+endif
+endif
+# Built natively on a Mac (the release workflow's macOS jobs): the same
+# switches as the cross build, with the system's compiler and libiconv.
+ifeq ($(TARGET)$(shell uname -s),Darwin)
+TARGET_CFLAGS := -D_DARWIN_C_SOURCE
+TARGET_LIBS   := -liconv
+endif
+
 TS_DIR   := $(DEPS)/tree-sitter-$(TS_RUNTIME_VERSION)
 PY_DIR   := $(DEPS)/tree-sitter-python-$(TS_PYTHON_VERSION)
 TOML_DIR := $(DEPS)/tree-sitter-toml-$(TS_TOML_VERSION)
@@ -94,12 +147,12 @@ STAMPS := $(TS_STAMP) $(PY_STAMP) $(TOML_STAMP)
 
 SYSTEM_CJSON_H := /usr/include/cjson/cJSON.h
 CJSON_SRC ?= $(DEPS)/cjson-$(CJSON_VERSION)
-ifeq ($(RELEASE),1)
+ifneq ($(RELEASE)$(TARGET),)
 CJSON_H      := $(OUT)/include/cjson/cJSON.h
 CJSON_OBJ    := $(OUT)/obj/vendor/cjson.o
 CJSON_LIBS   :=
 CJSON_CFLAGS := -I$(OUT)/include
-LINKFLAGS    := -s -Wl,--as-needed
+LINKFLAGS    := $(if $(TARGET),$(TARGET_LINK),-s $(if $(filter Darwin,$(shell uname -s)),,-Wl,--as-needed))
 else
 CJSON_H      := $(SYSTEM_CJSON_H)
 CJSON_OBJ    :=
@@ -109,12 +162,12 @@ LINKFLAGS    :=
 endif
 VERSION := $(shell sed -n 's/^\#define OL_VERSION "\(.*\)"/\1/p' analyzer/version.h)
 
-WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
-CFLAGS_OURS := -std=c11 $(OPT) $(WARN) $(SANFLAGS) $(STRICT) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 $(TARGET_WARN)
+CFLAGS_OURS := -std=c11 $(OPT) $(WARN) $(SANFLAGS) $(STRICT) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(TARGET_CFLAGS) \
 	-Ianalyzer -Irules -I$(TS_DIR)/vendor/tree-sitter/lib/include $(CJSON_CFLAGS) -MMD -MP
 # Third-party code is built with its own expectations, not our warning set.
-CFLAGS_VENDOR := -std=gnu11 $(OPT) $(SANFLAGS) -w -D_DEFAULT_SOURCE
-LDLIBS := $(CJSON_LIBS) -lpthread -ldl -lm
+CFLAGS_VENDOR := -std=gnu11 $(OPT) $(SANFLAGS) -w -D_DEFAULT_SOURCE $(TARGET_CFLAGS)
+LDLIBS := $(CJSON_LIBS) -lpthread $(if $(filter %-macos,$(TARGET)),,-ldl) -lm $(TARGET_LIBS)
 
 ANALYZER_SRC := $(sort $(wildcard analyzer/*.c))
 RULES_SRC    := $(sort $(wildcard rules/*.c))
@@ -155,7 +208,7 @@ $(OUT)/oomlint-unit: $(UNIT_OBJ) $(LIB_OBJ) $(VENDOR_OBJ) $(CJSON_OBJ)
 # syntax.c reads the pinned runtime's subtrees directly (see flatten there)
 $(OUT)/obj/analyzer/syntax.o: CFLAGS_OURS += -I$(TS_DIR)/vendor/tree-sitter/lib/src
 
-$(OUT)/obj/%.o: %.c | $(STAMPS) $(CJSON_H)
+$(OUT)/obj/%.o: %.c | $(STAMPS) $(CJSON_H) $(TARGET_DEP)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(CFLAGS_OURS) -c $< -o $@
@@ -168,7 +221,7 @@ $(GEN)/probe_embed.c: FORCE
 $(GEN)/probe_results.c: FORCE
 	@$(PYTHON) scripts/probe_gen.py results $@ $(PROBE_RESULTS)
 
-$(OUT)/obj/gen/%.o: $(GEN)/%.c | $(STAMPS) $(CJSON_H)
+$(OUT)/obj/gen/%.o: $(GEN)/%.c | $(STAMPS) $(CJSON_H) $(TARGET_DEP)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(CFLAGS_OURS) -c $< -o $@
@@ -238,6 +291,9 @@ include fuzz/fuzz.mk
 $(DEPS)/cjson-$(CJSON_VERSION)/.integrity: grammar/pins.mk build-aux/fetch-cjson.sh
 	sh build-aux/fetch-cjson.sh '$(CJSON_VERSION)' '$(CJSON_ORIG_SHA256)' $(DEPS)/cjson-$(CJSON_VERSION)
 
+$(ZIG_DIR)/.integrity: grammar/pins.mk grammar/fetch.sh
+	$(Q)sh grammar/fetch.sh '$(ZIG_PKG)' '$(ZIG_VERSION)' '$(ZIG_INTEGRITY)' $(ZIG_DIR)
+
 $(OUT)/include/cjson/cJSON.h: $(if $(filter $(DEPS)/cjson-$(CJSON_VERSION),$(CJSON_SRC)),$(DEPS)/cjson-$(CJSON_VERSION)/.integrity)
 	@mkdir -p $(dir $@)
 	cp $(CJSON_SRC)/cJSON.h $@
@@ -291,6 +347,84 @@ dist: wheel
 	python3 build-aux/release.py bindist --bin $(RELEASE_BIN) --man $(RELEASE_MAN) $(LICENSES) --out dist
 	cd dist && rm -f SHA256SUMS && sha256sum oomlint-$(VERSION)* > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS
 	@echo "dist/ holds:"; ls -l dist
+
+# ---- other platforms ---------------------------------------------------------------
+# Each builds with TARGET set (see the top of this file) in a make of its own.
+
+CROSS_MACOS := x86_64-macos aarch64-macos
+# the test groups that run under emulation: the unit tests, every fixture,
+# fixes, the CLI, robustness, the supervisor, config, the server and safety
+# (timing-bound, tool-bound and torch-bound groups stay on the native run)
+CROSS_TEST_GROUPS ?= unit,fixture,fix,cli,robust,supervise,config,server,safety
+# an LD_PRELOAD shim of this machine's libc cannot reach into a static or an
+# emulated binary: the one test that edits a file through it stays native
+CROSS_TEST_EXCLUDE := --exclude 'changed on disk after it was read'
+XDIR = $(BUILD)/cross/$(1)
+cross_build = $(MAKE) --no-print-directory TARGET=$(1) $(call XDIR,$(1))/oomlint $(call XDIR,$(1))/oomlint-unit
+
+.PHONY: cross test-arm64 test-musl test-portable cross-debs dist-target
+
+# macOS x86_64 and arm64 with zig cc: compiled with -Werror and linked; each
+# binary's headers are checked (CPU, executable, only libSystem and libiconv).
+# Running them needs a Mac (the release workflow's test step).
+cross: $(ZIG_DIR)/.integrity
+	$(Q)for t in $(CROSS_MACOS); do $(call cross_build,$$t) || exit 1; \
+		python3 build-aux/binfmt.py $(call XDIR,$$t)/oomlint $$t || exit 1; \
+		python3 build-aux/binfmt.py $(call XDIR,$$t)/oomlint-unit $$t >/dev/null || exit 1; done
+
+# Debian's cross compilers, emulator and musl, installed when missing and we are root
+cross-debs:
+	$(Q)sh build-aux/need-debs.sh $(CROSS_DEBS)
+
+# Linux arm64: Debian's cross gcc, the tests under qemu-user (binfmt is not
+# needed: the binaries under test are small scripts that exec qemu-aarch64),
+# in a root holding Debian's arm64 C library with its iconv modules
+# (build-aux/fetch-arm64-libc.sh; the cross toolchain's copy has none).
+ARM64_ROOT := $(BUILD)/cross/arm64-root
+test-arm64: CROSS_DEBS := aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu \
+	/usr/aarch64-linux-gnu/include/stdio.h:libc6-dev-arm64-cross qemu-aarch64:qemu-user
+test-arm64: cross-debs
+	$(Q)$(call cross_build,aarch64-linux-gnu)
+	$(Q)python3 build-aux/binfmt.py $(call XDIR,aarch64-linux-gnu)/oomlint aarch64-linux-gnu
+	$(Q)sh build-aux/fetch-arm64-libc.sh $(ARM64_ROOT)
+	$(Q)for b in oomlint oomlint-unit; do \
+		printf '#!/bin/sh\nexec qemu-aarch64 -L %s %s "$$@"\n' "$(abspath $(ARM64_ROOT))" \
+			"$(abspath $(call XDIR,aarch64-linux-gnu))/$$b" > $(call XDIR,aarch64-linux-gnu)/qemu-$$b; \
+		chmod +x $(call XDIR,aarch64-linux-gnu)/qemu-$$b; done
+	$(call say,TEST,tests/run.py under qemu-aarch64)
+	$(Q)python3 tests/run.py --bin $(call XDIR,aarch64-linux-gnu)/qemu-oomlint \
+		--unit $(call XDIR,aarch64-linux-gnu)/qemu-oomlint-unit --groups $(CROSS_TEST_GROUPS) $(CROSS_TEST_EXCLUDE)
+
+# musl: musl-gcc, fully static (no interpreter, no shared library), tested natively.
+MUSL := $(shell uname -m)-linux-musl
+# natively, the probe too (it needs python3-torch)
+MUSL_TEST_GROUPS ?= $(CROSS_TEST_GROUPS),probe
+test-musl: CROSS_DEBS := musl-gcc:musl-tools
+test-musl: cross-debs
+	$(Q)$(call cross_build,$(MUSL))
+	$(Q)python3 build-aux/binfmt.py $(call XDIR,$(MUSL))/oomlint $(MUSL)
+	$(call say,TEST,tests/run.py on the static musl build)
+	$(Q)python3 tests/run.py --bin $(call XDIR,$(MUSL))/oomlint \
+		--unit $(call XDIR,$(MUSL))/oomlint-unit --groups $(MUSL_TEST_GROUPS) $(CROSS_TEST_EXCLUDE)
+
+# The wheel and tarball of one TARGET's binary (built as above), with the
+# release build's man page (the same text on every platform):
+#   make dist-target TARGET=aarch64-macos   -> dist/oomlint-VERSION-py3-none-macosx_11_0_arm64.whl
+#                                              dist/oomlint-VERSION-aarch64-macos.tar.gz
+dist-target:
+	@test -n "$(TARGET)" || { echo "make dist-target needs TARGET=..." >&2; exit 1; }
+	$(MAKE) --no-print-directory TARGET=$(TARGET) $(OUT)/oomlint
+	$(MAKE) --no-print-directory TARGET= RELEASE=1 SANITIZE= $(RELEASE_MAN)
+	python3 build-aux/release.py wheel --bin $(OUT)/oomlint --man $(RELEASE_MAN) $(LICENSES) --out dist
+	python3 build-aux/release.py bindist --bin $(OUT)/oomlint --man $(RELEASE_MAN) $(LICENSES) --out dist
+
+# The code paths macOS takes (self-pipe signals, parent-death pipe), built
+# on Linux with OL_PORTABLE_PATHS and run through the tests that reach them.
+test-portable:
+	$(Q)$(call cross_build,x86_64-linux-portable)
+	$(call say,TEST,tests/run.py on the OL_PORTABLE_PATHS build)
+	$(Q)python3 tests/run.py --bin $(call XDIR,x86_64-linux-portable)/oomlint \
+		--unit $(call XDIR,x86_64-linux-portable)/oomlint-unit --groups unit,supervise,probe,safety
 
 include tests/tools.mk
 include tests/editors.mk

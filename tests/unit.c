@@ -13,6 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <tree_sitter/api.h>
 
@@ -26,6 +31,7 @@
 #include "notebook.h"
 #include "probe_internal.h"
 #include "parse_arena.h"
+#include "portable.h"
 #include "project.h"
 #include "rule.h"
 #include "select.h"
@@ -1498,8 +1504,8 @@ static void test_flatten_matches_cursor_walk(void)
         "@decorator(x=1)\nasync def f(a, /, b: int = 2, *args, c, **kw) -> None:\n    await g(*args, **kw)\n",
         "class A(B, metaclass=M):\n    x: int = 1\n    def m(self): return self.x if self else None\n",
         "with a as (b, c), d() as e:\n    pass\nfor (i, j) in k: del i[j:2:-1]\n",
-        "match cmd:\n    case [\"go\", d] if d: pass\n    case {\"k\": v, **rest}: pass\n"
-        "    case Point(x=0) | None: pass\n",
+        ("match cmd:\n    case [\"go\", d] if d: pass\n    case {\"k\": v, **rest}: pass\n"
+         "    case Point(x=0) | None: pass\n"),
         "x = [y for y in z if y async for w in v]\ns = {a: b for a, b in c}\nt = (*a, *b)\n",
         "s = f\"{a!r:>{w}} {b['k']}\" rb'\\x00' '''doc'''\nprint >>f, 'py2'\nexec 'code'\n",
         "try:\n    pass\nexcept* (A, B) as e:\n    raise C from e\nelse:\n    pass\nfinally:\n    pass\n",
@@ -2171,6 +2177,127 @@ static void test_host_params(void)
     parsed_free(&x);
 }
 
+/* ---- portable.h: the paths macOS takes, run here ---------------------------------- */
+
+/* A watched signal raised at ourselves makes the descriptor readable with its
+ * number; closing the watch puts the old disposition back (checked with
+ * SIGHUP ignored before and after). */
+static void sigwatch_case(ol_sigwatch_how how)
+{
+    struct sigaction ign, before;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGHUP, &ign, &before);
+    static const int sigs[] = {SIGTERM, SIGHUP};
+    int fd = ol_sigwatch_open(sigs, OL_ARRAY_LEN(sigs), how);
+    CHECK(fd >= 0);
+    if (fd < 0) {
+        sigaction(SIGHUP, &before, NULL);
+        return;
+    }
+    CHECK(ol_sigwatch_open(sigs, 1, how) == -1); /* one watch at a time */
+    CHECK(ol_sigwatch_take(fd) == 0);           /* nothing yet */
+    CHECK((fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
+    kill(getpid(), SIGTERM); /* would end the test binary if not caught */
+    struct pollfd p = {fd, POLLIN, 0};
+    CHECK(poll(&p, 1, 2000) == 1);
+    CHECK(ol_sigwatch_take(fd) == SIGTERM);
+    CHECK(ol_sigwatch_take(fd) == 0);
+    raise(SIGHUP);
+    CHECK(poll(&p, 1, 2000) == 1);
+    CHECK(ol_sigwatch_take(fd) == SIGHUP);
+    ol_sigwatch_close(fd);
+    struct sigaction after;
+    sigaction(SIGHUP, NULL, &after);
+    CHECK(after.sa_handler == SIG_IGN);
+    sigset_t mask;
+    sigprocmask(SIG_SETMASK, NULL, &mask);
+    CHECK(!sigismember(&mask, SIGTERM));
+    /* a second watch can start once the first is closed */
+    fd = ol_sigwatch_open(sigs, 1, how);
+    CHECK(fd >= 0);
+    ol_sigwatch_close(fd);
+    sigaction(SIGHUP, &before, NULL);
+}
+
+static void test_sigwatch_native(void)
+{
+    sigwatch_case(OL_SIGWATCH_NATIVE);
+}
+
+static void test_sigwatch_self_pipe(void)
+{
+    sigwatch_case(OL_SIGWATCH_SELF_PIPE);
+}
+
+/* A grandchild that watches a parent-death pipe ends when its parent ends:
+ * the test holds the read end of `alive`, whose only write end the grandchild
+ * keeps, so end of file there means the grandchild is gone. Without the watch
+ * it would sleep forever (and is killed after the 5 s wait). */
+static void test_pdeath_pipe(void)
+{
+    int alive[2], pidpipe[2];
+    CHECK(pipe(alive) == 0 && pipe(pidpipe) == 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t mid = fork();
+    if (mid == 0) {
+        close(alive[0]);
+        close(pidpipe[0]);
+        int death[2];
+        if (!ol_pdeath_pipe(death))
+            _exit(3);
+        pid_t grand = fork();
+        if (grand == 0) {
+            close(pidpipe[1]);
+            if (!ol_pdeath_watch(death))
+                _exit(4);
+            for (;;)
+                pause();
+        }
+        close(alive[1]);
+        ssize_t w = write(pidpipe[1], &grand, sizeof grand);
+        (void)w;
+        _exit(grand > 0 ? 0 : 5); /* death[1] closes with us */
+    }
+    close(alive[1]);
+    close(pidpipe[1]);
+    int st = 0;
+    CHECK(mid > 0 && waitpid(mid, &st, 0) == mid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    pid_t grand = 0;
+    CHECK(read(pidpipe[0], &grand, sizeof grand) == (ssize_t)sizeof grand);
+    struct pollfd p = {alive[0], POLLIN, 0};
+    int n = poll(&p, 1, 5000);
+    char b;
+    bool gone = n == 1 && read(alive[0], &b, 1) == 0;
+    CHECK(gone);
+    if (!gone && grand > 0)
+        kill(grand, SIGKILL);
+    close(alive[0]);
+    close(pidpipe[0]);
+}
+
+static void test_fallocate_grows(void)
+{
+    char path[] = "/tmp/oomlint-unit-falloc.XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    unlink(path);
+    CHECK(write(fd, "abc", 3) == 3);
+    CHECK(ol_fallocate(fd, 4096) == 0);
+    struct stat st;
+    CHECK(fstat(fd, &st) == 0 && st.st_size == 4096);
+    CHECK(ol_fallocate(fd, 10) == 0); /* never shrinks */
+    CHECK(fstat(fd, &st) == 0 && st.st_size == 4096);
+    char head[3];
+    CHECK(pread(fd, head, 3, 0) == 3 && memcmp(head, "abc", 3) == 0);
+    close(fd);
+    CHECK(ol_fallocate(-1, 10) != 0);
+}
+
 int main(void)
 {
     static const test_case tests[] = {
@@ -2234,6 +2361,10 @@ int main(void)
         T(test_host_params),
         T(test_lower_bound),
         T(test_torch_floor),
+        T(test_sigwatch_native),
+        T(test_sigwatch_self_pipe),
+        T(test_pdeath_pipe),
+        T(test_fallocate_grows),
     };
     int passed = 0, failed = 0;
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

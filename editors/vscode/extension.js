@@ -6,9 +6,10 @@
 // settings that start it change.
 'use strict';
 
+const path = require('path');
 const vscode = require('vscode');
 const { LanguageClient } = require('vscode-languageclient/node');
-const { findServer } = require('./server-path');
+const { findServer, binName } = require('./server-path');
 
 let client = null;
 
@@ -48,6 +49,7 @@ async function start() {
     interpreter: await selectedInterpreter(),
     env: process.env,
     folders,
+    bundled: path.join(__dirname, 'bin', binName(process.platform)),
   });
   if (!command) {
     const setting = cfg.get('path', '');

@@ -4,7 +4,9 @@
 // (tests/lsp/vscode_test.js). The order: the oomlint.path setting; the
 // Python environment the user works in (the interpreter the Python extension
 // selected, $VIRTUAL_ENV, $CONDA_PREFIX, a .venv or venv in a workspace
-// folder), since `pip install` puts oomlint next to its python; then PATH.
+// folder), since `pip install` puts oomlint next to its python; then PATH;
+// last, the binary bundled in a platform-specific .vsix (bin/oomlint in the
+// extension), so that installing the extension alone is enough.
 'use strict';
 
 const fs = require('fs');
@@ -35,6 +37,7 @@ function envDirs(prefix, platform) {
 //   env          environment variables (process.env)
 //   folders      workspace folder paths
 //   platform     process.platform
+//   bundled      the binary a platform-specific .vsix ships, if any
 function findServer(options) {
   const env = options.env || {};
   const platform = options.platform || process.platform;
@@ -58,10 +61,11 @@ function findServer(options) {
   for (const d of (env.PATH || '').split(sep)) {
     if (d) candidates.push(path.join(d, name));
   }
+  if (options.bundled) candidates.push(options.bundled);
   for (const c of candidates) {
     if (executable(c)) return c;
   }
   return null;
 }
 
-module.exports = { findServer };
+module.exports = { findServer, binName };

@@ -43,7 +43,13 @@ assert.strictEqual(findServer({ env: { CONDA_PREFIX: path.dirname(path.dirname(i
 assert.strictEqual(findServer({ env: { PATH }, folders: [project] }), inDotVenv);
 assert.strictEqual(findServer({ env: { PATH }, folders: [work] }), onPath);
 assert.strictEqual(findServer({ env: { PATH: path.join(work, 'empty') } }), null);
-console.log('ok   server-path: setting, interpreter, VIRTUAL_ENV, CONDA_PREFIX, .venv, PATH, none');
+// a platform .vsix's own binary: used when the environment has none, never before it
+const bundled = exe(path.join(work, 'extension', 'bin', 'oomlint'));
+assert.strictEqual(findServer({ env: { PATH: path.join(work, 'empty') }, bundled }), bundled);
+assert.strictEqual(findServer({ env: { PATH }, bundled }), onPath, 'PATH before the bundled binary');
+assert.strictEqual(findServer({ env: { PATH: path.join(work, 'empty') }, bundled: plainFile }), null);
+assert.strictEqual(findServer({ setting: plainFile, env: {}, bundled }), null, 'a bad setting is not papered over');
+console.log('ok   server-path: setting, interpreter, VIRTUAL_ENV, CONDA_PREFIX, .venv, PATH, bundled, none');
 
 // ---- extension.js with stand-ins for vscode and the language client
 const config = {

@@ -645,7 +645,7 @@ static bool fix_touches_scaler(const ol_source *src, const ol_fix *fix)
 }
 
 /* `torch.amp.GradScaler("cuda")` exists from PyTorch 2.3: a fix that writes
- * it is safe only in a project whose declared torch floor is 2.3 or newer
+ * it is unsafe in a project that declares an older torch floor
  * (requirements, pyproject.toml, setup.py, ...: torchfloor.h). */
 static void scaler_fixes_need_torch_2_3(ol_check *c, size_t first)
 {
@@ -659,15 +659,13 @@ static void scaler_fixes_need_torch_2_3(ol_check *c, size_t first)
             floor = ol_torch_floor(c->src->path);
             known = true;
         }
-        if (floor >= 203)
+        /* no declared floor: the code is written for whatever torch is at
+         * hand, and the deprecation warning says that one has torch.amp */
+        if (floor == 0 || floor >= 203)
             continue;
-        if (floor)
-            ol_fix_unsafe_because(fix, "`torch.amp.GradScaler(\"cuda\")` needs PyTorch 2.3, and the project allows "
-                                       "torch %u.%u",
-                                  floor / 100, floor % 100);
-        else
-            ol_fix_unsafe_because(fix, "`torch.amp.GradScaler(\"cuda\")` needs PyTorch 2.3, and the project "
-                                       "declares no torch version that rules older ones out");
+        ol_fix_unsafe_because(fix, "`torch.amp.GradScaler(\"cuda\")` needs PyTorch 2.3, and the project allows "
+                                   "torch %u.%u",
+                              floor / 100, floor % 100);
     }
 }
 
@@ -782,8 +780,8 @@ const ol_rule ol_rule_oom502 = {
     .fix_safety = "Safe: `torch.amp.autocast(\"cuda\", ...)` and `torch.amp.GradScaler(\"cuda\", ...)` are what "
                   "the deprecated `torch.cuda.amp` names call, with the same arguments. But "
                   "`torch.amp.GradScaler` exists from PyTorch 2.3: a fix that writes it is unsafe, and says so, "
-                  "unless the project's declared torch floor (the nearest requirements*.txt, pyproject.toml, "
-                  "setup.cfg, setup.py or environment.yml above the file) is 2.3 or newer.",
+                  "when the project's declared torch floor (the nearest requirements*.txt, pyproject.toml, "
+                  "setup.cfg, setup.py or environment.yml above the file that bounds torch from below) is older.",
     .tags = "deprecation,mixed-precision",
     .precision = "very-high",
     .check = check,

@@ -472,9 +472,10 @@ def _():
         assert_unwritten(code, out, err, path, big, "ulimit -f")
         assert "too large" in err.lower(), err
         assert not leftovers(ws.path)
-        # a notebook goes through the same write path
+        # a notebook goes through the same write path (one of a job of several
+        # processes, whose load is reported by default)
         nb = json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
-                                    "source": LOAD.splitlines(True)}],
+                                    "source": ["import torch.distributed\n"] + LOAD.splitlines(True)}],
                          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n" + " " * 2000
         nbpath = ws.write("nb.ipynb", nb)
         code, out, err, _, _ = run_raw(["--fix", "nb.ipynb"], cwd=ws.path, fsize=len(nb) + 4)

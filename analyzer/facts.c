@@ -1153,3 +1153,33 @@ bool ol_runs_per_step(ol_model *m, ol_nid n)
 {
     return runs_per_step(m, n, 0);
 }
+
+/* Does the file import PyTorch or a library built on it? Without one, a
+ * call named like a model is something else (a Keras layer, a pydantic
+ * model's method, an HTTP client for a hosted LLM), and torch.no_grad()
+ * would not even be at hand. */
+bool ol_imports_torch_family(const ol_model *m)
+{
+    static const char *const roots[] = {"torch", "torchvision", "torchaudio", "torchtext", "lightning",
+                                        "pytorch_lightning", "transformers", "timm", "accelerate", "diffusers",
+                                        "peft", "trl", "deepspeed", "fairseq", "detectron2", "mmcv", "mmengine",
+                                        "ignite", "fastai", "skorch", "torch_geometric", "dgl", "einops", NULL};
+    for (size_t i = 0; i < m->imports.len; i++) {
+        const char *q = ol_sym_str(m, m->imports.items[i].qual);
+        size_t n = strcspn(q, ".");
+        for (const char *const *r = roots; *r; r++)
+            if (strlen(*r) == n && strncmp(q, *r, n) == 0)
+                return true;
+    }
+    /* `from ..network import *` may well bring torch in: unknown, so yes */
+    const ol_tree *t = m->tree;
+    for (ol_nid c = t->nodes.len ? ol_first_named(t, 0) : OL_NONE; c != OL_NONE; c = ol_next_named(t, c)) {
+        if (ol_kind_of(t, c) != OL_N_import_from_statement)
+            continue;
+        for (ol_nid k = ol_first_named(t, c); k != OL_NONE; k = ol_next_named(t, k))
+            if (ol_kind_of(t, k) == OL_N_wildcard_import)
+                return true;
+    }
+    return false;
+}
+

@@ -192,6 +192,12 @@ bool ol_in_handler(const ol_tree *t, ol_nid n, ol_nid stop);
  * file may be called from anywhere, and counts as per step. */
 bool ol_runs_per_step(ol_model *m, ol_nid n);
 
+/* Does the file import PyTorch or a library built on it (or `from x import
+ * *`, which may bring it)? Without one there is no autograd graph: a call
+ * named like a model is something else (a Keras layer, a numpy course's
+ * hand-written network with its own forward and backward). */
+bool ol_imports_torch_family(const ol_model *m);
+
 /* Local name bound to the torch module (`torch`, or `T` after `import torch
  * as T`) visible at n, or NULL. */
 const char *ol_torch_alias(ol_model *m, ol_nid n);

@@ -166,6 +166,8 @@ static void check_kept(ol_check *c)
 
 static void check(ol_check *c)
 {
+    if (!ol_imports_torch_family(c->model))
+        return; /* no torch, no autograd graph to keep */
     check_kept(c);
     ol_model *m = c->model;
     const ol_tree *t = c->tree;

@@ -1183,3 +1183,28 @@ bool ol_imports_torch_family(const ol_model *m)
     return false;
 }
 
+
+bool ol_may_use_torch(const ol_model *m)
+{
+    if (ol_imports_torch_family(m))
+        return true;
+    static const char *const without_torch[] = {
+        "numpy", "pandas", "matplotlib", "scipy", "sklearn", "seaborn", "tqdm", "PIL", "cv2", "IPython", "jax",
+        "flax", "optax", "haiku", "tensorflow", "keras", "tf_keras", "mxnet", "paddle", "plotly", "bokeh",
+        "statsmodels", "sympy", "networkx", "requests", "yaml", "h5py", "imageio", "skimage", "numba", "tabulate",
+        "os", "sys", "math", "random", "time", "json", "re", "collections", "itertools", "functools", "typing",
+        "pathlib", "glob", "shutil", "pickle", "copy", "argparse", "logging", "datetime", "string", "csv",
+        "struct", "io", "gzip", "zipfile", "urllib", "subprocess", "warnings", "dataclasses", "abc", "enum",
+        "operator", "statistics", "heapq", "bisect", "timeit", "pprint", "textwrap", "unittest", "doctest",
+        "__future__", NULL};
+    for (size_t i = 0; i < m->imports.len; i++) {
+        const char *q = ol_sym_str(m, m->imports.items[i].qual);
+        size_t n = strcspn(q, ".");
+        bool known = false;
+        for (const char *const *w = without_torch; *w && !known; w++)
+            known = strlen(*w) == n && strncmp(q, *w, n) == 0;
+        if (!known)
+            return true; /* a project module, or a library we cannot vouch for */
+    }
+    return false;
+}

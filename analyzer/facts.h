@@ -197,6 +197,10 @@ bool ol_runs_per_step(ol_model *m, ol_nid n);
  * named like a model is something else (a Keras layer, a numpy course's
  * hand-written network with its own forward and backward). */
 bool ol_imports_torch_family(const ol_model *m);
+/* The same, or an import of a module that is neither the standard library's
+ * nor a known library without torch (numpy, pandas, matplotlib, scikit-learn,
+ * TensorFlow, JAX, ...): a module of the project may bring torch in. */
+bool ol_may_use_torch(const ol_model *m);
 
 /* Local name bound to the torch module (`torch`, or `T` after `import torch
  * as T`) visible at n, or NULL. */

@@ -166,7 +166,7 @@ static void check_kept(ol_check *c)
 
 static void check(ol_check *c)
 {
-    if (!ol_imports_torch_family(c->model))
+    if (!ol_may_use_torch(c->model))
         return; /* no torch, no autograd graph to keep */
     check_kept(c);
     ol_model *m = c->model;

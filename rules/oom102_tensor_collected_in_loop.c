@@ -426,7 +426,7 @@ static void check_kept(ol_check *c, uses_cache *uc)
 
 static void check(ol_check *c)
 {
-    if (!ol_imports_torch_family(c->model))
+    if (!ol_may_use_torch(c->model))
         return; /* no torch, no autograd graph to keep */
     uses_cache uc;
     memset(&uc, 0, sizeof(uc));

@@ -484,7 +484,7 @@ def _():
         for newline in (b"\r\n", b"\r"):
             nb = ws.write("t.ipynb", original.replace(b"\n", newline), "wb")
             r = run("--fix", nb)
-            assert r.code in (0, 1) and "Fixed" in r.out, r
+            assert r.code in (0, 1) and " fixed" in r.out, r
             fixed = ws.read("t.ipynb", "rb")
             json.loads(fixed)
             assert fixed != original.replace(b"\n", newline), "nothing was fixed"

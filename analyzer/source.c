@@ -7,6 +7,7 @@
  */
 #include "source.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <iconv.h>
 #include <stdio.h>
@@ -300,6 +301,21 @@ static void set_empty(ol_source *src, const char *path)
     ol_source_index_lines(src);
 }
 
+/* `# -*- coding: future-fstrings -*-`: the codec the future-fstrings package
+ * registers to backport f-strings to old Pythons. The text is UTF-8, and
+ * Python 3.6+ reads its f-strings natively. */
+static bool future_fstrings(const char *coding)
+{
+    static const char want[] = "future_fstrings";
+    size_t i = 0;
+    for (; coding[i] && i < sizeof want - 1; i++) {
+        char c = (char)tolower((unsigned char)coding[i]);
+        if ((c == '-' ? '_' : c) != want[i])
+            return false;
+    }
+    return i == sizeof want - 1 && coding[i] == '\0';
+}
+
 bool ol_source_init(ol_source *src, const char *path, char *bytes, size_t n, ol_buf *err)
 {
     set_empty(src, path);
@@ -323,6 +339,8 @@ bool ol_source_init(ol_source *src, const char *path, char *bytes, size_t n, ol_
     char coding[100];
     bool declared = find_coding(body, body_len, coding, sizeof(coding));
     const char *iname = declared ? ol_codec_iconv_name(coding) : NULL;
+    if (declared && !iname && future_fstrings(coding))
+        iname = "UTF-8";
     if (declared && !iname) {
         ol_buf_printf(err, "declares an unknown encoding '%s' (not one Python accepts in a source file)", coding);
         free(bytes);

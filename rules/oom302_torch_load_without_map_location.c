@@ -111,7 +111,11 @@ static bool reads_metadata(ol_model *m, ol_nid use)
 
 static bool is_torch_load(const char *q)
 {
-    return q && (strcmp(q, "torch.load") == 0 || strcmp(q, "torch.serialization.load") == 0);
+    /* also the loaders of a checkpoint from a URL, which hand torch.load the
+     * map_location they are given */
+    return q && (strcmp(q, "torch.load") == 0 || strcmp(q, "torch.serialization.load") == 0 ||
+                 strcmp(q, "torch.utils.model_zoo.load_url") == 0 ||
+                 strcmp(q, "torch.hub.load_state_dict_from_url") == 0);
 }
 
 /* The def a `name = torch.load(...)` statement makes, or OL_NO_INDEX.
@@ -679,9 +683,11 @@ static void check(ol_check *c)
             free(text);
             continue;
         }
+        const char *shown = strstr(q, "load_url") || strstr(q, "from_url") ? strrchr(q, '.') + 1 : "torch.load";
         ol_diag *d = ol_report_node(c, call->node,
-                                    "`torch.load` without `map_location` restores tensors onto the device they were "
-                                    "saved from (often GPU 0, in every process)");
+                                    "`%s` without `map_location` restores tensors onto the device they were "
+                                    "saved from (often GPU 0, in every process)",
+                                    shown);
         ol_diag_help(d, "load to the CPU and move what you need: `torch.load(path, map_location=\"cpu\")`");
         d->once = !several;
         ol_fix *fix = ol_fix_new(false, "Load onto the CPU");

@@ -34,7 +34,8 @@
 static const char *const DETERMINISTIC[] = {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace",
                                             "eye", NULL};
 static const char *const RANDOM[] = {"rand", "randn", "randint", "randperm", NULL};
-static const char *const DEVICE_WORDS[] = {"device", "dev", NULL};
+/* `dev`, `args.device`, and the index of a process's GPU (`rank`, `local_rank`, `gpu_id`) */
+static const char *const DEVICE_WORDS[] = {"device", "dev", "rank", "gpu", NULL};
 
 static bool listed(const char *s, const char *const *list)
 {

@@ -124,32 +124,11 @@ static bool has_word_nocase(const char *text, size_t len, const char *word)
     return false;
 }
 
-bool ol_file_stays_on_cpu(ol_model *m)
+/* Does a name or string of the code (comments do not count) hold one of the
+ * words? `whole`, when given, is a word that counts only as a whole name
+ * ("rank", not "rank" in "ranking" or a string). */
+static bool code_says(ol_model *m, const char *const *words, const char *whole)
 {
-    static const char *const words[] = {"device", "cuda", "gpu", "tpu", "xla", "mps", "accelerat", "fabric",
-                                        "deepspeed", "trainer", "prepare", NULL};
-    const ol_tree *t = m->tree;
-    /* the names and strings of the code; comments do not count */
-    for (ol_nid n = 0; n < t->nodes.len; n++) {
-        ol_kind k = ol_kind_of(t, n);
-        if (k != OL_N_identifier && k != OL_N_string)
-            continue;
-        uint32_t len;
-        const char *s = ol_text(t, n, &len);
-        for (const char *const *w = words; *w; w++)
-            if (has_word_nocase(s, len, *w))
-                return false;
-    }
-    return !ol_file_names_accelerator(m) && !ol_file_moves_to_device_variable(m);
-}
-
-bool ol_file_runs_several_processes(ol_model *m)
-{
-    /* words of process groups and launchers; short ones ("ddp", "rank")
-     * must not follow a letter */
-    static const char *const words[] = {"distributed", "init_process_group", "local_rank", "global_rank",
-                                        "world_size", "rank", "ddp", "spawn", "accelerat", "deepspeed",
-                                        "fabric", "torchrun", "horovod", "fsdp", NULL};
     const ol_tree *t = m->tree;
     for (ol_nid n = 0; n < t->nodes.len; n++) {
         ol_kind k = ol_kind_of(t, n);
@@ -160,11 +139,28 @@ bool ol_file_runs_several_processes(ol_model *m)
         for (const char *const *w = words; *w; w++) {
             if (!has_word_nocase(s, len, *w))
                 continue;
-            /* "rank" alone is also a matrix's rank: only as a whole name */
-            if (strcmp(*w, "rank") == 0 && !(k == OL_N_identifier && len == 4))
+            if (whole && strcmp(*w, whole) == 0 && !(k == OL_N_identifier && len == strlen(whole)))
                 continue;
             return true;
         }
     }
     return false;
+}
+
+bool ol_file_stays_on_cpu(ol_model *m)
+{
+    static const char *const words[] = {"device", "cuda", "gpu", "tpu", "xla", "mps", "accelerat", "fabric",
+                                        "deepspeed", "trainer", "prepare", NULL};
+    return !code_says(m, words, NULL) && !ol_file_names_accelerator(m) && !ol_file_moves_to_device_variable(m);
+}
+
+bool ol_file_runs_several_processes(ol_model *m)
+{
+    /* words of process groups and launchers; short ones ("ddp") must not
+     * follow a letter, and "rank" alone is also a matrix's rank: only as a
+     * whole name */
+    static const char *const words[] = {"distributed", "init_process_group", "local_rank", "global_rank",
+                                        "world_size", "rank", "ddp", "spawn", "accelerat", "deepspeed",
+                                        "fabric", "torchrun", "horovod", "fsdp", NULL};
+    return code_says(m, words, "rank");
 }

@@ -128,6 +128,13 @@ static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target, bool wrapped
                 return !comprehension;
             if (pk == OL_N_attribute && p == callee && ol_field(t, p, OL_F_object) == use) {
                 ol_nid meth = ol_field(t, p, OL_F_attribute);
+                /* `weights.split("|")` splits a string (the same name bound to
+                 * text on this path), not a tensor into batches */
+                ol_nid sep = ol_first_named(t, args);
+                const char *sv;
+                uint32_t sl;
+                if (sep != OL_NONE && ol_string_value(t, ol_unparen(t, sep), &sv, &sl))
+                    return false;
                 return ol_text_is(t, meth, "split") || ol_text_is(t, meth, "chunk");
             }
         }

@@ -299,6 +299,17 @@ static bool loads_plain_data(ol_model *m, ol_nid call, ol_nid path)
             return true;
     }
     const char *s;
+    /* `os.path.join(args.out, "training_args.bin")`, `Path(d) / "vocab.pt"`:
+     * the file name is the last literal */
+    path = path != OL_NONE ? ol_unparen(t, path) : OL_NONE;
+    if (path != OL_NONE && ol_kind_of(t, path) == OL_N_call) {
+        ol_nid args = ol_field(t, path, OL_F_arguments), last = OL_NONE;
+        for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE; a = ol_next_named(t, a))
+            last = a;
+        path = last;
+    } else if (path != OL_NONE && ol_kind_of(t, path) == OL_N_binary_operator) {
+        path = ol_field(t, path, OL_F_right);
+    }
     if (path != OL_NONE && ol_string_value(t, path, &s, &len)) {
         /* the file name without its directory and extension */
         const char *base = s;
@@ -724,7 +735,8 @@ const ol_rule ol_rule_oom302 = {
             "some path; not a branch the source rules out, as in `\"cpu\" if offload else None` after "
             "`offload = True`). Not flagged: calls that pass `**kwargs`, files that run on TPUs through "
             "`torch_xla` only, loads that only restore a GradScaler's or an LR scheduler's state, "
-            "plain data named for what it is (a vocabulary, a config, parsed arguments, label maps), "
+            "plain data named for what it is (a vocabulary, a config, parsed arguments, label maps; by the "
+            "name it is bound to or its file name, also inside `os.path.join(..., \"training_args.bin\")`), "
             "and files the same source writes with host data only (`torch.save(feats.cpu(), path)`, "
             "a tuple of CPU tensors, Python values, what safetensors or `torch.load(p, "
             "map_location=\"cpu\")` loaded), found by the same path expression, the same file-name "

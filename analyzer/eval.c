@@ -1882,6 +1882,10 @@ static ol_val param_value(ol_model *m, uint32_t di)
     }
     ol_val r = BOTTOM;
     size_t nsites = f->callsites.len;
+    /* a metric's update(output), called by the engine with each batch's
+     * output: the model's predictions, graph and all, in a training run */
+    if (nsites == 0 && d->index == 1 && ol_function_is_metric_update(m, fi))
+        return mk(OL_V_TUPLE, OL_VF_ELEM_GRAPH);
     for (size_t i = 0; i < nsites && i < 32; i++) {
         f = &m->functions.items[fi];
         d = &m->defs.items[di];

@@ -514,12 +514,61 @@ uint32_t ol_accumulator_outlived_loop(ol_model *m, const ol_accumulator *acc, ol
     return OL_NO_INDEX;
 }
 
+/* A class deriving (in the file, or from the import) from ignite's Metric. */
+static bool class_is_ignite_metric(ol_model *m, uint32_t ci, int depth)
+{
+    if (ci >= m->classes.len || depth > 8)
+        return false;
+    for (size_t i = 0; i < m->classes.items[ci].bases.len; i++) {
+        ol_val v = ol_eval(m, m->classes.items[ci].bases.items[i]);
+        if (v.kind == OL_V_CLASS && v.ref != ci && class_is_ignite_metric(m, v.ref, depth + 1))
+            return true;
+        if (v.kind != OL_V_EXTERN)
+            continue;
+        const char *q = ol_sym_str(m, v.ref);
+        if (q && ol_str_has_prefix(q, "ignite.metrics.") && ol_str_has_suffix(q, "Metric"))
+            return true;
+    }
+    return false;
+}
+
+bool ol_function_is_metric_update(ol_model *m, uint32_t fi)
+{
+    if (fi >= m->functions.len)
+        return false;
+    const ol_function *f = &m->functions.items[fi];
+    const char *name = ol_sym_str(m, f->name);
+    return f->is_method && f->cls != OL_NO_INDEX && name && strcmp(name, "update") == 0 &&
+           class_is_ignite_metric(m, f->cls, 0);
+}
+
+static bool per_batch_metric(ol_model *m, uint32_t fi, int depth)
+{
+    if (ol_function_is_metric_update(m, fi))
+        return true;
+    const ol_function *f = &m->functions.items[fi];
+    if (depth >= 2 || !f->is_method || f->cls == OL_NO_INDEX || f->callsites.len == 0 ||
+        !class_is_ignite_metric(m, f->cls, 0))
+        return false;
+    for (size_t i = 0; i < f->callsites.len; i++) {
+        uint32_t caller = ol_function_of(m, m->calls.items[f->callsites.items[i]].node);
+        if (caller == OL_NO_INDEX || caller == fi || !per_batch_metric(m, caller, depth + 1))
+            return false;
+    }
+    return true;
+}
+
+bool ol_function_per_batch_metric(ol_model *m, uint32_t fi)
+{
+    return fi < m->functions.len && per_batch_metric(m, fi, 0);
+}
+
 bool ol_accumulator_in_step_hook(ol_model *m, const ol_accumulator *acc, ol_nid stmt)
 {
     if (!acc->is_attr || m->node_loop[stmt] != OL_NO_INDEX)
         return false;
     uint32_t fn = ol_function_of(m, stmt);
-    return fn != OL_NO_INDEX && ol_function_hook(m, fn) == OL_HOOK_TRAIN_STEP;
+    return fn != OL_NO_INDEX && (ol_function_hook(m, fn) == OL_HOOK_TRAIN_STEP || ol_function_per_batch_metric(m, fn));
 }
 
 bool ol_holder_outlives_batches(ol_model *m, ol_nid holder, ol_nid stmt)

@@ -1917,6 +1917,7 @@ static ol_val param_value(ol_model *m, uint32_t di)
 /* ---- defs ---------------------------------------------------------------------- */
 
 static ol_val arith(ol_val a, ol_val b);
+static bool loss_of_detached(ol_model *m, ol_nid call);
 
 /* ---- module evidence ------------------------------------------------------------ */
 
@@ -2509,10 +2510,67 @@ static ol_val eval_call(ol_model *m, ol_nid n)
     case OL_V_FUNCTION:
         return function_result(m, cv.ref);
     case OL_V_MODULE:
+        if ((cv.flags & OL_VF_LOSSFN) && loss_of_detached(m, n))
+            return mk(OL_V_TENSOR, OL_VF_LOSS);
         return mk(OL_V_TENSOR, OL_VF_GRAPH | ((cv.flags & OL_VF_LOSSFN) ? OL_VF_LOSS : 0));
     default:
         return UNKNOWN;
     }
+}
+
+/* Does expression e cut the graph on its way: `p.detach()`, `p.detach().cpu()`,
+ * `p.data`? */
+static bool cuts_graph(ol_model *m, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > 8)
+        return false;
+    ol_kind k = ol_kind_of(t, e);
+    if (k == OL_N_attribute) {
+        uint32_t len;
+        const char *a = ol_text(t, ol_field(t, e, OL_F_attribute), &len);
+        if (len == 4 && memcmp(a, "data", 4) == 0)
+            return true;
+        return false;
+    }
+    if (k != OL_N_call)
+        return false;
+    ol_nid f = ol_unparen(t, ol_field(t, e, OL_F_function));
+    if (ol_kind_of(t, f) != OL_N_attribute)
+        return false;
+    uint32_t len;
+    const char *a = ol_text(t, ol_field(t, f, OL_F_attribute), &len);
+    if ((len == 6 && memcmp(a, "detach", 6) == 0) || (len == 5 && memcmp(a, "numpy", 5) == 0))
+        return true;
+    return cuts_graph(m, ol_field(t, f, OL_F_object), depth + 1);
+}
+
+/* A loss function called on detached inputs, `criterion(pred.detach().cpu(),
+ * true.detach().cpu())`: at least one argument cuts the graph and none
+ * carries one, so the loss has no graph (a validation loss computed for
+ * reporting). */
+static bool loss_of_detached(ol_model *m, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list)
+        return false;
+    bool cut = false;
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_kind k = ol_kind_of(t, a);
+        if (k == OL_N_list_splat || k == OL_N_dictionary_splat)
+            return false;
+        ol_nid e = k == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
+        if (cuts_graph(m, e, 0)) {
+            cut = true;
+            continue;
+        }
+        ol_val v = ol_eval(m, e);
+        if (v.kind == OL_V_UNKNOWN || (v.flags & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH)))
+            return false;
+    }
+    return cut;
 }
 
 static ol_val collection(ol_model *m, ol_nid n, ol_vkind kind)

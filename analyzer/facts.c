@@ -563,6 +563,73 @@ bool ol_function_per_batch_metric(ol_model *m, uint32_t fi)
     return fi < m->functions.len && per_batch_metric(m, fi, 0);
 }
 
+static bool function_consumes_buffer(ol_model *m, uint32_t g, ol_nid holder)
+{
+    const ol_tree *t = m->tree;
+    ol_nid node = m->functions.items[g].node;
+    bool backward = false, through = false, reset = false;
+    size_t first, end = ol_calls_in(m, node, &first);
+    for (size_t i = first; i < end; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (c->receiver == OL_NONE || ol_function_of(m, c->node) != g)
+            continue;
+        ol_nid r = ol_unparen(t, c->receiver);
+        if (c->name == m->names.backward) {
+            backward = true;
+            if (ol_mentions(t, r, holder))
+                through = true;
+        } else if (c->name == m->names.clear && ol_same_text(t, r, holder)) {
+            reset = true;
+        }
+    }
+    if (!backward)
+        return false;
+    for (size_t i = 0; !through && i < m->loops.len; i++) {
+        const ol_loop *l = &m->loops.items[i];
+        if (l->iter != OL_NONE && ol_contains(t, node, l->node) && ol_mentions(t, l->iter, holder))
+            through = true;
+    }
+    size_t lo = 0, hi = m->assigns.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->assigns.items[mid] < node)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; !reset && i < m->assigns.len && m->assigns.items[i] < m->subtree_end[node]; i++) {
+        ol_nid a = m->assigns.items[i];
+        ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
+        ol_nid right = ol_field(t, a, OL_F_right);
+        if (left != OL_NONE && right != OL_NONE && ol_same_text(t, left, holder) && !ol_mentions(t, right, holder))
+            reset = true;
+    }
+    return through && reset;
+}
+
+bool ol_buffer_backwarded(ol_model *m, ol_nid holder, ol_nid stmt)
+{
+    const ol_tree *t = m->tree;
+    holder = ol_unparen(t, holder);
+    uint32_t fn = ol_function_of(m, stmt);
+    if (holder == OL_NONE || fn == OL_NO_INDEX)
+        return false;
+    const ol_function *f = &m->functions.items[fn];
+    ol_kind k = ol_kind_of(t, holder);
+    if (k == OL_N_attribute && f->is_method && f->cls != OL_NO_INDEX) {
+        ol_nid obj = ol_unparen(t, ol_field(t, holder, OL_F_object));
+        if (ol_kind_of(t, obj) != OL_N_identifier || f->params.len == 0 ||
+            ol_node_sym(m, obj) != m->defs.items[f->params.items[0]].name)
+            return false;
+        const ol_class *cls = &m->classes.items[f->cls];
+        for (size_t i = 0; i < cls->methods.len; i++)
+            if (function_consumes_buffer(m, cls->methods.items[i], holder))
+                return true;
+        return false;
+    }
+    return k == OL_N_identifier && function_consumes_buffer(m, fn, holder);
+}
+
 bool ol_accumulator_in_step_hook(ol_model *m, const ol_accumulator *acc, ol_nid stmt)
 {
     if (!acc->is_attr || m->node_loop[stmt] != OL_NO_INDEX)

@@ -508,6 +508,9 @@ static void direct_stores(sbuild *b)
         int into = container_of(m, fi, c->receiver);
         if (into < 0)
             continue;
+        /* a buffer a method of the class backwards through and clears */
+        if (into == (int)OL_INTO_SELF && ol_buffer_backwarded(m, c->receiver, c->node))
+            continue;
         ol_nid value = ol_call_arg(m, c->node, insert ? 1 : 0, NULL);
         int p = value != OL_NONE ? flows(m, fi, value, 0) : -1;
         if (p >= 0)

@@ -311,6 +311,35 @@ static bool member_backwarded(ol_model *m, ol_nid value, ol_nid stmt)
     return false;
 }
 
+/* `run_loss = CumulativeAverage(); run_loss.append(loss)`: the receiver is
+ * an instance of a class of another library (not a list, deque or queue),
+ * whose append() may well detach or reduce what it is given. */
+static bool library_object(ol_model *m, ol_nid recv)
+{
+    const ol_tree *t = m->tree;
+    if (ol_kind_of(t, recv) != OL_N_identifier)
+        return false;
+    uint32_t defs[4];
+    size_t n = ol_reaching_defs(m, m->node_scope[recv], ol_node_sym(m, recv), recv, defs, 4);
+    if (n == 0 || n == 4)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const ol_def *d = &m->defs.items[defs[i]];
+        ol_nid v = d->kind == OL_DEF_ASSIGN && d->path_len == 0 ? ol_unparen(t, d->value) : OL_NONE;
+        if (v == OL_NONE || ol_kind_of(t, v) != OL_N_call)
+            return false;
+        const char *q = ol_qualname(m, ol_field(t, v, OL_F_function));
+        if (!q || !strchr(q, '.'))
+            return false;
+        static const char *const std[] = {"builtins.", "collections.", "queue.", "multiprocessing.",
+                                          "torch.",    "typing.",      "asyncio.", NULL};
+        for (size_t k = 0; std[k]; k++)
+            if (ol_str_has_prefix(q, std[k]))
+                return false;
+    }
+    return true;
+}
+
 static bool is_collection(ol_val v)
 {
     return v.kind == OL_V_LIST || v.kind == OL_V_DICT || v.kind == OL_V_SET || v.kind == OL_V_TUPLE ||
@@ -337,6 +366,8 @@ static void check_calls(ol_check *c, uses_cache *uc)
         ol_val rv = ol_eval(m, recv);
         if (!is_collection(rv) || (add && rv.kind != OL_V_SET))
             continue;
+        if (rv.kind != OL_V_LIST && rv.kind != OL_V_SET && library_object(m, recv))
+            continue;
         ol_nid value = ol_call_arg(m, call->node, insert ? 1 : 0, NULL);
         if (value == OL_NONE)
             continue;
@@ -352,7 +383,7 @@ static void check_calls(ol_check *c, uses_cache *uc)
         }
         if (!graph || ol_grad_disabled(m, call->node))
             continue;
-        if (!outlives_batches(m, recv, stmt))
+        if (!outlives_batches(m, recv, stmt) || ol_buffer_backwarded(m, recv, stmt))
             continue;
         report(c, uc, stmt, recv, value, v, extend ? "is extended with" : "collects", !extend && !tuple);
     }

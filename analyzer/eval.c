@@ -532,6 +532,13 @@ static ol_val call_extern(ol_model *m, const char *q, ol_nid call)
 {
     const char *name = last_part(q);
 
+    /* functools.reduce(operator.add, losses): a fold of graph-carrying values */
+    if (strcmp(q, "functools.reduce") == 0) {
+        ol_nid a = ol_call_arg(m, call, 1, NULL);
+        ol_val v = a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
+        return (v.flags & (OL_VF_ELEM_GRAPH | OL_VF_GRAPH)) ? mk(OL_V_TENSOR, OL_VF_GRAPH) : UNKNOWN;
+    }
+
     /* builtins */
     if (ol_str_has_prefix(q, "builtins.")) {
         static const char *const numeric[] = {"float", "int", "bool", "len", "hash", "id", "ord",

@@ -513,6 +513,7 @@ static bool transformers_model_class(const char *cls)
 
 static ol_val eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path, int path_len);
 static bool elem_of_expr(ol_model *m, ol_nid e, int index, const char *key, int depth, ol_val *out);
+static bool metric_output_param(ol_model *m, uint32_t di);
 static bool inherited(ol_model *m, uint32_t ci, ol_sym method, ol_sym *base_qual, ol_val *out, int depth);
 
 static bool progress_wrapper(const char *name)
@@ -1757,6 +1758,11 @@ static bool elem_of_expr(ol_model *m, ol_nid e, int index, const char *key, int 
         size_t n = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 8);
         if (n == 0 || n == 8)
             return false;
+        if (n == 1 && !key && metric_output_param(m, defs[0])) {
+            /* `y_pred, y = output`: only the predictions carry the graph */
+            *out = mk(OL_V_TENSOR, index == 0 ? OL_VF_GRAPH : 0);
+            return true;
+        }
         ol_val r = BOTTOM;
         for (size_t i = 0; i < n; i++) {
             const ol_def *d = &m->defs.items[defs[i]];
@@ -1873,6 +1879,19 @@ static ol_nid callsite_arg(ol_model *m, const ol_function *f, const ol_call *c, 
     return OL_NONE;
 }
 
+/* The `output` of a metric's update(output), called by the engine with each
+ * batch's output: `(y_pred, y)`, the model's predictions (graph and all, in a
+ * training run) and the batch's targets; also the parameter of the override
+ * of a method that update() calls with it. */
+static bool metric_output_param(ol_model *m, uint32_t di)
+{
+    const ol_def *d = &m->defs.items[di];
+    if (d->kind != OL_DEF_PARAM || d->index != 1 || d->starred)
+        return false;
+    uint32_t fi = m->scopes.items[d->scope].function;
+    return fi != OL_NO_INDEX && m->functions.items[fi].callsites.len == 0 && ol_function_per_batch_metric(m, fi);
+}
+
 static ol_val param_value(ol_model *m, uint32_t di)
 {
     const ol_def *d = &m->defs.items[di];
@@ -1889,9 +1908,7 @@ static ol_val param_value(ol_model *m, uint32_t di)
     }
     ol_val r = BOTTOM;
     size_t nsites = f->callsites.len;
-    /* a metric's update(output), called by the engine with each batch's
-     * output: the model's predictions, graph and all, in a training run */
-    if (nsites == 0 && d->index == 1 && ol_function_is_metric_update(m, fi))
+    if (metric_output_param(m, di))
         return mk(OL_V_TUPLE, OL_VF_ELEM_GRAPH);
     for (size_t i = 0; i < nsites && i < 32; i++) {
         f = &m->functions.items[fi];

@@ -542,14 +542,36 @@ bool ol_function_is_metric_update(ol_model *m, uint32_t fi)
            class_is_ignite_metric(m, f->cls, 0);
 }
 
+/* The method of a base class (of this file) that fi overrides: `_update` of
+ * an abstract base whose update() calls `self._update(...)`. */
+static uint32_t overridden(ol_model *m, uint32_t fi)
+{
+    const ol_function *f = &m->functions.items[fi];
+    uint32_t ci = f->cls;
+    for (size_t i = 0; ci < m->classes.len && i < m->classes.items[ci].bases.len; i++) {
+        ol_val v = ol_eval(m, m->classes.items[ci].bases.items[i]);
+        if (v.kind != OL_V_CLASS || v.ref == ci || v.ref >= m->classes.len)
+            continue;
+        const ol_class *b = &m->classes.items[v.ref];
+        for (size_t k = 0; k < b->methods.len; k++)
+            if (m->functions.items[b->methods.items[k]].name == f->name)
+                return b->methods.items[k];
+    }
+    return OL_NO_INDEX;
+}
+
 static bool per_batch_metric(ol_model *m, uint32_t fi, int depth)
 {
     if (ol_function_is_metric_update(m, fi))
         return true;
     const ol_function *f = &m->functions.items[fi];
-    if (depth >= 2 || !f->is_method || f->cls == OL_NO_INDEX || f->callsites.len == 0 ||
-        !class_is_ignite_metric(m, f->cls, 0))
+    if (depth >= 3 || !f->is_method || f->cls == OL_NO_INDEX || !class_is_ignite_metric(m, f->cls, 0))
         return false;
+    if (f->callsites.len == 0) {
+        /* called through the base class's declaration of it */
+        uint32_t base = overridden(m, fi);
+        return base != OL_NO_INDEX && base != fi && per_batch_metric(m, base, depth + 1);
+    }
     for (size_t i = 0; i < f->callsites.len; i++) {
         uint32_t caller = ol_function_of(m, m->calls.items[f->callsites.items[i]].node);
         if (caller == OL_NO_INDEX || caller == fi || !per_batch_metric(m, caller, depth + 1))

@@ -72,7 +72,8 @@ bool ol_accumulator_in_step_hook(ol_model *m, const ol_accumulator *acc, ol_nid 
  * and all (a subclass of ignite's Metric)? */
 bool ol_function_is_metric_update(ol_model *m, uint32_t fi);
 /* Is fi such an update(), or a method of the same class called only from
- * one (`self._update((y_pred, y))`)? Its attributes live across batches. */
+ * one (`self._update((y_pred, y))`), also through the base-class method it
+ * overrides? Its attributes live across batches. */
 bool ol_function_per_batch_metric(ol_model *m, uint32_t fi);
 
 /* Is the buffer `holder` (`self.data`, or a local list), filled at stmt, one

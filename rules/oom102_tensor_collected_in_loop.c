@@ -535,13 +535,24 @@ static void check_kept(ol_check *c, uses_cache *uc)
             char *value_text = ol_node_str_short(t, kept[k].arg);
             char *holder = kept[k].holder != OL_NONE ? ol_node_str(t, kept[k].holder) : ol_xstrdup("a global");
             char *callee = ol_node_str_short(t, m->calls.items[i].callee);
+            /* a tuple or dict: name the member that carries the graph, which the
+             * shortened text may cut off */
+            ol_nid member = ol_val_is_graph(v) ? OL_NONE : graph_member(m, kept[k].arg, 0);
+            char *member_text = member != OL_NONE ? ol_node_str_short(t, member) : NULL;
+            char *carries = member_text ? ol_xasprintf(", whose member `%s` carries the autograd graph,", member_text)
+                                        : ol_xstrdup(", which carries the autograd graph,");
             ol_diag *d = ol_report_node(c, call,
-                                        "`%s(...)` stores `%s`, which carries the autograd graph, in `%s` (`%s()` does "
+                                        "`%s(...)` stores `%s`%s in `%s` (`%s()` does "
                                         "`%s`); every iteration's graph%s stays alive",
-                                        callee, value_text, holder, kept[k].fn->name, kept[k].store->what,
+                                        callee, value_text, carries, holder, kept[k].fn->name, kept[k].store->what,
                                         backward_each_batch(m, OL_NONE, stmt) ? "" : " and the activations it saved");
+            free(carries);
             const char *shown = ol_is_primary(t, kept[k].arg) ? value_text : "(...)";
-            if (ol_is_scalar_loss(m, kept[k].arg, v))
+            if (member_text)
+                ol_diag_help(d, "pass a detached copy of that member: `%s.detach()` (`.item()` for a scalar loss), "
+                                "or collect under `torch.no_grad()`",
+                             ol_is_primary(t, member) ? member_text : "(...)");
+            else if (ol_is_scalar_loss(m, kept[k].arg, v))
                 ol_diag_help(d, "pass the number: `%s.item()`, or collect under `torch.no_grad()`", shown);
             else
                 ol_diag_help(d, "pass a detached copy: `%s.detach()` (`.detach().cpu()` to free GPU memory too), or "
@@ -549,6 +560,7 @@ static void check_kept(ol_check *c, uses_cache *uc)
                              shown);
             if (ol_val_is_graph(v))
                 ol_diag_attach_fix(d, detach_fix(m, uc, kept[k].arg, v, OL_NONE, ol_statement_of(t, call)));
+            free(member_text);
             free(value_text);
             free(holder);
             free(callee);

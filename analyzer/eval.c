@@ -1942,6 +1942,8 @@ static ol_val param_value(ol_model *m, uint32_t di)
 
 static ol_val arith(ol_val a, ol_val b);
 static bool loss_of_detached(ol_model *m, ol_nid call);
+static bool graph_only_from_args(ol_model *m, uint32_t fi);
+static bool args_known_graph_free(ol_model *m, ol_nid call);
 
 /* ---- module evidence ------------------------------------------------------------ */
 
@@ -2531,8 +2533,12 @@ static ol_val eval_call(ol_model *m, ol_nid n)
         if (cv.ref < m->classes.len)
             return instance_of_class(m, cv.ref);
         return UNKNOWN;
-    case OL_V_FUNCTION:
-        return function_result(m, cv.ref);
+    case OL_V_FUNCTION: {
+        ol_val r = function_result(m, cv.ref);
+        if ((r.flags & OL_VF_GRAPH) && graph_only_from_args(m, cv.ref) && args_known_graph_free(m, n))
+            r.flags &= (uint8_t)~OL_VF_GRAPH;
+        return r;
+    }
     case OL_V_MODULE:
         if ((cv.flags & OL_VF_LOSSFN) && loss_of_detached(m, n))
             return mk(OL_V_TENSOR, OL_VF_LOSS);
@@ -2540,6 +2546,60 @@ static ol_val eval_call(ol_model *m, ol_nid n)
     default:
         return UNKNOWN;
     }
+}
+
+/* A helper whose every call is arithmetic on its arguments, a tensor method
+ * or a torch function (`tre(fixed, moving)`: `((fixed - moving) ** 2).sum(-1)
+ * .sqrt().mean()`): whatever graph its result has comes through the
+ * arguments, not from a model it runs. Its result is otherwise joined over
+ * every caller, so a call on data alone took the graph of a call on a
+ * model's output elsewhere. */
+static bool graph_only_from_args(ol_model *m, uint32_t fi)
+{
+    const ol_tree *t = m->tree;
+    if (fi >= m->functions.len || m->functions.items[fi].is_method)
+        return false;
+    ol_nid node = m->functions.items[fi].node;
+    size_t first, end = ol_calls_in(m, node, &first);
+    for (size_t i = first; i < end; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (c->receiver != OL_NONE) {
+            ol_val rv = ol_eval(m, c->receiver);
+            if (rv.kind == OL_V_EXTERN) {
+                const char *q = ol_sym_str(m, rv.ref);
+                if (q && (strcmp(q, "torch") == 0 || ol_str_has_prefix(q, "torch.")))
+                    continue;
+                return false;
+            }
+            if (rv.kind == OL_V_TENSOR || rv.kind == OL_V_NUMBER)
+                continue;
+            return false;
+        }
+        const char *q = ol_qualname(m, ol_unparen(t, c->callee));
+        if (q && (ol_str_has_prefix(q, "torch.") || ol_str_has_prefix(q, "builtins.")))
+            continue;
+        return false;
+    }
+    return true;
+}
+
+/* Is every argument of the call known, and none of them carrying a graph? */
+static bool args_known_graph_free(ol_model *m, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list)
+        return false;
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_kind k = ol_kind_of(t, a);
+        if (k == OL_N_list_splat || k == OL_N_dictionary_splat)
+            return false;
+        ol_nid e = k == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
+        ol_val v = ol_eval(m, e);
+        if (v.kind == OL_V_UNKNOWN || v.kind == OL_V_BOTTOM || (v.flags & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH)))
+            return false;
+    }
+    return true;
 }
 
 /* Does expression e cut the graph on its way: `p.detach()`, `p.detach().cpu()`,

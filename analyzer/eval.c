@@ -513,6 +513,7 @@ static bool transformers_model_class(const char *cls)
 
 static ol_val eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path, int path_len);
 static bool elem_of_expr(ol_model *m, ol_nid e, int index, const char *key, int depth, ol_val *out);
+static bool metric_output_param(ol_model *m, uint32_t di);
 static bool inherited(ol_model *m, uint32_t ci, ol_sym method, ol_sym *base_qual, ol_val *out, int depth);
 
 static bool progress_wrapper(const char *name)
@@ -531,6 +532,13 @@ static bool progress_wrapper(const char *name)
 static ol_val call_extern(ol_model *m, const char *q, ol_nid call)
 {
     const char *name = last_part(q);
+
+    /* functools.reduce(operator.add, losses): a fold of graph-carrying values */
+    if (strcmp(q, "functools.reduce") == 0) {
+        ol_nid a = ol_call_arg(m, call, 1, NULL);
+        ol_val v = a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
+        return (v.flags & (OL_VF_ELEM_GRAPH | OL_VF_GRAPH)) ? mk(OL_V_TENSOR, OL_VF_GRAPH) : UNKNOWN;
+    }
 
     /* builtins */
     if (ol_str_has_prefix(q, "builtins.")) {
@@ -1750,6 +1758,11 @@ static bool elem_of_expr(ol_model *m, ol_nid e, int index, const char *key, int 
         size_t n = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 8);
         if (n == 0 || n == 8)
             return false;
+        if (n == 1 && !key && metric_output_param(m, defs[0])) {
+            /* `y_pred, y = output`: only the predictions carry the graph */
+            *out = mk(OL_V_TENSOR, index == 0 ? OL_VF_GRAPH : 0);
+            return true;
+        }
         ol_val r = BOTTOM;
         for (size_t i = 0; i < n; i++) {
             const ol_def *d = &m->defs.items[defs[i]];
@@ -1866,6 +1879,19 @@ static ol_nid callsite_arg(ol_model *m, const ol_function *f, const ol_call *c, 
     return OL_NONE;
 }
 
+/* The `output` of a metric's update(output), called by the engine with each
+ * batch's output: `(y_pred, y)`, the model's predictions (graph and all, in a
+ * training run) and the batch's targets; also the parameter of the override
+ * of a method that update() calls with it. */
+static bool metric_output_param(ol_model *m, uint32_t di)
+{
+    const ol_def *d = &m->defs.items[di];
+    if (d->kind != OL_DEF_PARAM || d->index != 1 || d->starred)
+        return false;
+    uint32_t fi = m->scopes.items[d->scope].function;
+    return fi != OL_NO_INDEX && m->functions.items[fi].callsites.len == 0 && ol_function_per_batch_metric(m, fi);
+}
+
 static ol_val param_value(ol_model *m, uint32_t di)
 {
     const ol_def *d = &m->defs.items[di];
@@ -1882,6 +1908,8 @@ static ol_val param_value(ol_model *m, uint32_t di)
     }
     ol_val r = BOTTOM;
     size_t nsites = f->callsites.len;
+    if (metric_output_param(m, di))
+        return mk(OL_V_TUPLE, OL_VF_ELEM_GRAPH);
     for (size_t i = 0; i < nsites && i < 32; i++) {
         f = &m->functions.items[fi];
         d = &m->defs.items[di];
@@ -1913,6 +1941,9 @@ static ol_val param_value(ol_model *m, uint32_t di)
 /* ---- defs ---------------------------------------------------------------------- */
 
 static ol_val arith(ol_val a, ol_val b);
+static bool loss_of_detached(ol_model *m, ol_nid call);
+static bool graph_only_from_args(ol_model *m, uint32_t fi);
+static bool args_known_graph_free(ol_model *m, ol_nid call);
 
 /* ---- module evidence ------------------------------------------------------------ */
 
@@ -2502,13 +2533,128 @@ static ol_val eval_call(ol_model *m, ol_nid n)
         if (cv.ref < m->classes.len)
             return instance_of_class(m, cv.ref);
         return UNKNOWN;
-    case OL_V_FUNCTION:
-        return function_result(m, cv.ref);
+    case OL_V_FUNCTION: {
+        ol_val r = function_result(m, cv.ref);
+        if ((r.flags & OL_VF_GRAPH) && graph_only_from_args(m, cv.ref) && args_known_graph_free(m, n))
+            r.flags &= (uint8_t)~OL_VF_GRAPH;
+        return r;
+    }
     case OL_V_MODULE:
+        if ((cv.flags & OL_VF_LOSSFN) && loss_of_detached(m, n))
+            return mk(OL_V_TENSOR, OL_VF_LOSS);
         return mk(OL_V_TENSOR, OL_VF_GRAPH | ((cv.flags & OL_VF_LOSSFN) ? OL_VF_LOSS : 0));
     default:
         return UNKNOWN;
     }
+}
+
+/* A helper whose every call is arithmetic on its arguments, a tensor method
+ * or a torch function (`tre(fixed, moving)`: `((fixed - moving) ** 2).sum(-1)
+ * .sqrt().mean()`): whatever graph its result has comes through the
+ * arguments, not from a model it runs. Its result is otherwise joined over
+ * every caller, so a call on data alone took the graph of a call on a
+ * model's output elsewhere. */
+static bool graph_only_from_args(ol_model *m, uint32_t fi)
+{
+    const ol_tree *t = m->tree;
+    if (fi >= m->functions.len || m->functions.items[fi].is_method)
+        return false;
+    ol_nid node = m->functions.items[fi].node;
+    size_t first, end = ol_calls_in(m, node, &first);
+    for (size_t i = first; i < end; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (c->receiver != OL_NONE) {
+            ol_val rv = ol_eval(m, c->receiver);
+            if (rv.kind == OL_V_EXTERN) {
+                const char *q = ol_sym_str(m, rv.ref);
+                if (q && (strcmp(q, "torch") == 0 || ol_str_has_prefix(q, "torch.")))
+                    continue;
+                return false;
+            }
+            if (rv.kind == OL_V_TENSOR || rv.kind == OL_V_NUMBER)
+                continue;
+            return false;
+        }
+        const char *q = ol_qualname(m, ol_unparen(t, c->callee));
+        if (q && (ol_str_has_prefix(q, "torch.") || ol_str_has_prefix(q, "builtins.")))
+            continue;
+        return false;
+    }
+    return true;
+}
+
+/* Is every argument of the call known, and none of them carrying a graph? */
+static bool args_known_graph_free(ol_model *m, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list)
+        return false;
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_kind k = ol_kind_of(t, a);
+        if (k == OL_N_list_splat || k == OL_N_dictionary_splat)
+            return false;
+        ol_nid e = k == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
+        ol_val v = ol_eval(m, e);
+        if (v.kind == OL_V_UNKNOWN || v.kind == OL_V_BOTTOM || (v.flags & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH)))
+            return false;
+    }
+    return true;
+}
+
+/* Does expression e cut the graph on its way: `p.detach()`, `p.detach().cpu()`,
+ * `p.data`? */
+static bool cuts_graph(ol_model *m, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > 8)
+        return false;
+    ol_kind k = ol_kind_of(t, e);
+    if (k == OL_N_attribute) {
+        uint32_t len;
+        const char *a = ol_text(t, ol_field(t, e, OL_F_attribute), &len);
+        if (len == 4 && memcmp(a, "data", 4) == 0)
+            return true;
+        return false;
+    }
+    if (k != OL_N_call)
+        return false;
+    ol_nid f = ol_unparen(t, ol_field(t, e, OL_F_function));
+    if (ol_kind_of(t, f) != OL_N_attribute)
+        return false;
+    uint32_t len;
+    const char *a = ol_text(t, ol_field(t, f, OL_F_attribute), &len);
+    if ((len == 6 && memcmp(a, "detach", 6) == 0) || (len == 5 && memcmp(a, "numpy", 5) == 0))
+        return true;
+    return cuts_graph(m, ol_field(t, f, OL_F_object), depth + 1);
+}
+
+/* A loss function called on detached inputs, `criterion(pred.detach().cpu(),
+ * true.detach().cpu())`: at least one argument cuts the graph and none
+ * carries one, so the loss has no graph (a validation loss computed for
+ * reporting). */
+static bool loss_of_detached(ol_model *m, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list)
+        return false;
+    bool cut = false;
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_kind k = ol_kind_of(t, a);
+        if (k == OL_N_list_splat || k == OL_N_dictionary_splat)
+            return false;
+        ol_nid e = k == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
+        if (cuts_graph(m, e, 0)) {
+            cut = true;
+            continue;
+        }
+        ol_val v = ol_eval(m, e);
+        if (v.kind == OL_V_UNKNOWN || (v.flags & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH)))
+            return false;
+    }
+    return cut;
 }
 
 static ol_val collection(ol_model *m, ol_nid n, ol_vkind kind)

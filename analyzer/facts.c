@@ -514,12 +514,150 @@ uint32_t ol_accumulator_outlived_loop(ol_model *m, const ol_accumulator *acc, ol
     return OL_NO_INDEX;
 }
 
+/* A class deriving (in the file, or from the import) from ignite's Metric. */
+static bool class_is_ignite_metric(ol_model *m, uint32_t ci, int depth)
+{
+    if (ci >= m->classes.len || depth > 8)
+        return false;
+    for (size_t i = 0; i < m->classes.items[ci].bases.len; i++) {
+        ol_val v = ol_eval(m, m->classes.items[ci].bases.items[i]);
+        if (v.kind == OL_V_CLASS && v.ref != ci && class_is_ignite_metric(m, v.ref, depth + 1))
+            return true;
+        if (v.kind != OL_V_EXTERN)
+            continue;
+        const char *q = ol_sym_str(m, v.ref);
+        if (q && ol_str_has_prefix(q, "ignite.metrics.") && ol_str_has_suffix(q, "Metric"))
+            return true;
+    }
+    return false;
+}
+
+bool ol_function_is_metric_update(ol_model *m, uint32_t fi)
+{
+    if (fi >= m->functions.len)
+        return false;
+    const ol_function *f = &m->functions.items[fi];
+    const char *name = ol_sym_str(m, f->name);
+    return f->is_method && f->cls != OL_NO_INDEX && name && strcmp(name, "update") == 0 &&
+           class_is_ignite_metric(m, f->cls, 0);
+}
+
+/* The method of a base class (of this file) that fi overrides: `_update` of
+ * an abstract base whose update() calls `self._update(...)`. */
+static uint32_t overridden(ol_model *m, uint32_t fi)
+{
+    const ol_function *f = &m->functions.items[fi];
+    uint32_t ci = f->cls;
+    for (size_t i = 0; ci < m->classes.len && i < m->classes.items[ci].bases.len; i++) {
+        ol_val v = ol_eval(m, m->classes.items[ci].bases.items[i]);
+        if (v.kind != OL_V_CLASS || v.ref == ci || v.ref >= m->classes.len)
+            continue;
+        const ol_class *b = &m->classes.items[v.ref];
+        for (size_t k = 0; k < b->methods.len; k++)
+            if (m->functions.items[b->methods.items[k]].name == f->name)
+                return b->methods.items[k];
+    }
+    return OL_NO_INDEX;
+}
+
+static bool per_batch_metric(ol_model *m, uint32_t fi, int depth)
+{
+    if (ol_function_is_metric_update(m, fi))
+        return true;
+    const ol_function *f = &m->functions.items[fi];
+    if (depth >= 3 || !f->is_method || f->cls == OL_NO_INDEX || !class_is_ignite_metric(m, f->cls, 0))
+        return false;
+    if (f->callsites.len == 0) {
+        /* called through the base class's declaration of it */
+        uint32_t base = overridden(m, fi);
+        return base != OL_NO_INDEX && base != fi && per_batch_metric(m, base, depth + 1);
+    }
+    for (size_t i = 0; i < f->callsites.len; i++) {
+        uint32_t caller = ol_function_of(m, m->calls.items[f->callsites.items[i]].node);
+        if (caller == OL_NO_INDEX || caller == fi || !per_batch_metric(m, caller, depth + 1))
+            return false;
+    }
+    return true;
+}
+
+bool ol_function_per_batch_metric(ol_model *m, uint32_t fi)
+{
+    return fi < m->functions.len && per_batch_metric(m, fi, 0);
+}
+
+static bool function_consumes_buffer(ol_model *m, uint32_t g, ol_nid holder)
+{
+    const ol_tree *t = m->tree;
+    ol_nid node = m->functions.items[g].node;
+    bool backward = false, through = false, reset = false;
+    size_t first, end = ol_calls_in(m, node, &first);
+    for (size_t i = first; i < end; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (c->receiver == OL_NONE || ol_function_of(m, c->node) != g)
+            continue;
+        ol_nid r = ol_unparen(t, c->receiver);
+        if (c->name == m->names.backward) {
+            backward = true;
+            if (ol_mentions(t, r, holder))
+                through = true;
+        } else if (c->name == m->names.clear && ol_same_text(t, r, holder)) {
+            reset = true;
+        }
+    }
+    if (!backward)
+        return false;
+    for (size_t i = 0; !through && i < m->loops.len; i++) {
+        const ol_loop *l = &m->loops.items[i];
+        if (l->iter != OL_NONE && ol_contains(t, node, l->node) && ol_mentions(t, l->iter, holder))
+            through = true;
+    }
+    size_t lo = 0, hi = m->assigns.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->assigns.items[mid] < node)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; !reset && i < m->assigns.len && m->assigns.items[i] < m->subtree_end[node]; i++) {
+        ol_nid a = m->assigns.items[i];
+        ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
+        ol_nid right = ol_field(t, a, OL_F_right);
+        if (left != OL_NONE && right != OL_NONE && ol_same_text(t, left, holder) && !ol_mentions(t, right, holder))
+            reset = true;
+    }
+    return through && reset;
+}
+
+bool ol_buffer_backwarded(ol_model *m, ol_nid holder, ol_nid stmt)
+{
+    const ol_tree *t = m->tree;
+    holder = ol_unparen(t, holder);
+    uint32_t fn = ol_function_of(m, stmt);
+    if (holder == OL_NONE || fn == OL_NO_INDEX)
+        return false;
+    const ol_function *f = &m->functions.items[fn];
+    ol_kind k = ol_kind_of(t, holder);
+    if (k == OL_N_attribute && f->is_method && f->cls != OL_NO_INDEX) {
+        ol_nid obj = ol_unparen(t, ol_field(t, holder, OL_F_object));
+        if (ol_kind_of(t, obj) != OL_N_identifier || f->params.len == 0 ||
+            ol_node_sym(m, obj) != m->defs.items[f->params.items[0]].name)
+            return false;
+        const ol_class *cls = &m->classes.items[f->cls];
+        for (size_t i = 0; i < cls->methods.len; i++)
+            if (function_consumes_buffer(m, cls->methods.items[i], holder))
+                return true;
+        return false;
+    }
+    return k == OL_N_identifier && function_consumes_buffer(m, fn, holder);
+}
+
 bool ol_accumulator_in_step_hook(ol_model *m, const ol_accumulator *acc, ol_nid stmt)
 {
     if (!acc->is_attr || m->node_loop[stmt] != OL_NO_INDEX)
         return false;
     uint32_t fn = ol_function_of(m, stmt);
-    return fn != OL_NO_INDEX && ol_function_hook(m, fn) == OL_HOOK_TRAIN_STEP;
+    return fn != OL_NO_INDEX && (ol_function_hook(m, fn) == OL_HOOK_TRAIN_STEP || ol_function_per_batch_metric(m, fn));
 }
 
 bool ol_holder_outlives_batches(ol_model *m, ol_nid holder, ol_nid stmt)

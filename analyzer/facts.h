@@ -67,6 +67,22 @@ uint32_t ol_accumulator_outlived_loop(ol_model *m, const ol_accumulator *acc, ol
  * attribute accumulator that outlives the call? */
 bool ol_accumulator_in_step_hook(ol_model *m, const ol_accumulator *acc, ol_nid stmt);
 
+/* Is function fi the `update(self, output)` of a metric class of a framework
+ * that calls it once per batch with the engine's output, model predictions
+ * and all (a subclass of ignite's Metric)? */
+bool ol_function_is_metric_update(ol_model *m, uint32_t fi);
+/* Is fi such an update(), or a method of the same class called only from
+ * one (`self._update((y_pred, y))`), also through the base-class method it
+ * overrides? Its attributes live across batches. */
+bool ol_function_per_batch_metric(ol_model *m, uint32_t fi);
+
+/* Is the buffer `holder` (`self.data`, or a local list), filled at stmt, one
+ * that a backward consumes and that is then cleared: a function (a method of
+ * the same class for an attribute, else stmt's own) iterates it or
+ * backwards through it, calls backward(), and empties or rebinds it? REINFORCE
+ * keeps each step's log-probability this way until the episode ends. */
+bool ol_buffer_backwarded(ol_model *m, ol_nid holder, ol_nid stmt);
+
 /* Does `holder` (an accumulator expression; OL_NONE for a module-level name)
  * keep what it holds across the iterations of a loop that draws batches
  * around stmt, or across calls of Lightning's training_step? */

@@ -406,6 +406,16 @@ static int flows(ol_model *m, uint32_t fi, ol_nid e, int depth)
                     ol_nid a = ol_call_arg(m, e, 0, NULL);
                     return a != OL_NONE ? flows(m, fi, a, depth + 1) : -1;
                 }
+                /* horovod's collectives on torch tensors are differentiable:
+                 * hvd.allreduce(val) keeps val's graph */
+                static const char *const collectives[] = {"allreduce", "allgather", "broadcast", "alltoall",
+                                                          "reducescatter", NULL};
+                if (strcmp(q, "horovod.torch") == 0)
+                    for (size_t k = 0; collectives[k]; k++)
+                        if (strcmp(ol_sym_str(m, c->name), collectives[k]) == 0) {
+                            ol_nid a = ol_call_arg(m, e, 0, NULL);
+                            return a != OL_NONE ? flows(m, fi, a, depth + 1) : -1;
+                        }
                 return -1;
             }
             if (method_keeps_graph(ol_sym_str(m, c->name)))
@@ -507,6 +517,9 @@ static void direct_stores(sbuild *b)
             continue;
         int into = container_of(m, fi, c->receiver);
         if (into < 0)
+            continue;
+        /* a buffer a method of the class backwards through and clears */
+        if (into == (int)OL_INTO_SELF && ol_buffer_backwarded(m, c->receiver, c->node))
             continue;
         ol_nid value = ol_call_arg(m, c->node, insert ? 1 : 0, NULL);
         int p = value != OL_NONE ? flows(m, fi, value, 0) : -1;

@@ -64,6 +64,27 @@ static ol_fix *make_fix(ol_model *m, const ol_accumulator *acc, ol_nid value, bo
     return fix;
 }
 
+/* Is the accumulator backwarded after stmt, in the same function
+ * (`total.backward()`, `(total / n).backward()`)? Then the graphs are kept
+ * on purpose, for one backward over the whole sum. */
+static bool backwarded_later(ol_model *m, const ol_accumulator *acc, ol_nid stmt)
+{
+    const ol_tree *t = m->tree;
+    uint32_t fn = ol_function_of(m, stmt);
+    size_t first = 0, end = m->calls.len;
+    if (fn != OL_NO_INDEX)
+        end = ol_calls_in(m, m->functions.items[fn].node, &first);
+    for (size_t i = first; i < end; i++) {
+        const ol_call *call = &m->calls.items[i];
+        if (call->node < stmt || call->name != m->names.backward || call->receiver == OL_NONE ||
+            ol_function_of(m, call->node) != fn)
+            continue;
+        if (ol_mentions(t, ol_unparen(t, call->receiver), acc->target))
+            return true;
+    }
+    return false;
+}
+
 static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, ol_text_index *receivers)
 {
     ol_model *m = c->model;
@@ -86,6 +107,16 @@ static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, ol_t
                                 "`%s` accumulates `%s`, which carries the autograd graph; every iteration's "
                                 "graph stays alive in `%s`",
                                 target_text, value_text, target_text);
+    if (backwarded_later(m, &acc, stmt)) {
+        /* one backward over the sum of every batch's graph: `.item()` would
+         * break it; the memory is saved by a backward per batch */
+        ol_diag_help(d, "call `backward()` on each batch's loss inside the loop (gradients add up in `.grad`) "
+                        "instead of one `%s.backward()` after it; accumulate `.item()` for reporting",
+                     target_text);
+        free(target_text);
+        free(value_text);
+        return;
+    }
     /* a scalar loss becomes a Python number, unless the total is later used
      * as a tensor (`total.item()`): then a detached tensor, which keeps that
      * code working */

@@ -188,6 +188,44 @@ static bool backward_each_batch(ol_model *m, ol_nid holder, ol_nid stmt)
            ol_events_of(m, m->loops.items[loop].node)->has_backward;
 }
 
+/* The member of a stored tuple, list or dict that carries the graph:
+ * `(loss.item(), out)` -> `out`, `{"loss": loss, "n": n}` -> `loss`, also
+ * through a name bound once to such a literal (`log = {...}; xs.append(log)`).
+ * OL_NONE when the value is no such literal. */
+static ol_nid graph_member(ol_model *m, ol_nid value, int depth)
+{
+    const ol_tree *t = m->tree;
+    value = ol_unparen(t, value);
+    if (value == OL_NONE || depth > 3)
+        return OL_NONE;
+    ol_kind k = ol_kind_of(t, value);
+    if (k == OL_N_identifier) {
+        uint32_t defs[2];
+        size_t n = ol_reaching_defs(m, m->node_scope[value], ol_node_sym(m, value), value, defs, 2);
+        if (n != 1)
+            return OL_NONE;
+        const ol_def *d = &m->defs.items[defs[0]];
+        if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred)
+            return OL_NONE;
+        return graph_member(m, d->value, depth + 1);
+    }
+    if (k != OL_N_tuple && k != OL_N_list && k != OL_N_dictionary)
+        return OL_NONE;
+    for (ol_nid c = ol_first_named(t, value); c != OL_NONE; c = ol_next_named(t, c)) {
+        ol_nid e = ol_kind_of(t, c) == OL_N_pair ? ol_field(t, c, OL_F_value) : c;
+        if (e == OL_NONE)
+            continue;
+        ol_val ev = ol_eval(m, e);
+        if (ol_val_is_graph(ev))
+            return e;
+        if (ev.flags & OL_VF_ELEM_GRAPH) {
+            ol_nid inner = graph_member(m, e, depth + 1);
+            return inner != OL_NONE ? inner : e;
+        }
+    }
+    return OL_NONE;
+}
+
 static void report(ol_check *c, uses_cache *uc, ol_nid at, ol_nid holder, ol_nid value, ol_val v, const char *how,
                    bool fixable)
 {
@@ -196,11 +234,38 @@ static void report(ol_check *c, uses_cache *uc, ol_nid at, ol_nid holder, ol_nid
     bool item = ol_is_scalar_loss(c->model, value, v) && !u.as_tensor;
     char *h = ol_node_str(t, holder);
     char *val = ol_node_str_short(t, value);
+    const char *saved = backward_each_batch(c->model, holder, at) ? "" : " and the activations it saved";
+    ol_nid member = ol_val_is_graph(v) ? OL_NONE : graph_member(c->model, value, 0);
+    if (member != OL_NONE) {
+        /* a container: name the member that carries the graph, which the
+         * shortened text of the whole may have cut off */
+        char *mem = ol_node_str_short(t, member);
+        ol_diag *d = ol_report_node(c, at,
+                                    "`%s` %s `%s`, whose member `%s` carries the autograd graph; the collection "
+                                    "keeps every iteration's graph%s alive",
+                                    h, how, val, mem, saved);
+        ol_diag_help(d, "store a detached copy of that member: `%s%s` (`.item()` for a scalar loss), or collect "
+                        "under `torch.no_grad()`",
+                     ol_is_primary(t, member) ? mem : "(...)", ".detach()");
+        free(mem);
+        free(h);
+        free(val);
+        return;
+    }
     ol_diag *d = ol_report_node(c, at,
                                 "`%s` %s `%s`, which carries the autograd graph; the collection keeps every "
                                 "iteration's graph%s alive",
-                                h, how, val,
-                                backward_each_batch(c->model, holder, at) ? "" : " and the activations it saved");
+                                h, how, val, saved);
+    if (v.kind == OL_V_DICT || v.kind == OL_V_TUPLE || v.kind == OL_V_LIST) {
+        /* a container from elsewhere (a helper's `log` dict): `.detach()` on
+         * it would fail; the tensors inside are what to detach */
+        ol_diag_help(d, "store detached copies of the tensors `%s` holds (`.item()` for a scalar loss), or collect "
+                        "under `torch.no_grad()`",
+                     val);
+        free(h);
+        free(val);
+        return;
+    }
     /* `.item()` gives a Python number, which lives on the CPU already: only a
      * detached tensor can still be moved off the GPU with `.cpu()` */
     const char *shown = ol_is_primary(t, value) ? val : "(...)";
@@ -214,6 +279,75 @@ static void report(ol_check *c, uses_cache *uc, ol_nid at, ol_nid holder, ol_nid
     free(val);
     if (fixable)
         ol_diag_attach_fix(d, detach_fix(c->model, uc, value, v, holder, at));
+}
+
+/* `output = module.training_step(batch, i); output["loss"].backward();
+ * outputs.append(output)`: whatever the helper returned, a member of it is
+ * backwarded in the same function, so the stored container holds a graph. */
+static bool member_backwarded(ol_model *m, ol_nid value, ol_nid stmt)
+{
+    const ol_tree *t = m->tree;
+    value = ol_unparen(t, value);
+    if (value == OL_NONE || ol_kind_of(t, value) != OL_N_identifier)
+        return false;
+    uint32_t fn = ol_function_of(m, stmt);
+    size_t first = 0, end = m->calls.len;
+    if (fn != OL_NO_INDEX)
+        end = ol_calls_in(m, m->functions.items[fn].node, &first);
+    for (size_t i = first; i < end; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (c->name != m->names.backward || c->receiver == OL_NONE || ol_function_of(m, c->node) != fn)
+            continue;
+        ol_nid r = ol_unparen(t, c->receiver);
+        ol_kind k = ol_kind_of(t, r);
+        ol_nid base = k == OL_N_subscript   ? ol_field(t, r, OL_F_value)
+                      : k == OL_N_attribute ? ol_field(t, r, OL_F_object)
+                                            : OL_NONE;
+        if (base == OL_NONE || !ol_same_text(t, ol_unparen(t, base), value))
+            continue;
+        /* `output["loss"] = output["loss"].detach()` before the store: the
+         * member was replaced by a graph-free copy */
+        size_t lo = ol_lower_bound_u32(m->subscript_stores.items, m->subscript_stores.len, c->node);
+        for (size_t j = lo; j < m->subscript_stores.len && m->subscript_stores.items[j] < stmt; j++) {
+            ol_nid a = m->subscript_stores.items[j];
+            ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
+            ol_nid obj = left != OL_NONE ? ol_unparen(t, ol_field(t, left, OL_F_value)) : OL_NONE;
+            if (obj != OL_NONE && ol_same_text(t, obj, value) && ol_function_of(m, a) == fn &&
+                !ol_val_is_graph(ol_eval(m, ol_field(t, a, OL_F_right))))
+                return false;
+        }
+        return true;
+    }
+    return false;
+}
+
+/* `run_loss = CumulativeAverage(); run_loss.append(loss)`: the receiver is
+ * an instance of a class of another library (not a list, deque or queue),
+ * whose append() may well detach or reduce what it is given. */
+static bool library_object(ol_model *m, ol_nid recv)
+{
+    const ol_tree *t = m->tree;
+    if (ol_kind_of(t, recv) != OL_N_identifier)
+        return false;
+    uint32_t defs[4];
+    size_t n = ol_reaching_defs(m, m->node_scope[recv], ol_node_sym(m, recv), recv, defs, 4);
+    if (n == 0 || n == 4)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const ol_def *d = &m->defs.items[defs[i]];
+        ol_nid v = d->kind == OL_DEF_ASSIGN && d->path_len == 0 ? ol_unparen(t, d->value) : OL_NONE;
+        if (v == OL_NONE || ol_kind_of(t, v) != OL_N_call)
+            return false;
+        const char *q = ol_qualname(m, ol_field(t, v, OL_F_function));
+        if (!q || !strchr(q, '.'))
+            return false;
+        static const char *const std[] = {"builtins.", "collections.", "queue.", "multiprocessing.",
+                                          "torch.",    "typing.",      "asyncio.", NULL};
+        for (size_t k = 0; std[k]; k++)
+            if (ol_str_has_prefix(q, std[k]))
+                return false;
+    }
+    return true;
 }
 
 static bool is_collection(ol_val v)
@@ -242,17 +376,24 @@ static void check_calls(ol_check *c, uses_cache *uc)
         ol_val rv = ol_eval(m, recv);
         if (!is_collection(rv) || (add && rv.kind != OL_V_SET))
             continue;
+        if (rv.kind != OL_V_LIST && rv.kind != OL_V_SET && library_object(m, recv))
+            continue;
         ol_nid value = ol_call_arg(m, call->node, insert ? 1 : 0, NULL);
         if (value == OL_NONE)
             continue;
         ol_val v = ol_eval(m, value);
         /* a tuple of outputs, `(out, y)`, keeps them as much as `out` alone */
-        bool tuple = !extend && (v.kind == OL_V_TUPLE || v.kind == OL_V_LIST) && (v.flags & OL_VF_ELEM_GRAPH);
+        bool tuple = !extend && (v.kind == OL_V_TUPLE || v.kind == OL_V_LIST || v.kind == OL_V_DICT) &&
+                     (v.flags & (OL_VF_ELEM_GRAPH | OL_VF_GRAPH));
         bool graph = extend ? (v.flags & (OL_VF_ELEM_GRAPH | OL_VF_GRAPH)) != 0 : ol_val_is_graph(v) || tuple;
+        ol_nid stmt = ol_statement_of(t, call->node);
+        if (!graph && !extend && member_backwarded(m, value, stmt)) {
+            graph = tuple = true;
+            v.kind = OL_V_DICT;
+        }
         if (!graph || ol_grad_disabled(m, call->node))
             continue;
-        ol_nid stmt = ol_statement_of(t, call->node);
-        if (!outlives_batches(m, recv, stmt))
+        if (!outlives_batches(m, recv, stmt) || ol_buffer_backwarded(m, recv, stmt))
             continue;
         report(c, uc, stmt, recv, value, v, extend ? "is extended with" : "collects", !extend && !tuple);
     }
@@ -323,7 +464,8 @@ static void check_stores(ol_check *c, uses_cache *uc)
         if (same_slot)
             continue;
         ol_val v = ol_eval(m, value);
-        bool tuple = (v.kind == OL_V_TUPLE || v.kind == OL_V_LIST) && (v.flags & OL_VF_ELEM_GRAPH);
+        bool tuple = (v.kind == OL_V_TUPLE || v.kind == OL_V_LIST || v.kind == OL_V_DICT) &&
+                     (v.flags & OL_VF_ELEM_GRAPH);
         if (!(ol_val_is_graph(v) || tuple) || ol_grad_disabled(m, a))
             continue;
         ol_val hv = ol_eval(m, holder);
@@ -403,13 +545,24 @@ static void check_kept(ol_check *c, uses_cache *uc)
             char *value_text = ol_node_str_short(t, kept[k].arg);
             char *holder = kept[k].holder != OL_NONE ? ol_node_str(t, kept[k].holder) : ol_xstrdup("a global");
             char *callee = ol_node_str_short(t, m->calls.items[i].callee);
+            /* a tuple or dict: name the member that carries the graph, which the
+             * shortened text may cut off */
+            ol_nid member = ol_val_is_graph(v) ? OL_NONE : graph_member(m, kept[k].arg, 0);
+            char *member_text = member != OL_NONE ? ol_node_str_short(t, member) : NULL;
+            char *carries = member_text ? ol_xasprintf(", whose member `%s` carries the autograd graph,", member_text)
+                                        : ol_xstrdup(", which carries the autograd graph,");
             ol_diag *d = ol_report_node(c, call,
-                                        "`%s(...)` stores `%s`, which carries the autograd graph, in `%s` (`%s()` does "
+                                        "`%s(...)` stores `%s`%s in `%s` (`%s()` does "
                                         "`%s`); every iteration's graph%s stays alive",
-                                        callee, value_text, holder, kept[k].fn->name, kept[k].store->what,
+                                        callee, value_text, carries, holder, kept[k].fn->name, kept[k].store->what,
                                         backward_each_batch(m, OL_NONE, stmt) ? "" : " and the activations it saved");
+            free(carries);
             const char *shown = ol_is_primary(t, kept[k].arg) ? value_text : "(...)";
-            if (ol_is_scalar_loss(m, kept[k].arg, v))
+            if (member_text)
+                ol_diag_help(d, "pass a detached copy of that member: `%s.detach()` (`.item()` for a scalar loss), "
+                                "or collect under `torch.no_grad()`",
+                             ol_is_primary(t, member) ? member_text : "(...)");
+            else if (ol_is_scalar_loss(m, kept[k].arg, v))
                 ol_diag_help(d, "pass the number: `%s.item()`, or collect under `torch.no_grad()`", shown);
             else
                 ol_diag_help(d, "pass a detached copy: `%s.detach()` (`.detach().cpu()` to free GPU memory too), or "
@@ -417,6 +570,7 @@ static void check_kept(ol_check *c, uses_cache *uc)
                              shown);
             if (ol_val_is_graph(v))
                 ol_diag_attach_fix(d, detach_fix(m, uc, kept[k].arg, v, OL_NONE, ol_statement_of(t, call)));
+            free(member_text);
             free(value_text);
             free(holder);
             free(callee);

@@ -652,3 +652,39 @@ def _():
         assert set(msgs) == {11, 18}, r
         assert msgs[11].endswith("keeps every iteration's graph alive"), msgs
         assert msgs[18].endswith("keeps every iteration's graph and the activations it saved alive"), msgs
+
+
+@test("cli: OOM102 names the member of a stored tuple that carries the graph, also through a method")
+def _():
+    # the shortened text of a long tuple cuts off where `h_in` is; the
+    # harmless `.item()` member must not be what the user reads about
+    src = ("import torch\n\n\nclass Buffer:\n    def __init__(self):\n        self.data = []\n\n"
+           "    def put(self, item):\n        self.data.append(item)\n\n\n"
+           "def run(model, loader, opt):\n    buf, seen = Buffer(), []\n    for x, y in loader:\n"
+           "        opt.zero_grad()\n        out, h_in = model(x)\n        out.sum().backward()\n"
+           "        opt.step()\n        buf.put((x.shape[0], y.shape[0], out.sum().item(), out.mean().item(), h_in))\n"
+           "        seen.append((out.sum().item(), out.mean().item(), x.shape[0], y.shape[0], h_in))\n"
+           "    return buf, seen\n")
+    with Workspace() as ws:
+        r = run("--isolated", "--select", "OOM102", "--format", "json", ws.write("t.py", src))
+        found = {f["line"]: f for f in r.json()}
+        assert set(found) == {19, 20}, r
+        for line in (19, 20):
+            assert "whose member `h_in` carries the autograd graph" in found[line]["message"], found[line]
+            assert "`h_in.detach()`" in json.dumps(found[line]), found[line]
+
+
+@test("cli: OOM101 on a sum that is backwarded after the loop advises a backward per batch and offers no fix")
+def _():
+    src = ("import torch\n\n\ndef train(model, loader, opt, crit):\n    opt.zero_grad()\n    total = 0\n"
+           "    for x, y in loader:\n        total += crit(model(x), y)\n    total.backward()\n    opt.step()\n")
+    with Workspace() as ws:
+        f = ws.write("t.py", src)
+        r = run("--isolated", "--select", "OOM101", "--format", "json", f)
+        found = r.json()
+        assert [d["line"] for d in found] == [8], r
+        assert "backward()` on each batch's loss" in json.dumps(found[0]), found[0]
+        assert not found[0].get("fix"), found[0]
+        r = run("--isolated", "--select", "OOM101", "--fix", "--unsafe-fixes", f)
+        with open(f) as fh:
+            assert fh.read() == src, r

@@ -1181,6 +1181,23 @@ bool ol_grad_disabled(ol_model *m, ol_nid n)
     return grad_disabled_at(m, n, 0);
 }
 
+uint32_t ol_grad_root(ol_model *m, ol_nid n)
+{
+    if (n == OL_NONE || ctx_grad(m, n) >= 0 || statement_grad(m, n) >= 0)
+        return OL_NO_INDEX;
+    uint32_t fi = ol_function_of(m, n);
+    if (fi == OL_NO_INDEX || decorator_mode(m, fi) != OL_GM_NONE)
+        return OL_NO_INDEX;
+    ol_hook hook = ol_function_hook(m, fi);
+    if (hook == OL_HOOK_EVAL_STEP || hook == OL_HOOK_EVAL_HOOK)
+        return OL_NO_INDEX;
+    const ol_function *f = &m->functions.items[fi];
+    /* never called here, defined inside a function or under a context: that decides */
+    if (f->callsites.len == 0 && (ctx_grad(m, f->node) >= 0 || m->scopes.items[f->outer_scope].function != OL_NO_INDEX))
+        return OL_NO_INDEX;
+    return fi;
+}
+
 uint32_t ol_autocast_at(const ol_model *m, ol_nid n)
 {
     for (uint32_t c = m->node_ctx[n]; c != OL_NO_INDEX; c = m->contexts.items[c].parent)

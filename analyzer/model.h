@@ -431,6 +431,10 @@ uint32_t ol_scope_defs(const ol_model *m, uint32_t scope, ol_sym name);
  * set_grad_enabled(False or a condition), a no-grad decorator, a Lightning
  * eval hook, or a function only ever called under one of these)? */
 bool ol_grad_disabled(ol_model *m, ol_nid n);
+/* The function whose callers decide the grad mode at n: n's function when no
+ * context, statement, decorator or framework hook of the file decides it
+ * (its callers in the file do, or it has none); else OL_NO_INDEX. */
+uint32_t ol_grad_root(ol_model *m, ol_nid n);
 /* Innermost autocast context around a node, or OL_NO_INDEX. */
 uint32_t ol_autocast_at(const ol_model *m, ol_nid n);
 /* Innermost except-clause context around a node, or OL_NO_INDEX. */

@@ -1443,8 +1443,21 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
-    if (ol_grad_disabled(m, call->node) || grad_enabled_explicitly(m, call->node))
+    if (grad_enabled_explicitly(m, call->node))
         return;
+    /* The callers of the function around the call may decide its grad mode;
+     * those of the other files of the run count too (asked only of what
+     * would be reported: the question reads every file's records). Called
+     * here only under no_grad, a function that another file calls with
+     * autograd on still runs with it on there (a base trainer's validate()
+     * called by a subclass's training loop); never called here, one that the
+     * run only calls under no_grad runs without (a helper of a utils module
+     * whose scripts all guard it). */
+    uint32_t root = ol_grad_root(m, call->node);
+    bool off = ol_grad_disabled(m, call->node);
+    if (off && (root == OL_NO_INDEX || m->functions.items[root].callsites.len == 0))
+        return;
+    int run_decides = off ? 1 : root != OL_NO_INDEX && m->functions.items[root].callsites.len == 0 ? 2 : 0;
     if (fn != OL_NO_INDEX && is_pytest_function(m, fn))
         return;
     /* a module's own forward() is not evaluation code; Lightning-style eval
@@ -1514,6 +1527,16 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
         free(where);
         ol_fix_free(fix);
         return;
+    }
+    if (run_decides) {
+        size_t on = 0, offs = 0;
+        bool known = ol_run_callers(m, root, &on, &offs);
+        if (run_decides == 1 ? !known || on == 0 : known && on == 0 && offs > 0) {
+            free(key);
+            free(where);
+            ol_fix_free(fix);
+            return;
+        }
     }
     reported r = {region, key};
     ol_vec_push(seen, r);

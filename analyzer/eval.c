@@ -1845,6 +1845,12 @@ static ol_val annotation_value(ol_model *m, ol_nid ann)
         return mk(OL_V_STRING, 0);
     if (qeq(q, "torch.device"))
         return mk(OL_V_DEVICE, 0);
+    /* a class of another file of the run (`model: Transformer` with the
+     * class in model.py): an instance of it, as calling it would make */
+    ol_val linked;
+    if (m->links && m->links->call && m->links->call(m->links, m, v.ref, 0, -1, NULL, &linked) &&
+        (linked.kind == OL_V_MODULE || linked.kind == OL_V_OBJECT))
+        return linked;
     return UNKNOWN;
 }
 

@@ -1414,6 +1414,32 @@ static const ol_fn_summary *summary_of_call(ol_xref *x, uint32_t ci, bool *cross
     return fn;
 }
 
+const ol_fn_summary *ol_forward_summary(ol_model *m, uint32_t ci)
+{
+    if (!m->links || m->links->call != links_call)
+        return NULL;
+    ol_xref *x = m->links->ctx;
+    if (!x->answering || !x->project)
+        return NULL;
+    const ol_call *c = &m->calls.items[ci];
+    ol_sym qual = 0, method = 0;
+    if (c->name == m->names.forward && c->receiver != OL_NONE) {
+        if (!call_name(m, ci, &qual, &method))
+            return NULL;
+    } else {
+        /* `model(x)` of a model whose class another file defines */
+        ol_val cv = ol_eval(m, ol_unparen(m->tree, c->callee));
+        if (cv.kind != OL_V_MODULE || !cv.ref || (cv.flags & OL_VF_LOCAL))
+            return NULL;
+        qual = cv.ref;
+        method = m->names.forward;
+    }
+    if (method != m->names.forward)
+        return NULL;
+    target *cls;
+    return target_fn(x, qual, method, &cls);
+}
+
 static uint32_t links_call_facts(const ol_links *l, ol_model *m, uint32_t ci)
 {
     ol_xref *x = l->ctx;

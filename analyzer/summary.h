@@ -200,6 +200,10 @@ void ol_xref_end(ol_xref *x);
  * unknown. *cross_file says which. The pointer lives as long as the model's
  * links. */
 const ol_fn_summary *ol_call_summary(ol_model *m, uint32_t ci, bool *cross_file);
+/* The summary of the forward() a model's call runs (`model(x)`,
+ * `self.model.forward(x)`) when another file of the run defines the
+ * model's class; NULL when unknown. */
+const ol_fn_summary *ol_forward_summary(ol_model *m, uint32_t ci);
 /* The argument a call passes for parameter `param` of callee s, or OL_NONE. */
 ol_nid ol_call_param_arg(ol_model *m, uint32_t ci, const ol_fn_summary *s, uint32_t param);
 /* An argument a call keeps beyond itself, per its callee's summary. */

@@ -1625,6 +1625,11 @@ static void check(ol_check *c)
     for (size_t i = 0; i < m->calls.len; i++) {
         if (!ol_is_forward_call(m, (uint32_t)i) || runs_no_parameters(m, &modes, &m->calls.items[i]))
             continue;
+        /* a model whose own forward (in another file) runs under no_grad or
+         * inference_mode records no graph */
+        const ol_fn_summary *fwd = ol_forward_summary(m, (uint32_t)i);
+        if (fwd && (fwd->facts & OL_FN_NO_GRAD))
+            continue;
         const ol_call *call = &m->calls.items[i];
         report_site(c, call, ol_function_of(m, call->node), false, &seen, &sites, &modes);
     }

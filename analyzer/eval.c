@@ -1135,6 +1135,42 @@ static bool grad_disabled_at(ol_model *m, ol_nid n, int depth)
     return m->grad_globally_disabled;
 }
 
+/* A method never called here that overrides a method of a base class of
+ * this file runs where the base class calls it through self (a base's
+ * `@torch.no_grad() def predict(self, x): return self._forward(x)` runs the
+ * subclass's _forward): 1 when every such call has autograd off, 0 when
+ * one has it on, -1 when there is none. */
+static int overridden_grad(ol_model *m, uint32_t fi, int depth)
+{
+    const ol_function *f = &m->functions.items[fi];
+    if (f->cls == OL_NO_INDEX || !f->name)
+        return -1;
+    const ol_class *cls = &m->classes.items[f->cls];
+    int verdict = -1;
+    for (size_t i = 0; i < cls->bases.len && verdict != 0; i++) {
+        ol_val v = ol_eval(m, cls->bases.items[i]);
+        if (v.kind != OL_V_CLASS || v.ref == f->cls)
+            continue;
+        uint32_t bf = find_method(m, v.ref, f->name, 0);
+        if (bf == OL_NO_INDEX || bf == fi)
+            continue;
+        const ol_function *b = &m->functions.items[bf];
+        for (size_t k = 0; k < b->callsites.len; k++) {
+            const ol_call *c = &m->calls.items[b->callsites.items[k]];
+            ol_nid recv = ol_unparen(m->tree, c->receiver);
+            uint32_t len;
+            const char *rt = recv != OL_NONE && ol_kind_of(m->tree, recv) == OL_N_identifier ? ol_text(m->tree, recv, &len)
+                                                                                            : NULL;
+            if (!rt || len != 4 || memcmp(rt, "self", 4) != 0)
+                continue;
+            if (!grad_disabled_at(m, c->node, depth + 1))
+                return 0;
+            verdict = 1;
+        }
+    }
+    return verdict;
+}
+
 static bool function_grad_disabled(ol_model *m, uint32_t fi, int depth)
 {
     ol_function *f = &m->functions.items[fi];
@@ -1161,6 +1197,8 @@ static bool function_grad_disabled(ol_model *m, uint32_t fi, int depth)
                     break;
                 }
             }
+        } else if (overridden_grad(m, fi, depth) >= 0) {
+            disabled = overridden_grad(m, fi, depth) == 1;
         } else {
             /* never called here: it follows the grad mode where it is defined */
             int c = ctx_grad(m, f->node);

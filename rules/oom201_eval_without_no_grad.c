@@ -161,6 +161,11 @@ static bool eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi)
         uint32_t caller = ol_function_of(m, site);
         if (caller != fi && feeds_backward(m, mc, site, caller))
             return false;
+        /* shared with a training step (Lightning's training_step returns
+         * the loss it computes from the result): part of training, even if
+         * validation_step calls it too */
+        if (caller != OL_NO_INDEX && caller != fi && ol_function_hook(m, caller) == OL_HOOK_TRAIN_STEP)
+            return false;
     }
     return true;
 }

@@ -1414,6 +1414,54 @@ static const ol_fn_summary *summary_of_call(ol_xref *x, uint32_t ci, bool *cross
     return fn;
 }
 
+static bool root_in(const char *q, const char *const *roots)
+{
+    size_t n = strcspn(q, ".");
+    for (const char *const *r = roots; *r; r++)
+        if (strlen(*r) == n && strncmp(q, *r, n) == 0)
+            return true;
+    return false;
+}
+
+/* Does file `file`'s summary import one of roots, directly or through the
+ * run's files it imports, up to depth more files? */
+static bool file_imports_root(ol_xref *x, size_t file, const char *const *roots, int depth)
+{
+    const ol_file_summary *s = hold(x, file);
+    if (!s)
+        return false;
+    for (size_t i = 0; i < s->import_count; i++)
+        if (root_in(s->imports[i].qual, roots))
+            return true;
+    if (depth <= 0)
+        return false;
+    for (size_t i = 0; i < s->import_count; i++) {
+        size_t next;
+        const char *rest;
+        if (ol_project_resolve(x->project, file, s->imports[i].qual, &next, &rest) && next != x->file &&
+            next != file && file_imports_root(x, next, roots, depth - 1))
+            return true;
+    }
+    return false;
+}
+
+bool ol_run_imports_root(ol_model *m, const char *const *roots)
+{
+    if (!m->links || m->links->call != links_call)
+        return false;
+    ol_xref *x = m->links->ctx;
+    if (!x->answering || !x->project)
+        return false;
+    for (size_t i = 0; i < m->imports.len; i++) {
+        size_t file;
+        const char *rest;
+        if (ol_project_resolve(x->project, x->file, ol_sym_str(m, m->imports.items[i].qual), &file, &rest) &&
+            file != x->file && file_imports_root(x, file, roots, 1))
+            return true;
+    }
+    return false;
+}
+
 const ol_fn_summary *ol_forward_summary(ol_model *m, uint32_t ci)
 {
     if (!m->links || m->links->call != links_call)

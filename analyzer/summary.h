@@ -200,6 +200,13 @@ void ol_xref_end(ol_xref *x);
  * unknown. *cross_file says which. The pointer lives as long as the model's
  * links. */
 const ol_fn_summary *ol_call_summary(ol_model *m, uint32_t ci, bool *cross_file);
+/* Does a file of the run that this file imports import one of roots
+ * (top-level package names), itself or through a file of the run it
+ * imports (`import onmt.inputters` whose __init__.py imports
+ * onmt.inputters.inputter, which imports torch)? False outside a run of
+ * several files. */
+bool ol_run_imports_root(ol_model *m, const char *const *roots);
+
 /* The summary of the forward() a model's call runs (`model(x)`,
  * `self.model.forward(x)`) when another file of the run defines the
  * model's class; NULL when unknown. */

@@ -1593,7 +1593,7 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
  * call named like a model is something else (a Keras layer, a pydantic
  * model's method, an HTTP client for a hosted LLM), and torch.no_grad()
  * would not even be at hand. */
-static bool imports_torch_family(const ol_model *m)
+static bool imports_torch_family(ol_model *m)
 {
     static const char *const roots[] = {"torch", "torchvision", "torchaudio", "torchtext", "lightning",
                                         "pytorch_lightning", "transformers", "timm", "accelerate", "diffusers",
@@ -1615,7 +1615,9 @@ static bool imports_torch_family(const ol_model *m)
             if (ol_kind_of(t, k) == OL_N_wildcard_import)
                 return true;
     }
-    return false;
+    /* a module of a package whose other modules bring torch in (a trainer
+     * that only imports the package's inputters and utils) */
+    return ol_run_imports_root(m, roots);
 }
 
 static void check(ol_check *c)

@@ -83,6 +83,11 @@ static ol_val join(ol_val a, ol_val b)
         return a;
     if (b.kind == OL_V_TENSOR && (a.kind == OL_V_NUMBER || a.kind == OL_V_NONE))
         return b;
+    /* an optional model (`model=None`, built when None): a model where it is called */
+    if (a.kind == OL_V_MODULE && b.kind == OL_V_NONE)
+        return a;
+    if (b.kind == OL_V_MODULE && a.kind == OL_V_NONE)
+        return b;
     ol_val r = UNKNOWN;
     r.flags = (a.flags | b.flags) & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH | OL_VF_LOSS);
     if (r.flags & OL_VF_GRAPH)

@@ -1138,6 +1138,11 @@ ol_file_summary *ol_summarize(ol_model *m)
         ol_hook hook = ol_function_hook(m, fi);
         if ((body != OL_NONE && guarded(m, body)) || hook == OL_HOOK_EVAL_STEP || hook == OL_HOOK_EVAL_HOOK)
             s->fns[fi].facts |= OL_FN_NO_GRAD;
+        bool callers_off = f->callsites.len > 0;
+        for (size_t k = 0; k < m->functions.items[fi].callsites.len && callers_off; k++)
+            callers_off = ol_grad_disabled(m, m->calls.items[m->functions.items[fi].callsites.items[k]].node);
+        if (callers_off)
+            s->fns[fi].facts |= OL_FN_CALLERS_NO_GRAD;
     }
     edge_vec edges = {0};
     function_facts(&b, &edges);

@@ -1408,11 +1408,12 @@ static bool runs_no_parameters(ol_model *m, mode_cache *mc, const ol_call *call)
  * `predict(model, x)` from utils.py), judged where it is called: not one
  * named for evaluation (those are judged where they are defined) and not
  * one that trains. */
-static bool wrapper_call(ol_model *m, uint32_t ci, bool *local)
+static bool wrapper_call(ol_model *m, uint32_t ci, bool *local, const char **eval_name)
 {
     bool cross;
     const ol_fn_summary *fs = ol_call_summary(m, ci, &cross);
     *local = !cross;
+    *eval_name = NULL;
     if (!fs || !fs->name || !(fs->facts & OL_FN_FORWARD) ||
         (fs->facts & (OL_FN_BACKWARD | OL_FN_STEP | OL_FN_NO_GRAD)))
         return false;
@@ -1421,7 +1422,19 @@ static bool wrapper_call(ol_model *m, uint32_t ci, bool *local)
     if (strcmp(last, "forward") == 0)
         return false;
     size_t len = strlen(last);
-    return !ol_name_looks_like(last, len, EVAL_WORDS) && !ol_name_looks_like(last, len, TRAIN_WORDS);
+    if (ol_name_looks_like(last, len, TRAIN_WORDS))
+        return false;
+    if (!ol_name_looks_like(last, len, EVAL_WORDS))
+        return true;
+    /* an evaluation function of another file (a plain function, not a
+     * method) that its own file only calls under no_grad (`test()` of
+     * test.py, guarded by its __main__) called here with autograd on: the
+     * call is where the guard is missing */
+    if (cross && !fs->bound && (fs->facts & OL_FN_CALLERS_NO_GRAD)) {
+        *eval_name = last;
+        return true;
+    }
+    return false;
 }
 
 /* ---- the check -------------------------------------------------------------------- */
@@ -1441,10 +1454,11 @@ typedef enum evidence {
     EV_UNTRAINED,  /* a model not trained here: a distillation teacher */
     EV_IMAGES,     /* only produces sample images */
     EV_HELD_OUT,   /* held-out data, output never trained on */
+    EV_CALLEE,     /* calls an evaluation function of another file */
 } evidence;
 
-static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrapper, reported_vec *seen,
-                        nid_vec *sites, mode_cache *modes)
+static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrapper, const char *eval_name,
+                        reported_vec *seen, nid_vec *sites, mode_cache *modes)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
@@ -1516,6 +1530,10 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
     } else if (!wrapper && held_out_forward(m, modes, call->node, fn)) {
         ev = EV_HELD_OUT;
         anchor = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
+    } else if (eval_name) {
+        ev = EV_CALLEE;
+        anchor = call->node;
+        where = ol_xasprintf("`%s()`", eval_name);
     } else {
         return;
     }
@@ -1573,11 +1591,19 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
     case EV_IMAGES:
         d = ol_report_node(c, call->node, "`%s(...)` only produces sample images, and %s", callee, tail);
         break;
+    case EV_CALLEE:
+        d = ol_report_node(c, call->node,
+                           "`%s(...)` runs evaluation function %s of another file with autograd on, which its own "
+                           "file only calls under no_grad: every activation is kept for a backward pass that never "
+                           "comes",
+                           callee, where);
+        break;
     default:
         d = ol_report_node(c, call->node, "`%s(...)` evaluates held-out data, and %s", callee, tail);
         break;
     }
-    ol_diag_help(d, ev == EV_FUNCTION || ev == EV_LOOP || ev == EV_AFTER_EVAL
+    ol_diag_help(d, ev == EV_CALLEE ? "call it under `with torch.no_grad():`"
+                    : ev == EV_FUNCTION || ev == EV_LOOP || ev == EV_AFTER_EVAL
                         ? "evaluate under `torch.no_grad()` (or `torch.inference_mode()`): decorate the function or "
                           "wrap the loop"
                         : "run it under `with torch.no_grad():` (or freeze it with `requires_grad_(False)`)");
@@ -1638,13 +1664,14 @@ static void check(ol_check *c)
         if (fwd && (fwd->facts & OL_FN_NO_GRAD))
             continue;
         const ol_call *call = &m->calls.items[i];
-        report_site(c, call, ol_function_of(m, call->node), false, &seen, &sites, &modes);
+        report_site(c, call, ol_function_of(m, call->node), false, NULL, &seen, &sites, &modes);
     }
     /* functions that run a model, called from evaluation code: judged at the
      * call, unless the function was already reported inside */
     for (size_t i = 0; i < m->calls.len; i++) {
         bool local;
-        if (ol_is_forward_call(m, (uint32_t)i) || !wrapper_call(m, (uint32_t)i, &local))
+        const char *eval_name;
+        if (ol_is_forward_call(m, (uint32_t)i) || !wrapper_call(m, (uint32_t)i, &local, &eval_name))
             continue;
         const ol_call *call = &m->calls.items[i];
         if (local) {
@@ -1655,7 +1682,7 @@ static void check(ol_check *c)
             if (inside)
                 continue;
         }
-        report_site(c, call, ol_function_of(m, call->node), true, &seen, &sites, &modes);
+        report_site(c, call, ol_function_of(m, call->node), true, eval_name, &seen, &sites, &modes);
     }
     for (size_t k = 0; k < seen.len; k++)
         free(seen.items[k].model);

@@ -129,10 +129,14 @@ static bool find_coding(const char *s, size_t n, char *name, size_t name_cap)
     return false;
 }
 
+/* UTF-8, also through codecs that packages register to rewrite UTF-8
+ * source before Python reads it (the future-fstrings package backports
+ * f-strings to old Pythons with `# -*- coding: future-fstrings -*-`). */
 static bool is_utf8_name(const char *name)
 {
     return strcmp(name, "utf-8") == 0 || strcmp(name, "utf8") == 0 || strcmp(name, "utf-8-sig") == 0 ||
-           ol_str_has_prefix(name, "utf-8-");
+           ol_str_has_prefix(name, "utf-8-") || strcmp(name, "future-fstrings") == 0 ||
+           strcmp(name, "future_fstrings") == 0;
 }
 
 /* Python codec names that iconv spells differently. */

@@ -1074,13 +1074,63 @@ static bool held_out_forward(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
  * `p.requires_grad = False` over `model.parameters()`), and its inputs carry
  * no graph: autograd records nothing, no_grad or not (a metric's feature
  * network, a perceptual-path-length sampler). */
+/* Is `model` (its text: `self` or `self.teacher`) frozen whole by the end
+ * of the __init__ of class ci (`self.requires_grad_(False)`, or
+ * `p.requires_grad = False` over all of `self.parameters()`)? */
+static bool frozen_in_init(ol_model *m, ol_nid model, uint32_t ci)
+{
+    const ol_tree *t = m->tree;
+    if (ci >= m->classes.len)
+        return false;
+    const ol_class *cls = &m->classes.items[ci];
+    for (size_t i = 0; i < cls->methods.len; i++) {
+        const ol_function *f = &m->functions.items[cls->methods.items[i]];
+        if (f->name != m->names.__init__)
+            continue;
+        /* the last node of its body: everything the body holds comes before */
+        ol_nid at = ol_field(t, f->node, OL_F_body);
+        for (ol_nid last = at; last != OL_NONE;) {
+            at = last;
+            last = OL_NONE;
+            for (ol_nid k = ol_first_named(t, at); k != OL_NONE; k = ol_next_named(t, k))
+                last = k;
+        }
+        if (model == OL_NONE) {
+            /* the class's own instance: its `self` */
+            ol_nid params = ol_field(t, f->node, OL_F_parameters);
+            model = params != OL_NONE ? ol_first_named(t, params) : OL_NONE;
+            if (model == OL_NONE || ol_kind_of(t, model) != OL_N_identifier)
+                return false;
+        }
+        return at != OL_NONE && ol_frozen_before(m, model, at);
+    }
+    return false;
+}
+
 static bool frozen_forward(ol_model *m, const ol_call *call)
 {
     const ol_tree *t = m->tree;
     ol_nid model = forward_model(m, call);
     if (model == OL_NONE || ol_kind_of(t, model) == OL_N_call)
         return false;
-    return ol_frozen_before(m, model, call->node) && !ol_inputs_carry_graph(m, call->node);
+    if (ol_inputs_carry_graph(m, call->node))
+        return false;
+    if (ol_frozen_before(m, model, call->node))
+        return true;
+    /* frozen in __init__: a class of this file that freezes its own
+     * parameters, or `self.teacher` frozen where the holder builds it */
+    ol_val v = ol_eval(m, model);
+    if (v.kind == OL_V_MODULE && (v.flags & OL_VF_LOCAL) && frozen_in_init(m, OL_NONE, v.ref))
+        return true;
+    uint32_t fn = ol_function_of(m, call->node);
+    if (fn != OL_NO_INDEX && m->functions.items[fn].cls != OL_NO_INDEX && ol_kind_of(t, model) == OL_N_attribute) {
+        ol_nid obj = ol_unparen(t, ol_field(t, model, OL_F_object));
+        uint32_t len;
+        const char *o = obj != OL_NONE && ol_kind_of(t, obj) == OL_N_identifier ? ol_text(t, obj, &len) : NULL;
+        if (o && len == 4 && memcmp(o, "self", 4) == 0 && frozen_in_init(m, model, m->functions.items[fn].cls))
+            return true;
+    }
+    return false;
 }
 
 /* A model run inside training code whose parameters are not trained there

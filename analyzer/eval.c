@@ -2333,6 +2333,10 @@ static ol_val eval_attribute(ol_model *m, ol_nid n)
             return class_attr(m, o.ref, a, 0);
         if (a == m->names.module)
             return mk(OL_V_MODULE, 0);
+        /* a submodule of a model whose class is not known, named as one
+         * (`self.model.encoder`, `model.decoder`) */
+        if (guess_from_name(m, a).kind == OL_V_MODULE)
+            return mk(OL_V_MODULE, 0);
         return UNKNOWN;
     case OL_V_INSTANCE:
         if ((o.flags & OL_VF_LOCAL) && o.ref < m->classes.len)

@@ -27,7 +27,7 @@
 static const char *const EVAL_WORDS[] = {"eval", "evaluate", "evaluation", "evaluating", "validate",
                                          "validation", "validating", "val", "valid", "test", "testing",
                                          "predict", "prediction", "predictions", "infer", "inference",
-                                         "generate", "generation", NULL};
+                                         "generate", "generation", "translate", "translation", "beam", NULL};
 static const char *const TRAIN_WORDS[] = {"train", "training", "fit", "backward", "optimize", "update",
                                           "finetune", "learn", NULL};
 static const char *const EVAL_LOADER_WORDS[] = {"val", "valid", "validation", "test", "testing", "eval",
@@ -576,7 +576,17 @@ static char *model_key(ol_model *m, ol_nid callee, uint32_t fn)
     if (fn != OL_NO_INDEX && m->functions.items[fn].is_method && ol_text_is(t, root, "self") &&
         ol_class_is_module(m, m->functions.items[fn].cls))
         return ol_xstrdup("self");
-    return ol_node_str(t, callee);
+    /* parts of one model (`self.model.encoder`, `self.model.decoder`,
+     * `self.model.generator.forward`) are that model */
+    ol_nid e = ol_unparen(t, callee), whole = OL_NONE;
+    if (ol_kind_of(t, e) == OL_N_attribute && ol_text_is(t, ol_field(t, e, OL_F_attribute), "forward"))
+        e = ol_unparen(t, ol_field(t, e, OL_F_object));
+    for (ol_nid p = e; ol_kind_of(t, p) == OL_N_attribute;) {
+        p = ol_unparen(t, ol_field(t, p, OL_F_object));
+        if (ol_eval(m, p).kind == OL_V_MODULE)
+            whole = p;
+    }
+    return ol_node_str(t, whole != OL_NONE ? whole : callee);
 }
 
 /* ---- evidence beyond names and eval() ---------------------------------------------- */

@@ -1140,6 +1140,25 @@ static bool grad_disabled_at(ol_model *m, ol_nid n, int depth)
     return m->grad_globally_disabled;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Does class ci derive from class base (through classes of the file)? */
+static bool class_derives(ol_model *m, uint32_t ci, uint32_t base, int depth)
+{
+    if (ci >= m->classes.len || depth > 16)
+        return false;
+    for (size_t i = 0; i < m->classes.items[ci].bases.len; i++) {
+        ol_val v = ol_eval(m, m->classes.items[ci].bases.items[i]);
+        if (v.kind == OL_V_CLASS && v.ref != ci && (v.ref == base || class_derives(m, v.ref, base, depth + 1)))
+            return true;
+    }
+    return false;
+}
+
 /* A method never called here that overrides a method of a base class of
  * this file runs where the base class calls it through self (a base's
  * `@torch.no_grad() def predict(self, x): return self._forward(x)` runs the
@@ -1167,6 +1186,42 @@ static int overridden_grad(ol_model *m, uint32_t fi, int depth)
             const char *rt = recv != OL_NONE && ol_kind_of(m->tree, recv) == OL_N_identifier ? ol_text(m->tree, recv, &len)
                                                                                             : NULL;
             if (!rt || len != 4 || memcmp(rt, "self", 4) != 0)
+                continue;
+            if (!grad_disabled_at(m, c->node, depth + 1))
+                return 0;
+            verdict = 1;
+        }
+    }
+    if (verdict != 0) {
+        /* `self._valid_epoch()` in a base that leaves the method to its
+         * subclasses (the call runs no method of the file) */
+        if (!m->unbound_self_calls_built) {
+            m->unbound_self_calls_built = true;
+            for (size_t i = 0; i < m->calls.len; i++) {
+                const ol_call *c = &m->calls.items[i];
+                ol_nid recv = ol_unparen(m->tree, c->receiver);
+                if (!c->name || recv == OL_NONE || ol_kind_of(m->tree, recv) != OL_N_identifier ||
+                    !ol_text_is(m->tree, recv, "self") || ol_callee_function(m, c->node) != OL_NO_INDEX)
+                    continue;
+                ol_vec_push(&m->unbound_self_calls, (uint64_t)c->name << 32 | (uint64_t)i);
+            }
+            ol_sort(m->unbound_self_calls.items, m->unbound_self_calls.len, sizeof(uint64_t), cmp_u64);
+        }
+        const uint64_t *v = m->unbound_self_calls.items;
+        size_t lo = 0, hi = m->unbound_self_calls.len, key = (uint64_t)f->name << 32;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (v[mid] < key)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < m->unbound_self_calls.len && (v[lo] >> 32) == f->name; lo++) {
+            const ol_call *c = &m->calls.items[(uint32_t)v[lo]];
+            uint32_t cf = ol_function_of(m, c->node);
+            /* called from a method of one of its class's bases */
+            if (cf == OL_NO_INDEX || m->functions.items[cf].cls == OL_NO_INDEX || m->functions.items[cf].cls == f->cls ||
+                !class_derives(m, f->cls, m->functions.items[cf].cls, 0))
                 continue;
             if (!grad_disabled_at(m, c->node, depth + 1))
                 return 0;

@@ -341,6 +341,9 @@ typedef struct ol_model {
     OL_VEC(ol_nid) grad_switches;    /* `x.requires_grad_(...)` calls and `x.requires_grad = ...`
                                         assignments, in node order (facts.c, built on first use) */
     bool grad_switches_built;
+    OL_VEC(uint64_t) unbound_self_calls; /* `self.name(...)` calls that run no method of the file:
+                                          * (name << 32 | call index), sorted (eval.c) */
+    bool unbound_self_calls_built;
     OL_VEC(ol_nid) withs;           /* with_statement nodes */
     OL_VEC(ol_nid) excepts;         /* except_clause nodes */
 

@@ -31,7 +31,7 @@ static const char *const EVAL_WORDS[] = {"eval", "evaluate", "evaluation", "eval
 static const char *const TRAIN_WORDS[] = {"train", "training", "fit", "backward", "optimize", "update",
                                           "finetune", "learn", NULL};
 static const char *const EVAL_LOADER_WORDS[] = {"val", "valid", "validation", "test", "testing", "eval",
-                                                "evaluation", "dev", "holdout", NULL};
+                                                "evaluation", "dev", "holdout", "query", "gallery", NULL};
 
 static bool sym_looks_like(ol_model *m, ol_sym s, const char *const *words)
 {
@@ -374,6 +374,22 @@ static ol_nid after_eval_call(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn
     const mode_calls *mcs = mode_calls_of(m, mc, fn, body);
     uint32_t self_call = ol_call_at(m, n);
     ol_nid model = self_call != OL_NO_INDEX ? forward_model(m, &m->calls.items[self_call]) : OL_NONE;
+    /* a helper that runs the model (`extract(model, query_loader)`) is
+     * judged by the model it is handed */
+    if (self_call != OL_NO_INDEX && !ol_is_forward_call(m, self_call)) {
+        for (size_t k = calls_before(m, mcs->modes.items, mcs->modes.len, n); k-- > 0;) {
+            ol_nid recv = ol_unparen(t, m->calls.items[mcs->modes.items[k]].receiver);
+            bool passed = false;
+            for (int i = 0; i < 8 && !passed; i++) {
+                ol_nid a = ol_call_arg(m, n, i, NULL);
+                passed = a != OL_NONE && ol_same_text(t, ol_unparen(t, a), recv);
+            }
+            if (passed) {
+                model = recv;
+                break;
+            }
+        }
+    }
     /* the last mode switch of this model before n decides */
     ol_nid eval_call = OL_NONE;
     for (size_t k = calls_before(m, mcs->modes.items, mcs->modes.len, n); k-- > 0;) {

@@ -374,9 +374,22 @@ static ol_nid after_eval_call(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn
     const mode_calls *mcs = mode_calls_of(m, mc, fn, body);
     uint32_t self_call = ol_call_at(m, n);
     ol_nid model = self_call != OL_NO_INDEX ? forward_model(m, &m->calls.items[self_call]) : OL_NONE;
-    /* a helper that runs the model (`extract(model, query_loader)`) is
-     * judged by the model it is handed */
-    if (self_call != OL_NO_INDEX && !ol_is_forward_call(m, self_call)) {
+    /* a helper that runs the model over a loader (`extract(model,
+     * query_loader)`, `compute_accuracy(model, train_loader)`) is judged by
+     * the model it is handed; one handed a single sample may well compute
+     * gradients in a library (a saliency map: GradCAM) */
+    bool over_loader = false;
+    for (int i = 0; i < 8 && !over_loader && self_call != OL_NO_INDEX; i++) {
+        ol_nid a = ol_call_arg(m, n, i, NULL);
+        if (a == OL_NONE)
+            continue;
+        a = ol_unparen(t, a);
+        uint32_t len;
+        const char *text = ol_kind_of(t, a) == OL_N_identifier ? ol_text(t, a, &len) : NULL;
+        over_loader = ol_eval(m, a).kind == OL_V_LOADER ||
+                      (text && len > 6 && (memcmp(text + len - 6, "loader", 6) == 0 || memcmp(text + len - 6, "Loader", 6) == 0));
+    }
+    if (self_call != OL_NO_INDEX && over_loader && !ol_is_forward_call(m, self_call)) {
         for (size_t k = calls_before(m, mcs->modes.items, mcs->modes.len, n); k-- > 0;) {
             ol_nid recv = ol_unparen(t, m->calls.items[mcs->modes.items[k]].receiver);
             bool passed = false;

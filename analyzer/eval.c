@@ -83,6 +83,11 @@ static ol_val join(ol_val a, ol_val b)
         return a;
     if (b.kind == OL_V_TENSOR && (a.kind == OL_V_NUMBER || a.kind == OL_V_NONE))
         return b;
+    /* an optional model (`model=None`, built when None): a model where it is called */
+    if (a.kind == OL_V_MODULE && b.kind == OL_V_NONE)
+        return a;
+    if (b.kind == OL_V_MODULE && a.kind == OL_V_NONE)
+        return b;
     ol_val r = UNKNOWN;
     r.flags = (a.flags | b.flags) & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH | OL_VF_LOSS);
     if (r.flags & OL_VF_GRAPH)
@@ -1143,6 +1148,97 @@ static bool grad_disabled_at(ol_model *m, ol_nid n, int depth)
     return m->grad_globally_disabled;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Does class ci derive from class base (through classes of the file)? */
+static bool class_derives(ol_model *m, uint32_t ci, uint32_t base, int depth)
+{
+    if (ci >= m->classes.len || depth > 16)
+        return false;
+    for (size_t i = 0; i < m->classes.items[ci].bases.len; i++) {
+        ol_val v = ol_eval(m, m->classes.items[ci].bases.items[i]);
+        if (v.kind == OL_V_CLASS && v.ref != ci && (v.ref == base || class_derives(m, v.ref, base, depth + 1)))
+            return true;
+    }
+    return false;
+}
+
+/* A method never called here that overrides a method of a base class of
+ * this file runs where the base class calls it through self (a base's
+ * `@torch.no_grad() def predict(self, x): return self._forward(x)` runs the
+ * subclass's _forward): 1 when every such call has autograd off, 0 when
+ * one has it on, -1 when there is none. */
+static int overridden_grad(ol_model *m, uint32_t fi, int depth)
+{
+    const ol_function *f = &m->functions.items[fi];
+    if (f->cls == OL_NO_INDEX || !f->name)
+        return -1;
+    const ol_class *cls = &m->classes.items[f->cls];
+    int verdict = -1;
+    for (size_t i = 0; i < cls->bases.len && verdict != 0; i++) {
+        ol_val v = ol_eval(m, cls->bases.items[i]);
+        if (v.kind != OL_V_CLASS || v.ref == f->cls)
+            continue;
+        uint32_t bf = find_method(m, v.ref, f->name, 0);
+        if (bf == OL_NO_INDEX || bf == fi)
+            continue;
+        const ol_function *b = &m->functions.items[bf];
+        for (size_t k = 0; k < b->callsites.len; k++) {
+            const ol_call *c = &m->calls.items[b->callsites.items[k]];
+            ol_nid recv = ol_unparen(m->tree, c->receiver);
+            uint32_t len;
+            const char *rt = recv != OL_NONE && ol_kind_of(m->tree, recv) == OL_N_identifier ? ol_text(m->tree, recv, &len)
+                                                                                            : NULL;
+            if (!rt || len != 4 || memcmp(rt, "self", 4) != 0)
+                continue;
+            if (!grad_disabled_at(m, c->node, depth + 1))
+                return 0;
+            verdict = 1;
+        }
+    }
+    if (verdict != 0) {
+        /* `self._valid_epoch()` in a base that leaves the method to its
+         * subclasses (the call runs no method of the file) */
+        if (!m->unbound_self_calls_built) {
+            m->unbound_self_calls_built = true;
+            for (size_t i = 0; i < m->calls.len; i++) {
+                const ol_call *c = &m->calls.items[i];
+                ol_nid recv = ol_unparen(m->tree, c->receiver);
+                if (!c->name || recv == OL_NONE || ol_kind_of(m->tree, recv) != OL_N_identifier ||
+                    !ol_text_is(m->tree, recv, "self") || ol_callee_function(m, c->node) != OL_NO_INDEX)
+                    continue;
+                ol_vec_push(&m->unbound_self_calls, (uint64_t)c->name << 32 | (uint64_t)i);
+            }
+            ol_sort(m->unbound_self_calls.items, m->unbound_self_calls.len, sizeof(uint64_t), cmp_u64);
+        }
+        const uint64_t *v = m->unbound_self_calls.items;
+        size_t lo = 0, hi = m->unbound_self_calls.len, key = (uint64_t)f->name << 32;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (v[mid] < key)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < m->unbound_self_calls.len && (v[lo] >> 32) == f->name; lo++) {
+            const ol_call *c = &m->calls.items[(uint32_t)v[lo]];
+            uint32_t cf = ol_function_of(m, c->node);
+            /* called from a method of one of its class's bases */
+            if (cf == OL_NO_INDEX || m->functions.items[cf].cls == OL_NO_INDEX || m->functions.items[cf].cls == f->cls ||
+                !class_derives(m, f->cls, m->functions.items[cf].cls, 0))
+                continue;
+            if (!grad_disabled_at(m, c->node, depth + 1))
+                return 0;
+            verdict = 1;
+        }
+    }
+    return verdict;
+}
+
 static bool function_grad_disabled(ol_model *m, uint32_t fi, int depth)
 {
     ol_function *f = &m->functions.items[fi];
@@ -1169,6 +1265,8 @@ static bool function_grad_disabled(ol_model *m, uint32_t fi, int depth)
                     break;
                 }
             }
+        } else if (overridden_grad(m, fi, depth) >= 0) {
+            disabled = overridden_grad(m, fi, depth) == 1;
         } else {
             /* never called here: it follows the grad mode where it is defined */
             int c = ctx_grad(m, f->node);
@@ -1187,6 +1285,23 @@ static bool function_grad_disabled(ol_model *m, uint32_t fi, int depth)
 bool ol_grad_disabled(ol_model *m, ol_nid n)
 {
     return grad_disabled_at(m, n, 0);
+}
+
+uint32_t ol_grad_root(ol_model *m, ol_nid n)
+{
+    if (n == OL_NONE || ctx_grad(m, n) >= 0 || statement_grad(m, n) >= 0)
+        return OL_NO_INDEX;
+    uint32_t fi = ol_function_of(m, n);
+    if (fi == OL_NO_INDEX || decorator_mode(m, fi) != OL_GM_NONE)
+        return OL_NO_INDEX;
+    ol_hook hook = ol_function_hook(m, fi);
+    if (hook == OL_HOOK_EVAL_STEP || hook == OL_HOOK_EVAL_HOOK)
+        return OL_NO_INDEX;
+    const ol_function *f = &m->functions.items[fi];
+    /* never called here, defined inside a function or under a context: that decides */
+    if (f->callsites.len == 0 && (ctx_grad(m, f->node) >= 0 || m->scopes.items[f->outer_scope].function != OL_NO_INDEX))
+        return OL_NO_INDEX;
+    return fi;
 }
 
 uint32_t ol_autocast_at(const ol_model *m, ol_nid n)
@@ -1841,6 +1956,12 @@ static ol_val annotation_value(ol_model *m, ol_nid ann)
         return mk(OL_V_STRING, 0);
     if (qeq(q, "torch.device"))
         return mk(OL_V_DEVICE, 0);
+    /* a class of another file of the run (`model: Transformer` with the
+     * class in model.py): an instance of it, as calling it would make */
+    ol_val linked;
+    if (m->links && m->links->call && m->links->call(m->links, m, v.ref, 0, -1, NULL, &linked) &&
+        (linked.kind == OL_V_MODULE || linked.kind == OL_V_OBJECT))
+        return linked;
     return UNKNOWN;
 }
 
@@ -2297,6 +2418,10 @@ static ol_val eval_attribute(ol_model *m, ol_nid n)
         if ((o.flags & OL_VF_LOCAL) && o.ref < m->classes.len)
             return class_attr(m, o.ref, a, 0);
         if (a == m->names.module)
+            return mk(OL_V_MODULE, 0);
+        /* a submodule of a model whose class is not known, named as one
+         * (`self.model.encoder`, `model.decoder`) */
+        if (guess_from_name(m, a).kind == OL_V_MODULE)
             return mk(OL_V_MODULE, 0);
         return UNKNOWN;
     case OL_V_INSTANCE:

@@ -3,6 +3,7 @@
  * See facts.h.
  */
 #include "facts.h"
+#include "summary.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -1296,7 +1297,7 @@ bool ol_runs_per_step(ol_model *m, ol_nid n)
  * call named like a model is something else (a Keras layer, a pydantic
  * model's method, an HTTP client for a hosted LLM), and torch.no_grad()
  * would not even be at hand. */
-bool ol_imports_torch_family(const ol_model *m)
+bool ol_imports_torch_family(ol_model *m)
 {
     static const char *const roots[] = {"torch", "torchvision", "torchaudio", "torchtext", "lightning",
                                         "pytorch_lightning", "transformers", "timm", "accelerate", "diffusers",
@@ -1318,11 +1319,13 @@ bool ol_imports_torch_family(const ol_model *m)
             if (ol_kind_of(t, k) == OL_N_wildcard_import)
                 return true;
     }
-    return false;
+    /* a module of a package whose other modules bring torch in (a trainer
+     * that only imports the package's inputters and utils) */
+    return ol_run_imports_root(m, roots);
 }
 
 
-bool ol_may_use_torch(const ol_model *m)
+bool ol_may_use_torch(ol_model *m)
 {
     if (ol_imports_torch_family(m))
         return true;

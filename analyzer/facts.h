@@ -209,14 +209,14 @@ bool ol_in_handler(const ol_tree *t, ol_nid n, ol_nid stop);
 bool ol_runs_per_step(ol_model *m, ol_nid n);
 
 /* Does the file import PyTorch or a library built on it (or `from x import
- * *`, which may bring it)? Without one there is no autograd graph: a call
+ * *`, which may bring it, or a module of the run that imports one)? Without one there is no autograd graph: a call
  * named like a model is something else (a Keras layer, a numpy course's
  * hand-written network with its own forward and backward). */
-bool ol_imports_torch_family(const ol_model *m);
+bool ol_imports_torch_family(ol_model *m);
 /* The same, or an import of a module that is neither the standard library's
  * nor a known library without torch (numpy, pandas, matplotlib, scikit-learn,
  * TensorFlow, JAX, ...): a module of the project may bring torch in. */
-bool ol_may_use_torch(const ol_model *m);
+bool ol_may_use_torch(ol_model *m);
 
 /* Local name bound to the torch module (`torch`, or `T` after `import torch
  * as T`) visible at n, or NULL. */

@@ -1430,6 +1430,7 @@ void ol_model_free(ol_model *m)
     ol_vec_free(&m->assigns);
     ol_vec_free(&m->subscript_stores);
     ol_vec_free(&m->grad_switches);
+    ol_vec_free(&m->unbound_self_calls);
     ol_vec_free(&m->withs);
     ol_vec_free(&m->excepts);
     ol_vec_free(&m->evidence);

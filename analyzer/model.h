@@ -292,6 +292,7 @@ enum {
     OL_FN_NO_GRAD = 1u << 6,       /* its whole body runs without autograd */
     OL_FN_RET_ON_DEVICE = 1u << 7, /* returns a tensor it moved to a device */
     OL_FN_RET_OUTPUT = 1u << 8,    /* returns a model's output (graph, not a loss) */
+    OL_FN_CALLERS_NO_GRAD = 1u << 9, /* called in its file, only where autograd is off */
 };
 
 /* What other functions and files say about calls this file makes (whole-
@@ -340,6 +341,9 @@ typedef struct ol_model {
     OL_VEC(ol_nid) grad_switches;    /* `x.requires_grad_(...)` calls and `x.requires_grad = ...`
                                         assignments, in node order (facts.c, built on first use) */
     bool grad_switches_built;
+    OL_VEC(uint64_t) unbound_self_calls; /* `self.name(...)` calls that run no method of the file:
+                                          * (name << 32 | call index), sorted (eval.c) */
+    bool unbound_self_calls_built;
     OL_VEC(ol_nid) withs;           /* with_statement nodes */
     OL_VEC(ol_nid) excepts;         /* except_clause nodes */
 
@@ -431,6 +435,10 @@ uint32_t ol_scope_defs(const ol_model *m, uint32_t scope, ol_sym name);
  * set_grad_enabled(False or a condition), a no-grad decorator, a Lightning
  * eval hook, or a function only ever called under one of these)? */
 bool ol_grad_disabled(ol_model *m, ol_nid n);
+/* The function whose callers decide the grad mode at n: n's function when no
+ * context, statement, decorator or framework hook of the file decides it
+ * (its callers in the file do, or it has none); else OL_NO_INDEX. */
+uint32_t ol_grad_root(ol_model *m, ol_nid n);
 /* Innermost autocast context around a node, or OL_NO_INDEX. */
 uint32_t ol_autocast_at(const ol_model *m, ol_nid n);
 /* Innermost except-clause context around a node, or OL_NO_INDEX. */

@@ -737,3 +737,31 @@ void ol_project_visit_saves(ol_project *p, size_t self, void *worker, ol_project
     }
     pthread_mutex_unlock(&p->lock);
 }
+
+void ol_project_visit_calls(ol_project *p, size_t self, void *worker, const char *name, ol_project_call_visitor fn,
+                            void *ctx)
+{
+    size_t count = p->count;
+    for (size_t i = 0; i < count; i++) {
+        if (i == self)
+            continue;
+        pthread_mutex_lock(&p->lock);
+        bool known = p->files[i].saves_known;
+        pthread_mutex_unlock(&p->lock);
+        if (!known) {
+            ol_file_summary *s = ol_project_acquire(p, i, worker);
+            if (s)
+                ol_file_summary_release(s);
+        }
+    }
+    pthread_mutex_lock(&p->lock);
+    for (size_t i = 0; i < count; i++) {
+        const ol_file_saves *sv = p->files[i].saves;
+        if (i == self || !sv)
+            continue;
+        for (size_t k = 0; k < sv->call_count; k++)
+            if (strcmp(sv->calls[k].name, name) == 0)
+                fn(ctx, i, &sv->calls[k]);
+    }
+    pthread_mutex_unlock(&p->lock);
+}

@@ -98,6 +98,15 @@ ol_file_summary *ol_project_acquire(ol_project *p, size_t file, void *worker);
 typedef void (*ol_project_save_visitor)(void *ctx, const ol_sum_save *save);
 void ol_project_visit_saves(ol_project *p, size_t self, void *worker, ol_project_save_visitor fn, void *ctx);
 
+/* Calls fn with each call record (summary.h) of every file of the project
+ * but `self` whose last part is `name`, with the index of the file that
+ * makes it; files without a summary yet are processed first, as by
+ * ol_project_acquire. fn runs with the store locked: it must not call into
+ * the project. */
+typedef void (*ol_project_call_visitor)(void *ctx, size_t file, const ol_sum_call *call);
+void ol_project_visit_calls(ol_project *p, size_t self, void *worker, const char *name, ol_project_call_visitor fn,
+                            void *ctx);
+
 /* Bounds the bytes of summaries held (0, the default: no bound). */
 void ol_project_set_budget(ol_project *p, size_t bytes);
 /* Whether file's summary was dropped for the budget and not built again:

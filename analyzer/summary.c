@@ -1033,20 +1033,106 @@ static void record_save(ol_model *m, ol_arena *a, ol_sum_save *sv, ol_nid call)
     }
 }
 
-/* The file's torch.save calls, or NULL when it makes none. */
+/* ---- calls of other files' functions ------------------------------------------------ */
+
+typedef struct call_rec {
+    char *qual;
+    bool grad_off;
+} call_rec;
+
+typedef OL_VEC(call_rec) call_rec_vec;
+
+static int cmp_call_rec(const void *a, const void *b)
+{
+    const call_rec *x = a, *y = b;
+    int c = strcmp(x->qual, y->qual);
+    return c ? c : (int)x->grad_off - (int)y->grad_off;
+}
+
+/* Libraries whose functions are never the run's own: calls of them need no
+ * record (the records are kept past the summary's budget). */
+static bool library_qual(const char *q)
+{
+    static const char *const roots[] = {"torch", "numpy", "os", "sys", "math", "random", "json", "time", "re",
+                                        "collections", "itertools", "functools", "typing", "logging", "argparse",
+                                        "pathlib", "tqdm", "matplotlib", "pandas", "scipy", "sklearn",
+                                        "transformers", "torchvision", "PIL", "cv2", "copy", "pickle", "shutil",
+                                        "glob", "datetime", "warnings", "einops", "wandb", "builtins", NULL};
+    size_t n = strcspn(q, ".");
+    for (const char *const *r = roots; *r; r++)
+        if (strlen(*r) == n && strncmp(q, *r, n) == 0)
+            return true;
+    return false;
+}
+
+/* The calls this file makes of functions it does not define, as the
+ * callee's file needs them (ol_sum_call). */
+static void collect_calls(ol_model *m, call_rec_vec *out)
+{
+    const ol_tree *t = m->tree;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (!c->name || ol_callee_function(m, c->node) != OL_NO_INDEX)
+            continue;
+        char *qual = NULL;
+        ol_nid recv = ol_unparen(t, c->receiver);
+        uint32_t len;
+        const char *rt = recv != OL_NONE && ol_kind_of(t, recv) == OL_N_identifier ? ol_text(t, recv, &len) : NULL;
+        uint32_t fi = ol_function_of(m, c->node);
+        if (rt && len == 4 && memcmp(rt, "self", 4) == 0 && fi != OL_NO_INDEX && m->functions.items[fi].is_method &&
+            m->functions.items[fi].cls != OL_NO_INDEX) {
+            /* self.method() of a class whose bases come from elsewhere */
+            const ol_class *cls = &m->classes.items[m->functions.items[fi].cls];
+            for (size_t k = 0; k < cls->bases.len && !qual; k++) {
+                ol_val v = ol_eval(m, cls->bases.items[k]);
+                if (v.kind == OL_V_EXTERN && v.ref && !library_qual(ol_sym_str(m, v.ref)))
+                    qual = ol_xasprintf("%s.%s", ol_sym_str(m, v.ref), ol_sym_str(m, c->name));
+            }
+        } else {
+            const char *q = ol_qualname(m, c->callee);
+            if (q && !library_qual(q))
+                qual = ol_xstrndup(q, strlen(q));
+        }
+        if (!qual)
+            continue;
+        call_rec r = {qual, ol_grad_disabled(m, c->node)};
+        ol_vec_push(out, r);
+    }
+}
+
+/* The file's torch.save calls and its call records, or NULL when it has
+ * neither. */
 static ol_file_saves *file_saves(ol_model *m)
 {
     size_t n = 0;
     for (size_t i = 0; i < m->calls.len; i++)
         n += ol_is_torch_save(ol_qualname(m, m->calls.items[i].callee));
-    if (n == 0)
+    call_rec_vec recs = {0};
+    collect_calls(m, &recs);
+    if (n == 0 && recs.len == 0)
         return NULL;
     ol_file_saves *fs = ol_xcalloc(1, sizeof(*fs));
     atomic_init(&fs->refs, 1);
-    fs->items = ol_arena_alloc(&fs->arena, sizeof(ol_sum_save) * n);
-    for (size_t i = 0; i < m->calls.len; i++)
+    fs->items = ol_arena_alloc(&fs->arena, sizeof(ol_sum_save) * (n ? n : 1));
+    for (size_t i = 0; i < m->calls.len && n; i++)
         if (ol_is_torch_save(ol_qualname(m, m->calls.items[i].callee)))
             record_save(m, &fs->arena, &fs->items[fs->count++], m->calls.items[i].node);
+    if (recs.len) {
+        ol_sort(recs.items, recs.len, sizeof(call_rec), cmp_call_rec);
+        fs->calls = ol_arena_alloc(&fs->arena, sizeof(ol_sum_call) * recs.len);
+        for (size_t i = 0; i < recs.len; i++) {
+            if (i > 0 && cmp_call_rec(&recs.items[i], &recs.items[i - 1]) == 0)
+                continue;
+            ol_sum_call *sc = &fs->calls[fs->call_count++];
+            sc->qual = ol_arena_strndup(&fs->arena, recs.items[i].qual, strlen(recs.items[i].qual));
+            const char *dot = strrchr(sc->qual, '.');
+            sc->name = dot ? dot + 1 : sc->qual;
+            sc->grad_off = recs.items[i].grad_off;
+        }
+    }
+    for (size_t i = 0; i < recs.len; i++)
+        free(recs.items[i].qual);
+    ol_vec_free(&recs);
     return fs;
 }
 
@@ -1065,6 +1151,11 @@ ol_file_summary *ol_summarize(ol_model *m)
         ol_hook hook = ol_function_hook(m, fi);
         if ((body != OL_NONE && guarded(m, body)) || hook == OL_HOOK_EVAL_STEP || hook == OL_HOOK_EVAL_HOOK)
             s->fns[fi].facts |= OL_FN_NO_GRAD;
+        bool callers_off = f->callsites.len > 0;
+        for (size_t k = 0; k < m->functions.items[fi].callsites.len && callers_off; k++)
+            callers_off = ol_grad_disabled(m, m->calls.items[m->functions.items[fi].callsites.items[k]].node);
+        if (callers_off)
+            s->fns[fi].facts |= OL_FN_CALLERS_NO_GRAD;
     }
     edge_vec edges = {0};
     function_facts(&b, &edges);
@@ -1341,6 +1432,80 @@ static const ol_fn_summary *summary_of_call(ol_xref *x, uint32_t ci, bool *cross
     return fn;
 }
 
+static bool root_in(const char *q, const char *const *roots)
+{
+    size_t n = strcspn(q, ".");
+    for (const char *const *r = roots; *r; r++)
+        if (strlen(*r) == n && strncmp(q, *r, n) == 0)
+            return true;
+    return false;
+}
+
+/* Does file `file`'s summary import one of roots, directly or through the
+ * run's files it imports, up to depth more files? */
+static bool file_imports_root(ol_xref *x, size_t file, const char *const *roots, int depth)
+{
+    const ol_file_summary *s = hold(x, file);
+    if (!s)
+        return false;
+    for (size_t i = 0; i < s->import_count; i++)
+        if (root_in(s->imports[i].qual, roots))
+            return true;
+    if (depth <= 0)
+        return false;
+    for (size_t i = 0; i < s->import_count; i++) {
+        size_t next;
+        const char *rest;
+        if (ol_project_resolve(x->project, file, s->imports[i].qual, &next, &rest) && next != x->file &&
+            next != file && file_imports_root(x, next, roots, depth - 1))
+            return true;
+    }
+    return false;
+}
+
+bool ol_run_imports_root(ol_model *m, const char *const *roots)
+{
+    if (!m->links || m->links->call != links_call)
+        return false;
+    ol_xref *x = m->links->ctx;
+    if (!x->answering || !x->project)
+        return false;
+    for (size_t i = 0; i < m->imports.len; i++) {
+        size_t file;
+        const char *rest;
+        if (ol_project_resolve(x->project, x->file, ol_sym_str(m, m->imports.items[i].qual), &file, &rest) &&
+            file != x->file && file_imports_root(x, file, roots, 1))
+            return true;
+    }
+    return false;
+}
+
+const ol_fn_summary *ol_forward_summary(ol_model *m, uint32_t ci)
+{
+    if (!m->links || m->links->call != links_call)
+        return NULL;
+    ol_xref *x = m->links->ctx;
+    if (!x->answering || !x->project)
+        return NULL;
+    const ol_call *c = &m->calls.items[ci];
+    ol_sym qual = 0, method = 0;
+    if (c->name == m->names.forward && c->receiver != OL_NONE) {
+        if (!call_name(m, ci, &qual, &method))
+            return NULL;
+    } else {
+        /* `model(x)` of a model whose class another file defines */
+        ol_val cv = ol_eval(m, ol_unparen(m->tree, c->callee));
+        if (cv.kind != OL_V_MODULE || !cv.ref || (cv.flags & OL_VF_LOCAL))
+            return NULL;
+        qual = cv.ref;
+        method = m->names.forward;
+    }
+    if (method != m->names.forward)
+        return NULL;
+    target *cls;
+    return target_fn(x, qual, method, &cls);
+}
+
 static uint32_t links_call_facts(const ol_links *l, ol_model *m, uint32_t ci)
 {
     ol_xref *x = l->ctx;
@@ -1478,6 +1643,55 @@ bool ol_visit_run_saves(ol_model *m, ol_save_visitor fn, void *ctx)
         fn(ctx, true, &x->own->saves->items[i]);
     save_visit v = {fn, ctx};
     ol_project_visit_saves(x->project, x->file, x->worker, visit_other, &v);
+    return true;
+}
+
+typedef struct caller_visit {
+    const char *rest; /* the function's name in its file */
+    OL_VEC(size_t) files;
+    OL_VEC(char *) quals;
+    OL_VEC(bool) off;
+} caller_visit;
+
+static void visit_caller(void *ctx, size_t file, const ol_sum_call *call)
+{
+    caller_visit *v = ctx;
+    /* resolved after the store is unlocked */
+    ol_vec_push(&v->files, file);
+    ol_vec_push(&v->quals, ol_xstrndup(call->qual, strlen(call->qual)));
+    ol_vec_push(&v->off, call->grad_off);
+}
+
+bool ol_run_callers(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_off)
+{
+    *grad_on = *grad_off = 0;
+    if (!m->links || m->links->call != links_call)
+        return false;
+    ol_xref *x = m->links->ctx;
+    if (!x->answering || !x->project || fi >= x->own->fn_count || !x->own->fns[fi].name)
+        return false;
+    const ol_function *f = &m->functions.items[fi];
+    /* a function of the module, or a method of a class of the module */
+    uint32_t outer = f->outer_scope;
+    if (outer != 0 && outer != OL_NO_INDEX &&
+        (m->scopes.items[outer].kind != OL_SCOPE_CLASS || m->scopes.items[outer].parent != 0))
+        return false;
+    const char *rest = x->own->fns[fi].name;
+    const char *last = strrchr(rest, '.');
+    caller_visit v = {rest, {0}, {0}, {0}};
+    ol_project_visit_calls(x->project, x->file, x->worker, last ? last + 1 : rest, visit_caller, &v);
+    for (size_t i = 0; i < v.files.len; i++) {
+        size_t file;
+        const char *r;
+        if (ol_project_resolve(x->project, v.files.items[i], v.quals.items[i], &file, &r) && file == x->file &&
+            strcmp(r, rest) == 0)
+            ++*(v.off.items[i] ? grad_off : grad_on);
+    }
+    for (size_t i = 0; i < v.quals.len; i++)
+        free(v.quals.items[i]);
+    ol_vec_free(&v.files);
+    ol_vec_free(&v.quals);
+    ol_vec_free(&v.off);
     return true;
 }
 

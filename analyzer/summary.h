@@ -116,14 +116,33 @@ typedef struct ol_sum_save {
     const char **files;
 } ol_sum_save;
 
-/* The saves of a file. Shared by reference count: the project keeps them
- * when it drops the rest of the summary for its budget (they are small,
- * and a load may ask about every file of the run). */
+/* A call this file makes of a function or method that may be defined in
+ * another file of the run, with the grad mode it runs in: the callee's file
+ * reads them to know how the run calls it (`dynamic_infer()` of utils.py
+ * called only under `torch.no_grad()` in the scripts; `validate()` of a base
+ * trainer called with autograd on by a subclass in another file). `qual` is
+ * what the callee names from this file: an imported name's dotted name
+ * (`pkg.utils.infer`, `.utils.infer`), or for `self.method()` of a class
+ * whose method comes from a base of another file, that base's dotted name
+ * and the method (`pkg.base.Trainer.validate`). One record per qual and
+ * grad mode. */
+typedef struct ol_sum_call {
+    const char *qual;
+    const char *name; /* its last part */
+    bool grad_off;    /* autograd is off at the call (a context, a decorator, the callers of this file) */
+} ol_sum_call;
+
+/* The saves of a file, and its calls of other files' functions. Shared by
+ * reference count: the project keeps them when it drops the rest of the
+ * summary for its budget (they are small, and a load, or a function's
+ * callers, may ask about every file of the run). */
 typedef struct ol_file_saves {
     atomic_int refs;
     ol_arena arena;
     size_t count;
     ol_sum_save *items;
+    size_t call_count;
+    ol_sum_call *calls;
 } ol_file_saves;
 
 void ol_file_saves_retain(ol_file_saves *s);
@@ -181,6 +200,17 @@ void ol_xref_end(ol_xref *x);
  * unknown. *cross_file says which. The pointer lives as long as the model's
  * links. */
 const ol_fn_summary *ol_call_summary(ol_model *m, uint32_t ci, bool *cross_file);
+/* Does a file of the run that this file imports import one of roots
+ * (top-level package names), itself or through a file of the run it
+ * imports (`import onmt.inputters` whose __init__.py imports
+ * onmt.inputters.inputter, which imports torch)? False outside a run of
+ * several files. */
+bool ol_run_imports_root(ol_model *m, const char *const *roots);
+
+/* The summary of the forward() a model's call runs (`model(x)`,
+ * `self.model.forward(x)`) when another file of the run defines the
+ * model's class; NULL when unknown. */
+const ol_fn_summary *ol_forward_summary(ol_model *m, uint32_t ci);
 /* The argument a call passes for parameter `param` of callee s, or OL_NONE. */
 ol_nid ol_call_param_arg(ol_model *m, uint32_t ci, const ol_fn_summary *s, uint32_t param);
 /* An argument a call keeps beyond itself, per its callee's summary. */
@@ -201,6 +231,13 @@ size_t ol_call_kept_args(ol_model *m, uint32_t ci, ol_kept_arg *out, size_t cap)
  * yet. Returns false, calling nothing, outside a run of several files. */
 typedef void (*ol_save_visitor)(void *ctx, bool own, const ol_sum_save *save);
 bool ol_visit_run_saves(ol_model *m, ol_save_visitor fn, void *ctx);
+
+/* How the other files of the run call function fi of this model (a
+ * function or method of the module or a class, not a nested one): how many
+ * of their call records run it with autograd on (*grad_on) and off
+ * (*grad_off). Every file of the run is summarized first, as for saves.
+ * Returns false, counting nothing, outside a run of several files. */
+bool ol_run_callers(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_off);
 
 /* The summary of function fi of this model, or NULL outside a lint run. */
 const ol_fn_summary *ol_function_summary(ol_model *m, uint32_t fi);

@@ -27,11 +27,11 @@
 static const char *const EVAL_WORDS[] = {"eval", "evaluate", "evaluation", "evaluating", "validate",
                                          "validation", "validating", "val", "valid", "test", "testing",
                                          "predict", "prediction", "predictions", "infer", "inference",
-                                         "generate", "generation", NULL};
+                                         "generate", "generation", "translate", "translation", "beam", NULL};
 static const char *const TRAIN_WORDS[] = {"train", "training", "fit", "backward", "optimize", "update",
                                           "finetune", "learn", NULL};
 static const char *const EVAL_LOADER_WORDS[] = {"val", "valid", "validation", "test", "testing", "eval",
-                                                "evaluation", "dev", "holdout", NULL};
+                                                "evaluation", "dev", "holdout", "query", "gallery", NULL};
 
 static bool sym_looks_like(ol_model *m, ol_sym s, const char *const *words)
 {
@@ -160,6 +160,11 @@ static bool eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi)
         ol_nid site = m->calls.items[f->callsites.items[k]].node;
         uint32_t caller = ol_function_of(m, site);
         if (caller != fi && feeds_backward(m, mc, site, caller))
+            return false;
+        /* shared with a training step (Lightning's training_step returns
+         * the loss it computes from the result): part of training, even if
+         * validation_step calls it too */
+        if (caller != OL_NO_INDEX && caller != fi && ol_function_hook(m, caller) == OL_HOOK_TRAIN_STEP)
             return false;
     }
     return true;
@@ -369,6 +374,35 @@ static ol_nid after_eval_call(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn
     const mode_calls *mcs = mode_calls_of(m, mc, fn, body);
     uint32_t self_call = ol_call_at(m, n);
     ol_nid model = self_call != OL_NO_INDEX ? forward_model(m, &m->calls.items[self_call]) : OL_NONE;
+    /* a helper that runs the model over a loader (`extract(model,
+     * query_loader)`, `compute_accuracy(model, train_loader)`) is judged by
+     * the model it is handed; one handed a single sample may well compute
+     * gradients in a library (a saliency map: GradCAM) */
+    bool over_loader = false;
+    for (int i = 0; i < 8 && !over_loader && self_call != OL_NO_INDEX; i++) {
+        ol_nid a = ol_call_arg(m, n, i, NULL);
+        if (a == OL_NONE)
+            continue;
+        a = ol_unparen(t, a);
+        uint32_t len;
+        const char *text = ol_kind_of(t, a) == OL_N_identifier ? ol_text(t, a, &len) : NULL;
+        over_loader = ol_eval(m, a).kind == OL_V_LOADER ||
+                      (text && len > 6 && (memcmp(text + len - 6, "loader", 6) == 0 || memcmp(text + len - 6, "Loader", 6) == 0));
+    }
+    if (self_call != OL_NO_INDEX && over_loader && !ol_is_forward_call(m, self_call)) {
+        for (size_t k = calls_before(m, mcs->modes.items, mcs->modes.len, n); k-- > 0;) {
+            ol_nid recv = ol_unparen(t, m->calls.items[mcs->modes.items[k]].receiver);
+            bool passed = false;
+            for (int i = 0; i < 8 && !passed; i++) {
+                ol_nid a = ol_call_arg(m, n, i, NULL);
+                passed = a != OL_NONE && ol_same_text(t, ol_unparen(t, a), recv);
+            }
+            if (passed) {
+                model = recv;
+                break;
+            }
+        }
+    }
     /* the last mode switch of this model before n decides */
     ol_nid eval_call = OL_NONE;
     for (size_t k = calls_before(m, mcs->modes.items, mcs->modes.len, n); k-- > 0;) {
@@ -575,7 +609,17 @@ static char *model_key(ol_model *m, ol_nid callee, uint32_t fn)
     if (fn != OL_NO_INDEX && m->functions.items[fn].is_method && ol_text_is(t, root, "self") &&
         ol_class_is_module(m, m->functions.items[fn].cls))
         return ol_xstrdup("self");
-    return ol_node_str(t, callee);
+    /* parts of one model (`self.model.encoder`, `self.model.decoder`,
+     * `self.model.generator.forward`) are that model */
+    ol_nid e = ol_unparen(t, callee), whole = OL_NONE;
+    if (ol_kind_of(t, e) == OL_N_attribute && ol_text_is(t, ol_field(t, e, OL_F_attribute), "forward"))
+        e = ol_unparen(t, ol_field(t, e, OL_F_object));
+    for (ol_nid p = e; ol_kind_of(t, p) == OL_N_attribute;) {
+        p = ol_unparen(t, ol_field(t, p, OL_F_object));
+        if (ol_eval(m, p).kind == OL_V_MODULE)
+            whole = p;
+    }
+    return ol_node_str(t, whole != OL_NONE ? whole : callee);
 }
 
 /* ---- evidence beyond names and eval() ---------------------------------------------- */
@@ -1073,13 +1117,63 @@ static bool held_out_forward(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
  * `p.requires_grad = False` over `model.parameters()`), and its inputs carry
  * no graph: autograd records nothing, no_grad or not (a metric's feature
  * network, a perceptual-path-length sampler). */
+/* Is `model` (its text: `self` or `self.teacher`) frozen whole by the end
+ * of the __init__ of class ci (`self.requires_grad_(False)`, or
+ * `p.requires_grad = False` over all of `self.parameters()`)? */
+static bool frozen_in_init(ol_model *m, ol_nid model, uint32_t ci)
+{
+    const ol_tree *t = m->tree;
+    if (ci >= m->classes.len)
+        return false;
+    const ol_class *cls = &m->classes.items[ci];
+    for (size_t i = 0; i < cls->methods.len; i++) {
+        const ol_function *f = &m->functions.items[cls->methods.items[i]];
+        if (f->name != m->names.__init__)
+            continue;
+        /* the last node of its body: everything the body holds comes before */
+        ol_nid at = ol_field(t, f->node, OL_F_body);
+        for (ol_nid last = at; last != OL_NONE;) {
+            at = last;
+            last = OL_NONE;
+            for (ol_nid k = ol_first_named(t, at); k != OL_NONE; k = ol_next_named(t, k))
+                last = k;
+        }
+        if (model == OL_NONE) {
+            /* the class's own instance: its `self` */
+            ol_nid params = ol_field(t, f->node, OL_F_parameters);
+            model = params != OL_NONE ? ol_first_named(t, params) : OL_NONE;
+            if (model == OL_NONE || ol_kind_of(t, model) != OL_N_identifier)
+                return false;
+        }
+        return at != OL_NONE && ol_frozen_before(m, model, at);
+    }
+    return false;
+}
+
 static bool frozen_forward(ol_model *m, const ol_call *call)
 {
     const ol_tree *t = m->tree;
     ol_nid model = forward_model(m, call);
     if (model == OL_NONE || ol_kind_of(t, model) == OL_N_call)
         return false;
-    return ol_frozen_before(m, model, call->node) && !ol_inputs_carry_graph(m, call->node);
+    if (ol_inputs_carry_graph(m, call->node))
+        return false;
+    if (ol_frozen_before(m, model, call->node))
+        return true;
+    /* frozen in __init__: a class of this file that freezes its own
+     * parameters, or `self.teacher` frozen where the holder builds it */
+    ol_val v = ol_eval(m, model);
+    if (v.kind == OL_V_MODULE && (v.flags & OL_VF_LOCAL) && frozen_in_init(m, OL_NONE, v.ref))
+        return true;
+    uint32_t fn = ol_function_of(m, call->node);
+    if (fn != OL_NO_INDEX && m->functions.items[fn].cls != OL_NO_INDEX && ol_kind_of(t, model) == OL_N_attribute) {
+        ol_nid obj = ol_unparen(t, ol_field(t, model, OL_F_object));
+        uint32_t len;
+        const char *o = obj != OL_NONE && ol_kind_of(t, obj) == OL_N_identifier ? ol_text(t, obj, &len) : NULL;
+        if (o && len == 4 && memcmp(o, "self", 4) == 0 && frozen_in_init(m, model, m->functions.items[fn].cls))
+            return true;
+    }
+    return false;
 }
 
 /* A model run inside training code whose parameters are not trained there
@@ -1407,11 +1501,12 @@ static bool runs_no_parameters(ol_model *m, mode_cache *mc, const ol_call *call)
  * `predict(model, x)` from utils.py), judged where it is called: not one
  * named for evaluation (those are judged where they are defined) and not
  * one that trains. */
-static bool wrapper_call(ol_model *m, uint32_t ci, bool *local)
+static bool wrapper_call(ol_model *m, uint32_t ci, bool *local, const char **eval_name)
 {
     bool cross;
     const ol_fn_summary *fs = ol_call_summary(m, ci, &cross);
     *local = !cross;
+    *eval_name = NULL;
     if (!fs || !fs->name || !(fs->facts & OL_FN_FORWARD) ||
         (fs->facts & (OL_FN_BACKWARD | OL_FN_STEP | OL_FN_NO_GRAD)))
         return false;
@@ -1420,7 +1515,19 @@ static bool wrapper_call(ol_model *m, uint32_t ci, bool *local)
     if (strcmp(last, "forward") == 0)
         return false;
     size_t len = strlen(last);
-    return !ol_name_looks_like(last, len, EVAL_WORDS) && !ol_name_looks_like(last, len, TRAIN_WORDS);
+    if (ol_name_looks_like(last, len, TRAIN_WORDS))
+        return false;
+    if (!ol_name_looks_like(last, len, EVAL_WORDS))
+        return true;
+    /* an evaluation function of another file (a plain function, not a
+     * method) that its own file only calls under no_grad (`test()` of
+     * test.py, guarded by its __main__) called here with autograd on: the
+     * call is where the guard is missing */
+    if (cross && !fs->bound && (fs->facts & OL_FN_CALLERS_NO_GRAD)) {
+        *eval_name = last;
+        return true;
+    }
+    return false;
 }
 
 /* ---- the check -------------------------------------------------------------------- */
@@ -1440,15 +1547,29 @@ typedef enum evidence {
     EV_UNTRAINED,  /* a model not trained here: a distillation teacher */
     EV_IMAGES,     /* only produces sample images */
     EV_HELD_OUT,   /* held-out data, output never trained on */
+    EV_CALLEE,     /* calls an evaluation function of another file */
 } evidence;
 
-static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrapper, reported_vec *seen,
-                        nid_vec *sites, mode_cache *modes)
+static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrapper, const char *eval_name,
+                        reported_vec *seen, nid_vec *sites, mode_cache *modes)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
-    if (ol_grad_disabled(m, call->node) || grad_enabled_explicitly(m, call->node))
+    if (grad_enabled_explicitly(m, call->node))
         return;
+    /* The callers of the function around the call may decide its grad mode;
+     * those of the other files of the run count too (asked only of what
+     * would be reported: the question reads every file's records). Called
+     * here only under no_grad, a function that another file calls with
+     * autograd on still runs with it on there (a base trainer's validate()
+     * called by a subclass's training loop); never called here, one that the
+     * run only calls under no_grad runs without (a helper of a utils module
+     * whose scripts all guard it). */
+    uint32_t root = ol_grad_root(m, call->node);
+    bool off = ol_grad_disabled(m, call->node);
+    if (off && (root == OL_NO_INDEX || m->functions.items[root].callsites.len == 0))
+        return;
+    int run_decides = off ? 1 : root != OL_NO_INDEX && m->functions.items[root].callsites.len == 0 ? 2 : 0;
     if (fn != OL_NO_INDEX && is_pytest_function(m, fn))
         return;
     /* a module's own forward() is not evaluation code; Lightning-style eval
@@ -1502,6 +1623,10 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
     } else if (!wrapper && held_out_forward(m, modes, call->node, fn)) {
         ev = EV_HELD_OUT;
         anchor = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
+    } else if (eval_name) {
+        ev = EV_CALLEE;
+        anchor = call->node;
+        where = ol_xasprintf("`%s()`", eval_name);
     } else {
         return;
     }
@@ -1518,6 +1643,16 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
         free(where);
         ol_fix_free(fix);
         return;
+    }
+    if (run_decides) {
+        size_t on = 0, offs = 0;
+        bool known = ol_run_callers(m, root, &on, &offs);
+        if (run_decides == 1 ? !known || on == 0 : known && on == 0 && offs > 0) {
+            free(key);
+            free(where);
+            ol_fix_free(fix);
+            return;
+        }
     }
     reported r = {region, key};
     ol_vec_push(seen, r);
@@ -1549,11 +1684,19 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
     case EV_IMAGES:
         d = ol_report_node(c, call->node, "the output of `%s(...)` is only shown or saved (plotted, written as an image), and %s", callee, tail);
         break;
+    case EV_CALLEE:
+        d = ol_report_node(c, call->node,
+                           "`%s(...)` runs evaluation function %s of another file with autograd on, which its own "
+                           "file only calls under no_grad: every activation is kept for a backward pass that never "
+                           "comes",
+                           callee, where);
+        break;
     default:
         d = ol_report_node(c, call->node, "`%s(...)` evaluates held-out data, and %s", callee, tail);
         break;
     }
-    ol_diag_help(d, ev == EV_FUNCTION || ev == EV_LOOP || ev == EV_AFTER_EVAL
+    ol_diag_help(d, ev == EV_CALLEE ? "call it under `with torch.no_grad():`"
+                    : ev == EV_FUNCTION || ev == EV_LOOP || ev == EV_AFTER_EVAL
                         ? "evaluate under `torch.no_grad()` (or `torch.inference_mode()`): decorate the function or "
                           "wrap the loop"
                         : "run it under `with torch.no_grad():` (or freeze it with `requires_grad_(False)`)");
@@ -1577,14 +1720,20 @@ static void check(ol_check *c)
     for (size_t i = 0; i < m->calls.len; i++) {
         if (!ol_is_forward_call(m, (uint32_t)i) || runs_no_parameters(m, &modes, &m->calls.items[i]))
             continue;
+        /* a model whose own forward (in another file) runs under no_grad or
+         * inference_mode records no graph */
+        const ol_fn_summary *fwd = ol_forward_summary(m, (uint32_t)i);
+        if (fwd && (fwd->facts & OL_FN_NO_GRAD))
+            continue;
         const ol_call *call = &m->calls.items[i];
-        report_site(c, call, ol_function_of(m, call->node), false, &seen, &sites, &modes);
+        report_site(c, call, ol_function_of(m, call->node), false, NULL, &seen, &sites, &modes);
     }
     /* functions that run a model, called from evaluation code: judged at the
      * call, unless the function was already reported inside */
     for (size_t i = 0; i < m->calls.len; i++) {
         bool local;
-        if (ol_is_forward_call(m, (uint32_t)i) || !wrapper_call(m, (uint32_t)i, &local))
+        const char *eval_name;
+        if (ol_is_forward_call(m, (uint32_t)i) || !wrapper_call(m, (uint32_t)i, &local, &eval_name))
             continue;
         const ol_call *call = &m->calls.items[i];
         if (local) {
@@ -1595,7 +1744,7 @@ static void check(ol_check *c)
             if (inside)
                 continue;
         }
-        report_site(c, call, ol_function_of(m, call->node), true, &seen, &sites, &modes);
+        report_site(c, call, ol_function_of(m, call->node), true, eval_name, &seen, &sites, &modes);
     }
     for (size_t k = 0; k < seen.len; k++)
         free(seen.items[k].model);
@@ -1616,8 +1765,16 @@ const ol_rule ol_rule_oom201 = {
             "validation or test loaders, on held-out data inside a training loop, for sample images, "
             "and for a model that the surrounding training code does not train (a distillation "
             "teacher put in eval mode and not frozen). Each evaluation loop is its own finding; "
-            "helpers that run the model (`predict(model, x)`, also from another file of the run) "
-            "are flagged where evaluation code calls them. Code that computes gradients (backward, "
+            "helpers that run the model (`predict(model, x)`, also from another file of the run, or "
+            "`extract(model, query_loader)` after `model.eval()`) are flagged where evaluation code calls "
+            "them, as is a call of another file's evaluation function that its own file only calls "
+            "under no_grad. Grad mode follows the callers in the whole run: a function that every "
+            "caller (other files included) runs under no_grad or inference_mode is guarded, one that "
+            "its own file guards but another file calls with autograd on is not; a subclass's method "
+            "runs where its base class calls it through `self`; a model whose own `forward` is "
+            "decorated `@torch.no_grad()` / `@torch.inference_mode()` (in another file too) and a "
+            "module frozen whole in `__init__` record no graph; a helper that a Lightning "
+            "`training_step` shares is part of training. Code that computes gradients (backward, "
             "`torch.autograd.grad`) is not evaluation; Lightning's validation/test/predict steps "
             "already run without grad; a function only ever called under no_grad, or a script that "
             "calls `torch.set_grad_enabled(False)` at module level, is guarded; a shape check on "

@@ -148,6 +148,11 @@ static void test_nul_and_unknown_encoding(void)
     CHECK(!decode(src, strlen(src), &s, &err));
     CHECK(err.data && strstr(err.data, "unknown encoding"));
     ol_source_free(&s);
+    ol_buf_clear(&err);
+    /* future-fstrings' codec reads UTF-8 source */
+    src = "# -*- coding: future-fstrings -*-\nx = f'{1}'\n";
+    CHECK(decode(src, strlen(src), &s, &err));
+    ol_source_free(&s);
     ol_buf_free(&err);
 }
 

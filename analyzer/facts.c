@@ -590,7 +590,10 @@ static bool function_consumes_buffer(ol_model *m, uint32_t g, ol_nid holder)
 {
     const ol_tree *t = m->tree;
     ol_nid node = m->functions.items[g].node;
-    bool backward = false, through = false, reset = false;
+    bool backward = false, through = false;
+    /* the buffer must be emptied after the backward that consumed it: the
+     * `losses = []` that starts a loop is no emptying */
+    ol_nid first_backward = OL_NONE, last_reset = OL_NONE;
     size_t first, end = ol_calls_in(m, node, &first);
     for (size_t i = first; i < end; i++) {
         const ol_call *c = &m->calls.items[i];
@@ -598,11 +601,13 @@ static bool function_consumes_buffer(ol_model *m, uint32_t g, ol_nid holder)
             continue;
         ol_nid r = ol_unparen(t, c->receiver);
         if (c->name == m->names.backward) {
+            if (!backward)
+                first_backward = c->node;
             backward = true;
             if (ol_mentions(t, r, holder))
                 through = true;
         } else if (c->name == m->names.clear && ol_same_text(t, r, holder)) {
-            reset = true;
+            last_reset = c->node;
         }
     }
     if (!backward)
@@ -620,14 +625,15 @@ static bool function_consumes_buffer(ol_model *m, uint32_t g, ol_nid holder)
         else
             hi = mid;
     }
-    for (size_t i = lo; !reset && i < m->assigns.len && m->assigns.items[i] < m->subtree_end[node]; i++) {
+    for (size_t i = lo; i < m->assigns.len && m->assigns.items[i] < m->subtree_end[node]; i++) {
         ol_nid a = m->assigns.items[i];
         ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
         ol_nid right = ol_field(t, a, OL_F_right);
-        if (left != OL_NONE && right != OL_NONE && ol_same_text(t, left, holder) && !ol_mentions(t, right, holder))
-            reset = true;
+        if (left != OL_NONE && right != OL_NONE && ol_same_text(t, left, holder) && !ol_mentions(t, right, holder) &&
+            (last_reset == OL_NONE || a > last_reset))
+            last_reset = a;
     }
-    return through && reset;
+    return through && last_reset != OL_NONE && last_reset > first_backward;
 }
 
 bool ol_buffer_backwarded(ol_model *m, ol_nid holder, ol_nid stmt)

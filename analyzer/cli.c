@@ -317,32 +317,6 @@ static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, o
     return true;
 }
 
-/* Levenshtein distance between a (a_len bytes) and b, capped at 9. */
-static size_t distance(const char *a, size_t a_len, const char *b)
-{
-    size_t b_len = strlen(b);
-    if (a_len > 40 || b_len > 40)
-        return 9;
-    size_t row[41];
-    for (size_t j = 0; j <= b_len; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= a_len; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= b_len; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] == b[j - 1] ? 0 : 1);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[b_len] > 9 ? 9 : row[b_len];
-}
-
 /* The long option a misspelt one most likely meant: within two edits (one
  * for short names), or the only option the name begins. NULL if none. */
 static const char *closest_option(const char *name, size_t len)
@@ -350,7 +324,7 @@ static const char *closest_option(const char *name, size_t len)
     const char *best = NULL, *prefixed = NULL;
     size_t best_d = len <= 4 ? 2 : 3, prefixes = 0;
     for (size_t k = 0; k < OL_ARRAY_LEN(options); k++) {
-        size_t d = distance(name, len, options[k].long_name);
+        size_t d = ol_edit_distance(name, len, options[k].long_name, strlen(options[k].long_name));
         if (d < best_d) {
             best_d = d;
             best = options[k].long_name;

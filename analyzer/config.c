@@ -318,32 +318,6 @@ static bool config_error(reader *rd, uint32_t line, const char *fmt, ...)
     return false;
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64)
-        return 99;
-    size_t row[65];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-            size_t best = diag + cost;
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 /* A string from TOML that holds no NUL of its own. */
 static bool plain_string(const ol_toml_value *v)
 {
@@ -522,7 +496,7 @@ bool ol_config_parse(ol_config *c, const char *display, const char *text, size_t
                 const char *near = NULL;
                 size_t best = 3;
                 for (size_t k = 0; k < OL_ARRAY_LEN(known_keys); k++) {
-                    size_t d = edit_distance(e->key, known_keys[k]);
+                    size_t d = ol_edit_distance(e->key, strlen(e->key), known_keys[k], strlen(known_keys[k]));
                     if (d < best) {
                         best = d;
                         near = known_keys[k];

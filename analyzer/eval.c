@@ -1965,8 +1965,7 @@ static ol_val annotation_value(ol_model *m, ol_nid ann)
     return UNKNOWN;
 }
 
-/* The argument a call site passes for parameter def d of function f. */
-static ol_nid callsite_arg(ol_model *m, const ol_function *f, const ol_call *c, const ol_def *d, bool *splat)
+ol_nid ol_callsite_arg(ol_model *m, const ol_function *f, const ol_call *c, const ol_def *d, bool *splat)
 {
     const ol_tree *t = m->tree;
     *splat = false;
@@ -2036,7 +2035,7 @@ static ol_val param_value(ol_model *m, uint32_t di)
         d = &m->defs.items[di];
         const ol_call *c = &m->calls.items[f->callsites.items[i]];
         bool splat;
-        ol_nid arg = callsite_arg(m, f, c, d, &splat);
+        ol_nid arg = ol_callsite_arg(m, f, c, d, &splat);
         if (arg != OL_NONE)
             r = join(r, ol_eval(m, arg));
         else if (splat)

@@ -464,6 +464,10 @@ static inline uint32_t ol_call_at(const ol_model *m, ol_nid n)
 }
 /* Argument of a call by position (0-based, positional only) or keyword. */
 ol_nid ol_call_arg(const ol_model *m, ol_nid call, int position, const char *keyword);
+/* The argument call site c passes for parameter def d of function f (`self.m(a)`
+ * passes a as the second parameter), or OL_NONE; *splat tells whether a `*args`
+ * or `**kwargs` came first, after which positions are unknown. */
+ol_nid ol_callsite_arg(ol_model *m, const ol_function *f, const ol_call *c, const ol_def *d, bool *splat);
 /* True when the call's callee resolves to one of the dotted names given
  * (NULL-terminated list). */
 bool ol_call_is(ol_model *m, ol_nid call, const char *const *quals);

@@ -509,3 +509,27 @@ size_t ol_lower_bound_u32(const uint32_t *items, size_t n, uint32_t key)
     }
     return lo;
 }
+
+size_t ol_edit_distance(const char *a, size_t a_len, const char *b, size_t b_len)
+{
+    if (a_len > 64 || b_len > 64)
+        return SIZE_MAX;
+    size_t row[65];
+    for (size_t j = 0; j <= b_len; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= a_len; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b_len; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] == b[j - 1] ? 0 : 1);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[b_len];
+}

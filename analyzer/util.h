@@ -138,4 +138,8 @@ struct stat;
 int ol_read_file_stat(const char *path, size_t max_bytes, char **out, size_t *out_len, struct stat *st);
 int ol_read_stream(int fd, size_t max_bytes, char **out, size_t *out_len);
 
+/* Levenshtein distance between a (a_len bytes) and b (b_len bytes), for
+ * "did you mean" suggestions; SIZE_MAX when either is longer than 64. */
+size_t ol_edit_distance(const char *a, size_t a_len, const char *b, size_t b_len);
+
 #endif

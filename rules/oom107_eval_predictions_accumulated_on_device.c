@@ -111,37 +111,6 @@ static bool lm_name(ol_model *m, ol_nid id, walk *w, int depth)
     return false;
 }
 
-/* The argument a call site passes for parameter d of function f. */
-static ol_nid site_arg(ol_model *m, const ol_function *f, const ol_call *c, const ol_def *d)
-{
-    const ol_tree *t = m->tree;
-    ol_nid args = ol_field(t, c->node, OL_F_arguments);
-    if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list)
-        return OL_NONE;
-    uint32_t index = d->index;
-    if (f->is_method && c->receiver != OL_NONE) {
-        if (index == 0)
-            return OL_NONE;
-        index--;
-    }
-    const char *name = ol_sym_str(m, d->name);
-    uint32_t pos = 0;
-    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
-        ol_kind k = ol_kind_of(t, a);
-        if (k == OL_N_keyword_argument) {
-            if (ol_text_is(t, ol_field(t, a, OL_F_name), name))
-                return ol_field(t, a, OL_F_value);
-            continue;
-        }
-        if (k == OL_N_list_splat || k == OL_N_dictionary_splat)
-            return OL_NONE;
-        if (pos == index)
-            return a;
-        pos++;
-    }
-    return OL_NONE;
-}
-
 static bool lm_def(ol_model *m, uint32_t di, walk *w, int depth)
 {
     if (depth > MAX_DEPTH || di >= m->defs.len || w->steps-- <= 0)
@@ -155,7 +124,8 @@ static bool lm_def(ol_model *m, uint32_t di, walk *w, int depth)
         const ol_function *f = &m->functions.items[fi];
         for (size_t i = 0; i < f->callsites.len && i < 16; i++) {
             f = &m->functions.items[fi];
-            ol_nid a = site_arg(m, f, &m->calls.items[f->callsites.items[i]], &d);
+            bool splat;
+            ol_nid a = ol_callsite_arg(m, f, &m->calls.items[f->callsites.items[i]], &d, &splat);
             if (a != OL_NONE && lm_expr(m, a, w, depth + 1))
                 return true;
         }

@@ -2121,6 +2121,19 @@ static void test_lower_bound(void)
     CHECK(ol_lower_bound_u32(NULL, 0, 1) == 0);
 }
 
+/* The edit distance behind "did you mean" (util.h). */
+static void test_edit_distance(void)
+{
+    CHECK(ol_edit_distance("select", 6, "select", 6) == 0);
+    CHECK(ol_edit_distance("selct", 5, "select", 6) == 1);
+    CHECK(ol_edit_distance("fail_on", 7, "fail-on", 7) == 1);
+    CHECK(ol_edit_distance("", 0, "fix", 3) == 3);
+    CHECK(ol_edit_distance("fixx", 3, "fix", 3) == 0); /* a_len counts, not the NUL */
+    char long_name[70];
+    memset(long_name, 'a', sizeof long_name);
+    CHECK(ol_edit_distance(long_name, sizeof long_name, "a", 1) == SIZE_MAX);
+}
+
 /* The torch floor a dependency file declares (torchfloor.h). */
 static void test_torch_floor(void)
 {
@@ -2366,6 +2379,7 @@ int main(void)
         T(test_host_params),
         T(test_lower_bound),
         T(test_torch_floor),
+        T(test_edit_distance),
         T(test_sigwatch_native),
         T(test_sigwatch_self_pipe),
         T(test_pdeath_pipe),

@@ -712,11 +712,13 @@ static bool calls_save(ol_project *p, size_t i)
     return known == 2;
 }
 
-void ol_project_visit_saves(ol_project *p, size_t self, void *worker, ol_project_save_visitor fn, void *ctx)
+/* Summarizes every other file whose saves (and calls) are not known yet, or
+ * only those that call a save when only_savers: the records the visitors
+ * below read are made with a file's summary. */
+static void make_saves_known(ol_project *p, size_t self, void *worker, bool only_savers)
 {
-    size_t count = p->count;
-    for (size_t i = 0; i < count; i++) {
-        if (i == self || !calls_save(p, i))
+    for (size_t i = 0; i < p->count; i++) {
+        if (i == self || (only_savers && !calls_save(p, i)))
             continue;
         pthread_mutex_lock(&p->lock);
         bool known = p->files[i].saves_known;
@@ -727,6 +729,12 @@ void ol_project_visit_saves(ol_project *p, size_t self, void *worker, ol_project
                 ol_file_summary_release(s);
         }
     }
+}
+
+void ol_project_visit_saves(ol_project *p, size_t self, void *worker, ol_project_save_visitor fn, void *ctx)
+{
+    size_t count = p->count;
+    make_saves_known(p, self, worker, true);
     pthread_mutex_lock(&p->lock);
     for (size_t i = 0; i < count; i++) {
         const ol_file_saves *sv = p->files[i].saves;
@@ -742,18 +750,7 @@ void ol_project_visit_calls(ol_project *p, size_t self, void *worker, const char
                             void *ctx)
 {
     size_t count = p->count;
-    for (size_t i = 0; i < count; i++) {
-        if (i == self)
-            continue;
-        pthread_mutex_lock(&p->lock);
-        bool known = p->files[i].saves_known;
-        pthread_mutex_unlock(&p->lock);
-        if (!known) {
-            ol_file_summary *s = ol_project_acquire(p, i, worker);
-            if (s)
-                ol_file_summary_release(s);
-        }
-    }
+    make_saves_known(p, self, worker, false);
     pthread_mutex_lock(&p->lock);
     for (size_t i = 0; i < count; i++) {
         const ol_file_saves *sv = p->files[i].saves;

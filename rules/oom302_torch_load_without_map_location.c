@@ -628,7 +628,7 @@ static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
-    int xla_only = -1, several = -1;
+    int xla_only = -1, once = -1;
     save_vec saves = {0};
     bool saves_known = false;
     load_uses lu = {0};
@@ -676,11 +676,10 @@ static void check(ol_check *c)
             written_here_from_host(m, &saves, first) || keyed_from_host(m, &lu, &saves, call->node) ||
             written_elsewhere_from_host(m, &lu, call->node, first) || read_as_host_data(m, &hr, (uint32_t)i, first))
             continue;
-        /* in one process a checkpoint saved from the GPU comes back to the
-         * same GPU once, to be copied into the model: a moment's doubled
-         * memory; with several, every rank restores onto GPU 0 */
-        if (several < 0)
-            several = !loads_once(m);
+        /* a notebook of one process restores once, onto the GPU that saved
+         * the checkpoint (loads_once): kept for an exact selection */
+        if (once < 0)
+            once = loads_once(m);
         if (location != OL_NONE) {
             char *text = ol_node_str(t, location);
             bool literal = ol_kind_of(t, ol_unparen(t, location)) == OL_N_none;
@@ -690,7 +689,7 @@ static void check(ol_check *c)
                                         literal ? "" : "=", literal ? "" : text,
                                         literal ? "is None" : "may be None here");
             ol_diag_help(d, "give a device on every path, e.g. `\"cpu\"` where `%s` would be None", text);
-            d->once = !several;
+            d->once = once;
             free(text);
             continue;
         }
@@ -700,7 +699,7 @@ static void check(ol_check *c)
                                     "saved from (often GPU 0, in every process)",
                                     shown);
         ol_diag_help(d, "load to the CPU and move what you need: `torch.load(path, map_location=\"cpu\")`");
-        d->once = !several;
+        d->once = once;
         ol_fix *fix = ol_fix_new(false, "Load onto the CPU");
         if (!only_restores_state(m, &lu, call->node))
             ol_fix_unsafe_because(fix, "what is loaded is used other than through `load_state_dict()`: its "

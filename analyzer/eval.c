@@ -2678,6 +2678,14 @@ static ol_val eval_call(ol_model *m, ol_nid n)
  * arguments, not from a model it runs. Its result is otherwise joined over
  * every caller, so a call on data alone took the graph of a call on a
  * model's output elsewhere. */
+static const char *const TENSOR_ONLY_METHODS[] = {
+    "clone", "contiguous", "unsqueeze", "squeeze", "view", "view_as", "reshape", "reshape_as", "flatten",
+    "permute", "transpose", "expand", "expand_as", "gather", "scatter", "index_select", "masked_fill",
+    "masked_select", "log_softmax", "softmax", "sigmoid", "exp", "log", "sqrt", "pow", "abs", "clamp", "sum",
+    "mean", "prod", "norm", "float", "double", "half", "long", "int", "bool", "ne", "eq", "lt", "gt", "le", "ge",
+    "argmax", "argmin", "max", "min", "cumsum", "narrow", "roll", "flip", "type_as", "new_zeros", "new_ones",
+    "size", "dim", "numel", "item", "detach", NULL};
+
 static bool graph_only_from_args(ol_model *m, uint32_t fi)
 {
     const ol_tree *t = m->tree;
@@ -2697,12 +2705,84 @@ static bool graph_only_from_args(ol_model *m, uint32_t fi)
             }
             if (rv.kind == OL_V_TENSOR || rv.kind == OL_V_NUMBER)
                 continue;
+            /* a receiver of unknown kind (a parameter whose callers pass
+             * several kinds) on which only a tensor has the method */
+            if (rv.kind == OL_V_UNKNOWN && qin(ol_sym_str(m, c->name), TENSOR_ONLY_METHODS))
+                continue;
             return false;
         }
         const char *q = ol_qualname(m, ol_unparen(t, c->callee));
         if (q && (ol_str_has_prefix(q, "torch.") || ol_str_has_prefix(q, "builtins.")))
             continue;
         return false;
+    }
+    return true;
+}
+
+/* Does the callee's name say it moves its first argument to a device and
+ * returns it (`to_device(batch, device)`, Accelerate's `send_to_device`)?
+ * Its result is then that argument, moved. */
+static bool device_move_helper(ol_model *m, ol_nid call)
+{
+    static const char *const names[] = {"to_device", "send_to_device", "move_to_device", "batch_to_device",
+                                        "to_cuda", "to_gpu", "move_to", NULL};
+    const ol_tree *t = m->tree;
+    ol_nid callee = ol_unparen(t, ol_field(t, call, OL_F_function));
+    if (callee != OL_NONE && ol_kind_of(t, callee) == OL_N_attribute)
+        callee = ol_field(t, callee, OL_F_attribute);
+    if (callee == OL_NONE || ol_kind_of(t, callee) != OL_N_identifier)
+        return false;
+    uint32_t len;
+    const char *s = ol_text(t, callee, &len);
+    for (size_t i = 0; names[i]; i++)
+        if (strlen(names[i]) == len && memcmp(names[i], s, len) == 0)
+            return true;
+    return false;
+}
+
+/* A value whose kind is not known but which cannot carry a graph because of
+ * where it comes from: an attribute or item of a name whose every binding
+ * reaching here was computed with autograd off (`with torch.no_grad():
+ * outputs = model(**batch)` ... `outputs.logits`), or is a graph-free tensor
+ * such as a loader's batch, possibly passed through a helper that moves it
+ * to the device (`batch = to_device(batch, device)`). */
+static bool graph_free_by_origin(ol_model *m, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > 4)
+        return false;
+    ol_val v = ol_eval(m, e);
+    if (v.kind != OL_V_UNKNOWN && v.kind != OL_V_BOTTOM)
+        return !(v.flags & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH));
+    ol_kind k = ol_kind_of(t, e);
+    if (k == OL_N_attribute)
+        return graph_free_by_origin(m, ol_field(t, e, OL_F_object), depth + 1);
+    if (k == OL_N_subscript)
+        return graph_free_by_origin(m, ol_field(t, e, OL_F_value), depth + 1);
+    if (k == OL_N_call) {
+        if (ol_grad_disabled(m, e))
+            return true;
+        if (device_move_helper(m, e)) {
+            ol_nid a = ol_call_arg(m, e, 0, NULL);
+            return a != OL_NONE && graph_free_by_origin(m, a, depth + 1);
+        }
+        return false;
+    }
+    if (k != OL_N_identifier)
+        return false;
+    uint32_t defs[8];
+    size_t n = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 8);
+    if (n == 0 || n > 8)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const ol_def *d = &m->defs.items[defs[i]];
+        if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->value == OL_NONE)
+            return false;
+        if (ol_grad_disabled(m, d->value))
+            continue;
+        if (!graph_free_by_origin(m, d->value, depth + 1))
+            return false;
     }
     return true;
 }
@@ -2720,8 +2800,12 @@ static bool args_known_graph_free(ol_model *m, ol_nid call)
             return false;
         ol_nid e = k == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
         ol_val v = ol_eval(m, e);
-        if (v.kind == OL_V_UNKNOWN || v.kind == OL_V_BOTTOM || (v.flags & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH)))
+        if (v.kind == OL_V_UNKNOWN || v.kind == OL_V_BOTTOM) {
+            if (!graph_free_by_origin(m, e, 0))
+                return false;
+        } else if (v.flags & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH)) {
             return false;
+        }
     }
     return true;
 }

@@ -46,8 +46,11 @@ static bool divided(const ol_tree *t, ol_nid e)
 }
 
 /* Was the loss scaled before this backward: `(loss / N).backward()`,
- * `loss = loss / N`, `loss /= N`, `loss = criterion(...) / N`? */
-static bool scaled(ol_model *m, ol_nid operand, ol_nid loop_node)
+ * `loss = loss / N`, `loss /= N`, `loss = criterion(...) / N`? A loss
+ * bound by a context manager that scales it for mixed precision (apex's
+ * `with amp.scale_loss(loss, optimizer) as scaled_loss:`) is the loss
+ * handed to it, so the question goes to that argument. */
+static bool scaled(ol_model *m, ol_nid operand, ol_nid loop_node, int depth)
 {
     const ol_tree *t = m->tree;
     operand = ol_unparen(t, operand);
@@ -72,6 +75,11 @@ static bool scaled(ol_model *m, ol_nid operand, ol_nid loop_node)
         }
         if (d->kind == OL_DEF_ASSIGN && divided(t, d->value))
             return true;
+        if (d->kind == OL_DEF_WITH && depth < 4 && d->value != OL_NONE && ol_kind_of(t, d->value) == OL_N_call) {
+            ol_nid arg = ol_call_arg(m, d->value, 0, "loss");
+            if (arg != OL_NONE && scaled(m, arg, loop_node, depth + 1))
+                return true;
+        }
     }
     /* a division anywhere in the loop that rebinds the loss */
     for (size_t i = 0; i < m->aug_assigns.len; i++) {
@@ -117,7 +125,7 @@ static void check(ol_check *c)
             if (modulo_guard(t, e->node, loop) != OL_NONE)
                 continue; /* backward only on the stepping iterations: not accumulation */
             ol_nid operand = ol_backward_operand(m, e->call);
-            if (operand == OL_NONE || scaled(m, operand, loop))
+            if (operand == OL_NONE || scaled(m, operand, loop, 0))
                 continue;
             char *text = ol_node_str(t, operand);
             ol_diag *d = ol_report_node(c, e->node,

@@ -51,4 +51,37 @@ bool ol_file_literal(const ol_tree *t, ol_nid n, const char **s, uint32_t *len);
  * how many. */
 size_t ol_file_literals(const ol_tree *t, ol_nid e, const char **s, uint32_t *len, size_t cap);
 
+/* The shapes a path expression may take, each a normalized text: names
+ * replaced by what their reaching bindings hold (`path = f"{d.dir}/a.pt"`
+ * is the f-string; `x if c else y` and `for f in (A, B)` are each
+ * alternative), one spelling per string, a call of a function of this
+ * source as that function whatever its arguments (`self.ckpt_path(e)`), a
+ * name whose value is not followed (a parameter, a loop over something
+ * else) as a token of that binding alone, `self` and `super()` as "self".
+ * Two paths with a shape in common name the same file, or files named the
+ * same way by the same code. */
+#define OL_SHAPES_MAX 8
+typedef struct ol_shapes {
+    char *items[OL_SHAPES_MAX];
+    size_t len;
+} ol_shapes;
+
+/* Fills out (emptied first) with e's shapes; false (out empty) when e has
+ * more than OL_SHAPES_MAX of them or a part that has no shape (a
+ * comprehension, a lambda, an unpacked argument). */
+bool ol_path_shapes(ol_model *m, ol_nid e, ol_shapes *out);
+void ol_shapes_free(ol_shapes *s);
+/* Adds a copy of x; false when s is full. */
+bool ol_shapes_add(ol_shapes *s, const char *x);
+bool ol_shapes_has(const ol_shapes *s, const char *x);
+/* Have a and b a shape in common? */
+bool ol_shapes_meet(const ol_shapes *a, const ol_shapes *b);
+
+/* Does the path name the process's rank (`f"queue{rank}.pt"`,
+ * `join(d, "q" + str(trainer.global_rank))`, also through the bindings
+ * of its names and what the class assigns to a `self.` attribute of it)?
+ * Such a file is written and read back by the same rank, on its own
+ * device. */
+bool ol_path_per_rank(ol_model *m, ol_nid e);
+
 #endif

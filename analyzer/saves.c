@@ -52,11 +52,17 @@ static bool python_data(ol_model *m, ol_nid e, int depth)
     case OL_N_list_comprehension:
         return true;
     case OL_N_call: {
+        /* `list(...)`, a numpy array, what pickle or json read */
         const char *q = ol_qualname(m, ol_field(t, e, OL_F_function));
-        if (q && (strcmp(q, "builtins.list") == 0 || strcmp(q, "builtins.tuple") == 0))
+        if (q && (strcmp(q, "builtins.list") == 0 || strcmp(q, "builtins.tuple") == 0 ||
+                  ol_str_has_prefix(q, "numpy.") || strcmp(q, "pickle.load") == 0 ||
+                  strcmp(q, "pickle.loads") == 0 || strcmp(q, "json.load") == 0 || strcmp(q, "json.loads") == 0))
             return true;
         break;
     }
+    case OL_N_subscript:
+        /* `pkl[b"data"]` of such data */
+        return python_data(m, ol_field(t, e, OL_F_value), depth + 1);
     case OL_N_identifier: {
         uint32_t defs[8];
         size_t n = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 8);
@@ -253,8 +259,11 @@ static bool name_host_only(ol_model *m, ol_nid use, int depth)
         if (leaves_before(m, d, use))
             continue;
         reaching++;
-        if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred || !host_only(m, d->value, depth + 1))
+        /* `a, b = host_data`: each part is */
+        if (d->kind != OL_DEF_ASSIGN || d->starred || !host_only(m, d->value, depth + 1))
             return false;
+        if (d->path_len != 0)
+            continue;
         ol_kind k = ol_kind_of(m->tree, ol_unparen(m->tree, d->value));
         if ((k == OL_N_list || k == OL_N_dictionary || k == OL_N_set || k == OL_N_list_comprehension ||
              k == OL_N_set_comprehension) &&
@@ -262,6 +271,54 @@ static bool name_host_only(ol_model *m, ol_nid use, int depth)
             return false;
     }
     return reaching > 0;
+}
+
+/* Does a method of that name move its object (`.to(d)`, `.cuda()`,
+ * `.type(torch.cuda.FloatTensor)`, `.to_device(d)`)? */
+static bool moves(const ol_tree *t, ol_nid attr)
+{
+    uint32_t len;
+    const char *s = ol_text(t, attr, &len);
+    if (ol_mem_eq_cstr(s, len, "to") || ol_mem_eq_cstr(s, len, "type") || ol_mem_eq_cstr(s, len, "to_") ||
+        ol_mem_eq_cstr(s, len, "set_") || ol_mem_eq_cstr(s, len, "copy_"))
+        return true;
+    static const char *const words[] = {"cuda", "device", "gpu", "xla", "mps", "accelerator", NULL};
+    for (const char *const *w = words; *w; w++) {
+        size_t wl = strlen(*w);
+        for (uint32_t i = 0; i + wl <= len; i++)
+            if (ol_mem_ieq(s + i, *w, wl))
+                return true;
+    }
+    return false;
+}
+
+/* Every value function fn returns (it returns something) is host data. */
+static bool returns_host_data(ol_model *m, uint32_t fn, int depth)
+{
+    const ol_function *f = &m->functions.items[fn];
+    if (f->returns.len == 0 || f->returns.len > 16)
+        return false;
+    for (size_t i = 0; i < f->returns.len; i++)
+        if (!host_only(m, f->returns.items[i], depth))
+            return false;
+    return true;
+}
+
+/* `SparseTensor(row=r, col=c, value=v, sparse_sizes=...)`: its tensors
+ * (index and value arguments, by keyword or position) are host data. */
+static bool sparse_parts_host(ol_model *m, ol_nid call, int depth)
+{
+    static const char *const parts[] = {"row", "rowptr", "col", "value", NULL};
+    bool any = false;
+    for (int i = 0; parts[i]; i++) {
+        ol_nid a = ol_call_arg(m, call, i, parts[i]);
+        if (a == OL_NONE)
+            continue;
+        if (!host_only(m, a, depth))
+            return false;
+        any = true;
+    }
+    return any;
 }
 
 /* See ol_host_only; depth bounds the walk through bindings. */
@@ -347,8 +404,22 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
         const char *q = ol_qualname(m, callee);
         if (q && host_loader(m, e, q))
             return true;
-        if (!q || ol_call_arg(m, e, -1, "device") != OL_NONE)
+        if (ol_call_arg(m, e, -1, "device") != OL_NONE)
             return false;
+        /* a function of this source whose every result is host data */
+        uint32_t fn = ol_callee_function(m, e);
+        if (fn != OL_NO_INDEX)
+            return returns_host_data(m, fn, depth + 1);
+        /* `x.coo()`, `s.split("/")`: a method of host data that moves
+         * nothing keeps it where it is */
+        if (ol_kind_of(t, callee) == OL_N_attribute && !moves(t, ol_field(t, callee, OL_F_attribute)) &&
+            host_only(m, ol_field(t, callee, OL_F_object), depth + 1))
+            return true;
+        if (!q)
+            return false;
+        /* a sparse tensor lives where its index and value tensors do */
+        if (strcmp(q, "torch_sparse.SparseTensor") == 0 || strcmp(q, "torch_sparse.tensor.SparseTensor") == 0)
+            return sparse_parts_host(m, e, depth + 1);
         for (const char *const *f = HOST_FACTORIES; *f; f++)
             if (strcmp(q, *f) == 0)
                 return true;

@@ -19,9 +19,13 @@ bool ol_is_torch_save(const char *qual);
 
 /* Can e hold nothing on a GPU? Python literals, `x.cpu()`, `x.numpy()`,
  * `x.tolist()`, `x.item()`, `x.to("cpu")`, host factories without a
- * device, casts and views of those, parsed command-line values, arithmetic
- * and containers of those, and names bound only to them. Anything else (a
- * state_dict, a parameter, a call) may be on a GPU. */
+ * device, `torch.tensor` of Python data (a list, numpy, what pickle read),
+ * `torch.stack`/`torch.cat` of host tensors, a torch_sparse SparseTensor of
+ * host indices and values, casts, views and other methods of those that
+ * move nothing, what a function of the file returns when every value it
+ * returns is one of these, parsed command-line values, arithmetic and
+ * containers of those, and names bound only to them (unpacked too).
+ * Anything else (a state_dict, a parameter, a call) may be on a GPU. */
 bool ol_host_only(ol_model *m, ol_nid e);
 
 /* `x["key"]` read (not stored into), with x the node n: the key's string

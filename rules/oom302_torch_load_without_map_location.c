@@ -13,14 +13,20 @@
  * (a vocabulary, a config, parsed arguments, label maps), and files that
  * this very source writes with host data only (`torch.save(feats.cpu(),
  * os.path.join(d, "feats.pth"))`, then `torch.load(os.path.join(e,
- * "feats.pth"))`: a cache of extracted features), or, with no path in
+ * "feats.pth"))`: a cache of extracted features; also linked by the shape
+ * of the path, ol_path_shapes: a variable bound to the same f-string, the
+ * method that names the file, the helper that wrote it and returns its
+ * path), or, with no path in
  * common, whose every key the load is read through is in a dict literal
  * this source saves with host data only, while no other save here may
  * hold GPU tensors (`torch.save({"eigvec": v.to("cpu")}, args.out)`, then
  * `torch.load(args.factor)["eigvec"]`). When the run has several files, the
  * writer may be in another one: the summaries record every file's saves,
  * and a load linked to them by a file-name literal or by its keys is not
- * flagged when every such save holds host data only.
+ * flagged when every such save holds host data only. A per-rank file
+ * (`f"queue{rank}.pt"`) that this source writes and reads back under the
+ * same shape is restored by its own rank onto its own device: not flagged
+ * whatever it holds.
  *
  * Nor is a load the code itself reads as host data (hostuse.h): handed to
  * `.numpy()`, `np.asarray`, a plot or `json.dump`, which raise on a CUDA
@@ -768,11 +774,11 @@ static void check(ol_check *c)
         ol_fix_edit(fix, ol_node_at(t, last)->end, ol_node_at(t, last)->end, ", map_location=\"cpu\"");
         ol_diag_attach_fix(d, fix);
     }
+    for (size_t i = 0; i < saves.len; i++)
+        ol_shapes_free(&saves.shapes[i]);
     ol_vec_free(&saves);
     free(saves.host);
     free(saves.dict);
-    for (size_t i = 0; i < saves.len; i++)
-        ol_shapes_free(&saves.shapes[i]);
     free(saves.shapes);
     free(saves.shaped);
     free(lu.uses);
@@ -801,11 +807,21 @@ const ol_rule ol_rule_oom302 = {
             "plain data named for what it is (a vocabulary, a config, parsed arguments, label maps; by the "
             "name it is bound to or its file name, also inside `os.path.join(..., \"training_args.bin\")`), "
             "and files the same source writes with host data only (`torch.save(feats.cpu(), path)`, "
-            "a tuple of CPU tensors, Python values, what safetensors or `torch.load(p, "
+            "a tuple of CPU tensors, Python values, `torch.tensor` of Python data, `torch.stack` or "
+            "`torch.cat` of host tensors, a sparse tensor of host indices, what a function of the file "
+            "returns when all it returns is host data, what safetensors or `torch.load(p, "
             "map_location=\"cpu\")` loaded), found by the same path expression, the same file-name "
-            "literal, or the keys the load is read through (`torch.load(p)[\"eigvec\"]` and "
-            "a saved dict literal holding `\"eigvec\"`, when no other save of the source may hold GPU "
-            "tensors). Linting a directory, the writer may be another file of the run (a feature "
+            "literal, the same shape of path (a variable bound to the same f-string or `os.path.join` "
+            "of the same parts, in another method of the class too; each name of `A if c else B` or of "
+            "a loop over `(A, B)`, every one written here; a method of the class naming the file, "
+            "`self.ckpt_path(epoch)`, whatever its arguments; a helper that saves the file and returns "
+            "its path, `path = preprocess(...)`), or the keys the load is read through "
+            "(`torch.load(p)[\"eigvec\"]` and a saved dict literal holding `\"eigvec\"`, when no "
+            "other save of the source may hold GPU tensors). A file whose path names the process's rank "
+            "(`f\"queue{rank}.pt\"`, `trainer.global_rank`), written and read back here under the same "
+            "shape, is restored by the rank that wrote it onto its own device, and is not flagged even "
+            "when it holds GPU tensors; a file every rank reads, or that one rank reads for all (a loop "
+            "over the ranks), still is. Linting a directory, the writer may be another file of the run (a feature "
             "extraction script, a converter): the same file-name literal, or a dict literal holding every "
             "key the load is read through, saved with host data only by every save that matches; a load "
             "whose keys reach `load_state_dict` is a checkpoint and is never excused that way. A list or "

@@ -627,7 +627,15 @@ bool ol_shapes_meet(const ol_shapes *a, const ol_shapes *b)
 
 bool ol_shapes_has(const ol_shapes *s, const char *x)
 {
-    return shapes_has(s, x);
+    if (shapes_has(s, x))
+        return true;
+    /* "fn#3(": any call of that function */
+    for (size_t i = 0; i < s->len; i++) {
+        size_t n = strlen(s->items[i]);
+        if (n > 0 && s->items[i][n - 1] == '(' && strncmp(s->items[i], x, n) == 0)
+            return true;
+    }
+    return false;
 }
 
 /* Every shape of s followed by the text x. */
@@ -843,12 +851,30 @@ static bool shape_of(shaping *c, ol_nid e, int depth, ol_shapes *out)
         if (ol_kind_of(t, callee) == OL_N_identifier && ol_text_is(t, callee, "super") &&
             ol_first_named(t, args) == OL_NONE)
             return ol_shapes_add(out, "self");
-        /* a function of this source names the file (`self.ckpt_path(epoch)`,
-         * `path = save_checkpoint(...)`): it is the shape, whatever it is
-         * given */
+        /* a function of this source names the file (`self.ckpt_path(epoch)`):
+         * it is the shape, with the string literals it is given
+         * (`path_of("feats.pt")` is not `path_of("model.pt")`) but whatever
+         * else it is given (the epoch) as "*" */
         uint32_t fn = ol_callee_function(m, e);
-        if (fn != OL_NO_INDEX)
-            return shapes_add(out, ol_xasprintf("fn#%u()", fn));
+        if (fn != OL_NO_INDEX) {
+            ol_buf b = {0};
+            ol_buf_printf(&b, "fn#%u(", fn);
+            for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+                ol_nid v = ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
+                const char *str;
+                uint32_t len;
+                if (v != a) {
+                    const char *name = ol_text(t, ol_field(t, a, OL_F_name), &len);
+                    ol_buf_printf(&b, "%.*s=", (int)len, name);
+                }
+                if (ol_kind_of(t, v) == OL_N_string && ol_string_value(t, v, &str, &len))
+                    ol_buf_printf(&b, "\"%.*s\",", (int)len, str);
+                else
+                    ol_buf_puts(&b, "*,");
+            }
+            ol_buf_puts(&b, ")");
+            return shapes_add(out, ol_buf_take(&b));
+        }
         if (!shape_of(c, callee, depth + 1, out))
             return false;
         shapes_puts(out, "(");

@@ -77,6 +77,9 @@ bool ol_path_shapes(ol_model *m, ol_nid e, ol_shapes *out);
 void ol_shapes_free(ol_shapes *s);
 /* Adds a copy of x; false when s is full. */
 bool ol_shapes_add(ol_shapes *s, const char *x);
+/* Is x one of s's shapes? A shape of s that ends in "(" (a function
+ * that returns the path it wrote, as save_shapes of OOM302 adds it) has
+ * every call of that function: "fn#3(" has "fn#3(*,)". */
 bool ol_shapes_has(const ol_shapes *s, const char *x);
 /* Have a and b a shape in common? */
 bool ol_shapes_meet(const ol_shapes *a, const ol_shapes *b);

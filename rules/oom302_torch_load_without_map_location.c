@@ -431,7 +431,7 @@ static const ol_shapes *save_shapes(ol_model *m, save_vec *saves, size_t i)
             ol_shapes_free(&ret);
             if (returned) {
                 char call[32];
-                snprintf(call, sizeof(call), "fn#%u()", fn);
+                snprintf(call, sizeof(call), "fn#%u(", fn); /* every call of it */
                 ol_shapes_add(s, call);
                 break;
             }
@@ -814,8 +814,9 @@ const ol_rule ol_rule_oom302 = {
             "literal, the same shape of path (a variable bound to the same f-string or `os.path.join` "
             "of the same parts, in another method of the class too; each name of `A if c else B` or of "
             "a loop over `(A, B)`, every one written here; a method of the class naming the file, "
-            "`self.ckpt_path(epoch)`, whatever its arguments; a helper that saves the file and returns "
-            "its path, `path = preprocess(...)`), or the keys the load is read through "
+            "`self.ckpt_path(epoch)`, given the same string literals, whatever else; a helper that "
+            "saves the file and returns its path, `path = preprocess(...)`), or the keys the load is "
+            "read through "
             "(`torch.load(p)[\"eigvec\"]` and a saved dict literal holding `\"eigvec\"`, when no "
             "other save of the source may hold GPU tensors). A file whose path names the process's rank "
             "(`f\"queue{rank}.pt\"`, `trainer.global_rank`), written and read back here under the same "

@@ -505,9 +505,35 @@ bool ol_dict_has_key(const ol_tree *t, ol_nid dict, ol_nid key)
     return false;
 }
 
+/* The file name an f-string ends with (`f"{root}/adjacency.pt"`): the text
+ * after the last interpolation, from its last "/" on. */
+static bool fstring_file(const ol_tree *t, ol_nid n, const char **s, uint32_t *len)
+{
+    ol_nid last = OL_NONE, tail = OL_NONE;
+    bool interpolated = false;
+    for (ol_nid p = ol_first_named(t, n); p != OL_NONE; p = ol_next_named(t, p)) {
+        ol_kind k = ol_kind_of(t, p);
+        interpolated |= k == OL_N_interpolation;
+        if (k != OL_N_string_start && k != OL_N_string_end)
+            last = p;
+    }
+    if (!interpolated || last == OL_NONE || ol_kind_of(t, last) != OL_N_string_content)
+        return false;
+    tail = last;
+    uint32_t n_text;
+    const char *text = ol_text(t, tail, &n_text);
+    for (uint32_t i = n_text; i > 0; i--)
+        if (text[i - 1] == '/') {
+            *s = text + i;
+            *len = n_text - i;
+            return *len > 0;
+        }
+    return false;
+}
+
 bool ol_file_literal(const ol_tree *t, ol_nid n, const char **s, uint32_t *len)
 {
-    if (ol_kind_of(t, n) != OL_N_string || !ol_string_value(t, n, s, len))
+    if (ol_kind_of(t, n) != OL_N_string || (!ol_string_value(t, n, s, len) && !fstring_file(t, n, s, len)))
         return false;
     const char *base = *s;
     for (uint32_t i = 0; i < *len; i++) {

@@ -46,8 +46,9 @@ bool ol_dict_has_key(const ol_tree *t, ol_nid dict, ol_nid key);
 bool ol_saved_unkeyed(ol_model *m, ol_nid obj);
 
 /* A plain string literal that names a file (`"trainfeat.pth"`,
- * `"ckpt/best.pt"`): a name and an extension, no spaces; *s and *len are its
- * value. */
+ * `"ckpt/best.pt"`), or the file name an f-string ends with
+ * (`f"{out}/feats.pt"`: "feats.pt"): a name and an extension, no spaces;
+ * *s and *len are its value. */
 bool ol_file_literal(const ol_tree *t, ol_nid n, const char **s, uint32_t *len);
 
 /* The file-name literals in the expression e (a path: `os.path.join(d,

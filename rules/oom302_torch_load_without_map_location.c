@@ -13,20 +13,27 @@
  * (a vocabulary, a config, parsed arguments, label maps), and files that
  * this very source writes with host data only (`torch.save(feats.cpu(),
  * os.path.join(d, "feats.pth"))`, then `torch.load(os.path.join(e,
- * "feats.pth"))`: a cache of extracted features), or, with no path in
+ * "feats.pth"))`: a cache of extracted features; also linked by the shape
+ * of the path, ol_path_shapes: a variable bound to the same f-string, the
+ * method that names the file, the helper that wrote it and returns its
+ * path), or, with no path in
  * common, whose every key the load is read through is in a dict literal
  * this source saves with host data only, while no other save here may
  * hold GPU tensors (`torch.save({"eigvec": v.to("cpu")}, args.out)`, then
  * `torch.load(args.factor)["eigvec"]`). When the run has several files, the
  * writer may be in another one: the summaries record every file's saves,
  * and a load linked to them by a file-name literal or by its keys is not
- * flagged when every such save holds host data only.
+ * flagged when every such save holds host data only. A per-rank file
+ * (`f"queue{rank}.pt"`) that this source writes and reads back under the
+ * same shape is restored by its own rank onto its own device: not flagged
+ * whatever it holds.
  *
  * Nor is a load the code itself reads as host data (hostuse.h): handed to
  * `.numpy()`, `np.asarray`, a plot or `json.dump`, which raise on a CUDA
  * tensor, and never restored, moved or used as a model. Code that does so
  * could not run if the file held GPU tensors.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -361,6 +368,8 @@ typedef struct {
     uint8_t *host;
     ol_nid *dict;   /* the dict literal each saves (ol_saved_dict), or OL_NONE */
     int cpu_only;   /* ol_file_stays_on_cpu: -1 not asked yet */
+    ol_shapes *shapes; /* the shapes of each one's path (save_shapes) */
+    uint8_t *shaped;   /* per save: 0 not yet, 1 none, 2 known */
 } save_vec;
 
 static void collect_saves(ol_model *m, save_vec *out)
@@ -373,6 +382,8 @@ static void collect_saves(ol_model *m, save_vec *out)
     out->cpu_only = -1;
     out->host = ol_xcalloc(out->len + 1, 1);
     out->dict = ol_xcalloc(out->len + 1, sizeof(ol_nid));
+    out->shapes = ol_xcalloc(out->len + 1, sizeof(ol_shapes));
+    out->shaped = ol_xcalloc(out->len + 1, 1);
     for (size_t i = 0; i < out->len; i++) {
         ol_nid obj = ol_call_arg(m, m->calls.items[out->items[i]].node, 0, "obj");
         out->dict[i] = obj != OL_NONE ? ol_saved_dict(m, obj) : OL_NONE;
@@ -400,21 +411,76 @@ static bool saves_host_data(ol_model *m, save_vec *saves, size_t i)
     return saves->host[i] == 2;
 }
 
+/* The shapes of the path save i writes (ol_path_shapes), or NULL. A save
+ * in a function that returns that path (`torch.save(d, p); return p`) is
+ * also the shape of a call of that function (`path = preprocess(...)`,
+ * then `torch.load(path)`). */
+static const ol_shapes *save_shapes(ol_model *m, save_vec *saves, size_t i)
+{
+    if (!saves->shaped[i]) {
+        ol_nid node = m->calls.items[saves->items[i]].node;
+        ol_nid to = ol_call_arg(m, node, 1, "f");
+        ol_shapes *s = &saves->shapes[i];
+        saves->shaped[i] = to != OL_NONE && ol_path_shapes(m, to, s) ? 2 : 1;
+        uint32_t fn = ol_function_of(m, node);
+        for (size_t r = 0; saves->shaped[i] == 2 && fn != OL_NO_INDEX && r < m->functions.items[fn].returns.len;
+             r++) {
+            ol_shapes ret = {0};
+            bool returned = ol_path_shapes(m, m->functions.items[fn].returns.items[r], &ret) &&
+                            ol_shapes_meet(&ret, s);
+            ol_shapes_free(&ret);
+            if (returned) {
+                char call[32];
+                snprintf(call, sizeof(call), "fn#%u(", fn); /* every call of it */
+                ol_shapes_add(s, call);
+                break;
+            }
+        }
+    }
+    return saves->shaped[i] == 2 ? &saves->shapes[i] : NULL;
+}
+
 /* The file a load reads is written in this source, and every write of it
- * saves host data only: a cache the script made itself. */
+ * saves host data only: a cache the script made itself. A write is linked
+ * to the load by the same path text in the same function, a file-name
+ * literal both spell, or a shape both paths take (ol_path_shapes: the
+ * same f-string through a variable, `os.path.join` of the same parts, the
+ * same method naming the file, a helper returning what it wrote); linked
+ * by shapes alone, every shape of the load must be written here. A file
+ * whose path names the rank (`f"queue{rank}.pt"`) is read back by the rank
+ * that wrote it, onto its own device: its writer may hold GPU tensors. */
 static bool written_here_from_host(ol_model *m, save_vec *saves, ol_nid path)
 {
+    ol_shapes load = {0};
+    bool shaped = ol_path_shapes(m, path, &load), by_text = false, ok = true;
+    bool covered[OL_SHAPES_MAX] = {0};
+    int rank = -1;
     size_t writes = 0;
-    for (size_t i = 0; i < saves->len; i++) {
+    for (size_t i = 0; i < saves->len && ok; i++) {
         const ol_call *call = &m->calls.items[saves->items[i]];
         ol_nid to = ol_call_arg(m, call->node, 1, "f");
-        if (to == OL_NONE || !same_file(m, path, to))
+        if (to == OL_NONE)
             continue;
-        if (!saves_host_data(m, saves, i))
-            return false;
+        bool text = same_file(m, path, to), shape = false;
+        const ol_shapes *written = shaped ? save_shapes(m, saves, i) : NULL;
+        for (size_t k = 0; written && k < load.len; k++)
+            if (ol_shapes_has(written, load.items[k]))
+                covered[k] = shape = true;
+        if (!text && !shape)
+            continue;
+        if (!saves_host_data(m, saves, i)) {
+            if (shape && rank < 0)
+                rank = ol_path_per_rank(m, path);
+            if (!shape || rank != 1)
+                ok = false;
+        }
+        by_text |= text;
         writes++;
     }
-    return writes > 0;
+    for (size_t k = 0; ok && !by_text && k < load.len; k++)
+        ok = covered[k];
+    ol_shapes_free(&load);
+    return ok && writes > 0;
 }
 
 /* The string keys a load is read through: `torch.load(p)["eigvec"]`, or
@@ -708,9 +774,13 @@ static void check(ol_check *c)
         ol_fix_edit(fix, ol_node_at(t, last)->end, ol_node_at(t, last)->end, ", map_location=\"cpu\"");
         ol_diag_attach_fix(d, fix);
     }
+    for (size_t i = 0; i < saves.len; i++)
+        ol_shapes_free(&saves.shapes[i]);
     ol_vec_free(&saves);
     free(saves.host);
     free(saves.dict);
+    free(saves.shapes);
+    free(saves.shaped);
     free(lu.uses);
     free(lu.other);
     free(lu.not_host_state);
@@ -737,12 +807,24 @@ const ol_rule ol_rule_oom302 = {
             "plain data named for what it is (a vocabulary, a config, parsed arguments, label maps; by the "
             "name it is bound to or its file name, also inside `os.path.join(..., \"training_args.bin\")`), "
             "and files the same source writes with host data only (`torch.save(feats.cpu(), path)`, "
-            "a tuple of CPU tensors, Python values, what safetensors or `torch.load(p, "
+            "a tuple of CPU tensors, Python values, `torch.tensor` of Python data, `torch.stack` or "
+            "`torch.cat` of host tensors, a sparse tensor of host indices, what a function of the file "
+            "returns when all it returns is host data, what safetensors or `torch.load(p, "
             "map_location=\"cpu\")` loaded), found by the same path expression, the same file-name "
-            "literal, or the keys the load is read through (`torch.load(p)[\"eigvec\"]` and "
-            "a saved dict literal holding `\"eigvec\"`, when no other save of the source may hold GPU "
-            "tensors). Linting a directory, the writer may be another file of the run (a feature "
-            "extraction script, a converter): the same file-name literal, or a dict literal holding every "
+            "literal, the same shape of path (a variable bound to the same f-string or `os.path.join` "
+            "of the same parts, in another method of the class too; each name of `A if c else B` or of "
+            "a loop over `(A, B)`, every one written here; a method of the class naming the file, "
+            "`self.ckpt_path(epoch)`, given the same string literals, whatever else; a helper that "
+            "saves the file and returns its path, `path = preprocess(...)`), or the keys the load is "
+            "read through "
+            "(`torch.load(p)[\"eigvec\"]` and a saved dict literal holding `\"eigvec\"`, when no "
+            "other save of the source may hold GPU tensors). A file whose path names the process's rank "
+            "(`f\"queue{rank}.pt\"`, `trainer.global_rank`), written and read back here under the same "
+            "shape, is restored by the rank that wrote it onto its own device, and is not flagged even "
+            "when it holds GPU tensors; a file every rank reads, or that one rank reads for all (a loop "
+            "over the ranks), still is. Linting a directory, the writer may be another file of the run (a feature "
+            "extraction script, a converter): the same file-name literal (also the file name an f-string "
+            "ends with, `f\"{out}/feats.pt\"`), or a dict literal holding every "
             "key the load is read through, saved with host data only by every save that matches; a load "
             "whose keys reach `load_state_dict` is a checkpoint and is never excused that way. A list or "
             "dict counts as host data only while all that is appended or stored into it is. Nor are loads "

@@ -34,6 +34,7 @@
 #include "portable.h"
 #include "project.h"
 #include "rule.h"
+#include "saves.h"
 #include "select.h"
 #include "server_docs.h"
 #include "server_rpc.h"
@@ -393,6 +394,74 @@ static void test_self_attributes_across_methods(void)
     ol_nid call = find_node(&x, OL_N_call, "self.criterion(self.net(x), y)");
     ol_val v = ol_eval(&x.model, call);
     CHECK(ol_val_is_graph(v) && (v.flags & OL_VF_LOSS));
+    parsed_free(&x);
+}
+
+/* The nth (0-based) argument list's first argument of calls named fn. */
+static ol_nid nth_first_arg(const parsed *x, const char *fn, int nth, int arg)
+{
+    for (ol_nid n = 0; n < x->tree.nodes.len; n++) {
+        if (ol_kind_of(&x->tree, n) != OL_N_call || !ol_text_is(&x->tree, ol_field(&x->tree, n, OL_F_function), fn))
+            continue;
+        if (nth-- == 0) {
+            ol_nid a = ol_first_named(&x->tree, ol_field(&x->tree, n, OL_F_arguments));
+            while (arg-- > 0 && a != OL_NONE)
+                a = ol_next_named(&x->tree, a);
+            return a;
+        }
+    }
+    return OL_NONE;
+}
+
+static void test_path_shapes(void)
+{
+    parsed x;
+    parse_text(&x, "import os, torch\n"
+                   "class C:\n"
+                   "    A = 'a.pt'\n"
+                   "    def w(self, root, x):\n"
+                   "        path = f\"{root.dir}/x.pt\"\n"
+                   "        torch.save(x, path)\n"
+                   "        torch.save(x, os.path.join(self.d, self.A))\n"
+                   "    def r(self, root, t):\n"
+                   "        torch.load(f'{root.dir}/x.pt')\n"
+                   "        name = self.A if t else 'b.pt'\n"
+                   "        torch.load(os.path.join(self.d, name))\n"
+                   "        torch.load(os.path.join(super().d, self.A))\n"
+                   "def one(root):\n"
+                   "    p = f\"{root}/y.pt\"\n"
+                   "    torch.save(1, p)\n"
+                   "    return torch.load(f\"{root}/y.pt\")\n"
+                   "def other(root):\n"
+                   "    return torch.load(f\"{root}/y.pt\")\n"
+                   "def ranked(rank):\n"
+                   "    torch.save(1, f\"tmp_{rank}.pt\")\n"
+                   "    return torch.load(f\"tmp_{rank}.pt\"), torch.load('ranking.pt')\n");
+    ol_model *m = &x.model;
+    ol_shapes s1 = {0}, s2 = {0}, l1 = {0}, l2 = {0}, l3 = {0}, l4 = {0}, l5 = {0};
+    CHECK(ol_path_shapes(m, nth_first_arg(&x, "torch.save", 0, 1), &s1));
+    CHECK(ol_path_shapes(m, nth_first_arg(&x, "torch.save", 1, 1), &s2));
+    CHECK(ol_path_shapes(m, nth_first_arg(&x, "torch.load", 0, 0), &l1));
+    CHECK(ol_path_shapes(m, nth_first_arg(&x, "torch.load", 1, 0), &l2));
+    CHECK(ol_path_shapes(m, nth_first_arg(&x, "torch.load", 2, 0), &l3));
+    /* the root parameters of two methods are two bindings: two files */
+    CHECK(s1.len == 1 && l1.len == 1 && !ol_shapes_meet(&s1, &l1));
+    /* either name of the conditional; super() is the object itself */
+    CHECK(l2.len == 2 && ol_shapes_meet(&l2, &s2) && l3.len == 1 && ol_shapes_meet(&l3, &s2));
+    CHECK(ol_shapes_has(&s2, "os.path.join(self.d,self.A)"));
+    /* through the variable, in one function, the same f-string in either quotes */
+    CHECK(ol_path_shapes(m, nth_first_arg(&x, "torch.save", 2, 1), &l4));
+    CHECK(ol_path_shapes(m, nth_first_arg(&x, "torch.load", 3, 0), &l5));
+    CHECK(ol_shapes_meet(&l4, &l5));
+    ol_shapes_free(&l5);
+    CHECK(ol_path_shapes(m, nth_first_arg(&x, "torch.load", 4, 0), &l5));
+    CHECK(!ol_shapes_meet(&l4, &l5));
+    CHECK(ol_path_per_rank(m, nth_first_arg(&x, "torch.load", 5, 0)));
+    CHECK(!ol_path_per_rank(m, nth_first_arg(&x, "torch.load", 6, 0)));
+    CHECK(!ol_path_per_rank(m, nth_first_arg(&x, "torch.load", 3, 0)));
+    ol_shapes *all[] = {&s1, &s2, &l1, &l2, &l3, &l4, &l5};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        ol_shapes_free(all[i]);
     parsed_free(&x);
 }
 
@@ -2342,6 +2411,7 @@ int main(void)
         T(test_backward_marks_unknown_values),
         T(test_params_from_call_sites),
         T(test_self_attributes_across_methods),
+        T(test_path_shapes),
         T(test_loader_loops_are_data_loops),
         T(test_contexts),
         T(test_suppressions),

@@ -249,16 +249,68 @@ static bool seeded_before(ol_model *m, ol_nid n)
     return false;
 }
 
-/* How many nodes spelled like x (and of its kind) start in [from's start, end):
- * the pre-order node array holds them in a row from `from`. */
-static size_t count_mentions(const ol_tree *t, ol_nid from, uint32_t end, ol_nid x)
+/* Every identifier of the file, by its text's hash and then by node: "how
+ * many times is this name used between here and there" in logarithmic time
+ * (a file of thousands of bound-then-moved names stays linear). Built on the
+ * first question. */
+typedef struct name_index {
+    OL_VEC(ol_text_entry) entries;
+    bool built;
+} name_index;
+
+static int entry_cmp(const void *pa, const void *pb)
 {
-    ol_kind k = ol_kind_of(t, x);
-    size_t count = 0;
-    for (ol_nid i = from; i < t->nodes.len && t->nodes.items[i].start < end; i++)
-        if (t->nodes.items[i].kind == k && ol_same_text(t, i, x))
-            count++;
-    return count;
+    const ol_text_entry *a = pa, *b = pb;
+    if (a->hash != b->hash)
+        return a->hash < b->hash ? -1 : 1;
+    return a->node < b->node ? -1 : a->node > b->node;
+}
+
+/* The first entry at or after (hash, node). */
+static size_t name_lower(const name_index *ix, uint64_t hash, ol_nid node)
+{
+    size_t lo = 0, hi = ix->entries.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const ol_text_entry *e = &ix->entries.items[mid];
+        if (e->hash < hash || (e->hash == hash && e->node < node))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void name_index_build(name_index *ix, const ol_tree *t)
+{
+    if (ix->built)
+        return;
+    ix->built = true;
+    for (ol_nid i = 0; i < t->nodes.len; i++)
+        if (t->nodes.items[i].kind == OL_N_identifier) {
+            ol_text_entry e = {ol_text_hash(t, i), i};
+            ol_vec_push(&ix->entries, e);
+        }
+    if (ix->entries.len > 1)
+        qsort(ix->entries.items, ix->entries.len, sizeof *ix->entries.items, entry_cmp);
+}
+
+/* Uses of the name `id` among nodes [from, to). */
+static size_t name_count(const name_index *ix, const ol_tree *t, ol_nid id, ol_nid from, ol_nid to)
+{
+    uint64_t h = ol_text_hash(t, id);
+    size_t lo = name_lower(ix, h, from), hi = name_lower(ix, h, to);
+    return hi > lo ? hi - lo : 0;
+}
+
+/* The last use of the name `id` before node `before`, or OL_NONE. */
+static ol_nid name_last_before(const name_index *ix, const ol_tree *t, ol_nid id, ol_nid before)
+{
+    uint64_t h = ol_text_hash(t, id);
+    size_t at = name_lower(ix, h, before);
+    if (at == 0 || ix->entries.items[at - 1].hash != h)
+        return OL_NONE;
+    return ix->entries.items[at - 1].node;
 }
 
 /* Is n, inside statement stmt, run only under a condition of an expression
@@ -283,7 +335,7 @@ static bool conditional_within(const ol_tree *t, ol_nid n, ol_nid stmt)
  * the name is used between (filled in a loop, indexed, handed to numpy),
  * when the move runs under a condition, and for an attribute that is not
  * rebound by the move (other methods may read the host tensor). */
-static ol_nid factory_bound_before(ol_model *m, const ol_call *move)
+static ol_nid factory_bound_before(ol_model *m, const ol_call *move, name_index *ix)
 {
     const ol_tree *t = m->tree;
     /* `causal.bool().to(device)`: the name under place-keeping methods */
@@ -295,13 +347,15 @@ static ol_nid factory_bound_before(ol_model *m, const ol_call *move)
             return OL_NONE;
         recv = ol_unparen(t, m->calls.items[ci].receiver);
     }
-    ol_kind rk = ol_kind_of(t, recv);
-    bool attr = rk == OL_N_attribute;
-    if (attr) {
-        ol_nid obj = ol_field(t, recv, OL_F_object);
-        if (ol_kind_of(t, obj) != OL_N_identifier || !ol_text_is(t, obj, "self"))
+    /* key: the identifier whose uses are counted (`buf` of `self.buf`) */
+    ol_nid key = recv, self = OL_NONE;
+    if (ol_kind_of(t, recv) == OL_N_attribute) {
+        self = ol_field(t, recv, OL_F_object);
+        key = ol_field(t, recv, OL_F_attribute);
+        if (ol_kind_of(t, self) != OL_N_identifier || !ol_text_is(t, self, "self") ||
+            ol_kind_of(t, key) != OL_N_identifier)
             return OL_NONE;
-    } else if (rk != OL_N_identifier) {
+    } else if (ol_kind_of(t, recv) != OL_N_identifier) {
         return OL_NONE;
     }
     ol_nid stmt = ol_statement_of(t, move->node);
@@ -310,50 +364,38 @@ static ol_nid factory_bound_before(ol_model *m, const ol_call *move)
         return OL_NONE;
     ol_nid inner = ol_first_named(t, stmt);
     bool rebind = ol_kind_of(t, inner) == OL_N_assignment && ol_same_text(t, ol_field(t, inner, OL_F_left), recv);
-    if (attr && !rebind)
+    if (self != OL_NONE && !rebind)
         return OL_NONE;
-    ol_nid block = ol_parent(t, stmt);
-    /* the binding: the last statement before the move's in its block that mentions the name */
-    ol_nid bind = OL_NONE;
-    if (attr) {
-        for (ol_nid s = ol_first_named(t, block); s != OL_NONE && s != stmt; s = ol_next_named(t, s))
-            if (ol_mentions(t, s, recv))
-                bind = s;
-    } else {
-        uint32_t defs[8];
-        size_t n = ol_reaching_defs(m, m->node_scope[recv], ol_node_sym(m, recv), recv, defs, 8);
-        for (size_t i = 0; i < n; i++) {
-            ol_nid s = m->defs.items[defs[i]].stmt;
-            if (s != OL_NONE && ol_parent(t, s) == block && t->nodes.items[s].end <= t->nodes.items[stmt].start &&
-                (bind == OL_NONE || t->nodes.items[s].start > t->nodes.items[bind].start))
-                bind = s;
-        }
-    }
-    if (bind == OL_NONE || ol_kind_of(t, bind) != OL_N_expression_statement)
+    name_index_build(ix, t);
+    /* the binding: the last use of the name before the move's statement */
+    ol_nid last = name_last_before(ix, t, key, stmt);
+    if (last == OL_NONE)
         return OL_NONE;
+    ol_nid target = self != OL_NONE ? ol_parent(t, last) : last;
+    ol_nid bind = ol_statement_of(t, target);
     ol_nid assign = ol_first_named(t, bind);
-    if (ol_kind_of(t, assign) != OL_N_assignment || !ol_same_text(t, ol_field(t, assign, OL_F_left), recv))
+    if (ol_parent(t, bind) != ol_parent(t, stmt) || ol_kind_of(t, bind) != OL_N_expression_statement ||
+        ol_kind_of(t, assign) != OL_N_assignment || ol_field(t, assign, OL_F_left) != target ||
+        !ol_same_text(t, target, recv))
         return OL_NONE;
     bool direct;
     ol_nid factory = factory_under(m, ol_field(t, assign, OL_F_right), &direct);
     if (factory == OL_NONE)
         return OL_NONE;
-    /* the binding's target, the move's receiver and a rebinding target: nothing else in between */
-    if (count_mentions(t, bind, t->nodes.items[stmt].end, recv) != 2 + (size_t)rebind)
+    /* from the binding to the end of the move's statement: the binding's
+     * target, the move's receiver, a rebinding target, nothing else */
+    ol_nid after = m->subtree_end[stmt];
+    if (name_count(ix, t, key, bind, after) != 2 + (size_t)rebind)
         return OL_NONE;
     /* `self.buf.fill_(...)` through a method called in between */
-    if (attr) {
-        for (ol_nid s = ol_next_named(t, bind); s != OL_NONE && s != stmt; s = ol_next_named(t, s))
-            if (ol_mentions(t, s, ol_field(t, recv, OL_F_object)))
-                return OL_NONE;
-    }
+    if (self != OL_NONE && name_count(ix, t, self, m->subtree_end[bind], stmt) != 0)
+        return OL_NONE;
     if (!rebind) {
         /* the host tensor is read nowhere else: not after the move, not in an
          * earlier iteration's statements before the binding */
         uint32_t fn = ol_function_of(m, move->node);
         ol_nid region = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
-        uint32_t end = t->nodes.items[region].end;
-        if (count_mentions(t, region, end, recv) != 2)
+        if (name_count(ix, t, key, region, m->subtree_end[region]) != 2)
             return OL_NONE;
     }
     return factory;
@@ -363,6 +405,7 @@ static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
+    name_index names = {0};
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
         bool is_cuda = call->name == m->names.cuda, is_to = call->name == m->names.to;
@@ -371,7 +414,7 @@ static void check(ol_check *c)
         bool direct = true, later = false;
         ol_nid factory = factory_under(m, call->receiver, &direct);
         if (factory == OL_NONE) {
-            factory = factory_bound_before(m, call);
+            factory = factory_bound_before(m, call, &names);
             later = factory != OL_NONE;
             direct = false;
         }
@@ -455,6 +498,7 @@ static void check(ol_check *c)
         }
         free(device_text);
     }
+    ol_vec_free(&names.entries);
 }
 
 const ol_rule ol_rule_oom303 = {

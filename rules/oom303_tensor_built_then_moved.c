@@ -18,6 +18,11 @@
  * given `device=`, `out=`, `pin_memory=` or `generator=` (a CPU generator
  * draws on the host only), and `.to(dtype)`.
  *
+ * Also flagged: a chain of place-keeping methods, torch functions of one
+ * tensor or arithmetic with a number between the factory and the move, and a
+ * factory bound to a name that a later statement of the same block moves,
+ * the host tensor used for nothing else (reported at the factory).
+ *
  * The fix moves the device into the factory. It is safe for deterministic
  * factories when the move only names the device (`non_blocking` then has
  * nothing to do). Random factories draw different numbers on the device's
@@ -135,6 +140,27 @@ static bool keeps_place(const char *name)
     return listed(name, methods);
 }
 
+/* torch functions of one tensor (the first argument) whose result stays where
+ * it is: `torch.triu(torch.ones(n, n), diagonal=1)` is on the host. */
+static const char *const FUNCTIONAL[] = {"triu", "tril", "repeat_interleave", "flip", "transpose", "reshape",
+                                         "t", "permute", "unsqueeze", "squeeze", "flatten", "cumsum", "abs",
+                                         "exp", "log", "sqrt", "neg", "clone", NULL};
+
+/* A Python number: `2`, `-1.0`, or a name whose value is one. Arithmetic
+ * with it keeps a tensor where it is (a tensor operand on the device would
+ * not). */
+static bool is_number(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    ol_kind k = ol_kind_of(t, e);
+    if (k == OL_N_unary_operator)
+        return is_number(m, ol_field(t, e, OL_F_argument));
+    if (k == OL_N_integer || k == OL_N_float)
+        return true;
+    return (k == OL_N_identifier || k == OL_N_attribute) && ol_eval(m, e).kind == OL_V_NUMBER;
+}
+
 /* The factory call under a chain of place-keeping methods and comparisons
  * (`(torch.rand(n) < p)`, `torch.arange(n).repeat(b)`), or OL_NONE. *direct
  * tells whether the factory is the moved value itself. A `.to()` in the
@@ -151,11 +177,37 @@ static ol_nid factory_under(ol_model *m, ol_nid e, bool *direct)
             *direct = false;
             continue;
         }
+        if (k == OL_N_binary_operator) {
+            /* `torch.rand(n) * 2 - 1`: arithmetic with a number keeps it on the host */
+            ol_nid l = ol_field(t, e, OL_F_left), r = ol_field(t, e, OL_F_right);
+            if (is_number(m, r))
+                e = l;
+            else if (is_number(m, l))
+                e = r;
+            else
+                return OL_NONE;
+            *direct = false;
+            continue;
+        }
+        if (k == OL_N_unary_operator) {
+            e = ol_field(t, e, OL_F_argument);
+            *direct = false;
+            continue;
+        }
         if (k != OL_N_call)
             return OL_NONE;
         bool random;
         if (factory_name(m, e, &random))
             return e;
+        /* the functional form: `torch.triu(torch.ones(n, n), diagonal=1)` */
+        const char *q = ol_qualname(m, ol_field(t, e, OL_F_function));
+        if (q && ol_str_has_prefix(q, "torch.") && strchr(q + 6, '.') == NULL) {
+            if (!listed(q + 6, FUNCTIONAL))
+                return OL_NONE;
+            e = ol_call_arg(m, e, 0, "input");
+            *direct = false;
+            continue;
+        }
         uint32_t ci = ol_call_at(m, e);
         if (ci == OL_NO_INDEX || m->calls.items[ci].receiver == OL_NONE)
             return OL_NONE;
@@ -197,22 +249,180 @@ static bool seeded_before(ol_model *m, ol_nid n)
     return false;
 }
 
+/* Every identifier of the file, by its text's hash and then by node: "how
+ * many times is this name used between here and there" in logarithmic time
+ * (a file of thousands of bound-then-moved names stays linear). Built on the
+ * first question. */
+typedef struct name_index {
+    OL_VEC(ol_text_entry) entries;
+    bool built;
+} name_index;
+
+static int entry_cmp(const void *pa, const void *pb)
+{
+    const ol_text_entry *a = pa, *b = pb;
+    if (a->hash != b->hash)
+        return a->hash < b->hash ? -1 : 1;
+    return a->node < b->node ? -1 : a->node > b->node;
+}
+
+/* The first entry at or after (hash, node). */
+static size_t name_lower(const name_index *ix, uint64_t hash, ol_nid node)
+{
+    size_t lo = 0, hi = ix->entries.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const ol_text_entry *e = &ix->entries.items[mid];
+        if (e->hash < hash || (e->hash == hash && e->node < node))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void name_index_build(name_index *ix, const ol_tree *t)
+{
+    if (ix->built)
+        return;
+    ix->built = true;
+    for (ol_nid i = 0; i < t->nodes.len; i++)
+        if (t->nodes.items[i].kind == OL_N_identifier) {
+            ol_text_entry e = {ol_text_hash(t, i), i};
+            ol_vec_push(&ix->entries, e);
+        }
+    if (ix->entries.len > 1)
+        qsort(ix->entries.items, ix->entries.len, sizeof *ix->entries.items, entry_cmp);
+}
+
+/* Uses of the name `id` among nodes [from, to). */
+static size_t name_count(const name_index *ix, const ol_tree *t, ol_nid id, ol_nid from, ol_nid to)
+{
+    uint64_t h = ol_text_hash(t, id);
+    size_t lo = name_lower(ix, h, from), hi = name_lower(ix, h, to);
+    return hi > lo ? hi - lo : 0;
+}
+
+/* The last use of the name `id` before node `before`, or OL_NONE. */
+static ol_nid name_last_before(const name_index *ix, const ol_tree *t, ol_nid id, ol_nid before)
+{
+    uint64_t h = ol_text_hash(t, id);
+    size_t at = name_lower(ix, h, before);
+    if (at == 0 || ix->entries.items[at - 1].hash != h)
+        return OL_NONE;
+    return ix->entries.items[at - 1].node;
+}
+
+/* Is n, inside statement stmt, run only under a condition of an expression
+ * (`a if c else b`, `c and b`) or later (a lambda, a comprehension)? */
+static bool conditional_within(const ol_tree *t, ol_nid n, ol_nid stmt)
+{
+    for (ol_nid p = ol_parent(t, n); p != OL_NONE && p != stmt; p = ol_parent(t, p)) {
+        ol_kind k = ol_kind_of(t, p);
+        if (k == OL_N_conditional_expression || k == OL_N_boolean_operator || k == OL_N_lambda ||
+            k == OL_N_list_comprehension || k == OL_N_generator_expression || k == OL_N_set_comprehension ||
+            k == OL_N_dictionary_comprehension)
+            return true;
+    }
+    return false;
+}
+
+/* `noise = torch.zeros(b, d)` and, in a later statement of the same block,
+ * `noise = noise.to(device)` (or `self.buf = self.buf.cuda()`, or
+ * `model(x) + noise.cuda()` where noise is used nowhere else): the factory
+ * bound to the moved name, its host tensor used for nothing but the copy.
+ * Returns the factory call (possibly under a chain), or OL_NONE. Silent when
+ * the name is used between (filled in a loop, indexed, handed to numpy),
+ * when the move runs under a condition, and for an attribute that is not
+ * rebound by the move (other methods may read the host tensor). */
+static ol_nid factory_bound_before(ol_model *m, const ol_call *move, name_index *ix)
+{
+    const ol_tree *t = m->tree;
+    /* `causal.bool().to(device)`: the name under place-keeping methods */
+    ol_nid recv = ol_unparen(t, move->receiver);
+    for (int depth = 0; depth < 8 && ol_kind_of(t, recv) == OL_N_call; depth++) {
+        uint32_t ci = ol_call_at(m, recv);
+        const char *name = ci != OL_NO_INDEX ? ol_sym_str(m, m->calls.items[ci].name) : NULL;
+        if (!name || strcmp(name, "to") == 0 || !keeps_place(name) || m->calls.items[ci].receiver == OL_NONE)
+            return OL_NONE;
+        recv = ol_unparen(t, m->calls.items[ci].receiver);
+    }
+    /* key: the identifier whose uses are counted (`buf` of `self.buf`) */
+    ol_nid key = recv, self = OL_NONE;
+    if (ol_kind_of(t, recv) == OL_N_attribute) {
+        self = ol_field(t, recv, OL_F_object);
+        key = ol_field(t, recv, OL_F_attribute);
+        if (ol_kind_of(t, self) != OL_N_identifier || !ol_text_is(t, self, "self") ||
+            ol_kind_of(t, key) != OL_N_identifier)
+            return OL_NONE;
+    } else if (ol_kind_of(t, recv) != OL_N_identifier) {
+        return OL_NONE;
+    }
+    ol_nid stmt = ol_statement_of(t, move->node);
+    ol_kind sk = ol_kind_of(t, stmt);
+    if ((sk != OL_N_expression_statement && sk != OL_N_return_statement) || conditional_within(t, move->node, stmt))
+        return OL_NONE;
+    ol_nid inner = ol_first_named(t, stmt);
+    bool rebind = ol_kind_of(t, inner) == OL_N_assignment && ol_same_text(t, ol_field(t, inner, OL_F_left), recv);
+    if (self != OL_NONE && !rebind)
+        return OL_NONE;
+    name_index_build(ix, t);
+    /* the binding: the last use of the name before the move's statement */
+    ol_nid last = name_last_before(ix, t, key, stmt);
+    if (last == OL_NONE)
+        return OL_NONE;
+    ol_nid target = self != OL_NONE ? ol_parent(t, last) : last;
+    ol_nid bind = ol_statement_of(t, target);
+    ol_nid assign = ol_first_named(t, bind);
+    if (ol_parent(t, bind) != ol_parent(t, stmt) || ol_kind_of(t, bind) != OL_N_expression_statement ||
+        ol_kind_of(t, assign) != OL_N_assignment || ol_field(t, assign, OL_F_left) != target ||
+        !ol_same_text(t, target, recv))
+        return OL_NONE;
+    bool direct;
+    ol_nid factory = factory_under(m, ol_field(t, assign, OL_F_right), &direct);
+    if (factory == OL_NONE)
+        return OL_NONE;
+    /* from the binding to the end of the move's statement: the binding's
+     * target, the move's receiver, a rebinding target, nothing else */
+    ol_nid after = m->subtree_end[stmt];
+    if (name_count(ix, t, key, bind, after) != 2 + (size_t)rebind)
+        return OL_NONE;
+    /* `self.buf.fill_(...)` through a method called in between */
+    if (self != OL_NONE && name_count(ix, t, self, m->subtree_end[bind], stmt) != 0)
+        return OL_NONE;
+    if (!rebind) {
+        /* the host tensor is read nowhere else: not after the move, not in an
+         * earlier iteration's statements before the binding */
+        uint32_t fn = ol_function_of(m, move->node);
+        ol_nid region = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
+        if (name_count(ix, t, key, region, m->subtree_end[region]) != 2)
+            return OL_NONE;
+    }
+    return factory;
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
+    name_index names = {0};
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
         bool is_cuda = call->name == m->names.cuda, is_to = call->name == m->names.to;
         if ((!is_cuda && !is_to) || call->receiver == OL_NONE)
             continue;
-        bool direct = true;
+        bool direct = true, later = false;
         ol_nid factory = factory_under(m, call->receiver, &direct);
+        if (factory == OL_NONE) {
+            factory = factory_bound_before(m, call, &names);
+            later = factory != OL_NONE;
+            direct = false;
+        }
         bool random = false, requires_grad = false;
         const char *name = factory != OL_NONE ? factory_name(m, factory, &random) : NULL;
         if (!name || factory_pins_place(t, factory, &requires_grad))
             continue;
-        if (random && seeded_before(m, call->node))
+        if (random && seeded_before(m, later ? factory : call->node))
             continue; /* drawn on the host on purpose, for the same numbers on any device */
         ol_nid args = ol_field(t, call->node, OL_F_arguments);
         ol_nid device = OL_NONE;
@@ -246,10 +456,22 @@ static void check(ol_check *c)
                 continue;
             device_text = ol_node_str(t, device);
         }
-        ol_diag *d = ol_report_node(c, call->node,
-                                    "`torch.%s(...)` is built in host memory and then copied to the device; "
-                                    "`device=` builds it there directly",
-                                    name);
+        ol_diag *d;
+        if (later) {
+            /* reported at the factory, where `device=` goes; no fix: the device
+             * named at the move may not be known yet where the tensor is built */
+            char *moved = ol_node_str_short(t, call->node);
+            d = ol_report_node(c, factory,
+                               "`torch.%s(...)` is built in host memory only to be copied to the device by "
+                               "`%s` later; `device=` builds it there directly",
+                               name, moved);
+            free(moved);
+        } else {
+            d = ol_report_node(c, call->node,
+                               "`torch.%s(...)` is built in host memory and then copied to the device; "
+                               "`device=` builds it there directly",
+                               name);
+        }
         ol_diag_help(d, "pass the device to the factory: `torch.%s(..., device=%s)`", name,
                      device_text ? device_text : "...");
         d->once = !ol_runs_per_step(m, call->node);
@@ -276,6 +498,7 @@ static void check(ol_check *c)
         }
         free(device_text);
     }
+    ol_vec_free(&names.entries);
 }
 
 const ol_rule ol_rule_oom303 = {
@@ -290,8 +513,15 @@ const ol_rule ol_rule_oom303 = {
             "factories given `device=`, `out=`, `pin_memory=` or `generator=` (a CPU generator draws on "
             "the host only), and `.to(dtype)` are not flagged. A chain of methods that reshape, cast "
             "or compare the tensor on the host before the move (`torch.ones(n, n).triu(1).bool()"
-            ".to(x.device)`, `(torch.rand(n) < p).to(x.device)`, `torch.arange(n).repeat(b)`) counts "
-            "too (reported without a fix), and so does `.to(x.get_device())`. A random draw after "
+            ".to(x.device)`, `(torch.rand(n) < p).to(x.device)`, `torch.arange(n).repeat(b)`), the "
+            "same as torch functions (`torch.triu(torch.ones(n, n), diagonal=1).to(device)`), and "
+            "arithmetic with a number (`(torch.rand(n) * 2 - 1).to(device)`) count too (reported "
+            "without a fix), and so does `.to(x.get_device())`. So does a factory bound to a name "
+            "that a later statement of the same block moves (`noise = torch.zeros(b, d)` then "
+            "`noise = noise.to(device)`, or `model(x) + noise.cuda()` with the name used nowhere "
+            "else; `self.buf = self.buf.to(device)` for an attribute), reported at the factory "
+            "without a fix; not when the host tensor is used in between (filled, indexed, handed to "
+            "numpy, read after the move) or the move runs under a condition. A random draw after "
             "`torch.manual_seed(...)` in the blocks around it is made on the host on purpose (the "
             "same numbers on any device) and is not flagged. By default only tensors built in code "
             "that runs every step are reported: in a loop, a forward or step method, or a function "
@@ -311,7 +541,9 @@ const ol_rule ol_rule_oom303 = {
            "factories (zeros, ones, empty, full, arange, linspace, logspace, eye) when the move names only "
            "the device (and `non_blocking`). Unsafe for random factories (the device's generator draws "
            "different numbers) and with `requires_grad=True` (the result becomes a leaf). No fix when "
-           "`.to()` also changes the dtype or memory format, or when `.cuda(gpu)` takes a variable.",
+           "`.to()` also changes the dtype or memory format, when `.cuda(gpu)` takes a variable, for a "
+           "chain between the factory and the move, or for a move in a later statement (the device it "
+           "names may not be known yet where the tensor is built).",
     .fix_safety = "Safe for deterministic factories (zeros, ones, empty, full, arange, linspace, logspace, "
                   "eye) when the move names only the device: the tensor is the same, built where it ends up. "
                   "Unsafe for random factories (`randn`, `rand`, ...): the device's generator draws different "

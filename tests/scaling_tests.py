@@ -113,6 +113,21 @@ def _():
             assert_linear(f"--output-format {fmt}", *cpu)
 
 
+@test("scaling: 5,000 and 20,000 names bound to a factory and moved by the next statement (OOM303)")
+def _():
+    import json
+    with Workspace() as ws:
+        cpu = []
+        for n in (int(measure.scale(5000)), int(measure.scale(20000))):
+            text = "import torch\n" + "".join(f"b{i} = torch.zeros(4)\ny{i} = b{i}.cuda()\n" for i in range(n))
+            path = ws.write(f"moved{n}.py", text)
+            m = measure.run("--isolated", "--select", "OOM303", "--format", "json", path, cwd=ws.path, timeout=300)
+            assert m.code == 1, m
+            assert len(json.loads(m.out)) == n, m.out[:300]
+            cpu.append(m.cpu)
+        assert_linear("bound-then-moved names", *cpu)
+
+
 @test("scaling: an exclude pattern of many '**' components against a deep tree is polynomial")
 def _():
     with Workspace() as ws:

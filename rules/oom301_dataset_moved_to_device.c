@@ -120,7 +120,8 @@ static bool in_eval_function(ol_model *m, ol_nid n)
 }
 
 /* Is `use` handed whole, as an argument, to a model's forward (`model(X_val)`)
- * that runs in a loop not holding the binding, or in an evaluation function? */
+ * that evaluates (under no_grad or in an evaluation function) and runs in a
+ * loop not holding the binding or in an evaluation function of its own? */
 static bool fed_whole(ol_model *m, ol_nid use, ol_nid target)
 {
     const ol_tree *t = m->tree;
@@ -130,9 +131,12 @@ static bool fed_whole(ol_model *m, ol_nid use, ol_nid target)
     ol_nid call = ol_parent(t, p);
     if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call || ol_eval(m, ol_field(t, call, OL_F_function)).kind != OL_V_MODULE)
         return false;
+    bool eval_fn = in_eval_function(m, call);
+    if (!eval_fn && !ol_grad_disabled(m, call))
+        return false;
     if (in_loop_outside(m, call, target))
         return true;
-    return in_eval_function(m, call) && ol_function_of(m, call) != ol_function_of(m, target);
+    return eval_fn && ol_function_of(m, call) != ol_function_of(m, target);
 }
 
 /* How is the tensor bound at `target` used as a dataset at `use` (an
@@ -717,8 +721,9 @@ const ol_rule ol_rule_oom301 = {
             "unpacked at the call: flagged at the move of each element used as a dataset, "
             "or at the call when the helper is in another file of the run). In a file that trains in "
             "batches (a loop over a loader, or a tensor cut by a batch index), data read from disk or "
-            "an array (see below) that is moved whole and fed whole to the model's forward in a loop "
-            "or an evaluation function (`model(X_val)`) is flagged too, with its own message: the "
+            "an array (see below) that is moved whole and fed whole to the model's forward to evaluate "
+            "(under `no_grad` or in an evaluation function), in a loop or an evaluation function "
+            "(`model(X_val)`), is flagged too, with its own message: the "
             "activations of every sample are alive at once. Moves inside the batch "
             "loop (also a `while` loop that draws `next(train_iter)` each time), batches drawn from "
             "a loader, and constants such as normalisation statistics, class weights or fixed noise "

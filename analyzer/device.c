@@ -269,7 +269,28 @@ static bool index_order(ol_model *m, ol_nid e, int depth)
     return false;
 }
 
-/* Is call a draw of several random indices: `torch.randint(0, n, (bs,))`,
+/* Is a draw's size a batch size (`(bs,)`, `64`, `size=batch_size`), not
+ * the shape of another tensor (`src.size()`, `(len(batch), k)`: negatives
+ * drawn for each item of a batch, looked up in a table)? */
+static bool batch_sized(ol_model *m, ol_nid size)
+{
+    const ol_tree *t = m->tree;
+    if (size == OL_NONE)
+        return false;
+    for (ol_nid n = size; n < m->subtree_end[size]; n++) {
+        ol_kind k = ol_kind_of(t, n);
+        if (k == OL_N_attribute) {
+            ol_nid a = ol_field(t, n, OL_F_attribute);
+            if (ol_text_is(t, a, "shape") || ol_text_is(t, a, "size") || ol_text_is(t, a, "numel"))
+                return false;
+        }
+        if (k == OL_N_call && ol_text_is(t, ol_field(t, n, OL_F_function), "len"))
+            return false;
+    }
+    return true;
+}
+
+/* Is call a draw of a batch of random indices: `torch.randint(0, n, (bs,))`,
  * `np.random.randint(0, n, size=bs)`, `np.random.choice(n, bs)`,
  * `random.sample(range(n), bs)`? One index (`np.random.randint(n)`) is a
  * sample, not a batch. */
@@ -279,14 +300,22 @@ static bool random_indices(ol_model *m, ol_nid call)
     const char *q = ol_qualname(m, ol_field(t, call, OL_F_function));
     if (!q)
         return false;
-    if (strcmp(q, "torch.randint") == 0)
-        return ol_call_arg(m, call, 1, "size") != OL_NONE || ol_call_arg(m, call, 2, "size") != OL_NONE;
+    if (strcmp(q, "torch.randint") == 0) {
+        /* randint(high, size) or randint(low, high, size) */
+        ol_nid size = ol_call_arg(m, call, 2, "size");
+        if (size == OL_NONE) {
+            ol_nid second = ol_call_arg(m, call, 1, NULL);
+            ol_kind k = second != OL_NONE ? ol_kind_of(t, ol_unparen(t, second)) : OL_N_identifier;
+            size = k == OL_N_tuple || k == OL_N_list ? second : OL_NONE;
+        }
+        return batch_sized(m, size);
+    }
     if (strcmp(q, "numpy.random.randint") == 0)
-        return ol_call_arg(m, call, 2, "size") != OL_NONE;
+        return batch_sized(m, ol_call_arg(m, call, 2, "size"));
     if (strcmp(q, "numpy.random.choice") == 0)
-        return ol_call_arg(m, call, 1, "size") != OL_NONE;
+        return batch_sized(m, ol_call_arg(m, call, 1, "size"));
     if (strcmp(q, "random.sample") == 0)
-        return true;
+        return batch_sized(m, ol_call_arg(m, call, 1, "k"));
     return false;
 }
 
@@ -361,17 +390,20 @@ bool ol_batch_index(ol_model *m, ol_nid index)
     if (ol_kind_of(t, e) != OL_N_identifier)
         return false;
     uint32_t loop = m->node_loop[e];
-    if (loop == OL_NO_INDEX)
-        return false;
+    uint32_t fn = ol_function_of(m, e);
     uint32_t defs[8];
     size_t count = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 8);
     for (size_t i = 0; i < count; i++) {
         const ol_def *d = &m->defs.items[defs[i]];
-        /* drawn afresh each step: bound in a loop that holds this use */
-        bool in_loop = false;
-        for (uint32_t l = loop; l != OL_NO_INDEX && !in_loop; l = m->loops.items[l].parent)
-            in_loop = ol_contains(t, m->loops.items[l].node, d->target);
-        if (!in_loop || d->value == OL_NONE)
+        /* drawn afresh each step: bound in a loop that holds this use, or
+         * in the helper that uses it outside any loop (`get_batch` draws
+         * its indices each call) */
+        bool fresh = false;
+        for (uint32_t l = loop; l != OL_NO_INDEX && !fresh; l = m->loops.items[l].parent)
+            fresh = ol_contains(t, m->loops.items[l].node, d->target);
+        if (!fresh && loop == OL_NO_INDEX && fn != OL_NO_INDEX && m->node_loop[d->target] == OL_NO_INDEX)
+            fresh = ol_function_of(m, d->target) == fn;
+        if (!fresh || d->value == OL_NONE)
             continue;
         if ((d->kind == OL_DEF_ASSIGN || d->kind == OL_DEF_WALRUS) && d->path_len == 0 &&
             batch_index_value(m, d->value))

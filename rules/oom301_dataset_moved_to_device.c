@@ -129,7 +129,11 @@ static bool fed_whole(ol_model *m, ol_nid use, ol_nid target)
     if (ol_kind_of(t, p) != OL_N_argument_list)
         return false;
     ol_nid call = ol_parent(t, p);
-    if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call || ol_eval(m, ol_field(t, call, OL_F_function)).kind != OL_V_MODULE)
+    if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call)
+        return false;
+    /* a model, not a loss module taking the labels */
+    ol_val callee = ol_eval(m, ol_field(t, call, OL_F_function));
+    if (callee.kind != OL_V_MODULE || (callee.flags & OL_VF_LOSSFN))
         return false;
     bool eval_fn = in_eval_function(m, call);
     if (!eval_fn && !ol_grad_disabled(m, call))

@@ -119,10 +119,10 @@ static bool in_eval_function(ol_model *m, ol_nid n)
     return strstr(name, "eval") || strstr(name, "valid") || strstr(name, "test") || strstr(name, "predict");
 }
 
-/* Is `use` handed whole, as an argument, to a model's forward (`model(X_val)`)
- * that evaluates (under no_grad or in an evaluation function) and runs in a
- * loop not holding the binding or in an evaluation function of its own? */
-static bool fed_whole(ol_model *m, ol_nid use, ol_nid target)
+/* Is `use` a direct argument of a model's forward (not a loss module
+ * taking the labels) that evaluates: under no_grad or in an evaluation
+ * function? *call_out is that call. */
+static bool evaluated_whole(ol_model *m, ol_nid use, ol_nid *call_out)
 {
     const ol_tree *t = m->tree;
     ol_nid p = ol_parent(t, use);
@@ -131,16 +131,66 @@ static bool fed_whole(ol_model *m, ol_nid use, ol_nid target)
     ol_nid call = ol_parent(t, p);
     if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call)
         return false;
-    /* a model, not a loss module taking the labels */
     ol_val callee = ol_eval(m, ol_field(t, call, OL_F_function));
     if (callee.kind != OL_V_MODULE || (callee.flags & OL_VF_LOSSFN))
         return false;
-    bool eval_fn = in_eval_function(m, call);
-    if (!eval_fn && !ol_grad_disabled(m, call))
+    *call_out = call;
+    return in_eval_function(m, call) || ol_grad_disabled(m, call);
+}
+
+/* Does a function of this file that `call` runs hand the parameter that
+ * `arg` fills whole to a model's forward that evaluates
+ * (`evaluate(model, X_val)` running `model(X)` under no_grad)? */
+static bool param_evaluated_whole(ol_model *m, ol_nid call, ol_nid arg)
+{
+    const ol_tree *t = m->tree;
+    uint32_t ci = ol_call_at(m, call);
+    bool cross;
+    const ol_fn_summary *fs = ci != OL_NO_INDEX ? ol_call_summary(m, ci, &cross) : NULL;
+    uint32_t fi = fs && !cross ? ol_callee_function(m, call) : OL_NO_INDEX;
+    if (fi == OL_NO_INDEX)
         return false;
+    const ol_function *f = &m->functions.items[fi];
+    for (uint32_t p = 0; p < fs->param_count; p++) {
+        if (ol_call_param_arg(m, ci, fs, p) != arg)
+            continue;
+        for (size_t i = 0; i < f->params.len; i++) {
+            const ol_def *d = &m->defs.items[f->params.items[i]];
+            if (strcmp(ol_sym_str(m, d->name), fs->params[p]) != 0)
+                continue;
+            for (ol_nid n = f->node; n < m->subtree_end[f->node]; n++) {
+                if (ol_kind_of(t, n) != OL_N_identifier || ol_node_sym(m, n) != d->name ||
+                    ol_function_of(m, n) != fi)
+                    continue;
+                uint32_t defs[4];
+                size_t count = ol_reaching_defs(m, m->node_scope[n], d->name, n, defs, 4);
+                ol_nid fwd;
+                for (size_t k = 0; k < count; k++)
+                    if (defs[k] == f->params.items[i] && evaluated_whole(m, n, &fwd))
+                        return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Is `use` handed whole, as an argument, to a model's forward (`model(X_val)`)
+ * that evaluates (under no_grad or in an evaluation function) and runs in a
+ * loop not holding the binding or in an evaluation function of its own,
+ * directly or through an evaluation helper of this file it is passed to? */
+static bool fed_whole(ol_model *m, ol_nid use, ol_nid target)
+{
+    const ol_tree *t = m->tree;
+    ol_nid call = OL_NONE;
+    if (!evaluated_whole(m, use, &call)) {
+        ol_nid p = ol_parent(t, use);
+        call = ol_kind_of(t, p) == OL_N_argument_list ? ol_parent(t, p) : OL_NONE;
+        if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call || !param_evaluated_whole(m, call, use))
+            return false;
+    }
     if (in_loop_outside(m, call, target))
         return true;
-    return eval_fn && ol_function_of(m, call) != ol_function_of(m, target);
+    return in_eval_function(m, call) && ol_function_of(m, call) != ol_function_of(m, target);
 }
 
 /* How is the tensor bound at `target` used as a dataset at `use` (an
@@ -728,7 +778,7 @@ const ol_rule ol_rule_oom301 = {
             "batches (a loop over a loader, or a tensor cut by a batch index), data read from disk or "
             "an array (see below) that is moved whole and fed whole to the model's forward to evaluate "
             "(under `no_grad` or in an evaluation function), in a loop or an evaluation function "
-            "(`model(X_val)`), is flagged too, with its own message: the "
+            "(`model(X_val)`, also through a helper of the file: `evaluate(model, X_val)`), is flagged too, with its own message: the "
             "activations of every sample are alive at once. Moves inside the batch "
             "loop (also a `while` loop that draws `next(train_iter)` each time), batches drawn from "
             "a loader, and constants such as normalisation statistics, class weights or fixed noise "

@@ -229,3 +229,187 @@ bool ol_loaded_data(ol_model *m, ol_nid e)
 {
     return loaded_data_at(m, e, 0);
 }
+
+/* Is e (through a few bindings) an order of the samples: a permutation
+ * (`torch.randperm(n)`, `np.random.permutation(n)`), a range of indices
+ * (`torch.arange(n)`, `np.arange(n)`, `list(range(n))`), shuffled in place
+ * or not? */
+static bool index_order(ol_model *m, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > 3)
+        return false;
+    ol_kind k = ol_kind_of(t, e);
+    if (k == OL_N_call) {
+        const char *q = ol_qualname(m, ol_field(t, e, OL_F_function));
+        if (q && (strcmp(q, "torch.randperm") == 0 || strcmp(q, "torch.arange") == 0 ||
+                  strcmp(q, "numpy.random.permutation") == 0 || strcmp(q, "numpy.arange") == 0 ||
+                  strcmp(q, "range") == 0))
+            return true;
+        if (q && (strcmp(q, "list") == 0 || strcmp(q, "numpy.array") == 0 || strcmp(q, "torch.tensor") == 0 ||
+                  strcmp(q, "torch.as_tensor") == 0 || strcmp(q, "torch.from_numpy") == 0)) {
+            ol_nid a = ol_call_arg(m, e, 0, NULL);
+            return a != OL_NONE && index_order(m, a, depth + 1);
+        }
+        /* perm.cuda(), idx.long(): the same order */
+        ol_nid base = ol_chain_base(m, e);
+        return base != e && index_order(m, base, depth + 1);
+    }
+    if (k != OL_N_identifier)
+        return false;
+    uint32_t defs[8];
+    size_t count = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 8);
+    for (size_t i = 0; i < count; i++) {
+        const ol_def *d = &m->defs.items[defs[i]];
+        if (d->kind == OL_DEF_ASSIGN && d->path_len == 0 && d->value != OL_NONE && !ol_contains(t, d->value, e) &&
+            index_order(m, d->value, depth + 1))
+            return true;
+    }
+    return false;
+}
+
+/* Is a draw's size a batch size (`(bs,)`, `64`, `size=batch_size`), not
+ * the shape of another tensor (`src.size()`, `(len(batch), k)`: negatives
+ * drawn for each item of a batch, looked up in a table)? */
+static bool batch_sized(ol_model *m, ol_nid size)
+{
+    const ol_tree *t = m->tree;
+    if (size == OL_NONE)
+        return false;
+    for (ol_nid n = size; n < m->subtree_end[size]; n++) {
+        ol_kind k = ol_kind_of(t, n);
+        if (k == OL_N_attribute) {
+            ol_nid a = ol_field(t, n, OL_F_attribute);
+            if (ol_text_is(t, a, "shape") || ol_text_is(t, a, "size") || ol_text_is(t, a, "numel"))
+                return false;
+        }
+        if (k == OL_N_call && ol_text_is(t, ol_field(t, n, OL_F_function), "len"))
+            return false;
+    }
+    return true;
+}
+
+/* Is call a draw of a batch of random indices: `torch.randint(0, n, (bs,))`,
+ * `np.random.randint(0, n, size=bs)`, `np.random.choice(n, bs)`,
+ * `random.sample(range(n), bs)`? One index (`np.random.randint(n)`) is a
+ * sample, not a batch. */
+static bool random_indices(ol_model *m, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    const char *q = ol_qualname(m, ol_field(t, call, OL_F_function));
+    if (!q)
+        return false;
+    if (strcmp(q, "torch.randint") == 0) {
+        /* randint(high, size) or randint(low, high, size) */
+        ol_nid size = ol_call_arg(m, call, 2, "size");
+        if (size == OL_NONE) {
+            ol_nid second = ol_call_arg(m, call, 1, NULL);
+            ol_kind k = second != OL_NONE ? ol_kind_of(t, ol_unparen(t, second)) : OL_N_identifier;
+            size = k == OL_N_tuple || k == OL_N_list ? second : OL_NONE;
+        }
+        return batch_sized(m, size);
+    }
+    if (strcmp(q, "numpy.random.randint") == 0)
+        return batch_sized(m, ol_call_arg(m, call, 2, "size"));
+    if (strcmp(q, "numpy.random.choice") == 0)
+        return batch_sized(m, ol_call_arg(m, call, 1, "size"));
+    if (strcmp(q, "random.sample") == 0)
+        return batch_sized(m, ol_call_arg(m, call, 1, "k"));
+    return false;
+}
+
+/* Is e a random mask over the samples: a comparison with a uniform draw
+ * (`torch.rand(n) < p`, `np.random.rand(n) > 0.1`)? */
+static bool random_mask(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    if (ol_kind_of(t, e) != OL_N_comparison_operator)
+        return false;
+    for (ol_nid side = ol_first_named(t, e); side != OL_NONE; side = ol_next_named(t, side)) {
+        ol_nid base = ol_chain_base(m, ol_unparen(t, side));
+        if (ol_kind_of(t, base) != OL_N_call)
+            continue;
+        const char *q = ol_qualname(m, ol_field(t, base, OL_F_function));
+        if (q && (strcmp(q, "torch.rand") == 0 || strcmp(q, "torch.rand_like") == 0 ||
+                  strcmp(q, "numpy.random.rand") == 0 || strcmp(q, "numpy.random.random") == 0 ||
+                  strcmp(q, "numpy.random.uniform") == 0))
+            return true;
+    }
+    return false;
+}
+
+/* The value expression itself draws a batch of indices. */
+static bool batch_index_value(ol_model *m, ol_nid v)
+{
+    const ol_tree *t = m->tree;
+    v = ol_unparen(t, v);
+    if (v == OL_NONE)
+        return false;
+    if (random_mask(m, v))
+        return true;
+    ol_nid base = ol_kind_of(t, v) == OL_N_call ? ol_chain_base(m, v) : v;
+    if (ol_kind_of(t, base) == OL_N_call)
+        return random_indices(m, base);
+    /* perm[i:i + bs], where perm is an order of the samples */
+    if (ol_kind_of(t, base) == OL_N_subscript)
+        return ol_batch_slice(t, ol_field(t, base, OL_F_subscript)) && index_order(m, ol_field(t, base, OL_F_value), 0);
+    return false;
+}
+
+/* Is the iterable of a for loop a split of an order of the samples into
+ * batches (`perm.split(bs)`, `torch.split(perm, bs)`, `np.array_split(perm, k)`)? */
+static bool split_of_order(ol_model *m, ol_nid iter)
+{
+    const ol_tree *t = m->tree;
+    iter = ol_unparen(t, iter);
+    if (ol_kind_of(t, iter) != OL_N_call)
+        return false;
+    ol_nid callee = ol_field(t, iter, OL_F_function);
+    const char *q = ol_qualname(m, callee);
+    if (q && (strcmp(q, "torch.split") == 0 || strcmp(q, "torch.chunk") == 0 || strcmp(q, "numpy.array_split") == 0))
+        return index_order(m, ol_call_arg(m, iter, 0, NULL), 0);
+    if (ol_kind_of(t, callee) == OL_N_attribute) {
+        ol_nid meth = ol_field(t, callee, OL_F_attribute);
+        if (ol_text_is(t, meth, "split") || ol_text_is(t, meth, "chunk"))
+            return index_order(m, ol_field(t, callee, OL_F_object), 0);
+    }
+    return false;
+}
+
+bool ol_batch_index(ol_model *m, ol_nid index)
+{
+    const ol_tree *t = m->tree;
+    if (index == OL_NONE)
+        return false;
+    if (ol_batch_slice(t, index))
+        return true;
+    ol_nid e = ol_unparen(t, index);
+    if (batch_index_value(m, e))
+        return true;
+    if (ol_kind_of(t, e) != OL_N_identifier)
+        return false;
+    uint32_t loop = m->node_loop[e];
+    uint32_t fn = ol_function_of(m, e);
+    uint32_t defs[8];
+    size_t count = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 8);
+    for (size_t i = 0; i < count; i++) {
+        const ol_def *d = &m->defs.items[defs[i]];
+        /* drawn afresh each step: bound in a loop that holds this use, or
+         * in the helper that uses it outside any loop (`get_batch` draws
+         * its indices each call) */
+        bool fresh = false;
+        for (uint32_t l = loop; l != OL_NO_INDEX && !fresh; l = m->loops.items[l].parent)
+            fresh = ol_contains(t, m->loops.items[l].node, d->target);
+        if (!fresh && loop == OL_NO_INDEX && fn != OL_NO_INDEX && m->node_loop[d->target] == OL_NO_INDEX)
+            fresh = ol_function_of(m, d->target) == fn;
+        if (!fresh || d->value == OL_NONE)
+            continue;
+        if ((d->kind == OL_DEF_ASSIGN || d->kind == OL_DEF_WALRUS) && d->path_len == 0 &&
+            batch_index_value(m, d->value))
+            return true;
+        if (d->kind == OL_DEF_FOR && d->path_len == 0 && split_of_order(m, d->value))
+            return true;
+    }
+    return false;
+}

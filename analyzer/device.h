@@ -16,6 +16,13 @@ bool ol_gpu_device(ol_model *m, ol_nid e);
 bool ol_moves_to_gpu(ol_model *m, const ol_call *c);
 /* Does this subscript index draw a batch: `X[i:i + bs]`, `X[perm[i:j]]`? */
 bool ol_batch_slice(const ol_tree *t, ol_nid index);
+/* Does this subscript index draw a batch, also through an index variable
+ * drawn afresh in the loop that uses it: a slice of a permutation
+ * (`idx = perm[i:i + bs]`), random indices (`torch.randint(0, n, (bs,))`),
+ * a random mask (`torch.rand(n) < p`), a split of a permutation
+ * (`for idx in perm.split(bs)`)? A single index, labels or a loader's
+ * batch used as indices do not count. */
+bool ol_batch_index(ol_model *m, ol_nid index);
 /* The base of a method chain: `torch.from_numpy(a).float().cuda()` -> `torch.from_numpy(a)`. */
 ol_nid ol_chain_base(ol_model *m, ol_nid e);
 /* Is e's value the result of `move`, possibly followed by more method calls? */

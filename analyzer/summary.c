@@ -562,8 +562,9 @@ static void host_params(sbuild *b)
     free(sinks);
 }
 
-/* Parameters indexed batch by batch: `source[i:i + n]`, or any index in
- * a Dataset's __getitem__. */
+/* Parameters indexed batch by batch: `source[i:i + n]`, `source[ix]` with
+ * ix = torch.randint(0, len(source), (bs,)) (see ol_batch_index), or any
+ * index in a Dataset's __getitem__. */
 static void sliced_params(sbuild *b)
 {
     ol_model *m = b->m;
@@ -582,7 +583,7 @@ static void sliced_params(sbuild *b)
                                   ol_kind_of(t, parent) == OL_N_augmented_assignment) &&
             ol_field(t, parent, OL_F_left) == n)
             continue; /* writing into it: a buffer */
-        if (!ol_batch_slice(t, ol_field(t, n, OL_F_subscript)))
+        if (!ol_batch_index(m, ol_field(t, n, OL_F_subscript)))
             continue;
         uint32_t defs[4];
         size_t nd = ol_reaching_defs(m, m->node_scope[value], ol_node_sym(m, value), value, defs, 4);

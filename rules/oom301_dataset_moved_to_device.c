@@ -3,8 +3,10 @@
  * the batch loop (`X = torch.tensor(data).cuda()`, `X_train.to(device)`,
  * `TensorDataset(X.cuda(), y.cuda())`, a Dataset that moves its tensors in
  * __init__), when the moved tensor is then used as a dataset: wrapped in a
- * Dataset or DataLoader, sliced or indexed by batch in a loop, iterated, or
- * indexed in __getitem__.
+ * Dataset or DataLoader, sliced or indexed by batch in a loop (also by an
+ * index variable drawn each step: see ol_batch_index), iterated, or indexed
+ * in __getitem__; a cross-validation fold moved then cut; and data read from
+ * disk fed whole to the model's forward in a file that trains in batches.
  *
  * What does not count: moves inside a loop that draws batches (that is the
  * right place), batches drawn from a loader, and constants (mean/std, class
@@ -100,14 +102,108 @@ static bool sliced_by_callee(ol_model *m, ol_nid call, ol_nid arg, ol_nid target
     return false;
 }
 
+/* What counts as using a bound tensor as a dataset: cut per batch in a
+ * loop, iterated or wrapped (USE_CUT); only wrapped in a Dataset or
+ * DataLoader (USE_WRAPPED: where nothing trains); or handed whole to a
+ * model's forward in a loop or an evaluation function (USE_FED_WHOLE). */
+enum { USE_CUT, USE_WRAPPED, USE_FED_WHOLE };
+
+/* Is the function that holds n an evaluation (`evaluate`, `validate`,
+ * `test_epoch`, `predict`)? */
+static bool in_eval_function(ol_model *m, ol_nid n)
+{
+    uint32_t fn = ol_function_of(m, n);
+    if (fn == OL_NO_INDEX)
+        return false;
+    const char *name = ol_sym_str(m, m->functions.items[fn].name);
+    return strstr(name, "eval") || strstr(name, "valid") || strstr(name, "test") || strstr(name, "predict");
+}
+
+/* Is `use` a direct argument of a model's forward (not a loss module
+ * taking the labels) that evaluates: under no_grad or in an evaluation
+ * function? *call_out is that call. */
+static bool evaluated_whole(ol_model *m, ol_nid use, ol_nid *call_out)
+{
+    const ol_tree *t = m->tree;
+    ol_nid p = ol_parent(t, use);
+    if (ol_kind_of(t, p) != OL_N_argument_list)
+        return false;
+    ol_nid call = ol_parent(t, p);
+    if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call)
+        return false;
+    ol_val callee = ol_eval(m, ol_field(t, call, OL_F_function));
+    if (callee.kind != OL_V_MODULE || (callee.flags & OL_VF_LOSSFN))
+        return false;
+    *call_out = call;
+    return in_eval_function(m, call) || ol_grad_disabled(m, call);
+}
+
+/* Does a function of this file that `call` runs hand the parameter that
+ * `arg` fills whole to a model's forward that evaluates
+ * (`evaluate(model, X_val)` running `model(X)` under no_grad)? */
+static bool param_evaluated_whole(ol_model *m, ol_nid call, ol_nid arg)
+{
+    const ol_tree *t = m->tree;
+    uint32_t ci = ol_call_at(m, call);
+    bool cross;
+    const ol_fn_summary *fs = ci != OL_NO_INDEX ? ol_call_summary(m, ci, &cross) : NULL;
+    uint32_t fi = fs && !cross ? ol_callee_function(m, call) : OL_NO_INDEX;
+    if (fi == OL_NO_INDEX)
+        return false;
+    const ol_function *f = &m->functions.items[fi];
+    for (uint32_t p = 0; p < fs->param_count; p++) {
+        if (ol_call_param_arg(m, ci, fs, p) != arg)
+            continue;
+        for (size_t i = 0; i < f->params.len; i++) {
+            const ol_def *d = &m->defs.items[f->params.items[i]];
+            if (strcmp(ol_sym_str(m, d->name), fs->params[p]) != 0)
+                continue;
+            for (ol_nid n = f->node; n < m->subtree_end[f->node]; n++) {
+                if (ol_kind_of(t, n) != OL_N_identifier || ol_node_sym(m, n) != d->name ||
+                    ol_function_of(m, n) != fi)
+                    continue;
+                uint32_t defs[4];
+                size_t count = ol_reaching_defs(m, m->node_scope[n], d->name, n, defs, 4);
+                ol_nid fwd;
+                for (size_t k = 0; k < count; k++)
+                    if (defs[k] == f->params.items[i] && evaluated_whole(m, n, &fwd))
+                        return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Is `use` handed whole, as an argument, to a model's forward (`model(X_val)`)
+ * that evaluates (under no_grad or in an evaluation function) and runs in a
+ * loop not holding the binding or in an evaluation function of its own,
+ * directly or through an evaluation helper of this file it is passed to? */
+static bool fed_whole(ol_model *m, ol_nid use, ol_nid target)
+{
+    const ol_tree *t = m->tree;
+    ol_nid call = OL_NONE;
+    if (!evaluated_whole(m, use, &call)) {
+        ol_nid p = ol_parent(t, use);
+        call = ol_kind_of(t, p) == OL_N_argument_list ? ol_parent(t, p) : OL_NONE;
+        if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call || !param_evaluated_whole(m, call, use))
+            return false;
+    }
+    if (in_loop_outside(m, call, target))
+        return true;
+    return in_eval_function(m, call) && ol_function_of(m, call) != ol_function_of(m, target);
+}
+
 /* How is the tensor bound at `target` used as a dataset at `use` (an
  * identifier or self.attr use)? */
-static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target, bool wrapped_only)
+static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target, int mode)
 {
     const ol_tree *t = m->tree;
     ol_nid p = ol_parent(t, use);
     if (p == OL_NONE)
         return false;
+    if (mode == USE_FED_WHOLE)
+        return fed_whole(m, use, target);
+    bool wrapped_only = mode == USE_WRAPPED;
     ol_kind pk = ol_kind_of(t, p);
     /* for xb in X, X.split(bs) as a loop iterable */
     for (uint32_t i = 0; i < m->loops.len && !wrapped_only; i++) {
@@ -145,10 +241,25 @@ static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target, bool wrapped
         ol_nid call = pk == OL_N_argument_list ? ol_parent(t, p) : ol_parent(t, ol_parent(t, p));
         if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call)
             return false;
-        return dataset_constructor(m, call) || (!wrapped_only && sliced_by_callee(m, call, use, target));
+        if (dataset_constructor(m, call))
+            return true;
+        if (wrapped_only)
+            return false;
+        /* torch.index_select(X, 0, idx) with a batch of indices */
+        const char *q = ol_qualname(m, ol_field(t, call, OL_F_function));
+        if (q && strcmp(q, "torch.index_select") == 0 && ol_call_arg(m, call, 0, "input") == use)
+            return ol_batch_index(m, ol_call_arg(m, call, 2, "index")) && in_loop_outside(m, call, target);
+        return sliced_by_callee(m, call, use, target);
     }
     if (wrapped_only)
         return false;
+    /* X.index_select(0, idx) with a batch of indices */
+    if (pk == OL_N_attribute && ol_field(t, p, OL_F_object) == use &&
+        ol_text_is(t, ol_field(t, p, OL_F_attribute), "index_select")) {
+        ol_nid call = ol_parent(t, p);
+        return call != OL_NONE && ol_kind_of(t, call) == OL_N_call && ol_field(t, call, OL_F_function) == p &&
+               ol_batch_index(m, ol_call_arg(m, call, 1, "index")) && in_loop_outside(m, call, target);
+    }
     /* X[i:i + bs], X[idx] inside a loop or in __getitem__ */
     if (pk == OL_N_subscript && ol_field(t, p, OL_F_value) == use) {
         ol_nid index = ol_field(t, p, OL_F_subscript);
@@ -156,7 +267,7 @@ static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target, bool wrapped
         uint32_t gf = ol_function_of(m, p);
         if (gf != OL_NO_INDEX && strcmp(ol_sym_str(m, m->functions.items[gf].name), "__getitem__") == 0)
             getitem = true;
-        if (!getitem && !ol_batch_slice(t, index))
+        if (!getitem && !ol_batch_index(m, index))
             return false;
         /* writing into it (obs[step] = x) makes it a buffer, not a dataset */
         ol_nid gp = ol_parent(t, p);
@@ -172,7 +283,7 @@ static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target, bool wrapped
 
 /* Every use of the binding made at `target` (an identifier or self.attr),
  * checked for dataset use. */
-static bool binding_used_as_dataset(ol_model *m, ol_nid target, uint32_t def, bool wrapped_only)
+static bool binding_used_as_dataset(ol_model *m, ol_nid target, uint32_t def, int mode)
 {
     const ol_tree *t = m->tree;
     bool attr = ol_kind_of(t, target) == OL_N_attribute;
@@ -195,14 +306,86 @@ static bool binding_used_as_dataset(ol_model *m, ol_nid target, uint32_t def, bo
         } else if (ol_kind_of(t, n) != OL_N_attribute) {
             continue;
         }
-        if (used_as_dataset(m, n, target, wrapped_only))
+        if (used_as_dataset(m, n, target, mode))
             return true;
     }
     return false;
 }
 
+/* Is loop a loop over cross-validation folds: `for tr, va in
+ * kf.split(X)` (also under enumerate), whose targets are arrays of sample
+ * indices? A tensor's or a string's split yields items, not index pairs. */
+static bool fold_loop(ol_model *m, const ol_loop *loop)
+{
+    const ol_tree *t = m->tree;
+    if (loop->kind != OL_LOOP_FOR || loop->iter == OL_NONE)
+        return false;
+    ol_nid target = ol_unparen(t, ol_field(t, loop->node, OL_F_left));
+    ol_nid it = ol_unparen(t, loop->iter);
+    const char *q = ol_kind_of(t, it) == OL_N_call ? ol_qualname(m, ol_field(t, it, OL_F_function)) : NULL;
+    if (q && strcmp(q, "enumerate") == 0) {
+        it = ol_unparen(t, ol_call_arg(m, it, 0, NULL));
+        /* for k, (tr, va) in enumerate(...): the pair */
+        ol_nid second = ol_kind_of(t, target) == OL_N_pattern_list || ol_kind_of(t, target) == OL_N_tuple_pattern
+                            ? ol_next_named(t, ol_first_named(t, target))
+                            : OL_NONE;
+        target = ol_unparen(t, second);
+    }
+    if (target == OL_NONE || (ol_kind_of(t, target) != OL_N_pattern_list && ol_kind_of(t, target) != OL_N_tuple_pattern))
+        return false;
+    if (it == OL_NONE || ol_kind_of(t, it) != OL_N_call)
+        return false;
+    ol_nid callee = ol_field(t, it, OL_F_function);
+    if (ol_kind_of(t, callee) != OL_N_attribute || !ol_text_is(t, ol_field(t, callee, OL_F_attribute), "split"))
+        return false;
+    ol_val rv = ol_eval(m, ol_field(t, callee, OL_F_object));
+    if (rv.kind == OL_V_TENSOR || rv.kind == OL_V_ARRAY || rv.kind == OL_V_STRING || rv.kind == OL_V_LIST)
+        return false;
+    ol_nid args = ol_field(t, it, OL_F_arguments);
+    ol_nid a = ol_first_named(t, args);
+    const char *sv;
+    uint32_t sl;
+    return a != OL_NONE && !ol_string_value(t, ol_unparen(t, a), &sv, &sl) && ol_kind_of(t, a) != OL_N_integer;
+}
+
+/* Is every mention of name in e the index of a subscript (`X[train_idx]`)? */
+static bool only_indexes(const ol_tree *t, ol_nid e, ol_nid name)
+{
+    bool any = false;
+    for (ol_nid n = e; n < t->nodes.len && t->nodes.items[n].start < t->nodes.items[e].end; n++) {
+        if (ol_kind_of(t, n) != OL_N_identifier || !ol_same_text(t, n, name))
+            continue;
+        bool indexed = false;
+        for (ol_nid c = n, p = ol_parent(t, n); p != OL_NONE && c != e && !indexed; c = p, p = ol_parent(t, p))
+            indexed = ol_kind_of(t, p) == OL_N_subscript && ol_field(t, p, OL_F_value) != c;
+        if (!indexed)
+            return false;
+        any = true;
+    }
+    return any;
+}
+
+/* Does the moved expression e select a fold of a dataset by the index
+ * arrays an enclosing cross-validation loop binds (`X[train_idx]`)? */
+static bool moves_fold(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    for (uint32_t l = m->node_loop[e]; l != OL_NO_INDEX; l = m->loops.items[l].parent) {
+        const ol_loop *loop = &m->loops.items[l];
+        if (!fold_loop(m, loop))
+            continue;
+        ol_nid target = ol_field(t, loop->node, OL_F_left);
+        for (ol_nid n = target; n != OL_NONE && n < m->subtree_end[target]; n++)
+            if (ol_kind_of(t, n) == OL_N_identifier && ol_mentions(t, e, n) && only_indexes(t, e, n))
+                return true;
+    }
+    return false;
+}
+
 /* Is e (or part of it) a variable the enclosing for-loops bind each
- * iteration? Then what is moved is this iteration's item, not a dataset. */
+ * iteration? Then what is moved is this iteration's item, not a dataset.
+ * A cross-validation fold's index array used as an index (`X[train_idx]`)
+ * selects from the dataset: that is no item. */
 static bool moves_loop_variable(ol_model *m, ol_nid e)
 {
     const ol_tree *t = m->tree;
@@ -211,9 +394,10 @@ static bool moves_loop_variable(ol_model *m, ol_nid e)
         if (loop->kind == OL_LOOP_WHILE)
             continue;
         if (loop->kind == OL_LOOP_FOR) {
+            bool folds = fold_loop(m, loop);
             ol_nid target = ol_field(t, loop->node, OL_F_left);
             for (ol_nid n = target; n != OL_NONE && n < m->subtree_end[target]; n++)
-                if (ol_kind_of(t, n) == OL_N_identifier && ol_mentions(t, e, n))
+                if (ol_kind_of(t, n) == OL_N_identifier && ol_mentions(t, e, n) && !(folds && only_indexes(t, e, n)))
                     return true;
             continue;
         }
@@ -242,10 +426,10 @@ static uint32_t def_of_target(ol_model *m, ol_nid target)
 /* Is the value that expression `value` (inside statement stmt) produces used
  * as a dataset: an argument of a dataset constructor, or bound to a name
  * (or self attribute) that is then sliced, iterated or wrapped? */
-static bool result_used_as_dataset(ol_model *m, ol_nid stmt, ol_nid value, bool wrapped_only)
+static bool result_used_as_dataset(ol_model *m, ol_nid stmt, ol_nid value, int pos, int mode)
 {
     const ol_tree *t = m->tree;
-    for (ol_nid p = ol_parent(t, value); p != OL_NONE && p != stmt; p = ol_parent(t, p)) {
+    for (ol_nid p = ol_parent(t, value); p != OL_NONE && p != stmt && mode != USE_FED_WHOLE; p = ol_parent(t, p)) {
         if (ol_kind_of(t, p) != OL_N_argument_list)
             continue;
         ol_nid ctor = ol_parent(t, p);
@@ -262,7 +446,7 @@ static bool result_used_as_dataset(ol_model *m, ol_nid stmt, ol_nid value, bool 
     if ((ol_kind_of(t, left) == OL_N_identifier || ol_kind_of(t, left) == OL_N_attribute) &&
         ol_chain_contains(m, right, value)) {
         uint32_t def = def_of_target(m, left);
-        return def != OL_NO_INDEX && binding_used_as_dataset(m, left, def, wrapped_only);
+        return def != OL_NO_INDEX && binding_used_as_dataset(m, left, def, mode);
     }
     if ((ol_kind_of(t, left) == OL_N_pattern_list || ol_kind_of(t, left) == OL_N_tuple_pattern) &&
         (ol_kind_of(t, right) == OL_N_expression_list || ol_kind_of(t, right) == OL_N_tuple)) {
@@ -273,37 +457,59 @@ static bool result_used_as_dataset(ol_model *m, ol_nid stmt, ol_nid value, bool 
             if (!ol_chain_contains(m, val, value) || ol_kind_of(t, tgt) != OL_N_identifier)
                 continue;
             uint32_t def = def_of_target(m, tgt);
-            if (def != OL_NO_INDEX && binding_used_as_dataset(m, tgt, def, wrapped_only))
+            if (def != OL_NO_INDEX && binding_used_as_dataset(m, tgt, def, mode))
                 return true;
         }
         return false;
     }
     if ((ol_kind_of(t, left) == OL_N_pattern_list || ol_kind_of(t, left) == OL_N_tuple_pattern) &&
         ol_chain_contains(m, right, value)) {
-        /* train_x, train_y = load_split(...): any target used as a dataset */
-        for (ol_nid tgt = ol_first_named(t, left); tgt != OL_NONE; tgt = ol_next_named(t, tgt)) {
-            if (ol_kind_of(t, tgt) != OL_N_identifier)
+        /* train_x, train_y = load_split(...): any target used as a dataset,
+         * or the one at pos when the value is known to be that element of
+         * a returned tuple */
+        int k = 0;
+        for (ol_nid tgt = ol_first_named(t, left); tgt != OL_NONE; tgt = ol_next_named(t, tgt), k++) {
+            if (ol_kind_of(t, tgt) != OL_N_identifier || (pos >= 0 && k != pos))
                 continue;
             uint32_t def = def_of_target(m, tgt);
-            if (def != OL_NO_INDEX && binding_used_as_dataset(m, tgt, def, wrapped_only))
+            if (def != OL_NO_INDEX && binding_used_as_dataset(m, tgt, def, mode))
                 return true;
         }
     }
     return false;
 }
 
+/* Which element of a returned tuple (`return x, y`) holds e, or -1 when e
+ * is the whole returned value. */
+static int returned_element(const ol_tree *t, ol_nid v, ol_nid e, bool same_name)
+{
+    v = ol_unparen(t, v);
+    if (ol_kind_of(t, v) != OL_N_expression_list && ol_kind_of(t, v) != OL_N_tuple)
+        return -1;
+    int k = 0;
+    for (ol_nid el = ol_first_named(t, v); el != OL_NONE; el = ol_next_named(t, el), k++)
+        if (same_name ? ol_same_text(t, ol_unparen(t, el), e) : ol_contains(t, el, e))
+            return k;
+    return -1;
+}
+
 /* The function whose return value the statement holding `move` produces:
  * `return data.to(device)`, or `data = data.to(device)` followed by
- * `return data`. OL_NO_INDEX when the move does not leave that way. */
-static uint32_t returned_by(ol_model *m, ol_nid stmt, ol_nid move)
+ * `return data`; *pos is the element when it leaves in a tuple
+ * (`return x, y`), else -1. OL_NO_INDEX when the move does not leave that way. */
+static uint32_t returned_by(ol_model *m, ol_nid stmt, ol_nid move, int *pos)
 {
     const ol_tree *t = m->tree;
+    *pos = -1;
     uint32_t fn = ol_function_of(m, move);
     if (fn == OL_NO_INDEX || m->functions.items[fn].is_lambda)
         return OL_NO_INDEX;
     if (ol_kind_of(t, stmt) == OL_N_return_statement) {
         ol_nid v = ol_first_named(t, stmt);
-        return v != OL_NONE && (ol_chain_contains(m, v, move) || ol_contains(t, v, move)) ? fn : OL_NO_INDEX;
+        if (v == OL_NONE || !(ol_chain_contains(m, v, move) || ol_contains(t, v, move)))
+            return OL_NO_INDEX;
+        *pos = returned_element(t, v, move, false);
+        return fn;
     }
     ol_nid assign = ol_kind_of(t, stmt) == OL_N_expression_statement ? ol_first_named(t, stmt) : OL_NONE;
     if (assign == OL_NONE || ol_kind_of(t, assign) != OL_N_assignment)
@@ -316,12 +522,22 @@ static uint32_t returned_by(ol_model *m, ol_nid stmt, ol_nid move)
         ol_nid r = ol_unparen(t, f->returns.items[i]);
         if (ol_kind_of(t, ol_parent(t, f->returns.items[i])) != OL_N_return_statement)
             continue;
+        /* return x, y: the element that names the moved binding */
+        int k = returned_element(t, r, left, true);
+        if (k >= 0) {
+            ol_nid el = ol_first_named(t, r);
+            for (int j = 0; j < k; j++)
+                el = ol_next_named(t, el);
+            r = ol_unparen(t, el);
+        }
         if (ol_kind_of(t, r) == OL_N_identifier && ol_same_text(t, r, left)) {
             uint32_t defs[4];
             size_t n = ol_reaching_defs(m, m->node_scope[r], ol_node_sym(m, r), r, defs, 4);
-            for (size_t k = 0; k < n; k++)
-                if (m->defs.items[defs[k]].stmt == stmt)
+            for (size_t d = 0; d < n; d++)
+                if (m->defs.items[defs[d]].stmt == stmt) {
+                    *pos = k;
                     return fn;
+                }
         }
     }
     return OL_NO_INDEX;
@@ -341,14 +557,14 @@ static bool moved_tensor(ol_model *m, ol_nid e)
 
 /* Does a call of function fn outside a batch loop produce a value used as a
  * dataset? */
-static bool helper_result_used_as_dataset(ol_model *m, uint32_t fn, bool wrapped_only)
+static bool helper_result_used_as_dataset(ol_model *m, uint32_t fn, int pos, int mode)
 {
     const ol_function *f = &m->functions.items[fn];
     for (size_t i = 0; i < f->callsites.len && i < 32; i++) {
         ol_nid site = m->calls.items[m->functions.items[fn].callsites.items[i]].node;
         if (in_data_loop(m, site))
             continue;
-        if (result_used_as_dataset(m, ol_statement_of(m->tree, site), site, wrapped_only))
+        if (result_used_as_dataset(m, ol_statement_of(m->tree, site), site, pos, mode))
             return true;
     }
     return false;
@@ -384,12 +600,22 @@ static bool moved_in_dataset_init(ol_model *m, ol_nid move)
     return false;
 }
 
-static void report(ol_check *c, ol_nid stmt, ol_nid what, const char *helper)
+static void report(ol_check *c, ol_nid stmt, ol_nid what, const char *helper, bool whole)
 {
     char *text = ol_node_str(c->tree, what);
     if (strlen(text) > 48)
         strcpy(text + 45, "...");
     ol_diag *d;
+    if (whole) {
+        d = ol_report_node(c, stmt,
+                           "`%s` moves a whole data set to the GPU and the model takes all of it in one forward; "
+                           "the data and the activations of every sample are resident at once",
+                           text);
+        free(text);
+        ol_diag_help(d, "keep it on the CPU and run the model over it in batches, moving each batch inside the loop "
+                        "(a DataLoader with `pin_memory=True`, or `X.split(bs)` and `.to(device, non_blocking=True)`)");
+        return;
+    }
     if (helper)
         d = ol_report_node(c, stmt,
                            "`%s` returns a whole dataset moved to the GPU by `%s()`, before the batch loop; all of "
@@ -414,6 +640,43 @@ static bool file_trains(ol_model *m)
     return false;
 }
 
+/* Where a move is reported, and what a statement's moves are told apart
+ * by: the element of a tuple on the right of an assignment that holds it
+ * (`X, Y = X.to(device), Y.to(device)` moves two datasets), else the
+ * statement. */
+static ol_nid report_site(const ol_tree *t, ol_nid stmt, ol_nid move)
+{
+    ol_nid assign = ol_kind_of(t, stmt) == OL_N_expression_statement ? ol_first_named(t, stmt) : OL_NONE;
+    if (assign == OL_NONE || ol_kind_of(t, assign) != OL_N_assignment)
+        return stmt;
+    ol_nid right = ol_unparen(t, ol_field(t, assign, OL_F_right));
+    if (right == OL_NONE || (ol_kind_of(t, right) != OL_N_expression_list && ol_kind_of(t, right) != OL_N_tuple))
+        return stmt;
+    ol_nid first = ol_first_named(t, right);
+    for (ol_nid e = first; e != OL_NONE; e = ol_next_named(t, e))
+        if (ol_contains(t, e, move))
+            return e == first ? stmt : e;
+    return stmt;
+}
+
+/* Does the file draw batches: a loop over a loader, or a tensor cut by a
+ * batch index in a loop that runs a model? Then a data set fed whole to
+ * the model is not full-batch training by design. */
+static bool file_cuts_batches(ol_model *m)
+{
+    const ol_tree *t = m->tree;
+    for (size_t i = 0; i < m->loops.len; i++) {
+        ol_nid it = m->loops.items[i].iter;
+        if (it != OL_NONE && ol_eval(m, it).kind == OL_V_LOADER)
+            return true;
+    }
+    for (ol_nid n = 0; n < t->nodes.len; n++)
+        if (ol_kind_of(t, n) == OL_N_subscript && m->node_loop[n] != OL_NO_INDEX &&
+            !ol_loop_runs_no_model(m, m->node_loop[n]) && ol_batch_index(m, ol_field(t, n, OL_F_subscript)))
+            return true;
+    return false;
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
@@ -425,9 +688,11 @@ static void check(ol_check *c)
      * in a Dataset or DataLoader, or by being data read from disk or an
      * array (ol_loaded_data). */
     bool trains = file_trains(m);
+    int cuts = -1; /* file_cuts_batches, asked once when needed */
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
-        bool wrapped_only = !trains && !ol_loaded_data(m, call->node);
+        bool loaded = ol_loaded_data(m, call->node);
+        int mode = !trains && !loaded ? USE_WRAPPED : USE_CUT;
         if (!ol_moves_to_gpu(m, call)) {
             /* a helper of another file that returns its data on the GPU */
             bool cross;
@@ -435,13 +700,16 @@ static void check(ol_check *c)
             if (!cross || !fs || !(fs->facts & OL_FN_RET_ON_DEVICE) || in_data_loop(m, call->node))
                 continue;
             ol_nid stmt = ol_statement_of(t, call->node);
-            if (stmt != last_stmt && result_used_as_dataset(m, stmt, call->node, wrapped_only)) {
+            if (stmt != last_stmt && result_used_as_dataset(m, stmt, call->node, -1, mode)) {
                 last_stmt = stmt;
-                report(c, stmt, call->node, fs->name);
+                report(c, stmt, call->node, fs->name, false);
             }
             continue;
         }
-        if (in_data_loop(m, call->node))
+        /* a fold selected in a cross-validation loop that trains: the
+         * batches are cut from it in a loop inside */
+        ol_nid moved = call->receiver != OL_NONE ? call->receiver : call->node;
+        if (in_data_loop(m, call->node) && !moves_fold(m, moved))
             continue;
         /* what is moved */
         if (call->receiver != OL_NONE) {
@@ -450,7 +718,8 @@ static void check(ol_check *c)
                 continue;
         }
         ol_nid stmt = ol_statement_of(t, call->node);
-        if (stmt == last_stmt)
+        ol_nid site = report_site(t, stmt, call->node);
+        if (site == last_stmt)
             continue;
         bool method_move = call->receiver != OL_NONE && (call->name == m->names.cuda || call->name == m->names.to) &&
                            ol_eval(m, call->receiver).kind != OL_V_EXTERN;
@@ -460,18 +729,27 @@ static void check(ol_check *c)
         if (method_move && moves_loop_variable(m, call->receiver))
             dataset = moved_in_dataset_init(m, call->node);
         else
-            dataset = result_used_as_dataset(m, stmt, call->node, wrapped_only);
+            dataset = result_used_as_dataset(m, stmt, call->node, -1, mode);
         /* a helper that returns the moved data (`return data.to(device)`):
          * its callers decide whether that is a dataset */
         if (!dataset && (!method_move || moved_tensor(m, call->receiver))) {
-            uint32_t fn = returned_by(m, stmt, call->node);
-            dataset = fn != OL_NO_INDEX && moved_tensor_kind(ol_function_result(m, fn)) &&
-                      helper_result_used_as_dataset(m, fn, wrapped_only);
+            int pos;
+            uint32_t fn = returned_by(m, stmt, call->node, &pos);
+            dataset = fn != OL_NO_INDEX && (pos >= 0 || moved_tensor_kind(ol_function_result(m, fn))) &&
+                      helper_result_used_as_dataset(m, fn, pos, mode);
         }
-        if (!dataset)
+        /* data read from disk, moved whole and fed whole to the model's
+         * forward (a validation set), in a file that trains in batches */
+        bool whole = false;
+        if (!dataset && loaded && trains && !(method_move && moves_loop_variable(m, call->receiver))) {
+            if (cuts < 0)
+                cuts = file_cuts_batches(m) ? 1 : 0;
+            whole = cuts && result_used_as_dataset(m, stmt, call->node, -1, USE_FED_WHOLE);
+        }
+        if (!dataset && !whole)
             continue;
-        last_stmt = stmt;
-        report(c, stmt, call->node, NULL);
+        last_stmt = site;
+        report(c, site, call->node, NULL, whole);
     }
 }
 
@@ -483,13 +761,31 @@ const ol_rule ol_rule_oom301 = {
     .what = "Flags `.cuda()` / `.to(device)` (and `torch.tensor(..., device=...)`) applied outside the "
             "batch loop to tensors that are then used as a dataset: wrapped in `TensorDataset` / a "
             "`Dataset` / `DataLoader`, sliced or indexed per batch in a loop, iterated, or indexed in "
-            "`__getitem__`, or handed to a function that cuts batches out of it. Also slices of a "
-            "dataset (`X[:18000].cuda()`), a Dataset's `__init__` that moves its samples, and helpers "
-            "that return their data on the GPU (`batchify(corpus.train, bs)`, flagged at the move, "
-            "or at the call when the helper is in another file of the run). Moves inside the batch "
+            "`__getitem__`, or handed to a function that cuts batches out of it. A batch may be cut "
+            "by an index variable drawn afresh each step rather than a slice: a slice of a permutation "
+            "or a range of indices (`idx = perm[i:i + bs]`, `for idx in perm.split(bs)`), random "
+            "indices (`torch.randint(0, n, (bs,))`, `np.random.choice(n, bs)`), a random mask "
+            "(`torch.rand(n) < p`), or `torch.index_select(X, 0, idx)` / `X.index_select(0, idx)` "
+            "with such an index, also in a helper called each step that draws its indices itself "
+            "(`get_batch(X, bs)`). Also slices of a "
+            "dataset (`X[:18000].cuda()`), a cross-validation fold selected by the index arrays of a "
+            "`for tr, va in kf.split(X)` loop, moved, then cut in a loop inside (`X[tr].cuda()`), each "
+            "tensor of a tuple (`X, Y = X.to(device), Y.to(device)`, reported at its own element), "
+            "a Dataset's `__init__` that moves its samples, and helpers "
+            "that return their data on the GPU (`batchify(corpus.train, bs)`, also `return x, y` "
+            "unpacked at the call: flagged at the move of each element used as a dataset, "
+            "or at the call when the helper is in another file of the run). In a file that trains in "
+            "batches (a loop over a loader, or a tensor cut by a batch index), data read from disk or "
+            "an array (see below) that is moved whole and fed whole to the model's forward to evaluate "
+            "(under `no_grad` or in an evaluation function), in a loop or an evaluation function "
+            "(`model(X_val)`, also through a helper of the file: `evaluate(model, X_val)`), is flagged too, with its own message: the "
+            "activations of every sample are alive at once. Moves inside the batch "
             "loop (also a `while` loop that draws `next(train_iter)` each time), batches drawn from "
             "a loader, and constants such as normalisation statistics, class weights or fixed noise "
-            "are not flagged; nor is a tensor bound inside the loop that "
+            "are not flagged, nor a tensor indexed by a single index, by a loader batch's labels "
+            "(a class-weight table), by random indices shaped like a batch's tensor (negatives drawn "
+            "per item from a feature table), by a fixed mask or a fixed list of columns, nor the index "
+            "tensor itself (a permutation moved and sliced); nor is a tensor bound inside the loop that "
             "cuts it (this iteration's item, truncated), one a comprehension reads row by row "
             "(`[tok.decode(t) for t in tokens]`; a comprehension over `X.split(bs)` still counts), or "
             "one cut in a loop that surely runs no model (only builtins, torch functions, tensor and "

@@ -23,6 +23,7 @@
 
 #include "config.h"
 #include "glob.h"
+#include "device.h"
 #include "diag.h"
 #include "emit.h"
 #include "fix.h"
@@ -327,6 +328,53 @@ static void test_import_dotted_binds_first_name(void)
     parse_text(&x, "import torch\nimport torch.utils.data\nimport os.path\nz = torch.no_grad\n");
     const char *q = ol_qualname(&x.model, find_node(&x, OL_N_attribute, "torch.no_grad"));
     CHECK(q && strcmp(q, "torch.no_grad") == 0);
+    parsed_free(&x);
+}
+
+/* The index of the subscript `X[...]` on the line holding `tag`. */
+static ol_nid index_on(const parsed *x, const char *tag)
+{
+    const char *at = strstr(x->src.text, tag);
+    if (!at)
+        return OL_NONE;
+    const char *line = at;
+    while (line > x->src.text && line[-1] != '\n')
+        line--;
+    uint32_t from = (uint32_t)(line - x->src.text), to = (uint32_t)(at - x->src.text);
+    for (ol_nid n = 0; n < x->tree.nodes.len; n++) {
+        const ol_node *nd = ol_node_at(&x->tree, n);
+        if (ol_kind_of(&x->tree, n) == OL_N_subscript && nd->start >= from && nd->end <= to &&
+            ol_text_is(&x->tree, ol_field(&x->tree, n, OL_F_value), "X"))
+            return ol_field(&x->tree, n, OL_F_subscript);
+    }
+    return OL_NONE;
+}
+
+static void test_batch_index_variables(void)
+{
+    parsed x;
+    parse_text(&x, "import torch\nimport numpy as np\n"
+                   "perm = torch.randperm(n)\nkeep = y == 3\norder = np.load('o.npy')\n"
+                   "for i in range(0, n, 64):\n"
+                   "    idx = perm[i:i + 64]\n    a = X[idx]  # perm\n"
+                   "    ix = torch.randint(0, n, (64,))\n    b = X[ix]  # randint\n"
+                   "    m = torch.rand(n) < 0.1\n    c = X[m]  # mask\n"
+                   "    j = np.random.randint(n)\n    d = X[j]  # one\n"
+                   "    e = X[keep]  # fixed\n"
+                   "    o = order[i:i + 64]\n    f = X[o]  # data\n"
+                   "    g = X[i]  # single\n"
+                   "for bi in perm.split(64):\n    h = X[bi]  # split\n");
+    ol_model *m = &x.model;
+    CHECK(ol_batch_index(m, index_on(&x, "# perm")));
+    CHECK(ol_batch_index(m, index_on(&x, "# randint")));
+    CHECK(ol_batch_index(m, index_on(&x, "# mask")));
+    CHECK(ol_batch_index(m, index_on(&x, "# split")));
+    CHECK(!ol_batch_index(m, index_on(&x, "# one")));
+    CHECK(!ol_batch_index(m, index_on(&x, "# fixed")));
+    CHECK(!ol_batch_index(m, index_on(&x, "# data")));
+    CHECK(!ol_batch_index(m, index_on(&x, "# single")));
+    CHECK(index_on(&x, "# one") != OL_NONE && index_on(&x, "# fixed") != OL_NONE &&
+          index_on(&x, "# data") != OL_NONE && index_on(&x, "# single") != OL_NONE);
     parsed_free(&x);
 }
 
@@ -2407,6 +2455,7 @@ int main(void)
         T(test_imports_resolve),
         T(test_import_dotted_binds_first_name),
         T(test_values_follow_assignments),
+        T(test_batch_index_variables),
         T(test_reaching_defs_respect_order),
         T(test_backward_marks_unknown_values),
         T(test_params_from_call_sites),

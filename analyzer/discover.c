@@ -222,6 +222,57 @@ static int cmp_input(const void *a, const void *b)
     return strcmp(x->path, y->path);
 }
 
+typedef struct file_id {
+    dev_t dev;
+    ino_t ino;
+    size_t index;
+} file_id;
+
+static int cmp_file_id(const void *a, const void *b)
+{
+    const file_id *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    if (x->ino != y->ino)
+        return x->ino < y->ino ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* One file named twice under different paths (a symlink beside its target,
+ * `extra/lib.py -> ../res/lib.py`) is linted once, under the first path in
+ * the sorted order: a second copy would report every finding twice, and
+ * --fix would write one file from two threads. */
+static void drop_same_files(ol_input_vec *out)
+{
+    if (out->len < 2)
+        return;
+    file_id *ids = ol_xcalloc(out->len, sizeof(file_id));
+    bool *drop = ol_xcalloc(out->len, sizeof(bool));
+    size_t n = 0;
+    for (size_t i = 0; i < out->len; i++) {
+        struct stat st;
+        if (out->items[i].from_stdin || out->items[i].error || stat(out->items[i].path, &st) != 0 ||
+            !S_ISREG(st.st_mode))
+            continue;
+        ids[n++] = (file_id){st.st_dev, st.st_ino, i};
+    }
+    ol_sort(ids, n, sizeof(file_id), cmp_file_id);
+    for (size_t k = 1; k < n; k++)
+        if (ids[k].dev == ids[k - 1].dev && ids[k].ino == ids[k - 1].ino)
+            drop[ids[k].index] = true;
+    size_t keep = 0;
+    for (size_t i = 0; i < out->len; i++) {
+        if (drop[i]) {
+            free(out->items[i].path);
+            continue;
+        }
+        out->items[keep++] = out->items[i];
+    }
+    out->len = keep;
+    free(ids);
+    free(drop);
+}
+
 void ol_discover(const char *const *paths, size_t count, const ol_discover_options *opts, ol_input_vec *out)
 {
     for (size_t i = 0; i < count; i++) {
@@ -258,6 +309,7 @@ void ol_discover(const char *const *paths, size_t count, const ol_discover_optio
         out->items[keep++] = out->items[i];
     }
     out->len = keep;
+    drop_same_files(out);
 }
 
 void ol_input_vec_free(ol_input_vec *v)

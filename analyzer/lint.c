@@ -738,8 +738,19 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
     job.project = NULL;
     if (count > 1) {
         job.project = ol_project_new();
-        for (size_t i = 0; i < count; i++)
-            ol_project_add(job.project, inputs[i].path);
+        /* the project numbers its files as the inputs are numbered; two
+         * inputs that are one file (standard input named as a file also
+         * given on disk) would shift that numbering and leave a file
+         * unlinted, so such a run lints each file on its own */
+        bool aligned = true;
+        for (size_t i = 0; i < count && aligned; i++)
+            aligned = ol_project_add(job.project, inputs[i].path) == i;
+        if (!aligned) {
+            ol_project_free(job.project);
+            job.project = NULL;
+        }
+    }
+    if (job.project) {
         ol_project_index(job.project);
         ol_project_set_processor(job.project, process_file, &job);
         ol_project_set_budget(job.project, summary_budget());

@@ -267,6 +267,24 @@ def _():
         assert any(d["code"] == "OOM101" for d in data)
 
 
+@test("robust: one file named twice (a symlink beside its target) is linted once, and no other file is lost")
+def _():
+    with Workspace() as ws:
+        ws.write("pkg/res/lib.py", "x = 1\n")
+        os.makedirs(os.path.join(ws.path, "pkg", "extra"))
+        os.symlink("../res/lib.py", os.path.join(ws.path, "pkg", "extra", "lib.py"))
+        ws.write("scripts/train.py", BAD_LOOP)
+        for args in (["pkg/extra/lib.py", "pkg/res/lib.py", "scripts/train.py"],
+                     ["pkg/res/lib.py", "pkg/extra/lib.py", "scripts/train.py"], ["pkg", "scripts"]):
+            r, data = findings(*args, cwd=ws.path)
+            assert r.code == 1 and [(d["path"], d["code"]) for d in data] == [("scripts/train.py", "OOM101")], (args, r)
+        # a file on disk also given on standard input under its name
+        with open(os.path.join(ws.path, "scripts", "train.py")) as f:
+            r = run("--format", "json", "--stdin-filename", "scripts/train.py", "-", "scripts/train.py",
+                    "pkg/res/lib.py", cwd=ws.path, stdin=f.read())
+        assert [d["code"] for d in r.json()] == ["OOM101", "OOM101"], r
+
+
 @test("robust: a directory named like a source file is searched, not read")
 def _():
     with Workspace() as ws:

@@ -50,22 +50,84 @@ static bool path_contains(const ol_tree *t, ol_nid outer, ol_nid inner)
     return li > lo + 1 && memcmp(si, so, lo) == 0 && (si[lo] == '.' || si[lo] == '[');
 }
 
+/* What a gradient cleared parameter by parameter belongs to: `M` in
+ * `for p in M.parameters(): p.grad = None` (or `p.grad.zero_()`), the
+ * optimizer in `for g in opt.param_groups: for p in g["params"]: ...`.
+ * OL_NONE when the loop is not one of those. */
+static ol_nid zero_all_target(ol_model *m, const ol_event *e)
+{
+    const ol_tree *t = m->tree;
+    ol_nid g = e->node;
+    if (ol_kind_of(t, g) == OL_N_assignment)
+        g = ol_field(t, g, OL_F_left);
+    else if (ol_kind_of(t, g) == OL_N_call)
+        g = ol_field(t, ol_field(t, g, OL_F_function), OL_F_object);
+    /* p.grad (or p.grad.data): the parameter's name */
+    while (g != OL_NONE && ol_kind_of(t, g) == OL_N_attribute)
+        g = ol_field(t, g, OL_F_object);
+    if (g == OL_NONE || ol_kind_of(t, g) != OL_N_identifier)
+        return OL_NONE;
+    ol_nid want = g;
+    for (ol_nid a = ol_parent(t, e->node); a != OL_NONE; a = ol_parent(t, a)) {
+        ol_kind k = ol_kind_of(t, a);
+        if (k == OL_N_function_definition || k == OL_N_class_definition)
+            break;
+        /* `if not torch.isfinite(p.grad).all(): p.grad = None`: a bad
+         * gradient dropped, not every gradient */
+        if (k == OL_N_if_statement || k == OL_N_conditional_expression || k == OL_N_try_statement)
+            return OL_NONE;
+        if (k != OL_N_for_statement)
+            continue;
+        ol_nid left = ol_field(t, a, OL_F_left);
+        if (left == OL_NONE || !ol_same_text(t, left, want))
+            continue;
+        ol_nid right = ol_unparen(t, ol_field(t, a, OL_F_right));
+        if (ol_kind_of(t, right) == OL_N_call) {
+            ol_nid callee = ol_field(t, right, OL_F_function);
+            if (ol_kind_of(t, callee) == OL_N_attribute &&
+                ol_text_is(t, ol_field(t, callee, OL_F_attribute), "parameters"))
+                return ol_field(t, callee, OL_F_object);
+            return OL_NONE;
+        }
+        /* g["params"] of a loop over opt.param_groups */
+        if (ol_kind_of(t, right) == OL_N_subscript) {
+            ol_nid group = ol_field(t, right, OL_F_value);
+            if (group != OL_NONE && ol_kind_of(t, group) == OL_N_identifier) {
+                want = group;
+                continue;
+            }
+        }
+        if (ol_kind_of(t, right) == OL_N_attribute && ol_text_is(t, ol_field(t, right, OL_F_attribute), "param_groups"))
+            return ol_field(t, right, OL_F_object);
+        return OL_NONE;
+    }
+    return OL_NONE;
+}
+
 static bool zero_targets_optimizer(ol_model *m, const ol_event *e, ol_nid opt)
 {
-    if (e->kind != OL_EV_ZERO)
-        return false;
     const ol_tree *t = m->tree;
-    if (ol_same_text(t, e->target, opt))
+    ol_nid target = e->target;
+    if (e->kind == OL_EV_ZERO_ALL)
+        target = zero_all_target(m, e);
+    else if (e->kind != OL_EV_ZERO)
+        return false;
+    if (target == OL_NONE)
+        return false;
+    if (ol_same_text(t, target, opt))
         return true;
-    if (ol_eval(m, e->target).kind == OL_V_OPTIMIZER)
+    if (ol_eval(m, target).kind == OL_V_OPTIMIZER)
         return false; /* another optimizer */
     /* a module's zero_grad() only when we know this optimizer trains it: one
      * of the modules it was built over, a module containing one, or a part of one */
     ol_nid modules[8];
     size_t n = ol_optimizer_modules(m, opt, modules, 8);
+    /* parameters cleared one by one: only those of a whole module the
+     * optimizer trains (clearing a part of it between backward and step
+     * keeps that part from moving, which may be the point) */
     for (size_t i = 0; i < n; i++)
-        if (ol_same_text(t, e->target, modules[i]) || path_contains(t, e->target, modules[i]) ||
-            path_contains(t, modules[i], e->target))
+        if (ol_same_text(t, target, modules[i]) ||
+            (e->kind == OL_EV_ZERO && (path_contains(t, target, modules[i]) || path_contains(t, modules[i], target))))
             return true;
     return false;
 }
@@ -114,7 +176,7 @@ static void check(ol_check *c)
             }
         }
         char *name = ol_node_str(t, opt);
-        if (last_relevant < ev->len && ev->items[last_relevant].kind == OL_EV_ZERO && backward_before) {
+        if (backward_before && last_relevant < ev->len && last_relevant != re->backwards.items[nb - 1]) {
             ol_nid site = ev->items[last_relevant].site;
             /* `if not finite: opt.zero_grad(); continue`: the batch is skipped,
              * this step never sees the cleared gradients */

@@ -1601,6 +1601,30 @@ static ol_val eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path,
             if (inner != OL_NONE)
                 return eval_path(m, inner, true, path, path_len);
         }
+        /* `d.values()` and the value of `d.items()` of a name bound once to
+         * a dict literal: its values, joined */
+        ol_nid callee = ol_field(t, expr, OL_F_function);
+        if (ol_kind_of(t, callee) == OL_N_attribute) {
+            ol_nid meth = ol_field(t, callee, OL_F_attribute);
+            bool values = ol_text_is(t, meth, "values");
+            bool items = !values && ol_text_is(t, meth, "items") && path_len > 0 && path[0] == 1;
+            ol_nid obj = ol_unparen(t, ol_field(t, callee, OL_F_object));
+            uint32_t defs[2];
+            if ((values || items) && obj != OL_NONE && ol_kind_of(t, obj) == OL_N_identifier &&
+                ol_reaching_defs(m, m->node_scope[obj], ol_node_sym(m, obj), obj, defs, 2) == 1) {
+                const ol_def *d = &m->defs.items[defs[0]];
+                ol_nid lit = d->kind == OL_DEF_ASSIGN && d->path_len == 0 ? ol_unparen(t, d->value) : OL_NONE;
+                if (lit != OL_NONE && ol_kind_of(t, lit) == OL_N_dictionary) {
+                    ol_val r = BOTTOM;
+                    for (ol_nid pair = ol_first_named(t, lit); pair != OL_NONE; pair = ol_next_named(t, pair))
+                        if (ol_kind_of(t, pair) == OL_N_pair)
+                            r = join(r, eval_path(m, ol_field(t, pair, OL_F_value), false, path + items,
+                                                  path_len - items));
+                    if (r.kind != OL_V_BOTTOM)
+                        return r;
+                }
+            }
+        }
     }
     if ((k == OL_N_tuple || k == OL_N_list || k == OL_N_expression_list) && path_len > 0 && !elem) {
         ol_nid item = ol_named_child(t, expr, (uint32_t)path[0]);
@@ -1613,6 +1637,28 @@ static ol_val eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path,
         for (ol_nid c = ol_first_named(t, expr); c != OL_NONE; c = ol_next_named(t, c))
             r = join(r, eval_path(m, c, false, path, path_len));
         return r.kind == OL_V_BOTTOM ? UNKNOWN : r;
+    }
+    if (k == OL_N_list_comprehension && elem) {
+        ol_nid body = ol_field(t, expr, OL_F_body);
+        if (body != OL_NONE)
+            return eval_path(m, body, false, path, path_len);
+    }
+    if (k == OL_N_identifier && elem) {
+        /* `meters = [AverageMeter(), AverageMeter()]` ... `for m in meters`:
+         * an element of the literal the name is bound to, when that is its
+         * only binding reaching here */
+        uint32_t defs[2];
+        size_t n = ol_reaching_defs(m, m->node_scope[expr], ol_node_sym(m, expr), expr, defs, 2);
+        if (n == 1) {
+            const ol_def *d = &m->defs.items[defs[0]];
+            ol_kind vk = d->value != OL_NONE ? ol_kind_of(t, ol_unparen(t, d->value)) : OL_N_ERROR;
+            if (d->kind == OL_DEF_ASSIGN && d->path_len == 0 && !d->starred &&
+                (vk == OL_N_list || vk == OL_N_tuple || vk == OL_N_list_comprehension)) {
+                ol_val r = eval_path(m, d->value, true, path, path_len);
+                if (r.kind != OL_V_UNKNOWN)
+                    return r;
+            }
+        }
     }
     if (k == OL_N_call && !elem && path_len > 0) {
         uint32_t ci = m->node_call[expr];

@@ -667,8 +667,55 @@ bool ol_accumulator_in_step_hook(ol_model *m, const ol_accumulator *acc, ol_nid 
     return fn != OL_NO_INDEX && (ol_function_hook(m, fn) == OL_HOOK_TRAIN_STEP || ol_function_per_batch_metric(m, fn));
 }
 
+/* The container whose elements a loop variable walks: `meters` for `m` in
+ * `for m in meters`, `for m, l in zip(meters, losses)` and `for i, m in
+ * enumerate(meters)`, when `m` has no other binding reaching `at`.
+ * OL_NONE otherwise. */
+static ol_nid walked_container(ol_model *m, ol_nid name, ol_nid at)
+{
+    const ol_tree *t = m->tree;
+    name = ol_unparen(t, name);
+    if (name == OL_NONE || ol_kind_of(t, name) != OL_N_identifier)
+        return OL_NONE;
+    uint32_t defs[2];
+    if (ol_reaching_defs(m, m->node_scope[name], ol_node_sym(m, name), at, defs, 2) != 1)
+        return OL_NONE;
+    const ol_def *d = &m->defs.items[defs[0]];
+    if (d->kind != OL_DEF_FOR || d->starred)
+        return OL_NONE;
+    ol_nid iter = ol_unparen(t, d->value);
+    int skip = 0;
+    if (iter != OL_NONE && ol_kind_of(t, iter) == OL_N_call && d->path_len >= 1) {
+        const char *q = ol_qualname(m, ol_field(t, iter, OL_F_function));
+        if (q && strcmp(q, "builtins.zip") == 0)
+            iter = ol_call_arg(m, iter, (uint32_t)d->path[0], NULL), skip = 1;
+        else if (q && strcmp(q, "builtins.enumerate") == 0 && d->path[0] == 1)
+            iter = ol_call_arg(m, iter, 0, "iterable"), skip = 1;
+    }
+    /* `for name, meter in meters.items()`, `for meter in meters.values()` */
+    if (iter != OL_NONE && ol_kind_of(t, iter) == OL_N_call) {
+        ol_nid callee = ol_field(t, iter, OL_F_function);
+        if (ol_kind_of(t, callee) == OL_N_attribute) {
+            ol_nid meth = ol_field(t, callee, OL_F_attribute);
+            if (ol_text_is(t, meth, "items") && d->path_len == skip + 1 && d->path[skip] == 1)
+                iter = ol_field(t, callee, OL_F_object), skip++;
+            else if (ol_text_is(t, meth, "values") && d->path_len == skip)
+                iter = ol_field(t, callee, OL_F_object);
+        }
+    }
+    if (d->path_len != skip)
+        return OL_NONE;
+    iter = ol_unparen(t, iter);
+    return iter != OL_NONE && ol_kind_of(t, iter) == OL_N_identifier ? iter : OL_NONE;
+}
+
 bool ol_holder_outlives_batches(ol_model *m, ol_nid holder, ol_nid stmt)
 {
+    /* a meter taken from a list of meters made before the loop outlives
+     * the iterations as that list does */
+    ol_nid container = holder != OL_NONE ? walked_container(m, holder, holder) : OL_NONE;
+    if (container != OL_NONE && ol_holder_outlives_batches(m, container, stmt))
+        return true;
     if (holder == OL_NONE) {
         for (uint32_t l = m->node_loop[stmt]; l != OL_NO_INDEX; l = m->loops.items[l].parent)
             if (ol_loop_is_data_loop(m, l))

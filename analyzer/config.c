@@ -798,17 +798,49 @@ static const char *pattern_base(const ol_resolver *r, const ol_config *c)
     return c ? c->dir : r->cwd;
 }
 
-/* Do the default per-file-ignores (test code) cover this file? */
+/* The top of the project holding a file: the nearest directory above it
+ * with a .git, pyproject.toml, setup.py or setup.cfg, or NULL. */
+static char *project_top(const char *abs)
+{
+    static const char *const markers[] = {".git", "pyproject.toml", "setup.py", "setup.cfg", NULL};
+    char *dir = parent_dir(abs);
+    while (dir) {
+        for (const char *const *mk = markers; *mk; mk++) {
+            char *p = ol_xasprintf("%s/%s", strcmp(dir, "/") == 0 ? "" : dir, *mk);
+            struct stat st;
+            bool here = lstat(p, &st) == 0;
+            free(p);
+            if (here)
+                return dir;
+        }
+        if (strcmp(dir, "/") == 0)
+            break;
+        char *up = parent_dir(dir);
+        free(dir);
+        dir = up;
+    }
+    free(dir);
+    return NULL;
+}
+
+/* Do the default per-file-ignores (test code) cover this file? The
+ * patterns are relative to the current directory, or, for a file outside
+ * it (`oomlint /elsewhere/repo`), to the top of the file's project, so that
+ * where oomlint is run from does not decide what counts as test code. */
 static bool default_test_code(const ol_resolver *r, const ol_config *c, const char *abs)
 {
     if (!abs || (c && c->has_per_file_ignores))
         return false;
     const char *base = pattern_base(r, c);
     const char *rel = base ? below(abs, base) : NULL;
-    for (const char *const *p = ol_default_test_patterns; *p; p++)
-        if (ol_glob_match(*p, rel, abs, false))
-            return true;
-    return false;
+    char *top = NULL;
+    if (!rel && !c && (top = project_top(abs)) != NULL)
+        rel = below(abs, top);
+    bool hit = false;
+    for (const char *const *p = ol_default_test_patterns; *p && !hit; p++)
+        hit = ol_glob_match(*p, rel, abs, false);
+    free(top);
+    return hit;
 }
 
 /* The rules a file is linted with (enabled) and those that run only to be

@@ -85,6 +85,24 @@ def _():
         assert r.code == 0 and "1 finding in test code not shown" in r.out, r
 
 
+@test("ruff habits: what counts as test code does not depend on where oomlint is run from")
+def _():
+    with Workspace() as ws:
+        ws.write("repo/setup.py", "")
+        ws.write("repo/tests/helpers.py", LEAK)
+        ws.write("repo/pkg/train.py", "x = 1\n")
+        ws.write("elsewhere/README", "")
+        for cwd, arg in (("repo", "."), ("", "repo"), ("elsewhere", os.path.join(ws.path, "repo")),
+                         ("repo/pkg", "../tests")):
+            r = run(arg, cwd=os.path.join(ws.path, cwd))
+            assert r.code == 0 and "1 finding in test code not shown" in r.out, (cwd, arg, r)
+        # a project whose own folder is named tests is not test code throughout
+        ws.write("tests/proj/pyproject.toml", "")
+        ws.write("tests/proj/train.py", LEAK)
+        r = run(os.path.join(ws.path, "tests", "proj"), cwd=os.path.join(ws.path, "elsewhere"))
+        assert r.code == 1 and "OOM101" in r.out, r
+
+
 # ---- the summary, in Ruff's words ---------------------------------------------------
 
 EVAL = """import torch

@@ -39,6 +39,9 @@
 static const char *const DETERMINISTIC[] = {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace",
                                             "eye", NULL};
 static const char *const RANDOM[] = {"rand", "randn", "randint", "randperm", NULL};
+/* legacy typed constructors: given sizes, an uninitialised tensor on the host */
+static const char *const LEGACY[] = {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
+                                     "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", NULL};
 /* `dev`, `args.device`, and the index of a process's GPU (`rank`, `local_rank`, `gpu_id`) */
 static const char *const DEVICE_WORDS[] = {"device", "dev", "rank", "gpu", NULL};
 
@@ -61,7 +64,26 @@ static const char *factory_name(ol_model *m, ol_nid call, bool *random)
         return NULL;
     const char *name = q + 6;
     *random = listed(name, RANDOM);
-    return *random || listed(name, DETERMINISTIC) ? name : NULL;
+    if (*random || listed(name, DETERMINISTIC))
+        return name;
+    /* a legacy typed constructor given sizes (`torch.FloatTensor(n, c, h,
+     * w)`): two or more positional arguments, none of them data (one
+     * argument may be the data it converts) */
+    if (!listed(name, LEGACY))
+        return NULL;
+    const ol_tree *t = m->tree;
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    int sizes = 0;
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_kind k = ol_kind_of(t, ol_unparen(t, a));
+        if (k == OL_N_keyword_argument)
+            continue;
+        if (k == OL_N_list || k == OL_N_tuple || k == OL_N_list_comprehension || k == OL_N_string ||
+            k == OL_N_list_splat || k == OL_N_dictionary_splat || k == OL_N_generator_expression)
+            return NULL;
+        sizes++;
+    }
+    return sizes >= 2 ? name : NULL;
 }
 
 /* Keyword arguments that keep the tensor where it is, or that we cannot
@@ -136,7 +158,7 @@ static bool keeps_place(const char *name)
                                           "unsqueeze", "squeeze", "expand", "t", "transpose", "permute", "flip",
                                           "float", "long", "bool", "int", "half", "double", "byte", "bfloat16",
                                           "type", "to", "contiguous", "clone", "fill_", "mul", "add", "neg",
-                                          "abs", "exp", "log", "sqrt", "cumsum", "flatten", NULL};
+                                          "abs", "exp", "log", "sqrt", "cumsum", "flatten", "zero_", NULL};
     return listed(name, methods);
 }
 
@@ -472,10 +494,16 @@ static void check(ol_check *c)
                                "`device=` builds it there directly",
                                name);
         }
-        ol_diag_help(d, "pass the device to the factory: `torch.%s(..., device=%s)`", name,
-                     device_text ? device_text : "...");
+        bool legacy = listed(name, LEGACY);
+        if (legacy)
+            ol_diag_help(d, "build it on the device with a factory: `torch.zeros(..., dtype=..., device=%s)` "
+                            "(a legacy constructor takes no device)",
+                         device_text ? device_text : "...");
+        else
+            ol_diag_help(d, "pass the device to the factory: `torch.%s(..., device=%s)`", name,
+                         device_text ? device_text : "...");
         d->once = !ol_runs_per_step(m, call->node);
-        if (carry && device_text && direct) {
+        if (carry && device_text && direct && !legacy) {
             ol_fix *fix = ol_fix_new(false, "Build the tensor on the device");
             if (random)
                 ol_fix_unsafe_because(fix, "`torch.%s` then draws from the device's random generator instead of "
@@ -507,7 +535,8 @@ const ol_rule ol_rule_oom303 = {
     .severity = OL_SEV_WARNING,
     .summary = "A tensor is built in host memory only to be copied to the device (pass `device=`).",
     .what = "Flags `torch.zeros/ones/empty/full/arange/linspace/logspace/eye/rand/randn/randint/randperm(...)` "
-            "followed directly by `.cuda()` or by `.to(device)` where the device is recognisable (a device "
+            "(and legacy typed constructors given sizes, `torch.FloatTensor(n, c, h, w)`, reported without a "
+            "fix: they take no device) followed directly by `.cuda()` or by `.to(device)` where the device is recognisable (a device "
             "string other than \"cpu\", `torch.device(...)`, a device value, or a name such as `device`, "
             "`args.device`, `x.device`). `*_like` factories, `torch.tensor(data)`, `torch.from_numpy(a)`, "
             "factories given `device=`, `out=`, `pin_memory=` or `generator=` (a CPU generator draws on "

@@ -221,7 +221,8 @@ static void check(ol_check *c)
         }
         ol_diag *d = ol_report_node(c, call->node,
                                     "`retain_graph=True` in a loop keeps this step's graph and saved activations "
-                                    "alive after backward; a graph linked across iterations then grows every step");
+                                    "alive after backward, though no later backward goes through them; where a "
+                                    "value carried to the next iteration links the graphs, they pile up every step");
         ol_diag_help(d, "drop `retain_graph=True`; if backward then fails with \"backward through the graph a "
                         "second time\", `.detach()` the tensor carried between iterations (e.g. an RNN hidden "
                         "state), or sum the losses and call backward once");

@@ -1100,6 +1100,13 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
             if (q && !library_qual(q))
                 qual = ol_xstrndup(q, strlen(q));
         }
+        if (!qual && recv != OL_NONE) {
+            /* obj.method() on an instance of a class of another file
+             * (`solver = DPM_Solver(...); solver.sample(x)`) */
+            ol_val v = ol_eval(m, recv);
+            if (v.kind == OL_V_OBJECT && v.ref && !library_qual(ol_sym_str(m, v.ref)))
+                qual = ol_xasprintf("%s.%s", ol_sym_str(m, v.ref), ol_sym_str(m, c->name));
+        }
         if (!qual)
             continue;
         call_rec r = {qual, ol_grad_disabled(m, c->node), NULL};

@@ -1304,6 +1304,81 @@ uint32_t ol_grad_root(ol_model *m, ol_nid n)
     return fi;
 }
 
+typedef OL_VEC(uint32_t) u32_list;
+
+static bool u32_has(const u32_list *v, uint32_t x)
+{
+    for (size_t i = 0; i < v->len; i++)
+        if (v->items[i] == x)
+            return true;
+    return false;
+}
+
+static bool grad_tops(ol_model *m, uint32_t fi, int depth, u32_list *seen, u32_list *tops)
+{
+    if (u32_has(seen, fi))
+        return true; /* a cycle: the other paths into it decide */
+    if (depth > 12)
+        return false;
+    ol_vec_push(seen, fi);
+    ol_gradmode dm = decorator_mode(m, fi);
+    if (dm != OL_GM_NONE)
+        return mode_disables(dm);
+    ol_hook hook = ol_function_hook(m, fi);
+    if (hook == OL_HOOK_EVAL_STEP || hook == OL_HOOK_EVAL_HOOK)
+        return true;
+    const ol_function *f = &m->functions.items[fi];
+    if (f->callsites.len == 0) {
+        /* defined under a context: that decides; inside a function (a
+         * lambda, a closure): it runs in the grad mode of that function */
+        int c = ctx_grad(m, f->node);
+        if (c >= 0)
+            return c == 1;
+        uint32_t outer = m->scopes.items[f->outer_scope].function;
+        if (outer != OL_NO_INDEX)
+            return grad_tops(m, outer, depth + 1, seen, tops);
+        ol_vec_push(tops, fi);
+        return true;
+    }
+    for (size_t i = 0; i < m->functions.items[fi].callsites.len; i++) {
+        ol_nid at = m->calls.items[m->functions.items[fi].callsites.items[i]].node;
+        int c = ctx_grad(m, at);
+        if (c < 0)
+            c = statement_grad(m, at);
+        if (c == 1)
+            continue;
+        if (c == 0)
+            return false;
+        uint32_t caller = ol_function_of(m, at);
+        if (caller == OL_NO_INDEX) {
+            if (m->grad_globally_disabled)
+                continue;
+            return false;
+        }
+        if (!grad_tops(m, caller, depth + 1, seen, tops))
+            return false;
+    }
+    return true;
+}
+
+bool ol_grad_tops(ol_model *m, uint32_t fi, uint32_t **tops, size_t *n)
+{
+    *tops = NULL;
+    *n = 0;
+    if (fi >= m->functions.len)
+        return false;
+    u32_list seen = {0}, found = {0};
+    bool ok = grad_tops(m, fi, 0, &seen, &found) && found.len > 0;
+    ol_vec_free(&seen);
+    if (!ok) {
+        ol_vec_free(&found);
+        return false;
+    }
+    *tops = found.items;
+    *n = found.len;
+    return true;
+}
+
 uint32_t ol_autocast_at(const ol_model *m, ol_nid n)
 {
     for (uint32_t c = m->node_ctx[n]; c != OL_NO_INDEX; c = m->contexts.items[c].parent)

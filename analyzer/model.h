@@ -439,6 +439,13 @@ bool ol_grad_disabled(ol_model *m, ol_nid n);
  * context, statement, decorator or framework hook of the file decides it
  * (its callers in the file do, or it has none); else OL_NO_INDEX. */
 uint32_t ol_grad_root(ol_model *m, ol_nid n);
+/* The functions of the file that nothing in it calls and whose callers, in
+ * other files, decide the grad mode in function fi: fi's callers in the
+ * file are followed up to them. Fills *tops (malloc'd, *n entries) and
+ * returns true when every path up from fi with autograd on ends at one of
+ * them; false when the file itself runs fi with autograd on somewhere (a
+ * context, a decorator, module code) or a path is too deep. */
+bool ol_grad_tops(ol_model *m, uint32_t fi, uint32_t **tops, size_t *n);
 /* Innermost autocast context around a node, or OL_NO_INDEX. */
 uint32_t ol_autocast_at(const ol_model *m, ol_nid n);
 /* Innermost except-clause context around a node, or OL_NO_INDEX. */

@@ -1039,6 +1039,7 @@ static void record_save(ol_model *m, ol_arena *a, ol_sum_save *sv, ol_nid call)
 typedef struct call_rec {
     char *qual;
     bool grad_off;
+    char *root; /* with autograd on at the call: the function whose callers elsewhere decide, or NULL */
 } call_rec;
 
 typedef OL_VEC(call_rec) call_rec_vec;
@@ -1047,7 +1048,13 @@ static int cmp_call_rec(const void *a, const void *b)
 {
     const call_rec *x = a, *y = b;
     int c = strcmp(x->qual, y->qual);
-    return c ? c : (int)x->grad_off - (int)y->grad_off;
+    if (c)
+        return c;
+    if (x->grad_off != y->grad_off)
+        return (int)x->grad_off - (int)y->grad_off;
+    if (!x->root || !y->root)
+        return (int)(x->root != NULL) - (int)(y->root != NULL);
+    return strcmp(x->root, y->root);
 }
 
 /* Libraries whose functions are never the run's own: calls of them need no
@@ -1094,9 +1101,29 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
             if (q && !library_qual(q))
                 qual = ol_xstrndup(q, strlen(q));
         }
+        if (!qual && recv != OL_NONE) {
+            /* obj.method() on an instance of a class of another file
+             * (`solver = DPM_Solver(...); solver.sample(x)`) */
+            ol_val v = ol_eval(m, recv);
+            if (v.kind == OL_V_OBJECT && v.ref && !library_qual(ol_sym_str(m, v.ref)))
+                qual = ol_xasprintf("%s.%s", ol_sym_str(m, v.ref), ol_sym_str(m, c->name));
+        }
         if (!qual)
             continue;
-        call_rec r = {qual, ol_grad_disabled(m, c->node)};
+        call_rec r = {qual, ol_grad_disabled(m, c->node), NULL};
+        if (!r.grad_off) {
+            /* a function of the module (or a method of one of its classes)
+             * that nothing in this file calls: its callers in other files
+             * decide the grad mode at this call */
+            uint32_t root = ol_grad_root(m, c->node);
+            if (root != OL_NO_INDEX && m->functions.items[root].callsites.len == 0) {
+                ol_arena a = {0};
+                const char *name = function_name(m, root, &a);
+                if (name)
+                    r.root = ol_xstrndup(name, strlen(name));
+                ol_arena_free(&a);
+            }
+        }
         ol_vec_push(out, r);
     }
 }
@@ -1129,10 +1156,14 @@ static ol_file_saves *file_saves(ol_model *m)
             const char *dot = strrchr(sc->qual, '.');
             sc->name = dot ? dot + 1 : sc->qual;
             sc->grad_off = recs.items[i].grad_off;
+            sc->root = recs.items[i].root ? ol_arena_strndup(&fs->arena, recs.items[i].root, strlen(recs.items[i].root))
+                                          : NULL;
         }
     }
-    for (size_t i = 0; i < recs.len; i++)
+    for (size_t i = 0; i < recs.len; i++) {
         free(recs.items[i].qual);
+        free(recs.items[i].root);
+    }
     ol_vec_free(&recs);
     return fs;
 }
@@ -1648,9 +1679,9 @@ bool ol_visit_run_saves(ol_model *m, ol_save_visitor fn, void *ctx)
 }
 
 typedef struct caller_visit {
-    const char *rest; /* the function's name in its file */
     OL_VEC(size_t) files;
     OL_VEC(char *) quals;
+    OL_VEC(char *) roots;
     OL_VEC(bool) off;
 } caller_visit;
 
@@ -1660,7 +1691,45 @@ static void visit_caller(void *ctx, size_t file, const ol_sum_call *call)
     /* resolved after the store is unlocked */
     ol_vec_push(&v->files, file);
     ol_vec_push(&v->quals, ol_xstrndup(call->qual, strlen(call->qual)));
+    ol_vec_push(&v->roots, call->root ? ol_xstrndup(call->root, strlen(call->root)) : NULL);
     ol_vec_push(&v->off, call->grad_off);
+}
+
+/* How many calls in the other files of the run reach function `rest` of
+ * `file` with autograd on and how many with it off. A call with autograd on
+ * inside a function that its own file never calls counts as off when every
+ * caller of that function in the run is off in turn (a @torch.no_grad()
+ * entry point -> a method -> a helper of another file), followed up to
+ * `depth` more files deep. */
+#define CALLER_DEPTH 4
+
+static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, size_t *grad_on, size_t *grad_off)
+{
+    const char *last = strrchr(rest, '.');
+    caller_visit v = {{0}, {0}, {0}, {0}};
+    ol_project_visit_calls(x->project, file, x->worker, last ? last + 1 : rest, visit_caller, &v);
+    for (size_t i = 0; i < v.files.len; i++) {
+        size_t to;
+        const char *r;
+        if (!ol_project_resolve(x->project, v.files.items[i], v.quals.items[i], &to, &r) || to != file ||
+            strcmp(r, rest) != 0)
+            continue;
+        bool off = v.off.items[i];
+        if (!off && v.roots.items[i] && depth > 0 && v.files.items[i] != file) {
+            size_t on2 = 0, off2 = 0;
+            count_callers(x, v.files.items[i], v.roots.items[i], depth - 1, &on2, &off2);
+            off = on2 == 0 && off2 > 0;
+        }
+        ++*(off ? grad_off : grad_on);
+    }
+    for (size_t i = 0; i < v.quals.len; i++) {
+        free(v.quals.items[i]);
+        free(v.roots.items[i]);
+    }
+    ol_vec_free(&v.files);
+    ol_vec_free(&v.quals);
+    ol_vec_free(&v.roots);
+    ol_vec_free(&v.off);
 }
 
 bool ol_run_callers(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_off)
@@ -1677,22 +1746,7 @@ bool ol_run_callers(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_off)
     if (outer != 0 && outer != OL_NO_INDEX &&
         (m->scopes.items[outer].kind != OL_SCOPE_CLASS || m->scopes.items[outer].parent != 0))
         return false;
-    const char *rest = x->own->fns[fi].name;
-    const char *last = strrchr(rest, '.');
-    caller_visit v = {rest, {0}, {0}, {0}};
-    ol_project_visit_calls(x->project, x->file, x->worker, last ? last + 1 : rest, visit_caller, &v);
-    for (size_t i = 0; i < v.files.len; i++) {
-        size_t file;
-        const char *r;
-        if (ol_project_resolve(x->project, v.files.items[i], v.quals.items[i], &file, &r) && file == x->file &&
-            strcmp(r, rest) == 0)
-            ++*(v.off.items[i] ? grad_off : grad_on);
-    }
-    for (size_t i = 0; i < v.quals.len; i++)
-        free(v.quals.items[i]);
-    ol_vec_free(&v.files);
-    ol_vec_free(&v.quals);
-    ol_vec_free(&v.off);
+    count_callers(x, x->file, x->own->fns[fi].name, CALLER_DEPTH, grad_on, grad_off);
     return true;
 }
 

@@ -130,6 +130,9 @@ typedef struct ol_sum_call {
     const char *qual;
     const char *name; /* its last part */
     bool grad_off;    /* autograd is off at the call (a context, a decorator, the callers of this file) */
+    const char *root; /* autograd on at the call, and decided by the callers in other files of this
+                       * function of the file (its name as in ol_fn_summary), which nothing here
+                       * calls; NULL otherwise */
 } ol_sum_call;
 
 /* The saves of a file, and its calls of other files' functions. Shared by

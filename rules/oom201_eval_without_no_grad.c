@@ -1569,7 +1569,14 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
     bool off = ol_grad_disabled(m, call->node);
     if (off && (root == OL_NO_INDEX || m->functions.items[root].callsites.len == 0))
         return;
-    int run_decides = off ? 1 : root != OL_NO_INDEX && m->functions.items[root].callsites.len == 0 ? 2 : 0;
+    /* 1: off here, unless another file calls it with autograd on; 2: never
+     * called here, the run's callers decide; 3: called here only from
+     * functions that nothing here calls (a sampler's sample() that calls
+     * the method around the forward), whose callers in the run decide */
+    int run_decides = off                                                             ? 1
+                      : root == OL_NO_INDEX                                           ? 0
+                      : m->functions.items[root].callsites.len == 0                   ? 2
+                                                                                      : 3;
     if (fn != OL_NO_INDEX && is_pytest_function(m, fn))
         return;
     /* a module's own forward() is not evaluation code; Lightning-style eval
@@ -1644,7 +1651,22 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
         ol_fix_free(fix);
         return;
     }
-    if (run_decides) {
+    if (run_decides == 3) {
+        uint32_t *tops;
+        size_t ntops;
+        bool guarded = ol_grad_tops(m, root, &tops, &ntops);
+        for (size_t k = 0; k < ntops && guarded; k++) {
+            size_t on = 0, offs = 0;
+            guarded = ol_run_callers(m, tops[k], &on, &offs) && on == 0 && offs > 0;
+        }
+        free(tops);
+        if (guarded) {
+            free(key);
+            free(where);
+            ol_fix_free(fix);
+            return;
+        }
+    } else if (run_decides) {
         size_t on = 0, offs = 0;
         bool known = ol_run_callers(m, root, &on, &offs);
         if (run_decides == 1 ? !known || on == 0 : known && on == 0 && offs > 0) {

@@ -53,7 +53,9 @@ static ol_nid differentiated(ol_model *m, uint32_t ci)
 }
 
 /* Do a and b share part of a graph: the same expression, or a binding both
- * are computed from that carries a graph? */
+ * are computed from that carries a graph? Two names unpacked from one
+ * forward (`disc_reals, features_reals = discriminator(x)`) are one graph:
+ * a loss on either goes through the forward both come from. */
 static bool share_graph(ol_model *m, ol_nid a, ol_nid b)
 {
     if (ol_same_text(m->tree, a, b))
@@ -66,9 +68,13 @@ static bool share_graph(ol_model *m, ol_nid a, ol_nid b)
         if (d->kind == OL_DEF_FOR || d->kind == OL_DEF_PARAM || d->kind == OL_DEF_IMPORT ||
             d->kind == OL_DEF_FUNCTION || d->kind == OL_DEF_CLASS)
             continue;
-        for (size_t k = 0; k < nb; k++)
-            if (sb[k] == sa[i] && ol_val_is_graph(ol_def_value(m, sa[i])))
+        for (size_t k = 0; k < nb; k++) {
+            const ol_def *e = &m->defs.items[sb[k]];
+            bool same = sb[k] == sa[i] || (e->kind == OL_DEF_ASSIGN && d->kind == OL_DEF_ASSIGN &&
+                                           e->value == d->value && e->value != OL_NONE);
+            if (same && (ol_val_is_graph(ol_def_value(m, sa[i])) || ol_val_is_graph(ol_def_value(m, sb[k]))))
                 return true;
+        }
     }
     return false;
 }

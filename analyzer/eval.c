@@ -590,6 +590,12 @@ static ol_val call_extern(ol_model *m, const char *q, ol_nid call)
         return UNKNOWN;
     }
 
+    /* MONAI's `first(loader)`: the first item, like `next(iter(loader))` */
+    if (qeq(q, "monai.utils.first") || qeq(q, "monai.utils.misc.first")) {
+        ol_nid a = ol_call_arg(m, call, 0, "iterable");
+        return a != OL_NONE ? eval_path(m, a, true, NULL, 0) : UNKNOWN;
+    }
+
     if (ol_str_has_prefix(q, "torch.")) {
         for (const char *const *a = AUTOCAST_QUALS; *a; a++)
             if (qeq(q, *a))

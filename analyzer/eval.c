@@ -1035,6 +1035,12 @@ ol_hook ol_function_hook(ol_model *m, uint32_t fi)
     const char *name = ol_sym_str(m, n);
     bool eval_hook = name && (ol_str_has_prefix(name, "on_validation_") || ol_str_has_prefix(name, "on_test_") ||
                               ol_str_has_prefix(name, "on_predict_"));
+    /* the hooks Lightning calls around each training batch, with autograd
+     * on, on the module or on a Callback: per-batch bodies like
+     * training_step (what they keep on self lives across the batches) */
+    if (name && (strcmp(name, "on_train_batch_end") == 0 || strcmp(name, "on_train_batch_start") == 0))
+        return ol_class_is_lightning(m, f->cls) || class_is_lightning_callback(m, f->cls, 0) ? OL_HOOK_TRAIN_STEP
+                                                                                             : OL_HOOK_NONE;
     if (!train && !eval && !eval_hook)
         return OL_HOOK_NONE;
     if (eval_hook)

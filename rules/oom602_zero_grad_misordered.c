@@ -9,6 +9,7 @@
  * optimizer after the discriminator's backward and before the generator's
  * own backward is in order. The finding is on the misplaced call.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,8 +74,22 @@ static ol_nid zero_all_target(ol_model *m, const ol_event *e)
         if (k == OL_N_function_definition || k == OL_N_class_definition)
             break;
         /* `if not torch.isfinite(p.grad).all(): p.grad = None`: a bad
-         * gradient dropped, not every gradient */
-        if (k == OL_N_if_statement || k == OL_N_conditional_expression || k == OL_N_try_statement)
+         * gradient dropped, not every gradient; `if p.grad is not None:`
+         * only skips the parameters that have none */
+        if (k == OL_N_if_statement) {
+            ol_nid cond = ol_unparen(t, ol_field(t, a, OL_F_condition));
+            uint32_t len;
+            const char *text = cond != OL_NONE ? ol_text(t, cond, &len) : NULL;
+            uint32_t wl;
+            const char *w = ol_text(t, want, &wl);
+            char expect[96];
+            int n = snprintf(expect, sizeof(expect), "%.*s.grad is not None", (int)wl, w);
+            if (!text || n <= 0 || (uint32_t)n != len || memcmp(text, expect, len) != 0 ||
+                ol_field(t, a, OL_F_alternative) != OL_NONE)
+                return OL_NONE;
+            continue;
+        }
+        if (k == OL_N_conditional_expression || k == OL_N_try_statement)
             return OL_NONE;
         if (k != OL_N_for_statement)
             continue;

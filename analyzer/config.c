@@ -688,6 +688,8 @@ void ol_resolver_free(ol_resolver *r)
     }
     ol_vec_free(&r->settings);
     cache_free(r->cache);
+    free(r->top_of_dir);
+    free(r->top);
     free(r->cwd);
     ol_buf_free(&r->error);
     memset(r, 0, sizeof(*r));
@@ -823,30 +825,45 @@ static char *project_top(const char *abs)
     return NULL;
 }
 
+/* project_top for the files of one directory, looked up once while its
+ * files come one after another */
+static const char *project_top_cached(ol_resolver *r, const char *abs)
+{
+    char *dir = parent_dir(abs);
+    if (r->top_of_dir && strcmp(r->top_of_dir, dir) == 0) {
+        free(dir);
+        return r->top;
+    }
+    free(r->top_of_dir);
+    free(r->top);
+    r->top_of_dir = dir;
+    r->top = project_top(abs);
+    return r->top;
+}
+
 /* Do the default per-file-ignores (test code) cover this file? The
  * patterns are relative to the current directory, or, for a file outside
  * it (`oomlint /elsewhere/repo`), to the top of the file's project, so that
  * where oomlint is run from does not decide what counts as test code. */
-static bool default_test_code(const ol_resolver *r, const ol_config *c, const char *abs)
+static bool default_test_code(ol_resolver *r, const ol_config *c, const char *abs)
 {
     if (!abs || (c && c->has_per_file_ignores))
         return false;
     const char *base = pattern_base(r, c);
     const char *rel = base ? below(abs, base) : NULL;
-    char *top = NULL;
-    if (!rel && !c && (top = project_top(abs)) != NULL)
+    const char *top;
+    if (!rel && !c && (top = project_top_cached(r, abs)) != NULL)
         rel = below(abs, top);
     bool hit = false;
     for (const char *const *p = ol_default_test_patterns; *p && !hit; p++)
         hit = ol_glob_match(*p, rel, abs, false);
-    free(top);
     return hit;
 }
 
 /* The rules a file is linted with (enabled) and those that run only to be
  * counted (hidden: what the default per-file-ignores switch off; NULL to
  * leave out). An ignore the configuration writes itself is not counted. */
-static void resolve_enabled(const ol_resolver *r, const ol_config *c, const char *abs, bool *enabled, bool *hidden,
+static void resolve_enabled(ol_resolver *r, const ol_config *c, const char *abs, bool *enabled, bool *hidden,
                             bool *exact)
 {
     const ol_selection *layers[2] = {NULL, NULL};

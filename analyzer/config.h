@@ -106,6 +106,10 @@ typedef struct ol_resolver {
     OL_VEC(ol_settings *) settings; /* distinct rule sets handed out */
     ol_buf error;                  /* the first error, "path:line: message" */
     bool failed;
+    /* the last directory whose project top was looked up, and that top (or
+     * NULL): files come sorted, so a directory's files ask one after another */
+    char *top_of_dir;
+    char *top;
 } ol_resolver;
 
 /* Reads --config when given. Returns false with r->error set on failure;

@@ -1661,6 +1661,23 @@ static bool is_passthrough_iter(ol_model *m, ol_nid call)
 /* Value of an expression, or of its element (elem: what a for over it
  * yields), followed by an unpacking path. Works on syntax where it can:
  * enumerate, zip, tuple literals and accelerator.prepare unpack by position. */
+/* The value a name is bound to by `name = <value>`, when that is the only
+ * binding reaching it (no unpacking, no star), unwrapped of parentheses;
+ * OL_NONE otherwise. */
+static ol_nid bound_literal(ol_model *m, ol_nid name)
+{
+    const ol_tree *t = m->tree;
+    name = ol_unparen(t, name);
+    uint32_t defs[2];
+    if (name == OL_NONE || ol_kind_of(t, name) != OL_N_identifier ||
+        ol_reaching_defs(m, m->node_scope[name], ol_node_sym(m, name), name, defs, 2) != 1)
+        return OL_NONE;
+    const ol_def *d = &m->defs.items[defs[0]];
+    if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred || d->value == OL_NONE)
+        return OL_NONE;
+    return ol_unparen(t, d->value);
+}
+
 static ol_val eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path, int path_len)
 {
     const ol_tree *t = m->tree;
@@ -1695,21 +1712,15 @@ static ol_val eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path,
             ol_nid meth = ol_field(t, callee, OL_F_attribute);
             bool values = ol_text_is(t, meth, "values");
             bool items = !values && ol_text_is(t, meth, "items") && path_len > 0 && path[0] == 1;
-            ol_nid obj = ol_unparen(t, ol_field(t, callee, OL_F_object));
-            uint32_t defs[2];
-            if ((values || items) && obj != OL_NONE && ol_kind_of(t, obj) == OL_N_identifier &&
-                ol_reaching_defs(m, m->node_scope[obj], ol_node_sym(m, obj), obj, defs, 2) == 1) {
-                const ol_def *d = &m->defs.items[defs[0]];
-                ol_nid lit = d->kind == OL_DEF_ASSIGN && d->path_len == 0 ? ol_unparen(t, d->value) : OL_NONE;
-                if (lit != OL_NONE && ol_kind_of(t, lit) == OL_N_dictionary) {
-                    ol_val r = BOTTOM;
-                    for (ol_nid pair = ol_first_named(t, lit); pair != OL_NONE; pair = ol_next_named(t, pair))
-                        if (ol_kind_of(t, pair) == OL_N_pair)
-                            r = join(r, eval_path(m, ol_field(t, pair, OL_F_value), false, path + items,
-                                                  path_len - items));
-                    if (r.kind != OL_V_BOTTOM)
-                        return r;
-                }
+            ol_nid lit = values || items ? bound_literal(m, ol_field(t, callee, OL_F_object)) : OL_NONE;
+            if (lit != OL_NONE && ol_kind_of(t, lit) == OL_N_dictionary) {
+                ol_val r = BOTTOM;
+                for (ol_nid pair = ol_first_named(t, lit); pair != OL_NONE; pair = ol_next_named(t, pair))
+                    if (ol_kind_of(t, pair) == OL_N_pair)
+                        r = join(r, eval_path(m, ol_field(t, pair, OL_F_value), false, path + items,
+                                              path_len - items));
+                if (r.kind != OL_V_BOTTOM)
+                    return r;
             }
         }
     }
@@ -1734,17 +1745,12 @@ static ol_val eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path,
         /* `meters = [AverageMeter(), AverageMeter()]` ... `for m in meters`:
          * an element of the literal the name is bound to, when that is its
          * only binding reaching here */
-        uint32_t defs[2];
-        size_t n = ol_reaching_defs(m, m->node_scope[expr], ol_node_sym(m, expr), expr, defs, 2);
-        if (n == 1) {
-            const ol_def *d = &m->defs.items[defs[0]];
-            ol_kind vk = d->value != OL_NONE ? ol_kind_of(t, ol_unparen(t, d->value)) : OL_N_ERROR;
-            if (d->kind == OL_DEF_ASSIGN && d->path_len == 0 && !d->starred &&
-                (vk == OL_N_list || vk == OL_N_tuple || vk == OL_N_list_comprehension)) {
-                ol_val r = eval_path(m, d->value, true, path, path_len);
-                if (r.kind != OL_V_UNKNOWN)
-                    return r;
-            }
+        ol_nid lit = bound_literal(m, expr);
+        ol_kind vk = lit != OL_NONE ? ol_kind_of(t, lit) : OL_N_ERROR;
+        if (vk == OL_N_list || vk == OL_N_tuple || vk == OL_N_list_comprehension) {
+            ol_val r = eval_path(m, lit, true, path, path_len);
+            if (r.kind != OL_V_UNKNOWN)
+                return r;
         }
     }
     if (k == OL_N_call && !elem && path_len > 0) {
@@ -2863,14 +2869,8 @@ static bool device_move_helper(ol_model *m, ol_nid call)
     ol_nid callee = ol_unparen(t, ol_field(t, call, OL_F_function));
     if (callee != OL_NONE && ol_kind_of(t, callee) == OL_N_attribute)
         callee = ol_field(t, callee, OL_F_attribute);
-    if (callee == OL_NONE || ol_kind_of(t, callee) != OL_N_identifier)
-        return false;
-    uint32_t len;
-    const char *s = ol_text(t, callee, &len);
-    for (size_t i = 0; names[i]; i++)
-        if (strlen(names[i]) == len && memcmp(names[i], s, len) == 0)
-            return true;
-    return false;
+    return callee != OL_NONE && ol_kind_of(t, callee) == OL_N_identifier &&
+           qin(ol_sym_str(m, ol_node_sym(m, callee)), names);
 }
 
 /* A value whose kind is not known but which cannot carry a graph because of

@@ -847,7 +847,7 @@ static const char *project_top_cached(ol_resolver *r, const char *abs)
  * where oomlint is run from does not decide what counts as test code. */
 static bool default_test_code(ol_resolver *r, const ol_config *c, const char *abs)
 {
-    if (!abs || (c && c->has_per_file_ignores))
+    if (!abs || (c && c->has_per_file_ignores) || r->opts.test_code_linted)
         return false;
     const char *base = pattern_base(r, c);
     const char *rel = base ? below(abs, base) : NULL;

@@ -93,6 +93,8 @@ typedef struct ol_config_options {
     const ol_selection *cli;       /* the command line's selectors */
     const ol_strvec *cli_exclude;  /* the command line's --exclude, for --show-settings */
     const char *stdin_filename;    /* --stdin-filename, or NULL */
+    bool test_code_linted;         /* the default per-file-ignores of test code do not apply
+                                      (probe --script: the user asks about this very script) */
 } ol_config_options;
 
 typedef struct ol_config_cache ol_config_cache;

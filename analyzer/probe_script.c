@@ -794,6 +794,10 @@ static bool lint_script(const char *path, ol_file_result *r, ol_buf *err)
     ol_config_options copts = {0};
     ol_selection none = {0};
     copts.cli = &none;
+    /* A script under tests/ that the user runs to confirm its findings is
+     * training code to them: its findings are what the run is checked
+     * against. The configuration's own per-file-ignores still apply. */
+    copts.test_code_linted = true;
     ol_resolver resolver;
     ol_settings fallback = {0};
     fallback.enabled = ol_xcalloc(ol_rule_count, sizeof(bool));

@@ -13,6 +13,11 @@ ROOT = os.path.dirname(HERE)
 FIXTURES = os.path.join(ROOT, "fixtures")
 TESTS = []
 
+
+class Skip(Exception):
+    """Raised by a test that cannot run on this machine (a GPU test where PyTorch
+    sees none): counted and printed as skipped with its reason, never as passed."""
+
 EXPECT = re.compile(r"#\s*expect:\s*([A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)")
 
 

@@ -573,6 +573,24 @@ def _():
         assert "No growth at lines no rule flagged." in r.out, r
 
 
+@test("probe: --script checks a script under tests/ against every rule; the default test-code ignores stay for the CLI")
+def _():
+    with Workspace() as ws:
+        script = ws.write(os.path.join("tests", "smoke_train.py"), LEAK)
+        lint = run("--format", "json", script, cwd=ws.path)
+        assert not any(f["code"] == "OOM101" for f in lint.json()), lint
+        r = run("probe", "--script", script, "--steps", "4", "--format", "json", cwd=ws.path, timeout=600)
+        assert r.code == 0, r
+        got = {(f["code"], f["line"]): f for f in r.json()["findings"]}
+        f101 = got.get(("OOM101", line_of(LEAK, "running += loss")))
+        assert f101 and f101["status"] == "confirmed", r.json()
+        # the configuration's own per-file-ignores still apply
+        ws.write("pyproject.toml", '[tool.oomlint]\nper-file-ignores = { "tests/**" = ["OOM101"] }\n')
+        r = run("probe", "--script", script, "--steps", "4", "--format", "json", cwd=ws.path, timeout=600)
+        assert r.code == 0, r
+        assert not any(f["code"] == "OOM101" for f in r.json()["findings"]), r.json()
+
+
 @test("probe: --script sees nothing in the fixed twin")
 def _():
     with Workspace() as ws:
@@ -867,3 +885,114 @@ def _():
                    x["bad"]["growth_bytes_per_step"] == s["bad"]["growth_bytes_per_step"] for x in m), m
         assert "measured" not in rules["OOM601"]["properties"], rules["OOM601"]
 
+
+
+# ---- on a live GPU: these run where PyTorch sees one and are skipped, visibly, where not ----
+
+GPU_STEPS = 8
+# gpu_*.py's model and batches: Linear(1024, 4096), ReLU, Linear(4096, 1000), batch 256
+GPU_BATCH, GPU_HID, GPU_CLASSES = 256, 4096, 1000
+# What one evaluation without no_grad keeps on the device until its total is
+# dropped: the ReLU output (saved by the ReLU and the second addmm) and
+# cross-entropy's log-softmax output. Its input, labels and weights are the
+# same tensors every step.
+GPU_EVAL_BYTES = F32 * GPU_BATCH * (GPU_HID + GPU_CLASSES)
+
+
+def gpu_python():
+    """The Python the probe will pick, where it sees a CUDA device; else Skip."""
+    try:
+        py = torch_python()
+    except AssertionError as e:
+        raise harness.Skip(f"no GPU: {e}")
+    seen = subprocess.run([py, "-c", "import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)"],
+                          capture_output=True).returncode == 0
+    if not seen:
+        raise harness.Skip(f"no GPU: PyTorch at {py} sees no CUDA device")
+    return py
+
+
+def probe_gpu_script(ws, name, *extra):
+    script = ws.write(name, cuda_source(name))
+    r = run("probe", "--script", script, "--device", "cuda", "--steps", str(GPU_STEPS), "--output-format", "json",
+            *extra, cwd=ws.path, timeout=600)
+    assert r.code == 0, r
+    doc = r.json()
+    assert doc["device"] == "cuda" and doc["steps"] == GPU_STEPS and "error" not in doc, doc
+    assert "cuda_on_cpu" not in doc or not doc["cuda_on_cpu"].get("mapped"), doc["cuda_on_cpu"]
+    return doc
+
+
+def finding(doc, code, line):
+    got = [f for f in doc["findings"] if f["code"] == code and f["line"] == line]
+    assert len(got) == 1, (code, line, doc["findings"])
+    return got[0]
+
+
+def assert_twin_clean(doc):
+    assert doc["findings"] == [] or all(f["status"] != "confirmed" for f in doc["findings"]), doc["findings"]
+    assert doc["unflagged"] == [] and doc["growth_by_line"] == [], doc
+    assert doc["total"]["cuda_growth_bytes_per_step"] < 4096, doc["total"]
+    assert doc["projection"]["out_of_memory_at_step"] is None, doc["projection"]
+
+
+@test("probe: GPU: an evaluation without no_grad summing its loss is confirmed at its line, in device bytes")
+def _():
+    gpu_python()
+    source = cuda_source("gpu_eval_leak.py")
+    with Workspace() as ws:
+        snap = os.path.join(ws.path, "eval.pickle")
+        doc = probe_gpu_script(ws, "gpu_eval_leak.py", "--snapshot", snap)
+        f = finding(doc, "OOM101", line_of(source, "val_total += val_loss"))
+        assert f["status"] == "confirmed" and f["held_by"] == "val_total", f
+        within(f["growth_bytes_per_step"], GPU_EVAL_BYTES, 0.95, 1.1, "OOM101 growth on the device")
+        within(doc["total"]["cuda_growth_bytes_per_step"], GPU_EVAL_BYTES, 0.95, 1.1, "allocated growth")
+        assert os.path.getsize(snap) > 0, snap
+        # the growing bytes were allocated by the evaluation's forward
+        lines = {g["line"] for g in doc["growth_by_line"]}
+        assert line_of(source, "val_loss = crit(model(val_x), val_y)") in lines, doc["growth_by_line"]
+        assert doc["projection"]["out_of_memory_at_step"] is not None, doc["projection"]
+    with Workspace() as ws:
+        assert_twin_clean(probe_gpu_script(ws, "gpu_eval_fixed.py"))
+
+
+@test("probe: GPU: a loss summed after backward() is confirmed by its graph; what the device keeps is measured")
+def _():
+    gpu_python()
+    source = cuda_source("gpu_after_backward.py")
+    with Workspace() as ws:
+        doc = probe_gpu_script(ws, "gpu_after_backward.py")
+        f = finding(doc, "OOM101", line_of(source, "running += loss"))
+        assert f["status"] == "confirmed" and f["held_by"] == "running", f
+        assert f["growth_nodes_per_step"] >= 4, f
+        # backward() freed what the graph saved: the device keeps at most the
+        # allocator's smallest blocks per step
+        assert doc["total"]["cuda_growth_bytes_per_step"] < 4096, doc["total"]
+    with Workspace() as ws:
+        assert_twin_clean(probe_gpu_script(ws, "gpu_after_backward_fixed.py"))
+
+
+@test("probe: GPU: stored logits under autocast and GradScaler are confirmed live; the twin is clean")
+def _():
+    gpu_python()
+    source = cuda_source("cuda_leak.py")
+    with Workspace() as ws:
+        doc = probe_gpu_script(ws, "cuda_leak.py")
+        f = finding(doc, "OOM102", line_of(source, "seen.append(logits)"))
+        assert f["status"] == "confirmed" and f["growth_bytes_per_step"] > 0, f
+    with Workspace() as ws:
+        assert_twin_clean(probe_gpu_script(ws, "cuda_fixed.py"))
+
+
+@test("probe: GPU: every scenario runs on the GPU, bad and fixed agree, with the driver's view")
+def _():
+    gpu_python()
+    r = run("probe", "--device", "cuda", "--format", "json", timeout=3000)
+    assert r.code == 0, r
+    doc = r.json()
+    assert doc["device_kind"] == "cuda" and doc["device"] != "cuda", doc
+    assert {s["rule"] for s in doc["scenarios"]} == {s["rule"] for s in committed()["scenarios"]}, doc
+    for s in doc["scenarios"]:
+        assert s["agree"] is True and s["verdict"] != "needs a GPU", s
+        for side in ("bad", "fixed"):
+            assert s[side]["peak_bytes"] > 0 and s[side]["reserved_peak_bytes"] >= s[side]["peak_bytes"], s

@@ -70,6 +70,7 @@ def main():
     harness.BIN = os.path.abspath(args.bin)
 
     passed = failed = excluded = 0
+    skipped = []
     failures = []
     groups_wanted = set(args.groups.split(",")) if args.groups else None
     if args.unit and not args.k and (groups_wanted is None or "unit" in groups_wanted):
@@ -118,6 +119,9 @@ def main():
             groups.setdefault(group, [0, 0])[0] += 1
             if args.v:
                 print(f"ok   {name}", flush=True)
+        except harness.Skip as why:
+            skipped.append((name, str(why)))
+            print(f"skip {name}: {why}", flush=True)
         except Exception as e:  # a test's failure, whatever raised it
             failed += 1
             groups.setdefault(group, [0, 0])[1] += 1
@@ -130,6 +134,10 @@ def main():
         print(f"\n==== {name}\n{detail.rstrip()}")
     if excluded:
         print(f"excluded on purpose: {excluded} ({', '.join(args.exclude)})")
+    if skipped:
+        print(f"skipped, not run on this machine: {len(skipped)}")
+        for name, why in skipped:
+            print(f"  {name}: {why}")
     print(f"\n{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 

@@ -99,7 +99,33 @@ static void side_line(ol_buf *b, const char *indent, const char *label, const ol
     ol_buf_puts(b, " per step");
     if (!isnan(s->zero_grad_fraction))
         ol_buf_printf(b, ", %.2f%% zero gradients", 100 * s->zero_grad_fraction);
+    if (!isnan(s->reserved_peak_bytes)) {
+        ol_buf_puts(b, ", reserved ");
+        put_bytes(b, s->reserved_peak_bytes);
+    }
+    if (!isnan(s->driver_peak_bytes)) {
+        ol_buf_puts(b, ", the driver sees ");
+        put_bytes(b, s->driver_peak_bytes);
+    }
     ol_buf_putc(b, '\n');
+}
+
+static bool not_measured(const ol_probe_figure *f)
+{
+    return strcmp(f->verdict, "not measured") == 0;
+}
+
+/* The scenario's description, from whichever results file has it. */
+static const char *scenario_summary(const ol_probe_figure *f)
+{
+    if (f->summary[0])
+        return f->summary;
+    for (size_t i = 0; i < ol_probe_figure_count; i++) {
+        const ol_probe_figure *g = &ol_probe_figures[i];
+        if (strcmp(g->rule, f->rule) == 0 && strcmp(g->scenario, f->scenario) == 0 && g->summary[0])
+            return g->summary;
+    }
+    return "";
 }
 
 /* The measured cost as indented text (terminal) or flush left (plain). */
@@ -115,6 +141,10 @@ static void measured_text(const ol_rule *r, ol_buf *b, const char *indent)
         if (strcmp(f->rule, r->code) != 0)
             continue;
         ol_buf_printf(b, "%s%s, torch %s, scenario %s: ", indent, f->device, f->torch, f->scenario);
+        if (not_measured(f)) {
+            ol_buf_printf(b, "not measured%s%s%s\n", f->note[0] ? " (" : "", f->note, f->note[0] ? ")" : "");
+            continue;
+        }
         verdict_text(b, f);
         ol_buf_puts(b, "; the variants agree: ");
         agree_text(b, f);
@@ -141,15 +171,21 @@ static void measured_markdown(const ol_rule *r, ol_buf *b)
     ol_buf_puts(b, "\n## Measured cost\n\n"
                    "Measured with `oomlint probe`: a `bad` and a `fixed` variant of the same small step, "
                    "each in a fresh process. On the CPU, memory is what autograd keeps for backward (the peak adds "
-                   "the gradients alive at the same time); on a GPU it is what the CUDA allocator holds.\n\n");
+                   "the gradients alive at the same time); on a GPU it is what the CUDA allocator holds, and the "
+                   "driver's view (NVML) adds the CUDA context and the allocator's cached blocks. GPU figures "
+                   "come first.\n\n");
     ol_buf_puts(b, "| device | torch | scenario | verdict | agree | peak bad / fixed | growth per step bad / fixed "
-                   "| autograd nodes per step bad / fixed | time per step bad / fixed |\n"
-                   "|---|---|---|---|---|---|---|---|---|\n");
+                   "| autograd nodes per step bad / fixed | time per step bad / fixed | driver sees bad / fixed |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < ol_probe_figure_count; i++) {
         const ol_probe_figure *f = &ol_probe_figures[i];
         if (strcmp(f->rule, r->code) != 0)
             continue;
         ol_buf_printf(b, "| %s | %s | %s | ", f->device, f->torch, f->scenario);
+        if (not_measured(f)) {
+            ol_buf_printf(b, "not measured%s%s | - | - | - | - | - | - |\n", f->note[0] ? ": " : "", f->note);
+            continue;
+        }
         verdict_text(b, f);
         ol_buf_puts(b, " | ");
         agree_text(b, f);
@@ -170,18 +206,31 @@ static void measured_markdown(const ol_rule *r, ol_buf *b)
             put_seconds(b, f->bad.time_per_step_s);
             ol_buf_puts(b, " / ");
             put_seconds(b, f->fixed.time_per_step_s);
+            ol_buf_puts(b, " | ");
+            if (isnan(f->bad.driver_peak_bytes)) {
+                ol_buf_puts(b, "-");
+            } else {
+                put_bytes(b, f->bad.driver_peak_bytes);
+                ol_buf_puts(b, " / ");
+                put_bytes(b, f->fixed.driver_peak_bytes);
+            }
             ol_buf_puts(b, " |\n");
         } else {
-            ol_buf_puts(b, "- | - | - | - |\n");
+            ol_buf_puts(b, "- | - | - | - | - |\n");
         }
     }
     ol_buf_putc(b, '\n');
     for (size_t i = 0; i < ol_probe_figure_count; i++) {
         const ol_probe_figure *f = &ol_probe_figures[i];
-        if (strcmp(f->rule, r->code) != 0 || (i > 0 && strcmp(ol_probe_figures[i - 1].rule, f->rule) == 0 &&
-                                              strcmp(ol_probe_figures[i - 1].scenario, f->scenario) == 0))
+        if (strcmp(f->rule, r->code) != 0)
             continue;
-        ol_buf_printf(b, "- `%s`: %s.", f->scenario, f->summary);
+        bool again = false; /* each scenario once, with the first note measured */
+        for (size_t j = 0; j < i && !again; j++)
+            again = strcmp(ol_probe_figures[j].rule, f->rule) == 0 &&
+                    strcmp(ol_probe_figures[j].scenario, f->scenario) == 0 && !not_measured(&ol_probe_figures[j]);
+        if (again || not_measured(f))
+            continue;
+        ol_buf_printf(b, "- `%s`: %s.", f->scenario, scenario_summary(f));
         if (f->note[0])
             ol_buf_printf(b, " Note: %s.", f->note);
         ol_buf_putc(b, '\n');

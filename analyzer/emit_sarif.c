@@ -213,6 +213,8 @@ static cJSON *measured_side(const ol_probe_side *s)
     add_figure(o, "graph_nodes_per_step", s->graph_nodes_per_step);
     add_figure(o, "time_per_step_s", s->time_per_step_s);
     add_figure(o, "zero_grad_fraction", s->zero_grad_fraction);
+    add_figure(o, "reserved_peak_bytes", s->reserved_peak_bytes);
+    add_figure(o, "driver_peak_bytes", s->driver_peak_bytes);
     return o;
 }
 
@@ -234,6 +236,8 @@ static void add_measured(cJSON *props, const ol_rule *r)
         cJSON_AddStringToObject(m, "verdict", f->verdict);
         if (f->confirmed_by[0])
             cJSON_AddStringToObject(m, "confirmedBy", f->confirmed_by);
+        if (strcmp(f->verdict, "not measured") == 0 && f->note[0])
+            cJSON_AddStringToObject(m, "why", f->note);
         if (f->agree >= 0)
             cJSON_AddBoolToObject(m, "agree", f->agree == 1);
         if (f->measured) {

@@ -43,18 +43,21 @@ typedef struct ol_probe_side {
     double rss_growth_bytes_per_step;
     double time_per_step_s;
     double zero_grad_fraction;
+    double reserved_peak_bytes;       /* CUDA: max memory_reserved (the caching allocator's segments) */
+    double driver_peak_bytes;         /* CUDA: the process's memory as NVML sees it, context included */
 } ol_probe_side;
 
-/* One scenario of one committed results file (from build/gen/probe_results.c). */
+/* One scenario of one committed results file (from build/gen/probe_results.c),
+ * a rule's GPU figures before its CPU ones. */
 typedef struct ol_probe_figure {
     const char *rule;         /* "OOM101" */
     const char *scenario;     /* "train" */
     const char *summary;      /* what the scenario does, bad vs fixed */
     const char *device;       /* "cpu", or the GPU's name */
     const char *torch;        /* torch.__version__ */
-    const char *verdict;      /* "confirmed", "no measurable cost", "needs a GPU" */
+    const char *verdict;      /* "confirmed", "no measurable cost", "needs a GPU", "not measured" */
     const char *confirmed_by; /* "graph growth, memory growth", or "" */
-    const char *note;         /* or "" */
+    const char *note;         /* or ""; for "not measured", why */
     int agree;                /* 1 yes, 0 no, -1 not compared */
     bool measured;            /* false: bad and fixed carry no figures (needs a GPU) */
     ol_probe_side bad, fixed;

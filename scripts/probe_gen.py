@@ -70,7 +70,8 @@ def num(v):
 def side(d):
     d = d or {}
     keys = ("peak_bytes", "growth_bytes_per_step", "graph_nodes_per_step", "rss_peak_bytes",
-            "rss_growth_bytes_per_step", "time_per_step_s", "zero_grad_fraction")
+            "rss_growth_bytes_per_step", "time_per_step_s", "zero_grad_fraction", "reserved_peak_bytes",
+            "driver_peak_bytes")
     return "{" + ", ".join(num(d.get(k)) for k in keys) + "}"
 
 
@@ -81,13 +82,19 @@ def results(out, files):
             doc = json.load(f)
         device = str(doc.get("device", "?"))
         torch = str(doc.get("torch", "?"))
-        for s in doc.get("scenarios", []):
-            if not isinstance(s, dict) or "rule" not in s:
-                continue
+        scenarios = [s for s in doc.get("scenarios", []) if isinstance(s, dict) and "rule" in s]
+        # scenarios a results file names as not measured (scripts/probe_merge.py --missing)
+        for m in doc.get("not_measured", []):
+            if isinstance(m, dict) and "rule" in m:
+                scenarios.append({"rule": m["rule"], "scenario": m.get("scenario", ""), "verdict": "not measured",
+                                  "note": m.get("why", "")})
+        for s in scenarios:
             agree = s.get("agree")
             agree = -1 if agree is None else (1 if agree else 0)
             measured = isinstance(s.get("bad"), dict) and isinstance(s.get("fixed"), dict)
-            rows.append(((s["rule"], s.get("scenario", ""), device), "    {%s, %s, %s, %s, %s, %s, %s, %s, %d, %s, %s, %s},\n" % (
+            # a rule's GPU figures first: they are the ones users decide by
+            key = (s["rule"], device == "cpu", s.get("scenario", ""), device)
+            rows.append((key, "    {%s, %s, %s, %s, %s, %s, %s, %s, %d, %s, %s, %s},\n" % (
                 c_string(s["rule"]), c_string(s.get("scenario", "")), c_string(s.get("summary", "")),
                 c_string(device), c_string(torch), c_string(s.get("verdict", "")),
                 c_string(", ".join(s.get("confirmed_by") or [])), c_string(s.get("note") or ""), agree,

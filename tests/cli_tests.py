@@ -654,6 +654,30 @@ def _():
         assert msgs[18].endswith("keeps every iteration's graph and the activations it saved alive"), msgs
 
 
+@test("cli: OOM101 says backward() freed the saved tensors only where the summed value's own graph was backwarded")
+def _():
+    # Measured on an H200 (probe/results): a loss summed after its backward
+    # keeps 0 B of GPU memory per step, its graph's nodes on the host; a sum
+    # with no backward keeps a batch's activations per step.
+    src = ("import torch\n\n\ndef train(model, loader, opt, crit, scaler):\n    a = b = c = 0\n"
+           "    for x, y in loader:\n        opt.zero_grad()\n        loss = crit(model(x), y)\n"
+           "        loss.backward()\n        opt.step()\n        a += loss\n"
+           "        out = model(x)\n        scaler.scale(crit(out, y)).backward()\n        b += out.sum()\n"
+           "        l2 = crit(out, y)\n        scaler.scale(l2).backward()\n        c += l2\n"
+           "    return a, b, c\n\n\n"
+           "def evaluate(model, loader, crit):\n    total = 0\n    for x, y in loader:\n"
+           "        total += crit(model(x), y)\n    return total\n")
+    freed = "backward() has freed what it saved, but every iteration's graph nodes stay alive in"
+    with Workspace() as ws:
+        r = run("--isolated", "--select", "OOM101", "--format", "json", ws.write("t.py", src))
+        msgs = {f["line"]: f["message"] for f in r.json()}
+        assert set(msgs) == {11, 14, 17, 24}, r
+        assert freed in msgs[11] and freed in msgs[17], msgs
+        # out.sum() is a new node over out's graph; the backward ran on another expression
+        assert freed not in msgs[14] and msgs[14].endswith("every iteration's graph stays alive in `b`"), msgs
+        assert msgs[24].endswith("every iteration's graph stays alive in `total`"), msgs
+
+
 @test("cli: OOM102 names the member of a stored tuple that carries the graph, also through a method")
 def _():
     # the shortened text of a long tuple cuts off where `h_in` is; the

@@ -850,6 +850,34 @@ def committed():
         return json.load(f)
 
 
+GPU_RESULTS = os.path.join(ROOT, "probe", "results", "h200-torch2.11.json")
+
+
+def committed_gpu():
+    with open(GPU_RESULTS) as f:
+        return json.load(f)
+
+
+@test("probe: the committed GPU results name their machine, agree everywhere, and account for every scenario")
+def _():
+    gpu, cpu = committed_gpu(), committed()
+    assert gpu["device_kind"] == "cuda" and gpu["device"] == gpu["environment"]["gpu"], gpu["environment"]
+    env = gpu["environment"]
+    for key in ("driver", "torch", "cuda", "cudnn", "python"):
+        assert env.get(key), (key, env)
+    assert env["torch"] == gpu["torch"], env
+    measured = {(s["rule"], s["scenario"]) for s in gpu["scenarios"]}
+    missing = {(m["rule"], m["scenario"]) for m in gpu["not_measured"]}
+    assert not measured & missing and all(m["why"] for m in gpu["not_measured"]), gpu["not_measured"]
+    assert measured | missing == {(s["rule"], s["scenario"]) for s in cpu["scenarios"]}
+    for s in gpu["scenarios"]:
+        assert s["agree"] is True and s["verdict"] != "needs a GPU", s
+        for side in ("bad", "fixed"):
+            f = s[side]
+            assert f["peak_bytes"] > 0 and f["reserved_peak_bytes"] >= f["peak_bytes"], s
+            assert f["driver_peak_bytes"] >= f["reserved_peak_bytes"], s
+
+
 @test("probe: the committed CPU results cover every scenario and were all in agreement")
 def _():
     doc = committed()
@@ -861,7 +889,7 @@ def _():
         assert s["agree"] is True, s
 
 
-@test("probe: `oomlint rule` and SARIF quote the committed figures with device and torch version")
+@test("probe: `oomlint rule` and SARIF quote the committed figures with device and torch version, the GPU's first")
 def _():
     doc = committed()
     s = next(x for x in doc["scenarios"] if x["rule"] == "OOM101" and x["scenario"] == "eval")
@@ -871,9 +899,23 @@ def _():
     assert f"cpu, torch {doc['torch']}, scenario eval: {s['verdict']}" in r.out, r
     kib = s["bad"]["growth_bytes_per_step"] / 1024
     assert f"+{kib:.1f} KiB per step kept" in r.out, r
-    assert "GPU: not measured yet" in r.out, r
+    gpu = committed_gpu()
+    g = next(x for x in gpu["scenarios"] if x["rule"] == "OOM101" and x["scenario"] == "eval")
+    head = f"{gpu['device']}, torch {gpu['torch']}, scenario eval: {g['verdict']}"
+    assert head in r.out and r.out.index(head) < r.out.index("cpu, torch"), r.out
+    mib = g["bad"]["growth_bytes_per_step"] / 2**20
+    assert f"+{mib:.1f} MiB per step kept" in r.out and "the driver sees" in r.out, r.out
+    assert "not measured yet" not in r.out, r.out
     md = run("rule", "OOM101", "--markdown").out
     assert "## Measured cost" in md and f"| cpu | {doc['torch']} | eval |" in md, md
+    assert md.index(f"| {gpu['device']} | {gpu['torch']} | eval |") < md.index("| cpu |"), md
+    assert md.count("- `eval`:") == 1, md
+    # a scenario the GPU run did not reach says so, and why
+    missing = {m["rule"]: m for m in gpu["not_measured"]}
+    if missing:
+        code, m = sorted(missing.items())[0]
+        out = run("rule", code).out
+        assert f"{gpu['device']}, torch {gpu['torch']}, scenario {m['scenario']}: not measured ({m['why']})" in out, out
     r = run("rule", "OOM601")
     assert "Measured" not in r.out, r
     with Workspace() as ws:
@@ -883,6 +925,8 @@ def _():
         m = rules["OOM101"]["properties"]["measured"]
         assert any(x["device"] == "cpu" and x["torch"] == doc["torch"] and x["scenario"] == "eval" and
                    x["bad"]["growth_bytes_per_step"] == s["bad"]["growth_bytes_per_step"] for x in m), m
+        assert m[0]["device"] == gpu["device"] and m[0]["bad"]["driver_peak_bytes"] > 0, m[0]
+        assert m[0]["bad"]["growth_bytes_per_step"] == g["bad"]["growth_bytes_per_step"], m[0]
         assert "measured" not in rules["OOM601"]["properties"], rules["OOM601"]
 
 

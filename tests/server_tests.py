@@ -578,6 +578,8 @@ def _():
         assert h["contents"]["kind"] == "markdown" and h["range"] == d["range"], h
         page = harness.run("rule", "OOM302", "--markdown").out
         assert d["message"] in value and page.strip() in value, value
+        # the measured cost quotes the GPU's figures before the CPU's
+        assert "| NVIDIA H200 |" in value and value.index("| NVIDIA H200 |") < value.index("| cpu |"), value
         h = s.request("textDocument/hover", {"textDocument": {"uri": L.uri(path)},
                                              "position": {"line": 0, "character": 0}})
         assert h["result"] is None, h

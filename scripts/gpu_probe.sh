@@ -21,8 +21,8 @@
 #   tests.txt          the GPU tests of tests/probe_tests.py
 #   log.txt            the exit status and seconds of each step
 # Each probe run starts one Python per variant; on an H200 with torch 2.11 a
-# start (import and CUDA context) takes about 9 s, so all 20 scenarios take
-# about 6 minutes in all.
+# start (import and CUDA context) took 9 to 17 s, so all 20 scenarios take
+# 6 to 9 minutes.
 set -u
 BIN=$(realpath "${1:-build/release/oomlint}")
 OUTDIR=${2:-gpu-results}

@@ -20,6 +20,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 import xml.etree.ElementTree as ET
 
@@ -1040,3 +1041,52 @@ def _():
         assert s["agree"] is True and s["verdict"] != "needs a GPU", s
         for side in ("bad", "fixed"):
             assert s[side]["peak_bytes"] > 0 and s[side]["reserved_peak_bytes"] >= s[side]["peak_bytes"], s
+
+
+@test("probe: docs/probe.md's GPU-against-CPU table and plot are what scripts/probe_compare.py makes of the results")
+def _():
+    with Workspace() as ws:
+        doc = os.path.join(ws.path, "probe.md")
+        svg = os.path.join(ws.path, "plot.svg")
+        shutil.copy(os.path.join(ROOT, "docs", "probe.md"), doc)
+        subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "probe_compare.py"), GPU_RESULTS, RESULTS,
+                        "--write", doc, svg], check=True)
+        for made, committed_path in ((doc, "probe.md"), (svg, "probe-gpu-cpu.svg")):
+            with open(made) as a, open(os.path.join(ROOT, "docs", committed_path)) as b:
+                assert a.read() == b.read(), f"rerun scripts/probe_compare.py: docs/{committed_path} is stale"
+        root = ET.parse(svg).getroot()
+        bars = [r for r in root.iter("{http://www.w3.org/2000/svg}rect") if r.find(
+            "{http://www.w3.org/2000/svg}title") is not None]
+        gpu, cpu = committed_gpu(), committed()
+        # a bar per measured device and scenario, for peak and time
+        n_cpu = sum(1 for s in cpu["scenarios"] if isinstance(s.get("bad"), dict) and s["bad"].get("peak_bytes"))
+        assert len(bars) == 2 * (len(gpu["scenarios"]) + n_cpu), len(bars)
+
+
+@test("probe: scripts/probe_merge.py joins the GPU runs, names what no run reached, refuses disagreement")
+def _():
+    merge = os.path.join(ROOT, "scripts", "probe_merge.py")
+    side = {"peak_bytes": 1, "growth_bytes_per_step": 0}
+
+    def doc(*rules, agree=True, torch="2.11.0"):
+        return json.dumps({"device": "GPU X", "device_kind": "cuda", "torch": torch, "iterations": 20,
+                           "scenarios": [{"rule": r, "scenario": "s", "agree": agree, "bad": side, "fixed": side}
+                                         for r in rules]})
+    with Workspace() as ws:
+        env = ws.write("env.txt", "2026-01-01T00:00:00Z\nname, driver_version, memory.total [MiB], pci.bus_id\n"
+                                  "GPU X, 580.1, 1000 MiB, 0\npython 3.12.3\ntorch 2.11.0 cuda 13.0 cudnn 91900\n")
+        a, b = ws.write("a.json", doc("OOM101")), ws.write("b.json", doc("OOM301"))
+        out = os.path.join(ws.path, "out.json")
+        r = subprocess.run([sys.executable, merge, out, env, a, b, "--missing", "OOM701/t=cut short"],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        with open(out) as f:
+            m = json.load(f)
+        assert [s["rule"] for s in m["scenarios"]] == ["OOM101", "OOM301"] and m["runs"] == 2, m
+        assert m["environment"]["gpu"] == "GPU X" and m["environment"]["driver"] == "580.1", m["environment"]
+        assert m["environment"]["cuda"] == "13.0" and m["not_measured"] == [
+            {"rule": "OOM701", "scenario": "t", "why": "cut short"}], m
+        for bad in (doc("OOM102", agree=False), doc("OOM101"), doc("OOM102", torch="2.10.0")):
+            c = ws.write("c.json", bad)
+            r = subprocess.run([sys.executable, merge, out + "2", env, a, c], capture_output=True, text=True)
+            assert r.returncode != 0 and not os.path.exists(out + "2"), (bad, r)

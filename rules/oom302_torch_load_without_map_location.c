@@ -339,23 +339,55 @@ static bool loads_plain_data(ol_model *m, ol_nid call, ol_nid path)
  * function (a `path` elsewhere is another variable), or the same file-name
  * literal in both (`join(args.dump, "feat.pth")` and `join(args.load,
  * "feat.pth")`)? */
+#define FILE_LITERALS_MAX 16
+#define FILE_LITERAL_DEPTH 3
+
+typedef struct {
+    const char *s[FILE_LITERALS_MAX];
+    uint32_t len[FILE_LITERALS_MAX];
+    size_t n;
+} file_literals;
+
+/* The file-name literals a path is spelled with: in its own text, and in
+ * what the names in it are bound to, a few bindings deep (`save_path =
+ * os.path.join(d, name)` after `name = "%s_net_%s.pth" % (epoch, which)`):
+ * a writer and a reader that build the same file name in separate
+ * statements, or separate methods, spell the same literal. */
+static void path_literals(ol_model *m, ol_nid e, int depth, file_literals *out)
+{
+    const ol_tree *t = m->tree;
+    for (ol_nid x = e; out->n < FILE_LITERALS_MAX && x < t->nodes.len &&
+                       t->nodes.items[x].start < t->nodes.items[e].end; x++) {
+        if (ol_file_literal(t, x, &out->s[out->n], &out->len[out->n])) {
+            out->n++;
+            continue;
+        }
+        if (depth >= FILE_LITERAL_DEPTH || ol_kind_of(t, x) != OL_N_identifier)
+            continue;
+        uint32_t defs[4];
+        size_t n = ol_reaching_defs(m, m->node_scope[x], ol_node_sym(m, x), x, defs, 4);
+        for (size_t i = 0; i < n && n < 4; i++) {
+            const ol_def *d = &m->defs.items[defs[i]];
+            if (d->kind == OL_DEF_ASSIGN && d->path_len == 0 && !d->starred && d->value != OL_NONE)
+                path_literals(m, d->value, depth + 1, out);
+        }
+    }
+}
+
 static bool same_file(ol_model *m, ol_nid a, ol_nid b)
 {
     const ol_tree *t = m->tree;
     if (ol_same_text(t, a, b) && ol_function_of(m, a) == ol_function_of(m, b))
         return true;
-    for (ol_nid x = a; x < t->nodes.len && t->nodes.items[x].start < t->nodes.items[a].end; x++) {
-        const char *sx;
-        uint32_t lx;
-        if (!ol_file_literal(t, x, &sx, &lx))
-            continue;
-        for (ol_nid y = b; y < t->nodes.len && t->nodes.items[y].start < t->nodes.items[b].end; y++) {
-            const char *sy;
-            uint32_t ly;
-            if (ol_file_literal(t, y, &sy, &ly) && lx == ly && memcmp(sx, sy, lx) == 0)
+    file_literals la = {0}, lb = {0};
+    path_literals(m, a, 0, &la);
+    if (la.n == 0)
+        return false;
+    path_literals(m, b, 0, &lb);
+    for (size_t i = 0; i < la.n; i++)
+        for (size_t j = 0; j < lb.n; j++)
+            if (la.len[i] == lb.len[j] && memcmp(la.s[i], lb.s[j], la.len[i]) == 0)
                 return true;
-        }
-    }
     return false;
 }
 

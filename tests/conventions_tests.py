@@ -140,8 +140,9 @@ def _():
         lines = r.out.splitlines()
         assert r.code == 1, r
         assert lines == [
-            f"{f}:13:9: OOM101 [*] `total` accumulates `loss`, which carries the autograd graph; every "
-            "iteration's graph stays alive in `total`",
+            f"{f}:13:9: OOM101 [*] `total` accumulates `loss`, which carries the autograd graph; backward() has "
+            "freed what it saved, but every iteration's graph nodes stay alive in `total` (host memory that grows "
+            "each step)",
             f"{f}:15:1: OOM502 [*] `from torch.cuda.amp import autocast` imports the CUDA AMP API deprecated "
             "since PyTorch 2.4",
             f"{f}:16:6: OOM502 [*] `autocast` is `torch.cuda.amp.autocast`, deprecated since PyTorch 2.4; it warns "
@@ -171,8 +172,9 @@ def _():
         f = ws.write("train.ipynb", json.dumps(nb))
         r = run("--output-format", "concise", "-q", f)
         assert r.code == 1 and r.out.splitlines() == [
-            f"{f}:cell 2:13:9: OOM101 [*] `total` accumulates `loss`, which carries the autograd graph; every "
-            "iteration's graph stays alive in `total`"], r
+            f"{f}:cell 2:13:9: OOM101 [*] `total` accumulates `loss`, which carries the autograd graph; "
+            "backward() has freed what it saved, but every iteration's graph nodes stay alive in `total` (host "
+            "memory that grows each step)"], r
 
 
 @test("conventions: `output-format` in [tool.oomlint] is used unless the command line names one")

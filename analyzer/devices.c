@@ -118,14 +118,23 @@ static bool has_word_nocase(const char *text, size_t len, const char *word)
         size_t k = 0;
         while (k < n && tolower((unsigned char)text[i + k]) == word[k])
             k++;
-        if (k == n)
-            return true;
+        if (k != n)
+            continue;
+        /* nor run into a longer word ("xla" in "set_xlabel", "ddp" in
+         * "ddpm"), a plural aside ("gpus") */
+        size_t after = i + n;
+        if (short_word && after < len && isalpha((unsigned char)text[after]) &&
+            !(tolower((unsigned char)text[after]) == 's' &&
+              (after + 1 >= len || !isalpha((unsigned char)text[after + 1]))))
+            continue;
+        return true;
     }
     return false;
 }
 
 /* Does a name or string of the code (comments do not count) hold one of the
- * words? `whole`, when given, is a word that counts only as a whole name
+ * words? A word of three letters or fewer counts only apart from other
+ * letters (has_word_nocase). `whole`, when given, is a word that counts only as a whole name
  * ("rank", not "rank" in "ranking" or a string). */
 static bool code_says(ol_model *m, const char *const *words, const char *whole)
 {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "devices.h"
 #include "facts.h"
 #include "hostuse.h"
 #include "project.h"
@@ -997,6 +998,14 @@ static void record_save(ol_model *m, ol_arena *a, ol_sum_save *sv, ol_nid call)
     ol_nid obj = ol_call_arg(m, call, 0, "obj"), to = ol_call_arg(m, call, 1, "f");
     memset(sv, 0, sizeof(*sv));
     sv->host_only = obj != OL_NONE && ol_host_only(m, obj);
+    /* as OOM302 reads a save of its own file: a script that never puts
+     * anything on an accelerator saves from the host, outside a helper
+     * whose parameters come from elsewhere (a CPU-only training script
+     * whose policy a sibling script reloads) */
+    uint32_t fn = ol_function_of(m, call);
+    if (!sv->host_only && obj != OL_NONE && (fn == OL_NO_INDEX || m->functions.items[fn].params.len == 0) &&
+        ol_file_stays_on_cpu(m))
+        sv->host_only = true;
     ol_nid dict = obj != OL_NONE ? ol_saved_dict(m, obj) : OL_NONE;
     if (dict != OL_NONE) {
         size_t n = 0;

@@ -833,6 +833,26 @@ static bool base_is_module_qual(const char *q, bool lightning)
     return false;
 }
 
+bool ol_class_defines_call(ol_model *m, uint32_t ci)
+{
+    ol_sym call = ol_intern(&m->strings, "__call__", 8);
+    for (int depth = 0; ci < m->classes.len && depth < 16; depth++) {
+        const ol_class *c = &m->classes.items[ci];
+        for (size_t i = 0; i < c->methods.len; i++)
+            if (m->functions.items[c->methods.items[i]].name == call)
+                return true;
+        /* the first base of this file, as Python looks it up */
+        uint32_t next = OL_NO_INDEX;
+        for (size_t i = 0; i < c->bases.len && next == OL_NO_INDEX; i++) {
+            ol_val v = ol_eval(m, c->bases.items[i]);
+            if (v.kind == OL_V_CLASS && v.ref < m->classes.len && v.ref != ci)
+                next = v.ref;
+        }
+        ci = next;
+    }
+    return false;
+}
+
 static bool class_is_kind(ol_model *m, uint32_t ci, bool lightning, int depth)
 {
     ol_class *c = &m->classes.items[ci];
@@ -842,23 +862,33 @@ static bool class_is_kind(ol_model *m, uint32_t ci, bool lightning, int depth)
     if (depth > 16 || c->visiting)
         return false;
     c->visiting = 1;
-    bool result = false;
+    bool result = false, guessed = false;
     for (size_t i = 0; i < c->bases.len && !result; i++) {
         ol_val v = ol_eval(m, c->bases.items[i]);
         c = &m->classes.items[ci];
-        if (v.kind == OL_V_EXTERN && base_is_module_qual(ol_sym_str(m, v.ref), lightning))
+        if (v.kind == OL_V_EXTERN && base_is_module_qual(ol_sym_str(m, v.ref), lightning)) {
             result = true;
-        else if (v.kind == OL_V_CLASS && v.ref < m->classes.len && v.ref != ci &&
-                 class_is_kind(m, v.ref, lightning, depth + 1))
+        } else if (v.kind == OL_V_CLASS && v.ref < m->classes.len && v.ref != ci &&
+                   class_is_kind(m, v.ref, lightning, depth + 1)) {
             result = true;
+            guessed = m->classes.items[v.ref].module_guessed == 1;
+        }
     }
     c = &m->classes.items[ci];
     if (!result && !lightning && c->bases.len > 0) {
-        /* a class with a base we cannot see and a forward() is a module */
+        /* a class with a base we cannot see and a forward() is a module
+         * (a guess: another file of the run may show that base) */
         for (size_t i = 0; i < c->methods.len; i++)
             if (m->functions.items[c->methods.items[i]].name == m->names.forward)
-                result = true;
+                result = guessed = true;
+        /* unless calling it runs a __call__ of its own, not a module's
+         * forward (a data transform whose __call__ runs forward()) */
+        if (result && ol_class_defines_call(m, ci))
+            result = guessed = false;
+        c = &m->classes.items[ci];
     }
+    if (!lightning)
+        c->module_guessed = result && guessed;
     c->visiting = 0;
     c->lightning_state = lightning ? (int8_t)result : c->lightning_state;
     c->module_state = lightning ? c->module_state : (int8_t)result;
@@ -870,6 +900,11 @@ static bool class_is_kind(ol_model *m, uint32_t ci, bool lightning, int depth)
 bool ol_class_is_module(ol_model *m, uint32_t cls)
 {
     return cls < m->classes.len && class_is_kind(m, cls, false, 0);
+}
+
+bool ol_class_module_guessed(ol_model *m, uint32_t cls)
+{
+    return ol_class_is_module(m, cls) && m->classes.items[cls].module_guessed == 1;
 }
 
 bool ol_class_is_lightning(ol_model *m, uint32_t cls)

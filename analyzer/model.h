@@ -199,6 +199,7 @@ typedef struct ol_class {
     OL_VEC(uint32_t) methods;    /* function indices */
     OL_VEC(uint32_t) attr_defs;  /* defs of self.x = ... (and class-body names) */
     int8_t module_state;         /* -1 unknown yet, 0 no, 1 yes (memo) */
+    int8_t module_guessed;       /* 1: a module only because a base is unseen and it defines forward() */
     int8_t lightning_state;
     int8_t visiting;
 } ol_class;
@@ -454,6 +455,12 @@ uint32_t ol_except_at(const ol_model *m, ol_nid n);
 /* Enclosing function of a node, or OL_NO_INDEX (module level). */
 uint32_t ol_function_of(const ol_model *m, ol_nid n);
 bool ol_class_is_module(ol_model *m, uint32_t cls);
+/* Is the module answer for cls a guess (a base that cannot be seen, and a
+ * forward())? Another file of the run may show that base. */
+bool ol_class_module_guessed(ol_model *m, uint32_t cls);
+/* Does class cls, or a base of this file it inherits from, define
+ * `__call__`? Then calling an instance runs that, not nn.Module's. */
+bool ol_class_defines_call(ol_model *m, uint32_t cls);
 bool ol_class_is_lightning(ol_model *m, uint32_t cls);
 ol_hook ol_function_hook(ol_model *m, uint32_t fn);
 

@@ -953,6 +953,8 @@ static void classes_and_imports(sbuild *b)
         const char *name = ol_sym_str(m, c->name);
         cs->name = ol_arena_strndup(a, name, strlen(name));
         cs->is_module = ol_class_is_module(m, (uint32_t)ci);
+        cs->module_guess = cs->is_module && ol_class_module_guessed(m, (uint32_t)ci);
+        cs->has_call = ol_class_defines_call(m, (uint32_t)ci);
         cs->is_lossfn = cs->is_module && (ol_str_has_suffix(name, "Loss") || ol_str_has_suffix(name, "Criterion"));
         cs->bases = ol_arena_alloc(a, sizeof(char *) * (c->bases.len ? c->bases.len : 1));
         cs->ext_bases = ol_arena_alloc(a, sizeof(char *) * (c->bases.len ? c->bases.len : 1));
@@ -1317,13 +1319,42 @@ static void resolve(ol_xref *x, target *tg, const char *qual)
  * own file, and those it imports, followed file by file (`CLIPTask` ->
  * `ImageTextTask` of another file -> `TrainingTask(nn.Module)` of a third)?
  * A summary says only what its file knows; the chain is followed here. */
-static bool module_through_bases(ol_xref *x, size_t file, const ol_file_summary *s, const ol_class_summary *cls,
-                                 int depth)
+/* Does class cls define `__call__`, or a base of it, followed file by file? */
+static bool calls_own(ol_xref *x, size_t file, const ol_file_summary *s, const ol_class_summary *cls, int depth)
 {
-    if (cls->is_module)
+    if (cls->has_call)
         return true;
     if (depth > 4)
         return false;
+    for (size_t i = 0; i < cls->base_count; i++) {
+        const ol_class_summary *b = ol_summary_class(s, cls->bases[i]);
+        if (b && b != cls && calls_own(x, file, s, b, depth + 1))
+            return true;
+    }
+    for (size_t i = 0; i < cls->ext_base_count; i++) {
+        target tg = {0, true, NULL, NULL, NULL, 0, -1};
+        resolve_at(x, file, &tg, cls->ext_bases[i]);
+        if (tg.cls && tg.file && calls_own(x, tg.file_index, tg.file, tg.cls, depth + 1))
+            return true;
+    }
+    return false;
+}
+
+/* Is class cls of file `file` an nn.Module through its bases: those of its
+ * own file, and those it imports, followed file by file (`CLIPTask` ->
+ * `ImageTextTask` of another file -> `TrainingTask(nn.Module)` of a third)?
+ * A summary says only what its file knows; the chain is followed here. A
+ * class its file took for a module only because it has a base that file
+ * cannot see and a forward() is not one when a base in another file
+ * defines `__call__`: calling it runs that (PyG's `ToUndirected` of a
+ * `BaseTransform` whose __call__ runs forward()). */
+static bool module_through_bases(ol_xref *x, size_t file, const ol_file_summary *s, const ol_class_summary *cls,
+                                 int depth)
+{
+    if (cls->is_module && !cls->module_guess)
+        return true;
+    if (depth > 4)
+        return cls->is_module;
     for (size_t i = 0; i < cls->base_count; i++) {
         const ol_class_summary *b = ol_summary_class(s, cls->bases[i]);
         if (b && b != cls && module_through_bases(x, file, s, b, depth + 1))
@@ -1335,7 +1366,7 @@ static bool module_through_bases(ol_xref *x, size_t file, const ol_file_summary 
         if (tg.cls && tg.file && module_through_bases(x, tg.file_index, tg.file, tg.cls, depth + 1))
             return true;
     }
-    return false;
+    return cls->module_guess && !calls_own(x, file, s, cls, 0);
 }
 
 static target *lookup(ol_xref *x, ol_sym qual)

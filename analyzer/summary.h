@@ -88,6 +88,8 @@ typedef struct ol_fn_summary {
 typedef struct ol_class_summary {
     const char *name;
     bool is_module;       /* an nn.Module (also through local bases) */
+    bool module_guess;    /* is_module only because a base is unseen and it defines forward() */
+    bool has_call;        /* defines __call__ (also through local bases) */
     bool is_lossfn;       /* a module named like a loss (`...Loss`, `...Criterion`) */
     size_t base_count;
     const char **bases;   /* bases defined in the same file, for inherited methods */

@@ -10,17 +10,81 @@
 
 #include "rule.h"
 
+static bool is_variable(ol_model *m, const ol_call *call)
+{
+    const char *q = ol_qualname(m, call->callee);
+    return q && (strcmp(q, "torch.autograd.Variable") == 0 || strcmp(q, "torch.autograd.variable.Variable") == 0);
+}
+
+/* Does the lambda or function at node fn hand its keyword arguments on to
+ * torch.autograd.Variable (`Variable = lambda *a, **k:
+ * autograd.Variable(*a, **k).cuda()`)? Then `volatile=True` given to it
+ * reaches Variable, and is ignored there. */
+static bool forwards_to_variable(ol_model *m, ol_nid fn)
+{
+    const ol_tree *t = m->tree;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *call = &m->calls.items[i];
+        if (call->node <= fn || call->node >= m->subtree_end[fn] || !is_variable(m, call))
+            continue;
+        ol_nid args = ol_field(t, call->node, OL_F_arguments);
+        for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE; a = ol_next_named(t, a))
+            if (ol_kind_of(t, a) == OL_N_dictionary_splat)
+                return true;
+    }
+    return false;
+}
+
+/* The wrapper a call runs, when it is a name bound to a lambda or a
+ * function of this file that forwards to Variable; else OL_NONE. */
+static ol_nid variable_wrapper(ol_model *m, const ol_call *call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid callee = ol_unparen(t, ol_field(t, call->node, OL_F_function));
+    uint32_t fi = ol_callee_function(m, call->node);
+    if (fi != OL_NO_INDEX)
+        return forwards_to_variable(m, m->functions.items[fi].node) ? m->functions.items[fi].node : OL_NONE;
+    if (callee == OL_NONE || ol_kind_of(t, callee) != OL_N_identifier)
+        return OL_NONE;
+    uint32_t defs[2];
+    size_t n = ol_reaching_defs(m, m->node_scope[callee], ol_node_sym(m, callee), callee, defs, 2);
+    if (n != 1)
+        return OL_NONE;
+    const ol_def *d = &m->defs.items[defs[0]];
+    ol_nid v = d->value != OL_NONE ? ol_unparen(t, d->value) : OL_NONE;
+    if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || v == OL_NONE || ol_kind_of(t, v) != OL_N_lambda)
+        return OL_NONE;
+    return forwards_to_variable(m, v) ? v : OL_NONE;
+}
+
+static bool true_arg(ol_model *m, const ol_call *call, const char *name)
+{
+    ol_nid a = ol_call_arg(m, call->node, -1, name);
+    return a != OL_NONE && ol_kind_of(m->tree, a) == OL_N_true;
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
-        const char *q = ol_qualname(m, call->callee);
-        if (!q || (strcmp(q, "torch.autograd.Variable") != 0 && strcmp(q, "torch.autograd.variable.Variable") != 0))
+        if (!is_variable(m, call)) {
+            /* `volatile=True` through a wrapper of this file that passes it on */
+            if (call->name && true_arg(m, call, "volatile") && variable_wrapper(m, call) != OL_NONE) {
+                char *callee = ol_node_str_short(t, ol_field(t, call->node, OL_F_function));
+                ol_diag *d = ol_report_node(c, call->node,
+                                            "`volatile=True` reaches `torch.autograd.Variable` through `%s`, and no "
+                                            "longer disables autograd there (ignored since PyTorch 0.4): a forward "
+                                            "pass on this value records a graph unless it runs under "
+                                            "`torch.no_grad()`",
+                                            callee);
+                ol_diag_help(d, "pass the tensor itself and run the code under `with torch.no_grad():`");
+                free(callee);
+            }
             continue;
-        ol_nid volatile_arg = ol_call_arg(m, call->node, -1, "volatile");
-        bool is_volatile = volatile_arg != OL_NONE && ol_kind_of(t, volatile_arg) == OL_N_true;
+        }
+        bool is_volatile = true_arg(m, call, "volatile");
         ol_diag *d;
         if (is_volatile) {
             d = ol_report_node(c, call->node,

@@ -1084,15 +1084,51 @@ static bool library_qual(const char *q)
     return false;
 }
 
+/* A method name distinctive enough to stand for the one class of the run
+ * that defines it (`forward_test_wikikg`, not `update` or `predict`): an
+ * underscore and ten characters or more, not a special method. */
+static bool distinctive_method(const char *name)
+{
+    size_t n = strlen(name);
+    return n >= 10 && strchr(name, '_') && !(name[0] == '_' && name[1] == '_');
+}
+
+#define CANDIDATE_CLASSES 8
+
+/* The classes this file imports from the project (a capitalised last
+ * part, not a library's), as candidates for the class of a value the
+ * file cannot tell: `model.forward_test_wikikg(...)` after `from .models
+ * import KEModel`. The callee's file resolves each; only a class that
+ * defines the method does. */
+static size_t imported_classes(ol_model *m, const char **out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t d = 0; d < m->defs.len && n < cap; d++) {
+        const ol_def *def = &m->defs.items[d];
+        if (def->kind != OL_DEF_IMPORT || !def->qual || def->scope != 0)
+            continue;
+        const char *q = ol_sym_str(m, def->qual);
+        const char *dot = strrchr(q, '.');
+        const char *last = dot ? dot + 1 : q;
+        if (last[0] >= 'A' && last[0] <= 'Z' && !library_qual(q))
+            out[n++] = q;
+    }
+    return n;
+}
+
 /* The calls this file makes of functions it does not define, as the
  * callee's file needs them (ol_sum_call). */
 static void collect_calls(ol_model *m, call_rec_vec *out)
 {
     const ol_tree *t = m->tree;
+    const char *classes[CANDIDATE_CLASSES];
+    size_t class_count = (size_t)-1;
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *c = &m->calls.items[i];
         if (!c->name || ol_callee_function(m, c->node) != OL_NO_INDEX)
             continue;
+        char *quals[CANDIDATE_CLASSES + 1];
+        size_t nq = 0;
         char *qual = NULL;
         ol_nid recv = ol_unparen(t, c->receiver);
         uint32_t len;
@@ -1118,11 +1154,21 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
             ol_val v = ol_eval(m, recv);
             if (v.kind == OL_V_OBJECT && v.ref && !library_qual(ol_sym_str(m, v.ref)))
                 qual = ol_xasprintf("%s.%s", ol_sym_str(m, v.ref), ol_sym_str(m, c->name));
+            else if ((v.kind == OL_V_UNKNOWN || (v.kind == OL_V_MODULE && !v.ref)) &&
+                     distinctive_method(ol_sym_str(m, c->name))) {
+                if (class_count == (size_t)-1)
+                    class_count = imported_classes(m, classes, CANDIDATE_CLASSES);
+                for (size_t k = 0; k < class_count; k++)
+                    quals[nq++] = ol_xasprintf("%s.%s", classes[k], ol_sym_str(m, c->name));
+            }
         }
-        if (!qual)
+        if (qual)
+            quals[nq++] = qual;
+        if (nq == 0)
             continue;
-        call_rec r = {qual, ol_grad_disabled(m, c->node), NULL};
-        if (!r.grad_off) {
+        bool grad_off = ol_grad_disabled(m, c->node);
+        char *root_name = NULL;
+        if (!grad_off) {
             /* a function of the module (or a method of one of its classes)
              * that nothing in this file calls: its callers in other files
              * decide the grad mode at this call */
@@ -1131,11 +1177,15 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
                 ol_arena a = {0};
                 const char *name = function_name(m, root, &a);
                 if (name)
-                    r.root = ol_xstrndup(name, strlen(name));
+                    root_name = ol_xstrndup(name, strlen(name));
                 ol_arena_free(&a);
             }
         }
-        ol_vec_push(out, r);
+        for (size_t k = 0; k < nq; k++) {
+            call_rec r = {quals[k], grad_off, root_name && k + 1 < nq ? ol_xstrndup(root_name, strlen(root_name))
+                                                                      : root_name};
+            ol_vec_push(out, r);
+        }
     }
 }
 
@@ -1315,10 +1365,6 @@ static void resolve(ol_xref *x, target *tg, const char *qual)
     resolve_at(x, x->file, tg, qual);
 }
 
-/* Is class cls of file `file` an nn.Module through its bases: those of its
- * own file, and those it imports, followed file by file (`CLIPTask` ->
- * `ImageTextTask` of another file -> `TrainingTask(nn.Module)` of a third)?
- * A summary says only what its file knows; the chain is followed here. */
 /* Does class cls define `__call__`, or a base of it, followed file by file? */
 static bool calls_own(ol_xref *x, size_t file, const ol_file_summary *s, const ol_class_summary *cls, int depth)
 {
@@ -1743,16 +1789,49 @@ static void visit_caller(void *ctx, size_t file, const ol_sum_call *call)
  * `depth` more files deep. */
 #define CALLER_DEPTH 4
 
+/* Does qual, as file `from` names it, name `rest` of file `want`, also
+ * through the re-exports of a package's __init__.py (`from .models import
+ * KEModel`, where models/__init__.py imports it from .general)? */
+static bool resolve_to(ol_xref *x, size_t from, const char *qual, size_t want, const char *rest)
+{
+    char *owned = NULL;
+    bool found = false;
+    for (int hop = 0; hop < 4 && !found; hop++) {
+        size_t to;
+        const char *r;
+        if (!ol_project_resolve(x->project, from, qual, &to, &r))
+            break;
+        if (to == want) {
+            found = strcmp(r, rest) == 0;
+            break;
+        }
+        const ol_file_summary *s = to == x->file ? x->own : hold(x, to);
+        const char *dot = s && *r ? strchr(r, '.') : NULL;
+        if (!s || !*r)
+            break;
+        size_t first = dot ? (size_t)(dot - r) : strlen(r);
+        char *name = ol_xstrndup(r, first);
+        const ol_sum_import *imp = ol_summary_import(s, name);
+        free(name);
+        if (!imp)
+            break;
+        char *next = ol_xasprintf("%s%s", imp->qual, dot ? dot : "");
+        free(owned);
+        owned = next;
+        qual = next;
+        from = to;
+    }
+    free(owned);
+    return found;
+}
+
 static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, size_t *grad_on, size_t *grad_off)
 {
     const char *last = strrchr(rest, '.');
     caller_visit v = {{0}, {0}, {0}, {0}};
     ol_project_visit_calls(x->project, file, x->worker, last ? last + 1 : rest, visit_caller, &v);
     for (size_t i = 0; i < v.files.len; i++) {
-        size_t to;
-        const char *r;
-        if (!ol_project_resolve(x->project, v.files.items[i], v.quals.items[i], &to, &r) || to != file ||
-            strcmp(r, rest) != 0)
+        if (!resolve_to(x, v.files.items[i], v.quals.items[i], file, rest))
             continue;
         bool off = v.off.items[i];
         if (!off && v.roots.items[i] && depth > 0 && v.files.items[i] != file) {

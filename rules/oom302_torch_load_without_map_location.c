@@ -402,6 +402,7 @@ typedef struct {
     int cpu_only;   /* ol_file_stays_on_cpu: -1 not asked yet */
     ol_shapes *shapes; /* the shapes of each one's path (save_shapes) */
     uint8_t *shaped;   /* per save: 0 not yet, 1 none, 2 known */
+    uint8_t *resave;   /* per save: 0 not yet, 1 no, 2 writes back what a load read (resaves_load) */
 } save_vec;
 
 static void collect_saves(ol_model *m, save_vec *out)
@@ -413,6 +414,7 @@ static void collect_saves(ol_model *m, save_vec *out)
     }
     out->cpu_only = -1;
     out->host = ol_xcalloc(out->len + 1, 1);
+    out->resave = ol_xcalloc(out->len + 1, 1);
     out->dict = ol_xcalloc(out->len + 1, sizeof(ol_nid));
     out->shapes = ol_xcalloc(out->len + 1, sizeof(ol_shapes));
     out->shaped = ol_xcalloc(out->len + 1, 1);
@@ -472,6 +474,116 @@ static const ol_shapes *save_shapes(ol_model *m, save_vec *saves, size_t i)
     return saves->shaped[i] == 2 ? &saves->shapes[i] : NULL;
 }
 
+#define RESAVE_DEPTH 4
+
+/* Is the name at e only ever the function's parameter? */
+static bool parameter(ol_model *m, ol_nid e)
+{
+    uint32_t defs[2];
+    size_t n = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 2);
+    return n == 1 && m->defs.items[defs[0]].kind == OL_DEF_PARAM;
+}
+
+/* Is e made only from what the statement `load` bound (the names its
+ * torch.load assigned), through this function's assignments: the names
+ * themselves, their elements, attributes and methods (`data[idx]`,
+ * `data.float()`), tuples of them, and calls given them, with settings
+ * (`self._prepare_subset(data, targets, self.num_samples, count)`)? */
+static bool made_from_load(ol_model *m, ol_nid e, ol_nid load, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > RESAVE_DEPTH)
+        return false;
+    switch (ol_kind_of(t, e)) {
+    case OL_N_identifier: {
+        uint32_t defs[4];
+        size_t n = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 4);
+        if (n == 0 || n == 4)
+            return false;
+        for (size_t i = 0; i < n; i++) {
+            const ol_def *d = &m->defs.items[defs[i]];
+            if (d->stmt == load)
+                continue;
+            if (d->kind != OL_DEF_ASSIGN || d->value == OL_NONE || !made_from_load(m, d->value, load, depth + 1))
+                return false;
+        }
+        return true;
+    }
+    case OL_N_tuple:
+    case OL_N_list:
+    case OL_N_expression_list: {
+        bool any = false;
+        for (ol_nid x = ol_first_named(t, e); x != OL_NONE; x = ol_next_named(t, x)) {
+            if (!made_from_load(m, x, load, depth + 1))
+                return false;
+            any = true;
+        }
+        return any;
+    }
+    case OL_N_subscript:
+        return made_from_load(m, ol_field(t, e, OL_F_value), load, depth + 1);
+    case OL_N_attribute:
+        return made_from_load(m, ol_field(t, e, OL_F_object), load, depth + 1);
+    case OL_N_call: {
+        ol_nid callee = ol_unparen(t, ol_field(t, e, OL_F_function));
+        if (ol_kind_of(t, callee) == OL_N_attribute && made_from_load(m, callee, load, depth + 1))
+            return true; /* data.float() */
+        ol_nid args = ol_field(t, e, OL_F_arguments);
+        bool any = false;
+        for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE; a = ol_next_named(t, a)) {
+            ol_nid v = ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
+            v = ol_unparen(t, v);
+            if (ol_kind_of(t, v) != OL_N_identifier)
+                continue; /* settings: self.num_samples, 0.5 */
+            if (made_from_load(m, v, load, depth + 1))
+                any = true;
+            else if (!parameter(m, v))
+                return false; /* settings may also be the function's parameters (`count`) */
+        }
+        return any;
+    }
+    default:
+        return false;
+    }
+}
+
+/* Does save i write back what a torch.load before it in the same function
+ * read from a file of the same path (by text or shape), cut to a subset or
+ * converted (a cached dataset file loaded, narrowed and saved again)? It
+ * holds what that file held, and says nothing of where its tensors are:
+ * the file's other writers do. */
+static bool resaves_load(ol_model *m, save_vec *saves, size_t i)
+{
+    if (saves->resave[i])
+        return saves->resave[i] == 2;
+    saves->resave[i] = 1;
+    const ol_tree *t = m->tree;
+    ol_nid save = m->calls.items[saves->items[i]].node;
+    ol_nid obj = ol_call_arg(m, save, 0, "obj"), to = ol_call_arg(m, save, 1, "f");
+    uint32_t fn = ol_function_of(m, save);
+    if (obj == OL_NONE || to == OL_NONE)
+        return false;
+    for (size_t k = 0; k < m->calls.len && m->calls.items[k].node < save; k++) {
+        const ol_call *c = &m->calls.items[k];
+        ol_nid from = is_torch_load(ol_qualname(m, c->callee)) ? ol_call_arg(m, c->node, 0, "f") : OL_NONE;
+        if (from == OL_NONE || ol_function_of(m, c->node) != fn || !made_from_load(m, obj, ol_statement_of(t, c->node), 0))
+            continue;
+        bool linked = same_file(m, from, to);
+        if (!linked) {
+            ol_shapes a = {0}, b = {0};
+            linked = ol_path_shapes(m, from, &a) && ol_path_shapes(m, to, &b) && ol_shapes_meet(&a, &b);
+            ol_shapes_free(&a);
+            ol_shapes_free(&b);
+        }
+        if (linked) {
+            saves->resave[i] = 2;
+            return true;
+        }
+    }
+    return false;
+}
+
 /* The file a load reads is written in this source, and every write of it
  * saves host data only: a cache the script made itself. A write is linked
  * to the load by the same path text in the same function, a file-name
@@ -499,6 +611,8 @@ static bool written_here_from_host(ol_model *m, save_vec *saves, ol_nid path)
             if (ol_shapes_has(written, load.items[k]))
                 covered[k] = shape = true;
         if (!text && !shape)
+            continue;
+        if (resaves_load(m, saves, i))
             continue;
         if (!saves_host_data(m, saves, i)) {
             if (shape && rank < 0)
@@ -810,6 +924,7 @@ static void check(ol_check *c)
         ol_shapes_free(&saves.shapes[i]);
     ol_vec_free(&saves);
     free(saves.host);
+    free(saves.resave);
     free(saves.dict);
     free(saves.shapes);
     free(saves.shaped);

@@ -1321,30 +1321,25 @@ static const ol_file_summary *hold(ol_xref *x, size_t file)
 
 /* Finds what `qual` names in the project, seen from file `from`, following
  * names a package re-exports (`from .resnet import ResNet` in __init__.py). */
-static void resolve_at(ol_xref *x, size_t from, target *tg, const char *qual)
+/* Follows what `qual` names from file `from` through the project: `at` is
+ * given each file and rest it resolves to, and says whether it found what
+ * it looks for (1), gives up (-1), or wants the name followed on through the
+ * imports of that file (0: a name a package's __init__.py re-exports). */
+typedef int (*qual_step)(ol_xref *x, size_t file, const ol_file_summary *s, const char *rest, void *ctx);
+
+static bool follow_qual(ol_xref *x, size_t from, const char *qual, qual_step at, void *ctx)
 {
     char *owned = NULL;
-    for (int hop = 0; hop < 4; hop++) {
+    int got = 0;
+    for (int hop = 0; hop < 4 && got == 0; hop++) {
         size_t file;
         const char *rest;
-        if (!ol_project_resolve(x->project, from, qual, &file, &rest) || file == x->file)
+        if (!ol_project_resolve(x->project, from, qual, &file, &rest))
             break;
-        const ol_file_summary *s = hold(x, file);
-        if (!s || !*rest)
+        const ol_file_summary *s = file == x->file ? x->own : hold(x, file);
+        if (!s || (got = at(x, file, s, rest, ctx)) != 0 || !*rest)
             break;
         const char *dot = strchr(rest, '.');
-        if (!dot) {
-            tg->fn = find_fn(s, rest, strlen(rest));
-            tg->cls = tg->fn ? NULL : ol_summary_class(s, rest);
-        } else {
-            tg->fn = ol_summary_function(s, rest);
-        }
-        if (tg->fn || tg->cls) {
-            tg->file = s;
-            tg->file_index = file;
-            break;
-        }
-        /* a name the module imported from elsewhere */
         size_t first = dot ? (size_t)(dot - rest) : strlen(rest);
         char *name = ol_xstrndup(rest, first);
         const ol_sum_import *imp = ol_summary_import(s, name);
@@ -1358,6 +1353,30 @@ static void resolve_at(ol_xref *x, size_t from, target *tg, const char *qual)
         from = file;
     }
     free(owned);
+    return got == 1;
+}
+
+static int target_at(ol_xref *x, size_t file, const ol_file_summary *s, const char *rest, void *ctx)
+{
+    target *tg = ctx;
+    if (file == x->file || !*rest)
+        return -1;
+    if (!strchr(rest, '.')) {
+        tg->fn = find_fn(s, rest, strlen(rest));
+        tg->cls = tg->fn ? NULL : ol_summary_class(s, rest);
+    } else {
+        tg->fn = ol_summary_function(s, rest);
+    }
+    if (!tg->fn && !tg->cls)
+        return 0;
+    tg->file = s;
+    tg->file_index = file;
+    return 1;
+}
+
+static void resolve_at(ol_xref *x, size_t from, target *tg, const char *qual)
+{
+    follow_qual(x, from, qual, target_at, tg);
 }
 
 static void resolve(ol_xref *x, target *tg, const char *qual)
@@ -1789,40 +1808,28 @@ static void visit_caller(void *ctx, size_t file, const ol_sum_call *call)
  * `depth` more files deep. */
 #define CALLER_DEPTH 4
 
+typedef struct {
+    size_t want;
+    const char *rest;
+} wanted;
+
+static int wanted_at(ol_xref *x, size_t file, const ol_file_summary *s, const char *rest, void *ctx)
+{
+    (void)x;
+    (void)s;
+    const wanted *w = ctx;
+    if (file != w->want)
+        return 0;
+    return strcmp(rest, w->rest) == 0 ? 1 : -1;
+}
+
 /* Does qual, as file `from` names it, name `rest` of file `want`, also
  * through the re-exports of a package's __init__.py (`from .models import
  * KEModel`, where models/__init__.py imports it from .general)? */
 static bool resolve_to(ol_xref *x, size_t from, const char *qual, size_t want, const char *rest)
 {
-    char *owned = NULL;
-    bool found = false;
-    for (int hop = 0; hop < 4 && !found; hop++) {
-        size_t to;
-        const char *r;
-        if (!ol_project_resolve(x->project, from, qual, &to, &r))
-            break;
-        if (to == want) {
-            found = strcmp(r, rest) == 0;
-            break;
-        }
-        const ol_file_summary *s = to == x->file ? x->own : hold(x, to);
-        const char *dot = s && *r ? strchr(r, '.') : NULL;
-        if (!s || !*r)
-            break;
-        size_t first = dot ? (size_t)(dot - r) : strlen(r);
-        char *name = ol_xstrndup(r, first);
-        const ol_sum_import *imp = ol_summary_import(s, name);
-        free(name);
-        if (!imp)
-            break;
-        char *next = ol_xasprintf("%s%s", imp->qual, dot ? dot : "");
-        free(owned);
-        owned = next;
-        qual = next;
-        from = to;
-    }
-    free(owned);
-    return found;
+    wanted w = {want, rest};
+    return follow_qual(x, from, qual, wanted_at, &w);
 }
 
 static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, size_t *grad_on, size_t *grad_off)

@@ -64,10 +64,10 @@ static ol_fix *make_fix(ol_model *m, const ol_accumulator *acc, ol_nid value, bo
     return fix;
 }
 
-/* Is the accumulator backwarded after stmt, in the same function
- * (`total.backward()`, `(total / n).backward()`)? Then the graphs are kept
- * on purpose, for one backward over the whole sum. */
-static bool backwarded_later(ol_model *m, const ol_accumulator *acc, ol_nid stmt)
+/* Is there a `X.backward()` in stmt's function whose receiver mentions
+ * `what`, after stmt (later) or before it inside `within` (OL_NONE: the
+ * whole function)? */
+static bool backward_of(ol_model *m, ol_nid what, ol_nid stmt, bool later, ol_nid within)
 {
     const ol_tree *t = m->tree;
     uint32_t fn = ol_function_of(m, stmt);
@@ -76,13 +76,22 @@ static bool backwarded_later(ol_model *m, const ol_accumulator *acc, ol_nid stmt
         end = ol_calls_in(m, m->functions.items[fn].node, &first);
     for (size_t i = first; i < end; i++) {
         const ol_call *call = &m->calls.items[i];
-        if (call->node < stmt || call->name != m->names.backward || call->receiver == OL_NONE ||
+        if ((later ? call->node < stmt : call->node >= stmt) || call->name != m->names.backward ||
+            call->receiver == OL_NONE || (within != OL_NONE && !ol_contains(t, within, call->node)) ||
             ol_function_of(m, call->node) != fn)
             continue;
-        if (ol_mentions(t, ol_unparen(t, call->receiver), acc->target))
+        if (ol_mentions(t, ol_unparen(t, call->receiver), what))
             return true;
     }
     return false;
+}
+
+/* Is the accumulator backwarded after stmt, in the same function
+ * (`total.backward()`, `(total / n).backward()`)? Then the graphs are kept
+ * on purpose, for one backward over the whole sum. */
+static bool backwarded_later(ol_model *m, const ol_accumulator *acc, ol_nid stmt)
+{
+    return backward_of(m, acc->target, stmt, true, OL_NONE);
 }
 
 /* Was the added value's own graph backwarded earlier in the same iteration
@@ -93,24 +102,9 @@ static bool backwarded_later(ol_model *m, const ol_accumulator *acc, ol_nid stmt
  * batch's activations per step where no backward runs. */
 static bool backwarded_before(ol_model *m, ol_nid value, ol_nid stmt, uint32_t loop)
 {
-    const ol_tree *t = m->tree;
-    value = ol_unparen(t, value);
-    if (loop == OL_NO_INDEX || ol_kind_of(t, value) != OL_N_identifier)
-        return false;
-    ol_nid body = m->loops.items[loop].body;
-    uint32_t fn = ol_function_of(m, stmt);
-    size_t first = 0, end = m->calls.len;
-    if (fn != OL_NO_INDEX)
-        end = ol_calls_in(m, m->functions.items[fn].node, &first);
-    for (size_t i = first; i < end; i++) {
-        const ol_call *call = &m->calls.items[i];
-        if (call->node >= stmt || call->name != m->names.backward || call->receiver == OL_NONE ||
-            !ol_contains(t, body, call->node) || ol_function_of(m, call->node) != fn)
-            continue;
-        if (ol_mentions(t, ol_unparen(t, call->receiver), value))
-            return true;
-    }
-    return false;
+    value = ol_unparen(m->tree, value);
+    return loop != OL_NO_INDEX && ol_kind_of(m->tree, value) == OL_N_identifier &&
+           backward_of(m, value, stmt, false, m->loops.items[loop].body);
 }
 
 static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, ol_text_index *receivers)

@@ -1693,13 +1693,7 @@ static bool is_passthrough_iter(ol_model *m, ol_nid call)
     return qin(q, iters);
 }
 
-/* Value of an expression, or of its element (elem: what a for over it
- * yields), followed by an unpacking path. Works on syntax where it can:
- * enumerate, zip, tuple literals and accelerator.prepare unpack by position. */
-/* The value a name is bound to by `name = <value>`, when that is the only
- * binding reaching it (no unpacking, no star), unwrapped of parentheses;
- * OL_NONE otherwise. */
-static ol_nid bound_literal(ol_model *m, ol_nid name)
+ol_nid ol_bound_value(ol_model *m, ol_nid name)
 {
     const ol_tree *t = m->tree;
     name = ol_unparen(t, name);
@@ -1713,6 +1707,9 @@ static ol_nid bound_literal(ol_model *m, ol_nid name)
     return ol_unparen(t, d->value);
 }
 
+/* Value of an expression, or of its element (elem: what a for over it
+ * yields), followed by an unpacking path. Works on syntax where it can:
+ * enumerate, zip, tuple literals and accelerator.prepare unpack by position. */
 static ol_val eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path, int path_len)
 {
     const ol_tree *t = m->tree;
@@ -1747,7 +1744,7 @@ static ol_val eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path,
             ol_nid meth = ol_field(t, callee, OL_F_attribute);
             bool values = ol_text_is(t, meth, "values");
             bool items = !values && ol_text_is(t, meth, "items") && path_len > 0 && path[0] == 1;
-            ol_nid lit = values || items ? bound_literal(m, ol_field(t, callee, OL_F_object)) : OL_NONE;
+            ol_nid lit = values || items ? ol_bound_value(m, ol_field(t, callee, OL_F_object)) : OL_NONE;
             if (lit != OL_NONE && ol_kind_of(t, lit) == OL_N_dictionary) {
                 ol_val r = BOTTOM;
                 for (ol_nid pair = ol_first_named(t, lit); pair != OL_NONE; pair = ol_next_named(t, pair))
@@ -1780,7 +1777,7 @@ static ol_val eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path,
         /* `meters = [AverageMeter(), AverageMeter()]` ... `for m in meters`:
          * an element of the literal the name is bound to, when that is its
          * only binding reaching here */
-        ol_nid lit = bound_literal(m, expr);
+        ol_nid lit = ol_bound_value(m, expr);
         ol_kind vk = lit != OL_NONE ? ol_kind_of(t, lit) : OL_N_ERROR;
         if (vk == OL_N_list || vk == OL_N_tuple || vk == OL_N_list_comprehension) {
             ol_val r = eval_path(m, lit, true, path, path_len);

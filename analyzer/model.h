@@ -454,6 +454,10 @@ uint32_t ol_except_at(const ol_model *m, ol_nid n);
 
 /* Enclosing function of a node, or OL_NO_INDEX (module level). */
 uint32_t ol_function_of(const ol_model *m, ol_nid n);
+/* The value a name is bound to by `name = <value>`, when that is the only
+ * binding reaching it (no unpacking, no star), unwrapped of parentheses;
+ * OL_NONE otherwise. */
+ol_nid ol_bound_value(ol_model *m, ol_nid name);
 bool ol_class_is_module(ol_model *m, uint32_t cls);
 /* Is the module answer for cls a guess (a base that cannot be seen, and a
  * forward())? Another file of the run may show that base. */

@@ -44,15 +44,8 @@ static ol_nid variable_wrapper(ol_model *m, const ol_call *call)
     uint32_t fi = ol_callee_function(m, call->node);
     if (fi != OL_NO_INDEX)
         return forwards_to_variable(m, m->functions.items[fi].node) ? m->functions.items[fi].node : OL_NONE;
-    if (callee == OL_NONE || ol_kind_of(t, callee) != OL_N_identifier)
-        return OL_NONE;
-    uint32_t defs[2];
-    size_t n = ol_reaching_defs(m, m->node_scope[callee], ol_node_sym(m, callee), callee, defs, 2);
-    if (n != 1)
-        return OL_NONE;
-    const ol_def *d = &m->defs.items[defs[0]];
-    ol_nid v = d->value != OL_NONE ? ol_unparen(t, d->value) : OL_NONE;
-    if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || v == OL_NONE || ol_kind_of(t, v) != OL_N_lambda)
+    ol_nid v = callee != OL_NONE ? ol_bound_value(m, callee) : OL_NONE;
+    if (v == OL_NONE || ol_kind_of(t, v) != OL_N_lambda)
         return OL_NONE;
     return forwards_to_variable(m, v) ? v : OL_NONE;
 }

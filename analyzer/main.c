@@ -67,6 +67,7 @@ static bool want_color(ol_color c, const ol_guard *guard)
 
 static void config_options(const ol_cli *cli, ol_config_options *o)
 {
+    memset(o, 0, sizeof(*o)); /* options the command line does not set are off */
     o->isolated = cli->isolated;
     o->config_path = cli->config_path;
     o->cli = &cli->selection;

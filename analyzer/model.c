@@ -1050,6 +1050,61 @@ static void resolve_with(ol_model *m, ol_nid w)
 }
 
 /* @torch.no_grad(), @torch.autocast("cuda"): the decorated body runs inside. */
+/* Is with statement w's item torch.no_grad() / inference_mode() (also a
+ * helper named for it)? */
+static bool with_no_grad(ol_model *m, ol_nid w)
+{
+    const ol_tree *t = m->tree;
+    for (ol_nid clause = ol_first_named(t, w); clause != OL_NONE; clause = ol_next_named(t, clause)) {
+        if (ol_kind_of(t, clause) != OL_N_with_clause)
+            continue;
+        for (ol_nid item = ol_first_named(t, clause); item != OL_NONE; item = ol_next_named(t, item)) {
+            ol_nid value = ol_field(t, item, OL_F_value);
+            if (value != OL_NONE && ol_kind_of(t, value) == OL_N_as_pattern)
+                value = ol_first_named(t, value);
+            if (value == OL_NONE)
+                continue;
+            const char *q = ol_qualname(m, ol_kind_of(t, ol_unparen(t, value)) == OL_N_call
+                                               ? ol_field(t, ol_unparen(t, value), OL_F_function)
+                                               : value);
+            if ((q && (strcmp(q, "torch.no_grad") == 0 || strcmp(q, "torch.inference_mode") == 0 ||
+                       strcmp(q, "torch.autograd.no_grad") == 0)) ||
+                named_no_grad(t, value))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Is local function fi a decorator that runs the function it is given under
+ * no_grad (`def nograd(f): def new_f(*a, **k): with torch.no_grad(): return
+ * f(*a, **k)`, then `return new_f`)? Its first parameter is called inside a
+ * `with torch.no_grad()` of a function nested in it. */
+static bool no_grad_decorator(ol_model *m, uint32_t fi)
+{
+    const ol_tree *t = m->tree;
+    const ol_function *f = &m->functions.items[fi];
+    if (f->params.len < 1 || f->is_method)
+        return false;
+    ol_sym wrapped = m->defs.items[f->params.items[0]].name;
+    ol_nid body = ol_field(t, f->node, OL_F_body);
+    if (body == OL_NONE)
+        return false;
+    for (ol_nid n = body; n < m->subtree_end[body]; n++) {
+        if (ol_kind_of(t, n) != OL_N_with_statement || !with_no_grad(m, n))
+            continue;
+        ol_nid inner = ol_field(t, n, OL_F_body);
+        for (ol_nid x = inner; inner != OL_NONE && x < m->subtree_end[inner]; x++) {
+            if (ol_kind_of(t, x) != OL_N_call)
+                continue;
+            ol_nid callee = ol_unparen(t, ol_field(t, x, OL_F_function));
+            if (ol_kind_of(t, callee) == OL_N_identifier && ol_node_sym(m, callee) == wrapped)
+                return true;
+        }
+    }
+    return false;
+}
+
 static void resolve_decorators(ol_model *m, uint32_t fi)
 {
     const ol_tree *t = m->tree;
@@ -1070,7 +1125,9 @@ static void resolve_decorators(ol_model *m, uint32_t fi)
                 v.info = strcmp(q, "torch.inference_mode") == 0 ? OL_GM_INFERENCE : OL_GM_NO_GRAD;
             }
         }
-        if (v.kind != OL_V_GRADMODE && v.kind != OL_V_AUTOCAST && named_no_grad(t, e)) {
+        if (v.kind != OL_V_GRADMODE && v.kind != OL_V_AUTOCAST &&
+            (named_no_grad(t, e) ||
+             (v.kind == OL_V_FUNCTION && v.ref < m->functions.len && v.ref != fi && no_grad_decorator(m, v.ref)))) {
             v.kind = OL_V_GRADMODE;
             v.info = OL_GM_NO_GRAD;
         }

@@ -193,6 +193,23 @@ static bool fed_whole(ol_model *m, ol_nid use, ol_nid target)
     return in_eval_function(m, call) && ol_function_of(m, call) != ol_function_of(m, target);
 }
 
+/* Does loop li run a model on what it draws (a forward call in its body)?
+ * Walking a tensor's rows only to add up a loss (`for g, logp in zip(G,
+ * log_probs): loss += -g * logp`) is not batching a dataset. */
+static bool loop_runs_model(ol_model *m, uint32_t li)
+{
+    const ol_tree *t = m->tree;
+    ol_nid body = m->loops.items[li].body;
+    if (body == OL_NONE)
+        return false;
+    size_t first = 0;
+    size_t end = ol_calls_in(m, body, &first);
+    for (size_t i = first; i < end; i++)
+        if (ol_contains(t, body, m->calls.items[i].node) && ol_is_forward_call(m, (uint32_t)i))
+            return true;
+    return false;
+}
+
 /* How is the tensor bound at `target` used as a dataset at `use` (an
  * identifier or self.attr use)? */
 static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target, int mode)
@@ -215,13 +232,13 @@ static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target, int mode)
          * reads a result; only one over batches cut from it counts */
         bool comprehension = m->loops.items[i].kind == OL_LOOP_COMPREHENSION;
         if (u == use)
-            return !comprehension;
+            return !comprehension && loop_runs_model(m, i);
         if (ol_kind_of(t, u) == OL_N_call) {
             /* zip(X, y), X.split(bs), torch.split(X, bs), enumerate(X) */
             ol_nid args = ol_field(t, u, OL_F_arguments);
             ol_nid callee = ol_field(t, u, OL_F_function);
             if (p == args)
-                return !comprehension;
+                return !comprehension && loop_runs_model(m, i);
             if (pk == OL_N_attribute && p == callee && ol_field(t, p, OL_F_object) == use) {
                 ol_nid meth = ol_field(t, p, OL_F_attribute);
                 /* `weights.split("|")` splits a string (the same name bound to

@@ -125,6 +125,82 @@ static bool is_torch_load(const char *q)
                  strcmp(q, "torch.hub.load_state_dict_from_url") == 0);
 }
 
+static bool is_url_loader(const char *q)
+{
+    return q && (strcmp(q, "torch.utils.model_zoo.load_url") == 0 ||
+                 strcmp(q, "torch.hub.load_state_dict_from_url") == 0);
+}
+
+#define URL_VALUES_MAX 32
+
+/* The string values a URL argument can take: a literal, a name bound to
+ * one, an entry of a dict literal bound to a name (`model_urls["resnet18"]`,
+ * or any of its values for another key); false when any value is
+ * something else. */
+static bool url_values(ol_model *m, ol_nid e, const char **s, uint32_t *len, size_t *n, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > 3 || *n >= URL_VALUES_MAX)
+        return false;
+    switch (ol_kind_of(t, e)) {
+    case OL_N_string:
+        if (!ol_string_value(t, e, &s[*n], &len[*n]))
+            return false;
+        ++*n;
+        return true;
+    case OL_N_identifier: {
+        ol_nid v = ol_bound_value(m, e);
+        return v != OL_NONE && url_values(m, v, s, len, n, depth + 1);
+    }
+    case OL_N_subscript: {
+        ol_nid dict = ol_bound_value(m, ol_field(t, e, OL_F_value));
+        if (dict == OL_NONE || ol_kind_of(t, dict) != OL_N_dictionary)
+            return false;
+        ol_nid key = ol_field(t, e, OL_F_subscript);
+        bool any = false;
+        for (ol_nid p = ol_first_named(t, dict); p != OL_NONE; p = ol_next_named(t, p)) {
+            if (ol_kind_of(t, p) != OL_N_pair)
+                return false;
+            ol_nid k = ol_field(t, p, OL_F_key);
+            if (ol_kind_of(t, key) == OL_N_string && !ol_same_text(t, k, key))
+                continue;
+            if (!url_values(m, ol_field(t, p, OL_F_value), s, len, n, depth + 1))
+                return false;
+            any = true;
+        }
+        return any;
+    }
+    default:
+        return false;
+    }
+}
+
+/* Does a URL loader fetch weights that PyTorch's own model zoo publishes
+ * (download.pytorch.org, and its first home on S3: torchvision's and
+ * torchaudio's)? Those are saved
+ * from the host: torchvision loads them with no map_location on machines
+ * without a GPU. Weights from elsewhere may hold CUDA tensors (timm once
+ * published such a checkpoint), so they stay reported. */
+static bool pytorch_published(ol_model *m, ol_nid url)
+{
+    static const char *const hosts[] = {"https://download.pytorch.org/", "http://download.pytorch.org/",
+                                        "https://s3.amazonaws.com/pytorch/", NULL};
+    const char *s[URL_VALUES_MAX];
+    uint32_t len[URL_VALUES_MAX];
+    size_t n = 0;
+    if (!url_values(m, url, s, len, &n, 0) || n == 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        bool ok = false;
+        for (const char *const *h = hosts; *h && !ok; h++)
+            ok = len[i] > strlen(*h) && strncmp(s[i], *h, strlen(*h)) == 0;
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
 /* The def a `name = torch.load(...)` statement makes, or OL_NO_INDEX.
  * def_of_target: per node, the index + 1 of the def binding it. */
 static uint32_t load_def(ol_model *m, const uint32_t *def_of_target, ol_nid call)
@@ -875,12 +951,14 @@ static void check(ol_check *c)
             } else {
                 if (first == OL_NONE)
                     first = a;
-                else if (positional == 1)
-                    location = a;
+                else if (positional == (is_url_loader(q) ? 2 : 1))
+                    location = a; /* load_url(url, model_dir, map_location) */
                 positional++;
             }
         }
         if (splat || first == OL_NONE)
+            continue;
+        if (location == OL_NONE && is_url_loader(q) && pytorch_published(m, first))
             continue;
         if (location != OL_NONE && !ol_may_be_none(m, location))
             continue;

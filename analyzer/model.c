@@ -1017,61 +1017,69 @@ static bool context_of_value(ol_val v, ol_ctx *c)
     return false;
 }
 
+#define WITH_ITEMS_MAX 16
+
+/* The items of with statement w and the context expression of each (the
+ * part before `as`); returns how many. */
+static size_t with_items(const ol_tree *t, ol_nid w, ol_nid *items, ol_nid *values)
+{
+    size_t n = 0;
+    for (ol_nid clause = ol_first_named(t, w); clause != OL_NONE; clause = ol_next_named(t, clause)) {
+        if (ol_kind_of(t, clause) != OL_N_with_clause)
+            continue;
+        for (ol_nid item = ol_first_named(t, clause); item != OL_NONE && n < WITH_ITEMS_MAX;
+             item = ol_next_named(t, item)) {
+            ol_nid value = ol_field(t, item, OL_F_value);
+            if (value != OL_NONE && ol_kind_of(t, value) == OL_N_as_pattern)
+                value = ol_first_named(t, value);
+            if (value == OL_NONE)
+                continue;
+            items[n] = item;
+            values[n++] = value;
+        }
+    }
+    return n;
+}
+
 static void resolve_with(ol_model *m, ol_nid w)
 {
     const ol_tree *t = m->tree;
     ol_nid body = ol_field(t, w, OL_F_body);
     uint32_t parent = m->node_ctx[w];
-    for (ol_nid clause = ol_first_named(t, w); clause != OL_NONE; clause = ol_next_named(t, clause)) {
-        if (ol_kind_of(t, clause) != OL_N_with_clause)
-            continue;
-        for (ol_nid item = ol_first_named(t, clause); item != OL_NONE; item = ol_next_named(t, item)) {
-            ol_nid value = ol_field(t, item, OL_F_value);
-            if (value != OL_NONE && ol_kind_of(t, value) == OL_N_as_pattern)
-                value = ol_first_named(t, value);
-            if (value == OL_NONE)
-                continue;
-            ol_ctx c = {0};
-            c.node = w;
-            c.item = item;
-            c.body = body;
-            c.parent = parent;
-            ol_val v = ol_eval(m, value);
-            if (v.kind != OL_V_GRADMODE && v.kind != OL_V_AUTOCAST && named_no_grad(t, value)) {
-                v.kind = OL_V_GRADMODE;
-                v.info = OL_GM_NO_GRAD;
-            }
-            if (context_of_value(v, &c))
-                parent = add_ctx(m, c);
+    ol_nid items[WITH_ITEMS_MAX], values[WITH_ITEMS_MAX];
+    size_t n = with_items(t, w, items, values);
+    for (size_t i = 0; i < n; i++) {
+        ol_ctx c = {0};
+        c.node = w;
+        c.item = items[i];
+        c.body = body;
+        c.parent = parent;
+        ol_val v = ol_eval(m, values[i]);
+        if (v.kind != OL_V_GRADMODE && v.kind != OL_V_AUTOCAST && named_no_grad(t, values[i])) {
+            v.kind = OL_V_GRADMODE;
+            v.info = OL_GM_NO_GRAD;
         }
+        if (context_of_value(v, &c))
+            parent = add_ctx(m, c);
     }
     if (parent != m->node_ctx[w])
         set_ctx_range(m, body, parent);
 }
 
-/* @torch.no_grad(), @torch.autocast("cuda"): the decorated body runs inside. */
 /* Is with statement w's item torch.no_grad() / inference_mode() (also a
  * helper named for it)? */
 static bool with_no_grad(ol_model *m, ol_nid w)
 {
     const ol_tree *t = m->tree;
-    for (ol_nid clause = ol_first_named(t, w); clause != OL_NONE; clause = ol_next_named(t, clause)) {
-        if (ol_kind_of(t, clause) != OL_N_with_clause)
-            continue;
-        for (ol_nid item = ol_first_named(t, clause); item != OL_NONE; item = ol_next_named(t, item)) {
-            ol_nid value = ol_field(t, item, OL_F_value);
-            if (value != OL_NONE && ol_kind_of(t, value) == OL_N_as_pattern)
-                value = ol_first_named(t, value);
-            if (value == OL_NONE)
-                continue;
-            const char *q = ol_qualname(m, ol_kind_of(t, ol_unparen(t, value)) == OL_N_call
-                                               ? ol_field(t, ol_unparen(t, value), OL_F_function)
-                                               : value);
-            if ((q && (strcmp(q, "torch.no_grad") == 0 || strcmp(q, "torch.inference_mode") == 0 ||
-                       strcmp(q, "torch.autograd.no_grad") == 0)) ||
-                named_no_grad(t, value))
-                return true;
-        }
+    ol_nid items[WITH_ITEMS_MAX], values[WITH_ITEMS_MAX];
+    size_t n = with_items(t, w, items, values);
+    for (size_t i = 0; i < n; i++) {
+        ol_nid value = ol_unparen(t, values[i]);
+        const char *q = ol_qualname(m, ol_kind_of(t, value) == OL_N_call ? ol_field(t, value, OL_F_function) : value);
+        if ((q && (strcmp(q, "torch.no_grad") == 0 || strcmp(q, "torch.inference_mode") == 0 ||
+                   strcmp(q, "torch.autograd.no_grad") == 0)) ||
+            named_no_grad(t, values[i]))
+            return true;
     }
     return false;
 }
@@ -1105,6 +1113,7 @@ static bool no_grad_decorator(ol_model *m, uint32_t fi)
     return false;
 }
 
+/* @torch.no_grad(), @torch.autocast("cuda"): the decorated body runs inside. */
 static void resolve_decorators(ol_model *m, uint32_t fi)
 {
     const ol_tree *t = m->tree;

@@ -1384,25 +1384,34 @@ static void resolve(ol_xref *x, target *tg, const char *qual)
     resolve_at(x, x->file, tg, qual);
 }
 
-/* Does class cls define `__call__`, or a base of it, followed file by file? */
-static bool calls_own(ol_xref *x, size_t file, const ol_file_summary *s, const ol_class_summary *cls, int depth)
+typedef bool (*class_test)(ol_xref *x, size_t file, const ol_file_summary *s, const ol_class_summary *cls,
+                           int depth);
+
+/* Does `test` hold for a base of class cls of file `file`: those of its own
+ * file, and those it imports, followed file by file? */
+static bool some_base(ol_xref *x, size_t file, const ol_file_summary *s, const ol_class_summary *cls, int depth,
+                      class_test test)
 {
-    if (cls->has_call)
-        return true;
-    if (depth > 4)
-        return false;
     for (size_t i = 0; i < cls->base_count; i++) {
         const ol_class_summary *b = ol_summary_class(s, cls->bases[i]);
-        if (b && b != cls && calls_own(x, file, s, b, depth + 1))
+        if (b && b != cls && test(x, file, s, b, depth + 1))
             return true;
     }
     for (size_t i = 0; i < cls->ext_base_count; i++) {
         target tg = {0, true, NULL, NULL, NULL, 0, -1};
         resolve_at(x, file, &tg, cls->ext_bases[i]);
-        if (tg.cls && tg.file && calls_own(x, tg.file_index, tg.file, tg.cls, depth + 1))
+        if (tg.cls && tg.file && test(x, tg.file_index, tg.file, tg.cls, depth + 1))
             return true;
     }
     return false;
+}
+
+/* Does class cls define `__call__`, or a base of it, followed file by file? */
+static bool calls_own(ol_xref *x, size_t file, const ol_file_summary *s, const ol_class_summary *cls, int depth)
+{
+    if (cls->has_call)
+        return true;
+    return depth <= 4 && some_base(x, file, s, cls, depth, calls_own);
 }
 
 /* Is class cls of file `file` an nn.Module through its bases: those of its
@@ -1420,17 +1429,8 @@ static bool module_through_bases(ol_xref *x, size_t file, const ol_file_summary 
         return true;
     if (depth > 4)
         return cls->is_module;
-    for (size_t i = 0; i < cls->base_count; i++) {
-        const ol_class_summary *b = ol_summary_class(s, cls->bases[i]);
-        if (b && b != cls && module_through_bases(x, file, s, b, depth + 1))
-            return true;
-    }
-    for (size_t i = 0; i < cls->ext_base_count; i++) {
-        target tg = {0, true, NULL, NULL, NULL, 0, -1};
-        resolve_at(x, file, &tg, cls->ext_bases[i]);
-        if (tg.cls && tg.file && module_through_bases(x, tg.file_index, tg.file, tg.cls, depth + 1))
-            return true;
-    }
+    if (some_base(x, file, s, cls, depth, module_through_bases))
+        return true;
     return cls->module_guess && !calls_own(x, file, s, cls, 0);
 }
 

@@ -58,7 +58,11 @@ def main():
             example = f.read()
         runs.append(("stdin", ["--format", "json", "-", "--stdin-filename", "train.py"], example, ROOT))
         runs.append(("stdin --fix", ["--fix", "--unsafe-fixes", "-"], example, ROOT))
-        runs.append(("a crash set aside", ["--format", "sarif", "-j", "3", *inputs()], None, ROOT))
+        # one thread: the injected abort kills the child where it stands, and a
+        # second thread caught between a malloc and its free (a pointer held in
+        # a register) would be reported as a definite leak that no run without
+        # the abort has; the supervisor's side of the crash is checked all the same
+        runs.append(("a crash set aside", ["--format", "sarif", "-j", "1", *inputs()], None, ROOT))
         for name, argv, stdin, cwd in runs:
             env = dict(os.environ, NO_COLOR="1")
             if name == "a crash set aside":

@@ -835,7 +835,7 @@ static bool base_is_module_qual(const char *q, bool lightning)
 
 bool ol_class_defines_call(ol_model *m, uint32_t ci)
 {
-    ol_sym call = ol_intern(&m->strings, "__call__", 8);
+    ol_sym call = m->names.__call__;
     for (int depth = 0; ci < m->classes.len && depth < 16; depth++) {
         const ol_class *c = &m->classes.items[ci];
         for (size_t i = 0; i < c->methods.len; i++)

@@ -1074,10 +1074,8 @@ static bool with_no_grad(ol_model *m, ol_nid w)
     ol_nid items[WITH_ITEMS_MAX], values[WITH_ITEMS_MAX];
     size_t n = with_items(t, w, items, values);
     for (size_t i = 0; i < n; i++) {
-        ol_nid value = ol_unparen(t, values[i]);
-        const char *q = ol_qualname(m, ol_kind_of(t, value) == OL_N_call ? ol_field(t, value, OL_F_function) : value);
-        if ((q && (strcmp(q, "torch.no_grad") == 0 || strcmp(q, "torch.inference_mode") == 0 ||
-                   strcmp(q, "torch.autograd.no_grad") == 0)) ||
+        ol_val v = ol_eval(m, values[i]);
+        if ((v.kind == OL_V_GRADMODE && (v.info == OL_GM_NO_GRAD || v.info == OL_GM_INFERENCE)) ||
             named_no_grad(t, values[i]))
             return true;
     }

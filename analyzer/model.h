@@ -266,7 +266,7 @@ typedef struct ol_names {
     X(reversed) X(map) X(filter) X(isinstance) X(getattr) X(print) X(super) X(tolist)      \
     X(numpy) X(data) X(grad) X(shape) X(dtype) X(device) X(requires_grad) X(manual_backward) \
     X(loss) X(update_parameters) X(closure) X(empty_cache) X(prepare) X(autocast)          \
-    X(__init__) X(setdefault) X(copy_) X(mean) X(value) X(values) X(indices)               \
+    X(__init__) X(__call__) X(setdefault) X(copy_) X(mean) X(value) X(values) X(indices)               \
     X(from_pretrained) X(generate) X(module) X(state_dict) X(named_parameters) X(items)    \
     X(keys) X(get) X(pop) X(extendleft) X(appendleft) X(put) X(copy) X(clone)
 #define OL_X(n) ol_sym n;

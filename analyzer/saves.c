@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dataflow.h"
+#include "devices.h"
 #include "util.h"
 
 bool ol_is_torch_save(const char *q)
@@ -553,6 +554,21 @@ size_t ol_file_literals(const ol_tree *t, ol_nid e, const char **s, uint32_t *le
         if (ol_file_literal(t, x, &s[n], &len[n]))
             n++;
     return n;
+}
+
+bool ol_save_holds_host_data(ol_model *m, ol_nid call, int *cpu_only)
+{
+    ol_nid obj = ol_call_arg(m, call, 0, "obj");
+    if (obj == OL_NONE)
+        return false;
+    if (ol_host_only(m, obj))
+        return true;
+    uint32_t fn = ol_function_of(m, call);
+    if (fn != OL_NO_INDEX && m->functions.items[fn].params.len > 0)
+        return false;
+    if (*cpu_only < 0)
+        *cpu_only = ol_file_stays_on_cpu(m);
+    return *cpu_only;
 }
 
 bool ol_host_only(ol_model *m, ol_nid e)

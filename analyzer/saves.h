@@ -28,6 +28,13 @@ bool ol_is_torch_save(const char *qual);
  * Anything else (a state_dict, a parameter, a call) may be on a GPU. */
 bool ol_host_only(ol_model *m, ol_nid e);
 
+/* Does the torch.save at `call` write host data only: what it saves is
+ * (ol_host_only), or it sits in a script that never puts anything on an
+ * accelerator, outside any function with parameters (a CPU tutorial saving
+ * its own model; not a helper, whose parameters come from elsewhere)?
+ * cpu_only caches ol_file_stays_on_cpu for the file: -1 not asked yet. */
+bool ol_save_holds_host_data(ol_model *m, ol_nid call, int *cpu_only);
+
 /* `x["key"]` read (not stored into), with x the node n: the key's string
  * node, or OL_NONE. */
 ol_nid ol_read_key(const ol_tree *t, ol_nid n);

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "device.h"
-#include "devices.h"
 #include "facts.h"
 #include "hostuse.h"
 #include "project.h"
@@ -994,20 +993,12 @@ static const char *arena_literal(ol_arena *a, const char *s, uint32_t len)
     return memchr(s, '\0', len) ? NULL : ol_arena_strndup(a, s, len);
 }
 
-static void record_save(ol_model *m, ol_arena *a, ol_sum_save *sv, ol_nid call)
+static void record_save(ol_model *m, ol_arena *a, ol_sum_save *sv, ol_nid call, int *cpu_only)
 {
     const ol_tree *t = m->tree;
     ol_nid obj = ol_call_arg(m, call, 0, "obj"), to = ol_call_arg(m, call, 1, "f");
     memset(sv, 0, sizeof(*sv));
-    sv->host_only = obj != OL_NONE && ol_host_only(m, obj);
-    /* as OOM302 reads a save of its own file: a script that never puts
-     * anything on an accelerator saves from the host, outside a helper
-     * whose parameters come from elsewhere (a CPU-only training script
-     * whose policy a sibling script reloads) */
-    uint32_t fn = ol_function_of(m, call);
-    if (!sv->host_only && obj != OL_NONE && (fn == OL_NO_INDEX || m->functions.items[fn].params.len == 0) &&
-        ol_file_stays_on_cpu(m))
-        sv->host_only = true;
+    sv->host_only = ol_save_holds_host_data(m, call, cpu_only);
     ol_nid dict = obj != OL_NONE ? ol_saved_dict(m, obj) : OL_NONE;
     if (dict != OL_NONE) {
         size_t n = 0;
@@ -1203,9 +1194,10 @@ static ol_file_saves *file_saves(ol_model *m)
     ol_file_saves *fs = ol_xcalloc(1, sizeof(*fs));
     atomic_init(&fs->refs, 1);
     fs->items = ol_arena_alloc(&fs->arena, sizeof(ol_sum_save) * (n ? n : 1));
+    int cpu_only = -1; /* ol_file_stays_on_cpu, asked once for the file's saves */
     for (size_t i = 0; i < m->calls.len && n; i++)
         if (ol_is_torch_save(ol_qualname(m, m->calls.items[i].callee)))
-            record_save(m, &fs->arena, &fs->items[fs->count++], m->calls.items[i].node);
+            record_save(m, &fs->arena, &fs->items[fs->count++], m->calls.items[i].node, &cpu_only);
     if (recs.len) {
         ol_sort(recs.items, recs.len, sizeof(call_rec), cmp_call_rec);
         fs->calls = ol_arena_alloc(&fs->arena, sizeof(ol_sum_call) * recs.len);
@@ -1319,8 +1311,6 @@ static const ol_file_summary *hold(ol_xref *x, size_t file)
     return s;
 }
 
-/* Finds what `qual` names in the project, seen from file `from`, following
- * names a package re-exports (`from .resnet import ResNet` in __init__.py). */
 /* Follows what `qual` names from file `from` through the project: `at` is
  * given each file and rest it resolves to, and says whether it found what
  * it looks for (1), gives up (-1), or wants the name followed on through the
@@ -1374,6 +1364,8 @@ static int target_at(ol_xref *x, size_t file, const ol_file_summary *s, const ch
     return 1;
 }
 
+/* Finds what `qual` names in the project, seen from file `from`, following
+ * names a package re-exports (`from .resnet import ResNet` in __init__.py). */
 static void resolve_at(ol_xref *x, size_t from, target *tg, const char *qual)
 {
     follow_qual(x, from, qual, target_at, tg);

@@ -198,14 +198,13 @@ static bool fed_whole(ol_model *m, ol_nid use, ol_nid target)
  * log_probs): loss += -g * logp`) is not batching a dataset. */
 static bool loop_runs_model(ol_model *m, uint32_t li)
 {
-    const ol_tree *t = m->tree;
     ol_nid body = m->loops.items[li].body;
     if (body == OL_NONE)
         return false;
     size_t first = 0;
     size_t end = ol_calls_in(m, body, &first);
     for (size_t i = first; i < end; i++)
-        if (ol_contains(t, body, m->calls.items[i].node) && ol_is_forward_call(m, (uint32_t)i))
+        if (ol_is_forward_call(m, (uint32_t)i))
             return true;
     return false;
 }

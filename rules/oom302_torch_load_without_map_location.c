@@ -116,19 +116,17 @@ static bool reads_metadata(ol_model *m, ol_nid use)
     return known;
 }
 
-static bool is_torch_load(const char *q)
-{
-    /* also the loaders of a checkpoint from a URL, which hand torch.load the
-     * map_location they are given */
-    return q && (strcmp(q, "torch.load") == 0 || strcmp(q, "torch.serialization.load") == 0 ||
-                 strcmp(q, "torch.utils.model_zoo.load_url") == 0 ||
-                 strcmp(q, "torch.hub.load_state_dict_from_url") == 0);
-}
-
 static bool is_url_loader(const char *q)
 {
     return q && (strcmp(q, "torch.utils.model_zoo.load_url") == 0 ||
                  strcmp(q, "torch.hub.load_state_dict_from_url") == 0);
+}
+
+static bool is_torch_load(const char *q)
+{
+    /* also the loaders of a checkpoint from a URL, which hand torch.load the
+     * map_location they are given */
+    return q && (strcmp(q, "torch.load") == 0 || strcmp(q, "torch.serialization.load") == 0 || is_url_loader(q));
 }
 
 #define URL_VALUES_MAX 32
@@ -411,10 +409,6 @@ static bool loads_plain_data(ol_model *m, ol_nid call, ol_nid path)
     return false;
 }
 
-/* Do two path expressions name the same file: the same text in the same
- * function (a `path` elsewhere is another variable), or the same file-name
- * literal in both (`join(args.dump, "feat.pth")` and `join(args.load,
- * "feat.pth")`)? */
 #define FILE_LITERALS_MAX 16
 #define FILE_LITERAL_DEPTH 3
 
@@ -450,6 +444,10 @@ static void path_literals(ol_model *m, ol_nid e, int depth, file_literals *out)
     }
 }
 
+/* Do two path expressions name the same file: the same text in the same
+ * function (a `path` elsewhere is another variable), or the same file-name
+ * literal in both (`join(args.dump, "feat.pth")` and `join(args.load,
+ * "feat.pth")`, also through the names they are built from)? */
 static bool same_file(ol_model *m, ol_nid a, ol_nid b)
 {
     const ol_tree *t = m->tree;
@@ -503,21 +501,8 @@ static void collect_saves(ol_model *m, save_vec *out)
 /* Does save i of the file write host data only? */
 static bool saves_host_data(ol_model *m, save_vec *saves, size_t i)
 {
-    if (!saves->host[i]) {
-        ol_nid obj = ol_call_arg(m, m->calls.items[saves->items[i]].node, 0, "obj");
-        saves->host[i] = obj != OL_NONE && ol_host_only(m, obj) ? 2 : 1;
-        /* a script that never puts anything on an accelerator saves its
-         * models and tensors from the host (a CPU tutorial saving and
-         * reloading); not a helper, whose parameters come from elsewhere */
-        uint32_t fn = ol_function_of(m, m->calls.items[saves->items[i]].node);
-        if (saves->host[i] == 1 && obj != OL_NONE &&
-            (fn == OL_NO_INDEX || m->functions.items[fn].params.len == 0)) {
-            if (saves->cpu_only < 0)
-                saves->cpu_only = ol_file_stays_on_cpu(m);
-            if (saves->cpu_only)
-                saves->host[i] = 2;
-        }
-    }
+    if (!saves->host[i])
+        saves->host[i] = ol_save_holds_host_data(m, m->calls.items[saves->items[i]].node, &saves->cpu_only) ? 2 : 1;
     return saves->host[i] == 2;
 }
 
@@ -640,24 +625,29 @@ static bool resaves_load(ol_model *m, save_vec *saves, size_t i)
     uint32_t fn = ol_function_of(m, save);
     if (obj == OL_NONE || to == OL_NONE)
         return false;
-    for (size_t k = 0; k < m->calls.len && m->calls.items[k].node < save; k++) {
+    size_t first = 0;
+    size_t end = ol_calls_in(m, fn == OL_NO_INDEX ? 0 : m->functions.items[fn].node, &first);
+    ol_shapes written = {0};
+    int shaped = -1; /* the shapes of the save's path: -1 not worked out yet */
+    for (size_t k = first; k < end && m->calls.items[k].node < save && saves->resave[i] != 2; k++) {
         const ol_call *c = &m->calls.items[k];
         ol_nid from = is_torch_load(ol_qualname(m, c->callee)) ? ol_call_arg(m, c->node, 0, "f") : OL_NONE;
-        if (from == OL_NONE || ol_function_of(m, c->node) != fn || !made_from_load(m, obj, ol_statement_of(t, c->node), 0))
+        if (from == OL_NONE || ol_function_of(m, c->node) != fn ||
+            !made_from_load(m, obj, ol_statement_of(t, c->node), 0))
             continue;
         bool linked = same_file(m, from, to);
         if (!linked) {
-            ol_shapes a = {0}, b = {0};
-            linked = ol_path_shapes(m, from, &a) && ol_path_shapes(m, to, &b) && ol_shapes_meet(&a, &b);
-            ol_shapes_free(&a);
-            ol_shapes_free(&b);
+            if (shaped < 0)
+                shaped = ol_path_shapes(m, to, &written);
+            ol_shapes read = {0};
+            linked = shaped && ol_path_shapes(m, from, &read) && ol_shapes_meet(&read, &written);
+            ol_shapes_free(&read);
         }
-        if (linked) {
+        if (linked)
             saves->resave[i] = 2;
-            return true;
-        }
     }
-    return false;
+    ol_shapes_free(&written);
+    return saves->resave[i] == 2;
 }
 
 /* The file a load reads is written in this source, and every write of it

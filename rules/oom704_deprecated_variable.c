@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "facts.h"
 #include "rule.h"
 
 static bool is_variable(ol_model *m, const ol_call *call)
@@ -23,9 +24,11 @@ static bool is_variable(ol_model *m, const ol_call *call)
 static bool forwards_to_variable(ol_model *m, ol_nid fn)
 {
     const ol_tree *t = m->tree;
-    for (size_t i = 0; i < m->calls.len; i++) {
+    size_t first = 0;
+    size_t end = ol_calls_in(m, fn, &first);
+    for (size_t i = first; i < end; i++) {
         const ol_call *call = &m->calls.items[i];
-        if (call->node <= fn || call->node >= m->subtree_end[fn] || !is_variable(m, call))
+        if (!is_variable(m, call))
             continue;
         ol_nid args = ol_field(t, call->node, OL_F_arguments);
         for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE; a = ol_next_named(t, a))

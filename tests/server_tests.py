@@ -256,7 +256,7 @@ def _():
         s.kill()
 
 
-@test("server: a large document (8 MB) is read and linted")
+@test("server: a large document (8 MB) is read and linted", slow=True)
 def _():
     ws = Workspace()
     path = os.path.join(ws.path, "big.py")

@@ -149,7 +149,7 @@ def _():
         data = r.json()
         assert isinstance(data, list) and len(data) == 3, data
         keys = {"code", "name", "severity", "path", "line", "column", "end_line", "end_column",
-                "message", "help", "url", "fix"}
+                "message", "help", "url", "fix", "evidence", "confidence"}
         for f in data:
             assert set(f) == keys, set(f) ^ keys
             assert isinstance(f["line"], int) and f["line"] >= 1
@@ -712,3 +712,4 @@ def _():
         r = run("--isolated", "--select", "OOM101", "--fix", "--unsafe-fixes", f)
         with open(f) as fh:
             assert fh.read() == src, r
+

@@ -514,3 +514,18 @@ def _():
     assert "relatedLocations" not in plain and "codeFlows" not in plain, plain
     assert plain["properties"] == {"confidence": "high"}, plain
 
+
+@test("sarif: evidence: an OOM201 finding's evaluation code is a related location in its file")
+def _():
+    from cli_tests import EVAL
+    with Workspace() as ws:
+        ws.write("src/ev.py", EVAL)
+        _, log = sarif("--isolated", "--select", "OOM201", "src/ev.py", cwd=ws.path)
+    [res] = results_of(log)
+    [rel] = res["relatedLocations"]
+    assert rel["id"] == 1 and rel["message"]["text"] == "evaluation code: `evaluate()`", rel
+    assert rel["physicalLocation"] == {"artifactLocation": {"uri": "src/ev.py", "uriBaseId": "%SRCROOT%"},
+                                       "region": {"startLine": 7, "startColumn": 1, "endLine": 12,
+                                                  "endColumn": 16}}, rel
+    assert res["message"]["text"].endswith(" (evidence: [evaluation code: `evaluate()`](1))"), res["message"]
+    assert "codeFlows" not in res and res["properties"] == {"confidence": "high"}, res

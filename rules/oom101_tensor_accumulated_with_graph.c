@@ -115,7 +115,8 @@ static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, ol_t
     if (value == OL_NONE || !ol_accumulator_of(m, target, &acc))
         return;
     ol_val v = ol_eval(m, value);
-    if (!ol_val_is_graph(v) || ol_grad_disabled(m, stmt))
+    ol_reasons why = {0};
+    if (!ol_holds_graph(m, value, &why) || !ol_grad_on(m, stmt, NULL))
         return;
     ol_val holder = ol_eval(m, acc.is_item ? acc.holder : acc.target);
     if (holder.kind == OL_V_LIST || holder.kind == OL_V_SET)
@@ -125,6 +126,11 @@ static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, ol_t
         return;
     char *target_text = ol_node_str(t, acc.target);
     char *value_text = ol_node_str_short(t, value);
+    if (loop != OL_NO_INDEX)
+        ol_because(&why, m, m->loops.items[loop].node, "`%s` outlives this loop's iterations: each one adds a graph",
+                   target_text);
+    else
+        ol_because(&why, m, acc.target, "`%s` lives across the calls of the training step", target_text);
     ol_diag *d = backwarded_before(m, value, stmt, loop)
                      ? ol_report_node(c, stmt,
                                       "`%s` accumulates `%s`, which carries the autograd graph; backward() has "
@@ -135,6 +141,7 @@ static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, ol_t
                                       "`%s` accumulates `%s`, which carries the autograd graph; every iteration's "
                                       "graph stays alive in `%s`",
                                       target_text, value_text, target_text);
+    ol_diag_because(d, m, &why);
     if (backwarded_later(m, &acc, stmt)) {
         /* one backward over the sum of every batch's graph: `.item()` would
          * break it; the memory is saved by a backward per batch */
@@ -189,7 +196,8 @@ static void check_kept(ol_check *c)
                 continue;
             ol_val v = ol_eval(m, kept[k].arg);
             ol_nid call = m->calls.items[i].node;
-            if (!ol_val_is_graph(v) || ol_grad_disabled(m, call))
+            ol_reasons why = {0};
+            if (!ol_holds_graph(m, kept[k].arg, &why) || !ol_grad_on(m, call, NULL))
                 continue;
             ol_nid stmt = ol_statement_of(t, call);
             if (!ol_holder_outlives_batches(m, kept[k].holder, stmt))
@@ -202,6 +210,7 @@ static void check_kept(ol_check *c)
                                         "`%s`); every iteration's graph stays alive in it",
                                         callee, value_text, holder, kept[k].fn->name,
                                         kept[k].store->what);
+            ol_diag_because(d, m, &why);
             bool item = ol_is_scalar_loss(m, kept[k].arg, v);
             ol_diag_help(d, "pass a %s: `%s%s`", item ? "Python number" : "detached tensor",
                          ol_is_primary(t, kept[k].arg) ? value_text : "(...)", item ? ".item()" : ".detach()");
@@ -269,6 +278,7 @@ const ol_rule ol_rule_oom101 = {
     .code = "OOM101",
     .name = "tensor-accumulated-with-graph",
     .severity = OL_SEV_ERROR,
+    .device_memory = true,
     .summary = "A running total of a graph-carrying tensor keeps every iteration's autograd graph alive.",
     .what = "Flags `total += loss`, `total = total + loss`, `self.total += loss`, `stats[k] += loss` "
             "and running averages (`avg = 0.9 * avg + 0.1 * loss`) inside a loop that draws batches or "

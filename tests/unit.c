@@ -763,7 +763,7 @@ static void test_fix_round_sets_aside_a_breaking_fix(void)
         settings.enabled[i] = true;
     ol_linter lt;
     ol_linter_init(&lt, &g, &settings);
-    const char *text = "import torch\nimport torch.nn as nn\nmodel = nn.Linear(2, 2)\n"
+    const char *text = "import torch\nimport torch.nn as nn\nmodel = nn.Linear(2, 2).cuda()\n"
                        "model.load_state_dict(torch.load('a.pt'))\n"
                        "model.load_state_dict(torch.load('b.pt'))\n"
                        "z = 1\n";

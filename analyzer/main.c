@@ -47,6 +47,8 @@
 #include "supervise.h"
 #include "writefile.h"
 
+#include "commit.h" /* OL_COMMIT: build/gen/commit.h, written by the Makefile */
+
 static bool want_color(ol_color c, const ol_guard *guard)
 {
     if (c == OL_COLOR_ALWAYS)
@@ -519,7 +521,7 @@ int main(int argc, char **argv)
         ol_cli_usage(stdout);
         break;
     case OL_CMD_VERSION:
-        printf("oomlint %s\n", OL_VERSION);
+        printf("oomlint %s (commit %s)\n", OL_VERSION, OL_COMMIT);
         break;
     case OL_CMD_RULES:
         status = ol_cmd_rules(&cli, stdout);

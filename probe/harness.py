@@ -33,6 +33,9 @@ What is measured, and why all of it (see "The CUDA probe" in the design):
 
 Only the standard library and torch are used; torch 1.13 and 2.x both work.
 """
+import importlib
+import importlib.machinery
+import importlib.util
 import json
 import os
 import sys
@@ -562,12 +565,27 @@ def parse_params(pairs):
     return params
 
 
+PACKAGE = "_oomlint_probe"
+
+
+def private_package():
+    """This folder as the package _oomlint_probe (as wrapper.py makes it),
+    so the scenarios import as _oomlint_probe.scenarios and no module of
+    the probe takes a bare name a user's code might use."""
+    if sys.path and sys.path[0] and os.path.realpath(sys.path[0]) == os.path.realpath(HERE):
+        del sys.path[0]
+    if PACKAGE not in sys.modules:
+        spec = importlib.machinery.ModuleSpec(PACKAGE, None, is_package=True)
+        spec.submodule_search_locations = [HERE]
+        sys.modules[PACKAGE] = importlib.util.module_from_spec(spec)
+    return importlib.import_module(PACKAGE + ".scenarios")
+
+
 def main(argv):
-    sys.path.insert(0, HERE)
     if len(argv) >= 1 and argv[0] == "list":
         fd = int(argv[2]) if len(argv) >= 3 and argv[1] == "--fd" else 1
         out = open_out(fd)
-        import scenarios
+        scenarios = private_package()
         for s in scenarios.all_scenarios():
             emit(out, dict(t="scenario", **s.describe()))
         return 0
@@ -591,7 +609,7 @@ def main(argv):
     device = opts["--device"]
     out = open_out(int(opts["--fd"]))
     torch = torch_setup(device)
-    import scenarios
+    scenarios = private_package()
     spec = scenarios.find(ident)
     if spec is None or variant not in ("bad", "fixed"):
         sys.stderr.write(f"harness.py: no scenario {ident!r} variant {variant!r}\n")

@@ -40,6 +40,9 @@ import collections
 import ctypes
 import functools
 import gc
+import importlib
+import importlib.machinery
+import importlib.util
 import json
 import os
 import runpy
@@ -50,10 +53,27 @@ import traceback
 import weakref
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+PACKAGE = "_oomlint_probe"
 
-import harness  # noqa: E402  (beside this file)
-import cudacpu  # noqa: E402
+
+def private_package():
+    """Makes this folder importable as the package _oomlint_probe, and its
+    modules under that name only: a user's own harness.py or cudacpu.py
+    beside their script must import as theirs, so this folder leaves
+    sys.path (Python put it first, as the folder of the file it runs) and
+    nothing of the probe is in sys.modules under a bare name. harness.py
+    does the same when it runs the scenarios."""
+    if sys.path and sys.path[0] and os.path.realpath(sys.path[0]) == os.path.realpath(HERE):
+        del sys.path[0]
+    if PACKAGE not in sys.modules:
+        spec = importlib.machinery.ModuleSpec(PACKAGE, None, is_package=True)
+        spec.submodule_search_locations = [HERE]
+        sys.modules[PACKAGE] = importlib.util.module_from_spec(spec)
+
+
+private_package()
+harness = importlib.import_module(PACKAGE + ".harness")
+cudacpu = importlib.import_module(PACKAGE + ".cudacpu")
 
 
 class UserCode:
@@ -781,7 +801,7 @@ def main(argv):
     except cudacpu.OutOfScope as e:
         probe.finish("out_of_scope", str(e))
     sys.argv = [script] + args
-    sys.path[0] = os.path.dirname(script)
+    sys.path.insert(0, os.path.dirname(script))  # as `python train.py` puts it
     probe.start_alloc_tracking()
     try:
         runpy.run_path(script, run_name="__main__")

@@ -791,6 +791,68 @@ for step in range(100):
             assert calls.get(what, 0) >= 1, (what, calls)
 
 
+@test("probe: the probe's own modules leave a script's harness.py, cudacpu.py and wrapper.py to it")
+def _():
+    with Workspace() as ws:
+        ws.write("harness.py", "WHO = 'the script\\'s harness'\n\n\ndef run():\n    return 7\n")
+        ws.write("cudacpu.py", "WHO = 'the script\\'s cudacpu'\n")
+        ws.write("wrapper.py", "WHO = 'the script\\'s wrapper'\n")
+        script = ws.write("train.py", """import torch
+from torch import nn
+
+import cudacpu
+import harness
+import wrapper
+from harness import run
+
+assert harness.WHO == "the script's harness" and run() == 7, harness.__file__
+assert cudacpu.WHO == "the script's cudacpu" and wrapper.WHO == "the script's wrapper"
+model = nn.Linear(8, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(100):
+    opt.zero_grad()
+    model(torch.randn(4, 8)).sum().backward()
+    opt.step()
+""")
+        r = run("probe", "--script", script, "--steps", "3", "--format", "json", cwd=ws.path, timeout=600)
+        assert r.code == 0, r
+        doc = r.json()
+        assert doc["steps"] == 3 and "error" not in doc, doc
+
+
+@test("probe: torch.accelerator (current pytorch/examples) is CUDA on the CPU, with a module where torch has none")
+def _():
+    with Workspace() as ws:
+        script = ws.write("accel.py", """import torch
+import torch.accelerator
+from torch import nn
+
+use_accel = torch.accelerator.is_available()
+device = torch.accelerator.current_accelerator() if use_accel else torch.device("cpu")
+assert device.type == "cuda" and torch.accelerator.device_count() == 1
+assert torch.accelerator.current_device_index() == 0
+model = nn.Linear(8, 2).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(100):
+    x = torch.randn(4, 8).to(device)
+    opt.zero_grad()
+    model(x).sum().backward()
+    opt.step()
+    torch.accelerator.synchronize()
+    assert torch.accelerator.memory.memory_allocated() > 0
+    assert torch.accelerator.max_memory_allocated() >= torch.accelerator.memory_allocated()
+""")
+        r = run("probe", "--script", script, "--device", "cpu", "--steps", "3", "--format", "json", cwd=ws.path,
+                timeout=600)
+        assert r.code == 0, r
+        doc = r.json()
+        assert doc["steps"] == 3 and "error" not in doc, doc
+        calls = {c["what"]: c["count"] for c in doc["cuda_on_cpu"]["calls"]}
+        for what in ("torch.accelerator.is_available() True", "torch.accelerator.current_accelerator() cuda",
+                     "torch.accelerator.synchronize", 'model.to("cuda")', '.to("cuda")'):
+            assert calls.get(what, 0) >= 1, (what, calls)
+
+
 @test("probe: distributed launches and CUDA extensions are out of scope on the CPU; --snapshot needs a GPU")
 def _():
     with Workspace() as ws:

@@ -80,6 +80,7 @@ typedef struct script_run {
     char *torch;
     char *end_reason;
     char *end_error;
+    double end_status;          /* the script's exit status where it chose one (sys.exit, os._exit) */
     bool ended;
 } script_run;
 
@@ -199,6 +200,7 @@ static bool script_record(void *ctx, ol_child *c, const cJSON *rec, const char *
         free(sr->end_error);
         sr->end_reason = ol_xstrdup(reason ? reason : "");
         sr->end_error = error ? ol_xstrdup(error) : NULL;
+        sr->end_status = jnum(rec, "status");
         take_mapped(sr, rec);
         if (cJSON_HasObjectItem(rec, "snapshot_error")) {
             const char *se = jstr(rec, "snapshot_error");
@@ -343,6 +345,39 @@ static void growth_text(ol_buf *b, double bytes, double nodes)
     }
 }
 
+static bool end_is(const script_run *sr, const char *reason)
+{
+    return sr->end_reason && strcmp(sr->end_reason, reason) == 0;
+}
+
+/* How a run that did not reach --steps ended, as what follows "the script":
+ * what ended it, the exit status where there is one, the last step reached
+ * (unless `steps` is false: the caller says there was none) and what the
+ * wrapper saw (the call that exited, where). */
+static void end_text(const script_run *sr, ol_buf *b, bool steps)
+{
+    int limit = sr->env->opts->steps;
+    const char *detail = sr->end_error;
+    if (end_is(sr, "finished")) {
+        ol_buf_printf(b, "finished after step %zu, before step %d", sr->steps, limit);
+        return;
+    }
+    if (end_is(sr, "exit") && isfinite(sr->end_status))
+        ol_buf_printf(b, "exited with status %.0f", sr->end_status);
+    else if (end_is(sr, "error"))
+        ol_buf_puts(b, "raised an error");
+    else if (end_is(sr, "out_of_scope"))
+        ol_buf_puts(b, "stopped");
+    else
+        ol_buf_puts(b, detail ? detail : "stopped");
+    if (steps)
+        ol_buf_printf(b, "%s after step %zu of %d", end_is(sr, "killed") || end_is(sr, "timeout") ? "," : "",
+                      sr->steps, limit);
+    if (end_is(sr, "exit") && detail)
+        ol_buf_printf(b, " (%s)", detail);
+    if (end_is(sr, "out_of_scope"))
+        ol_buf_puts(b, ": what it does is out of scope on the CPU");
+}
 
 /* ---- the budget, what grew, and when it runs out ---------------------------------------- */
 
@@ -835,8 +870,19 @@ static void emit_script_json(const script_run *sr, const budget_view *bv, const 
     cJSON_AddStringToObject(root, "device", sr->env->device);
     cJSON_AddStringToObject(root, "torch", sr->torch ? sr->torch : sr->env->py.torch);
     cJSON_AddNumberToObject(root, "steps", (double)sr->steps);
-    if (sr->end_error)
+    if (sr->end_error && end_is(sr, "error"))
         cJSON_AddStringToObject(root, "error", sr->end_error);
+    cJSON *end = cJSON_AddObjectToObject(root, "end");
+    cJSON_AddStringToObject(end, "reason", sr->end_reason ? sr->end_reason : "");
+    cJSON_AddNumberToObject(end, "after_step", (double)sr->steps);
+    if (end_is(sr, "exit") && isfinite(sr->end_status))
+        cJSON_AddNumberToObject(end, "exit_status", sr->end_status);
+    else
+        cJSON_AddNullToObject(end, "exit_status");
+    if (sr->end_error && !end_is(sr, "error"))
+        cJSON_AddStringToObject(end, "detail", sr->end_error);
+    else
+        cJSON_AddNullToObject(end, "detail");
     cJSON *arr = cJSON_AddArrayToObject(root, "findings");
     for (size_t i = 0; i < nf; i++) {
         cJSON *o = cJSON_CreateObject();
@@ -909,9 +955,14 @@ static void emit_script_text(const script_run *sr, const budget_view *bv, const 
         print_wrapped(out, "", m.data);
         ol_buf_free(&m);
     }
-    if (sr->end_reason && strcmp(sr->end_reason, "steps") != 0)
-        fprintf(out, "The script %s before step %d.\n",
-                strcmp(sr->end_reason, "finished") == 0 ? "finished" : "stopped", sr->env->opts->steps);
+    if (sr->end_reason && !end_is(sr, "steps")) {
+        ol_buf e = {0};
+        ol_buf_puts(&e, "The script ");
+        end_text(sr, &e, true);
+        ol_buf_puts(&e, end_is(sr, "error") ? "; its traceback ends this report." : ".");
+        print_wrapped(out, "", e.data);
+        ol_buf_free(&e);
+    }
     if (nf == 0)
         fputs("oomlint reports no findings in it.\n", out);
     ol_buf b = {0};
@@ -964,13 +1015,13 @@ static void emit_script_text(const script_run *sr, const budget_view *bv, const 
     if (!any)
         fputs("No growth at lines no rule flagged.\n", out);
     emit_budget_text(sr, bv, fs, nf, out, script);
-    if (sr->end_error && strcmp(sr->end_reason ? sr->end_reason : "", "out_of_scope") == 0) {
+    if (sr->end_error && end_is(sr, "out_of_scope")) {
         ol_buf_clear(&b);
         ol_buf_printf(&b, "Out of scope: %s", sr->end_error);
         print_wrapped(out, "", b.data);
+    } else if (sr->end_error && end_is(sr, "error")) {
+        fprintf(out, "The script raised an error after step %zu:\n%s", sr->steps, sr->end_error);
     }
-    else if (sr->end_error)
-        fprintf(out, "The script raised an error:\n%s", sr->end_error);
     ol_buf_free(&b);
 }
 
@@ -1075,9 +1126,18 @@ int ol_probe_script(ol_probe_env *env)
         goto done; /* said and answered 130 by ol_probe_main */
     ol_buf line = {0};
     if (c.error || !sr.ended) {
+        /* it ended without reporting its end: killed, timed out, or gone by
+         * an exit Python does not see (C's exit() or _exit() in native code) */
+        free(sr.end_reason);
+        free(sr.end_error);
+        sr.end_reason = ol_xstrdup(c.status == OL_CHILD_TIMEOUT ? "timeout" : c.error ? "killed" : "exit");
+        sr.end_status = c.error ? NAN : (double)c.exit_code;
+        sr.end_error = ol_xstrdup(c.error ? c.error : "without reporting its end: it left outside Python's own exit");
         const char *last = ol_child_last_line(&c, &line);
-        fprintf(stderr, "oomlint probe: error: the run of %s %s%s%s\n", o->script,
-                c.error ? c.error : c.exit_code ? "failed" : "ended without its end record", *last ? ": " : "", last);
+        ol_buf why = {0};
+        end_text(&sr, &why, sr.steps > 0);
+        fprintf(stderr, "oomlint probe: error: the run of %s %s%s%s\n", o->script, why.data, *last ? ": " : "", last);
+        ol_buf_free(&why);
         status = 1;
         if (sr.steps == 0) {
             ol_buf_free(&line);
@@ -1086,11 +1146,17 @@ int ol_probe_script(ol_probe_env *env)
     }
     ol_buf_free(&line);
     if (sr.steps == 0) {
-        if (sr.end_reason && strcmp(sr.end_reason, "out_of_scope") == 0)
+        if (end_is(&sr, "out_of_scope")) {
             fprintf(stderr, "oomlint probe: error: %s: %s\n", o->script, sr.end_error ? sr.end_error : "out of scope");
-        else
+        } else if (end_is(&sr, "exit")) {
+            ol_buf why = {0};
+            end_text(&sr, &why, false);
+            fprintf(stderr, "oomlint probe: error: %s made no optimizer step: it %s\n", o->script, why.data);
+            ol_buf_free(&why);
+        } else {
             fprintf(stderr, "oomlint probe: error: %s made no optimizer step%s%s\n", o->script,
                     sr.end_error ? "; it raised:\n" : " (nothing to attribute)", sr.end_error ? sr.end_error : "");
+        }
         status = 1;
         goto done;
     }
@@ -1139,8 +1205,16 @@ int ol_probe_script(ol_probe_env *env)
             status = status ? status : 1;
         }
     }
-    if (sr.end_reason && strcmp(sr.end_reason, "out_of_scope") == 0)
-        status = status ? status : 1;
+    /* a run that did not end well fails, after its steps are reported: an
+     * error, a non-zero exit status, out of scope */
+    if (!status && (end_is(&sr, "out_of_scope") || end_is(&sr, "error") ||
+                    (end_is(&sr, "exit") && !(sr.end_status == 0)))) {
+        ol_buf why = {0};
+        end_text(&sr, &why, true);
+        fprintf(stderr, "oomlint probe: error: the run of %s %s\n", o->script, why.data);
+        ol_buf_free(&why);
+        status = 1;
+    }
     ol_vec_free(&bv.peak);
     ol_vec_free(&fs);
 

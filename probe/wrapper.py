@@ -14,7 +14,13 @@ train.py ARGS` would run it. Steps are counted by wrapping the `step` method
 of every torch.optim.Optimizer class (at the class that defines it, when the
 first optimizer is built) and GradScaler.step; a step inside another counted
 step (a scaler calling its optimizer, an optimizer subclass calling super)
-counts once. After N steps the wrapper reports and ends the process.
+counts once. After N steps the wrapper reports and ends the process; a
+script that ends first (finished, raised, sys.exit, os._exit) is reported
+with how it ended and the status it chose.
+
+The probe's modules are imported as the package _oomlint_probe, never by
+their bare names, so a user's harness.py or cudacpu.py beside the script
+imports as the user's.
 
 What it reports per step (JSON lines on --fd, read by analyzer/probe_script.c):
   - saved tensors alive, grouped by the user source line that saved them
@@ -282,6 +288,7 @@ class Probe:
         self.module_depth = 0
         self.batches = collections.Counter()
         self.in_census = False
+        self.real_exit = os._exit   # os._exit before the script could replace it
 
     # ---- attribution of saved tensors
     def _site(self):
@@ -652,7 +659,30 @@ class Probe:
             self.frame_lines.pop(key, None)
         return self._local_trace
 
-    def finish(self, reason, error=None):
+    # ---- how the run ends
+    def hook_exit(self):
+        """os._exit ends the process at once, with no exception to catch:
+        report the end (the status, the line that called it) before it
+        does. Only this process: a child forked from it (a DataLoader
+        worker, a daemon) exits as it would."""
+        real_exit = self.real_exit
+        pid = os.getpid()
+        probe = self
+
+        @functools.wraps(real_exit)
+        def _exit(status):
+            if os.getpid() == pid:
+                site = probe.user.site(sys._getframe(1))
+                where = f" at {site[0]}:{site[1]}" if site else ""
+                code = status if isinstance(status, int) and not isinstance(status, bool) else 1
+                probe.finish("exit", f"os._exit({status!r}){where}", status=code)
+            real_exit(status)
+
+        os._exit = _exit
+
+    def finish(self, reason, error=None, status=0):
+        """Reports the end and exits with `status`, the script's own exit
+        status where it chose one."""
         sys.settrace(None)
         if self.alloc is not None:
             try:
@@ -660,7 +690,7 @@ class Probe:
             except Exception:
                 pass
             self.alloc = None
-        rec = {"t": "end", "reason": reason, "steps": self.count, "error": error}
+        rec = {"t": "end", "reason": reason, "steps": self.count, "error": error, "status": status}
         if self.snapshot:
             rec["snapshot_error"] = dump_cuda_snapshot(self.torch, self.snapshot) if self.cuda_history else (
                 f"torch {self.torch.__version__} cannot record the CUDA allocator's history "
@@ -669,7 +699,7 @@ class Probe:
             rec["mapped"] = cudacpu.summary(self.shim.counts)
         harness.emit(self.out, rec)
         self.out.flush()
-        os._exit(0)
+        self.real_exit(status)
 
 
 def saved_storages(nodes, torch):
@@ -803,17 +833,22 @@ def main(argv):
     sys.argv = [script] + args
     sys.path.insert(0, os.path.dirname(script))  # as `python train.py` puts it
     probe.start_alloc_tracking()
+    probe.hook_exit()
     try:
         runpy.run_path(script, run_name="__main__")
     except cudacpu.OutOfScope as e:
         probe.finish("out_of_scope", str(e))
     except SystemExit as e:
+        # as Python exits: None is 0, an int its status, anything else is
+        # printed and the status is 1
         code = e.code
-        if code not in (None, 0):
-            probe.finish("exit", f"the script exited with status {code}")
+        if code is not None and code != 0:
+            if isinstance(code, int) and not isinstance(code, bool):
+                probe.finish("exit", f"sys.exit({code})", status=code & 0xFF)
+            probe.finish("exit", f"sys.exit({code!r})", status=1)
     except BaseException as e:  # the user's script failed: report it, keep the steps measured
         tb = traceback.format_exception(type(e), e, e.__traceback__)
-        probe.finish("error", "".join(tb[-6:]))
+        probe.finish("error", "".join(tb[-6:]), status=1)
     probe.finish("finished")
     return 0
 

@@ -627,7 +627,7 @@ def _():
         script = ws.write("args.py", "import sys\nimport torch\nraise SystemExit('bad args: ' + ' '.join(sys.argv[1:]))\n")
         r = run("probe", "--script", script, "--", "--lr", "0.1", cwd=ws.path, timeout=600)
         assert r.code == 1, r
-        assert "made no optimizer step" in r.err and "status bad args: --lr 0.1" in r.err, r
+        assert "made no optimizer step: it exited with status 1 (sys.exit('bad args: --lr 0.1'))" in r.err, r
         r = run("probe", "--script", os.path.join(ws.path, "missing.py"))
         assert r.code == 2 and "missing.py" in r.err, r
         r = run("probe", "--script", ws.path)
@@ -818,6 +818,106 @@ for step in range(100):
         assert r.code == 0, r
         doc = r.json()
         assert doc["steps"] == 3 and "error" not in doc, doc
+
+
+@test("probe: torch.accelerator (current pytorch/examples) is CUDA on the CPU, with a module where torch has none")
+def _():
+    with Workspace() as ws:
+        script = ws.write("accel.py", """import torch
+import torch.accelerator
+from torch import nn
+
+use_accel = torch.accelerator.is_available()
+device = torch.accelerator.current_accelerator() if use_accel else torch.device("cpu")
+assert device.type == "cuda" and torch.accelerator.device_count() == 1
+assert torch.accelerator.current_device_index() == 0
+model = nn.Linear(8, 2).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(100):
+    x = torch.randn(4, 8).to(device)
+    opt.zero_grad()
+    model(x).sum().backward()
+    opt.step()
+    torch.accelerator.synchronize()
+    assert torch.accelerator.memory.memory_allocated() > 0
+    assert torch.accelerator.max_memory_allocated() >= torch.accelerator.memory_allocated()
+""")
+        r = run("probe", "--script", script, "--device", "cpu", "--steps", "3", "--format", "json", cwd=ws.path,
+                timeout=600)
+        assert r.code == 0, r
+        doc = r.json()
+        assert doc["steps"] == 3 and "error" not in doc, doc
+        calls = {c["what"]: c["count"] for c in doc["cuda_on_cpu"]["calls"]}
+        for what in ("torch.accelerator.is_available() True", "torch.accelerator.current_accelerator() cuda",
+                     "torch.accelerator.synchronize", 'model.to("cuda")', '.to("cuda")'):
+            assert calls.get(what, 0) >= 1, (what, calls)
+
+
+@test("probe: the probe's own modules leave a script's harness.py, cudacpu.py and wrapper.py to it")
+def _():
+    with Workspace() as ws:
+        ws.write("harness.py", "WHO = 'the script\\'s harness'\n\n\ndef run():\n    return 7\n")
+        ws.write("cudacpu.py", "WHO = 'the script\\'s cudacpu'\n")
+        ws.write("wrapper.py", "WHO = 'the script\\'s wrapper'\n")
+        script = ws.write("train.py", """import torch
+from torch import nn
+
+import cudacpu
+import harness
+import wrapper
+from harness import run
+
+assert harness.WHO == "the script's harness" and run() == 7, harness.__file__
+assert cudacpu.WHO == "the script's cudacpu" and wrapper.WHO == "the script's wrapper"
+model = nn.Linear(8, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(100):
+    opt.zero_grad()
+    model(torch.randn(4, 8)).sum().backward()
+    opt.step()
+""")
+        r = run("probe", "--script", script, "--steps", "3", "--format", "json", cwd=ws.path, timeout=600)
+        assert r.code == 0, r
+        doc = r.json()
+        assert doc["steps"] == 3 and "error" not in doc, doc
+
+
+EXITS = """import os
+import torch
+from torch import nn
+
+model = nn.Linear(8, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(100):
+    opt.zero_grad()
+    model(torch.randn(4, 8)).sum().backward()
+    opt.step()
+    if step == 3:
+        os._exit(3)
+"""
+
+
+@test("probe: a script that calls os._exit(3) is said to exit with status 3, after the step it reached")
+def _():
+    with Workspace() as ws:
+        script = ws.write("exits.py", EXITS)
+        exit_line = line_of(EXITS, "os._exit(3)")
+        r = run("probe", "--script", script, "--steps", "10", "--format", "json", cwd=ws.path, timeout=600)
+        assert r.code == 1, r
+        assert f"exits.py exited with status 3 after step 4 of 10 (os._exit(3) at exits.py:{exit_line})" in r.err, r
+        doc = r.json()
+        assert doc["steps"] == 4, doc
+        assert doc["end"] == {"reason": "exit", "after_step": 4, "exit_status": 3,
+                              "detail": f"os._exit(3) at exits.py:{exit_line}"}, doc["end"]
+        r = run("probe", "--script", script, "--steps", "10", cwd=ws.path, timeout=600)
+        assert r.code == 1, r
+        assert "The script exited with status 3 after step 4 of 10 (os._exit(3) at exits.py:%d)." % exit_line in r.out, r
+        # an exit Python does not see reports no end: the status and the step still are said
+        native = ws.write("native.py", EXITS.replace("os._exit(3)", "import posix; posix._exit(3)"))
+        r = run("probe", "--script", native, "--steps", "10", cwd=ws.path, timeout=600)
+        assert r.code == 1, r
+        assert "native.py exited with status 3 after step 4 of 10" in r.err, r
+        assert "made no optimizer step" not in r.err and "ran native.py for 4 optimizer steps" in r.out, r
 
 
 @test("probe: torch.accelerator (current pytorch/examples) is CUDA on the CPU, with a module where torch has none")

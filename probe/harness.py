@@ -131,6 +131,12 @@ class Meter:
         self.grad_bytes = 0     # gradients alive, refreshed at samples
         self.site_of = site_of  # callable() -> site, for attribution (wrapper.py)
         self.sites = {}         # site -> [alive bytes]
+        # while a backward that keeps its graph runs (wrapper.py sets it to
+        # that backward's site): the saved storages it uses, each with the
+        # entry it had then, so a storage saved again later is not taken
+        # for the one that backward kept
+        self.retaining = None
+        self.retained = {}      # site -> {storage key: entry}
         self._ctx = None
 
     def install(self):
@@ -222,9 +228,29 @@ class Meter:
         s.meter = self
         return s
 
-    @staticmethod
-    def _unpack(s):
+    def _unpack(self, s):
+        site = self.retaining
+        if site is not None and s.key is not None:
+            with self.lock:
+                entry = self.storages.get(s.key)
+                if entry is not None:
+                    self.retained.setdefault(site, {})[s.key] = entry
         return s.tensor
+
+    def retained_alive(self):
+        """site -> {storage key: bytes} still alive that a backward at that
+        site kept (retain_graph=True) after using them; what died is
+        forgotten."""
+        out = {}
+        with self.lock:
+            for site, kept in list(self.retained.items()):
+                for key in [k for k, e in kept.items() if self.storages.get(k) is not e]:
+                    del kept[key]
+                if kept:
+                    out[site] = {k: e[1] for k, e in kept.items()}
+                else:
+                    del self.retained[site]
+        return out
 
     def _release(self, key):
         with self.lock:

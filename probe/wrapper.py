@@ -37,8 +37,11 @@ What it reports per step (JSON lines on --fd, read by analyzer/probe_script.c):
     backward() of the step with the most alive (budget_backward) and when the
     step ends (budget_end), with a measured total to check it against (glibc's
     heap in use since the script started, or torch.cuda.memory_allocated);
-  - on the CPU, the other live tensors by the user line that created them
-    (alloc_sites, from a dispatch mode) and the holder that keeps them;
+  - on the CPU, the other live tensors and those kept for backward by the
+    user line that created them (alloc_sites, kept_sites, from a dispatch
+    mode) and the holder that keeps them;
+  - what each backward(retain_graph=True) used and kept, still alive, by
+    that backward's line (retained: OOM103's cost), with its holder;
   - the C heap in use (heap_bytes), the batch (the leading size of the
     outermost module's input) and, when mapped, the CUDA uses mapped so far.
 """
@@ -359,7 +362,16 @@ class Probe:
             if probe.backward_censuses < 4 and not probe.in_census:
                 probe.backward_censuses += 1
                 probe.keep_best(probe.census("backward"))
-            return orig_backward(*args, **kwargs)
+            # backward(tensors, grad_tensors, retain_graph, create_graph, ...):
+            # one that keeps its graph (OOM103) notes what it used, by its line
+            retain = kwargs["retain_graph"] if "retain_graph" in kwargs else args[2] if len(args) > 2 else None
+            site = probe._site() if retain else None
+            meter = probe.meter
+            before, meter.retaining = meter.retaining, site or meter.retaining
+            try:
+                return orig_backward(*args, **kwargs)
+            finally:
+                meter.retaining = before
 
         torch.autograd.backward = backward
         orig_call = torch.nn.Module.__call__
@@ -490,8 +502,10 @@ class Probe:
             rec["budget_backward"] = dict(best["parts"], total=best["total"], measured=best["measured"],
                                           other_batch=best["other_batch"])
         rec["heap_bytes"] = self.heap.in_use()
+        rec["retained"] = self.retained_rows(claims)
         if self.alloc is not None:
-            rec["alloc_sites"] = self.alloc_rows(end["owner"], claims)
+            rec["alloc_sites"] = self.alloc_rows(end["owner"], claims, "other")
+            rec["kept_sites"] = self.alloc_rows(end["owner"], claims, "saved")
         if self.batches:
             rec["batch"] = self.batches.most_common(1)[0][0]
         if self.shim is not None:
@@ -504,16 +518,36 @@ class Probe:
             self.finish("steps")
         self.t_last = time.perf_counter()
 
-    def alloc_rows(self, owner, claims):
-        """Live tensors that are neither parameters, gradients, optimizer state
-        nor kept for backward, by the user line that created them, with the
-        holder (a name in the user's frames) that keeps most of them."""
+    def retained_rows(self, claims):
+        """Saved tensors still alive that a backward(retain_graph=True) used
+        and kept, by that backward's line, with the holder that keeps most
+        of them."""
+        out = []
+        for site, kept in sorted(self.meter.retained_alive().items()):
+            held = collections.Counter()
+            for key, n in kept.items():
+                holder = claims.get(key)
+                if holder is not None:
+                    held[holder] += n
+            n = sum(kept.values())
+            top = held.most_common(1)
+            out.append({"file": site[0], "line": site[1], "bytes": n,
+                        "held_by": top[0][0] if top and top[0][1] * 2 >= n else None})
+        return out
+
+    def alloc_rows(self, owner, claims, part_wanted):
+        """Live tensors of one part of the budget ("other": neither
+        parameters, gradients, optimizer state nor kept for backward;
+        "saved": kept for backward), by the user line that created them,
+        with the holder (a name in the user's frames) that keeps most of
+        them. Sites of tensors that died are forgotten (on the "other" pass,
+        which runs first)."""
         rows = {}
         sites = self.alloc.sites
         live = set()
         for key, (part, n) in owner.items():
             live.add(key)
-            if part != "other":
+            if part != part_wanted:
                 continue
             site = sites.get(key)
             if site is None:
@@ -523,8 +557,9 @@ class Probe:
             holder = claims.get(key)
             if holder is not None:
                 row[1][holder] += n
-        for key in [k for k in sites if k not in live]:
-            del sites[key]
+        if part_wanted == "other":
+            for key in [k for k in sites if k not in live]:
+                del sites[key]
         out = []
         for site, (n, held) in sorted(rows.items()):
             top = held.most_common(1)

@@ -64,10 +64,21 @@ static ol_fix *make_fix(ol_model *m, const ol_accumulator *acc, ol_nid value, bo
     return fix;
 }
 
+/* Does this backward call keep its graph (`retain_graph=True`, or
+ * `x.backward(gradient, True)`)? Then it frees nothing it saved. */
+static bool keeps_graph(ol_model *m, const ol_call *call)
+{
+    ol_nid v = ol_call_arg(m, call->node, -1, "retain_graph");
+    if (v == OL_NONE)
+        v = ol_call_arg(m, call->node, 1, NULL);
+    return v != OL_NONE && ol_kind_of(m->tree, v) == OL_N_true;
+}
+
 /* Is there a `X.backward()` in stmt's function whose receiver mentions
  * `what`, after stmt (later) or before it inside `within` (OL_NONE: the
- * whole function)? */
-static bool backward_of(ol_model *m, ol_nid what, ol_nid stmt, bool later, ol_nid within)
+ * whole function)? With `freeing`, only one that frees what the graph
+ * saved counts. */
+static bool backward_of(ol_model *m, ol_nid what, ol_nid stmt, bool later, ol_nid within, bool freeing)
 {
     const ol_tree *t = m->tree;
     uint32_t fn = ol_function_of(m, stmt);
@@ -78,7 +89,7 @@ static bool backward_of(ol_model *m, ol_nid what, ol_nid stmt, bool later, ol_ni
         const ol_call *call = &m->calls.items[i];
         if ((later ? call->node < stmt : call->node >= stmt) || call->name != m->names.backward ||
             call->receiver == OL_NONE || (within != OL_NONE && !ol_contains(t, within, call->node)) ||
-            ol_function_of(m, call->node) != fn)
+            ol_function_of(m, call->node) != fn || (freeing && keeps_graph(m, call)))
             continue;
         if (ol_mentions(t, ol_unparen(t, call->receiver), what))
             return true;
@@ -91,12 +102,13 @@ static bool backward_of(ol_model *m, ol_nid what, ol_nid stmt, bool later, ol_ni
  * on purpose, for one backward over the whole sum. */
 static bool backwarded_later(ol_model *m, const ol_accumulator *acc, ol_nid stmt)
 {
-    return backward_of(m, acc->target, stmt, true, OL_NONE);
+    return backward_of(m, acc->target, stmt, true, OL_NONE, false);
 }
 
 /* Was the added value's own graph backwarded earlier in the same iteration
  * (`loss.backward()` or `scaler.scale(loss).backward()` before `total +=
- * loss`)? Then backward has freed what the graph saved, and the total keeps
+ * loss`), by a backward that does not keep it (no `retain_graph=True`)?
+ * Then backward has freed what the graph saved, and the total keeps
  * the graph's nodes in host memory and nothing on the device: on an H200
  * the probe measures 0 B of GPU memory per step for this form, against a
  * batch's activations per step where no backward runs. */
@@ -104,7 +116,7 @@ static bool backwarded_before(ol_model *m, ol_nid value, ol_nid stmt, uint32_t l
 {
     value = ol_unparen(m->tree, value);
     return loop != OL_NO_INDEX && ol_kind_of(m->tree, value) == OL_N_identifier &&
-           backward_of(m, value, stmt, false, m->loops.items[loop].body);
+           backward_of(m, value, stmt, false, m->loops.items[loop].body, true);
 }
 
 static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, ol_text_index *receivers)

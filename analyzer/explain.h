@@ -46,7 +46,7 @@ int ol_explain_main(int argc, char **argv);
  * "17179869184.00 GiB"; binary units whatever their spelling) at s[0..n):
  * true with the bytes (rounded) and the characters used. */
 bool ol_oom_parse_size(const char *s, size_t n, int64_t *bytes, size_t *used);
-/* Appends a size the way PyTorch's format_size writes it. */
+/* Appends a size in the units PyTorch prints (bytes, KiB, MiB, GiB; two decimals). */
 void ol_oom_format_size(ol_buf *b, int64_t bytes);
 
 /* ---- the log reader ---------------------------------------------------------- */
@@ -149,7 +149,7 @@ typedef struct ol_oom_log {
     /* reading state */
     OL_VEC(ol_oom_stream *) streams;
     ol_buf line;
-    bool line_overflowed;
+    ol_buf scratch;                 /* the line with its escape sequences removed */
     bool last_cr;
 } ol_oom_log;
 
@@ -165,9 +165,12 @@ void ol_oom_log_free(ol_oom_log *log);
 bool ol_oom_parse_message(const char *text, size_t n, ol_oom_kind *kind, ol_oom_figures *fig);
 
 /* Is a traceback frame's file the user's own code (not the standard
- * library, not site-packages or dist-packages, not PyTorch, not a
- * notebook's or the interpreter's pseudo-file)? */
+ * library, not site-packages or dist-packages, not PyTorch, not the
+ * interpreter's pseudo-files such as <string>)? */
 bool ol_oom_user_file(const char *path);
+/* Is it a notebook cell (IPython's <ipython-input-N-...>, <Cell In[N]>, or
+ * ipykernel's temporary file)? The user's code, but no file to find. */
+bool ol_oom_notebook_cell(const char *path);
 
 /* ---- the pickle reader ------------------------------------------------------- */
 

@@ -143,15 +143,34 @@ static bool has(const char *s, const char *w)
 
 /* ---- phase ---------------------------------------------------------------------- */
 
-static bool eval_name(const char *f)
+static bool name_is(const char *f, const char *const *starts, size_t n_starts, const char *const *ends, size_t n_ends)
 {
-    static const char *const words[] = {"eval", "valid", "predict", "infer", "inference", "generate", "sample"};
-    if (strncmp(f, "test", 4) == 0 || strcmp(f, "val") == 0 || strncmp(f, "val_", 4) == 0)
-        return true;
-    for (size_t i = 0; i < OL_ARRAY_LEN(words); i++)
-        if (strstr(f, words[i]))
+    size_t len = strlen(f);
+    for (size_t i = 0; i < n_starts; i++)
+        if (strncmp(f, starts[i], strlen(starts[i])) == 0)
             return true;
+    for (size_t i = 0; i < n_ends; i++) {
+        size_t k = strlen(ends[i]);
+        if (len >= k && strcmp(f + len - k, ends[i]) == 0)
+            return true;
+    }
     return false;
+}
+
+/* 1: an evaluation function's name, 0: a training one's, -1: neither. */
+static int eval_name(const char *f)
+{
+    static const char *const eval_starts[] = {"eval", "valid", "val_", "test", "predict", "infer", "generate",
+                                              "sample", "run_eval", "run_valid", "do_eval", "do_predict"};
+    static const char *const eval_ends[] = {"_eval", "_evaluate", "_evaluation", "_validate", "_validation",
+                                            "_val", "_test", "_predict", "_prediction", "_inference", "_step_eval"};
+    static const char *const train_starts[] = {"train", "fit", "do_train", "run_train", "training"};
+    static const char *const train_ends[] = {"_train", "_training", "_train_step", "_fit", "_epoch"};
+    if (strcmp(f, "val") == 0)
+        return 1;
+    if (name_is(f, train_starts, OL_ARRAY_LEN(train_starts), train_ends, OL_ARRAY_LEN(train_ends)))
+        return 0;
+    return name_is(f, eval_starts, OL_ARRAY_LEN(eval_starts), eval_ends, OL_ARRAY_LEN(eval_ends)) ? 1 : -1;
 }
 
 static void find_phase(const ol_explain *x, ol_ex_error *e)
@@ -179,10 +198,19 @@ static void find_phase(const ol_explain *x, ol_ex_error *e)
             (has(p, "lightning") && (has(f->func, "validation") || has(f->func, "_evaluation") || has(f->func, "test_step")))) {
             eval = true;
         }
-        if (e->frames.items[k].user && eval_name(f->func)) {
+    }
+    /* the innermost user function that says whether it trains or evaluates */
+    for (size_t k = e->frames.len; k-- > 0;) {
+        if (!e->frames.items[k].user)
+            continue;
+        int kind = eval_name(e->frames.items[k].frame->func);
+        if (kind < 0)
+            continue;
+        if (kind == 1) {
             eval = true;
             eval_frame = k;
         }
+        break;
     }
     if (e->innermost != SIZE_MAX) {
         const char *code = frame_code(x, &e->frames.items[e->innermost], &tmp);

@@ -104,8 +104,9 @@ char *ol_explain_find_file(const char *path, const char *const *roots, size_t nr
         while (*p && *p != '/' && *p != '\\')
             p++;
         size_t len = (size_t)(p - s);
-        if ((len == 1 && (*s == '.' || *s == '~')) || (len == 2 && s[1] == ':'))
-            continue; /* ".", "~", a drive letter */
+        if ((len == 1 && (*s == '.' || *s == '~')) || (len == 2 && s[1] == ':') ||
+            (len == 2 && s[0] == '.' && s[1] == '.'))
+            continue; /* ".", "~", a drive letter; ".." would lead out of the root */
         if (count == MAX_COMPONENTS)
             memmove(start, start + 1, (MAX_COMPONENTS - 1) * sizeof(*start)), count--;
         start[count++] = s;

@@ -314,6 +314,35 @@ def _():
         assert d["errors"][0]["traceback"][0]["found"] == os.path.join("proj", "train.py"), d["errors"][0]
 
 
+@test("explain: a trailing path never climbs out of --root with '..'")
+def _():
+    log = ("Traceback (most recent call last):\n  File \"/srv/job/../outside.py\", line 1, in <module>\n    f()\n"
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+           "15.77 GiB of which 1.00 GiB is free.\n")
+    with Workspace() as ws:
+        ws.write("outside.py", "import torch\n")
+        os.makedirs(os.path.join(ws.path, "root"))
+        ws.write("job.log", log)
+        _, d = explain_json("job.log", "--root", "root", cwd=ws.path)
+        assert d["errors"][0]["traceback"][0]["found"] is None, d["errors"][0]["traceback"]
+        assert d["missing_files"] == ["/srv/job/../outside.py"], d["missing_files"]
+
+
+@test("explain: the innermost function that trains or evaluates names the phase (train_and_evaluate is not evaluation)")
+def _():
+    frames = ('  File "/u/run.py", line {}, in {}\n    {}\n')
+    message = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity "
+               "of 15.77 GiB of which 1.00 GiB is free.\n")
+    training = ("Traceback (most recent call last):\n" + frames.format(9, "train_and_evaluate", "train_one_epoch(m)")
+                + frames.format(20, "train_one_epoch", "out = m(x)") + message)
+    evaluating = ("Traceback (most recent call last):\n" + frames.format(9, "train_and_evaluate", "evaluate(m)")
+                  + frames.format(30, "evaluate", "out = m(x)") + message)
+    _, d = explain_json("-", stdin=training)
+    assert d["errors"][0]["phase"] != "evaluation", d["errors"][0]["phase"]
+    _, d = explain_json("-", stdin=evaluating)
+    assert d["errors"][0]["phase"] == "evaluation", d["errors"][0]["phase"]
+
+
 @test("explain: a frame whose file is not on disk is named, and the run goes on (exit 0)")
 def _():
     with Workspace() as ws:

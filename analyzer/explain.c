@@ -279,8 +279,12 @@ static void event_from_snapshot(ol_explain *x)
     ev->fig.device = x->snap.device;
     ev->fig.requested = x->snap.oom_requested;
     ev->fig.free = x->snap.oom_device_free;
-    ev->fig.total = ev->fig.this_process = ev->fig.allocated = ev->fig.reserved_unallocated = OL_BYTES_UNKNOWN;
-    ev->fig.reserved = ev->fig.allowed = ev->fig.private_pools = ev->fig.other_allocations = OL_BYTES_UNKNOWN;
+    /* what the allocator held, as the snapshot's segments show it */
+    ev->fig.allocated = x->snap.alive;
+    ev->fig.reserved = x->snap.reserved;
+    ev->fig.reserved_unallocated = x->snap.inactive;
+    ev->fig.total = ev->fig.this_process = OL_BYTES_UNKNOWN;
+    ev->fig.allowed = ev->fig.private_pools = ev->fig.other_allocations = OL_BYTES_UNKNOWN;
     /* the trace's frames are innermost first; a traceback's outermost first */
     for (size_t k = x->snap.oom_frames.len; k-- > 0;)
         ol_vec_push(&ev->frames, x->snap.oom_frames.items[k]);

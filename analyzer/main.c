@@ -39,6 +39,7 @@
 #include "config.h"
 #include "discover.h"
 #include "emit.h"
+#include "explain.h"
 #include "fix.h"
 #include "lint.h"
 #include "probe.h"
@@ -503,6 +504,9 @@ int main(int argc, char **argv)
     /* `oomlint probe` runs programs rather than linting: its own options (probe.c) */
     if (argc > 1 && strcmp(argv[1], "probe") == 0)
         return ol_probe_main(argc - 1, argv + 1);
+    /* `oomlint explain` reads a crash's log and snapshot: its own options (explain.c) */
+    if (argc > 1 && strcmp(argv[1], "explain") == 0)
+        return ol_explain_main(argc - 1, argv + 1);
     ol_cli cli;
     ol_buf err = {0};
     if (!ol_cli_parse(&cli, argc, argv, &err)) {

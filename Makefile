@@ -32,6 +32,7 @@
 #                   (docs/platforms.md says what each proves)
 #   make fuzz       build the libFuzzer targets and run each for FUZZ_SECONDS (fuzz/fuzz.mk)
 #   make valgrind   the command line over every fixture under valgrind memcheck (tests/valgrind.py)
+#   make docs       docs/rules/ and the README's rule table, from the rules in the binary
 #   make clean      remove build outputs but keep fetched sources
 #   make distclean  remove build/ and dist/ entirely
 #
@@ -460,13 +461,15 @@ valgrind: $(OUT)/oomlint
 		fi; }
 	python3 tests/valgrind.py --bin $(OUT)/oomlint
 
-# Regenerate the rule pages in docs/rules/ from the docs compiled into the binary
-# (a test fails when they drift apart), and the text-output snapshot.
+# Regenerate the rule pages in docs/rules/ and the README's rule table from
+# the docs compiled into the binary (a test fails when they drift apart).
 docs: $(OUT)/oomlint
 	@mkdir -p docs/rules
 	@for code in $$($(OUT)/oomlint rules --format json | python3 -c 'import json,sys; print(" ".join(r["code"] for r in json.load(sys.stdin)))'); do \
 		$(OUT)/oomlint rule $$code --markdown > docs/rules/$$code.md; done
 	@echo "docs/rules/ regenerated"
+	@python3 scripts/rule_table.py --bin $(OUT)/oomlint
+
 
 golden: $(OUT)/oomlint
 	@mkdir -p tests/golden

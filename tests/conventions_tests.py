@@ -3,11 +3,15 @@ runs whose every path is excluded, --output-format (concise, full) and the
 `output-format` / `fail-on` configuration keys, --statistics in Ruff's
 columns, warnings for unknown codes in suppression comments, and OOM003
 (unused-noqa) with its fix; references on every rule page, and help lines that
-make sense."""
+make sense. And the one list of rules (rules/rules.def) and what derives from
+it (the README's table)."""
 import json
 import os
 import re
+import subprocess
+import sys
 
+import harness
 from cli_tests import AMP, BAD, CLEAN
 from harness import ROOT, Workspace, run, test
 
@@ -394,3 +398,54 @@ def _():
         for h in helps:
             assert ".item()`, or `.cpu()" not in h and "/ `.cpu()`" not in h, h
             assert ".cpu()" not in h or ".detach().cpu()" in h, h
+
+
+# ---- one list of rules, and what derives from it ---------------------------------------------------
+
+LISTED = re.compile(r"^OL_RULE\((\w+), (\w+)\)$", re.M)
+
+
+def rule_values():
+    """{ol_rule value: file} for every ol_rule defined in rules/."""
+    found = {}
+    for name in sorted(os.listdir(os.path.join(ROOT, "rules"))):
+        if name.endswith(".c"):
+            with open(os.path.join(ROOT, "rules", name), encoding="utf-8") as f:
+                for value in re.findall(r"^const ol_rule (ol_rule_\w+) = \{", f.read(), re.M):
+                    assert value not in found, f"{value} is defined in {found[value]} and {name}"
+                    found[value] = name
+    return found
+
+
+@test("conventions: rules/rules.def lists every rule once, in code order, and the registry is that list")
+def _():
+    with open(os.path.join(ROOT, "rules", "rules.def"), encoding="utf-8") as f:
+        listed = LISTED.findall(f.read())
+    codes = [code for code, _ in listed]
+    assert len(codes) >= 28 and codes == sorted(set(codes)), codes
+    for code, value in listed:
+        assert value == f"ol_rule_{code.lower()}", (code, value)
+    defined = rule_values()
+    assert sorted(value for _, value in listed) == sorted(defined), \
+        f"defined in rules/ but not listed: {sorted(set(defined) - {v for _, v in listed})}; " \
+        f"listed but not defined: {sorted({v for _, v in listed} - set(defined))}"
+    registry = run("rules", "--format", "json").json()
+    assert [r["code"] for r in registry] == codes, [r["code"] for r in registry]
+
+
+@test("conventions: the README's rule table is the registry's (`make docs` writes it)")
+def _():
+    table = [sys.executable, os.path.join(ROOT, "scripts", "rule_table.py"), "--bin", harness.BIN]
+    r = subprocess.run(table + ["--check"], capture_output=True, text=True)
+    assert r.returncode == 0, f"README.md's rule table is stale: run `make docs`\n{r.stderr}"
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    for rule in run("rules", "--format", "json").json():
+        assert f"| {rule['code']} | {rule['name']} | {rule['severity']}" in readme, rule["code"]
+    # the check fails on a table that drifted, and a rewrite mends it
+    with Workspace() as ws:
+        copy = ws.write("README.md", re.sub(r"^\| OOM702 \|.*\n", "", readme, flags=re.M))
+        r = subprocess.run(table + ["--check", "--readme", copy], capture_output=True, text=True)
+        assert r.returncode == 1 and "run `make docs`" in r.stderr, (r.returncode, r.stderr)
+        r = subprocess.run(table + ["--readme", copy], capture_output=True, text=True)
+        assert r.returncode == 0 and ws.read("README.md") == readme, r.stderr

@@ -33,6 +33,8 @@
 #   make fuzz       build the libFuzzer targets and run each for FUZZ_SECONDS (fuzz/fuzz.mk)
 #   make valgrind   the command line over every fixture under valgrind memcheck (tests/valgrind.py)
 #   make docs       docs/rules/ and the README's rule table, from the rules in the binary
+#   make snapshots  rewrite fixtures/**/*.snap, what oomlint reports on each fixture
+#                   (tests/snapshots.py; review the change as a diff)
 #   make clean      remove build outputs but keep fetched sources
 #   make distclean  remove build/ and dist/ entirely
 #
@@ -469,6 +471,12 @@ docs: $(OUT)/oomlint
 		$(OUT)/oomlint rule $$code --markdown > docs/rules/$$code.md; done
 	@echo "docs/rules/ regenerated"
 	@python3 scripts/rule_table.py --bin $(OUT)/oomlint
+
+.PHONY: snapshots
+# Every fixture's snapshot (fixtures/**/*.snap): rewritten from what this
+# build reports, the ones whose fixture is gone removed; says how many changed.
+snapshots: $(OUT)/oomlint
+	$(Q)python3 tests/snapshots.py --bin $(OUT)/oomlint
 
 
 golden: $(OUT)/oomlint

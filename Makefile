@@ -35,6 +35,9 @@
 #   make docs       docs/rules/ and the README's rule table, from the rules in the binary
 #   make snapshots  rewrite fixtures/**/*.snap, what oomlint reports on each fixture
 #                   (tests/snapshots.py; review the change as a diff)
+#   make rule CODE=OOM706 NAME=some-rule-name [SEVERITY=warning] [SUMMARY=...]
+#                   the skeleton of a new rule, its fixtures and its line in
+#                   rules/rules.def, built and documented (scripts/add_rule.py)
 #   make clean      remove build outputs but keep fetched sources
 #   make distclean  remove build/ and dist/ entirely
 #
@@ -472,12 +475,21 @@ docs: $(OUT)/oomlint
 	@echo "docs/rules/ regenerated"
 	@python3 scripts/rule_table.py --bin $(OUT)/oomlint
 
-.PHONY: snapshots
+.PHONY: snapshots rule
 # Every fixture's snapshot (fixtures/**/*.snap): rewritten from what this
 # build reports, the ones whose fixture is gone removed; says how many changed.
 snapshots: $(OUT)/oomlint
 	$(Q)python3 tests/snapshots.py --bin $(OUT)/oomlint
 
+# A new rule's skeleton (scripts/add_rule.py says what it writes). Each value
+# reaches the script as one word, whatever quotes it holds.
+shell_word = '$(subst ','\'',$(1))'
+rule:
+	@test -n "$(CODE)" && test -n "$(NAME)" || \
+		{ echo "usage: make rule CODE=OOM706 NAME=some-rule-name [SEVERITY=warning] [SUMMARY='...'] [PATTERN=fn]" >&2; exit 2; }
+	$(Q)python3 scripts/add_rule.py $(call shell_word,$(CODE)) $(call shell_word,$(NAME)) \
+		$(if $(SEVERITY),--severity $(call shell_word,$(SEVERITY))) \
+		$(if $(SUMMARY),--summary $(call shell_word,$(SUMMARY))) $(if $(PATTERN),--pattern $(call shell_word,$(PATTERN)))
 
 golden: $(OUT)/oomlint
 	@mkdir -p tests/golden

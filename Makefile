@@ -38,6 +38,12 @@
 #                   (docs/platforms.md says what each proves)
 #   make fuzz       build the libFuzzer targets and run each for FUZZ_SECONDS (fuzz/fuzz.mk)
 #   make valgrind   the command line over every fixture under valgrind memcheck (tests/valgrind.py)
+#   make docs       docs/rules/ and the README's rule table, from the rules in the binary
+#   make snapshots  rewrite fixtures/**/*.snap, what oomlint reports on each fixture
+#                   (tests/snapshots.py; review the change as a diff)
+#   make rule CODE=OOM706 NAME=some-rule-name [SEVERITY=warning] [SUMMARY=...]
+#                   the skeleton of a new rule, its fixtures and its line in
+#                   rules/rules.def, built and documented (scripts/add_rule.py)
 #   make clean      remove build outputs but keep fetched sources
 #   make distclean  remove build/ and dist/ entirely
 #
@@ -502,13 +508,30 @@ valgrind: $(OUT)/oomlint
 		fi; }
 	python3 tests/valgrind.py --bin $(OUT)/oomlint
 
-# Regenerate the rule pages in docs/rules/ from the docs compiled into the binary
-# (a test fails when they drift apart), and the text-output snapshot.
+# Regenerate the rule pages in docs/rules/ and the README's rule table from
+# the docs compiled into the binary (a test fails when they drift apart).
 docs: $(OUT)/oomlint
 	@mkdir -p docs/rules
 	@for code in $$($(OUT)/oomlint rules --format json | python3 -c 'import json,sys; print(" ".join(r["code"] for r in json.load(sys.stdin)))'); do \
 		$(OUT)/oomlint rule $$code --markdown > docs/rules/$$code.md; done
 	@echo "docs/rules/ regenerated"
+	@python3 scripts/rule_table.py --bin $(OUT)/oomlint
+
+.PHONY: snapshots rule
+# Every fixture's snapshot (fixtures/**/*.snap): rewritten from what this
+# build reports, the ones whose fixture is gone removed; says how many changed.
+snapshots: $(OUT)/oomlint
+	$(Q)python3 tests/snapshots.py --bin $(OUT)/oomlint
+
+# A new rule's skeleton (scripts/add_rule.py says what it writes). Each value
+# reaches the script as one word, whatever quotes it holds.
+shell_word = '$(subst ','\'',$(1))'
+rule:
+	@test -n "$(CODE)" && test -n "$(NAME)" || \
+		{ echo "usage: make rule CODE=OOM706 NAME=some-rule-name [SEVERITY=warning] [SUMMARY='...'] [PATTERN=fn]" >&2; exit 2; }
+	$(Q)python3 scripts/add_rule.py $(call shell_word,$(CODE)) $(call shell_word,$(NAME)) \
+		$(if $(SEVERITY),--severity $(call shell_word,$(SEVERITY))) \
+		$(if $(SUMMARY),--summary $(call shell_word,$(SUMMARY))) $(if $(PATTERN),--pattern $(call shell_word,$(PATTERN)))
 
 golden: $(OUT)/oomlint
 	@mkdir -p tests/golden

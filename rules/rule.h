@@ -6,8 +6,9 @@
  * instead, printed by `oomlint rule CODE`) and a check function. The check
  * reads the semantic model (model.h) and reports findings through the
  * ol_check context; it never walks the tree itself when the model already
- * has the fact. Adding a rule touches rules/ (its file and one line in
- * registry.c) and fixtures/ only.
+ * has the fact. Adding a rule touches rules/ (its file and its line in
+ * rules.def), fixtures/ and its references (analyzer/references.c); `make
+ * rule` (scripts/add_rule.py) writes all of them.
  */
 #ifndef OL_RULE_H
 #define OL_RULE_H

@@ -3,11 +3,16 @@ runs whose every path is excluded, --output-format (concise, full) and the
 `output-format` / `fail-on` configuration keys, --statistics in Ruff's
 columns, warnings for unknown codes in suppression comments, and OOM003
 (unused-noqa) with its fix; references on every rule page, and help lines that
-make sense."""
+make sense. And the one list of rules (rules/rules.def), what derives from it
+(the README's table), and the script that adds a rule (scripts/add_rule.py)."""
 import json
 import os
 import re
+import shutil
+import subprocess
+import sys
 
+import harness
 from cli_tests import AMP, BAD, CLEAN
 from harness import ROOT, Workspace, run, test
 
@@ -394,3 +399,159 @@ def _():
         for h in helps:
             assert ".item()`, or `.cpu()" not in h and "/ `.cpu()`" not in h, h
             assert ".cpu()" not in h or ".detach().cpu()" in h, h
+
+
+# ---- one list of rules, and what derives from it ---------------------------------------------------
+
+LISTED = re.compile(r"^OL_RULE\((\w+), (\w+)\)$", re.M)
+
+
+def rule_values():
+    """{ol_rule value: file} for every ol_rule defined in rules/."""
+    found = {}
+    for name in sorted(os.listdir(os.path.join(ROOT, "rules"))):
+        if name.endswith(".c"):
+            with open(os.path.join(ROOT, "rules", name), encoding="utf-8") as f:
+                for value in re.findall(r"^const ol_rule (ol_rule_\w+) = \{", f.read(), re.M):
+                    assert value not in found, f"{value} is defined in {found[value]} and {name}"
+                    found[value] = name
+    return found
+
+
+@test("conventions: rules/rules.def lists every rule once, in code order, and the registry is that list")
+def _():
+    with open(os.path.join(ROOT, "rules", "rules.def"), encoding="utf-8") as f:
+        listed = LISTED.findall(f.read())
+    codes = [code for code, _ in listed]
+    assert len(codes) >= 28 and codes == sorted(set(codes)), codes
+    for code, value in listed:
+        assert value == f"ol_rule_{code.lower()}", (code, value)
+    defined = rule_values()
+    assert sorted(value for _, value in listed) == sorted(defined), \
+        f"defined in rules/ but not listed: {sorted(set(defined) - {v for _, v in listed})}; " \
+        f"listed but not defined: {sorted({v for _, v in listed} - set(defined))}"
+    registry = run("rules", "--format", "json").json()
+    assert [r["code"] for r in registry] == codes, [r["code"] for r in registry]
+
+
+@test("conventions: the README's rule table is the registry's (`make docs` writes it)")
+def _():
+    table = [sys.executable, os.path.join(ROOT, "scripts", "rule_table.py"), "--bin", harness.BIN]
+    r = subprocess.run(table + ["--check"], capture_output=True, text=True)
+    assert r.returncode == 0, f"README.md's rule table is stale: run `make docs`\n{r.stderr}"
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    for rule in run("rules", "--format", "json").json():
+        assert f"| {rule['code']} | {rule['name']} | {rule['severity']}" in readme, rule["code"]
+    # the check fails on a table that drifted, and a rewrite mends it
+    with Workspace() as ws:
+        copy = ws.write("README.md", re.sub(r"^\| OOM702 \|.*\n", "", readme, flags=re.M))
+        r = subprocess.run(table + ["--check", "--readme", copy], capture_output=True, text=True)
+        assert r.returncode == 1 and "run `make docs`" in r.stderr, (r.returncode, r.stderr)
+        r = subprocess.run(table + ["--readme", copy], capture_output=True, text=True)
+        assert r.returncode == 0 and ws.read("README.md") == readme, r.stderr
+
+
+def copy_checkout(dest):
+    """The repository's files as git sees them (tracked, and new files it does not
+    ignore) copied to dest with their times, and the build's fetched sources and
+    objects beside them, so that make there fetches nothing and compiles only what
+    changed."""
+    proc = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                          capture_output=True)
+    if proc.returncode != 0:
+        raise harness.Skip("not a git checkout: the copy is made from git's list of files")
+    for rel in proc.stdout.decode().split("\0"):
+        src = os.path.join(ROOT, rel)
+        if rel and os.path.isfile(src) and not os.path.islink(src):
+            os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
+            shutil.copy2(src, os.path.join(dest, rel))
+    for part in ("deps", "pgo", "gen", "obj"):
+        if os.path.isdir(os.path.join(ROOT, "build", part)):
+            shutil.copytree(os.path.join(ROOT, "build", part), os.path.join(dest, "build", part), symlinks=True)
+
+
+def free_code():
+    """A rule code no rule has (the scaffold test's own), from OOM799 down."""
+    with open(os.path.join(ROOT, "rules", "rules.def"), encoding="utf-8") as f:
+        taken = {code for code, _ in LISTED.findall(f.read())}
+    return next(f"OOM{n}" for n in range(799, 99, -1) if f"OOM{n}" not in taken)
+
+
+def register_slow(name):
+    try:
+        return test(name, slow=True)
+    except TypeError:  # a harness without the slow suite runs it with the rest
+        return test(name)
+
+
+@register_slow("conventions: scripts/add_rule.py writes a rule that builds, is registered and passes its tests")
+def _():
+    code = free_code()
+    name = "scaffold-placeholder-rule"
+    with Workspace() as ws:
+        repo = os.path.join(ws.path, "repo")
+        copy_checkout(repo)
+
+        def add_rule(*args):
+            return subprocess.run([sys.executable, "scripts/add_rule.py", *args], cwd=repo,
+                                  capture_output=True, text=True, timeout=900)
+
+        def files():
+            return sorted(os.path.relpath(os.path.join(d, f), repo) for d, _, names in os.walk(repo)
+                          for f in names if not os.path.relpath(d, repo).startswith("build"))
+
+        # refused, naming why, and nothing written
+        before = files()
+        for args, why in ((("OOM101", name), "OOM101 exists"), ((code, "data-parallel"), "is OOM702's"),
+                          (("OOM70", name), "is not a rule code"), (("OOM042", name), "is not a rule code"),
+                          ((code, "Some_Name"), "is not a rule name"),
+                          ((code, name, "--pattern", "backward"), "already called in fixtures/")):
+            r = add_rule(*args, "--no-build")
+            assert r.returncode == 2 and why in r.stderr, (args, r.returncode, r.stderr)
+        assert files() == before, sorted(set(files()) ^ set(before))
+
+        r = subprocess.run(["make", "--no-print-directory", "rule"], cwd=repo, capture_output=True, text=True)
+        assert r.returncode != 0 and "usage: make rule CODE=" in r.stderr, r
+        # through make, as its users run it: a summary with a quote reaches the script whole
+        r = subprocess.run(["make", "--no-print-directory", "rule", f"CODE={code}", f"NAME={name}",
+                            "SUMMARY=Calls of the scaffold's placeholder."], cwd=repo, capture_output=True,
+                           text=True, timeout=900)
+        assert r.returncode == 0, f"{r.stdout}\n{r.stderr}"
+        assert "warning:" not in r.stdout + r.stderr, f"the skeleton does not build warning-free:\n{r.stderr}"
+        source = f"rules/{code.lower()}_{name.replace('-', '_')}.c"
+        for rel in (source, f"fixtures/{code}/positive.py", f"fixtures/{code}/negative.py", "rules/rules.def",
+                    "analyzer/references.c"):
+            assert rel in r.stdout, (rel, r.stdout)
+        for rel in (f"docs/rules/{code}.md", f"fixtures/{code}/positive.py.snap", f"fixtures/{code}/negative.py.snap"):
+            assert os.path.exists(os.path.join(repo, rel)), rel
+        with open(os.path.join(repo, source), encoding="utf-8") as f:
+            includes = re.findall(r"^#include .*$", f.read(), re.M)
+        assert includes == ['#include "rule.h"'], includes
+        with open(os.path.join(repo, "rules", "rules.def"), encoding="utf-8") as f:
+            listed = [c for c, _ in LISTED.findall(f.read())]
+        assert code in listed and listed == sorted(listed), listed
+
+        # the copy's binary has the rule: listed, documented, and reporting its pattern
+        binary = os.path.join(repo, "build", "oomlint")
+        rules = json.loads(subprocess.run([binary, "rules", "--format", "json"], capture_output=True,
+                                          text=True).stdout)
+        mine = [x for x in rules if x["code"] == code]
+        assert mine and mine[0]["name"] == name and mine[0]["severity"] == "warning" \
+            and mine[0]["summary"] == "Calls of the scaffold's placeholder.", mine
+        assert f"| {code} | {name} | warning |" in open(os.path.join(repo, "README.md"), encoding="utf-8").read()
+
+        # its tests pass there, with the tests of what derives from rules.def
+        def tests(*args):
+            return subprocess.run([sys.executable, "tests/run.py", "--bin", binary, *args], cwd=repo,
+                                  capture_output=True, text=True, timeout=900)
+        r = tests("--groups", "fixture", "-k", f"{code}/")
+        assert r.returncode == 0 and "4 passed, 0 failed" in r.stdout, r.stdout[-3000:]
+        for k in ("rules/rules.def lists every rule", "README's rule table", "docs/rules pages match",
+                  "every rule's page has references", "every snapshot has its fixture"):
+            r = tests("-k", k)
+            assert r.returncode == 0 and "1 passed, 0 failed" in r.stdout, (k, r.stdout[-3000:])
+
+        # a second time the code is taken
+        r = add_rule(code, "another-name", "--no-build")
+        assert r.returncode == 2 and f"{code} exists" in r.stderr, r.stderr

@@ -1,51 +1,30 @@
 """The fixture harness: every fixture's findings must match its `# expect:`
-markers exactly, and every `.fixed.py` must be what --fix makes of its
-fixture. A directory named `project_*` is one project: its files are linted
-in one run and their markers checked together. Adding fixtures needs no
-change here."""
+markers exactly, every `.fixed.py` must be what --fix makes of its
+fixture, and every fixture's snapshot (`x.py.snap`, snapshots.py) must be
+what oomlint reports now: message, range, help and fix. A directory named
+`project_*` is one project: its files are linted in one run and their
+markers checked together. Which files are fixtures and how each is linted is
+fixture_set.py's to say. Adding fixtures needs no change here; `make
+snapshots` writes their snapshots."""
 import os
 import shutil
+import stat
+import subprocess
+import sys
 
 import harness
-from harness import FIXTURES, Workspace, expected_markers, reported, run, test
-
-RULE_DIR = __import__("re").compile(r"^OOM\d{3}$")
-
-
-def is_project(dirpath):
-    """A directory `project_*` holds the files of one project, linted as one run."""
-    return os.path.basename(dirpath).startswith("project_")
-
-
-def fixture_files():
-    for dirpath, dirnames, filenames in os.walk(FIXTURES):
-        dirnames.sort()
-        if is_project(dirpath):
-            dirnames[:] = []
-            continue
-        for name in sorted(filenames):
-            if name.endswith(".fixed.py") or name.endswith(".unsafe-fixed.py"):
-                continue
-            if name.endswith(".py") or name.endswith(".ipynb"):
-                yield os.path.join(dirpath, name)
-
-
-def select_args(path):
-    """Every default rule runs on every fixture; a rule directory also turns
-    on its own rule, so opt-in rules have fixtures too."""
-    rule = os.path.basename(os.path.dirname(path))
-    # --isolated: a fixture's verdict must not depend on a pyproject.toml around it
-    args = ["--isolated", "--format", "json"]
-    if RULE_DIR.match(rule):
-        args += ["--extend-select", rule]
-    return args
+import snapshots
+from fixture_set import (FIXTURES, RULE_DIR, fixture_files, invocation, project_args, project_dirs,
+                         project_files)
+from harness import Workspace, expected_markers, reported, run, test
 
 
 def make_fixture_test(path):
     rel = os.path.relpath(path, FIXTURES)
 
     def check():
-        result = run(*select_args(path), path)
+        args, cwd, target = invocation(path)
+        result = run(*args, target, cwd=cwd)
         findings = result.json()
         notebook = path.endswith(".ipynb")
         got = reported(findings, notebook)
@@ -67,27 +46,15 @@ def make_fixture_test(path):
     test(f"fixture: {rel}")(check)
 
 
-def project_dirs():
-    for dirpath, dirnames, _ in os.walk(FIXTURES):
-        dirnames.sort()
-        if is_project(dirpath):
-            dirnames[:] = []
-            yield dirpath
-
-
 def make_project_test(root):
     """Lints the whole directory in one run (so files see each other's
     functions) and checks every file's markers together, with any number of
     threads."""
     rel = os.path.relpath(root, FIXTURES)
-    rule = os.path.basename(os.path.dirname(root))
-    files = sorted(os.path.relpath(os.path.join(d, f), root)
-                   for d, _, names in os.walk(root) for f in names if f.endswith(".py"))
+    files = project_files(root)
 
     def check():
-        args = ["--isolated", "--format", "json"]
-        if RULE_DIR.match(rule):
-            args += ["--extend-select", rule]
+        args = project_args(root)
         result = run(*args, ".", cwd=root)
         findings = result.json()
         got = {(os.path.normpath(f["path"]), f["code"], f["line"]) for f in findings}
@@ -170,3 +137,83 @@ for fixture in fixture_files():
 
 for project in project_dirs():
     make_project_test(project)
+
+
+# ---- snapshots: what users read, pinned beside each fixture ------------------------------------------
+
+def make_snapshot_test(target):
+    rel = os.path.relpath(snapshots.snapshot_path(target), FIXTURES)
+
+    def check():
+        problem = snapshots.compare(harness.BIN, target)
+        assert problem is None, problem
+
+    test(f"fixture: {rel}")(check)
+
+
+for target in snapshots.targets():
+    make_snapshot_test(target)
+
+
+@test("fixture: every snapshot has its fixture")
+def _():
+    gone = [os.path.relpath(p, FIXTURES) for p in snapshots.orphans()]
+    assert not gone, f"snapshots without a fixture (run `make snapshots` to remove them): {gone}"
+
+
+TAMPER = """import json, subprocess, sys
+proc = subprocess.run([{real!r}] + sys.argv[1:], capture_output=True, text=True)
+findings = json.loads(proc.stdout)
+first = findings[0]
+{change}
+sys.stdout.write(json.dumps(findings))
+sys.stderr.write(proc.stderr)
+sys.exit(proc.returncode)
+"""
+
+# one change to the output per field a snapshot pins, and a line the diff must show
+TAMPERED = {
+    "message": ('first["message"] = first["message"].replace("accumulates", "adds up")', "+  message: `total` adds up"),
+    "range": ('first["end_column"] += 1', "+OOM101 [error] 14:9-14:23"),
+    "help": ('first["help"] = "call .item() here"', "+  help: call .item() here"),
+    "fix": ('first["fix"]["edits"][0]["content"] = ".detach()"', "+    +        total += loss.detach()"),
+    "fix safety": ('first["fix"]["applicability"] = "unsafe"', "+  fix (unsafe): Accumulate"),
+}
+
+
+@test("fixture: a snapshot fails when a message, range, help or fix changes, or is missing")
+def _():
+    with Workspace() as ws:
+        # a copy of one rule directory, as the fixtures of a repository of its own
+        root = os.path.join(ws.path, "fixtures")
+        os.makedirs(os.path.join(root, "OOM101"))
+        for name in ("fix.py", "fix.py.snap"):
+            shutil.copyfile(os.path.join(FIXTURES, "OOM101", name), os.path.join(root, "OOM101", name))
+        target = os.path.join(root, "OOM101", "fix.py")
+        assert snapshots.compare(harness.BIN, target, root) is None, "the copy must match before it is tampered with"
+        for what, (change, shown) in TAMPERED.items():
+            fake = ws.write(f"oomlint-{what.replace(' ', '-')}", "#!" + sys.executable + "\n" +
+                            TAMPER.format(real=harness.BIN, change=change))
+            os.chmod(fake, os.stat(fake).st_mode | stat.S_IXUSR)
+            problem = snapshots.compare(fake, target, root)
+            assert problem and "differs from what oomlint reports" in problem, (what, problem)
+            assert shown in problem, f"the diff for a changed {what} does not show {shown!r}:\n{problem}"
+            # the writer says so too: --check fails, a rewrite reports one change and then matches
+            cmd = [sys.executable, snapshots.__file__, "--bin", fake, "--root", root]
+            check = subprocess.run(cmd + ["--check"], capture_output=True, text=True)
+            assert check.returncode == 1 and shown in check.stderr, (what, check.stdout, check.stderr)
+            write = subprocess.run(cmd, capture_output=True, text=True)
+            assert write.returncode == 0 and "1 changed" in write.stdout, (what, write.stdout, write.stderr)
+            assert snapshots.compare(fake, target, root) is None, what
+            shutil.copyfile(os.path.join(FIXTURES, "OOM101", "fix.py.snap"), target + ".snap")
+        # a fixture without its snapshot fails; a snapshot without its fixture too
+        os.remove(target + ".snap")
+        problem = snapshots.compare(harness.BIN, target, root)
+        assert problem and "fix.py.snap is missing" in problem, problem
+        orphan = os.path.join(root, "OOM101", "gone.py.snap")
+        shutil.copyfile(os.path.join(FIXTURES, "OOM101", "fix.py.snap"), orphan)
+        assert snapshots.orphans(root) == [orphan], snapshots.orphans(root)
+        write = subprocess.run([sys.executable, snapshots.__file__, "--bin", harness.BIN, "--root", root],
+                               capture_output=True, text=True)
+        assert write.returncode == 0 and "1 new, 1 without a fixture (removed)" in write.stdout, write.stdout
+        assert not os.path.exists(orphan) and snapshots.compare(harness.BIN, target, root) is None

@@ -943,7 +943,8 @@ bool ol_resolver_settings_for(ol_resolver *r, const ol_input *in, const ol_setti
         if (memcmp(r->settings.items[i]->enabled, enabled, ol_rule_count * sizeof(bool)) == 0 &&
             memcmp(r->settings.items[i]->hidden, hidden, ol_rule_count * sizeof(bool)) == 0 &&
             memcmp(r->settings.items[i]->exact, exact, ol_rule_count * sizeof(bool)) == 0 &&
-            r->settings.items[i]->test_defaults == test_defaults) {
+            r->settings.items[i]->test_defaults == test_defaults &&
+            r->settings.items[i]->ran_on_gpu == r->opts.ran_on_gpu) {
             free(enabled);
             free(hidden);
             free(exact);
@@ -956,6 +957,7 @@ bool ol_resolver_settings_for(ol_resolver *r, const ol_input *in, const ol_setti
     s->hidden = hidden;
     s->exact = exact;
     s->test_defaults = test_defaults;
+    s->ran_on_gpu = r->opts.ran_on_gpu;
     ol_vec_push(&r->settings, s);
     *out = s;
     return true;

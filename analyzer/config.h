@@ -95,6 +95,9 @@ typedef struct ol_config_options {
     const char *stdin_filename;    /* --stdin-filename, or NULL */
     bool test_code_linted;         /* the default per-file-ignores of test code do not apply
                                       (probe --script: the user asks about this very script) */
+    bool ran_on_gpu;               /* the code is known to have run on a GPU (oomlint explain, from an
+                                      out-of-memory error): findings of GPU memory are kept on code that
+                                      names no device */
 } ol_config_options;
 
 typedef struct ol_config_cache ol_config_cache;

@@ -305,7 +305,9 @@ static void lint_files(ol_explain *x)
     copts.isolated = x->opts->isolated;
     copts.config_path = x->opts->config_path;
     copts.test_code_linted = true; /* the job ran this code: it is what to look at */
+    copts.ran_on_gpu = true;       /* and it ran out of a GPU's memory */
     ol_settings fallback = {0};
+    fallback.ran_on_gpu = true;
     fallback.enabled = ol_xcalloc(ol_rule_count, sizeof(bool));
     ol_selection_resolve(&none, fallback.enabled);
     ol_resolver resolver;

@@ -329,7 +329,7 @@ static bool recover_notebook(ol_linter *lt, const ol_source *src, ol_tree *t, ol
  * runs on a GPU, is kept only for those who select its rule by code (and
  * otherwise shows where the device comes from); a training rule's finding
  * inside a test function is left out as a test file's would be. */
-static void ask_shared_facts(ol_model *m, ol_file_result *r, size_t first)
+static void ask_shared_facts(ol_model *m, const ol_settings *s, ol_file_result *r, size_t first)
 {
     int gpu = -1;
     ol_reasons gpu_why = {0};
@@ -340,7 +340,7 @@ static void ask_shared_facts(ol_model *m, ol_file_result *r, size_t first)
         if (d->rule->device_memory) {
             if (gpu < 0)
                 gpu = (int)ol_runs_on_gpu(m, &gpu_why);
-            if (gpu != OL_GPU_YES)
+            if (gpu != OL_GPU_YES && !s->ran_on_gpu)
                 d->host_only = true;
             else
                 ol_diag_because(d, m, &gpu_why);
@@ -451,7 +451,7 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
                 t0 = t1;
             }
         }
-        ask_shared_facts(&model, r, first_rule_diag);
+        ask_shared_facts(&model, lt->settings, r, first_rule_diag);
         ol_xref_end(xref);
         if (model_absent)
             drop_fixes(&r->diags, 0);

@@ -33,6 +33,7 @@ typedef struct ol_settings {
     bool *hidden;
     bool *exact;         /* per registry index: selected by its exact code, so its
                             findings in code that runs once are kept; may be NULL */
+    bool ran_on_gpu;     /* the code is known to run on a GPU (config.h's ran_on_gpu) */
     bool test_defaults;  /* the default per-file-ignores of test code are in force (no
                             per-file-ignores configured, test code not asked for): test
                             functions outside test files are left out the same way */

@@ -903,8 +903,10 @@ static bool lint_script(const char *path, ol_file_result *r, ol_buf *err)
      * training code to them: its findings are what the run is checked
      * against. The configuration's own per-file-ignores still apply. */
     copts.test_code_linted = true;
+    copts.ran_on_gpu = true; /* a script written for a GPU, whatever device it names */
     ol_resolver resolver;
     ol_settings fallback = {0};
+    fallback.ran_on_gpu = true;
     fallback.enabled = ol_xcalloc(ol_rule_count, sizeof(bool));
     ol_selection_resolve(&none, fallback.enabled);
     bool have_resolver = ol_resolver_init(&resolver, &copts);

@@ -95,7 +95,7 @@ def _():
         assert "source.fixAll.oomlint" in caps["codeActionProvider"]["codeActionKinds"]
         assert caps["positionEncoding"] == "utf-16"
         assert caps["notebookDocumentSync"]["notebookSelector"]
-        version = harness.run("--version").out.split()[-1]
+        version = harness.run("--version").out.split()[1]
         assert r["result"]["serverInfo"] == {"name": "oomlint", "version": version}, r
         s.notify("initialized", {})
         assert s.shutdown() == 0

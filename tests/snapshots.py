@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Snapshots of what users read: beside every fixture, a `.snap` file with
-each finding's code, severity, range, message, help and fix (its
+each finding's code, severity, range, message, help, the evidence it stands
+on (each note's place and words, and what it guesses from) and fix (its
 applicability, message, why it is unsafe, and a diff of what it changes),
 rendered from oomlint's JSON output. A `# expect:` marker pins a code on a
 line; the snapshot pins the words, the range and the edit, so that a change
@@ -190,6 +191,13 @@ def render_finding(f, texts):
     out += labelled("message", f["message"])
     if f.get("help") is not None:
         out += labelled("help", f["help"])
+    for e in f.get("evidence", []):
+        at = f"{e['line']}:{e['column']}" if e.get("column") else f"{e['line']}"
+        if e.get("cell"):
+            at = f"cell {e['cell']}, {at}"
+        out += labelled(f"{e['kind']} {e['path']}:{at}", e["message"])
+    if f.get("guessed_from"):
+        out += labelled("guess", f["guessed_from"])
     fix = f.get("fix")
     if fix:
         out += labelled(f"fix ({fix['applicability']})", fix["message"])

@@ -16,12 +16,15 @@
 #include <unistd.h>
 
 #include "summary.h"
+#include "torchfloor.h"
 
 static void door_free(void *p)
 {
     ol_door *d = p;
     if (!d)
         return;
+    if (d->load_free)
+        d->load_free(d->load);
     ol_arena_free(&d->arena);
     free(d->run_grad);
     free(d->often);
@@ -150,4 +153,9 @@ void ol_diag_because(ol_diag *d, ol_model *m, const ol_reasons *why)
     }
     if (why->guess && !d->guess)
         d->guess = why->guess;
+}
+
+unsigned ol_project_torch_floor(const char *path)
+{
+    return ol_torch_floor(path);
 }

@@ -69,6 +69,11 @@ void ol_because(ol_reasons *why, ol_model *m, ol_nid node, const char *fmt, ...)
  * with it. */
 bool ol_grad_on(ol_model *m, ol_nid n, ol_reasons *why);
 
+/* Does the model a forward call runs have a `forward()` (in another file of
+ * the run) that runs without autograd (`@torch.no_grad()`)? Then it records
+ * no graph. */
+bool ol_forward_runs_without_grad(ol_model *m, uint32_t ci, ol_reasons *why);
+
 /* ---- does this run on a GPU? ------------------------------------------------------ */
 
 typedef enum ol_gpu {
@@ -100,6 +105,89 @@ bool ol_graph_made_with_grad(ol_model *m, ol_nid e, ol_reasons *why);
  * e carries none or it cannot be followed. */
 ol_nid ol_graph_origin(ol_model *m, ol_nid e);
 
+/* Does e hold data read from disk or converted from an array or a table
+ * (`torch.from_numpy(a)`, `np.load`, `pd.read_csv`, `frame.values`,
+ * `load_dataset(...)`), directly or through the names it uses? */
+bool ol_value_read_from_data(ol_model *m, ol_nid e);
+/* Is e made up by a factory or a literal (buffers, noise, constants:
+ * `torch.zeros(...)`, `torch.randn(...)`), not data? */
+bool ol_value_made_up(ol_model *m, ol_nid e);
+/* Does a subscript index draw a batch (`X[i:i + bs]`, a permutation's
+ * slice, random indices drawn in the loop)? */
+bool ol_index_draws_batch(ol_model *m, ol_nid index);
+/* The base of a method chain: `torch.from_numpy(a).float().cuda()` -> `torch.from_numpy(a)`. */
+ol_nid ol_method_chain_base(ol_model *m, ol_nid e);
+/* Is e's value the result of call, possibly followed by more method calls? */
+bool ol_method_chain_holds(ol_model *m, ol_nid e, ol_nid call);
+/* Does this call move what it is given to the GPU (`.cuda()`, `.to(dev)`, `device=dev`)? */
+bool ol_call_moves_to_gpu(ol_model *m, const ol_call *c);
+/* Is e a device held in a variable (`device`, `args.device`, `x.device`)? */
+bool ol_names_device_variable(ol_model *m, ol_nid e);
+/* Does the file itself choose an accelerator: CUDA named, or data moved to a
+ * device variable not bound to the CPU (not a framework that does it)? */
+bool ol_file_chooses_device(ol_model *m);
+
+/* ---- what does this call do? ---------------------------------------------------------- */
+
+/* A function or method of the project that a call runs, as its summary
+ * describes it (in this file or another file of the run). */
+typedef struct ol_callee {
+    const char *name;          /* "evaluate", "Trainer.step" */
+    uint32_t facts;            /* OL_FN_* (model.h) */
+    bool bound;                /* a method: the receiver fills parameter 0 */
+    bool cross_file;
+    uint8_t param_count;
+    const char **params;       /* their names */
+    uint32_t param_sliced;     /* bit i: parameter i is cut into a batch per call */
+    uint32_t param_batched;    /* bit i: the function draws batch after batch from parameter i */
+    const void *summary;       /* the door's own */
+} ol_callee;
+
+bool ol_callee_of(ol_model *m, uint32_t ci, ol_callee *out);
+/* The argument call ci passes for the callee's parameter `param`, or OL_NONE. */
+ol_nid ol_callee_arg(ol_model *m, uint32_t ci, const ol_callee *callee, uint32_t param);
+
+/* An argument a call keeps beyond itself (`meter.update(loss)` where update
+ * does `self.sum += val * n`). */
+typedef struct ol_kept {
+    ol_nid arg;          /* the argument kept */
+    ol_nid holder;       /* what keeps it at the call: the receiver or an argument; OL_NONE for a global */
+    bool adds;           /* added into a running total */
+    bool collects;       /* collected into a list or dict */
+    const char *callee;  /* the function's name */
+    const char *what;    /* the statement that keeps it, shortened */
+    bool cross_file;
+} ol_kept;
+
+size_t ol_call_keeps(ol_model *m, uint32_t ci, ol_kept *out, size_t cap);
+
+/* ---- what does this load hold? ------------------------------------------------------- */
+
+typedef enum ol_loader {
+    OL_LOADER_NONE,
+    OL_LOADER_TORCH,  /* torch.load, torch.serialization.load */
+    OL_LOADER_URL,    /* a loader of a checkpoint from a URL that hands torch.load its map location */
+} ol_loader;
+
+/* Which loader a call's callee is. */
+ol_loader ol_load_kind(ol_model *m, ol_nid callee);
+/* Can the file a load reads (its path expression `path`) hold tensors on a
+ * GPU, as far as the code shows? False when it is read as plain data or as
+ * host data, holds only a scaler's or scheduler's state, or every writer
+ * the run shows saves host data only. The reasons say what the load costs
+ * where it is true. */
+bool ol_load_holds_device_tensors(ol_model *m, uint32_t ci, ol_nid path, ol_reasons *why);
+/* Weights PyTorch's model zoo publishes (download.pytorch.org). */
+bool ol_load_published(ol_model *m, ol_nid url);
+/* Is what the load returns only restored through `load_state_dict()`? */
+bool ol_load_only_restores_state(ol_model *m, uint32_t ci);
+/* A notebook of one process: its loads restore once, in the session that
+ * saved the checkpoint. */
+bool ol_load_in_one_session(ol_model *m);
+/* May e be None: the literal, a conditional with a None branch, a local one
+ * of whose reaching bindings is one of these. */
+bool ol_value_may_be_none(ol_model *m, ol_nid e);
+
 /* ---- how often does this run? ----------------------------------------------------- */
 
 /* ol_often (model.h): once, per call, per epoch, per step. The loops around
@@ -107,6 +195,10 @@ ol_nid ol_graph_origin(ol_model *m, ol_nid e);
  * nothing here calls, the call sites of the run: a helper that another
  * file's batch loop calls runs per step. */
 ol_often ol_how_often(ol_model *m, ol_nid n, ol_reasons *why);
+
+/* Does n run only in a debugging branch (`if args.debug:`, a function or
+ * class named for it)? */
+bool ol_only_when_debugging(ol_model *m, ol_nid n);
 
 /* ---- what kind of code is this? --------------------------------------------------- */
 
@@ -117,5 +209,11 @@ typedef enum ol_code_kind {
 } ol_code_kind;
 
 ol_code_kind ol_code_kind_at(ol_model *m, ol_nid n, ol_reasons *why);
+
+/* ---- the project ------------------------------------------------------------------ */
+
+/* The lowest torch version the project of the file at path declares
+ * (major * 100 + minor), or 0 when it declares none. */
+unsigned ol_project_torch_floor(const char *path);
 
 #endif

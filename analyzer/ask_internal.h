@@ -29,6 +29,8 @@ typedef struct ol_door {
     ol_reasons gpu_why;
     int xla;              /* -1 not asked */
     char *cwd;
+    void *load;           /* ask_load.c's caches of the file's saves and loads */
+    void (*load_free)(void *load);
 } ol_door;
 
 ol_door *ol_door_of(ol_model *m);

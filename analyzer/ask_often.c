@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 
+#include "dataflow.h"
 #include "facts.h"
 #include "summary.h"
 
@@ -98,4 +99,9 @@ ol_often ol_how_often(ol_model *m, ol_nid n, ol_reasons *why)
         break;
     }
     return loc.often;
+}
+
+bool ol_only_when_debugging(ol_model *m, ol_nid n)
+{
+    return ol_in_debug_branch(m, n);
 }

@@ -1365,7 +1365,9 @@ static bool step_loop(ol_model *m, uint32_t li)
     return ol_loop_is_data_loop(m, li) || loop_runs_forward(m, li);
 }
 
-/* Does loop li hold a loop of the same function that runs per step? */
+/* Does loop li hold a loop of the same function that draws batches (an
+ * epoch loop around the batch loop)? A loop that only runs a model each
+ * iteration inside a batch loop (time steps, beams) does not make it one. */
 static bool holds_step_loop(ol_model *m, uint32_t li)
 {
     const ol_tree *t = m->tree;
@@ -1374,7 +1376,7 @@ static bool holds_step_loop(ol_model *m, uint32_t li)
         ol_nid inner = m->loops.items[k].node;
         if (!ol_contains(t, node, inner))
             break; /* loops are in node order: the first one outside ends the subtree */
-        if (m->loops.items[k].kind != OL_LOOP_COMPREHENSION && step_loop(m, (uint32_t)k) &&
+        if (m->loops.items[k].kind != OL_LOOP_COMPREHENSION && ol_loop_is_data_loop(m, (uint32_t)k) &&
             ol_function_of(m, inner) == ol_function_of(m, node))
             return true;
     }
@@ -1397,17 +1399,25 @@ static void often_at(ol_model *m, ol_nid n, ol_often_local *out, int depth)
     out->cause = OL_OC_MODULE;
     out->node = OL_NONE;
     out->function = OL_NO_INDEX;
-    /* the loops around n, innermost first */
+    /* the loops around n, innermost first; under the main guard a loop that
+     * only runs a model a few times is a smoke test by hand, and only one
+     * that draws batches or trains runs per step */
+    bool by_hand = under_main_guard(m->tree, n);
     uint32_t epoch = OL_NO_INDEX;
     for (uint32_t li = m->node_loop[n]; li != OL_NO_INDEX; li = m->loops.items[li].parent) {
-        if (step_loop(m, li)) {
+        /* a loop around the batch loop (its body trains too, through the
+         * inner loop) runs once per epoch */
+        if (holds_step_loop(m, li)) {
+            if (epoch == OL_NO_INDEX)
+                epoch = li;
+            continue;
+        }
+        if (by_hand ? ol_loop_is_data_loop(m, li) : step_loop(m, li)) {
             out->often = OL_PER_STEP;
             out->cause = OL_OC_STEP_LOOP;
             out->node = m->loops.items[li].node;
             return;
         }
-        if (epoch == OL_NO_INDEX && holds_step_loop(m, li))
-            epoch = li;
     }
     if (epoch != OL_NO_INDEX) {
         out->often = OL_PER_EPOCH;

@@ -102,4 +102,10 @@ void ol_suppressions_free(ol_suppressions *s);
 size_t ol_parse_code_list(const char *s, size_t n, void (*add)(void *ctx, const char *code, size_t len),
                           void *ctx);
 
+/* OOM003: reports the suppressions in s that suppressed nothing, once the
+ * other findings have been filtered (lint.c, unused_noqa.c); enabled is the
+ * file's rule set. */
+struct ol_check;
+void ol_report_unused_suppressions(struct ol_check *c, const ol_suppressions *s, const bool *enabled);
+
 #endif

@@ -19,9 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "facts.h"
 #include "rule.h"
-#include "summary.h"
 
 /* Is the accumulator used as a tensor later (acc.item(), acc.backward())?
  * Then turning it into a float would break that code. The receivers of the
@@ -201,10 +199,10 @@ static void check_kept(ol_check *c)
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
     for (size_t i = 0; i < m->calls.len; i++) {
-        ol_kept_arg kept[4];
-        size_t n = ol_call_kept_args(m, (uint32_t)i, kept, 4);
+        ol_kept kept[4];
+        size_t n = ol_call_keeps(m, (uint32_t)i, kept, 4);
         for (size_t k = 0; k < n; k++) {
-            if (!(kept[k].store->how & OL_STORE_ADD))
+            if (!kept[k].adds)
                 continue;
             ol_val v = ol_eval(m, kept[k].arg);
             ol_nid call = m->calls.items[i].node;
@@ -220,8 +218,8 @@ static void check_kept(ol_check *c)
             ol_diag *d = ol_report_node(c, call,
                                         "`%s(...)` adds `%s`, which carries the autograd graph, into `%s` (`%s()` does "
                                         "`%s`); every iteration's graph stays alive in it",
-                                        callee, value_text, holder, kept[k].fn->name,
-                                        kept[k].store->what);
+                                        callee, value_text, holder, kept[k].callee,
+                                        kept[k].what);
             ol_diag_because(d, m, &why);
             bool item = ol_is_scalar_loss(m, kept[k].arg, v);
             ol_diag_help(d, "pass a %s: `%s%s`", item ? "Python number" : "detached tensor",

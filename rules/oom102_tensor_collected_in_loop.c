@@ -21,9 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "facts.h"
 #include "rule.h"
-#include "summary.h"
 
 /* How the collection is used besides being filled, in the same function:
  * as tensors (`torch.stack(xs)`, `xs[-1].shape`), which a list of Python
@@ -545,10 +543,10 @@ static void check_kept(ol_check *c, uses_cache *uc)
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
     for (size_t i = 0; i < m->calls.len; i++) {
-        ol_kept_arg kept[4];
-        size_t n = ol_call_kept_args(m, (uint32_t)i, kept, 4);
+        ol_kept kept[4];
+        size_t n = ol_call_keeps(m, (uint32_t)i, kept, 4);
         for (size_t k = 0; k < n; k++) {
-            if (kept[k].store->how != OL_STORE_COLLECT)
+            if (!kept[k].collects || kept[k].adds)
                 continue;
             ol_val v = ol_eval(m, kept[k].arg);
             ol_nid call = m->calls.items[i].node;
@@ -571,7 +569,7 @@ static void check_kept(ol_check *c, uses_cache *uc)
             ol_diag *d = ol_report_node(c, call,
                                         "`%s(...)` stores `%s`%s in `%s` (`%s()` does "
                                         "`%s`); every iteration's graph%s stays alive",
-                                        callee, value_text, carries, holder, kept[k].fn->name, kept[k].store->what,
+                                        callee, value_text, carries, holder, kept[k].callee, kept[k].what,
                                         backward_each_batch(m, OL_NONE, stmt) ? "" : " and the activations it saved");
             ol_diag_because(d, m, &why);
             free(carries);

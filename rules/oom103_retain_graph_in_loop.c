@@ -21,8 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataflow.h"
-#include "facts.h"
 #include "rule.h"
 
 #define SHARED_MAX_SOURCES 128

@@ -16,7 +16,6 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "facts.h"
 #include "rule.h"
 
 /* Does the subtree (or a local function it calls, a few levels deep) run a

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "facts.h"
 #include "rule.h"
 
 /* The call's argument that is the identifier `name`, or OL_NONE. */

@@ -20,7 +20,6 @@
  */
 #include <string.h>
 
-#include "facts.h"
 #include "rule.h"
 
 static bool creates_graph(ol_model *m, const ol_call *c)

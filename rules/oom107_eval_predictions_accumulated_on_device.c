@@ -41,9 +41,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataflow.h"
-#include "devices.h"
-#include "facts.h"
 #include "rule.h"
 
 #define MAX_DEPTH 16
@@ -830,7 +827,7 @@ static void check_loops(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
-    if (m->loops.len == 0 || ol_file_stays_on_cpu(m))
+    if (m->loops.len == 0 || ol_runs_on_gpu(m, NULL) != OL_GPU_YES)
         return;
     const ol_names *n = &m->names;
     for (size_t i = 0; i < m->calls.len; i++) {

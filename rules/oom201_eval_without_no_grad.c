@@ -19,10 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device.h"
-#include "facts.h"
 #include "rule.h"
-#include "summary.h"
 
 static const char *const EVAL_WORDS[] = {"eval", "evaluate", "evaluation", "evaluating", "validate",
                                          "validation", "validating", "val", "valid", "test", "testing",
@@ -643,10 +640,10 @@ static bool inputs_made_from_nothing(ol_model *m, ol_nid call)
                 return false;
             for (size_t i = 0; i < n; i++) {
                 const ol_def *d = &m->defs.items[defs[i]];
-                if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || !ol_made_from_nothing(m, ol_chain_base(m, d->value)))
+                if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || !ol_value_made_up(m, ol_method_chain_base(m, d->value)))
                     return false;
             }
-        } else if (!ol_made_from_nothing(m, ol_chain_base(m, e))) {
+        } else if (!ol_value_made_up(m, ol_method_chain_base(m, e))) {
             return false;
         }
         any = true;
@@ -1091,7 +1088,7 @@ static bool made_up(ol_model *m, ol_nid name, int depth)
             continue;
         }
         if (v == OL_NONE || ol_kind_of(t, v) == OL_N_list || ol_kind_of(t, v) == OL_N_tuple ||
-            !ol_made_from_nothing(m, ol_chain_base(m, v)))
+            !ol_value_made_up(m, ol_method_chain_base(m, v)))
             return false;
     }
     return true;
@@ -1423,9 +1420,8 @@ static bool class_without_parameters(ol_model *m, mode_cache *mc, uint32_t ci, i
             ok = false;
             break;
         }
-        bool cross;
-        const ol_fn_summary *fs = ol_call_summary(m, (uint32_t)i, &cross);
-        if (fs && (fs->facts & OL_FN_FORWARD)) {
+        ol_callee callee;
+        if (ol_callee_of(m, (uint32_t)i, &callee) && (callee.facts & OL_FN_FORWARD)) {
             ok = false;
             break;
         }
@@ -1503,8 +1499,9 @@ static bool runs_no_parameters(ol_model *m, mode_cache *mc, const ol_call *call)
  * one that trains. */
 static bool wrapper_call(ol_model *m, uint32_t ci, bool *local, const char **eval_name)
 {
-    bool cross;
-    const ol_fn_summary *fs = ol_call_summary(m, ci, &cross);
+    ol_callee callee;
+    const ol_callee *fs = ol_callee_of(m, ci, &callee) ? &callee : NULL;
+    bool cross = fs && fs->cross_file;
     *local = !cross;
     *eval_name = NULL;
     if (!fs || !fs->name || !(fs->facts & OL_FN_FORWARD) ||
@@ -1743,8 +1740,7 @@ static void check(ol_check *c)
             continue;
         /* a model whose own forward (in another file) runs under no_grad or
          * inference_mode records no graph */
-        const ol_fn_summary *fwd = ol_forward_summary(m, (uint32_t)i);
-        if (fwd && (fwd->facts & OL_FN_NO_GRAD))
+        if (ol_forward_runs_without_grad(m, (uint32_t)i, NULL))
             continue;
         const ol_call *call = &m->calls.items[i];
         report_site(c, call, ol_function_of(m, call->node), false, NULL, &seen, &sites, &modes);

@@ -4,7 +4,7 @@
  * `TensorDataset(X.cuda(), y.cuda())`, a Dataset that moves its tensors in
  * __init__), when the moved tensor is then used as a dataset: wrapped in a
  * Dataset or DataLoader, sliced or indexed by batch in a loop (also by an
- * index variable drawn each step: see ol_batch_index), iterated, or indexed
+ * index variable drawn each step: see ol_index_draws_batch), iterated, or indexed
  * in __getitem__; a cross-validation fold moved then cut; and data read from
  * disk fed whole to the model's forward in a file that trains in batches.
  *
@@ -15,10 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device.h"
-#include "facts.h"
 #include "rule.h"
-#include "summary.h"
 
 static bool in_data_loop(ol_model *m, ol_nid n)
 {
@@ -66,11 +63,12 @@ static bool in_loop_outside(ol_model *m, ol_nid n, ol_nid target)
 static bool sliced_by_callee(ol_model *m, ol_nid call, ol_nid arg, ol_nid target)
 {
     uint32_t ci = ol_call_at(m, call);
-    bool cross;
-    const ol_fn_summary *fs = ci != OL_NO_INDEX ? ol_call_summary(m, ci, &cross) : NULL;
+    ol_callee callee;
+    const ol_callee *fs = ci != OL_NO_INDEX && ol_callee_of(m, ci, &callee) ? &callee : NULL;
+    bool cross = fs && fs->cross_file;
     uint32_t cut = fs ? fs->param_batched | (in_loop_outside(m, call, target) ? fs->param_sliced : 0) : 0;
     for (uint32_t p = 0; cut && p < fs->param_count; p++)
-        if ((cut & (1u << p)) && ol_call_param_arg(m, ci, fs, p) == arg)
+        if ((cut & (1u << p)) && ol_callee_arg(m, ci, fs, p) == arg)
             return true;
     /* a function of this file that hands the parameter, in a loop, to a
      * batch helper of another file (`evaluate(val_data)` calling
@@ -79,19 +77,20 @@ static bool sliced_by_callee(ol_model *m, ol_nid call, ol_nid arg, ol_nid target
     if (fi == OL_NO_INDEX)
         return false;
     for (uint32_t p = 0; p < fs->param_count; p++) {
-        if (ol_call_param_arg(m, ci, fs, p) != arg)
+        if (ol_callee_arg(m, ci, fs, p) != arg)
             continue;
         size_t first, end = ol_calls_in(m, m->functions.items[fi].node, &first);
         for (size_t k = first; k < end; k++) {
             const ol_call *inner = &m->calls.items[k];
-            bool inner_cross;
-            const ol_fn_summary *is = ol_function_of(m, inner->node) == fi && m->node_loop[inner->node] != OL_NO_INDEX
-                                          ? ol_call_summary(m, (uint32_t)k, &inner_cross)
-                                          : NULL;
-            if (!is || !inner_cross)
+            ol_callee inner_callee;
+            const ol_callee *is = ol_function_of(m, inner->node) == fi && m->node_loop[inner->node] != OL_NO_INDEX &&
+                                          ol_callee_of(m, (uint32_t)k, &inner_callee)
+                                      ? &inner_callee
+                                      : NULL;
+            if (!is || !is->cross_file)
                 continue;
             for (uint32_t q = 0; q < is->param_count; q++) {
-                ol_nid a = ((is->param_sliced | is->param_batched) & (1u << q)) ? ol_call_param_arg(m, (uint32_t)k, is, q)
+                ol_nid a = ((is->param_sliced | is->param_batched) & (1u << q)) ? ol_callee_arg(m, (uint32_t)k, is, q)
                                                                                : OL_NONE;
                 if (a != OL_NONE && ol_kind_of(m->tree, a) == OL_N_identifier &&
                     ol_text_is(m->tree, a, fs->params[p]))
@@ -145,14 +144,14 @@ static bool param_evaluated_whole(ol_model *m, ol_nid call, ol_nid arg)
 {
     const ol_tree *t = m->tree;
     uint32_t ci = ol_call_at(m, call);
-    bool cross;
-    const ol_fn_summary *fs = ci != OL_NO_INDEX ? ol_call_summary(m, ci, &cross) : NULL;
-    uint32_t fi = fs && !cross ? ol_callee_function(m, call) : OL_NO_INDEX;
+    ol_callee callee;
+    const ol_callee *fs = ci != OL_NO_INDEX && ol_callee_of(m, ci, &callee) ? &callee : NULL;
+    uint32_t fi = fs && !fs->cross_file ? ol_callee_function(m, call) : OL_NO_INDEX;
     if (fi == OL_NO_INDEX)
         return false;
     const ol_function *f = &m->functions.items[fi];
     for (uint32_t p = 0; p < fs->param_count; p++) {
-        if (ol_call_param_arg(m, ci, fs, p) != arg)
+        if (ol_callee_arg(m, ci, fs, p) != arg)
             continue;
         for (size_t i = 0; i < f->params.len; i++) {
             const ol_def *d = &m->defs.items[f->params.items[i]];
@@ -264,7 +263,7 @@ static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target, int mode)
         /* torch.index_select(X, 0, idx) with a batch of indices */
         const char *q = ol_qualname(m, ol_field(t, call, OL_F_function));
         if (q && strcmp(q, "torch.index_select") == 0 && ol_call_arg(m, call, 0, "input") == use)
-            return ol_batch_index(m, ol_call_arg(m, call, 2, "index")) && in_loop_outside(m, call, target);
+            return ol_index_draws_batch(m, ol_call_arg(m, call, 2, "index")) && in_loop_outside(m, call, target);
         return sliced_by_callee(m, call, use, target);
     }
     if (wrapped_only)
@@ -274,7 +273,7 @@ static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target, int mode)
         ol_text_is(t, ol_field(t, p, OL_F_attribute), "index_select")) {
         ol_nid call = ol_parent(t, p);
         return call != OL_NONE && ol_kind_of(t, call) == OL_N_call && ol_field(t, call, OL_F_function) == p &&
-               ol_batch_index(m, ol_call_arg(m, call, 1, "index")) && in_loop_outside(m, call, target);
+               ol_index_draws_batch(m, ol_call_arg(m, call, 1, "index")) && in_loop_outside(m, call, target);
     }
     /* X[i:i + bs], X[idx] inside a loop or in __getitem__ */
     if (pk == OL_N_subscript && ol_field(t, p, OL_F_value) == use) {
@@ -283,7 +282,7 @@ static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target, int mode)
         uint32_t gf = ol_function_of(m, p);
         if (gf != OL_NO_INDEX && strcmp(ol_sym_str(m, m->functions.items[gf].name), "__getitem__") == 0)
             getitem = true;
-        if (!getitem && !ol_batch_index(m, index))
+        if (!getitem && !ol_index_draws_batch(m, index))
             return false;
         /* writing into it (obs[step] = x) makes it a buffer, not a dataset */
         ol_nid gp = ol_parent(t, p);
@@ -450,7 +449,7 @@ static bool result_used_as_dataset(ol_model *m, ol_nid stmt, ol_nid value, int p
             continue;
         ol_nid ctor = ol_parent(t, p);
         for (ol_nid a = ol_first_named(t, p); a != OL_NONE; a = ol_next_named(t, a))
-            if (ol_chain_contains(m, a, value) && dataset_constructor(m, ctor))
+            if (ol_method_chain_holds(m, a, value) && dataset_constructor(m, ctor))
                 return true;
     }
     ol_nid assign = ol_kind_of(t, stmt) == OL_N_expression_statement ? ol_first_named(t, stmt) : OL_NONE;
@@ -460,7 +459,7 @@ static bool result_used_as_dataset(ol_model *m, ol_nid stmt, ol_nid value, int p
     ol_nid left = ol_unparen(t, ol_field(t, assign, OL_F_left));
     ol_nid right = ol_unparen(t, ol_field(t, assign, OL_F_right));
     if ((ol_kind_of(t, left) == OL_N_identifier || ol_kind_of(t, left) == OL_N_attribute) &&
-        ol_chain_contains(m, right, value)) {
+        ol_method_chain_holds(m, right, value)) {
         uint32_t def = def_of_target(m, left);
         return def != OL_NO_INDEX && binding_used_as_dataset(m, left, def, mode);
     }
@@ -470,7 +469,7 @@ static bool result_used_as_dataset(ol_model *m, ol_nid stmt, ol_nid value, int p
         ol_nid tgt = ol_first_named(t, left);
         for (ol_nid val = ol_first_named(t, right); val != OL_NONE && tgt != OL_NONE;
              val = ol_next_named(t, val), tgt = ol_next_named(t, tgt)) {
-            if (!ol_chain_contains(m, val, value) || ol_kind_of(t, tgt) != OL_N_identifier)
+            if (!ol_method_chain_holds(m, val, value) || ol_kind_of(t, tgt) != OL_N_identifier)
                 continue;
             uint32_t def = def_of_target(m, tgt);
             if (def != OL_NO_INDEX && binding_used_as_dataset(m, tgt, def, mode))
@@ -479,7 +478,7 @@ static bool result_used_as_dataset(ol_model *m, ol_nid stmt, ol_nid value, int p
         return false;
     }
     if ((ol_kind_of(t, left) == OL_N_pattern_list || ol_kind_of(t, left) == OL_N_tuple_pattern) &&
-        ol_chain_contains(m, right, value)) {
+        ol_method_chain_holds(m, right, value)) {
         /* train_x, train_y = load_split(...): any target used as a dataset,
          * or the one at pos when the value is known to be that element of
          * a returned tuple */
@@ -522,7 +521,7 @@ static uint32_t returned_by(ol_model *m, ol_nid stmt, ol_nid move, int *pos)
         return OL_NO_INDEX;
     if (ol_kind_of(t, stmt) == OL_N_return_statement) {
         ol_nid v = ol_first_named(t, stmt);
-        if (v == OL_NONE || !(ol_chain_contains(m, v, move) || ol_contains(t, v, move)))
+        if (v == OL_NONE || !(ol_method_chain_holds(m, v, move) || ol_contains(t, v, move)))
             return OL_NO_INDEX;
         *pos = returned_element(t, v, move, false);
         return fn;
@@ -531,7 +530,7 @@ static uint32_t returned_by(ol_model *m, ol_nid stmt, ol_nid move, int *pos)
     if (assign == OL_NONE || ol_kind_of(t, assign) != OL_N_assignment)
         return OL_NO_INDEX;
     ol_nid left = ol_unparen(t, ol_field(t, assign, OL_F_left));
-    if (ol_kind_of(t, left) != OL_N_identifier || !ol_chain_contains(m, ol_field(t, assign, OL_F_right), move))
+    if (ol_kind_of(t, left) != OL_N_identifier || !ol_method_chain_holds(m, ol_field(t, assign, OL_F_right), move))
         return OL_NO_INDEX;
     const ol_function *f = &m->functions.items[fn];
     for (size_t i = 0; i < f->returns.len; i++) {
@@ -688,7 +687,7 @@ static bool file_cuts_batches(ol_model *m)
     }
     for (ol_nid n = 0; n < t->nodes.len; n++)
         if (ol_kind_of(t, n) == OL_N_subscript && m->node_loop[n] != OL_NO_INDEX &&
-            !ol_loop_runs_no_model(m, m->node_loop[n]) && ol_batch_index(m, ol_field(t, n, OL_F_subscript)))
+            !ol_loop_runs_no_model(m, m->node_loop[n]) && ol_index_draws_batch(m, ol_field(t, n, OL_F_subscript)))
             return true;
     return false;
 }
@@ -702,18 +701,18 @@ static void check(ol_check *c)
      * model library), a tensor cut in a loop may be a sampler's schedule or
      * the call's own images cut for a VAE: a dataset shows by being wrapped
      * in a Dataset or DataLoader, or by being data read from disk or an
-     * array (ol_loaded_data). */
+     * array (ol_value_read_from_data). */
     bool trains = file_trains(m);
     int cuts = -1; /* file_cuts_batches, asked once when needed */
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
-        bool loaded = ol_loaded_data(m, call->node);
+        bool loaded = ol_value_read_from_data(m, call->node);
         int mode = !trains && !loaded ? USE_WRAPPED : USE_CUT;
-        if (!ol_moves_to_gpu(m, call)) {
+        if (!ol_call_moves_to_gpu(m, call)) {
             /* a helper of another file that returns its data on the GPU */
-            bool cross;
-            const ol_fn_summary *fs = ol_call_summary(m, (uint32_t)i, &cross);
-            if (!cross || !fs || !(fs->facts & OL_FN_RET_ON_DEVICE) || in_data_loop(m, call->node))
+            ol_callee callee;
+            const ol_callee *fs = ol_callee_of(m, (uint32_t)i, &callee) ? &callee : NULL;
+            if (!fs || !fs->cross_file || !(fs->facts & OL_FN_RET_ON_DEVICE) || in_data_loop(m, call->node))
                 continue;
             ol_nid stmt = ol_statement_of(t, call->node);
             if (stmt != last_stmt && result_used_as_dataset(m, stmt, call->node, -1, mode)) {
@@ -739,7 +738,7 @@ static void check(ol_check *c)
             continue;
         bool method_move = call->receiver != OL_NONE && (call->name == m->names.cuda || call->name == m->names.to) &&
                            ol_eval(m, call->receiver).kind != OL_V_EXTERN;
-        if (ol_made_from_nothing(m, method_move ? ol_chain_base(m, call->receiver) : call->node))
+        if (ol_value_made_up(m, method_move ? ol_method_chain_base(m, call->receiver) : call->node))
             continue;
         bool dataset;
         if (method_move && moves_loop_variable(m, call->receiver))

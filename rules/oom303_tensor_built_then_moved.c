@@ -33,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "facts.h"
 #include "rule.h"
 
 static const char *const DETERMINISTIC[] = {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace",
@@ -502,7 +501,7 @@ static void check(ol_check *c)
         else
             ol_diag_help(d, "pass the device to the factory: `torch.%s(..., device=%s)`", name,
                          device_text ? device_text : "...");
-        d->once = !ol_runs_per_step(m, call->node);
+        d->once = ol_how_often(m, call->node, NULL) != OL_PER_STEP;
         if (carry && device_text && direct && !legacy) {
             ol_fix *fix = ol_fix_new(false, "Build the tensor on the device");
             if (random)

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "facts.h"
 #include "rule.h"
 
 static const char *const SAFE_BEFORE_ACTIVATION[] = {

@@ -18,9 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device.h"
-#include "devices.h"
-#include "facts.h"
 #include "rule.h"
 
 static bool token_in(const char *s, size_t len, const char *const *words)
@@ -161,7 +158,7 @@ static ol_nid training_loop_of(ol_model *m, ol_nid n, int depth)
  * "cuda" on some machine)? */
 static bool may_go_to_gpu(ol_model *m, const ol_call *c)
 {
-    if (ol_moves_to_gpu(m, c))
+    if (ol_call_moves_to_gpu(m, c))
         return true;
     ol_nid dev = ol_call_arg(m, c->node, -1, "device");
     if (dev == OL_NONE && c->receiver != OL_NONE && c->name == m->names.to)
@@ -174,7 +171,7 @@ static bool may_go_to_gpu(ol_model *m, const ol_call *c)
     dev = ol_unparen(t, dev);
     if (ol_string_value(t, dev, &s, &len))
         return !(len >= 3 && memcmp(s, "cpu", 3) == 0);
-    if (ol_is_device_variable(m, dev))
+    if (ol_names_device_variable(m, dev))
         return true;
     /* `device = "cuda" if torch.cuda.is_available() else "cpu"`: a string
      * that may name a GPU, in a name made for a device */
@@ -239,8 +236,8 @@ static void check(ol_check *c)
             continue;
         if (!checked_file) {
             checked_file = true;
-            if (mentions_mixed_precision(m) || uses_precision_framework(m) || ol_file_is_xla_only(m) ||
-                !(ol_file_names_accelerator(m) || ol_file_moves_to_device_variable(m)) || !updates_weights(m))
+            if (mentions_mixed_precision(m) || uses_precision_framework(m) || ol_runs_on_xla_only(m) ||
+                !ol_file_chooses_device(m) || !updates_weights(m))
                 break;
         }
         const ol_call *call = &m->calls.items[i];

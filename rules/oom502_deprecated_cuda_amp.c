@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "rule.h"
-#include "torchfloor.h"
 
 /* The most edits a use's finding repeats of its import statement's fix. */
 #define SHARED_FIX_MAX_EDITS 64
@@ -656,7 +655,7 @@ static void scaler_fixes_need_torch_2_3(ol_check *c, size_t first)
         if (!fix || fix->unsafe || !fix_touches_scaler(c->src, fix))
             continue;
         if (!known) {
-            floor = ol_torch_floor(c->src->path);
+            floor = ol_project_torch_floor(c->src->path);
             known = true;
         }
         /* no declared floor: the code is written for whatever torch is at

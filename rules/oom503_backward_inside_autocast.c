@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "facts.h"
 #include "rule.h"
 
 static bool is_scaler_step(ol_model *m, const ol_call *c)

@@ -10,7 +10,6 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "facts.h"
 #include "rule.h"
 
 /* Any sign of loss scaling in the file: GradScaler, a `scaler` of any kind,

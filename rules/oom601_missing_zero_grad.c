@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "facts.h"
 #include "rule.h"
 
 static bool zeroed_in(ol_model *m, const ol_region_events *re, ol_nid optimizer)

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "facts.h"
 #include "rule.h"
 
 /* The region whose order matters for a step: its innermost loop that runs

@@ -7,7 +7,6 @@
  */
 #include <string.h>
 
-#include "facts.h"
 #include "rule.h"
 
 /* Code that adds into gradients by hand (`p.grad += g`, `p.grad.add_(g)`,

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "facts.h"
 #include "rule.h"
 
 /* The modulo test guarding n, as the `%` node, or OL_NONE. */

@@ -10,7 +10,6 @@
  */
 #include <string.h>
 
-#include "facts.h"
 #include "rule.h"
 
 /* Does cond test a period: `step % every == 0`, `not it % 100`? */

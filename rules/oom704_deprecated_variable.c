@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "facts.h"
 #include "rule.h"
 
 static bool is_variable(ol_model *m, const ol_call *call)

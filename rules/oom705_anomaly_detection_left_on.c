@@ -18,7 +18,6 @@
  */
 #include <string.h>
 
-#include "dataflow.h"
 #include "rule.h"
 
 static bool is_set_mode(const char *q)
@@ -83,7 +82,7 @@ static void check(ol_check *c)
             if (mode == OL_NONE || ol_kind_of(c->tree, mode) != OL_N_true)
                 continue;
         }
-        if (ol_in_debug_branch(m, call->node) || switched_off_nearby(m, call->node))
+        if (ol_only_when_debugging(m, call->node) || switched_off_nearby(m, call->node))
             continue;
         ol_nid stmt = ol_parent(c->tree, call->node);
         bool module_level = ol_kind_of(c->tree, stmt) == OL_N_expression_statement &&

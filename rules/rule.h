@@ -17,7 +17,9 @@
 #include <stddef.h>
 
 #include "ask.h"
+#include "dataflow.h"
 #include "diag.h"
+#include "facts.h"
 #include "model.h"
 
 #define OL_DOCS_URL "https://github.com/oomlint/oomlint/blob/main/docs/rules/"
@@ -77,9 +79,5 @@ extern const ol_rule ol_rule_oom001;
 extern const ol_rule ol_rule_oom002;
 extern const ol_rule ol_rule_oom003;
 
-/* OOM003: reports the suppressions in s that suppressed nothing, once the
- * other findings have been filtered (lint.c); enabled is the file's rule set. */
-struct ol_suppressions;
-void ol_report_unused_suppressions(ol_check *c, const struct ol_suppressions *s, const bool *enabled);
 
 #endif

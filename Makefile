@@ -267,10 +267,15 @@ $(OUT)/obj/vendor/python_parser.o: $(PY_STAMP) $(PARSER_PROFILE) $(PARSER_MODE)
 	$(call say,CC,tree-sitter-python parser)
 	$(Q)$(PARSER_CC) $(CFLAGS_VENDOR) $(PARSER_PGO_FLAGS) -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $@
 
+# The grammar's external scanner allocates through tree-sitter's allocator
+# (ts_set_allocator: the per-file arena, analyzer/parse_arena.c) instead of
+# malloc: it resizes its indent stack at every token it deserializes.
+SCANNER_ALLOC := -DTREE_SITTER_REUSE_ALLOCATOR
+
 $(OUT)/obj/vendor/python_scanner.o: $(PY_STAMP) $(PARSER_PROFILE) $(PARSER_MODE)
 	@mkdir -p $(dir $@)
 	$(call say,CC,tree-sitter-python scanner)
-	$(Q)$(PARSER_CC) $(CFLAGS_VENDOR) $(PARSER_PGO_FLAGS) -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $@
+	$(Q)$(PARSER_CC) $(CFLAGS_VENDOR) $(SCANNER_ALLOC) $(PARSER_PGO_FLAGS) -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $@
 
 $(OUT)/obj/vendor/toml_parser.o: $(TOML_STAMP)
 	@mkdir -p $(dir $@)

@@ -371,9 +371,17 @@ typedef struct ol_model {
      * of its shape */
     void *facts_cache;
     void (*facts_cache_free)(void *cache);
+    /* the same for devices.c: the words of devices and processes the code holds */
+    void *devices_cache;
+    void (*devices_cache_free)(void *cache);
     /* the same for the door (ask.c): its answers and their reasons */
     void *door;
     void (*door_free)(void *door);
+
+    /* what each name alone suggests (eval.c, guess_from_name), by symbol */
+    ol_val *name_guess;
+    uint8_t *name_guessed;
+    size_t name_guess_cap;
 
     /* lazy evaluation state */
     ol_val *node_val;       /* memo per node */

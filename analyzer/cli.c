@@ -65,7 +65,8 @@ void ol_cli_usage(FILE *out)
           "  --color WHEN            auto (default), always or never\n"
           "  --fail-on SEVERITY      the least severe finding that fails the run: error,\n"
           "                          warning (default) or info\n"
-          "  --exit-zero             exit 0 even when there are findings\n"
+          "  --exit-zero             exit 0 even when there are findings (not when a file\n"
+          "                          could not be linted: that is exit 2)\n"
           "\n"
           "Other:\n"
           "  -j, --threads N         lint on N threads (default: one per CPU)\n"
@@ -79,7 +80,10 @@ void ol_cli_usage(FILE *out)
           "\n"
           "Exit status: 0 no findings at or above --fail-on (info findings are shown but do not\n"
           "fail by default; a run whose every path was excluded is 0 too), 1 such findings,\n"
-          "2 usage error, or a path that does not exist or could not be read.\n",
+          "2 the run could not do what it was asked: a usage or configuration error, a report\n"
+          "or fix that could not be written, or a file that was not linted (missing, unreadable,\n"
+          "undecodable, not a regular file, too large: its OOM001 finding says why, and the\n"
+          "other files are still reported). --exit-zero turns 1 into 0, never 2.\n",
           out);
 }
 

@@ -243,7 +243,9 @@ def _():
         ws.write("pyproject.toml", '[tool.oomlint.per-file-ignores]\n"*.py" = ["ALL"]\n')
         ws.write("bad.py", b"x = '\xff'\n", "wb")
         ws.write("ok.py", BOTH)
-        got = findings(".", cwd=ws.path)
+        r = run("--format", "json", ".", cwd=ws.path)
+        assert r.code == 2, r  # a file that was not linted fails the run
+        got = {(f["path"], f["code"]) for f in r.json()}
         assert got == {("bad.py", "OOM001")}, got
 
 

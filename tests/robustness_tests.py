@@ -333,3 +333,68 @@ def _():
                "    args.run()\n" + BAD_LOOP)
         r, data = findings(ws.write("g.py", src), timeout=20)
         assert [d["code"] for d in data] == ["OOM101"], data
+
+
+def _unreadable_dir_run(ws):
+    """preexec_fn and binary for a run in which a chmod 0 directory cannot be
+    read: root reads anything, so as root the run is nobody's, with a copy of
+    the binary nobody can reach."""
+    import pwd
+    import shutil
+    import harness
+    if os.geteuid() != 0:
+        return {}
+    nobody = pwd.getpwnam("nobody")
+
+    def drop():
+        os.setgroups([])
+        os.setgid(nobody.pw_gid)
+        os.setuid(nobody.pw_uid)
+    copy = os.path.join(ws.path, "oomlint-copy")
+    shutil.copy(harness.BIN, copy)
+    os.chmod(copy, 0o755)
+    return {"preexec_fn": drop, "binary": copy}
+
+
+@test("robust: any file that was not linted fails the run with exit 2, also with --exit-zero; the rest is reported")
+def _():
+    import subprocess
+    with Workspace() as ws:
+        os.chmod(ws.path, 0o755)
+        good = ws.write("good.py", BAD_LOOP)
+        clean = ws.write("clean.py", "x = 1\n")
+        cases = {
+            "missing": os.path.join(ws.path, "missing.py"),
+            "unknown encoding": ws.write("enc.py", "# -*- coding: klingon -*-\nx = 1\n"),
+            "invalid UTF-8": ws.write("bytes.py", b"x = '\xff'\n", "wb"),
+            "too large": ws.write("huge.py", ""),
+        }
+        os.truncate(cases["too large"], 65 * 1024 * 1024)  # sparse: over the 64 MiB limit
+        fifo = os.path.join(ws.path, "pipe.py")
+        os.mkfifo(fifo)
+        cases["FIFO"] = fifo
+        for what, path in cases.items():
+            for extra in ([], ["--exit-zero"], ["--fail-on", "error"]):
+                for others in ([good], [clean]):
+                    r, data = findings(*extra, *others, path)
+                    assert r.code == 2, (what, extra, others, r)
+                    codes = sorted(d["code"] for d in data)
+                    assert "OOM001" in codes, (what, codes)
+                    assert ("OOM101" in codes) == (others == [good]), (what, codes)
+                    assert "1 file was not linted" in r.err, (what, r.err)
+        # a directory that cannot be listed, among files that can
+        ws.write("closed/inner.py", BAD_LOOP)
+        closed = os.path.join(ws.path, "closed")
+        os.chmod(closed, 0)
+        kw = _unreadable_dir_run(ws)
+        try:
+            proc = subprocess.run([kw.get("binary", __import__("harness").BIN), "--format", "json", "--exit-zero",
+                                   closed, clean], capture_output=True, text=True, preexec_fn=kw.get("preexec_fn"),
+                                  timeout=60, env=dict(os.environ, NO_COLOR="1"))
+        finally:
+            os.chmod(closed, 0o755)
+        assert proc.returncode == 2, proc
+        assert [d["code"] for d in json.loads(proc.stdout)] == ["OOM001"], proc.stdout
+        # a run whose every path is excluded lints nothing and fails nothing
+        r = run("--exclude", "good.py", "--force-exclude", good)
+        assert r.code == 0 and "every path given is excluded" in r.err, r

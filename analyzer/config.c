@@ -344,8 +344,9 @@ static bool read_selectors(reader *rd, const char *key, const ol_toml_entry *e, 
         for (char *c = sel; *c; c++)
             *c = (char)toupper((unsigned char)*c);
         if (!ol_selector_valid(sel)) {
-            config_error(rd, item->line, "unknown rule code or prefix '%s' in '%s' (see 'oomlint rules')",
-                         item->text, key);
+            config_error(rd, item->line, "unknown rule code or prefix '%s' in '%s'", item->text, key);
+            if (!ol_selector_suggest(sel, rd->err))
+                ol_buf_puts(rd->err, " (see 'oomlint rules')");
             free(sel);
             return false;
         }

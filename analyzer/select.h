@@ -32,6 +32,10 @@ void ol_selectors_add(ol_strvec *v, const char *text);
 const char *ol_selection_invalid(const ol_selection *s);
 /* Is one selector (upper-case) a rule code, a prefix of one, or ALL? */
 bool ol_selector_valid(const char *selector);
+/* For a selector that names no rule: appends "; did you mean 'OOM101'
+ * (tensor-accumulated-with-graph)?" to out when a rule is near (a code
+ * mistyped, or a rule's name where its code belongs) and returns true. */
+bool ol_selector_suggest(const char *selector, ol_buf *out);
 /* enabled[i] for each rule in the registry order. */
 void ol_selection_resolve(const ol_selection *s, bool *enabled);
 void ol_selection_resolve_exact(const ol_selection *s, bool *enabled, bool *exact);

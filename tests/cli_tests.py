@@ -114,6 +114,73 @@ def _():
         assert r.code == 0 and "warning: no Python files" in r.err, r
 
 
+@test("cli: a misspelt subcommand that names no file is a usage error with a suggestion")
+def _():
+    with Workspace() as ws:
+        ws.write("ok.py", CLEAN)
+        for typo, meant in (("chek", "check"), ("rulez", "rules"), ("versoin", "version"), ("serve", "server"),
+                            ("prob", "probe")):
+            r = run(typo, ".", cwd=ws.path)
+            assert r.code == 2 and f"unknown command '{typo}' (did you mean '{meant}'?)" in r.err, (typo, r)
+            assert r.out == "", r
+        # a file or directory of that name is linted, as any path is
+        ws.write("chek/a.py", CLEAN)
+        r = run("chek", cwd=ws.path)
+        assert r.code == 0 and "All checks passed!" in r.out, r
+        # far from every subcommand, or shaped like a file: a missing path as before
+        for missing in ("train", "chek.py"):
+            r = run(missing, cwd=ws.path)
+            assert r.code == 2 and "OOM001" in r.out and "did you mean" not in r.err, (missing, r)
+
+
+@test("cli: a long option with one dash (-fix) is refused with the option meant")
+def _():
+    with Workspace() as ws:
+        f = ws.write("bad.py", BAD)
+        for typo, meant in (("-fix", "--fix"), ("-quiet", "--quiet"), ("-output-format", "--output-format"),
+                            ("-output-file", "--output-file"), ("-statistic", "--statistics")):
+            r = run(typo, "json", f, cwd=ws.path)
+            assert r.code == 2 and f"unknown option '{typo}' (did you mean '{meant}'?)" in r.err, (typo, r)
+        # -o took `utput-file` for a file name and wrote the report there
+        assert not os.path.exists(os.path.join(ws.path, "utput-file")) and \
+            not os.path.exists(os.path.join(ws.path, "utput-format"))
+        # short options with a value attached still work
+        out = os.path.join(ws.path, "report.txt")
+        assert run("-j2", "-o" + out, f).code == 1 and os.path.exists(out)
+
+
+@test("cli: near-miss rule codes and rule names get a suggestion (--select, --ignore, `rule`)")
+def _():
+    for args, bad, meant in ((["--select", "OOM1011"], "OOM1011", "OOM101"),
+                             (["--select", "OOM1O1"], "OOM1O1", "OOM101"),
+                             (["--ignore", "oom7O3"], "OOM7O3", "OOM703"),
+                             (["--extend-select", "tensor-accumulated-with-graph"], "TENSOR-ACCUMULATED-WITH-GRAPH",
+                              "OOM101"),
+                             (["--ignore", "eval_without_nograd"], "EVAL_WITHOUT_NOGRAD", "OOM201")):
+        r = run(*args, "x.py")
+        assert r.code == 2 and f"unknown rule selector '{bad}'; did you mean '{meant}' (" in r.err, (args, r)
+    # nothing near, or several equally near: no guess
+    for sel in ("OOM999", "OOM109", "E501"):
+        r = run("--select", sel, "x.py")
+        assert r.code == 2 and "did you mean" not in r.err and "see 'oomlint rules'" in r.err, (sel, r)
+    r = run("rule", "OOM1011")
+    assert r.code == 2 and "did you mean 'OOM101' (tensor-accumulated-with-graph)?" in r.err, r
+    r = run("rule", "torch-load-without-maplocation")
+    assert r.code == 2 and "did you mean 'OOM302' (torch-load-without-map-location)?" in r.err, r
+    r = run("rule", "OOM999")
+    assert r.code == 2 and "did you mean" not in r.err, r
+
+
+@test("cli: a misspelt probe flag names the flag meant")
+def _():
+    for args, meant in ((["--scrpt", "x.py"], "--script"), (["-script", "x.py"], "--script"),
+                        (["--iteration", "5"], "--iterations"), (["--memroy", "8GiB"], "--memory")):
+        r = run("probe", *args)
+        assert r.code == 2 and f"(did you mean '{meant}'?)" in r.err, (args, r)
+    r = run("probe", "train.py")
+    assert r.code == 2 and "takes no paths" in r.err and "did you mean" not in r.err, r
+
+
 # ---- selection --------------------------------------------------------------------
 
 @test("cli: --select limits rules, by code or prefix")

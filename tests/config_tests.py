@@ -411,6 +411,19 @@ def _():
 
 # ---- errors --------------------------------------------------------------------------------
 
+@test("config: a near-miss rule code or name in a selector list gets a suggestion")
+def _():
+    with Workspace() as ws:
+        ws.write("a.py", BAD)
+        ws.write("pyproject.toml", '[tool.oomlint]\nselect = ["OOM1"]\nignore = ["OOM1O2"]\n')
+        r = run("a.py", cwd=ws.path)
+        config_error(r, "pyproject.toml:3", "unknown rule code or prefix 'OOM1O2' in 'ignore'")
+        assert "did you mean 'OOM102' (tensor-collected-in-loop)?" in r.err, r
+        ws.write("pyproject.toml", '[tool.oomlint.per-file-ignores]\n"*.py" = ["data-parallel"]\n')
+        r = run("a.py", cwd=ws.path)
+        assert r.code == 2 and "did you mean 'OOM702' (data-parallel)?" in r.err, r
+
+
 @test("config: unknown key is exit 2 naming file:line and the key")
 def _():
     with Workspace() as ws:

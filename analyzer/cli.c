@@ -29,7 +29,17 @@ void ol_cli_usage(FILE *out)
           "Rule selection:\n"
           "  --select CODES          run only these rules (codes or prefixes: OOM101, OOM5, ALL)\n"
           "  --extend-select CODES   add rules to the default set (opt-in rules such as OOM401)\n"
-          "  --ignore CODES          do not run these rules\n"
+          "  --ignore CODES          do not run these rules\n",
+          out);
+    /* the opt-in rules from the registry, so that the list cannot go stale */
+    fputs("  Opt-in rules (", out);
+    size_t opt_in = 0;
+    for (size_t i = 0; i < ol_rule_count; i++)
+        if (ol_rules[i]->opt_in)
+            fprintf(out, "%s%s", opt_in++ ? ", " : "", ol_rules[i]->code);
+    fputs(") run only when selected by exact code\n"
+          "  or by ALL (every rule). OOM201, OOM302 and OOM303 report code that runs once (a\n"
+          "  forward in a notebook cell, a tensor built in __init__, a reload) only then.\n"
           "\n"
           "Configuration:\n"
           "  --config PATH           read [tool.oomlint] from this file for every input\n"

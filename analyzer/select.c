@@ -177,7 +177,9 @@ static layer_verdict judge(const ol_selection *s, const char *code, bool parse_e
             if (spec >= v.best) {
                 v.best = spec;
                 v.on = true;
-                v.exact = strcmp(sel, code) == 0;
+                /* ALL is every rule, as in Ruff: the opt-in ones and what
+                 * rules keep for a selection by code too */
+                v.exact = strcmp(sel, code) == 0 || strcmp(sel, "ALL") == 0;
             }
         }
     }

@@ -183,6 +183,31 @@ def _():
 
 # ---- selection --------------------------------------------------------------------
 
+@test("cli: --select ALL is every rule: the opt-in ones and the findings kept for selection by code")
+def _():
+    rules = run("rules", "--format", "json").json()
+    every = ",".join(r["code"] for r in rules)
+    opt_in = {r["code"] for r in rules if r["opt_in"]}
+    assert opt_in >= {"OOM003", "OOM107", "OOM401", "OOM501"}, opt_in
+    fixtures = os.path.join(ROOT, "fixtures")
+
+    def found(*args):
+        r = run("--format", "json", "--isolated", *args, fixtures, timeout=300)
+        assert r.code == 1, r
+        return sorted((f["path"], f["line"], f["column"], f["code"]) for f in r.json())
+    by_code = found("--select", every)
+    assert {c for *_, c in by_code} >= opt_in, "the fixtures no longer show every opt-in rule"
+    assert found("--select", "ALL") == by_code
+    assert found("--extend-select", "ALL") == by_code
+    # ALL is the least specific selector: any code or prefix ignored wins over it
+    assert found("--select", "ALL", "--ignore", "OOM4") == [f for f in by_code if not f[3].startswith("OOM4")]
+    prefix = found("--select", "OOM")
+    assert len(prefix) < len(by_code) and not {c for *_, c in prefix} & opt_in, prefix
+    help_text = run("--help").out
+    assert "Opt-in rules (" + ", ".join(sorted(opt_in)) + ")" in help_text, help_text
+    assert "by ALL (every rule)" in help_text, help_text
+
+
 @test("cli: --select limits rules, by code or prefix")
 def _():
     with Workspace() as ws:

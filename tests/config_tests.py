@@ -290,6 +290,15 @@ def _():
 
 # ---- precedence ------------------------------------------------------------------------
 
+@test("config: select = [\"ALL\"] in [tool.oomlint] turns on the opt-in rules too")
+def _():
+    with Workspace() as ws:
+        ws.write("a.py", "import torch\nx = torch.zeros(3)  # noqa: OOM101\n")
+        ws.write("pyproject.toml", '[tool.oomlint]\nselect = ["ALL"]\n')
+        r = run("--format", "json", "a.py", cwd=ws.path)
+        assert [f["code"] for f in r.json()] == ["OOM003"], r
+
+
 @test("config: command-line --select replaces the config's rule set")
 def _():
     with Workspace() as ws:

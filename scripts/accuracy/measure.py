@@ -5,9 +5,9 @@ The corpus is a list of public repositories pinned at exact commits
 (docs/accuracy/repos.tsv); the labels are one line per finding that a person
 has read and judged (docs/accuracy/labels.tsv: repo, commit, path, line,
 code, verdict TP/FP/debatable, reason). This script lints each checkout with
-every rule (each selected by its code: opt-in rules, which `ALL` leaves out,
-and the findings some rules report only when selected by code, such as
-OOM302 and OOM303 on code that runs once), joins the findings with the
+every rule (each selected by its code, which is what `--select ALL` does too:
+opt-in rules, and the findings some rules report only when selected by code,
+such as OOM302 and OOM303 on code that runs once), joins the findings with the
 labels and prints, per rule:
 findings, how many are labeled, TP / FP / debatable and the precision
 TP / (TP + FP) (debatable findings are left out of the ratio and counted in

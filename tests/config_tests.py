@@ -558,6 +558,34 @@ def _():
             os.chmod(p, 0o644)
 
 
+@test("config: a pyproject.toml that is a dangling symlink is an error, not the parent's configuration")
+def _():
+    with Workspace() as ws:
+        ws.write("pyproject.toml", '[tool.oomlint]\nignore = ["OOM101"]\n')
+        ws.write("sub/a.py", BAD)
+        link = os.path.join(ws.path, "sub", "pyproject.toml")
+        os.symlink("../shared/pyproject.toml", link)
+        r = run("sub/a.py", cwd=ws.path)
+        config_error(r, "cannot read sub/pyproject.toml",
+                     "it is a symbolic link to '../shared/pyproject.toml', which does not exist")
+        for extra in (["--show-settings"], ["--show-files"], ["--exit-zero"]):
+            r = run(*extra, "sub", cwd=ws.path)
+            assert r.code == 2 and "symbolic link" in r.err and r.out == "", (extra, r)
+        os.remove(link)
+        os.symlink("pyproject.toml", link)  # a link to itself
+        r = run("sub/a.py", cwd=ws.path)
+        assert r.code == 2 and "leads back to itself" in r.err, r
+        # without configuration files there is nothing to read
+        r = run("--isolated", "sub/a.py", cwd=ws.path)
+        assert r.code == 1 and "OOM101" in r.out, r
+        # a link to a real file is that file
+        os.remove(link)
+        ws.write("shared/pyproject.toml", '[tool.oomlint]\nselect = ["OOM101"]\n')
+        os.symlink("../shared/pyproject.toml", link)
+        r = run("sub/a.py", cwd=ws.path)
+        assert r.code == 1 and "OOM101" in r.out, r
+
+
 @test("config: a pyproject.toml that is not a regular file is passed over; --config of one is an error")
 def _():
     with Workspace() as ws:

@@ -406,6 +406,7 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
         ol_model_free(&model);
     }
     filter(lt->settings, &tree, r);
+    ol_fix_fit_quotes(&tree, &r->diags);
     ol_fix_claim_statements(&tree, &r->diags);
     ol_tree_free(&tree);
     if (use_recovered)

@@ -460,6 +460,41 @@ def _():
 
 # ---- fixes ---------------------------------------------------------------------------------
 
+FSTRING_LOSS = ("import torch.nn as nn\n"
+                "a = f\"{nn.MSELoss(size_average=False)}\"\n"
+                "b = f\"\"\"{nn.MSELoss(size_average=False)}\"\"\"\n"
+                "c = f\"{f'{nn.MSELoss(size_average=False)}'}\"\n")
+
+
+@test("cli: a fix inside an f-string takes the other quote; one no quote fits is not offered before 3.12")
+def _():
+    import sys
+    with Workspace() as ws:
+        f = ws.write("losses.py", FSTRING_LOSS)
+        r = run("--fix", f)
+        assert r.code == 1 and "2 fixed, 1 remaining" in r.out, r
+        fixed = ws.read("losses.py")
+        assert fixed.split("\n")[1:4] == ["a = f\"{nn.MSELoss(reduction='sum')}\"",
+                                          "b = f\"\"\"{nn.MSELoss(reduction=\"sum\")}\"\"\"",
+                                          "c = f\"{f'{nn.MSELoss(size_average=False)}'}\""], fixed
+        # the finding stays, without a fix that would not parse before Python 3.12
+        assert "losses.py:4:22: OOM703" in r.out and "(fix available)" not in r.out, r
+        if sys.version_info < (3, 12):  # this Python's grammar is the judge
+            compile(fixed, "losses.py", "exec")
+            try:
+                compile(FSTRING_LOSS.replace("size_average=False", 'reduction="sum"'), "x.py", "exec")
+                raise AssertionError("Python before 3.12 parsed a quote reused inside an f-string")
+            except SyntaxError:
+                pass
+        # a project that requires Python 3.12 takes the nested fix as it is
+        ws.write("pyproject.toml", '[project]\nname = "p"\nrequires-python = ">=3.12"\n')
+        ws.write("losses.py", FSTRING_LOSS)
+        r = run("--diff", "losses.py", cwd=ws.path)
+        assert r.code == 1 and "Would fix 3 findings." in r.err, r
+        assert "+c = f\"{f'{nn.MSELoss(reduction=\"sum\")}'}\"" in r.out, r
+
+
+
 @test("cli: --fix writes safe fixes and keeps the file's mode")
 def _():
     with Workspace() as ws:

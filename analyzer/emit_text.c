@@ -322,8 +322,9 @@ static bool fix_applies(const ol_diag *d, const ol_emit_options *o)
  * `[*]` before the name when every finding of the rule has a fix that
  * applies (safe ones; unsafe ones too with --unsafe-fixes), `[~]` when some
  * have, `[ ]` when none has, as Ruff marks them; the marker column is left
- * out when nothing is fixable. */
-static void statistics(FILE *out, const style *st, const ol_file_result *results, size_t count,
+ * out when nothing is fixable. Returns whether a `[~]` was printed, which
+ * the summary then explains (Ruff leaves it unexplained). */
+static bool statistics(FILE *out, const style *st, const ol_file_result *results, size_t count,
                        const ol_emit_options *o)
 {
     size_t *per_rule = ol_xcalloc(ol_rule_count, sizeof(size_t));
@@ -346,7 +347,7 @@ static void statistics(FILE *out, const style *st, const ol_file_result *results
             order[j - 1] = tmp;
         }
     int count_width = 1, code_width = 1;
-    bool any_fixable = false;
+    bool any_fixable = false, some_fixable = false;
     for (size_t i = 0; i < ol_rule_count; i++) {
         if (!per_rule[i])
             continue;
@@ -379,6 +380,7 @@ static void statistics(FILE *out, const style *st, const ol_file_result *results
                 fputc('[', out);
                 put(out, st, C_CYAN, fixable[i] == per_rule[i] ? "*" : "~");
                 fputs("] ", out);
+                some_fixable |= fixable[i] < per_rule[i];
             } else {
                 fputs("[ ] ", out);
             }
@@ -388,6 +390,7 @@ static void statistics(FILE *out, const style *st, const ol_file_result *results
     free(order);
     free(per_rule);
     free(fixable);
+    return some_fixable;
 }
 
 /* --output-format concise: `path:line:col: CODE [*] message`, one line per
@@ -481,10 +484,14 @@ void ol_emit_text_end(FILE *out, const ol_file_result *results, size_t count, co
                 hidden_unsafe++;
         }
     }
-    if (o->statistics)
-        statistics(out, &st, results, count, o);
+    bool some_fixable = o->statistics && statistics(out, &st, results, count, o);
     if (o->quiet)
         return;
+    if (some_fixable) {
+        fputc('[', out);
+        put(out, &st, C_CYAN, "~");
+        fputs("] marks a rule only some of whose findings `--fix` can fix.\n", out);
+    }
     size_t total = fixed + remaining;
     if (fixed > 0) {
         fprintf(out, "Found %zu finding%s (%zu fixed, %zu remaining).\n", total, plural(total), fixed, remaining);

@@ -344,7 +344,8 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     else if (cli->fix)
         run.fix_mode = OL_FIX_WRITE;
     bool color = cli->output_file ? cli->color == OL_COLOR_ALWAYS : want_color(cli->color, guard);
-    ol_emit_options eo = {cli->format, color, cli->quiet, cli->statistics, cli->unsafe_fixes};
+    /* --add-noqa's summary is the count of directives it added (as Ruff's) */
+    ol_emit_options eo = {cli->format, color, cli->quiet || cli->add_noqa, cli->statistics, cli->unsafe_fixes};
     /* each file's part of the report is made when it is linted, and written
      * as soon as the files before it are (a report from standard input
      * with --fix goes elsewhere: that run keeps everything to the end) */

@@ -280,6 +280,30 @@ def _():
     assert r.out == want, "text output changed:\n" + r.out
 
 
+@test("cli: --add-noqa says how many directives it added, not that all checks passed")
+def _():
+    with Workspace() as ws:
+        f = ws.write("bad.py", BAD)
+        for added in ("Added 1 noqa directive.", "Added 0 noqa directives."):
+            r = run("--add-noqa", f)
+            assert r.code == 0 and r.out == "" and r.err.strip() == added, r
+
+
+@test("cli: --statistics explains [~] where it shows one, and --help explains the markers")
+def _():
+    with Workspace() as ws:
+        f = ws.write("amp.py", AMP + "from torch.cuda.amp.autocast_mode import autocast as ac\n")
+        r = run("--statistics", f)
+        lines = r.out.splitlines()
+        assert lines[0] == "3\tOOM502\t[~] deprecated-cuda-amp", r
+        assert lines[1] == "[~] marks a rule only some of whose findings `--fix` can fix.", r
+        # only where a [~] is shown, and not with -q
+        assert "marks a rule" not in run("--statistics", ws.write("all.py", AMP)).out
+        assert "marks a rule" not in run("--statistics", "-q", f).out
+    help_text = run("--help").out
+    assert "[*] before a" in help_text and "[~] some" in help_text, help_text
+
+
 @test("cli: --quiet drops the summary, --statistics counts")
 def _():
     with Workspace() as ws:

@@ -863,7 +863,7 @@ static void syntax_guard_begin(syntax_guard *g, ol_linter *lt, const ol_file_res
 static bool syntax_guard_holds(syntax_guard *g, ol_linter *lt, const ol_file_result *after)
 {
     size_t errors, newer;
-    ol_newer_syntax first = {0, 0, NULL};
+    ol_newer_syntax first = {0, 0, 0, NULL};
     syntax_measure(lt, &after->src, g->floor, &errors, &newer, &first);
     g->why = NULL;
     if (errors > g->errors)

@@ -18,6 +18,7 @@
 #include "model.h"
 #include "notebook.h"
 #include "project.h"
+#include "pyfloor.h"
 #include "rule.h"
 #include "supervise.h"
 #include "suppress.h"
@@ -361,6 +362,8 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
     }
     if (cell_diag && cell_errors > 0)
         note_more_errors(cell_diag, cell_errors);
+    if (!tree.timed_out)
+        ol_python2_report(&tree, &r->diags);
     if (!tree.timed_out) {
         ol_model model;
         ol_model_build(&model, &tree);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rule.h"
 #include "util.h"
 
 /* ---- the declared floor ---------------------------------------------------------- */
@@ -146,10 +147,11 @@ typedef struct newer_count {
     ol_newer_syntax first;
 } newer_count;
 
-static void found(newer_count *c, uint32_t at, unsigned needs, const char *what)
+static void found(newer_count *c, uint32_t at, uint32_t end, unsigned needs, const char *what)
 {
     if (c->count++ == 0 || at < c->first.at) {
         c->first.at = at;
+        c->first.end = end;
         c->first.needs = needs;
         c->first.what = what;
     }
@@ -200,9 +202,9 @@ static void check_fstring(const ol_tree *t, ol_nid string, newer_count *c)
         const char *s = ol_text(t, f, &len);
         const ol_node *field = ol_node_at(t, f);
         if (len >= 2 && holds(s + 1, len - 2, delimiter, quote_len))
-            found(c, field->start, 312, "the f-string's own quote inside a replacement field");
+            found(c, field->start, field->end, 312, "the f-string's own quote inside a replacement field");
         if (quote_len == 1 && memchr(s, '\n', len))
-            found(c, field->start, 312, "a line break inside a replacement field of a one-line f-string");
+            found(c, field->start, field->end, 312, "a line break inside a replacement field of a one-line f-string");
         /* the expression part: from the brace to a conversion (`!r`) or a
          * format spec (`:>8`), whose literal text may hold what it likes;
          * a comment is not in the tree, so the bytes are read */
@@ -217,9 +219,9 @@ static void check_fstring(const ol_tree *t, ol_nid string, newer_count *c)
         }
         const char *e = s + 1;
         if (memchr(e, '\\', elen))
-            found(c, field->start, 312, "a backslash inside an f-string's expression");
+            found(c, field->start, field->end, 312, "a backslash inside an f-string's expression");
         if (memchr(e, '#', elen))
-            found(c, field->start, 312, "a `#` inside an f-string's expression");
+            found(c, field->start, field->end, 312, "a `#` inside an f-string's expression");
     }
 }
 
@@ -246,17 +248,168 @@ static bool parenthesised_with(const ol_tree *t, ol_nid clause)
 
 size_t ol_syntax_newer_than(const ol_tree *t, unsigned floor, ol_newer_syntax *first)
 {
-    newer_count c = {0, {0, 0, NULL}};
+    newer_count c = {0, {0, 0, 0, NULL}};
     for (ol_nid n = 0; n < t->nodes.len; n++) {
         ol_kind k = (ol_kind)t->nodes.items[n].kind;
         if (k == OL_N_string && floor < 312)
             check_fstring(t, n, &c);
         else if (k == OL_N_match_statement && floor < 310)
-            found(&c, t->nodes.items[n].start, 310, "a `match` statement");
+            found(&c, t->nodes.items[n].start, t->nodes.items[n].end, 310, "a `match` statement");
         else if (k == OL_N_with_clause && floor < 309 && parenthesised_with(t, n))
-            found(&c, t->nodes.items[n].start, 309, "a parenthesised context manager");
+            found(&c, t->nodes.items[n].start, t->nodes.items[n].end, 309, "a parenthesised context manager");
     }
     if (first && c.count)
         *first = c.first;
     return c.count;
+}
+
+/* ---- Python 2 --------------------------------------------------------------------- */
+
+/* `0777` (an octal literal without 0o) or `10L`: a Python 2 integer. */
+static bool python2_integer(const char *s, uint32_t len)
+{
+    if (len > 1 && (s[len - 1] == 'l' || s[len - 1] == 'L'))
+        return true;
+    if (len < 2 || s[0] != '0' || (s[1] >= 'a' && s[1] <= 'z') || (s[1] >= 'A' && s[1] <= 'Z'))
+        return false;
+    for (uint32_t i = 1; i < len; i++)
+        if (s[i] >= '1' && s[i] <= '9')
+            return true; /* `00` and `0_0` are Python 3 too */
+    return false;
+}
+
+/* A string's Python 2 form: backquotes (`repr`) or the prefix `ur`. */
+static const char *python2_string(const ol_tree *t, ol_nid string)
+{
+    ol_nid open = ol_first(t, string);
+    if (ol_kind_of(t, open) != OL_N_string_start)
+        return NULL;
+    uint32_t len;
+    const char *s = ol_text(t, open, &len);
+    if (len > 0 && s[0] == '`')
+        return "backquotes";
+    bool u = false, r = false;
+    for (uint32_t i = 0; i < len && s[i] != '"' && s[i] != '\''; i++) {
+        u |= s[i] == 'u' || s[i] == 'U';
+        r |= s[i] == 'r' || s[i] == 'R';
+    }
+    return u && r ? "a `ur` string prefix" : NULL;
+}
+
+/* `except E, e:` binding `e`: two expressions, no parentheses, the second
+ * a name the clause's body reads (returned; else OL_NONE). Python 3.14 reads `except KeyError,
+ * TypeError:` as two exception types (PEP 758); a name the handler then
+ * uses is Python 2's way of binding the exception. */
+static ol_nid except_comma(const ol_tree *t, ol_nid clause)
+{
+    ol_nid items[3] = {OL_NONE, OL_NONE, OL_NONE}, body = OL_NONE;
+    size_t before_block = 0;
+    for (ol_nid c = ol_first_named(t, clause); c != OL_NONE; c = ol_next_named(t, c)) {
+        if (ol_kind_of(t, c) == OL_N_block) {
+            body = c;
+            break;
+        }
+        if (before_block < 3)
+            items[before_block] = c;
+        before_block++;
+    }
+    if (before_block != 2 || body == OL_NONE || ol_kind_of(t, items[1]) != OL_N_identifier)
+        return OL_NONE;
+    uint32_t len;
+    const char *name = ol_text(t, items[1], &len);
+    const ol_node *b = ol_node_at(t, body);
+    for (ol_nid n = body + 1; n < t->nodes.len && t->nodes.items[n].start < b->end; n++) {
+        uint32_t l;
+        const char *s = ol_text(t, n, &l);
+        if (t->nodes.items[n].kind == OL_N_identifier && l == len && memcmp(s, name, len) == 0)
+            return items[1];
+    }
+    return OL_NONE;
+}
+
+size_t ol_python2_constructs(const ol_tree *t, ol_newer_syntax *first)
+{
+    newer_count c = {0, {0, 0, 0, NULL}};
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
+        const ol_node *node = &t->nodes.items[n];
+        const char *what = NULL;
+        uint32_t len, end = node->end;
+        const char *s;
+        ol_nid name;
+        switch ((ol_kind)node->kind) {
+        case OL_N_print_statement:
+            what = "a print statement";
+            break;
+        case OL_N_exec_statement:
+            what = "an exec statement";
+            break;
+        case OL_T_LTGT:
+            what = "the `<>` operator";
+            break;
+        case OL_N_integer:
+            s = ol_text(t, n, &len);
+            if (python2_integer(s, len))
+                what = s[len - 1] == 'l' || s[len - 1] == 'L' ? "a long integer literal"
+                                                              : "an octal literal without `0o`";
+            break;
+        case OL_N_string:
+            what = python2_string(t, n);
+            break;
+        case OL_N_raise_statement:
+            if (ol_kind_of(t, ol_first_named(t, n)) == OL_N_expression_list)
+                what = "`raise E, value`";
+            break;
+        case OL_N_tuple_pattern:
+            if (ol_kind_of(t, node->parent) == OL_N_parameters || ol_kind_of(t, node->parent) == OL_N_lambda_parameters)
+                what = "a tuple parameter";
+            break;
+        case OL_N_except_clause:
+            name = except_comma(t, n);
+            if (name != OL_NONE) {
+                what = "`except E, e:`";
+                end = ol_node_at(t, name)->end; /* the clause's head */
+            }
+            break;
+        default:
+            break;
+        }
+        if (what)
+            found(&c, node->start, end, 200, what);
+    }
+    if (first && c.count)
+        *first = c.first;
+    return c.count;
+}
+
+void ol_python2_report(const ol_tree *t, ol_diag_vec *diags)
+{
+    ol_newer_syntax first = {0, 0, 0, NULL};
+    size_t count = ol_python2_constructs(t, &first);
+    if (count == 0)
+        return;
+    uint32_t line = ol_source_line_index(t->src, first.at) + 1;
+    /* the other syntax errors of a Python 2 file are most likely Python 2 too */
+    for (size_t i = 0; i < diags->len; i++) {
+        ol_diag *d = &diags->items[i];
+        if (d->rule != &ol_rule_oom002)
+            continue;
+        char *help = ol_xasprintf("%s; the file looks like Python 2 (%s at line %u), and oomlint analyzes Python 3: "
+                                  "port it (2to3) or exclude it",
+                                  d->help ? d->help : "fix the syntax", first.what, line);
+        free(d->help);
+        d->help = help;
+    }
+    ol_diag d = {0};
+    d.rule = &ol_rule_oom002;
+    d.start = first.at;
+    d.end = first.end;
+    if (count > 1)
+        d.message = ol_xasprintf("Python 2 syntax: %s, which Python 3 cannot parse (and %zu more Python 2 "
+                                 "construct%s in this file)",
+                                 first.what, count - 1, count == 2 ? "" : "s");
+    else
+        d.message = ol_xasprintf("Python 2 syntax: %s, which Python 3 cannot parse", first.what);
+    d.help = ol_xstrdup("the file is written for Python 2, and oomlint analyzes Python 3: port it (2to3) or exclude "
+                        "it (--extend-exclude)");
+    ol_vec_push(diags, d);
 }

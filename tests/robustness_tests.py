@@ -41,6 +41,38 @@ def _():
         assert r.code in (0, 1)
 
 
+@test("robust: a Python 2 file is OOM002 saying it is Python 2, construct by construct")
+def _():
+    cases = [('print "hello"\n', "a print statement"), ("print >>f, x\n", "a print statement"),
+             ('exec "x = 1"\n', "an exec statement"),
+             ("try:\n    pass\nexcept Exception, e:\n    log(e)\n", "`except E, e:`"),
+             ("y = `x`\n", "backquotes"), ("if x <> 1:\n    pass\n", "the `<>` operator"),
+             ("x = 0777\n", "an octal literal without `0o`"), ("x = 10L\n", "a long integer literal"),
+             ('z = ur"abc"\n', "a `ur` string prefix"), ('raise ValueError, "m"\n', "`raise E, value`"),
+             ("f = lambda (a, b): a\n", "a tuple parameter"), ("def g((a, b)):\n    pass\n", "a tuple parameter")]
+    with Workspace() as ws:
+        for src, what in cases:
+            r, data = findings(ws.write("py2.py", "import torch\n" + src))
+            assert r.code == 1 and [d["code"] for d in data] == ["OOM002"], (src, data)
+            assert data[0]["message"] == f"Python 2 syntax: {what}, which Python 3 cannot parse", (src, data)
+            assert data[0]["line"] == (4 if "except" in src else 2), (src, data)
+            assert data[0]["end_line"] == data[0]["line"] and "written for Python 2" in data[0]["help"], (src, data)
+        # one finding for the file, counting the rest
+        r, data = findings(ws.write("py2.py", 'print "a"\nx = 0777\ny = `x`\n'))
+        assert [d["message"] for d in data] == ["Python 2 syntax: a print statement, which Python 3 cannot parse "
+                                                "(and 2 more Python 2 constructs in this file)"], data
+        # a syntax error of its own gets the hint too
+        r, data = findings(ws.write("py2.py", 'import torch\nprint "x"\ndef f(:\n    pass\n'))
+        other = [d for d in data if d["line"] == 3]
+        assert other and "looks like Python 2 (a print statement at line 2)" in other[0]["help"], data
+        # Python 3 that looks alike is not Python 2
+        py3 = ("print(x)\nprint (x)\nx = 0o777 + 00 + 0_0 + 0x1F + 0.5 + 10\ny = u'a' + rb'b' + R'c'\n"
+               "raise ValueError('m')\nf = lambda a, b: a\nif x != 1:\n    pass\n"
+               "try:\n    pass\nexcept KeyError, TypeError:\n    pass\nexcept (A, B) as e:\n    log(e)\n")
+        r, data = findings(ws.write("py3.py", py3))
+        assert data == [], data
+
+
 @test("robust: non-UTF-8 without a declaration is OOM001 naming the file and the byte")
 def _():
     with Workspace() as ws:

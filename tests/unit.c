@@ -832,7 +832,7 @@ static void test_python_floor_from_requires_python(void)
 
 static void test_syntax_newer_than_the_floor(void)
 {
-    ol_newer_syntax first = {0, 0, NULL};
+    ol_newer_syntax first = {0, 0, 0, NULL};
     /* PEP 701 (3.12): the f-string's own quote, a backslash, a comment, a line break */
     CHECK(newer_in("x = f\"{d[\"k\"]}\"\n", 308, &first) == 1);
     CHECK(first.needs == 312 && first.at == 6 && strstr(first.what, "own quote"));

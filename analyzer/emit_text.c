@@ -228,6 +228,14 @@ static void frame(FILE *out, const style *st, const ol_file_result *r, const ol_
             to = len;
         if (from > len)
             from = len;
+        /* a line the finding continues onto is underlined from its code,
+         * not its indentation; a blank one not at all */
+        bool blank = false;
+        if (l > first) {
+            while (from < to && (s[from] == ' ' || s[from] == '\t'))
+                from++;
+            blank = from == to;
+        }
         ol_buf_clear(&line);
         uint32_t c_from, c_to, ws, we;
         frame_window(s, len, from, &ws, &we);
@@ -250,7 +258,7 @@ static void frame(FILE *out, const style *st, const ol_file_result *r, const ol_
             fprintf(out, "%s%*s |%s %s\n", C_BLUE, gutter, num, C_RESET, line.data ? line.data : "");
         else
             fprintf(out, "%*s | %s\n", gutter, num, line.data ? line.data : "");
-        if (l < first)
+        if (l < first || blank)
             continue;
         uint32_t width = c_to > c_from ? c_to - c_from : 1;
         fprintf(out, "%*s ", gutter, "");

@@ -304,6 +304,23 @@ def _():
     assert "[*] before a" in help_text and "[~] some" in help_text, help_text
 
 
+@test("cli: a finding over several lines is underlined from each line's code, not its indentation")
+def _():
+    with Workspace() as ws:
+        f = ws.write("load.py", 'import torch\nweights = torch.load(\n    "weights.pt",\n\n\tweights_only=True)\n')
+        r = run(f)
+        frame = r.out.split("\n")[1:9]
+        assert frame == ["  |",
+                         "1 | import torch",
+                         "2 | weights = torch.load(",
+                         "  |           ^^^^^^^^^^^",
+                         '3 |     "weights.pt",',
+                         "  |     ^^^^^^^^^^^^^",
+                         "4 | ",
+                         "5 |     weights_only=True)"], r.out
+        assert r.out.split("\n")[9] == "  |     ^^^^^^^^^^^^^^^^^^", r.out  # a tab is shown as four spaces
+
+
 @test("cli: --quiet drops the summary, --statistics counts")
 def _():
     with Workspace() as ws:

@@ -881,3 +881,56 @@ def _():
         r = run("--isolated", "--select", "OOM101", "--fix", "--unsafe-fixes", f)
         with open(f) as fh:
             assert fh.read() == src, r
+
+
+# ---- documentation links ------------------------------------------------------------------
+
+def github_slug(heading):
+    """The anchor GitHub gives a Markdown heading."""
+    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(path):
+    with open(path, encoding="utf-8") as f:
+        text = re.sub(r"```.*?```", "", f.read(), flags=re.S)
+    return {github_slug(m.group(1)) for m in re.finditer(r"^#{1,6} (.+)$", text, re.M)}
+
+
+@test("cli: links to a section of the README or docs/ name a heading that exists (the VS Code README's too)")
+def _():
+    pages = [os.path.join(ROOT, "README.md"), os.path.join(ROOT, "editors", "vscode", "README.md")]
+    pages += [os.path.join(ROOT, "docs", n) for n in sorted(os.listdir(os.path.join(ROOT, "docs"))) if n.endswith(".md")]
+    checked = 0
+    for page in pages:
+        with open(page, encoding="utf-8") as f:
+            text = f.read()
+        links = re.findall(r"\]\((https://github\.com/oomlint/oomlint(?:/blob/main/)?([^)#\s]*)#([^)\s]+))\)", text)
+        links += [(m[0], m[1], m[2]) for m in re.findall(r"\]\((([^)#\s:]*)#([^)\s]+))\)", text)]
+        for link, target, anchor in links:
+            if "github.com" in link:
+                dest = os.path.join(ROOT, target or "README.md")
+            else:
+                dest = os.path.normpath(os.path.join(os.path.dirname(page), target)) if target else page
+            if not dest.endswith(".md") or not os.path.isfile(dest):
+                continue
+            assert anchor in anchors(dest), f"{os.path.relpath(page, ROOT)}: {link} names no heading of {dest}"
+            checked += 1
+    assert checked >= 3, checked
+
+
+@test("cli: make vsix-platform is documented with the installs: its variables and every platform it packs")
+def _():
+    with open(os.path.join(ROOT, "docs", "install.md"), encoding="utf-8") as f:
+        install = f.read()
+    with open(os.path.join(ROOT, "tests", "editors.mk"), encoding="utf-8") as f:
+        targets = re.findall(r"^VSIX_RELEASE_([\w-]+)\s*:=", f.read(), re.M)
+    with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as f:
+        header = f.read().split("\n\n", 1)[0]
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    assert len(targets) >= 6, targets
+    flat = " ".join(install.split())
+    for need in ["make vsix-platform", "VSIX_TARGET=", "VSIX_BIN=", "VSIX_FROM="] + [f"`{t}`" for t in targets]:
+        assert need in flat, need
+    assert "make vsix-platform" in readme and "VSIX_FROM" in header and "VSIX_BIN" in header

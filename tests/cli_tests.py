@@ -596,6 +596,34 @@ def _():
 
 # ---- rule docs ---------------------------------------------------------------------------------
 
+@test("cli: `oomlint rule` wraps its prose at 100 columns and leaves the code examples as written")
+def _():
+    codes = [r["code"] for r in run("rules", "--format", "json").json()]
+    wrapped = 0
+    for code in codes:
+        text = run("rule", code).out
+        md = run("rule", code, "--markdown").out
+        section = None
+        for line in text.split("\n"):
+            if line and not line.startswith(" "):
+                section = line
+                continue
+            if section in ("Example", "Use instead"):
+                continue
+            # a single word (a URL) longer than the room keeps its line
+            assert len(line) <= 100 or " " not in line.strip(), (code, section, line)
+        # the prose says the same words, and the examples are the markdown's code verbatim
+        what = text.split("\nWhat it does\n", 1)[1].split("\n\n", 1)[0]
+        md_what = md.split("\n## What it does\n\n", 1)[1].split("\n\n", 1)[0]
+        assert what.split() == md_what.split(), code
+        wrapped += what.count("\n")
+        example = text.split("\nExample\n", 1)[1].split("\n\n", 1)[0]
+        md_example = md.split("## Example\n\n```python\n", 1)[1].split("\n```", 1)[0]
+        assert example == "\n".join("    " + l if l else "    " for l in md_example.split("\n")), code
+    assert wrapped > len(codes), "no paragraph was wrapped"
+
+
+
 @test("cli: rules lists every rule; rule CODE explains one")
 def _():
     r = run("rules")

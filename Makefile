@@ -3,11 +3,17 @@
 #   make            build build/oomlint (fetches pinned sources on first run);
 #                   one short line per step, `make V=1` shows the full commands
 #   make demo       build, then lint the bundled example training script
-#   make test       build, then run every test (unit, fixtures, CLI, robustness, and
-#                   the CI consumers: SARIF validators, pre-commit, the Action; the
-#                   tools they need are installed first, see tests/tools.mk)
-#   make test SANITIZE=1   the same suite against an ASan+UBSan build (build/san/),
-#                   then the language server's tests on a clang one (build/san/clang/)
+#   make test       build, then run the fast suite, the one to run after every change
+#                   (unit, fixtures, fixes, CLI, configuration, robustness, safety, the
+#                   language server's protocol, SARIF and GitHub consumers; a few
+#                   minutes, two tests at a time: TEST_JOBS=N); the tools it needs are
+#                   installed first (tests/tools.mk)
+#   make check      the slow suite (pathological sizes, scaling, the probe's PyTorch
+#                   runs, install paths, pre-commit, real editors), then every test
+#                   against an ASan+UBSan build (build/san/) and the language server's
+#                   tests on a clang one, the CLI under valgrind, and both fuzzers for
+#                   FUZZ_SECONDS (60); CI runs `make test` then `make check`
+#   make test SANITIZE=1   the fast suite against the ASan+UBSan build
 #   make PGO=1      build with the parser optimised from a profile (clang; see
 #                   grammar/pgo.mk: the default, PGO=auto, does so when clang is there)
 #   make bench      build, then print throughput and latency next to a bare parse
@@ -432,12 +438,32 @@ test-portable:
 include tests/tools.mk
 include tests/editors.mk
 
-test: $(OUT)/oomlint $(OUT)/oomlint-unit test-tools editor-tools
-	$(call say,TEST,tests/run.py)
-	$(Q)python3 tests/run.py --bin $(OUT)/oomlint --unit $(OUT)/oomlint-unit
+# The fast suite runs two tests at a time (each starts its own processes);
+# the slow one runs them in turn, since several of its tests bound memory.
+TEST_JOBS ?= 2
+SUITE ?= fast
+
+.PHONY: check test-suite
+test: $(OUT)/oomlint $(OUT)/oomlint-unit fast-test-tools
+	$(call say,TEST,tests/run.py --suite fast)
+	$(Q)python3 tests/run.py --suite fast -j $(TEST_JOBS) --bin $(OUT)/oomlint --unit $(OUT)/oomlint-unit
+
+# One suite (SUITE=fast|slow|all) on this build; `make check` runs it with
+# SUITE=slow here and SUITE=all on the sanitizer build.
+test-suite: $(OUT)/oomlint $(OUT)/oomlint-unit test-tools editor-tools
+	$(call say,TEST,tests/run.py --suite $(SUITE))
+	$(Q)python3 tests/run.py --suite $(SUITE) -j $(if $(filter fast,$(SUITE)),$(TEST_JOBS),1) \
+		--bin $(OUT)/oomlint --unit $(OUT)/oomlint-unit
 ifeq ($(OUT),$(BUILD)/san)
 	$(Q)$(MAKE) --no-print-directory test-server-clang
 endif
+
+FUZZ_SECONDS_CHECK ?= 60
+check:
+	$(Q)$(MAKE) --no-print-directory test-suite SUITE=slow
+	$(Q)$(MAKE) --no-print-directory test-suite SUITE=all SANITIZE=1
+	$(Q)$(MAKE) --no-print-directory valgrind
+	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SECONDS_CHECK)
 
 # `make test SANITIZE=1` runs the language server's wire tests on a clang
 # build too (build/san/clang/): clang's UBSan checks what GCC's does not (a

@@ -1,5 +1,6 @@
 /*
- * diag.c - construction, copying, ordering and freeing of findings and fixes.
+ * diag.c - construction, copying, ordering and freeing of findings, their
+ * notes (the evidence) and their fixes.
  */
 #include "diag.h"
 
@@ -115,11 +116,91 @@ void ol_fix_free(ol_fix *f)
     free(f);
 }
 
+static char *vformat(const char *fmt, va_list ap) OL_PRINTF(1, 0);
+
+static char *vformat(const char *fmt, va_list ap)
+{
+    ol_buf b = {0};
+    ol_buf_vprintf(&b, fmt, ap);
+    return b.data ? ol_buf_take(&b) : ol_xstrdup("");
+}
+
+void ol_diag_note(ol_diag *d, ol_note_kind kind, uint32_t start, uint32_t end, const char *fmt, ...)
+{
+    ol_note n = {0};
+    n.kind = kind;
+    n.start = start;
+    n.end = end < start ? start : end;
+    va_list ap;
+    va_start(ap, fmt);
+    n.message = vformat(fmt, ap);
+    va_end(ap);
+    ol_vec_push(&d->notes, n);
+}
+
+void ol_diag_note_file(ol_diag *d, ol_note_kind kind, const char *path, uint32_t line, uint32_t col,
+                       uint32_t end_line, uint32_t end_col, const char *fmt, ...)
+{
+    /* a note without a file has no place to point at: the own file's notes
+     * are byte ranges (ol_diag_note) */
+    if (!path)
+        return;
+    ol_note n = {0};
+    n.kind = kind;
+    n.path = ol_xstrdup(path);
+    n.line = line ? line : 1;
+    n.col = col;
+    /* an end before the start (or none) is the start's line */
+    n.end_line = end_line < n.line ? n.line : end_line;
+    n.end_col = col ? end_col : 0;
+    if (col && (n.end_col == 0 || (n.end_line == n.line && n.end_col < col))) {
+        n.end_line = n.line;
+        n.end_col = col;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    n.message = vformat(fmt, ap);
+    va_end(ap);
+    ol_vec_push(&d->notes, n);
+}
+
+const char *ol_note_kind_name(ol_note_kind k)
+{
+    return k == OL_NOTE_STEP ? "step" : "fact";
+}
+
+static bool same_text(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+bool ol_note_equal(const ol_note *a, const ol_note *b)
+{
+    return a->kind == b->kind && same_text(a->path, b->path) && a->start == b->start && a->end == b->end &&
+           a->line == b->line && a->col == b->col && a->end_line == b->end_line && a->end_col == b->end_col &&
+           same_text(a->message, b->message);
+}
+
+bool ol_diag_supersedes(const ol_diag *d, const ol_diag *kept)
+{
+    return kept->guess && !d->guess;
+}
+
+static void free_notes(ol_diag *d)
+{
+    for (size_t i = 0; i < d->notes.len; i++) {
+        free(d->notes.items[i].path);
+        free(d->notes.items[i].message);
+    }
+    ol_vec_free(&d->notes);
+}
+
 void ol_diag_free(ol_diag *d)
 {
     free(d->message);
     free(d->help);
     ol_fix_free(d->fix);
+    free_notes(d);
     memset(d, 0, sizeof(*d));
 }
 
@@ -128,6 +209,7 @@ void ol_diag_slim(ol_diag *d)
     free(d->message);
     free(d->help);
     d->message = d->help = NULL;
+    free_notes(d);
     if (d->fix) {
         for (size_t i = 0; i < d->fix->edits.len; i++)
             free(d->fix->edits.items[i].content);

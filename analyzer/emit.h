@@ -45,6 +45,16 @@ typedef struct ol_location {
 
 ol_location ol_diag_location(const ol_file_result *r, const ol_diag *d);
 
+/* Where a note of a finding of r is. In the finding's own file, as
+ * ol_diag_location places a finding (cells for notebooks); in another file,
+ * as the note gives it: col and end_col are 0 when it names the line only,
+ * the UTF-16 columns are the code-point columns (the other file's text is not
+ * at hand) and there is no cell. *path is the file's name as the run gives
+ * it (r->path for the own file). */
+ol_location ol_note_location(const ol_file_result *r, const ol_note *n, const char **path);
+/* "high", or "low" for a finding that rests on a guess (JSON and SARIF). */
+const char *ol_diag_confidence(const ol_diag *d);
+
 /* A whole report (what the run prints), in o->format; ol_emit_text writes
  * the text form whatever o->format says (`--fix -` reports to stderr). */
 void ol_emit(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o);

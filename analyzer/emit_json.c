@@ -2,7 +2,9 @@
  * emit_json.c - the JSON output: one array, one object per finding, sorted
  * by path, line and column, with the fields DESIGN.md fixes (code, name,
  * severity, path, line, column, end_line, end_column, message, help, url,
- * fix) and "cell" for notebooks. The output is always valid UTF-8: a file
+ * fix), "cell" for notebooks, and the evidence: each note of the finding
+ * with its place, and how confident the finding is (low when it rests on a
+ * guess, with what it guesses from). The output is always valid UTF-8: a file
  * name that is not gets U+FFFD in "path" and its exact bytes, percent-
  * encoded, in "raw_path". With --statistics, a count per rule instead, in
  * Ruff's shape.
@@ -107,6 +109,29 @@ ol_location ol_diag_location(const ol_file_result *r, const ol_diag *d)
         }
     }
     return loc;
+}
+
+ol_location ol_note_location(const ol_file_result *r, const ol_note *n, const char **path)
+{
+    if (!n->path) {
+        *path = r->path;
+        ol_diag span = {0};
+        span.start = n->start;
+        span.end = n->end;
+        return ol_diag_location(r, &span);
+    }
+    *path = n->path;
+    ol_location loc = {0};
+    loc.line = loc.file_line = n->line;
+    loc.end_line = loc.file_end_line = n->end_line;
+    loc.col = loc.col16 = n->col;
+    loc.end_col = loc.end_col16 = n->end_col;
+    return loc;
+}
+
+const char *ol_diag_confidence(const ol_diag *d)
+{
+    return d->guess ? "low" : "high";
 }
 
 cJSON *ol_fix_json(const ol_file_result *r, const ol_fix *fix)
@@ -231,6 +256,51 @@ static cJSON *statistics_json(const ol_file_result *results, size_t count, const
     return array;
 }
 
+/* A path as "path", and as "raw_path" too when it is not UTF-8. */
+static void add_path(cJSON *obj, const char *path)
+{
+    ol_json_add_text(obj, "path", path);
+    if (ol_utf8_validate(path, strlen(path)) != strlen(path)) {
+        /* the name as text has U+FFFD in it; these are its bytes */
+        ol_buf raw = {0};
+        ol_percent_encode_bytes(&raw, path);
+        cJSON_AddStringToObject(obj, "raw_path", raw.data);
+        ol_buf_free(&raw);
+    }
+}
+
+static void add_column(cJSON *obj, const char *key, uint32_t col)
+{
+    if (col)
+        cJSON_AddNumberToObject(obj, key, col);
+    else
+        cJSON_AddNullToObject(obj, key);
+}
+
+/* The finding's notes, in order: kind, path, [cell,] line, column, end_line,
+ * end_column (columns null where the note names a line only), message. */
+static cJSON *evidence_json(const ol_file_result *r, const ol_diag *d)
+{
+    cJSON *list = cJSON_CreateArray();
+    for (size_t i = 0; i < d->notes.len; i++) {
+        const ol_note *n = &d->notes.items[i];
+        const char *path;
+        ol_location loc = ol_note_location(r, n, &path);
+        cJSON *obj = cJSON_CreateObject();
+        cJSON_AddStringToObject(obj, "kind", ol_note_kind_name(n->kind));
+        add_path(obj, path);
+        if (loc.cell)
+            cJSON_AddNumberToObject(obj, "cell", loc.cell);
+        cJSON_AddNumberToObject(obj, "line", loc.line);
+        add_column(obj, "column", loc.col);
+        cJSON_AddNumberToObject(obj, "end_line", loc.end_line);
+        add_column(obj, "end_column", loc.end_col);
+        ol_json_add_text(obj, "message", n->message);
+        cJSON_AddItemToArray(list, obj);
+    }
+    return list;
+}
+
 /* One finding as a JSON object. */
 static cJSON *finding_json(const ol_file_result *r, const ol_diag *d)
 {
@@ -239,14 +309,7 @@ static cJSON *finding_json(const ol_file_result *r, const ol_diag *d)
     cJSON_AddStringToObject(obj, "code", d->rule->code);
     cJSON_AddStringToObject(obj, "name", d->rule->name);
     cJSON_AddStringToObject(obj, "severity", ol_severity_name(d->rule->severity));
-    ol_json_add_text(obj, "path", r->path);
-    if (ol_utf8_validate(r->path, strlen(r->path)) != strlen(r->path)) {
-        /* the name as text has U+FFFD in it; these are its bytes */
-        ol_buf raw = {0};
-        ol_percent_encode_bytes(&raw, r->path);
-        cJSON_AddStringToObject(obj, "raw_path", raw.data);
-        ol_buf_free(&raw);
-    }
+    add_path(obj, r->path);
     if (loc.cell)
         cJSON_AddNumberToObject(obj, "cell", loc.cell);
     cJSON_AddNumberToObject(obj, "line", loc.line);
@@ -262,6 +325,10 @@ static cJSON *finding_json(const ol_file_result *r, const ol_diag *d)
     cJSON_AddStringToObject(obj, "url", url);
     free(url);
     cJSON_AddItemToObject(obj, "fix", ol_fix_json(r, d->fix));
+    cJSON_AddItemToObject(obj, "evidence", evidence_json(r, d));
+    cJSON_AddStringToObject(obj, "confidence", ol_diag_confidence(d));
+    if (d->guess)
+        ol_json_add_text(obj, "guessed_from", d->guess);
     return obj;
 }
 

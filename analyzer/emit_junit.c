@@ -5,7 +5,7 @@
  *   <testsuites name="oomlint">
  *     <testsuite name="PATH" tests="N" failures="N" errors="0" skipped="0">
  *       <testcase name="OOM101 at 13:9" classname="PATH" file="PATH" line="13">
- *         <failure message="MESSAGE" type="OOM101">PATH:13:9: MESSAGE&#10;help: ...</failure>
+ *         <failure message="MESSAGE" type="OOM101">PATH:13:9: MESSAGE&#10;help: ...&#10;note: ...</failure>
  *       </testcase>
  *     </testsuite>
  *   </testsuites>
@@ -15,10 +15,13 @@
  * run with no findings is one passing test case, so the report is never
  * empty. The report is written file by file as files are linted, so the
  * top element carries no totals (they are optional in the schema; each
- * suite has its own). Text is escaped for XML 1.0: markup characters as
+ * suite has its own). The failure's text ends with the finding's evidence,
+ * a `note: MESSAGE (PLACE)` line per note, and whether it rests on a guess,
+ * as the text output prints them. Text is escaped for XML 1.0: markup characters as
  * entities, the control characters XML cannot hold and bytes that are not
  * UTF-8 as U+FFFD.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "emit.h"
@@ -65,6 +68,34 @@ void ol_xml_escape(ol_buf *b, const char *s)
     }
 }
 
+/* The notes of d and its guess, one line each after the failure's text. */
+static void junit_notes(ol_buf *b, const ol_file_result *r, const ol_diag *d)
+{
+    for (size_t i = 0; i < d->notes.len; i++) {
+        const ol_note *n = &d->notes.items[i];
+        const char *path;
+        ol_location loc = ol_note_location(r, n, &path);
+        char where[64];
+        if (loc.cell)
+            snprintf(where, sizeof where, ":cell %u:%u:%u", loc.cell, loc.line, loc.col);
+        else if (loc.col)
+            snprintf(where, sizeof where, ":%u:%u", loc.line, loc.col);
+        else
+            snprintf(where, sizeof where, ":%u", loc.line);
+        ol_buf_puts(b, "&#10;note: ");
+        ol_xml_escape(b, n->message);
+        ol_buf_puts(b, " (");
+        ol_xml_escape(b, path);
+        ol_buf_puts(b, where);
+        ol_buf_putc(b, ')');
+    }
+    if (d->guess) {
+        ol_buf_puts(b, "&#10;note: this finding rests on a guess (");
+        ol_xml_escape(b, d->guess);
+        ol_buf_putc(b, ')');
+    }
+}
+
 void ol_emit_junit_file(ol_buf *b, const ol_file_result *r)
 {
     ol_buf_puts(b, "  <testsuite name=\"");
@@ -94,6 +125,7 @@ void ol_emit_junit_file(ol_buf *b, const ol_file_result *r)
             ol_buf_puts(b, "&#10;help: ");
             ol_xml_escape(b, d->help);
         }
+        junit_notes(b, r, d);
         ol_buf_puts(b, "</failure>\n    </testcase>\n");
     }
     ol_buf_puts(b, "  </testsuite>\n");

@@ -15,7 +15,11 @@
  * code-scanning viewer can show, and names the cell and line in its message.
  * Fixes of .py findings become fixes[].artifactChanges[].replacements;
  * notebook fixes are left out, because their edits are in cell coordinates,
- * not in the .ipynb's JSON text.
+ * not in the .ipynb's JSON text. A finding's evidence (its notes) becomes
+ * relatedLocations, linked from the message as GitHub wants them
+ * ("... (evidence: [text](1))"), and its chain of calls, when it has one, a
+ * codeFlow ending at the finding; properties.confidence says whether it
+ * rests on a guess (properties.guessedFrom: on what).
  */
 #include <errno.h>
 #include <math.h>
@@ -331,6 +335,136 @@ static cJSON *fix_object(const sarif_paths *sp, const ol_file_result *r, const o
     return f;
 }
 
+/* ---- the evidence ------------------------------------------------------------------------------ */
+
+/* A finding's own message as SARIF text: with its cell and line for a
+ * notebook finding, which points at whole lines of the .ipynb. */
+static char *result_text(const ol_file_result *r, const ol_diag *d, const ol_location *loc)
+{
+    bool located = r->has_source && d->rule != &ol_rule_oom001;
+    if (located && r->src.notebook && loc->cell)
+        return ol_xasprintf("%s (cell %u, line %u)", d->message, loc->cell, loc->line);
+    return ol_xstrdup(d->message);
+}
+
+/* The region of a place of a finding of r: the finding's own, or one of
+ * its notes (ol_diag_location and ol_note_location give them). In a
+ * notebook a place is whole lines of the .ipynb, whose columns are not the
+ * cell's; in another file whole lines too, since the note's columns count
+ * code points, the run's count UTF-16 units, and the other file's text is
+ * not at hand to convert them. */
+static cJSON *place_region(const ol_file_result *r, bool other_file, bool located, const ol_location *loc)
+{
+    bool notebook = located && r->src.notebook;
+    cJSON *region = cJSON_CreateObject();
+    if (other_file || notebook) {
+        if (!other_file && !loc->cell) {
+            /* nothing better known: the file's first line */
+            cJSON_AddNumberToObject(region, "startLine", 1);
+            return region;
+        }
+        cJSON_AddNumberToObject(region, "startLine", loc->file_line);
+        cJSON_AddNumberToObject(region, "endLine", loc->file_end_line);
+    } else if (!located) {
+        /* no source (OOM001): the file's first line */
+        cJSON_AddNumberToObject(region, "startLine", 1);
+    } else {
+        cJSON_Delete(region);
+        region = line_region(loc->line, loc->col16, loc->end_line, loc->end_col16);
+    }
+    return region;
+}
+
+/* A location object: its id (0: none), the file, its region and a message. */
+static cJSON *place_object(const sarif_paths *sp, size_t id, const char *path, cJSON *region, const char *text)
+{
+    cJSON *location = cJSON_CreateObject();
+    if (id)
+        cJSON_AddNumberToObject(location, "id", (double)id);
+    cJSON *physical = cJSON_AddObjectToObject(location, "physicalLocation");
+    cJSON_AddItemToObject(physical, "artifactLocation", artifact_location(sp, path));
+    cJSON_AddItemToObject(physical, "region", region);
+    if (text)
+        add_message(location, "message", text);
+    return location;
+}
+
+/* A note as a location: relative to %SRCROOT% like the result's, in
+ * whatever file it is; in a notebook its message names its cell and line. */
+static cJSON *note_location(const sarif_paths *sp, const ol_file_result *r, const ol_note *n, size_t id)
+{
+    const char *path;
+    ol_location loc = ol_note_location(r, n, &path);
+    char *text = !n->path && r->has_source && r->src.notebook && loc.cell
+                     ? ol_xasprintf("%s (cell %u, line %u)", n->message, loc.cell, loc.line)
+                     : ol_xstrdup(n->message);
+    cJSON *location = place_object(sp, id, path, place_region(r, n->path != NULL, r->has_source, &loc), text);
+    free(text);
+    return location;
+}
+
+/* Appends s with its square brackets escaped (`\[`), as SARIF wants them in
+ * a message with embedded links: only the links added here are links. */
+static void sarif_escape_brackets(ol_buf *b, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '[' || *s == ']')
+            ol_buf_putc(b, '\\');
+        ol_buf_putc(b, *s);
+    }
+}
+
+/* A result's message with its evidence linked: GitHub code scanning shows
+ * related locations only through links in the message ("[text](id)"). */
+static char *linked_text(const char *base, const ol_diag *d)
+{
+    ol_buf b = {0};
+    sarif_escape_brackets(&b, base);
+    ol_buf_puts(&b, " (evidence: ");
+    for (size_t i = 0; i < d->notes.len; i++) {
+        if (i > 0)
+            ol_buf_puts(&b, "; ");
+        ol_buf_putc(&b, '[');
+        sarif_escape_brackets(&b, d->notes.items[i].message);
+        ol_buf_printf(&b, "](%zu)", i + 1);
+    }
+    ol_buf_putc(&b, ')');
+    return ol_buf_take(&b);
+}
+
+/* relatedLocations: every note, with ids 1, 2, ... as the message links
+ * them; codeFlows: where the finding has steps, one thread flow through
+ * them in order that ends at the finding ("Show paths" on GitHub). */
+static void add_evidence(cJSON *res, const sarif_paths *sp, const ol_file_result *r, const ol_diag *d,
+                         const ol_location *loc, bool located, const char *text)
+{
+    cJSON *related = cJSON_AddArrayToObject(res, "relatedLocations");
+    size_t steps = 0;
+    for (size_t i = 0; i < d->notes.len; i++) {
+        cJSON_AddItemToArray(related, note_location(sp, r, &d->notes.items[i], i + 1));
+        steps += d->notes.items[i].kind == OL_NOTE_STEP;
+    }
+    if (!steps)
+        return;
+    cJSON *flows = cJSON_AddArrayToObject(res, "codeFlows");
+    cJSON *flow = cJSON_CreateObject();
+    cJSON *threads = cJSON_AddArrayToObject(flow, "threadFlows");
+    cJSON *thread = cJSON_CreateObject();
+    cJSON *locations = cJSON_AddArrayToObject(thread, "locations");
+    for (size_t i = 0; i < d->notes.len; i++) {
+        if (d->notes.items[i].kind != OL_NOTE_STEP)
+            continue;
+        cJSON *step = cJSON_CreateObject();
+        cJSON_AddItemToObject(step, "location", note_location(sp, r, &d->notes.items[i], 0));
+        cJSON_AddItemToArray(locations, step);
+    }
+    cJSON *last = cJSON_CreateObject();
+    cJSON_AddItemToObject(last, "location", place_object(sp, 0, r->path, place_region(r, false, located, loc), text));
+    cJSON_AddItemToArray(locations, last);
+    cJSON_AddItemToArray(threads, thread);
+    cJSON_AddItemToArray(flows, flow);
+}
+
 static cJSON *result_object(const sarif_paths *sp, const ol_file_result *r, const ol_diag *d)
 {
     const ol_rule *rule = d->rule;
@@ -342,38 +476,29 @@ static cJSON *result_object(const sarif_paths *sp, const ol_file_result *r, cons
     cJSON_AddStringToObject(res, "ruleId", rule->code);
     cJSON_AddNumberToObject(res, "ruleIndex", (double)ol_rule_index(rule));
     cJSON_AddStringToObject(res, "level", sarif_level(rule->severity));
-    if (notebook && loc.cell) {
-        char *text = ol_xasprintf("%s (cell %u, line %u)", d->message, loc.cell, loc.line);
-        add_message(res, "message", text);
-        free(text);
+    char *text = result_text(r, d, &loc);
+    if (d->notes.len) {
+        char *linked = linked_text(text, d);
+        add_message(res, "message", linked);
+        free(linked);
     } else {
-        add_message(res, "message", d->message);
+        add_message(res, "message", text);
     }
 
     cJSON *locations = cJSON_AddArrayToObject(res, "locations");
-    cJSON *location = cJSON_CreateObject();
-    cJSON *physical = cJSON_AddObjectToObject(location, "physicalLocation");
-    cJSON_AddItemToObject(physical, "artifactLocation", artifact_location(sp, r->path));
-    cJSON *region;
-    if (!located || (notebook && !loc.cell)) {
-        /* no source (OOM001), or nothing better known: the file's first line */
-        region = cJSON_CreateObject();
-        cJSON_AddNumberToObject(region, "startLine", 1);
-    } else if (notebook) {
-        /* whole lines of the .ipynb: its columns are not the cell's columns */
-        region = cJSON_CreateObject();
-        cJSON_AddNumberToObject(region, "startLine", loc.file_line);
-        cJSON_AddNumberToObject(region, "endLine", loc.file_end_line);
-    } else {
-        region = line_region(loc.line, loc.col16, loc.end_line, loc.end_col16);
-    }
-    cJSON_AddItemToObject(physical, "region", region);
-    cJSON_AddItemToArray(locations, location);
+    cJSON_AddItemToArray(locations, place_object(sp, 0, r->path, place_region(r, false, located, &loc), NULL));
+    if (d->notes.len)
+        add_evidence(res, sp, r, d, &loc, located, text);
+    free(text);
 
     if (d->fix && located && !notebook) {
         cJSON *fixes = cJSON_AddArrayToObject(res, "fixes");
         cJSON_AddItemToArray(fixes, fix_object(sp, r, d->fix));
     }
+    cJSON *props = cJSON_AddObjectToObject(res, "properties");
+    cJSON_AddStringToObject(props, "confidence", ol_diag_confidence(d));
+    if (d->guess)
+        ol_json_add_text(props, "guessedFrom", d->guess);
     return res;
 }
 

@@ -1,7 +1,9 @@
 /*
  * emit_text.c - the human output: a header line per finding
  * (`path:line:col: CODE [severity] message`), a code frame with a caret
- * underline, a `help:` line saying what to write instead, and a summary.
+ * underline, a `help:` line saying what to write instead, a `note:` line
+ * for each piece of evidence (with its place, and its line when it is in the
+ * same file), and a summary.
  * Columns in the frame account for tabs and double-width characters so the
  * caret lands under the code it means. File names and messages are printed
  * through ol_escape_display: a name holding an escape sequence or a newline
@@ -320,6 +322,156 @@ static void header(FILE *out, const style *st, const ol_file_result *r, const ol
     fputc('\n', out);
 }
 
+/* ---- the evidence: notes under a finding ---------------------------------------- */
+
+static int digits(uint32_t n)
+{
+    int w = 1;
+    while (n >= 10) {
+        n /= 10;
+        w++;
+    }
+    return w;
+}
+
+/* The width of the line numbers frame() draws for d (the notes' `=` lines
+ * line up with its `= help:`): the last line it shows, at most four lines
+ * from the first, counted in the cell for notebooks. */
+static int frame_gutter(const ol_file_result *r, const ol_diag *d)
+{
+    if (!r->has_source || d->rule == &ol_rule_oom001)
+        return 1;
+    const ol_source *src = &r->src;
+    uint32_t first = ol_source_line_index(src, d->start);
+    uint32_t last = ol_source_line_index(src, d->end > d->start ? d->end - 1 : d->start);
+    if (last < first)
+        last = first;
+    if (last - first >= 4)
+        last = first + 3;
+    const ol_cell *c = src->notebook ? ol_source_cell(src, first) : NULL;
+    return digits(last + 1 - (c ? c->first_line : 0));
+}
+
+/* A note in the finding's own file, placed there (an own-file note of a
+ * file with no text, OOM001's, has no place to show). */
+static bool note_in_text(const ol_file_result *r, const ol_diag *d, const ol_note *n)
+{
+    return !n->path && r->has_source && d->rule != &ol_rule_oom001;
+}
+
+/* The one-line frame of a note in the finding's own file: its first line,
+ * underlined with `-` from the note's start to its end or the line's. */
+static void note_frame(FILE *out, const style *st, const ol_file_result *r, const ol_note *n, int indent, int width,
+                       uint32_t number)
+{
+    const ol_source *src = &r->src;
+    uint32_t l = ol_source_line_index(src, n->start);
+    uint32_t len;
+    const char *s = ol_source_line(src, l, &len);
+    uint32_t line_start = src->line_starts[l];
+    uint32_t from = n->start > line_start ? n->start - line_start : 0;
+    uint32_t to = n->end > line_start ? n->end - line_start : 0;
+    if (to > len)
+        to = len;
+    if (from > to)
+        from = to;
+    uint32_t ws, we, c_from, c_to;
+    frame_window(s, len, from, &ws, &we);
+    ol_buf line = {0};
+    if (ws > 0)
+        ol_buf_puts(&line, "...");
+    uint32_t prefix = (uint32_t)line.len;
+    from = from > ws ? from - ws : 0;
+    to = to > ws ? to - ws : 0;
+    if (to > we - ws)
+        to = we - ws;
+    if (from > to)
+        from = to;
+    render_line(&line, s + ws, we - ws, from, to, &c_from, &c_to);
+    if (we < len)
+        ol_buf_puts(&line, "...");
+    c_from += prefix;
+    c_to += prefix;
+    char num[16];
+    snprintf(num, sizeof num, "%u", number);
+    fprintf(out, "%*s", indent, "");
+    if (st->on)
+        fprintf(out, "%s%*s |%s %s\n", C_BLUE, width, num, C_RESET, line.data ? line.data : "");
+    else
+        fprintf(out, "%*s | %s\n", width, num, line.data ? line.data : "");
+    fprintf(out, "%*s%*s ", indent, "", width, "");
+    put(out, st, C_BLUE, "|");
+    fputc(' ', out);
+    for (uint32_t k = 0; k < c_from; k++)
+        fputc(' ', out);
+    if (st->on)
+        fputs(C_BLUE, out);
+    for (uint32_t k = 0, w = c_to > c_from ? c_to - c_from : 1; k < w; k++)
+        fputc('-', out);
+    if (st->on)
+        fputs(C_RESET, out);
+    fputc('\n', out);
+    ol_buf_free(&line);
+}
+
+/* Under the finding's frame and help, one `= note: MESSAGE` per note with
+ * its place (`--> path:line:col`) and, in the finding's own file, its line
+ * underlined, as rustc prints a secondary span; then whether the finding
+ * rests on a guess. */
+static void notes(FILE *out, const style *st, const ol_file_result *r, const ol_diag *d)
+{
+    if (!d->notes.len && !d->guess)
+        return;
+    int gutter = frame_gutter(r, d);
+    int indent = gutter + 3; /* under the text after `= ` */
+    int width = 1;
+    for (size_t i = 0; i < d->notes.len; i++) {
+        const char *path;
+        ol_location loc = ol_note_location(r, &d->notes.items[i], &path);
+        if (note_in_text(r, d, &d->notes.items[i]) && digits(loc.line) > width)
+            width = digits(loc.line);
+    }
+    ol_buf place = {0};
+    for (size_t i = 0; i < d->notes.len; i++) {
+        const ol_note *n = &d->notes.items[i];
+        const char *path;
+        ol_location loc = ol_note_location(r, n, &path);
+        fprintf(out, "%*s ", gutter, "");
+        put(out, st, C_BLUE, "=");
+        fputc(' ', out);
+        put(out, st, C_BOLD, "note:");
+        fputc(' ', out);
+        put_escaped(out, n->message, false);
+        fputc('\n', out);
+        bool own = note_in_text(r, d, n);
+        if (!own && !n->path)
+            continue;
+        ol_buf_clear(&place);
+        ol_escape_display(&place, path, true);
+        if (loc.cell)
+            ol_buf_printf(&place, ":cell %u:%u:%u", loc.cell, loc.line, loc.col);
+        else if (loc.col)
+            ol_buf_printf(&place, ":%u:%u", loc.line, loc.col);
+        else
+            ol_buf_printf(&place, ":%u", loc.line);
+        fprintf(out, "%*s", indent + width, "");
+        put(out, st, C_BLUE, "-->");
+        fprintf(out, " %s\n", place.data);
+        if (own)
+            note_frame(out, st, r, n, indent, width, loc.line);
+    }
+    ol_buf_free(&place);
+    if (d->guess) {
+        fprintf(out, "%*s ", gutter, "");
+        put(out, st, C_BLUE, "=");
+        fputc(' ', out);
+        put(out, st, C_BOLD, "note:");
+        fputs(" this finding rests on a guess (", out);
+        put_escaped(out, d->guess, false);
+        fputs(")\n", out);
+    }
+}
+
 /* Does this finding's fix apply in this run (safe, or unsafe with --unsafe-fixes)? */
 static bool fix_applies(const ol_diag *d, const ol_emit_options *o)
 {
@@ -453,6 +605,7 @@ void ol_emit_text_file(FILE *out, const ol_file_result *r, const ol_emit_options
             unsafe_note(out, d);
             fputc('\n', out);
         }
+        notes(out, &st, r, d);
         fputc('\n', out);
     }
 }

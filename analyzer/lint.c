@@ -184,8 +184,15 @@ static void filter(const ol_settings *s, const ol_tree *t, ol_file_result *r)
             uint32_t line = ol_source_line_index(t->src, d->start) + 1;
             drop = ol_suppression_use(&sup, line, d->rule->code);
         }
-        if (!drop && keep > 0 && same_finding(&diags->items[keep - 1], d))
+        if (!drop && keep > 0 && same_finding(&diags->items[keep - 1], d)) {
+            /* one finding made twice: the one read from the code wins over a guess */
+            if (!hidden && ol_diag_supersedes(d, &diags->items[keep - 1])) {
+                ol_diag_free(&diags->items[keep - 1]);
+                diags->items[keep - 1] = *d;
+                continue;
+            }
             drop = true;
+        }
         if (!drop && hidden) {
             /* found, and not reported only because of the default for test
              * code: counted (once, as a reported one would be kept once) */

@@ -146,6 +146,7 @@ typedef struct ol_server {
     bool pull;            /* the client pulls diagnostics: nothing is pushed */
     bool refresh_support; /* the client accepts workspace/diagnostic/refresh */
     bool watch_registration; /* the client lets us register file watchers */
+    bool related_information; /* the client shows a diagnostic's relatedInformation */
     int next_id;          /* ids of requests we send */
 
     ol_grammar grammar;
@@ -214,8 +215,13 @@ bool ol_unit_span(ol_server *s, const ol_unit *u, uint32_t start, uint32_t end, 
 /* A finding's LSP range in its document; false when it is in no document. */
 bool ol_unit_range(ol_server *s, const ol_unit *u, uint32_t start, uint32_t end, ol_doc **doc, ol_lsp_pos *a,
                    ol_lsp_pos *b);
-/* The LSP Diagnostic of a finding. */
-cJSON *ol_server_diagnostic(ol_server *s, const ol_diag *d, ol_lsp_pos a, ol_lsp_pos b);
+/* The LSP Diagnostic of a finding of u, at a..b: its evidence as
+ * relatedInformation when the client shows it, a guess in `data`. */
+cJSON *ol_server_diagnostic(ol_server *s, const ol_unit *u, const ol_diag *d, ol_lsp_pos a, ol_lsp_pos b);
+/* Where a note of a finding of u is, for an LSP client: a document URI
+ * (owned) and a range; false when it is in no document. */
+bool ol_server_note_place(ol_server *s, const ol_unit *u, const ol_note *n, char **uri, ol_lsp_pos *a,
+                          ol_lsp_pos *b);
 /* The diagnostics of u that fall in document doc_uri (textDocument/diagnostic). */
 cJSON *ol_server_diagnostics_for(ol_server *s, ol_unit *u, const char *doc_uri);
 

@@ -16,12 +16,15 @@
  * A notebook's fixes map edit by edit onto its cells; an edit that would
  * cross a cell boundary or touch a blanked IPython line is not offered.
  *
- * Hover over a finding shows its message and help, then the rule's page
- * (docs.c renders it, as for `oomlint rule CODE --markdown`).
+ * Hover over a finding shows its message and help, its evidence (a
+ * `note:` line per note, with its place, for every client, whether or not it
+ * shows relatedInformation) and whether it rests on a guess, then the rule's
+ * page (docs.c renders it, as for `oomlint rule CODE --markdown`).
  */
 #include "server.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -441,7 +444,7 @@ cJSON *ol_server_code_actions(ol_server *s, const cJSON *params, int *error)
                 if (edit) {
                     char *title = ol_xasprintf("%s: %s%s", d->rule->code, d->fix->message,
                                                d->fix->unsafe ? " (unsafe)" : "");
-                    cJSON_AddItemToArray(actions, action(title, "quickfix", ol_server_diagnostic(s, d, a, b), edit,
+                    cJSON_AddItemToArray(actions, action(title, "quickfix", ol_server_diagnostic(s, u, d, a, b), edit,
                                                          !d->fix->unsafe));
                     free(title);
                 }
@@ -450,7 +453,7 @@ cJSON *ol_server_code_actions(ol_server *s, const cJSON *params, int *error)
             if (edit) {
                 char *title = ol_xasprintf("Disable %s for this line", d->rule->code);
                 cJSON_AddItemToArray(actions,
-                                     action(title, "quickfix", ol_server_diagnostic(s, d, a, b), edit, false));
+                                     action(title, "quickfix", ol_server_diagnostic(s, u, d, a, b), edit, false));
                 free(title);
             }
         }
@@ -463,6 +466,25 @@ cJSON *ol_server_code_actions(ol_server *s, const cJSON *params, int *error)
                                                  NULL, edit, false));
     }
     return actions;
+}
+
+/* The hover's lines for d's notes and guess: `note: MESSAGE (line 3)`, with
+ * the cell in a notebook and the file for another file. */
+static void hover_notes(const ol_unit *u, const ol_diag *d, ol_buf *text)
+{
+    for (size_t i = 0; i < d->notes.len; i++) {
+        const ol_note *n = &d->notes.items[i];
+        const char *path;
+        ol_location loc = ol_note_location(&u->result, n, &path);
+        ol_buf_printf(text, "\nnote: %s (", n->message);
+        if (n->path)
+            ol_buf_printf(text, "%s:", path);
+        else if (loc.cell)
+            ol_buf_printf(text, "cell %u, ", loc.cell);
+        ol_buf_printf(text, "%s%u)\n", n->path ? "" : "line ", loc.line);
+    }
+    if (d->guess)
+        ol_buf_printf(text, "\nThis finding rests on a guess (%s).\n", d->guess);
 }
 
 cJSON *ol_server_hover(ol_server *s, const cJSON *params, int *error)
@@ -496,6 +518,7 @@ cJSON *ol_server_hover(ol_server *s, const cJSON *params, int *error)
                       ol_severity_name(d->rule->severity), d->message);
         if (d->help)
             ol_buf_printf(&text, "\nhelp: %s\n", d->help);
+        hover_notes(u, d, &text);
         bool seen = false;
         for (size_t k = 0; k < rules.len && !seen; k++)
             seen = rules.items[k] == d->rule;

@@ -30,12 +30,20 @@
  * (its own lint publishes it); a save or a change on disk also marks the
  * other open units for a new lint, since they may import it. Files outside
  * the folders, and untitled buffers, are linted alone, as before.
+ *
+ * A finding's evidence (its notes) goes out as the diagnostic's
+ * relatedInformation, to clients that declared they show it: a note in the
+ * unit's own text at its document (the cell it falls in, for a notebook), a
+ * note in another file at that file's URI. The message stays the CLI's either
+ * way; the hover (server_actions.c) lists the notes for every client. A
+ * finding that rests on a guess says so in `data` (confidence, guessedFrom).
  */
 #include "server.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "discover.h"
 #include "notebook.h"
@@ -624,9 +632,73 @@ bool ol_unit_range(ol_server *s, const ol_unit *u, uint32_t start, uint32_t end,
 
 /* ---- diagnostics ------------------------------------------------------------------------ */
 
-cJSON *ol_server_diagnostic(ol_server *s, const ol_diag *d, ol_lsp_pos a, ol_lsp_pos b)
+/* The file: URI of a file of the run as the run names it: absolute in a
+ * workspace's project; a relative name is taken from the current directory. */
+static char *run_file_uri(const char *path)
 {
-    (void)s;
+    if (path[0] == '/')
+        return ol_path_to_uri(path);
+    char *cwd = getcwd(NULL, 0);
+    char *abs = ol_xasprintf("%s/%s", cwd ? cwd : "", path);
+    free(cwd);
+    char *uri = ol_path_to_uri(abs);
+    free(abs);
+    return uri;
+}
+
+bool ol_server_note_place(ol_server *s, const ol_unit *u, const ol_note *n, char **uri, ol_lsp_pos *a,
+                          ol_lsp_pos *b)
+{
+    if (!n->path) {
+        ol_doc *doc;
+        if (!ol_unit_range(s, u, n->start, n->end, &doc, a, b))
+            return false;
+        *uri = ol_xstrdup(doc->uri);
+        return true;
+    }
+    *uri = run_file_uri(n->path);
+    if (!*uri)
+        return false;
+    /* lines and code-point columns: exact in the client's units where the
+     * file is open here; else code points stand for UTF-16 units (they differ
+     * only past characters outside the BMP); no columns: the line's start */
+    ol_lsp_pos from = {n->line ? n->line - 1 : 0, n->col ? n->col - 1 : 0};
+    ol_lsp_pos to = {n->end_line ? n->end_line - 1 : 0, n->end_col ? n->end_col - 1 : 0};
+    if (!n->col || to.line < from.line || (to.line == from.line && to.character < from.character))
+        to = from;
+    ol_doc *doc = ol_docs_find(&s->docs, *uri);
+    if (doc && !doc->notebook && n->col && s->enc != OL_ENC_UTF32) {
+        from = ol_doc_position(doc, ol_doc_offset(doc, from, OL_ENC_UTF32), s->enc);
+        to = ol_doc_position(doc, ol_doc_offset(doc, to, OL_ENC_UTF32), s->enc);
+    }
+    *a = from;
+    *b = to;
+    return true;
+}
+
+/* relatedInformation: each note the client can be pointed at, in order. */
+static void add_related(ol_server *s, const ol_unit *u, const ol_diag *d, cJSON *j)
+{
+    cJSON *list = NULL;
+    for (size_t i = 0; i < d->notes.len; i++) {
+        char *uri;
+        ol_lsp_pos a, b;
+        if (!ol_server_note_place(s, u, &d->notes.items[i], &uri, &a, &b))
+            continue;
+        if (!list)
+            list = cJSON_AddArrayToObject(j, "relatedInformation");
+        cJSON *info = cJSON_CreateObject();
+        cJSON *loc = cJSON_AddObjectToObject(info, "location");
+        cJSON_AddStringToObject(loc, "uri", uri);
+        cJSON_AddItemToObject(loc, "range", ol_lsp_range_json(a, b));
+        cJSON_AddStringToObject(info, "message", d->notes.items[i].message);
+        cJSON_AddItemToArray(list, info);
+        free(uri);
+    }
+}
+
+cJSON *ol_server_diagnostic(ol_server *s, const ol_unit *u, const ol_diag *d, ol_lsp_pos a, ol_lsp_pos b)
+{
     cJSON *j = cJSON_CreateObject();
     cJSON_AddItemToObject(j, "range", ol_lsp_range_json(a, b));
     int severity = d->rule->severity == OL_SEV_ERROR ? 1 : d->rule->severity == OL_SEV_WARNING ? 2 : 3;
@@ -638,6 +710,13 @@ cJSON *ol_server_diagnostic(ol_server *s, const ol_diag *d, ol_lsp_pos a, ol_lsp
     free(url);
     cJSON_AddStringToObject(j, "source", "oomlint");
     cJSON_AddStringToObject(j, "message", d->message);
+    if (s->related_information && d->notes.len)
+        add_related(s, u, d, j);
+    if (d->guess) {
+        cJSON *data = cJSON_AddObjectToObject(j, "data");
+        cJSON_AddStringToObject(data, "confidence", "low");
+        cJSON_AddStringToObject(data, "guessedFrom", d->guess);
+    }
     return j;
 }
 
@@ -693,7 +772,7 @@ cJSON *ol_server_diagnostics_for(ol_server *s, ol_unit *u, const char *doc_uri)
         ol_lsp_pos a, b;
         if (!ol_unit_range(s, u, d->start, d->end, &doc, &a, &b) || strcmp(doc->uri, doc_uri) != 0)
             continue;
-        cJSON_AddItemToArray(items, ol_server_diagnostic(s, d, a, b));
+        cJSON_AddItemToArray(items, ol_server_diagnostic(s, u, d, a, b));
     }
     return items;
 }
@@ -748,7 +827,7 @@ void ol_server_publish(ol_server *s, ol_unit *u)
                 continue;
             size_t t = target_of[doc->store_index];
             if (t)
-                cJSON_AddItemToArray(lists[t - 1], ol_server_diagnostic(s, d, a, b));
+                cJSON_AddItemToArray(lists[t - 1], ol_server_diagnostic(s, u, d, a, b));
         }
     }
     for (size_t i = 0; i < n; i++)

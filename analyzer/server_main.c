@@ -257,6 +257,11 @@ static cJSON *initialize(ol_server *s, const cJSON *params, int *error)
     const cJSON *ws = get(caps, "workspace");
     s->refresh_support = cJSON_IsTrue(get(get(ws, "diagnostics"), "refreshSupport"));
     s->watch_registration = cJSON_IsTrue(get(get(ws, "didChangeWatchedFiles"), "dynamicRegistration"));
+    /* pushed diagnostics declare it under publishDiagnostics; LSP 3.18 lets
+     * pulled ones declare it under diagnostic */
+    const cJSON *td = get(caps, "textDocument");
+    s->related_information = cJSON_IsTrue(get(get(td, "publishDiagnostics"), "relatedInformation")) ||
+                             cJSON_IsTrue(get(get(td, "diagnostic"), "relatedInformation"));
     ol_workspace_set_folders(&s->workspace, params);
     const cJSON *options = get(params, "initializationOptions");
     if (options && !cJSON_IsNull(options))

@@ -8,6 +8,13 @@
  * written before `busy` is set (release) and read after it is seen set
  * (acquire), so a slot seen busy names the file really being linted.
  *
+ * The watchdog counts the CPU time a worker spends on one file where the
+ * system lets the parent read a thread's CPU clock (Linux's /proc), so a
+ * machine busy with other work slows a file down without getting it killed;
+ * wall time is the limit only where that clock cannot be read, and a
+ * backstop of ten times the limit catches a file whose reading blocks
+ * without using the CPU. A kill says which limit it was, with both times.
+ *
  * The signal handler that passes SIGTERM and friends on to the child needs
  * the child's pid in a static variable: the one piece of process-wide state
  * in oomlint, set and read only in the single-threaded supervisor.
@@ -31,12 +38,15 @@
 #include "source.h"
 #ifdef OL_HAVE_PDEATHSIG
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #endif
 
 #define SLOT_COUNT 256        /* the most threads -j allows */
 #define SLOT_PATH_MAX 4096    /* longer paths are matched by input index */
 #define MAX_ROUNDS 16         /* crashed runs before giving up */
 #define DEFAULT_FILE_TIMEOUT_S 300
+/* wall time allowed per file, in limits, when its CPU time can be read */
+#define WALL_BACKSTOP 10
 #define OL_ISSUES_URL "https://github.com/oomlint/oomlint/issues"
 
 enum { PHASE_SETUP, PHASE_LINT, PHASE_REPORT };
@@ -48,6 +58,8 @@ typedef struct guard_slot {
     uint32_t path_len;        /* bytes stored (may be cut at SLOT_PATH_MAX) */
     uint64_t input;
     uint64_t since_ns;        /* CLOCK_MONOTONIC */
+    uint64_t since_cpu_ns;    /* the worker thread's CPU time when the file began */
+    int32_t tid;              /* the worker thread (Linux), 0 where unknown */
 } guard_slot;
 
 struct ol_guard_shared {
@@ -61,6 +73,49 @@ static uint64_t mono_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The CPU time (user + system) thread tid of process pid has used, read
+ * from /proc; false where it cannot be read (another system, a thread that
+ * has just ended). */
+static bool read_thread_cpu_ns(pid_t pid, int32_t tid, uint64_t *ns)
+{
+#ifdef OL_HAVE_PDEATHSIG
+    if (tid <= 0)
+        return false;
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%ld/task/%ld/stat", (long)pid, (long)tid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    size_t got = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[got] = '\0';
+    /* the command name in parentheses may hold spaces: count fields after
+     * its closing one (utime and stime are fields 14 and 15) */
+    const char *p = strrchr(buf, ')');
+    unsigned long long utime, stime;
+    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
+        return false;
+    long hz = sysconf(_SC_CLK_TCK);
+    if (hz <= 0)
+        return false;
+    *ns = (utime + stime) * (1000000000ull / (unsigned long long)hz);
+    return true;
+#else
+    (void)pid;
+    (void)tid;
+    (void)ns;
+    return false;
+#endif
 }
 
 /* ---- the workers' side ------------------------------------------------------ */
@@ -77,6 +132,12 @@ void ol_guard_begin(const ol_guard *g, size_t slot, size_t input, const char *pa
     s->path_len = (uint32_t)len;
     s->input = input;
     s->since_ns = mono_ns();
+    s->since_cpu_ns = thread_cpu_ns();
+#ifdef OL_HAVE_PDEATHSIG
+    s->tid = (int32_t)syscall(SYS_gettid);
+#else
+    s->tid = 0;
+#endif
     atomic_store_explicit(&s->busy, 1, memory_order_release);
 }
 
@@ -130,6 +191,9 @@ void ol_guard_maybe_fail(const ol_guard *g, const char *path)
     case OL_FAULT_HANG:
         for (;;)
             pause();
+    case OL_FAULT_SPIN:
+        for (volatile unsigned long spin = 0;; spin++)
+            ;
     case OL_FAULT_NONE:
         break;
     }
@@ -270,6 +334,9 @@ typedef struct outcome {
     int status;
     int signal;               /* killed by this signal */
     bool timed_out;           /* by the watchdog */
+    bool cpu_limit;           /* for the time it used (CPU, or wall where CPU cannot be read), not the backstop */
+    size_t timed_out_slot;    /* the slot of the file stopped */
+    double cpu_s, wall_s;     /* what the file took when it was stopped */
     spool report;             /* its standard output */
     OL_VEC(ol_quarantined) in_flight; /* busy slots when it ended (owned) */
     bool report_phase;        /* it had finished linting */
@@ -407,10 +474,21 @@ static bool run_child(supervisor *s, bool quiet, outcome *o, bool *in_child, int
                  * not a file over the limit (unsigned, now - since_ns
                  * would wrap to a huge age and kill a healthy run) */
                 uint64_t since = slot->since_ns;
-                if (now > since && now - since > s->file_timeout_ns) {
+                if (now <= since)
+                    continue;
+                uint64_t wall = now - since, cpu = 0, since_cpu = slot->since_cpu_ns;
+                bool have_cpu = read_thread_cpu_ns(pid, slot->tid, &cpu);
+                cpu = have_cpu && cpu > since_cpu ? cpu - since_cpu : 0;
+                bool over_cpu = have_cpu && cpu > s->file_timeout_ns;
+                bool over_wall = have_cpu ? wall / WALL_BACKSTOP > s->file_timeout_ns : wall > s->file_timeout_ns;
+                if (over_cpu || over_wall) {
                     kill(pid, SIGKILL);
                     killed = true;
                     o->timed_out = true;
+                    o->cpu_limit = over_cpu || !have_cpu;
+                    o->cpu_s = have_cpu ? (double)cpu / 1e9 : -1;
+                    o->wall_s = (double)wall / 1e9;
+                    o->timed_out_slot = i;
                     break;
                 }
             }
@@ -430,7 +508,6 @@ static bool run_child(supervisor *s, bool quiet, outcome *o, bool *in_child, int
         o->signal = WTERMSIG(wstatus);
     }
     o->report_phase = atomic_load(&s->guard.shared->phase) == PHASE_REPORT;
-    uint64_t now = mono_ns();
     for (size_t i = 0; i < SLOT_COUNT; i++) {
         guard_slot *slot = &s->guard.shared->slots[i];
         if (!atomic_load_explicit(&slot->busy, memory_order_acquire))
@@ -438,8 +515,8 @@ static bool run_child(supervisor *s, bool quiet, outcome *o, bool *in_child, int
         ol_quarantined q = {0};
         q.path = slot->path_len < SLOT_PATH_MAX ? ol_xstrndup(s->guard.shared->paths[i], slot->path_len) : NULL;
         q.input = (size_t)slot->input;
-        /* the watchdog blames the files over the limit, not their neighbours */
-        if (o->timed_out && now - slot->since_ns <= s->file_timeout_ns) {
+        /* the watchdog blames the file it stopped, not its neighbours */
+        if (o->timed_out && i != o->timed_out_slot) {
             free(q.path);
             continue;
         }
@@ -451,9 +528,24 @@ static bool run_child(supervisor *s, bool quiet, outcome *o, bool *in_child, int
 static char *failure_reason(const outcome *o, uint64_t timeout_ns, bool with_others)
 {
     static const char *const bug = "This is a bug in oomlint: please report it, with the file, at " OL_ISSUES_URL;
+    double limit = (double)timeout_ns / 1e9;
+    if (o->timed_out && o->cpu_limit && o->cpu_s >= 0)
+        return ol_xasprintf("oomlint spent more than %g s of CPU time on this file (%.0f s of wall time) and "
+                            "stopped; the file was not analyzed. Exclude it or raise OOMLINT_FILE_TIMEOUT if it is "
+                            "unusually large; otherwise this is a bug in oomlint: please report it, with the file, at "
+                            OL_ISSUES_URL,
+                            limit, o->wall_s);
+    if (o->timed_out && o->cpu_limit)
+        return ol_xasprintf("oomlint took longer than %g s on this file and stopped; the file was not analyzed. "
+                            "On a busy machine, raise OOMLINT_FILE_TIMEOUT; otherwise this is a bug in oomlint: please "
+                            "report it, with the file, at " OL_ISSUES_URL,
+                            limit);
     if (o->timed_out)
-        return ol_xasprintf("oomlint took longer than %llu s on this file and stopped; the file was not analyzed. %s",
-                            (unsigned long long)(timeout_ns / 1000000000u), bug);
+        return ol_xasprintf("oomlint timed out under load on this file: %.0f s went by while it used %.0f s of CPU "
+                            "time (the machine is busy with other work, or reading the file blocked) and it was "
+                            "stopped; the file was not analyzed. Run it again on a quieter machine or raise "
+                            "OOMLINT_FILE_TIMEOUT",
+                            o->wall_s, o->cpu_s);
     const char *what, *after = bug;
     switch (o->signal) {
     case SIGKILL:
@@ -580,6 +672,7 @@ static void fault_from_env(ol_guard *g)
         return;
     static const struct { const char *name; ol_fault fault; } kinds[] = {
         {"segv:", OL_FAULT_SEGV}, {"abort:", OL_FAULT_ABORT}, {"oom:", OL_FAULT_OOM}, {"hang:", OL_FAULT_HANG},
+        {"spin:", OL_FAULT_SPIN},
     };
     for (size_t i = 0; i < OL_ARRAY_LEN(kinds); i++) {
         if (ol_str_has_prefix(v, kinds[i].name) && v[strlen(kinds[i].name)] != '\0') {

@@ -59,7 +59,8 @@ typedef enum ol_fault {
     OL_FAULT_SEGV,
     OL_FAULT_ABORT,
     OL_FAULT_OOM,
-    OL_FAULT_HANG,
+    OL_FAULT_HANG,   /* blocks without using the CPU (a read that never returns) */
+    OL_FAULT_SPIN,   /* loops forever on the CPU */
 } ol_fault;
 
 /* A file a previous child failed on, reported instead of linted. */

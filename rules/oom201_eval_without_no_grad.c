@@ -1722,6 +1722,12 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
                         ? "evaluate under `torch.no_grad()` (or `torch.inference_mode()`): decorate the function or "
                           "wrap the loop"
                         : "run it under `with torch.no_grad():` (or freeze it with `requires_grad_(False)`)");
+    /* the evidence that this is evaluation code, where it is not the call itself */
+    if (where && anchor != call->node) {
+        const ol_node *a = ol_node_at(t, anchor);
+        ol_diag_note(d, OL_NOTE_FACT, a->start, a->end, "evaluation code: %s%s",
+                     ev == EV_LOOP ? "a loop over " : ev == EV_AFTER_EVAL ? "after " : "", where);
+    }
     /* one forward in a notebook cell or a demo helper called a few times
      * keeps one forward's activations: reported when selected by code */
     d->once = !ol_runs_per_step(m, call->node);

@@ -242,7 +242,7 @@ def _():
         data = r.json()
         assert isinstance(data, list) and len(data) == 3, data
         keys = {"code", "name", "severity", "path", "line", "column", "end_line", "end_column",
-                "message", "help", "url", "fix"}
+                "message", "help", "url", "fix", "evidence", "confidence"}
         for f in data:
             assert set(f) == keys, set(f) ^ keys
             assert isinstance(f["line"], int) and f["line"] >= 1
@@ -962,3 +962,106 @@ def _():
     for need in ["make vsix-platform", "VSIX_TARGET=", "VSIX_BIN=", "VSIX_FROM="] + [f"`{t}`" for t in targets]:
         assert need in flat, need
     assert "make vsix-platform" in readme and "VSIX_FROM" in header and "VSIX_BIN" in header
+
+
+# ---- evidence: the notes a finding stands on ----------------------------------------------
+
+EVAL = """import torch
+import torch.nn as nn
+
+model = nn.Linear(8, 2)
+
+
+def evaluate(loader):
+    model.eval()
+    outs = []
+    for x, y in loader:
+        outs.append(model(x).argmax(1))
+    return outs
+"""
+
+
+def eval_notebook():
+    """A notebook whose OOM201 finding (cell 3) stands on `model.eval()` in cell 2."""
+    cells = [("markdown", "# Eval\n"),
+             ("code", "import torch\nimport torch.nn as nn\nmodel = nn.Linear(8, 2)\nmodel.eval()\n"),
+             ("code", "preds = []\nfor x, y in loader:\n    preds.append(model(x))\n")]
+    nb = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    for kind, text in cells:
+        cell = {"cell_type": kind, "metadata": {}, "source": text.splitlines(True)}
+        if kind == "code":
+            cell.update(execution_count=None, outputs=[])
+        nb["cells"].append(cell)
+    return json.dumps(nb, indent=1) + "\n"
+
+
+@test("cli: evidence: a note under the code frame names its place and underlines its line; concise and github stay one line")
+def _():
+    with Workspace() as ws:
+        ws.write("ev.py", EVAL)
+        r = run("--isolated", "--select", "OOM201", "ev.py", cwd=ws.path)
+        assert r.code == 1, r
+        want = ("   = help: evaluate under `torch.no_grad()` (or `torch.inference_mode()`): decorate the function or "
+                "wrap the loop (unsafe fix: under `no_grad()` nothing the function computes carries a gradient: a "
+                "caller that calls `backward()` on its result, or needs gradients from it, would fail)\n"
+                "   = note: evaluation code: `evaluate()`\n"
+                "      --> ev.py:7:1\n"
+                "     7 | def evaluate(loader):\n"
+                "       | ---------------------\n"
+                "\n")
+        assert want in r.out, r
+        for fmt, prefix in (("concise", "ev.py:"), ("github", "::")):
+            r = run("--isolated", "--select", "OOM201", "--output-format", fmt, "ev.py", cwd=ws.path)
+            lines = [line for line in r.out.splitlines() if line.startswith(prefix)]
+            assert len(lines) == 1 and "evaluation code" not in r.out, (fmt, r)
+
+
+@test("cli: evidence: JSON gives every finding an evidence list and a confidence")
+def _():
+    with Workspace() as ws:
+        ws.write("ev.py", EVAL)
+        ws.write("bad.py", BAD)
+        r = run("--isolated", "--select", "OOM101,OOM201", "--format", "json", "bad.py", "ev.py", cwd=ws.path)
+        found = {f["code"]: f for f in r.json()}
+        assert set(found) == {"OOM101", "OOM201"}, r
+        assert found["OOM201"]["evidence"] == [{
+            "kind": "fact", "path": "ev.py", "line": 7, "column": 1, "end_line": 12, "end_column": 16,
+            "message": "evaluation code: `evaluate()`"}], found["OOM201"]
+        assert found["OOM101"]["evidence"] == [], found["OOM101"]
+        for f in found.values():
+            assert f["confidence"] == "high" and "guessed_from" not in f, f
+
+
+@test("cli: evidence: a note in a notebook is placed in its own cell, in text, JSON and SARIF")
+def _():
+    with Workspace() as ws:
+        nb = eval_notebook()
+        ws.write("nb.ipynb", nb)
+        r = run("--isolated", "--select", "OOM201", "nb.ipynb", cwd=ws.path)
+        assert ("nb.ipynb:cell 3:3:18: OOM201" in r.out and
+                "  = note: evaluation code: after `model.eval()`\n"
+                "     --> nb.ipynb:cell 2:4:1\n"
+                "    4 | model.eval()\n"
+                "      | ------------\n" in r.out), r
+        [f] = run("--isolated", "--select", "OOM201", "--format", "json", "nb.ipynb", cwd=ws.path).json()
+        assert (f["cell"], f["line"]) == (3, 3), f
+        assert f["evidence"] == [{"kind": "fact", "path": "nb.ipynb", "cell": 2, "line": 4, "column": 1,
+                                  "end_line": 4, "end_column": 13,
+                                  "message": "evaluation code: after `model.eval()`"}], f
+        log = run("--isolated", "--select", "OOM201", "--format", "sarif", "nb.ipynb", cwd=ws.path).json()
+        [res] = log["runs"][0]["results"]
+        [rel] = res["relatedLocations"]
+        line = next(i for i, text in enumerate(nb.split("\n"), start=1) if '"model.eval()' in text)
+        assert rel["physicalLocation"]["region"] == {"startLine": line, "endLine": line}, rel
+        assert rel["message"]["text"] == "evaluation code: after `model.eval()` (cell 2, line 4)", rel
+
+
+@test("cli: evidence: a suppressed finding takes its notes with it")
+def _():
+    with Workspace() as ws:
+        ws.write("ev.py", EVAL)
+        r = run("--isolated", "--select", "OOM201", "ev.py", cwd=ws.path)
+        assert "= note: evaluation code" in r.out, r
+        ws.write("ev.py", EVAL.replace(".argmax(1))", ".argmax(1))  # noqa: OOM201"))
+        r = run("--isolated", "--select", "OOM201", "ev.py", cwd=ws.path)
+        assert r.code == 0 and "note:" not in r.out and "OOM201" not in r.out, r

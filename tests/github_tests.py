@@ -232,7 +232,7 @@ def run_action(workspace, inputs, timeout=300, env_extra=None, tool_cache=None):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-@test("action: its steps build oomlint, annotate findings, write SARIF and fail on findings")
+@test("action: its steps build oomlint, annotate findings, write SARIF and fail on findings", slow=True)
 def _():
     with Workspace() as ws:
         ws.write("src/bad.py", BAD)

@@ -21,10 +21,31 @@ class Skip(Exception):
 EXPECT = re.compile(r"#\s*expect:\s*([A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)")
 
 
-def test(name):
-    """Registers a test function under `group: name`."""
+# Groups that belong to the slow suite (`make check`): inputs of tens of
+# megabytes, the probe's PyTorch runs, real editors, pip into fresh venvs,
+# pre-commit cloning the checkout. `make test` runs everything else.
+SLOW_GROUPS = {"pathological", "scaling", "probe", "install", "editors", "pre-commit"}
+
+
+class TestCase:
+    """A registered test: its name (`group: what it checks`), its function,
+    and whether it belongs to the slow suite."""
+
+    def __init__(self, name, fn, slow):
+        self.name, self.fn = name, fn
+        self.group = name.split(":", 1)[0]
+        self.slow = slow or self.group in SLOW_GROUPS
+
+    def __iter__(self):  # (name, fn), as the runner's older callers unpack it
+        return iter((self.name, self.fn))
+
+
+def test(name, slow=False):
+    """Registers a test function under `group: name`. slow=True puts one test
+    of a fast group in the slow suite (`make check`): a test whose cost is
+    the size of its input or a real tool's start-up, not oomlint's logic."""
     def wrap(fn):
-        TESTS.append((name, fn))
+        TESTS.append(TestCase(name, fn, slow))
         return fn
     return wrap
 

@@ -659,7 +659,7 @@ def _():
         assert r.code == 1, r
 
 
-@test("safety: 80,000 fixes in one file apply in one pass (CPU-time bound)")
+@test("safety: 80,000 fixes in one file apply in one pass (CPU-time bound)", slow=True)
 def _():
     with Workspace() as ws:
         lines = ["import torch", "import torch.nn as nn", "model = nn.Linear(2, 2)", ""]
@@ -823,7 +823,7 @@ def _():
         assert cpu < 5, f"{cpu:.1f} s of CPU"
 
 
-@test("safety: huge suppression lists cost time and memory in proportion (CPU-time bound)")
+@test("safety: huge suppression lists cost time and memory in proportion (CPU-time bound)", slow=True)
 def _():
     with Workspace() as ws:
         # one enormous code list (none of them OOM702, so the line is reported),
@@ -848,7 +848,7 @@ def make(*args):
     return subprocess.run(cmd, cwd=harness.ROOT, capture_output=True, text=True, timeout=900)
 
 
-@test("build: make prints one short line per step, make V=1 the full commands")
+@test("build: make prints one short line per step, make V=1 the full commands", slow=True)
 def _():
     target = os.path.relpath(harness.BIN, harness.ROOT)
     # other tests build clones against this checkout's fetched sources, which
@@ -863,7 +863,7 @@ def _():
     assert "-c analyzer/docs.c -o" in r.stdout and "  CC  " not in r.stdout, r.stdout
 
 
-@test("build: make demo prints the example's findings, not compiler lines")
+@test("build: make demo prints the example's findings, not compiler lines", slow=True)
 def _():
     r = make("-W", "analyzer/docs.c", "demo")
     assert r.returncode == 0, r.stderr

@@ -12,9 +12,15 @@ official OASIS file) and the Multitool's GitHub-rules configuration are in
 tests/sarif/ (see its README), the tools in build/tools (installed by `make
 test`, see tests/tools.mk): nothing outside the repository is read.
 
+The batch also holds a log of findings with every kind of evidence (notes in the
+finding's own file, in other files of the run, a chain of steps, a guess), which
+no rule makes yet: the unit-test binary writes it (`oomlint-unit
+--evidence-sample sarif`) from the same emitter.
+
 The other tests check what GitHub relies on field by field: the driver and its
 rules, regions in UTF-16 units, relative URIs, notebook locations, fixes (applied
-back to the source, they must give what --fix gives), and --output-file."""
+back to the source, they must give what --fix gives), evidence as related
+locations linked from the message and steps as a code flow, and --output-file."""
 import json
 import os
 import subprocess
@@ -34,6 +40,20 @@ NODE_MODULES = os.path.join(TOOLS, "node_modules")
 MULTITOOL = os.path.join(NODE_MODULES, "@microsoft", "sarif-multitool-linux", "Sarif.Multitool")
 AJV_SCRIPT = os.path.join(ROOT, "tests", "ajv_validate.js")
 DOCS_URL = "https://github.com/oomlint/oomlint/blob/main/docs/rules/"
+
+
+def unit_binary():
+    """The unit-test binary beside the oomlint under test (qemu-oomlint: qemu-oomlint-unit)."""
+    return harness.BIN + "-unit"
+
+
+def evidence_sample(cwd):
+    """The SARIF log of the unit tests' findings with evidence, written from cwd."""
+    unit = unit_binary()
+    assert os.path.exists(unit), f"the unit-test binary is missing: {unit} (make {os.path.relpath(unit, ROOT)})"
+    proc = subprocess.run([unit, "--evidence-sample", "sarif"], capture_output=True, text=True, cwd=cwd, timeout=60)
+    assert proc.returncode == 0, f"{unit} --evidence-sample sarif: exit {proc.returncode}\n{proc.stderr}"
+    return proc.stdout
 
 
 def sarif(*args, cwd=None, **kw):
@@ -185,6 +205,11 @@ def _():
                 f.write(r.out)
             github_files.append(name)
         assert len(github_files) >= 8, "the fixtures were not found"
+
+        path = os.path.join(out, "case-evidence.sarif")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(evidence_sample(ws.path))
+        github_files.append(path)
 
         for name, args, cwd, stdin, github_ok in hard_cases(ws):
             r = run("--format", "sarif", *args, cwd=cwd, stdin=stdin)
@@ -455,3 +480,52 @@ def _():
     assert r.code == 2 and "expected: full (or text), concise, json, sarif, github" in r.err, r
     r = run("--help")
     assert "sarif" in r.out and "github" in r.out and "--output-file" in r.out, r
+
+
+# ---- evidence -------------------------------------------------------------------------
+
+@test("sarif: evidence: notes are related locations linked from the message; steps are one code flow ending at the finding")
+def _():
+    with Workspace() as ws:
+        log = json.loads(evidence_sample(ws.path))
+    results = results_of(log)
+    res = results[0]
+    related = res["relatedLocations"]
+    assert [rel["id"] for rel in related] == [1, 2, 3, 4], related
+    # GitHub links the related locations named in the message; brackets of the text are escaped
+    assert res["message"]["text"].endswith(
+        "(evidence: [evaluation code: `evaluate()`](1); [`run()` calls `evaluate()` with autograd on](2); "
+        "[each batch of `loader\\[1:\\]` runs the model](3); [the device is chosen here](4))"), res["message"]
+    # a note in another file of the run: a relative URI, like the result's
+    assert artifact_of(res) == {"uri": "pkg/train.py", "uriBaseId": "%SRCROOT%"}, res
+    other = related[1]["physicalLocation"]
+    assert other["artifactLocation"] == {"uri": "pkg/data.py", "uriBaseId": "%SRCROOT%"}, other
+    assert other["region"] == {"startLine": 12, "endLine": 12}, other
+    assert related[3]["physicalLocation"]["artifactLocation"]["uri"] == "pkg/config.py", related[3]
+    [flow] = res["codeFlows"]
+    [thread] = flow["threadFlows"]
+    steps = [step["location"] for step in thread["locations"]]
+    assert [s["physicalLocation"]["artifactLocation"]["uri"] for s in steps] == \
+        ["pkg/data.py", "pkg/train.py", "pkg/train.py"], steps
+    assert steps[-1]["physicalLocation"]["region"] == region_of(res), steps[-1]
+    assert res["properties"] == {"confidence": "low", "guessedFrom": "a name's spelling"}, res["properties"]
+    # no evidence: nothing added but the confidence
+    plain = results[1]
+    assert "relatedLocations" not in plain and "codeFlows" not in plain, plain
+    assert plain["properties"] == {"confidence": "high"}, plain
+
+
+@test("sarif: evidence: an OOM201 finding's evaluation code is a related location in its file")
+def _():
+    from cli_tests import EVAL
+    with Workspace() as ws:
+        ws.write("src/ev.py", EVAL)
+        _, log = sarif("--isolated", "--select", "OOM201", "src/ev.py", cwd=ws.path)
+    [res] = results_of(log)
+    [rel] = res["relatedLocations"]
+    assert rel["id"] == 1 and rel["message"]["text"] == "evaluation code: `evaluate()`", rel
+    assert rel["physicalLocation"] == {"artifactLocation": {"uri": "src/ev.py", "uriBaseId": "%SRCROOT%"},
+                                       "region": {"startLine": 7, "startColumn": 1, "endLine": 12,
+                                                  "endColumn": 16}}, rel
+    assert res["message"]["text"].endswith(" (evidence: [evaluation code: `evaluate()`](1))"), res["message"]
+    assert "codeFlows" not in res and res["properties"] == {"confidence": "high"}, res

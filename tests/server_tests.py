@@ -256,7 +256,7 @@ def _():
         s.kill()
 
 
-@test("server: a large document (8 MB) is read and linted")
+@test("server: a large document (8 MB) is read and linted", slow=True)
 def _():
     ws = Workspace()
     path = os.path.join(ws.path, "big.py")
@@ -1070,6 +1070,71 @@ def _():
             "notebookDocument": {"uri": L.uri(nb), "version": 3},
             "change": {"cells": {"data": [{"kind": 1, "document": uris[1]}, {"kind": 2, "document": uris[2]}]}}})
         assert s.diagnostics(uris[1]) == []
+        assert s.shutdown() == 0
+    finally:
+        s.kill()
+
+
+# ---- evidence ---------------------------------------------------------------------------------
+
+RELATED = {"textDocument": {"publishDiagnostics": {"relatedInformation": True}}}
+
+
+def oom201(diags):
+    [d] = [d for d in diags if d["code"] == "OOM201"]
+    return d
+
+
+@test("server: evidence: relatedInformation only for a client that shows it; the message is the CLI's either way")
+def _():
+    from cli_tests import EVAL
+    ws = Workspace()
+    path = ws.write("ev.py", EVAL)
+    want = [f["message"] for f in harness.run("--format", "json", path).json() if f["code"] == "OOM201"]
+    for caps in (RELATED, {}):
+        s = start(ws, capabilities=caps)
+        try:
+            open_doc(s, path, EVAL)
+            d = oom201(s.diagnostics(L.uri(path)))
+            assert [d["message"]] == want, d
+            if caps:
+                assert d["relatedInformation"] == [{
+                    "location": {"uri": L.uri(path), "range": {"start": {"line": 6, "character": 0},
+                                                               "end": {"line": 11, "character": 15}}},
+                    "message": "evaluation code: `evaluate()`"}], d
+            else:
+                assert "relatedInformation" not in d, d
+            assert "data" not in d, d
+            # the hover lists the evidence for every client
+            r = s.request("textDocument/hover", {"textDocument": {"uri": L.uri(path)}, "position": d["range"]["start"]})
+            assert "\nnote: evaluation code: `evaluate()` (line 7)\n" in r["result"]["contents"]["value"], r
+            assert s.shutdown() == 0
+        finally:
+            s.kill()
+
+
+@test("server: evidence: a note in another cell of a notebook points at that cell")
+def _():
+    from cli_tests import eval_notebook
+    ws = Workspace()
+    nb = os.path.join(ws.path, "nb.ipynb")
+    cells = [(2 if c["cell_type"] == "code" else 1, "".join(c["source"])) for c in json.loads(eval_notebook())["cells"]]
+    uris = [f"vscode-notebook-cell:{nb}#e{i}" for i in range(len(cells))]
+    s = start(ws, capabilities=RELATED, options={"select": ["OOM201"]})
+    try:
+        s.notify("notebookDocument/didOpen", {
+            "notebookDocument": {"uri": L.uri(nb), "notebookType": "jupyter-notebook", "version": 1,
+                                 "cells": [{"kind": k, "document": u} for (k, _), u in zip(cells, uris)]},
+            "cellTextDocuments": [{"uri": u, "languageId": "markdown" if k == 1 else "python", "version": 1,
+                                   "text": t} for (k, t), u in zip(cells, uris)]})
+        d = oom201(s.diagnostics(uris[2]))
+        assert d["range"]["start"] == {"line": 2, "character": 17}, d
+        assert d["relatedInformation"] == [{
+            "location": {"uri": uris[1], "range": {"start": {"line": 3, "character": 0},
+                                                   "end": {"line": 3, "character": 12}}},
+            "message": "evaluation code: after `model.eval()`"}], d
+        r = s.request("textDocument/hover", {"textDocument": {"uri": uris[2]}, "position": d["range"]["start"]})
+        assert "\nnote: evaluation code: after `model.eval()` (cell 2, line 4)\n" in r["result"]["contents"]["value"], r
         assert s.shutdown() == 0
     finally:
         s.kill()

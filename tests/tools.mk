@@ -23,8 +23,11 @@ TOOLS_PINS  := tests/tools/package.json tests/tools/package-lock.json
 MULTITOOL   := $(TOOLS_DIR)/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
 TEST_DEB_PACKAGES := pre-commit python3-yaml git python3-torch groff-base man-db python3-venv
 
-.PHONY: test-tools test-packages
+.PHONY: test-tools test-packages fast-test-tools fast-test-packages
 
+# `make test` (the fast suite) needs the npm tools and three small packages;
+# `make check` needs them all.
+fast-test-tools: $(TOOLS_STAMP) fast-test-packages
 test-tools: $(TOOLS_STAMP) test-packages
 
 $(TOOLS_STAMP): $(TOOLS_PINS)
@@ -39,17 +42,22 @@ $(TOOLS_STAMP): $(TOOLS_PINS)
 	@touch $@
 
 # Checks only; installs what is missing. Nothing is reinstalled.
+fast-test-packages:
+	@$(MAKE) --no-print-directory test-packages ONLY_FAST=1
+
 test-packages:
 	@missing=""; \
-	command -v pre-commit >/dev/null 2>&1 || missing="$$missing pre-commit"; \
 	python3 -c 'import yaml' >/dev/null 2>&1 || missing="$$missing python3-yaml"; \
 	command -v git >/dev/null 2>&1 || missing="$$missing git"; \
+	command -v xmllint >/dev/null 2>&1 || missing="$$missing libxml2-utils"; \
+	if [ -z "$(ONLY_FAST)" ]; then \
+	command -v pre-commit >/dev/null 2>&1 || missing="$$missing pre-commit"; \
 	{ python3 -c 'import torch' || /usr/bin/python3 -c 'import torch'; } >/dev/null 2>&1 || \
 		missing="$$missing python3-torch"; \
 	command -v groff >/dev/null 2>&1 || missing="$$missing groff-base"; \
 	command -v lexgrog >/dev/null 2>&1 || missing="$$missing man-db"; \
-	command -v xmllint >/dev/null 2>&1 || missing="$$missing libxml2-utils"; \
 	python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
+	fi; \
 	[ -z "$$missing" ] && exit 0; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		echo "installing$$missing"; \

@@ -38,6 +38,7 @@
 #include "rule.h"
 #include "saves.h"
 #include "select.h"
+#include "server.h"
 #include "server_docs.h"
 #include "server_rpc.h"
 #include "source.h"
@@ -2583,8 +2584,454 @@ static void test_fallocate_grows(void)
     CHECK(ol_fallocate(-1, 10) != 0);
 }
 
-int main(void)
+/* ---- evidence: a finding's notes in every output --------------------------------- */
+
+/* The byte offset of the first `needle` in text. */
+static uint32_t offset_of(const char *text, const char *needle)
 {
+    const char *p = strstr(text, needle);
+    return p ? (uint32_t)(p - text) : 0;
+}
+
+static const char evidence_py[] = "import torch\n"
+                                  "\n"
+                                  "def evaluate(model, loader):\n"
+                                  "    for x in loader:\n"
+                                  "        out = model(x)\n";
+
+/* A .py file with two findings: one with every kind of evidence (a fact in
+ * its own file, a step in another file, a step in its own, a fact in a third
+ * file known by its line only) that rests on a guess, and one with none. */
+static void evidence_sample_py(ol_file_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->path = ol_xstrdup("pkg/train.py");
+    ol_source_init_text(&r->src, "pkg/train.py", ol_xstrdup(evidence_py), strlen(evidence_py));
+    r->has_source = r->read_ok = true;
+    ol_diag d = {0};
+    d.rule = ol_rule_find("OOM201");
+    d.start = offset_of(evidence_py, "model(x)");
+    d.end = d.start + 8;
+    d.message = ol_xstrdup("`model(...)` runs with autograd on");
+    d.help = ol_xstrdup("evaluate under `torch.no_grad()`");
+    uint32_t name = offset_of(evidence_py, "evaluate(");
+    ol_diag_note(&d, OL_NOTE_FACT, name, name + 8, "evaluation code: `%s()`", "evaluate");
+    ol_diag_note_file(&d, OL_NOTE_STEP, "pkg/data.py", 12, 10, 12, 16, "`run()` calls `evaluate()` with autograd on");
+    uint32_t loop = offset_of(evidence_py, "for x");
+    ol_diag_note(&d, OL_NOTE_STEP, loop, (uint32_t)strlen(evidence_py) - 1, "each batch of `loader[1:]` runs the model");
+    ol_diag_note_file(&d, OL_NOTE_FACT, "pkg/config.py", 7, 0, 0, 0, "the device is chosen here");
+    d.guess = "a name's spelling";
+    ol_vec_push(&r->diags, d);
+    ol_diag plain = {0};
+    plain.rule = ol_rule_find("OOM101");
+    plain.start = offset_of(evidence_py, "out");
+    plain.end = plain.start + 3;
+    plain.message = ol_xstrdup("a finding without evidence");
+    ol_vec_push(&r->diags, plain);
+}
+
+static const char evidence_nb[] =
+    "{\n"
+    " \"cells\": [\n"
+    "  {\"cell_type\": \"markdown\", \"metadata\": {}, \"source\": [\"# Eval\"]},\n"
+    "  {\"cell_type\": \"code\", \"metadata\": {}, \"outputs\": [], \"execution_count\": null, \"source\": [\n"
+    "    \"import torch\\n\",\n"
+    "    \"def evaluate(model, loader):\\n\",\n"
+    "    \"    pass\"\n"
+    "  ]},\n"
+    "  {\"cell_type\": \"code\", \"metadata\": {}, \"outputs\": [], \"execution_count\": null, \"source\": [\n"
+    "    \"for x in loader:\\n\",\n"
+    "    \"    out = model(x)\"\n"
+    "  ]}\n"
+    " ],\n"
+    " \"metadata\": {}, \"nbformat\": 4, \"nbformat_minor\": 5\n"
+    "}\n";
+
+/* A notebook whose finding (cell 3) has its evidence in cell 2. */
+static bool evidence_sample_nb(ol_file_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->path = ol_xstrdup("pkg/eval.ipynb");
+    ol_buf err = {0};
+    bool ok = ol_notebook_load(&r->src, "pkg/eval.ipynb", ol_xstrdup(evidence_nb), strlen(evidence_nb), &err);
+    ol_buf_free(&err);
+    if (!ok)
+        return false;
+    r->has_source = r->read_ok = true;
+    ol_diag d = {0};
+    d.rule = ol_rule_find("OOM201");
+    d.start = offset_of(r->src.text, "model(x)");
+    d.end = d.start + 8;
+    d.message = ol_xstrdup("`model(...)` runs with autograd on");
+    uint32_t name = offset_of(r->src.text, "evaluate(");
+    ol_diag_note(&d, OL_NOTE_FACT, name, name + 8, "evaluation code: `evaluate()`");
+    ol_vec_push(&r->diags, d);
+    return true;
+}
+
+/* The report of the results in a format, as a string (owned). */
+static char *emit_to_string(const ol_file_result *results, size_t count, ol_format format)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return ol_xstrdup("");
+    ol_emit_options o = {0};
+    o.format = format;
+    o.quiet = true;
+    ol_emit(f, results, count, &o);
+    fclose(f);
+    return text;
+}
+
+/* 1-based line of the first line of text holding needle. */
+static uint32_t line_of(const char *text, const char *needle)
+{
+    const char *p = strstr(text, needle);
+    uint32_t line = 1;
+    for (const char *q = text; p && q < p; q++)
+        line += *q == '\n';
+    return p ? line : 0;
+}
+
+static void test_note_api(void)
+{
+    ol_diag d = {0};
+    d.rule = ol_rule_find("OOM201");
+    d.message = ol_xstrdup("m");
+    ol_diag_note(&d, OL_NOTE_FACT, 10, 4, "at %d", 10);
+    CHECK(d.notes.len == 1 && d.notes.items[0].start == 10 && d.notes.items[0].end == 10);
+    CHECK(d.notes.len == 1 && d.notes.items[0].path == NULL && strcmp(d.notes.items[0].message, "at 10") == 0);
+    ol_diag_note_file(&d, OL_NOTE_STEP, "other.py", 8, 5, 8, 2, "%s", "called here");
+    CHECK(d.notes.len == 2);
+    const ol_note *n = &d.notes.items[1];
+    /* an end before the start is the start */
+    CHECK(n->kind == OL_NOTE_STEP && strcmp(n->path, "other.py") == 0 && n->line == 8 && n->col == 5);
+    CHECK(n->end_line == 8 && n->end_col == 5);
+    ol_diag_note_file(&d, OL_NOTE_FACT, "third.py", 3, 0, 0, 0, "line only");
+    CHECK(d.notes.len == 3 && d.notes.items[2].end_line == 3 && d.notes.items[2].col == 0 &&
+          d.notes.items[2].end_col == 0);
+    ol_diag_note_file(&d, OL_NOTE_FACT, NULL, 3, 1, 3, 2, "nowhere");
+    CHECK(d.notes.len == 3);
+    CHECK(strcmp(ol_note_kind_name(OL_NOTE_FACT), "fact") == 0 && strcmp(ol_note_kind_name(OL_NOTE_STEP), "step") == 0);
+    CHECK(ol_note_equal(&d.notes.items[1], &d.notes.items[1]));
+    CHECK(!ol_note_equal(&d.notes.items[1], &d.notes.items[2]));
+    /* of one finding made twice, the one read from the code is kept */
+    ol_diag guessed = {0}, read = {0};
+    guessed.guess = "a name's spelling";
+    CHECK(ol_diag_supersedes(&read, &guessed));
+    CHECK(!ol_diag_supersedes(&guessed, &read));
+    CHECK(!ol_diag_supersedes(&read, &read));
+    /* the report is written: the notes go with the message */
+    ol_diag_slim(&d);
+    CHECK(d.message == NULL && d.notes.len == 0 && d.notes.items == NULL);
+    ol_diag_note(&d, OL_NOTE_FACT, 1, 2, "again");
+    ol_diag_free(&d);
+    CHECK(d.notes.len == 0 && d.notes.items == NULL);
+}
+
+static void test_text_notes(void)
+{
+    ol_file_result r;
+    evidence_sample_py(&r);
+    char *text = emit_to_string(&r, 1, OL_FMT_TEXT);
+    const char *want = "pkg/train.py:5:15: OOM201 [warning] `model(...)` runs with autograd on\n"
+                       "  |\n"
+                       "4 |     for x in loader:\n"
+                       "5 |         out = model(x)\n"
+                       "  |               ^^^^^^^^\n"
+                       "  = help: evaluate under `torch.no_grad()`\n"
+                       "  = note: evaluation code: `evaluate()`\n"
+                       "     --> pkg/train.py:3:5\n"
+                       "    3 | def evaluate(model, loader):\n"
+                       "      |     --------\n"
+                       "  = note: `run()` calls `evaluate()` with autograd on\n"
+                       "     --> pkg/data.py:12:10\n"
+                       "  = note: each batch of `loader[1:]` runs the model\n"
+                       "     --> pkg/train.py:4:5\n"
+                       "    4 |     for x in loader:\n"
+                       "      |     ----------------\n"
+                       "  = note: the device is chosen here\n"
+                       "     --> pkg/config.py:7\n"
+                       "  = note: this finding rests on a guess (a name's spelling)\n"
+                       "\n"
+                       "pkg/train.py:5:9: OOM101 [error] a finding without evidence\n"
+                       "  |\n"
+                       "4 |     for x in loader:\n"
+                       "5 |         out = model(x)\n"
+                       "  |         ^^^\n"
+                       "\n";
+    CHECK(strcmp(text, want) == 0);
+    if (strcmp(text, want) != 0)
+        fprintf(stderr, "got:\n%s", text);
+    free(text);
+    /* concise: one line per finding, whatever its evidence */
+    text = emit_to_string(&r, 1, OL_FMT_CONCISE);
+    CHECK(strcmp(text, "pkg/train.py:5:15: OOM201 `model(...)` runs with autograd on\n"
+                       "pkg/train.py:5:9: OOM101 a finding without evidence\n") == 0);
+    free(text);
+    /* a notebook's note is placed in its cell, numbered as the cell numbers it */
+    ol_file_result nb;
+    CHECK(evidence_sample_nb(&nb));
+    text = emit_to_string(&nb, 1, OL_FMT_TEXT);
+    CHECK(strstr(text, "pkg/eval.ipynb:cell 3:2:11: OOM201") != NULL);
+    CHECK(strstr(text, "  = note: evaluation code: `evaluate()`\n"
+                       "     --> pkg/eval.ipynb:cell 2:2:5\n"
+                       "    2 | def evaluate(model, loader):\n"
+                       "      |     --------\n") != NULL);
+    free(text);
+    ol_file_result_free(&nb);
+    ol_file_result_free(&r);
+}
+
+static const cJSON *json_at(const cJSON *o, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+static bool json_is(const cJSON *o, const char *key, double v)
+{
+    const cJSON *x = json_at(o, key);
+    return cJSON_IsNumber(x) && x->valuedouble == v;
+}
+
+static bool json_str(const cJSON *o, const char *key, const char *s)
+{
+    const cJSON *x = json_at(o, key);
+    return cJSON_IsString(x) && strcmp(x->valuestring, s) == 0;
+}
+
+static void test_json_evidence(void)
+{
+    ol_file_result r[2];
+    evidence_sample_py(&r[0]);
+    CHECK(evidence_sample_nb(&r[1]));
+    char *text = emit_to_string(r, 2, OL_FMT_JSON);
+    cJSON *all = cJSON_Parse(text);
+    CHECK(cJSON_GetArraySize(all) == 3);
+    const cJSON *f = cJSON_GetArrayItem(all, 0);
+    const cJSON *ev = json_at(f, "evidence");
+    CHECK(cJSON_GetArraySize(ev) == 4);
+    const cJSON *e = cJSON_GetArrayItem(ev, 0);
+    CHECK(json_str(e, "kind", "fact") && json_str(e, "path", "pkg/train.py") && json_is(e, "line", 3) &&
+          json_is(e, "column", 5) && json_is(e, "end_line", 3) && json_is(e, "end_column", 13) &&
+          json_str(e, "message", "evaluation code: `evaluate()`") && !json_at(e, "cell"));
+    e = cJSON_GetArrayItem(ev, 1);
+    CHECK(json_str(e, "kind", "step") && json_str(e, "path", "pkg/data.py") && json_is(e, "line", 12) &&
+          json_is(e, "column", 10) && json_is(e, "end_line", 12) && json_is(e, "end_column", 16));
+    e = cJSON_GetArrayItem(ev, 2);
+    CHECK(json_str(e, "kind", "step") && json_is(e, "line", 4) && json_is(e, "end_line", 5) &&
+          json_is(e, "end_column", 23));
+    /* a line without columns */
+    e = cJSON_GetArrayItem(ev, 3);
+    CHECK(json_str(e, "path", "pkg/config.py") && json_is(e, "line", 7) && cJSON_IsNull(json_at(e, "column")) &&
+          json_is(e, "end_line", 7) && cJSON_IsNull(json_at(e, "end_column")));
+    CHECK(json_str(f, "confidence", "low") && json_str(f, "guessed_from", "a name's spelling"));
+    /* every finding has both fields */
+    f = cJSON_GetArrayItem(all, 1);
+    CHECK(cJSON_IsArray(json_at(f, "evidence")) && cJSON_GetArraySize(json_at(f, "evidence")) == 0);
+    CHECK(json_str(f, "confidence", "high") && !json_at(f, "guessed_from"));
+    /* a notebook's note names its cell, and its line in the cell */
+    f = cJSON_GetArrayItem(all, 2);
+    e = cJSON_GetArrayItem(json_at(f, "evidence"), 0);
+    CHECK(json_is(f, "cell", 3) && json_is(f, "line", 2));
+    CHECK(json_str(e, "path", "pkg/eval.ipynb") && json_is(e, "cell", 2) && json_is(e, "line", 2) &&
+          json_is(e, "column", 5));
+    cJSON_Delete(all);
+    free(text);
+    /* JUnit: the failure's text ends with the evidence */
+    text = emit_to_string(r, 1, OL_FMT_JUNIT);
+    CHECK(strstr(text, "&#10;note: evaluation code: `evaluate()` (pkg/train.py:3:5)"
+                       "&#10;note: `run()` calls `evaluate()` with autograd on (pkg/data.py:12:10)"
+                       "&#10;note: each batch of `loader[1:]` runs the model (pkg/train.py:4:5)"
+                       "&#10;note: the device is chosen here (pkg/config.py:7)"
+                       "&#10;note: this finding rests on a guess (a name&apos;s spelling)</failure>") != NULL);
+    free(text);
+    ol_file_result_free(&r[0]);
+    ol_file_result_free(&r[1]);
+}
+
+static const cJSON *sarif_region(const cJSON *location)
+{
+    return json_at(json_at(location, "physicalLocation"), "region");
+}
+
+static const cJSON *sarif_artifact(const cJSON *location)
+{
+    return json_at(json_at(location, "physicalLocation"), "artifactLocation");
+}
+
+static const char *sarif_text(const cJSON *o)
+{
+    const cJSON *t = json_at(json_at(o, "message"), "text");
+    return cJSON_IsString(t) ? t->valuestring : "";
+}
+
+static void test_sarif_evidence(void)
+{
+    ol_file_result r[2];
+    evidence_sample_py(&r[0]);
+    CHECK(evidence_sample_nb(&r[1]));
+    char *text = emit_to_string(r, 2, OL_FMT_SARIF);
+    cJSON *log = cJSON_Parse(text);
+    const cJSON *results = json_at(cJSON_GetArrayItem(json_at(log, "runs"), 0), "results");
+    CHECK(cJSON_GetArraySize(results) == 3);
+    const cJSON *res = cJSON_GetArrayItem(results, 0);
+    /* GitHub shows related locations through links in the message */
+    CHECK(strcmp(sarif_text(res), "`model(...)` runs with autograd on (evidence: [evaluation code: `evaluate()`](1); "
+                                  "[`run()` calls `evaluate()` with autograd on](2); [each batch of `loader\\[1:\\]` "
+                                  "runs the model](3); [the device is chosen here](4))") == 0);
+    const cJSON *related = json_at(res, "relatedLocations");
+    CHECK(cJSON_GetArraySize(related) == 4);
+    for (int i = 0; i < cJSON_GetArraySize(related); i++)
+        CHECK(json_is(cJSON_GetArrayItem(related, i), "id", i + 1));
+    const cJSON *loc = cJSON_GetArrayItem(related, 0);
+    CHECK(json_str(sarif_artifact(loc), "uri", "pkg/train.py") && json_str(sarif_artifact(loc), "uriBaseId", "%SRCROOT%"));
+    CHECK(json_is(sarif_region(loc), "startLine", 3) && json_is(sarif_region(loc), "startColumn", 5) &&
+          json_is(sarif_region(loc), "endLine", 3) && json_is(sarif_region(loc), "endColumn", 13));
+    CHECK(strcmp(sarif_text(loc), "evaluation code: `evaluate()`") == 0);
+    /* another file of the run: relative to the same root, whole lines */
+    loc = cJSON_GetArrayItem(related, 1);
+    CHECK(json_str(sarif_artifact(loc), "uri", "pkg/data.py") && json_str(sarif_artifact(loc), "uriBaseId", "%SRCROOT%"));
+    CHECK(json_is(sarif_region(loc), "startLine", 12) && json_is(sarif_region(loc), "endLine", 12) &&
+          !json_at(sarif_region(loc), "startColumn"));
+    loc = cJSON_GetArrayItem(related, 3);
+    CHECK(json_str(sarif_artifact(loc), "uri", "pkg/config.py") && json_is(sarif_region(loc), "startLine", 7));
+    /* the steps in order, then the finding */
+    const cJSON *flows = json_at(res, "codeFlows");
+    CHECK(cJSON_GetArraySize(flows) == 1);
+    const cJSON *threads = json_at(cJSON_GetArrayItem(flows, 0), "threadFlows");
+    CHECK(cJSON_GetArraySize(threads) == 1);
+    const cJSON *steps = json_at(cJSON_GetArrayItem(threads, 0), "locations");
+    CHECK(cJSON_GetArraySize(steps) == 3);
+    const cJSON *s0 = json_at(cJSON_GetArrayItem(steps, 0), "location");
+    const cJSON *s1 = json_at(cJSON_GetArrayItem(steps, 1), "location");
+    const cJSON *s2 = json_at(cJSON_GetArrayItem(steps, 2), "location");
+    CHECK(json_str(sarif_artifact(s0), "uri", "pkg/data.py") && json_is(sarif_region(s0), "startLine", 12));
+    CHECK(json_str(sarif_artifact(s1), "uri", "pkg/train.py") && json_is(sarif_region(s1), "startLine", 4) &&
+          strcmp(sarif_text(s1), "each batch of `loader[1:]` runs the model") == 0);
+    CHECK(json_is(sarif_region(s2), "startLine", 5) && json_is(sarif_region(s2), "startColumn", 15) &&
+          strcmp(sarif_text(s2), "`model(...)` runs with autograd on") == 0);
+    const cJSON *props = json_at(res, "properties");
+    CHECK(json_str(props, "confidence", "low") && json_str(props, "guessedFrom", "a name's spelling"));
+    /* no evidence: no related locations, no flow, no links, high confidence */
+    res = cJSON_GetArrayItem(results, 1);
+    CHECK(!json_at(res, "relatedLocations") && !json_at(res, "codeFlows"));
+    CHECK(strcmp(sarif_text(res), "a finding without evidence") == 0);
+    CHECK(json_str(json_at(res, "properties"), "confidence", "high") && !json_at(json_at(res, "properties"), "guessedFrom"));
+    /* a notebook's note: whole lines of the .ipynb, its cell and line in its message; facts make no flow */
+    res = cJSON_GetArrayItem(results, 2);
+    loc = cJSON_GetArrayItem(json_at(res, "relatedLocations"), 0);
+    uint32_t def_line = line_of(evidence_nb, "def evaluate");
+    CHECK(json_is(sarif_region(loc), "startLine", def_line) && json_is(sarif_region(loc), "endLine", def_line) &&
+          !json_at(sarif_region(loc), "startColumn"));
+    CHECK(strcmp(sarif_text(loc), "evaluation code: `evaluate()` (cell 2, line 2)") == 0);
+    CHECK(!json_at(res, "codeFlows"));
+    cJSON_Delete(log);
+    free(text);
+    ol_file_result_free(&r[0]);
+    ol_file_result_free(&r[1]);
+}
+
+static void test_lsp_related_information(void)
+{
+    ol_server s;
+    memset(&s, 0, sizeof(s));
+    s.enc = OL_ENC_UTF16;
+    ol_unit *u = ol_unit_new("file:///w/pkg/train.py", false);
+    evidence_sample_py(&u->result);
+    ol_docs_put(&s.docs, ol_doc_new(u->uri, "python", 1, evidence_py, strlen(evidence_py)));
+    /* the other file is open: its code-point columns become UTF-16 units (the emoji counts two) */
+    char *cwd = getcwd(NULL, 0);
+    char *data_path = ol_xasprintf("%s/pkg/data.py", cwd ? cwd : "");
+    char *data_uri = ol_path_to_uri(data_path);
+    ol_buf data = {0};
+    for (int i = 1; i < 12; i++)
+        ol_buf_puts(&data, "\n");
+    ol_buf_puts(&data, "x = '\xF0\x9F\x98\x80'; run(a)\n");
+    ol_docs_put(&s.docs, ol_doc_new(data_uri, "python", 1, data.data, data.len));
+    const ol_diag *d = &u->result.diags.items[0];
+    ol_lsp_pos a = {4, 14}, b = {4, 22};
+
+    /* a client that does not show relatedInformation gets none, and the same message */
+    cJSON *j = ol_server_diagnostic(&s, u, d, a, b);
+    CHECK(!json_at(j, "relatedInformation"));
+    CHECK(json_str(j, "message", "`model(...)` runs with autograd on"));
+    CHECK(json_str(json_at(j, "data"), "confidence", "low") && json_str(json_at(j, "data"), "guessedFrom", "a name's spelling"));
+    cJSON_Delete(j);
+
+    s.related_information = true;
+    j = ol_server_diagnostic(&s, u, d, a, b);
+    CHECK(json_str(j, "message", "`model(...)` runs with autograd on"));
+    const cJSON *rel = json_at(j, "relatedInformation");
+    CHECK(cJSON_GetArraySize(rel) == 4);
+    char *text = cJSON_PrintUnformatted(rel);
+    char *config_path = ol_xasprintf("%s/pkg/config.py", cwd ? cwd : "");
+    char *config_uri = ol_path_to_uri(config_path);
+    char *want = ol_xasprintf(
+        "[{\"location\":{\"uri\":\"file:///w/pkg/train.py\",\"range\":{\"start\":{\"line\":2,\"character\":4},"
+        "\"end\":{\"line\":2,\"character\":12}}},\"message\":\"evaluation code: `evaluate()`\"},"
+        "{\"location\":{\"uri\":\"%s\",\"range\":{\"start\":{\"line\":11,\"character\":10},"
+        "\"end\":{\"line\":11,\"character\":16}}},\"message\":\"`run()` calls `evaluate()` with autograd on\"},"
+        "{\"location\":{\"uri\":\"file:///w/pkg/train.py\",\"range\":{\"start\":{\"line\":3,\"character\":4},"
+        "\"end\":{\"line\":4,\"character\":22}}},\"message\":\"each batch of `loader[1:]` runs the model\"},"
+        "{\"location\":{\"uri\":\"%s\",\"range\":{\"start\":{\"line\":6,\"character\":0},"
+        "\"end\":{\"line\":6,\"character\":0}}},\"message\":\"the device is chosen here\"}]",
+        data_uri, config_uri);
+    CHECK(strcmp(text, want) == 0);
+    if (strcmp(text, want) != 0)
+        fprintf(stderr, "got:  %s\nwant: %s\n", text, want);
+    free(want);
+    free(text);
+    cJSON_Delete(j);
+    /* closed: code points stand for UTF-16 units */
+    ol_docs_remove(&s.docs, data_uri);
+    j = ol_server_diagnostic(&s, u, d, a, b);
+    const cJSON *range = json_at(json_at(cJSON_GetArrayItem(json_at(j, "relatedInformation"), 1), "location"), "range");
+    CHECK(json_is(json_at(range, "start"), "character", 9) && json_is(json_at(range, "end"), "character", 15));
+    cJSON_Delete(j);
+    /* a finding without evidence or guess: neither field */
+    j = ol_server_diagnostic(&s, u, &u->result.diags.items[1], a, b);
+    CHECK(!json_at(j, "relatedInformation") && !json_at(j, "data"));
+    cJSON_Delete(j);
+    free(config_path);
+    free(config_uri);
+    free(data_path);
+    free(data_uri);
+    free(cwd);
+    ol_buf_free(&data);
+    ol_unit_free(u);
+    ol_docs_free(&s.docs);
+}
+
+/* `oomlint-unit --evidence-sample FORMAT`: the findings above in FORMAT,
+ * for tests/sarif_tests.py to validate with the schema and the Multitool. */
+static int evidence_sample(const char *format_name)
+{
+    ol_format format;
+    if (!ol_format_parse(format_name, &format)) {
+        fprintf(stderr, "oomlint-unit: unknown format '%s'\n", format_name);
+        return 2;
+    }
+    ol_file_result r[2];
+    evidence_sample_py(&r[0]);
+    if (!evidence_sample_nb(&r[1])) {
+        ol_file_result_free(&r[0]);
+        return 1;
+    }
+    ol_emit_options o = {0};
+    o.format = format;
+    ol_emit(stdout, r, 2, &o);
+    ol_file_result_free(&r[0]);
+    ol_file_result_free(&r[1]);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--evidence-sample") == 0)
+        return evidence_sample(argv[2]);
     static const test_case tests[] = {
         T(test_probe_stats),
         T(test_probe_svg),
@@ -2657,6 +3104,11 @@ int main(void)
         T(test_sigwatch_self_pipe),
         T(test_pdeath_pipe),
         T(test_fallocate_grows),
+        T(test_note_api),
+        T(test_text_notes),
+        T(test_json_evidence),
+        T(test_sarif_evidence),
+        T(test_lsp_related_information),
     };
     int passed = 0, failed = 0;
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

@@ -170,6 +170,14 @@ CJSON_CFLAGS :=
 LINKFLAGS    :=
 endif
 VERSION := $(shell sed -n 's/^\#define OL_VERSION "\(.*\)"/\1/p' analyzer/version.h)
+# The commit `oomlint version` prints beside the version: in a git checkout
+# its short hash, with -dirty when the tree has changes; in an unpacked source
+# tarball the one build-aux/release.py stamped into its COMMIT file; else
+# "unknown" (OOMLINT_COMMIT=... names it where the checkout has no .git, as in
+# the release workflow's containers). Written to $(GEN)/commit.h only when it
+# changes, so a rebuild recompiles main.c alone, and only then.
+OOMLINT_COMMIT ?= $(or $(shell { test -e .git && git describe --always --dirty --abbrev=12 --exclude='*' 2>/dev/null; } \
+	|| head -n 1 COMMIT 2>/dev/null | tr -cd 'A-Za-z0-9._-'),unknown)
 
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 $(TARGET_WARN)
 CFLAGS_OURS := -std=c11 $(OPT) $(WARN) $(SANFLAGS) $(STRICT) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(TARGET_CFLAGS) \
@@ -217,6 +225,9 @@ $(OUT)/oomlint-unit: $(UNIT_OBJ) $(LIB_OBJ) $(VENDOR_OBJ) $(CJSON_OBJ)
 # syntax.c reads the pinned runtime's subtrees directly (see flatten there)
 $(OUT)/obj/analyzer/syntax.o: CFLAGS_OURS += -I$(TS_DIR)/vendor/tree-sitter/lib/src
 
+$(MAIN_OBJ): $(GEN)/commit.h
+$(MAIN_OBJ): CFLAGS_OURS += -I$(GEN)
+
 $(OUT)/obj/%.o: %.c | $(STAMPS) $(CJSON_H) $(TARGET_DEP)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
@@ -234,6 +245,11 @@ $(OUT)/obj/gen/%.o: $(GEN)/%.c | $(STAMPS) $(CJSON_H) $(TARGET_DEP)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(CFLAGS_OURS) -c $< -o $@
+
+$(GEN)/commit.h: FORCE
+	@mkdir -p $(GEN)
+	@printf '#define OL_COMMIT "%s"\n' '$(OOMLINT_COMMIT)' > $@.$$$$.tmp && \
+		{ cmp -s $@.$$$$.tmp $@ && rm -f $@.$$$$.tmp || mv -f $@.$$$$.tmp $@; }
 
 FORCE:
 
@@ -352,7 +368,7 @@ wheel: release
 	python3 build-aux/release.py wheel --bin $(RELEASE_BIN) --man $(RELEASE_MAN) $(LICENSES) --out dist
 
 dist: wheel
-	python3 build-aux/release.py sdist --out dist
+	python3 build-aux/release.py sdist --commit '$(OOMLINT_COMMIT)' --out dist
 	python3 build-aux/release.py bindist --bin $(RELEASE_BIN) --man $(RELEASE_MAN) $(LICENSES) --out dist
 	cd dist && rm -f SHA256SUMS && sha256sum oomlint-$(VERSION)* > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS
 	@echo "dist/ holds:"; ls -l dist

@@ -25,6 +25,8 @@ void ol_cli_usage(FILE *out)
           "  oomlint server [OPTIONS]          the language server (LSP over stdio) for editors\n"
           "  oomlint probe [OPTIONS]           measure each rule's cost, or confirm findings in\n"
           "                                    your own script (oomlint probe --help)\n"
+          "  oomlint explain LOG [SNAPSHOT]    your job died? from its out-of-memory error to the\n"
+          "                                    line to change (oomlint explain --help)\n"
           "\n"
           "Rule selection:\n"
           "  --select CODES          run only these rules (codes or prefixes: OOM101, OOM5, ALL)\n"

@@ -35,8 +35,8 @@ static const char *const known_keys[] = {"select",         "extend-select", "ign
                                          "extend-exclude", "respect-gitignore", "fail-on",
                                          "output-format"};
 
-const char *const ol_default_test_patterns[] = {"test_*.py", "*_test.py", "conftest.py", "**/tests/**", "**/test/**",
-                                                NULL};
+const char *const ol_default_test_patterns[] = {"test_*.py", "*_test.py", "tests.py", "conftest.py", "**/tests/**",
+                                                "**/test/**", NULL};
 
 /* Does every rule whose code starts with prefix run only outside tests? */
 static bool prefix_only_training(const char *prefix)
@@ -960,10 +960,12 @@ bool ol_resolver_settings_for(ol_resolver *r, const ol_input *in, const ol_setti
     resolve_enabled(r, c, abs, enabled, hidden, exact);
     free(abs);
     free(dir);
+    bool test_defaults = !(c && c->has_per_file_ignores) && !r->opts.test_code_linted;
     for (size_t i = 0; i < r->settings.len; i++) {
         if (memcmp(r->settings.items[i]->enabled, enabled, ol_rule_count * sizeof(bool)) == 0 &&
             memcmp(r->settings.items[i]->hidden, hidden, ol_rule_count * sizeof(bool)) == 0 &&
-            memcmp(r->settings.items[i]->exact, exact, ol_rule_count * sizeof(bool)) == 0) {
+            memcmp(r->settings.items[i]->exact, exact, ol_rule_count * sizeof(bool)) == 0 &&
+            r->settings.items[i]->test_defaults == test_defaults) {
             free(enabled);
             free(hidden);
             free(exact);
@@ -975,6 +977,7 @@ bool ol_resolver_settings_for(ol_resolver *r, const ol_input *in, const ol_setti
     s->enabled = enabled;
     s->hidden = hidden;
     s->exact = exact;
+    s->test_defaults = test_defaults;
     ol_vec_push(&r->settings, s);
     *out = s;
     return true;

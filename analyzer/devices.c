@@ -7,7 +7,8 @@
 #include <ctype.h>
 #include <string.h>
 
-bool ol_file_names_accelerator(ol_model *m)
+/* The first node that names CUDA or torch.accelerator, or OL_NONE. */
+static ol_nid accelerator_node(ol_model *m)
 {
     const ol_tree *t = m->tree;
     for (ol_nid n = 0; n < t->nodes.len; n++) {
@@ -16,24 +17,31 @@ bool ol_file_names_accelerator(ol_model *m)
             const char *s;
             uint32_t len;
             if (ol_string_value(t, n, &s, &len) && len >= 4 && memcmp(s, "cuda", 4) == 0)
-                return true;
+                return n;
         } else if (k == OL_N_attribute) {
             ol_nid attr = ol_field(t, n, OL_F_attribute);
             if (ol_text_is(t, attr, "cuda")) {
                 const char *q = ol_qualname(m, n);
                 if (!q || strcmp(q, "torch.cuda") == 0 || ol_str_has_prefix(q, "torch."))
-                    return true;
+                    return n;
             } else if (ol_text_is(t, attr, "accelerator")) {
                 const char *q = ol_qualname(m, n);
                 if (q && strcmp(q, "torch.accelerator") == 0)
-                    return true;
+                    return n;
             }
         }
     }
-    for (size_t i = 0; i < m->imports.len; i++)
-        if (ol_str_has_prefix(ol_sym_str(m, m->imports.items[i].qual), "torch.accelerator"))
-            return true;
-    return false;
+    for (size_t i = 0; i < m->imports.len; i++) {
+        const char *q = ol_sym_str(m, m->imports.items[i].qual);
+        if (ol_str_has_prefix(q, "torch.accelerator") || ol_str_has_prefix(q, "torch.cuda"))
+            return m->imports.items[i].stmt;
+    }
+    return OL_NONE;
+}
+
+bool ol_file_names_accelerator(ol_model *m)
+{
+    return accelerator_node(m) != OL_NONE;
 }
 
 static const char *const DEVICE_WORDS[] = {"device", "dev", NULL};
@@ -83,8 +91,12 @@ static bool bound_to_cpu(ol_model *m, ol_nid e)
     return true;
 }
 
-bool ol_file_moves_to_device_variable(ol_model *m)
+/* The first call that moves data to a device held in a variable not bound
+ * to the CPU, or OL_NONE. *cpu_move: some move goes to a device bound to
+ * the CPU or to "cpu" itself (when given). */
+static ol_nid device_move_node(ol_model *m, bool *cpu_move)
 {
+    const ol_tree *t = m->tree;
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *c = &m->calls.items[i];
         ol_nid dev = OL_NONE;
@@ -92,10 +104,25 @@ bool ol_file_moves_to_device_variable(ol_model *m)
             dev = ol_call_arg(m, c->node, 0, "device");
         else
             dev = ol_call_arg(m, c->node, -1, "device");
-        if (dev != OL_NONE && ol_is_device_variable(m, dev) && !bound_to_cpu(m, dev))
-            return true;
+        if (dev == OL_NONE)
+            continue;
+        const char *s;
+        uint32_t len;
+        if (cpu_move && ol_string_value(t, ol_unparen(t, dev), &s, &len) && ol_mem_eq_cstr(s, len, "cpu"))
+            *cpu_move = true;
+        if (!ol_is_device_variable(m, dev))
+            continue;
+        if (!bound_to_cpu(m, dev))
+            return c->node;
+        if (cpu_move)
+            *cpu_move = true;
     }
-    return false;
+    return OL_NONE;
+}
+
+bool ol_file_moves_to_device_variable(ol_model *m)
+{
+    return device_move_node(m, NULL) != OL_NONE;
 }
 
 bool ol_file_is_xla_only(ol_model *m)
@@ -136,7 +163,7 @@ static bool has_word_nocase(const char *text, size_t len, const char *word)
  * words? A word of three letters or fewer counts only apart from other
  * letters (has_word_nocase). `whole`, when given, is a word that counts only as a whole name
  * ("rank", not "rank" in "ranking" or a string). */
-static bool code_says(ol_model *m, const char *const *words, const char *whole)
+static ol_nid code_says_at(ol_model *m, const char *const *words, const char *whole)
 {
     const ol_tree *t = m->tree;
     for (ol_nid n = 0; n < t->nodes.len; n++) {
@@ -150,26 +177,69 @@ static bool code_says(ol_model *m, const char *const *words, const char *whole)
                 continue;
             if (whole && strcmp(*w, whole) == 0 && !(k == OL_N_identifier && len == strlen(whole)))
                 continue;
-            return true;
+            return n;
         }
     }
-    return false;
+    return OL_NONE;
 }
+
+static bool code_says(ol_model *m, const char *const *words, const char *whole)
+{
+    return code_says_at(m, words, whole) != OL_NONE;
+}
+
+/* Words of code that may put data on an accelerator another way than a
+ * device the file names: a framework that places the model itself. */
+static const char *const FRAMEWORK_WORDS[] = {"accelerat", "fabric", "deepspeed", "trainer", "prepare", "device_map",
+                                              NULL};
+static const char *const DEVICE_WORDS_ALL[] = {"device", "cuda", "gpu", "tpu", "xla", "mps", "accelerat", "fabric",
+                                               "deepspeed", "trainer", "prepare", NULL};
 
 bool ol_file_stays_on_cpu(ol_model *m)
 {
-    static const char *const words[] = {"device", "cuda", "gpu", "tpu", "xla", "mps", "accelerat", "fabric",
-                                        "deepspeed", "trainer", "prepare", NULL};
-    return !code_says(m, words, NULL) && !ol_file_names_accelerator(m) && !ol_file_moves_to_device_variable(m);
+    return !code_says(m, DEVICE_WORDS_ALL, NULL) && !ol_file_names_accelerator(m) &&
+           !ol_file_moves_to_device_variable(m);
+}
+
+/* words of process groups and launchers; short ones ("ddp") must not
+ * follow a letter, and "rank" alone is also a matrix's rank: only as a
+ * whole name */
+static const char *const PROCESS_WORDS[] = {"distributed", "init_process_group", "local_rank", "global_rank",
+                                            "world_size", "rank", "ddp", "spawn", "accelerat", "deepspeed",
+                                            "fabric", "torchrun", "horovod", "fsdp", NULL};
+
+void ol_file_device_use(ol_model *m, ol_device_use *out)
+{
+    out->node = accelerator_node(m);
+    if (out->node != OL_NONE) {
+        out->use = OL_DEVICE_NAMED;
+        return;
+    }
+    bool cpu_move = false;
+    out->node = device_move_node(m, &cpu_move);
+    if (out->node != OL_NONE) {
+        out->use = OL_DEVICE_VARIABLE;
+        return;
+    }
+    out->node = code_says_at(m, FRAMEWORK_WORDS, NULL);
+    if (out->node == OL_NONE)
+        out->node = code_says_at(m, PROCESS_WORDS, "rank"); /* every process of a job has its device */
+    if (out->node != OL_NONE) {
+        out->use = OL_DEVICE_FRAMEWORK;
+        return;
+    }
+    ol_nid word = code_says_at(m, DEVICE_WORDS_ALL, NULL);
+    if (cpu_move) {
+        /* every device the file moves data to is the CPU */
+        out->use = OL_DEVICE_CPU;
+        out->node = word;
+        return;
+    }
+    out->node = word;
+    out->use = word != OL_NONE ? OL_DEVICE_WORD : OL_DEVICE_NONE;
 }
 
 bool ol_file_runs_several_processes(ol_model *m)
 {
-    /* words of process groups and launchers; short ones ("ddp") must not
-     * follow a letter, and "rank" alone is also a matrix's rank: only as a
-     * whole name */
-    static const char *const words[] = {"distributed", "init_process_group", "local_rank", "global_rank",
-                                        "world_size", "rank", "ddp", "spawn", "accelerat", "deepspeed",
-                                        "fabric", "torchrun", "horovod", "fsdp", NULL};
-    return code_says(m, words, "rank");
+    return code_says(m, PROCESS_WORDS, "rank");
 }

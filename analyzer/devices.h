@@ -38,4 +38,22 @@ bool ol_file_runs_several_processes(ol_model *m);
  * or `x.device`, a value known to be a device, not a string? */
 bool ol_is_device_variable(ol_model *m, ol_nid e);
 
+/* What a file says about the device its data lives on, most telling first,
+ * with the node that says it. */
+typedef enum ol_device_kind {
+    OL_DEVICE_NAMED,     /* CUDA or torch.accelerator named (`.cuda()`, "cuda:0", torch.cuda.*) */
+    OL_DEVICE_VARIABLE,  /* data moved to a device variable not bound to the CPU (`x.to(device)`) */
+    OL_DEVICE_FRAMEWORK, /* a framework that places the model itself (Accelerate, Lightning's Trainer, DeepSpeed) */
+    OL_DEVICE_CPU,       /* every device it moves data to is the CPU */
+    OL_DEVICE_WORD,      /* a word of devices ("gpu", "device") and nothing more telling */
+    OL_DEVICE_NONE,      /* nothing */
+} ol_device_kind;
+
+typedef struct ol_device_use {
+    ol_device_kind use;
+    ol_nid node;         /* OL_NONE for NONE (and CPU without a word) */
+} ol_device_use;
+
+void ol_file_device_use(ol_model *m, ol_device_use *out);
+
 #endif

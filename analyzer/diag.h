@@ -71,6 +71,9 @@ typedef struct ol_diag {
     const char *guess;    /* NULL: every fact was read from the code; else a static
                              string saying what the finding guesses from ("a name's
                              spelling", "an unseen base class", "an unresolved import") */
+    bool host_only;       /* on code that never runs on a GPU: kept only as `once` is */
+    bool in_test;         /* in test code outside a test file (a pytest function in
+                             tests.py): left out as the test files' findings are */
 } ol_diag;
 
 typedef OL_VEC(ol_diag) ol_diag_vec;

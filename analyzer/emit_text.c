@@ -629,13 +629,14 @@ static const char *plural(size_t n)
 void ol_emit_text_end(FILE *out, const ol_file_result *results, size_t count, const ol_emit_options *o)
 {
     style st = {o->color};
-    size_t remaining = 0, applicable = 0, hidden_unsafe = 0, files = 0, fixed = 0, hidden = 0;
+    size_t remaining = 0, applicable = 0, hidden_unsafe = 0, files = 0, fixed = 0, hidden = 0, host_only = 0;
     for (size_t f = 0; f < count; f++) {
         const ol_file_result *r = &results[f];
         if (r->read_ok)
             files++;
         fixed += r->fixed;
         hidden += r->hidden;
+        host_only += r->host_only;
         for (size_t i = 0; i < r->diags.len; i++) {
             const ol_diag *d = &r->diags.items[i];
             remaining++;
@@ -683,4 +684,8 @@ void ol_emit_text_end(FILE *out, const ol_file_result *results, size_t count, co
         fprintf(out, "%zu finding%s in test code not shown: the default per-file-ignores leave training rules out "
                      "of tests (see `oomlint --show-settings FILE`).\n",
                 hidden, plural(hidden));
+    if (host_only > 0)
+        fprintf(out, "%zu finding%s on code that never runs on a GPU not shown: select a rule by its code to see "
+                     "them (`--extend-select OOM201`).\n",
+                host_only, plural(host_only));
 }

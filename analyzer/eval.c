@@ -1086,7 +1086,9 @@ ol_hook ol_function_hook(ol_model *m, uint32_t fi)
     return train ? OL_HOOK_TRAIN_STEP : OL_HOOK_EVAL_STEP;
 }
 
-static ol_gradmode decorator_mode(ol_model *m, uint32_t fi)
+/* The grad mode a decorator of function fi sets, with the decorator in
+ * *where (when given). */
+static ol_gradmode decorator_mode_at(ol_model *m, uint32_t fi, ol_nid *where)
 {
     const ol_tree *t = m->tree;
     ol_nid dec = m->functions.items[fi].decorated;
@@ -1097,15 +1099,23 @@ static ol_gradmode decorator_mode(ol_model *m, uint32_t fi)
             continue;
         ol_nid e = ol_first_named(t, d);
         ol_val v = ol_eval(m, e);
+        ol_gradmode gm = OL_GM_NONE;
         if (v.kind == OL_V_GRADMODE)
-            return (ol_gradmode)v.info;
-        if (v.kind == OL_V_EXTERN) {
-            ol_gradmode gm = gradmode_of(ol_sym_str(m, v.ref));
-            if (gm != OL_GM_NONE)
-                return gm == OL_GM_SET_COND ? OL_GM_NONE : gm;
+            gm = (ol_gradmode)v.info;
+        else if (v.kind == OL_V_EXTERN && (gm = gradmode_of(ol_sym_str(m, v.ref))) == OL_GM_SET_COND)
+            gm = OL_GM_NONE;
+        if (gm != OL_GM_NONE) {
+            if (where)
+                *where = d;
+            return gm;
         }
     }
     return OL_GM_NONE;
+}
+
+static ol_gradmode decorator_mode(ol_model *m, uint32_t fi)
+{
+    return decorator_mode_at(m, fi, NULL);
 }
 
 static bool mode_disables(ol_gradmode g)
@@ -1135,7 +1145,14 @@ static int ctx_grad(const ol_model *m, ol_nid n)
  * 1 when the last such statement before n turns autograd off, 0 when it
  * turns it on, -1 when none does. Only statements of blocks around n count,
  * so a switch in one branch of an `if` decides nothing for the code after. */
+static int statement_grad_at(ol_model *m, ol_nid n, ol_nid *where);
+
 static int statement_grad(ol_model *m, ol_nid n)
+{
+    return statement_grad_at(m, n, NULL);
+}
+
+static int statement_grad_at(ol_model *m, ol_nid n, ol_nid *where)
 {
     const ol_tree *t = m->tree;
     static const char *const setters[] = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
@@ -1171,7 +1188,11 @@ static int statement_grad(ol_model *m, ol_nid n)
             if (arg == OL_NONE)
                 continue;
             ol_kind ak = ol_kind_of(t, ol_unparen(t, arg));
-            last = ak == OL_N_false ? 1 : ak == OL_N_true ? 0 : last;
+            if (ak != OL_N_false && ak != OL_N_true)
+                continue;
+            last = ak == OL_N_false;
+            if (where)
+                *where = call;
         }
         if (last >= 0)
             return last;
@@ -1219,7 +1240,16 @@ static bool class_derives(ol_model *m, uint32_t ci, uint32_t base, int depth)
  * `@torch.no_grad() def predict(self, x): return self._forward(x)` runs the
  * subclass's _forward): 1 when every such call has autograd off, 0 when
  * one has it on, -1 when there is none. */
+static int overridden_grad_at(ol_model *m, uint32_t fi, int depth, ol_nid *where);
+
 static int overridden_grad(ol_model *m, uint32_t fi, int depth)
+{
+    return overridden_grad_at(m, fi, depth, NULL);
+}
+
+/* *where: the base's call that decides (one with autograd on when the
+ * answer is 0, else the first). */
+static int overridden_grad_at(ol_model *m, uint32_t fi, int depth, ol_nid *where)
 {
     const ol_function *f = &m->functions.items[fi];
     if (f->cls == OL_NO_INDEX || !f->name)
@@ -1242,6 +1272,8 @@ static int overridden_grad(ol_model *m, uint32_t fi, int depth)
                                                                                             : NULL;
             if (!rt || len != 4 || memcmp(rt, "self", 4) != 0)
                 continue;
+            if (where && (verdict < 0 || !grad_disabled_at(m, c->node, depth + 1)))
+                *where = c->node;
             if (!grad_disabled_at(m, c->node, depth + 1))
                 return 0;
             verdict = 1;
@@ -1278,6 +1310,8 @@ static int overridden_grad(ol_model *m, uint32_t fi, int depth)
             if (cf == OL_NO_INDEX || m->functions.items[cf].cls == OL_NO_INDEX || m->functions.items[cf].cls == f->cls ||
                 !class_derives(m, f->cls, m->functions.items[cf].cls, 0))
                 continue;
+            if (where && (verdict < 0 || !grad_disabled_at(m, c->node, depth + 1)))
+                *where = c->node;
             if (!grad_disabled_at(m, c->node, depth + 1))
                 return 0;
             verdict = 1;
@@ -1349,6 +1383,90 @@ uint32_t ol_grad_root(ol_model *m, ol_nid n)
     if (f->callsites.len == 0 && (ctx_grad(m, f->node) >= 0 || m->scopes.items[f->outer_scope].function != OL_NO_INDEX))
         return OL_NO_INDEX;
     return fi;
+}
+
+/* What decides the grad mode in function fi (its body, not one node of it). */
+static void explain_function(ol_model *m, uint32_t fi, ol_grad_local *out, int depth)
+{
+    const ol_function *f = &m->functions.items[fi];
+    out->function = fi;
+    ol_nid where = OL_NONE;
+    if (decorator_mode_at(m, fi, &where) != OL_GM_NONE) {
+        out->cause = OL_GC_DECORATOR;
+        out->node = where;
+        return;
+    }
+    ol_hook hook = ol_function_hook(m, fi);
+    if (hook == OL_HOOK_EVAL_STEP || hook == OL_HOOK_EVAL_HOOK) {
+        out->cause = OL_GC_HOOK;
+        out->node = ol_field(m->tree, f->node, OL_F_name);
+        return;
+    }
+    if (f->callsites.len > 0) {
+        /* a call with autograd on when the body runs with it, else the first */
+        out->cause = OL_GC_CALLERS;
+        out->node = m->calls.items[f->callsites.items[0]].node;
+        for (size_t i = 0; i < f->callsites.len; i++) {
+            ol_nid at = m->calls.items[f->callsites.items[i]].node;
+            if (!grad_disabled_at(m, at, depth + 1)) {
+                out->node = at;
+                break;
+            }
+        }
+        return;
+    }
+    if (overridden_grad_at(m, fi, depth, &where) >= 0) {
+        out->cause = OL_GC_OVERRIDE;
+        out->node = where;
+        return;
+    }
+    for (uint32_t c = m->node_ctx[f->node]; c != OL_NO_INDEX; c = m->contexts.items[c].parent) {
+        const ol_ctx *ctx = &m->contexts.items[c];
+        if (ctx->kind == OL_CTX_GRAD && (ctx->gradmode == OL_GM_ENABLE || mode_disables(ctx->gradmode))) {
+            out->cause = OL_GC_CONTEXT;
+            out->node = ctx->item;
+            return;
+        }
+    }
+    uint32_t outer = m->scopes.items[f->outer_scope].function;
+    if (outer != OL_NO_INDEX && depth < 12) {
+        explain_function(m, outer, out, depth + 1);
+        if (out->cause == OL_GC_NONE_CALLED)
+            out->function = fi;
+        return;
+    }
+    out->cause = m->grad_globally_disabled ? OL_GC_GLOBAL : OL_GC_NONE_CALLED;
+    out->node = OL_NONE;
+}
+
+void ol_grad_explain(ol_model *m, ol_nid n, ol_grad_local *out)
+{
+    out->off = ol_grad_disabled(m, n);
+    out->cause = OL_GC_MODULE;
+    out->node = OL_NONE;
+    out->function = OL_NO_INDEX;
+    if (n == OL_NONE)
+        return;
+    for (uint32_t c = m->node_ctx[n]; c != OL_NO_INDEX; c = m->contexts.items[c].parent) {
+        const ol_ctx *ctx = &m->contexts.items[c];
+        if (ctx->kind == OL_CTX_GRAD && (ctx->gradmode == OL_GM_ENABLE || mode_disables(ctx->gradmode))) {
+            out->cause = OL_GC_CONTEXT;
+            out->node = ctx->item;
+            return;
+        }
+    }
+    ol_nid where = OL_NONE;
+    if (statement_grad_at(m, n, &where) >= 0) {
+        out->cause = OL_GC_STATEMENT;
+        out->node = where;
+        return;
+    }
+    uint32_t fi = ol_function_of(m, n);
+    if (fi != OL_NO_INDEX) {
+        explain_function(m, fi, out, 0);
+        return;
+    }
+    out->cause = m->grad_globally_disabled ? OL_GC_GLOBAL : OL_GC_MODULE;
 }
 
 typedef OL_VEC(uint32_t) u32_list;

@@ -1346,6 +1346,146 @@ bool ol_runs_per_step(ol_model *m, ol_nid n)
     return runs_per_step(m, n, 0);
 }
 
+/* Does loop li run a model's forward in its own body (not in a nested function)? */
+static bool loop_runs_forward(ol_model *m, uint32_t li)
+{
+    ol_nid body = m->loops.items[li].body;
+    if (body == OL_NONE)
+        return false;
+    uint32_t fn = ol_function_of(m, m->loops.items[li].node);
+    size_t first, end = ol_calls_in(m, body, &first);
+    for (size_t i = first; i < end; i++)
+        if (ol_function_of(m, m->calls.items[i].node) == fn && ol_is_forward_call(m, (uint32_t)i))
+            return true;
+    return false;
+}
+
+static bool step_loop(ol_model *m, uint32_t li)
+{
+    return ol_loop_is_data_loop(m, li) || loop_runs_forward(m, li);
+}
+
+/* Does loop li hold a loop of the same function that runs per step? */
+static bool holds_step_loop(ol_model *m, uint32_t li)
+{
+    const ol_tree *t = m->tree;
+    ol_nid node = m->loops.items[li].node;
+    for (size_t k = li + 1; k < m->loops.len; k++) {
+        ol_nid inner = m->loops.items[k].node;
+        if (!ol_contains(t, node, inner))
+            break; /* loops are in node order: the first one outside ends the subtree */
+        if (m->loops.items[k].kind != OL_LOOP_COMPREHENSION && step_loop(m, (uint32_t)k) &&
+            ol_function_of(m, inner) == ol_function_of(m, node))
+            return true;
+    }
+    return false;
+}
+
+static bool names_once(const char *name)
+{
+    static const char *const once[] = {"__init__", "reset_parameters", "_reset_parameters", "init_weights",
+                                       "_init_weights", "setup", "configure_optimizers", "__post_init__", NULL};
+    for (const char *const *w = once; name && *w; w++)
+        if (strcmp(name, *w) == 0)
+            return true;
+    return false;
+}
+
+static void often_at(ol_model *m, ol_nid n, ol_often_local *out, int depth)
+{
+    out->often = OL_ONCE;
+    out->cause = OL_OC_MODULE;
+    out->node = OL_NONE;
+    out->function = OL_NO_INDEX;
+    /* the loops around n, innermost first */
+    uint32_t epoch = OL_NO_INDEX;
+    for (uint32_t li = m->node_loop[n]; li != OL_NO_INDEX; li = m->loops.items[li].parent) {
+        if (step_loop(m, li)) {
+            out->often = OL_PER_STEP;
+            out->cause = OL_OC_STEP_LOOP;
+            out->node = m->loops.items[li].node;
+            return;
+        }
+        if (epoch == OL_NO_INDEX && holds_step_loop(m, li))
+            epoch = li;
+    }
+    if (epoch != OL_NO_INDEX) {
+        out->often = OL_PER_EPOCH;
+        out->cause = OL_OC_EPOCH_LOOP;
+        out->node = m->loops.items[epoch].node;
+        return;
+    }
+    uint32_t fn = ol_function_of(m, n);
+    if (fn == OL_NO_INDEX)
+        return;
+    const ol_function *f = &m->functions.items[fn];
+    const char *name = ol_sym_str(m, f->name);
+    ol_nid fname = ol_field(m->tree, f->node, OL_F_name);
+    if (names_once(name)) {
+        out->cause = OL_OC_INIT;
+        out->node = fname;
+        return;
+    }
+    if (ol_function_hook(m, fn) != OL_HOOK_NONE ||
+        (name && (strcmp(name, "forward") == 0 || strcmp(name, "__call__") == 0))) {
+        out->often = OL_PER_STEP;
+        out->cause = OL_OC_STEP_METHOD;
+        out->node = fname;
+        return;
+    }
+    if (f->callsites.len == 0 || depth >= 4) {
+        /* a nested function runs when the function around it calls it */
+        uint32_t outer = m->scopes.items[f->outer_scope].function;
+        if (f->callsites.len == 0 && outer != OL_NO_INDEX && depth < 4) {
+            often_at(m, m->functions.items[outer].node, out, depth + 1);
+            return;
+        }
+        out->often = OL_PER_CALL;
+        out->cause = OL_OC_NO_CALLER;
+        out->function = fn;
+        return;
+    }
+    /* as often as its most frequent caller in the file */
+    ol_often_local best = {OL_ONCE, OL_OC_MODULE, OL_NONE, OL_NO_INDEX};
+    bool any = false;
+    for (size_t i = 0; i < f->callsites.len; i++) {
+        ol_nid at = m->calls.items[f->callsites.items[i]].node;
+        if (ol_function_of(m, at) == fn)
+            continue; /* recursion */
+        ol_often_local c;
+        often_at(m, at, &c, depth + 1);
+        if (!any || c.often > best.often) {
+            best = c;
+            best.node = at;
+            any = true;
+        }
+        if (best.often == OL_PER_STEP)
+            break;
+    }
+    if (!any) {
+        out->often = OL_PER_CALL;
+        out->cause = OL_OC_NO_CALLER;
+        out->function = fn;
+        return;
+    }
+    out->often = best.often;
+    out->cause = OL_OC_CALLER;
+    out->node = best.node;
+    out->function = best.often == OL_PER_CALL ? best.function : OL_NO_INDEX;
+}
+
+void ol_often_explain(ol_model *m, ol_nid n, ol_often_local *out)
+{
+    if (n == OL_NONE || n >= m->tree->nodes.len) {
+        out->often = OL_PER_CALL;
+        out->cause = OL_OC_MODULE;
+        out->node = OL_NONE;
+        out->function = OL_NO_INDEX;
+        return;
+    }
+    often_at(m, n, out, 0);
+}
+
 /* Does the file import PyTorch or a library built on it? Without one, a
  * call named like a model is something else (a Keras layer, a pydantic
  * model's method, an HTTP client for a hosted LLM), and torch.no_grad()

@@ -207,6 +207,13 @@ bool ol_in_handler(const ol_tree *t, ol_nid n, ol_nid stop);
  * caller in the file runs once run once. A function with no caller in the
  * file may be called from anywhere, and counts as per step. */
 bool ol_runs_per_step(ol_model *m, ol_nid n);
+/* How often the code at n runs, as far as this file shows (ask.h's
+ * ol_how_often adds what the run's callers show): the loops around it (one
+ * that draws batches or runs a model each iteration: per step; one around
+ * such a loop: per epoch), then its function: `__init__` once, a forward or a
+ * per-batch hook per step, otherwise as often as its most frequent call site
+ * in the file (a few levels up), or per call when the file does not call it. */
+void ol_often_explain(ol_model *m, ol_nid n, ol_often_local *out);
 
 /* Does the file import PyTorch or a library built on it (or `from x import
  * *`, which may bring it, or a module of the run that imports one)? Without one there is no autograd graph: a call

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ask.h"
 #include "emit.h"
 #include "facts.h"
 #include "fix.h"
@@ -177,9 +178,14 @@ static void filter(const ol_settings *s, const ol_tree *t, ol_file_result *r)
         ol_diag *d = &diags->items[i];
         size_t rule = ol_rule_index(d->rule);
         bool hidden = s->hidden && s->hidden[rule];
-        /* what runs once (a one-off tensor, a reload in one process) is
-         * reported only to those who asked for the rule by its code */
-        bool drop = (!s->enabled[rule] && !hidden) || (d->once && !(s->exact && s->exact[rule]));
+        /* what runs once (a one-off tensor, a reload in one process) or
+         * never on a GPU is reported only to those who asked for the rule
+         * by its code */
+        bool exact = s->exact && s->exact[rule];
+        bool drop = (!s->enabled[rule] && !hidden) || (d->once && !exact);
+        /* a test function outside a test file: as the test files' */
+        if (!drop && d->in_test && s->test_defaults && !hidden)
+            hidden = true;
         if (!drop && d->rule != &ol_rule_oom001) {
             uint32_t line = ol_source_line_index(t->src, d->start) + 1;
             drop = ol_suppression_use(&sup, line, d->rule->code);
@@ -191,6 +197,11 @@ static void filter(const ol_settings *s, const ol_tree *t, ol_file_result *r)
                 diags->items[keep - 1] = *d;
                 continue;
             }
+            drop = true;
+        }
+        /* counted after suppression: a `# noqa` of it is not unused */
+        if (!drop && d->host_only && !exact) {
+            r->host_only++;
             drop = true;
         }
         if (!drop && hidden) {
@@ -314,6 +325,38 @@ static bool recover_notebook(ol_linter *lt, const ol_source *src, ol_tree *t, ol
     return reparse;
 }
 
+/* What every rule's findings share, asked of the door once per file rather
+ * than by each rule: a finding that speaks of GPU memory, on code that never
+ * runs on a GPU, is kept only for those who select its rule by code (and
+ * otherwise shows where the device comes from); a training rule's finding
+ * inside a test function is left out as a test file's would be. */
+static void ask_shared_facts(ol_model *m, ol_file_result *r, size_t first)
+{
+    int gpu = -1;
+    ol_reasons gpu_why = {0};
+    for (size_t i = first; i < r->diags.len; i++) {
+        ol_diag *d = &r->diags.items[i];
+        if (!d->rule || !d->rule->check)
+            continue;
+        if (d->rule->device_memory) {
+            if (gpu < 0)
+                gpu = (int)ol_runs_on_gpu(m, &gpu_why);
+            if (gpu != OL_GPU_YES)
+                d->host_only = true;
+            else
+                ol_diag_because(d, m, &gpu_why);
+        }
+        if (!d->rule->in_tests) {
+            ol_nid at = ol_node_covering(m->tree, d->start, d->end);
+            ol_reasons why = {0};
+            if (at != OL_NONE && ol_code_kind_at(m, at, &why) == OL_CODE_TEST) {
+                d->in_test = true;
+                ol_diag_because(d, m, &why);
+            }
+        }
+    }
+}
+
 void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
 {
     if (!r->path)
@@ -390,6 +433,7 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
         }
         ol_check check = {&model, &tree, &r->src, NULL, &r->diags};
         const ol_settings *s = lt->settings;
+        size_t first_rule_diag = r->diags.len;
         for (size_t i = 0; i < ol_rule_count && !lt->summary_only; i++) {
             const ol_rule *rule = ol_rules[i];
             if (!rule->check || !(s->enabled[i] || (s->hidden && s->hidden[i])))
@@ -410,6 +454,7 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
                 t0 = t1;
             }
         }
+        ask_shared_facts(&model, r, first_rule_diag);
         ol_xref_end(xref);
         if (model_absent)
             drop_fixes(&r->diags, 0);

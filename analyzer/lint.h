@@ -33,6 +33,9 @@ typedef struct ol_settings {
     bool *hidden;
     bool *exact;         /* per registry index: selected by its exact code, so its
                             findings in code that runs once are kept; may be NULL */
+    bool test_defaults;  /* the default per-file-ignores of test code are in force (no
+                            per-file-ignores configured, test code not asked for): test
+                            functions outside test files are left out the same way */
 } ol_settings;
 
 /* Where the time goes, for --timings and the benchmark: nanoseconds of
@@ -90,6 +93,7 @@ typedef struct ol_file_result {
     size_t rendered_len;
     bool written;        /* its part was streamed out (and rendered freed) */
     size_t hidden;       /* findings not reported: the default per-file-ignores for test code */
+    size_t host_only;    /* findings not reported: on code that never runs on a GPU */
     size_t noqa_added;   /* --add-noqa: directives written */
 } ol_file_result;
 

@@ -42,6 +42,7 @@
 #include "config.h"
 #include "discover.h"
 #include "emit.h"
+#include "explain.h"
 #include "fix.h"
 #include "lint.h"
 #include "probe.h"
@@ -49,6 +50,8 @@
 #include "server.h"
 #include "supervise.h"
 #include "writefile.h"
+
+#include "commit.h" /* OL_COMMIT: build/gen/commit.h, written by the Makefile */
 
 static bool want_color(ol_color c, const ol_guard *guard)
 {
@@ -505,6 +508,9 @@ int main(int argc, char **argv)
     /* `oomlint probe` runs programs rather than linting: its own options (probe.c) */
     if (argc > 1 && strcmp(argv[1], "probe") == 0)
         return ol_probe_main(argc - 1, argv + 1);
+    /* `oomlint explain` reads a crash's log and snapshot: its own options (explain.c) */
+    if (argc > 1 && strcmp(argv[1], "explain") == 0)
+        return ol_explain_main(argc - 1, argv + 1);
     ol_cli cli;
     ol_buf err = {0};
     if (!ol_cli_parse(&cli, argc, argv, &err)) {
@@ -523,7 +529,7 @@ int main(int argc, char **argv)
         ol_cli_usage(stdout);
         break;
     case OL_CMD_VERSION:
-        printf("oomlint %s\n", OL_VERSION);
+        printf("oomlint %s (commit %s)\n", OL_VERSION, OL_COMMIT);
         break;
     case OL_CMD_RULES:
         status = ol_cmd_rules(&cli, stdout);

@@ -1510,6 +1510,8 @@ void ol_model_free(ol_model *m)
     free(m->def_tails);
     if (m->facts_cache_free)
         m->facts_cache_free(m->facts_cache);
+    if (m->door_free)
+        m->door_free(m->door);
     free(m->call_functions_begin);
     free(m->call_functions);
     free(m->chain_items);

@@ -371,6 +371,9 @@ typedef struct ol_model {
      * of its shape */
     void *facts_cache;
     void (*facts_cache_free)(void *cache);
+    /* the same for the door (ask.c): its answers and their reasons */
+    void *door;
+    void (*door_free)(void *door);
 
     /* lazy evaluation state */
     ol_val *node_val;       /* memo per node */
@@ -436,6 +439,56 @@ uint32_t ol_scope_defs(const ol_model *m, uint32_t scope, ol_sym name);
  * set_grad_enabled(False or a condition), a no-grad decorator, a Lightning
  * eval hook, or a function only ever called under one of these)? */
 bool ol_grad_disabled(ol_model *m, ol_nid n);
+/* How often code runs (ask.h's question; facts.c answers it within a file). */
+typedef enum ol_often {
+    OL_ONCE,       /* module code, `__init__`, a smoke test under the main guard */
+    OL_PER_CALL,   /* a function whose callers the file (or the run) does not show */
+    OL_PER_EPOCH,  /* a loop around the batch loop */
+    OL_PER_STEP,   /* a loop over batches or one that runs a model, a forward or a per-batch hook, or a function
+                      such code calls */
+} ol_often;
+
+/* What decides it, in this file. */
+typedef enum ol_often_cause {
+    OL_OC_MODULE,      /* module code outside loops */
+    OL_OC_STEP_LOOP,   /* node: a loop that draws batches or runs a model each iteration */
+    OL_OC_EPOCH_LOOP,  /* node: a loop around one that does */
+    OL_OC_INIT,        /* node: the function's name (`__init__`, `reset_parameters`) */
+    OL_OC_STEP_METHOD, /* node: the function's name (a forward, `__call__`, a framework's per-batch hook) */
+    OL_OC_CALLER,      /* node: the call site in the file that runs it most often */
+    OL_OC_NO_CALLER,   /* the function has no caller in the file */
+} ol_often_cause;
+
+typedef struct ol_often_local {
+    ol_often often;
+    ol_often_cause cause;
+    ol_nid node;
+    uint32_t function;     /* for NO_CALLER: the function the run's callers decide */
+} ol_often_local;
+
+/* What decides the grad mode at a node, in this file. */
+typedef enum ol_grad_cause {
+    OL_GC_MODULE,      /* module code, where nothing turns autograd off */
+    OL_GC_GLOBAL,      /* a module-level `torch.set_grad_enabled(False)` */
+    OL_GC_CONTEXT,     /* a `with` block around it: node is the with item */
+    OL_GC_STATEMENT,   /* a `set_grad_enabled(...)` statement before it: node is the call */
+    OL_GC_DECORATOR,   /* a decorator of its function: node is the decorator */
+    OL_GC_HOOK,        /* a framework hook that runs without grad: node is the function's name */
+    OL_GC_CALLERS,     /* its function's call sites in the file: node is one with autograd on when the
+                          body runs with it, else the first */
+    OL_GC_OVERRIDE,    /* a base class calls the method through self: node is that call */
+    OL_GC_NONE_CALLED, /* its function has no caller in the file and nothing around it decides */
+} ol_grad_cause;
+
+typedef struct ol_grad_local {
+    bool off;              /* ol_grad_disabled's answer */
+    ol_grad_cause cause;
+    ol_nid node;           /* see the cause; OL_NONE for MODULE, GLOBAL and NONE_CALLED */
+    uint32_t function;     /* the function whose mode it is, or OL_NO_INDEX at module level */
+} ol_grad_local;
+
+/* Why ol_grad_disabled answers as it does at n, within this file. */
+void ol_grad_explain(ol_model *m, ol_nid n, ol_grad_local *out);
 /* The function whose callers decide the grad mode at n: n's function when no
  * context, statement, decorator or framework hook of the file decides it
  * (its callers in the file do, or it has none); else OL_NO_INDEX. */

@@ -171,17 +171,36 @@ typedef struct ol_svg_line {
     const ol_dvec *y;
 } ol_svg_line;
 
+/* A reference line across (hline: a value, such as --memory) or up
+ * (vline: a step, such as the one where memory runs out); absent where
+ * the label is NULL. */
+typedef struct ol_svg_mark {
+    const char *label;       /* owned by the caller: "--memory 24.00 GiB" */
+    const char *kind;        /* the SVG class: "memory", "run-out" */
+    double at;
+} ol_svg_mark;
+
 typedef struct ol_svg_panel {
     char *title;             /* owned */
     char *unit;              /* owned: "bytes", "nodes", "s" */
     ol_svg_line lines[6];
     size_t line_count;
+    /* per line: the steps of its points (NULL: 1, 2, ...), and whether it
+     * is a projection rather than a measurement (dashed) */
+    const ol_dvec *line_x[6];
+    bool line_dashed[6];
     bool stacked;            /* lines are parts of a whole: filled, one on top of the other */
+    ol_svg_mark hline, vline;
+    char *empty_note;        /* owned, or NULL: what a panel without figures says ("no figures") */
 } ol_svg_panel;
 
 typedef OL_VEC(ol_svg_panel) ol_svg_panels;
 
-/* Renders panels in a grid as one standalone SVG document. */
+/* Renders panels in a grid as one standalone SVG document. Each panel is a
+ * <g class="panel"> with its plot area (<rect class="plot-area">), its
+ * series (class "data"), its reference lines (<line class="memory">, ...)
+ * and, above the plot area and never on it, its legend
+ * (<g class="legend"> around a <rect class="legend-box">). */
 void ol_svg_render(ol_buf *out, const char *title, const ol_svg_panels *panels);
 void ol_svg_panels_free(ol_svg_panels *p);
 /* Writes data to path through a temporary file and rename: never half a file. */

@@ -10,9 +10,13 @@
  * line that allocated them. Here each of those series is fitted (slope after
  * warm-up) and a series grows when it gains at least half an autograd node
  * or more than 512 bytes per step and ends above where it started. A finding
- * is confirmed when something grows at its line; growth elsewhere is listed
- * as growth at lines no rule flagged. Rules whose cost is a peak or time
- * rather than growth say so, and point at `oomlint probe --rules CODE`.
+ * is confirmed when something grows at its line; OOM103 (retain_graph=True)
+ * by what its backward kept, growing or not (then a peak); growth elsewhere
+ * is listed as growth at lines no rule flagged. Rules whose cost is a peak
+ * or time rather than growth say so, and point at `oomlint probe --rules
+ * CODE`. A run that ends before --steps is reported with how it ended (its
+ * exit status, the last step it reached) and fails the probe unless the
+ * script finished or exited with status 0.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -26,8 +30,9 @@
 #include "probe_internal.h"
 #include "rule.h"
 
-/* One thing followed over the steps: a holder, a line's saved bytes, or a
- * line's device allocations. */
+/* One thing followed over the steps: a holder, a line's saved bytes, a
+ * line's device allocations, what a line created that is still alive, or
+ * what a backward(retain_graph=True) kept. */
 typedef struct track {
     int kind;           /* TRACK_HOLDER, TRACK_SITE, TRACK_DEVICE */
     char *name;         /* holder name, or NULL */
@@ -39,12 +44,15 @@ typedef struct track {
     double bytes_slope, nodes_slope;
     bool grows;
     bool matched;       /* explained by a finding */
-    char *held_by;      /* TRACK_ALLOC: the name that keeps most of it, at the last step */
+    char *held_by;      /* TRACK_ALLOC, _KEPT, _RETAINED: the name that keeps most of it, at the last step */
 } track;
 
 /* TRACK_ALLOC: live tensors (not parameters, gradients, optimizer state or
- * kept for backward) by the line that created them (CPU runs). */
-enum { TRACK_HOLDER, TRACK_SITE, TRACK_DEVICE, TRACK_ALLOC };
+ * kept for backward) by the line that created them (CPU runs); TRACK_KEPT:
+ * the tensors kept for backward, by the line that created them (CPU runs);
+ * TRACK_RETAINED: what a backward(retain_graph=True) used and kept, by that
+ * backward's line (OOM103's). */
+enum { TRACK_HOLDER, TRACK_SITE, TRACK_DEVICE, TRACK_ALLOC, TRACK_KEPT, TRACK_RETAINED };
 
 /* The parts of the budget, in the order they are counted and stacked. */
 enum { PART_PARAMS, PART_GRADS, PART_OPTIM, PART_SAVED, PART_OTHER, PART_COUNT };
@@ -80,6 +88,7 @@ typedef struct script_run {
     char *torch;
     char *end_reason;
     char *end_error;
+    double end_status;          /* the script's exit status where it chose one (sys.exit, os._exit) */
     bool ended;
 } script_run;
 
@@ -131,7 +140,7 @@ static void add_sites(script_run *sr, const cJSON *arr, int kind, size_t step)
         if (!file || !isfinite(line) || !isfinite(bytes))
             continue;
         track *t = track_get(sr, kind, NULL, file, (long)line);
-        if (kind == TRACK_ALLOC) {
+        if (kind == TRACK_ALLOC || kind == TRACK_KEPT || kind == TRACK_RETAINED) {
             const char *held = jstr(it, "held_by");
             free(t->held_by);
             t->held_by = held ? ol_xstrdup(held) : NULL;
@@ -199,6 +208,7 @@ static bool script_record(void *ctx, ol_child *c, const cJSON *rec, const char *
         free(sr->end_error);
         sr->end_reason = ol_xstrdup(reason ? reason : "");
         sr->end_error = error ? ol_xstrdup(error) : NULL;
+        sr->end_status = jnum(rec, "status");
         take_mapped(sr, rec);
         if (cJSON_HasObjectItem(rec, "snapshot_error")) {
             const char *se = jstr(rec, "snapshot_error");
@@ -260,6 +270,8 @@ static bool script_record(void *ctx, ol_child *c, const cJSON *rec, const char *
     add_sites(sr, cJSON_GetObjectItemCaseSensitive(rec, "sites"), TRACK_SITE, sr->steps);
     add_sites(sr, cJSON_GetObjectItemCaseSensitive(rec, "cuda_sites"), TRACK_DEVICE, sr->steps);
     add_sites(sr, cJSON_GetObjectItemCaseSensitive(rec, "alloc_sites"), TRACK_ALLOC, sr->steps);
+    add_sites(sr, cJSON_GetObjectItemCaseSensitive(rec, "kept_sites"), TRACK_KEPT, sr->steps);
+    add_sites(sr, cJSON_GetObjectItemCaseSensitive(rec, "retained"), TRACK_RETAINED, sr->steps);
     ol_progress(sr->env, "running %s: step %zu/%d", sr->script_name, sr->steps, sr->env->opts->steps);
     return true;
 }
@@ -277,7 +289,7 @@ static void fit(script_run *sr)
         t->nodes_slope = t->kind == TRACK_HOLDER ? ol_stat_slope(&t->nodes, w) : 0;
         double own_bytes = ol_stat_slope(&t->own_bytes, w);
         double own_nodes = t->kind == TRACK_HOLDER ? ol_stat_slope(&t->own_nodes, w) : 0;
-        double threshold = t->kind == TRACK_DEVICE || t->kind == TRACK_ALLOC ? 4096 : 512;
+        double threshold = t->kind == TRACK_DEVICE || t->kind == TRACK_ALLOC || t->kind == TRACK_KEPT ? 4096 : 512;
         size_t first = w < sr->steps ? w : 0;
         /* what it reaches must grow, and so must what only it keeps: a holder
          * that reaches a growing graph through another (`loss` through the
@@ -291,8 +303,10 @@ static void fit(script_run *sr)
                    (isfinite(own_nodes) && own_nodes >= 0.5 &&
                     ol_stat_last(&t->own_nodes) > t->own_nodes.items[first]);
         t->grows = sr->steps >= 3 && full && own;
-        /* tensors created at a line and kept by a name: the name's growth says it */
-        if (t->kind == TRACK_ALLOC && t->held_by)
+        /* tensors created at a line and kept by a name: the name's growth
+         * says it; what is kept for backward, by the line that created it:
+         * the holders and the lines that saved it say it */
+        if ((t->kind == TRACK_ALLOC && t->held_by) || t->kind == TRACK_KEPT)
             t->matched = true;
         if (isfinite(t->bytes_slope) && t->bytes_slope < 0)
             t->bytes_slope = 0;
@@ -316,19 +330,46 @@ struct finding {
     double bytes, nodes;
     bool confirmed;
     const char *held_by;
+    double kept;        /* OOM103: bytes its backward kept, alive at the last step */
 };
 
-/* The finding a line's growth belongs to: one at that line, or one confirmed
- * on the name that keeps it. */
+/* Does finding f account for track t: confirmed on the name that keeps
+ * it, or at its line? Growth a name keeps can belong to several findings
+ * (`total += loss` keeps what `backward(retain_graph=True)` did not free:
+ * removing either stops it). */
+static bool finding_explains(const finding *f, const track *t, const char *script)
+{
+    if (f->confirmed && t->held_by && f->held_by && strcmp(f->held_by, t->held_by) == 0)
+        return true;
+    return (long)f->line == t->line && t->file && strcmp(t->file, script) == 0;
+}
+
+/* The first finding that accounts for a line's growth, or NULL. */
 static const finding *finding_for(const finding *fs, size_t nf, const track *t, const char *script)
 {
     for (size_t i = 0; i < nf; i++)
-        if (fs[i].confirmed && t->held_by && fs[i].held_by && strcmp(fs[i].held_by, t->held_by) == 0)
-            return &fs[i];
-    for (size_t i = 0; i < nf; i++)
-        if ((long)fs[i].line == t->line && t->file && strcmp(t->file, script) == 0)
+        if (finding_explains(&fs[i], t, script))
             return &fs[i];
     return NULL;
+}
+
+/* ": OOM103 at line 15 and OOM101 at line 17", or ": no finding". */
+static void findings_text(ol_buf *b, const finding *fs, size_t nf, const track *t, const char *script)
+{
+    size_t n = 0, count = 0;
+    for (size_t i = 0; i < nf; i++)
+        count += finding_explains(&fs[i], t, script);
+    if (count == 0) {
+        ol_buf_puts(b, ": no finding");
+        return;
+    }
+    for (size_t i = 0; i < nf; i++) {
+        if (!finding_explains(&fs[i], t, script))
+            continue;
+        ol_buf_puts(b, n == 0 ? ": " : n + 1 == count ? " and " : ", ");
+        ol_buf_printf(b, "%s at line %u", fs[i].rule->code, fs[i].line);
+        n++;
+    }
 }
 
 static void growth_text(ol_buf *b, double bytes, double nodes)
@@ -343,6 +384,39 @@ static void growth_text(ol_buf *b, double bytes, double nodes)
     }
 }
 
+static bool end_is(const script_run *sr, const char *reason)
+{
+    return sr->end_reason && strcmp(sr->end_reason, reason) == 0;
+}
+
+/* How a run that did not reach --steps ended, as what follows "the script":
+ * what ended it, the exit status where there is one, the last step reached
+ * (unless `steps` is false: the caller says there was none) and what the
+ * wrapper saw (the call that exited, where). */
+static void end_text(const script_run *sr, ol_buf *b, bool steps)
+{
+    int limit = sr->env->opts->steps;
+    const char *detail = sr->end_error;
+    if (end_is(sr, "finished")) {
+        ol_buf_printf(b, "finished after step %zu, before step %d", sr->steps, limit);
+        return;
+    }
+    if (end_is(sr, "exit") && isfinite(sr->end_status))
+        ol_buf_printf(b, "exited with status %.0f", sr->end_status);
+    else if (end_is(sr, "error"))
+        ol_buf_puts(b, "raised an error");
+    else if (end_is(sr, "out_of_scope"))
+        ol_buf_puts(b, "stopped");
+    else
+        ol_buf_puts(b, detail ? detail : "stopped");
+    if (steps)
+        ol_buf_printf(b, "%s after step %zu of %d", end_is(sr, "killed") || end_is(sr, "timeout") ? "," : "",
+                      sr->steps, limit);
+    if (end_is(sr, "exit") && detail)
+        ol_buf_printf(b, " (%s)", detail);
+    if (end_is(sr, "out_of_scope"))
+        ol_buf_puts(b, ": what it does is out of scope on the CPU");
+}
 
 /* ---- the budget, what grew, and when it runs out ---------------------------------------- */
 
@@ -352,7 +426,7 @@ typedef struct budget_view {
     bool has_backward;
     double back[PART_COUNT], back_total, back_measured;
     double end[PART_COUNT], end_total, end_measured;
-    double grown[PART_COUNT], grown_total; /* at the step's end: last step minus first */
+    double grown[PART_COUNT], grown_total; /* at the step's end: that step minus the first */
     ol_dvec peak;                /* per step, the higher of the two instants */
     double peak_slope, heap_slope;
     double memory;               /* 0: no size to project against */
@@ -371,6 +445,15 @@ static double at(const ol_dvec *v, size_t i)
 static double nz(double v)
 {
     return isfinite(v) ? v : 0;
+}
+
+/* The bytes of one census that scale with the batch: what is kept for
+ * backward, and the other tensors whose leading size is the batch's (all of
+ * them where the batch is unknown). */
+static double batch_part(const budget_series *s, size_t i)
+{
+    double other = at(&s->part[PART_OTHER], i), other_batch = at(&s->other_batch, i);
+    return nz(at(&s->part[PART_SAVED], i)) + (isfinite(other_batch) ? other_batch : nz(other));
 }
 
 static void budget_analyze(const script_run *sr, budget_view *bv)
@@ -397,13 +480,13 @@ static void budget_analyze(const script_run *sr, budget_view *bv)
     for (int k = 0; k < PART_COUNT; k++) {
         bv->back[k] = at(&sr->at_backward.part[k], i);
         bv->end[k] = at(&sr->at_end.part[k], i);
-        bv->grown[k] = nz(at(&sr->at_end.part[k], n - 1)) - nz(at(&sr->at_end.part[k], 0));
+        bv->grown[k] = nz(at(&sr->at_end.part[k], i)) - nz(at(&sr->at_end.part[k], 0));
     }
     bv->back_total = at(&sr->at_backward.total, i);
     bv->back_measured = at(&sr->at_backward.measured, i);
     bv->end_total = at(&sr->at_end.total, i);
     bv->end_measured = at(&sr->at_end.measured, i);
-    bv->grown_total = nz(at(&sr->at_end.total, n - 1)) - nz(at(&sr->at_end.total, 0));
+    bv->grown_total = nz(at(&sr->at_end.total, i)) - nz(at(&sr->at_end.total, 0));
     size_t w = ol_stat_warmup(n);
     bv->peak_slope = ol_stat_slope(&bv->peak, w);
     bv->heap_slope = ol_stat_slope(&sr->heap, w);
@@ -419,13 +502,15 @@ static void budget_analyze(const script_run *sr, budget_view *bv)
     bv->fixed = nz(bv->end[PART_PARAMS]) + nz(bv->end[PART_GRADS]) + nz(bv->end[PART_OPTIM]);
     /* what scales with the batch: what is kept for backward, and the other
      * tensors whose leading size is the batch's (all of them where the batch
-     * is unknown), less what grew since step 1: the projection counts that */
+     * is unknown), less what grew of them since step 1 at the same instant
+     * of the step: what a leak kept from earlier steps (their logits, a
+     * retained graph's saved tensors) is not the batch's, and the step
+     * projection counts it */
     const budget_series *vs = bv->has_backward ? &sr->at_backward : &sr->at_end;
-    double other = at(&vs->part[PART_OTHER], i), other_batch = at(&vs->other_batch, i);
-    bv->variable = nz(at(&vs->part[PART_SAVED], i)) + (isfinite(other_batch) ? other_batch : nz(other));
-    double grown_other = bv->grown[PART_OTHER];
-    if (grown_other > 0)
-        bv->variable -= grown_other < bv->variable ? grown_other : bv->variable;
+    bv->variable = batch_part(vs, i);
+    double grown_variable = bv->variable - batch_part(vs, 0);
+    if (grown_variable > 0)
+        bv->variable -= grown_variable;
     if (bv->memory <= 0)
         return;
     bool grows = isfinite(bv->peak_slope) && bv->peak_slope > 4096 && n >= 3 &&
@@ -545,7 +630,7 @@ static void emit_budget_text(const script_run *sr, const budget_view *bv, const 
     bool cpu = strcmp(sr->env->device, "cuda") != 0;
     fprintf(out, "\nMemory budget at step %zu, the step with the most memory (live tensors, each storage once):\n",
             bv->step + 1);
-    fprintf(out, "  %-26s %18s %16s %20s\n", "", "backward() starts", "step ends", "grown since step 1");
+    fprintf(out, "  %-26s %18s %16s %20s\n", "", "backward() starts", "step ends", "grown from step 1");
     for (int k = 0; k < PART_COUNT; k++)
         budget_row(out, part_names[k], bv->back[k], bv->end[k], bv->grown[k], bv->has_backward, true);
     budget_row(out, "total", bv->back_total, bv->end_total, bv->grown_total, bv->has_backward, true);
@@ -569,13 +654,13 @@ static void emit_budget_text(const script_run *sr, const budget_view *bv, const 
     ol_buf b = {0};
     for (size_t i = 0; i < sr->tracks.len; i++) {
         const track *t = sr->tracks.items[i];
-        if ((t->kind != TRACK_ALLOC && t->kind != TRACK_DEVICE) || !t->line)
+        if ((t->kind != TRACK_ALLOC && t->kind != TRACK_KEPT && t->kind != TRACK_DEVICE) || !t->line)
             continue;
         double grown = ol_stat_last(&t->bytes) - t->bytes.items[0];
         if (!(grown > 4096) || !(t->bytes_slope > 0))
             continue;
         if (!any)
-            fprintf(out, "Grew since step 1, by the line that made it:\n");
+            fprintf(out, "Grew from step 1 to step %zu, by the line that made it:\n", sr->steps);
         any = true;
         ol_buf_clear(&b);
         ol_buf_printf(&b, "%s:%ld: ", t->file ? t->file : script, t->line);
@@ -585,18 +670,27 @@ static void emit_budget_text(const script_run *sr, const budget_view *bv, const 
         ol_buf_puts(&b, " per step)");
         if (t->held_by)
             ol_buf_printf(&b, ", kept by `%s`", t->held_by);
-        const finding *f = finding_for(fs, nf, t, script);
-        if (f)
-            ol_buf_printf(&b, ": %s at line %u", f->rule->code, f->line);
-        else
-            ol_buf_puts(&b, ": no finding");
+        findings_text(&b, fs, nf, t, script);
         print_wrapped(out, "  ", b.data);
     }
-    if (!any && bv->grown_total > 4096) {
+    double grown_run = nz(ol_stat_last(&sr->at_end.total)) - nz(at(&sr->at_end.total, 0));
+    if (!any && grown_run > 4096) {
+        /* the parts say what grew; no line of the script created it as far
+         * as the run could see (or, on a GPU, the lines need torch 2.0+) */
         ol_buf_clear(&b);
-        ol_buf_puts(&b, "Grew since step 1: ");
-        cell_bytes(&b, bv->grown_total, true);
-        ol_buf_puts(&b, cpu ? ", at no line of yours that oomlint could see." : " (the lines need torch 2.0+).");
+        ol_buf_printf(&b, "Grew from step 1 to step %zu: ", sr->steps);
+        cell_bytes(&b, grown_run, true);
+        bool first = true;
+        for (int k = 0; k < PART_COUNT; k++) {
+            double g = nz(ol_stat_last(&sr->at_end.part[k])) - nz(at(&sr->at_end.part[k], 0));
+            if (!(g > 4096))
+                continue;
+            ol_buf_printf(&b, "%s%s ", first ? " (" : ", ", part_names[k]);
+            cell_bytes(&b, g, true);
+            first = false;
+        }
+        ol_buf_puts(&b, first ? "" : ")");
+        ol_buf_puts(&b, cpu ? "; the run saw no line of yours create it." : "; the lines need torch 2.0 or later.");
         print_wrapped(out, "", b.data);
     }
     if (sr->heap_counters && isfinite(bv->heap_slope)) {
@@ -651,9 +745,9 @@ static void emit_budget_text(const script_run *sr, const budget_view *bv, const 
         ol_buf_printf(&b, "%.1fx). Assumes: parameters, gradients and optimizer state (", bv->batch_factor);
         cell_bytes(&b, bv->fixed, false);
         ol_buf_puts(&b, ") stay; what is kept for backward and the other tensors whose leading size is the "
-                        "batch's, when backward starts (");
+                        "batch's, when backward starts, less what grew of them since step 1 (");
         cell_bytes(&b, bv->variable, false);
-        ol_buf_puts(&b, ", less what grew since step 1) scale with the batch; the batch is the leading size of your outermost module's "
+        ol_buf_puts(&b, "), scale with the batch; the batch is the leading size of your outermost module's "
                         "input; nothing else is on the device.");
     } else {
         ol_buf_puts(&b, "Largest batch: the budget cannot say (nothing alive scales with the batch, or the "
@@ -721,7 +815,7 @@ static void budget_json(cJSON *root, const script_run *sr, const budget_view *bv
     cJSON *grew = cJSON_AddArrayToObject(root, "growth_by_line");
     for (size_t i = 0; i < sr->tracks.len; i++) {
         const track *t = sr->tracks.items[i];
-        if ((t->kind != TRACK_ALLOC && t->kind != TRACK_DEVICE) || !t->line)
+        if ((t->kind != TRACK_ALLOC && t->kind != TRACK_KEPT && t->kind != TRACK_DEVICE) || !t->line)
             continue;
         double grown = ol_stat_last(&t->bytes) - t->bytes.items[0];
         if (!(grown > 4096) || !(t->bytes_slope > 0))
@@ -735,6 +829,7 @@ static void budget_json(cJSON *root, const script_run *sr, const budget_view *bv
             cJSON_AddStringToObject(o, "held_by", t->held_by);
         else
             cJSON_AddNullToObject(o, "held_by");
+        cJSON_AddStringToObject(o, "part", t->kind == TRACK_KEPT ? "saved" : t->kind == TRACK_ALLOC ? "other" : "device");
         const finding *f = finding_for(fs, nf, t, script);
         if (f) {
             cJSON *fo = cJSON_AddObjectToObject(o, "finding");
@@ -742,6 +837,15 @@ static void budget_json(cJSON *root, const script_run *sr, const budget_view *bv
             cJSON_AddNumberToObject(fo, "line", f->line);
         } else {
             cJSON_AddNullToObject(o, "finding");
+        }
+        cJSON *all = cJSON_AddArrayToObject(o, "findings");
+        for (size_t k = 0; k < nf; k++) {
+            if (!finding_explains(&fs[k], t, script))
+                continue;
+            cJSON *fo = cJSON_CreateObject();
+            cJSON_AddStringToObject(fo, "code", fs[k].rule->code);
+            cJSON_AddNumberToObject(fo, "line", fs[k].line);
+            cJSON_AddItemToArray(all, fo);
         }
         cJSON_AddItemToArray(grew, o);
     }
@@ -777,8 +881,9 @@ static void budget_json(cJSON *root, const script_run *sr, const budget_view *bv
                             "step is its larger census (when backward starts, or when the step ends); parameters, "
                             "gradients and optimizer state do not scale with the batch; what is kept for backward "
                             "and the other tensors whose leading size is the batch's, when backward starts, less "
-                            "what grew since step 1, do; the batch is the leading size of the outermost module's "
-                            "input; only tensors count: no CUDA context, workspaces or allocator caching");
+                            "what grew of them since step 1 (a leak is not the batch's), do; the batch is the "
+                            "leading size of the outermost module's input; only tensors count: no CUDA context, "
+                            "workspaces or allocator caching");
     if (sr->heap_counters && isfinite(bv->heap_slope))
         cJSON_AddNumberToObject(cJSON_GetObjectItemCaseSensitive(root, "total"), "heap_growth_bytes_per_step",
                                 ol_stat_round(bv->heap_slope));
@@ -835,8 +940,19 @@ static void emit_script_json(const script_run *sr, const budget_view *bv, const 
     cJSON_AddStringToObject(root, "device", sr->env->device);
     cJSON_AddStringToObject(root, "torch", sr->torch ? sr->torch : sr->env->py.torch);
     cJSON_AddNumberToObject(root, "steps", (double)sr->steps);
-    if (sr->end_error)
+    if (sr->end_error && end_is(sr, "error"))
         cJSON_AddStringToObject(root, "error", sr->end_error);
+    cJSON *end = cJSON_AddObjectToObject(root, "end");
+    cJSON_AddStringToObject(end, "reason", sr->end_reason ? sr->end_reason : "");
+    cJSON_AddNumberToObject(end, "after_step", (double)sr->steps);
+    if (end_is(sr, "exit") && isfinite(sr->end_status))
+        cJSON_AddNumberToObject(end, "exit_status", sr->end_status);
+    else
+        cJSON_AddNullToObject(end, "exit_status");
+    if (sr->end_error && !end_is(sr, "error"))
+        cJSON_AddStringToObject(end, "detail", sr->end_error);
+    else
+        cJSON_AddNullToObject(end, "detail");
     cJSON *arr = cJSON_AddArrayToObject(root, "findings");
     for (size_t i = 0; i < nf; i++) {
         cJSON *o = cJSON_CreateObject();
@@ -844,6 +960,8 @@ static void emit_script_json(const script_run *sr, const budget_view *bv, const 
         cJSON_AddStringToObject(o, "name", fs[i].rule->name);
         cJSON_AddNumberToObject(o, "line", fs[i].line);
         cJSON_AddStringToObject(o, "status", fs[i].confirmed ? "confirmed" : "not observed");
+        if (fs[i].confirmed && fs[i].kept > 0)
+            cJSON_AddNumberToObject(o, "kept_after_backward_bytes", ol_stat_round(fs[i].kept));
         if (fs[i].confirmed) {
             cJSON_AddNumberToObject(o, "growth_bytes_per_step", ol_stat_round(fs[i].bytes));
             cJSON_AddNumberToObject(o, "growth_nodes_per_step", ol_stat_round(fs[i].nodes * 10) / 10);
@@ -870,10 +988,11 @@ static void emit_script_json(const script_run *sr, const budget_view *bv, const 
             cJSON_AddNullToObject(o, "line");
         cJSON_AddNumberToObject(o, "growth_bytes_per_step", ol_stat_round(isfinite(t->bytes_slope) ? t->bytes_slope : 0));
         cJSON_AddNumberToObject(o, "growth_nodes_per_step", ol_stat_round((isfinite(t->nodes_slope) ? t->nodes_slope : 0) * 10) / 10);
-        cJSON_AddStringToObject(o, "kind", t->kind == TRACK_HOLDER ? "graph"
-                                           : t->kind == TRACK_SITE ? "saved"
-                                           : t->kind == TRACK_ALLOC ? "allocated"
-                                                                    : "device");
+        cJSON_AddStringToObject(o, "kind", t->kind == TRACK_HOLDER     ? "graph"
+                                           : t->kind == TRACK_SITE     ? "saved"
+                                           : t->kind == TRACK_ALLOC    ? "allocated"
+                                           : t->kind == TRACK_RETAINED ? "retained"
+                                                                       : "device");
         if (t->name)
             cJSON_AddStringToObject(o, "held_by", t->name);
         cJSON_AddItemToArray(un, o);
@@ -909,16 +1028,33 @@ static void emit_script_text(const script_run *sr, const budget_view *bv, const 
         print_wrapped(out, "", m.data);
         ol_buf_free(&m);
     }
-    if (sr->end_reason && strcmp(sr->end_reason, "steps") != 0)
-        fprintf(out, "The script %s before step %d.\n",
-                strcmp(sr->end_reason, "finished") == 0 ? "finished" : "stopped", sr->env->opts->steps);
+    if (sr->end_reason && !end_is(sr, "steps")) {
+        ol_buf e = {0};
+        ol_buf_puts(&e, "The script ");
+        end_text(sr, &e, true);
+        ol_buf_puts(&e, end_is(sr, "error") ? "; its traceback ends this report." : ".");
+        print_wrapped(out, "", e.data);
+        ol_buf_free(&e);
+    }
     if (nf == 0)
         fputs("oomlint reports no findings in it.\n", out);
     ol_buf b = {0};
     for (size_t i = 0; i < nf; i++) {
         const finding *f = &fs[i];
         ol_buf_clear(&b);
-        if (f->confirmed) {
+        if (f->confirmed && f->kept > 0 && !(f->bytes > 512)) {
+            /* OOM103 where the kept graph is dropped each step: a peak */
+            cell_bytes(&b, f->kept, false);
+            fprintf(out,
+                    "%s:%u:%u: %s %s: confirmed (keeps %s saved for backward alive after backward at line %u, "
+                    "until the graph is dropped: a peak, not growth)\n",
+                    script, f->line, f->col, f->rule->code, f->rule->name, b.data, f->line);
+        } else if (f->confirmed && f->kept > 0) {
+            growth_text(&b, f->bytes, 0);
+            fprintf(out, "%s:%u:%u: %s %s: confirmed (%s per step at line %u: saved tensors this backward kept%s%s%s)\n",
+                    script, f->line, f->col, f->rule->code, f->rule->name, b.data, f->line,
+                    f->held_by ? ", held by `" : "", f->held_by ? f->held_by : "", f->held_by ? "`" : "");
+        } else if (f->confirmed) {
             growth_text(&b, f->bytes, f->nodes);
             ol_buf heap = {0};
             if (!(f->bytes > 512) && sr->heap_counters && isfinite(bv->heap_slope) && bv->heap_slope > 0) {
@@ -949,10 +1085,11 @@ static void emit_script_text(const script_run *sr, const budget_view *bv, const 
         any = true;
         ol_buf_clear(&b);
         growth_text(&b, isfinite(t->bytes_slope) ? t->bytes_slope : 0, isfinite(t->nodes_slope) ? t->nodes_slope : 0);
-        const char *what = t->kind == TRACK_HOLDER  ? "kept reachable"
-                           : t->kind == TRACK_SITE  ? "kept for backward"
-                           : t->kind == TRACK_ALLOC ? "created here and still alive"
-                                                    : "allocated on the device";
+        const char *what = t->kind == TRACK_HOLDER     ? "kept reachable"
+                           : t->kind == TRACK_SITE     ? "kept for backward"
+                           : t->kind == TRACK_ALLOC    ? "created here and still alive"
+                           : t->kind == TRACK_RETAINED ? "kept after backward(retain_graph=True)"
+                                                       : "allocated on the device";
         if (t->line)
             fprintf(out, "  %s:%ld: %s per step %s", t->file ? t->file : script, t->line, b.data, what);
         else
@@ -964,20 +1101,41 @@ static void emit_script_text(const script_run *sr, const budget_view *bv, const 
     if (!any)
         fputs("No growth at lines no rule flagged.\n", out);
     emit_budget_text(sr, bv, fs, nf, out, script);
-    if (sr->end_error && strcmp(sr->end_reason ? sr->end_reason : "", "out_of_scope") == 0) {
+    if (sr->end_error && end_is(sr, "out_of_scope")) {
         ol_buf_clear(&b);
         ol_buf_printf(&b, "Out of scope: %s", sr->end_error);
         print_wrapped(out, "", b.data);
+    } else if (sr->end_error && end_is(sr, "error")) {
+        fprintf(out, "The script raised an error after step %zu:\n%s", sr->steps, sr->end_error);
     }
-    else if (sr->end_error)
-        fprintf(out, "The script raised an error:\n%s", sr->end_error);
     ol_buf_free(&b);
 }
 
-static bool write_script_plot(const script_run *sr, const budget_view *bv, const char *script, ol_buf *err)
+/* Is a holder of this name plotted (it grows)? Then what it keeps is in
+ * its panel, and a line's panel for the same bytes would show them twice. */
+static bool holder_plotted(const script_run *sr, const char *name)
+{
+    for (size_t i = 0; name && i < sr->tracks.len; i++) {
+        const track *t = sr->tracks.items[i];
+        if (t->kind == TRACK_HOLDER && t->grows && strcmp(t->name, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The plot: the budget per step by part (what), a panel per growing thing
+ * that no other panel shows (where), and against --memory, the peak per
+ * step with its projection to the step where it runs out (when). Each
+ * byte is shown once per view: the budget's "kept for backward" layer is
+ * what a separate panel of saved bytes would repeat, and what a plotted
+ * holder keeps is not drawn again by the line that created it. */
+static bool write_script_plot(const script_run *sr, const budget_view *bv, const finding *fs, size_t nf,
+                              const char *script, ol_buf *err)
 {
     ol_svg_panels panels = {0};
     budget_series stack = {0};
+    ol_dvec proj_x = {0}, proj_y = {0};
+    ol_buf memory_label = {0}, oom_label = {0};
     if (bv->any) {
         /* per step, the census with more alive, its parts stacked */
         for (size_t i = 0; i < sr->steps; i++) {
@@ -988,39 +1146,73 @@ static bool write_script_plot(const script_run *sr, const budget_view *bv, const
                 ol_vec_push(&stack.part[k], at(&src->part[k], i));
         }
         ol_svg_panel bp = {0};
-        bp.title = ol_xstrdup("memory budget per step (stacked)");
+        bp.title = ol_xstrdup("memory per step, by part");
         bp.unit = ol_xstrdup("bytes");
         bp.stacked = true;
         for (int k = 0; k < PART_COUNT; k++)
-            bp.lines[k] = (ol_svg_line){part_short[k], part_colors[k], &stack.part[k]};
-        bp.line_count = PART_COUNT;
+            if (ol_stat_max(&stack.part[k], 0) > 0) /* a part that is 0 throughout has no layer to name */
+                bp.lines[bp.line_count++] = (ol_svg_line){part_short[k], part_colors[k], &stack.part[k]};
         ol_vec_push(&panels, bp);
+    } else if (ol_stat_max(&sr->saved, 0) > 0) {
+        /* no census (it failed in the script's process): what is kept for backward, alone */
+        ol_svg_panel total = {0};
+        total.title = ol_xstrdup("saved for backward");
+        total.unit = ol_xstrdup("bytes");
+        total.lines[0] = (ol_svg_line){"alive after the step", "#444444", &sr->saved};
+        total.line_count = 1;
+        ol_vec_push(&panels, total);
     }
-    ol_svg_panel total = {0};
-    total.title = ol_xstrdup("all saved for backward");
-    total.unit = ol_xstrdup("bytes");
-    total.lines[0] = (ol_svg_line){"total", "#444444", &sr->saved};
-    total.line_count = 1;
-    ol_vec_push(&panels, total);
-    for (size_t i = 0; i < sr->tracks.len && panels.len < 9; i++) {
-        if (sr->tracks.items[i]->kind == TRACK_ALLOC && sr->tracks.items[i]->matched)
-            continue; /* its holder's panel shows it */
+    for (size_t i = 0; i < sr->tracks.len && panels.len < 8; i++) {
         const track *t = sr->tracks.items[i];
-        if (!t->grows)
+        if (!t->grows || t->kind == TRACK_KEPT || (t->kind == TRACK_ALLOC && t->matched) ||
+            ((t->kind == TRACK_ALLOC || t->kind == TRACK_RETAINED) && holder_plotted(sr, t->held_by)))
             continue;
         ol_svg_panel p = {0};
         bool nodes = t->kind == TRACK_HOLDER && !(t->bytes_slope > 512);
+        ol_buf title = {0};
         if (t->line)
-            p.title = ol_xasprintf("%s:%ld%s%s", t->file ? t->file : script, t->line, t->name ? " " : "",
-                                   t->name ? t->name : "");
-        else
-            p.title = ol_xasprintf("%s", t->name ? t->name : "?");
+            ol_buf_printf(&title, "%s:%ld", t->file ? t->file : script, t->line);
+        if (t->name)
+            ol_buf_printf(&title, "%s`%s`", title.len ? " " : "", t->name);
+        size_t codes = 0;
+        for (size_t k = 0; k < nf; k++) {
+            bool by_name = fs[k].confirmed && t->name && fs[k].held_by && strcmp(fs[k].held_by, t->name) == 0;
+            if (!by_name && !finding_explains(&fs[k], t, script))
+                continue;
+            ol_buf_printf(&title, "%s%s", codes++ ? ", " : ": ", fs[k].rule->code);
+        }
+        p.title = ol_buf_take(&title);
         p.unit = ol_xstrdup(nodes ? "nodes" : "bytes");
-        p.lines[0] = (ol_svg_line){nodes ? "autograd nodes" : "bytes", "#d62728", nodes ? &t->nodes : &t->bytes};
+        p.lines[0] = (ol_svg_line){nodes ? "autograd nodes kept" : "bytes kept", "#d62728", nodes ? &t->nodes : &t->bytes};
         p.line_count = 1;
         ol_vec_push(&panels, p);
     }
-    char *title = ol_xasprintf("oomlint probe --script %s: what grows per optimizer step", script);
+    if (bv->any && bv->memory > 0) {
+        ol_svg_panel p = {0};
+        ol_buf_puts(&memory_label, bv->memory_is_gpu ? "the GPU's " : "--memory ");
+        ol_fmt_bytes(&memory_label, bv->memory);
+        p.title = ol_xstrdup(isfinite(bv->oom_step) ? "when it runs out" : "when it runs out: not at this rate");
+        p.unit = ol_xstrdup("bytes");
+        p.lines[0] = (ol_svg_line){"highest per step", "#444444", &bv->peak};
+        p.line_count = 1;
+        p.hline = (ol_svg_mark){memory_label.data, "memory", bv->memory};
+        if (isfinite(bv->oom_step)) {
+            /* the measured rate, from the last step to the memory's end */
+            ol_vec_push(&proj_x, (double)sr->steps);
+            ol_vec_push(&proj_x, bv->oom_step);
+            ol_vec_push(&proj_y, bv->peak_last);
+            ol_vec_push(&proj_y, bv->already_over ? bv->peak_last : bv->memory);
+            p.lines[1] = (ol_svg_line){"at the current rate", "#444444", &proj_y};
+            p.line_x[1] = &proj_x;
+            p.line_dashed[1] = true;
+            p.line_count = 2;
+            ol_buf_puts(&oom_label, bv->already_over ? "over it at step " : "runs out at step ");
+            fmt_count(&oom_label, bv->oom_step);
+            p.vline = (ol_svg_mark){oom_label.data, "run-out", bv->oom_step};
+        }
+        ol_vec_push(&panels, p);
+    }
+    char *title = ol_xasprintf("oomlint probe --script %s: where the memory goes, per optimizer step", script);
     ol_buf svg = {0};
     ol_svg_render(&svg, title, &panels);
     bool ok = ol_write_file_atomic(sr->env->opts->plot, svg.data, svg.len, err);
@@ -1028,6 +1220,10 @@ static bool write_script_plot(const script_run *sr, const budget_view *bv, const
     free(title);
     ol_svg_panels_free(&panels);
     budget_free(&stack);
+    ol_vec_free(&proj_x);
+    ol_vec_free(&proj_y);
+    ol_buf_free(&memory_label);
+    ol_buf_free(&oom_label);
     return ok;
 }
 
@@ -1075,9 +1271,18 @@ int ol_probe_script(ol_probe_env *env)
         goto done; /* said and answered 130 by ol_probe_main */
     ol_buf line = {0};
     if (c.error || !sr.ended) {
+        /* it ended without reporting its end: killed, timed out, or gone by
+         * an exit Python does not see (C's exit() or _exit() in native code) */
+        free(sr.end_reason);
+        free(sr.end_error);
+        sr.end_reason = ol_xstrdup(c.status == OL_CHILD_TIMEOUT ? "timeout" : c.error ? "killed" : "exit");
+        sr.end_status = c.error ? NAN : (double)c.exit_code;
+        sr.end_error = ol_xstrdup(c.error ? c.error : "without reporting its end: it left outside Python's own exit");
         const char *last = ol_child_last_line(&c, &line);
-        fprintf(stderr, "oomlint probe: error: the run of %s %s%s%s\n", o->script,
-                c.error ? c.error : c.exit_code ? "failed" : "ended without its end record", *last ? ": " : "", last);
+        ol_buf why = {0};
+        end_text(&sr, &why, sr.steps > 0);
+        fprintf(stderr, "oomlint probe: error: the run of %s %s%s%s\n", o->script, why.data, *last ? ": " : "", last);
+        ol_buf_free(&why);
         status = 1;
         if (sr.steps == 0) {
             ol_buf_free(&line);
@@ -1086,11 +1291,17 @@ int ol_probe_script(ol_probe_env *env)
     }
     ol_buf_free(&line);
     if (sr.steps == 0) {
-        if (sr.end_reason && strcmp(sr.end_reason, "out_of_scope") == 0)
+        if (end_is(&sr, "out_of_scope")) {
             fprintf(stderr, "oomlint probe: error: %s: %s\n", o->script, sr.end_error ? sr.end_error : "out of scope");
-        else
+        } else if (end_is(&sr, "exit")) {
+            ol_buf why = {0};
+            end_text(&sr, &why, false);
+            fprintf(stderr, "oomlint probe: error: %s made no optimizer step: it %s\n", o->script, why.data);
+            ol_buf_free(&why);
+        } else {
             fprintf(stderr, "oomlint probe: error: %s made no optimizer step%s%s\n", o->script,
                     sr.end_error ? "; it raised:\n" : " (nothing to attribute)", sr.end_error ? sr.end_error : "");
+        }
         status = 1;
         goto done;
     }
@@ -1102,10 +1313,24 @@ int ol_probe_script(ol_probe_env *env)
         if (strcmp(d->rule->code, "OOM001") == 0 || strcmp(d->rule->code, "OOM002") == 0)
             continue;
         ol_location loc = ol_diag_location(&lint, d);
-        finding f = {d->rule, loc.line, loc.col, 0, 0, false, NULL};
+        finding f = {d->rule, loc.line, loc.col, 0, 0, false, NULL, 0};
+        bool retain_rule = strcmp(d->rule->code, "OOM103") == 0;
         for (size_t k = 0; k < sr.tracks.len; k++) {
             track *t = sr.tracks.items[k];
-            if (!t->grows || t->line != (long)loc.line || !t->file || strcmp(t->file, sr.script_name) != 0)
+            if (t->line != (long)loc.line || !t->file || strcmp(t->file, sr.script_name) != 0)
+                continue;
+            /* OOM103 is about what its backward kept, and only that says it */
+            if (retain_rule != (t->kind == TRACK_RETAINED))
+                continue;
+            if (retain_rule) {
+                /* kept after backward, growing or not: that is the rule's claim */
+                f.kept += nz(ol_stat_last(&t->bytes));
+                f.confirmed = f.confirmed || f.kept > 0;
+                if (t->held_by && !f.held_by)
+                    f.held_by = t->held_by;
+                t->matched = true;
+            }
+            if (!t->grows)
                 continue;
             f.confirmed = true;
             t->matched = true;
@@ -1125,7 +1350,7 @@ int ol_probe_script(ol_probe_env *env)
     else
         emit_script_text(&sr, &bv, fs.items, fs.len, stdout, sr.script_name);
     fflush(stdout);
-    if (o->plot && !write_script_plot(&sr, &bv, sr.script_name, &err)) {
+    if (o->plot && !write_script_plot(&sr, &bv, fs.items, fs.len, sr.script_name, &err)) {
         fprintf(stderr, "oomlint probe: error: %s\n", err.data);
         status = 2;
     }
@@ -1139,8 +1364,16 @@ int ol_probe_script(ol_probe_env *env)
             status = status ? status : 1;
         }
     }
-    if (sr.end_reason && strcmp(sr.end_reason, "out_of_scope") == 0)
-        status = status ? status : 1;
+    /* a run that did not end well fails, after its steps are reported: an
+     * error, a non-zero exit status, out of scope */
+    if (!status && (end_is(&sr, "out_of_scope") || end_is(&sr, "error") ||
+                    (end_is(&sr, "exit") && !(sr.end_status == 0)))) {
+        ol_buf why = {0};
+        end_text(&sr, &why, true);
+        fprintf(stderr, "oomlint probe: error: the run of %s %s\n", o->script, why.data);
+        ol_buf_free(&why);
+        status = 1;
+    }
     ol_vec_free(&bv.peak);
     ol_vec_free(&fs);
 

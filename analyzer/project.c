@@ -187,6 +187,11 @@ size_t ol_project_count(const ol_project *p)
     return p->count;
 }
 
+const char *ol_project_path(const ol_project *p, size_t file)
+{
+    return file < p->count ? p->files[file].path : NULL;
+}
+
 size_t ol_project_find(const ol_project *p, const char *path)
 {
     char *c = canonical(path);

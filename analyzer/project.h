@@ -59,6 +59,9 @@ void ol_project_free(ol_project *p);
  * first index. */
 size_t ol_project_add(ol_project *p, const char *path);
 size_t ol_project_count(const ol_project *p);
+/* The path of file `file` (absolute, symbolic links resolved where the file
+ * exists); lives as long as the project. */
+const char *ol_project_path(const ol_project *p, size_t file);
 /* The index of a path added before, or (size_t)-1. */
 size_t ol_project_find(const ol_project *p, const char *path);
 /* Recomputes what resolution needs (the common directory, packages) after

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "device.h"
+#include "devices.h"
 #include "facts.h"
 #include "hostuse.h"
 #include "project.h"
@@ -1042,21 +1043,34 @@ typedef struct call_rec {
     char *qual;
     bool grad_off;
     char *root; /* with autograd on at the call: the function whose callers elsewhere decide, or NULL */
+    uint8_t often; /* ol_often at the call, as the file shows it */
+    bool gpu;      /* the calling file puts data on an accelerator */
+    uint32_t line;
 } call_rec;
 
 typedef OL_VEC(call_rec) call_rec_vec;
 
-static int cmp_call_rec(const void *a, const void *b)
+/* One record per qual, grad mode and root (the key); the first line of
+ * each is kept. */
+static int cmp_call_key(const call_rec *x, const call_rec *y)
 {
-    const call_rec *x = a, *y = b;
     int c = strcmp(x->qual, y->qual);
     if (c)
         return c;
     if (x->grad_off != y->grad_off)
         return (int)x->grad_off - (int)y->grad_off;
+    if (x->often != y->often)
+        return (int)x->often - (int)y->often;
     if (!x->root || !y->root)
         return (int)(x->root != NULL) - (int)(y->root != NULL);
     return strcmp(x->root, y->root);
+}
+
+static int cmp_call_rec(const void *a, const void *b)
+{
+    const call_rec *x = a, *y = b;
+    int c = cmp_call_key(x, y);
+    return c ? c : (x->line > y->line) - (x->line < y->line);
 }
 
 /* Libraries whose functions are never the run's own: calls of them need no
@@ -1112,6 +1126,8 @@ static size_t imported_classes(ol_model *m, const char **out, size_t cap)
 static void collect_calls(ol_model *m, call_rec_vec *out)
 {
     const ol_tree *t = m->tree;
+    ol_device_use device;
+    bool device_known = false;
     const char *classes[CANDIDATE_CLASSES];
     size_t class_count = (size_t)-1;
     for (size_t i = 0; i < m->calls.len; i++) {
@@ -1172,9 +1188,18 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
                 ol_arena_free(&a);
             }
         }
+        uint32_t line = ol_source_line_index(t->src, t->nodes.items[c->node].start) + 1;
+        ol_often_local often;
+        ol_often_explain(m, c->node, &often);
+        if (!device_known) {
+            ol_file_device_use(m, &device);
+            device_known = true;
+        }
+        bool gpu = device.use == OL_DEVICE_NAMED || device.use == OL_DEVICE_VARIABLE ||
+                   device.use == OL_DEVICE_FRAMEWORK;
         for (size_t k = 0; k < nq; k++) {
             call_rec r = {quals[k], grad_off, root_name && k + 1 < nq ? ol_xstrndup(root_name, strlen(root_name))
-                                                                      : root_name};
+                                                                      : root_name, (uint8_t)often.often, gpu, line};
             ol_vec_push(out, r);
         }
     }
@@ -1202,13 +1227,16 @@ static ol_file_saves *file_saves(ol_model *m)
         ol_sort(recs.items, recs.len, sizeof(call_rec), cmp_call_rec);
         fs->calls = ol_arena_alloc(&fs->arena, sizeof(ol_sum_call) * recs.len);
         for (size_t i = 0; i < recs.len; i++) {
-            if (i > 0 && cmp_call_rec(&recs.items[i], &recs.items[i - 1]) == 0)
+            if (i > 0 && cmp_call_key(&recs.items[i], &recs.items[i - 1]) == 0)
                 continue;
             ol_sum_call *sc = &fs->calls[fs->call_count++];
             sc->qual = ol_arena_strndup(&fs->arena, recs.items[i].qual, strlen(recs.items[i].qual));
             const char *dot = strrchr(sc->qual, '.');
             sc->name = dot ? dot + 1 : sc->qual;
             sc->grad_off = recs.items[i].grad_off;
+            sc->line = recs.items[i].line;
+            sc->often = recs.items[i].often;
+            sc->gpu = recs.items[i].gpu;
             sc->root = recs.items[i].root ? ol_arena_strndup(&fs->arena, recs.items[i].root, strlen(recs.items[i].root))
                                           : NULL;
         }
@@ -1780,6 +1808,8 @@ typedef struct caller_visit {
     OL_VEC(char *) quals;
     OL_VEC(char *) roots;
     OL_VEC(bool) off;
+    OL_VEC(uint32_t) lines;
+    OL_VEC(uint8_t) often;
 } caller_visit;
 
 static void visit_caller(void *ctx, size_t file, const ol_sum_call *call)
@@ -1790,6 +1820,8 @@ static void visit_caller(void *ctx, size_t file, const ol_sum_call *call)
     ol_vec_push(&v->quals, ol_xstrndup(call->qual, strlen(call->qual)));
     ol_vec_push(&v->roots, call->root ? ol_xstrndup(call->root, strlen(call->root)) : NULL);
     ol_vec_push(&v->off, call->grad_off);
+    ol_vec_push(&v->lines, call->line);
+    ol_vec_push(&v->often, call->often);
 }
 
 /* How many calls in the other files of the run reach function `rest` of
@@ -1824,10 +1856,13 @@ static bool resolve_to(ol_xref *x, size_t from, const char *qual, size_t want, c
     return follow_qual(x, from, qual, wanted_at, &w);
 }
 
-static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, size_t *grad_on, size_t *grad_off)
+/* sites[0]: the first call with autograd on, sites[1]: the first with it
+ * off (file SIZE_MAX: none), in the order the files were added. */
+static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, size_t *grad_on, size_t *grad_off,
+                          ol_run_site *sites)
 {
     const char *last = strrchr(rest, '.');
-    caller_visit v = {{0}, {0}, {0}, {0}};
+    caller_visit v = {{0}, {0}, {0}, {0}, {0}, {0}};
     ol_project_visit_calls(x->project, file, x->worker, last ? last + 1 : rest, visit_caller, &v);
     for (size_t i = 0; i < v.files.len; i++) {
         if (!resolve_to(x, v.files.items[i], v.quals.items[i], file, rest))
@@ -1835,10 +1870,27 @@ static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, 
         bool off = v.off.items[i];
         if (!off && v.roots.items[i] && depth > 0 && v.files.items[i] != file) {
             size_t on2 = 0, off2 = 0;
-            count_callers(x, v.files.items[i], v.roots.items[i], depth - 1, &on2, &off2);
+            count_callers(x, v.files.items[i], v.roots.items[i], depth - 1, &on2, &off2, NULL);
             off = on2 == 0 && off2 > 0;
         }
         ++*(off ? grad_off : grad_on);
+        for (int k = 0; sites && k < 2; k++) {
+            /* [0] the first call with autograd on, [1] off, [2] the most frequent */
+            int slot = k == 0 ? (off ? 1 : 0) : 2;
+            ol_run_site *site = &sites[slot];
+            uint8_t often = v.often.items[i];
+            bool better = site->file == SIZE_MAX ||
+                          (slot == 2 && often != site->often
+                               ? often > site->often
+                               : v.files.items[i] < site->file ||
+                                     (v.files.items[i] == site->file && v.lines.items[i] < site->line));
+            if (better) {
+                site->file = v.files.items[i];
+                site->line = v.lines.items[i];
+                site->often = often;
+                site->through = v.roots.items[i] != NULL && !v.off.items[i];
+            }
+        }
     }
     for (size_t i = 0; i < v.quals.len; i++) {
         free(v.quals.items[i]);
@@ -1848,11 +1900,27 @@ static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, 
     ol_vec_free(&v.quals);
     ol_vec_free(&v.roots);
     ol_vec_free(&v.off);
+    ol_vec_free(&v.lines);
+    ol_vec_free(&v.often);
 }
 
 bool ol_run_callers(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_off)
 {
+    return ol_run_callers_at(m, fi, grad_on, grad_off, NULL);
+}
+
+bool ol_run_callers_at(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_off, ol_run_site sites[3])
+{
     *grad_on = *grad_off = 0;
+    if (sites) {
+        for (int k = 0; k < 3; k++) {
+            sites[k].file = SIZE_MAX;
+            sites[k].path = NULL;
+            sites[k].line = 0;
+            sites[k].often = 0;
+            sites[k].through = false;
+        }
+    }
     if (!m->links || m->links->call != links_call)
         return false;
     ol_xref *x = m->links->ctx;
@@ -1864,8 +1932,91 @@ bool ol_run_callers(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_off)
     if (outer != 0 && outer != OL_NO_INDEX &&
         (m->scopes.items[outer].kind != OL_SCOPE_CLASS || m->scopes.items[outer].parent != 0))
         return false;
-    count_callers(x, x->file, x->own->fns[fi].name, CALLER_DEPTH, grad_on, grad_off);
+    count_callers(x, x->file, x->own->fns[fi].name, CALLER_DEPTH, grad_on, grad_off, sites);
+    for (int k = 0; sites && k < 3; k++)
+        if (sites[k].file != SIZE_MAX)
+            sites[k].path = ol_project_path(x->project, sites[k].file);
     return true;
+}
+
+typedef struct gpu_visit {
+    OL_VEC(size_t) files;
+    OL_VEC(char *) quals;
+    OL_VEC(uint32_t) lines;
+} gpu_visit;
+
+static void visit_gpu_caller(void *ctx, size_t file, const ol_sum_call *call)
+{
+    gpu_visit *v = ctx;
+    if (!call->gpu)
+        return;
+    ol_vec_push(&v->files, file);
+    ol_vec_push(&v->quals, ol_xstrndup(call->qual, strlen(call->qual)));
+    ol_vec_push(&v->lines, call->line);
+}
+
+/* Does a call of name `rest` of this file come from a file of the run that
+ * puts data on an accelerator? The first such call in *site. */
+static bool gpu_caller_of(ol_xref *x, const char *rest, ol_run_site *site)
+{
+    const char *last = strrchr(rest, '.');
+    gpu_visit v = {{0}, {0}, {0}};
+    ol_project_visit_calls(x->project, x->file, x->worker, last ? last + 1 : rest, visit_gpu_caller, &v);
+    bool found = false;
+    for (size_t i = 0; i < v.files.len && !found; i++) {
+        if (!resolve_to(x, v.files.items[i], v.quals.items[i], x->file, rest))
+            continue;
+        found = true;
+        site->file = v.files.items[i];
+        site->line = v.lines.items[i];
+        site->path = ol_project_path(x->project, site->file);
+    }
+    for (size_t i = 0; i < v.quals.len; i++)
+        free(v.quals.items[i]);
+    ol_vec_free(&v.files);
+    ol_vec_free(&v.quals);
+    ol_vec_free(&v.lines);
+    return found;
+}
+
+bool ol_run_gpu_user(ol_model *m, ol_run_site *site, const char **what)
+{
+    site->file = SIZE_MAX;
+    site->path = NULL;
+    site->line = 0;
+    site->often = 0;
+    site->through = false;
+    *what = NULL;
+    if (!m->links || m->links->call != links_call)
+        return false;
+    ol_xref *x = m->links->ctx;
+    if (!x->answering || !x->project)
+        return false;
+    /* the module's functions and classes, and the methods of its classes */
+    for (size_t fi = 0; fi < m->functions.len && fi < x->own->fn_count; fi++) {
+        const ol_function *f = &m->functions.items[fi];
+        uint32_t outer = f->outer_scope;
+        bool top = outer == 0 || (outer != OL_NO_INDEX && m->scopes.items[outer].kind == OL_SCOPE_CLASS &&
+                                  m->scopes.items[outer].parent == 0);
+        const char *name = x->own->fns[fi].name;
+        if (!top || !name)
+            continue;
+        if (gpu_caller_of(x, name, site)) {
+            *what = name;
+            return true;
+        }
+    }
+    for (size_t ci = 0; ci < m->classes.len; ci++) {
+        const ol_class *c = &m->classes.items[ci];
+        if (c->scope == OL_NO_INDEX || m->scopes.items[c->scope].parent != 0 || !c->name)
+            continue;
+        const char *name = ol_sym_str(m, c->name);
+        if (gpu_caller_of(x, name, site)) {
+            *what = name;
+            return true;
+        }
+    }
+    return false;
 }
 
 const ol_fn_summary *ol_function_summary(ol_model *m, uint32_t fi)

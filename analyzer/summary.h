@@ -132,6 +132,9 @@ typedef struct ol_sum_call {
     const char *qual;
     const char *name; /* its last part */
     bool grad_off;    /* autograd is off at the call (a context, a decorator, the callers of this file) */
+    uint32_t line;    /* of the first such call in its file, 1-based */
+    uint8_t often;    /* how often the call runs, as its file shows it (ol_often) */
+    bool gpu;         /* the calling file puts data on an accelerator (devices.h) */
     const char *root; /* autograd on at the call, and decided by the callers in other files of this
                        * function of the file (its name as in ol_fn_summary), which nothing here
                        * calls; NULL otherwise */
@@ -243,6 +246,24 @@ bool ol_visit_run_saves(ol_model *m, ol_save_visitor fn, void *ctx);
  * (*grad_off). Every file of the run is summarized first, as for saves.
  * Returns false, counting nothing, outside a run of several files. */
 bool ol_run_callers(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_off);
+/* The same, with calls as evidence: sites[0] the first with autograd on,
+ * sites[1] the first with it off, sites[2] the one that runs most often
+ * (file SIZE_MAX when there is none). `through`: autograd is on at the call
+ * itself, and the callers of its own function decided (followed into
+ * further files). */
+typedef struct ol_run_site {
+    size_t file;       /* the project's index of the calling file */
+    const char *path;  /* its path (the project's, absolute), or NULL */
+    uint32_t line;
+    uint8_t often;     /* ol_often at the call */
+    bool through;
+} ol_run_site;
+bool ol_run_callers_at(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_off, ol_run_site sites[3]);
+
+/* Does a file of the run that puts data on an accelerator call one of this
+ * file's functions, methods or classes? True with the first such call in
+ * *site and the name it calls in *what. False outside a run of several files. */
+bool ol_run_gpu_user(ol_model *m, ol_run_site *site, const char **what);
 
 /* The summary of function fi of this model, or NULL outside a lint run. */
 const ol_fn_summary *ol_function_summary(ol_model *m, uint32_t fi);

@@ -984,3 +984,38 @@ ol_nid ol_statement_of(const ol_tree *t, ol_nid n)
     }
     return n;
 }
+
+char *ol_node_str(const ol_tree *t, ol_nid n)
+{
+    uint32_t len;
+    const char *s = ol_text(t, n, &len);
+    return ol_xstrndup(s, len);
+}
+
+char *ol_node_str_short(const ol_tree *t, ol_nid n)
+{
+    char *s = ol_node_str(t, n);
+    if (strlen(s) > 40)
+        strcpy(s + 37, "...");
+    return s;
+}
+
+ol_nid ol_node_covering(const ol_tree *t, uint32_t start, uint32_t end)
+{
+    if (t->nodes.len == 0)
+        return OL_NONE;
+    ol_nid n = 0;
+    for (;;) {
+        ol_nid next = OL_NONE;
+        for (ol_nid c = ol_first(t, n); c != OL_NONE; c = ol_next(t, c)) {
+            const ol_node *cn = ol_node_at(t, c);
+            if (cn->start <= start && end <= cn->end && !(cn->start == cn->end && start != end)) {
+                next = c;
+                break;
+            }
+        }
+        if (next == OL_NONE)
+            return n;
+        n = next;
+    }
+}

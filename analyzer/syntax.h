@@ -236,4 +236,13 @@ bool ol_string_value(const ol_tree *t, ol_nid n, const char **s, uint32_t *len);
  * module), or n itself. */
 ol_nid ol_statement_of(const ol_tree *t, ol_nid n);
 
+/* Text of a node as a new string (for messages and fixes). */
+char *ol_node_str(const ol_tree *t, ol_nid n);
+/* The same, cut for a message: past 40 bytes, the first 37 and "...". */
+char *ol_node_str_short(const ol_tree *t, ol_nid n);
+
+/* The innermost node whose range holds [start, end) (the module when none
+ * smaller does). */
+ol_nid ol_node_covering(const ol_tree *t, uint32_t start, uint32_t end);
+
 #endif

@@ -6,15 +6,19 @@ says: `oomlint --help` gives the synopsis and the options (each `--flag`
 line of the help becomes an option entry), and `oomlint rules --format json`
 with `oomlint rule CODE --markdown` give one section per rule, from the same
 renderer as docs/rules/. So the page cannot drift from the program; the tests
-lint it with groff and lexgrog. Only the standard library is used.
+lint it with groff and lexgrog. Its COPYRIGHT section comes from LICENSE and
+THIRD_PARTY_NOTICES at the top of the source tree. Only the standard library
+is used.
 """
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
 
 HOME = "https://github.com/oomlint/oomlint"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run(binary, *args):
@@ -173,9 +177,35 @@ def markdown_body(md):
     return out
 
 
+def copyright_section(root=ROOT):
+    """COPYRIGHT: the copyright line and licence of LICENSE, and the third-party
+    code the binary has compiled in, as THIRD_PARTY_NOTICES names it (the first
+    line of each of its sections, between two rules of dashes)."""
+    with open(os.path.join(root, "LICENSE"), encoding="utf-8") as f:
+        licence = f.read()
+    title = licence.strip().split("\n", 1)[0].strip()
+    holder = next((l.strip() for l in licence.split("\n") if l.strip().startswith("Copyright")), "")
+    if not holder or "MIT" not in title:
+        raise SystemExit("manpage.py: LICENSE has no MIT title or no Copyright line")
+    with open(os.path.join(root, "THIRD_PARTY_NOTICES"), encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    bundled = [lines[i + 1].strip() for i in range(len(lines) - 1)
+               if re.fullmatch(r"-{20,}", lines[i]) and lines[i + 1].strip() and not re.fullmatch(r"-+", lines[i + 1])
+               and (i == 0 or not lines[i - 1].strip())]
+    if not bundled:
+        raise SystemExit("manpage.py: THIRD_PARTY_NOTICES names no third-party code")
+    names = ", ".join(bundled[:-1]) + " and " + bundled[-1] if len(bundled) > 1 else bundled[0]
+    return [".SH COPYRIGHT", ".PP", line(inline(f"{holder}. oomlint is free software under the {title}: "
+                                               f"[LICENSE]({HOME}/blob/main/LICENSE), shipped with it.")),
+            ".PP", line(inline(f"oomlint's binaries bundle third-party code, each under the MIT License: "
+                               f"{names}. THIRD_PARTY_NOTICES, shipped with them, holds their notices and "
+                               "says which build bundles which."))]
+
+
 def page(binary):
     help_text = run(binary, "--help")
-    version = run(binary, "--version").split()[-1]
+    # `oomlint 0.2.0 (commit 1a2b3c4d5e6f)`: the version is the second word
+    version = run(binary, "--version").split()[1]
     rules = json.loads(run(binary, "rules", "--format", "json"))
     title, usage, sections, tail = parse_help(help_text)
     summary = title.split(" - ", 1)[1] if " - " in title else "a linter for PyTorch training code"
@@ -236,8 +266,9 @@ def page(binary):
         out.append(f'.SS "{esc(head)}"')
         out += markdown_body(body.strip("\n"))
     out += [".SH FILES", ".TP", "\\fIpyproject.toml\\fR",
-            line(inline("project configuration, the `[tool.oomlint]` table")),
-            ".SH \"SEE ALSO\"", ".PP", line(inline(f"{HOME}, and each rule's page under docs/rules/ there.")),
+            line(inline("project configuration, the `[tool.oomlint]` table"))]
+    out += copyright_section()
+    out += [".SH \"SEE ALSO\"", ".PP", line(inline(f"{HOME}, and each rule's page under docs/rules/ there.")),
             ""]
     return "\n".join(out)
 

@@ -6,14 +6,20 @@ library only (PyPI is not needed to build them).
       dist/oomlint-VERSION-py3-none-PLATFORM.whl: the binary as the wheel's
       script (`oomlint-VERSION.data/scripts/oomlint`, as Ruff ships its own),
       the man page under data/share/man/man1, METADATA, WHEEL and RECORD with
-      sha256 hashes. The platform tag is read off the binary (platform_tag).
+      sha256 hashes, and under dist-info/licenses oomlint's LICENSE, the
+      THIRD_PARTY_NOTICES of what the binary has compiled in and each --license
+      file. The platform tag is read off the binary (platform_tag).
   release.py bindist --bin B --man M --out DIR [--license NAME=FILE ...]
       dist/oomlint-VERSION-TARGET.tar.gz (TARGET: x86_64-linux, aarch64-linux,
       x86_64-linux-musl, aarch64-macos, ... read off the binary): bin/oomlint,
-      share/man/man1, the README and the third-party licenses.
-  release.py sdist   --out DIR
-      dist/oomlint-VERSION.tar.gz: the tracked files and PKG-INFO, which is
-      also what `pip install oomlint-VERSION.tar.gz` builds from.
+      share/man/man1, the README, LICENSE, THIRD_PARTY_NOTICES and the
+      third-party licenses under licenses/.
+  release.py sdist   --out DIR [--commit C]
+      dist/oomlint-VERSION.tar.gz: the tracked files (LICENSE and
+      THIRD_PARTY_NOTICES among them), PKG-INFO, and COMMIT, the commit it was
+      made from (C, else git's), which a build of the unpacked tarball prints
+      in `oomlint version`; also what `pip install oomlint-VERSION.tar.gz`
+      builds from.
   release.py tag     --bin B
       the platform tag the binary earns, and why.
 
@@ -41,6 +47,13 @@ import binfmt  # noqa: E402  (build-aux/binfmt.py)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAME = "oomlint"
 HOME = "https://github.com/oomlint/oomlint"
+# oomlint's licence (LICENSE), and the notices of the third-party code its
+# binaries have compiled in (tree-sitter, its Python and TOML grammars, cJSON):
+# both ship in every wheel, tarball and platform .vsix
+LICENSE = "MIT"
+LICENSE_FILES = ("LICENSE", "THIRD_PARTY_NOTICES")
+# the file of an unpacked source tarball that names the commit it was made from
+COMMIT_FILE = "COMMIT"
 
 # Libraries a manylinux wheel may link against (PEP 600, policy of
 # auditwheel): the C library and its parts, which every glibc system has.
@@ -59,6 +72,30 @@ def version():
     return m.group(1)
 
 
+def commit(root=ROOT):
+    """The commit a build of `root` names in `oomlint version`, as the Makefile
+    finds it: git's short hash (with -dirty for a changed tree) in a checkout,
+    the COMMIT file of an unpacked source tarball, else "unknown"."""
+    if os.path.exists(os.path.join(root, ".git")):
+        try:
+            out = subprocess.run(["git", "-C", root, "describe", "--always", "--dirty", "--abbrev=12",
+                                  "--exclude=*"], capture_output=True, text=True, check=True).stdout
+            if out.strip():
+                return _commit_word(out)
+        except (OSError, subprocess.CalledProcessError):
+            pass
+    try:
+        with open(os.path.join(root, COMMIT_FILE), encoding="utf-8", errors="replace") as f:
+            return _commit_word(f.readline()) or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def _commit_word(text):
+    """What the Makefile keeps of a commit name: letters, digits, '.', '_', '-'."""
+    return re.sub(r"[^A-Za-z0-9._-]", "", text.strip())
+
+
 def metadata(ver):
     """The core metadata (METADATA in a wheel, PKG-INFO in an sdist)."""
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
@@ -71,11 +108,14 @@ def metadata(ver):
         f"Home-page: {HOME}",
         f"Project-URL: Source, {HOME}",
         f"Project-URL: Documentation, {HOME}#readme",
+        f"Project-URL: Changelog, {HOME}/blob/main/CHANGELOG.md",
+        f"License: {LICENSE}",
         "Keywords: pytorch,linter,static-analysis,cuda,out-of-memory,pre-commit",
         "Classifier: Development Status :: 4 - Beta",
         "Classifier: Environment :: Console",
         "Classifier: Intended Audience :: Developers",
         "Classifier: Intended Audience :: Science/Research",
+        "Classifier: License :: OSI Approved :: MIT License",
         "Classifier: Operating System :: POSIX :: Linux",
         "Classifier: Programming Language :: C",
         "Classifier: Topic :: Software Development :: Quality Assurance",
@@ -159,7 +199,7 @@ def write_wheel(out_dir, binary, manpage=None, licenses=(), tag=None):
     if manpage:
         with open(manpage, "rb") as f:
             files.append((f"{data}/data/share/man/man1/{NAME}.1", f.read(), 0o644))
-    for name, path in licenses:
+    for name, path in _licenses(licenses):
         with open(path, "rb") as f:
             files.append((f"{info}/licenses/{name}", f.read(), 0o644))
     files.append((f"{info}/METADATA", metadata(ver).encode("utf-8"), 0o644))
@@ -213,6 +253,11 @@ def _write_targz(path, entries):
     return path
 
 
+def _licenses(extra=()):
+    """(name, path): oomlint's LICENSE and THIRD_PARTY_NOTICES, then the given ones."""
+    return [(name, os.path.join(ROOT, name)) for name in LICENSE_FILES] + list(extra)
+
+
 def source_files(root=ROOT):
     """The files of a source distribution: in a git checkout, the tracked files
     and the untracked ones git does not ignore, as they are in the work tree;
@@ -222,7 +267,8 @@ def source_files(root=ROOT):
             cmd = ["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
             out = subprocess.run(cmd, capture_output=True, check=True).stdout
             names = [n for n in out.decode("utf-8", "surrogateescape").split("\0") if n]
-            return sorted(n for n in names if os.path.isfile(os.path.join(root, n)))
+            # a COMMIT file left in a checkout is not the stamp write_sdist adds
+            return sorted(n for n in names if os.path.isfile(os.path.join(root, n)) and n != COMMIT_FILE)
         except (OSError, subprocess.CalledProcessError):
             pass
     skip = {".git", "build", "dist", "__pycache__", "node_modules"}
@@ -231,12 +277,12 @@ def source_files(root=ROOT):
         dirnames[:] = sorted(d for d in dirnames if d not in skip)
         for f in sorted(filenames):
             rel = os.path.relpath(os.path.join(dirpath, f), root)
-            if rel != "PKG-INFO":
+            if rel not in ("PKG-INFO", COMMIT_FILE):
                 names.append(rel)
     return names
 
 
-def write_sdist(out_dir, root=ROOT):
+def write_sdist(out_dir, root=ROOT, commit_name=None):
     ver = version()
     top = f"{NAME}-{ver}"
     entries = []
@@ -247,6 +293,8 @@ def write_sdist(out_dir, root=ROOT):
         mode = 0o755 if os.access(full, os.X_OK) else 0o644
         entries.append((f"{top}/{rel}", data, mode))
     entries.append((f"{top}/PKG-INFO", metadata(ver).encode("utf-8"), 0o644))
+    stamp = _commit_word(commit_name or "") or commit(root)
+    entries.append((f"{top}/{COMMIT_FILE}", (stamp + "\n").encode("utf-8"), 0o644))
     os.makedirs(out_dir, exist_ok=True)
     return _write_targz(os.path.join(out_dir, f"{top}.tar.gz"), entries)
 
@@ -259,8 +307,9 @@ def write_bindist(out_dir, binary, manpage, licenses=()):
         entries.append((f"{top}/bin/{NAME}", f.read(), 0o755))
     with open(manpage, "rb") as f:
         entries.append((f"{top}/share/man/man1/{NAME}.1", f.read(), 0o644))
-    with open(os.path.join(ROOT, "README.md"), "rb") as f:
-        entries.append((f"{top}/README.md", f.read(), 0o644))
+    for name in ("README.md",) + LICENSE_FILES:
+        with open(os.path.join(ROOT, name), "rb") as f:
+            entries.append((f"{top}/{name}", f.read(), 0o644))
     for name, path in licenses:
         with open(path, "rb") as f:
             entries.append((f"{top}/licenses/{name}", f.read(), 0o644))
@@ -283,6 +332,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "dist"), help="output directory")
     ap.add_argument("--license", action="append", type=_license, default=[], metavar="NAME=FILE",
                     help="a third-party license to ship (repeatable)")
+    ap.add_argument("--commit", help="sdist: the commit to stamp into COMMIT (default: git's)")
     args = ap.parse_args()
     if args.what in ("wheel", "bindist", "tag") and not args.bin:
         ap.error(f"{args.what} needs --bin")
@@ -298,7 +348,7 @@ def main():
             ap.error("bindist needs --man")
         print(os.path.relpath(write_bindist(args.out, args.bin, args.man, args.license)))
     else:
-        print(os.path.relpath(write_sdist(args.out)))
+        print(os.path.relpath(write_sdist(args.out, commit_name=args.commit)))
     return 0
 
 

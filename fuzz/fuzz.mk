@@ -1,8 +1,8 @@
 # fuzz/fuzz.mk - libFuzzer targets, included by the Makefile.
 #
-#   make fuzz                  build both fuzzers and run each for FUZZ_SECONDS (60)
+#   make fuzz                  build the fuzzers and run each for FUZZ_SECONDS (60)
 #   make fuzz FUZZ_SECONDS=3600 FUZZ_JOBS=2
-#   make fuzz-build            only build build/fuzz/{lint,config}_fuzzer
+#   make fuzz-build            only build build/fuzz/{lint,config,explain}_fuzzer
 #
 # The fuzzers are built with Debian's clang and libFuzzer (clang, and
 # libclang-rt-14-dev for the runtime; installed here when missing and we are
@@ -30,9 +30,10 @@ FUZZ_VENDOR_OBJ := $(FUZZ_DIR)/obj/vendor/tree_sitter.o $(FUZZ_DIR)/obj/vendor/p
 FUZZ_CLANG_STAMP := $(FUZZ_DIR)/.clang
 
 .PHONY: fuzz fuzz-build
-.SECONDARY: $(FUZZ_LIB_OBJ) $(FUZZ_VENDOR_OBJ) $(FUZZ_DIR)/obj/fuzz/lint_fuzzer.o $(FUZZ_DIR)/obj/fuzz/config_fuzzer.o
+.SECONDARY: $(FUZZ_LIB_OBJ) $(FUZZ_VENDOR_OBJ) $(FUZZ_DIR)/obj/fuzz/lint_fuzzer.o $(FUZZ_DIR)/obj/fuzz/config_fuzzer.o \
+	$(FUZZ_DIR)/obj/fuzz/explain_fuzzer.o
 
-fuzz-build: $(FUZZ_DIR)/lint_fuzzer $(FUZZ_DIR)/config_fuzzer
+fuzz-build: $(FUZZ_DIR)/lint_fuzzer $(FUZZ_DIR)/config_fuzzer $(FUZZ_DIR)/explain_fuzzer
 
 fuzz: fuzz-build
 	python3 fuzz/run.py --dir $(FUZZ_DIR) --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS)

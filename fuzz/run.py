@@ -18,6 +18,7 @@ FUZZERS = {
     # name: (max_len, dictionary)
     "lint": (262144, "python.dict"),
     "config": (65536, "toml.dict"),
+    "explain": (262144, "explain.dict"),
 }
 
 
@@ -32,7 +33,8 @@ def main():
     args = ap.parse_args()
     seeds = os.path.join(args.dir, "seeds")
     subprocess.run([sys.executable, os.path.join(HERE, "seeds.py"), "--lint", os.path.join(seeds, "lint"),
-                    "--config", os.path.join(seeds, "config")], check=True)
+                    "--config", os.path.join(seeds, "config"), "--explain", os.path.join(seeds, "explain")],
+                   check=True)
     artifacts = os.path.join(args.dir, "artifacts") + os.sep
     os.makedirs(artifacts, exist_ok=True)
     failed = False

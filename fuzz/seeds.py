@@ -9,12 +9,16 @@ config: every pyproject.toml the configuration tests write (found by reading
 tests/config_tests.py with ast), the crash regressions' *.toml, and a few
 documents that exercise TOML itself (dotted keys, inline tables, arrays of
 tables, multi-line and literal strings, escapes, dates).
+explain: the logs under tests/explain/ (every form of PyTorch's out-of-memory
+message), and memory snapshots in the shapes PyTorch writes (2.x with
+device_traces, 1.13's list of segments) pickled with each protocol.
 """
 import argparse
 import ast
 import hashlib
 import json
 import os
+import pickle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -84,14 +88,49 @@ def toml_from_tests():
             yield text
 
 
+def snapshots():
+    """Snapshots shaped as torch.cuda.memory._snapshot() returns them."""
+    def frame(path, line, name):
+        return {"filename": path, "line": line, "name": name}
+    user = [frame("/home/u/proj/train.py", 57, "train"), frame("/home/u/proj/train.py", 90, "<module>")]
+    lib = [frame("/usr/lib/python3/dist-packages/torch/nn/modules/linear.py", 116, "forward")]
+    blocks = [{"address": 4096 * i, "size": 2 << 20, "requested_size": 2 << 20, "state": state,
+               "frames": lib + user} for i, state in enumerate(["active_allocated", "inactive", "active_pending_free"])]
+    segment = {"device": 0, "address": 0, "total_size": 6 << 20, "stream": 0, "segment_type": "large",
+               "segment_pool_id": (0, 0), "is_expandable": False, "blocks": blocks}
+    trace = [{"action": "alloc", "addr": 0, "size": 2 << 20, "stream": 0, "frames": lib + user},
+             {"action": "oom", "addr": 1 << 30, "size": 1 << 31, "device_free": 1 << 30, "stream": 0, "frames": user},
+             {"action": "free_requested", "addr": 0, "size": 2 << 20, "stream": 0, "frames": []}]
+    yield {"segments": [segment], "device_traces": [trace], "allocator_settings": {"expandable_segments": False,
+                                                                                   "garbage_collection_threshold": 0.0}}
+    legacy = dict(segment, blocks=[{"size": 2 << 20, "state": "active_allocated",
+                                    "history": [{"addr": 0, "real_size": 2 << 20, "frames": user}]}])
+    yield [legacy]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lint", required=True, help="directory for the lint fuzzer's seeds")
     ap.add_argument("--config", required=True, help="directory for the config fuzzer's seeds")
+    ap.add_argument("--explain", help="directory for the explain fuzzer's seeds")
     args = ap.parse_args()
     os.makedirs(args.lint, exist_ok=True)
     os.makedirs(args.config, exist_ok=True)
-    counts = [0, 0]
+    counts = [0, 0, 0]
+    if args.explain:
+        os.makedirs(args.explain, exist_ok=True)
+        logs = os.path.join(ROOT, "tests", "explain")
+        for dirpath, dirnames, filenames in os.walk(logs):
+            dirnames.sort()
+            for name in sorted(filenames):
+                if name.endswith((".log", ".out", ".txt")):
+                    with open(os.path.join(dirpath, name), "rb") as f:
+                        write(args.explain, f.read())
+                    counts[2] += 1
+        for snap in snapshots():
+            for protocol in range(0, pickle.HIGHEST_PROTOCOL + 1):
+                write(args.explain, pickle.dumps(snap, protocol=protocol))
+                counts[2] += 1
     for path in python_files():
         with open(path, "rb") as f:
             data = f.read()
@@ -109,7 +148,7 @@ def main():
             with open(os.path.join(crashers, name), "rb") as f:
                 write(args.config, f.read())
             counts[1] += 1
-    print(f"seeds: {counts[0]} for the lint fuzzer, {counts[1]} for the config fuzzer")
+    print(f"seeds: {counts[0]} for the lint fuzzer, {counts[1]} for the config fuzzer, {counts[2]} for the explain fuzzer")
 
 
 if __name__ == "__main__":

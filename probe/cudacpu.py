@@ -11,6 +11,9 @@ report):
     given as a string, an index or a torch.device; non_blocking is accepted.
     torch.device("cuda") itself is left alone (it needs no GPU), so a script's
     `device.type == "cuda"` branches still take the GPU path.
+  - torch.accelerator (torch 2.6+; a module of the same functions where
+    torch has none) answers CUDA: current_accelerator() is
+    torch.device("cuda"), is_available() True, and the rest as torch.cuda;
   - torch.cuda.is_available() is True, device_count() 1; synchronize,
     empty_cache, set_device, manual_seed and streams and events do nothing
     (events time with the host clock);
@@ -29,7 +32,9 @@ Works on torch 1.13 and 2.x: everything patched is looked up and skipped
 where a version lacks it."""
 import functools
 import os
+import sys
 import time
+import types
 
 
 class OutOfScope(BaseException):
@@ -100,6 +105,7 @@ class CudaOnCpu:
         self.patch_module()
         self.patch_factories()
         self.patch_cuda()
+        self.patch_accelerator()
         self.patch_amp()
         self.patch_data()
         self.patch_out_of_scope()
@@ -346,6 +352,66 @@ class CudaOnCpu:
             setattr(cuda, name, fn)
             if hasattr(cuda, "memory") and hasattr(cuda.memory, name):
                 setattr(cuda.memory, name, fn)
+
+    def patch_accelerator(self):
+        """torch.accelerator, the device-generic API current pytorch/examples
+        pick their device with (torch 2.6+; its memory functions 2.8+): the
+        accelerator is CUDA, answered by the mapped torch.cuda. A torch
+        without it (1.13) gets a module of the same functions under the same
+        name, so such a script runs on either."""
+        torch = self.torch
+        cuda = torch.cuda
+        shim = self
+        acc = getattr(torch, "accelerator", None)
+        if not isinstance(acc, types.ModuleType):
+            acc = types.ModuleType("torch.accelerator", "torch.accelerator as oomlint probe maps it: CUDA on the CPU")
+            torch.accelerator = acc
+            sys.modules["torch.accelerator"] = acc
+        memory = getattr(acc, "memory", None)
+        if not isinstance(memory, types.ModuleType):
+            memory = types.ModuleType("torch.accelerator.memory")
+            acc.memory = memory
+            sys.modules["torch.accelerator.memory"] = memory
+
+        def current_accelerator(check_available=False):
+            shim.note("torch.accelerator.current_accelerator() cuda")
+            return torch.device("cuda")
+
+        def is_available():
+            shim.note("torch.accelerator.is_available() True")
+            return True
+
+        def synchronize(device=None):
+            shim.note("torch.accelerator.synchronize")
+
+        def set_device_index(device):
+            pass
+
+        class device_index:  # torch.accelerator.device_index(0) as a context
+            def __init__(self, device, *args, **kwargs):
+                pass
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+        for name, fn in (("current_accelerator", current_accelerator), ("is_available", is_available),
+                         ("device_count", lambda: 1), ("current_device_index", lambda: 0),
+                         ("current_device_idx", lambda: 0), ("set_device_index", set_device_index),
+                         ("set_device_idx", set_device_index), ("current_stream", lambda device=None: cuda.Stream()),
+                         ("set_stream", lambda stream: None), ("synchronize", synchronize),
+                         ("device_index", device_index)):
+            setattr(acc, name, fn)
+        for name, fn in (("memory_allocated", cuda.memory_allocated),
+                         ("max_memory_allocated", cuda.max_memory_allocated),
+                         ("memory_reserved", cuda.memory_reserved), ("max_memory_reserved", cuda.max_memory_reserved),
+                         ("memory_stats", cuda.memory_stats), ("reset_peak_memory_stats", cuda.reset_peak_memory_stats),
+                         ("reset_accumulated_memory_stats", cuda.reset_accumulated_memory_stats),
+                         ("empty_cache", cuda.empty_cache), ("get_memory_info", cuda.mem_get_info)):
+            setattr(memory, name, fn)
+            setattr(acc, name, fn)
 
     def total_memory(self):
         try:

@@ -33,6 +33,9 @@ What is measured, and why all of it (see "The CUDA probe" in the design):
 
 Only the standard library and torch are used; torch 1.13 and 2.x both work.
 """
+import importlib
+import importlib.machinery
+import importlib.util
 import json
 import os
 import sys
@@ -128,6 +131,12 @@ class Meter:
         self.grad_bytes = 0     # gradients alive, refreshed at samples
         self.site_of = site_of  # callable() -> site, for attribution (wrapper.py)
         self.sites = {}         # site -> [alive bytes]
+        # while a backward that keeps its graph runs (wrapper.py sets it to
+        # that backward's site): the saved storages it uses, each with the
+        # entry it had then, so a storage saved again later is not taken
+        # for the one that backward kept
+        self.retaining = None
+        self.retained = {}      # site -> {storage key: entry}
         self._ctx = None
 
     def install(self):
@@ -219,9 +228,29 @@ class Meter:
         s.meter = self
         return s
 
-    @staticmethod
-    def _unpack(s):
+    def _unpack(self, s):
+        site = self.retaining
+        if site is not None and s.key is not None:
+            with self.lock:
+                entry = self.storages.get(s.key)
+                if entry is not None:
+                    self.retained.setdefault(site, {})[s.key] = entry
         return s.tensor
+
+    def retained_alive(self):
+        """site -> {storage key: bytes} still alive that a backward at that
+        site kept (retain_graph=True) after using them; what died is
+        forgotten."""
+        out = {}
+        with self.lock:
+            for site, kept in list(self.retained.items()):
+                for key in [k for k, e in kept.items() if self.storages.get(k) is not e]:
+                    del kept[key]
+                if kept:
+                    out[site] = {k: e[1] for k, e in kept.items()}
+                else:
+                    del self.retained[site]
+        return out
 
     def _release(self, key):
         with self.lock:
@@ -562,12 +591,27 @@ def parse_params(pairs):
     return params
 
 
+PACKAGE = "_oomlint_probe"
+
+
+def private_package():
+    """This folder as the package _oomlint_probe (as wrapper.py makes it),
+    so the scenarios import as _oomlint_probe.scenarios and no module of
+    the probe takes a bare name a user's code might use."""
+    if sys.path and sys.path[0] and os.path.realpath(sys.path[0]) == os.path.realpath(HERE):
+        del sys.path[0]
+    if PACKAGE not in sys.modules:
+        spec = importlib.machinery.ModuleSpec(PACKAGE, None, is_package=True)
+        spec.submodule_search_locations = [HERE]
+        sys.modules[PACKAGE] = importlib.util.module_from_spec(spec)
+    return importlib.import_module(PACKAGE + ".scenarios")
+
+
 def main(argv):
-    sys.path.insert(0, HERE)
     if len(argv) >= 1 and argv[0] == "list":
         fd = int(argv[2]) if len(argv) >= 3 and argv[1] == "--fd" else 1
         out = open_out(fd)
-        import scenarios
+        scenarios = private_package()
         for s in scenarios.all_scenarios():
             emit(out, dict(t="scenario", **s.describe()))
         return 0
@@ -591,7 +635,7 @@ def main(argv):
     device = opts["--device"]
     out = open_out(int(opts["--fd"]))
     torch = torch_setup(device)
-    import scenarios
+    scenarios = private_package()
     spec = scenarios.find(ident)
     if spec is None or variant not in ("bad", "fixed"):
         sys.stderr.write(f"harness.py: no scenario {ident!r} variant {variant!r}\n")

@@ -14,7 +14,13 @@ train.py ARGS` would run it. Steps are counted by wrapping the `step` method
 of every torch.optim.Optimizer class (at the class that defines it, when the
 first optimizer is built) and GradScaler.step; a step inside another counted
 step (a scaler calling its optimizer, an optimizer subclass calling super)
-counts once. After N steps the wrapper reports and ends the process.
+counts once. After N steps the wrapper reports and ends the process; a
+script that ends first (finished, raised, sys.exit, os._exit) is reported
+with how it ended and the status it chose.
+
+The probe's modules are imported as the package _oomlint_probe, never by
+their bare names, so a user's harness.py or cudacpu.py beside the script
+imports as the user's.
 
 What it reports per step (JSON lines on --fd, read by analyzer/probe_script.c):
   - saved tensors alive, grouped by the user source line that saved them
@@ -31,8 +37,11 @@ What it reports per step (JSON lines on --fd, read by analyzer/probe_script.c):
     backward() of the step with the most alive (budget_backward) and when the
     step ends (budget_end), with a measured total to check it against (glibc's
     heap in use since the script started, or torch.cuda.memory_allocated);
-  - on the CPU, the other live tensors by the user line that created them
-    (alloc_sites, from a dispatch mode) and the holder that keeps them;
+  - on the CPU, the other live tensors and those kept for backward by the
+    user line that created them (alloc_sites, kept_sites, from a dispatch
+    mode) and the holder that keeps them;
+  - what each backward(retain_graph=True) used and kept, still alive, by
+    that backward's line (retained: OOM103's cost), with its holder;
   - the C heap in use (heap_bytes), the batch (the leading size of the
     outermost module's input) and, when mapped, the CUDA uses mapped so far.
 """
@@ -40,6 +49,9 @@ import collections
 import ctypes
 import functools
 import gc
+import importlib
+import importlib.machinery
+import importlib.util
 import json
 import os
 import runpy
@@ -50,10 +62,27 @@ import traceback
 import weakref
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+PACKAGE = "_oomlint_probe"
 
-import harness  # noqa: E402  (beside this file)
-import cudacpu  # noqa: E402
+
+def private_package():
+    """Makes this folder importable as the package _oomlint_probe, and its
+    modules under that name only: a user's own harness.py or cudacpu.py
+    beside their script must import as theirs, so this folder leaves
+    sys.path (Python put it first, as the folder of the file it runs) and
+    nothing of the probe is in sys.modules under a bare name. harness.py
+    does the same when it runs the scenarios."""
+    if sys.path and sys.path[0] and os.path.realpath(sys.path[0]) == os.path.realpath(HERE):
+        del sys.path[0]
+    if PACKAGE not in sys.modules:
+        spec = importlib.machinery.ModuleSpec(PACKAGE, None, is_package=True)
+        spec.submodule_search_locations = [HERE]
+        sys.modules[PACKAGE] = importlib.util.module_from_spec(spec)
+
+
+private_package()
+harness = importlib.import_module(PACKAGE + ".harness")
+cudacpu = importlib.import_module(PACKAGE + ".cudacpu")
 
 
 class UserCode:
@@ -262,6 +291,7 @@ class Probe:
         self.module_depth = 0
         self.batches = collections.Counter()
         self.in_census = False
+        self.real_exit = os._exit   # os._exit before the script could replace it
 
     # ---- attribution of saved tensors
     def _site(self):
@@ -332,7 +362,16 @@ class Probe:
             if probe.backward_censuses < 4 and not probe.in_census:
                 probe.backward_censuses += 1
                 probe.keep_best(probe.census("backward"))
-            return orig_backward(*args, **kwargs)
+            # backward(tensors, grad_tensors, retain_graph, create_graph, ...):
+            # one that keeps its graph (OOM103) notes what it used, by its line
+            retain = kwargs["retain_graph"] if "retain_graph" in kwargs else args[2] if len(args) > 2 else None
+            site = probe._site() if retain else None
+            meter = probe.meter
+            before, meter.retaining = meter.retaining, site or meter.retaining
+            try:
+                return orig_backward(*args, **kwargs)
+            finally:
+                meter.retaining = before
 
         torch.autograd.backward = backward
         orig_call = torch.nn.Module.__call__
@@ -463,8 +502,10 @@ class Probe:
             rec["budget_backward"] = dict(best["parts"], total=best["total"], measured=best["measured"],
                                           other_batch=best["other_batch"])
         rec["heap_bytes"] = self.heap.in_use()
+        rec["retained"] = self.retained_rows(claims)
         if self.alloc is not None:
-            rec["alloc_sites"] = self.alloc_rows(end["owner"], claims)
+            rec["alloc_sites"] = self.alloc_rows(end["owner"], claims, "other")
+            rec["kept_sites"] = self.alloc_rows(end["owner"], claims, "saved")
         if self.batches:
             rec["batch"] = self.batches.most_common(1)[0][0]
         if self.shim is not None:
@@ -477,16 +518,36 @@ class Probe:
             self.finish("steps")
         self.t_last = time.perf_counter()
 
-    def alloc_rows(self, owner, claims):
-        """Live tensors that are neither parameters, gradients, optimizer state
-        nor kept for backward, by the user line that created them, with the
-        holder (a name in the user's frames) that keeps most of them."""
+    def retained_rows(self, claims):
+        """Saved tensors still alive that a backward(retain_graph=True) used
+        and kept, by that backward's line, with the holder that keeps most
+        of them."""
+        out = []
+        for site, kept in sorted(self.meter.retained_alive().items()):
+            held = collections.Counter()
+            for key, n in kept.items():
+                holder = claims.get(key)
+                if holder is not None:
+                    held[holder] += n
+            n = sum(kept.values())
+            top = held.most_common(1)
+            out.append({"file": site[0], "line": site[1], "bytes": n,
+                        "held_by": top[0][0] if top and top[0][1] * 2 >= n else None})
+        return out
+
+    def alloc_rows(self, owner, claims, part_wanted):
+        """Live tensors of one part of the budget ("other": neither
+        parameters, gradients, optimizer state nor kept for backward;
+        "saved": kept for backward), by the user line that created them,
+        with the holder (a name in the user's frames) that keeps most of
+        them. Sites of tensors that died are forgotten (on the "other" pass,
+        which runs first)."""
         rows = {}
         sites = self.alloc.sites
         live = set()
         for key, (part, n) in owner.items():
             live.add(key)
-            if part != "other":
+            if part != part_wanted:
                 continue
             site = sites.get(key)
             if site is None:
@@ -496,8 +557,9 @@ class Probe:
             holder = claims.get(key)
             if holder is not None:
                 row[1][holder] += n
-        for key in [k for k in sites if k not in live]:
-            del sites[key]
+        if part_wanted == "other":
+            for key in [k for k in sites if k not in live]:
+                del sites[key]
         out = []
         for site, (n, held) in sorted(rows.items()):
             top = held.most_common(1)
@@ -632,7 +694,30 @@ class Probe:
             self.frame_lines.pop(key, None)
         return self._local_trace
 
-    def finish(self, reason, error=None):
+    # ---- how the run ends
+    def hook_exit(self):
+        """os._exit ends the process at once, with no exception to catch:
+        report the end (the status, the line that called it) before it
+        does. Only this process: a child forked from it (a DataLoader
+        worker, a daemon) exits as it would."""
+        real_exit = self.real_exit
+        pid = os.getpid()
+        probe = self
+
+        @functools.wraps(real_exit)
+        def _exit(status):
+            if os.getpid() == pid:
+                site = probe.user.site(sys._getframe(1))
+                where = f" at {site[0]}:{site[1]}" if site else ""
+                code = status if isinstance(status, int) and not isinstance(status, bool) else 1
+                probe.finish("exit", f"os._exit({status!r}){where}", status=code)
+            real_exit(status)
+
+        os._exit = _exit
+
+    def finish(self, reason, error=None, status=0):
+        """Reports the end and exits with `status`, the script's own exit
+        status where it chose one."""
         sys.settrace(None)
         if self.alloc is not None:
             try:
@@ -640,7 +725,7 @@ class Probe:
             except Exception:
                 pass
             self.alloc = None
-        rec = {"t": "end", "reason": reason, "steps": self.count, "error": error}
+        rec = {"t": "end", "reason": reason, "steps": self.count, "error": error, "status": status}
         if self.snapshot:
             rec["snapshot_error"] = dump_cuda_snapshot(self.torch, self.snapshot) if self.cuda_history else (
                 f"torch {self.torch.__version__} cannot record the CUDA allocator's history "
@@ -649,7 +734,7 @@ class Probe:
             rec["mapped"] = cudacpu.summary(self.shim.counts)
         harness.emit(self.out, rec)
         self.out.flush()
-        os._exit(0)
+        self.real_exit(status)
 
 
 def saved_storages(nodes, torch):
@@ -781,19 +866,24 @@ def main(argv):
     except cudacpu.OutOfScope as e:
         probe.finish("out_of_scope", str(e))
     sys.argv = [script] + args
-    sys.path[0] = os.path.dirname(script)
+    sys.path.insert(0, os.path.dirname(script))  # as `python train.py` puts it
     probe.start_alloc_tracking()
+    probe.hook_exit()
     try:
         runpy.run_path(script, run_name="__main__")
     except cudacpu.OutOfScope as e:
         probe.finish("out_of_scope", str(e))
     except SystemExit as e:
+        # as Python exits: None is 0, an int its status, anything else is
+        # printed and the status is 1
         code = e.code
-        if code not in (None, 0):
-            probe.finish("exit", f"the script exited with status {code}")
+        if code is not None and code != 0:
+            if isinstance(code, int) and not isinstance(code, bool):
+                probe.finish("exit", f"sys.exit({code})", status=code & 0xFF)
+            probe.finish("exit", f"sys.exit({code!r})", status=1)
     except BaseException as e:  # the user's script failed: report it, keep the steps measured
         tb = traceback.format_exception(type(e), e, e.__traceback__)
-        probe.finish("error", "".join(tb[-6:]))
+        probe.finish("error", "".join(tb[-6:]), status=1)
     probe.finish("finished")
     return 0
 

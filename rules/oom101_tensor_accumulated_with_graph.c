@@ -64,10 +64,21 @@ static ol_fix *make_fix(ol_model *m, const ol_accumulator *acc, ol_nid value, bo
     return fix;
 }
 
+/* Does this backward call keep its graph (`retain_graph=True`, or
+ * `x.backward(gradient, True)`)? Then it frees nothing it saved. */
+static bool keeps_graph(ol_model *m, const ol_call *call)
+{
+    ol_nid v = ol_call_arg(m, call->node, -1, "retain_graph");
+    if (v == OL_NONE)
+        v = ol_call_arg(m, call->node, 1, NULL);
+    return v != OL_NONE && ol_kind_of(m->tree, v) == OL_N_true;
+}
+
 /* Is there a `X.backward()` in stmt's function whose receiver mentions
  * `what`, after stmt (later) or before it inside `within` (OL_NONE: the
- * whole function)? */
-static bool backward_of(ol_model *m, ol_nid what, ol_nid stmt, bool later, ol_nid within)
+ * whole function)? With `freeing`, only one that frees what the graph
+ * saved counts. */
+static bool backward_of(ol_model *m, ol_nid what, ol_nid stmt, bool later, ol_nid within, bool freeing)
 {
     const ol_tree *t = m->tree;
     uint32_t fn = ol_function_of(m, stmt);
@@ -78,7 +89,7 @@ static bool backward_of(ol_model *m, ol_nid what, ol_nid stmt, bool later, ol_ni
         const ol_call *call = &m->calls.items[i];
         if ((later ? call->node < stmt : call->node >= stmt) || call->name != m->names.backward ||
             call->receiver == OL_NONE || (within != OL_NONE && !ol_contains(t, within, call->node)) ||
-            ol_function_of(m, call->node) != fn)
+            ol_function_of(m, call->node) != fn || (freeing && keeps_graph(m, call)))
             continue;
         if (ol_mentions(t, ol_unparen(t, call->receiver), what))
             return true;
@@ -91,12 +102,13 @@ static bool backward_of(ol_model *m, ol_nid what, ol_nid stmt, bool later, ol_ni
  * on purpose, for one backward over the whole sum. */
 static bool backwarded_later(ol_model *m, const ol_accumulator *acc, ol_nid stmt)
 {
-    return backward_of(m, acc->target, stmt, true, OL_NONE);
+    return backward_of(m, acc->target, stmt, true, OL_NONE, false);
 }
 
 /* Was the added value's own graph backwarded earlier in the same iteration
  * (`loss.backward()` or `scaler.scale(loss).backward()` before `total +=
- * loss`)? Then backward has freed what the graph saved, and the total keeps
+ * loss`), by a backward that does not keep it (no `retain_graph=True`)?
+ * Then backward has freed what the graph saved, and the total keeps
  * the graph's nodes in host memory and nothing on the device: on an H200
  * the probe measures 0 B of GPU memory per step for this form, against a
  * batch's activations per step where no backward runs. */
@@ -104,7 +116,7 @@ static bool backwarded_before(ol_model *m, ol_nid value, ol_nid stmt, uint32_t l
 {
     value = ol_unparen(m->tree, value);
     return loop != OL_NO_INDEX && ol_kind_of(m->tree, value) == OL_N_identifier &&
-           backward_of(m, value, stmt, false, m->loops.items[loop].body);
+           backward_of(m, value, stmt, false, m->loops.items[loop].body, true);
 }
 
 static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, ol_text_index *receivers)
@@ -115,7 +127,8 @@ static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, ol_t
     if (value == OL_NONE || !ol_accumulator_of(m, target, &acc))
         return;
     ol_val v = ol_eval(m, value);
-    if (!ol_val_is_graph(v) || ol_grad_disabled(m, stmt))
+    ol_reasons why = {0};
+    if (!ol_holds_graph(m, value, &why) || !ol_grad_on(m, stmt, NULL))
         return;
     ol_val holder = ol_eval(m, acc.is_item ? acc.holder : acc.target);
     if (holder.kind == OL_V_LIST || holder.kind == OL_V_SET)
@@ -125,6 +138,11 @@ static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, ol_t
         return;
     char *target_text = ol_node_str(t, acc.target);
     char *value_text = ol_node_str_short(t, value);
+    if (loop != OL_NO_INDEX)
+        ol_because(&why, m, m->loops.items[loop].node, "`%s` outlives this loop's iterations: each one adds a graph",
+                   target_text);
+    else
+        ol_because(&why, m, acc.target, "`%s` lives across the calls of the training step", target_text);
     ol_diag *d = backwarded_before(m, value, stmt, loop)
                      ? ol_report_node(c, stmt,
                                       "`%s` accumulates `%s`, which carries the autograd graph; backward() has "
@@ -135,6 +153,7 @@ static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, ol_t
                                       "`%s` accumulates `%s`, which carries the autograd graph; every iteration's "
                                       "graph stays alive in `%s`",
                                       target_text, value_text, target_text);
+    ol_diag_because(d, m, &why);
     if (backwarded_later(m, &acc, stmt)) {
         /* one backward over the sum of every batch's graph: `.item()` would
          * break it; the memory is saved by a backward per batch */
@@ -189,7 +208,8 @@ static void check_kept(ol_check *c)
                 continue;
             ol_val v = ol_eval(m, kept[k].arg);
             ol_nid call = m->calls.items[i].node;
-            if (!ol_val_is_graph(v) || ol_grad_disabled(m, call))
+            ol_reasons why = {0};
+            if (!ol_holds_graph(m, kept[k].arg, &why) || !ol_grad_on(m, call, NULL))
                 continue;
             ol_nid stmt = ol_statement_of(t, call);
             if (!ol_holder_outlives_batches(m, kept[k].holder, stmt))
@@ -202,6 +222,7 @@ static void check_kept(ol_check *c)
                                         "`%s`); every iteration's graph stays alive in it",
                                         callee, value_text, holder, kept[k].fn->name,
                                         kept[k].store->what);
+            ol_diag_because(d, m, &why);
             bool item = ol_is_scalar_loss(m, kept[k].arg, v);
             ol_diag_help(d, "pass a %s: `%s%s`", item ? "Python number" : "detached tensor",
                          ol_is_primary(t, kept[k].arg) ? value_text : "(...)", item ? ".item()" : ".detach()");
@@ -269,6 +290,7 @@ const ol_rule ol_rule_oom101 = {
     .code = "OOM101",
     .name = "tensor-accumulated-with-graph",
     .severity = OL_SEV_ERROR,
+    .device_memory = true,
     .summary = "A running total of a graph-carrying tensor keeps every iteration's autograd graph alive.",
     .what = "Flags `total += loss`, `total = total + loss`, `self.total += loss`, `stats[k] += loss` "
             "and running averages (`avg = 0.9 * avg + 0.1 * loss`) inside a loop that draws batches or "

@@ -227,10 +227,16 @@ static ol_nid graph_member(ol_model *m, ol_nid value, int depth)
 }
 
 static void report(ol_check *c, uses_cache *uc, ol_nid at, ol_nid holder, ol_nid value, ol_val v, const char *how,
-                   bool fixable)
+                   bool fixable, ol_reasons *why)
 {
     const ol_tree *t = c->tree;
     later_use u = uses_of(c->model, uc, holder, at);
+    uint32_t loop = c->model->node_loop[at];
+    char *holder_text = ol_node_str_short(t, holder);
+    if (loop != OL_NO_INDEX)
+        ol_because(why, c->model, c->model->loops.items[loop].node,
+                   "`%s` outlives this loop's iterations and keeps what each one adds", holder_text);
+    free(holder_text);
     bool item = ol_is_scalar_loss(c->model, value, v) && !u.as_tensor;
     char *h = ol_node_str(t, holder);
     char *val = ol_node_str_short(t, value);
@@ -244,6 +250,7 @@ static void report(ol_check *c, uses_cache *uc, ol_nid at, ol_nid holder, ol_nid
                                     "`%s` %s `%s`, whose member `%s` carries the autograd graph; the collection "
                                     "keeps every iteration's graph%s alive",
                                     h, how, val, mem, saved);
+        ol_diag_because(d, c->model, why);
         ol_diag_help(d, "store a detached copy of that member: `%s%s` (`.item()` for a scalar loss), or collect "
                         "under `torch.no_grad()`",
                      ol_is_primary(t, member) ? mem : "(...)", ".detach()");
@@ -256,6 +263,7 @@ static void report(ol_check *c, uses_cache *uc, ol_nid at, ol_nid holder, ol_nid
                                 "`%s` %s `%s`, which carries the autograd graph; the collection keeps every "
                                 "iteration's graph%s alive",
                                 h, how, val, saved);
+    ol_diag_because(d, c->model, why);
     if (v.kind == OL_V_DICT || v.kind == OL_V_TUPLE || v.kind == OL_V_LIST) {
         /* a container from elsewhere (a helper's `log` dict): `.detach()` on
          * it would fail; the tensors inside are what to detach */
@@ -391,11 +399,12 @@ static void check_calls(ol_check *c, uses_cache *uc)
             graph = tuple = true;
             v.kind = OL_V_DICT;
         }
-        if (!graph || ol_grad_disabled(m, call->node))
+        ol_reasons why = {0};
+        if (!graph || !ol_grad_on(m, call->node, NULL) || !ol_graph_made_with_grad(m, value, &why))
             continue;
         if (!outlives_batches(m, recv, stmt) || ol_buffer_backwarded(m, recv, stmt))
             continue;
-        report(c, uc, stmt, recv, value, v, extend ? "is extended with" : "collects", !extend && !tuple);
+        report(c, uc, stmt, recv, value, v, extend ? "is extended with" : "collects", !extend && !tuple, &why);
     }
 }
 
@@ -466,7 +475,8 @@ static void check_stores(ol_check *c, uses_cache *uc)
         ol_val v = ol_eval(m, value);
         bool tuple = (v.kind == OL_V_TUPLE || v.kind == OL_V_LIST || v.kind == OL_V_DICT) &&
                      (v.flags & OL_VF_ELEM_GRAPH);
-        if (!(ol_val_is_graph(v) || tuple) || ol_grad_disabled(m, a))
+        ol_reasons why = {0};
+        if (!(ol_val_is_graph(v) || tuple) || !ol_grad_on(m, a, NULL) || !ol_graph_made_with_grad(m, value, &why))
             continue;
         ol_val hv = ol_eval(m, holder);
         if (!is_collection(hv) && hv.kind != OL_V_TENSOR)
@@ -476,7 +486,7 @@ static void check_stores(ol_check *c, uses_cache *uc)
         ol_nid stmt = ol_statement_of(t, a);
         if (!outlives_batches(m, holder, stmt))
             continue;
-        report(c, uc, stmt, holder, value, v, "stores", !tuple);
+        report(c, uc, stmt, holder, value, v, "stores", !tuple, &why);
     }
     /* xs += [out], xs = xs + [out] */
     for (size_t i = 0; i < m->aug_assigns.len; i++) {
@@ -487,12 +497,14 @@ static void check_stores(ol_check *c, uses_cache *uc)
         ol_nid value = ol_field(t, a, OL_F_right);
         ol_val lv = ol_eval(m, left);
         ol_val v = ol_eval(m, value);
-        if (lv.kind != OL_V_LIST || !(v.flags & OL_VF_ELEM_GRAPH) || ol_grad_disabled(m, a))
+        ol_reasons why = {0};
+        if (lv.kind != OL_V_LIST || !(v.flags & OL_VF_ELEM_GRAPH) || !ol_grad_on(m, a, NULL) ||
+            !ol_graph_made_with_grad(m, value, &why))
             continue;
         ol_nid stmt = ol_statement_of(t, a);
         if (!outlives_batches(m, left, stmt))
             continue;
-        report(c, uc, stmt, left, value, v, "is extended with", false);
+        report(c, uc, stmt, left, value, v, "is extended with", false, &why);
     }
 }
 
@@ -508,13 +520,16 @@ static void check_comprehensions(ol_check *c, uses_cache *uc)
         if (ol_kind_of(t, body) == OL_N_pair)
             body = ol_field(t, body, OL_F_value);
         ol_val v = ol_eval(m, body);
-        if (!ol_val_is_graph(v) || ol_grad_disabled(m, l->node) || !ol_loop_is_data_loop(m, (uint32_t)i))
+        ol_reasons why = {0};
+        if (!ol_val_is_graph(v) || !ol_grad_on(m, l->node, NULL) || !ol_loop_is_data_loop(m, (uint32_t)i) ||
+            !ol_graph_made_with_grad(m, body, &why))
             continue;
         char *val = ol_node_str_short(t, body);
         ol_diag *d = ol_report_node(c, l->node,
                                     "this comprehension over batches keeps `%s` for every batch, each with its "
                                     "autograd graph and activations",
                                     val);
+        ol_diag_because(d, m, &why);
         /* `.cpu()` alone is no cure: the CPU copy is still part of the graph */
         ol_diag_help(d, "collect `%s.detach()` (`.detach().cpu()` to free GPU memory too, `.item()` for a "
                         "scalar), or build the list under `torch.no_grad()`",
@@ -537,7 +552,9 @@ static void check_kept(ol_check *c, uses_cache *uc)
                 continue;
             ol_val v = ol_eval(m, kept[k].arg);
             ol_nid call = m->calls.items[i].node;
-            if (!(ol_val_is_graph(v) || (v.flags & OL_VF_ELEM_GRAPH)) || ol_grad_disabled(m, call))
+            ol_reasons why = {0};
+            if (!(ol_val_is_graph(v) || (v.flags & OL_VF_ELEM_GRAPH)) || !ol_grad_on(m, call, NULL) ||
+                !ol_graph_made_with_grad(m, kept[k].arg, &why))
                 continue;
             ol_nid stmt = ol_statement_of(t, call);
             if (!ol_holder_outlives_batches(m, kept[k].holder, stmt))
@@ -556,6 +573,7 @@ static void check_kept(ol_check *c, uses_cache *uc)
                                         "`%s`); every iteration's graph%s stays alive",
                                         callee, value_text, carries, holder, kept[k].fn->name, kept[k].store->what,
                                         backward_each_batch(m, OL_NONE, stmt) ? "" : " and the activations it saved");
+            ol_diag_because(d, m, &why);
             free(carries);
             const char *shown = ol_is_primary(t, kept[k].arg) ? value_text : "(...)";
             if (member_text)
@@ -595,6 +613,7 @@ const ol_rule ol_rule_oom102 = {
     .code = "OOM102",
     .name = "tensor-collected-in-loop",
     .severity = OL_SEV_ERROR,
+    .device_memory = true,
     .summary = "A collection that outlives the batch loop stores tensors that carry the autograd graph.",
     .what = "Flags `xs.append(out)`, `xs.extend(...)`, `xs.insert(i, out)`, `store[k] = out`, "
             "`bank[idx] = feats`, `xs += [out]` and list/dict comprehensions over a loader, when the "

@@ -239,6 +239,7 @@ const ol_rule ol_rule_oom103 = {
     .code = "OOM103",
     .name = "retain-graph-in-loop",
     .severity = OL_SEV_WARNING,
+    .device_memory = true,
     .summary = "`backward(retain_graph=True)` inside a loop keeps graphs alive across backward passes.",
     .what = "Flags `.backward(retain_graph=True)` (also through `scaler.scale(loss)`, "
             "`accelerator.backward` and Lightning's `manual_backward`) inside a loop or a "

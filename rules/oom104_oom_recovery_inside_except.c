@@ -147,6 +147,7 @@ const ol_rule ol_rule_oom104 = {
     .code = "OOM104",
     .name = "oom-recovery-inside-except",
     .severity = OL_SEV_ERROR,
+    .device_memory = true,
     .summary = "A model is re-run inside the `except` that caught an out-of-memory error.",
     .what = "Flags the first model forward/backward, or call of a function that runs the model, inside "
             "an `except torch.cuda.OutOfMemoryError` handler, or a broader one (`RuntimeError`, "

@@ -88,7 +88,7 @@ static void check(ol_check *c)
         if (ci == OL_NO_INDEX || !ol_is_forward_call(m, ci))
             continue;
         uint32_t loop = m->node_loop[a];
-        if (loop == OL_NO_INDEX || !ol_loop_is_data_loop(m, loop) || ol_grad_disabled(m, a))
+        if (loop == OL_NO_INDEX || !ol_loop_is_data_loop(m, loop) || !ol_grad_on(m, a, NULL))
             continue;
         /* each identifier target that is also passed in */
         ol_nid left = ol_field(t, a, OL_F_left);
@@ -137,6 +137,7 @@ const ol_rule ol_rule_oom105 = {
     .code = "OOM105",
     .name = "hidden-state-carried-across-batches",
     .severity = OL_SEV_ERROR,
+    .device_memory = true,
     .summary = "A recurrent hidden state is fed from one batch to the next without being detached.",
     .what = "Flags `out, hidden = model(x, hidden)` (any forward call that takes a name and rebinds it) "
             "in a loop over batches, when the state passed in is the previous iteration's output with no "

@@ -133,6 +133,7 @@ const ol_rule ol_rule_oom106 = {
     .code = "OOM106",
     .name = "backward-create-graph-leak",
     .severity = OL_SEV_ERROR,
+    .device_memory = true,
     .summary = "`backward(create_graph=True)` in a loop, with gradients never reset.",
     .what = "Flags `.backward(create_graph=True)` (also `torch.autograd.backward(..., create_graph=True)` "
             "and the positional forms) inside a loop, a Lightning `training_step`, or a function called "

@@ -823,7 +823,7 @@ static void report_kept(ol_check *c, ol_nid stmt, ol_nid holder, ol_nid value, c
 /* Does OOM102 report this store already (the value carries the graph)? */
 static bool oom102_case(ol_model *m, ol_nid value, ol_nid at)
 {
-    return ol_val_is_graph(ol_eval(m, value)) && !ol_grad_disabled(m, at);
+    return ol_val_is_graph(ol_eval(m, value)) && ol_grad_on(m, at, NULL);
 }
 
 static void check_loops(ol_check *c)
@@ -895,6 +895,7 @@ const ol_rule ol_rule_oom107 = {
     .code = "OOM107",
     .name = "eval-predictions-accumulated-on-device",
     .severity = OL_SEV_WARNING,
+    .device_memory = true,
     .opt_in = true,
     .summary = "Every evaluation batch's full-vocabulary logits are kept on the GPU until the metric runs.",
     .what = "Flags a Hugging Face `Trainer` (also `Seq2SeqTrainer`, trl's `SFTTrainer` and classes of the file "

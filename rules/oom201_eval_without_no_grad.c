@@ -1557,26 +1557,6 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
     const ol_tree *t = c->tree;
     if (grad_enabled_explicitly(m, call->node))
         return;
-    /* The callers of the function around the call may decide its grad mode;
-     * those of the other files of the run count too (asked only of what
-     * would be reported: the question reads every file's records). Called
-     * here only under no_grad, a function that another file calls with
-     * autograd on still runs with it on there (a base trainer's validate()
-     * called by a subclass's training loop); never called here, one that the
-     * run only calls under no_grad runs without (a helper of a utils module
-     * whose scripts all guard it). */
-    uint32_t root = ol_grad_root(m, call->node);
-    bool off = ol_grad_disabled(m, call->node);
-    if (off && (root == OL_NO_INDEX || m->functions.items[root].callsites.len == 0))
-        return;
-    /* 1: off here, unless another file calls it with autograd on; 2: never
-     * called here, the run's callers decide; 3: called here only from
-     * functions that nothing here calls (a sampler's sample() that calls
-     * the method around the forward), whose callers in the run decide */
-    int run_decides = off                                                             ? 1
-                      : root == OL_NO_INDEX                                           ? 0
-                      : m->functions.items[root].callsites.len == 0                   ? 2
-                                                                                      : 3;
     if (fn != OL_NO_INDEX && is_pytest_function(m, fn))
         return;
     /* a module's own forward() is not evaluation code; Lightning-style eval
@@ -1651,30 +1631,15 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
         ol_fix_free(fix);
         return;
     }
-    if (run_decides == 3) {
-        uint32_t *tops;
-        size_t ntops;
-        bool guarded = ol_grad_tops(m, root, &tops, &ntops);
-        for (size_t k = 0; k < ntops && guarded; k++) {
-            size_t on = 0, offs = 0;
-            guarded = ol_run_callers(m, tops[k], &on, &offs) && on == 0 && offs > 0;
-        }
-        free(tops);
-        if (guarded) {
-            free(key);
-            free(where);
-            ol_fix_free(fix);
-            return;
-        }
-    } else if (run_decides) {
-        size_t on = 0, offs = 0;
-        bool known = ol_run_callers(m, root, &on, &offs);
-        if (run_decides == 1 ? !known || on == 0 : known && on == 0 && offs > 0) {
-            free(key);
-            free(where);
-            ol_fix_free(fix);
-            return;
-        }
+    /* whether autograd is on at the forward: the door reads the blocks,
+     * decorators and hooks around it and the function's callers in every
+     * file of the run (asked only of what would be reported) */
+    ol_reasons why = {0};
+    if (!ol_grad_on(m, call->node, &why)) {
+        free(key);
+        free(where);
+        ol_fix_free(fix);
+        return;
     }
     reported r = {region, key};
     ol_vec_push(seen, r);
@@ -1717,20 +1682,48 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
         d = ol_report_node(c, call->node, "`%s(...)` evaluates held-out data, and %s", callee, tail);
         break;
     }
+    /* what makes it evaluation, and whether that rests on a name */
+    char *label = fn != OL_NO_INDEX ? ol_node_str(t, ol_field(t, m->functions.items[fn].node, OL_F_name)) : NULL;
+    switch (ev) {
+    case EV_FUNCTION:
+        ol_because(&why, m, ol_field(t, m->functions.items[fn].node, OL_F_name),
+                   "`%s()` is evaluation code: named for it, and it computes no gradient", label);
+        why.guess = "a function's name";
+        break;
+    case EV_LOOP:
+        ol_because(&why, m, anchor, "this loop draws %s, held-out data by its name", where);
+        why.guess = "a loader's name";
+        break;
+    case EV_AFTER_EVAL:
+        ol_because(&why, m, anchor, "%s switches the model to evaluation before this forward", where);
+        break;
+    case EV_UNTRAINED:
+        ol_because(&why, m, call->callee, "no optimizer here steps this model's parameters");
+        break;
+    case EV_IMAGES:
+        ol_because(&why, m, call->node, "its output only reaches plots or image files, never a backward()");
+        break;
+    case EV_HELD_OUT:
+        ol_because(&why, m, call->node, "it runs on held-out data and its output never reaches a backward()");
+        why.guess = "a variable's name";
+        break;
+    case EV_CALLEE:
+        ol_because(&why, m, call->node, "%s is only called under no_grad in its own file", where);
+        break;
+    default:
+        break;
+    }
+    free(label);
+    ol_often often = ol_how_often(m, call->node, &why);
+    ol_diag_because(d, m, &why);
     ol_diag_help(d, ev == EV_CALLEE ? "call it under `with torch.no_grad():`"
                     : ev == EV_FUNCTION || ev == EV_LOOP || ev == EV_AFTER_EVAL
                         ? "evaluate under `torch.no_grad()` (or `torch.inference_mode()`): decorate the function or "
                           "wrap the loop"
                         : "run it under `with torch.no_grad():` (or freeze it with `requires_grad_(False)`)");
-    /* the evidence that this is evaluation code, where it is not the call itself */
-    if (where && anchor != call->node) {
-        const ol_node *a = ol_node_at(t, anchor);
-        ol_diag_note(d, OL_NOTE_FACT, a->start, a->end, "evaluation code: %s%s",
-                     ev == EV_LOOP ? "a loop over " : ev == EV_AFTER_EVAL ? "after " : "", where);
-    }
     /* one forward in a notebook cell or a demo helper called a few times
      * keeps one forward's activations: reported when selected by code */
-    d->once = !ol_runs_per_step(m, call->node);
+    d->once = often == OL_ONCE;
     free(callee);
     free(where);
     ol_diag_attach_fix(d, fix);
@@ -1785,6 +1778,7 @@ const ol_rule ol_rule_oom201 = {
     .code = "OOM201",
     .name = "eval-without-no-grad",
     .severity = OL_SEV_WARNING,
+    .device_memory = true,
     .summary = "A model's forward pass in evaluation code runs with autograd on.",
     .what = "Flags model forward calls in evaluation code with no `torch.no_grad()`, "
             "`torch.inference_mode()` or `torch.set_grad_enabled(False)` around them: in functions "

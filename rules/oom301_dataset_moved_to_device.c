@@ -135,7 +135,7 @@ static bool evaluated_whole(ol_model *m, ol_nid use, ol_nid *call_out)
     if (callee.kind != OL_V_MODULE || (callee.flags & OL_VF_LOSSFN))
         return false;
     *call_out = call;
-    return in_eval_function(m, call) || ol_grad_disabled(m, call);
+    return in_eval_function(m, call) || !ol_grad_on(m, call, NULL);
 }
 
 /* Does a function of this file that `call` runs hand the parameter that
@@ -773,6 +773,7 @@ const ol_rule ol_rule_oom301 = {
     .code = "OOM301",
     .name = "dataset-moved-to-device",
     .severity = OL_SEV_WARNING,
+    .device_memory = true,
     .summary = "A whole dataset is moved to the GPU before the batch loop.",
     .what = "Flags `.cuda()` / `.to(device)` (and `torch.tensor(..., device=...)`) applied outside the "
             "batch loop to tensors that are then used as a dataset: wrapped in `TensorDataset` / a "

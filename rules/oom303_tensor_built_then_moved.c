@@ -533,6 +533,7 @@ const ol_rule ol_rule_oom303 = {
     .code = "OOM303",
     .name = "tensor-built-then-moved",
     .severity = OL_SEV_WARNING,
+    .device_memory = true,
     .summary = "A tensor is built in host memory only to be copied to the device (pass `device=`).",
     .what = "Flags `torch.zeros/ones/empty/full/arange/linspace/logspace/eye/rand/randn/randint/randperm(...)` "
             "(and legacy typed constructors given sizes, `torch.FloatTensor(n, c, h, w)`, reported without a "

@@ -137,7 +137,7 @@ static void check_arithmetic(ol_check *c)
             continue;
         ol_nid lhs = ol_unparen(t, ol_field(t, right, OL_F_left));
         ol_nid rhs = ol_field(t, right, OL_F_right);
-        if (!ol_same_text(t, lhs, left) || !ol_grad_disabled(m, a) || !fresh_local_tensor(m, lhs))
+        if (!ol_same_text(t, lhs, left) || ol_grad_on(m, a, NULL) || !fresh_local_tensor(m, lhs))
             continue;
         char *name = ol_node_str(t, left);
         char *operand = ol_node_str(t, rhs);
@@ -222,7 +222,7 @@ static void check_updates(ol_check *c)
                 continue;
         }
         const char *meth = inplace_method(op);
-        if (!meth || (!data && !ol_grad_disabled(m, a)))
+        if (!meth || (!data && ol_grad_on(m, a, NULL)))
             continue;
         /* `x = x op y` on a local is check_arithmetic's; a local running
          * average must be a tensor this code made (no alias to update) */
@@ -270,6 +270,7 @@ const ol_rule ol_rule_oom401 = {
     .code = "OOM401",
     .name = "non-inplace-op",
     .severity = OL_SEV_INFO,
+    .device_memory = true,
     .opt_in = true,
     .summary = "An out-of-place operation where the in-place form is safe and saves a tensor.",
     .what = "Opt-in. Flags `x = x + y` (and -, *, /) on a freshly computed tensor under `no_grad`, "

@@ -266,6 +266,7 @@ const ol_rule ol_rule_oom501 = {
     .code = "OOM501",
     .name = "no-mixed-precision",
     .severity = OL_SEV_INFO,
+    .device_memory = true,
     .opt_in = true,
     .summary = "A GPU training loop in a file that uses no mixed precision at all.",
     .what = "Reports, once per training loop at its first `backward()`, files that train on an "

@@ -207,6 +207,7 @@ const ol_rule ol_rule_oom503 = {
     .code = "OOM503",
     .name = "backward-inside-autocast",
     .severity = OL_SEV_WARNING,
+    .device_memory = true,
     .summary = "`backward()` or `scaler.step()` runs inside an autocast block.",
     .what = "Flags `.backward()`, `scaler.scale(loss).backward()` and `scaler.step(...)` inside a "
             "`with autocast(...)` block (also through `ctx = torch.autocast(...)` / `with ctx:`, and in "

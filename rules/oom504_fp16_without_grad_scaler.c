@@ -73,7 +73,7 @@ static void check(ol_check *c)
         ol_nid region = ol_kind_of(c->tree, x->node) == OL_N_with_statement ? x->node : x->body;
         /* grad mode inside the block: `with torch.no_grad(), torch.autocast(...)` is inference */
         ol_nid inside = x->body != OL_NONE ? x->body : x->node;
-        if (region == OL_NONE || ol_grad_disabled(m, inside) || !backward_near(m, region))
+        if (region == OL_NONE || !ol_grad_on(m, inside, NULL) || !backward_near(m, region))
             continue;
         if (scales < 0)
             scales = file_scales(m);
@@ -93,6 +93,7 @@ const ol_rule ol_rule_oom504 = {
     .code = "OOM504",
     .name = "fp16-without-grad-scaler",
     .severity = OL_SEV_WARNING,
+    .device_memory = true,
     .summary = "float16 autocast is used for training without a GradScaler.",
     .what = "Flags CUDA autocast regions in float16 (given explicitly, or CUDA's default) whose loss is "
             "backpropagated, in files with no GradScaler or loss-scaling framework. bfloat16, CPU "

@@ -83,6 +83,7 @@ const ol_rule ol_rule_oom603 = {
     .code = "OOM603",
     .name = "zero-grad-keeps-grad-memory",
     .severity = OL_SEV_WARNING,
+    .device_memory = true,
     .summary = "`zero_grad(set_to_none=False)` keeps zero-filled gradients allocated between steps.",
     .what = "Flags `optimizer.zero_grad(set_to_none=False)` and `model.zero_grad(set_to_none=False)` "
             "(also with a positional `False`). Not flagged in a file that adds into gradients by hand "

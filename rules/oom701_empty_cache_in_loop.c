@@ -91,6 +91,7 @@ const ol_rule ol_rule_oom701 = {
     .code = "OOM701",
     .name = "empty-cache-in-loop",
     .severity = OL_SEV_WARNING,
+    .device_memory = true,
     .summary = "`torch.cuda.empty_cache()` runs every batch.",
     .what = "Flags `torch.cuda.empty_cache()` (and the MPS/XPU equivalents) inside a loop over batches, "
             "in Lightning's per-batch hooks, or in a function called from a batch loop. Calls between "

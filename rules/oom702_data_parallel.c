@@ -90,6 +90,7 @@ const ol_rule ol_rule_oom702 = {
     .code = "OOM702",
     .name = "data-parallel",
     .severity = OL_SEV_WARNING,
+    .device_memory = true,
     .summary = "`nn.DataParallel` concentrates outputs and loss on one GPU.",
     .what = "Flags calls that construct `torch.nn.DataParallel` (however imported). `isinstance` checks "
             "against it are not flagged, nor is a DataParallel given one device (`device_ids=[rank]`), "

@@ -101,6 +101,7 @@ const ol_rule ol_rule_oom705 = {
     .code = "OOM705",
     .name = "anomaly-detection-left-on",
     .severity = OL_SEV_WARNING,
+    .device_memory = true,
     .summary = "Autograd anomaly detection is switched on outside a debugging branch.",
     .what = "Flags `torch.autograd.set_detect_anomaly(True)` and `torch.autograd.detect_anomaly()` (as a "
             "call, a `with` item or a decorator) outside a debugging branch. Not flagged: a mode that "

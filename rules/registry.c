@@ -141,17 +141,3 @@ void ol_diag_attach_fix(ol_diag *d, ol_fix *f)
     d->fix = f;
 }
 
-char *ol_node_str(const ol_tree *t, ol_nid n)
-{
-    uint32_t len;
-    const char *s = ol_text(t, n, &len);
-    return ol_xstrndup(s, len);
-}
-
-char *ol_node_str_short(const ol_tree *t, ol_nid n)
-{
-    char *s = ol_node_str(t, n);
-    if (strlen(s) > 40)
-        strcpy(s + 37, "...");
-    return s;
-}

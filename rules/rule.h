@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ask.h"
 #include "diag.h"
 #include "model.h"
 
@@ -29,6 +30,8 @@ typedef struct ol_rule {
     bool opt_in;             /* runs only when selected by its exact code */
     bool in_tests;           /* left out of the default per-file-ignores for test code (config.c): deprecations are;
                                 training patterns are not */
+    bool device_memory;      /* its findings speak of GPU memory or time: on code that never runs on a GPU
+                                (ask.h, ol_runs_on_gpu) they are kept for those who select the rule by its code */
     const char *summary;     /* one line: what it flags */
     const char *what;        /* What it does */
     const char *why;         /* Why is this bad? */
@@ -59,10 +62,6 @@ void ol_diag_help(ol_diag *d, const char *fmt, ...) OL_PRINTF(2, 3);
 /* Attaches a fix; takes ownership. A fix whose edits overlap is dropped. */
 void ol_diag_attach_fix(ol_diag *d, ol_fix *f);
 
-/* Text of a node as a new string (for messages and fixes). */
-char *ol_node_str(const ol_tree *t, ol_nid n);
-/* The same, cut for a message: past 40 bytes, the first 37 and "...". */
-char *ol_node_str_short(const ol_tree *t, ol_nid n);
 
 /* ---- the registry ---- */
 

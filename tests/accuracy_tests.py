@@ -3,9 +3,13 @@ here: findings are joined with labels, precision is counted per rule, new
 findings, unsampled ones and labels whose finding is gone are told apart, and
 the committed corpus files are well formed. The recall measurement
 (scripts/accuracy/recall.py) on fixes made here: a fix found before and gone
-after is a HIT, one still reported after is STUCK, one not found is a MISS."""
+after is a HIT, one still reported after is STUCK, one not found is a MISS.
+docs/accuracy.md, the page a user reads, stays short, its tables agree with
+what measure.py computes from the committed files, and every link of it and
+of the notes it sends to (docs/accuracy/) resolves."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -227,10 +231,153 @@ def _():
     assert set(rounds) == set(repos) and all(n.isdigit() for n in rounds.values()), set(repos) ^ set(rounds)
     frozen_dir = os.path.join(ROOT, "docs", "accuracy", "rounds")
     for name in sorted(os.listdir(frozen_dir)):
+        # beside the frozen findings, each round's notes (roundN.md, checked with the page)
+        if name.endswith(".md"):
+            assert name[len("round"):-len(".md")].isdigit() and name.startswith("round"), name
+            continue
         n = name[len("round"):-len("-firstlook.tsv")]
         assert name.startswith("round") and name.endswith("-firstlook.tsv") and n.isdigit(), name
         frozen = rows(os.path.join("rounds", name))
         assert frozen and all(rounds.get(r["repo"]) == n and r["default"] in ("yes", "no") for r in frozen), name
+
+
+# ---- docs/accuracy.md and its notes ----------------------------------------------------------
+
+PAGE = os.path.join(ROOT, "docs", "accuracy.md")
+DEPRECATIONS = ("OOM502", "OOM703", "OOM704")
+
+
+def slug(heading):
+    """The anchor GitHub gives a Markdown heading."""
+    text = re.sub(r"[`*_\[\]]|\]\([^)]*\)", "", heading.strip().lower())
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(path):
+    names, seen, fence = set(), {}, False
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("```"):
+                fence = not fence
+            m = None if fence else re.match(r"^#{1,6} (.+)$", line.rstrip("\n"))
+            if m:
+                base = slug(m.group(1))
+                n = seen.get(base, 0)
+                seen[base] = n + 1
+                names.add(base if n == 0 else f"{base}-{n}")
+    return names
+
+
+def first_look_report():
+    """measure.py --first-look over the committed files: {round: {rule or 'all': (default, labeled, TP, FP, debatable)}}
+    and each round's default-output shares line."""
+    proc = subprocess.run([sys.executable, SCRIPT, "--first-look"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rounds, shares, current = {}, {}, None
+    for line in proc.stdout.splitlines():
+        m = re.match(r"round (\d+) ", line)
+        if m:
+            current = int(m.group(1))
+            continue
+        m = re.match(r"  (OOM\d+|all)\s+\d+\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)", line)
+        if m and current:
+            rounds.setdefault(current, {})[m.group(1)] = tuple(int(x) for x in m.groups()[1:])
+        m = re.search(r"default output: .*\(([\d.]+)%\), wrong .*\(([\d.]+)%\), debatable .*\(([\d.]+)%\)", line)
+        if m and current:
+            shares[current] = m.groups()
+    return rounds, shares
+
+
+def page_tables():
+    """The page's tables as lists of cell rows, by the header's first cells."""
+    with open(PAGE, encoding="utf-8") as f:
+        text = f.read()
+    tables = {}
+    for block in re.findall(r"((?:^\|.*\|\n)+)", text, re.M):
+        rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in block.strip().split("\n")]
+        tables[tuple(rows[0][:2])] = [r for r in rows[2:]]
+    return text, tables
+
+
+def pct(num, den):
+    return f"{100 * num / den:.1f}%".replace(".0%", "%") if den else "-"
+
+
+@test("accuracy: docs/accuracy.md is a short page; its first-look tables are what measure.py computes")
+def _():
+    text, tables = page_tables()
+    assert len(text.splitlines()) < 200, len(text.splitlines())
+    for heading in ("## First look: each round before its fixes", "## The labeling standard",
+                    "## Recall on real fixes", "## What each rule still gets wrong"):
+        assert heading in text, heading
+    # the standard, with the restore clause of OOM302
+    assert "doubles the peak at load" in text and "debatable" in text and "deprecation" in text
+    rounds, shares = first_look_report()
+    headline = tables[("round", "repositories")]
+    assert [int(r[0]) for r in headline] == sorted(rounds), (headline, sorted(rounds))
+    for r in headline:
+        default, labeled, tp, fp, deb = rounds[int(r[0])]["all"]
+        assert (r[3], r[4], r[5], r[6]) == (str(labeled), str(tp), str(fp), str(deb)), r
+        assert r[7] == f"{100 * tp / (tp + fp):.1f}%", r
+        assert r[8].startswith(" / ".join(f"{x}%" for x in shares[int(r[0])])), (r, shares[int(r[0])])
+    # memory rules and deprecation rules apart, from the same per-rule counts
+    split = tables[("round", "memory rules: TP / FP / debatable")]
+    assert [int(r[0]) for r in split] == sorted(rounds), split
+    for r in split:
+        rules = rounds[int(r[0])]
+        memory = [v for code, v in rules.items() if code != "all" and code not in DEPRECATIONS]
+        dep = [v for code, v in rules.items() if code in DEPRECATIONS]
+        tp, fp, deb = (sum(v[i] for v in memory) for i in (2, 3, 4))
+        assert r[1] == f"{tp} / {fp} / {deb}" and r[2] == f"{100 * tp / (tp + fp):.1f}%", (r, tp, fp, deb)
+        # the memory rules' default findings that are real: each rule's default count times its TP share
+        default = sum(v[0] for v in memory if v[1])
+        real = sum(v[0] * v[2] / v[1] for v in memory if v[1])
+        assert r[3].startswith(f"{100 * real / default:.1f}% of {default}"), (r, real, default)
+        dtp, dfp = sum(v[2] for v in dep), sum(v[3] for v in dep)
+        assert r[4] == f"{dtp} / {dfp}" and r[5] == pct(dtp, dtp + dfp), (r, dtp, dfp)
+    # per rule: rounds 8 and 9, labeled whole, as the frozen files and labels give them
+    per_rule = tables[("rule", "round 3")]
+    listed = {r[0].split()[0] for r in per_rule}
+    for rnd in (8, 9):
+        labeled = {code for code, v in rounds[rnd].items() if code != "all" and v[1]}
+        assert labeled <= listed, (rnd, labeled - listed)
+    for r in per_rule:
+        code = r[0].split()[0]
+        for col, rnd in ((9, 8), (10, 9)):
+            v = rounds[rnd].get(code)
+            want = f"{v[2]} / {v[3]} / {v[4]}" if v and v[1] else None
+            if want:
+                assert r[col] == want, (code, rnd, r[col], want)
+            else:
+                assert r[col] in ("—", "not labeled"), (code, rnd, r[col])
+
+
+@test("accuracy: each round's notes are under docs/accuracy/rounds/, and every link of the page and the notes resolves")
+def _():
+    notes = os.path.join(ROOT, "docs", "accuracy")
+    pages = [PAGE] + [os.path.join(notes, f) for f in sorted(os.listdir(notes)) if f.endswith(".md")]
+    pages += [os.path.join(notes, "rounds", f"round{n}.md") for n in range(1, 10)]
+    checked = 0
+    for page in pages:
+        assert os.path.isfile(page), page
+        with open(page, encoding="utf-8") as f:
+            text = re.sub(r"```.*?```", "", f.read(), flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            full = os.path.normpath(os.path.join(os.path.dirname(page), path)) if path else page
+            assert os.path.exists(full), f"{os.path.relpath(page, ROOT)} links to {target}: no such file"
+            if anchor:
+                assert full.endswith(".md") and anchor in anchors(full), \
+                    f"{os.path.relpath(page, ROOT)} links to {target}: no such heading"
+            checked += 1
+    assert checked > 50, checked
+    # the page sends the reader to every round's notes
+    with open(PAGE, encoding="utf-8") as f:
+        text = f.read()
+    for n in range(1, 10):
+        assert f"(accuracy/rounds/round{n}.md)" in text, n
 
 
 # The recall measurement. Commits are made-up 40-digit names of directories

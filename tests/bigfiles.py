@@ -93,7 +93,7 @@ def one_function(mb):
 def module_level(mb):
     stmt = ("x, y = next(it)\nout = model(x)\nloss = criterion(out, y)\nloss.backward()\noptimizer.step()\n"
             "total += loss\nlosses.append(out)\nstate = torch.load(path)\nbuf = torch.zeros(4).cuda()\n")
-    head = ("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\ncriterion = nn.MSELoss()\n"
+    head = ("import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2).cuda()\ncriterion = nn.MSELoss()\n"
             "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\ntotal = 0\nlosses = []\n")
     return head + "for epoch in range(10):\n" + repeat("    " + stmt.replace("\n", "\n    ")[:-4], mb)
 

@@ -11,7 +11,7 @@ from harness import ROOT, Workspace, run, test
 BAD = """import torch
 import torch.nn as nn
 
-model = nn.Linear(4, 2)
+model = nn.Linear(4, 2).cuda()
 criterion = nn.MSELoss()
 
 
@@ -699,9 +699,10 @@ def run_fix_lf(ws, original):
 TOTAL_USED_AS_TENSOR = """import torch
 import torch.nn as nn
 
-model = nn.Linear(4, 1)
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = nn.Linear(4, 1).to(device)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
-loader = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(3)]
+loader = [(torch.randn(8, 4, device=device), torch.randn(8, 1, device=device)) for _ in range(3)]
 total_loss = 0
 for x, y in loader:
     loss = nn.functional.mse_loss(model(x), y)
@@ -762,7 +763,7 @@ METER = """class Meter:
 USES_METER = """import torch.nn as nn
 from meters import Meter
 
-model = nn.Linear(4, 2)
+model = nn.Linear(4, 2).cuda()
 criterion = nn.MSELoss()
 
 
@@ -816,7 +817,7 @@ def _():
     with Workspace() as ws:
         for i in range(24):
             nxt = f"from m{i + 1} import Meter{i + 1}\n" if i < 23 else ""
-            body = (f"{nxt}import torch.nn as nn\n\nmodel = nn.Linear(2, 2)\n\n\n"
+            body = (f"{nxt}import torch.nn as nn\n\nmodel = nn.Linear(2, 2).cuda()\n\n\n"
                     f"class Meter{i}:\n    def __init__(self):\n        self.total = 0\n\n"
                     f"    def update(self, value):\n        self.total += value\n")
             if i < 23:
@@ -969,7 +970,7 @@ def _():
 EVAL = """import torch
 import torch.nn as nn
 
-model = nn.Linear(8, 2)
+model = nn.Linear(8, 2).cuda()
 
 
 def evaluate(loader):
@@ -1004,16 +1005,25 @@ def _():
         want = ("   = help: evaluate under `torch.no_grad()` (or `torch.inference_mode()`): decorate the function or "
                 "wrap the loop (unsafe fix: under `no_grad()` nothing the function computes carries a gradient: a "
                 "caller that calls `backward()` on its result, or needs gradients from it, would fail)\n"
-                "   = note: evaluation code: `evaluate()`\n"
-                "      --> ev.py:7:1\n"
-                "     7 | def evaluate(loader):\n"
-                "       | ---------------------\n"
+                "   = note: `evaluate()` is evaluation code: named for it, and it computes no gradient\n"
+                "       --> ev.py:7:5\n"
+                "      7 | def evaluate(loader):\n"
+                "        |     --------\n"
+                "   = note: runs every step of the loop over `loader`\n"
+                "       --> ev.py:10:5\n"
+                "     10 |     for x, y in loader:\n"
+                "        |     -------------------\n"
+                "   = note: this file puts data on a GPU: `nn.Linear(8, 2).cuda()`\n"
+                "       --> ev.py:4:9\n"
+                "      4 | model = nn.Linear(8, 2).cuda()\n"
+                "        |         ----------------------\n"
+                "   = note: this finding rests on a guess (a function's name)\n"
                 "\n")
         assert want in r.out, r
         for fmt, prefix in (("concise", "ev.py:"), ("github", "::")):
             r = run("--isolated", "--select", "OOM201", "--output-format", fmt, "ev.py", cwd=ws.path)
             lines = [line for line in r.out.splitlines() if line.startswith(prefix)]
-            assert len(lines) == 1 and "evaluation code" not in r.out, (fmt, r)
+            assert len(lines) == 1 and "is evaluation code" not in r.out, (fmt, r)
 
 
 @test("cli: evidence: JSON gives every finding an evidence list and a confidence")
@@ -1024,12 +1034,18 @@ def _():
         r = run("--isolated", "--select", "OOM101,OOM201", "--format", "json", "bad.py", "ev.py", cwd=ws.path)
         found = {f["code"]: f for f in r.json()}
         assert set(found) == {"OOM101", "OOM201"}, r
-        assert found["OOM201"]["evidence"] == [{
-            "kind": "fact", "path": "ev.py", "line": 7, "column": 1, "end_line": 12, "end_column": 16,
-            "message": "evaluation code: `evaluate()`"}], found["OOM201"]
-        assert found["OOM101"]["evidence"] == [], found["OOM101"]
-        for f in found.values():
-            assert f["confidence"] == "high" and "guessed_from" not in f, f
+        assert found["OOM201"]["evidence"][0] == {
+            "kind": "fact", "path": "ev.py", "line": 7, "column": 5, "end_line": 7, "end_column": 13,
+            "message": "`evaluate()` is evaluation code: named for it, and it computes no gradient"}, found["OOM201"]
+        assert found["OOM201"]["confidence"] == "low", found["OOM201"]
+        assert found["OOM201"]["guessed_from"] == "a function's name", found["OOM201"]
+        # OOM101 stands on where the graph is made, the loop it outlives and the device
+        messages = [e["message"] for e in found["OOM101"]["evidence"]]
+        assert messages[0].startswith("the graph is made here: `criterion(model(x), y)`"), messages
+        assert any("outlives this loop" in m for m in messages), messages
+        assert any("puts data on a GPU" in m for m in messages), messages
+        assert all(e["path"] == "bad.py" for e in found["OOM101"]["evidence"]), found["OOM101"]
+        assert found["OOM101"]["confidence"] == "high" and "guessed_from" not in found["OOM101"], found["OOM101"]
 
 
 @test("cli: evidence: a note in a notebook is placed in its own cell, in text, JSON and SARIF")
@@ -1039,21 +1055,22 @@ def _():
         ws.write("nb.ipynb", nb)
         r = run("--isolated", "--select", "OOM201", "nb.ipynb", cwd=ws.path)
         assert ("nb.ipynb:cell 3:3:18: OOM201" in r.out and
-                "  = note: evaluation code: after `model.eval()`\n"
+                "  = note: `model.eval()` switches the model to evaluation before this forward\n"
                 "     --> nb.ipynb:cell 2:4:1\n"
                 "    4 | model.eval()\n"
                 "      | ------------\n" in r.out), r
         [f] = run("--isolated", "--select", "OOM201", "--format", "json", "nb.ipynb", cwd=ws.path).json()
         assert (f["cell"], f["line"]) == (3, 3), f
-        assert f["evidence"] == [{"kind": "fact", "path": "nb.ipynb", "cell": 2, "line": 4, "column": 1,
-                                  "end_line": 4, "end_column": 13,
-                                  "message": "evaluation code: after `model.eval()`"}], f
+        assert f["evidence"][0] == {"kind": "fact", "path": "nb.ipynb", "cell": 2, "line": 4, "column": 1,
+                                    "end_line": 4, "end_column": 13,
+                                    "message": "`model.eval()` switches the model to evaluation before this forward"}, f
         log = run("--isolated", "--select", "OOM201", "--format", "sarif", "nb.ipynb", cwd=ws.path).json()
         [res] = log["runs"][0]["results"]
-        [rel] = res["relatedLocations"]
+        rel = res["relatedLocations"][0]
         line = next(i for i, text in enumerate(nb.split("\n"), start=1) if '"model.eval()' in text)
         assert rel["physicalLocation"]["region"] == {"startLine": line, "endLine": line}, rel
-        assert rel["message"]["text"] == "evaluation code: after `model.eval()` (cell 2, line 4)", rel
+        assert rel["message"]["text"] == ("`model.eval()` switches the model to evaluation before this forward "
+                                          "(cell 2, line 4)"), rel
 
 
 @test("cli: evidence: a suppressed finding takes its notes with it")
@@ -1061,7 +1078,7 @@ def _():
     with Workspace() as ws:
         ws.write("ev.py", EVAL)
         r = run("--isolated", "--select", "OOM201", "ev.py", cwd=ws.path)
-        assert "= note: evaluation code" in r.out, r
+        assert "= note: `evaluate()` is evaluation code" in r.out, r
         ws.write("ev.py", EVAL.replace(".argmax(1))", ".argmax(1))  # noqa: OOM201"))
         r = run("--isolated", "--select", "OOM201", "ev.py", cwd=ws.path)
         assert r.code == 0 and "note:" not in r.out and "OOM201" not in r.out, r

@@ -33,7 +33,7 @@ def train(loader):
 EVAL = """import torch
 import torch.nn as nn
 
-model = nn.Linear(8, 2)
+model = nn.Linear(8, 2).cuda()
 
 
 def evaluate(loader):

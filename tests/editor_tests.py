@@ -195,7 +195,7 @@ def _():
                 "oomlint.extendSelect", "oomlint.unsafeFixes", "oomlint.failOn"):
         assert key in props and "description" in props[key], key
     assert props["oomlint.failOn"]["enum"] == ["error", "warning", "info"]
-    version = harness.run("--version").out.split()[-1]
+    version = harness.run("--version").out.split()[1]  # oomlint 0.2.0 (commit ...)
     assert manifest["version"] == version, (manifest["version"], version)
 
 

@@ -18,7 +18,7 @@ VSCODE_DIR      := $(BUILD)/editors/vscode
 VSCODE_STAMP    := $(VSCODE_DIR)/.installed
 VSCODE_PINS     := editors/vscode/package.json editors/vscode/package-lock.json
 VSCODE_SRC      := editors/vscode/extension.js editors/vscode/server-path.js editors/vscode/README.md \
-	editors/vscode/.vscodeignore
+	editors/vscode/.vscodeignore LICENSE
 VSIX            := $(BUILD)/oomlint-vscode.vsix
 
 .PHONY: editors editor-tools editor-packages
@@ -61,7 +61,7 @@ vsix-platform: $(VSCODE_STAMP) $(VSCODE_SRC)
 		"alpine-x64 alpine-arm64 darwin-x64 darwin-arm64" >&2; exit 2; }
 	@test -n "$(VSIX_BIN)$(VSIX_FROM)" || { echo "make vsix-platform needs VSIX_BIN or VSIX_FROM" >&2; exit 2; }
 	rm -rf $(VSIX_TARGET_DIR) && cp -a $(VSCODE_DIR) $(VSIX_TARGET_DIR)
-	cp $(VSCODE_SRC) $(VSIX_TARGET_DIR)/
+	cp $(VSCODE_SRC) THIRD_PARTY_NOTICES $(VSIX_TARGET_DIR)/
 	mkdir -p $(VSIX_TARGET_DIR)/bin
 	$(if $(VSIX_BIN),install -m 755 $(VSIX_BIN) $(VSIX_TARGET_DIR)/bin/oomlint,\
 		tar -xzf $(VSIX_FROM)/oomlint-$(VERSION)-$(VSIX_RELEASE_$(VSIX_TARGET)).tar.gz -O \

@@ -293,6 +293,28 @@ def _():
     assert upload["with"]["sarif_file"] == ours["with"]["sarif"], (upload, ours)
 
 
+@test("docs: the README, docs/github.md and docs/install.md pin the Action, the hooks and pip to this version's tag")
+def _():
+    tag = f"v{action_version()}"
+    pins = {}
+    for doc in ("README.md", os.path.join("docs", "github.md"), os.path.join("docs", "install.md")):
+        with open(os.path.join(ROOT, doc), encoding="utf-8") as f:
+            text = f.read()
+        found = re.findall(r"uses: oomlint/oomlint@(\S+)", text)
+        found += re.findall(r"^\s*rev: (\S+)", text, re.M)
+        found += re.findall(r"github\.com/oomlint/oomlint(?:\.git)?@(\S+)", text)
+        pins[doc] = found
+        # every pin is the release tag of the version this tree states, never a commit or another tag
+        assert found and all(ref == tag for ref in found), (doc, found, tag)
+    assert len(pins["README.md"]) >= 2, pins  # the Action and the pre-commit hook
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    action = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "oomlint/oomlint@" in b]
+    hooks = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "repos:" in b]
+    assert action and hooks, "the README shows no Action or pre-commit pin"
+    assert load_yaml(hooks[0])["repos"][0]["rev"] == tag
+
+
 # ---- the release workflow ------------------------------------------------------------------
 
 WORKFLOWS = os.path.join(ROOT, ".github", "workflows")
@@ -350,6 +372,33 @@ def _():
     assert set(publish["needs"]) == {"linux", "macos", "vsix"}, publish["needs"]
     assert publish["permissions"] == {"contents": "write"} and wf["permissions"] == {"contents": "read"}
     assert "SHA256SUMS" in text["publish"] and "gh release upload" in text["publish"], text["publish"]
+
+
+@test("workflows: release.yml refuses a tag that is not analyzer/version.h's version, and names the commit it builds")
+def _():
+    with open(os.path.join(WORKFLOWS, "release.yml"), encoding="utf-8") as f:
+        wf = load_yaml(f.read())
+    steps = wf["jobs"]["sources"]["steps"]
+    check = next(s for s in steps if "analyzer/version.h" in s.get("run", ""))
+    assert check.get("if") == "startsWith(github.ref, 'refs/tags/v')", check
+    # the step's script, run as the runner runs it, from a copy of this checkout's version.h and changelog
+    with Workspace() as ws:
+        shutil.copy(os.path.join(ROOT, "analyzer", "version.h"), ws.write("analyzer/version.h", ""))
+        shutil.copy(os.path.join(ROOT, "CHANGELOG.md"), os.path.join(ws.path, "CHANGELOG.md"))
+
+        def step(tag):
+            return subprocess.run(["bash", "-e", "-c", check["run"]], cwd=ws.path, capture_output=True, text=True,
+                                  env=dict(os.environ, GITHUB_REF_NAME=tag), timeout=60)
+        version = action_version()
+        assert step(f"v{version}").returncode == 0, step(f"v{version}")
+        p = step("v99.0.0")
+        assert p.returncode != 0 and "does not name the version" in p.stdout, p
+        ws.write("CHANGELOG.md", "# Changelog\n\n## Unreleased\n")
+        p = step(f"v{version}")
+        assert p.returncode != 0 and "CHANGELOG.md has no section" in p.stdout, p
+    # the Linux jobs' containers check out without .git: the Makefile is told the commit
+    linux = json.dumps(wf["jobs"]["linux"])
+    assert "OOMLINT_COMMIT=" in linux and "GITHUB_ENV" in linux, "the Linux release binaries would say 'commit unknown'"
 
 
 # ---- the Action's download of the release binary ------------------------------------------

@@ -13,7 +13,7 @@ from harness import ROOT, Workspace, run, test
 LEAK = """import torch
 import torch.nn as nn
 
-model = nn.Linear(4, 2)
+model = nn.Linear(4, 2).cuda()
 criterion = nn.MSELoss()
 
 
@@ -108,7 +108,7 @@ def _():
 EVAL = """import torch
 import torch.nn as nn
 
-model = nn.Linear(4, 2)
+model = nn.Linear(4, 2).cuda()
 
 
 def evaluate(loader):
@@ -224,7 +224,7 @@ def ci_workspace(ws):
             paths.append(ws.write(os.path.relpath(src, ROOT), f.read(), mode="wb"))
     paths.append(ws.write("a&b<'c'>.py", LEAK))
     paths.append(ws.write("nb.ipynb", NOTEBOOK))
-    paths.append(ws.write("twice.py", "import torch\na = torch.load('a.pt')\nb = torch.load('a.pt')\n"))
+    paths.append(ws.write("twice.py", "import torch; device = 'cuda'\na = torch.load('a.pt')\nb = torch.load('a.pt')\n"))
     paths.append(os.path.join(ws.path, "missing.py"))
     return paths
 
@@ -268,7 +268,7 @@ def _():
         assert [i["location"]["lines"]["begin"] for i in by_path[twice]] == [2, 3], by_path[twice]
         # a fingerprint stays when lines above the finding move
         moved = run("--output-format", "gitlab", "twice.py", cwd=ws.path).json()
-        ws.write("twice.py", "import torch\n\n\na = torch.load('a.pt')\nb = torch.load('a.pt')\n")
+        ws.write("twice.py", "import torch; device = 'cuda'\n\n\na = torch.load('a.pt')\nb = torch.load('a.pt')\n")
         again = run("--output-format", "gitlab", "twice.py", cwd=ws.path).json()
         assert [i["fingerprint"] for i in moved] == [i["fingerprint"] for i in again], (moved, again)
         # paths are relative to the project: $CI_PROJECT_DIR, else the current directory
@@ -397,11 +397,11 @@ def _():
 def _():
     with Workspace() as ws:
         f = ws.write("train.py", LEAK)
-        s = ws.write("s.py", 'import torch\na = torch.load("x.pt")  # noqa: OOM303\n'
+        s = ws.write("s.py", 'import torch; device = "cuda"\na = torch.load("x.pt")  # noqa: OOM303\n'
                              'b = torch.load("""x\n""")\nc = torch.load("y.pt") \\\n    if a else None\n')
-        crlf = ws.write("crlf.py", "import torch\r\nd = torch.load('z.pt')\r\n", mode="w")
+        crlf = ws.write("crlf.py", "import torch.cuda\r\nd = torch.load('z.pt')\r\n", mode="w")
         with open(crlf, "wb") as fh:
-            fh.write(b"import torch\r\nd = torch.load('z.pt')\r\n")
+            fh.write(b"import torch.cuda\r\nd = torch.load('z.pt')\r\n")
         nb = ws.write("nb.ipynb", NOTEBOOK)
         c = ws.write("clean.py", CLEAN)
         before = os.stat(c).st_mtime_ns
@@ -416,7 +416,7 @@ def _():
         assert 'a = torch.load("x.pt")  # noqa: OOM303, OOM302\n' in text, text
         assert 'b = torch.load("""x\n""")\nc = torch.load("y.pt") \\\n' in text, text
         with open(crlf, "rb") as fh:
-            assert fh.read() == b"import torch\r\nd = torch.load('z.pt')  # noqa: OOM302\r\n"
+            assert fh.read() == b"import torch.cuda\r\nd = torch.load('z.pt')  # noqa: OOM302\r\n"
         cell = json.load(open(nb))["cells"][0]["source"]
         assert cell == ["import torch.distributed\n", "x = torch.load('a.pt')  # noqa: OOM302\n"], cell
         assert os.stat(c).st_mtime_ns == before

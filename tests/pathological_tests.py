@@ -18,7 +18,7 @@ import measure
 from harness import Workspace, test
 
 BAD_LOOP = """import torch.nn as nn
-model = nn.Linear(4, 2)
+model = nn.Linear(4, 2).cuda()
 crit = nn.MSELoss()
 def train(loader):
     total = 0
@@ -105,7 +105,7 @@ def _():
         mb = measure.scale(10)
         stmt = "loss = crit(model(x), y); loss.backward(); "
         line = "for x, y in loader: " + stmt * int(mb * 1e6 / len(stmt)) + "total += loss\n"
-        head = "import torch.nn as nn\nmodel = nn.Linear(4, 2)\ncrit = nn.MSELoss()\ntotal = 0\n"
+        head = "import torch.nn as nn\nmodel = nn.Linear(4, 2).cuda()\ncrit = nn.MSELoss()\ntotal = 0\n"
         path = ws.write("line.py", head + line)
         comment = ws.write("comment.py", "# " + "x" * int(mb * 1e6) + "\n" + BAD_LOOP)
         literal = ws.write("literal.py", "s = '" + "y" * int(mb * 1e6) + "'\n" + BAD_LOOP)

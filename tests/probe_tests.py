@@ -242,6 +242,11 @@ def _():
         assert any(t.startswith(f"{s['rule']} {s['scenario']}") for t in texts), (s["rule"], s["scenario"])
     measured = sum(1 for s in doc["scenarios"] if s["bad"])
     assert len(list(root.iter(ns + "polyline"))) >= 2 * measured
+    # every legend off its panel's figures; a scenario without figures says so, with no axis
+    panels = plot_panels(root, with_figures=False)
+    assert len(panels) == len(doc["scenarios"]), len(panels)
+    assert sum(1 for p in panels if p["data"]) == measured, [p["title"] for p in panels]
+    assert all("no figures" in p["texts"] for p in panels if not p["data"]), panels
 
 
 @test("probe: the text table lists every scenario with its verdict")
@@ -627,7 +632,7 @@ def _():
         script = ws.write("args.py", "import sys\nimport torch\nraise SystemExit('bad args: ' + ' '.join(sys.argv[1:]))\n")
         r = run("probe", "--script", script, "--", "--lr", "0.1", cwd=ws.path, timeout=600)
         assert r.code == 1, r
-        assert "made no optimizer step" in r.err and "status bad args: --lr 0.1" in r.err, r
+        assert "made no optimizer step: it exited with status 1 (sys.exit('bad args: --lr 0.1'))" in r.err, r
         r = run("probe", "--script", os.path.join(ws.path, "missing.py"))
         assert r.code == 2 and "missing.py" in r.err, r
         r = run("probe", "--script", ws.path)
@@ -738,8 +743,9 @@ def _():
         tree = ET.parse(svg)
         ns = "{http://www.w3.org/2000/svg}"
         first = tree.getroot().findall(f"{ns}g")[0]
-        assert "memory budget" in first.find(f"{ns}text").text, ET.tostring(first)[:300]
-        assert len(first.findall(f"{ns}polygon")) == 5, ET.tostring(first)[:300]
+        assert "memory per step" in first.find(f"{ns}text").text, ET.tostring(first)[:300]
+        # a layer per part that is not 0 throughout: kept for backward is 0 when each step ends
+        assert len(first.findall(f"{ns}polygon")) == 4, ET.tostring(first)[:300]
 
 
 @test("probe: the fixed twin written for CUDA is not confirmed, and nothing grows")
@@ -756,6 +762,297 @@ def _():
         assert doc["projection"]["out_of_memory_at_step"] is None, doc["projection"]
         end = doc["budget"]["at_step_end"]
         assert end["parameters"] == end["gradients"] == PARAM_BYTES, end
+
+
+# ---- the plot's structure ------------------------------------------------------------------
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def svg_box(el):
+    return tuple(float(el.get(k)) for k in ("x", "y", "width", "height"))
+
+
+def svg_points(el):
+    return [tuple(float(v) for v in p.split(",")) for p in el.get("points").split()]
+
+
+def overlaps(a, b):
+    ax, ay, aw, ah = a
+    bx, by, bw, bh = b
+    return ax < bx + bw and bx < ax + aw and ay < by + bh and by < ay + ah
+
+
+def plot_panels(root, with_figures=True):
+    """Each panel of a probe plot: its title, plot area, figures and legend box.
+    A panel with figures draws something off its baseline (no empty axis),
+    and its legend box lies outside its plot area and covers no figure; a
+    panel without them says so and draws no axis."""
+    panels = []
+    for g in root.iter(SVG + "g"):
+        if g.get("class") != "panel":
+            continue
+        title = g.find(SVG + "text").text
+        area = [r for r in g.iter(SVG + "rect") if r.get("class") == "plot-area"]
+        assert len(area) == 1, title
+        ax, ay, aw, ah = area = svg_box(area[0])
+        data = [e for e in g.iter() if e.get("class") == "data"]
+        boxes = [r for r in g.iter(SVG + "rect") if r.get("class") == "legend-box"]
+        texts = [t.text or "" for t in g.iter(SVG + "text")]
+        if not data:
+            assert not with_figures, f"panel {title!r} is empty"
+            assert not boxes and not any(t.endswith(" B") for t in texts), (title, texts)
+            panels.append({"title": title, "area": area, "data": [], "texts": texts})
+            continue
+        points = [p for e in data for p in svg_points(e)]
+        assert any(y < ay + ah - 0.5 for _, y in points), f"panel {title!r} draws nothing off its baseline"
+        assert len(boxes) == 1, f"panel {title!r}: {len(boxes)} legend boxes"
+        box = svg_box(boxes[0])
+        assert not overlaps(box, area), f"panel {title!r}: its legend {box} sits on its plot area {area}"
+        bx, by, bw, bh = box
+        on = [(x, y) for x, y in points if bx <= x <= bx + bw and by <= y <= by + bh]
+        assert not on, f"panel {title!r}: the legend covers figures at {on[:3]}"
+        panels.append({"title": title, "area": area, "data": data, "texts": texts, "g": g})
+    return panels
+
+
+def check_script_plot(path, memory_label, oom_step):
+    """A --script plot drawn against --memory: the budget panel first, no
+    empty panel, the --memory line across the last panel's plot area and the
+    run-out step up it."""
+    root = ET.parse(path).getroot()
+    panels = plot_panels(root)
+    assert panels and panels[0]["title"].startswith("memory per step"), [p["title"] for p in panels]
+    assert not any("saved for backward" in p["title"] for p in panels), [p["title"] for p in panels]
+    last = panels[-1]
+    ax, ay, aw, ah = last["area"]
+    memory = [ln for ln in last["g"].iter(SVG + "line") if ln.get("class") == "memory"]
+    assert len(memory) == 1, last["title"]
+    y1, y2 = float(memory[0].get("y1")), float(memory[0].get("y2"))
+    assert y1 == y2 and ay <= y1 <= ay + ah, memory[0].attrib
+    assert float(memory[0].get("x1")) == ax and float(memory[0].get("x2")) == ax + aw, memory[0].attrib
+    assert memory_label in last["texts"], last["texts"]
+    runout = [ln for ln in last["g"].iter(SVG + "line") if ln.get("class") == "run-out"]
+    assert len(runout) == 1 and f"runs out at step {oom_step:,}" in last["texts"], last["texts"]
+    assert abs(float(runout[0].get("x1")) - (ax + aw)) < 0.5, runout[0].attrib  # the axis ends at that step
+    assert f"{oom_step:,}" in last["texts"], last["texts"]
+    return panels
+
+
+@test("probe: --script plot: legends off the figures, no empty panel, each byte once, --memory and the run-out drawn")
+def _():
+    source = cuda_source("cuda_leak.py")
+    with Workspace() as ws:
+        svg = os.path.join(ws.path, "budget.svg")
+        r = probe_cuda_script(ws, "cuda_leak.py", "--plot", svg, "--format", "json")
+        assert r.code == 0, r
+        doc = r.json()
+        panels = check_script_plot(svg, "--memory 24.00 GiB", doc["projection"]["out_of_memory_at_step"])
+        # the budget, what grows (the logits `seen` keeps, once: not again by the line that made them), when
+        titles = [p["title"] for p in panels]
+        assert titles[1:] == ["cuda_leak.py:%d `seen`: OOM102" % line_of(source, "seen.append(logits)"),
+                              "when it runs out"], titles
+
+
+@test("probe: the README's budget plot (docs/probe-budget.svg) is drawn by the current plotter")
+def _():
+    path = os.path.join(ROOT, "docs", "probe-budget.svg")
+    with open(os.path.join(ROOT, "docs", "probe.md")) as f:
+        doc = f.read()
+    # the run the docs show made it: its projected step is the one the text gives
+    step = int(re.search(r"At step ([\d,]+) at the current rate", doc).group(1).replace(",", ""))
+    assert "--plot ../../docs/probe-budget.svg" in doc and "--memory 24GiB" in doc, "docs/probe.md's command"
+    check_script_plot(path, "--memory 24.00 GiB", step)
+
+
+# retain_graph_loop.py's model and batch, and what one step keeps for backward:
+# the input, the ReLU output (saved by the ReLU and the second addmm), the
+# log-softmax output, the int64 labels and nll_loss's total weight (a float32
+# scalar)
+R_IN, R_HID, R_OUT, R_BATCH = 256, 1024, 100, 128
+R_SAVED = F32 * R_BATCH * (R_IN + R_HID + R_OUT) + 8 * R_BATCH + F32
+R_PARAMS = F32 * (R_IN * R_HID + R_HID + R_HID * R_OUT + R_OUT)
+R_STEPS = 6
+
+
+@test("probe: OOM101 says backward freed what the graph saved only where that backward did not keep it")
+def _():
+    source = cuda_source("retain_graph_loop.py")
+    with Workspace() as ws:
+        for form, freed in (("loss.backward(retain_graph=True)", False), ("loss.backward(None, True)", False),
+                            ("loss.backward(retain_graph=False)", True), ("loss.backward()", True)):
+            script = ws.write("train.py", source.replace("loss.backward(retain_graph=True)", form))
+            lint = run("--format", "json", script, cwd=ws.path)
+            msgs = {f["code"]: f["message"] for f in lint.json()}
+            assert "OOM101" in msgs, (form, msgs)
+            assert ("freed what it saved" in msgs["OOM101"]) == freed, (form, msgs["OOM101"])
+            assert "every iteration's graph" in msgs["OOM101"], (form, msgs["OOM101"])
+
+
+@test("probe: backward(retain_graph=True) summed into a total: OOM103 and OOM101 confirmed with the growth, "
+      "every message true")
+def _():
+    source = cuda_source("retain_graph_loop.py")
+    backward_line = line_of(source, "loss.backward(retain_graph=True)")
+    total_line = line_of(source, "total += loss")
+    with Workspace() as ws:
+        script = ws.write("retain_graph_loop.py", source)
+        svg = os.path.join(ws.path, "retain.svg")
+        args = ("probe", "--script", script, "--steps", str(R_STEPS), "--memory", "24GiB")
+        r = run(*args, "--format", "json", "--plot", svg, cwd=ws.path, timeout=600)
+        assert r.code == 0, r
+        doc = r.json()
+        got = {f["code"]: f for f in doc["findings"]}
+        f103, f101 = got["OOM103"], got["OOM101"]
+        assert f103["line"] == backward_line and f101["line"] == total_line, doc["findings"]
+        # both confirmed, with the same growth: a step's saved tensors, kept by `total`
+        for f in (f103, f101):
+            assert f["status"] == "confirmed" and f["held_by"] == "total", f
+            within(f["growth_bytes_per_step"], R_SAVED, 0.99, 1.01, f"{f['code']} growth per step")
+        within(f103["kept_after_backward_bytes"], R_STEPS * R_SAVED, 0.99, 1.01, "kept after backward")
+        assert doc["unflagged"] == [], doc["unflagged"]
+        # what grew, by the line that made it, belongs to both findings
+        grew = doc["growth_by_line"]
+        assert grew and sum(g["bytes_since_first_step"] for g in grew) == (R_STEPS - 1) * R_SAVED, grew
+        for g in grew:
+            assert g["part"] == "saved" and g["held_by"] == "total", g
+            assert {(x["code"], x["line"]) for x in g["findings"]} == {("OOM103", backward_line),
+                                                                    ("OOM101", total_line)}, g
+        # the budget is at the last step, and so is its growth
+        b = doc["budget"]
+        assert b["step"] == R_STEPS, b
+        assert b["grown_since_first_step"]["saved"] == (R_STEPS - 1) * R_SAVED, b
+        assert b["at_step_end"]["saved"] == R_STEPS * R_SAVED, b
+        # the largest batch counts one batch's memory, not what leaked: docs/probe.md's formula
+        p = doc["projection"]
+        assert p["fixed_bytes"] == 3 * R_PARAMS, p  # parameters, gradients, momentum
+        assert p["per_batch_bytes"] == R_SAVED, p
+        assert p["largest_batch"] == int(R_BATCH * ((p["memory_bytes"] - p["fixed_bytes"]) / R_SAVED)), p
+        assert p["largest_batch"] > 4_000_000, p
+        check_script_plot(svg, "--memory 24.00 GiB", p["out_of_memory_at_step"])
+        titles = [t["title"] for t in plot_panels(ET.parse(svg).getroot())]
+        assert titles == ["memory per step, by part", f"retain_graph_loop.py:{total_line} `total`: OOM103, OOM101",
+                          "when it runs out"], titles
+        r = run(*args, cwd=ws.path, timeout=600)
+        assert r.code == 0, r
+        out = r.out
+        assert re.search(r"OOM103 .*: confirmed \(\+691\.0 KiB per step at line %d: saved tensors this backward "
+                         r"kept, held by `total`\)" % backward_line, out), out
+        assert "not observed" not in out and "no line of yours" not in out, out
+        assert "Memory budget at step %d," % R_STEPS in out and "Grew from step 1 to step %d," % R_STEPS in out, out
+        assert re.search(r"kept for backward +[\d.]+ [KM]iB +[\d.]+ [KM]iB +\+3\.4 MiB", out), out
+        # the fixed sum: the kept graph is dropped each step, a peak OOM103 still confirms
+        fixed = ws.write("retain_item.py", source.replace("total += loss\n", "total += loss.item()\n"))
+        r = run("probe", "--script", fixed, "--steps", str(R_STEPS), "--memory", "24GiB", "--format", "json",
+                cwd=ws.path, timeout=600)
+        assert r.code == 0, r
+        doc = r.json()
+        assert [f["code"] for f in doc["findings"]] == ["OOM103"], doc["findings"]
+        f103 = doc["findings"][0]
+        assert f103["status"] == "confirmed" and f103["growth_bytes_per_step"] == 0, f103
+        within(f103["kept_after_backward_bytes"], R_SAVED, 0.99, 1.01, "one step's graph, kept after backward")
+        assert doc["growth_by_line"] == [] and doc["projection"]["out_of_memory_at_step"] is None, doc
+        assert doc["projection"]["per_batch_bytes"] == R_SAVED, doc["projection"]
+
+
+@test("probe: the probe's own modules leave a script's harness.py, cudacpu.py and wrapper.py to it")
+def _():
+    with Workspace() as ws:
+        ws.write("harness.py", "WHO = 'the script\\'s harness'\n\n\ndef run():\n    return 7\n")
+        ws.write("cudacpu.py", "WHO = 'the script\\'s cudacpu'\n")
+        ws.write("wrapper.py", "WHO = 'the script\\'s wrapper'\n")
+        script = ws.write("train.py", """import torch
+from torch import nn
+
+import cudacpu
+import harness
+import wrapper
+from harness import run
+
+assert harness.WHO == "the script's harness" and run() == 7, harness.__file__
+assert cudacpu.WHO == "the script's cudacpu" and wrapper.WHO == "the script's wrapper"
+model = nn.Linear(8, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(100):
+    opt.zero_grad()
+    model(torch.randn(4, 8)).sum().backward()
+    opt.step()
+""")
+        r = run("probe", "--script", script, "--steps", "3", "--format", "json", cwd=ws.path, timeout=600)
+        assert r.code == 0, r
+        doc = r.json()
+        assert doc["steps"] == 3 and "error" not in doc, doc
+
+
+EXITS = """import os
+import torch
+from torch import nn
+
+model = nn.Linear(8, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(100):
+    opt.zero_grad()
+    model(torch.randn(4, 8)).sum().backward()
+    opt.step()
+    if step == 3:
+        os._exit(3)
+"""
+
+
+@test("probe: a script that calls os._exit(3) is said to exit with status 3, after the step it reached")
+def _():
+    with Workspace() as ws:
+        script = ws.write("exits.py", EXITS)
+        exit_line = line_of(EXITS, "os._exit(3)")
+        r = run("probe", "--script", script, "--steps", "10", "--format", "json", cwd=ws.path, timeout=600)
+        assert r.code == 1, r
+        assert f"exits.py exited with status 3 after step 4 of 10 (os._exit(3) at exits.py:{exit_line})" in r.err, r
+        doc = r.json()
+        assert doc["steps"] == 4, doc
+        assert doc["end"] == {"reason": "exit", "after_step": 4, "exit_status": 3,
+                              "detail": f"os._exit(3) at exits.py:{exit_line}"}, doc["end"]
+        r = run("probe", "--script", script, "--steps", "10", cwd=ws.path, timeout=600)
+        assert r.code == 1, r
+        assert "The script exited with status 3 after step 4 of 10 (os._exit(3) at exits.py:%d)." % exit_line in r.out, r
+        # an exit Python does not see reports no end: the status and the step still are said
+        native = ws.write("native.py", EXITS.replace("os._exit(3)", "import posix; posix._exit(3)"))
+        r = run("probe", "--script", native, "--steps", "10", cwd=ws.path, timeout=600)
+        assert r.code == 1, r
+        assert "native.py exited with status 3 after step 4 of 10" in r.err, r
+        assert "made no optimizer step" not in r.err and "ran native.py for 4 optimizer steps" in r.out, r
+
+
+@test("probe: torch.accelerator (current pytorch/examples) is CUDA on the CPU, with a module where torch has none")
+def _():
+    with Workspace() as ws:
+        script = ws.write("accel.py", """import torch
+import torch.accelerator
+from torch import nn
+
+use_accel = torch.accelerator.is_available()
+device = torch.accelerator.current_accelerator() if use_accel else torch.device("cpu")
+assert device.type == "cuda" and torch.accelerator.device_count() == 1
+assert torch.accelerator.current_device_index() == 0
+model = nn.Linear(8, 2).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(100):
+    x = torch.randn(4, 8).to(device)
+    opt.zero_grad()
+    model(x).sum().backward()
+    opt.step()
+    torch.accelerator.synchronize()
+    assert torch.accelerator.memory.memory_allocated() > 0
+    assert torch.accelerator.max_memory_allocated() >= torch.accelerator.memory_allocated()
+""")
+        r = run("probe", "--script", script, "--device", "cpu", "--steps", "3", "--format", "json", cwd=ws.path,
+                timeout=600)
+        assert r.code == 0, r
+        doc = r.json()
+        assert doc["steps"] == 3 and "error" not in doc, doc
+        calls = {c["what"]: c["count"] for c in doc["cuda_on_cpu"]["calls"]}
+        for what in ("torch.accelerator.is_available() True", "torch.accelerator.current_accelerator() cuda",
+                     "torch.accelerator.synchronize", 'model.to("cuda")', '.to("cuda")'):
+            assert calls.get(what, 0) >= 1, (what, calls)
 
 
 @test("probe: distributed launches and CUDA extensions are out of scope on the CPU; --snapshot needs a GPU")

@@ -6,7 +6,7 @@ import os
 from harness import Workspace, run, test
 
 BAD_LOOP = """import torch.nn as nn
-model = nn.Linear(4, 2)
+model = nn.Linear(4, 2).cuda()
 crit = nn.MSELoss()
 def train(loader):
     total = 0
@@ -165,7 +165,8 @@ def _():
                                "fix_function.unsafe-fixed.py"), "rb") as fh:
             want = fh.read()
         g = ws.write("fn.py", src.replace(b"\n", b"\r"), "wb")
-        r = run("--fix", "--unsafe-fixes", g)
+        # (selected by its code, as the fixture harness does: the fixture names no device)
+        r = run("--fix", "--unsafe-fixes", "--extend-select", "OOM201", g)
         with open(g, "rb") as fh:
             got = fh.read()
         assert got == want.replace(b"\n", b"\r"), got
@@ -175,7 +176,7 @@ def _():
         assert "-        total += loss\n+        total += loss.item()\n" in r.out, r
 
 
-LOAD = "import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(2, 2)\nmodel.load_state_dict(torch.load('w.pt'))\n"
+LOAD = "import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(2, 2).cuda()\nmodel.load_state_dict(torch.load('w.pt'))\n"
 
 
 @test("robust: --fix changes only the bytes of its edits, in every encoding (CP932's duplicate codes kept)")
@@ -260,7 +261,7 @@ def _():
         lists = "x = " + "[" * 50000 + "]" * 50000 + "\n"
         calls = "x = " + "f(" * 5000 + ")" * 5000 + "\n"
         # 99 levels: the most CPython accepts; the accumulation inside is still found
-        ifs = "import torch.nn as nn\nm = nn.Linear(1, 1)\nc = nn.MSELoss()\nt = 0\nfor x, y in loader:\n" + \
+        ifs = "import torch.nn as nn\nm = nn.Linear(1, 1).cuda()\nc = nn.MSELoss()\nt = 0\nfor x, y in loader:\n" + \
             "".join("    " * (i + 1) + "if x:\n" for i in range(97)) + \
             "    " * 98 + "l = c(m(x), y)\n" + "    " * 98 + "l.backward()\n" + "    " * 98 + "t += l\n"
         binop = "x = " + " + ".join(["a"] * 100000) + "\n"

@@ -25,7 +25,9 @@ Runs, against a built oomlint binary:
     vscode-languageserver-protocol, headless Neovim, Vim with ALE, Emacs with
     eglot, and the VS Code extension's packaging (tests/editor_tests.py);
   - the probe on the CPU (tests/probe_tests.py): scenarios, verdicts, --script,
-    the committed figures in the rule docs.
+    the committed figures in the rule docs;
+  - `oomlint explain` (tests/explain_tests.py): every form of the error, the
+    ranking of findings on the failing stack, snapshots, bounds.
 
 Only the standard library is used. The closing line is "N passed, N failed".
 """
@@ -77,6 +79,7 @@ def register_all():
     import accuracy_tests  # noqa: F401
     import probe_tests  # noqa: F401
     import habits_tests  # noqa: F401
+    import explain_tests  # noqa: F401
 
 
 def run_one(case):

@@ -40,7 +40,7 @@ import harness
 from cli_tests import BAD, CLEAN
 from harness import Workspace, run, test
 
-LOAD = "import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(2, 2)\nmodel.load_state_dict(torch.load('w.pt'))\n"
+LOAD = "import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(2, 2).cuda()\nmodel.load_state_dict(torch.load('w.pt'))\n"
 LOAD_FIXED = LOAD.replace("torch.load('w.pt')", "torch.load('w.pt', map_location=\"cpu\")")
 
 
@@ -606,7 +606,7 @@ def _():
 STACKED = """import torch
 import torch.nn as nn
 
-model = nn.Linear(4, 2)
+model = nn.Linear(4, 2).cuda()
 criterion = nn.CrossEntropyLoss()
 
 
@@ -662,7 +662,7 @@ def _():
 @test("safety: 80,000 fixes in one file apply in one pass (CPU-time bound)", slow=True)
 def _():
     with Workspace() as ws:
-        lines = ["import torch", "import torch.nn as nn", "model = nn.Linear(2, 2)", ""]
+        lines = ["import torch", "import torch.nn as nn", "model = nn.Linear(2, 2).cuda()", ""]
         lines += [f"model.load_state_dict(torch.load('w{i}.pt'))" for i in range(80000)]
         ws.write("many.py", "\n".join(lines) + "\n")
         code, out, err, cpu, _ = run_raw(["--isolated", "--fix", "-q", "many.py"], cwd=ws.path, timeout=600)

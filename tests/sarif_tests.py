@@ -169,7 +169,7 @@ def run_multitool(files, report):
     cmd = [MULTITOOL, "validate", "--log", "ForceOverwrite", "--rule-kind", "Sarif;Gh",
            "--config", GITHUB_RULES, "--json-schema", SCHEMA, "--level", "Error;Warning",
            "--output", report, *files]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
     assert proc.returncode == 0, f"the Multitool failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     assert f"Done. {len(files)} files scanned." in proc.stdout, f"the Multitool did not scan every file:\n{proc.stdout}"
     assert os.path.exists(report), f"the Multitool wrote no report:\n{proc.stdout}"
@@ -177,63 +177,77 @@ def run_multitool(files, report):
         return json.load(f), proc.stdout
 
 
-@test("sarif: every fixture and hard case validates with ajv and the Multitool (GitHub rules on)")
+def write_logs(ws):
+    """Writes the SARIF of every fixture and hard case under ws, checking each
+    against the JSON output; returns (files GitHub must accept, files only the
+    schema must accept, ajv's canary, the Multitool's canary)."""
+    out = os.path.join(ws.path, "out")
+    os.makedirs(out)
+    github_files, schema_only = [], []
+
+    for i, path in enumerate(fixture_files()):
+        rel = os.path.relpath(path, ROOT)
+        rule = os.path.basename(os.path.dirname(path))
+        args = ["--extend-select", rule] if rule.startswith("OOM") else []
+        r, log = sarif(*args, rel, cwd=ROOT)
+        want = run("--format", "json", *args, rel, cwd=ROOT).json()
+        got = results_of(log)
+        assert r.code == (1 if harness.failing(want) else 0), f"{rel}: exit {r.code}"
+        assert [x["ruleId"] for x in got] == [f["code"] for f in want], f"{rel}: SARIF and JSON disagree"
+        for res, f in zip(got, want):
+            if "cell" not in f:
+                reg = region_of(res)
+                assert (reg["startLine"], reg["endLine"]) == (f["line"], f["end_line"]), (rel, reg, f)
+            assert artifact_of(res) == {"uri": urllib.parse.quote(rel), "uriBaseId": "%SRCROOT%"}, res
+        name = os.path.join(out, f"fixture-{i:03}-{os.path.basename(path)}.sarif")
+        with open(name, "w", encoding="utf-8") as f:
+            f.write(r.out)
+        github_files.append(name)
+    assert len(github_files) >= 8, "the fixtures were not found"
+
+    path = os.path.join(out, "case-evidence.sarif")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(evidence_sample(ws.path))
+    github_files.append(path)
+
+    for name, args, cwd, stdin, github_ok in hard_cases(ws):
+        r = run("--format", "sarif", *args, cwd=cwd, stdin=stdin)
+        log = r.json()
+        assert bool(log["runs"][0]["results"]) == (name != "clean"), f"{name}:\n{r}"
+        path = os.path.join(out, f"case-{name}.sarif")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(r.out)
+        (github_files if github_ok else schema_only).append(path)
+
+    canary_ajv = os.path.join(out, "canary-ajv.sarif")
+    canary_multitool = os.path.join(out, "canary-multitool.sarif")
+    with open(canary_ajv, "w") as f:
+        json.dump(CANARY_AJV, f)
+    with open(canary_multitool, "w") as f:
+        json.dump(CANARY_MULTITOOL, f)
+    return github_files, schema_only, canary_ajv, canary_multitool
+
+
+@test("sarif: every fixture and hard case validates with ajv against the official schema")
 def _():
     for path in (SCHEMA, GITHUB_RULES):
         require(path, "a SARIF test file")
     with Workspace() as ws:
-        out = os.path.join(ws.path, "out")
-        os.makedirs(out)
-        github_files, schema_only = [], []
-
-        for i, path in enumerate(fixture_files()):
-            rel = os.path.relpath(path, ROOT)
-            rule = os.path.basename(os.path.dirname(path))
-            args = ["--extend-select", rule] if rule.startswith("OOM") else []
-            r, log = sarif(*args, rel, cwd=ROOT)
-            want = run("--format", "json", *args, rel, cwd=ROOT).json()
-            got = results_of(log)
-            assert r.code == (1 if harness.failing(want) else 0), f"{rel}: exit {r.code}"
-            assert [x["ruleId"] for x in got] == [f["code"] for f in want], f"{rel}: SARIF and JSON disagree"
-            for res, f in zip(got, want):
-                if "cell" not in f:
-                    reg = region_of(res)
-                    assert (reg["startLine"], reg["endLine"]) == (f["line"], f["end_line"]), (rel, reg, f)
-                assert artifact_of(res) == {"uri": urllib.parse.quote(rel), "uriBaseId": "%SRCROOT%"}, res
-            name = os.path.join(out, f"fixture-{i:03}-{os.path.basename(path)}.sarif")
-            with open(name, "w", encoding="utf-8") as f:
-                f.write(r.out)
-            github_files.append(name)
-        assert len(github_files) >= 8, "the fixtures were not found"
-
-        path = os.path.join(out, "case-evidence.sarif")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(evidence_sample(ws.path))
-        github_files.append(path)
-
-        for name, args, cwd, stdin, github_ok in hard_cases(ws):
-            r = run("--format", "sarif", *args, cwd=cwd, stdin=stdin)
-            log = r.json()
-            assert bool(log["runs"][0]["results"]) == (name != "clean"), f"{name}:\n{r}"
-            path = os.path.join(out, f"case-{name}.sarif")
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(r.out)
-            (github_files if github_ok else schema_only).append(path)
-
-        canary_ajv = os.path.join(out, "canary-ajv.sarif")
-        canary_multitool = os.path.join(out, "canary-multitool.sarif")
-        with open(canary_ajv, "w") as f:
-            json.dump(CANARY_AJV, f)
-        with open(canary_multitool, "w") as f:
-            json.dump(CANARY_MULTITOOL, f)
-
-        started = time.monotonic()
+        github_files, schema_only, canary_ajv, _ = write_logs(ws)
         verdicts = run_ajv(github_files + schema_only + [canary_ajv])
-        ajv_s = time.monotonic() - started
         assert any("level" in e for e in verdicts[canary_ajv]), f"ajv passed its canary: {verdicts[canary_ajv]}"
         bad = {os.path.basename(p): e for p, e in verdicts.items() if e and p != canary_ajv}
         assert not bad, "schema errors (ajv):\n" + json.dumps(bad, indent=1)
 
+
+# The Multitool is a .NET program that takes minutes over the whole set on a
+# busy machine: the slow suite runs it.
+@test("sarif: every fixture and hard case validates with the SARIF Multitool (GitHub rules on)", slow=True)
+def _():
+    for path in (SCHEMA, GITHUB_RULES):
+        require(path, "a SARIF test file")
+    with Workspace() as ws:
+        github_files, schema_only, _, canary_multitool = write_logs(ws)
         started = time.monotonic()
         report, console = run_multitool(github_files + [canary_multitool], os.path.join(ws.path, "multitool.sarif"))
         multitool_s = time.monotonic() - started
@@ -253,8 +267,8 @@ def _():
         assert any(line.startswith("GH1001") for line in canary), \
             f"the Multitool did not flag its canary, so its report cannot be trusted:\n{console}"
         assert not by_file, "Multitool findings:\n" + json.dumps(by_file, indent=1) + "\n" + console[-6000:]
-        print(f"  sarif: {len(github_files) + len(schema_only)} SARIF files validated: "
-              f"ajv {ajv_s:.1f}s, Multitool {multitool_s:.1f}s", flush=True)
+        print(f"  sarif: {len(github_files) + len(schema_only)} SARIF files validated by the Multitool in "
+              f"{multitool_s:.1f}s", flush=True)
 
 
 # ---- the shape GitHub relies on ------------------------------------------------------
@@ -309,7 +323,7 @@ def _():
     [res] = run0["results"]
     assert res["ruleId"] == "OOM101" and res["level"] == "error", res
     assert run0["tool"]["driver"]["rules"][res["ruleIndex"]]["id"] == "OOM101"
-    assert res["message"] == {"text": want["message"]}, res["message"]
+    assert res["message"]["text"] == want["message"] or res["message"]["text"].startswith(want["message"] + " (evidence: ["), res["message"]
     assert artifact_of(res) == {"uri": "src/bad.py", "uriBaseId": "%SRCROOT%"}
     assert region_of(res) == {"startLine": 13, "startColumn": 9, "endLine": 13, "endColumn": 22}, region_of(res)
     assert "partialFingerprints" not in res and "fingerprints" not in res
@@ -423,7 +437,8 @@ def _():
     assert want[0]["cell"] == 3 and want[0]["line"] == 13, want
     line = ipynb_line(nb_text, "total += loss")
     assert region_of(res) == {"startLine": line, "endLine": line}, (region_of(res), line)
-    assert res["message"]["text"] == want[0]["message"] + " (cell 3, line 13)", res["message"]
+    assert (res["message"]["text"] == want[0]["message"] + " (cell 3, line 13)" or
+            res["message"]["text"].startswith(want[0]["message"] + " (cell 3, line 13) (evidence: [")), res["message"]
     assert artifact_of(res) == {"uri": "nb.ipynb", "uriBaseId": "%SRCROOT%"}
     assert "fixes" not in res, "notebook edits are in cell coordinates; they must not be offered as .ipynb edits"
 
@@ -522,10 +537,15 @@ def _():
         ws.write("src/ev.py", EVAL)
         _, log = sarif("--isolated", "--select", "OOM201", "src/ev.py", cwd=ws.path)
     [res] = results_of(log)
-    [rel] = res["relatedLocations"]
-    assert rel["id"] == 1 and rel["message"]["text"] == "evaluation code: `evaluate()`", rel
+    rel = res["relatedLocations"][0]
+    text = "`evaluate()` is evaluation code: named for it, and it computes no gradient"
+    assert rel["id"] == 1 and rel["message"]["text"] == text, rel
     assert rel["physicalLocation"] == {"artifactLocation": {"uri": "src/ev.py", "uriBaseId": "%SRCROOT%"},
-                                       "region": {"startLine": 7, "startColumn": 1, "endLine": 12,
-                                                  "endColumn": 16}}, rel
-    assert res["message"]["text"].endswith(" (evidence: [evaluation code: `evaluate()`](1))"), res["message"]
-    assert "codeFlows" not in res and res["properties"] == {"confidence": "high"}, res
+                                       "region": {"startLine": 7, "startColumn": 5, "endLine": 7,
+                                                  "endColumn": 13}}, rel
+    assert res["message"]["text"].endswith(" (evidence: [" + text + "](1); [runs every step of the loop over "
+                                           "`loader`](2); [this file puts data on a GPU: `nn.Linear(8, 2).cuda()`]"
+                                           "(3))"), res["message"]
+    # it rests on the function's name: a guess, said so
+    assert "codeFlows" not in res and res["properties"] == {"confidence": "low",
+                                                            "guessedFrom": "a function's name"}, res

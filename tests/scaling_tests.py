@@ -61,7 +61,7 @@ for _kind, _mb in (("one_function", 4), ("module_level", 4), ("expression", 4), 
 def _():
     with Workspace() as ws:
         lines = int(measure.scale(40000))
-        head = "import torch.nn as nn\nmodel = nn.Linear(4, 2)\ncrit = nn.MSELoss()\n"
+        head = "import torch.nn as nn\nmodel = nn.Linear(4, 2).cuda()\ncrit = nn.MSELoss()\n"
         body = ("def train(loader):\n    total = 0\n" + "    # old code\n" * lines +
                 "    for x, y in loader:\n        loss = crit(model(x), y)\n        loss.backward()\n"
                 "        total += loss  # noqa: OOM101\n        total += loss\n")

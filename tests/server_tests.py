@@ -22,7 +22,7 @@ def train(model, loader, optimizer, rank):
     total = 0
     for x, y in loader:
         optimizer.zero_grad()
-        loss = criterion(model(x), y)
+        loss = criterion(model(x.cuda()), y.cuda())
         loss.backward()
         optimizer.step()
         total += loss
@@ -310,7 +310,7 @@ def _():
 def _():
     ws = Workspace()
     path = ws.write("edit.py", "")
-    text = "# 😀 é 中\nimport torch\nx = '😀😀'; state = torch.load('a.pt')\n"
+    text = "# 😀 é 中\nimport torch; device = 'cuda'\nx = '😀😀'; state = torch.load('a.pt')\n"
     s = start(ws)
     try:
         open_doc(s, path, text)
@@ -333,7 +333,7 @@ def _():
         assert s.diagnostics(L.uri(path), 3) == []
         # several changes in one message, applied in order, then a CRLF document in full
         s.notify("textDocument/didChange", {"textDocument": {"uri": L.uri(path), "version": 4}, "contentChanges": [
-            {"text": "import torch\r\nm = torch.load('b')\r\n"},
+            {"text": "import torch; device = 'cuda'\r\nm = torch.load('b')\r\n"},
             {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}, "text": "\r\n"},
         ]})
         [d] = s.diagnostics(L.uri(path), 4)
@@ -544,7 +544,7 @@ def _():
 def _():
     ws = Workspace()
     src = ("import torch\n\n\ndef train(model, loader, opt):\n    outs = []\n    for x in loader:\n"
-           "        opt.zero_grad()\n        out = model(x)\n        loss = out.sum()\n        loss.backward()\n"
+           "        opt.zero_grad()\n        out = model(x.cuda())\n        loss = out.sum()\n        loss.backward()\n"
            "        opt.step()\n        outs.append(out)\n    return outs\n")
     path = ws.write("collect.py", src)
     s = start(ws)
@@ -679,7 +679,7 @@ def train(model, loader, optimizer):
     total = 0
     for x, y in loader:
         optimizer.zero_grad()
-        loss = step(model, x, y)
+        loss = step(model, x.cuda(), y.cuda())
         optimizer.step()
         total += loss
     return total
@@ -945,7 +945,7 @@ def _():
                 b'{"uri":"file:///nope\xed\xa0\x80.py","version":2},"contentChanges":[{"text":"x"}]}}') +
             raw(b'{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":'
                 b'{"uri":"file:///tmp/bad\xff.py","languageId":"python","version":1,'
-                b'"text":"import torch\\ntorch.load(\'\xff\')\\n"}}}') +
+                b'"text":"import torch; d = \'cuda\'\\ntorch.load(\'\xff\')\\n"}}}') +
             raw(b'{"jsonrpc":"2.0","id":3,"method":"textDocument/hover","params":{"textDocument":'
                 b'{"uri":"file:///tmp/bad\xff.py"},"position":{"line":1,"character":3}}}'))
     bodies, err = _raw_exchange(data)
@@ -1097,17 +1097,19 @@ def _():
             open_doc(s, path, EVAL)
             d = oom201(s.diagnostics(L.uri(path)))
             assert [d["message"]] == want, d
+            text = "`evaluate()` is evaluation code: named for it, and it computes no gradient"
             if caps:
-                assert d["relatedInformation"] == [{
-                    "location": {"uri": L.uri(path), "range": {"start": {"line": 6, "character": 0},
-                                                               "end": {"line": 11, "character": 15}}},
-                    "message": "evaluation code: `evaluate()`"}], d
+                assert d["relatedInformation"][0] == {
+                    "location": {"uri": L.uri(path), "range": {"start": {"line": 6, "character": 4},
+                                                               "end": {"line": 6, "character": 12}}},
+                    "message": text}, d
             else:
                 assert "relatedInformation" not in d, d
-            assert "data" not in d, d
+            # it rests on the function's name: the client is told, as JSON and SARIF say it
+            assert d["data"] == {"confidence": "low", "guessedFrom": "a function's name"}, d
             # the hover lists the evidence for every client
             r = s.request("textDocument/hover", {"textDocument": {"uri": L.uri(path)}, "position": d["range"]["start"]})
-            assert "\nnote: evaluation code: `evaluate()` (line 7)\n" in r["result"]["contents"]["value"], r
+            assert f"\nnote: {text} (line 7)\n" in r["result"]["contents"]["value"], r
             assert s.shutdown() == 0
         finally:
             s.kill()
@@ -1129,12 +1131,13 @@ def _():
                                    "text": t} for (k, t), u in zip(cells, uris)]})
         d = oom201(s.diagnostics(uris[2]))
         assert d["range"]["start"] == {"line": 2, "character": 17}, d
-        assert d["relatedInformation"] == [{
+        text = "`model.eval()` switches the model to evaluation before this forward"
+        assert d["relatedInformation"][0] == {
             "location": {"uri": uris[1], "range": {"start": {"line": 3, "character": 0},
                                                    "end": {"line": 3, "character": 12}}},
-            "message": "evaluation code: after `model.eval()`"}], d
+            "message": text}, d
         r = s.request("textDocument/hover", {"textDocument": {"uri": uris[2]}, "position": d["range"]["start"]})
-        assert "\nnote: evaluation code: after `model.eval()` (cell 2, line 4)\n" in r["result"]["contents"]["value"], r
+        assert f"\nnote: {text} (cell 2, line 4)\n" in r["result"]["contents"]["value"], r
         assert s.shutdown() == 0
     finally:
         s.kill()

@@ -18,9 +18,9 @@ import harness
 import measure
 from harness import Workspace, run, test
 
-LOAD = "import torch\nstate = torch.load('model.pt')\n"
+LOAD = "import torch\nstate = torch.load('model.pt')\nstate = {k: v.cuda() for k, v in state.items()}\n"
 BAD_LOOP = """import torch.nn as nn
-model = nn.Linear(4, 2)
+model = nn.Linear(4, 2).cuda()
 crit = nn.MSELoss()
 def train(loader):
     total = 0
@@ -146,7 +146,7 @@ def _():
     import multiprocessing
     with Workspace() as ws:
         body = "".join(f"def f{i}(model, loader):\n    total = 0\n    for x, y in loader:\n"
-                       f"        total += model(x).sum()\n    return total\n" for i in range(6000))
+                       f"        total += model(x.cuda()).sum()\n    return total\n" for i in range(6000))
         ws.write("big.py", "import torch\n" + body)
         base = measure.run("--format", "json", "-q", "big.py", cwd=ws.path, timeout=600)
         assert base.code == 1, base

@@ -1,0 +1,46 @@
+/*
+ * ask_internal.h - what the door's files share (ask.c, ask_grad.c, ...):
+ * its per-file state and the helpers that write reasons. Not for rules.
+ */
+#ifndef OL_ASK_INTERNAL_H
+#define OL_ASK_INTERNAL_H
+
+#include "ask.h"
+#include "util.h"
+
+/* A function's run-wide grad mode, once asked. */
+typedef struct ol_door_grad {
+    uint8_t state;        /* 0 not asked, 1 on, 2 off, 3 the run does not say */
+    ol_reasons why;
+} ol_door_grad;
+
+/* A function's frequency as the run's callers give it, once asked. */
+typedef struct ol_door_often {
+    uint8_t state;        /* 0 not asked, else ol_often + 1 */
+    ol_reasons why;
+} ol_door_often;
+
+typedef struct ol_door {
+    ol_arena arena;       /* the texts of reasons */
+    ol_door_grad *run_grad; /* per function */
+    ol_door_often *often; /* per function */
+    uint8_t *kind;        /* per function: 0 not asked, else ol_code_kind + 1 */
+    int gpu;              /* -1 not asked, else ol_gpu */
+    ol_reasons gpu_why;
+    int xla;              /* -1 not asked */
+    char *cwd;
+} ol_door;
+
+ol_door *ol_door_of(ol_model *m);
+/* A text for a reason, kept as long as the model. */
+const char *ol_door_printf(ol_model *m, const char *fmt, ...) OL_PRINTF(2, 3);
+/* A project's absolute path as the run shows paths (relative under the working directory). */
+const char *ol_door_path(ol_model *m, const char *path);
+/* "`name()`" or "`Cls.name()`" (malloc'd). */
+char *ol_door_function_label(ol_model *m, uint32_t fi);
+
+void ol_reasons_add(ol_reasons *why, ol_nid node, const char *path, uint32_t line, bool step, const char *text);
+/* Adds from's reasons not yet in into (and its guess). */
+void ol_reasons_merge(ol_reasons *into, const ol_reasons *from);
+
+#endif

@@ -359,7 +359,7 @@ static const char *single_dash_long(const char *arg)
     return NULL;
 }
 
-static const char *const subcommands[] = {"check", "rules", "rule", "server", "version", "probe"};
+static const char *const subcommands[] = {"check", "rules", "rule", "server", "version", "probe", "explain"};
 
 /* `oomlint chek .`: a first argument that names no file and is a
  * subcommand misspelt is a usage error, not a path that does not exist. */

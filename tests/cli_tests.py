@@ -119,7 +119,7 @@ def _():
     with Workspace() as ws:
         ws.write("ok.py", CLEAN)
         for typo, meant in (("chek", "check"), ("rulez", "rules"), ("versoin", "version"), ("serve", "server"),
-                            ("prob", "probe")):
+                            ("prob", "probe"), ("explian", "explain")):
             r = run(typo, ".", cwd=ws.path)
             assert r.code == 2 and f"unknown command '{typo}' (did you mean '{meant}'?)" in r.err, (typo, r)
             assert r.out == "", r

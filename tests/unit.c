@@ -873,7 +873,7 @@ static void test_fix_round_keeps_to_the_python_floor(void)
         settings.enabled[i] = ol_rules[i] != &ol_rule_oom002;
     ol_linter lt;
     ol_linter_init(&lt, &g, &settings);
-    const char *text = "import torch\nmodel = torch.nn.Linear(2, 2)\n"
+    const char *text = "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n"
                        "model.load_state_dict(torch.load('a.pt'))\n"
                        "s = f'{d}'\nz = 1\n";
     ol_source src;
@@ -2589,225 +2589,6 @@ static void test_fallocate_grows(void)
 
 /* The byte offset of the first `needle` in text. */
 static uint32_t offset_of(const char *text, const char *needle)
-/* ---- oomlint explain's readers (explain.h) ---------------------------------- */
-
-static void test_explain_sizes(void)
-{
-    int64_t b;
-    size_t used;
-    CHECK(ol_oom_parse_size("20.00 MiB.", 10, &b, &used) && b == 20 * 1048576 && used == 9);
-    CHECK(ol_oom_parse_size("0 bytes is free", 15, &b, &used) && b == 0 && used == 7);
-    CHECK(ol_oom_parse_size("1.52 GB,", 8, &b, &used) && b == llround(1.52 * 1073741824.0));
-    CHECK(ol_oom_parse_size("3.15 GiB", 8, &b, &used) && b == llround(3.15 * 1073741824.0));
-    CHECK(ol_oom_parse_size("17179869184.00 GiB", 18, &b, &used) && b > ((int64_t)1 << 62));
-    CHECK(!ol_oom_parse_size("12 parrots", 10, &b, &used));
-    CHECK(!ol_oom_parse_size("GiB", 3, &b, &used));
-    CHECK(!ol_oom_parse_size("5 Gbit", 6, &b, &used));
-    ol_buf s = {0};
-    ol_oom_format_size(&s, 1073741824);
-    CHECK(s.data && strcmp(s.data, "1.00 GiB") == 0);
-    ol_buf_clear(&s);
-    ol_oom_format_size(&s, 512);
-    CHECK(s.data && strcmp(s.data, "512 bytes") == 0);
-    ol_buf_free(&s);
-}
-
-static void test_explain_message_forms(void)
-{
-    ol_oom_kind k;
-    ol_oom_figures f;
-    const char *v2 = "CUDA out of memory. Tried to allocate 1.16 GiB. GPU 3 has a total capacity of 31.36 GiB of which "
-                     "471.69 MiB is free. Including non-PyTorch memory, this process has 16.63 GiB memory in use. "
-                     "Process 19239 has 14.26 GiB memory in use. Of the allocated memory 15.03 GiB is allocated by "
-                     "PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.";
-    CHECK(ol_oom_parse_message(v2, strlen(v2), &k, &f) && k == OL_OOM_CUDA);
-    CHECK(f.device == 3 && f.requested == llround(1.16 * 1073741824.0));
-    CHECK(f.total == llround(31.36 * 1073741824.0) && f.free == llround(471.69 * 1048576.0));
-    CHECK(f.this_process == llround(16.63 * 1073741824.0));
-    CHECK(f.nprocs == 1 && f.procs[0].pid == 19239 && f.procs[0].bytes == llround(14.26 * 1073741824.0));
-    CHECK(f.allocated == llround(15.03 * 1073741824.0) && f.reserved_unallocated == 1073741824);
-    CHECK(f.reserved == f.allocated + f.reserved_unallocated);
-    const char *v1 = "CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity; 14.56 GiB "
-                     "already allocated; 3.12 MiB free; 2.00 GiB allowed; 14.71 GiB reserved in total by PyTorch)";
-    CHECK(ol_oom_parse_message(v1, strlen(v1), &k, &f) && k == OL_OOM_CUDA && f.device == 0);
-    CHECK(f.allocated == llround(14.56 * 1073741824.0) && f.reserved == llround(14.71 * 1073741824.0));
-    CHECK(f.free == llround(3.12 * 1048576.0) && f.allowed == 2 * 1073741824LL);
-    CHECK(f.reserved_unallocated == f.reserved - f.allocated && f.this_process == OL_BYTES_UNKNOWN);
-    const char *mps = "MPS backend out of memory (MPS allocated: 18.04 GB, other allocations: 5.21 MB, max allowed: "
-                      "18.13 GB). Tried to allocate 256 bytes on shared pool.";
-    CHECK(ol_oom_parse_message(mps, strlen(mps), &k, &f) && k == OL_OOM_MPS && f.requested == 256 && f.shared_pool);
-    CHECK(f.other_allocations == llround(5.21 * 1048576.0) && f.allowed == llround(18.13 * 1073741824.0));
-    const char *lib = "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`";
-    CHECK(ol_oom_parse_message(lib, strlen(lib), &k, &f) && k == OL_OOM_CUBLAS && f.requested == OL_BYTES_UNKNOWN);
-    const char *none = "Epoch 3: loss 0.25, 12.00 GiB allocated";
-    CHECK(!ol_oom_parse_message(none, strlen(none), &k, &f));
-}
-
-/* The log read whole and a byte at a time: the same events. */
-static void test_explain_log_stream(void)
-{
-    const char *text = "\x1b[31m[rank1]: Traceback (most recent call last):\x1b[0m\r\n"
-                       "[rank0]: Traceback (most recent call last):\n"
-                       "[rank1]:   File \"/w/train.py\", line 9, in step\n"
-                       "[rank0]:   File \"/w/train.py\", line 12, in step\n"
-                       "[rank1]:     loss.backward()\n"
-                       "[rank0]:     out = model(x)\n"
-                       " 12%|#  | 120/1000 [00:10<01:20, 11.0it/s]\r 13%|#  | 130/1000 [00:11<01:19, 11.0it/s]\r"
-                       "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a "
-                       "total capacity of 79.15 GiB of which 1.00 GiB is free.\n"
-                       "[rank0]: RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total "
-                       "capacity; 14.56 GiB already allocated; 3.12 MiB free; 14.71 GiB reserved in total by PyTorch)";
-    ol_oom_log whole, bytes;
-    ol_oom_log_init(&whole);
-    ol_oom_log_feed(&whole, text, strlen(text));
-    ol_oom_log_finish(&whole);
-    ol_oom_log_init(&bytes);
-    for (size_t i = 0; text[i]; i++)
-        ol_oom_log_feed(&bytes, text + i, 1);
-    ol_oom_log_finish(&bytes);
-    CHECK(whole.events.len == 2 && bytes.events.len == 2);
-    for (size_t i = 0; i < whole.events.len && i < bytes.events.len; i++) {
-        const ol_oom_event *a = &whole.events.items[i], *b = &bytes.events.items[i];
-        CHECK(strcmp(a->message, b->message) == 0 && a->log_line == b->log_line && a->frames.len == b->frames.len);
-        CHECK(strcmp(a->rank, b->rank) == 0 && a->fig.requested == b->fig.requested);
-    }
-    if (whole.events.len == 2) {
-        const ol_oom_event *r1 = &whole.events.items[0], *r0 = &whole.events.items[1];
-        CHECK(strcmp(r1->rank, "rank1") == 0 && strcmp(r1->exc_type, "torch.OutOfMemoryError") == 0);
-        CHECK(r1->frames.len == 1 && r1->frames.items[0].line == 9 && strcmp(r1->frames.items[0].code, "loss.backward()") == 0);
-        CHECK(r1->step == 130 && r1->steps_total == 1000 && r1->log_line == 7);
-        CHECK(strcmp(r0->rank, "rank0") == 0 && r0->frames.len == 1 && r0->frames.items[0].line == 12);
-        CHECK(strcmp(r0->exc_type, "RuntimeError") == 0 && r0->fig.device == 0);
-    }
-    ol_oom_log_free(&whole);
-    ol_oom_log_free(&bytes);
-}
-
-static void test_explain_user_files(void)
-{
-    CHECK(ol_oom_user_file("/home/u/proj/train.py"));
-    CHECK(ol_oom_user_file("train.py"));
-    CHECK(!ol_oom_user_file("/opt/conda/lib/python3.11/site-packages/torch/_tensor.py"));
-    CHECK(!ol_oom_user_file("/usr/lib/python3/dist-packages/transformers/trainer.py"));
-    CHECK(!ol_oom_user_file("/usr/lib/python3.11/runpy.py"));
-    CHECK(!ol_oom_user_file("/src/pytorch/torch/nn/modules/module.py"));
-    CHECK(!ol_oom_user_file("<frozen runpy>"));
-    CHECK(ol_oom_user_file("<ipython-input-3-5e2f>") && ol_oom_notebook_cell("<ipython-input-3-5e2f>"));
-    CHECK(ol_oom_user_file("/home/u/torchvision_exp/torch_utils.py"));
-}
-
-static bool pickle_fails(const char *bytes, size_t n, const char *why)
-{
-    ol_pickle p;
-    ol_buf err = {0};
-    bool ok = ol_pickle_read(&p, bytes, n, &err);
-    bool matched = !ok && err.data && strstr(err.data, why) != NULL;
-    if (!matched)
-        fprintf(stderr, "  pickle: %s\n", err.data ? err.data : "(read)");
-    if (ok)
-        ol_pickle_free(&p);
-    ol_buf_free(&err);
-    return matched;
-}
-
-static void test_explain_pickle(void)
-{
-    /* pickle.dumps({"segments": [{"size": 300, "ok": True}], "n": -2, "f": 1.5, "t": (1, None)}, protocol=2) */
-    static const char p2[] = "\x80\x02}q\x00(X\x08\x00\x00\x00segmentsq\x01]q\x02}q\x03(X\x04\x00\x00\x00sizeq\x04M,\x01X"
-                             "\x02\x00\x00\x00okq\x05\x88uaX\x01\x00\x00\x00nq\x06J\xfe\xff\xff\xffX\x01\x00\x00\x00"
-                             "fq\x07G?\xf8\x00\x00\x00\x00\x00\x00X\x01\x00\x00\x00tq\x08K\x01N\x86q\tu.";
-    ol_pickle p;
-    ol_buf err = {0};
-    CHECK(ol_pickle_read(&p, p2, sizeof(p2) - 1, &err));
-    if (p.root) {
-        const ol_pval *segs = ol_pval_get(p.root, "segments");
-        CHECK(segs && segs->kind == OL_PV_LIST && segs->len == 1);
-        if (segs && segs->len == 1)
-            CHECK(ol_pval_int(ol_pval_get(segs->u.items[0], "size"), 0) == 300);
-        CHECK(ol_pval_int(ol_pval_get(p.root, "n"), 0) == -2);
-        const ol_pval *f = ol_pval_get(p.root, "f");
-        CHECK(f && f->kind == OL_PV_FLOAT && f->u.f == 1.5);
-        const ol_pval *t = ol_pval_get(p.root, "t");
-        CHECK(t && t->kind == OL_PV_TUPLE && t->len == 2 && t->u.items[1]->kind == OL_PV_NONE);
-        ol_pickle_free(&p);
-    }
-    ol_buf_free(&err);
-    /* LONG1 of 5 bytes: an address above 4 GiB (pickle.dumps([1 << 32, -1], protocol=2)) */
-    static const char big[] = "\x80\x02]q\x00(\x8a\x05\x00\x00\x00\x00\x01J\xff\xff\xff\xff"
-                             "e.";
-    CHECK(ol_pickle_read(&p, big, sizeof(big) - 1, &err));
-    if (p.root && p.root->len == 2) {
-        CHECK(p.root->u.items[0]->u.i == ((int64_t)1 << 32) && p.root->u.items[1]->u.i == -1);
-        ol_pickle_free(&p);
-    }
-    ol_buf_free(&err);
-    /* an object: GLOBAL and REDUCE are refused, by name */
-    static const char obj[] = "\x80\x02" "c__builtin__\nset\nq\x00]q\x01\x85q\x02Rq\x03.";
-    static const char neg[] = "\x80\x02\x8a\x02\x00\x80.";
-    CHECK(ol_pickle_read(&p, neg, sizeof(neg) - 1, &err));
-    if (p.root) {
-        CHECK(p.root->kind == OL_PV_INT && p.root->u.i == -32768);
-        ol_pickle_free(&p);
-    }
-    ol_buf_free(&err);
-    CHECK(pickle_fails(obj, sizeof(obj) - 1, "GLOBAL"));
-    /* a list that holds itself: l = []; l.append(l) */
-    static const char rec[] = "\x80\x02]q\x00h\x00" "a.";
-    CHECK(pickle_fails(rec, sizeof(rec) - 1, "recursive"));
-    /* nesting past the bound, without the reader recursing */
-    ol_buf deep = {0};
-    ol_buf_puts(&deep, "\x80\x04");
-    for (int i = 0; i < 5000; i++)
-        ol_buf_putc(&deep, ']');
-    for (int i = 0; i < 4999; i++)
-        ol_buf_putc(&deep, 'a');
-    ol_buf_putc(&deep, '.');
-    CHECK(pickle_fails(deep.data, deep.len, "nested deeper"));
-    ol_buf_free(&deep);
-    static const char cut[] = "\x80\x02]q\x00(K\x01K\x02";
-    CHECK(pickle_fails(cut, sizeof(cut) - 1, "ends"));
-    static const char unknown[] = "\x80\x02\xff.";
-    CHECK(pickle_fails(unknown, sizeof(unknown) - 1, "unknown pickle opcode 0xff"));
-    CHECK(pickle_fails("PK\x03\x04", 4, "zip archive"));
-    static const char unset[] = "\x80\x02h\x07.";
-    CHECK(pickle_fails(unset, sizeof(unset) - 1, "never stored"));
-    static const char two[] = "\x80\x02K\x01K\x02.";
-    CHECK(pickle_fails(two, sizeof(two) - 1, "more than one value"));
-}
-
-static void test_explain_snapshot(void)
-{
-    /* {"segments": [{"device": 0, "total_size": 100, "blocks": [{"size": 60, "state": "active_allocated",
-     *   "frames": [{"filename": "/u/a.py", "line": 7, "name": "f"}]}, {"size": 40, "state": "inactive"}]}]}
-     * written by pickle.dumps(..., protocol=4) */
-    static const char snap[] =
-        "\x80\x04\x95\xb3\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x08segments\x94]\x94}\x94(\x8c\x06"
-        "device\x94K\x00\x8c\ntotal_size\x94Kd\x8c\x06"
-        "blocks\x94]\x94(}\x94(\x8c\x04size\x94K<\x8c\x05state\x94\x8c\x10"
-        "active_allocated\x94\x8c\x06"
-        "frames\x94]\x94}\x94(\x8c\x08"
-        "filename\x94\x8c\x07/u/a.py\x94\x8c\x04line\x94K\x07\x8c\x04name\x94\x8c\x01"
-        "f\x94uau}\x94(h\tK(h\n\x8c\x08inactive\x94ueuas.";
-    ol_pickle p;
-    ol_buf err = {0};
-    bool read = ol_pickle_read(&p, snap, sizeof(snap) - 1, &err);
-    CHECK(read);
-    if (!read) {
-        fprintf(stderr, "  %s\n", err.data ? err.data : "");
-        ol_buf_free(&err);
-        return;
-    }
-    ol_mem_snapshot s;
-    CHECK(ol_mem_snapshot_read(&s, p.root, -1, &err));
-    CHECK(s.reserved == 100 && s.alive == 60 && s.inactive == 40 && s.largest_inactive == 40);
-    CHECK(s.lines.len == 1 && s.lines.items[0].line == 7 && strcmp(s.lines.items[0].file, "/u/a.py") == 0);
-    CHECK(s.lines.len == 1 && s.lines.items[0].bytes == 60 && s.lines.items[0].leaf);
-    ol_mem_snapshot_free(&s);
-    ol_pickle_free(&p);
-    ol_buf_free(&err);
-}
-
-int main(void)
 {
     const char *p = strstr(text, needle);
     return p ? (uint32_t)(p - text) : 0;
@@ -3246,6 +3027,224 @@ static int evidence_sample(const char *format_name)
     ol_file_result_free(&r[0]);
     ol_file_result_free(&r[1]);
     return 0;
+}
+
+/* ---- oomlint explain's readers (explain.h) ---------------------------------- */
+
+static void test_explain_sizes(void)
+{
+    int64_t b;
+    size_t used;
+    CHECK(ol_oom_parse_size("20.00 MiB.", 10, &b, &used) && b == 20 * 1048576 && used == 9);
+    CHECK(ol_oom_parse_size("0 bytes is free", 15, &b, &used) && b == 0 && used == 7);
+    CHECK(ol_oom_parse_size("1.52 GB,", 8, &b, &used) && b == llround(1.52 * 1073741824.0));
+    CHECK(ol_oom_parse_size("3.15 GiB", 8, &b, &used) && b == llround(3.15 * 1073741824.0));
+    CHECK(ol_oom_parse_size("17179869184.00 GiB", 18, &b, &used) && b > ((int64_t)1 << 62));
+    CHECK(!ol_oom_parse_size("12 parrots", 10, &b, &used));
+    CHECK(!ol_oom_parse_size("GiB", 3, &b, &used));
+    CHECK(!ol_oom_parse_size("5 Gbit", 6, &b, &used));
+    ol_buf s = {0};
+    ol_oom_format_size(&s, 1073741824);
+    CHECK(s.data && strcmp(s.data, "1.00 GiB") == 0);
+    ol_buf_clear(&s);
+    ol_oom_format_size(&s, 512);
+    CHECK(s.data && strcmp(s.data, "512 bytes") == 0);
+    ol_buf_free(&s);
+}
+
+static void test_explain_message_forms(void)
+{
+    ol_oom_kind k;
+    ol_oom_figures f;
+    const char *v2 = "CUDA out of memory. Tried to allocate 1.16 GiB. GPU 3 has a total capacity of 31.36 GiB of which "
+                     "471.69 MiB is free. Including non-PyTorch memory, this process has 16.63 GiB memory in use. "
+                     "Process 19239 has 14.26 GiB memory in use. Of the allocated memory 15.03 GiB is allocated by "
+                     "PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.";
+    CHECK(ol_oom_parse_message(v2, strlen(v2), &k, &f) && k == OL_OOM_CUDA);
+    CHECK(f.device == 3 && f.requested == llround(1.16 * 1073741824.0));
+    CHECK(f.total == llround(31.36 * 1073741824.0) && f.free == llround(471.69 * 1048576.0));
+    CHECK(f.this_process == llround(16.63 * 1073741824.0));
+    CHECK(f.nprocs == 1 && f.procs[0].pid == 19239 && f.procs[0].bytes == llround(14.26 * 1073741824.0));
+    CHECK(f.allocated == llround(15.03 * 1073741824.0) && f.reserved_unallocated == 1073741824);
+    CHECK(f.reserved == f.allocated + f.reserved_unallocated);
+    const char *v1 = "CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity; 14.56 GiB "
+                     "already allocated; 3.12 MiB free; 2.00 GiB allowed; 14.71 GiB reserved in total by PyTorch)";
+    CHECK(ol_oom_parse_message(v1, strlen(v1), &k, &f) && k == OL_OOM_CUDA && f.device == 0);
+    CHECK(f.allocated == llround(14.56 * 1073741824.0) && f.reserved == llround(14.71 * 1073741824.0));
+    CHECK(f.free == llround(3.12 * 1048576.0) && f.allowed == 2 * 1073741824LL);
+    CHECK(f.reserved_unallocated == f.reserved - f.allocated && f.this_process == OL_BYTES_UNKNOWN);
+    const char *mps = "MPS backend out of memory (MPS allocated: 18.04 GB, other allocations: 5.21 MB, max allowed: "
+                      "18.13 GB). Tried to allocate 256 bytes on shared pool.";
+    CHECK(ol_oom_parse_message(mps, strlen(mps), &k, &f) && k == OL_OOM_MPS && f.requested == 256 && f.shared_pool);
+    CHECK(f.other_allocations == llround(5.21 * 1048576.0) && f.allowed == llround(18.13 * 1073741824.0));
+    const char *lib = "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`";
+    CHECK(ol_oom_parse_message(lib, strlen(lib), &k, &f) && k == OL_OOM_CUBLAS && f.requested == OL_BYTES_UNKNOWN);
+    const char *none = "Epoch 3: loss 0.25, 12.00 GiB allocated";
+    CHECK(!ol_oom_parse_message(none, strlen(none), &k, &f));
+}
+
+/* The log read whole and a byte at a time: the same events. */
+static void test_explain_log_stream(void)
+{
+    const char *text = "\x1b[31m[rank1]: Traceback (most recent call last):\x1b[0m\r\n"
+                       "[rank0]: Traceback (most recent call last):\n"
+                       "[rank1]:   File \"/w/train.py\", line 9, in step\n"
+                       "[rank0]:   File \"/w/train.py\", line 12, in step\n"
+                       "[rank1]:     loss.backward()\n"
+                       "[rank0]:     out = model(x)\n"
+                       " 12%|#  | 120/1000 [00:10<01:20, 11.0it/s]\r 13%|#  | 130/1000 [00:11<01:19, 11.0it/s]\r"
+                       "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a "
+                       "total capacity of 79.15 GiB of which 1.00 GiB is free.\n"
+                       "[rank0]: RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total "
+                       "capacity; 14.56 GiB already allocated; 3.12 MiB free; 14.71 GiB reserved in total by PyTorch)";
+    ol_oom_log whole, bytes;
+    ol_oom_log_init(&whole);
+    ol_oom_log_feed(&whole, text, strlen(text));
+    ol_oom_log_finish(&whole);
+    ol_oom_log_init(&bytes);
+    for (size_t i = 0; text[i]; i++)
+        ol_oom_log_feed(&bytes, text + i, 1);
+    ol_oom_log_finish(&bytes);
+    CHECK(whole.events.len == 2 && bytes.events.len == 2);
+    for (size_t i = 0; i < whole.events.len && i < bytes.events.len; i++) {
+        const ol_oom_event *a = &whole.events.items[i], *b = &bytes.events.items[i];
+        CHECK(strcmp(a->message, b->message) == 0 && a->log_line == b->log_line && a->frames.len == b->frames.len);
+        CHECK(strcmp(a->rank, b->rank) == 0 && a->fig.requested == b->fig.requested);
+    }
+    if (whole.events.len == 2) {
+        const ol_oom_event *r1 = &whole.events.items[0], *r0 = &whole.events.items[1];
+        CHECK(strcmp(r1->rank, "rank1") == 0 && strcmp(r1->exc_type, "torch.OutOfMemoryError") == 0);
+        CHECK(r1->frames.len == 1 && r1->frames.items[0].line == 9 && strcmp(r1->frames.items[0].code, "loss.backward()") == 0);
+        CHECK(r1->step == 130 && r1->steps_total == 1000 && r1->log_line == 7);
+        CHECK(strcmp(r0->rank, "rank0") == 0 && r0->frames.len == 1 && r0->frames.items[0].line == 12);
+        CHECK(strcmp(r0->exc_type, "RuntimeError") == 0 && r0->fig.device == 0);
+    }
+    ol_oom_log_free(&whole);
+    ol_oom_log_free(&bytes);
+}
+
+static void test_explain_user_files(void)
+{
+    CHECK(ol_oom_user_file("/home/u/proj/train.py"));
+    CHECK(ol_oom_user_file("train.py"));
+    CHECK(!ol_oom_user_file("/opt/conda/lib/python3.11/site-packages/torch/_tensor.py"));
+    CHECK(!ol_oom_user_file("/usr/lib/python3/dist-packages/transformers/trainer.py"));
+    CHECK(!ol_oom_user_file("/usr/lib/python3.11/runpy.py"));
+    CHECK(!ol_oom_user_file("/src/pytorch/torch/nn/modules/module.py"));
+    CHECK(!ol_oom_user_file("<frozen runpy>"));
+    CHECK(ol_oom_user_file("<ipython-input-3-5e2f>") && ol_oom_notebook_cell("<ipython-input-3-5e2f>"));
+    CHECK(ol_oom_user_file("/home/u/torchvision_exp/torch_utils.py"));
+}
+
+static bool pickle_fails(const char *bytes, size_t n, const char *why)
+{
+    ol_pickle p;
+    ol_buf err = {0};
+    bool ok = ol_pickle_read(&p, bytes, n, &err);
+    bool matched = !ok && err.data && strstr(err.data, why) != NULL;
+    if (!matched)
+        fprintf(stderr, "  pickle: %s\n", err.data ? err.data : "(read)");
+    if (ok)
+        ol_pickle_free(&p);
+    ol_buf_free(&err);
+    return matched;
+}
+
+static void test_explain_pickle(void)
+{
+    /* pickle.dumps({"segments": [{"size": 300, "ok": True}], "n": -2, "f": 1.5, "t": (1, None)}, protocol=2) */
+    static const char p2[] = "\x80\x02}q\x00(X\x08\x00\x00\x00segmentsq\x01]q\x02}q\x03(X\x04\x00\x00\x00sizeq\x04M,\x01X"
+                             "\x02\x00\x00\x00okq\x05\x88uaX\x01\x00\x00\x00nq\x06J\xfe\xff\xff\xffX\x01\x00\x00\x00"
+                             "fq\x07G?\xf8\x00\x00\x00\x00\x00\x00X\x01\x00\x00\x00tq\x08K\x01N\x86q\tu.";
+    ol_pickle p;
+    ol_buf err = {0};
+    CHECK(ol_pickle_read(&p, p2, sizeof(p2) - 1, &err));
+    if (p.root) {
+        const ol_pval *segs = ol_pval_get(p.root, "segments");
+        CHECK(segs && segs->kind == OL_PV_LIST && segs->len == 1);
+        if (segs && segs->len == 1)
+            CHECK(ol_pval_int(ol_pval_get(segs->u.items[0], "size"), 0) == 300);
+        CHECK(ol_pval_int(ol_pval_get(p.root, "n"), 0) == -2);
+        const ol_pval *f = ol_pval_get(p.root, "f");
+        CHECK(f && f->kind == OL_PV_FLOAT && f->u.f == 1.5);
+        const ol_pval *t = ol_pval_get(p.root, "t");
+        CHECK(t && t->kind == OL_PV_TUPLE && t->len == 2 && t->u.items[1]->kind == OL_PV_NONE);
+        ol_pickle_free(&p);
+    }
+    ol_buf_free(&err);
+    /* LONG1 of 5 bytes: an address above 4 GiB (pickle.dumps([1 << 32, -1], protocol=2)) */
+    static const char big[] = "\x80\x02]q\x00(\x8a\x05\x00\x00\x00\x00\x01J\xff\xff\xff\xff"
+                             "e.";
+    CHECK(ol_pickle_read(&p, big, sizeof(big) - 1, &err));
+    if (p.root && p.root->len == 2) {
+        CHECK(p.root->u.items[0]->u.i == ((int64_t)1 << 32) && p.root->u.items[1]->u.i == -1);
+        ol_pickle_free(&p);
+    }
+    ol_buf_free(&err);
+    /* an object: GLOBAL and REDUCE are refused, by name */
+    static const char obj[] = "\x80\x02" "c__builtin__\nset\nq\x00]q\x01\x85q\x02Rq\x03.";
+    static const char neg[] = "\x80\x02\x8a\x02\x00\x80.";
+    CHECK(ol_pickle_read(&p, neg, sizeof(neg) - 1, &err));
+    if (p.root) {
+        CHECK(p.root->kind == OL_PV_INT && p.root->u.i == -32768);
+        ol_pickle_free(&p);
+    }
+    ol_buf_free(&err);
+    CHECK(pickle_fails(obj, sizeof(obj) - 1, "GLOBAL"));
+    /* a list that holds itself: l = []; l.append(l) */
+    static const char rec[] = "\x80\x02]q\x00h\x00" "a.";
+    CHECK(pickle_fails(rec, sizeof(rec) - 1, "recursive"));
+    /* nesting past the bound, without the reader recursing */
+    ol_buf deep = {0};
+    ol_buf_puts(&deep, "\x80\x04");
+    for (int i = 0; i < 5000; i++)
+        ol_buf_putc(&deep, ']');
+    for (int i = 0; i < 4999; i++)
+        ol_buf_putc(&deep, 'a');
+    ol_buf_putc(&deep, '.');
+    CHECK(pickle_fails(deep.data, deep.len, "nested deeper"));
+    ol_buf_free(&deep);
+    static const char cut[] = "\x80\x02]q\x00(K\x01K\x02";
+    CHECK(pickle_fails(cut, sizeof(cut) - 1, "ends"));
+    static const char unknown[] = "\x80\x02\xff.";
+    CHECK(pickle_fails(unknown, sizeof(unknown) - 1, "unknown pickle opcode 0xff"));
+    CHECK(pickle_fails("PK\x03\x04", 4, "zip archive"));
+    static const char unset[] = "\x80\x02h\x07.";
+    CHECK(pickle_fails(unset, sizeof(unset) - 1, "never stored"));
+    static const char two[] = "\x80\x02K\x01K\x02.";
+    CHECK(pickle_fails(two, sizeof(two) - 1, "more than one value"));
+}
+
+static void test_explain_snapshot(void)
+{
+    /* {"segments": [{"device": 0, "total_size": 100, "blocks": [{"size": 60, "state": "active_allocated",
+     *   "frames": [{"filename": "/u/a.py", "line": 7, "name": "f"}]}, {"size": 40, "state": "inactive"}]}]}
+     * written by pickle.dumps(..., protocol=4) */
+    static const char snap[] =
+        "\x80\x04\x95\xb3\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x08segments\x94]\x94}\x94(\x8c\x06"
+        "device\x94K\x00\x8c\ntotal_size\x94Kd\x8c\x06"
+        "blocks\x94]\x94(}\x94(\x8c\x04size\x94K<\x8c\x05state\x94\x8c\x10"
+        "active_allocated\x94\x8c\x06"
+        "frames\x94]\x94}\x94(\x8c\x08"
+        "filename\x94\x8c\x07/u/a.py\x94\x8c\x04line\x94K\x07\x8c\x04name\x94\x8c\x01"
+        "f\x94uau}\x94(h\tK(h\n\x8c\x08inactive\x94ueuas.";
+    ol_pickle p;
+    ol_buf err = {0};
+    bool read = ol_pickle_read(&p, snap, sizeof(snap) - 1, &err);
+    CHECK(read);
+    if (!read) {
+        fprintf(stderr, "  %s\n", err.data ? err.data : "");
+        ol_buf_free(&err);
+        return;
+    }
+    ol_mem_snapshot s;
+    CHECK(ol_mem_snapshot_read(&s, p.root, -1, &err));
+    CHECK(s.reserved == 100 && s.alive == 60 && s.inactive == 40 && s.largest_inactive == 40);
+    CHECK(s.lines.len == 1 && s.lines.items[0].line == 7 && strcmp(s.lines.items[0].file, "/u/a.py") == 0);
+    CHECK(s.lines.len == 1 && s.lines.items[0].bytes == 60 && s.lines.items[0].leaf);
+    ol_mem_snapshot_free(&s);
+    ol_pickle_free(&p);
+    ol_buf_free(&err);
 }
 
 int main(int argc, char **argv)

@@ -29,7 +29,10 @@
 #                   the wheel, and SHA256SUMS
 #   make editors    package the VS Code extension (build/oomlint-vscode.vsix);
 #                   editors/ has the Neovim, Emacs, Vim and Helix setups
-#   make vsix-platform VSIX_TARGET=linux-x64 VSIX_BIN=FILE   the same with a binary inside
+#   make vsix-platform VSIX_TARGET=linux-x64 VSIX_BIN=FILE   the same with that binary
+#                   inside (build/oomlint-vscode-linux-x64.vsix), for one platform:
+#                   linux-x64/arm64, alpine-x64/arm64, darwin-x64/arm64; VSIX_FROM=dist
+#                   takes it from a release tarball instead (docs/install.md)
 #   make cross      macOS x86_64 and arm64 binaries with zig cc (build/cross/TARGET/)
 #   make test-arm64 the Linux arm64 build (Debian's cross gcc), tested under qemu-user
 #   make test-musl  the fully static musl build, tested

@@ -344,8 +344,9 @@ static bool read_selectors(reader *rd, const char *key, const ol_toml_entry *e, 
         for (char *c = sel; *c; c++)
             *c = (char)toupper((unsigned char)*c);
         if (!ol_selector_valid(sel)) {
-            config_error(rd, item->line, "unknown rule code or prefix '%s' in '%s' (see 'oomlint rules')",
-                         item->text, key);
+            config_error(rd, item->line, "unknown rule code or prefix '%s' in '%s'", item->text, key);
+            if (!ol_selector_suggest(sel, rd->err))
+                ol_buf_puts(rd->err, " (see 'oomlint rules')");
             free(sel);
             return false;
         }
@@ -695,6 +696,25 @@ void ol_resolver_free(ol_resolver *r)
     memset(r, 0, sizeof(*r));
 }
 
+/* A pyproject.toml that is a symbolic link to nothing (or to itself) was
+ * meant to be the configuration here: skipping it would apply the parent's
+ * instead, silently, so it is an error as an unreadable one is. */
+static bool broken_link(ol_resolver *r, const char *file)
+{
+    struct stat st;
+    if (lstat(file, &st) != 0 || !S_ISLNK(st.st_mode) || stat(file, &st) == 0)
+        return false;
+    int err = errno;
+    char target[4096];
+    ssize_t n = readlink(file, target, sizeof target - 1);
+    target[n > 0 ? n : 0] = '\0';
+    char *display = display_path(r->cwd, file);
+    resolver_fail(r, "cannot read %s: it is a symbolic link to '%s', which %s; remove the link or point it at a "
+                  "configuration", display, target, err == ELOOP ? "leads back to itself" : "does not exist");
+    free(display);
+    return true;
+}
+
 /* The configuration for an absolute directory: its own pyproject.toml or the
  * nearest one above. Each directory passed on the way is cached. */
 static bool config_for_abs_dir(ol_resolver *r, const char *abs_dir, const ol_config **out)
@@ -729,6 +749,8 @@ static bool config_for_abs_dir(ol_resolver *r, const char *abs_dir, const ol_con
             char *display = display_path(r->cwd, file);
             loaded = load(r, file, display, false, &c);
             free(display);
+        } else if (broken_link(r, file)) {
+            loaded = -1;
         }
         free(file);
         if (loaded < 0) {

@@ -21,7 +21,13 @@
  * up there). A round that fails is split in halves, and halves again, to
  * keep the fixes that are fine and set aside the one that is not (a bounded
  * number of extra lints per round); the final text is thus always one that
- * was parsed and linted.
+ * was parsed and linted. tree-sitter parses every Python at once, so the
+ * round is also parsed under the oldest Python the project declares
+ * (pyfloor.h): a round that brings in a syntax error, or a construct that
+ * Python cannot parse (`f"{f(x="a")}"` before 3.12), fails as well, and a
+ * fix set aside for it is named on stderr. Before that, a fix that puts a
+ * string into an f-string's replacement field is given the quote the
+ * f-string does not use (ol_fix_fit_quotes).
  *
  * Writing is writefile.c's. The file must still be what was read (device,
  * inode, size, mtime, then the bytes), else it is skipped and keeps the newer
@@ -44,6 +50,7 @@
 #include <string.h>
 
 #include "notebook.h"
+#include "pyfloor.h"
 #include "rule.h"
 #include "writefile.h"
 
@@ -101,6 +108,109 @@ void ol_fix_claim_statements(const ol_tree *t, ol_diag_vec *diags)
         for (size_t e = 0; e < fix->edits.len; e++) {
             ol_edit *ed = &fix->edits.items[e];
             statement_around(t, ed->start, ed->end, &ed->claim_start, &ed->claim_end);
+        }
+    }
+}
+
+/* ---- quotes inside f-strings ----------------------------------------------------- */
+
+/* The deepest node holding [start, end], or OL_NONE. */
+static ol_nid node_around(const ol_tree *t, uint32_t start, uint32_t end)
+{
+    size_t lo = 0, hi = t->nodes.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->nodes.items[mid].start <= start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (ol_nid n = lo > 0 ? (ol_nid)(lo - 1) : OL_NONE; n != OL_NONE; n = t->nodes.items[n].parent)
+        if (t->nodes.items[n].start <= start && end <= t->nodes.items[n].end)
+            return n;
+    return OL_NONE;
+}
+
+/* Where an edit lands, as f-strings see it: inside a replacement field of
+ * one, of a one-line one, and the quotes it may not use there (the
+ * delimiter of every one-line f-string whose field holds it: before Python
+ * 3.12 the f-string ends at its quote wherever it stands). */
+typedef struct field_context {
+    bool inside, one_line;
+    bool dq_taken, sq_taken;
+} field_context;
+
+static field_context field_context_of(const ol_tree *t, uint32_t start, uint32_t end)
+{
+    field_context c = {false, false, false, false};
+    for (ol_nid n = node_around(t, start, end); n != OL_NONE; n = t->nodes.items[n].parent) {
+        const ol_node *field = &t->nodes.items[n];
+        if (field->kind != OL_N_interpolation || start <= field->start || end >= field->end)
+            continue;
+        ol_nid open = ol_first(t, field->parent);
+        if (ol_kind_of(t, open) != OL_N_string_start)
+            continue;
+        uint32_t len;
+        const char *s = ol_text(t, open, &len);
+        uint32_t q = 0;
+        bool f = false;
+        for (; q < len && s[q] != '"' && s[q] != '\''; q++)
+            f |= s[q] == 'f' || s[q] == 'F';
+        if (!f || q == len)
+            continue;
+        c.inside = true;
+        if (q + 1 == len) { /* one quote: a triple-quoted f-string takes either */
+            c.one_line = true;
+            c.dq_taken |= s[q] == '"';
+            c.sq_taken |= s[q] == '\'';
+        }
+    }
+    return c;
+}
+
+/* Fits one edit's text to the f-string it lands in; false when it cannot be
+ * made to parse before Python 3.12 (a quote of each kind taken, or a
+ * backslash, a comment or a line break in the replacement field). */
+static bool fit_edit(const ol_tree *t, ol_edit *ed)
+{
+    const char *text = ed->content;
+    bool dq = strchr(text, '"') != NULL, sq = strchr(text, '\'') != NULL;
+    bool other = strchr(text, '\\') || strchr(text, '#') || strchr(text, '\n');
+    if (!dq && !sq && !other)
+        return true;
+    field_context c = field_context_of(t, ed->start, ed->end);
+    if (!c.inside)
+        return true;
+    if (strchr(text, '\\') || strchr(text, '#') || (c.one_line && strchr(text, '\n')))
+        return false;
+    if ((dq && c.dq_taken && sq) || (sq && c.sq_taken && dq))
+        return false; /* both quotes in the text, one of them taken */
+    if ((dq && !c.dq_taken) || (sq && !c.sq_taken))
+        return true;
+    if (dq ? c.sq_taken : c.dq_taken)
+        return false; /* its quote taken, and the other one too */
+    for (char *p = ed->content; *p; p++)
+        if (*p == (dq ? '"' : '\''))
+            *p = dq ? '\'' : '"';
+    return true;
+}
+
+void ol_fix_fit_quotes(const ol_tree *t, ol_diag_vec *diags)
+{
+    unsigned floor = 0; /* read only when a fix needs Python 3.12 */
+    for (size_t i = 0; i < diags->len; i++) {
+        ol_fix *fix = diags->items[i].fix;
+        bool fits = true;
+        for (size_t e = 0; fix && e < fix->edits.len; e++)
+            fits &= fit_edit(t, &fix->edits.items[e]);
+        if (fits)
+            continue;
+        if (!floor)
+            floor = ol_python_floor(t->src ? t->src->path : NULL);
+        if (floor < 312) {
+            /* not offered: the finding stays, without a fix that would break the code */
+            ol_fix_free(fix);
+            diags->items[i].fix = NULL;
         }
     }
 }
@@ -716,6 +826,95 @@ static bool round_ok(const ol_file_result *before, const size_t *before_counts, 
     return true;
 }
 
+/* ---- the oldest Python the project declares ------------------------------------- */
+
+/* What the fixes of one file must keep to: no syntax error and no construct
+ * newer than the project's Python that the text did not have. */
+typedef struct syntax_guard {
+    unsigned floor;         /* the project's oldest Python (pyfloor.h); 0 until read */
+    size_t errors, newer;   /* of the text the round starts from */
+    const char *why;        /* why the last plan was refused, or NULL */
+    ol_newer_syntax first;  /* what it would bring in */
+    OL_VEC(char *) refused; /* "path:line: ..." for each fix set aside for its syntax */
+    signature_list refused_sigs; /* and its finding's signature() */
+} syntax_guard;
+
+/* Parses src as it is and counts what the guard watches. */
+static void syntax_measure(ol_linter *lt, const ol_source *src, unsigned floor, size_t *errors, size_t *newer,
+                           ol_newer_syntax *first)
+{
+    ol_tree t;
+    ol_parse(&lt->parser, src, &t);
+    *errors = t.timed_out ? 0 : t.errors.len;
+    *newer = t.timed_out ? 0 : ol_syntax_newer_than(&t, floor, first);
+    ol_tree_free(&t);
+}
+
+/* The start of a round: what its text has already. */
+static void syntax_guard_begin(syntax_guard *g, ol_linter *lt, const ol_file_result *r)
+{
+    if (!g->floor)
+        g->floor = ol_python_floor(r->path);
+    syntax_measure(lt, &r->src, g->floor, &g->errors, &g->newer, NULL);
+    g->why = NULL;
+}
+
+/* Whether `after` (a round's text, linted) keeps to the guard; if not, why. */
+static bool syntax_guard_holds(syntax_guard *g, ol_linter *lt, const ol_file_result *after)
+{
+    size_t errors, newer;
+    ol_newer_syntax first = {0, 0, 0, NULL};
+    syntax_measure(lt, &after->src, g->floor, &errors, &newer, &first);
+    g->why = NULL;
+    if (errors > g->errors)
+        g->why = "the fixed code would not parse";
+    else if (newer > g->newer) {
+        g->why = first.what;
+        g->first = first;
+    }
+    return g->why == NULL;
+}
+
+/* A fix set aside on its own: if the guard refused it, say so (the finding
+ * stays, without its fix, and the user should know why). */
+static void syntax_guard_refused(syntax_guard *g, const ol_file_result *r, const ol_diag *d)
+{
+    if (!g->why)
+        return;
+    uint32_t line = ol_source_line_index(&r->src, d->start <= r->src.len ? d->start : r->src.len) + 1;
+    char *msg;
+    if (g->why == g->first.what && g->first.what)
+        msg = ol_xasprintf("%s:%u: the fix for %s was not applied: it would bring in %s, which Python before %u.%u "
+                           "cannot parse, and the project supports Python %u.%u (requires-python in pyproject.toml; "
+                           "3.8 where none is declared)",
+                           r->path, line, d->rule->code, g->why, g->first.needs / 100, g->first.needs % 100,
+                           g->floor / 100, g->floor % 100);
+    else
+        msg = ol_xasprintf("%s:%u: the fix for %s was not applied: %s", r->path, line, d->rule->code, g->why);
+    ol_vec_push(&g->refused, msg);
+    ol_vec_push(&g->refused_sigs, signature(&r->src, d));
+}
+
+/* The end of the file's rounds: the messages go with the file's other
+ * warnings, onto r as it finally is. */
+static void syntax_guard_end(syntax_guard *g, ol_file_result *r)
+{
+    for (size_t i = 0; i < g->refused.len; i++)
+        ol_vec_push(&r->warnings, g->refused.items[i]);
+    ol_vec_free(&g->refused);
+    /* the finding stays, but no longer offers the fix it cannot have */
+    for (size_t i = 0; i < r->diags.len && g->refused_sigs.len; i++) {
+        ol_diag *d = &r->diags.items[i];
+        if (d->fix && blocked(&g->refused_sigs, &r->src, d)) {
+            ol_fix_free(d->fix);
+            d->fix = NULL;
+        }
+    }
+    for (size_t i = 0; i < g->refused_sigs.len; i++)
+        free(g->refused_sigs.items[i]);
+    ol_vec_free(&g->refused_sigs);
+}
+
 typedef struct round_state {
     ol_linter *lt;
     ol_file_result *r;
@@ -723,6 +922,7 @@ typedef struct round_state {
     size_t *scratch;
     int lints_left;
     ol_buf text;
+    syntax_guard *syntax;
 } round_state;
 
 /* Applies plan[0..count) to r's text, lints it, and says whether it holds. */
@@ -732,7 +932,8 @@ static bool try_plan(round_state *st, const ol_diag *const *plan, size_t count, 
     if (st->text.len == st->r->src.len && memcmp(st->text.data ? st->text.data : "", st->r->src.text, st->text.len) == 0)
         return false; /* changes nothing */
     relint(st->lt, st->r, st->text.data ? st->text.data : "", st->text.len, out);
-    if (round_ok(st->r, st->before_counts, out, st->scratch))
+    st->syntax->why = NULL;
+    if (round_ok(st->r, st->before_counts, out, st->scratch) && syntax_guard_holds(st->syntax, st->lt, out))
         return true;
     ol_file_result_free(out);
     return false;
@@ -740,12 +941,14 @@ static bool try_plan(round_state *st, const ol_diag *const *plan, size_t count, 
 
 /* Runs one round: the whole plan if it holds, else the largest part of it
  * that bisection finds holding. Updates r; returns the findings fixed. */
-static size_t run_round(ol_linter *lt, ol_file_result *r, diag_list *plan, signature_list *block)
+static size_t run_round(ol_linter *lt, ol_file_result *r, diag_list *plan, signature_list *block,
+                        syntax_guard *syntax)
 {
     size_t *before = ol_xcalloc(ol_rule_count, sizeof(size_t));
     size_t *scratch = ol_xcalloc(ol_rule_count, sizeof(size_t));
     count_findings(&r->diags, before);
-    round_state st = {lt, r, before, scratch, OL_FIX_BISECT_LINTS, {0}};
+    syntax_guard_begin(syntax, lt, r);
+    round_state st = {lt, r, before, scratch, OL_FIX_BISECT_LINTS, {0}, syntax};
     ol_file_result next;
     size_t fixed = 0;
     if (try_plan(&st, plan->items, plan->len, &next)) {
@@ -764,6 +967,7 @@ static size_t run_round(ol_linter *lt, ol_file_result *r, diag_list *plan, signa
             ol_vec_push(&ends, first_half);
         } else {
             ol_vec_push(block, signature(&r->src, plan->items[0]));
+            syntax_guard_refused(syntax, r, plan->items[0]);
         }
         ol_file_result best = {0};
         bool have_best = false;
@@ -785,6 +989,7 @@ static size_t run_round(ol_linter *lt, ol_file_result *r, diag_list *plan, signa
                 have_best = true;
             } else if (hi - lo == 1) {
                 ol_vec_push(block, signature(&r->src, plan->items[lo]));
+                syntax_guard_refused(syntax, r, plan->items[lo]);
             } else {
                 size_t mid = lo + (hi - lo) / 2;
                 ol_vec_push(&starts, mid);
@@ -816,11 +1021,12 @@ void ol_fix_file(ol_linter *lt, ol_file_result *r, ol_fix_mode mode, bool unsafe
     char *orig_text = ol_xstrndup(r->src.text, r->src.len);
     size_t orig_len = r->src.len;
     signature_list block = {0};
+    syntax_guard syntax = {0};
     size_t applied = 0;
     for (int round = 0; round < OL_FIX_ROUNDS; round++) {
         diag_list plan = {0};
         plan_round(&r->src, &r->diags, unsafe, &block, &plan);
-        size_t n = plan.len ? run_round(lt, r, &plan, &block) : 0;
+        size_t n = plan.len ? run_round(lt, r, &plan, &block, &syntax) : 0;
         ol_vec_free(&plan);
         if (n == 0)
             break;
@@ -830,12 +1036,14 @@ void ol_fix_file(ol_linter *lt, ol_file_result *r, ol_fix_mode mode, bool unsafe
         free(block.items[i]);
     ol_vec_free(&block);
     if (applied == 0) {
+        syntax_guard_end(&syntax, r);
         free(orig_text);
         return;
     }
     outcome->applied = applied;
     if (mode == OL_FIX_NONE) {
         /* in memory only (the language server's fix-all): r holds the result */
+        syntax_guard_end(&syntax, r);
         free(orig_text);
         return;
     }
@@ -888,6 +1096,7 @@ void ol_fix_file(ol_linter *lt, ol_file_result *r, ol_fix_mode mode, bool unsafe
         relint(lt, r, orig_text, orig_len, &again);
         adopt(r, &again);
     }
+    syntax_guard_end(&syntax, r);
     ol_buf_free(&bytes);
     ol_buf_free(&why);
     free(orig_text);

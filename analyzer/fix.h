@@ -48,6 +48,12 @@ size_t ol_apply_fixes(const char *text, size_t len, const ol_diag_vec *diags, bo
 
 /* Sets the claim of every fix edit in diags: the statement of t it changes. */
 void ol_fix_claim_statements(const ol_tree *t, ol_diag_vec *diags);
+/* Gives a fix edit that lands in an f-string's replacement field the quote
+ * that f-string does not use (`reduction="sum"` in `f"{...}"` becomes
+ * `reduction='sum'`), which every Python 3 parses; a fix that cannot be
+ * made to parse before Python 3.12 (both quotes taken by nested
+ * f-strings, a backslash) is dropped unless the project requires 3.12. */
+void ol_fix_fit_quotes(const ol_tree *t, ol_diag_vec *diags);
 
 /* Runs the rounds on r (which must hold its source), updating r's source and
  * findings to the final state, writing or diffing per mode (OL_FIX_NONE:

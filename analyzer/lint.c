@@ -19,6 +19,7 @@
 #include "model.h"
 #include "notebook.h"
 #include "project.h"
+#include "pyfloor.h"
 #include "rule.h"
 #include "supervise.h"
 #include "suppress.h"
@@ -411,6 +412,8 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
     }
     if (cell_diag && cell_errors > 0)
         note_more_errors(cell_diag, cell_errors);
+    if (!tree.timed_out)
+        ol_python2_report(&tree, &r->diags);
     if (!tree.timed_out) {
         ol_model model;
         ol_model_build(&model, &tree);
@@ -458,6 +461,7 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
         ol_model_free(&model);
     }
     filter(lt->settings, &tree, r);
+    ol_fix_fit_quotes(&tree, &r->diags);
     ol_fix_claim_statements(&tree, &r->diags);
     ol_tree_free(&tree);
     if (use_recovered)

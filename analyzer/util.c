@@ -533,3 +533,21 @@ size_t ol_edit_distance(const char *a, size_t a_len, const char *b, size_t b_len
     }
     return row[b_len];
 }
+
+const char *ol_closest_word(const char *word, size_t len, const char *const *names, size_t count)
+{
+    const char *best = NULL, *prefixed = NULL;
+    size_t best_d = (len <= 4 ? 1 : len <= 12 ? 2 : 3) + 1, prefixes = 0;
+    for (size_t k = 0; k < count; k++) {
+        size_t d = ol_edit_distance(word, len, names[k], strlen(names[k]));
+        if (d < best_d) {
+            best_d = d;
+            best = names[k];
+        }
+        if (len >= 3 && strncmp(names[k], word, len) == 0) {
+            prefixes++;
+            prefixed = names[k];
+        }
+    }
+    return best ? best : prefixes == 1 ? prefixed : NULL;
+}

@@ -141,5 +141,10 @@ int ol_read_stream(int fd, size_t max_bytes, char **out, size_t *out_len);
 /* Levenshtein distance between a (a_len bytes) and b (b_len bytes), for
  * "did you mean" suggestions; SIZE_MAX when either is longer than 64. */
 size_t ol_edit_distance(const char *a, size_t a_len, const char *b, size_t b_len);
+/* The one of names[0..count) that word (len bytes) most likely misspells:
+ * the nearest within one edit for words of up to four letters, two up to
+ * twelve, three beyond (the first of equals), else the only name that
+ * begins with word (three letters at least). NULL when none is near. */
+const char *ol_closest_word(const char *word, size_t len, const char *const *names, size_t count);
 
 #endif

@@ -35,6 +35,7 @@
 #include "parse_arena.h"
 #include "portable.h"
 #include "project.h"
+#include "pyfloor.h"
 #include "rule.h"
 #include "saves.h"
 #include "select.h"
@@ -790,6 +791,155 @@ static void test_fix_round_sets_aside_a_breaking_fix(void)
     ol_file_result_free(&r);
     ol_linter_free(&lt);
     free(settings.enabled);
+    ol_grammar_free(&g);
+}
+
+/* The constructs of `text` that Python `floor` cannot parse. */
+static size_t newer_in(const char *text, unsigned floor, ol_newer_syntax *first)
+{
+    parsed x;
+    parse_text(&x, text);
+    CHECK(x.tree.errors.len == 0);
+    size_t n = ol_syntax_newer_than(&x.tree, floor, first);
+    parsed_free(&x);
+    return n;
+}
+
+static void test_python_floor_from_requires_python(void)
+{
+    static const struct {
+        const char *text;
+        unsigned floor;
+    } cases[] = {
+        {"[project]\nrequires-python = \">=3.9\"\n", 309},
+        {"[project]\nrequires-python = \">=3.10, <4\"\n", 310},
+        {"requires-python = '~=3.11'\n", 311},
+        {"  requires-python=\">3.8\"\n", 308},
+        {"requires-python = \"<4,>=3.12.1\"\n", 312},
+        {"requires-python = \"==3.10.*\"\n", 310},
+        {"requires-python = \">=2.7, !=3.0.*\"\n", 300},
+        {"requires-python = \"<3.13\"\n", 0},
+        {"[project]\nname = \"requires-python\"\n", 0},
+        {"# requires-python = \">=3.12\"\n", 0},
+    };
+    for (size_t i = 0; i < OL_ARRAY_LEN(cases); i++) {
+        unsigned got = ol_python_floor_in_text(cases[i].text, strlen(cases[i].text));
+        if (got != cases[i].floor)
+            fprintf(stderr, "  floor of %s: %u\n", cases[i].text, got);
+        CHECK(got == cases[i].floor);
+    }
+    /* none declared: 3.8 */
+    CHECK(ol_python_floor("/nonexistent-dir-oomlint/x/t.py") == OL_PYTHON_FLOOR_DEFAULT);
+}
+
+static void test_syntax_newer_than_the_floor(void)
+{
+    ol_newer_syntax first = {0, 0, 0, NULL};
+    /* PEP 701 (3.12): the f-string's own quote, a backslash, a comment, a line break */
+    CHECK(newer_in("x = f\"{d[\"k\"]}\"\n", 308, &first) == 1);
+    CHECK(first.needs == 312 && first.at == 6 && strstr(first.what, "own quote"));
+    CHECK(newer_in("x = f\"{d[\"k\"]}\"\n", 312, NULL) == 0);
+    CHECK(newer_in("x = f'{d[\"k\"]}' + f\"{d['k']}\" + f\"\"\"{d[\"k\"]}\"\"\"\n", 308, NULL) == 0);
+    CHECK(newer_in("x = f\"{f'{y}'}\"\n", 308, NULL) == 0);
+    CHECK(newer_in("x = f\"{f\"{y}\"}\"\n", 308, NULL) == 1);
+    CHECK(newer_in("x = f\"{'\\n'.join(y)}\"\n", 311, &first) == 1 && strstr(first.what, "backslash"));
+    CHECK(newer_in("x = f\"{y!r:>{w}} {z=}\\n\"\n", 308, NULL) == 0); /* a backslash outside the fields */
+    CHECK(newer_in("x = f'''{y # note\n}'''\n", 308, &first) == 1 && strstr(first.what, "`#`"));
+    CHECK(newer_in("x = f'{y +\n z}'\n", 308, &first) == 1 && strstr(first.what, "line break"));
+    CHECK(newer_in("x = f'''{y +\n z}'''\n", 308, NULL) == 0);
+    CHECK(newer_in("x = rb\"{d}\" + \"{\\\"}\"\n", 308, NULL) == 0); /* not f-strings */
+    /* match (3.10), and `match` as a name */
+    const char *match = "match x:\n    case 1:\n        pass\nmatch = 3\nmatch(x)\n";
+    CHECK(newer_in(match, 309, &first) == 1 && first.needs == 310 && first.at == 0);
+    CHECK(newer_in(match, 310, NULL) == 0);
+    /* parenthesised context managers (3.9); the forms 3.8 knew are not */
+    CHECK(newer_in("with (open(a) as f, open(b) as g):\n    pass\n", 308, &first) == 1 && first.needs == 309);
+    CHECK(newer_in("with (open(a) as f):\n    pass\n", 308, NULL) == 1);
+    CHECK(newer_in("with (open(a) as f, open(b) as g):\n    pass\n", 309, NULL) == 0);
+    CHECK(newer_in("with (open(a)) as f, (b):\n    pass\nwith (a, b):\n    pass\nwith a as (b, c):\n    pass\n",
+                   308, NULL) == 0);
+}
+
+/* A fix that parses for tree-sitter but not for the project's Python is set
+ * aside with a message, and its finding stays; so is one that adds a syntax
+ * error while OOM002 is not selected. */
+static void test_fix_round_keeps_to_the_python_floor(void)
+{
+    ol_grammar g;
+    CHECK(ol_grammar_init(&g));
+    ol_settings settings = {0};
+    settings.enabled = ol_xcalloc(ol_rule_count, sizeof(bool));
+    for (size_t i = 0; i < ol_rule_count; i++)
+        settings.enabled[i] = ol_rules[i] != &ol_rule_oom002;
+    ol_linter lt;
+    ol_linter_init(&lt, &g, &settings);
+    const char *text = "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n"
+                       "model.load_state_dict(torch.load('a.pt'))\n"
+                       "s = f'{d}'\nz = 1\n";
+    ol_source src;
+    ol_source_init_text(&src, "/nonexistent-dir-oomlint/t.py", ol_xstrdup(text), strlen(text));
+    ol_file_result r = {0};
+    ol_lint_source(&lt, &src, &r);
+    CHECK(r.diags.len == 1 && r.diags.items[0].rule == ol_rule_find("OOM302"));
+    /* `d['k']` inside f'...': Python 3.12 only */
+    uint32_t d = (uint32_t)(strstr(text, "{d}") - text) + 1;
+    ol_vec_push(&r.diags, fix_diag("OOM703", d, d + 1, "d['k']", false));
+    /* an unclosed parenthesis, with no OOM002 to notice it */
+    uint32_t z = (uint32_t)(strstr(text, "z = 1") - text);
+    ol_vec_push(&r.diags, fix_diag("OOM705", z, z + 1, "(z", false));
+    ol_fix_outcome outcome;
+    ol_fix_file(&lt, &r, OL_FIX_NONE, false, &outcome);
+    CHECK(outcome.applied == 1);
+    CHECK(strstr(r.src.text, "torch.load('a.pt', map_location=\"cpu\")") != NULL);
+    CHECK(strstr(r.src.text, "s = f'{d}'\nz = 1\n") != NULL);
+    bool said_quote = false, said_parse = false;
+    for (size_t i = 0; i < r.warnings.len; i++) {
+        said_quote |= strstr(r.warnings.items[i], "t.py:4: the fix for OOM703 was not applied") &&
+                      strstr(r.warnings.items[i], "own quote") && strstr(r.warnings.items[i], "before 3.12") &&
+                      strstr(r.warnings.items[i], "Python 3.8");
+        said_parse |= strstr(r.warnings.items[i], "t.py:5: the fix for OOM705 was not applied: the fixed code would "
+                                                  "not parse") != NULL;
+    }
+    CHECK(said_quote && said_parse);
+    ol_fix_outcome_free(&outcome);
+    ol_file_result_free(&r);
+    ol_linter_free(&lt);
+    free(settings.enabled);
+    ol_grammar_free(&g);
+}
+
+/* A fix landing in an f-string's replacement field takes the quote the
+ * f-string leaves free; with none free it is not offered (before 3.12). */
+static void test_fix_fits_quotes_in_fstrings(void)
+{
+    const char *text = "a = f\"{g(x)}\"\nb = f'{g(x)}'\nc = f\"\"\"{g(x)}\"\"\"\nd = f\"{f'{g(x)}'}\"\ne = g(x)\n";
+    ol_grammar g;
+    CHECK(ol_grammar_init(&g));
+    ol_parser p;
+    ol_parser_init(&p, &g);
+    ol_source src;
+    ol_source_init_text(&src, "/nonexistent-dir-oomlint/t.py", ol_xstrdup(text), strlen(text));
+    ol_tree t;
+    ol_parse(&p, &src, &t);
+    ol_diag_vec diags = {0};
+    const char *at = text;
+    for (int i = 0; i < 5; i++) {
+        at = strstr(at, "g(x)") + 3;
+        uint32_t pos = (uint32_t)(at - text);
+        ol_vec_push(&diags, fix_diag("OOM703", pos, pos, ", reduction=\"sum\"", false));
+    }
+    ol_vec_push(&diags, fix_diag("OOM703", 8, 8, ", k='\\n'", false)); /* a backslash in a field */
+    ol_fix_fit_quotes(&t, &diags);
+    CHECK(diags.items[0].fix && strcmp(diags.items[0].fix->edits.items[0].content, ", reduction='sum'") == 0);
+    CHECK(diags.items[1].fix && strcmp(diags.items[1].fix->edits.items[0].content, ", reduction=\"sum\"") == 0);
+    CHECK(diags.items[2].fix && strcmp(diags.items[2].fix->edits.items[0].content, ", reduction=\"sum\"") == 0);
+    CHECK(diags.items[3].fix == NULL && diags.items[3].message != NULL);
+    CHECK(diags.items[4].fix && strcmp(diags.items[4].fix->edits.items[0].content, ", reduction=\"sum\"") == 0);
+    CHECK(diags.items[5].fix == NULL);
+    ol_diag_vec_free(&diags);
+    ol_tree_free(&t);
+    ol_source_free(&src);
+    ol_parser_free(&p);
     ol_grammar_free(&g);
 }
 
@@ -3139,6 +3289,10 @@ int main(int argc, char **argv)
         T(test_fix_identical_edits_applied_once),
         T(test_fix_one_per_statement),
         T(test_fix_round_sets_aside_a_breaking_fix),
+        T(test_fix_round_keeps_to_the_python_floor),
+        T(test_fix_fits_quotes_in_fstrings),
+        T(test_python_floor_from_requires_python),
+        T(test_syntax_newer_than_the_floor),
         T(test_notebook_cells),
         T(test_notebook_magics_only_at_logical_line_start),
         T(test_dangling_assignment_is_a_syntax_error),

@@ -828,7 +828,8 @@ def _():
     with Workspace() as ws:
         # one enormous code list (none of them OOM702, so the line is reported),
         # then 80,000 directives, each to the end of the module
-        lines = ["import torch.nn as nn", "", "y = nn.DataParallel(m)  # noqa: " + ",".join(["OOM101"] * 500000)]
+        lines = ["import torch.nn as nn; device = 'cuda'", "",
+                 "y = nn.DataParallel(m)  # noqa: " + ",".join(["OOM101"] * 500000)]
         for i in range(80000):
             lines.append("# oomlint: disable=OOM702")
             lines.append(f"x{i} = nn.DataParallel(m)")

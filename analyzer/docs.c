@@ -4,7 +4,7 @@
  * After the fix come the rule's measured cost and its references
  * (references.c). The measured cost of a rule with a probe scenario is the
  * figures of every committed probe/results/ *.json (compiled in, see
- * probe.h), each naming its device and torch version. Nothing is estimated: a device with
+ * figures.h), each naming its device and torch version. Nothing is estimated: a device with
  * no committed figures is said to be unmeasured.
  */
 #include "docs.h"
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "probe.h"
+#include "figures.h"
 #include "references.h"
 
 static void put_bytes(ol_buf *b, double v)

@@ -3432,6 +3432,11 @@ static bool loop_iterates_batches(ol_model *m, uint32_t li)
     return loop->iter != OL_NONE && iter_draws_batches(m, loop->iter, 0);
 }
 
+bool ol_loop_draws_batches(ol_model *m, uint32_t li)
+{
+    return loop_iterates_batches(m, li);
+}
+
 /* Is n inside a per-batch context already: a loop over batches around it in
  * its function, or a Lightning training_step (or a function nested in one)? */
 static bool inside_batch_context(ol_model *m, uint32_t li)

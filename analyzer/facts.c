@@ -1346,31 +1346,16 @@ bool ol_runs_per_step(ol_model *m, ol_nid n)
     return runs_per_step(m, n, 0);
 }
 
-/* Does loop li run a model's forward in its own body (not in a nested function)? */
-static bool loop_runs_forward(ol_model *m, uint32_t li)
-{
-    ol_nid body = m->loops.items[li].body;
-    if (body == OL_NONE)
-        return false;
-    uint32_t fn = ol_function_of(m, m->loops.items[li].node);
-    size_t first, end = ol_calls_in(m, body, &first);
-    for (size_t i = first; i < end; i++)
-        if (ol_function_of(m, m->calls.items[i].node) == fn && ol_is_forward_call(m, (uint32_t)i))
-            return true;
-    return false;
-}
-
-static bool step_loop(ol_model *m, uint32_t li)
-{
-    return ol_loop_is_data_loop(m, li) || loop_runs_forward(m, li);
-}
-
-/* Does loop li hold a loop of the same function that draws batches (an
- * epoch loop around the batch loop)? A loop that only runs a model each
- * iteration inside a batch loop (time steps, beams) does not make it one. */
+/* Does loop li hold a loop of the same function that draws batches, while
+ * it does not draw them itself (an epoch loop around the batch loop)? A
+ * batch loop that runs a validation loop now and then stays a batch loop;
+ * a loop that only runs a model each iteration inside a batch loop (time
+ * steps, beams) does not make it an epoch loop. */
 static bool holds_step_loop(ol_model *m, uint32_t li)
 {
     const ol_tree *t = m->tree;
+    if (ol_loop_draws_batches(m, li))
+        return false;
     ol_nid node = m->loops.items[li].node;
     for (size_t k = li + 1; k < m->loops.len; k++) {
         ol_nid inner = m->loops.items[k].node;
@@ -1381,6 +1366,23 @@ static bool holds_step_loop(ol_model *m, uint32_t li)
             return true;
     }
     return false;
+}
+
+/* A loop of a few iterations by hand under the main guard (`for _ in
+ * range(3):`), a smoke test rather than a run. */
+static bool few_by_hand(ol_model *m, uint32_t li)
+{
+    const ol_tree *t = m->tree;
+    ol_nid it = ol_unparen(t, m->loops.items[li].iter);
+    if (it == OL_NONE || ol_kind_of(t, it) != OL_N_call || !ol_text_is(t, ol_field(t, it, OL_F_function), "range"))
+        return false;
+    ol_nid a = ol_call_arg(m, it, 0, NULL), b = ol_call_arg(m, it, 1, NULL);
+    ol_nid stop = b != OL_NONE ? b : a;
+    if (stop == OL_NONE || ol_kind_of(t, stop) != OL_N_integer)
+        return false;
+    uint32_t len;
+    const char *s = ol_text(t, stop, &len);
+    return len <= 2 && atoi(s) <= 10;
 }
 
 static bool names_once(const char *name)
@@ -1399,25 +1401,26 @@ static void often_at(ol_model *m, ol_nid n, ol_often_local *out, int depth)
     out->cause = OL_OC_MODULE;
     out->node = OL_NONE;
     out->function = OL_NO_INDEX;
-    /* the loops around n, innermost first; under the main guard a loop that
-     * only runs a model a few times is a smoke test by hand, and only one
-     * that draws batches or trains runs per step */
+    /* the loops around n, innermost first: a loop runs its body per step
+     * (per batch, per frame, per environment step), unless it is the epoch
+     * loop around a batch loop, or a smoke test of a few iterations by hand
+     * under the main guard */
     bool by_hand = under_main_guard(m->tree, n);
     uint32_t epoch = OL_NO_INDEX;
     for (uint32_t li = m->node_loop[n]; li != OL_NO_INDEX; li = m->loops.items[li].parent) {
-        /* a loop around the batch loop (its body trains too, through the
-         * inner loop) runs once per epoch */
+        if (m->loops.items[li].kind == OL_LOOP_COMPREHENSION && !ol_loop_is_data_loop(m, li))
+            continue; /* a comprehension runs within the code around it */
         if (holds_step_loop(m, li)) {
             if (epoch == OL_NO_INDEX)
                 epoch = li;
             continue;
         }
-        if (by_hand ? ol_loop_is_data_loop(m, li) : step_loop(m, li)) {
-            out->often = OL_PER_STEP;
-            out->cause = OL_OC_STEP_LOOP;
-            out->node = m->loops.items[li].node;
-            return;
-        }
+        if (by_hand && few_by_hand(m, li))
+            continue;
+        out->often = OL_PER_STEP;
+        out->cause = OL_OC_STEP_LOOP;
+        out->node = m->loops.items[li].node;
+        return;
     }
     if (epoch != OL_NO_INDEX) {
         out->often = OL_PER_EPOCH;

@@ -532,6 +532,8 @@ ol_hook ol_function_hook(ol_model *m, uint32_t fn);
 /* A loop that draws batches: it iterates a loader (also through enumerate,
  * tqdm, zip, ...) or runs backward() / an optimizer step each iteration. */
 bool ol_loop_is_data_loop(ol_model *m, uint32_t loop);
+/* A loop whose iterable is a loader (also through enumerate, tqdm, zip, ...). */
+bool ol_loop_draws_batches(ol_model *m, uint32_t loop);
 
 /* Kind tests used by rules. */
 bool ol_val_is_graph(ol_val v);

@@ -501,7 +501,12 @@ static void check(ol_check *c)
         else
             ol_diag_help(d, "pass the device to the factory: `torch.%s(..., device=%s)`", name,
                          device_text ? device_text : "...");
-        d->once = ol_how_often(m, call->node, NULL) != OL_PER_STEP;
+        /* kept for an exact selection where the code is known to run once
+         * or once per epoch; where its callers are not known (a method called
+         * through an attribute, a function passed as a value) it may well run
+         * every step */
+        ol_often often = ol_how_often(m, call->node, NULL);
+        d->once = often == OL_ONCE || often == OL_PER_EPOCH;
         if (carry && device_text && direct && !legacy) {
             ol_fix *fix = ol_fix_new(false, "Build the tensor on the device");
             if (random)

@@ -329,11 +329,8 @@ static void edit_set_add(edit_set *s, const ol_edit *e)
 
 /* ---- one round -------------------------------------------------------------------- */
 
-typedef OL_VEC(const ol_diag *) diag_list;
-
-/* Findings whose fixes were set aside: they made a round fail alone. A
- * finding is known again in later rounds by its rule, message and text. */
-typedef OL_VEC(char *) signature_list;
+typedef ol_fix_plan diag_list;
+typedef ol_fix_sigs signature_list;
 
 static char *signature(const ol_source *src, const ol_diag *d)
 {
@@ -748,315 +745,21 @@ static void text_changes(const char *a, size_t alen, const char *b, size_t blen,
     ol_vec_free(&B.len);
 }
 
-/* ---- the rounds ------------------------------------------------------------------ */
+/* ---- writing a fixed file ---------------------------------------------------------- */
 
-/* How many extra lints one round may spend finding the fix that broke it. */
-#define OL_FIX_BISECT_LINTS 24
-
-/* A new source holding `text`, with src's encoding, BOM and cell map. */
-static void derive_source(const ol_source *src, const char *text, size_t len, ol_source *out)
+void ol_fix_write(const ol_source *src, const char *path, const char *orig_text, size_t orig_len,
+                  const struct ol_file_snapshot *snapshot, ol_fix_mode mode, ol_fix_outcome *outcome)
 {
-    ol_source_init_text(out, src->path, ol_xstrndup(text, len), len);
-    out->bom = src->bom;
-    out->cr_newlines = src->cr_newlines;
-    out->encoding = src->encoding ? ol_xstrdup(src->encoding) : NULL;
-    out->notebook = src->notebook;
-    if (src->raw) {
-        out->raw = ol_xmalloc(src->raw_len + 1);
-        memcpy(out->raw, src->raw, src->raw_len);
-        out->raw[src->raw_len] = '\0';
-        out->raw_len = src->raw_len;
-    }
-    for (size_t i = 0; i < src->cells.len; i++) {
-        ol_cell c = src->cells.items[i];
-        c.file_lines = ol_xmalloc(sizeof(uint32_t) * (c.line_count ? c.line_count : 1));
-        memcpy(c.file_lines, src->cells.items[i].file_lines, sizeof(uint32_t) * c.line_count);
-        ol_vec_push(&out->cells, c);
-    }
-}
-
-/* Lints `text` as the new state of r, into *out. */
-static void relint(ol_linter *lt, const ol_file_result *r, const char *text, size_t len, ol_file_result *out)
-{
-    ol_source fresh;
-    derive_source(&r->src, text, len, &fresh);
-    memset(out, 0, sizeof(*out));
-    out->path = ol_xstrdup(r->path);
-    ol_lint_source(lt, &fresh, out);
-}
-
-void ol_fix_relint(ol_linter *lt, const ol_file_result *r, const char *text, size_t len, ol_file_result *out)
-{
-    relint(lt, r, text, len, out);
-}
-
-/* Moves the linted state `next` into r, keeping what belongs to the file
- * rather than to its text (where it came from, how it was read). */
-static void adopt(ol_file_result *r, ol_file_result *next)
-{
-    struct ol_file_snapshot *snap = r->snapshot;
-    bool from_stdin = r->from_stdin;
-    r->snapshot = NULL;
-    ol_file_result_free(r);
-    *r = *next;
-    r->snapshot = snap;
-    r->from_stdin = from_stdin;
-    memset(next, 0, sizeof(*next));
-}
-
-static void count_findings(const ol_diag_vec *diags, size_t *per_rule)
-{
-    memset(per_rule, 0, ol_rule_count * sizeof(size_t));
-    for (size_t i = 0; i < diags->len; i++)
-        per_rule[ol_rule_index(diags->items[i].rule)]++;
-}
-
-/* Is `after` an acceptable result of a round applied to `before`: no rule
- * (syntax errors included) reports more than before, and a notebook keeps
- * its cell map (its fixes must not add or remove lines). */
-static bool round_ok(const ol_file_result *before, const size_t *before_counts, const ol_file_result *after,
-                     size_t *scratch)
-{
-    if (before->src.notebook && after->src.line_count != before->src.line_count)
-        return false;
-    count_findings(&after->diags, scratch);
-    for (size_t i = 0; i < ol_rule_count; i++)
-        if (scratch[i] > before_counts[i])
-            return false;
-    return true;
-}
-
-/* ---- the oldest Python the project declares ------------------------------------- */
-
-/* What the fixes of one file must keep to: no syntax error and no construct
- * newer than the project's Python that the text did not have. */
-typedef struct syntax_guard {
-    unsigned floor;         /* the project's oldest Python (pyfloor.h); 0 until read */
-    size_t errors, newer;   /* of the text the round starts from */
-    const char *why;        /* why the last plan was refused, or NULL */
-    ol_newer_syntax first;  /* what it would bring in */
-    OL_VEC(char *) refused; /* "path:line: ..." for each fix set aside for its syntax */
-    signature_list refused_sigs; /* and its finding's signature() */
-} syntax_guard;
-
-/* Parses src as it is and counts what the guard watches. */
-static void syntax_measure(ol_linter *lt, const ol_source *src, unsigned floor, size_t *errors, size_t *newer,
-                           ol_newer_syntax *first)
-{
-    ol_tree t;
-    ol_parse(&lt->parser, src, &t);
-    *errors = t.timed_out ? 0 : t.errors.len;
-    *newer = t.timed_out ? 0 : ol_syntax_newer_than(&t, floor, first);
-    ol_tree_free(&t);
-}
-
-/* The start of a round: what its text has already. */
-static void syntax_guard_begin(syntax_guard *g, ol_linter *lt, const ol_file_result *r)
-{
-    if (!g->floor)
-        g->floor = ol_python_floor(r->path);
-    syntax_measure(lt, &r->src, g->floor, &g->errors, &g->newer, NULL);
-    g->why = NULL;
-}
-
-/* Whether `after` (a round's text, linted) keeps to the guard; if not, why. */
-static bool syntax_guard_holds(syntax_guard *g, ol_linter *lt, const ol_file_result *after)
-{
-    size_t errors, newer;
-    ol_newer_syntax first = {0, 0, 0, NULL};
-    syntax_measure(lt, &after->src, g->floor, &errors, &newer, &first);
-    g->why = NULL;
-    if (errors > g->errors)
-        g->why = "the fixed code would not parse";
-    else if (newer > g->newer) {
-        g->why = first.what;
-        g->first = first;
-    }
-    return g->why == NULL;
-}
-
-/* A fix set aside on its own: if the guard refused it, say so (the finding
- * stays, without its fix, and the user should know why). */
-static void syntax_guard_refused(syntax_guard *g, const ol_file_result *r, const ol_diag *d)
-{
-    if (!g->why)
-        return;
-    uint32_t line = ol_source_line_index(&r->src, d->start <= r->src.len ? d->start : r->src.len) + 1;
-    char *msg;
-    if (g->why == g->first.what && g->first.what)
-        msg = ol_xasprintf("%s:%u: the fix for %s was not applied: it would bring in %s, which Python before %u.%u "
-                           "cannot parse, and the project supports Python %u.%u (requires-python in pyproject.toml; "
-                           "3.8 where none is declared)",
-                           r->path, line, d->rule->code, g->why, g->first.needs / 100, g->first.needs % 100,
-                           g->floor / 100, g->floor % 100);
-    else
-        msg = ol_xasprintf("%s:%u: the fix for %s was not applied: %s", r->path, line, d->rule->code, g->why);
-    ol_vec_push(&g->refused, msg);
-    ol_vec_push(&g->refused_sigs, signature(&r->src, d));
-}
-
-/* The end of the file's rounds: the messages go with the file's other
- * warnings, onto r as it finally is. */
-static void syntax_guard_end(syntax_guard *g, ol_file_result *r)
-{
-    for (size_t i = 0; i < g->refused.len; i++)
-        ol_vec_push(&r->warnings, g->refused.items[i]);
-    ol_vec_free(&g->refused);
-    /* the finding stays, but no longer offers the fix it cannot have */
-    for (size_t i = 0; i < r->diags.len && g->refused_sigs.len; i++) {
-        ol_diag *d = &r->diags.items[i];
-        if (d->fix && blocked(&g->refused_sigs, &r->src, d)) {
-            ol_fix_free(d->fix);
-            d->fix = NULL;
-        }
-    }
-    for (size_t i = 0; i < g->refused_sigs.len; i++)
-        free(g->refused_sigs.items[i]);
-    ol_vec_free(&g->refused_sigs);
-}
-
-typedef struct round_state {
-    ol_linter *lt;
-    ol_file_result *r;
-    const size_t *before_counts;
-    size_t *scratch;
-    int lints_left;
-    ol_buf text;
-    syntax_guard *syntax;
-} round_state;
-
-/* Applies plan[0..count) to r's text, lints it, and says whether it holds. */
-static bool try_plan(round_state *st, const ol_diag *const *plan, size_t count, ol_file_result *out)
-{
-    apply_plan(st->r->src.text, st->r->src.len, plan, count, &st->text);
-    if (st->text.len == st->r->src.len && memcmp(st->text.data ? st->text.data : "", st->r->src.text, st->text.len) == 0)
-        return false; /* changes nothing */
-    relint(st->lt, st->r, st->text.data ? st->text.data : "", st->text.len, out);
-    st->syntax->why = NULL;
-    if (round_ok(st->r, st->before_counts, out, st->scratch) && syntax_guard_holds(st->syntax, st->lt, out))
-        return true;
-    ol_file_result_free(out);
-    return false;
-}
-
-/* Runs one round: the whole plan if it holds, else the largest part of it
- * that bisection finds holding. Updates r; returns the findings fixed. */
-static size_t run_round(ol_linter *lt, ol_file_result *r, diag_list *plan, signature_list *block,
-                        syntax_guard *syntax)
-{
-    size_t *before = ol_xcalloc(ol_rule_count, sizeof(size_t));
-    size_t *scratch = ol_xcalloc(ol_rule_count, sizeof(size_t));
-    count_findings(&r->diags, before);
-    syntax_guard_begin(syntax, lt, r);
-    round_state st = {lt, r, before, scratch, OL_FIX_BISECT_LINTS, {0}, syntax};
-    ol_file_result next;
-    size_t fixed = 0;
-    if (try_plan(&st, plan->items, plan->len, &next)) {
-        fixed = plan->len;
-        adopt(r, &next);
-    } else {
-        /* keep `kept` (a prefix of the reordered plan) and try the rest in
-         * halves; a single fix that fails on its own is set aside */
-        diag_list kept = {0}, trial = {0};
-        OL_VEC(size_t) starts = {0}, ends = {0};
-        size_t first_half = plan->len / 2;
-        if (plan->len > 1) {
-            ol_vec_push(&starts, first_half);
-            ol_vec_push(&ends, plan->len);
-            ol_vec_push(&starts, 0);
-            ol_vec_push(&ends, first_half);
-        } else {
-            ol_vec_push(block, signature(&r->src, plan->items[0]));
-            syntax_guard_refused(syntax, r, plan->items[0]);
-        }
-        ol_file_result best = {0};
-        bool have_best = false;
-        while (starts.len > 0 && st.lints_left > 0) {
-            size_t lo = starts.items[--starts.len], hi = ends.items[--ends.len];
-            trial.len = 0;
-            for (size_t i = 0; i < kept.len; i++)
-                ol_vec_push(&trial, kept.items[i]);
-            for (size_t i = lo; i < hi; i++)
-                ol_vec_push(&trial, plan->items[i]);
-            st.lints_left--;
-            ol_file_result attempt;
-            if (try_plan(&st, trial.items, trial.len, &attempt)) {
-                for (size_t i = lo; i < hi; i++)
-                    ol_vec_push(&kept, plan->items[i]);
-                if (have_best)
-                    ol_file_result_free(&best);
-                best = attempt;
-                have_best = true;
-            } else if (hi - lo == 1) {
-                ol_vec_push(block, signature(&r->src, plan->items[lo]));
-                syntax_guard_refused(syntax, r, plan->items[lo]);
-            } else {
-                size_t mid = lo + (hi - lo) / 2;
-                ol_vec_push(&starts, mid);
-                ol_vec_push(&ends, hi);
-                ol_vec_push(&starts, lo);
-                ol_vec_push(&ends, mid);
-            }
-        }
-        if (have_best) {
-            fixed = kept.len;
-            adopt(r, &best);
-        }
-        ol_vec_free(&kept);
-        ol_vec_free(&trial);
-        ol_vec_free(&starts);
-        ol_vec_free(&ends);
-    }
-    ol_buf_free(&st.text);
-    free(before);
-    free(scratch);
-    return fixed;
-}
-
-void ol_fix_file(ol_linter *lt, ol_file_result *r, ol_fix_mode mode, bool unsafe, ol_fix_outcome *outcome)
-{
-    memset(outcome, 0, sizeof(*outcome));
-    if (!r->has_source || !r->read_ok)
-        return;
-    char *orig_text = ol_xstrndup(r->src.text, r->src.len);
-    size_t orig_len = r->src.len;
-    signature_list block = {0};
-    syntax_guard syntax = {0};
-    size_t applied = 0;
-    for (int round = 0; round < OL_FIX_ROUNDS; round++) {
-        diag_list plan = {0};
-        plan_round(&r->src, &r->diags, unsafe, &block, &plan);
-        size_t n = plan.len ? run_round(lt, r, &plan, &block, &syntax) : 0;
-        ol_vec_free(&plan);
-        if (n == 0)
-            break;
-        applied += n;
-    }
-    for (size_t i = 0; i < block.len; i++)
-        free(block.items[i]);
-    ol_vec_free(&block);
-    if (applied == 0) {
-        syntax_guard_end(&syntax, r);
-        free(orig_text);
-        return;
-    }
-    outcome->applied = applied;
-    if (mode == OL_FIX_NONE) {
-        /* in memory only (the language server's fix-all): r holds the result */
-        syntax_guard_end(&syntax, r);
-        free(orig_text);
-        return;
-    }
     /* bytes to write, in the file's own form */
     ol_buf bytes = {0}, why = {0};
     bool ok;
-    if (r->src.notebook)
-        ok = ol_notebook_render(&r->src, r->src.text, r->src.len, &bytes, &why);
+    if (src->notebook)
+        ok = ol_notebook_render(src, src->text, src->len, &bytes, &why);
     else
     {
         change_vec changes = {0};
-        text_changes(orig_text, orig_len, r->src.text, r->src.len, &changes);
-        ok = ol_source_encode(&r->src, r->src.text, r->src.len, changes.items, changes.len, &bytes, &why);
+        text_changes(orig_text, orig_len, src->text, src->len, &changes);
+        ok = ol_source_encode(src, src->text, src->len, changes.items, changes.len, &bytes, &why);
         ol_vec_free(&changes);
     }
     if (!ok) {
@@ -1065,11 +768,11 @@ void ol_fix_file(ol_linter *lt, ol_file_result *r, ol_fix_mode mode, bool unsafe
         outcome->applied = 0;
     } else if (mode == OL_FIX_DIFF) {
         ol_buf d = {0};
-        if (r->src.notebook) {
-            ol_unified_diff(r->path, r->src.raw, r->src.raw_len, bytes.data, bytes.len, &d);
+        if (src->notebook) {
+            ol_unified_diff(path, src->raw, src->raw_len, bytes.data, bytes.len, &d);
         } else {
             /* diff in the decoded text: what a reader wants to see */
-            ol_unified_diff(r->path, orig_text, orig_len, r->src.text, r->src.len, &d);
+            ol_unified_diff(path, orig_text, orig_len, src->text, src->len, &d);
         }
         outcome->diff = ol_buf_take(&d);
     } else if (mode == OL_FIX_OUTPUT) {
@@ -1077,27 +780,49 @@ void ol_fix_file(ol_linter *lt, ol_file_result *r, ol_fix_mode mode, bool unsafe
         outcome->output = ol_buf_take(&bytes);
     } else if (mode == OL_FIX_WRITE) {
         ol_buf_clear(&why);
-        int err = ol_replace_file(r->path, bytes.data ? bytes.data : "", bytes.len, r->snapshot, &why);
+        int err = ol_replace_file(path, bytes.data ? bytes.data : "", bytes.len, snapshot, &why);
         if (err) {
             if (err == OL_ERR_CHANGED)
                 outcome->error = ol_xasprintf("`%s` changed on disk while oomlint was fixing it; it was skipped "
                                               "and keeps the newer text (run oomlint again)",
-                                              r->path);
+                                              path);
             else
-                outcome->error = ol_xasprintf("cannot write the fixes to `%s`: %s", r->path,
+                outcome->error = ol_xasprintf("cannot write the fixes to `%s`: %s", path,
                                               why.data ? why.data : strerror(err));
             outcome->failed = true;
             outcome->applied = 0;
         }
     }
-    if (outcome->applied == 0) {
-        /* nothing was written: report the file as it is */
-        ol_file_result again;
-        relint(lt, r, orig_text, orig_len, &again);
-        adopt(r, &again);
-    }
-    syntax_guard_end(&syntax, r);
     ol_buf_free(&bytes);
     ol_buf_free(&why);
-    free(orig_text);
+}
+
+/* ---- the pieces of a round, for the linter that drives the rounds ---------------------- */
+
+char *ol_fix_signature(const ol_source *src, const ol_diag *d)
+{
+    return signature(src, d);
+}
+
+bool ol_fix_blocked(const ol_fix_sigs *block, const ol_source *src, const ol_diag *d)
+{
+    return blocked(block, src, d);
+}
+
+void ol_fix_sigs_free(ol_fix_sigs *sigs)
+{
+    for (size_t i = 0; i < sigs->len; i++)
+        free(sigs->items[i]);
+    ol_vec_free(sigs);
+}
+
+void ol_fix_plan_round(const ol_source *src, const ol_diag_vec *diags, bool unsafe, const ol_fix_sigs *block,
+                       ol_fix_plan *plan)
+{
+    plan_round(src, diags, unsafe, block, plan);
+}
+
+void ol_fix_apply_plan(const char *text, size_t len, const ol_diag *const *plan, size_t count, ol_buf *out)
+{
+    apply_plan(text, len, plan, count, out);
 }

@@ -83,7 +83,8 @@ def call_graph():
         if not os.path.isdir(d):
             continue
         for f in sorted(os.listdir(d)):
-            if f.endswith(".o"):
+            # an object whose source is gone (moved, deleted) is an old build's
+            if f.endswith(".o") and os.path.exists(os.path.join(ROOT, folder, f[:-2] + ".c")):
                 src = f"{folder}/{f[:-2]}"
                 defs, uses = symbols(os.path.join(d, f))
                 used[src] = uses

@@ -44,8 +44,8 @@ static ol_nid differentiated(ol_model *m, uint32_t ci)
     ol_nid op = ol_backward_operand(m, ci);
     if (op != OL_NONE)
         return op;
-    const char *q = ol_qualname(m, m->calls.items[ci].callee);
-    if (q && strcmp(q, "torch.autograd.grad") == 0)
+    static const char *const AUTOGRAD_GRAD[] = {"torch.autograd.grad", NULL};
+    if (ol_call_is(m, m->calls.items[ci].node, AUTOGRAD_GRAD))
         return ol_call_arg(m, m->calls.items[ci].node, 0, "outputs");
     return OL_NONE;
 }

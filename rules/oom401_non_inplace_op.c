@@ -47,8 +47,8 @@ static void check_activations(ol_check *c)
     const ol_tree *t = c->tree;
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *seq = &m->calls.items[i];
-        const char *qn = ol_qualname(m, seq->callee);
-        if (!qn || strcmp(qn, "torch.nn.Sequential") != 0)
+        static const char *const SEQUENTIAL[] = {"torch.nn.Sequential", NULL};
+        if (!ol_call_is(m, seq->node, SEQUENTIAL))
             continue;
         ol_nid args = ol_field(t, seq->node, OL_F_arguments);
         ol_nid prev = OL_NONE;

@@ -20,17 +20,10 @@
 
 #include "rule.h"
 
-static bool is_set_mode(const char *q)
-{
-    return strcmp(q, "torch.autograd.set_detect_anomaly") == 0 ||
-           strcmp(q, "torch.autograd.anomaly_mode.set_detect_anomaly") == 0;
-}
-
-static bool is_context(const char *q)
-{
-    return strcmp(q, "torch.autograd.detect_anomaly") == 0 ||
-           strcmp(q, "torch.autograd.anomaly_mode.detect_anomaly") == 0;
-}
+static const char *const SET_MODE[] = {"torch.autograd.set_detect_anomaly",
+                                       "torch.autograd.anomaly_mode.set_detect_anomaly", NULL};
+static const char *const CONTEXT[] = {"torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly",
+                                      NULL};
 
 /* The class a function is a method of, or OL_NO_INDEX. */
 static uint32_t class_of(ol_model *m, uint32_t fn)
@@ -46,9 +39,10 @@ static bool switched_off_nearby(ol_model *m, ol_nid call)
     uint32_t fn = ol_function_of(m, call), cls = class_of(m, fn);
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *c = &m->calls.items[i];
-        const char *q = ol_qualname(m, c->callee);
-        uint32_t other = q && is_set_mode(q) ? ol_function_of(m, c->node) : OL_NO_INDEX;
-        if (!q || !is_set_mode(q) || (other != fn && (cls == OL_NO_INDEX || class_of(m, other) != cls)))
+        if (!ol_call_is(m, c->node, SET_MODE))
+            continue;
+        uint32_t other = ol_function_of(m, c->node);
+        if (other != fn && (cls == OL_NO_INDEX || class_of(m, other) != cls))
             continue;
         ol_nid mode = ol_call_arg(m, c->node, 0, "mode");
         if (mode != OL_NONE && ol_kind_of(m->tree, mode) == OL_N_false)
@@ -71,11 +65,8 @@ static void check(ol_check *c)
         return;
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
-        const char *q = ol_qualname(m, call->callee);
-        if (!q)
-            continue;
-        bool set_mode = is_set_mode(q);
-        if (!set_mode && !is_context(q))
+        bool set_mode = ol_call_is(m, call->node, SET_MODE);
+        if (!set_mode && !ol_call_is(m, call->node, CONTEXT))
             continue;
         if (set_mode) {
             ol_nid mode = ol_call_arg(m, call->node, 0, "mode");

@@ -2390,6 +2390,16 @@ static void test_lower_bound(void)
     CHECK(ol_lower_bound_u32(NULL, 0, 1) == 0);
 }
 
+/* Case-insensitive search (util.h): `# NOQA`, `Content-Length`. */
+static void test_find_ci(void)
+{
+    const char *s = "x = 1  # NoQa: OOM101";
+    CHECK(ol_find_ci(s, strlen(s), "noqa") == s + 9);
+    CHECK(ol_find_ci(s, 10, "noqa") == NULL); /* stops at n */
+    CHECK(ol_find_ci(s, strlen(s), "oom101") == s + 15);
+    CHECK(ol_find_ci("", 0, "a") == NULL && ol_find_ci("ab", 2, "abc") == NULL);
+}
+
 /* The edit distance behind "did you mean" (util.h). */
 static void test_edit_distance(void)
 {
@@ -3318,6 +3328,7 @@ int main(int argc, char **argv)
         T(test_host_params),
         T(test_lower_bound),
         T(test_torch_floor),
+        T(test_find_ci),
         T(test_edit_distance),
         T(test_sigwatch_native),
         T(test_sigwatch_self_pipe),

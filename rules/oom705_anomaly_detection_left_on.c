@@ -58,6 +58,24 @@ static bool debugging_file(const ol_source *src)
     return strstr(base, "debug") != NULL || strstr(base, "anomaly") != NULL;
 }
 
+/* The evidence: a backward that runs with anomaly detection on (the first of
+ * the function after the call, or of the file for a module-level call), or
+ * else the absence of a debugging branch. */
+static void slowed_backward(ol_model *m, ol_diag *d, ol_nid call, bool module_level)
+{
+    uint32_t fn = ol_function_of(m, call);
+    ol_reasons why = {0};
+    for (size_t i = 0; i < m->calls.len && !why.len; i++) {
+        ol_nid n = m->calls.items[i].node;
+        if (ol_is_backward_call(m, (uint32_t)i) && (module_level || ol_function_of(m, n) == fn) &&
+            m->tree->nodes.items[n].start > m->tree->nodes.items[call].start)
+            ol_because(&why, m, n, "this backward runs with anomaly detection on");
+    }
+    if (!why.len)
+        ol_because(&why, m, call, "no debugging flag or branch guards the call");
+    ol_diag_because(d, m, &why);
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
@@ -82,6 +100,7 @@ static void check(ol_check *c)
                                     "anomaly detection records a traceback for every operation and checks every "
                                     "gradient%s: each training step runs several times slower",
                                     module_level ? ", for the whole process once this module is imported" : "");
+        slowed_backward(m, d, call->node, module_level);
         ol_diag_help(d, "remove it, or turn it on only while debugging: `if args.detect_anomaly: "
                         "torch.autograd.set_detect_anomaly(True)`");
     }

@@ -1805,7 +1805,6 @@ bool ol_visit_run_saves(ol_model *m, ol_save_visitor fn, void *ctx)
 
 typedef struct caller_visit {
     OL_VEC(size_t) files;
-    OL_VEC(char *) quals;
     OL_VEC(char *) roots;
     OL_VEC(bool) off;
     OL_VEC(uint32_t) lines;
@@ -1815,9 +1814,8 @@ typedef struct caller_visit {
 static void visit_caller(void *ctx, size_t file, const ol_sum_call *call)
 {
     caller_visit *v = ctx;
-    /* resolved after the store is unlocked */
+    /* followed after the store is unlocked */
     ol_vec_push(&v->files, file);
-    ol_vec_push(&v->quals, ol_xstrndup(call->qual, strlen(call->qual)));
     ol_vec_push(&v->roots, call->root ? ol_xstrndup(call->root, strlen(call->root)) : NULL);
     ol_vec_push(&v->off, call->grad_off);
     ol_vec_push(&v->lines, call->line);
@@ -1829,44 +1827,18 @@ static void visit_caller(void *ctx, size_t file, const ol_sum_call *call)
  * inside a function that its own file never calls counts as off when every
  * caller of that function in the run is off in turn (a @torch.no_grad()
  * entry point -> a method -> a helper of another file), followed up to
- * `depth` more files deep. */
+ * `depth` more files deep. The project finds the calls that name it (also
+ * through a package's re-exports) without reading any summary. */
 #define CALLER_DEPTH 4
-
-typedef struct {
-    size_t want;
-    const char *rest;
-} wanted;
-
-static int wanted_at(ol_xref *x, size_t file, const ol_file_summary *s, const char *rest, void *ctx)
-{
-    (void)x;
-    (void)s;
-    const wanted *w = ctx;
-    if (file != w->want)
-        return 0;
-    return strcmp(rest, w->rest) == 0 ? 1 : -1;
-}
-
-/* Does qual, as file `from` names it, name `rest` of file `want`, also
- * through the re-exports of a package's __init__.py (`from .models import
- * KEModel`, where models/__init__.py imports it from .general)? */
-static bool resolve_to(ol_xref *x, size_t from, const char *qual, size_t want, const char *rest)
-{
-    wanted w = {want, rest};
-    return follow_qual(x, from, qual, wanted_at, &w);
-}
 
 /* sites[0]: the first call with autograd on, sites[1]: the first with it
  * off (file SIZE_MAX: none), in the order the files were added. */
 static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, size_t *grad_on, size_t *grad_off,
                           ol_run_site *sites)
 {
-    const char *last = strrchr(rest, '.');
-    caller_visit v = {{0}, {0}, {0}, {0}, {0}, {0}};
-    ol_project_visit_calls(x->project, file, x->worker, last ? last + 1 : rest, visit_caller, &v);
+    caller_visit v = {{0}, {0}, {0}, {0}, {0}};
+    ol_project_visit_callers(x->project, file, rest, x->worker, visit_caller, &v);
     for (size_t i = 0; i < v.files.len; i++) {
-        if (!resolve_to(x, v.files.items[i], v.quals.items[i], file, rest))
-            continue;
         bool off = v.off.items[i];
         if (!off && v.roots.items[i] && depth > 0 && v.files.items[i] != file) {
             size_t on2 = 0, off2 = 0;
@@ -1892,12 +1864,9 @@ static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, 
             }
         }
     }
-    for (size_t i = 0; i < v.quals.len; i++) {
-        free(v.quals.items[i]);
+    for (size_t i = 0; i < v.roots.len; i++)
         free(v.roots.items[i]);
-    }
     ol_vec_free(&v.files);
-    ol_vec_free(&v.quals);
     ol_vec_free(&v.roots);
     ol_vec_free(&v.off);
     ol_vec_free(&v.lines);
@@ -1941,7 +1910,6 @@ bool ol_run_callers_at(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_o
 
 typedef struct gpu_visit {
     OL_VEC(size_t) files;
-    OL_VEC(char *) quals;
     OL_VEC(uint32_t) lines;
 } gpu_visit;
 
@@ -1951,7 +1919,6 @@ static void visit_gpu_caller(void *ctx, size_t file, const ol_sum_call *call)
     if (!call->gpu)
         return;
     ol_vec_push(&v->files, file);
-    ol_vec_push(&v->quals, ol_xstrndup(call->qual, strlen(call->qual)));
     ol_vec_push(&v->lines, call->line);
 }
 
@@ -1959,22 +1926,15 @@ static void visit_gpu_caller(void *ctx, size_t file, const ol_sum_call *call)
  * puts data on an accelerator? The first such call in *site. */
 static bool gpu_caller_of(ol_xref *x, const char *rest, ol_run_site *site)
 {
-    const char *last = strrchr(rest, '.');
-    gpu_visit v = {{0}, {0}, {0}};
-    ol_project_visit_calls(x->project, x->file, x->worker, last ? last + 1 : rest, visit_gpu_caller, &v);
-    bool found = false;
-    for (size_t i = 0; i < v.files.len && !found; i++) {
-        if (!resolve_to(x, v.files.items[i], v.quals.items[i], x->file, rest))
-            continue;
-        found = true;
-        site->file = v.files.items[i];
-        site->line = v.lines.items[i];
+    gpu_visit v = {{0}, {0}};
+    ol_project_visit_callers(x->project, x->file, rest, x->worker, visit_gpu_caller, &v);
+    bool found = v.files.len > 0;
+    if (found) {
+        site->file = v.files.items[0];
+        site->line = v.lines.items[0];
         site->path = ol_project_path(x->project, site->file);
     }
-    for (size_t i = 0; i < v.quals.len; i++)
-        free(v.quals.items[i]);
     ol_vec_free(&v.files);
-    ol_vec_free(&v.quals);
     ol_vec_free(&v.lines);
     return found;
 }

@@ -196,6 +196,14 @@ bool ol_value_may_be_none(ol_model *m, ol_nid e);
  * file's batch loop calls runs per step. */
 ol_often ol_how_often(ol_model *m, ol_nid n, ol_reasons *why);
 
+/* Does each iteration of loop li (an index into m->loops) build the model
+ * it runs: a new model bound in the iteration by a constructor, a factory
+ * or a copy, then run (a batch-size search, a sweep over configurations,
+ * folds)? Its iterations are trials, not steps; ol_how_often answers
+ * OL_PER_EPOCH for what runs in one. A loop that draws batches from a loader
+ * never is. */
+bool ol_loop_runs_trials(ol_model *m, uint32_t li, ol_reasons *why);
+
 /* Does n run only in a debugging branch (`if args.debug:`, a function or
  * class named for it)? */
 bool ol_only_when_debugging(ol_model *m, ol_nid n);

@@ -683,10 +683,38 @@ typedef struct edge {
 
 typedef OL_VEC(edge) edge_vec;
 
+/* `p.grad` (also `p.grad.data`). */
+static bool grad_attr(const ol_tree *t, ol_nid e)
+{
+    e = ol_unparen(t, e);
+    if (ol_kind_of(t, e) != OL_N_attribute)
+        return false;
+    ol_nid attr = ol_field(t, e, OL_F_attribute);
+    if (ol_text_is(t, attr, "data"))
+        return grad_attr(t, ol_field(t, e, OL_F_object));
+    return ol_text_is(t, attr, "grad");
+}
+
+/* `p.grad.zero_()`: clears a gradient as zero_grad() does (`p.grad = None`
+ * is found among the assignments). */
+static bool clears_grad(ol_model *m, const ol_call *c)
+{
+    return c->receiver != OL_NONE && c->name && strcmp(ol_sym_str(m, c->name), "zero_") == 0 &&
+           grad_attr(m->tree, c->receiver);
+}
+
 static void function_facts(sbuild *b, edge_vec *edges)
 {
     ol_model *m = b->m;
     ol_fn_summary *fns = b->s->fns;
+    /* `p.grad = None`: the function clears gradients */
+    for (size_t i = 0; i < m->assigns.len; i++) {
+        ol_nid a = m->assigns.items[i];
+        uint32_t fi = ol_function_of(m, a);
+        if (fi != OL_NO_INDEX && grad_attr(m->tree, ol_field(m->tree, a, OL_F_left)) &&
+            ol_kind_of(m->tree, ol_field(m->tree, a, OL_F_right)) == OL_N_none)
+            fns[fi].facts |= OL_FN_ZERO_GRAD;
+    }
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *c = &m->calls.items[i];
         uint32_t fi = ol_function_of(m, c->node);
@@ -701,7 +729,7 @@ static void function_facts(sbuild *b, edge_vec *edges)
             *facts |= OL_FN_BACKWARD;
         } else if (ol_step_optimizer(m, (uint32_t)i) != OL_NONE) {
             *facts |= OL_FN_STEP;
-        } else if (ol_zero_grad_target(m, (uint32_t)i) != OL_NONE) {
+        } else if (ol_zero_grad_target(m, (uint32_t)i) != OL_NONE || clears_grad(m, c)) {
             *facts |= OL_FN_ZERO_GRAD;
         } else if ((c->name == m->names.eval || c->name == m->names.train) && c->receiver != OL_NONE &&
                    ol_eval(m, c->receiver).kind == OL_V_MODULE) {

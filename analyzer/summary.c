@@ -429,6 +429,104 @@ static int flows(ol_model *m, uint32_t fi, ol_nid e, int depth)
     }
 }
 
+/* The value of `self.name` where e reads it in method fi: the one
+ * assignment `self.name = value` of fi before e, or OL_NONE. */
+static ol_nid self_attr_value(ol_model *m, uint32_t fi, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    ol_nid found = OL_NONE;
+    for (size_t i = 0; i < m->assigns.len && m->assigns.items[i] < e; i++) {
+        ol_nid a = m->assigns.items[i];
+        ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
+        if (ol_function_of(m, a) != fi || !ol_same_text(t, left, e))
+            continue;
+        if (found != OL_NONE)
+            return OL_NONE;
+        found = ol_field(t, a, OL_F_right);
+    }
+    return found;
+}
+
+/* Is `self.name` a callable stored on the object rather than a method of
+ * its class: no method of that name, and some binding of it in the class
+ * (`self._update_function = update_function`, a lambda)? */
+static bool stored_callable(ol_model *m, uint32_t fi, ol_nid callee)
+{
+    const ol_tree *t = m->tree;
+    const ol_function *f = &m->functions.items[fi];
+    if (f->cls == OL_NO_INDEX || ol_kind_of(t, callee) != OL_N_attribute || !is_self(m, fi, ol_field(t, callee, OL_F_object)))
+        return false;
+    const ol_class *cls = &m->classes.items[f->cls];
+    ol_sym name = ol_node_sym(m, ol_field(t, callee, OL_F_attribute));
+    for (size_t i = 0; i < cls->methods.len; i++)
+        if (m->functions.items[cls->methods.items[i]].name == name)
+            return false;
+    for (size_t i = 0; i < cls->attr_defs.len; i++)
+        if (m->defs.items[cls->attr_defs.items[i]].name == name)
+            return true;
+    return false;
+}
+
+/* The parameter whose value a callable stored on the object is applied to,
+ * when e is its result (`self.fn(x)`, also through `self._stat = self.fn(x)`
+ * and a local name bound to it), or -1. What the callable returns is not
+ * known; a function of a tensor mostly returns one derived from it, graph
+ * and all, and the store site asks that its total hold tensors. */
+static int callable_flows(ol_model *m, uint32_t fi, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > 4)
+        return -1;
+    ol_kind k = ol_kind_of(t, e);
+    if (k == OL_N_identifier || k == OL_N_attribute) {
+        ol_nid v = OL_NONE;
+        if (k == OL_N_attribute) {
+            v = is_self(m, fi, ol_field(t, e, OL_F_object)) ? self_attr_value(m, fi, e) : OL_NONE;
+        } else {
+            uint32_t defs[2];
+            if (ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 2) == 1 &&
+                m->defs.items[defs[0]].kind == OL_DEF_ASSIGN && m->defs.items[defs[0]].path_len == 0)
+                v = m->defs.items[defs[0]].value;
+        }
+        return v != OL_NONE ? callable_flows(m, fi, v, depth + 1) : -1;
+    }
+    if (k != OL_N_call || !stored_callable(m, fi, ol_unparen(t, ol_field(t, e, OL_F_function))))
+        return -1;
+    ol_nid args = ol_field(t, e, OL_F_arguments);
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_nid v = ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
+        int p = flows(m, fi, v, 0);
+        if (p > 0 || (p == 0 && !m->functions.items[fi].is_method))
+            return p;
+    }
+    return -1;
+}
+
+/* Does the class of method fi hold a tensor in `self.name`: a binding of
+ * it to a torch function (`torch.zeros(shape)`) in one of its methods? A
+ * running count (`self.n = 0`) is not. */
+static bool attr_holds_tensor(ol_model *m, uint32_t fi, ol_nid left)
+{
+    const ol_tree *t = m->tree;
+    const ol_function *f = &m->functions.items[fi];
+    if (f->cls == OL_NO_INDEX || ol_kind_of(t, left) != OL_N_attribute)
+        return false;
+    const ol_class *cls = &m->classes.items[f->cls];
+    ol_sym name = ol_node_sym(m, ol_field(t, left, OL_F_attribute));
+    for (size_t i = 0; i < cls->attr_defs.len; i++) {
+        const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
+        if (d->name != name)
+            continue;
+        ol_nid v = d->value != OL_NONE ? ol_unparen(t, d->value) : OL_NONE;
+        const char *q = v != OL_NONE && ol_kind_of(t, v) == OL_N_call ? ol_qualname(m, ol_field(t, v, OL_F_function))
+                                                                      : NULL;
+        if (q && ol_str_has_prefix(q, "torch."))
+            return true;
+    }
+    return false;
+}
+
 /* Records that function fi keeps parameter `param` in `into`; true when
  * that is news. */
 static bool add_store(sbuild *b, uint32_t fi, int param, int into, uint8_t how, const char *what)
@@ -474,6 +572,9 @@ static void direct_stores(sbuild *b)
             continue;
         int p = flows(m, fi, ol_field(t, n, OL_F_right), 0);
         bool collect = ol_kind_of(t, ol_unparen(t, ol_field(t, n, OL_F_right))) == OL_N_list;
+        /* `self._tensor += self.fn(x)`: a stored callable applied to a parameter, into a tensor total */
+        if (p < 0 && into == (int)OL_INTO_SELF && attr_holds_tensor(m, fi, left))
+            p = callable_flows(m, fi, ol_field(t, n, OL_F_right), 0);
         if (p >= 0)
             add_store(b, fi, p, into, collect ? OL_STORE_COLLECT : OL_STORE_ADD, statement_text(m, n, a));
     }

@@ -147,6 +147,17 @@ bool ol_callee_of(ol_model *m, uint32_t ci, ol_callee *out);
 /* The argument call ci passes for the callee's parameter `param`, or OL_NONE. */
 ol_nid ol_callee_arg(ol_model *m, uint32_t ci, const ol_callee *callee, uint32_t param);
 
+/* A method call on an object whose class the file does not show (`self.task
+ * .train_step(...)`, the task a trainer is handed): the method of that name
+ * of the one class of the run named for the receiver (`task` ->
+ * `TranslationTask`), as its summary describes it. A guess from names: the
+ * reasons get a step naming the class, and the guess. */
+bool ol_callee_by_receiver_name(ol_model *m, uint32_t ci, ol_callee *out, ol_reasons *why);
+/* Does what the callee returns carry the autograd graph: all of it (index
+ * -1, key NULL), element `index` of the tuple it returns, or entry `key` of
+ * its dict? */
+bool ol_callee_returns_graph(const ol_callee *callee, int index, const char *key);
+
 /* An argument a call keeps beyond itself (`meter.update(loss)` where update
  * does `self.sum += val * n`). */
 typedef struct ol_kept {

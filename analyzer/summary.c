@@ -10,6 +10,7 @@
  */
 #include "summary.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -2146,6 +2147,65 @@ bool ol_run_gpu_user(ol_model *m, ol_run_site *site, const char **what)
         }
     }
     return false;
+}
+
+/* Does `name` contain `hint`, case aside? */
+static bool names_hint(const char *name, const char *hint)
+{
+    size_t nl = strlen(name), hl = strlen(hint);
+    for (size_t i = 0; i + hl <= nl; i++) {
+        size_t k = 0;
+        while (k < hl && tolower((unsigned char)name[i + k]) == tolower((unsigned char)hint[k]))
+            k++;
+        if (k == hl)
+            return true;
+    }
+    return false;
+}
+
+const ol_fn_summary *ol_run_method_by_hint(ol_model *m, const char *hint, const char *method, const char **cls_out,
+                                           const char **path_out)
+{
+    if (!m->links || m->links->call != links_call)
+        return NULL;
+    ol_xref *x = m->links->ctx;
+    if (!x->answering || !x->project || strlen(hint) < 3)
+        return NULL;
+    /* each file's summary is taken and let go again: only the one found is
+     * held, so a question does not pin the whole run's summaries */
+    size_t found_file = SIZE_MAX, found_class = 0;
+    const ol_fn_summary *found = NULL;
+    size_t count = ol_project_count(x->project);
+    bool several = false;
+    for (size_t file = 0; file < count && !several; file++) {
+        if (file == x->file)
+            continue;
+        ol_file_summary *s = ol_project_acquire(x->project, file, x->worker);
+        for (size_t i = 0; s && i < s->class_count && !several; i++) {
+            if (!names_hint(s->classes[i].name, hint))
+                continue;
+            const ol_fn_summary *f = method_of(s, s->classes[i].name, method, 0);
+            if (!f || (found_file == file && f == found))
+                continue;
+            if (found_file != SIZE_MAX) {
+                several = true; /* several classes named so define it differently: no guess */
+                break;
+            }
+            found = f;
+            found_file = file;
+            found_class = i;
+        }
+        if (s)
+            ol_file_summary_release(s);
+    }
+    if (several || found_file == SIZE_MAX)
+        return NULL;
+    const ol_file_summary *s = hold(x, found_file);
+    if (!s || found_class >= s->class_count)
+        return NULL;
+    *cls_out = s->classes[found_class].name;
+    *path_out = ol_project_path(x->project, found_file);
+    return method_of(s, s->classes[found_class].name, method, 0);
 }
 
 const ol_fn_summary *ol_function_summary(ol_model *m, uint32_t fi)

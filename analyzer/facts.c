@@ -750,6 +750,21 @@ static void add_event(ol_event_vec *out, ol_event_kind kind, uint32_t call, ol_n
     ol_vec_push(out, e);
 }
 
+/* Does call ci clear gradients in code the file does not show: a known
+ * library zeroing function, or a function of another file of the run whose
+ * summary says it zeroes (`zero_grad()`, `p.grad = None`, `p.grad.zero_()`)? */
+static bool clears_grads_elsewhere(ol_model *m, uint32_t ci)
+{
+    static const char *const library[] = {"pyro.infer.util.zero_grads", NULL};
+    const ol_call *c = &m->calls.items[ci];
+    if (ol_call_is(m, c->node, library))
+        return true;
+    const uint32_t *called;
+    if (ol_call_functions(m, ci, &called) > 0 || !m->links || !m->links->call_facts)
+        return false; /* a local function: its own events are collected */
+    return (m->links->call_facts(m->links, m, ci) & OL_FN_ZERO_GRAD) != 0;
+}
+
 static void collect(ol_model *m, ol_nid region, ol_nid site, uint32_t fn, int depth, ol_event_vec *out)
 {
     const ol_tree *t = m->tree;
@@ -792,6 +807,14 @@ static void collect(ol_model *m, ol_nid region, ol_nid site, uint32_t fn, int de
             continue;
         if (ol_text_is(t, ol_field(t, c->callee, OL_F_attribute), "zero_") && c->receiver != OL_NONE &&
             is_grad_attr(m, c->receiver)) {
+            add_event(out, OL_EV_ZERO_ALL, (uint32_t)i, c->node, where, OL_NONE);
+            continue;
+        }
+        /* a known library function that clears the gradients of what it is
+         * given (`pyro.infer.util.zero_grads(params)`), or a function of
+         * another file of the run that clears gradients (its summary says so):
+         * zeroing, of parameters the file does not name */
+        if (clears_grads_elsewhere(m, (uint32_t)i)) {
             add_event(out, OL_EV_ZERO_ALL, (uint32_t)i, c->node, where, OL_NONE);
             continue;
         }

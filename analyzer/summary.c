@@ -10,6 +10,7 @@
  */
 #include "summary.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -429,6 +430,104 @@ static int flows(ol_model *m, uint32_t fi, ol_nid e, int depth)
     }
 }
 
+/* The value of `self.name` where e reads it in method fi: the one
+ * assignment `self.name = value` of fi before e, or OL_NONE. */
+static ol_nid self_attr_value(ol_model *m, uint32_t fi, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    ol_nid found = OL_NONE;
+    for (size_t i = 0; i < m->assigns.len && m->assigns.items[i] < e; i++) {
+        ol_nid a = m->assigns.items[i];
+        ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
+        if (ol_function_of(m, a) != fi || !ol_same_text(t, left, e))
+            continue;
+        if (found != OL_NONE)
+            return OL_NONE;
+        found = ol_field(t, a, OL_F_right);
+    }
+    return found;
+}
+
+/* Is `self.name` a callable stored on the object rather than a method of
+ * its class: no method of that name, and some binding of it in the class
+ * (`self._update_function = update_function`, a lambda)? */
+static bool stored_callable(ol_model *m, uint32_t fi, ol_nid callee)
+{
+    const ol_tree *t = m->tree;
+    const ol_function *f = &m->functions.items[fi];
+    if (f->cls == OL_NO_INDEX || ol_kind_of(t, callee) != OL_N_attribute || !is_self(m, fi, ol_field(t, callee, OL_F_object)))
+        return false;
+    const ol_class *cls = &m->classes.items[f->cls];
+    ol_sym name = ol_node_sym(m, ol_field(t, callee, OL_F_attribute));
+    for (size_t i = 0; i < cls->methods.len; i++)
+        if (m->functions.items[cls->methods.items[i]].name == name)
+            return false;
+    for (size_t i = 0; i < cls->attr_defs.len; i++)
+        if (m->defs.items[cls->attr_defs.items[i]].name == name)
+            return true;
+    return false;
+}
+
+/* The parameter whose value a callable stored on the object is applied to,
+ * when e is its result (`self.fn(x)`, also through `self._stat = self.fn(x)`
+ * and a local name bound to it), or -1. What the callable returns is not
+ * known; a function of a tensor mostly returns one derived from it, graph
+ * and all, and the store site asks that its total hold tensors. */
+static int callable_flows(ol_model *m, uint32_t fi, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > 4)
+        return -1;
+    ol_kind k = ol_kind_of(t, e);
+    if (k == OL_N_identifier || k == OL_N_attribute) {
+        ol_nid v = OL_NONE;
+        if (k == OL_N_attribute) {
+            v = is_self(m, fi, ol_field(t, e, OL_F_object)) ? self_attr_value(m, fi, e) : OL_NONE;
+        } else {
+            uint32_t defs[2];
+            if (ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 2) == 1 &&
+                m->defs.items[defs[0]].kind == OL_DEF_ASSIGN && m->defs.items[defs[0]].path_len == 0)
+                v = m->defs.items[defs[0]].value;
+        }
+        return v != OL_NONE ? callable_flows(m, fi, v, depth + 1) : -1;
+    }
+    if (k != OL_N_call || !stored_callable(m, fi, ol_unparen(t, ol_field(t, e, OL_F_function))))
+        return -1;
+    ol_nid args = ol_field(t, e, OL_F_arguments);
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_nid v = ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
+        int p = flows(m, fi, v, 0);
+        if (p > 0 || (p == 0 && !m->functions.items[fi].is_method))
+            return p;
+    }
+    return -1;
+}
+
+/* Does the class of method fi hold a tensor in `self.name`: a binding of
+ * it to a torch function (`torch.zeros(shape)`) in one of its methods? A
+ * running count (`self.n = 0`) is not. */
+static bool attr_holds_tensor(ol_model *m, uint32_t fi, ol_nid left)
+{
+    const ol_tree *t = m->tree;
+    const ol_function *f = &m->functions.items[fi];
+    if (f->cls == OL_NO_INDEX || ol_kind_of(t, left) != OL_N_attribute)
+        return false;
+    const ol_class *cls = &m->classes.items[f->cls];
+    ol_sym name = ol_node_sym(m, ol_field(t, left, OL_F_attribute));
+    for (size_t i = 0; i < cls->attr_defs.len; i++) {
+        const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
+        if (d->name != name)
+            continue;
+        ol_nid v = d->value != OL_NONE ? ol_unparen(t, d->value) : OL_NONE;
+        const char *q = v != OL_NONE && ol_kind_of(t, v) == OL_N_call ? ol_qualname(m, ol_field(t, v, OL_F_function))
+                                                                      : NULL;
+        if (q && ol_str_has_prefix(q, "torch."))
+            return true;
+    }
+    return false;
+}
+
 /* Records that function fi keeps parameter `param` in `into`; true when
  * that is news. */
 static bool add_store(sbuild *b, uint32_t fi, int param, int into, uint8_t how, const char *what)
@@ -474,6 +573,9 @@ static void direct_stores(sbuild *b)
             continue;
         int p = flows(m, fi, ol_field(t, n, OL_F_right), 0);
         bool collect = ol_kind_of(t, ol_unparen(t, ol_field(t, n, OL_F_right))) == OL_N_list;
+        /* `self._tensor += self.fn(x)`: a stored callable applied to a parameter, into a tensor total */
+        if (p < 0 && into == (int)OL_INTO_SELF && attr_holds_tensor(m, fi, left))
+            p = callable_flows(m, fi, ol_field(t, n, OL_F_right), 0);
         if (p >= 0)
             add_store(b, fi, p, into, collect ? OL_STORE_COLLECT : OL_STORE_ADD, statement_text(m, n, a));
     }
@@ -683,10 +785,38 @@ typedef struct edge {
 
 typedef OL_VEC(edge) edge_vec;
 
+/* `p.grad` (also `p.grad.data`). */
+static bool grad_attr(const ol_tree *t, ol_nid e)
+{
+    e = ol_unparen(t, e);
+    if (ol_kind_of(t, e) != OL_N_attribute)
+        return false;
+    ol_nid attr = ol_field(t, e, OL_F_attribute);
+    if (ol_text_is(t, attr, "data"))
+        return grad_attr(t, ol_field(t, e, OL_F_object));
+    return ol_text_is(t, attr, "grad");
+}
+
+/* `p.grad.zero_()`: clears a gradient as zero_grad() does (`p.grad = None`
+ * is found among the assignments). */
+static bool clears_grad(ol_model *m, const ol_call *c)
+{
+    return c->receiver != OL_NONE && c->name && strcmp(ol_sym_str(m, c->name), "zero_") == 0 &&
+           grad_attr(m->tree, c->receiver);
+}
+
 static void function_facts(sbuild *b, edge_vec *edges)
 {
     ol_model *m = b->m;
     ol_fn_summary *fns = b->s->fns;
+    /* `p.grad = None`: the function clears gradients */
+    for (size_t i = 0; i < m->assigns.len; i++) {
+        ol_nid a = m->assigns.items[i];
+        uint32_t fi = ol_function_of(m, a);
+        if (fi != OL_NO_INDEX && grad_attr(m->tree, ol_field(m->tree, a, OL_F_left)) &&
+            ol_kind_of(m->tree, ol_field(m->tree, a, OL_F_right)) == OL_N_none)
+            fns[fi].facts |= OL_FN_ZERO_GRAD;
+    }
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *c = &m->calls.items[i];
         uint32_t fi = ol_function_of(m, c->node);
@@ -701,7 +831,7 @@ static void function_facts(sbuild *b, edge_vec *edges)
             *facts |= OL_FN_BACKWARD;
         } else if (ol_step_optimizer(m, (uint32_t)i) != OL_NONE) {
             *facts |= OL_FN_STEP;
-        } else if (ol_zero_grad_target(m, (uint32_t)i) != OL_NONE) {
+        } else if (ol_zero_grad_target(m, (uint32_t)i) != OL_NONE || clears_grad(m, c)) {
             *facts |= OL_FN_ZERO_GRAD;
         } else if ((c->name == m->names.eval || c->name == m->names.train) && c->receiver != OL_NONE &&
                    ol_eval(m, c->receiver).kind == OL_V_MODULE) {
@@ -1977,6 +2107,65 @@ bool ol_run_gpu_user(ol_model *m, ol_run_site *site, const char **what)
         }
     }
     return false;
+}
+
+/* Does `name` contain `hint`, case aside? */
+static bool names_hint(const char *name, const char *hint)
+{
+    size_t nl = strlen(name), hl = strlen(hint);
+    for (size_t i = 0; i + hl <= nl; i++) {
+        size_t k = 0;
+        while (k < hl && tolower((unsigned char)name[i + k]) == tolower((unsigned char)hint[k]))
+            k++;
+        if (k == hl)
+            return true;
+    }
+    return false;
+}
+
+const ol_fn_summary *ol_run_method_by_hint(ol_model *m, const char *hint, const char *method, const char **cls_out,
+                                           const char **path_out)
+{
+    if (!m->links || m->links->call != links_call)
+        return NULL;
+    ol_xref *x = m->links->ctx;
+    if (!x->answering || !x->project || strlen(hint) < 3)
+        return NULL;
+    /* each file's summary is taken and let go again: only the one found is
+     * held, so a question does not pin the whole run's summaries */
+    size_t found_file = SIZE_MAX, found_class = 0;
+    const ol_fn_summary *found = NULL;
+    size_t count = ol_project_count(x->project);
+    bool several = false;
+    for (size_t file = 0; file < count && !several; file++) {
+        if (file == x->file)
+            continue;
+        ol_file_summary *s = ol_project_acquire(x->project, file, x->worker);
+        for (size_t i = 0; s && i < s->class_count && !several; i++) {
+            if (!names_hint(s->classes[i].name, hint))
+                continue;
+            const ol_fn_summary *f = method_of(s, s->classes[i].name, method, 0);
+            if (!f || (found_file == file && f == found))
+                continue;
+            if (found_file != SIZE_MAX) {
+                several = true; /* several classes named so define it differently: no guess */
+                break;
+            }
+            found = f;
+            found_file = file;
+            found_class = i;
+        }
+        if (s)
+            ol_file_summary_release(s);
+    }
+    if (several || found_file == SIZE_MAX)
+        return NULL;
+    const ol_file_summary *s = hold(x, found_file);
+    if (!s || found_class >= s->class_count)
+        return NULL;
+    *cls_out = s->classes[found_class].name;
+    *path_out = ol_project_path(x->project, found_file);
+    return method_of(s, s->classes[found_class].name, method, 0);
 }
 
 const ol_fn_summary *ol_function_summary(ol_model *m, uint32_t fi)

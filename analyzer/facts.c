@@ -22,6 +22,8 @@ typedef struct facts_cache {
     OL_VEC(uint32_t) reset_items;
     OL_VEC(uint32_t) clears;  /* calls of x.clear(), ascending */
     bool clears_built;
+    uint32_t *loops_by_node;  /* loop indices by their node, ascending (the model
+                                 pushes a comprehension after its first iterable) */
 } facts_cache;
 
 void ol_region_events_free(ol_region_events *re)
@@ -46,6 +48,7 @@ static void facts_cache_free(void *p)
     ol_vec_free(&fc->reset_chains);
     ol_vec_free(&fc->reset_items);
     ol_vec_free(&fc->clears);
+    free(fc->loops_by_node);
     free(fc);
 }
 
@@ -61,6 +64,50 @@ static facts_cache *cache_of(ol_model *m)
         m->facts_cache_free = facts_cache_free;
     }
     return m->facts_cache;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The loops whose node lies inside node n's subtree (n's own loop included):
+ * [*first, end) of the returned array. Built once per file, so a question
+ * per function costs a binary search, not a walk over the file's loops. */
+static const uint32_t *loops_in(ol_model *m, ol_nid n, size_t *first, size_t *end)
+{
+    facts_cache *fc = cache_of(m);
+    if (!fc->loops_by_node) {
+        uint64_t *keyed = ol_xmalloc((m->loops.len + 1) * sizeof(uint64_t)); /* node, then index */
+        for (uint32_t i = 0; i < m->loops.len; i++)
+            keyed[i] = (uint64_t)m->loops.items[i].node << 32 | i;
+        ol_sort(keyed, m->loops.len, sizeof(uint64_t), cmp_u64);
+        fc->loops_by_node = ol_xmalloc((m->loops.len + 1) * sizeof(uint32_t));
+        for (uint32_t i = 0; i < m->loops.len; i++)
+            fc->loops_by_node[i] = (uint32_t)keyed[i];
+        free(keyed);
+    }
+    const uint32_t *by = fc->loops_by_node;
+    size_t lo = 0, hi = m->loops.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->loops.items[by[mid]].node < n)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *first = lo;
+    hi = m->loops.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->loops.items[by[mid]].node < m->subtree_end[n])
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *end = lo;
+    return by;
 }
 
 static bool skip_space(char c)
@@ -612,9 +659,11 @@ static bool function_consumes_buffer(ol_model *m, uint32_t g, ol_nid holder)
     }
     if (!backward)
         return false;
-    for (size_t i = 0; !through && i < m->loops.len; i++) {
-        const ol_loop *l = &m->loops.items[i];
-        if (l->iter != OL_NONE && ol_contains(t, node, l->node) && ol_mentions(t, l->iter, holder))
+    size_t lfirst, lend;
+    const uint32_t *loops = loops_in(m, node, &lfirst, &lend);
+    for (size_t i = lfirst; !through && i < lend; i++) {
+        const ol_loop *l = &m->loops.items[loops[i]];
+        if (l->iter != OL_NONE && ol_mentions(t, l->iter, holder))
             through = true;
     }
     size_t lo = 0, hi = m->assigns.len;

@@ -287,7 +287,7 @@ static char *temp_beside(const char *target, mode_t mode, int *fd, int *err)
         }
         int slot = temp_track(tmp);
         int f = slot == -2 ? -1 : open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, mode);
-        *err = slot == -2 ? EINTR : errno;
+        *err = slot == -2 ? EINTR : f < 0 ? errno : 0; /* a stale errno would fail a created file */
         if (f < 0 && slot >= 0)
             atomic_store(&temp_slots[slot].state, SLOT_FREE); /* not ours to remove */
         critical_end(&saved);

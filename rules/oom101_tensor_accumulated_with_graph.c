@@ -220,6 +220,7 @@ static void check_kept(ol_check *c)
                                         "`%s`); every iteration's graph stays alive in it",
                                         callee, value_text, holder, kept[k].callee,
                                         kept[k].what);
+            ol_how_often(m, call, &why);
             ol_diag_because(d, m, &why);
             bool item = ol_is_scalar_loss(m, kept[k].arg, v);
             ol_diag_help(d, "pass a %s: `%s%s`", item ? "Python number" : "detached tensor",

@@ -234,6 +234,14 @@ static void report(ol_check *c, uses_cache *uc, ol_nid at, ol_nid holder, ol_nid
     if (loop != OL_NO_INDEX)
         ol_because(why, c->model, c->model->loops.items[loop].node,
                    "`%s` outlives this loop's iterations and keeps what each one adds", holder_text);
+    else if (ol_how_often(c->model, at, why) != OL_ONCE && why->len == 0) {
+        /* a per-batch hook or a metric's update(): the framework's loop */
+        uint32_t fn = ol_function_of(c->model, at);
+        if (fn != OL_NO_INDEX)
+            ol_because(why, c->model, ol_field(t, c->model->functions.items[fn].node, OL_F_name),
+                       "the framework calls this once per batch, and `%s` lives on the object between the calls",
+                       holder_text);
+    }
     free(holder_text);
     bool item = ol_is_scalar_loss(c->model, value, v) && !u.as_tensor;
     char *h = ol_node_str(t, holder);

@@ -277,10 +277,13 @@ static void check(ol_check *c)
             free(name);
             continue;
         }
+        ol_reasons why = {0};
+        ol_how_often(m, call->node, &why);
         ol_diag *d = ol_report_node(c, call->node,
                                     "`backward(create_graph=True)` stores gradients that hold the graph that made "
                                     "them, and nothing here resets `.grad`: each iteration's graph stays alive in "
                                     "a parameter-gradient reference cycle");
+        ol_diag_because(d, m, &why);
         ol_diag_help(d, "take the gradients with `torch.autograd.grad(loss, params, create_graph=True)`, or reset "
                         "them after use (`optimizer.zero_grad()` or `p.grad = None`)");
     }

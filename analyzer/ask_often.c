@@ -74,11 +74,27 @@ static ol_nid built_by(ol_model *m, ol_nid e)
     return OL_NONE;
 }
 
+static bool loop_runs_trials(ol_model *m, uint32_t li, ol_reasons *why);
+
+/* Memoized per loop: every call in a long loop asks about the same loop, and
+ * the answer walks the loop's calls. The reasons are only written when asked
+ * for, so a yes met again with a reason list is worked out again (the walk
+ * stops at the first trial it finds). */
 bool ol_loop_runs_trials(ol_model *m, uint32_t li, ol_reasons *why)
 {
-    const ol_tree *t = m->tree;
     if (li >= m->loops.len)
         return false;
+    ol_loop *l = &m->loops.items[li];
+    if (l->trials_state == 0 || (l->trials_state == 1 && !why))
+        return l->trials_state == 1;
+    bool yes = loop_runs_trials(m, li, why);
+    l->trials_state = yes ? 1 : 0;
+    return yes;
+}
+
+static bool loop_runs_trials(ol_model *m, uint32_t li, ol_reasons *why)
+{
+    const ol_tree *t = m->tree;
     const ol_loop *l = &m->loops.items[li];
     if (l->kind == OL_LOOP_COMPREHENSION || l->body == OL_NONE)
         return false;

@@ -218,6 +218,7 @@ typedef struct ol_loop {
     uint32_t parent;    /* enclosing loop in the same function, or OL_NO_INDEX */
     uint32_t scope;
     int8_t data_state;  /* memo for ol_loop_is_data_loop: -1 unknown */
+    int8_t trials_state; /* memo for ol_loop_runs_trials: -1 unknown, 0 no, 1 yes */
 } ol_loop;
 
 typedef enum ol_ctx_kind {

@@ -74,6 +74,26 @@ bool ol_grad_on(ol_model *m, ol_nid n, ol_reasons *why);
  * no graph. */
 bool ol_forward_runs_without_grad(ol_model *m, uint32_t ci, ol_reasons *why);
 
+/* Does call ci differentiate, itself: `backward()`, an optimizer step,
+ * `torch.autograd.grad` and the other autograd functions (`jacobian`,
+ * `torch.func.grad`, ...), `x.requires_grad_()` on an input? */
+bool ol_call_differentiates(ol_model *m, uint32_t ci);
+/* The same, or through what it runs: a function of the file that does (a
+ * method `self.cac_grad(out)` that calls torch.autograd.grad, a few calls
+ * deep), or another file's function whose summary backwards or steps. The
+ * reason names the call and the function it goes through. */
+bool ol_call_computes_gradients(ol_model *m, uint32_t ci, ol_reasons *why);
+/* The first call of region (a function's body, a loop, or 0 for the module;
+ * its own code, not nested defs) after `after` and before `before` (each
+ * OL_NONE for no bound) that computes gradients, or OL_NONE. */
+ol_nid ol_gradient_call_in(ol_model *m, ol_nid region, ol_nid after, ol_nid before, ol_reasons *why);
+/* Does the module forward call ci runs hold no parameter: a parameter-free
+ * torch.nn module (`nn.Softmax()`, pooling, dropout), an image transform or
+ * augmentation (kornia.augmentation, torchvision.transforms), a container of
+ * such (`nn.Sequential(...)`), a class of the file that makes none? Applied
+ * to data it records no graph of its own: not a model's forward. */
+bool ol_call_runs_no_parameters(ol_model *m, uint32_t ci);
+
 /* ---- does this run on a GPU? ------------------------------------------------------ */
 
 typedef enum ol_gpu {
@@ -126,6 +146,11 @@ bool ol_names_device_variable(ol_model *m, ol_nid e);
 /* Does the file itself choose an accelerator: CUDA named, or data moved to a
  * device variable not bound to the CPU (not a framework that does it)? */
 bool ol_file_chooses_device(ol_model *m);
+/* Does the value of expression `value` (a call's result) reach expression
+ * `into`, through the names of its function that hold it and the
+ * containers they fill (`outs.append(y)`), with no cut on the way (`.item()`,
+ * `.numpy()`, `.detach()`, a comparison: a value that holds no graph)? */
+bool ol_value_reaches(ol_model *m, ol_nid value, ol_nid into);
 
 /* ---- what does this call do? ---------------------------------------------------------- */
 
@@ -204,11 +229,44 @@ bool ol_only_when_debugging(ol_model *m, ol_nid n);
 
 typedef enum ol_code_kind {
     OL_CODE_OTHER,
-    OL_CODE_TRAINING,   /* runs backward() or steps an optimizer, or is called from code that does */
+    OL_CODE_TRAINING,   /* computes gradients (backward(), an optimizer step, torch.autograd.grad, itself or
+                         * through the functions it calls), is a framework's training step, or a caller
+                         * backwards through what it returns or hands it on to code that trains (in this
+                         * file, or per the run's call records): whatever its name says */
     OL_CODE_TEST,       /* a pytest test or fixture, a unittest case, wherever it lives */
 } ol_code_kind;
 
 ol_code_kind ol_code_kind_at(ol_model *m, ol_nid n, ol_reasons *why);
+
+/* What the code around call ci does with what the call returns (bits): it
+ * backwards through it (OL_USE_BACKWARD: also `torch.autograd.grad` of it,
+ * or a training step returning it), returns it (OL_USE_RETURNED: the caller
+ * hands it on, and its own callers decide), or neither (OL_USE_CONSUMED:
+ * shown, compared, counted, dropped). OL_USE_EVAL in the run's call
+ * records: the module called was put in evaluation mode first. */
+enum { OL_USE_CONSUMED = 1, OL_USE_RETURNED = 2, OL_USE_BACKWARD = 4, OL_USE_EVAL = 8 };
+unsigned ol_call_result_use(ol_model *m, uint32_t ci);
+/* Is `module` (a module expression: `model`, `self.model_`) in evaluation
+ * mode at `at`: the last `.eval()`/`.train()` on it before `at` in the
+ * function is `.eval()`, or, for an attribute of self, the class's methods
+ * put it in evaluation mode (in `__init__`, or where it is bound:
+ * `self.model_ = model.eval().to(device)`) and none switches it back or
+ * computes gradients? Returns the `.eval()` call, or OL_NONE. */
+ol_nid ol_module_in_eval_mode(ol_model *m, ol_nid module, ol_nid at, ol_reasons *why);
+/* The calls of function fi in the other files of the run, with what each
+ * calling function does with the result: up to cap of them in out, how many
+ * written returned (none outside a run of several files). The texts live
+ * as long as the model. */
+typedef struct ol_caller_use {
+    const char *path;   /* the calling file, as the run names it */
+    uint32_t line;
+    unsigned use;       /* OL_USE_* */
+    const char *caller; /* the calling function ("validate", "Trainer.step"); NULL at module level */
+    bool test;          /* the caller is test code: a test module, a `test_*` function, a `Test*` class */
+} ol_caller_use;
+size_t ol_run_caller_uses(ol_model *m, uint32_t fi, ol_caller_use *out, size_t cap);
+/* Adds such a call, in its file, as a step of a finding's reasons. */
+void ol_because_caller(ol_reasons *why, ol_model *m, const ol_caller_use *use, const char *fmt, ...) OL_PRINTF(4, 5);
 
 /* ---- the project ------------------------------------------------------------------ */
 

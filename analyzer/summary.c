@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ask.h"
 #include "device.h"
 #include "devices.h"
 #include "facts.h"
@@ -1046,6 +1047,8 @@ typedef struct call_rec {
     uint8_t often; /* ol_often at the call, as the file shows it */
     bool gpu;      /* the calling file puts data on an accelerator */
     uint32_t line;
+    uint8_t use;   /* what the calling code does with the result (OL_USE_*) */
+    char *caller;  /* the calling function's name, or NULL */
 } call_rec;
 
 typedef OL_VEC(call_rec) call_rec_vec;
@@ -1061,6 +1064,16 @@ static int cmp_call_key(const call_rec *x, const call_rec *y)
         return (int)x->grad_off - (int)y->grad_off;
     if (x->often != y->often)
         return (int)x->often - (int)y->often;
+    if (x->use != y->use)
+        return (int)x->use - (int)y->use;
+    if (!x->caller || !y->caller) {
+        if (x->caller || y->caller)
+            return (int)(x->caller != NULL) - (int)(y->caller != NULL);
+    } else {
+        int k = strcmp(x->caller, y->caller);
+        if (k)
+            return k;
+    }
     if (!x->root || !y->root)
         return (int)(x->root != NULL) - (int)(y->root != NULL);
     return strcmp(x->root, y->root);
@@ -1197,9 +1210,21 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
         }
         bool gpu = device.use == OL_DEVICE_NAMED || device.use == OL_DEVICE_VARIABLE ||
                    device.use == OL_DEVICE_FRAMEWORK;
+        /* what the calling function does with the result: a callee that
+         * hands on a model's output learns its role from it */
+        uint8_t use = (uint8_t)ol_call_result_use(m, (uint32_t)i);
+        char *caller = NULL;
+        if (fi != OL_NO_INDEX) {
+            ol_arena a = {0};
+            const char *name = function_name(m, fi, &a);
+            if (name)
+                caller = ol_xstrndup(name, strlen(name));
+            ol_arena_free(&a);
+        }
         for (size_t k = 0; k < nq; k++) {
             call_rec r = {quals[k], grad_off, root_name && k + 1 < nq ? ol_xstrndup(root_name, strlen(root_name))
-                                                                      : root_name, (uint8_t)often.often, gpu, line};
+                                                                      : root_name, (uint8_t)often.often, gpu, line,
+                          use, caller && k + 1 < nq ? ol_xstrndup(caller, strlen(caller)) : caller};
             ol_vec_push(out, r);
         }
     }
@@ -1239,11 +1264,16 @@ static ol_file_saves *file_saves(ol_model *m)
             sc->gpu = recs.items[i].gpu;
             sc->root = recs.items[i].root ? ol_arena_strndup(&fs->arena, recs.items[i].root, strlen(recs.items[i].root))
                                           : NULL;
+            sc->use = recs.items[i].use;
+            sc->caller = recs.items[i].caller
+                             ? ol_arena_strndup(&fs->arena, recs.items[i].caller, strlen(recs.items[i].caller))
+                             : NULL;
         }
     }
     for (size_t i = 0; i < recs.len; i++) {
         free(recs.items[i].qual);
         free(recs.items[i].root);
+        free(recs.items[i].caller);
     }
     ol_vec_free(&recs);
     return fs;
@@ -1902,6 +1932,70 @@ static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, 
     ol_vec_free(&v.off);
     ol_vec_free(&v.lines);
     ol_vec_free(&v.often);
+}
+
+typedef struct use_visit {
+    OL_VEC(size_t) files;
+    OL_VEC(char *) quals;
+    OL_VEC(char *) callers;
+    OL_VEC(uint32_t) lines;
+    OL_VEC(uint8_t) uses;
+} use_visit;
+
+static void visit_use(void *ctx, size_t file, const ol_sum_call *call)
+{
+    use_visit *v = ctx;
+    ol_vec_push(&v->files, file);
+    ol_vec_push(&v->quals, ol_xstrndup(call->qual, strlen(call->qual)));
+    ol_vec_push(&v->callers, call->caller ? ol_xstrndup(call->caller, strlen(call->caller)) : NULL);
+    ol_vec_push(&v->lines, call->line);
+    ol_vec_push(&v->uses, call->use);
+}
+
+size_t ol_run_call_records(ol_model *m, uint32_t fi, ol_run_use *out, size_t cap)
+{
+    if (!m->links || m->links->call != links_call)
+        return 0;
+    ol_xref *x = m->links->ctx;
+    if (!x->answering || !x->project || fi >= x->own->fn_count || !x->own->fns[fi].name)
+        return 0;
+    const ol_function *f = &m->functions.items[fi];
+    uint32_t outer = f->outer_scope;
+    if (outer != 0 && outer != OL_NO_INDEX &&
+        (m->scopes.items[outer].kind != OL_SCOPE_CLASS || m->scopes.items[outer].parent != 0))
+        return 0;
+    const char *rest = x->own->fns[fi].name;
+    const char *last = strrchr(rest, '.');
+    use_visit v = {{0}, {0}, {0}, {0}, {0}};
+    ol_project_visit_calls(x->project, x->file, x->worker, last ? last + 1 : rest, visit_use, &v);
+    size_t n = 0;
+    for (size_t i = 0; i < v.files.len; i++) {
+        if (n < cap && resolve_to(x, v.files.items[i], v.quals.items[i], x->file, rest)) {
+            const char *path = ol_project_path(x->project, v.files.items[i]);
+            out[n].path = path ? ol_xstrndup(path, strlen(path)) : NULL;
+            out[n].line = v.lines.items[i];
+            out[n].use = v.uses.items[i];
+            out[n].caller = v.callers.items[i];
+            v.callers.items[i] = NULL;
+            n++;
+        }
+        free(v.quals.items[i]);
+        free(v.callers.items[i]);
+    }
+    ol_vec_free(&v.files);
+    ol_vec_free(&v.quals);
+    ol_vec_free(&v.callers);
+    ol_vec_free(&v.lines);
+    ol_vec_free(&v.uses);
+    return n;
+}
+
+void ol_run_uses_free(ol_run_use *uses, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(uses[i].path);
+        free(uses[i].caller);
+    }
 }
 
 bool ol_run_callers(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_off)

@@ -54,23 +54,11 @@ static bool is_pytest_function(ol_model *m, uint32_t fi)
     return false;
 }
 
-/* Does region compute gradients (backward, autograd.grad, requires_grad_)? */
+/* Does region compute gradients: backward, an optimizer step, autograd.grad,
+ * itself or through the functions it calls (`self.cac_grad(...)`)? */
 static bool computes_gradients(ol_model *m, ol_nid region)
 {
-    const ol_region_events *re = ol_events_of(m, region);
-    if (re->has_backward || re->has_step)
-        return true;
-    size_t first, end = ol_calls_in(m, region, &first);
-    for (size_t i = first; i < end; i++) {
-        const ol_call *c = &m->calls.items[i];
-        const char *q = ol_qualname(m, c->callee);
-        if (q && (strcmp(q, "torch.autograd.grad") == 0 || strcmp(q, "torch.autograd.functional.jacobian") == 0 ||
-                  strcmp(q, "torch.func.grad") == 0))
-            return true;
-        if (c->name && strcmp(ol_sym_str(m, c->name), "requires_grad_") == 0)
-            return true;
-    }
-    return false;
+    return ol_gradient_call_in(m, region, OL_NONE, OL_NONE, NULL) != OL_NONE;
 }
 
 static ol_nid function_body(const ol_model *m, uint32_t fi)
@@ -132,6 +120,93 @@ static bool called_here(ol_model *m, uint32_t fi, int depth)
     return false;
 }
 
+static ol_nid after_eval_call(ol_model *m, struct mode_cache *mc, ol_nid n, uint32_t fn);
+static uint32_t eval_loop(ol_model *m, struct mode_cache *mc, ol_nid n);
+static bool is_eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi);
+
+/* Does a forward of fi's own code hand its output on, through fi's return
+ * value (`return torch.sigmoid(raw)`, `return State(self.dynamics(mean))`)?
+ * Then fi computes a step of its callers' code, and they say what it is. */
+static bool hands_on(ol_model *m, uint32_t fi)
+{
+    const ol_function *f = &m->functions.items[fi];
+    size_t first, end = ol_calls_in(m, f->node, &first);
+    for (size_t i = first; i < end; i++) {
+        if (ol_function_of(m, m->calls.items[i].node) != fi || !ol_is_forward_call(m, (uint32_t)i))
+            continue;
+        for (size_t k = 0; k < f->returns.len && k < 16; k++)
+            if (ol_value_reaches(m, m->calls.items[i].node, f->returns.items[k]))
+                return true;
+    }
+    return false;
+}
+
+static bool looks_like_eval_name(const char *name)
+{
+    const char *last = strrchr(name, '.');
+    last = last ? last + 1 : name;
+    size_t len = strlen(last);
+    return ol_name_looks_like(last, len, EVAL_WORDS) && !ol_name_looks_like(last, len, TRAIN_WORDS);
+}
+
+/* What fi's callers make of a function that hands its output on: 1 when
+ * one is evaluation code (it uses the result up: compares, counts, shows
+ * it; or hands it on from evaluation code), 0 when every caller seen hands
+ * it on from other code (a renderer a forward runs, a filter's likelihood),
+ * -1 when no caller is seen (here or in the run's call records). */
+static int callers_evaluate(ol_model *m, struct mode_cache *mc, uint32_t fi, int depth, ol_reasons *why)
+{
+    const ol_function *f = &m->functions.items[fi];
+    bool seen = false;
+    for (size_t k = 0; k < f->callsites.len; k++) {
+        uint32_t ci = f->callsites.items[k];
+        ol_nid site = m->calls.items[ci].node;
+        uint32_t caller = ol_function_of(m, site);
+        if (caller == fi)
+            continue;
+        seen = true;
+        unsigned use = ol_call_result_use(m, ci);
+        if (use & OL_USE_BACKWARD)
+            continue;
+        if (!(use & OL_USE_RETURNED) || caller == OL_NO_INDEX) {
+            ol_because(why, m, site, "what `%s()` returns is used up here: nothing backpropagates through it",
+                       ol_sym_str(m, f->name));
+            return 1;
+        }
+        ol_nid recv = m->calls.items[ci].receiver;
+        if (is_eval_function(m, mc, caller) || after_eval_call(m, mc, site, caller) != OL_NONE ||
+            eval_loop(m, mc, site) != OL_NO_INDEX ||
+            (recv != OL_NONE && ol_module_in_eval_mode(m, recv, site, NULL) != OL_NONE)) {
+            ol_because(why, m, site, "evaluation code hands on what `%s()` returns here", ol_sym_str(m, f->name));
+            return 1;
+        }
+        /* handed on again: the callers of that caller say (a lambda, a sampler's loop) */
+        if (depth < 6 && callers_evaluate(m, mc, caller, depth + 1, why) == 1)
+            return 1;
+    }
+    /* a lambda or closure nothing here calls by name runs in the function
+     * that makes it (`step = lambda x, t: x - self.predict(x, t)`) */
+    uint32_t outer = m->scopes.items[f->outer_scope].function;
+    if (!seen && outer != OL_NO_INDEX && outer != fi) {
+        if (is_eval_function(m, mc, outer))
+            return 1;
+        return depth < 6 ? callers_evaluate(m, mc, outer, depth + 1, why) : -1;
+    }
+    ol_caller_use uses[16];
+    size_t n = ol_run_caller_uses(m, fi, uses, 16);
+    int verdict = seen || n ? 0 : -1;
+    for (size_t k = 0; k < n && verdict != 1; k++) {
+        if ((uses[k].use & OL_USE_BACKWARD) || uses[k].test)
+            continue;
+        if (!(uses[k].use & OL_USE_RETURNED) || !uses[k].caller || looks_like_eval_name(uses[k].caller)) {
+            verdict = 1;
+            ol_because_caller(why, m, &uses[k], "what `%s()` returns is used up here%s", ol_sym_str(m, f->name),
+                              uses[k].use & OL_USE_RETURNED ? ", by evaluation code" : "");
+        }
+    }
+    return verdict;
+}
+
 static bool eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi)
 {
     const ol_function *f = &m->functions.items[fi];
@@ -163,6 +238,16 @@ static bool eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi)
          * validation_step calls it too */
         if (caller != OL_NO_INDEX && caller != fi && ol_function_hook(m, caller) == OL_HOOK_TRAIN_STEP)
             return false;
+    }
+    /* its role comes from its callers first: code that trains through it
+     * is training code, whatever its name (a NeRF renderer's `inference`,
+     * a filter's `predict` in a likelihood that is backpropagated) */
+    if (ol_code_kind_at(m, body, NULL) == OL_CODE_TRAINING)
+        return false;
+    if (hands_on(m, fi)) {
+        int verdict = callers_evaluate(m, mc, fi, 0, NULL);
+        if (verdict >= 0)
+            return verdict == 1;
     }
     return true;
 }
@@ -261,8 +346,6 @@ typedef struct mode_cache {
     bool assign_uses_built, assign_uses_incomplete;
     sym_site_vec assign_uses;
     OL_VEC(uint64_t) assign_at;
-    /* per class: 0 not known, 1 may hold parameters, 2 holds none */
-    uint8_t *param_free;
     /* how many of the calls before each call index are image calls */
     uint32_t *images_before;
     /* Work left for the scans that have no index (nodes read): set in
@@ -297,7 +380,6 @@ static void mode_cache_free(mode_cache *mc)
     free(mc->per_fn);
     free(mc->eval_fn);
     free(mc->loop_grads);
-    free(mc->param_free);
     free(mc->operands);
     ol_vec_free(&mc->ids);
     ol_vec_free(&mc->assign_uses);
@@ -314,7 +396,6 @@ static void mode_cache_init(mode_cache *mc, const ol_model *m)
     mc->operands = ol_xcalloc(mc->count, sizeof(backward_operands));
     mc->eval_fn = ol_xcalloc(mc->count, 1);
     mc->loop_grads = ol_xcalloc(m->loops.len + 1, 1);
-    mc->param_free = ol_xcalloc(m->classes.len + 1, 1);
     mc->last_eval = OL_NONE;
     mc->budget = 64 * (uint64_t)m->tree->nodes.len + 1000000;
 }
@@ -424,14 +505,8 @@ static ol_nid after_eval_call(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn
         }
     }
     if (mc->last_eval != eval_call || mc->last_stop != stop) {
-        const ol_event_vec *ev = &ol_events_of(m, body)->events;
-        bool grads = false;
-        for (size_t i = 0; i < ev->len && !grads; i++) {
-            const ol_event *e = &ev->items[i];
-            if (e->site > eval_call && (stop == OL_NONE || e->site < stop) &&
-                (e->kind == OL_EV_BACKWARD || e->kind == OL_EV_STEP))
-                grads = true;
-        }
+        /* also through a method it calls: `self.cac_grad(loss)` */
+        bool grads = ol_gradient_call_in(m, body, eval_call, stop, NULL) != OL_NONE;
         mc->last_eval = eval_call;
         mc->last_stop = stop;
         mc->last_grads = grads;
@@ -482,6 +557,15 @@ static uint32_t eval_loop(ol_model *m, mode_cache *mc, ol_nid n)
         return l;
     }
     return OL_NO_INDEX;
+}
+
+static bool is_eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi)
+{
+    if (!mc->eval_fn[fi + 1]) {
+        mc->eval_fn[fi + 1] = 1; /* a cycle of callers: not evaluation */
+        mc->eval_fn[fi + 1] = eval_function(m, mc, fi) ? 2 : 1;
+    }
+    return mc->eval_fn[fi + 1] == 2;
 }
 
 /* ---- fixes ---------------------------------------------------------------------- */
@@ -1237,267 +1321,13 @@ static bool untrained_model(ol_model *m, mode_cache *mc, const ol_call *call, ui
     return !ol_inputs_carry_graph(m, call->node);
 }
 
-/* ---- modules without parameters ------------------------------------------------- */
-
-/* torch.nn modules that hold no parameter (with their default arguments):
- * applied to a tensor they extend its graph, if it has one, but a graph
- * starts only at a model's parameters. */
-static const char *const PARAMETER_FREE[] = {
-    "ReLU", "ReLU6", "LeakyReLU", "RReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
-    "Softmax", "Softmax2d", "LogSoftmax", "Softmin", "Softplus", "Softsign", "Hardtanh", "Hardsigmoid",
-    "Hardswish", "Hardshrink", "Softshrink", "Tanhshrink", "Threshold", "LogSigmoid", "GLU", "Dropout",
-    "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "MaxPool1d", "MaxPool2d",
-    "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
-    "FractionalMaxPool2d", "FractionalMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Flatten",
-    "Unflatten", "Identity", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
-    "PixelUnshuffle", "ChannelShuffle", "Fold", "Unfold", "LocalResponseNorm", "ZeroPad1d", "ZeroPad2d",
-    "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
-    "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
-    "CircularPad2d", "CircularPad3d", "CosineSimilarity", "PairwiseDistance", NULL};
-
-/* `torch.nn.Softmax`, `torch.nn.modules.activation.ReLU`: a parameter-free class of torch.nn. */
-static bool parameter_free_qual(const char *q)
-{
-    if (!q || !ol_str_has_prefix(q, "torch.nn."))
-        return false;
-    const char *last = strrchr(q, '.') + 1;
-    if (last != q + strlen("torch.nn.") && !ol_str_has_prefix(q, "torch.nn.modules."))
-        return false;
-    for (const char *const *w = PARAMETER_FREE; *w; w++)
-        if (strcmp(last, *w) == 0)
-            return true;
-    return false;
-}
-
-static bool class_without_parameters(ol_model *m, mode_cache *mc, uint32_t ci, int depth);
-static bool runs_no_parameters(ol_model *m, mode_cache *mc, const ol_call *call);
-
-/* Does the call build a module with no parameter: a parameter-free torch.nn
- * class, or a class of this file that makes none (also through `.eval()`,
- * `.to(device)` and the other methods that return the module itself)? */
-static bool ctor_without_parameters(ol_model *m, mode_cache *mc, ol_nid e, int depth)
-{
-    static const char *const same_module[] = {"eval", "train", "to", "cuda", "cpu", "float", "half", "double",
-                                              "bfloat16", "type", NULL};
-    const ol_tree *t = m->tree;
-    for (int k = 0; k < 8; k++) {
-        e = ol_unparen(t, e);
-        uint32_t ci = e != OL_NONE && ol_kind_of(t, e) == OL_N_call ? ol_call_at(m, e) : OL_NO_INDEX;
-        if (ci == OL_NO_INDEX)
-            return false;
-        const ol_call *c = &m->calls.items[ci];
-        bool chained = false;
-        for (const char *const *w = same_module; *w && c->receiver != OL_NONE && c->name && !chained; w++)
-            chained = strcmp(ol_sym_str(m, c->name), *w) == 0;
-        if (chained) {
-            e = c->receiver;
-            continue;
-        }
-        if (parameter_free_qual(ol_qualname(m, c->callee)))
-            return true;
-        ol_val v = ol_eval(m, c->callee);
-        return v.kind == OL_V_CLASS && v.ref < m->classes.len && class_without_parameters(m, mc, v.ref, depth + 1);
-    }
-    return false;
-}
-
-/* `self.level = level` with `def __init__(self, level=0.5)`: a setting, as
- * its default (a number, a string, a bool) says; `gate=None` says nothing. */
-static bool literal_parameter(ol_model *m, ol_nid e)
-{
-    const ol_tree *t = m->tree;
-    e = ol_unparen(t, e);
-    if (e == OL_NONE || ol_kind_of(t, e) != OL_N_identifier)
-        return false;
-    uint32_t defs[2];
-    size_t n = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 2);
-    if (n != 1 || m->defs.items[defs[0]].kind != OL_DEF_PARAM || m->defs.items[defs[0]].value == OL_NONE)
-        return false;
-    ol_nid dflt = ol_unparen(t, m->defs.items[defs[0]].value);
-    if (ol_kind_of(t, dflt) == OL_N_unary_operator)
-        dflt = ol_field(t, dflt, OL_F_argument);
-    switch (ol_kind_of(t, dflt)) {
-    case OL_N_integer:
-    case OL_N_float:
-    case OL_N_string:
-    case OL_N_true:
-    case OL_N_false:
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* `super().forward(x)`: the class's own base, checked as such. */
-static bool calls_super(ol_model *m, const ol_call *c)
-{
-    const ol_tree *t = m->tree;
-    ol_nid r = c->receiver != OL_NONE ? ol_unparen(t, c->receiver) : OL_NONE;
-    uint32_t ri = r != OL_NONE && ol_kind_of(t, r) == OL_N_call ? ol_call_at(m, r) : OL_NO_INDEX;
-    return ri != OL_NO_INDEX && m->calls.items[ri].name && strcmp(ol_sym_str(m, m->calls.items[ri].name), "super") == 0 &&
-           m->calls.items[ri].receiver == OL_NONE;
-}
-
-/* Names that make, register or switch on something a gradient flows to. */
-static const char *const GRAD_SOURCES[] = {"Parameter", "ParameterList", "ParameterDict", "UninitializedParameter",
-                                           "register_parameter", "register_module", "add_module", "setattr",
-                                           "__setattr__", "requires_grad", "requires_grad_", "load_state_dict",
-                                           "enable_grad", "set_grad_enabled", NULL};
-
-/* A class of this file that is an nn.Module holding no parameter: its bases
- * are nn.Module or such classes, every attribute it sets is a plain value, a
- * tensor built without requires_grad or a parameter-free module, and its
- * methods build no parameter, run no other model and switch on no
- * gradient. Such a module applied to data records no graph of its own. */
-static bool class_without_parameters(ol_model *m, mode_cache *mc, uint32_t ci, int depth)
-{
-    if (ci >= m->classes.len || depth > 4)
-        return false;
-    if (mc->param_free[ci])
-        return mc->param_free[ci] == 2;
-    mc->param_free[ci] = 1; /* a cycle through its own attributes: not known, so no */
-    const ol_tree *t = m->tree;
-    const ol_class *cls = &m->classes.items[ci];
-    bool ok = cls->bases.len > 0;
-    for (size_t i = 0; i < cls->bases.len && ok; i++) {
-        ol_val v = ol_eval(m, cls->bases.items[i]);
-        if (v.kind == OL_V_EXTERN) {
-            const char *q = ol_sym_str(m, v.ref);
-            ok = strcmp(q, "torch.nn.Module") == 0 || strcmp(q, "torch.nn.modules.module.Module") == 0;
-        } else {
-            ok = v.kind == OL_V_CLASS && v.ref != ci && class_without_parameters(m, mc, v.ref, depth + 1);
-        }
-        cls = &m->classes.items[ci];
-    }
-    for (size_t i = 0; i < cls->attr_defs.len && ok; i++) {
-        const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
-        if (d->kind == OL_DEF_FUNCTION)
-            continue;
-        if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred) {
-            ok = false;
-            break;
-        }
-        ol_nid value = d->value;
-        if (literal_parameter(m, value))
-            continue;
-        ol_val v = ol_eval(m, value);
-        switch (v.kind) {
-        case OL_V_NUMBER:
-        case OL_V_STRING:
-        case OL_V_NONE:
-        case OL_V_DEVICE:
-        case OL_V_RANGE:
-        case OL_V_ARRAY:
-            break;
-        case OL_V_TENSOR:
-            ok = !(v.flags & (OL_VF_GRAPH | OL_VF_PARAM));
-            break;
-        default:
-            ok = ctor_without_parameters(m, mc, value, depth);
-            break;
-        }
-        cls = &m->classes.items[ci];
-    }
-    /* nothing in the class's text names a parameter or switches on gradients */
-    ol_nid node = m->classes.items[ci].node;
-    for (ol_nid n = node; ok && n < m->subtree_end[node]; n++) {
-        if (ol_kind_of(t, n) != OL_N_identifier)
-            continue;
-        uint32_t len;
-        const char *s = ol_text(t, n, &len);
-        for (const char *const *w = GRAD_SOURCES; *w && ok; w++)
-            ok = !ol_mem_eq_cstr(s, len, *w);
-    }
-    /* its methods run no other model and build no module that has parameters */
-    size_t first = 0, end = ok ? ol_calls_in(m, node, &first) : 0;
-    for (size_t i = first; ok && i < end; i++) {
-        const ol_call *c = &m->calls.items[i];
-        if (calls_super(m, c))
-            continue;
-        if (ol_call_arg(m, c->node, -1, "requires_grad") != OL_NONE ||
-            (ol_is_forward_call(m, (uint32_t)i) && !runs_no_parameters(m, mc, c))) {
-            ok = false;
-            break;
-        }
-        ol_callee callee;
-        if (ol_callee_of(m, (uint32_t)i, &callee) && (callee.facts & OL_FN_FORWARD)) {
-            ok = false;
-            break;
-        }
-        const char *q = ol_qualname(m, c->callee);
-        if (q && ol_str_has_prefix(q, "torch.nn.") && !ol_str_has_prefix(q, "torch.nn.functional.") &&
-            !ol_str_has_prefix(q, "torch.nn.init.") && !parameter_free_qual(q))
-            ok = false;
-        else if (ol_eval(m, c->node).kind == OL_V_MODULE && !ctor_without_parameters(m, mc, c->node, depth))
-            ok = false;
-    }
-    mc->param_free[ci] = ok ? 2 : 1;
-    return ok;
-}
-
-/* Does the module a forward call runs hold no parameter? `smax(out)` with
- * `smax = nn.Softmax(dim=1)`, `self.pool(x)` with `self.pool =
- * nn.AdaptiveAvgPool2d(1)`, `Decoder().eval()(x)` where the class builds
- * its kernels from constants. Such a call extends the graph of its input, if
- * there is one, where that graph began: not a model's forward. */
-static bool runs_no_parameters(ol_model *m, mode_cache *mc, const ol_call *call)
-{
-    const ol_tree *t = m->tree;
-    ol_nid model = forward_model(m, call);
-    if (model == OL_NONE)
-        return false;
-    ol_val v = ol_eval(m, model);
-    if (v.kind == OL_V_MODULE && (v.flags & OL_VF_LOCAL) && v.ref < m->classes.len &&
-        class_without_parameters(m, mc, v.ref, 0))
-        return true;
-    if (ol_kind_of(t, model) == OL_N_call)
-        return ctor_without_parameters(m, mc, model, 0);
-    if (ol_kind_of(t, model) == OL_N_identifier) {
-        uint32_t defs[8];
-        size_t n = ol_reaching_defs(m, m->node_scope[model], ol_node_sym(m, model), model, defs, 8);
-        if (n == 0 || n == 8)
-            return false;
-        for (size_t i = 0; i < n; i++) {
-            const ol_def *d = &m->defs.items[defs[i]];
-            if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred ||
-                !ctor_without_parameters(m, mc, d->value, 0))
-                return false;
-        }
-        return true;
-    }
-    /* self.x in a method: every `self.x = ...` of the class */
-    if (ol_kind_of(t, model) == OL_N_attribute) {
-        ol_nid obj = ol_field(t, model, OL_F_object), attr = ol_field(t, model, OL_F_attribute);
-        uint32_t fn = ol_function_of(m, call->node);
-        if (obj == OL_NONE || attr == OL_NONE || !ol_text_is(t, obj, "self") || fn == OL_NO_INDEX ||
-            m->functions.items[fn].cls == OL_NO_INDEX)
-            return false;
-        const ol_class *cls = &m->classes.items[m->functions.items[fn].cls];
-        ol_sym name = ol_node_sym(m, attr);
-        size_t seen = 0;
-        for (size_t i = 0; i < cls->attr_defs.len; i++) {
-            const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
-            if (d->name != name)
-                continue;
-            if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred ||
-                !ctor_without_parameters(m, mc, d->value, 0))
-                return false;
-            seen++;
-            cls = &m->classes.items[m->functions.items[fn].cls];
-        }
-        return seen > 0;
-    }
-    return false;
-}
-
 /* ---- wrappers --------------------------------------------------------------------- */
 
 /* A call of a function that runs a model with autograd on (`self.infer(x)`,
  * `predict(model, x)` from utils.py), judged where it is called: not one
  * named for evaluation (those are judged where they are defined) and not
  * one that trains. */
-static bool wrapper_call(ol_model *m, uint32_t ci, bool *local, const char **eval_name)
+static bool wrapper_call(ol_model *m, mode_cache *mc, uint32_t ci, bool *local, const char **eval_name)
 {
     ol_callee callee;
     const ol_callee *fs = ol_callee_of(m, ci, &callee) ? &callee : NULL;
@@ -1515,6 +1345,11 @@ static bool wrapper_call(ol_model *m, uint32_t ci, bool *local, const char **eva
     if (ol_name_looks_like(last, len, TRAIN_WORDS))
         return false;
     if (!ol_name_looks_like(last, len, EVAL_WORDS))
+        return true;
+    /* a local one its callers give another role (it hands its output on to
+     * them): judged at the call, like any helper */
+    uint32_t fi = !cross ? ol_callee_function(m, m->calls.items[ci].node) : OL_NO_INDEX;
+    if (fi != OL_NO_INDEX && !is_eval_function(m, mc, fi))
         return true;
     /* an evaluation function of another file (a plain function, not a
      * method) that its own file only calls under no_grad (`test()` of
@@ -1576,9 +1411,7 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
     ol_fix *fix = NULL;
     ol_nid anchor = OL_NONE, eval_call;
     uint32_t loop;
-    if (fn != OL_NO_INDEX && !modes->eval_fn[fn + 1])
-        modes->eval_fn[fn + 1] = eval_function(m, modes, fn) ? 2 : 1;
-    if (fn != OL_NO_INDEX && modes->eval_fn[fn + 1] == 2) {
+    if (fn != OL_NO_INDEX && is_eval_function(m, modes, fn)) {
         ev = EV_FUNCTION;
         anchor = m->functions.items[fn].node;
         where = ol_xasprintf("`%s()`", ol_sym_str(m, m->functions.items[fn].name));
@@ -1686,6 +1519,9 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
         ol_because(&why, m, ol_field(t, m->functions.items[fn].node, OL_F_name),
                    "`%s()` is evaluation code: named for it, and it computes no gradient", label);
         why.guess = "a function's name";
+        /* it hands its output on: the caller that makes it evaluation */
+        if (hands_on(m, fn))
+            callers_evaluate(m, modes, fn, 0, &why);
         break;
     case EV_LOOP:
         ol_because(&why, m, anchor, "this loop draws %s, held-out data by its name", where);
@@ -1736,7 +1572,7 @@ static void check(ol_check *c)
     mode_cache modes;
     mode_cache_init(&modes, m);
     for (size_t i = 0; i < m->calls.len; i++) {
-        if (!ol_is_forward_call(m, (uint32_t)i) || runs_no_parameters(m, &modes, &m->calls.items[i]))
+        if (!ol_is_forward_call(m, (uint32_t)i) || ol_call_runs_no_parameters(m, (uint32_t)i))
             continue;
         /* a model whose own forward (in another file) runs under no_grad or
          * inference_mode records no graph */
@@ -1750,7 +1586,7 @@ static void check(ol_check *c)
     for (size_t i = 0; i < m->calls.len; i++) {
         bool local;
         const char *eval_name;
-        if (ol_is_forward_call(m, (uint32_t)i) || !wrapper_call(m, (uint32_t)i, &local, &eval_name))
+        if (ol_is_forward_call(m, (uint32_t)i) || !wrapper_call(m, &modes, (uint32_t)i, &local, &eval_name))
             continue;
         const ol_call *call = &m->calls.items[i];
         if (local) {

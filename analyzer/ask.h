@@ -93,6 +93,17 @@ ol_nid ol_gradient_call_in(ol_model *m, ol_nid region, ol_nid after, ol_nid befo
  * such (`nn.Sequential(...)`), a class of the file that makes none? Applied
  * to data it records no graph of its own: not a model's forward. */
 bool ol_call_runs_no_parameters(ol_model *m, uint32_t ci);
+/* Does the optimizer `opt` step a container that may hold `model`: one
+ * handed in by the caller (`SGD(trainable.parameters())`, trainable a
+ * parameter: its caller may have put `model.get_feat_modules()` in it), or
+ * one the code fills with a part of the model (`trainable.append(model.fc)`)?
+ * Then the model is trained there, though the optimizer names it not. */
+bool ol_optimizer_may_hold(ol_model *m, ol_nid opt, ol_nid model);
+/* Is the model forward call ci runs frozen whole before it
+ * (`model.eval().requires_grad_(False)`, `p.requires_grad = False` over all
+ * of `model.parameters()`, or in its class's `__init__`), with inputs that
+ * carry no graph? Then autograd records nothing there, no_grad or not. */
+bool ol_forward_frozen(ol_model *m, uint32_t ci);
 
 /* ---- does this run on a GPU? ------------------------------------------------------ */
 
@@ -185,6 +196,11 @@ typedef struct ol_kept {
 } ol_kept;
 
 size_t ol_call_keeps(ol_model *m, uint32_t ci, ol_kept *out, size_t cap);
+/* The dotted name of the imported class whose instance e holds, followed
+ * through the binding of a name or of `self.x` in its class and the methods
+ * that return the module itself (`self.model_ = Model(n).eval().to(device)`,
+ * then `self.model_`): "models.Model"; NULL when not known. */
+const char *ol_instance_class(ol_model *m, ol_nid e);
 
 /* ---- what does this load hold? ------------------------------------------------------- */
 
@@ -267,6 +283,17 @@ typedef struct ol_caller_use {
 size_t ol_run_caller_uses(ol_model *m, uint32_t fi, ol_caller_use *out, size_t cap);
 /* Adds such a call, in its file, as a step of a finding's reasons. */
 void ol_because_caller(ol_reasons *why, ol_model *m, const ol_caller_use *use, const char *fmt, ...) OL_PRINTF(4, 5);
+/* Is x skipped when the name `name` holds the literal `value`: inside an
+ * `if`/`elif` of its function whose condition (`name`, `not name`,
+ * `name == "train"`, `name is None`, `name and ...`) is then false, or an
+ * `else` whose `if` is then true? The deciding `if` in *branch. */
+bool ol_skipped_when(ol_model *m, ol_nid x, ol_sym name, ol_nid value, ol_nid *branch);
+/* A literal whose truth is known: True, False, None, a number, a string. */
+bool ol_is_literal(ol_model *m, ol_nid e);
+/* An nn.Module class, also through a base class of another file of the
+ * run (`class Learned(GaussianDiffusion)`, GaussianDiffusion a module in
+ * diffusion.py: its summary says so). */
+bool ol_class_is_module_in_run(ol_model *m, uint32_t ci);
 
 /* ---- the project ------------------------------------------------------------------ */
 

@@ -541,3 +541,125 @@ static bool runs_no_parameters(ol_model *m, const ol_call *call)
     return false;
 }
 
+
+/* ---- what an optimizer trains ------------------------------------------------------- */
+
+/* Does the optimizer `opt` step the parameters of a container that may hold
+ * the model: one the caller hands in (`SGD(trainable.parameters())` with
+ * `trainable` a parameter: the caller may have put
+ * `model.get_feat_modules()` in it), or one this code fills with a part of
+ * the model (`trainable.append(model.head)`)? */
+bool ol_optimizer_may_hold(ol_model *m, ol_nid opt, ol_nid model)
+{
+    const ol_tree *t = m->tree;
+    opt = ol_unparen(t, opt);
+    ol_nid value = opt != OL_NONE && ol_kind_of(t, opt) == OL_N_identifier ? ol_bound_value(m, opt) : OL_NONE;
+    ol_nid root = model;
+    while (root != OL_NONE && ol_kind_of(t, root) == OL_N_attribute)
+        root = ol_unparen(t, ol_field(t, root, OL_F_object));
+    if (value == OL_NONE || root == OL_NONE || ol_kind_of(t, root) != OL_N_identifier)
+        return false;
+    size_t first, end = ol_calls_in(m, value, &first);
+    for (size_t i = first; i < end; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if ((c->name != m->names.parameters && c->name != m->names.named_parameters) || c->receiver == OL_NONE)
+            continue;
+        ol_nid holder = ol_unparen(t, c->receiver);
+        while (holder != OL_NONE && (ol_kind_of(t, holder) == OL_N_attribute || ol_kind_of(t, holder) == OL_N_subscript))
+            holder = ol_unparen(t, ol_field(t, holder, ol_kind_of(t, holder) == OL_N_attribute ? OL_F_object : OL_F_value));
+        if (holder == OL_NONE || ol_kind_of(t, holder) != OL_N_identifier)
+            continue;
+        uint32_t defs[4];
+        size_t nd = ol_reaching_defs(m, m->node_scope[holder], ol_node_sym(m, holder), holder, defs, 4);
+        for (size_t k = 0; k < nd; k++) {
+            const ol_def *d = &m->defs.items[defs[k]];
+            if (d->kind == OL_DEF_PARAM)
+                return true; /* built by the caller: its contents are not seen here */
+            if (d->kind != OL_DEF_ASSIGN)
+                continue;
+            /* filled here: `ModuleList([model.head])`, `.append(model.get_feat_modules())` */
+            if (ol_mentions(t, d->value, root))
+                return true;
+            uint32_t hf = ol_function_of(m, holder);
+            size_t ff, fe = ol_calls_in(m, hf != OL_NO_INDEX ? m->functions.items[hf].node : 0, &ff);
+            for (size_t j = ff; j < fe; j++) {
+                const ol_call *f = &m->calls.items[j];
+                if (f->receiver != OL_NONE && ol_same_text(t, ol_unparen(t, f->receiver), holder) &&
+                    (f->name == m->names.append || f->name == m->names.extend || f->name == m->names.insert) &&
+                    ol_mentions(t, ol_field(t, f->node, OL_F_arguments), root))
+                    return true;
+            }
+        }
+    }
+    return false;
+}
+
+
+/* ---- frozen models ------------------------------------------------------------------ */
+
+/* The model was frozen in this function before the call
+ * (`model.eval().requires_grad_(False)`, `model.requires_grad_(False)`, or
+ * `p.requires_grad = False` over `model.parameters()`), and its inputs carry
+ * no graph: autograd records nothing, no_grad or not (a metric's feature
+ * network, a perceptual-path-length sampler). */
+/* Is `model` (its text: `self` or `self.teacher`) frozen whole by the end
+ * of the __init__ of class ci (`self.requires_grad_(False)`, or
+ * `p.requires_grad = False` over all of `self.parameters()`)? */
+static bool frozen_in_init(ol_model *m, ol_nid model, uint32_t ci)
+{
+    const ol_tree *t = m->tree;
+    if (ci >= m->classes.len)
+        return false;
+    const ol_class *cls = &m->classes.items[ci];
+    for (size_t i = 0; i < cls->methods.len; i++) {
+        const ol_function *f = &m->functions.items[cls->methods.items[i]];
+        if (f->name != m->names.__init__)
+            continue;
+        /* the last node of its body: everything the body holds comes before */
+        ol_nid at = ol_field(t, f->node, OL_F_body);
+        for (ol_nid last = at; last != OL_NONE;) {
+            at = last;
+            last = OL_NONE;
+            for (ol_nid k = ol_first_named(t, at); k != OL_NONE; k = ol_next_named(t, k))
+                last = k;
+        }
+        if (model == OL_NONE) {
+            /* the class's own instance: its `self` */
+            ol_nid params = ol_field(t, f->node, OL_F_parameters);
+            model = params != OL_NONE ? ol_first_named(t, params) : OL_NONE;
+            if (model == OL_NONE || ol_kind_of(t, model) != OL_N_identifier)
+                return false;
+        }
+        return at != OL_NONE && ol_frozen_before(m, model, at);
+    }
+    return false;
+}
+
+bool ol_forward_frozen(ol_model *m, uint32_t ci)
+{
+    const ol_tree *t = m->tree;
+    const ol_call *call = &m->calls.items[ci];
+    ol_nid model = call->name == m->names.forward && call->receiver != OL_NONE ? ol_unparen(t, call->receiver)
+                                                                               : ol_unparen(t, call->callee);
+    if (model == OL_NONE || ol_kind_of(t, model) == OL_N_call)
+        return false;
+    if (ol_inputs_carry_graph(m, call->node))
+        return false;
+    if (ol_frozen_before(m, model, call->node))
+        return true;
+    /* frozen in __init__: a class of this file that freezes its own
+     * parameters, or `self.teacher` frozen where the holder builds it */
+    ol_val v = ol_eval(m, model);
+    if (v.kind == OL_V_MODULE && (v.flags & OL_VF_LOCAL) && frozen_in_init(m, OL_NONE, v.ref))
+        return true;
+    uint32_t fn = ol_function_of(m, call->node);
+    if (fn != OL_NO_INDEX && m->functions.items[fn].cls != OL_NO_INDEX && ol_kind_of(t, model) == OL_N_attribute) {
+        ol_nid obj = ol_unparen(t, ol_field(t, model, OL_F_object));
+        uint32_t len;
+        const char *o = obj != OL_NONE && ol_kind_of(t, obj) == OL_N_identifier ? ol_text(t, obj, &len) : NULL;
+        if (o && len == 4 && memcmp(o, "self", 4) == 0 && frozen_in_init(m, model, m->functions.items[fn].cls))
+            return true;
+    }
+    return false;
+}
+

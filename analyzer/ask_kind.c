@@ -530,6 +530,21 @@ ol_nid ol_module_in_eval_mode(ol_model *m, ol_nid module, ol_nid at, ol_reasons 
     if (obj == OL_NONE || ol_kind_of(t, obj) != OL_N_identifier || !ol_text_is(t, obj, "self"))
         return OL_NONE;
     const ol_class *cls = &m->classes.items[m->functions.items[fn].cls];
+    /* a method a base class may call through self (a framework's hook, an
+     * override) runs in the grad mode its caller there chooses: only a class
+     * of its own, or whose bases of the file do not define the method, is
+     * judged so */
+    for (size_t i = 0; i < cls->bases.len; i++) {
+        ol_val v = ol_eval(m, cls->bases.items[i]);
+        if (v.kind == OL_V_EXTERN && strcmp(ol_sym_str(m, v.ref), "object") != 0)
+            return OL_NONE;
+        if (v.kind != OL_V_CLASS || v.ref >= m->classes.len)
+            return OL_NONE;
+        const ol_class *base = &m->classes.items[v.ref];
+        for (size_t k = 0; k < base->methods.len; k++)
+            if (m->functions.items[base->methods.items[k]].name == m->functions.items[fn].name)
+                return OL_NONE;
+    }
     ol_nid found = OL_NONE;
     size_t cf, ce = ol_calls_in(m, cls->node, &cf);
     for (size_t i = cf; i < ce; i++) {
@@ -546,10 +561,15 @@ ol_nid ol_module_in_eval_mode(ol_model *m, ol_nid module, ol_nid at, ol_reasons 
         if (d->name != ol_node_sym(m, attr) || d->kind != OL_DEF_ASSIGN || d->path_len != 0)
             continue;
         ol_nid e = eval_in_chain(m, d->value);
-        if (e == OL_NONE)
-            return found; /* bound somewhere without it */
-        if (found == OL_NONE)
+        if (e == OL_NONE) {
+            /* bound without it: fine in `__init__` before an eval() of it; a
+             * model bound again elsewhere may be in training mode */
+            uint32_t in = ol_function_of(m, d->value);
+            if (found == OL_NONE || in == OL_NO_INDEX || m->functions.items[in].name != m->names.__init__)
+                return OL_NONE;
+        } else if (found == OL_NONE) {
             found = e;
+        }
     }
     if (found != OL_NONE && why) {
         char *text = ol_node_str_short(t, found);
@@ -598,4 +618,194 @@ void ol_because_caller(ol_reasons *why, ol_model *m, const ol_caller_use *use, c
     const char *text = ol_door_printf(m, "%s", b.data ? b.data : "");
     ol_buf_free(&b);
     ol_reasons_add(why, OL_NONE, use->path, use->line, true, text);
+}
+
+/* ---- what an object is ---------------------------------------------------------------- */
+
+const char *ol_instance_class(ol_model *m, ol_nid e)
+{
+    static const char *const same[] = {"eval", "train", "to", "cuda", "cpu", "float", "half", "double", "bfloat16",
+                                       "requires_grad_", "share_memory", NULL};
+    const ol_tree *t = m->tree;
+    for (int hop = 0; hop < 8; hop++) {
+        e = e != OL_NONE ? ol_unparen(t, e) : OL_NONE;
+        if (e == OL_NONE)
+            return NULL;
+        ol_kind k = ol_kind_of(t, e);
+        if (k == OL_N_identifier) {
+            e = ol_bound_value(m, e);
+            continue;
+        }
+        if (k == OL_N_attribute) {
+            /* self.x: its one binding in the class */
+            ol_nid obj = ol_unparen(t, ol_field(t, e, OL_F_object)), attr = ol_field(t, e, OL_F_attribute);
+            uint32_t fn = ol_function_of(m, e);
+            if (obj == OL_NONE || !ol_text_is(t, obj, "self") || fn == OL_NO_INDEX ||
+                m->functions.items[fn].cls == OL_NO_INDEX)
+                return NULL;
+            const ol_class *cls = &m->classes.items[m->functions.items[fn].cls];
+            ol_nid value = OL_NONE;
+            for (size_t i = 0; i < cls->attr_defs.len; i++) {
+                const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
+                if (d->name != ol_node_sym(m, attr))
+                    continue;
+                if (value != OL_NONE || d->kind != OL_DEF_ASSIGN || d->path_len != 0)
+                    return NULL;
+                value = d->value;
+            }
+            e = value;
+            continue;
+        }
+        uint32_t ci = k == OL_N_call ? ol_call_at(m, e) : OL_NO_INDEX;
+        if (ci == OL_NO_INDEX)
+            return NULL;
+        const ol_call *c = &m->calls.items[ci];
+        bool chained = false;
+        for (const char *const *w = same; *w && c->receiver != OL_NONE && c->name && !chained; w++)
+            chained = strcmp(ol_sym_str(m, c->name), *w) == 0;
+        if (chained) {
+            e = c->receiver;
+            continue;
+        }
+        ol_val v = ol_eval(m, c->callee);
+        return v.kind == OL_V_EXTERN && v.ref ? ol_sym_str(m, v.ref) : NULL;
+    }
+    return NULL;
+}
+
+/* ---- which branch runs ---------------------------------------------------------------- */
+
+/* The truth of a literal: 1, 0, or -1 when it is no literal. */
+static int literal_truth(ol_model *m, ol_nid lit)
+{
+    const ol_tree *t = m->tree;
+    const char *s;
+    uint32_t len;
+    switch (ol_kind_of(t, lit)) {
+    case OL_N_true:
+        return 1;
+    case OL_N_false:
+    case OL_N_none:
+        return 0;
+    case OL_N_integer:
+    case OL_N_float:
+        s = ol_text(t, lit, &len);
+        for (uint32_t i = 0; i < len; i++)
+            if (s[i] != '0' && s[i] != '.')
+                return 1;
+        return 0;
+    case OL_N_string:
+        return ol_string_value(t, lit, &s, &len) ? len > 0 : -1;
+    default:
+        return -1;
+    }
+}
+
+static bool same_literal(ol_model *m, ol_nid a, ol_nid b)
+{
+    const ol_tree *t = m->tree;
+    const char *x, *y;
+    uint32_t xl, yl;
+    if (ol_kind_of(t, a) == OL_N_string && ol_kind_of(t, b) == OL_N_string)
+        return ol_string_value(t, a, &x, &xl) && ol_string_value(t, b, &y, &yl) && xl == yl && memcmp(x, y, xl) == 0;
+    return ol_kind_of(t, a) == ol_kind_of(t, b) && ol_same_text(t, a, b);
+}
+
+/* The truth of condition c when the name p holds the literal lit: `p`,
+ * `not p`, `p == "train"`, `p is None`, `p and x`: 1, 0, or -1 unknown. */
+static int cond_value(ol_model *m, ol_nid c, ol_sym p, ol_nid lit, int depth)
+{
+    const ol_tree *t = m->tree;
+    c = ol_unparen(t, c);
+    if (c == OL_NONE || depth > 8)
+        return -1;
+    switch (ol_kind_of(t, c)) {
+    case OL_N_identifier:
+        return ol_node_sym(m, c) == p ? literal_truth(m, lit) : -1;
+    case OL_N_not_operator: {
+        int v = cond_value(m, ol_field(t, c, OL_F_argument), p, lit, depth + 1);
+        return v < 0 ? -1 : !v;
+    }
+    case OL_N_boolean_operator: {
+        int l = cond_value(m, ol_field(t, c, OL_F_left), p, lit, depth + 1);
+        int r = cond_value(m, ol_field(t, c, OL_F_right), p, lit, depth + 1);
+        bool is_and = ol_kind_of(t, ol_field(t, c, OL_F_operator)) == OL_T_AND;
+        if (is_and)
+            return l == 0 || r == 0 ? 0 : l == 1 && r == 1 ? 1 : -1;
+        return l == 1 || r == 1 ? 1 : l == 0 && r == 0 ? 0 : -1;
+    }
+    case OL_N_comparison_operator: {
+        ol_nid a = ol_unparen(t, ol_first_named(t, c));
+        ol_nid b = a != OL_NONE ? ol_unparen(t, ol_next_named(t, a)) : OL_NONE;
+        if (b == OL_NONE || ol_next_named(t, b) != OL_NONE || ol_kind_of(t, a) != OL_N_identifier ||
+            ol_node_sym(m, a) != p || literal_truth(m, b) < 0 || literal_truth(m, lit) < 0)
+            return -1;
+        /* the operator token between the two operands */
+        ol_kind op = OL_N_OTHER;
+        for (ol_nid k = ol_node_at(t, c)->first_child; k != OL_NONE; k = ol_node_at(t, k)->next_sibling)
+            if (k != a && k != b && ol_kind_of(t, k) != OL_N_parenthesized_expression)
+                op = ol_kind_of(t, k);
+        bool same = same_literal(m, lit, b);
+        if (op == OL_T_EQEQ || op == OL_T_IS)
+            return same;
+        if (op == OL_T_NE || op == OL_T_IS_NOT)
+            return !same;
+        return -1;
+    }
+    default:
+        return -1;
+    }
+}
+
+bool ol_skipped_when(ol_model *m, ol_nid x, ol_sym p, ol_nid lit, ol_nid *branch)
+{
+    const ol_tree *t = m->tree;
+    uint32_t fn = ol_function_of(m, x);
+    ol_nid top = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
+    for (ol_nid a = x, par = ol_parent(t, x); par != OL_NONE && a != top; a = par, par = ol_parent(t, par)) {
+        ol_kind k = ol_kind_of(t, par);
+        if (k != OL_N_if_statement && k != OL_N_elif_clause)
+            continue;
+        int v = cond_value(m, ol_field(t, par, OL_F_condition), p, lit, 0);
+        bool in_body = a == ol_field(t, par, OL_F_consequence);
+        bool in_else = k == OL_N_if_statement && !in_body && a != ol_field(t, par, OL_F_condition);
+        if ((in_body && v == 0) || (in_else && v == 1)) {
+            *branch = par;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool ol_is_literal(ol_model *m, ol_nid e)
+{
+    return e != OL_NONE && literal_truth(m, ol_unparen(m->tree, e)) >= 0;
+}
+
+/* ---- modules across files ------------------------------------------------------------- */
+
+/* An nn.Module class, also through a base class defined in another file of
+ * the project (`class Learned(GaussianDiffusion)` with GaussianDiffusion an
+ * nn.Module in diffusion.py): its summary says so. */
+static bool class_is_module_anywhere(ol_model *m, uint32_t ci, int depth)
+{
+    if (ol_class_is_module(m, ci))
+        return true;
+    if (depth > 8 || !m->links)
+        return false;
+    for (size_t i = 0; i < m->classes.items[ci].bases.len; i++) {
+        ol_val v = ol_eval(m, m->classes.items[ci].bases.items[i]), linked;
+        if (v.kind == OL_V_CLASS && v.ref < m->classes.len && v.ref != ci &&
+            class_is_module_anywhere(m, v.ref, depth + 1))
+            return true;
+        if (v.kind == OL_V_EXTERN && v.ref && m->links->call(m->links, m, v.ref, 0, -1, NULL, &linked) &&
+            linked.kind == OL_V_MODULE)
+            return true;
+    }
+    return false;
+}
+
+bool ol_class_is_module_in_run(ol_model *m, uint32_t ci)
+{
+    return ci < m->classes.len && class_is_module_anywhere(m, ci, 0);
 }

@@ -140,6 +140,8 @@ typedef struct ol_sum_call {
                        * calls; NULL otherwise */
     uint8_t use;      /* what the calling code does with the result (OL_USE_*, ask.h) */
     const char *caller; /* the calling function (its name as in ol_fn_summary); NULL at module level */
+    const char *args;   /* the project classes of the instances it passes: "0=pkg.Predictor;loader=pkg.Loader;"
+                         * (positions count the arguments written); NULL when none */
 } ol_sum_call;
 
 /* The saves of a file, and its calls of other files' functions. Shared by

@@ -35,23 +35,12 @@ static bool sym_looks_like(ol_model *m, ol_sym s, const char *const *words)
     return ol_name_looks_like(ol_sym_str(m, s), ol_interned_len(&m->strings, s), words);
 }
 
-/* pytest-style tests in test files measure nothing about memory */
+/* Tests measure nothing about memory: pytest functions and fixtures,
+ * unittest cases, wherever they live (the door knows them). */
 static bool is_pytest_function(ol_model *m, uint32_t fi)
 {
-    const ol_function *f = &m->functions.items[fi];
-    const char *name = ol_sym_str(m, f->name);
-    if (!ol_str_has_prefix(name, "test"))
-        return false;
-    const char *path = m->src->path;
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if (ol_str_has_prefix(base, "test_") || ol_str_has_suffix(base, "_test.py") || strstr(path, "/tests/") ||
-        ol_str_has_prefix(path, "tests/") || strstr(path, "/test/") || ol_str_has_prefix(path, "test/") ||
-        strcmp(base, "conftest.py") == 0)
-        return true;
-    if (f->cls != OL_NO_INDEX && ol_str_has_prefix(ol_sym_str(m, m->classes.items[f->cls].name), "Test"))
-        return true;
-    return false;
+    ol_nid body = ol_field(m->tree, m->functions.items[fi].node, OL_F_body);
+    return body != OL_NONE && ol_code_kind_at(m, body, NULL) == OL_CODE_TEST;
 }
 
 /* Does region compute gradients: backward, an optimizer step, autograd.grad,
@@ -69,27 +58,6 @@ static ol_nid function_body(const ol_model *m, uint32_t fi)
 /* An evaluation function by name, that computes no gradients. */
 struct mode_cache;
 static bool feeds_backward(ol_model *m, struct mode_cache *mc, ol_nid n, uint32_t fn);
-
-/* An nn.Module class, also through a base class defined in another file of
- * the project (`class Learned(GaussianDiffusion)` with GaussianDiffusion an
- * nn.Module in diffusion.py): its summary says so. */
-static bool class_is_module_anywhere(ol_model *m, uint32_t ci, int depth)
-{
-    if (ol_class_is_module(m, ci))
-        return true;
-    if (depth > 8 || !m->links)
-        return false;
-    for (size_t i = 0; i < m->classes.items[ci].bases.len; i++) {
-        ol_val v = ol_eval(m, m->classes.items[ci].bases.items[i]), linked;
-        if (v.kind == OL_V_CLASS && v.ref < m->classes.len && v.ref != ci &&
-            class_is_module_anywhere(m, v.ref, depth + 1))
-            return true;
-        if (v.kind == OL_V_EXTERN && v.ref && m->links->call(m->links, m, v.ref, 0, -1, NULL, &linked) &&
-            linked.kind == OL_V_MODULE)
-            return true;
-    }
-    return false;
-}
 
 /* Is method fi of a module called in this file other than as part of a
  * module's forward pass? A forward() that delegates to it (`forward` ->
@@ -110,7 +78,7 @@ static bool called_here(ol_model *m, uint32_t fi, int depth)
         if (caller == fi)
             continue;
         const ol_function *c = &m->functions.items[caller];
-        if (c->cls == OL_NO_INDEX || !class_is_module_anywhere(m, c->cls, 0))
+        if (c->cls == OL_NO_INDEX || !ol_class_is_module_in_run(m, c->cls))
             return true;
         if (c->name == m->names.forward || (c->name && strcmp(ol_sym_str(m, c->name), "__call__") == 0))
             continue;
@@ -219,7 +187,7 @@ static bool eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi)
     /* a model's own predict()/generate() is called from elsewhere, usually
      * another file that may well guard it: only a caller seen here, running
      * it with grad on, makes it a finding */
-    if (f->cls != OL_NO_INDEX && class_is_module_anywhere(m, f->cls, 0) && !called_here(m, fi, 0))
+    if (f->cls != OL_NO_INDEX && ol_class_is_module_in_run(m, f->cls) && !called_here(m, fi, 0))
         return false;
     ol_nid body = function_body(m, fi);
     if (body == OL_NONE || computes_gradients(m, body))
@@ -348,6 +316,10 @@ typedef struct mode_cache {
     OL_VEC(uint64_t) assign_at;
     /* how many of the calls before each call index are image calls */
     uint32_t *images_before;
+    /* per function: 0 not known, 1 no, 2 shows or saves what it is given and runs no model */
+    uint8_t *shows;
+    /* per function: 0 not known, 1 no, 2 the run calls it on a model kept in evaluation mode */
+    uint8_t *held_eval;
     /* Work left for the scans that have no index (nodes read): set in
      * proportion to the file. Heuristics that run out of it give up on
      * the side of no finding, so a huge degenerate file can only lose
@@ -385,6 +357,8 @@ static void mode_cache_free(mode_cache *mc)
     ol_vec_free(&mc->assign_uses);
     ol_vec_free(&mc->assign_at);
     free(mc->images_before);
+    free(mc->shows);
+    free(mc->held_eval);
     memset(mc, 0, sizeof(*mc));
 }
 
@@ -396,6 +370,8 @@ static void mode_cache_init(mode_cache *mc, const ol_model *m)
     mc->operands = ol_xcalloc(mc->count, sizeof(backward_operands));
     mc->eval_fn = ol_xcalloc(mc->count, 1);
     mc->loop_grads = ol_xcalloc(m->loops.len + 1, 1);
+    mc->shows = ol_xcalloc(m->functions.len + 1, 1);
+    mc->held_eval = ol_xcalloc(m->functions.len + 1, 1);
     mc->last_eval = OL_NONE;
     mc->budget = 64 * (uint64_t)m->tree->nodes.len + 1000000;
 }
@@ -493,6 +469,15 @@ static ol_nid after_eval_call(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn
     /* `net = model.eval()` then `net(x)`, and `model.eval()(x)` */
     if (eval_call == OL_NONE && model != OL_NONE)
         eval_call = eval_in_value(m, model, n, 0);
+    /* a model its holder keeps in evaluation mode: `self.model.eval()` in
+     * `__init__`, `self.model_ = model.eval().to(device)`, the forward (or
+     * the model's own method, `self.model_.slide(...)`) in another method */
+    if (eval_call == OL_NONE && self_call != OL_NO_INDEX && fn != OL_NO_INDEX) {
+        ol_nid held = ol_is_forward_call(m, self_call) ? model : m->calls.items[self_call].receiver;
+        if (held == OL_NONE || computes_gradients(m, body))
+            return OL_NONE;
+        return ol_module_in_eval_mode(m, held, n, NULL);
+    }
     if (eval_call == OL_NONE)
         return OL_NONE;
     /* from eval() to the next train() (or the end), nothing computes gradients */
@@ -1061,7 +1046,7 @@ static bool feeds_backward(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
 static const char *const IMAGE_CALLS[] = {"save_image", "make_grid", "imsave", "imshow", "imwrite", "add_image",
                                           "add_images", "Image", "save", "show", "log_images", NULL};
 
-static bool image_call(ol_model *m, const ol_call *c)
+static bool image_call_named(ol_model *m, const ol_call *c)
 {
     if (!c->name)
         return false;
@@ -1076,6 +1061,28 @@ static bool image_call(ol_model *m, const ol_call *c)
     return false;
 }
 
+/* An image call, or a call of a function of the file that shows or saves
+ * what it is given (`self.save_grid(out, path)` whose body calls
+ * save_image) and runs no model. */
+static bool image_call(ol_model *m, mode_cache *mc, const ol_call *c)
+{
+    if (image_call_named(m, c))
+        return true;
+    uint32_t fi = c->name ? ol_callee_function(m, c->node) : OL_NO_INDEX;
+    if (fi == OL_NO_INDEX)
+        return false;
+    if (!mc->shows[fi]) {
+        bool shows = false, runs = false;
+        size_t first, end = ol_calls_in(m, m->functions.items[fi].node, &first);
+        for (size_t i = first; i < end && !runs; i++) {
+            runs = ol_is_forward_call(m, (uint32_t)i);
+            shows = shows || image_call_named(m, &m->calls.items[i]);
+        }
+        mc->shows[fi] = shows && !runs ? 2 : 1;
+    }
+    return mc->shows[fi] == 2;
+}
+
 /* A forward whose output only becomes sample images (`save_image(netG(z))`,
  * `fake = netG(fixed_noise)` shown or saved, never trained on). */
 /* How many image calls there are among calls [first, end). */
@@ -1084,7 +1091,7 @@ static uint32_t image_calls_in(ol_model *m, mode_cache *mc, size_t first, size_t
     if (!mc->images_before) {
         mc->images_before = ol_xcalloc(m->calls.len + 1, sizeof(uint32_t));
         for (size_t i = 0; i < m->calls.len; i++)
-            mc->images_before[i + 1] = mc->images_before[i] + (image_call(m, &m->calls.items[i]) ? 1 : 0);
+            mc->images_before[i + 1] = mc->images_before[i] + (image_call(m, mc, &m->calls.items[i]) ? 1 : 0);
     }
     return mc->images_before[end] - mc->images_before[first];
 }
@@ -1094,7 +1101,7 @@ static bool only_images(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
     const ol_tree *t = m->tree;
     for (ol_nid p = ol_parent(t, n); p != OL_NONE && p != ol_statement_of(t, n); p = ol_parent(t, p)) {
         uint32_t ci = ol_call_at(m, p);
-        if (ci != OL_NO_INDEX && image_call(m, &m->calls.items[ci]) && ol_field(t, p, OL_F_arguments) != OL_NONE &&
+        if (ci != OL_NO_INDEX && image_call(m, mc, &m->calls.items[ci]) && ol_field(t, p, OL_F_arguments) != OL_NONE &&
             ol_contains(t, ol_field(t, p, OL_F_arguments), n))
             return true;
     }
@@ -1134,7 +1141,7 @@ static bool only_images(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
             mentions = args != OL_NONE && ol_mentions(t, args, names.items[k]);
         if (!mentions)
             continue;
-        if (image_call(m, c))
+        if (image_call(m, mc, c))
             shown = true;
         else if (ol_is_forward_call(m, (uint32_t)i) || (ol_eval(m, c->node).flags & OL_VF_LOSS))
             other = true; /* netD(fake), criterion(fake, real): trained on */
@@ -1193,68 +1200,59 @@ static bool held_out_forward(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
     return !made_up(m, a, 0) && !feeds_backward(m, mc, n, fn);
 }
 
-/* The model was frozen in this function before the call
- * (`model.eval().requires_grad_(False)`, `model.requires_grad_(False)`, or
- * `p.requires_grad = False` over `model.parameters()`), and its inputs carry
- * no graph: autograd records nothing, no_grad or not (a metric's feature
- * network, a perceptual-path-length sampler). */
-/* Is `model` (its text: `self` or `self.teacher`) frozen whole by the end
- * of the __init__ of class ci (`self.requires_grad_(False)`, or
- * `p.requires_grad = False` over all of `self.parameters()`)? */
-static bool frozen_in_init(ol_model *m, ol_nid model, uint32_t ci)
-{
-    const ol_tree *t = m->tree;
-    if (ci >= m->classes.len)
-        return false;
-    const ol_class *cls = &m->classes.items[ci];
-    for (size_t i = 0; i < cls->methods.len; i++) {
-        const ol_function *f = &m->functions.items[cls->methods.items[i]];
-        if (f->name != m->names.__init__)
-            continue;
-        /* the last node of its body: everything the body holds comes before */
-        ol_nid at = ol_field(t, f->node, OL_F_body);
-        for (ol_nid last = at; last != OL_NONE;) {
-            at = last;
-            last = OL_NONE;
-            for (ol_nid k = ol_first_named(t, at); k != OL_NONE; k = ol_next_named(t, k))
-                last = k;
-        }
-        if (model == OL_NONE) {
-            /* the class's own instance: its `self` */
-            ol_nid params = ol_field(t, f->node, OL_F_parameters);
-            model = params != OL_NONE ? ol_first_named(t, params) : OL_NONE;
-            if (model == OL_NONE || ol_kind_of(t, model) != OL_N_identifier)
-                return false;
-        }
-        return at != OL_NONE && ol_frozen_before(m, model, at);
-    }
-    return false;
-}
+/* ---- a training function called to evaluate ---------------------------------------- */
 
-static bool frozen_forward(ol_model *m, const ol_call *call)
+/* A call in this file that runs training function fn (it backwards or
+ * steps) with a literal for one of its parameters under which every
+ * gradient computation of fn is skipped while the forward at n still runs
+ * (`run_epoch(val_loader, cross_valid=True)` where the backward is under
+ * `if not cross_valid:`): fn evaluates there, with autograd on. The call's
+ * node, the parameter's def in *param, the literal in *value, and the
+ * skipped gradient call and its `if` in *grad and *branch; OL_NONE when there is none. */
+static ol_nid flag_eval_call(ol_model *m, ol_nid n, uint32_t fn, uint32_t *param, ol_nid *value, ol_nid *grad,
+                             ol_nid *branch)
 {
     const ol_tree *t = m->tree;
-    ol_nid model = forward_model(m, call);
-    if (model == OL_NONE || ol_kind_of(t, model) == OL_N_call)
-        return false;
-    if (ol_inputs_carry_graph(m, call->node))
-        return false;
-    if (ol_frozen_before(m, model, call->node))
-        return true;
-    /* frozen in __init__: a class of this file that freezes its own
-     * parameters, or `self.teacher` frozen where the holder builds it */
-    ol_val v = ol_eval(m, model);
-    if (v.kind == OL_V_MODULE && (v.flags & OL_VF_LOCAL) && frozen_in_init(m, OL_NONE, v.ref))
-        return true;
-    uint32_t fn = ol_function_of(m, call->node);
-    if (fn != OL_NO_INDEX && m->functions.items[fn].cls != OL_NO_INDEX && ol_kind_of(t, model) == OL_N_attribute) {
-        ol_nid obj = ol_unparen(t, ol_field(t, model, OL_F_object));
-        uint32_t len;
-        const char *o = obj != OL_NONE && ol_kind_of(t, obj) == OL_N_identifier ? ol_text(t, obj, &len) : NULL;
-        if (o && len == 4 && memcmp(o, "self", 4) == 0 && frozen_in_init(m, model, m->functions.items[fn].cls))
-            return true;
+    if (fn == OL_NO_INDEX || m->functions.items[fn].callsites.len == 0)
+        return OL_NONE;
+    const ol_function *f = &m->functions.items[fn];
+    ol_nid grads[16];
+    size_t ng = 0;
+    size_t first, end = ol_calls_in(m, f->node, &first);
+    for (size_t i = first; i < end && ng < 16; i++)
+        if (ol_function_of(m, m->calls.items[i].node) == fn && ol_call_computes_gradients(m, (uint32_t)i, NULL))
+            grads[ng++] = m->calls.items[i].node;
+    if (ng == 0 || ng == 16)
+        return OL_NONE;
+    for (size_t pi = 0; pi < f->params.len && pi < 16; pi++) {
+        const ol_def *pd = &m->defs.items[f->params.items[pi]];
+        for (size_t k = 0; k < f->callsites.len; k++) {
+            const ol_call *c = &m->calls.items[f->callsites.items[k]];
+            bool splat = false;
+            ol_nid lit = ol_callsite_arg(m, f, c, pd, &splat);
+            if (lit == OL_NONE && !splat)
+                lit = pd->value; /* the default */
+            lit = lit != OL_NONE && !splat ? ol_unparen(t, lit) : OL_NONE;
+            if (lit == OL_NONE || !ol_is_literal(m, lit))
+                continue;
+            bool all = true;
+            ol_nid b = OL_NONE, first_b = OL_NONE;
+            for (size_t g = 0; g < ng && all; g++) {
+                all = ol_skipped_when(m, grads[g], pd->name, lit, &b);
+                if (g == 0)
+                    first_b = b;
+            }
+            if (!all || ol_skipped_when(m, n, pd->name, lit, &b) || !ol_grad_on(m, c->node, NULL) ||
+                (ol_call_result_use(m, f->callsites.items[k]) & OL_USE_BACKWARD))
+                continue;
+            *param = f->params.items[pi];
+            *value = lit;
+            *grad = grads[0];
+            *branch = first_b;
+            return c->node;
+        }
     }
-    return false;
+    return OL_NONE;
 }
 
 /* A model run inside training code whose parameters are not trained there
@@ -1296,7 +1294,7 @@ static bool untrained_model(ol_model *m, mode_cache *mc, const ol_call *call, ui
     for (size_t k = 0; k < re->steps.len; k++) {
         const ol_event *e = &re->events.items[re->steps.items[k]];
         /* true also when what the optimizer holds is not known */
-        if (ol_optimizer_may_train(m, e->target, model))
+        if (ol_optimizer_may_train(m, e->target, model) || ol_optimizer_may_hold(m, e->target, model))
             trains_it = true;
         else
             steps_other = true;
@@ -1359,7 +1357,10 @@ static bool wrapper_call(ol_model *m, mode_cache *mc, uint32_t ci, bool *local, 
         *eval_name = last;
         return true;
     }
-    return false;
+    /* a method of an object of another file (a predictor that holds the
+     * model: `predictor.predict(x)`) is reported in its file, and at the
+     * call too, where the evaluation that runs it would guard it */
+    return cross && fs->bound;
 }
 
 /* ---- the check -------------------------------------------------------------------- */
@@ -1380,7 +1381,45 @@ typedef enum evidence {
     EV_IMAGES,     /* only produces sample images */
     EV_HELD_OUT,   /* held-out data, output never trained on */
     EV_CALLEE,     /* calls an evaluation function of another file */
+    EV_FLAG,       /* a training function called with the flag that skips its backward */
+    EV_CALLERS_EVAL, /* a model's method that the run calls on the model in evaluation mode */
 } evidence;
+
+/* A method of a module (`Model.slide()`) that nothing here calls, and that
+ * every call of the run runs on a model its caller keeps in evaluation mode
+ * (`self.model_ = model.eval().to(device)`, then `self.model_.slide(x)`),
+ * none backpropagating through it: evaluation, decided in another file.
+ * The first such call in *first. */
+static bool callers_put_in_eval(ol_model *m, mode_cache *mc, uint32_t fn, const ol_call *call, ol_caller_use *first)
+{
+    const ol_tree *t = m->tree;
+    const ol_function *f = &m->functions.items[fn];
+    if (f->callsites.len || f->cls == OL_NO_INDEX || !ol_class_is_module_in_run(m, f->cls))
+        return false;
+    ol_nid root = forward_model(m, call);
+    while (root != OL_NONE && ol_kind_of(t, root) == OL_N_attribute)
+        root = ol_unparen(t, ol_field(t, root, OL_F_object));
+    if (root == OL_NONE || !ol_text_is(t, root, "self") || mc->held_eval[fn] == 1)
+        return false;
+    if (!mc->held_eval[fn] && computes_gradients(m, function_body(m, fn))) {
+        mc->held_eval[fn] = 1;
+        return false;
+    }
+    ol_caller_use uses[16];
+    size_t n = ol_run_caller_uses(m, fn, uses, 16), seen = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (uses[k].test)
+            continue;
+        if (!(uses[k].use & OL_USE_EVAL) || (uses[k].use & OL_USE_BACKWARD)) {
+            seen = 0;
+            break;
+        }
+        if (seen++ == 0)
+            *first = uses[k];
+    }
+    mc->held_eval[fn] = seen > 0 ? 2 : 1;
+    return seen > 0;
+}
 
 static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrapper, const char *eval_name,
                         reported_vec *seen, nid_vec *sites, mode_cache *modes)
@@ -1404,13 +1443,15 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
     /* a shape check on made-up input keeps one small batch, once */
     if (shape_check(m, modes, call->node, fn))
         return;
-    if (!wrapper && frozen_forward(m, call))
+    if (!wrapper && ol_forward_frozen(m, (uint32_t)(call - m->calls.items)))
         return;
     evidence ev = EV_NONE;
     char *where = NULL;
     ol_fix *fix = NULL;
-    ol_nid anchor = OL_NONE, eval_call;
-    uint32_t loop;
+    ol_nid anchor = OL_NONE, eval_call, flag_call = OL_NONE, flag_value = OL_NONE, flag_grad = OL_NONE,
+           flag_if = OL_NONE;
+    uint32_t loop, flag_param = OL_NO_INDEX;
+    ol_caller_use held_by = {0};
     if (fn != OL_NO_INDEX && is_eval_function(m, modes, fn)) {
         ev = EV_FUNCTION;
         anchor = m->functions.items[fn].node;
@@ -1431,6 +1472,13 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
         char *text = ol_node_str(t, eval_call);
         where = ol_xasprintf("`%s`", text);
         free(text);
+    } else if (!wrapper && fn != OL_NO_INDEX && callers_put_in_eval(m, modes, fn, call, &held_by)) {
+        ev = EV_CALLERS_EVAL;
+        anchor = m->functions.items[fn].node;
+        where = ol_xasprintf("`%s()`", ol_sym_str(m, m->functions.items[fn].name));
+    } else if ((flag_call = flag_eval_call(m, call->node, fn, &flag_param, &flag_value, &flag_grad, &flag_if)) != OL_NONE) {
+        ev = EV_FLAG;
+        anchor = m->functions.items[fn].node;
     } else if (!wrapper && untrained_model(m, modes, call, fn)) {
         ev = EV_UNTRAINED;
         anchor = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
@@ -1501,6 +1549,22 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
     case EV_IMAGES:
         d = ol_report_node(c, call->node, "the output of `%s(...)` is only shown or saved (plotted, written as an image), and %s", callee, tail);
         break;
+    case EV_FLAG: {
+        char *site = ol_node_str_short(t, ol_field(t, flag_call, OL_F_function));
+        char *value = ol_node_str_short(t, flag_value);
+        d = ol_report_node(c, call->node,
+                           "`%s(...)` %sruns with autograd on when `%s(...)` is called with `%s` %s to evaluate: no "
+                           "backward runs then, and every activation is kept for a backward pass that never comes",
+                           callee, wrapper ? "runs a model that " : "", site,
+                           ol_sym_str(m, m->defs.items[flag_param].name), value);
+        free(value);
+        free(site);
+        break;
+    }
+    case EV_CALLERS_EVAL:
+        d = ol_report_node(c, call->node, "`%s(...)` in %s, which the run calls on a model in evaluation mode, %s",
+                           callee, where, tail);
+        break;
     case EV_CALLEE:
         d = ol_report_node(c, call->node,
                            "`%s(...)` runs evaluation function %s of another file with autograd on, which its own "
@@ -1528,7 +1592,12 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
         why.guess = "a loader's name";
         break;
     case EV_AFTER_EVAL:
-        ol_because(&why, m, anchor, "%s switches the model to evaluation before this forward", where);
+        if (ol_function_of(m, anchor) == fn)
+            ol_because(&why, m, anchor, "%s switches the model to evaluation before this forward", where);
+        else /* kept in evaluation mode by its holder: the door says how */
+            ol_module_in_eval_mode(m, wrapper || !ol_is_forward_call(m, ol_call_at(m, call->node)) ? call->receiver
+                                                                                                   : forward_model(m, call),
+                                   call->node, &why);
         break;
     case EV_UNTRAINED:
         ol_because(&why, m, call->callee, "no optimizer here steps this model's parameters");
@@ -1543,14 +1612,29 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
     case EV_CALLEE:
         ol_because(&why, m, call->node, "%s is only called under no_grad in its own file", where);
         break;
+    case EV_CALLERS_EVAL:
+        ol_because_caller(&why, m, &held_by, "`%s` calls %s here on a model it keeps in evaluation mode, and nothing "
+                          "backpropagates through what it returns", held_by.caller ? held_by.caller : "module code", where);
+        break;
+    case EV_FLAG: {
+        const char *flag = ol_sym_str(m, m->defs.items[flag_param].name);
+        char *grad = ol_node_str_short(t, flag_grad);
+        ol_because(&why, m, flag_call, "called here with `%s` set so that it evaluates", flag);
+        ol_because(&why, m, flag_if != OL_NONE ? flag_if : flag_grad, "`%s` runs only under this `if`, skipped then",
+                   grad);
+        free(grad);
+        break;
+    }
     default:
         break;
     }
     free(label);
     ol_often often = ol_how_often(m, call->node, &why);
     ol_diag_because(d, m, &why);
-    ol_diag_help(d, ev == EV_CALLEE ? "call it under `with torch.no_grad():`"
-                    : ev == EV_FUNCTION || ev == EV_LOOP || ev == EV_AFTER_EVAL
+    ol_diag_help(d, ev == EV_FLAG ? "turn autograd off where it evaluates: `with torch.set_grad_enabled(...)` on the flag "
+                                    "around the forward"
+                    : ev == EV_CALLEE ? "call it under `with torch.no_grad():`"
+                    : ev == EV_FUNCTION || ev == EV_LOOP || ev == EV_AFTER_EVAL || ev == EV_CALLERS_EVAL
                         ? "evaluate under `torch.no_grad()` (or `torch.inference_mode()`): decorate the function or "
                           "wrap the loop"
                         : "run it under `with torch.no_grad():` (or freeze it with `requires_grad_(False)`)");

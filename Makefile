@@ -29,7 +29,10 @@
 #                   the wheel, and SHA256SUMS
 #   make editors    package the VS Code extension (build/oomlint-vscode.vsix);
 #                   editors/ has the Neovim, Emacs, Vim and Helix setups
-#   make vsix-platform VSIX_TARGET=linux-x64 VSIX_BIN=FILE   the same with a binary inside
+#   make vsix-platform VSIX_TARGET=linux-x64 VSIX_BIN=FILE   the same with that binary
+#                   inside (build/oomlint-vscode-linux-x64.vsix), for one platform:
+#                   linux-x64/arm64, alpine-x64/arm64, darwin-x64/arm64; VSIX_FROM=dist
+#                   takes it from a release tarball instead (docs/install.md)
 #   make cross      macOS x86_64 and arm64 binaries with zig cc (build/cross/TARGET/)
 #   make test-arm64 the Linux arm64 build (Debian's cross gcc), tested under qemu-user
 #   make test-musl  the fully static musl build, tested
@@ -184,14 +187,35 @@ OOMLINT_COMMIT ?= $(or $(shell { test -e .git && git describe --always --dirty -
 
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 $(TARGET_WARN)
 CFLAGS_OURS := -std=c11 $(OPT) $(WARN) $(SANFLAGS) $(STRICT) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(TARGET_CFLAGS) \
-	-Ianalyzer -Irules -I$(TS_DIR)/vendor/tree-sitter/lib/include $(CJSON_CFLAGS) -MMD -MP
+	-I$(TS_DIR)/vendor/tree-sitter/lib/include $(CJSON_CFLAGS) -MMD -MP
+# What each folder may include: the architecture, held by the include path.
+# The linter (analyzer/) sees its rules' registry; the rules see rule.h and
+# the engine's public headers; the tools built on the linter (the language
+# server, the probe, explain) see the linter and themselves; the program's
+# entry (cli/) sees them all. Nothing in analyzer/ or rules/ can include a
+# tool's header.
+INC_analyzer = -Ianalyzer -Irules
+INC_rules = -Irules -Ianalyzer
+INC_server = -Iserver -Ianalyzer -Irules
+INC_probe = -Iprobe -Ianalyzer -Irules
+INC_explain = -Iexplain -Ianalyzer -Irules
+INC_cli = -Icli -Ianalyzer -Irules -Iserver -Iprobe -Iexplain -I$(GEN)
+INC_tests = -Ianalyzer -Irules -Iserver -Iprobe -Iexplain
+INC_fuzz = -Ifuzz -Ianalyzer -Irules -Iexplain
+INC_build = -Ianalyzer -Iprobe
+dir_inc = $(INC_$(firstword $(subst /, ,$(1))))
 # Third-party code is built with its own expectations, not our warning set.
 CFLAGS_VENDOR := -std=gnu11 $(OPT) $(SANFLAGS) -w -D_DEFAULT_SOURCE $(TARGET_CFLAGS)
 LDLIBS := $(CJSON_LIBS) -lpthread $(if $(filter %-macos,$(TARGET)),,-ldl) -lm $(TARGET_LIBS)
 
+# One object list per folder; cli/main.c is the program, the rest is linked
+# into it and into the unit tests.
 ANALYZER_SRC := $(sort $(wildcard analyzer/*.c))
 RULES_SRC    := $(sort $(wildcard rules/*.c))
-LIB_SRC      := $(filter-out analyzer/main.c,$(ANALYZER_SRC)) $(RULES_SRC)
+SERVER_SRC   := $(sort $(wildcard server/*.c))
+PROBE_SRC    := $(sort $(wildcard probe/*.c))
+EXPLAIN_SRC  := $(sort $(wildcard explain/*.c))
+LIB_SRC      := $(ANALYZER_SRC) $(RULES_SRC) $(SERVER_SRC) $(PROBE_SRC) $(EXPLAIN_SRC)
 # The probe's Python files and committed measurements are compiled in as
 # generated C (build/gen/); see scripts/probe_gen.py.
 GEN           := $(BUILD)/gen
@@ -200,7 +224,7 @@ PROBE_PY      := $(sort $(wildcard probe/*.py probe/scenarios/*.py))
 PROBE_RESULTS := $(sort $(wildcard probe/results/*.json))
 GEN_OBJ       := $(OUT)/obj/gen/probe_embed.o $(OUT)/obj/gen/probe_results.o
 LIB_OBJ      := $(LIB_SRC:%.c=$(OUT)/obj/%.o) $(GEN_OBJ)
-MAIN_OBJ     := $(OUT)/obj/analyzer/main.o
+MAIN_OBJ     := $(OUT)/obj/cli/main.o
 UNIT_OBJ     := $(OUT)/obj/tests/unit.o
 VENDOR_OBJ   := $(OUT)/obj/vendor/tree_sitter.o $(OUT)/obj/vendor/python_parser.o \
 	$(OUT)/obj/vendor/python_scanner.o $(OUT)/obj/vendor/toml_parser.o $(OUT)/obj/vendor/toml_scanner.o
@@ -229,12 +253,11 @@ $(OUT)/oomlint-unit: $(UNIT_OBJ) $(LIB_OBJ) $(VENDOR_OBJ) $(CJSON_OBJ)
 $(OUT)/obj/analyzer/syntax.o: CFLAGS_OURS += -I$(TS_DIR)/vendor/tree-sitter/lib/src
 
 $(MAIN_OBJ): $(GEN)/commit.h
-$(MAIN_OBJ): CFLAGS_OURS += -I$(GEN)
 
 $(OUT)/obj/%.o: %.c | $(STAMPS) $(CJSON_H) $(TARGET_DEP)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(CFLAGS_OURS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS_OURS) $(call dir_inc,$<) -c $< -o $@
 
 # Regenerated on every build (FORCE) so that an added or removed file counts;
 # the script rewrites its output only when the text changes.
@@ -247,7 +270,7 @@ $(GEN)/probe_results.c: FORCE
 $(OUT)/obj/gen/%.o: $(GEN)/%.c | $(STAMPS) $(CJSON_H) $(TARGET_DEP)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(CFLAGS_OURS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS_OURS) $(INC_build) -c $< -o $@
 
 $(GEN)/commit.h: FORCE
 	@mkdir -p $(GEN)
@@ -267,10 +290,15 @@ $(OUT)/obj/vendor/python_parser.o: $(PY_STAMP) $(PARSER_PROFILE) $(PARSER_MODE)
 	$(call say,CC,tree-sitter-python parser)
 	$(Q)$(PARSER_CC) $(CFLAGS_VENDOR) $(PARSER_PGO_FLAGS) -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $@
 
+# The grammar's external scanner allocates through tree-sitter's allocator
+# (ts_set_allocator: the per-file arena, analyzer/parse_arena.c) instead of
+# malloc: it resizes its indent stack at every token it deserializes.
+SCANNER_ALLOC := -DTREE_SITTER_REUSE_ALLOCATOR
+
 $(OUT)/obj/vendor/python_scanner.o: $(PY_STAMP) $(PARSER_PROFILE) $(PARSER_MODE)
 	@mkdir -p $(dir $@)
 	$(call say,CC,tree-sitter-python scanner)
-	$(Q)$(PARSER_CC) $(CFLAGS_VENDOR) $(PARSER_PGO_FLAGS) -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $@
+	$(Q)$(PARSER_CC) $(CFLAGS_VENDOR) $(SCANNER_ALLOC) $(PARSER_PGO_FLAGS) -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $@
 
 $(OUT)/obj/vendor/toml_parser.o: $(TOML_STAMP)
 	@mkdir -p $(dir $@)
@@ -551,7 +579,7 @@ BENCH_PARSE_SRC := bench/parse.c $(TS_DIR)/vendor/tree-sitter/lib/src/lib.c $(PY
 $(BENCH_DIR)/parse: $(BENCH_PARSE_SRC) | $(STAMPS)
 	@mkdir -p $(BENCH_DIR)/obj
 	$(call say,CC,bench/parse.c and the plain parser)
-	$(Q)$(CC) $(CFLAGS_OURS) -c bench/parse.c -o $(BENCH_DIR)/obj/parse.o
+	$(Q)$(CC) $(CFLAGS_OURS) -Ianalyzer -c bench/parse.c -o $(BENCH_DIR)/obj/parse.o
 	$(Q)$(CC) $(CFLAGS_VENDOR) -I$(TS_DIR)/vendor/tree-sitter/lib/include -I$(TS_DIR)/vendor/tree-sitter/lib/src \
 		-c $(TS_DIR)/vendor/tree-sitter/lib/src/lib.c -o $(BENCH_DIR)/obj/tree_sitter.o
 	$(Q)$(CC) $(CFLAGS_VENDOR) -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $(BENCH_DIR)/obj/python_parser.o

@@ -18,37 +18,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fix.h"
+#include "addnoqa.h"
 #include "notebook.h"
 #include "rule.h"
 #include "writefile.h"
 
-typedef struct line_codes {
-    uint32_t line;          /* 0-based */
-    OL_VEC(const char *) codes;
-} line_codes;
-
-typedef OL_VEC(line_codes) line_list;
 
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The lines with findings that can be suppressed, each with its codes. */
-static void collect(const ol_file_result *r, line_list *out)
+void ol_noqa_collect(const ol_source *src, const ol_diag_vec *diags, ol_noqa_lines *out)
 {
-    for (size_t i = 0; i < r->diags.len; i++) {
-        const ol_diag *d = &r->diags.items[i];
+    for (size_t i = 0; i < diags->len; i++) {
+        const ol_diag *d = &diags->items[i];
         if (d->rule == &ol_rule_oom001 || d->rule == &ol_rule_oom002)
             continue;
-        uint32_t line = ol_source_line_index(&r->src, d->start);
-        line_codes *lc = NULL;
+        uint32_t line = ol_source_line_index(src, d->start);
+        ol_noqa_line *lc = NULL;
         for (size_t k = 0; k < out->len && !lc; k++)
             if (out->items[k].line == line)
                 lc = &out->items[k];
         if (!lc) {
-            line_codes fresh = {line, {0}};
+            ol_noqa_line fresh = {line, {0}};
             ol_vec_push(out, fresh);
             lc = &ol_vec_last(out);
         }
@@ -92,15 +85,13 @@ static size_t noqa_list_end(const char *text, size_t start, size_t end)
     return 0;
 }
 
-/* r's text with directives on the lines in `chosen` (flags per entry of lines). */
-static void build(const ol_file_result *r, const line_list *lines, const bool *chosen, ol_buf *out)
+void ol_noqa_build(const ol_source *src, const ol_noqa_lines *lines, const bool *chosen, ol_buf *out)
 {
-    const ol_source *src = &r->src;
     size_t from = 0;
     for (size_t k = 0; k < lines->len; k++) {
         if (!chosen[k])
             continue;
-        const line_codes *lc = &lines->items[k];
+        const ol_noqa_line *lc = &lines->items[k];
         size_t start = src->line_starts[lc->line];
         size_t end = lc->line + 1 < src->line_count ? src->line_starts[lc->line + 1] : src->len;
         while (end > start && (src->text[end - 1] == '\n' || src->text[end - 1] == '\r'))
@@ -121,88 +112,41 @@ static void build(const ol_file_result *r, const line_list *lines, const bool *c
 
 /* Does `after` say what the directives meant: no rule reports more than in
  * `before`, and no finding is left on a line that got a directive? */
-static bool as_meant(const ol_file_result *before, const ol_file_result *after, const line_list *lines,
-                     const bool *chosen)
+bool ol_noqa_as_meant(const ol_source *before_src, const ol_diag_vec *before, const ol_source *after_src,
+                      const ol_diag_vec *after, const ol_noqa_lines *lines, const bool *chosen)
 {
     size_t *counts = ol_xcalloc(ol_rule_count ? ol_rule_count : 1, sizeof(size_t));
     bool ok = true;
-    for (size_t i = 0; i < before->diags.len; i++)
-        counts[ol_rule_index(before->diags.items[i].rule)]++;
-    for (size_t i = 0; i < after->diags.len && ok; i++) {
-        const ol_diag *d = &after->diags.items[i];
+    for (size_t i = 0; i < before->len; i++)
+        counts[ol_rule_index(before->items[i].rule)]++;
+    for (size_t i = 0; i < after->len && ok; i++) {
+        const ol_diag *d = &after->items[i];
         size_t *n = &counts[ol_rule_index(d->rule)];
         if (*n == 0)
             ok = false;
         else
             (*n)--;
-        uint32_t line = ol_source_line_index(&after->src, d->start);
+        uint32_t line = ol_source_line_index(after_src, d->start);
         for (size_t k = 0; k < lines->len && ok; k++)
             if (chosen[k] && lines->items[k].line == line && d->rule != &ol_rule_oom002)
                 ok = false;
     }
     free(counts);
-    return ok && after->src.line_count == before->src.line_count;
+    return ok && after_src->line_count == before_src->line_count;
 }
 
-static bool try_lines(ol_linter *lt, const ol_file_result *r, const line_list *lines, const bool *chosen,
-                      ol_buf *text, ol_file_result *after)
+bool ol_noqa_write(const ol_source *src, const ol_source *after_src, const char *path,
+                   const struct ol_file_snapshot *snapshot, const char *text, size_t text_len, ol_fix_outcome *outcome)
 {
-    ol_buf_clear(text);
-    build(r, lines, chosen, text);
-    ol_fix_relint(lt, r, text->data ? text->data : "", text->len, after);
-    bool ok = as_meant(r, after, lines, chosen);
-    if (!ok)
-        ol_file_result_free(after);
-    return ok;
-}
-
-void ol_add_noqa(ol_linter *lt, ol_file_result *r, ol_fix_outcome *outcome)
-{
-    memset(outcome, 0, sizeof(*outcome));
-    if (!r->has_source || !r->read_ok)
-        return;
-    line_list lines = {0};
-    collect(r, &lines);
-    if (!lines.len) {
-        ol_vec_free(&lines);
-        return;
-    }
-    bool *chosen = ol_xcalloc(lines.len, sizeof(bool));
-    for (size_t k = 0; k < lines.len; k++)
-        chosen[k] = true;
-    ol_buf text = {0};
-    ol_file_result after;
-    bool ok = try_lines(lt, r, &lines, chosen, &text, &after);
-    if (!ok) {
-        /* one line at a time, then the lines that passed together */
-        bool *one = ol_xcalloc(lines.len, sizeof(bool));
-        for (size_t k = 0; k < lines.len; k++) {
-            memset(one, 0, lines.len * sizeof(bool));
-            one[k] = true;
-            ol_file_result single;
-            chosen[k] = try_lines(lt, r, &lines, one, &text, &single);
-            if (chosen[k])
-                ol_file_result_free(&single);
-        }
-        free(one);
-        bool any = false;
-        for (size_t k = 0; k < lines.len; k++)
-            any |= chosen[k];
-        ok = any && try_lines(lt, r, &lines, chosen, &text, &after);
-    }
-    size_t added = 0;
-    for (size_t k = 0; ok && k < lines.len; k++)
-        added += chosen[k];
-    if (ok) {
         ol_buf bytes = {0}, why = {0};
         /* one change from the first byte that differs to the last: every byte
          * outside it is written back as it was read (ol_source_encode) */
-        const char *old_text = r->src.text ? r->src.text : "";
-        size_t old_len = r->src.len, new_len = text.len, pre = 0, post = 0;
-        while (pre < old_len && pre < new_len && old_text[pre] == text.data[pre])
+        const char *old_text = src->text ? src->text : "";
+        size_t old_len = src->len, new_len = text_len, pre = 0, post = 0;
+        while (pre < old_len && pre < new_len && old_text[pre] == text[pre])
             pre++;
         while (post < old_len - pre && post < new_len - pre &&
-               old_text[old_len - 1 - post] == text.data[new_len - 1 - post])
+               old_text[old_len - 1 - post] == text[new_len - 1 - post])
             post++;
         /* keep the change on whole UTF-8 characters */
         while (pre > 0 && ((unsigned char)old_text[pre] & 0xC0) == 0x80)
@@ -210,49 +154,32 @@ void ol_add_noqa(ol_linter *lt, ol_file_result *r, ol_fix_outcome *outcome)
         while (post > 0 && ((unsigned char)old_text[old_len - post] & 0xC0) == 0x80)
             post--;
         ol_text_change change = {(uint32_t)pre, (uint32_t)(old_len - post), (uint32_t)pre, (uint32_t)(new_len - post)};
-        bool encoded = r->src.notebook ? ol_notebook_render(&after.src, text.data, text.len, &bytes, &why)
-                                       : ol_source_encode(&r->src, text.data, text.len, &change, 1, &bytes, &why);
+        bool encoded = src->notebook ? ol_notebook_render(after_src, text, text_len, &bytes, &why)
+                                       : ol_source_encode(src, text, text_len, &change, 1, &bytes, &why);
         int err = 0;
         if (!encoded) {
             outcome->error = ol_xasprintf("cannot add noqa directives to `%s`: %s; the file was left unchanged",
-                                          r->path, why.data ? why.data : "unknown reason");
+                                          path, why.data ? why.data : "unknown reason");
         } else {
             ol_buf_clear(&why);
-            err = ol_replace_file(r->path, bytes.data ? bytes.data : "", bytes.len, r->snapshot, &why);
+            err = ol_replace_file(path, bytes.data ? bytes.data : "", bytes.len, snapshot, &why);
             if (err == OL_ERR_CHANGED)
                 outcome->error = ol_xasprintf("`%s` changed on disk while oomlint was adding noqa directives; it "
                                               "was skipped and keeps the newer text (run oomlint again)",
-                                              r->path);
+                                              path);
             else if (err)
-                outcome->error = ol_xasprintf("cannot write the noqa directives to `%s`: %s", r->path,
+                outcome->error = ol_xasprintf("cannot write the noqa directives to `%s`: %s", path,
                                               why.data ? why.data : strerror(err));
             outcome->failed = err != 0;
         }
-        if (encoded && !err) {
-            /* r becomes the file as written: what is left is what could not be suppressed */
-            struct ol_file_snapshot *snap = r->snapshot;
-            bool from_stdin = r->from_stdin;
-            r->snapshot = NULL;
-            ol_file_result_free(r);
-            *r = after;
-            r->snapshot = snap;
-            r->from_stdin = from_stdin;
-            outcome->applied = added;
-        } else {
-            ol_file_result_free(&after);
-        }
-        ol_buf_free(&bytes);
-        ol_buf_free(&why);
-    }
-    for (size_t k = 0; k < lines.len && !outcome->error; k++)
-        if (!ok || !chosen[k])
-            ol_vec_push(&r->warnings, ol_xasprintf("%s:%u: no noqa directive added: a comment at the end of this line "
-                                                   "would not be one, or would change the code (a string or a "
-                                                   "backslash continues it); its findings are reported",
-                                                   r->path, lines.items[k].line + 1));
-    ol_buf_free(&text);
-    free(chosen);
-    for (size_t k = 0; k < lines.len; k++)
-        ol_vec_free(&lines.items[k].codes);
-    ol_vec_free(&lines);
+    ol_buf_free(&bytes);
+    ol_buf_free(&why);
+    return encoded && !err;
+}
+
+void ol_noqa_lines_free(ol_noqa_lines *lines)
+{
+    for (size_t k = 0; k < lines->len; k++)
+        ol_vec_free(&lines->items[k].codes);
+    ol_vec_free(lines);
 }

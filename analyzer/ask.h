@@ -183,6 +183,17 @@ bool ol_callee_of(ol_model *m, uint32_t ci, ol_callee *out);
 /* The argument call ci passes for the callee's parameter `param`, or OL_NONE. */
 ol_nid ol_callee_arg(ol_model *m, uint32_t ci, const ol_callee *callee, uint32_t param);
 
+/* A method call on an object whose class the file does not show (`self.task
+ * .train_step(...)`, the task a trainer is handed): the method of that name
+ * of the one class of the run named for the receiver (`task` ->
+ * `TranslationTask`), as its summary describes it. A guess from names: the
+ * reasons get a step naming the class, and the guess. */
+bool ol_callee_by_receiver_name(ol_model *m, uint32_t ci, ol_callee *out, ol_reasons *why);
+/* Does what the callee returns carry the autograd graph: all of it (index
+ * -1, key NULL), element `index` of the tuple it returns, or entry `key` of
+ * its dict? */
+bool ol_callee_returns_graph(const ol_callee *callee, int index, const char *key);
+
 /* An argument a call keeps beyond itself (`meter.update(loss)` where update
  * does `self.sum += val * n`). */
 typedef struct ol_kept {
@@ -236,6 +247,14 @@ bool ol_value_may_be_none(ol_model *m, ol_nid e);
  * nothing here calls, the call sites of the run: a helper that another
  * file's batch loop calls runs per step. */
 ol_often ol_how_often(ol_model *m, ol_nid n, ol_reasons *why);
+
+/* Does each iteration of loop li (an index into m->loops) build the model
+ * it runs: a new model bound in the iteration by a constructor, a factory
+ * or a copy, then run (a batch-size search, a sweep over configurations,
+ * folds)? Its iterations are trials, not steps; ol_how_often answers
+ * OL_PER_EPOCH for what runs in one. A loop that draws batches from a loader
+ * never is. */
+bool ol_loop_runs_trials(ol_model *m, uint32_t li, ol_reasons *why);
 
 /* Does n run only in a debugging branch (`if args.debug:`, a function or
  * class named for it)? */

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -30,7 +31,17 @@ void ol_cli_usage(FILE *out)
           "Rule selection:\n"
           "  --select CODES          run only these rules (codes or prefixes: OOM101, OOM5, ALL)\n"
           "  --extend-select CODES   add rules to the default set (opt-in rules such as OOM401)\n"
-          "  --ignore CODES          do not run these rules\n"
+          "  --ignore CODES          do not run these rules\n",
+          out);
+    /* the opt-in rules from the registry, so that the list cannot go stale */
+    fputs("  Opt-in rules (", out);
+    size_t opt_in = 0;
+    for (size_t i = 0; i < ol_rule_count; i++)
+        if (ol_rules[i]->opt_in)
+            fprintf(out, "%s%s", opt_in++ ? ", " : "", ol_rules[i]->code);
+    fputs(") run only when selected by exact code\n"
+          "  or by ALL (every rule). OOM201, OOM302 and OOM303 report code that runs once (a\n"
+          "  forward in a notebook cell, a tensor built in __init__, a reload) only then.\n"
           "\n"
           "Configuration:\n"
           "  --config PATH           read [tool.oomlint] from this file for every input\n"
@@ -62,12 +73,14 @@ void ol_cli_usage(FILE *out)
           "                          (GitHub Actions annotations), gitlab (GitLab Code Quality)\n"
           "                          or junit (JUnit XML); --format is the same option\n"
           "  -o, --output-file PATH  write the report to PATH instead of standard output\n"
-          "  --statistics            print a count per rule instead of each finding\n"
+          "  --statistics            print a count per rule instead of each finding; [*] before a\n"
+          "                          rule's name: --fix fixes each of its findings, [~] some\n"
           "  -q, --quiet             print findings only, no summary\n"
           "  --color WHEN            auto (default), always or never\n"
           "  --fail-on SEVERITY      the least severe finding that fails the run: error,\n"
           "                          warning (default) or info\n"
-          "  --exit-zero             exit 0 even when there are findings\n"
+          "  --exit-zero             exit 0 even when there are findings (not when a file\n"
+          "                          could not be linted: that is exit 2)\n"
           "\n"
           "Other:\n"
           "  -j, --threads N         lint on N threads (default: one per CPU)\n"
@@ -81,7 +94,10 @@ void ol_cli_usage(FILE *out)
           "\n"
           "Exit status: 0 no findings at or above --fail-on (info findings are shown but do not\n"
           "fail by default; a run whose every path was excluded is 0 too), 1 such findings,\n"
-          "2 usage error, or a path that does not exist or could not be read.\n",
+          "2 the run could not do what it was asked: a usage or configuration error, a report\n"
+          "or fix that could not be written, or a file that was not linted (missing, unreadable,\n"
+          "undecodable, not a regular file, too large: its OOM001 finding says why, and the\n"
+          "other files are still reported). --exit-zero turns 1 into 0, never 2.\n",
           out);
 }
 
@@ -319,24 +335,45 @@ static bool apply(ol_cli *cli, opt_id id, const char *flag, const char *value, o
     return true;
 }
 
-/* The long option a misspelt one most likely meant: within two edits (one
- * for short names), or the only option the name begins. NULL if none. */
+/* The long option a misspelt one most likely meant, or NULL. */
 static const char *closest_option(const char *name, size_t len)
 {
-    const char *best = NULL, *prefixed = NULL;
-    size_t best_d = len <= 4 ? 2 : 3, prefixes = 0;
-    for (size_t k = 0; k < OL_ARRAY_LEN(options); k++) {
-        size_t d = ol_edit_distance(name, len, options[k].long_name, strlen(options[k].long_name));
-        if (d < best_d) {
-            best_d = d;
-            best = options[k].long_name;
-        }
-        if (len >= 3 && strncmp(options[k].long_name, name, len) == 0) {
-            prefixes++;
-            prefixed = options[k].long_name;
-        }
-    }
-    return best ? best : prefixes == 1 ? prefixed : NULL;
+    const char *names[OL_ARRAY_LEN(options)];
+    for (size_t k = 0; k < OL_ARRAY_LEN(options); k++)
+        names[k] = options[k].long_name;
+    return ol_closest_word(name, len, names, OL_ARRAY_LEN(options));
+}
+
+/* `-fix`, `-quiet`, `-output-format`: a long option written with one dash.
+ * Caught before the short-option reading would take `-output-format` for
+ * `-o utput-format` and write the report to a file of that name. */
+static const char *single_dash_long(const char *arg)
+{
+    const char *name = arg + 1;
+    size_t len = strcspn(name, "=");
+    if (len < 2)
+        return NULL;
+    for (size_t k = 0; k < OL_ARRAY_LEN(options); k++)
+        if (strlen(options[k].long_name) == len && strncmp(options[k].long_name, name, len) == 0)
+            return options[k].long_name;
+    return NULL;
+}
+
+static const char *const subcommands[] = {"check", "rules", "rule", "server", "version", "probe", "explain"};
+
+/* `oomlint chek .`: a first argument that names no file and is a
+ * subcommand misspelt is a usage error, not a path that does not exist. */
+static bool misspelt_subcommand(const char *arg, ol_buf *err)
+{
+    struct stat st;
+    if (arg[0] == '-' || lstat(arg, &st) == 0 || strchr(arg, '/') || strchr(arg, '.'))
+        return false;
+    const char *near = ol_closest_word(arg, strlen(arg), subcommands, OL_ARRAY_LEN(subcommands));
+    if (!near)
+        return false;
+    ol_buf_printf(err, "unknown command '%s' (did you mean '%s'?); no file or directory of that name exists either",
+                  arg, near);
+    return true;
 }
 
 bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
@@ -361,6 +398,8 @@ bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
         } else if (strcmp(argv[i], "version") == 0) {
             cli->command = OL_CMD_VERSION;
             i++;
+        } else if (misspelt_subcommand(argv[i], err)) {
+            return false;
         }
     }
     bool options_done = false;
@@ -417,8 +456,13 @@ bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
                 if (options[k].short_name && options[k].short_name == arg[1])
                     spec = &options[k];
             snprintf(flag, sizeof flag, "-%c", arg[1]);
-            if (!spec || (arg[2] != '\0' && !spec->takes_value)) {
-                ol_buf_printf(err, "unknown option '%s'", arg);
+            const char *long_name = single_dash_long(arg);
+            if (long_name || !spec || (arg[2] != '\0' && !spec->takes_value)) {
+                ol_buf_printf(err, "unknown option '%.40s'", arg);
+                if (!long_name && arg[2] != '\0')
+                    long_name = closest_option(arg + 1, strcspn(arg + 1, "="));
+                if (long_name)
+                    ol_buf_printf(err, " (did you mean '--%s'?)", long_name);
                 return false;
             }
             if (arg[2] != '\0')
@@ -437,7 +481,9 @@ bool ol_cli_parse(ol_cli *cli, int argc, char **argv, ol_buf *err)
     if (cli->command == OL_CMD_LINT || cli->command == OL_CMD_RULES || cli->command == OL_CMD_SERVER) {
         const char *bad = ol_selection_invalid(&cli->selection);
         if (bad) {
-            ol_buf_printf(err, "unknown rule selector '%s' (see 'oomlint rules')", bad);
+            ol_buf_printf(err, "unknown rule selector '%s'", bad);
+            if (!ol_selector_suggest(bad, err))
+                ol_buf_puts(err, " (see 'oomlint rules')");
             return false;
         }
     }
@@ -519,7 +565,12 @@ int ol_cmd_rule(const ol_cli *cli, FILE *out, FILE *err)
                 r = ol_rules[i];
     }
     if (!r) {
-        fprintf(err, "oomlint: error: unknown rule '%s' (see 'oomlint rules')\n", cli->rule_code);
+        ol_buf why = {0};
+        ol_buf_printf(&why, "unknown rule '%s'", cli->rule_code);
+        if (!ol_selector_suggest(cli->rule_code, &why))
+            ol_buf_puts(&why, " (see 'oomlint rules')");
+        fprintf(err, "oomlint: error: %s\n", why.data);
+        ol_buf_free(&why);
         return 2;
     }
     ol_buf b = {0};

@@ -4,7 +4,8 @@
  */
 #include "devices.h"
 
-#include <ctype.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The first node that names CUDA or torch.accelerator, or OL_NONE. */
@@ -133,80 +134,164 @@ bool ol_file_is_xla_only(ol_model *m)
     return xla && !ol_file_names_accelerator(m);
 }
 
-/* Does text hold word, ignoring case (word in lower case)? A short word
- * must not follow a letter ("tpu" is not in "outputs"). */
-static bool has_word_nocase(const char *text, size_t len, const char *word)
+/* The words of code that speak of devices, processes and frameworks, found
+ * in one pass over the file's names and strings (comments do not count) and
+ * kept per file: the questions below ask about different lists of them, and
+ * a scan per question and word cost more than the parse. A word of three
+ * letters or fewer counts only apart from other letters ("tpu" is not in
+ * "outputs", "xla" not in "set_xlabel", "ddp" not in "ddpm"; a plural
+ * "gpus" counts); "rank" counts only as a whole name (not in "ranking", not
+ * in a string). */
+enum {
+    W_DEVICE, W_CUDA, W_GPU, W_TPU, W_XLA, W_MPS, W_ACCELERAT, W_FABRIC, W_DEEPSPEED, W_TRAINER, W_PREPARE,
+    W_DEVICE_MAP, W_DISTRIBUTED, W_INIT_PROCESS_GROUP, W_LOCAL_RANK, W_GLOBAL_RANK, W_WORLD_SIZE, W_RANK, W_DDP,
+    W_SPAWN, W_TORCHRUN, W_HOROVOD, W_FSDP, W_COUNT
+};
+
+static const char *const WORD_TEXT[W_COUNT] = {
+    "device", "cuda", "gpu", "tpu", "xla", "mps", "accelerat", "fabric", "deepspeed", "trainer", "prepare",
+    "device_map", "distributed", "init_process_group", "local_rank", "global_rank", "world_size", "rank", "ddp",
+    "spawn", "torchrun", "horovod", "fsdp",
+};
+
+typedef struct device_words {
+    ol_nid first[W_COUNT]; /* the first node holding each word, or OL_NONE */
+} device_words;
+
+static void device_words_free(void *p)
 {
-    size_t n = strlen(word);
-    bool short_word = n <= 3;
-    for (size_t i = 0; i + n <= len; i++) {
-        if (short_word && i > 0 && isalpha((unsigned char)text[i - 1]))
-            continue;
-        size_t k = 0;
-        while (k < n && tolower((unsigned char)text[i + k]) == word[k])
-            k++;
-        if (k != n)
-            continue;
-        /* nor run into a longer word ("xla" in "set_xlabel", "ddp" in
-         * "ddpm"), a plural aside ("gpus") */
-        size_t after = i + n;
-        if (short_word && after < len && isalpha((unsigned char)text[after]) &&
-            !(tolower((unsigned char)text[after]) == 's' &&
-              (after + 1 >= len || !isalpha((unsigned char)text[after + 1]))))
-            continue;
-        return true;
-    }
-    return false;
+    free(p);
 }
 
-/* Does a name or string of the code (comments do not count) hold one of the
- * words? A word of three letters or fewer counts only apart from other
- * letters (has_word_nocase). `whole`, when given, is a word that counts only as a whole name
- * ("rank", not "rank" in "ranking" or a string). */
-static ol_nid code_says_at(ol_model *m, const char *const *words, const char *whole)
+static bool letter(unsigned char c)
 {
+    return (c | 32) >= 'a' && (c | 32) <= 'z';
+}
+
+/* The words each pair of lowercase letters starts (a mask of W_*), and
+ * their lengths: most letters of a name start no word, and the first two
+ * letters rule out all but one or two. */
+static uint32_t starts_with[26][26];
+static uint8_t word_len[W_COUNT];
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static void make_tables(void)
+{
+    for (int w = 0; w < W_COUNT; w++) {
+        word_len[w] = (uint8_t)strlen(WORD_TEXT[w]);
+        starts_with[WORD_TEXT[w][0] - 'a'][WORD_TEXT[w][1] - 'a'] |= 1u << w;
+    }
+}
+
+/* Sets bit w of *found for every word the lowercased text holds. */
+static void words_in(const unsigned char *low, size_t len, bool identifier, uint32_t *found)
+{
+    for (size_t i = 0; i + 1 < len; i++) {
+        unsigned char c = low[i], d = low[i + 1];
+        if (c < 'a' || c > 'z' || d < 'a' || d > 'z')
+            continue;
+        uint32_t cand = starts_with[c - 'a'][d - 'a'] & ~*found;
+        while (cand) {
+            int w = __builtin_ctz(cand);
+            cand &= cand - 1;
+            size_t n = word_len[w];
+            if (i + n > len || memcmp(low + i, WORD_TEXT[w], n) != 0)
+                continue;
+            if (w == W_RANK) {
+                if (identifier && len == n)
+                    *found |= 1u << w;
+                continue;
+            }
+            if (n <= 3) {
+                if (i > 0 && letter(low[i - 1]))
+                    continue;
+                size_t after = i + n;
+                if (after < len && letter(low[after]) &&
+                    !(low[after] == 's' && (after + 1 >= len || !letter(low[after + 1]))))
+                    continue;
+            }
+            *found |= 1u << w;
+        }
+    }
+}
+
+static const device_words *words_of(ol_model *m)
+{
+    if (m->devices_cache)
+        return m->devices_cache;
+    pthread_once(&tables_once, make_tables);
+    device_words *dw = ol_xcalloc(1, sizeof(*dw));
+    for (int w = 0; w < W_COUNT; w++)
+        dw->first[w] = OL_NONE;
     const ol_tree *t = m->tree;
-    for (ol_nid n = 0; n < t->nodes.len; n++) {
+    uint32_t all = (1u << W_COUNT) - 1, found = 0;
+    unsigned char small[256];
+    unsigned char *buf = small;
+    size_t cap = sizeof(small);
+    for (ol_nid n = 0; n < t->nodes.len && found != all; n++) {
         ol_kind k = ol_kind_of(t, n);
         if (k != OL_N_identifier && k != OL_N_string)
             continue;
         uint32_t len;
         const char *s = ol_text(t, n, &len);
-        for (const char *const *w = words; *w; w++) {
-            if (!has_word_nocase(s, len, *w))
-                continue;
-            if (whole && strcmp(*w, whole) == 0 && !(k == OL_N_identifier && len == strlen(whole)))
-                continue;
-            return n;
+        if (len > cap) {
+            if (buf != small)
+                free(buf);
+            cap = len;
+            buf = ol_xmalloc(cap);
         }
+        for (uint32_t i = 0; i < len; i++) {
+            unsigned char c = (unsigned char)s[i];
+            buf[i] = c >= 'A' && c <= 'Z' ? (unsigned char)(c | 32) : c;
+        }
+        uint32_t before = found;
+        words_in(buf, len, k == OL_N_identifier, &found);
+        for (int w = 0; found != before && w < W_COUNT; w++)
+            if ((found & ~before) & (1u << w))
+                dw->first[w] = n;
     }
-    return OL_NONE;
+    if (buf != small)
+        free(buf);
+    m->devices_cache = dw;
+    m->devices_cache_free = device_words_free;
+    return dw;
 }
 
-static bool code_says(ol_model *m, const char *const *words, const char *whole)
+/* The first node of the code holding one of the words (a mask of W_*). */
+static ol_nid code_says_at(ol_model *m, uint32_t words)
 {
-    return code_says_at(m, words, whole) != OL_NONE;
+    const device_words *dw = words_of(m);
+    ol_nid first = OL_NONE;
+    for (int w = 0; w < W_COUNT; w++)
+        if ((words & (1u << w)) && dw->first[w] < first)
+            first = dw->first[w];
+    return first;
 }
 
+static bool code_says(ol_model *m, uint32_t words)
+{
+    return code_says_at(m, words) != OL_NONE;
+}
+
+#define BIT(w) (1u << (w))
 /* Words of code that may put data on an accelerator another way than a
  * device the file names: a framework that places the model itself. */
-static const char *const FRAMEWORK_WORDS[] = {"accelerat", "fabric", "deepspeed", "trainer", "prepare", "device_map",
-                                              NULL};
-static const char *const DEVICE_WORDS_ALL[] = {"device", "cuda", "gpu", "tpu", "xla", "mps", "accelerat", "fabric",
-                                               "deepspeed", "trainer", "prepare", NULL};
+static const uint32_t FRAMEWORK_WORDS = BIT(W_ACCELERAT) | BIT(W_FABRIC) | BIT(W_DEEPSPEED) | BIT(W_TRAINER) |
+                                        BIT(W_PREPARE) | BIT(W_DEVICE_MAP);
+static const uint32_t DEVICE_WORDS_ALL = BIT(W_DEVICE) | BIT(W_CUDA) | BIT(W_GPU) | BIT(W_TPU) | BIT(W_XLA) |
+                                         BIT(W_MPS) | BIT(W_ACCELERAT) | BIT(W_FABRIC) | BIT(W_DEEPSPEED) |
+                                         BIT(W_TRAINER) | BIT(W_PREPARE);
+/* words of process groups and launchers */
+static const uint32_t PROCESS_WORDS = BIT(W_DISTRIBUTED) | BIT(W_INIT_PROCESS_GROUP) | BIT(W_LOCAL_RANK) |
+                                      BIT(W_GLOBAL_RANK) | BIT(W_WORLD_SIZE) | BIT(W_RANK) | BIT(W_DDP) |
+                                      BIT(W_SPAWN) | BIT(W_ACCELERAT) | BIT(W_DEEPSPEED) | BIT(W_FABRIC) |
+                                      BIT(W_TORCHRUN) | BIT(W_HOROVOD) | BIT(W_FSDP);
 
 bool ol_file_stays_on_cpu(ol_model *m)
 {
-    return !code_says(m, DEVICE_WORDS_ALL, NULL) && !ol_file_names_accelerator(m) &&
+    return !code_says(m, DEVICE_WORDS_ALL) && !ol_file_names_accelerator(m) &&
            !ol_file_moves_to_device_variable(m);
 }
-
-/* words of process groups and launchers; short ones ("ddp") must not
- * follow a letter, and "rank" alone is also a matrix's rank: only as a
- * whole name */
-static const char *const PROCESS_WORDS[] = {"distributed", "init_process_group", "local_rank", "global_rank",
-                                            "world_size", "rank", "ddp", "spawn", "accelerat", "deepspeed",
-                                            "fabric", "torchrun", "horovod", "fsdp", NULL};
 
 void ol_file_device_use(ol_model *m, ol_device_use *out)
 {
@@ -221,14 +306,14 @@ void ol_file_device_use(ol_model *m, ol_device_use *out)
         out->use = OL_DEVICE_VARIABLE;
         return;
     }
-    out->node = code_says_at(m, FRAMEWORK_WORDS, NULL);
+    out->node = code_says_at(m, FRAMEWORK_WORDS);
     if (out->node == OL_NONE)
-        out->node = code_says_at(m, PROCESS_WORDS, "rank"); /* every process of a job has its device */
+        out->node = code_says_at(m, PROCESS_WORDS); /* every process of a job has its device */
     if (out->node != OL_NONE) {
         out->use = OL_DEVICE_FRAMEWORK;
         return;
     }
-    ol_nid word = code_says_at(m, DEVICE_WORDS_ALL, NULL);
+    ol_nid word = code_says_at(m, DEVICE_WORDS_ALL);
     if (cpu_move) {
         /* every device the file moves data to is the CPU */
         out->use = OL_DEVICE_CPU;
@@ -241,5 +326,5 @@ void ol_file_device_use(ol_model *m, ol_device_use *out)
 
 bool ol_file_runs_several_processes(ol_model *m)
 {
-    return code_says(m, PROCESS_WORDS, "rank");
+    return code_says(m, PROCESS_WORDS);
 }

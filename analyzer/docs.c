@@ -4,7 +4,7 @@
  * After the fix come the rule's measured cost and its references
  * (references.c). The measured cost of a rule with a probe scenario is the
  * figures of every committed probe/results/ *.json (compiled in, see
- * probe.h), each naming its device and torch version. Nothing is estimated: a device with
+ * figures.h), each naming its device and torch version. Nothing is estimated: a device with
  * no committed figures is said to be unmeasured.
  */
 #include "docs.h"
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "probe.h"
+#include "figures.h"
 #include "references.h"
 
 static void put_bytes(ol_buf *b, double v)
@@ -253,6 +253,96 @@ static void indent_block(ol_buf *b, const char *text, const char *prefix)
     }
 }
 
+/* `oomlint rule` fits a terminal of this many columns: prose is wrapped to
+ * it at spaces, code examples are not (a wrapped line of code is a
+ * different program), and a word longer than a line (a URL) keeps its line. */
+#define DOC_COLUMNS 100
+
+/* Columns of UTF-8 text: one per code point. */
+static size_t columns(const char *s, size_t n)
+{
+    size_t cols = 0;
+    for (size_t i = 0; i < n; i++)
+        cols += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return cols;
+}
+
+/* Appends one line of text wrapped to DOC_COLUMNS: its first line after
+ * `indent`, the others after `hang`. */
+static void put_wrapped_line(ol_buf *b, const char *text, size_t len, const char *indent, const char *hang)
+{
+    const char *lead = indent;
+    size_t i = 0;
+    while (i < len && text[i] == ' ')
+        i++;
+    for (;;) {
+        size_t room = DOC_COLUMNS > columns(lead, strlen(lead)) ? DOC_COLUMNS - columns(lead, strlen(lead)) : 1;
+        /* as many words as fit, at least one */
+        size_t end = i, last_fit = i;
+        while (end < len) {
+            size_t word_end = end;
+            while (word_end < len && text[word_end] == ' ')
+                word_end++;
+            while (word_end < len && text[word_end] != ' ')
+                word_end++;
+            if (columns(text + i, word_end - i) > room && last_fit > i)
+                break;
+            last_fit = end = word_end;
+        }
+        ol_buf_puts(b, lead);
+        ol_buf_add(b, text + i, last_fit - i);
+        ol_buf_putc(b, '\n');
+        i = last_fit;
+        while (i < len && text[i] == ' ')
+            i++;
+        if (i >= len)
+            return;
+        lead = hang;
+    }
+}
+
+/* Appends text, each of its lines wrapped to DOC_COLUMNS after `indent`. */
+static void put_wrapped(ol_buf *b, const char *text, const char *indent)
+{
+    const char *p = text;
+    do {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (len == 0)
+            ol_buf_putc(b, '\n');
+        else
+            put_wrapped_line(b, p, len, indent, indent);
+        p += len + (nl ? 1 : 0);
+    } while (*p);
+}
+
+/* Appends rendered lines, each wrapped to DOC_COLUMNS with what runs over
+ * indented two more than the line itself. */
+static void put_wrapped_lines(ol_buf *b, const char *text, size_t n)
+{
+    const char *p = text, *end = text + n;
+    char hang[64];
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        size_t lead = 0;
+        while (lead < len && p[lead] == ' ')
+            lead++;
+        size_t h = lead + 2 < sizeof hang ? lead + 2 : sizeof hang - 1;
+        memset(hang, ' ', h);
+        hang[h] = '\0';
+        char indent[64];
+        size_t k = lead < sizeof indent ? lead : sizeof indent - 1;
+        memset(indent, ' ', k);
+        indent[k] = '\0';
+        if (len == 0)
+            ol_buf_putc(b, '\n');
+        else
+            put_wrapped_line(b, p + lead, len - lead, indent, hang);
+        p += len + (nl ? 1 : 0);
+    }
+}
+
 /* ---- References: the pages that explain a rule's cost (references.c) ---- */
 
 static void references_terminal(const ol_rule *r, ol_buf *b)
@@ -261,8 +351,10 @@ static void references_terminal(const ol_rule *r, ol_buf *b)
     if (!refs || !refs->title)
         return;
     ol_buf_puts(b, "\nReferences\n");
-    for (; refs->title; refs++)
-        ol_buf_printf(b, "  - %s\n    %s\n", refs->title, refs->url);
+    for (; refs->title; refs++) {
+        put_wrapped_line(b, refs->title, strlen(refs->title), "  - ", "      ");
+        ol_buf_printf(b, "    %s\n", refs->url);
+    }
 }
 
 static void references_markdown(const ol_rule *r, ol_buf *b)
@@ -287,22 +379,31 @@ static void references_plain(const ol_rule *r, ol_buf *b)
 
 void ol_rule_doc_terminal(const ol_rule *r, ol_buf *b)
 {
-    ol_buf_printf(b, "%s %s [%s]%s\n\n%s\n\n", r->code, r->name, ol_severity_name(r->severity),
-                  r->opt_in ? " (opt-in)" : "", r->summary);
-    ol_buf_printf(b, "What it does\n  %s\n\nWhy is this bad?\n  %s\n\nExample\n", r->what, r->why);
+    ol_buf_printf(b, "%s %s [%s]%s\n\n", r->code, r->name, ol_severity_name(r->severity),
+                  r->opt_in ? " (opt-in)" : "");
+    put_wrapped(b, r->summary, "");
+    ol_buf_puts(b, "\nWhat it does\n");
+    put_wrapped(b, r->what, "  ");
+    ol_buf_puts(b, "\nWhy is this bad?\n");
+    put_wrapped(b, r->why, "  ");
+    ol_buf_puts(b, "\nExample\n");
     indent_block(b, r->example, "    ");
     ol_buf_puts(b, "\nUse instead\n");
     indent_block(b, r->instead, "    ");
-    if (r->fix)
-        ol_buf_printf(b, "\nFix\n  %s\n", r->fix);
-    if (r->fix_safety)
-        ol_buf_printf(b, "\nFix safety\n  %s\n", r->fix_safety);
-    if (r->accuracy)
-        ol_buf_printf(b, "\nAccuracy\n  %s\n", r->accuracy);
+    const char *const sections[][2] = {{"Fix", r->fix}, {"Fix safety", r->fix_safety}, {"Accuracy", r->accuracy}};
+    for (size_t i = 0; i < OL_ARRAY_LEN(sections); i++) {
+        if (!sections[i][1])
+            continue;
+        ol_buf_printf(b, "\n%s\n", sections[i][0]);
+        put_wrapped(b, sections[i][1], "  ");
+    }
     bool gpu;
     if (has_figures(r, &gpu)) {
         ol_buf_puts(b, "\nMeasured (oomlint probe)\n");
-        measured_text(r, b, "  ");
+        ol_buf measured = {0};
+        measured_text(r, &measured, "  ");
+        put_wrapped_lines(b, measured.data ? measured.data : "", measured.len);
+        ol_buf_free(&measured);
     }
     references_terminal(r, b);
     ol_buf_printf(b, "\nMore: %s%s.md\n", OL_DOCS_URL, r->code);

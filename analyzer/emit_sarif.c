@@ -31,7 +31,7 @@
 
 #include "docs.h"
 #include "emit.h"
-#include "probe.h"
+#include "figures.h"
 #include "rule.h"
 #include "version.h"
 
@@ -222,7 +222,7 @@ static cJSON *measured_side(const ol_probe_side *s)
     return o;
 }
 
-/* The rule's committed probe measurements (probe.h), each with its device
+/* The rule's committed probe measurements (figures.h), each with its device
  * and torch version, as a property of the rule. */
 static void add_measured(cJSON *props, const ol_rule *r)
 {

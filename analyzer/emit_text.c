@@ -230,6 +230,14 @@ static void frame(FILE *out, const style *st, const ol_file_result *r, const ol_
             to = len;
         if (from > len)
             from = len;
+        /* a line the finding continues onto is underlined from its code,
+         * not its indentation; a blank one not at all */
+        bool blank = false;
+        if (l > first) {
+            while (from < to && (s[from] == ' ' || s[from] == '\t'))
+                from++;
+            blank = from == to;
+        }
         ol_buf_clear(&line);
         uint32_t c_from, c_to, ws, we;
         frame_window(s, len, from, &ws, &we);
@@ -252,7 +260,7 @@ static void frame(FILE *out, const style *st, const ol_file_result *r, const ol_
             fprintf(out, "%s%*s |%s %s\n", C_BLUE, gutter, num, C_RESET, line.data ? line.data : "");
         else
             fprintf(out, "%*s | %s\n", gutter, num, line.data ? line.data : "");
-        if (l < first)
+        if (l < first || blank)
             continue;
         uint32_t width = c_to > c_from ? c_to - c_from : 1;
         fprintf(out, "%*s ", gutter, "");
@@ -474,8 +482,9 @@ static bool fix_applies(const ol_diag *d, const ol_emit_options *o)
  * `[*]` before the name when every finding of the rule has a fix that
  * applies (safe ones; unsafe ones too with --unsafe-fixes), `[~]` when some
  * have, `[ ]` when none has, as Ruff marks them; the marker column is left
- * out when nothing is fixable. */
-static void statistics(FILE *out, const style *st, const ol_file_result *results, size_t count,
+ * out when nothing is fixable. Returns whether a `[~]` was printed, which
+ * the summary then explains (Ruff leaves it unexplained). */
+static bool statistics(FILE *out, const style *st, const ol_file_result *results, size_t count,
                        const ol_emit_options *o)
 {
     size_t *per_rule = ol_xcalloc(ol_rule_count, sizeof(size_t));
@@ -498,7 +507,7 @@ static void statistics(FILE *out, const style *st, const ol_file_result *results
             order[j - 1] = tmp;
         }
     int count_width = 1, code_width = 1;
-    bool any_fixable = false;
+    bool any_fixable = false, some_fixable = false;
     for (size_t i = 0; i < ol_rule_count; i++) {
         if (!per_rule[i])
             continue;
@@ -531,6 +540,7 @@ static void statistics(FILE *out, const style *st, const ol_file_result *results
                 fputc('[', out);
                 put(out, st, C_CYAN, fixable[i] == per_rule[i] ? "*" : "~");
                 fputs("] ", out);
+                some_fixable |= fixable[i] < per_rule[i];
             } else {
                 fputs("[ ] ", out);
             }
@@ -540,6 +550,7 @@ static void statistics(FILE *out, const style *st, const ol_file_result *results
     free(order);
     free(per_rule);
     free(fixable);
+    return some_fixable;
 }
 
 /* --output-format concise: `path:line:col: CODE [*] message`, one line per
@@ -635,10 +646,14 @@ void ol_emit_text_end(FILE *out, const ol_file_result *results, size_t count, co
                 hidden_unsafe++;
         }
     }
-    if (o->statistics)
-        statistics(out, &st, results, count, o);
+    bool some_fixable = o->statistics && statistics(out, &st, results, count, o);
     if (o->quiet)
         return;
+    if (some_fixable) {
+        fputc('[', out);
+        put(out, &st, C_CYAN, "~");
+        fputs("] marks a rule only some of whose findings `--fix` can fix.\n", out);
+    }
     size_t total = fixed + remaining;
     if (fixed > 0) {
         fprintf(out, "Found %zu finding%s (%zu fixed, %zu remaining).\n", total, plural(total), fixed, remaining);

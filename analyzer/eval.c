@@ -193,8 +193,30 @@ static bool looks_like_loss_fn(const char *name, size_t len)
     return n == 1 && strcmp(tokens[0], "lossfn") == 0;
 }
 
-/* What a name alone suggests, for values nothing else tells us about. */
+static ol_val guess_from_name_uncached(ol_model *m, ol_sym name);
+
+/* What a name alone suggests, for values nothing else tells us about:
+ * worked out once per name of the file (a name is asked about at every use
+ * of every binding that has no better answer). */
 static ol_val guess_from_name(ol_model *m, ol_sym name)
+{
+    if (name == 0 || name >= m->strings.strings.len)
+        return guess_from_name_uncached(m, name);
+    if (name >= m->name_guess_cap) {
+        size_t cap = m->strings.strings.len + 64;
+        m->name_guess = ol_xrealloc(m->name_guess, cap * sizeof(ol_val));
+        m->name_guessed = ol_xrealloc(m->name_guessed, cap);
+        memset(m->name_guessed + m->name_guess_cap, 0, cap - m->name_guess_cap);
+        m->name_guess_cap = cap;
+    }
+    if (!m->name_guessed[name]) {
+        m->name_guess[name] = guess_from_name_uncached(m, name);
+        m->name_guessed[name] = 1;
+    }
+    return m->name_guess[name];
+}
+
+static ol_val guess_from_name_uncached(ol_model *m, ol_sym name)
 {
     const char *s = ol_sym_str(m, name);
     size_t len = ol_interned_len(&m->strings, name);
@@ -3519,6 +3541,11 @@ static bool loop_iterates_batches(ol_model *m, uint32_t li)
 {
     const ol_loop *loop = &m->loops.items[li];
     return loop->iter != OL_NONE && iter_draws_batches(m, loop->iter, 0);
+}
+
+bool ol_loop_draws_batches(ol_model *m, uint32_t li)
+{
+    return loop_iterates_batches(m, li);
 }
 
 /* Is n inside a per-batch context already: a loop over batches around it in

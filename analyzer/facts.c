@@ -22,6 +22,8 @@ typedef struct facts_cache {
     OL_VEC(uint32_t) reset_items;
     OL_VEC(uint32_t) clears;  /* calls of x.clear(), ascending */
     bool clears_built;
+    uint32_t *loops_by_node;  /* loop indices by their node, ascending (the model
+                                 pushes a comprehension after its first iterable) */
 } facts_cache;
 
 void ol_region_events_free(ol_region_events *re)
@@ -46,6 +48,7 @@ static void facts_cache_free(void *p)
     ol_vec_free(&fc->reset_chains);
     ol_vec_free(&fc->reset_items);
     ol_vec_free(&fc->clears);
+    free(fc->loops_by_node);
     free(fc);
 }
 
@@ -61,6 +64,50 @@ static facts_cache *cache_of(ol_model *m)
         m->facts_cache_free = facts_cache_free;
     }
     return m->facts_cache;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The loops whose node lies inside node n's subtree (n's own loop included):
+ * [*first, end) of the returned array. Built once per file, so a question
+ * per function costs a binary search, not a walk over the file's loops. */
+static const uint32_t *loops_in(ol_model *m, ol_nid n, size_t *first, size_t *end)
+{
+    facts_cache *fc = cache_of(m);
+    if (!fc->loops_by_node) {
+        uint64_t *keyed = ol_xmalloc((m->loops.len + 1) * sizeof(uint64_t)); /* node, then index */
+        for (uint32_t i = 0; i < m->loops.len; i++)
+            keyed[i] = (uint64_t)m->loops.items[i].node << 32 | i;
+        ol_sort(keyed, m->loops.len, sizeof(uint64_t), cmp_u64);
+        fc->loops_by_node = ol_xmalloc((m->loops.len + 1) * sizeof(uint32_t));
+        for (uint32_t i = 0; i < m->loops.len; i++)
+            fc->loops_by_node[i] = (uint32_t)keyed[i];
+        free(keyed);
+    }
+    const uint32_t *by = fc->loops_by_node;
+    size_t lo = 0, hi = m->loops.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->loops.items[by[mid]].node < n)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *first = lo;
+    hi = m->loops.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->loops.items[by[mid]].node < m->subtree_end[n])
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *end = lo;
+    return by;
 }
 
 static bool skip_space(char c)
@@ -612,9 +659,11 @@ static bool function_consumes_buffer(ol_model *m, uint32_t g, ol_nid holder)
     }
     if (!backward)
         return false;
-    for (size_t i = 0; !through && i < m->loops.len; i++) {
-        const ol_loop *l = &m->loops.items[i];
-        if (l->iter != OL_NONE && ol_contains(t, node, l->node) && ol_mentions(t, l->iter, holder))
+    size_t lfirst, lend;
+    const uint32_t *loops = loops_in(m, node, &lfirst, &lend);
+    for (size_t i = lfirst; !through && i < lend; i++) {
+        const ol_loop *l = &m->loops.items[loops[i]];
+        if (l->iter != OL_NONE && ol_mentions(t, l->iter, holder))
             through = true;
     }
     size_t lo = 0, hi = m->assigns.len;
@@ -750,6 +799,21 @@ static void add_event(ol_event_vec *out, ol_event_kind kind, uint32_t call, ol_n
     ol_vec_push(out, e);
 }
 
+/* Does call ci clear gradients in code the file does not show: a known
+ * library zeroing function, or a function of another file of the run whose
+ * summary says it zeroes (`zero_grad()`, `p.grad = None`, `p.grad.zero_()`)? */
+static bool clears_grads_elsewhere(ol_model *m, uint32_t ci)
+{
+    static const char *const library[] = {"pyro.infer.util.zero_grads", NULL};
+    const ol_call *c = &m->calls.items[ci];
+    if (ol_call_is(m, c->node, library))
+        return true;
+    const uint32_t *called;
+    if (ol_call_functions(m, ci, &called) > 0 || !m->links || !m->links->call_facts)
+        return false; /* a local function: its own events are collected */
+    return (m->links->call_facts(m->links, m, ci) & OL_FN_ZERO_GRAD) != 0;
+}
+
 static void collect(ol_model *m, ol_nid region, ol_nid site, uint32_t fn, int depth, ol_event_vec *out)
 {
     const ol_tree *t = m->tree;
@@ -792,6 +856,14 @@ static void collect(ol_model *m, ol_nid region, ol_nid site, uint32_t fn, int de
             continue;
         if (ol_text_is(t, ol_field(t, c->callee, OL_F_attribute), "zero_") && c->receiver != OL_NONE &&
             is_grad_attr(m, c->receiver)) {
+            add_event(out, OL_EV_ZERO_ALL, (uint32_t)i, c->node, where, OL_NONE);
+            continue;
+        }
+        /* a known library function that clears the gradients of what it is
+         * given (`pyro.infer.util.zero_grads(params)`), or a function of
+         * another file of the run that clears gradients (its summary says so):
+         * zeroing, of parameters the file does not name */
+        if (clears_grads_elsewhere(m, (uint32_t)i)) {
             add_event(out, OL_EV_ZERO_ALL, (uint32_t)i, c->node, where, OL_NONE);
             continue;
         }
@@ -1346,31 +1418,16 @@ bool ol_runs_per_step(ol_model *m, ol_nid n)
     return runs_per_step(m, n, 0);
 }
 
-/* Does loop li run a model's forward in its own body (not in a nested function)? */
-static bool loop_runs_forward(ol_model *m, uint32_t li)
-{
-    ol_nid body = m->loops.items[li].body;
-    if (body == OL_NONE)
-        return false;
-    uint32_t fn = ol_function_of(m, m->loops.items[li].node);
-    size_t first, end = ol_calls_in(m, body, &first);
-    for (size_t i = first; i < end; i++)
-        if (ol_function_of(m, m->calls.items[i].node) == fn && ol_is_forward_call(m, (uint32_t)i))
-            return true;
-    return false;
-}
-
-static bool step_loop(ol_model *m, uint32_t li)
-{
-    return ol_loop_is_data_loop(m, li) || loop_runs_forward(m, li);
-}
-
-/* Does loop li hold a loop of the same function that draws batches (an
- * epoch loop around the batch loop)? A loop that only runs a model each
- * iteration inside a batch loop (time steps, beams) does not make it one. */
+/* Does loop li hold a loop of the same function that draws batches, while
+ * it does not draw them itself (an epoch loop around the batch loop)? A
+ * batch loop that runs a validation loop now and then stays a batch loop;
+ * a loop that only runs a model each iteration inside a batch loop (time
+ * steps, beams) does not make it an epoch loop. */
 static bool holds_step_loop(ol_model *m, uint32_t li)
 {
     const ol_tree *t = m->tree;
+    if (ol_loop_draws_batches(m, li))
+        return false;
     ol_nid node = m->loops.items[li].node;
     for (size_t k = li + 1; k < m->loops.len; k++) {
         ol_nid inner = m->loops.items[k].node;
@@ -1381,6 +1438,23 @@ static bool holds_step_loop(ol_model *m, uint32_t li)
             return true;
     }
     return false;
+}
+
+/* A loop of a few iterations by hand under the main guard (`for _ in
+ * range(3):`), a smoke test rather than a run. */
+static bool few_by_hand(ol_model *m, uint32_t li)
+{
+    const ol_tree *t = m->tree;
+    ol_nid it = ol_unparen(t, m->loops.items[li].iter);
+    if (it == OL_NONE || ol_kind_of(t, it) != OL_N_call || !ol_text_is(t, ol_field(t, it, OL_F_function), "range"))
+        return false;
+    ol_nid a = ol_call_arg(m, it, 0, NULL), b = ol_call_arg(m, it, 1, NULL);
+    ol_nid stop = b != OL_NONE ? b : a;
+    if (stop == OL_NONE || ol_kind_of(t, stop) != OL_N_integer)
+        return false;
+    uint32_t len;
+    const char *s = ol_text(t, stop, &len);
+    return len <= 2 && atoi(s) <= 10;
 }
 
 static bool names_once(const char *name)
@@ -1399,25 +1473,26 @@ static void often_at(ol_model *m, ol_nid n, ol_often_local *out, int depth)
     out->cause = OL_OC_MODULE;
     out->node = OL_NONE;
     out->function = OL_NO_INDEX;
-    /* the loops around n, innermost first; under the main guard a loop that
-     * only runs a model a few times is a smoke test by hand, and only one
-     * that draws batches or trains runs per step */
+    /* the loops around n, innermost first: a loop runs its body per step
+     * (per batch, per frame, per environment step), unless it is the epoch
+     * loop around a batch loop, or a smoke test of a few iterations by hand
+     * under the main guard */
     bool by_hand = under_main_guard(m->tree, n);
     uint32_t epoch = OL_NO_INDEX;
     for (uint32_t li = m->node_loop[n]; li != OL_NO_INDEX; li = m->loops.items[li].parent) {
-        /* a loop around the batch loop (its body trains too, through the
-         * inner loop) runs once per epoch */
+        if (m->loops.items[li].kind == OL_LOOP_COMPREHENSION && !ol_loop_is_data_loop(m, li))
+            continue; /* a comprehension runs within the code around it */
         if (holds_step_loop(m, li)) {
             if (epoch == OL_NO_INDEX)
                 epoch = li;
             continue;
         }
-        if (by_hand ? ol_loop_is_data_loop(m, li) : step_loop(m, li)) {
-            out->often = OL_PER_STEP;
-            out->cause = OL_OC_STEP_LOOP;
-            out->node = m->loops.items[li].node;
-            return;
-        }
+        if (by_hand && few_by_hand(m, li))
+            continue;
+        out->often = OL_PER_STEP;
+        out->cause = OL_OC_STEP_LOOP;
+        out->node = m->loops.items[li].node;
+        return;
     }
     if (epoch != OL_NO_INDEX) {
         out->often = OL_PER_EPOCH;

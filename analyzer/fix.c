@@ -1,7 +1,7 @@
 /*
  * fix.c - applying fixes: choosing which fixes go together in a round,
- * applying them in one pass, proving the result, and handing the bytes to
- * writefile.c; plus unified diffs for --diff.
+ * applying them in one pass, and handing the bytes to writefile.c; plus
+ * unified diffs for --diff.
  *
  * A round takes the applicable fixes in order, widest first (a no_grad
  * decorator that covers a whole function before a `.detach()` inside it),
@@ -15,13 +15,12 @@
  * new text is built in one pass over the old, so a round is O(n log n) in
  * the number of edits and linear in the text.
  *
- * Every round is proven before it is kept: the new text is linted again, and
- * the round must not add a syntax error or a finding of any rule (a fix that
- * breaks code downstream, or that stacks with another into nonsense, shows
- * up there). A round that fails is split in halves, and halves again, to
- * keep the fixes that are fine and set aside the one that is not (a bounded
- * number of extra lints per round); the final text is thus always one that
- * was parsed and linted.
+ * Every round is proven before it is kept, by the run (run.c): the new
+ * text is linted again and must not add a syntax error or a finding; a
+ * round that fails is split in halves to find the fix that broke it, which
+ * is then set aside by its signature (ol_fix_signature). This module never
+ * lints. A fix that puts a string into an f-string's replacement field is
+ * given the quote the f-string does not use (ol_fix_fit_quotes).
  *
  * Writing is writefile.c's. The file must still be what was read (device,
  * inode, size, mtime, then the bytes), else it is skipped and keeps the newer
@@ -44,6 +43,7 @@
 #include <string.h>
 
 #include "notebook.h"
+#include "pyfloor.h"
 #include "rule.h"
 #include "writefile.h"
 
@@ -101,6 +101,109 @@ void ol_fix_claim_statements(const ol_tree *t, ol_diag_vec *diags)
         for (size_t e = 0; e < fix->edits.len; e++) {
             ol_edit *ed = &fix->edits.items[e];
             statement_around(t, ed->start, ed->end, &ed->claim_start, &ed->claim_end);
+        }
+    }
+}
+
+/* ---- quotes inside f-strings ----------------------------------------------------- */
+
+/* The deepest node holding [start, end], or OL_NONE. */
+static ol_nid node_around(const ol_tree *t, uint32_t start, uint32_t end)
+{
+    size_t lo = 0, hi = t->nodes.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->nodes.items[mid].start <= start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (ol_nid n = lo > 0 ? (ol_nid)(lo - 1) : OL_NONE; n != OL_NONE; n = t->nodes.items[n].parent)
+        if (t->nodes.items[n].start <= start && end <= t->nodes.items[n].end)
+            return n;
+    return OL_NONE;
+}
+
+/* Where an edit lands, as f-strings see it: inside a replacement field of
+ * one, of a one-line one, and the quotes it may not use there (the
+ * delimiter of every one-line f-string whose field holds it: before Python
+ * 3.12 the f-string ends at its quote wherever it stands). */
+typedef struct field_context {
+    bool inside, one_line;
+    bool dq_taken, sq_taken;
+} field_context;
+
+static field_context field_context_of(const ol_tree *t, uint32_t start, uint32_t end)
+{
+    field_context c = {false, false, false, false};
+    for (ol_nid n = node_around(t, start, end); n != OL_NONE; n = t->nodes.items[n].parent) {
+        const ol_node *field = &t->nodes.items[n];
+        if (field->kind != OL_N_interpolation || start <= field->start || end >= field->end)
+            continue;
+        ol_nid open = ol_first(t, field->parent);
+        if (ol_kind_of(t, open) != OL_N_string_start)
+            continue;
+        uint32_t len;
+        const char *s = ol_text(t, open, &len);
+        uint32_t q = 0;
+        bool f = false;
+        for (; q < len && s[q] != '"' && s[q] != '\''; q++)
+            f |= s[q] == 'f' || s[q] == 'F';
+        if (!f || q == len)
+            continue;
+        c.inside = true;
+        if (q + 1 == len) { /* one quote: a triple-quoted f-string takes either */
+            c.one_line = true;
+            c.dq_taken |= s[q] == '"';
+            c.sq_taken |= s[q] == '\'';
+        }
+    }
+    return c;
+}
+
+/* Fits one edit's text to the f-string it lands in; false when it cannot be
+ * made to parse before Python 3.12 (a quote of each kind taken, or a
+ * backslash, a comment or a line break in the replacement field). */
+static bool fit_edit(const ol_tree *t, ol_edit *ed)
+{
+    const char *text = ed->content;
+    bool dq = strchr(text, '"') != NULL, sq = strchr(text, '\'') != NULL;
+    bool other = strchr(text, '\\') || strchr(text, '#') || strchr(text, '\n');
+    if (!dq && !sq && !other)
+        return true;
+    field_context c = field_context_of(t, ed->start, ed->end);
+    if (!c.inside)
+        return true;
+    if (strchr(text, '\\') || strchr(text, '#') || (c.one_line && strchr(text, '\n')))
+        return false;
+    if ((dq && c.dq_taken && sq) || (sq && c.sq_taken && dq))
+        return false; /* both quotes in the text, one of them taken */
+    if ((dq && !c.dq_taken) || (sq && !c.sq_taken))
+        return true;
+    if (dq ? c.sq_taken : c.dq_taken)
+        return false; /* its quote taken, and the other one too */
+    for (char *p = ed->content; *p; p++)
+        if (*p == (dq ? '"' : '\''))
+            *p = dq ? '\'' : '"';
+    return true;
+}
+
+void ol_fix_fit_quotes(const ol_tree *t, ol_diag_vec *diags)
+{
+    unsigned floor = 0; /* read only when a fix needs Python 3.12 */
+    for (size_t i = 0; i < diags->len; i++) {
+        ol_fix *fix = diags->items[i].fix;
+        bool fits = true;
+        for (size_t e = 0; fix && e < fix->edits.len; e++)
+            fits &= fit_edit(t, &fix->edits.items[e]);
+        if (fits)
+            continue;
+        if (!floor)
+            floor = ol_python_floor(t->src ? t->src->path : NULL);
+        if (floor < 312) {
+            /* not offered: the finding stays, without a fix that would break the code */
+            ol_fix_free(fix);
+            diags->items[i].fix = NULL;
         }
     }
 }
@@ -219,11 +322,8 @@ static void edit_set_add(edit_set *s, const ol_edit *e)
 
 /* ---- one round -------------------------------------------------------------------- */
 
-typedef OL_VEC(const ol_diag *) diag_list;
-
-/* Findings whose fixes were set aside: they made a round fail alone. A
- * finding is known again in later rounds by its rule, message and text. */
-typedef OL_VEC(char *) signature_list;
+typedef ol_fix_plan diag_list;
+typedef ol_fix_sigs signature_list;
 
 static char *signature(const ol_source *src, const ol_diag *d)
 {
@@ -638,217 +738,21 @@ static void text_changes(const char *a, size_t alen, const char *b, size_t blen,
     ol_vec_free(&B.len);
 }
 
-/* ---- the rounds ------------------------------------------------------------------ */
+/* ---- writing a fixed file ---------------------------------------------------------- */
 
-/* How many extra lints one round may spend finding the fix that broke it. */
-#define OL_FIX_BISECT_LINTS 24
-
-/* A new source holding `text`, with src's encoding, BOM and cell map. */
-static void derive_source(const ol_source *src, const char *text, size_t len, ol_source *out)
+void ol_fix_write(const ol_source *src, const char *path, const char *orig_text, size_t orig_len,
+                  const struct ol_file_snapshot *snapshot, ol_fix_mode mode, ol_fix_outcome *outcome)
 {
-    ol_source_init_text(out, src->path, ol_xstrndup(text, len), len);
-    out->bom = src->bom;
-    out->cr_newlines = src->cr_newlines;
-    out->encoding = src->encoding ? ol_xstrdup(src->encoding) : NULL;
-    out->notebook = src->notebook;
-    if (src->raw) {
-        out->raw = ol_xmalloc(src->raw_len + 1);
-        memcpy(out->raw, src->raw, src->raw_len);
-        out->raw[src->raw_len] = '\0';
-        out->raw_len = src->raw_len;
-    }
-    for (size_t i = 0; i < src->cells.len; i++) {
-        ol_cell c = src->cells.items[i];
-        c.file_lines = ol_xmalloc(sizeof(uint32_t) * (c.line_count ? c.line_count : 1));
-        memcpy(c.file_lines, src->cells.items[i].file_lines, sizeof(uint32_t) * c.line_count);
-        ol_vec_push(&out->cells, c);
-    }
-}
-
-/* Lints `text` as the new state of r, into *out. */
-static void relint(ol_linter *lt, const ol_file_result *r, const char *text, size_t len, ol_file_result *out)
-{
-    ol_source fresh;
-    derive_source(&r->src, text, len, &fresh);
-    memset(out, 0, sizeof(*out));
-    out->path = ol_xstrdup(r->path);
-    ol_lint_source(lt, &fresh, out);
-}
-
-void ol_fix_relint(ol_linter *lt, const ol_file_result *r, const char *text, size_t len, ol_file_result *out)
-{
-    relint(lt, r, text, len, out);
-}
-
-/* Moves the linted state `next` into r, keeping what belongs to the file
- * rather than to its text (where it came from, how it was read). */
-static void adopt(ol_file_result *r, ol_file_result *next)
-{
-    struct ol_file_snapshot *snap = r->snapshot;
-    bool from_stdin = r->from_stdin;
-    r->snapshot = NULL;
-    ol_file_result_free(r);
-    *r = *next;
-    r->snapshot = snap;
-    r->from_stdin = from_stdin;
-    memset(next, 0, sizeof(*next));
-}
-
-static void count_findings(const ol_diag_vec *diags, size_t *per_rule)
-{
-    memset(per_rule, 0, ol_rule_count * sizeof(size_t));
-    for (size_t i = 0; i < diags->len; i++)
-        per_rule[ol_rule_index(diags->items[i].rule)]++;
-}
-
-/* Is `after` an acceptable result of a round applied to `before`: no rule
- * (syntax errors included) reports more than before, and a notebook keeps
- * its cell map (its fixes must not add or remove lines). */
-static bool round_ok(const ol_file_result *before, const size_t *before_counts, const ol_file_result *after,
-                     size_t *scratch)
-{
-    if (before->src.notebook && after->src.line_count != before->src.line_count)
-        return false;
-    count_findings(&after->diags, scratch);
-    for (size_t i = 0; i < ol_rule_count; i++)
-        if (scratch[i] > before_counts[i])
-            return false;
-    return true;
-}
-
-typedef struct round_state {
-    ol_linter *lt;
-    ol_file_result *r;
-    const size_t *before_counts;
-    size_t *scratch;
-    int lints_left;
-    ol_buf text;
-} round_state;
-
-/* Applies plan[0..count) to r's text, lints it, and says whether it holds. */
-static bool try_plan(round_state *st, const ol_diag *const *plan, size_t count, ol_file_result *out)
-{
-    apply_plan(st->r->src.text, st->r->src.len, plan, count, &st->text);
-    if (st->text.len == st->r->src.len && memcmp(st->text.data ? st->text.data : "", st->r->src.text, st->text.len) == 0)
-        return false; /* changes nothing */
-    relint(st->lt, st->r, st->text.data ? st->text.data : "", st->text.len, out);
-    if (round_ok(st->r, st->before_counts, out, st->scratch))
-        return true;
-    ol_file_result_free(out);
-    return false;
-}
-
-/* Runs one round: the whole plan if it holds, else the largest part of it
- * that bisection finds holding. Updates r; returns the findings fixed. */
-static size_t run_round(ol_linter *lt, ol_file_result *r, diag_list *plan, signature_list *block)
-{
-    size_t *before = ol_xcalloc(ol_rule_count, sizeof(size_t));
-    size_t *scratch = ol_xcalloc(ol_rule_count, sizeof(size_t));
-    count_findings(&r->diags, before);
-    round_state st = {lt, r, before, scratch, OL_FIX_BISECT_LINTS, {0}};
-    ol_file_result next;
-    size_t fixed = 0;
-    if (try_plan(&st, plan->items, plan->len, &next)) {
-        fixed = plan->len;
-        adopt(r, &next);
-    } else {
-        /* keep `kept` (a prefix of the reordered plan) and try the rest in
-         * halves; a single fix that fails on its own is set aside */
-        diag_list kept = {0}, trial = {0};
-        OL_VEC(size_t) starts = {0}, ends = {0};
-        size_t first_half = plan->len / 2;
-        if (plan->len > 1) {
-            ol_vec_push(&starts, first_half);
-            ol_vec_push(&ends, plan->len);
-            ol_vec_push(&starts, 0);
-            ol_vec_push(&ends, first_half);
-        } else {
-            ol_vec_push(block, signature(&r->src, plan->items[0]));
-        }
-        ol_file_result best = {0};
-        bool have_best = false;
-        while (starts.len > 0 && st.lints_left > 0) {
-            size_t lo = starts.items[--starts.len], hi = ends.items[--ends.len];
-            trial.len = 0;
-            for (size_t i = 0; i < kept.len; i++)
-                ol_vec_push(&trial, kept.items[i]);
-            for (size_t i = lo; i < hi; i++)
-                ol_vec_push(&trial, plan->items[i]);
-            st.lints_left--;
-            ol_file_result attempt;
-            if (try_plan(&st, trial.items, trial.len, &attempt)) {
-                for (size_t i = lo; i < hi; i++)
-                    ol_vec_push(&kept, plan->items[i]);
-                if (have_best)
-                    ol_file_result_free(&best);
-                best = attempt;
-                have_best = true;
-            } else if (hi - lo == 1) {
-                ol_vec_push(block, signature(&r->src, plan->items[lo]));
-            } else {
-                size_t mid = lo + (hi - lo) / 2;
-                ol_vec_push(&starts, mid);
-                ol_vec_push(&ends, hi);
-                ol_vec_push(&starts, lo);
-                ol_vec_push(&ends, mid);
-            }
-        }
-        if (have_best) {
-            fixed = kept.len;
-            adopt(r, &best);
-        }
-        ol_vec_free(&kept);
-        ol_vec_free(&trial);
-        ol_vec_free(&starts);
-        ol_vec_free(&ends);
-    }
-    ol_buf_free(&st.text);
-    free(before);
-    free(scratch);
-    return fixed;
-}
-
-void ol_fix_file(ol_linter *lt, ol_file_result *r, ol_fix_mode mode, bool unsafe, ol_fix_outcome *outcome)
-{
-    memset(outcome, 0, sizeof(*outcome));
-    if (!r->has_source || !r->read_ok)
-        return;
-    char *orig_text = ol_xstrndup(r->src.text, r->src.len);
-    size_t orig_len = r->src.len;
-    signature_list block = {0};
-    size_t applied = 0;
-    for (int round = 0; round < OL_FIX_ROUNDS; round++) {
-        diag_list plan = {0};
-        plan_round(&r->src, &r->diags, unsafe, &block, &plan);
-        size_t n = plan.len ? run_round(lt, r, &plan, &block) : 0;
-        ol_vec_free(&plan);
-        if (n == 0)
-            break;
-        applied += n;
-    }
-    for (size_t i = 0; i < block.len; i++)
-        free(block.items[i]);
-    ol_vec_free(&block);
-    if (applied == 0) {
-        free(orig_text);
-        return;
-    }
-    outcome->applied = applied;
-    if (mode == OL_FIX_NONE) {
-        /* in memory only (the language server's fix-all): r holds the result */
-        free(orig_text);
-        return;
-    }
     /* bytes to write, in the file's own form */
     ol_buf bytes = {0}, why = {0};
     bool ok;
-    if (r->src.notebook)
-        ok = ol_notebook_render(&r->src, r->src.text, r->src.len, &bytes, &why);
+    if (src->notebook)
+        ok = ol_notebook_render(src, src->text, src->len, &bytes, &why);
     else
     {
         change_vec changes = {0};
-        text_changes(orig_text, orig_len, r->src.text, r->src.len, &changes);
-        ok = ol_source_encode(&r->src, r->src.text, r->src.len, changes.items, changes.len, &bytes, &why);
+        text_changes(orig_text, orig_len, src->text, src->len, &changes);
+        ok = ol_source_encode(src, src->text, src->len, changes.items, changes.len, &bytes, &why);
         ol_vec_free(&changes);
     }
     if (!ok) {
@@ -857,11 +761,11 @@ void ol_fix_file(ol_linter *lt, ol_file_result *r, ol_fix_mode mode, bool unsafe
         outcome->applied = 0;
     } else if (mode == OL_FIX_DIFF) {
         ol_buf d = {0};
-        if (r->src.notebook) {
-            ol_unified_diff(r->path, r->src.raw, r->src.raw_len, bytes.data, bytes.len, &d);
+        if (src->notebook) {
+            ol_unified_diff(path, src->raw, src->raw_len, bytes.data, bytes.len, &d);
         } else {
             /* diff in the decoded text: what a reader wants to see */
-            ol_unified_diff(r->path, orig_text, orig_len, r->src.text, r->src.len, &d);
+            ol_unified_diff(path, orig_text, orig_len, src->text, src->len, &d);
         }
         outcome->diff = ol_buf_take(&d);
     } else if (mode == OL_FIX_OUTPUT) {
@@ -869,26 +773,49 @@ void ol_fix_file(ol_linter *lt, ol_file_result *r, ol_fix_mode mode, bool unsafe
         outcome->output = ol_buf_take(&bytes);
     } else if (mode == OL_FIX_WRITE) {
         ol_buf_clear(&why);
-        int err = ol_replace_file(r->path, bytes.data ? bytes.data : "", bytes.len, r->snapshot, &why);
+        int err = ol_replace_file(path, bytes.data ? bytes.data : "", bytes.len, snapshot, &why);
         if (err) {
             if (err == OL_ERR_CHANGED)
                 outcome->error = ol_xasprintf("`%s` changed on disk while oomlint was fixing it; it was skipped "
                                               "and keeps the newer text (run oomlint again)",
-                                              r->path);
+                                              path);
             else
-                outcome->error = ol_xasprintf("cannot write the fixes to `%s`: %s", r->path,
+                outcome->error = ol_xasprintf("cannot write the fixes to `%s`: %s", path,
                                               why.data ? why.data : strerror(err));
             outcome->failed = true;
             outcome->applied = 0;
         }
     }
-    if (outcome->applied == 0) {
-        /* nothing was written: report the file as it is */
-        ol_file_result again;
-        relint(lt, r, orig_text, orig_len, &again);
-        adopt(r, &again);
-    }
     ol_buf_free(&bytes);
     ol_buf_free(&why);
-    free(orig_text);
+}
+
+/* ---- the pieces of a round, for the linter that drives the rounds ---------------------- */
+
+char *ol_fix_signature(const ol_source *src, const ol_diag *d)
+{
+    return signature(src, d);
+}
+
+bool ol_fix_blocked(const ol_fix_sigs *block, const ol_source *src, const ol_diag *d)
+{
+    return blocked(block, src, d);
+}
+
+void ol_fix_sigs_free(ol_fix_sigs *sigs)
+{
+    for (size_t i = 0; i < sigs->len; i++)
+        free(sigs->items[i]);
+    ol_vec_free(sigs);
+}
+
+void ol_fix_plan_round(const ol_source *src, const ol_diag_vec *diags, bool unsafe, const ol_fix_sigs *block,
+                       ol_fix_plan *plan)
+{
+    plan_round(src, diags, unsafe, block, plan);
+}
+
+void ol_fix_apply_plan(const char *text, size_t len, const ol_diag *const *plan, size_t count, ol_buf *out)
+{
+    apply_plan(text, len, plan, count, out);
 }

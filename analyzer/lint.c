@@ -19,6 +19,7 @@
 #include "model.h"
 #include "notebook.h"
 #include "project.h"
+#include "pyfloor.h"
 #include "rule.h"
 #include "supervise.h"
 #include "suppress.h"
@@ -411,6 +412,8 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
     }
     if (cell_diag && cell_errors > 0)
         note_more_errors(cell_diag, cell_errors);
+    if (!tree.timed_out)
+        ol_python2_report(&tree, &r->diags);
     if (!tree.timed_out) {
         ol_model model;
         ol_model_build(&model, &tree);
@@ -458,6 +461,7 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
         ol_model_free(&model);
     }
     filter(lt->settings, &tree, r);
+    ol_fix_fit_quotes(&tree, &r->diags);
     ol_fix_claim_statements(&tree, &r->diags);
     ol_tree_free(&tree);
     if (use_recovered)
@@ -467,14 +471,12 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
 }
 
 
-void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, size_t stdin_len,
-                   const ol_run_options *run, ol_file_result *r)
+bool ol_lint_read(ol_linter *lt, const ol_input *in, const char *stdin_bytes, size_t stdin_len, bool snapshot,
+                  ol_file_result *r)
 {
     memset(r, 0, sizeof(*r));
     r->path = ol_xstrdup(in->path);
     r->from_stdin = in->from_stdin;
-    if (run)
-        ol_guard_maybe_fail(run->guard, in->path);
     const ol_settings *saved = lt->settings;
     if (in->settings)
         lt->settings = in->settings;
@@ -492,7 +494,7 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
             struct stat st;
             err = ol_read_file_stat(in->path, OL_MAX_SOURCE_BYTES, &bytes, &len, &st);
             /* --fix writes only over the file it read */
-            if (!err && run && (run->fix_mode == OL_FIX_WRITE || run->add_noqa))
+            if (!err && snapshot)
                 r->snapshot = ol_snapshot_new(&st, bytes, len);
         }
     }
@@ -504,7 +506,7 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
         ol_result_io_error(r, in->path, msg);
         free(msg);
         lt->settings = saved;
-        return;
+        return false;
     }
     ol_source src;
     ol_buf why = {0};
@@ -520,340 +522,20 @@ void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, s
         ol_buf_free(&why);
         ol_source_free(&src);
         lt->settings = saved;
-        return;
+        return false;
     }
     ol_buf_free(&why);
     if (lt->timings)
         lt->timings->read_ns += ol_now_ns() - read_start;
     ol_lint_source(lt, &src, r);
-    uint64_t fix_start = lt->timings ? ol_now_ns() : 0;
-    if (run && run->add_noqa && !in->from_stdin) {
-        ol_fix_outcome outcome;
-        ol_add_noqa(lt, r, &outcome);
-        r->noqa_added = outcome.applied;
-        r->fix_error = outcome.error;
-        r->fix_failed = outcome.failed;
-        ol_snapshot_free(r->snapshot);
-        r->snapshot = NULL;
-    } else if (run && run->fix_mode != OL_FIX_NONE) {
-        ol_fix_mode mode = (ol_fix_mode)run->fix_mode;
-        if (run->guard && run->guard->probe && mode == OL_FIX_WRITE)
-            mode = OL_FIX_DIFF; /* a probe re-runs a file to see it fail, and writes nothing */
-        if (in->from_stdin && mode == OL_FIX_WRITE)
-            mode = OL_FIX_OUTPUT;
-        ol_fix_outcome outcome;
-        ol_fix_file(lt, r, mode, run->unsafe_fixes, &outcome);
-        r->fixed = outcome.applied;
-        r->fix_diff = outcome.diff;
-        r->fix_error = outcome.error;
-        r->fix_failed = outcome.failed;
-        ol_snapshot_free(r->snapshot);
-        r->snapshot = NULL;
-        r->fix_output = outcome.output;
-        r->fix_output_len = outcome.output_len;
-        if (mode == OL_FIX_OUTPUT && !r->fix_output) {
-            /* nothing changed: stdin goes back out as it came */
-            r->fix_output = ol_xmalloc(stdin_len + 1);
-            memcpy(r->fix_output, stdin_bytes, stdin_len);
-            r->fix_output_len = stdin_len;
-        }
-        if (lt->timings)
-            lt->timings->fix_ns += ol_now_ns() - fix_start;
-    }
-    /* keep the text only while a finding needs it for a code frame, and
-     * only until the file's part of the report is made */
-    if (r->diags.len == 0) {
+    lt->settings = saved;
+    return true;
+}
+
+void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, size_t stdin_len, ol_file_result *r)
+{
+    if (ol_lint_read(lt, in, stdin_bytes, stdin_len, false, r) && r->diags.len == 0) {
         ol_source_free(&r->src);
         r->has_source = false;
-    } else if (run && run->render) {
-        ol_render_result(run->render, r);
     }
-    lt->settings = saved;
-}
-
-/* ---- the pool ------------------------------------------------------------- */
-
-typedef struct pool_job {
-    ol_project *project; /* NULL when the run has one file */
-    const ol_grammar *grammar;
-    const ol_settings *settings;
-    const ol_run_options *run;
-    const ol_input *inputs;
-    size_t count;
-    const char *stdin_bytes;
-    size_t stdin_len;
-    ol_file_result *results;
-    atomic_size_t next;
-    atomic_size_t workers; /* numbers each worker, for its supervisor slot */
-    pthread_mutex_t lock; /* guards merging timings */
-    /* streaming the report (run->stream): files done, and the first not yet
-     * written; guarded by out_lock */
-    bool *done;
-    size_t cursor;
-    pthread_mutex_t out_lock;
-} pool_job;
-
-/* A file a crashed run failed on (supervise.c): reported, not linted. */
-static void set_aside(const pool_job *job, const ol_input *in, const ol_quarantined *q, ol_file_result *r)
-{
-    memset(r, 0, sizeof(*r));
-    r->from_stdin = in->from_stdin;
-    ol_result_io_error(r, in->path, q->reason);
-    free(ol_vec_last(&r->diags).help);
-    ol_vec_last(&r->diags).help =
-        ol_xstrdup("the other files were analyzed; exclude this one (--exclude) until the bug is fixed");
-    if (in->from_stdin && job->run && job->run->fix_mode == OL_FIX_WRITE && job->stdin_bytes) {
-        /* `--fix -` prints the fixed code, which an editor puts in place of
-         * its buffer: what it gets back is the code as it came */
-        r->fix_output = ol_xmalloc(job->stdin_len + 1);
-        memcpy(r->fix_output, job->stdin_bytes, job->stdin_len);
-        r->fix_output[job->stdin_len] = '\0';
-        r->fix_output_len = job->stdin_len;
-    }
-}
-
-static const ol_guard *job_guard(const pool_job *job)
-{
-    return job->run ? job->run->guard : NULL;
-}
-
-/* Whether the supervisor says input i is not to be linted in this child
- * (quarantined after a crash, or not the one a probe child tries); r, when
- * given, gets what is reported instead. */
-static bool guard_withholds(const pool_job *job, size_t i, ol_file_result *r)
-{
-    const ol_guard *guard = job_guard(job);
-    if (!guard)
-        return false;
-    const ol_input *in = &job->inputs[i];
-    const ol_quarantined *q = ol_guard_quarantined(guard, i, in->path);
-    if (q) {
-        if (r)
-            set_aside(job, in, q, r);
-        return true;
-    }
-    if (ol_guard_skips(guard, i, in->path)) {
-        if (r) {
-            memset(r, 0, sizeof(*r));
-            r->path = ol_xstrdup(in->path);
-        }
-        return true;
-    }
-    return false;
-}
-
-/* Lints (or only summarises) input i with the worker's supervisor slot
- * naming it: a file linted inside another's rules (project.h) is the
- * suspect while it runs, and then the outer file is again. */
-static void lint_guarded(pool_job *job, ol_linter *lt, size_t i, const ol_run_options *run, ol_file_result *r)
-{
-    const ol_guard *guard = job_guard(job);
-    size_t outer = lt->file;
-    bool nested = lt->depth > 0;
-    lt->file = i;
-    lt->depth++;
-    ol_guard_begin(guard, lt->slot, i, job->inputs[i].path);
-    ol_lint_input(lt, &job->inputs[i], job->stdin_bytes, job->stdin_len, run, r);
-    if (nested)
-        ol_guard_begin(guard, lt->slot, outer, job->inputs[outer].path);
-    else
-        ol_guard_end(guard, lt->slot);
-    lt->depth--;
-    lt->file = outer;
-}
-
-/* Input i is done: its part of the report, and those of the done files
- * after it, are written if every file before them has been. */
-static void stream_out(pool_job *job, size_t i)
-{
-    ol_report_writer *w = job->run ? job->run->stream : NULL;
-    if (!w)
-        return;
-    pthread_mutex_lock(&job->out_lock);
-    job->done[i] = true;
-    while (job->cursor < job->count && job->done[job->cursor]) {
-        ol_file_result *r = &job->results[job->cursor++];
-        ol_writer_part(w, r);
-        for (size_t k = 0; k < r->diags.len; k++)
-            ol_diag_slim(&r->diags.items[k]);
-        free(r->rendered);
-        r->rendered = NULL;
-        r->rendered_len = 0;
-        r->written = true;
-    }
-    pthread_mutex_unlock(&job->out_lock);
-}
-
-/* Lints input i on this thread, as the one that claimed it. */
-static void lint_claimed(pool_job *job, ol_linter *lt, size_t i)
-{
-    if (!guard_withholds(job, i, &job->results[i]))
-        lint_guarded(job, lt, i, job->run, &job->results[i]);
-    if (job->project)
-        ol_project_publish_missing(job->project, i);
-    stream_out(job, i);
-}
-
-/* Files importing each other are linted one inside the other on a thread;
- * past this depth only summaries are built (the file is parsed again when
- * its turn comes). */
-#define OL_MAX_NESTED_FILES 16
-
-/* The project's processor: a file's rules asked about file i, which has no
- * summary yet (project.h). */
-static void process_file(void *arg, void *worker_linter, size_t i)
-{
-    pool_job *job = arg;
-    ol_linter *lt = worker_linter;
-    uint64_t start = lt->timings ? ol_now_ns() : 0;
-    bool saved_only = lt->summary_only;
-    uint64_t saved_nested = lt->nested_ns;
-    if (lt->depth < OL_MAX_NESTED_FILES && ol_project_claim(job->project, i)) {
-        lt->summary_only = false;
-        lint_claimed(job, lt, i);
-    } else if (!ol_project_claimed(job->project, i) || lt->depth >= OL_MAX_NESTED_FILES ||
-               ol_project_evicted(job->project, i)) {
-        if (!guard_withholds(job, i, NULL)) {
-            ol_file_result scratch;
-            lt->summary_only = true;
-            lint_guarded(job, lt, i, NULL, &scratch);
-            ol_file_result_free(&scratch);
-        }
-        ol_project_publish_missing(job->project, i);
-    }
-    lt->summary_only = saved_only;
-    lt->nested_ns = saved_nested + (lt->timings ? ol_now_ns() - start : 0);
-}
-
-static void *worker(void *arg)
-{
-    pool_job *job = arg;
-    ol_linter lt;
-    ol_linter_init(&lt, job->grammar, job->settings);
-    lt.project = job->project;
-    lt.slot = atomic_fetch_add(&job->workers, 1);
-    ol_timings mine;
-    bool timed = job->run && job->run->timings;
-    if (timed) {
-        ol_timings_init(&mine);
-        lt.timings = &mine;
-    }
-    for (;;) {
-        size_t i = atomic_fetch_add(&job->next, 1);
-        if (i >= job->count)
-            break;
-        if (!job->project || ol_project_claim(job->project, i))
-            lint_claimed(job, &lt, i);
-    }
-    if (timed) {
-        pthread_mutex_lock(&job->lock);
-        ol_timings_add(job->run->timings, &mine);
-        pthread_mutex_unlock(&job->lock);
-        ol_timings_free(&mine);
-    }
-    ol_linter_free(&lt);
-    return NULL;
-}
-
-/* The bytes of other files' summaries a run keeps: enough for every file of
- * a repository of a few thousand modules, so that only larger runs parse a
- * file twice (when it is imported after its summary was dropped), and a
- * bound on memory however many files there are. OOMLINT_SUMMARY_BUDGET_KB
- * sets it (tests make it tiny to exercise the rebuilds). */
-#define OL_SUMMARY_BUDGET ((size_t)8 * 1024 * 1024)
-
-static size_t summary_budget(void)
-{
-    const char *v = getenv("OOMLINT_SUMMARY_BUDGET_KB");
-    if (v && *v) {
-        char *end;
-        unsigned long long kb = strtoull(v, &end, 10);
-        if (*end == '\0' && kb > 0 && kb < SIZE_MAX / 1024)
-            return (size_t)kb * 1024;
-    }
-    return OL_SUMMARY_BUDGET;
-}
-
-void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options *run, const ol_input *inputs,
-                 size_t count, const char *stdin_bytes, size_t stdin_len, ol_file_result *results, int threads)
-{
-    pool_job job;
-    job.grammar = g;
-    job.settings = s;
-    job.run = run;
-    job.inputs = inputs;
-    job.count = count;
-    job.stdin_bytes = stdin_bytes;
-    job.stdin_len = stdin_len;
-    job.results = results;
-    /* several files: their functions' summaries are shared between them */
-    job.project = NULL;
-    if (count > 1) {
-        job.project = ol_project_new();
-        /* the project numbers its files as the inputs are numbered; two
-         * inputs that are one file (standard input named as a file also
-         * given on disk) would shift that numbering and leave a file
-         * unlinted, so such a run lints each file on its own */
-        bool aligned = true;
-        for (size_t i = 0; i < count && aligned; i++)
-            aligned = ol_project_add(job.project, inputs[i].path) == i;
-        if (!aligned) {
-            ol_project_free(job.project);
-            job.project = NULL;
-        }
-    }
-    if (job.project) {
-        ol_project_index(job.project);
-        ol_project_set_processor(job.project, process_file, &job);
-        ol_project_set_budget(job.project, summary_budget());
-    }
-    atomic_init(&job.next, 0);
-    atomic_init(&job.workers, 0);
-    pthread_mutex_init(&job.lock, NULL);
-    pthread_mutex_init(&job.out_lock, NULL);
-    job.done = run && run->stream ? ol_xcalloc(count ? count : 1, sizeof(bool)) : NULL;
-    job.cursor = 0;
-    if (threads <= 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = cpus > 0 ? (int)cpus : 1;
-    }
-    if ((size_t)threads > count)
-        threads = (int)count;
-    if (threads < 1) {
-        pthread_mutex_destroy(&job.lock);
-        pthread_mutex_destroy(&job.out_lock);
-        free(job.done);
-        ol_project_free(job.project);
-        return;
-    }
-    /* even one worker runs on a thread of its own: the model walk wants a
-     * bigger stack than the main thread may have */
-    pthread_t *ids = ol_xcalloc((size_t)threads, sizeof(pthread_t));
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    /* the model walk recurses up to OL_MODEL_MAX_DEPTH frames */
-    pthread_attr_setstacksize(&attr, 64u * 1024u * 1024u);
-    int started = 0;
-    for (int i = 0; i < threads; i++) {
-        if (pthread_create(&ids[i], &attr, worker, &job) != 0)
-            break;
-        started++;
-    }
-    pthread_attr_destroy(&attr);
-    if (started == 0)
-        worker(&job); /* no threads to be had: do it here */
-    for (int i = 0; i < started; i++)
-        pthread_join(ids[i], NULL);
-    free(ids);
-    pthread_mutex_destroy(&job.lock);
-    pthread_mutex_destroy(&job.out_lock);
-    free(job.done);
-    if (job.project && run && run->timings) {
-        ol_project_usage u;
-        ol_project_stats(job.project, &u);
-        run->timings->summary_bytes = u.most_held;
-        run->timings->summary_evictions = u.evictions;
-        run->timings->summary_rebuilds = u.rebuilds;
-    }
-    ol_project_free(job.project);
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "diag.h"
+#include "fix.h"
 #include "source.h"
 #include "syntax.h"
 
@@ -115,8 +116,12 @@ void ol_linter_free(ol_linter *lt);
 
 /* Reads, decodes and lints one input into r. stdin_bytes is used for
  * from_stdin inputs (ownership stays with the caller). */
-void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, size_t stdin_len,
-                   const ol_run_options *run, ol_file_result *r);
+void ol_lint_input(ol_linter *lt, const ol_input *in, const char *stdin_bytes, size_t stdin_len, ol_file_result *r);
+/* ol_lint_input for the run: keeps r's source, and with snapshot records
+ * what was read, so that --fix writes only over that. False when the file
+ * could not be read or decoded (r then holds an OOM001 finding). */
+bool ol_lint_read(ol_linter *lt, const ol_input *in, const char *stdin_bytes, size_t stdin_len, bool snapshot,
+                  ol_file_result *r);
 /* Lints already-decoded text (src is moved into r). */
 void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r);
 
@@ -125,6 +130,13 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
                  size_t count, const char *stdin_bytes, size_t stdin_len, ol_file_result *results, int threads);
 
 void ol_file_result_free(ol_file_result *r);
+
+/* Runs the fix rounds on r (which must hold its source; run.c), updating r's
+ * source and findings to the final state, writing or diffing per mode
+ * (OL_FIX_NONE: neither; the fixed text is left in r's source). When
+ * nothing is written (a failure), r is left with the findings of the text
+ * on disk. */
+void ol_fix_file(ol_linter *lt, ol_file_result *r, ol_fix_mode mode, bool unsafe, ol_fix_outcome *outcome);
 
 /* Reports an OOM001 finding on a result that has no source. */
 void ol_result_io_error(ol_file_result *r, const char *path, const char *reason);

@@ -1512,6 +1512,10 @@ void ol_model_free(ol_model *m)
         m->facts_cache_free(m->facts_cache);
     if (m->door_free)
         m->door_free(m->door);
+    if (m->devices_cache_free)
+        m->devices_cache_free(m->devices_cache);
+    free(m->name_guess);
+    free(m->name_guessed);
     free(m->call_functions_begin);
     free(m->call_functions);
     free(m->chain_items);

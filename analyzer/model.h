@@ -371,9 +371,17 @@ typedef struct ol_model {
      * of its shape */
     void *facts_cache;
     void (*facts_cache_free)(void *cache);
+    /* the same for devices.c: the words of devices and processes the code holds */
+    void *devices_cache;
+    void (*devices_cache_free)(void *cache);
     /* the same for the door (ask.c): its answers and their reasons */
     void *door;
     void (*door_free)(void *door);
+
+    /* what each name alone suggests (eval.c, guess_from_name), by symbol */
+    ol_val *name_guess;
+    uint8_t *name_guessed;
+    size_t name_guess_cap;
 
     /* lazy evaluation state */
     ol_val *node_val;       /* memo per node */
@@ -524,6 +532,8 @@ ol_hook ol_function_hook(ol_model *m, uint32_t fn);
 /* A loop that draws batches: it iterates a loader (also through enumerate,
  * tqdm, zip, ...) or runs backward() / an optimizer step each iteration. */
 bool ol_loop_is_data_loop(ol_model *m, uint32_t loop);
+/* A loop whose iterable is a loader (also through enumerate, tqdm, zip, ...). */
+bool ol_loop_draws_batches(ol_model *m, uint32_t loop);
 
 /* Kind tests used by rules. */
 bool ol_val_is_graph(ol_val v);

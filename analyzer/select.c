@@ -53,6 +53,87 @@ bool ol_selector_valid(const char *selector)
     return false;
 }
 
+/* Characters that look alike read alike when a code is compared (the
+ * letter O for zero, l or I for one), and case does not matter. */
+static char looks_like(char c)
+{
+    c = (char)toupper((unsigned char)c);
+    switch (c) {
+    case 'O':
+        return '0';
+    case 'I':
+    case 'L':
+        return '1';
+    case 'S':
+        return '5';
+    default:
+        return c;
+    }
+}
+
+/* The rule whose code `selector` most likely mistypes: the only one at the
+ * least distance, within one edit (two for six characters or more). */
+static const ol_rule *near_code(const char *selector)
+{
+    char sel[65];
+    size_t len = strlen(selector);
+    if (len > 64)
+        return NULL;
+    for (size_t i = 0; i < len; i++)
+        sel[i] = looks_like(selector[i]);
+    const ol_rule *best = NULL;
+    size_t best_d = len >= 6 ? 3 : 2;
+    bool tied = false;
+    for (size_t r = 0; r < ol_rule_count; r++) {
+        char code[16];
+        size_t n = strlen(ol_rules[r]->code);
+        for (size_t i = 0; i < n && i < sizeof code; i++)
+            code[i] = looks_like(ol_rules[r]->code[i]);
+        size_t d = ol_edit_distance(sel, len, code, n < sizeof code ? n : sizeof code);
+        if (d < best_d) {
+            best_d = d;
+            best = ol_rules[r];
+            tied = false;
+        } else if (d == best_d && best) {
+            tied = true;
+        }
+    }
+    return tied ? NULL : best;
+}
+
+/* The rule whose name `selector` spells or nearly spells, in any case and
+ * with _ for -. */
+static const ol_rule *near_name(const char *selector)
+{
+    char sel[65];
+    size_t len = strlen(selector);
+    if (len > 64 || len < 4)
+        return NULL;
+    for (size_t i = 0; i < len; i++)
+        sel[i] = selector[i] == '_' ? '-' : (char)tolower((unsigned char)selector[i]);
+    sel[len] = '\0';
+    const char *names[64] = {0};
+    size_t count = ol_rule_count < OL_ARRAY_LEN(names) ? ol_rule_count : OL_ARRAY_LEN(names);
+    for (size_t r = 0; r < count; r++)
+        names[r] = ol_rules[r]->name;
+    const char *near = ol_closest_word(sel, len, names, count);
+    for (size_t r = 0; near && r < count; r++)
+        if (names[r] == near)
+            return ol_rules[r];
+    return NULL;
+}
+
+bool ol_selector_suggest(const char *selector, ol_buf *out)
+{
+    const ol_rule *r = near_name(selector);
+    if (!r)
+        r = near_code(selector);
+    if (!r)
+        return false;
+    ol_buf_printf(out, "; did you mean '%s' (%s)?", r->code, r->name);
+    return true;
+}
+
 const char *ol_selection_invalid(const ol_selection *s)
 {
     const ol_strvec *lists[] = {&s->select, &s->extend_select, &s->ignore};
@@ -96,7 +177,9 @@ static layer_verdict judge(const ol_selection *s, const char *code, bool parse_e
             if (spec >= v.best) {
                 v.best = spec;
                 v.on = true;
-                v.exact = strcmp(sel, code) == 0;
+                /* ALL is every rule, as in Ruff: the opt-in ones and what
+                 * rules keep for a selection by code too */
+                v.exact = strcmp(sel, code) == 0 || strcmp(sel, "ALL") == 0;
             }
         }
     }

@@ -5,9 +5,11 @@
  * Without --select every rule that is not opt-in runs. When selectors of
  * both kinds match a rule, the longer (more specific) one wins, and at equal
  * length ignoring wins, as in Ruff. Selections from configuration and the
- * command line are layered (ol_selection_resolve_layers). Opt-in rules (OOM401) run only when
- * selected by their exact code. OOM001 (io-error) cannot be turned off: a
- * file that was not analyzed is always reported; OOM002 can be ignored.
+ * command line are layered (ol_selection_resolve_layers). Opt-in rules
+ * (OOM401) run only when selected by their exact code or by ALL, which is
+ * every rule as in Ruff; a prefix (OOM4) leaves them out. OOM001 (io-error)
+ * cannot be turned off: a file that was not analyzed is always reported;
+ * OOM002 can be ignored.
  */
 #ifndef OL_SELECT_H
 #define OL_SELECT_H
@@ -32,6 +34,10 @@ void ol_selectors_add(ol_strvec *v, const char *text);
 const char *ol_selection_invalid(const ol_selection *s);
 /* Is one selector (upper-case) a rule code, a prefix of one, or ALL? */
 bool ol_selector_valid(const char *selector);
+/* For a selector that names no rule: appends "; did you mean 'OOM101'
+ * (tensor-accumulated-with-graph)?" to out when a rule is near (a code
+ * mistyped, or a rule's name where its code belongs) and returns true. */
+bool ol_selector_suggest(const char *selector, ol_buf *out);
 /* enabled[i] for each rule in the registry order. */
 void ol_selection_resolve(const ol_selection *s, bool *enabled);
 void ol_selection_resolve_exact(const ol_selection *s, bool *enabled, bool *exact);
@@ -43,8 +49,9 @@ void ol_selection_resolve_exact(const ol_selection *s, bool *enabled, bool *exac
  * their exact code. */
 void ol_selection_resolve_layers(const ol_selection *const *layers, size_t count, bool *enabled);
 /* The same, and exact[i]: the rule is on because a layer named its exact
- * code (`--extend-select OOM303`), not a prefix or the default set. Such a
- * rule also reports what it finds in code that runs once (ol_diag.once). */
+ * code (`--extend-select OOM303`) or ALL, not a prefix or the default set.
+ * Such a rule also reports what it finds in code that runs once
+ * (ol_diag.once). */
 void ol_selection_resolve_layers_exact(const ol_selection *const *layers, size_t count, bool *enabled,
                                        bool *exact);
 /* Turns off the rules the selectors match (per-file ignores); OOM001 stays

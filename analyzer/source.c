@@ -74,7 +74,18 @@ static void index_columns(ol_source *src)
         uint32_t end = b * OL_COL_BLOCK + OL_COL_BLOCK;
         if (end > src->len)
             end = src->len;
-        for (uint32_t i = b * OL_COL_BLOCK; i < end; i++) {
+        uint32_t i = b * OL_COL_BLOCK;
+        /* ASCII, eight bytes at a time: one code point and one UTF-16 unit each */
+        while (i + 8 <= end) {
+            uint64_t word;
+            memcpy(&word, src->text + i, 8);
+            if (word & 0x8080808080808080ull)
+                break;
+            cp += 8;
+            u16 += 8;
+            i += 8;
+        }
+        for (; i < end; i++) {
             unsigned char c = (unsigned char)src->text[i];
             if ((c & 0xC0) != 0x80) {
                 cp++;
@@ -89,15 +100,16 @@ void ol_source_index_lines(ol_source *src)
     index_columns(src);
     free(src->line_starts);
     uint32_t count = 1;
-    for (uint32_t i = 0; i < src->len; i++)
-        if (src->text[i] == '\n')
-            count++;
+    const char *end = src->text + src->len;
+    for (const char *p = src->len ? memchr(src->text, '\n', src->len) : NULL; p;
+         p = p + 1 < end ? memchr(p + 1, '\n', (size_t)(end - p - 1)) : NULL)
+        count++;
     src->line_starts = ol_xmalloc(sizeof(uint32_t) * count);
     src->line_starts[0] = 0;
     uint32_t k = 1;
-    for (uint32_t i = 0; i < src->len; i++)
-        if (src->text[i] == '\n')
-            src->line_starts[k++] = i + 1;
+    for (const char *p = src->len ? memchr(src->text, '\n', src->len) : NULL; p;
+         p = p + 1 < end ? memchr(p + 1, '\n', (size_t)(end - p - 1)) : NULL)
+        src->line_starts[k++] = (uint32_t)(p - src->text) + 1;
     src->line_count = count;
     const char *nl = memchr(src->text, '\n', src->len);
     src->crlf = nl && nl > src->text && nl[-1] == '\r';

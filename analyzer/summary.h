@@ -282,6 +282,15 @@ void ol_run_uses_free(ol_run_use *uses, size_t n);
  * *site and the name it calls in *what. False outside a run of several files. */
 bool ol_run_gpu_user(ol_model *m, ol_run_site *site, const char **what);
 
+/* A method call on an object whose class the file does not show
+ * (`self.task.train_step(...)`, the task handed in): the summary of the one
+ * method `method` that classes of the other files of the run define whose
+ * names contain `hint` (`task` -> `TranslationTask`), case aside; NULL when
+ * none or several different ones do. *cls_out and *path_out name the class
+ * and its file. */
+const ol_fn_summary *ol_run_method_by_hint(ol_model *m, const char *hint, const char *method, const char **cls_out,
+                                           const char **path_out);
+
 /* The summary of function fi of this model, or NULL outside a lint run. */
 const ol_fn_summary *ol_function_summary(ol_model *m, uint32_t fi);
 

@@ -1002,20 +1002,28 @@ char *ol_node_str_short(const ol_tree *t, ol_nid n)
 
 ol_nid ol_node_covering(const ol_tree *t, uint32_t start, uint32_t end)
 {
-    if (t->nodes.len == 0)
+    size_t count = t->nodes.len;
+    if (count == 0)
         return OL_NONE;
-    ol_nid n = 0;
-    for (;;) {
-        ol_nid next = OL_NONE;
-        for (ol_nid c = ol_first(t, n); c != OL_NONE; c = ol_next(t, c)) {
-            const ol_node *cn = ol_node_at(t, c);
-            if (cn->start <= start && end <= cn->end && !(cn->start == cn->end && start != end)) {
-                next = c;
-                break;
-            }
-        }
-        if (next == OL_NONE)
-            return n;
-        n = next;
+    /* the nodes are in pre-order, so by start: the last one starting at or
+     * before `start` is the innermost there, or lies in a sibling subtree
+     * that ends before it; its parents lead to the node that holds the
+     * range (a binary search and a walk up: a finding costs the depth of
+     * the tree, not the width of a level) */
+    size_t lo = 0, hi = count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->nodes.items[mid].start <= start)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
+    ol_nid n = lo ? (ol_nid)(lo - 1) : 0;
+    while (n != 0 && n != OL_NONE) {
+        const ol_node *cn = &t->nodes.items[n];
+        if (cn->start <= start && end <= cn->end && !(cn->start == cn->end && start != end))
+            return n;
+        n = cn->parent;
+    }
+    return 0;
 }

@@ -400,6 +400,15 @@ bool ol_mem_ieq(const char *a, const char *b, size_t n)
     return true;
 }
 
+const char *ol_find_ci(const char *s, size_t n, const char *needle)
+{
+    size_t m = strlen(needle);
+    for (size_t i = 0; i + m <= n; i++)
+        if (ol_mem_ieq(s + i, needle, m))
+            return s + i;
+    return NULL;
+}
+
 /* ---- files ------------------------------------------------------------- */
 
 int ol_read_stream(int fd, size_t max_bytes, char **out, size_t *out_len)
@@ -532,4 +541,22 @@ size_t ol_edit_distance(const char *a, size_t a_len, const char *b, size_t b_len
         }
     }
     return row[b_len];
+}
+
+const char *ol_closest_word(const char *word, size_t len, const char *const *names, size_t count)
+{
+    const char *best = NULL, *prefixed = NULL;
+    size_t best_d = (len <= 4 ? 1 : len <= 12 ? 2 : 3) + 1, prefixes = 0;
+    for (size_t k = 0; k < count; k++) {
+        size_t d = ol_edit_distance(word, len, names[k], strlen(names[k]));
+        if (d < best_d) {
+            best_d = d;
+            best = names[k];
+        }
+        if (len >= 3 && strncmp(names[k], word, len) == 0) {
+            prefixes++;
+            prefixed = names[k];
+        }
+    }
+    return best ? best : prefixes == 1 ? prefixed : NULL;
 }

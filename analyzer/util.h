@@ -115,6 +115,8 @@ bool ol_str_has_suffix(const char *s, const char *suffix);
 bool ol_mem_eq_cstr(const char *s, size_t n, const char *c);
 /* Case-insensitive ASCII comparison of n bytes. */
 bool ol_mem_ieq(const char *a, const char *b, size_t n);
+/* The first place `needle` occurs in s[0..n), ASCII case ignored, or NULL. */
+const char *ol_find_ci(const char *s, size_t n, const char *needle);
 
 /* Read errors that are no errno: the path names something other than a
  * regular file (reading a FIFO or a terminal would block, a device never
@@ -141,5 +143,10 @@ int ol_read_stream(int fd, size_t max_bytes, char **out, size_t *out_len);
 /* Levenshtein distance between a (a_len bytes) and b (b_len bytes), for
  * "did you mean" suggestions; SIZE_MAX when either is longer than 64. */
 size_t ol_edit_distance(const char *a, size_t a_len, const char *b, size_t b_len);
+/* The one of names[0..count) that word (len bytes) most likely misspells:
+ * the nearest within one edit for words of up to four letters, two up to
+ * twelve, three beyond (the first of equals), else the only name that
+ * begins with word (three letters at least). NULL when none is near. */
+const char *ol_closest_word(const char *word, size_t len, const char *const *names, size_t count);
 
 #endif

@@ -20,7 +20,7 @@ FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_CC      ?= clang
 FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -DOL_STRICT_NODES $(WARN) \
-	-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Ianalyzer -Irules -I$(TS_DIR)/vendor/tree-sitter/lib/include
+	-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I$(TS_DIR)/vendor/tree-sitter/lib/include
 FUZZ_VENDOR_CFLAGS := -std=gnu11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -w -D_DEFAULT_SOURCE
 # with the probe's generated C (its Python files and committed figures, see the Makefile)
 FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/gen/probe_embed.o \
@@ -59,11 +59,11 @@ $(FUZZ_DIR)/obj/analyzer/syntax.o: FUZZ_CFLAGS += -I$(TS_DIR)/vendor/tree-sitter
 
 $(FUZZ_DIR)/obj/%.o: %.c | $(STAMPS) $(CJSON_H) $(FUZZ_CLANG_STAMP)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(call dir_inc,$<) -c $< -o $@
 
 $(FUZZ_DIR)/obj/gen/%.o: $(GEN)/%.c | $(STAMPS) $(CJSON_H) $(FUZZ_CLANG_STAMP)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(INC_build) -c $< -o $@
 
 $(FUZZ_DIR)/obj/vendor/tree_sitter.o: $(TS_STAMP) | $(FUZZ_CLANG_STAMP)
 	@mkdir -p $(dir $@)

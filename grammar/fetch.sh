@@ -24,7 +24,8 @@ trap 'rm -rf "$work"' EXIT INT TERM
 
 echo "fetching $pkg@$version"
 # --ignore-scripts: a pack of a registry spec runs nothing, but say so anyway.
-(cd "$work" && npm pack --silent --ignore-scripts "$pkg@$version" >npm-pack.out 2>npm-pack.err) || {
+# --loglevel=error, not --silent: when it fails, its error says why.
+(cd "$work" && npm pack --loglevel=error --ignore-scripts "$pkg@$version" >npm-pack.out 2>npm-pack.err) || {
     cat "$work/npm-pack.err" >&2
     echo "fetch.sh: npm pack $pkg@$version failed" >&2
     exit 1

@@ -94,7 +94,7 @@ $(PGO_DIR)/python_parser.o: $(PY_STAMP) | pgo-tools
 $(PGO_DIR)/python_scanner.o: $(PY_STAMP) | pgo-tools
 	@mkdir -p $(dir $@)
 	$(call say,CC,tree-sitter-python scanner (instrumented for PGO))
-	$(Q)$(PGO_CC) $(CFLAGS_VENDOR) $(PGO_GEN_OPT) -fprofile-instr-generate -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $@
+	$(Q)$(PGO_CC) $(CFLAGS_VENDOR) $(SCANNER_ALLOC) $(PGO_GEN_OPT) -fprofile-instr-generate -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $@
 
 $(PGO_DIR)/train: grammar/train.c $(PGO_GEN_OBJ) | $(PGO_TRAIN_OURS)
 	$(call say,LD,$@)

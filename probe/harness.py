@@ -1,7 +1,7 @@
 """The probe's measuring harness: runs one variant of one scenario and reports
 what memory, the autograd graph and time do at every iteration.
 
-`oomlint probe` (analyzer/probe.c) writes this directory to a private
+`oomlint probe` (probe/probe.c) writes this directory to a private
 temporary folder and starts one fresh process per variant:
 
     python3 harness.py list --fd 3

@@ -22,7 +22,7 @@ The probe's modules are imported as the package _oomlint_probe, never by
 their bare names, so a user's harness.py or cudacpu.py beside the script
 imports as the user's.
 
-What it reports per step (JSON lines on --fd, read by analyzer/probe_script.c):
+What it reports per step (JSON lines on --fd, read by probe/probe_script.c):
   - saved tensors alive, grouped by the user source line that saved them
     (saved-tensor hooks; the line is the innermost frame in the user's code);
   - holders: names in the user's frames (`total`, `history`,

@@ -220,6 +220,7 @@ static void check_kept(ol_check *c)
                                         "`%s`); every iteration's graph stays alive in it",
                                         callee, value_text, holder, kept[k].callee,
                                         kept[k].what);
+            ol_how_often(m, call, &why);
             ol_diag_because(d, m, &why);
             bool item = ol_is_scalar_loss(m, kept[k].arg, v);
             ol_diag_help(d, "pass a %s: `%s%s`", item ? "Python number" : "detached tensor",
@@ -296,7 +297,9 @@ const ol_rule ol_rule_oom101 = {
             "loss, arithmetic on them, also when a helper returns it: `loss, aux = step(batch)`) and "
             "the accumulator outlives the iteration. Meters whose method adds its argument "
             "(`meter.update(loss)` where `update` does `self.sum += val * n`) are flagged at the call; "
-            "functions and classes of other files of the same run are followed through imports.",
+            "functions and classes of other files of the same run are followed through imports. So are "
+            "statistics whose `update(x)` adds into a tensor they hold the result of a function stored on the "
+            "object (`self._tensor += self.fn(x)`).",
     .why = "A tensor that requires grad remembers how it was computed. Adding it to a running total "
            "makes the total depend on it, so the total keeps every iteration's graph alive. Where no "
            "backward runs (an evaluation loop with autograd on) that graph still holds the activations "

@@ -125,7 +125,6 @@ const ol_rule ol_rule_oom302 = {
     .code = "OOM302",
     .name = "torch-load-without-map-location",
     .severity = OL_SEV_WARNING,
-    .device_memory = true,
     .summary = "`torch.load` without `map_location` restores tensors onto the GPU they were saved from.",
     .what = "Flags `torch.load(...)` calls that give no `map_location` (keyword or second positional "
             "argument), or give one that may be None (`map_location=None`, or a local that is None on "

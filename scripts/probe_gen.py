@@ -100,7 +100,7 @@ def results(out, files):
                 c_string(", ".join(s.get("confirmed_by") or [])), c_string(s.get("note") or ""), agree,
                 "true" if measured else "false", side(s.get("bad")), side(s.get("fixed")))))
     rows.sort()
-    text = [HEAD, "#include <math.h>\n\n#include \"probe.h\"\n\n"]
+    text = [HEAD, "#include <math.h>\n\n#include \"figures.h\"\n\n"]
     text.append("const ol_probe_figure ol_probe_figures[] = {\n")
     text.extend(r for _, r in rows)
     if not rows:

@@ -245,6 +245,8 @@ def _():
 
 PAGE = os.path.join(ROOT, "docs", "accuracy.md")
 DEPRECATIONS = ("OOM502", "OOM703", "OOM704")
+# neither memory nor deprecation: files that cannot be read or parsed, unused suppressions
+FILE_LEVEL = ("OOM001", "OOM002", "OOM003")
 
 
 def slug(heading):
@@ -325,7 +327,7 @@ def _():
     assert [int(r[0]) for r in split] == sorted(rounds), split
     for r in split:
         rules = rounds[int(r[0])]
-        memory = [v for code, v in rules.items() if code != "all" and code not in DEPRECATIONS]
+        memory = [v for code, v in rules.items() if code != "all" and code not in DEPRECATIONS + FILE_LEVEL]
         dep = [v for code, v in rules.items() if code in DEPRECATIONS]
         tp, fp, deb = (sum(v[i] for v in memory) for i in (2, 3, 4))
         assert r[1] == f"{tp} / {fp} / {deb}" and r[2] == f"{100 * tp / (tp + fp):.1f}%", (r, tp, fp, deb)
@@ -376,7 +378,7 @@ def _():
     # the page sends the reader to every round's notes
     with open(PAGE, encoding="utf-8") as f:
         text = f.read()
-    for n in range(1, 10):
+    for n in range(1, 11):
         assert f"(accuracy/rounds/round{n}.md)" in text, n
 
 

@@ -243,7 +243,9 @@ def _():
         ws.write("pyproject.toml", '[tool.oomlint.per-file-ignores]\n"*.py" = ["ALL"]\n')
         ws.write("bad.py", b"x = '\xff'\n", "wb")
         ws.write("ok.py", BOTH)
-        got = findings(".", cwd=ws.path)
+        r = run("--format", "json", ".", cwd=ws.path)
+        assert r.code == 2, r  # a file that was not linted fails the run
+        got = {(f["path"], f["code"]) for f in r.json()}
         assert got == {("bad.py", "OOM001")}, got
 
 
@@ -263,6 +265,39 @@ def _():
         assert findings("src/gen/g.py", cwd=ws.path) == {("src/gen/g.py", "OOM101")}
         r = run("--force-exclude", "src/gen/g.py", "legacy/m.py", "src/a.py", "--format", "json", cwd=ws.path)
         assert {f["path"] for f in r.json()} == {"src/a.py"}, r
+
+
+@test("config: exclude with {a,b} alternatives: nested, holding '/', '**', empty and anchored alternatives")
+def _():
+    with Workspace() as ws:
+        ws.write("pyproject.toml", '[tool.oomlint]\nexclude = ["{gen,out/{tmp,cache}}/**", "{,x}legacy{,_v{1,2}}", '
+                                   '"/%s/{abs,elsewhere}"]\n' % ws.path.strip("/"))
+        for f in ("gen/a.py", "gen/deep/b.py", "out/tmp/c.py", "out/cache/d.py", "out/keep.py", "legacy/e.py",
+                  "xlegacy/f.py", "src/legacy_v2/g.py", "legacy_v3/h.py", "abs/i.py", "sub/abs/j.py", "k.py"):
+            ws.write(f, BAD)
+        paths = {p for p, _ in findings(".", cwd=ws.path)}
+        assert paths == {"out/keep.py", "legacy_v3/h.py", "sub/abs/j.py", "k.py"}, paths
+
+
+@test("config: a pattern nested or long past the bounds is a configuration error naming the file and line")
+def _():
+    with Workspace() as ws:
+        ws.write("a.py", BAD)
+        deep = "{a," * 9 + "b" + "}" * 9
+        ws.write("pyproject.toml", '[tool.oomlint]\nselect = ["OOM1"]\nexclude = ["legacy", "%s"]\n' % deep)
+        config_error(run("a.py", cwd=ws.path), "pyproject.toml:3", "'exclude' item 2 nests {...} groups more than 8 deep")
+        # eight levels are fine
+        ok = "{a," * 8 + "b" + "}" * 8
+        ws.write("pyproject.toml", '[tool.oomlint]\nexclude = ["%s"]\n' % ok)
+        assert findings("a.py", cwd=ws.path) == {("a.py", "OOM101")}
+        ws.write("pyproject.toml", '[tool.oomlint]\nextend-exclude = ["%s"]\n' % ("x" * 4097))
+        config_error(run("a.py", cwd=ws.path), "pyproject.toml:2", "'extend-exclude' item 1 is longer than 4096 bytes")
+        ws.write("pyproject.toml", '[tool.oomlint.per-file-ignores]\n"%s" = ["OOM101"]\n' % deep)
+        config_error(run("a.py", cwd=ws.path), "pyproject.toml:2",
+                     "'per-file-ignores' has a pattern that nests {...} groups more than 8 deep")
+        # a brace pattern of 48 KB (it took 0.65 GB to expand, in the process no timeout watches)
+        ws.write("pyproject.toml", '[tool.oomlint]\nexclude = ["%s"]\n' % ("{" * 24576 + "a" + "}" * 24576))
+        config_error(run("a.py", cwd=ws.path), "pyproject.toml:2", "is longer than 4096 bytes")
 
 
 @test("config: each subproject's exclude applies below it, relative to it")
@@ -287,6 +322,15 @@ def _():
 
 
 # ---- precedence ------------------------------------------------------------------------
+
+@test("config: select = [\"ALL\"] in [tool.oomlint] turns on the opt-in rules too")
+def _():
+    with Workspace() as ws:
+        ws.write("a.py", "import torch\nx = torch.zeros(3)  # noqa: OOM101\n")
+        ws.write("pyproject.toml", '[tool.oomlint]\nselect = ["ALL"]\n')
+        r = run("--format", "json", "a.py", cwd=ws.path)
+        assert [f["code"] for f in r.json()] == ["OOM003"], r
+
 
 @test("config: command-line --select replaces the config's rule set")
 def _():
@@ -408,6 +452,19 @@ def _():
 
 
 # ---- errors --------------------------------------------------------------------------------
+
+@test("config: a near-miss rule code or name in a selector list gets a suggestion")
+def _():
+    with Workspace() as ws:
+        ws.write("a.py", BAD)
+        ws.write("pyproject.toml", '[tool.oomlint]\nselect = ["OOM1"]\nignore = ["OOM1O2"]\n')
+        r = run("a.py", cwd=ws.path)
+        config_error(r, "pyproject.toml:3", "unknown rule code or prefix 'OOM1O2' in 'ignore'")
+        assert "did you mean 'OOM102' (tensor-collected-in-loop)?" in r.err, r
+        ws.write("pyproject.toml", '[tool.oomlint.per-file-ignores]\n"*.py" = ["data-parallel"]\n')
+        r = run("a.py", cwd=ws.path)
+        assert r.code == 2 and "did you mean 'OOM702' (data-parallel)?" in r.err, r
+
 
 @test("config: unknown key is exit 2 naming file:line and the key")
 def _():
@@ -532,6 +589,34 @@ def _():
                 assert "cannot read pyproject.toml: permission denied" in r.err, r
         finally:
             os.chmod(p, 0o644)
+
+
+@test("config: a pyproject.toml that is a dangling symlink is an error, not the parent's configuration")
+def _():
+    with Workspace() as ws:
+        ws.write("pyproject.toml", '[tool.oomlint]\nignore = ["OOM101"]\n')
+        ws.write("sub/a.py", BAD)
+        link = os.path.join(ws.path, "sub", "pyproject.toml")
+        os.symlink("../shared/pyproject.toml", link)
+        r = run("sub/a.py", cwd=ws.path)
+        config_error(r, "cannot read sub/pyproject.toml",
+                     "it is a symbolic link to '../shared/pyproject.toml', which does not exist")
+        for extra in (["--show-settings"], ["--show-files"], ["--exit-zero"]):
+            r = run(*extra, "sub", cwd=ws.path)
+            assert r.code == 2 and "symbolic link" in r.err and r.out == "", (extra, r)
+        os.remove(link)
+        os.symlink("pyproject.toml", link)  # a link to itself
+        r = run("sub/a.py", cwd=ws.path)
+        assert r.code == 2 and "leads back to itself" in r.err, r
+        # without configuration files there is nothing to read
+        r = run("--isolated", "sub/a.py", cwd=ws.path)
+        assert r.code == 1 and "OOM101" in r.out, r
+        # a link to a real file is that file
+        os.remove(link)
+        ws.write("shared/pyproject.toml", '[tool.oomlint]\nselect = ["OOM101"]\n')
+        os.symlink("../shared/pyproject.toml", link)
+        r = run("sub/a.py", cwd=ws.path)
+        assert r.code == 1 and "OOM101" in r.out, r
 
 
 @test("config: a pyproject.toml that is not a regular file is passed over; --config of one is an error")

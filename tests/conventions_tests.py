@@ -85,9 +85,9 @@ def _():
         assert run("--fail-on", "error", warn).code == 0
         assert run("--fail-on", "error", err).code == 1
         assert run("--fail-on", "error", "--exit-zero", err).code == 0
-        # an unreadable file is an error finding (OOM001): it always fails
+        # an unreadable file (OOM001) always fails, and as a run that did not do its job
         r = run("--fail-on", "error", warn, os.path.join(ws.path, "missing.py"))
-        assert r.code == 1 and "OOM001" in r.out, r
+        assert r.code == 2 and "OOM001" in r.out, r
         r = run("--fail-on", "fatal", warn)
         assert r.code == 2 and "'fatal'" in r.err and "error, warning, info" in r.err, r
 

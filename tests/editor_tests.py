@@ -178,6 +178,7 @@ def _():
             assert need in names, (need, sorted(names)[:40])
         assert not any("node_modules/@vscode/vsce/" in n for n in names), "the packager itself is shipped"
         assert not any(n.startswith("extension/bin/") for n in names), "the generic .vsix bundles a binary"
+        assert "extension/.installed" not in names, "the build's npm stamp is shipped"
         packed = json.loads(z.read("extension/package.json"))
         vsix = ET.fromstring(z.read("extension.vsixmanifest"))
     ns = {"v": "http://schemas.microsoft.com/developer/vsx-schema/2011"}
@@ -214,6 +215,7 @@ def _():
         with open(harness.BIN, "rb") as f:
             assert z.read("extension/bin/oomlint") == f.read(), "not the binary given"
         assert "extension/server-path.js" in z.namelist()
+        assert "extension/.installed" not in z.namelist(), "the build's npm stamp is shipped"
         vsix = ET.fromstring(z.read("extension.vsixmanifest"))
     ns = {"v": "http://schemas.microsoft.com/developer/vsx-schema/2011"}
     assert vsix.find("v:Metadata/v:Identity", ns).get("TargetPlatform") == target

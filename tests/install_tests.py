@@ -266,7 +266,7 @@ def _():
         names = set(t.getnames())
         top = f"oomlint-{VERSION}/"
         for must in ("PKG-INFO", "pyproject.toml", "Makefile", "README.md", "build-aux/oomlint_backend.py",
-                     "analyzer/main.c", "rules/registry.c", "grammar/pins.mk", "scripts/pre-commit-hook"):
+                     "cli/main.c", "rules/registry.c", "grammar/pins.mk", "scripts/pre-commit-hook"):
             assert top + must in names, must
         assert not any("/build/" in n or n.startswith(top + "dist/") or n.endswith(".o") for n in names)
         hook = t.getmember(top + "scripts/pre-commit-hook")

@@ -324,6 +324,36 @@ def _():
         shutil.rmtree(root, ignore_errors=True)
 
 
+@test("pre-commit: a first build that cannot fetch its sources says so, with npm's error, not to install the tools")
+def _():
+    assert shutil.which("npm") and shutil.which("make") and shutil.which("git"), "the build's tools are missing"
+    root = tempfile.mkdtemp(prefix="oomlint-hook-offline-")
+    try:
+        clone = os.path.join(root, "clone")
+        subprocess.run(["git", "clone", "-q", "--no-hardlinks", ROOT, clone], check=True, capture_output=True,
+                       env=clean_env())
+        # the hook and the fetch script as they are in this checkout, uncommitted changes too
+        for rel in ("scripts/pre-commit-hook", "grammar/fetch.sh"):
+            shutil.copy(os.path.join(ROOT, rel), os.path.join(clone, rel))
+        with open(os.path.join(root, "bad.py"), "w") as f:
+            f.write(BAD)
+        # offline: npm may only use its cache, and its cache is empty
+        cache = os.path.join(root, "npm-cache")
+        env = clean_env(HOME=root, npm_config_cache=cache, npm_config_offline="true",
+                        HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")
+        p = subprocess.run([os.path.join(clone, "scripts", "pre-commit-hook"), "bad.py"], cwd=root, env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 2 and p.stdout == "", p
+        err = p.stderr
+        assert "npm error" in err, err                       # npm's own error output
+        assert re.search(r"`npm pack tree-sitter@[\d.]+` failed", err), err  # the command that failed
+        assert "needs the network or npm's cache" in err, err
+        assert "install gcc" not in err and "libcjson-dev" not in err, err
+        assert err.rstrip().endswith("or set OOMLINT_BIN to an oomlint binary"), err
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def serve_wheels(folder, tags, payload, checksum_of=None):
     """Writes a release folder: a wheel for each platform tag (each holding
     payload as its oomlint script) and SHA256SUMS; checksum_of maps a tag to

@@ -41,6 +41,38 @@ def _():
         assert r.code in (0, 1)
 
 
+@test("robust: a Python 2 file is OOM002 saying it is Python 2, construct by construct")
+def _():
+    cases = [('print "hello"\n', "a print statement"), ("print >>f, x\n", "a print statement"),
+             ('exec "x = 1"\n', "an exec statement"),
+             ("try:\n    pass\nexcept Exception, e:\n    log(e)\n", "`except E, e:`"),
+             ("y = `x`\n", "backquotes"), ("if x <> 1:\n    pass\n", "the `<>` operator"),
+             ("x = 0777\n", "an octal literal without `0o`"), ("x = 10L\n", "a long integer literal"),
+             ('z = ur"abc"\n', "a `ur` string prefix"), ('raise ValueError, "m"\n', "`raise E, value`"),
+             ("f = lambda (a, b): a\n", "a tuple parameter"), ("def g((a, b)):\n    pass\n", "a tuple parameter")]
+    with Workspace() as ws:
+        for src, what in cases:
+            r, data = findings(ws.write("py2.py", "import torch\n" + src))
+            assert r.code == 1 and [d["code"] for d in data] == ["OOM002"], (src, data)
+            assert data[0]["message"] == f"Python 2 syntax: {what}, which Python 3 cannot parse", (src, data)
+            assert data[0]["line"] == (4 if "except" in src else 2), (src, data)
+            assert data[0]["end_line"] == data[0]["line"] and "written for Python 2" in data[0]["help"], (src, data)
+        # one finding for the file, counting the rest
+        r, data = findings(ws.write("py2.py", 'print "a"\nx = 0777\ny = `x`\n'))
+        assert [d["message"] for d in data] == ["Python 2 syntax: a print statement, which Python 3 cannot parse "
+                                                "(and 2 more Python 2 constructs in this file)"], data
+        # a syntax error of its own gets the hint too
+        r, data = findings(ws.write("py2.py", 'import torch\nprint "x"\ndef f(:\n    pass\n'))
+        other = [d for d in data if d["line"] == 3]
+        assert other and "looks like Python 2 (a print statement at line 2)" in other[0]["help"], data
+        # Python 3 that looks alike is not Python 2
+        py3 = ("print(x)\nprint (x)\nx = 0o777 + 00 + 0_0 + 0x1F + 0.5 + 10\ny = u'a' + rb'b' + R'c'\n"
+               "raise ValueError('m')\nf = lambda a, b: a\nif x != 1:\n    pass\n"
+               "try:\n    pass\nexcept KeyError, TypeError:\n    pass\nexcept (A, B) as e:\n    log(e)\n")
+        r, data = findings(ws.write("py3.py", py3))
+        assert data == [], data
+
+
 @test("robust: non-UTF-8 without a declaration is OOM001 naming the file and the byte")
 def _():
     with Workspace() as ws:
@@ -334,3 +366,68 @@ def _():
                "    args.run()\n" + BAD_LOOP)
         r, data = findings(ws.write("g.py", src), timeout=20)
         assert [d["code"] for d in data] == ["OOM101"], data
+
+
+def _unreadable_dir_run(ws):
+    """preexec_fn and binary for a run in which a chmod 0 directory cannot be
+    read: root reads anything, so as root the run is nobody's, with a copy of
+    the binary nobody can reach."""
+    import pwd
+    import shutil
+    import harness
+    if os.geteuid() != 0:
+        return {}
+    nobody = pwd.getpwnam("nobody")
+
+    def drop():
+        os.setgroups([])
+        os.setgid(nobody.pw_gid)
+        os.setuid(nobody.pw_uid)
+    copy = os.path.join(ws.path, "oomlint-copy")
+    shutil.copy(harness.BIN, copy)
+    os.chmod(copy, 0o755)
+    return {"preexec_fn": drop, "binary": copy}
+
+
+@test("robust: any file that was not linted fails the run with exit 2, also with --exit-zero; the rest is reported")
+def _():
+    import subprocess
+    with Workspace() as ws:
+        os.chmod(ws.path, 0o755)
+        good = ws.write("good.py", BAD_LOOP)
+        clean = ws.write("clean.py", "x = 1\n")
+        cases = {
+            "missing": os.path.join(ws.path, "missing.py"),
+            "unknown encoding": ws.write("enc.py", "# -*- coding: klingon -*-\nx = 1\n"),
+            "invalid UTF-8": ws.write("bytes.py", b"x = '\xff'\n", "wb"),
+            "too large": ws.write("huge.py", ""),
+        }
+        os.truncate(cases["too large"], 65 * 1024 * 1024)  # sparse: over the 64 MiB limit
+        fifo = os.path.join(ws.path, "pipe.py")
+        os.mkfifo(fifo)
+        cases["FIFO"] = fifo
+        for what, path in cases.items():
+            for extra in ([], ["--exit-zero"], ["--fail-on", "error"]):
+                for others in ([good], [clean]):
+                    r, data = findings(*extra, *others, path)
+                    assert r.code == 2, (what, extra, others, r)
+                    codes = sorted(d["code"] for d in data)
+                    assert "OOM001" in codes, (what, codes)
+                    assert ("OOM101" in codes) == (others == [good]), (what, codes)
+                    assert "1 file was not linted" in r.err, (what, r.err)
+        # a directory that cannot be listed, among files that can
+        ws.write("closed/inner.py", BAD_LOOP)
+        closed = os.path.join(ws.path, "closed")
+        os.chmod(closed, 0)
+        kw = _unreadable_dir_run(ws)
+        try:
+            proc = subprocess.run([kw.get("binary", __import__("harness").BIN), "--format", "json", "--exit-zero",
+                                   closed, clean], capture_output=True, text=True, preexec_fn=kw.get("preexec_fn"),
+                                  timeout=60, env=dict(os.environ, NO_COLOR="1"))
+        finally:
+            os.chmod(closed, 0o755)
+        assert proc.returncode == 2, proc
+        assert [d["code"] for d in json.loads(proc.stdout)] == ["OOM001"], proc.stdout
+        # a run whose every path is excluded lints nothing and fails nothing
+        r = run("--exclude", "good.py", "--force-exclude", good)
+        assert r.code == 0 and "every path given is excluded" in r.err, r

@@ -79,6 +79,7 @@ def register_all():
     import accuracy_tests  # noqa: F401
     import probe_tests  # noqa: F401
     import habits_tests  # noqa: F401
+    import architecture_tests  # noqa: F401
     import explain_tests  # noqa: F401
 
 

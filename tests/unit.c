@@ -35,6 +35,7 @@
 #include "parse_arena.h"
 #include "portable.h"
 #include "project.h"
+#include "pyfloor.h"
 #include "rule.h"
 #include "saves.h"
 #include "select.h"
@@ -793,6 +794,155 @@ static void test_fix_round_sets_aside_a_breaking_fix(void)
     ol_grammar_free(&g);
 }
 
+/* The constructs of `text` that Python `floor` cannot parse. */
+static size_t newer_in(const char *text, unsigned floor, ol_newer_syntax *first)
+{
+    parsed x;
+    parse_text(&x, text);
+    CHECK(x.tree.errors.len == 0);
+    size_t n = ol_syntax_newer_than(&x.tree, floor, first);
+    parsed_free(&x);
+    return n;
+}
+
+static void test_python_floor_from_requires_python(void)
+{
+    static const struct {
+        const char *text;
+        unsigned floor;
+    } cases[] = {
+        {"[project]\nrequires-python = \">=3.9\"\n", 309},
+        {"[project]\nrequires-python = \">=3.10, <4\"\n", 310},
+        {"requires-python = '~=3.11'\n", 311},
+        {"  requires-python=\">3.8\"\n", 308},
+        {"requires-python = \"<4,>=3.12.1\"\n", 312},
+        {"requires-python = \"==3.10.*\"\n", 310},
+        {"requires-python = \">=2.7, !=3.0.*\"\n", 300},
+        {"requires-python = \"<3.13\"\n", 0},
+        {"[project]\nname = \"requires-python\"\n", 0},
+        {"# requires-python = \">=3.12\"\n", 0},
+    };
+    for (size_t i = 0; i < OL_ARRAY_LEN(cases); i++) {
+        unsigned got = ol_python_floor_in_text(cases[i].text, strlen(cases[i].text));
+        if (got != cases[i].floor)
+            fprintf(stderr, "  floor of %s: %u\n", cases[i].text, got);
+        CHECK(got == cases[i].floor);
+    }
+    /* none declared: 3.8 */
+    CHECK(ol_python_floor("/nonexistent-dir-oomlint/x/t.py") == OL_PYTHON_FLOOR_DEFAULT);
+}
+
+static void test_syntax_newer_than_the_floor(void)
+{
+    ol_newer_syntax first = {0, 0, 0, NULL};
+    /* PEP 701 (3.12): the f-string's own quote, a backslash, a comment, a line break */
+    CHECK(newer_in("x = f\"{d[\"k\"]}\"\n", 308, &first) == 1);
+    CHECK(first.needs == 312 && first.at == 6 && strstr(first.what, "own quote"));
+    CHECK(newer_in("x = f\"{d[\"k\"]}\"\n", 312, NULL) == 0);
+    CHECK(newer_in("x = f'{d[\"k\"]}' + f\"{d['k']}\" + f\"\"\"{d[\"k\"]}\"\"\"\n", 308, NULL) == 0);
+    CHECK(newer_in("x = f\"{f'{y}'}\"\n", 308, NULL) == 0);
+    CHECK(newer_in("x = f\"{f\"{y}\"}\"\n", 308, NULL) == 1);
+    CHECK(newer_in("x = f\"{'\\n'.join(y)}\"\n", 311, &first) == 1 && strstr(first.what, "backslash"));
+    CHECK(newer_in("x = f\"{y!r:>{w}} {z=}\\n\"\n", 308, NULL) == 0); /* a backslash outside the fields */
+    CHECK(newer_in("x = f'''{y # note\n}'''\n", 308, &first) == 1 && strstr(first.what, "`#`"));
+    CHECK(newer_in("x = f'{y +\n z}'\n", 308, &first) == 1 && strstr(first.what, "line break"));
+    CHECK(newer_in("x = f'''{y +\n z}'''\n", 308, NULL) == 0);
+    CHECK(newer_in("x = rb\"{d}\" + \"{\\\"}\"\n", 308, NULL) == 0); /* not f-strings */
+    /* match (3.10), and `match` as a name */
+    const char *match = "match x:\n    case 1:\n        pass\nmatch = 3\nmatch(x)\n";
+    CHECK(newer_in(match, 309, &first) == 1 && first.needs == 310 && first.at == 0);
+    CHECK(newer_in(match, 310, NULL) == 0);
+    /* parenthesised context managers (3.9); the forms 3.8 knew are not */
+    CHECK(newer_in("with (open(a) as f, open(b) as g):\n    pass\n", 308, &first) == 1 && first.needs == 309);
+    CHECK(newer_in("with (open(a) as f):\n    pass\n", 308, NULL) == 1);
+    CHECK(newer_in("with (open(a) as f, open(b) as g):\n    pass\n", 309, NULL) == 0);
+    CHECK(newer_in("with (open(a)) as f, (b):\n    pass\nwith (a, b):\n    pass\nwith a as (b, c):\n    pass\n",
+                   308, NULL) == 0);
+}
+
+/* A fix that parses for tree-sitter but not for the project's Python is set
+ * aside with a message, and its finding stays; so is one that adds a syntax
+ * error while OOM002 is not selected. */
+static void test_fix_round_keeps_to_the_python_floor(void)
+{
+    ol_grammar g;
+    CHECK(ol_grammar_init(&g));
+    ol_settings settings = {0};
+    settings.enabled = ol_xcalloc(ol_rule_count, sizeof(bool));
+    for (size_t i = 0; i < ol_rule_count; i++)
+        settings.enabled[i] = ol_rules[i] != &ol_rule_oom002;
+    ol_linter lt;
+    ol_linter_init(&lt, &g, &settings);
+    const char *text = "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n"
+                       "model.load_state_dict(torch.load('a.pt'))\n"
+                       "s = f'{d}'\nz = 1\n";
+    ol_source src;
+    ol_source_init_text(&src, "/nonexistent-dir-oomlint/t.py", ol_xstrdup(text), strlen(text));
+    ol_file_result r = {0};
+    ol_lint_source(&lt, &src, &r);
+    CHECK(r.diags.len == 1 && r.diags.items[0].rule == ol_rule_find("OOM302"));
+    /* `d['k']` inside f'...': Python 3.12 only */
+    uint32_t d = (uint32_t)(strstr(text, "{d}") - text) + 1;
+    ol_vec_push(&r.diags, fix_diag("OOM703", d, d + 1, "d['k']", false));
+    /* an unclosed parenthesis, with no OOM002 to notice it */
+    uint32_t z = (uint32_t)(strstr(text, "z = 1") - text);
+    ol_vec_push(&r.diags, fix_diag("OOM705", z, z + 1, "(z", false));
+    ol_fix_outcome outcome;
+    ol_fix_file(&lt, &r, OL_FIX_NONE, false, &outcome);
+    CHECK(outcome.applied == 1);
+    CHECK(strstr(r.src.text, "torch.load('a.pt', map_location=\"cpu\")") != NULL);
+    CHECK(strstr(r.src.text, "s = f'{d}'\nz = 1\n") != NULL);
+    bool said_quote = false, said_parse = false;
+    for (size_t i = 0; i < r.warnings.len; i++) {
+        said_quote |= strstr(r.warnings.items[i], "t.py:4: the fix for OOM703 was not applied") &&
+                      strstr(r.warnings.items[i], "own quote") && strstr(r.warnings.items[i], "before 3.12") &&
+                      strstr(r.warnings.items[i], "Python 3.8");
+        said_parse |= strstr(r.warnings.items[i], "t.py:5: the fix for OOM705 was not applied: the fixed code would "
+                                                  "not parse") != NULL;
+    }
+    CHECK(said_quote && said_parse);
+    ol_fix_outcome_free(&outcome);
+    ol_file_result_free(&r);
+    ol_linter_free(&lt);
+    free(settings.enabled);
+    ol_grammar_free(&g);
+}
+
+/* A fix landing in an f-string's replacement field takes the quote the
+ * f-string leaves free; with none free it is not offered (before 3.12). */
+static void test_fix_fits_quotes_in_fstrings(void)
+{
+    const char *text = "a = f\"{g(x)}\"\nb = f'{g(x)}'\nc = f\"\"\"{g(x)}\"\"\"\nd = f\"{f'{g(x)}'}\"\ne = g(x)\n";
+    ol_grammar g;
+    CHECK(ol_grammar_init(&g));
+    ol_parser p;
+    ol_parser_init(&p, &g);
+    ol_source src;
+    ol_source_init_text(&src, "/nonexistent-dir-oomlint/t.py", ol_xstrdup(text), strlen(text));
+    ol_tree t;
+    ol_parse(&p, &src, &t);
+    ol_diag_vec diags = {0};
+    const char *at = text;
+    for (int i = 0; i < 5; i++) {
+        at = strstr(at, "g(x)") + 3;
+        uint32_t pos = (uint32_t)(at - text);
+        ol_vec_push(&diags, fix_diag("OOM703", pos, pos, ", reduction=\"sum\"", false));
+    }
+    ol_vec_push(&diags, fix_diag("OOM703", 8, 8, ", k='\\n'", false)); /* a backslash in a field */
+    ol_fix_fit_quotes(&t, &diags);
+    CHECK(diags.items[0].fix && strcmp(diags.items[0].fix->edits.items[0].content, ", reduction='sum'") == 0);
+    CHECK(diags.items[1].fix && strcmp(diags.items[1].fix->edits.items[0].content, ", reduction=\"sum\"") == 0);
+    CHECK(diags.items[2].fix && strcmp(diags.items[2].fix->edits.items[0].content, ", reduction=\"sum\"") == 0);
+    CHECK(diags.items[3].fix == NULL && diags.items[3].message != NULL);
+    CHECK(diags.items[4].fix && strcmp(diags.items[4].fix->edits.items[0].content, ", reduction=\"sum\"") == 0);
+    CHECK(diags.items[5].fix == NULL);
+    ol_diag_vec_free(&diags);
+    ol_tree_free(&t);
+    ol_source_free(&src);
+    ol_parser_free(&p);
+    ol_grammar_free(&g);
+}
+
 /* ---- notebooks --------------------------------------------------------------------- */
 
 /* Loads notebook JSON text; false (with nothing to free) when it is refused. */
@@ -1091,6 +1241,29 @@ static void test_glob_match(void)
     CHECK(!ol_glob_match("elsewhere/*", NULL, "/elsewhere/x.py", false));
     CHECK(ol_glob_match("/elsewhere/*", NULL, "/elsewhere/x.py", false));
     CHECK(!ol_glob_match("", "a.py", NULL, false));
+    /* alternatives are matched in place, as their expansions would be: one
+     * holding '/', `**`, `.` or nothing; one that starts with '/' anchored;
+     * a '{' that nothing closes is a character; past the bounds, nothing */
+    CHECK(ol_glob_match("{gen,out/tmp}/*.py", "out/tmp/a.py", NULL, false));
+    CHECK(!ol_glob_match("{gen,out/tmp}/*.py", "out/a.py", NULL, false));
+    CHECK(ol_glob_match("src/{**,x}/a.py", "src/p/q/a.py", NULL, false));
+    CHECK(ol_glob_match("src/{**,x}/a.py", "src/a.py", NULL, false));
+    CHECK(!ol_glob_match("src/{*,x}/a.py", "src/a.py", NULL, false));
+    CHECK(ol_glob_match("{.,lib}/a.py", "a.py", NULL, false) && ol_glob_match("{.,lib}/a.py", "lib/a.py", NULL, false));
+    CHECK(ol_glob_match("gen{,_v2}", "x/gen_v2/a.py", NULL, true) && ol_glob_match("gen{,_v2}", "gen/a.py", NULL, true));
+    CHECK(ol_glob_match("{/elsewhere,src}/*", NULL, "/elsewhere/x.py", false));
+    CHECK(!ol_glob_match("{/elsewhere,src}/*", "elsewhere/x.py", NULL, false));
+    CHECK(ol_glob_match("{/elsewhere,src}/*", "src/x.py", NULL, false));
+    CHECK(ol_glob_match("gen/{**,}", "gen/a/b.py", NULL, false) && ol_glob_match("{gen/,x}", "gen/b.py", NULL, false));
+    CHECK(ol_glob_match("{a,b", "{a,b/x.py", NULL, false) && !ol_glob_match("{a,b", "a/x.py", NULL, false));
+    CHECK(ol_glob_match("x{a,b}{c", "xa{c", NULL, true) && !ol_glob_match("x{a,b}{c", "xac", NULL, true));
+    CHECK(ol_glob_match("{a\\,b,c}.py", "a,b.py", NULL, false) && !ol_glob_match("{a\\,b,c}.py", "b.py", NULL, false));
+    CHECK(ol_glob_check("{a,{b,{c,{d,{e,{f,{g,{h,i}}}}}}}}") == NULL);
+    CHECK(ol_glob_check("{a,{b,{c,{d,{e,{f,{g,{h,{i,j}}}}}}}}}") != NULL);
+    CHECK(!ol_glob_match("{a,{b,{c,{d,{e,{f,{g,{h,{i,j}}}}}}}}}", "a/x.py", NULL, true));
+    /* 2^20 alternatives, one path */
+    CHECK(ol_glob_match("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"
+                        "{a,b}{a,b}z", "x/babababababababababaz/y.py", NULL, true));
 }
 
 /* ol_wildmatch agrees with fnmatch(3) on every pair of a small alphabet's
@@ -2133,14 +2306,24 @@ static void test_project_resolution(void)
     got = ol_project_acquire(p, idx[4], NULL);
     CHECK(got == c);
     ol_file_summary_release(got);
-    ol_project_publish(p, idx[5], d); /* built again; e, asked for least recently, goes */
-    CHECK(!ol_project_evicted(p, idx[5]));
+    /* built again, d is kept for the rest of the run outside the budget (a
+     * summary needed after it was dropped would be parsed per importer) */
+    ol_project_publish(p, idx[5], d);
+    CHECK(!ol_project_evicted(p, idx[5]) && !ol_project_evicted(p, idx[6]));
+    ol_file_summary *f = ol_file_summary_empty();
+    f->bytes = 100;
+    ol_project_publish(p, idx[7], f); /* c, e, f: e, asked for least recently, goes; d stays */
+    CHECK(ol_project_evicted(p, idx[6]) && !ol_project_evicted(p, idx[5]) && !ol_project_evicted(p, idx[4]));
+    got = ol_project_acquire(p, idx[5], NULL);
+    CHECK(got == d);
+    ol_file_summary_release(got);
     ol_project_usage u;
     ol_project_stats(p, &u);
-    CHECK(u.evictions >= 2 && u.rebuilds == 1 && u.most_held >= 300 && ol_project_evicted(p, idx[6]));
+    CHECK(u.evictions >= 2 && u.rebuilds == 1 && u.most_held >= 400);
     ol_file_summary_release(c);
     ol_file_summary_release(d);
     ol_file_summary_release(e);
+    ol_file_summary_release(f);
     ol_file_summary_release(a);
     ol_file_summary_release(b);
     ol_project_free(p);
@@ -2238,6 +2421,16 @@ static void test_lower_bound(void)
     CHECK(ol_lower_bound_u32(a, 4, 3) == 1 && ol_lower_bound_u32(a, 4, 4) == 1);
     CHECK(ol_lower_bound_u32(a, 4, 5) == 3 && ol_lower_bound_u32(a, 4, 10) == 4);
     CHECK(ol_lower_bound_u32(NULL, 0, 1) == 0);
+}
+
+/* Case-insensitive search (util.h): `# NOQA`, `Content-Length`. */
+static void test_find_ci(void)
+{
+    const char *s = "x = 1  # NoQa: OOM101";
+    CHECK(ol_find_ci(s, strlen(s), "noqa") == s + 9);
+    CHECK(ol_find_ci(s, 10, "noqa") == NULL); /* stops at n */
+    CHECK(ol_find_ci(s, strlen(s), "oom101") == s + 15);
+    CHECK(ol_find_ci("", 0, "a") == NULL && ol_find_ci("ab", 2, "abc") == NULL);
 }
 
 /* The edit distance behind "did you mean" (util.h). */
@@ -3139,6 +3332,10 @@ int main(int argc, char **argv)
         T(test_fix_identical_edits_applied_once),
         T(test_fix_one_per_statement),
         T(test_fix_round_sets_aside_a_breaking_fix),
+        T(test_fix_round_keeps_to_the_python_floor),
+        T(test_fix_fits_quotes_in_fstrings),
+        T(test_python_floor_from_requires_python),
+        T(test_syntax_newer_than_the_floor),
         T(test_notebook_cells),
         T(test_notebook_magics_only_at_logical_line_start),
         T(test_dangling_assignment_is_a_syntax_error),
@@ -3164,6 +3361,7 @@ int main(int argc, char **argv)
         T(test_host_params),
         T(test_lower_bound),
         T(test_torch_floor),
+        T(test_find_ci),
         T(test_edit_distance),
         T(test_sigwatch_native),
         T(test_sigwatch_self_pipe),

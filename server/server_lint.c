@@ -342,7 +342,7 @@ static void summarize_file(void *job, void *worker, size_t i)
     } else {
         ol_input in = {0};
         in.path = w->project_paths.items[i];
-        ol_lint_input(lt, &in, NULL, 0, NULL, &scratch);
+        ol_lint_input(lt, &in, NULL, 0, &scratch);
     }
     ol_file_result_free(&scratch);
     lt->project = NULL;

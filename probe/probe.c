@@ -127,22 +127,31 @@ static int parse_opts(ol_probe_opts *o, int argc, char **argv, ol_buf *err)
             probe_usage(stdout);
             return 1;
         }
+        static const char *const known[] = {"device", "rules", "iterations", "python", "format", "plot",
+                                            "jobs", "timeout", "script", "steps", "output-format", "memory",
+                                            "snapshot"};
         if (strncmp(arg, "--", 2) != 0) {
-            ol_buf_printf(err, "'probe' takes no paths (got '%s'); use --script FILE to run a script", arg);
+            /* `-script train.py`: a long option with one dash */
+            const char *near = arg[0] == '-' && arg[1] ? ol_closest_word(arg + 1, strcspn(arg + 1, "="), known,
+                                                                         OL_ARRAY_LEN(known)) : NULL;
+            if (near)
+                ol_buf_printf(err, "unknown option '%.40s' for 'probe' (did you mean '--%s'?)", arg, near);
+            else
+                ol_buf_printf(err, "'probe' takes no paths (got '%s'); use --script FILE to run a script", arg);
             return 2;
         }
         const char *name = arg + 2;
         const char *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        static const char *const known[] = {"device", "rules", "iterations", "python", "format", "plot",
-                                            "jobs", "timeout", "script", "steps", "output-format", "memory",
-                                            "snapshot"};
         const char *key = NULL;
         for (size_t k = 0; k < OL_ARRAY_LEN(known); k++)
             if (strlen(known[k]) == len && strncmp(known[k], name, len) == 0)
                 key = known[k];
         if (!key) {
             ol_buf_printf(err, "unknown option '--%.*s' for 'probe'", (int)(len < 40 ? len : 40), name);
+            const char *near = ol_closest_word(name, len, known, OL_ARRAY_LEN(known));
+            if (near)
+                ol_buf_printf(err, " (did you mean '--%s'?)", near);
             return 2;
         }
         const char *value = eq ? eq + 1 : NULL;

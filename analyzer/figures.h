@@ -1,38 +1,16 @@
 /*
- * probe.h - `oomlint probe`: measuring what each rule's pattern really costs,
- * and confirming findings in a user's own script.
- *
- * The probe runs Python programs (probe/harness.py, probe/scenarios/,
- * probe/wrapper.py) that are compiled into the binary and written to a
- * private temporary folder at run time; C does the rest: finding a Python
- * with PyTorch, starting one process per variant with a record pipe,
- * timeouts, statistics, verdicts, the table, JSON and SVG output, and NVML.
- *
- * This header is what the rest of oomlint sees: the command's entry point,
- * the embedded Python files, and the committed measurements
- * (probe/results/ *.json, compiled in at build time) that rule documentation
- * quotes.
+ * figures.h - what each rule's pattern was measured to cost: the committed
+ * results of `oomlint probe` (probe/results/ *.json, compiled in at build
+ * time as build/gen/probe_results.c by scripts/probe_gen.py), which the
+ * rule documentation (docs.c), SARIF's rule properties and the language
+ * server's hover quote, each naming its device and torch version. The probe
+ * (probe/) writes these files; the linter only reads what was committed.
  */
-#ifndef OL_PROBE_H
-#define OL_PROBE_H
+#ifndef OL_FIGURES_H
+#define OL_FIGURES_H
 
 #include <stdbool.h>
 #include <stddef.h>
-
-/* `oomlint probe ...`; argv[0] is "probe". Returns the exit status:
- * 0 every scenario ran and agreed (or the script ran), 1 a scenario failed or
- * its variants disagreed, 2 usage error or no usable Python/PyTorch/device. */
-int ol_probe_main(int argc, char **argv);
-
-/* The probe's Python files (paths relative to probe/), from build/gen/probe_embed.c. */
-typedef struct ol_probe_file {
-    const char *path;
-    const unsigned char *data;
-    size_t len;
-} ol_probe_file;
-
-extern const ol_probe_file ol_probe_files[];
-extern const size_t ol_probe_file_count;
 
 /* One variant's committed figures. Absent figures are NaN. */
 typedef struct ol_probe_side {

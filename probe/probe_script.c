@@ -919,7 +919,7 @@ static bool lint_script(const char *path, ol_file_result *r, ol_buf *err)
     }
     ol_linter lt;
     ol_linter_init(&lt, &grammar, settings);
-    ol_lint_input(&lt, &in, NULL, 0, NULL, r);
+    ol_lint_input(&lt, &in, NULL, 0, r);
     ol_linter_free(&lt);
     if (have_resolver)
         ol_resolver_free(&resolver);

@@ -9,10 +9,13 @@
  * show); 2 when the run could not do what it was asked:
  * a usage or configuration error, a report that could not be written
  * (standard output or --output-file), a fix that could not be written or a
- * file that changed on disk while it was being fixed, --diff on a path that
- * could not be read, or no file given could be read. A directory with no
- * Python in it is a warning and 0, as in Ruff. --exit-zero turns 1 into 0,
- * never 2.
+ * file that changed on disk while it was being fixed, or a file that was
+ * not linted (missing, unreadable, undecodable, not a regular file, too
+ * large, or set aside after a crash: its OOM001 finding is reported with
+ * the rest), however many others were. A run that did not lint what it was
+ * given must not pass, so --exit-zero, which is about findings, turns 1
+ * into 0 and never 2 (as ShellCheck, unlike Ruff's E902). A directory with
+ * no Python in it is a warning and 0, as in Ruff.
  *
  * Nothing is written before the arguments and the configuration are known
  * good: the report file is opened only then, it may not be one of the
@@ -344,7 +347,8 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     else if (cli->fix)
         run.fix_mode = OL_FIX_WRITE;
     bool color = cli->output_file ? cli->color == OL_COLOR_ALWAYS : want_color(cli->color, guard);
-    ol_emit_options eo = {cli->format, color, cli->quiet, cli->statistics, cli->unsafe_fixes};
+    /* --add-noqa's summary is the count of directives it added (as Ruff's) */
+    ol_emit_options eo = {cli->format, color, cli->quiet || cli->add_noqa, cli->statistics, cli->unsafe_fixes};
     /* each file's part of the report is made when it is linted, and written
      * as soon as the files before it are (a report from standard input
      * with --fix goes elsewhere: that run keeps everything to the end) */
@@ -364,15 +368,13 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
     ol_lint_all(&grammar, &settings, &run, inputs.items, inputs.len, stdin_bytes, stdin_len, results, cli->threads);
     ol_guard_reporting(guard);
 
-    size_t failing = 0, analyzed = 0, fixed = 0, unread = 0, noqa_added = 0;
+    size_t failing = 0, fixed = 0, unread = 0, noqa_added = 0;
     bool stdin_fixed_output = false, fix_failed = false;
     for (size_t i = 0; i < inputs.len; i++) {
         for (size_t k = 0; k < results[i].diags.len; k++)
             if (results[i].diags.items[k].rule->severity <= cli->fail_on)
                 failing++;
-        if (results[i].read_ok)
-            analyzed++;
-        else
+        if (!results[i].read_ok)
             unread++;
         fixed += results[i].fixed;
         noqa_added += results[i].noqa_added;
@@ -472,12 +474,14 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
         if (!cli->quiet)
             fputs("oomlint: warning: no Python files or notebooks found in the given paths\n", stderr);
         status = 0;
-    } else if (analyzed == 0 && !cli->diff) {
-        status = 2;
     } else if (cli->exit_zero) {
         status = 0;
     }
-    if (write_failed || fix_failed || (cli->diff && unread > 0))
+    if (unread > 0 && !cli->diff && !cli->quiet)
+        /* --diff has named each one on stderr already */
+        fprintf(stderr, "oomlint: error: %zu file%s not linted (%s OOM001 finding says why): exit status 2\n",
+                unread, unread == 1 ? " was" : "s were", unread == 1 ? "its" : "each one's");
+    if (write_failed || fix_failed || unread > 0)
         status = 2;
 
     for (size_t i = 0; i < inputs.len; i++)

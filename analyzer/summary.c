@@ -11,9 +11,11 @@
 #include "summary.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ask.h"
 #include "device.h"
 #include "devices.h"
 #include "facts.h"
@@ -1176,6 +1178,9 @@ typedef struct call_rec {
     uint8_t often; /* ol_often at the call, as the file shows it */
     bool gpu;      /* the calling file puts data on an accelerator */
     uint32_t line;
+    uint8_t use;   /* what the calling code does with the result (OL_USE_*) */
+    char *caller;  /* the calling function's name, or NULL */
+    char *args;    /* the project classes of the instances passed (ol_sum_call.args), or NULL */
 } call_rec;
 
 typedef OL_VEC(call_rec) call_rec_vec;
@@ -1191,10 +1196,29 @@ static int cmp_call_key(const call_rec *x, const call_rec *y)
         return (int)x->grad_off - (int)y->grad_off;
     if (x->often != y->often)
         return (int)x->often - (int)y->often;
+    if (x->use != y->use)
+        return (int)x->use - (int)y->use;
+    if (!x->caller || !y->caller) {
+        if (x->caller || y->caller)
+            return (int)(x->caller != NULL) - (int)(y->caller != NULL);
+    } else {
+        int k = strcmp(x->caller, y->caller);
+        if (k)
+            return k;
+    }
+    if (!x->args || !y->args) {
+        if (x->args || y->args)
+            return (int)(x->args != NULL) - (int)(y->args != NULL);
+    } else {
+        int k = strcmp(x->args, y->args);
+        if (k)
+            return k;
+    }
     if (!x->root || !y->root)
         return (int)(x->root != NULL) - (int)(y->root != NULL);
     return strcmp(x->root, y->root);
 }
+
 
 static int cmp_call_rec(const void *a, const void *b)
 {
@@ -1251,6 +1275,39 @@ static size_t imported_classes(ol_model *m, const char **out, size_t cap)
     return n;
 }
 
+/* The project classes of the instances call passes (ol_sum_call.args), or
+ * NULL: the callee's file learns from them what its parameters hold
+ * (`eval_model(predictor, loader)` with `predictor = Predictor(model)`). */
+static char *arg_classes(ol_model *m, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    ol_buf b = {0};
+    int pos = 0;
+    for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE && pos < 16;
+         a = ol_next_named(t, a)) {
+        ol_kind k = ol_kind_of(t, a);
+        if (k == OL_N_list_splat || k == OL_N_dictionary_splat)
+            break;
+        bool kw = k == OL_N_keyword_argument;
+        ol_nid value = kw ? ol_field(t, a, OL_F_value) : a;
+        ol_val v = ol_eval(m, value);
+        const char *cls = v.kind == OL_V_OBJECT && v.ref ? ol_sym_str(m, v.ref) : ol_instance_class(m, value);
+        if (cls && !library_qual(cls)) {
+            if (kw) {
+                char *name = ol_node_str(t, ol_field(t, a, OL_F_name));
+                ol_buf_printf(&b, "%s=%s;", name, cls);
+                free(name);
+            } else {
+                ol_buf_printf(&b, "%d=%s;", pos, cls);
+            }
+        }
+        if (!kw)
+            pos++;
+    }
+    return b.data;
+}
+
 /* The calls this file makes of functions it does not define, as the
  * callee's file needs them (ol_sum_call). */
 static void collect_calls(ol_model *m, call_rec_vec *out)
@@ -1289,8 +1346,10 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
             /* obj.method() on an instance of a class of another file
              * (`solver = DPM_Solver(...); solver.sample(x)`) */
             ol_val v = ol_eval(m, recv);
-            if (v.kind == OL_V_OBJECT && v.ref && !library_qual(ol_sym_str(m, v.ref)))
-                qual = ol_xasprintf("%s.%s", ol_sym_str(m, v.ref), ol_sym_str(m, c->name));
+            /* also through `self.x = Model(...).eval().to(device)` */
+            const char *cls = v.kind == OL_V_OBJECT && v.ref ? ol_sym_str(m, v.ref) : ol_instance_class(m, recv);
+            if (cls && !library_qual(cls))
+                qual = ol_xasprintf("%s.%s", cls, ol_sym_str(m, c->name));
             else if ((v.kind == OL_V_UNKNOWN || (v.kind == OL_V_MODULE && !v.ref)) &&
                      distinctive_method(ol_sym_str(m, c->name))) {
                 if (class_count == (size_t)-1)
@@ -1327,9 +1386,25 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
         }
         bool gpu = device.use == OL_DEVICE_NAMED || device.use == OL_DEVICE_VARIABLE ||
                    device.use == OL_DEVICE_FRAMEWORK;
+        /* what the calling function does with the result: a callee that
+         * hands on a model's output learns its role from it */
+        uint8_t use = (uint8_t)ol_call_result_use(m, (uint32_t)i);
+        if (recv != OL_NONE && ol_module_in_eval_mode(m, recv, c->node, NULL) != OL_NONE)
+            use |= OL_USE_EVAL; /* `self.model_.slide(...)` on a model kept in evaluation mode */
+        char *caller = NULL;
+        if (fi != OL_NO_INDEX) {
+            ol_arena a = {0};
+            const char *name = function_name(m, fi, &a);
+            if (name)
+                caller = ol_xstrndup(name, strlen(name));
+            ol_arena_free(&a);
+        }
+        char *args = arg_classes(m, c->node);
         for (size_t k = 0; k < nq; k++) {
             call_rec r = {quals[k], grad_off, root_name && k + 1 < nq ? ol_xstrndup(root_name, strlen(root_name))
-                                                                      : root_name, (uint8_t)often.often, gpu, line};
+                                                                      : root_name, (uint8_t)often.often, gpu, line,
+                          use, caller && k + 1 < nq ? ol_xstrndup(caller, strlen(caller)) : caller,
+                          args && k + 1 < nq ? ol_xstrndup(args, strlen(args)) : args};
             ol_vec_push(out, r);
         }
     }
@@ -1369,11 +1444,20 @@ static ol_file_saves *file_saves(ol_model *m)
             sc->gpu = recs.items[i].gpu;
             sc->root = recs.items[i].root ? ol_arena_strndup(&fs->arena, recs.items[i].root, strlen(recs.items[i].root))
                                           : NULL;
+            sc->use = recs.items[i].use;
+            sc->caller = recs.items[i].caller
+                             ? ol_arena_strndup(&fs->arena, recs.items[i].caller, strlen(recs.items[i].caller))
+                             : NULL;
+            sc->args = recs.items[i].args
+                           ? ol_arena_strndup(&fs->arena, recs.items[i].args, strlen(recs.items[i].args))
+                           : NULL;
         }
     }
     for (size_t i = 0; i < recs.len; i++) {
         free(recs.items[i].qual);
         free(recs.items[i].root);
+        free(recs.items[i].caller);
+        free(recs.items[i].args);
     }
     ol_vec_free(&recs);
     return fs;
@@ -1456,6 +1540,8 @@ struct ol_xref {
     OL_VEC(ol_file_summary *) held;
     OL_VEC(size_t) held_files;
     OL_VEC(char *) stars;     /* modules of `from module import *` at module level */
+    OL_VEC(uint64_t) param_keys; /* (def << 1 | known): parameters whose run class was asked */
+    OL_VEC(ol_sym) param_classes; /* their class, 0 when the run shows none (or several) */
 };
 
 static const ol_file_summary *hold(ol_xref *x, size_t file)
@@ -1703,6 +1789,8 @@ static bool call_name(ol_model *m, uint32_t ci, ol_sym *qual, ol_sym *method)
     return true;
 }
 
+static ol_sym param_run_class(ol_xref *x, uint32_t def);
+
 static const ol_fn_summary *summary_of_call(ol_xref *x, uint32_t ci, bool *cross_file)
 {
     ol_model *m = x->m;
@@ -1711,8 +1799,19 @@ static const ol_fn_summary *summary_of_call(ol_xref *x, uint32_t ci, bool *cross
     if (fi != OL_NO_INDEX)
         return fi < x->own->fn_count ? &x->own->fns[fi] : NULL;
     ol_sym qual, method;
-    if (!x->project || !call_name(m, ci, &qual, &method))
+    if (!x->project)
         return NULL;
+    if (!call_name(m, ci, &qual, &method)) {
+        /* `predictor.predict(x)` on a parameter: the class the run's callers pass */
+        const ol_call *c = &m->calls.items[ci];
+        ol_nid recv = c->receiver != OL_NONE ? ol_unparen(m->tree, c->receiver) : OL_NONE;
+        uint32_t defs[2];
+        if (!c->name || recv == OL_NONE || ol_kind_of(m->tree, recv) != OL_N_identifier ||
+            ol_reaching_defs(m, m->node_scope[recv], ol_node_sym(m, recv), recv, defs, 2) != 1 ||
+            m->defs.items[defs[0]].kind != OL_DEF_PARAM || !(qual = param_run_class(x, defs[0])))
+            return NULL;
+        method = c->name;
+    }
     target *cls;
     const ol_fn_summary *fn = target_fn(x, qual, method, &cls);
     *cross_file = fn != NULL;
@@ -1893,6 +1992,8 @@ void ol_xref_end(ol_xref *x)
     for (size_t i = 0; i < x->stars.len; i++)
         free(x->stars.items[i]);
     ol_vec_free(&x->stars);
+    ol_vec_free(&x->param_keys);
+    ol_vec_free(&x->param_classes);
     ol_file_summary_release(x->own);
     free(x);
 }
@@ -2001,6 +2102,162 @@ static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, 
     ol_vec_free(&v.off);
     ol_vec_free(&v.lines);
     ol_vec_free(&v.often);
+}
+
+typedef struct use_visit {
+    OL_VEC(size_t) files;
+    OL_VEC(char *) quals;
+    OL_VEC(char *) callers;
+    OL_VEC(uint32_t) lines;
+    OL_VEC(uint8_t) uses;
+} use_visit;
+
+static void visit_use(void *ctx, size_t file, const ol_sum_call *call)
+{
+    use_visit *v = ctx;
+    ol_vec_push(&v->files, file);
+    ol_vec_push(&v->quals, ol_xstrndup(call->qual, strlen(call->qual)));
+    ol_vec_push(&v->callers, call->caller ? ol_xstrndup(call->caller, strlen(call->caller)) : NULL);
+    ol_vec_push(&v->lines, call->line);
+    ol_vec_push(&v->uses, call->use);
+}
+
+size_t ol_run_call_records(ol_model *m, uint32_t fi, ol_run_use *out, size_t cap)
+{
+    if (!m->links || m->links->call != links_call)
+        return 0;
+    ol_xref *x = m->links->ctx;
+    if (!x->answering || !x->project || fi >= x->own->fn_count || !x->own->fns[fi].name)
+        return 0;
+    const ol_function *f = &m->functions.items[fi];
+    uint32_t outer = f->outer_scope;
+    if (outer != 0 && outer != OL_NO_INDEX &&
+        (m->scopes.items[outer].kind != OL_SCOPE_CLASS || m->scopes.items[outer].parent != 0))
+        return 0;
+    const char *rest = x->own->fns[fi].name;
+    use_visit v = {{0}, {0}, {0}, {0}, {0}};
+    ol_project_visit_callers(x->project, x->file, rest, x->worker, visit_use, &v);
+    size_t n = 0;
+    for (size_t i = 0; i < v.files.len; i++) {
+        if (n < cap) {
+            const char *path = ol_project_path(x->project, v.files.items[i]);
+            out[n].path = path ? ol_xstrndup(path, strlen(path)) : NULL;
+            out[n].line = v.lines.items[i];
+            out[n].use = v.uses.items[i];
+            out[n].caller = v.callers.items[i];
+            v.callers.items[i] = NULL;
+            n++;
+        }
+        free(v.quals.items[i]);
+        free(v.callers.items[i]);
+    }
+    ol_vec_free(&v.files);
+    ol_vec_free(&v.quals);
+    ol_vec_free(&v.callers);
+    ol_vec_free(&v.lines);
+    ol_vec_free(&v.uses);
+    return n;
+}
+
+void ol_run_uses_free(ol_run_use *uses, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(uses[i].path);
+        free(uses[i].caller);
+    }
+}
+
+typedef struct args_visit {
+    OL_VEC(size_t) files;
+    OL_VEC(char *) quals;
+    OL_VEC(char *) args; /* NULL: the call passes no instance of a project class */
+} args_visit;
+
+static void visit_args(void *ctx, size_t file, const ol_sum_call *call)
+{
+    args_visit *v = ctx;
+    ol_vec_push(&v->files, file);
+    ol_vec_push(&v->quals, ol_xstrndup(call->qual, strlen(call->qual)));
+    ol_vec_push(&v->args, call->args ? ol_xstrndup(call->args, strlen(call->args)) : NULL);
+}
+
+/* The class in a record's args for `key` ("0", "predictor"), or NULL (malloc'd). */
+static char *arg_class(const char *args, const char *key)
+{
+    size_t kl = strlen(key);
+    for (const char *p = args; p && *p;) {
+        const char *eq = strchr(p, '='), *end = strchr(p, ';');
+        if (!eq || !end || eq > end)
+            return NULL;
+        if ((size_t)(eq - p) == kl && strncmp(p, key, kl) == 0)
+            return ol_xstrndup(eq + 1, (size_t)(end - eq - 1));
+        p = end + 1;
+    }
+    return NULL;
+}
+
+/* The project class every call of the run passes for parameter def of a
+ * function of this file (`eval_model(predictor, ...)` with `predictor =
+ * Predictor(model)` in the caller's file), as this file names it; 0 when the
+ * calls pass none, several, or the file cannot name it. Asked once per
+ * parameter. */
+static ol_sym param_run_class(ol_xref *x, uint32_t def)
+{
+    ol_model *m = x->m;
+    for (size_t i = 0; i < x->param_keys.len; i++)
+        if (x->param_keys.items[i] == def)
+            return x->param_classes.items[i];
+    ol_vec_push(&x->param_keys, (uint64_t)def);
+    ol_vec_push(&x->param_classes, (ol_sym)0);
+    size_t slot = x->param_keys.len - 1;
+    const ol_def *d = &m->defs.items[def];
+    uint32_t fi = m->scopes.items[d->scope].function;
+    if (!x->answering || fi == OL_NO_INDEX || fi >= x->own->fn_count || !x->own->fns[fi].name)
+        return 0;
+    const ol_function *f = &m->functions.items[fi];
+    uint32_t outer = f->outer_scope;
+    if (outer != 0 && outer != OL_NO_INDEX &&
+        (m->scopes.items[outer].kind != OL_SCOPE_CLASS || m->scopes.items[outer].parent != 0))
+        return 0;
+    bool self = f->is_method && !f->is_staticmethod;
+    if (self && d->index == 0)
+        return 0; /* the receiver itself */
+    const char *rest = x->own->fns[fi].name;
+    /* the argument's position as the caller writes it: self is not written */
+    char pos[16];
+    snprintf(pos, sizeof pos, "%u", d->index - (self ? 1u : 0u));
+    const char *name = ol_sym_str(m, d->name);
+    args_visit v = {{0}, {0}, {0}};
+    ol_project_visit_callers(x->project, x->file, rest, x->worker, visit_args, &v);
+    char *found = NULL;
+    bool agree = true;
+    for (size_t i = 0; i < v.files.len; i++) {
+        if (agree) {
+            char *cls = arg_class(v.args.items[i], pos);
+            if (!cls)
+                cls = arg_class(v.args.items[i], name);
+            /* one call that passes something else: the parameter holds more than one kind */
+            if (!cls || (found && strcmp(found, cls) != 0)) {
+                agree = false;
+                free(cls);
+            } else if (!found) {
+                found = cls;
+            } else {
+                free(cls);
+            }
+        }
+        free(v.quals.items[i]);
+        free(v.args.items[i]);
+    }
+    ol_vec_free(&v.files);
+    ol_vec_free(&v.quals);
+    ol_vec_free(&v.args);
+    /* named as the caller's file names it: only an absolute name means the
+     * same from this file */
+    if (agree && found && found[0] != '.')
+        x->param_classes.items[slot] = ol_model_intern(m, found);
+    free(found);
+    return x->param_classes.items[slot];
 }
 
 bool ol_run_callers(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_off)

@@ -138,6 +138,10 @@ typedef struct ol_sum_call {
     const char *root; /* autograd on at the call, and decided by the callers in other files of this
                        * function of the file (its name as in ol_fn_summary), which nothing here
                        * calls; NULL otherwise */
+    uint8_t use;      /* what the calling code does with the result (OL_USE_*, ask.h) */
+    const char *caller; /* the calling function (its name as in ol_fn_summary); NULL at module level */
+    const char *args;   /* the project classes of the instances it passes: "0=pkg.Predictor;loader=pkg.Loader;"
+                         * (positions count the arguments written); NULL when none */
 } ol_sum_call;
 
 /* The saves of a file, and its calls of other files' functions. Shared by
@@ -259,6 +263,19 @@ typedef struct ol_run_site {
     bool through;
 } ol_run_site;
 bool ol_run_callers_at(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_off, ol_run_site sites[3]);
+
+/* The calls of function fi in the other files of the run, with what each
+ * calling function does with the result: up to cap of them in out (path
+ * and caller malloc'd, for ol_run_uses_free); returns how many were
+ * written. Every file of the run is summarized first, as for saves. */
+typedef struct ol_run_use {
+    char *path;        /* the calling file, as the project names it */
+    uint32_t line;
+    uint8_t use;       /* OL_USE_* */
+    char *caller;      /* the calling function, or NULL at module level */
+} ol_run_use;
+size_t ol_run_call_records(ol_model *m, uint32_t fi, ol_run_use *out, size_t cap);
+void ol_run_uses_free(ol_run_use *uses, size_t n);
 
 /* Does a file of the run that puts data on an accelerator call one of this
  * file's functions, methods or classes? True with the first such call in

@@ -413,3 +413,95 @@ bool ol_batch_index(ol_model *m, ol_nid index)
     }
     return false;
 }
+
+/* ---- datasets ---------------------------------------------------------------------- */
+
+/* The last part of a dotted name. */
+static const char *last_part(const char *q)
+{
+    const char *dot = strrchr(q, '.');
+    return dot ? dot + 1 : q;
+}
+
+/* A class of PyTorch's or torchvision's data modules that holds samples
+ * (`torch.utils.data.Dataset`, `TensorDataset`, `Subset`,
+ * `torchvision.datasets.ImageFolder`). */
+static bool library_dataset(const char *q)
+{
+    if (ol_str_has_prefix(q, "torchvision.datasets."))
+        return true;
+    if (!ol_str_has_prefix(q, "torch.utils.data."))
+        return false;
+    const char *name = last_part(q);
+    return ol_str_has_suffix(name, "Dataset") || strcmp(name, "Subset") == 0;
+}
+
+/* Does the class define a method of that name itself? */
+static bool defines(ol_model *m, const ol_class *cls, const char *name)
+{
+    for (size_t i = 0; i < cls->methods.len; i++)
+        if (strcmp(ol_sym_str(m, m->functions.items[cls->methods.items[i]].name), name) == 0)
+            return true;
+    return false;
+}
+
+static bool class_is_dataset(ol_model *m, uint32_t ci, bool *guess, int depth)
+{
+    if (ci >= m->classes.len || depth > 6)
+        return false;
+    const ol_class *cls = &m->classes.items[ci];
+    bool named = false;
+    for (size_t i = 0; i < cls->bases.len; i++) {
+        ol_nid base = cls->bases.items[i];
+        ol_val v = ol_eval(m, base);
+        if (v.kind == OL_V_CLASS && v.ref != ci) {
+            bool g = false;
+            if (class_is_dataset(m, v.ref, &g, depth + 1)) {
+                *guess |= g;
+                return true;
+            }
+            continue;
+        }
+        const char *q = ol_qualname(m, base);
+        if (q && library_dataset(q))
+            return true;
+        /* a base of another package or file, named for what it is */
+        named |= q && !ol_str_has_prefix(q, "torch.") && ol_str_has_suffix(last_part(q), "Dataset");
+    }
+    /* the map-style protocol: items by index and a length, not a module */
+    if (defines(m, cls, "__getitem__") && defines(m, cls, "__len__") && !ol_class_is_module(m, ci))
+        return true;
+    if (named)
+        *guess = true;
+    return named;
+}
+
+bool ol_class_is_dataset(ol_model *m, uint32_t cls, bool *guess)
+{
+    *guess = false;
+    return class_is_dataset(m, cls, guess, 0);
+}
+
+bool ol_builds_dataset(ol_model *m, ol_nid call, bool *guess)
+{
+    const ol_tree *t = m->tree;
+    *guess = false;
+    if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call)
+        return false;
+    ol_nid callee = ol_field(t, call, OL_F_function);
+    ol_val v = ol_eval(m, callee);
+    if (v.kind == OL_V_CLASS)
+        return class_is_dataset(m, v.ref, guess, 0);
+    const char *q = ol_qualname(m, callee);
+    if (!q)
+        return false;
+    if (library_dataset(q) || strcmp(q, "torch.utils.data.DataLoader") == 0 ||
+        strcmp(q, "torch.utils.data.dataloader.DataLoader") == 0)
+        return true;
+    if (ol_str_has_prefix(q, "torch.") || ol_str_has_prefix(q, "builtins."))
+        return false;
+    /* a class of another package or file, named for what it is */
+    const char *name = last_part(q);
+    *guess = ol_str_has_suffix(name, "Dataset") || ol_str_has_suffix(name, "DataLoader");
+    return *guess;
+}

@@ -162,6 +162,15 @@ bool ol_file_chooses_device(ol_model *m);
  * containers they fill (`outs.append(y)`), with no cut on the way (`.item()`,
  * `.numpy()`, `.detach()`, a comparison: a value that holds no graph)? */
 bool ol_value_reaches(ol_model *m, ol_nid value, ol_nid into);
+/* Does the call build a dataset, or a DataLoader over one: a class of
+ * `torch.utils.data` or `torchvision.datasets`, a class of the file derived
+ * from one, or one with items by index and a length (`__getitem__` and
+ * `__len__`) that is not a module? A class of elsewhere named `...Dataset`
+ * counts as a guess (why->guess). */
+bool ol_call_builds_dataset(ol_model *m, ol_nid call, ol_reasons *why);
+/* Is the class that holds method fn a Dataset, as ol_call_builds_dataset
+ * reads a class? */
+bool ol_method_of_dataset(ol_model *m, uint32_t fn, ol_reasons *why);
 
 /* ---- what does this call do? ---------------------------------------------------------- */
 
@@ -229,6 +238,22 @@ ol_loader ol_load_kind(ol_model *m, ol_nid callee);
  * the run shows saves host data only. The reasons say what the load costs
  * where it is true. */
 bool ol_load_holds_device_tensors(ol_model *m, uint32_t ci, ol_nid path, ol_reasons *why);
+/* Does what the load returns feed a data set rather than a model: handed,
+ * through names, unpacking and moves, to a Dataset or DataLoader
+ * (`TensorDataset(*torch.load(p))`, `MyDataset(data)` after `data =
+ * torch.load(p)`; ol_call_builds_dataset), or loaded by a method of a
+ * Dataset class (its `__init__` reading its shards), and never restored into
+ * a model or used as one? The reasons name the Dataset. */
+bool ol_load_feeds_dataset(ol_model *m, uint32_t ci, ol_reasons *why);
+/* A map location that is a parameter of the load's function, defaulting to
+ * None and handed straight to the load (`def load_ckpt(path,
+ * map_location=None): return torch.load(path, map_location=map_location)`):
+ * is it None at some call? True when a call of the function in this file
+ * gives none (or None); false when every call gives one, nothing here calls
+ * it (a library's loader leaves the choice to its callers), or the
+ * parameter is replaced before the load. The reasons name the calls that
+ * give none. */
+bool ol_load_location_defaults_none(ol_model *m, uint32_t ci, ol_nid location, ol_reasons *why);
 /* Weights PyTorch's model zoo publishes (download.pytorch.org). */
 bool ol_load_published(ol_model *m, ol_nid url);
 /* Is what the load returns only restored through `load_state_dict()`? */

@@ -295,6 +295,7 @@ enum {
     OL_FN_RET_ON_DEVICE = 1u << 7, /* returns a tensor it moved to a device */
     OL_FN_RET_OUTPUT = 1u << 8,    /* returns a model's output (graph, not a loss) */
     OL_FN_CALLERS_NO_GRAD = 1u << 9, /* called in its file, only where autograd is off */
+    OL_FN_RET_DATA = 1u << 10,     /* what it returns on a device is data read from disk or an array */
 };
 
 /* What other functions and files say about calls this file makes (whole-

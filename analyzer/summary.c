@@ -985,8 +985,11 @@ static void return_facts(sbuild *b, uint32_t fi)
     for (size_t i = 0; i < f->returns.len && i < 16; i++) {
         ol_nid e = f->returns.items[i];
         ol_nid stmt = ol_parent(t, e);
-        if (stmt != OL_NONE && ol_kind_of(t, stmt) == OL_N_return_statement && device_move(m, e, 0))
+        if (stmt != OL_NONE && ol_kind_of(t, stmt) == OL_N_return_statement && device_move(m, e, 0)) {
             fs->facts |= OL_FN_RET_ON_DEVICE;
+            if (ol_loaded_data(m, e))
+                fs->facts |= OL_FN_RET_DATA;
+        }
     }
     int arity;
     const char *keys[MAX_ELEMS];

@@ -387,7 +387,8 @@ def main():
                 rows.append({"repo": key[0], "path": key[1], "line": key[2], "code": key[3],
                              "verdict": row["verdict"] if row else None,
                              "reason": row.get("reason") if row else None,
-                             "message": findings[key]["message"]})
+                             "message": findings[key]["message"],
+                             "confidence": findings[key].get("confidence")})
             json.dump(rows, out, indent=1)
     return 2 if missing or problems else 0
 

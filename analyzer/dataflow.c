@@ -1,12 +1,195 @@
 /*
- * dataflow.c - value sources, None on a path and debugging branches (see
- * dataflow.h). Everything follows the reaching definitions eval.c computes,
- * with small bounds: these answers guide precision decisions, and an
- * answer cut short errs towards "not shown", never towards a finding.
+ * dataflow.c - the bindings that reach a use (ol_reaching_defs, the
+ * evaluator's way from a name to its values), and from them value sources,
+ * None on a path and debugging branches (see dataflow.h). Everything here
+ * reads the model's bindings and the tree, never a value, so the evaluator
+ * above may ask it. The bounds are small: these answers guide precision
+ * decisions, and an answer cut short errs towards "not shown", never
+ * towards a finding.
  */
 #include "dataflow.h"
 
 #include <string.h>
+
+/* ---- reaching definitions ---------------------------------------------------- */
+
+/* Does def d's statement run whenever control reaches `at`? False when it
+ * sits in a branch (if/else, except, loop body, ...) that `at` is not in. */
+static bool dominates(const ol_model *m, const ol_def *d, ol_nid at)
+{
+    const ol_tree *t = m->tree;
+    ol_nid scope_node = m->scopes.items[d->scope].node;
+    for (ol_nid a = d->stmt; a != OL_NONE && a != scope_node; a = ol_parent(t, a)) {
+        ol_nid p = ol_parent(t, a);
+        if (p == OL_NONE)
+            break;
+        ol_kind pk = ol_kind_of(t, p);
+        bool conditional = false;
+        switch (pk) {
+        case OL_N_if_statement:
+        case OL_N_elif_clause:
+        case OL_N_else_clause:
+        case OL_N_except_clause:
+        case OL_N_for_statement:
+        case OL_N_while_statement:
+        case OL_N_case_clause:
+        case OL_N_conditional_expression:
+        case OL_N_boolean_operator:
+            conditional = ol_kind_of(t, a) == OL_N_block || pk == OL_N_conditional_expression ||
+                          pk == OL_N_boolean_operator;
+            if (pk == OL_N_for_statement && ol_kind_of(t, a) != OL_N_block)
+                conditional = false; /* the loop header itself */
+            break;
+        default:
+            break;
+        }
+        if (conditional && !ol_contains(t, a, at))
+            return false;
+    }
+    return true;
+}
+
+/* Built for every chain at once the first time one is asked for after defs
+ * were added. */
+size_t ol_def_chain(ol_model *m, uint32_t head, const uint32_t **out)
+{
+    if (m->chains_built != m->defs.len) {
+        free(m->chain_items);
+        free(m->chain_start);
+        free(m->chain_count);
+        m->chain_items = ol_xmalloc((m->defs.len + 1) * sizeof(uint32_t));
+        m->chain_start = ol_xmalloc((m->defs.len + 1) * sizeof(uint32_t));
+        m->chain_count = ol_xcalloc(m->defs.len + 1, sizeof(uint32_t));
+        size_t at = 0;
+        for (size_t slot = 0; slot < m->def_slots; slot++) {
+            if (!m->def_keys[slot])
+                continue;
+            uint32_t first = m->def_heads[slot];
+            size_t begin = at;
+            for (uint32_t d = first; d != OL_NO_INDEX; d = m->defs.items[d].next)
+                m->chain_items[at++] = d;
+            m->chain_start[first] = (uint32_t)begin;
+            m->chain_count[first] = (uint32_t)(at - begin);
+        }
+        m->chains_built = m->defs.len;
+    }
+    if (head >= m->defs.len) {
+        *out = NULL;
+        return 0;
+    }
+    *out = m->chain_items + m->chain_start[head];
+    return m->chain_count[head];
+}
+
+static bool scope_binds(const ol_model *m, uint32_t scope, ol_sym name)
+{
+    return ol_scope_defs(m, scope, name) != OL_NO_INDEX;
+}
+
+size_t ol_reaching_defs(ol_model *m, uint32_t scope, ol_sym name, ol_nid at, uint32_t *out, size_t cap)
+{
+    const ol_tree *t = m->tree;
+    size_t count = 0;
+    /* Python scoping: a name assigned anywhere in a function is local to it;
+     * otherwise it comes from an enclosing function or the module (class
+     * bodies are skipped for code nested in them). */
+    uint32_t s = scope;
+    bool first = true;
+    while (s != OL_NO_INDEX) {
+        const ol_scope *sc = &m->scopes.items[s];
+        if (!first && sc->kind == OL_SCOPE_CLASS) {
+            s = sc->parent;
+            continue;
+        }
+        bool is_global = false;
+        /* `global x` at module level (legal, if pointless) names this very
+         * scope: following it would loop here forever */
+        for (size_t i = 0; i < sc->globals.len && s != 0; i++)
+            if (sc->globals.items[i] == name)
+                is_global = true;
+        if (is_global) {
+            s = 0;
+            first = false;
+            continue;
+        }
+        if (scope_binds(m, s, name))
+            break;
+        s = sc->parent;
+        first = false;
+    }
+    if (s == OL_NO_INDEX)
+        return 0;
+    uint32_t head = ol_scope_defs(m, s, name);
+    if (!first || s != scope) {
+        /* a free variable: any binding in the outer scope may be the one seen
+         * when the inner code runs */
+        for (uint32_t d = head; d != OL_NO_INDEX && count < cap; d = m->defs.items[d].next)
+            out[count++] = d;
+        return count;
+    }
+    uint32_t pos = ol_node_at(t, at)->start;
+    /* the chain of (scope, name), in pos order, as an array: a name bound
+     * thousands of times in one scope is looked up by binary search */
+    const uint32_t *chain;
+    size_t chain_len = ol_def_chain(m, head, &chain);
+    size_t lo = 0, hi = chain_len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->defs.items[chain[mid]].pos > pos)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    size_t visible = lo; /* chain[0, visible): defs visible before `at` */
+    /* defs visible before `at`, latest first (the last 256 of them), until
+     * one that surely ran */
+    size_t oldest = visible > 256 ? visible - 256 : 0;
+    uint32_t dominating = OL_NO_INDEX;
+    for (size_t i = visible; i-- > oldest && count < cap;) {
+        const ol_def *d = &m->defs.items[chain[i]];
+        if (d->kind == OL_DEF_DELETE && dominates(m, d, at))
+            break;
+        out[count++] = chain[i];
+        if (dominates(m, d, at)) {
+            dominating = chain[i];
+            break;
+        }
+    }
+    /* loop-carried: defs later in an enclosing loop reach `at` through the
+     * back edge, unless a def in the same iteration already dominates */
+    for (uint32_t l = m->node_loop[at]; l != OL_NO_INDEX && count < cap; l = m->loops.items[l].parent) {
+        const ol_loop *loop = &m->loops.items[l];
+        if (m->loops.items[l].scope != s && loop->kind != OL_LOOP_COMPREHENSION)
+            break;
+        if (dominating != OL_NO_INDEX && ol_contains(t, loop->node, m->defs.items[dominating].stmt))
+            break;
+        /* the defs after `at` in the loop, latest first, until one that runs on
+         * every iteration: it is the last word before the back edge */
+        uint32_t later[64];
+        size_t nl = 0;
+        uint32_t loop_end = ol_node_at(t, loop->node)->end;
+        for (size_t i = visible; i < chain_len && nl < OL_ARRAY_LEN(later); i++) {
+            const ol_def *def = &m->defs.items[chain[i]];
+            if (def->pos > loop_end)
+                break; /* sorted by pos: the rest lie after the loop */
+            if (ol_contains(t, loop->node, def->stmt))
+                later[nl++] = chain[i];
+        }
+        bool killed = false;
+        for (size_t k = nl; k-- > 0 && count < cap;) {
+            const ol_def *def = &m->defs.items[later[k]];
+            if (def->kind != OL_DEF_DELETE)
+                out[count++] = later[k];
+            if (loop->body != OL_NONE && dominates(m, def, loop->body)) {
+                killed = true;
+                break;
+            }
+        }
+        if (killed)
+            break;
+    }
+    return count;
+}
 
 #define SOURCES_MAX_EXPRS 64
 #define NONE_MAX_DEPTH 4

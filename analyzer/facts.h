@@ -19,12 +19,8 @@
 
 #include "model.h"
 
-/* Compares two expressions' source text, ignoring whitespace. */
-bool ol_same_text(const ol_tree *t, ol_nid a, ol_nid b);
-/* Does the subtree at e contain an expression with the same text as x? */
-bool ol_mentions(const ol_tree *t, ol_nid e, ol_nid x);
-/* The calls whose nodes lie in n's subtree: indexes [*first, return). */
-size_t ol_calls_in(const ol_model *m, ol_nid n, size_t *first);
+/* ol_same_text, ol_mentions, ol_text_hash (names.c) and ol_calls_in (model.c)
+ * are declared in model.h: the layers below the facts use them too. */
 
 /* The expression whose graph a backward-like call consumes (`x.backward()`,
  * `scaler.scale(x).backward()`, `accelerator.backward(x)`,
@@ -140,7 +136,6 @@ typedef struct ol_text_index {
     bool sealed;
 } ol_text_index;
 
-uint64_t ol_text_hash(const ol_tree *t, ol_nid n);
 void ol_text_index_add(ol_text_index *ix, const ol_tree *t, ol_nid n);
 /* Is a node spelled like n in the index? (Seals it on first use.) */
 bool ol_text_index_has(ol_text_index *ix, const ol_tree *t, ol_nid n);

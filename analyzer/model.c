@@ -1,16 +1,17 @@
 /*
  * model.c - building the semantic model: one recursive walk over the tree
  * records scopes, bindings, imports, functions, classes, loops and the facts
- * rules read; a post-pass then resolves what needs values (with-contexts,
- * call sites of local functions, bindings that reach .backward()).
+ * rules read (ol_model_bind), with the lookups that need no values (a call's
+ * arguments, a node's function, the call sites syntax shows). What needs
+ * values (with-contexts, method call sites, bindings that reach .backward())
+ * is resolved after, by resolve.c, which ol_model_build runs.
  *
  * The walk recurses with an explicit depth bound (OL_MODEL_MAX_DEPTH): deeper
  * subtrees are skipped and the model is marked truncated, so a pathological
- * file costs neither a crash nor a hang. Value evaluation lives in eval.c.
+ * file costs neither a crash nor a hang. Nothing here evaluates a value:
+ * model.c is the bottom of the engine's layers, above only the syntax.
  */
 #include "model.h"
-
-#include "facts.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -927,7 +928,7 @@ static void compute_subtree_ends(ol_model *m)
     }
 }
 
-static void set_ctx_range(ol_model *m, ol_nid body, uint32_t ctx)
+void ol_model__set_ctx_range(ol_model *m, ol_nid body, uint32_t ctx)
 {
     if (body == OL_NONE)
         return;
@@ -935,278 +936,10 @@ static void set_ctx_range(ol_model *m, ol_nid body, uint32_t ctx)
         m->node_ctx[i] = ctx;
 }
 
-static uint32_t add_ctx(ol_model *m, ol_ctx c)
+uint32_t ol_model__add_ctx(ol_model *m, ol_ctx c)
 {
     ol_vec_push(&m->contexts, c);
     return (uint32_t)m->contexts.len - 1;
-}
-
-/* Does an except clause catch CUDA out-of-memory (RuntimeError,
- * torch.cuda.OutOfMemoryError, torch.OutOfMemoryError, Exception, bare)? */
-static bool except_catches_oom(ol_model *m, ol_nid clause, ol_nid *type_out)
-{
-    const ol_tree *t = m->tree;
-    ol_nid type = ol_field(t, clause, OL_F_value);
-    if (type == OL_NONE) {
-        for (ol_nid c = ol_first_named(t, clause); c != OL_NONE; c = ol_next_named(t, c)) {
-            ol_kind k = ol_kind_of(t, c);
-            if (k == OL_N_block)
-                break;
-            type = k == OL_N_as_pattern ? ol_first_named(t, c) : c;
-            break;
-        }
-    }
-    if (type != OL_NONE && ol_kind_of(t, type) == OL_N_as_pattern)
-        type = ol_first_named(t, type); /* except E as e: the value field is the whole pattern */
-    *type_out = type;
-    if (type == OL_NONE)
-        return true; /* bare except */
-    ol_nid items[16];
-    size_t count = 0;
-    ol_nid u = ol_unparen(t, type);
-    if (ol_kind_of(t, u) == OL_N_tuple || ol_kind_of(t, u) == OL_N_expression_list) {
-        for (ol_nid c = ol_first_named(t, u); c != OL_NONE && count < 16; c = ol_next_named(t, c))
-            items[count++] = c;
-    } else {
-        items[count++] = u;
-    }
-    for (size_t i = 0; i < count; i++) {
-        const char *q = ol_qualname(m, items[i]);
-        if (q && (strcmp(q, "torch.cuda.OutOfMemoryError") == 0 || strcmp(q, "torch.OutOfMemoryError") == 0 ||
-                  strcmp(q, "torch.cuda.memory.OutOfMemoryError") == 0))
-            return true;
-        if (ol_text_is(t, items[i], "RuntimeError") || ol_text_is(t, items[i], "Exception") ||
-            ol_text_is(t, items[i], "BaseException") || ol_text_is(t, items[i], "MemoryError"))
-            return true;
-    }
-    return false;
-}
-
-/* A helper named for turning grad off (`smart_inference_mode()`,
- * `maybe_no_grad()`) is taken at its word. */
-static bool named_no_grad(const ol_tree *t, ol_nid e)
-{
-    e = ol_unparen(t, e);
-    if (ol_kind_of(t, e) == OL_N_call)
-        e = ol_unparen(t, ol_field(t, e, OL_F_function));
-    if (ol_kind_of(t, e) == OL_N_attribute)
-        e = ol_field(t, e, OL_F_attribute);
-    if (ol_kind_of(t, e) != OL_N_identifier)
-        return false;
-    uint32_t len;
-    const char *s = ol_text(t, e, &len);
-    for (uint32_t i = 0; i + 7 <= len; i++)
-        if (ol_mem_ieq(s + i, "no_grad", 7) || (i + 14 <= len && ol_mem_ieq(s + i, "inference_mode", 14)))
-            return true;
-    return false;
-}
-
-/* A context from a with item or a decorator: no_grad, autocast and friends. */
-static bool context_of_value(ol_val v, ol_ctx *c)
-{
-    if (v.kind == OL_V_GRADMODE) {
-        c->kind = OL_CTX_GRAD;
-        c->gradmode = (ol_gradmode)v.info;
-        return true;
-    }
-    if (v.kind == OL_V_AUTOCAST) {
-        c->kind = OL_CTX_AUTOCAST;
-        c->autocast = v.info;
-        return true;
-    }
-    return false;
-}
-
-#define WITH_ITEMS_MAX 16
-
-/* The items of with statement w and the context expression of each (the
- * part before `as`); returns how many. */
-static size_t with_items(const ol_tree *t, ol_nid w, ol_nid *items, ol_nid *values)
-{
-    size_t n = 0;
-    for (ol_nid clause = ol_first_named(t, w); clause != OL_NONE; clause = ol_next_named(t, clause)) {
-        if (ol_kind_of(t, clause) != OL_N_with_clause)
-            continue;
-        for (ol_nid item = ol_first_named(t, clause); item != OL_NONE && n < WITH_ITEMS_MAX;
-             item = ol_next_named(t, item)) {
-            ol_nid value = ol_field(t, item, OL_F_value);
-            if (value != OL_NONE && ol_kind_of(t, value) == OL_N_as_pattern)
-                value = ol_first_named(t, value);
-            if (value == OL_NONE)
-                continue;
-            items[n] = item;
-            values[n++] = value;
-        }
-    }
-    return n;
-}
-
-static void resolve_with(ol_model *m, ol_nid w)
-{
-    const ol_tree *t = m->tree;
-    ol_nid body = ol_field(t, w, OL_F_body);
-    uint32_t parent = m->node_ctx[w];
-    ol_nid items[WITH_ITEMS_MAX], values[WITH_ITEMS_MAX];
-    size_t n = with_items(t, w, items, values);
-    for (size_t i = 0; i < n; i++) {
-        ol_ctx c = {0};
-        c.node = w;
-        c.item = items[i];
-        c.body = body;
-        c.parent = parent;
-        ol_val v = ol_eval(m, values[i]);
-        if (v.kind != OL_V_GRADMODE && v.kind != OL_V_AUTOCAST && named_no_grad(t, values[i])) {
-            v.kind = OL_V_GRADMODE;
-            v.info = OL_GM_NO_GRAD;
-        }
-        if (context_of_value(v, &c))
-            parent = add_ctx(m, c);
-    }
-    if (parent != m->node_ctx[w])
-        set_ctx_range(m, body, parent);
-}
-
-/* Is with statement w's item torch.no_grad() / inference_mode() (also a
- * helper named for it)? */
-static bool with_no_grad(ol_model *m, ol_nid w)
-{
-    const ol_tree *t = m->tree;
-    ol_nid items[WITH_ITEMS_MAX], values[WITH_ITEMS_MAX];
-    size_t n = with_items(t, w, items, values);
-    for (size_t i = 0; i < n; i++) {
-        ol_val v = ol_eval(m, values[i]);
-        if ((v.kind == OL_V_GRADMODE && (v.info == OL_GM_NO_GRAD || v.info == OL_GM_INFERENCE)) ||
-            named_no_grad(t, values[i]))
-            return true;
-    }
-    return false;
-}
-
-/* Is local function fi a decorator that runs the function it is given under
- * no_grad (`def nograd(f): def new_f(*a, **k): with torch.no_grad(): return
- * f(*a, **k)`, then `return new_f`)? Its first parameter is called inside a
- * `with torch.no_grad()` of a function nested in it. */
-static bool no_grad_decorator(ol_model *m, uint32_t fi)
-{
-    const ol_tree *t = m->tree;
-    const ol_function *f = &m->functions.items[fi];
-    if (f->params.len < 1 || f->is_method)
-        return false;
-    ol_sym wrapped = m->defs.items[f->params.items[0]].name;
-    ol_nid body = ol_field(t, f->node, OL_F_body);
-    if (body == OL_NONE)
-        return false;
-    for (ol_nid n = body; n < m->subtree_end[body]; n++) {
-        if (ol_kind_of(t, n) != OL_N_with_statement || !with_no_grad(m, n))
-            continue;
-        ol_nid inner = ol_field(t, n, OL_F_body);
-        for (ol_nid x = inner; inner != OL_NONE && x < m->subtree_end[inner]; x++) {
-            if (ol_kind_of(t, x) != OL_N_call)
-                continue;
-            ol_nid callee = ol_unparen(t, ol_field(t, x, OL_F_function));
-            if (ol_kind_of(t, callee) == OL_N_identifier && ol_node_sym(m, callee) == wrapped)
-                return true;
-        }
-    }
-    return false;
-}
-
-/* @torch.no_grad(), @torch.autocast("cuda"): the decorated body runs inside. */
-static void resolve_decorators(ol_model *m, uint32_t fi)
-{
-    const ol_tree *t = m->tree;
-    const ol_function *f = &m->functions.items[fi];
-    ol_nid body = ol_field(t, f->node, OL_F_body);
-    uint32_t parent = m->node_ctx[f->node];
-    for (ol_nid d = ol_first_named(t, f->decorated); d != OL_NONE; d = ol_next_named(t, d)) {
-        if (ol_kind_of(t, d) != OL_N_decorator)
-            continue;
-        ol_nid e = ol_first_named(t, d);
-        ol_val v = ol_eval(m, e);
-        if (v.kind == OL_V_EXTERN) {
-            /* a bare decorator: @torch.no_grad, @torch.inference_mode */
-            const char *q = ol_sym_str(m, v.ref);
-            if (strcmp(q, "torch.no_grad") == 0 || strcmp(q, "torch.inference_mode") == 0 ||
-                strcmp(q, "torch.autograd.no_grad") == 0) {
-                v.kind = OL_V_GRADMODE;
-                v.info = strcmp(q, "torch.inference_mode") == 0 ? OL_GM_INFERENCE : OL_GM_NO_GRAD;
-            }
-        }
-        if (v.kind != OL_V_GRADMODE && v.kind != OL_V_AUTOCAST &&
-            (named_no_grad(t, e) ||
-             (v.kind == OL_V_FUNCTION && v.ref < m->functions.len && v.ref != fi && no_grad_decorator(m, v.ref)))) {
-            v.kind = OL_V_GRADMODE;
-            v.info = OL_GM_NO_GRAD;
-        }
-        ol_ctx c = {0};
-        c.node = f->node;
-        c.item = d;
-        c.body = body;
-        c.parent = parent;
-        if (context_of_value(v, &c))
-            parent = add_ctx(m, c);
-    }
-    if (parent != m->node_ctx[f->node])
-        set_ctx_range(m, body, parent);
-}
-
-typedef struct ctx_site {
-    ol_nid node;
-    int kind; /* 0 with, 1 except, 2 decorated function */
-    uint32_t index;
-} ctx_site;
-
-static int cmp_site(const void *a, const void *b)
-{
-    const ctx_site *x = a, *y = b;
-    return x->node < y->node ? -1 : x->node > y->node;
-}
-
-static void resolve_except(ol_model *m, ol_nid clause)
-{
-    const ol_tree *t = m->tree;
-    ol_ctx c = {0};
-    c.kind = OL_CTX_EXCEPT;
-    c.node = clause;
-    c.parent = m->node_ctx[clause];
-    c.catches_oom = except_catches_oom(m, clause, &c.item);
-    ol_nid body = OL_NONE;
-    for (ol_nid ch = ol_first_named(t, clause); ch != OL_NONE; ch = ol_next_named(t, ch))
-        if (ol_kind_of(t, ch) == OL_N_block)
-            body = ch;
-    c.body = body;
-    uint32_t id = add_ctx(m, c);
-    set_ctx_range(m, body, id);
-}
-
-static void resolve_contexts(ol_model *m)
-{
-    /* outermost first: sites in pre-order, so inner contexts chain onto outer ones */
-    OL_VEC(ctx_site) sites = {0};
-    for (size_t i = 0; i < m->withs.len; i++) {
-        ctx_site s = {m->withs.items[i], 0, (uint32_t)i};
-        ol_vec_push(&sites, s);
-    }
-    for (size_t i = 0; i < m->excepts.len; i++) {
-        ctx_site s = {m->excepts.items[i], 1, (uint32_t)i};
-        ol_vec_push(&sites, s);
-    }
-    for (size_t i = 0; i < m->functions.len; i++) {
-        if (m->functions.items[i].decorated == OL_NONE)
-            continue;
-        ctx_site s = {m->functions.items[i].node, 2, (uint32_t)i};
-        ol_vec_push(&sites, s);
-    }
-    ol_sort(sites.items, sites.len, sizeof(ctx_site), cmp_site);
-    for (size_t i = 0; i < sites.len; i++) {
-        if (sites.items[i].kind == 0)
-            resolve_with(m, sites.items[i].node);
-        else if (sites.items[i].kind == 1)
-            resolve_except(m, sites.items[i].node);
-        else
-            resolve_decorators(m, sites.items[i].index);
-    }
-    ol_vec_free(&sites);
 }
 
 /* Syntactic call-site resolution: `f(...)` where f names a local function in
@@ -1268,73 +1001,9 @@ static void resolve_callsites(ol_model *m)
     }
 }
 
-static void mark_backward_reach(ol_model *m)
-{
-    const ol_tree *t = m->tree;
-    for (size_t ci = 0; ci < m->calls.len; ci++) {
-        ol_nid operand = ol_backward_operand(m, (uint32_t)ci);
-        operand = ol_unparen(t, operand);
-        if (operand == OL_NONE)
-            continue;
-        if (ol_kind_of(t, operand) == OL_N_identifier) {
-            uint32_t defs[32];
-            size_t n = ol_reaching_defs(m, m->node_scope[operand], ol_node_sym(m, operand), operand, defs, 32);
-            for (size_t i = 0; i < n; i++)
-                m->def_reaches_backward[defs[i]] = true;
-        } else if (ol_kind_of(t, operand) == OL_N_attribute) {
-            ol_nid obj = ol_field(t, operand, OL_F_object);
-            ol_nid attr = ol_field(t, operand, OL_F_attribute);
-            uint32_t fn = ol_function_of(m, operand);
-            if (fn == OL_NO_INDEX || attr == OL_NONE || ol_kind_of(t, obj) != OL_N_identifier)
-                continue;
-            const ol_function *f = &m->functions.items[fn];
-            if (!f->is_method || f->params.len == 0 || m->defs.items[f->params.items[0]].name != ol_node_sym(m, obj))
-                continue;
-            const ol_class *cls = &m->classes.items[f->cls];
-            ol_sym name = ol_node_sym(m, attr);
-            for (size_t i = 0; i < cls->attr_defs.len; i++)
-                if (m->defs.items[cls->attr_defs.items[i]].name == name)
-                    m->def_reaches_backward[cls->attr_defs.items[i]] = true;
-        }
-    }
-}
-
-/* `obj.method(...)` where obj holds an instance of a class defined here:
- * found through values, so after the syntactic pass. */
-static void resolve_method_callsites(ol_model *m)
-{
-    const ol_tree *t = m->tree;
-    /* calls already resolved to a function, marked once (not searched per call) */
-    bool *known = ol_xcalloc(m->calls.len + 1, sizeof(bool));
-    for (size_t f = 0; f < m->functions.len; f++)
-        for (size_t k = 0; k < m->functions.items[f].callsites.len; k++)
-            if (m->functions.items[f].callsites.items[k] < m->calls.len)
-                known[m->functions.items[f].callsites.items[k]] = true;
-    for (size_t ci = 0; ci < m->calls.len; ci++) {
-        const ol_call *c = &m->calls.items[ci];
-        if (c->receiver == OL_NONE || !c->name || ol_kind_of(t, ol_unparen(t, c->callee)) != OL_N_attribute)
-            continue;
-        if (known[ci])
-            continue;
-        ol_val rv = ol_eval(m, c->receiver);
-        if (!(rv.flags & OL_VF_LOCAL) || (rv.kind != OL_V_MODULE && rv.kind != OL_V_INSTANCE) ||
-            rv.ref >= m->classes.len)
-            continue;
-        const ol_class *cls = &m->classes.items[rv.ref];
-        for (size_t i = 0; i < cls->methods.len; i++) {
-            uint32_t fi = cls->methods.items[i];
-            if (m->functions.items[fi].name == c->name) {
-                ol_vec_push(&m->functions.items[fi].callsites, (uint32_t)ci);
-                break;
-            }
-        }
-    }
-    free(known);
-}
-
 /* The functions' call sites turned around: call -> the local functions it
  * calls, so that following a call into a function costs no search. */
-static void index_call_functions(ol_model *m)
+void ol_model__index_calls(ol_model *m)
 {
     m->call_functions_begin = ol_xcalloc(m->calls.len + 2, sizeof(uint32_t));
     size_t total = 0;
@@ -1390,31 +1059,6 @@ void ol_model_forget(ol_model *m)
     forget_values(m);
 }
 
-/* `torch.set_grad_enabled(False)` as a statement at module level turns
- * autograd off for the whole script (inference scripts do this), unless the
- * module turns it back on too. */
-static void find_global_grad_mode(ol_model *m)
-{
-    const ol_tree *t = m->tree;
-    static const char *const setters[] = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
-                                          "torch.autograd.grad_mode.set_grad_enabled", NULL};
-    bool off = false, on = false;
-    for (size_t i = 0; i < m->calls.len; i++) {
-        const ol_call *c = &m->calls.items[i];
-        if (m->scopes.items[m->node_scope[c->node]].kind != OL_SCOPE_MODULE)
-            continue;
-        ol_nid stmt = ol_parent(t, c->node);
-        if (stmt == OL_NONE || ol_kind_of(t, stmt) != OL_N_expression_statement || !ol_call_is(m, c->node, setters))
-            continue;
-        ol_nid arg = ol_call_arg(m, c->node, 0, "mode");
-        if (ol_kind_of(t, arg) == OL_N_false)
-            off = true;
-        else
-            on = true;
-    }
-    m->grad_globally_disabled = off && !on;
-}
-
 static void init_names(ol_model *m)
 {
 #define OL_X(n) m->names.n = ol_model_intern(m, #n);
@@ -1422,7 +1066,68 @@ static void init_names(ol_model *m)
 #undef OL_X
 }
 
-void ol_model_build(ol_model *m, const ol_tree *t)
+ol_nid ol_call_arg(const ol_model *m, ol_nid call, int position, const char *keyword)
+{
+    const ol_tree *t = m->tree;
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list)
+        return OL_NONE;
+    int pos = 0;
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_kind k = ol_kind_of(t, a);
+        if (k == OL_N_keyword_argument) {
+            if (keyword && ol_text_is(t, ol_field(t, a, OL_F_name), keyword))
+                return ol_field(t, a, OL_F_value);
+            continue;
+        }
+        if (k == OL_N_list_splat || k == OL_N_dictionary_splat)
+            return OL_NONE; /* positions past a *args are unknowable */
+        if (pos == position)
+            return a;
+        pos++;
+    }
+    return OL_NONE;
+}
+
+uint32_t ol_function_of(const ol_model *m, ol_nid n)
+{
+    if (n == OL_NONE)
+        return OL_NO_INDEX;
+    uint32_t s = m->node_scope[n];
+    while (s != OL_NO_INDEX) {
+        const ol_scope *sc = &m->scopes.items[s];
+        if (sc->function != OL_NO_INDEX)
+            return sc->function;
+        s = sc->parent;
+    }
+    return OL_NO_INDEX;
+}
+
+size_t ol_calls_in(const ol_model *m, ol_nid n, size_t *first)
+{
+    size_t lo = 0, hi = m->calls.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->calls.items[mid].node < n)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *first = lo;
+    /* the end too by binary search: walking to it made every question
+     * about a big region (the module, for top-level code) cost its calls */
+    hi = m->calls.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->calls.items[mid].node < m->subtree_end[n])
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void ol_model_bind(ol_model *m, const ol_tree *t)
 {
     memset(m, 0, sizeof(*m));
     m->tree = t;
@@ -1460,15 +1165,6 @@ void ol_model_build(ol_model *m, const ol_tree *t)
     m->def_reaches_backward = ol_xcalloc(m->defs.len + 1, sizeof(bool));
     compute_subtree_ends(m);
     resolve_callsites(m);
-    resolve_method_callsites(m);
-    index_call_functions(m);
-    forget_values(m);
-    resolve_contexts(m);
-    /* contexts change what values mean: forget anything computed so far */
-    forget_values(m);
-    mark_backward_reach(m);
-    find_global_grad_mode(m);
-    forget_values(m);
 }
 
 void ol_model_free(ol_model *m)

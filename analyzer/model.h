@@ -417,6 +417,14 @@ typedef struct ol_model {
 #define OL_MODEL_MAX_DEPTH 2500
 
 void ol_model_build(ol_model *m, const ol_tree *t);
+/* The first half of ol_model_build (model.c): the walk that records scopes,
+ * bindings, imports, functions, classes, loops and calls, and the call sites
+ * of local functions that syntax alone shows; resolve.c does the rest. */
+void ol_model_bind(ol_model *m, const ol_tree *t);
+/* For resolve.c: a context over a body, and the call -> functions index. */
+void ol_model__set_ctx_range(ol_model *m, ol_nid body, uint32_t ctx);
+uint32_t ol_model__add_ctx(ol_model *m, ol_ctx c);
+void ol_model__index_calls(ol_model *m);
 void ol_model_free(ol_model *m);
 
 /* ---- queries ------------------------------------------------------------- */
@@ -581,5 +589,18 @@ void ol_model_forget(ol_model *m);
 
 /* Name text helpers. */
 bool ol_name_looks_like(const char *name, size_t len, const char *const *tokens);
+/* Does the name call something a model (`model`, `teacher_model`, `netG`),
+ * not a function about one (`build_model`) or a thing of one (`model_path`)? */
+bool ol_name_is_model(const char *name, size_t len);
+/* Compares (names.c) two expressions' source text, ignoring whitespace. */
+bool ol_same_text(const ol_tree *t, ol_nid a, ol_nid b);
+/* Does the subtree at e contain an expression with the same text as x? */
+bool ol_mentions(const ol_tree *t, ol_nid e, ol_nid x);
+/* The calls whose nodes lie in n's subtree: indexes [*first, return). */
+size_t ol_calls_in(const ol_model *m, ol_nid n, size_t *first);
+/* The hash of a node's text with whitespace ignored (ol_same_text's equality). */
+uint64_t ol_text_hash(const ol_tree *t, ol_nid n);
+/* Does the name call something a loss function (`criterion`, `loss_fn`)? */
+bool ol_name_is_loss_fn(const char *name, size_t len);
 
 #endif

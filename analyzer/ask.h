@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "diag.h"
+#include "flows.h"
 #include "model.h"
 
 /* ---- reasons ------------------------------------------------------------------ */
@@ -74,10 +75,6 @@ bool ol_grad_on(ol_model *m, ol_nid n, ol_reasons *why);
  * no graph. */
 bool ol_forward_runs_without_grad(ol_model *m, uint32_t ci, ol_reasons *why);
 
-/* Does call ci differentiate, itself: `backward()`, an optimizer step,
- * `torch.autograd.grad` and the other autograd functions (`jacobian`,
- * `torch.func.grad`, ...), `x.requires_grad_()` on an input? */
-bool ol_call_differentiates(ol_model *m, uint32_t ci);
 /* The same, or through what it runs: a function of the file that does (a
  * method `self.cac_grad(out)` that calls torch.autograd.grad, a few calls
  * deep), or another file's function whose summary backwards or steps. The
@@ -157,11 +154,6 @@ bool ol_names_device_variable(ol_model *m, ol_nid e);
 /* Does the file itself choose an accelerator: CUDA named, or data moved to a
  * device variable not bound to the CPU (not a framework that does it)? */
 bool ol_file_chooses_device(ol_model *m);
-/* Does the value of expression `value` (a call's result) reach expression
- * `into`, through the names of its function that hold it and the
- * containers they fill (`outs.append(y)`), with no cut on the way (`.item()`,
- * `.numpy()`, `.detach()`, a comparison: a value that holds no graph)? */
-bool ol_value_reaches(ol_model *m, ol_nid value, ol_nid into);
 /* Does the call build a dataset, or a DataLoader over one: a class of
  * `torch.utils.data` or `torchvision.datasets`, a class of the file derived
  * from one, or one with items by index and a length (`__getitem__` and
@@ -216,11 +208,6 @@ typedef struct ol_kept {
 } ol_kept;
 
 size_t ol_call_keeps(ol_model *m, uint32_t ci, ol_kept *out, size_t cap);
-/* The dotted name of the imported class whose instance e holds, followed
- * through the binding of a name or of `self.x` in its class and the methods
- * that return the module itself (`self.model_ = Model(n).eval().to(device)`,
- * then `self.model_`): "models.Model"; NULL when not known. */
-const char *ol_instance_class(ol_model *m, ol_nid e);
 
 /* ---- what does this load hold? ------------------------------------------------------- */
 
@@ -298,14 +285,6 @@ typedef enum ol_code_kind {
 
 ol_code_kind ol_code_kind_at(ol_model *m, ol_nid n, ol_reasons *why);
 
-/* What the code around call ci does with what the call returns (bits): it
- * backwards through it (OL_USE_BACKWARD: also `torch.autograd.grad` of it,
- * or a training step returning it), returns it (OL_USE_RETURNED: the caller
- * hands it on, and its own callers decide), or neither (OL_USE_CONSUMED:
- * shown, compared, counted, dropped). OL_USE_EVAL in the run's call
- * records: the module called was put in evaluation mode first. */
-enum { OL_USE_CONSUMED = 1, OL_USE_RETURNED = 2, OL_USE_BACKWARD = 4, OL_USE_EVAL = 8 };
-unsigned ol_call_result_use(ol_model *m, uint32_t ci);
 /* Is `module` (a module expression: `model`, `self.model_`) in evaluation
  * mode at `at`: the last `.eval()`/`.train()` on it before `at` in the
  * function is `.eval()`, or, for an attribute of self, the class's methods

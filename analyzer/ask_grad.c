@@ -153,35 +153,7 @@ bool ol_grad_on(ol_model *m, ol_nid n, ol_reasons *why)
 
 /* ---- does this code compute gradients? ------------------------------------------------ */
 
-/* Functions that differentiate what they are given. */
-static const char *const GRADIENT_FUNCTIONS[] = {
-    "torch.autograd.grad", "torch.autograd.backward", "torch.autograd.functional.jacobian",
-    "torch.autograd.functional.hessian", "torch.autograd.functional.vjp", "torch.autograd.functional.jvp",
-    "torch.autograd.functional.hvp", "torch.autograd.functional.vhp", "torch.func.grad",
-    "torch.func.grad_and_value", "torch.func.vjp", "torch.func.jvp", "torch.func.jacrev", "torch.func.jacfwd",
-    "torch.func.hessian", "functorch.grad", "functorch.grad_and_value", "functorch.vjp", "functorch.jacrev",
-    "functorch.jacfwd", NULL};
-
 static bool body_computes_gradients(ol_model *m, uint32_t fi, int depth);
-
-/* Does call ci compute gradients itself: backward(), an optimizer step, an
- * autograd function, switching gradients on for an input
- * (`x.requires_grad_()`, not `requires_grad_(False)`)? */
-bool ol_call_differentiates(ol_model *m, uint32_t ci)
-{
-    const ol_call *c = &m->calls.items[ci];
-    if (ol_is_backward_call(m, ci) || ol_step_optimizer(m, ci) != OL_NONE)
-        return true;
-    const char *q = ol_qualname(m, c->callee);
-    for (const char *const *g = GRADIENT_FUNCTIONS; q && *g; g++)
-        if (strcmp(q, *g) == 0)
-            return true;
-    if (c->name && strcmp(ol_sym_str(m, c->name), "requires_grad_") == 0) {
-        ol_nid arg = ol_call_arg(m, c->node, 0, "requires_grad");
-        return arg == OL_NONE || ol_kind_of(m->tree, ol_unparen(m->tree, arg)) != OL_N_false;
-    }
-    return false;
-}
 
 /* The call itself, or a function of the file it runs (`self.cac_grad(...)`
  * that calls torch.autograd.grad), or a function of another file whose

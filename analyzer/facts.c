@@ -3,7 +3,6 @@
  * See facts.h.
  */
 #include "facts.h"
-#include "summary.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -1231,7 +1230,7 @@ bool ol_imports_torch_family(ol_model *m)
     }
     /* a module of a package whose other modules bring torch in (a trainer
      * that only imports the package's inputters and utils) */
-    return ol_run_imports_root(m, roots);
+    return m->links && m->links->imports_root && m->links->imports_root(m->links, m, roots);
 }
 
 

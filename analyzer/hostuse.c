@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "device.h"
-#include "summary.h"
 
 /* names followed at most, one inside the other (also into the functions
  * of the file a value is passed to, and back out through their returns) */
@@ -236,17 +235,13 @@ static void passed(walk *w, ol_nid call, ol_nid arg, ol_nid value, int depth, in
         follow_expr(w, call, depth, -1);
         return;
     }
-    bool cross_file;
-    const ol_fn_summary *s = ol_call_summary(m, ci, &cross_file);
-    if (!s)
-        return;
+    /* the callee's summary, from the run (the links): this file's own
+     * functions are summarized too, so the same answer holds for both */
+    bool cross_file = false, host = false;
     uint32_t param = OL_NO_INDEX;
-    for (uint32_t p = 0; p < s->param_count && p < OL_SUM_MAX_PARAMS && param == OL_NO_INDEX; p++)
-        if (ol_call_param_arg(m, ci, s, p) == value)
-            param = p;
-    if (param == OL_NO_INDEX)
+    if (!m->links || !m->links->param_use || !m->links->param_use(m->links, m, ci, value, &param, &host, &cross_file))
         return;
-    if (s->param_host & (1u << param)) {
+    if (host) {
         w->use.host = true;
         return;
     }

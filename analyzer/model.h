@@ -315,6 +315,16 @@ typedef struct ol_links {
     /* The dotted name a name bound nowhere in this file comes from, through
      * `from module import *` of a project module; 0 if none. */
     ol_sym (*star)(const struct ol_links *l, struct ol_model *m, ol_sym name);
+    /* Does another file of the run this file imports bring in one of the
+     * packages `roots` (NULL-terminated: "torch", ...)? */
+    bool (*imports_root)(const struct ol_links *l, struct ol_model *m, const char *const *roots);
+    /* What the callee of call ci (summarized by the run) does with the
+     * argument `arg`: false when its summary is unknown or arg is passed to
+     * none of its parameters; else true with the parameter's index, whether
+     * the callee uses it on the host (*host) and whether it lives in another
+     * file (*cross_file). */
+    bool (*param_use)(const struct ol_links *l, struct ol_model *m, uint32_t ci, ol_nid arg, uint32_t *param,
+                      bool *host, bool *cross_file);
 } ol_links;
 
 typedef struct ol_attr_use {

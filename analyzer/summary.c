@@ -1392,7 +1392,7 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
         /* what the calling function does with the result: a callee that
          * hands on a model's output learns its role from it */
         uint8_t use = (uint8_t)ol_call_result_use(m, (uint32_t)i);
-        if (recv != OL_NONE && ol_module_in_eval_mode(m, recv, c->node, NULL) != OL_NONE)
+        if (recv != OL_NONE && ol_module_eval_switch(m, recv, c->node, NULL) != OL_NONE)
             use |= OL_USE_EVAL; /* `self.model_.slide(...)` on a model kept in evaluation mode */
         char *caller = NULL;
         if (fi != OL_NO_INDEX) {
@@ -1956,6 +1956,28 @@ static ol_sym links_star(const ol_links *l, ol_model *m, ol_sym name)
     return 0;
 }
 
+static bool links_imports_root(const ol_links *l, ol_model *m, const char *const *roots)
+{
+    (void)l;
+    return ol_run_imports_root(m, roots);
+}
+
+static bool links_param_use(const ol_links *l, ol_model *m, uint32_t ci, ol_nid arg, uint32_t *param, bool *host,
+                            bool *cross_file)
+{
+    (void)l;
+    const ol_fn_summary *s = ol_call_summary(m, ci, cross_file);
+    if (!s)
+        return false;
+    for (uint32_t p = 0; p < s->param_count && p < OL_SUM_MAX_PARAMS; p++)
+        if (ol_call_param_arg(m, ci, s, p) == arg) {
+            *param = p;
+            *host = (s->param_host & (1u << p)) != 0;
+            return true;
+        }
+    return false;
+}
+
 ol_xref *ol_xref_begin(ol_model *m, ol_project *project, size_t file, void *worker)
 {
     ol_xref *x = ol_xcalloc(1, sizeof(*x));
@@ -1967,6 +1989,8 @@ ol_xref *ol_xref_begin(ol_model *m, ol_project *project, size_t file, void *work
     x->links.call = links_call;
     x->links.call_facts = links_call_facts;
     x->links.star = links_star;
+    x->links.imports_root = links_imports_root;
+    x->links.param_use = links_param_use;
     collect_stars(x);
     m->links = &x->links;
     x->own = ol_summarize(m);

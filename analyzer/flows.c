@@ -1,0 +1,410 @@
+/*
+ * flows.c - where a value goes and what a module is doing, within one file:
+ * whether a call's result reaches a backward pass or a return
+ * (ol_call_result_use), whether a call differentiates itself, whether a
+ * module is in evaluation mode at a call, and which imported class an
+ * object is an instance of. Per-file facts (see flows.h): the run's
+ * summaries (summary.c) record them for every function, and the door (ask*.c)
+ * adds the reasons it shows with a finding.
+ */
+#include "flows.h"
+
+#include "facts.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Functions that differentiate what they are given. */
+static const char *const GRADIENT_FUNCTIONS[] = {
+    "torch.autograd.grad", "torch.autograd.backward", "torch.autograd.functional.jacobian",
+    "torch.autograd.functional.hessian", "torch.autograd.functional.vjp", "torch.autograd.functional.jvp",
+    "torch.autograd.functional.hvp", "torch.autograd.functional.vhp", "torch.func.grad",
+    "torch.func.grad_and_value", "torch.func.vjp", "torch.func.jvp", "torch.func.jacrev", "torch.func.jacfwd",
+    "torch.func.hessian", "functorch.grad", "functorch.grad_and_value", "functorch.vjp", "functorch.jacrev",
+    "functorch.jacfwd", NULL};
+
+/* Does call ci compute gradients itself: backward(), an optimizer step, an
+ * autograd function, switching gradients on for an input
+ * (`x.requires_grad_()`, not `requires_grad_(False)`)? */
+bool ol_call_differentiates(ol_model *m, uint32_t ci)
+{
+    const ol_call *c = &m->calls.items[ci];
+    if (ol_is_backward_call(m, ci) || ol_step_optimizer(m, ci) != OL_NONE)
+        return true;
+    const char *q = ol_qualname(m, c->callee);
+    for (const char *const *g = GRADIENT_FUNCTIONS; q && *g; g++)
+        if (strcmp(q, *g) == 0)
+            return true;
+    if (c->name && strcmp(ol_sym_str(m, c->name), "requires_grad_") == 0) {
+        ol_nid arg = ol_call_arg(m, c->node, 0, "requires_grad");
+        return arg == OL_NONE || ol_kind_of(m->tree, ol_unparen(m->tree, arg)) != OL_N_false;
+    }
+    return false;
+}
+
+/* A value whose kind carries no graph: cutting there cuts what flowed in
+ * (`.item()`, `.numpy()`, `.detach()`, a comparison, a count). */
+static bool value_holds_no_graph(ol_model *m, ol_nid e)
+{
+    static const char *const method_cuts[] = {"detach", "detach_", "item", "tolist", "numpy", "argmax",
+                                              "argmin", "numel", "size", "dim", NULL};
+    static const char *const builtin_cuts[] = {"float", "int", "bool", "len", "str", NULL};
+    const ol_tree *t = m->tree;
+    ol_kind k = ol_kind_of(t, e);
+    if (k == OL_N_comparison_operator || k == OL_N_not_operator)
+        return true;
+    uint32_t ci = k == OL_N_call ? ol_call_at(m, e) : OL_NO_INDEX;
+    if (ci != OL_NO_INDEX && m->calls.items[ci].name) {
+        /* `x.detach()`, `out.argmax(1)`, `float(loss)`: whatever x is */
+        const char *name = ol_sym_str(m, m->calls.items[ci].name);
+        for (const char *const *c = m->calls.items[ci].receiver != OL_NONE ? method_cuts : builtin_cuts; *c; c++)
+            if (strcmp(name, *c) == 0)
+                return true;
+    }
+    switch (k) {
+    case OL_N_integer:
+    case OL_N_float:
+    case OL_N_string:
+    case OL_N_true:
+    case OL_N_false:
+    case OL_N_none:
+        return true;
+    case OL_N_call:
+    case OL_N_attribute:
+    case OL_N_subscript:
+        break;
+    default:
+        return false; /* arithmetic and names: what flows in decides */
+    }
+    /* a call or attribute whose value the evaluator knows holds none
+     * (`np.vstack(rows)`, `x.shape`) */
+    switch (ol_eval(m, e).kind) {
+    case OL_V_NUMBER:
+    case OL_V_STRING:
+    case OL_V_NONE:
+    case OL_V_ARRAY:
+    case OL_V_DEVICE:
+    case OL_V_RANGE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+#define FLOW_SEEN 64
+
+typedef struct flow {
+    ol_model *m;
+    ol_nid target;     /* the expression whose value is followed */
+    long budget;       /* nodes left to read: past it, the answer is no */
+    uint32_t seen[FLOW_SEEN];
+    size_t nseen;
+} flow;
+
+static bool flows_from(flow *w, ol_nid e, int depth);
+
+static const char *const FILLS[] = {"append", "extend", "insert", "add", "update", "appendleft", "put", NULL};
+
+/* Does the container bound by def d receive the value, after it is bound
+ * (`outs.append(x)`, `out[k] = x`), in its function? */
+static bool fill_flows(flow *w, const ol_def *d, int depth)
+{
+    ol_model *m = w->m;
+    const ol_tree *t = m->tree;
+    uint32_t fn = m->scopes.items[d->scope].function;
+    ol_nid region = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
+    size_t first, end = ol_calls_in(m, region, &first);
+    for (size_t i = first; i < end; i++) {
+        if (--w->budget <= 0)
+            return false;
+        const ol_call *c = &m->calls.items[i];
+        ol_nid recv = c->receiver != OL_NONE ? ol_unparen(t, c->receiver) : OL_NONE;
+        if (!c->name || recv == OL_NONE || ol_kind_of(t, recv) != OL_N_identifier || ol_node_sym(m, recv) != d->name ||
+            ol_function_of(m, c->node) != fn)
+            continue;
+        const char *name = ol_sym_str(m, c->name);
+        bool fills = false;
+        for (const char *const *f = FILLS; *f && !fills; f++)
+            fills = strcmp(name, *f) == 0;
+        if (fills && flows_from(w, ol_field(t, c->node, OL_F_arguments), depth + 1))
+            return true;
+    }
+    for (size_t i = 0; i < m->subscript_stores.len; i++) {
+        ol_nid a = m->subscript_stores.items[i];
+        if (a < region || a >= m->subtree_end[region] || ol_function_of(m, a) != fn)
+            continue;
+        ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
+        ol_nid obj = left != OL_NONE && ol_kind_of(t, left) == OL_N_subscript ? ol_unparen(t, ol_field(t, left, OL_F_value))
+                                                                               : OL_NONE;
+        if (obj != OL_NONE && ol_kind_of(t, obj) == OL_N_identifier && ol_node_sym(m, obj) == d->name &&
+            flows_from(w, ol_field(t, a, OL_F_right), depth + 1))
+            return true;
+    }
+    return false;
+}
+
+/* Does the value of name x (its bindings reaching it) come from the target? */
+static bool name_flows(flow *w, ol_nid x, int depth)
+{
+    ol_model *m = w->m;
+    uint32_t defs[8];
+    size_t n = ol_reaching_defs(m, m->node_scope[x], ol_node_sym(m, x), x, defs, 8);
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (size_t k = 0; k < w->nseen && !seen; k++)
+            seen = w->seen[k] == defs[i];
+        if (seen)
+            continue;
+        if (w->nseen == FLOW_SEEN)
+            return false;
+        w->seen[w->nseen++] = defs[i];
+        const ol_def *d = &m->defs.items[defs[i]];
+        switch (d->kind) {
+        case OL_DEF_ASSIGN:
+        case OL_DEF_WALRUS:
+        case OL_DEF_AUGASSIGN:
+        case OL_DEF_FOR:
+            if (d->value != OL_NONE && flows_from(w, d->value, depth + 1))
+                return true;
+            break;
+        default:
+            break;
+        }
+        if (fill_flows(w, &m->defs.items[defs[i]], depth))
+            return true;
+    }
+    return false;
+}
+
+static bool flows_from(flow *w, ol_nid e, int depth)
+{
+    ol_model *m = w->m;
+    const ol_tree *t = m->tree;
+    e = e != OL_NONE ? ol_unparen(t, e) : OL_NONE;
+    if (e == OL_NONE || depth > 12 || --w->budget <= 0)
+        return false;
+    if (w->target == e)
+        return true;
+    /* what holds no graph cuts what flowed into it (`(out.argmax(1) == y).sum().item()`) */
+    ol_kind k = ol_kind_of(t, e);
+    if (k != OL_N_augmented_assignment && k != OL_N_argument_list && k != OL_N_keyword_argument &&
+        value_holds_no_graph(m, e))
+        return false;
+    /* a name: through the bindings that reach it */
+    if (k == OL_N_identifier)
+        return (w->target < e || w->target >= m->subtree_end[e]) && name_flows(w, e, depth);
+    for (ol_nid c = ol_first_named(t, e); c != OL_NONE; c = ol_next_named(t, c)) {
+        if ((k == OL_N_attribute && ol_field(t, e, OL_F_attribute) == c) ||
+            (k == OL_N_keyword_argument && ol_field(t, e, OL_F_name) == c))
+            continue;
+        if (flows_from(w, c, depth))
+            return true;
+    }
+    return false;
+}
+
+bool ol_value_reaches(ol_model *m, ol_nid value, ol_nid into)
+{
+    if (value == OL_NONE || into == OL_NONE)
+        return false;
+    flow w = {m, value, 4000 + 4 * (long)m->calls.len / 64, {0}, 0};
+    return flows_from(&w, into, 0);
+}
+
+unsigned ol_call_result_use(ol_model *m, uint32_t ci)
+{
+    const ol_tree *t = m->tree;
+    ol_nid call = m->calls.items[ci].node;
+    uint32_t fn = ol_function_of(m, call);
+    ol_nid body = fn != OL_NO_INDEX ? ol_field(t, m->functions.items[fn].node, OL_F_body) : 0;
+    if (body == OL_NONE)
+        return OL_USE_CONSUMED;
+    unsigned use = 0;
+    /* the backward() calls of the function itself (not ol_events_of: this
+     * is also asked while the file's summary is made, before the other
+     * files' facts are known, and events are kept) */
+    size_t first, end = ol_calls_in(m, body, &first);
+    for (size_t i = first; i < end && !(use & OL_USE_BACKWARD); i++) {
+        if (ol_function_of(m, m->calls.items[i].node) != fn)
+            continue;
+        ol_nid operand = ol_backward_operand(m, (uint32_t)i);
+        if (operand == OL_NONE) {
+            const char *q = ol_qualname(m, m->calls.items[i].callee);
+            if (q && strcmp(q, "torch.autograd.grad") == 0)
+                operand = ol_call_arg(m, m->calls.items[i].node, 0, "outputs");
+        }
+        if (operand != OL_NONE && ol_value_reaches(m, call, operand))
+            use |= OL_USE_BACKWARD;
+    }
+    if (fn != OL_NO_INDEX) {
+        const ol_function *f = &m->functions.items[fn];
+        for (size_t k = 0; k < f->returns.len && k < 16 && !(use & OL_USE_RETURNED); k++)
+            if (ol_value_reaches(m, call, f->returns.items[k]))
+                use |= OL_USE_RETURNED;
+        /* a framework backwards what a training step returns */
+        if ((use & OL_USE_RETURNED) && ol_function_hook(m, fn) == OL_HOOK_TRAIN_STEP)
+            use |= OL_USE_BACKWARD;
+    }
+    return use ? use : OL_USE_CONSUMED;
+}
+
+/* `.eval()` in the method chain e is built of (`model.eval().to(device)`). */
+static ol_nid eval_in_chain(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    for (int k = 0; k < 8 && e != OL_NONE; k++) {
+        e = ol_unparen(t, e);
+        uint32_t ci = ol_kind_of(t, e) == OL_N_call ? ol_call_at(m, e) : OL_NO_INDEX;
+        if (ci == OL_NO_INDEX || m->calls.items[ci].receiver == OL_NONE)
+            return OL_NONE;
+        const ol_call *c = &m->calls.items[ci];
+        if (c->name == m->names.eval && ol_call_arg(m, c->node, 0, NULL) == OL_NONE)
+            return c->node;
+        e = c->receiver;
+    }
+    return OL_NONE;
+}
+
+/* Does call c switch the mode of a module spelled like `module`, and to
+ * what: 1 eval, 2 train, 0 neither. */
+static int mode_switch(ol_model *m, const ol_call *c, ol_nid module)
+{
+    const ol_tree *t = m->tree;
+    if ((c->name != m->names.eval && c->name != m->names.train) || c->receiver == OL_NONE ||
+        !ol_same_text(t, ol_unparen(t, c->receiver), module))
+        return 0;
+    ol_nid arg = ol_call_arg(m, c->node, 0, "mode");
+    if (c->name == m->names.eval)
+        return arg == OL_NONE ? 1 : 0;
+    return arg != OL_NONE && ol_kind_of(t, ol_unparen(t, arg)) == OL_N_false ? 1 : 2;
+}
+
+const char *ol_instance_class(ol_model *m, ol_nid e)
+{
+    static const char *const same[] = {"eval", "train", "to", "cuda", "cpu", "float", "half", "double", "bfloat16",
+                                       "requires_grad_", "share_memory", NULL};
+    const ol_tree *t = m->tree;
+    for (int hop = 0; hop < 8; hop++) {
+        e = e != OL_NONE ? ol_unparen(t, e) : OL_NONE;
+        if (e == OL_NONE)
+            return NULL;
+        ol_kind k = ol_kind_of(t, e);
+        if (k == OL_N_identifier) {
+            e = ol_bound_value(m, e);
+            continue;
+        }
+        if (k == OL_N_attribute) {
+            /* self.x: its one binding in the class */
+            ol_nid obj = ol_unparen(t, ol_field(t, e, OL_F_object)), attr = ol_field(t, e, OL_F_attribute);
+            uint32_t fn = ol_function_of(m, e);
+            if (obj == OL_NONE || !ol_text_is(t, obj, "self") || fn == OL_NO_INDEX ||
+                m->functions.items[fn].cls == OL_NO_INDEX)
+                return NULL;
+            const ol_class *cls = &m->classes.items[m->functions.items[fn].cls];
+            ol_nid value = OL_NONE;
+            for (size_t i = 0; i < cls->attr_defs.len; i++) {
+                const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
+                if (d->name != ol_node_sym(m, attr))
+                    continue;
+                if (value != OL_NONE || d->kind != OL_DEF_ASSIGN || d->path_len != 0)
+                    return NULL;
+                value = d->value;
+            }
+            e = value;
+            continue;
+        }
+        uint32_t ci = k == OL_N_call ? ol_call_at(m, e) : OL_NO_INDEX;
+        if (ci == OL_NO_INDEX)
+            return NULL;
+        const ol_call *c = &m->calls.items[ci];
+        bool chained = false;
+        for (const char *const *w = same; *w && c->receiver != OL_NONE && c->name && !chained; w++)
+            chained = strcmp(ol_sym_str(m, c->name), *w) == 0;
+        if (chained) {
+            e = c->receiver;
+            continue;
+        }
+        ol_val v = ol_eval(m, c->callee);
+        return v.kind == OL_V_EXTERN && v.ref ? ol_sym_str(m, v.ref) : NULL;
+    }
+    return NULL;
+}
+
+ol_nid ol_module_eval_switch(ol_model *m, ol_nid module, ol_nid at, bool *by_class)
+{
+    const ol_tree *t = m->tree;
+    module = module != OL_NONE ? ol_unparen(t, module) : OL_NONE;
+    if (module == OL_NONE || at == OL_NONE)
+        return OL_NONE;
+    uint32_t fn = ol_function_of(m, at);
+    ol_nid region = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
+    /* the last switch of it before `at` in the same function */
+    size_t first, end = ol_calls_in(m, region, &first);
+    for (size_t i = end; i-- > first;) {
+        const ol_call *c = &m->calls.items[i];
+        if (c->node >= at || ol_function_of(m, c->node) != fn)
+            continue;
+        int s = mode_switch(m, c, module);
+        if (s == 2)
+            return OL_NONE;
+        if (s == 1) {
+            if (by_class)
+                *by_class = false;
+            return c->node;
+        }
+    }
+    /* an attribute of self: the class's methods decide, when they put it in
+     * evaluation mode (in `__init__`, or where it is bound:
+     * `self.model_ = model.eval().to(device)`) and never back in training
+     * mode, and none of them computes gradients */
+    if (ol_kind_of(t, module) != OL_N_attribute || fn == OL_NO_INDEX || m->functions.items[fn].cls == OL_NO_INDEX)
+        return OL_NONE;
+    ol_nid obj = ol_unparen(t, ol_field(t, module, OL_F_object));
+    if (obj == OL_NONE || ol_kind_of(t, obj) != OL_N_identifier || !ol_text_is(t, obj, "self"))
+        return OL_NONE;
+    const ol_class *cls = &m->classes.items[m->functions.items[fn].cls];
+    /* a method a base class may call through self (a framework's hook, an
+     * override) runs in the grad mode its caller there chooses: only a class
+     * of its own, or whose bases of the file do not define the method, is
+     * judged so */
+    for (size_t i = 0; i < cls->bases.len; i++) {
+        ol_val v = ol_eval(m, cls->bases.items[i]);
+        if (v.kind == OL_V_EXTERN && strcmp(ol_sym_str(m, v.ref), "object") != 0)
+            return OL_NONE;
+        if (v.kind != OL_V_CLASS || v.ref >= m->classes.len)
+            return OL_NONE;
+        const ol_class *base = &m->classes.items[v.ref];
+        for (size_t k = 0; k < base->methods.len; k++)
+            if (m->functions.items[base->methods.items[k]].name == m->functions.items[fn].name)
+                return OL_NONE;
+    }
+    ol_nid found = OL_NONE;
+    size_t cf, ce = ol_calls_in(m, cls->node, &cf);
+    for (size_t i = cf; i < ce; i++) {
+        const ol_call *c = &m->calls.items[i];
+        int s = mode_switch(m, c, module);
+        if (s == 2 || ol_call_differentiates(m, (uint32_t)i))
+            return OL_NONE;
+        if (s == 1 && found == OL_NONE)
+            found = c->node;
+    }
+    ol_nid attr = ol_field(t, module, OL_F_attribute);
+    for (size_t i = 0; i < cls->attr_defs.len && attr != OL_NONE; i++) {
+        const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
+        if (d->name != ol_node_sym(m, attr) || d->kind != OL_DEF_ASSIGN || d->path_len != 0)
+            continue;
+        ol_nid e = eval_in_chain(m, d->value);
+        if (e == OL_NONE) {
+            /* bound without it: fine in `__init__` before an eval() of it; a
+             * model bound again elsewhere may be in training mode */
+            uint32_t in = ol_function_of(m, d->value);
+            if (found == OL_NONE || in == OL_NO_INDEX || m->functions.items[in].name != m->names.__init__)
+                return OL_NONE;
+        } else if (found == OL_NONE) {
+            found = e;
+        }
+    }
+    if (found != OL_NONE && by_class)
+        *by_class = true;
+    return found;
+}

@@ -294,4 +294,11 @@ const ol_fn_summary *ol_run_method_by_hint(ol_model *m, const char *hint, const 
 /* The summary of function fi of this model, or NULL outside a lint run. */
 const ol_fn_summary *ol_function_summary(ol_model *m, uint32_t fi);
 
+/* An ol_val from its summarized form (kind and flags). */
+static inline ol_val ol_sum_to_val(ol_sum_val v)
+{
+    ol_val r = {v.kind, v.flags, 0, 0};
+    return r;
+}
+
 #endif

@@ -33,6 +33,35 @@ MAY_USE = {
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
+# The engine's layers, bottom first: a file may call into its own layer and
+# the layers below it, never above. Where a lower layer needs an answer from
+# a higher one at run time (the per-file facts asking the whole run), it asks
+# through the model's links (ol_links in model.h), hooks the run fills in.
+# Entries are sources without ".c"; a trailing "*" matches a prefix.
+ENGINE_LAYERS = [
+    ("syntax", ["analyzer/syntax", "analyzer/syntax_gaps", "analyzer/parse_arena"]),
+    # the model's walk and the lookups that need no values; a name's spelling
+    ("model", ["analyzer/model", "analyzer/names"]),
+    # the bindings that reach a use, and what flows from them
+    ("dataflow", ["analyzer/dataflow"]),
+    # what an expression is: values, the known callables, grad mode, and the
+    # model's second pass (resolve) that needs them
+    ("evaluator", ["analyzer/eval", "analyzer/callables", "analyzer/classes", "analyzer/elements",
+                   "analyzer/grad", "analyzer/resolve", "analyzer/steps"]),
+    # per-file facts about training code
+    ("facts", ["analyzer/facts", "analyzer/flows", "analyzer/device", "analyzer/devices",
+               "analyzer/saves", "analyzer/hostuse"]),
+    # the whole run: summaries of every file, the project's modules
+    ("run", ["analyzer/summarize", "analyzer/summary", "analyzer/project"]),
+    # the door: the questions rules ask, with their reasons
+    ("door", ["analyzer/ask*"]),
+    ("rules", ["rules/*"]),
+]
+# files beneath the engine that any layer may call (they call no engine file)
+ENGINE_BASE = {"analyzer/util", "analyzer/portable", "analyzer/diag", "analyzer/source", "analyzer/torchfloor"}
+# the most lines a source file of the tree may have (split along its sections past it)
+MAX_LINES = 2000
+
 
 def sources(folder):
     d = os.path.join(ROOT, folder)
@@ -70,6 +99,32 @@ def symbols(obj):
         elif len(parts) == 2 and parts[0] == "U":
             used.add(parts[1])
     return defined, used
+
+
+def object_symbols():
+    """{source without .c: (defined, used)} for the project's objects."""
+    base = object_dir()
+    if not os.path.isdir(base):
+        raise harness.Skip(f"no objects under {base}: build first")
+    out = {}
+    for folder in FOLDERS:
+        d = os.path.join(base, folder)
+        if not os.path.isdir(d):
+            continue
+        for f in sorted(os.listdir(d)):
+            # an object whose source is gone (moved, deleted) is an old build's
+            if f.endswith(".o") and os.path.exists(os.path.join(ROOT, folder, f[:-2] + ".c")):
+                out[f"{folder}/{f[:-2]}"] = symbols(os.path.join(d, f))
+    return out
+
+
+def engine_layer_of(src):
+    """The index in ENGINE_LAYERS of a source's layer, or None."""
+    for i, (_, members) in enumerate(ENGINE_LAYERS):
+        for member in members:
+            if src == member or (member.endswith("*") and src.startswith(member[:-1])):
+                return i
+    return None
 
 
 def call_graph():
@@ -130,3 +185,58 @@ def _():
             if other != folder and other not in MAY_USE[folder]:
                 bad.append(f"{src} calls into {callee}")
     assert not bad, "\n".join(bad)
+
+
+@test("architecture: the engine's layers (ENGINE_LAYERS) call downward only (nm of the build)")
+def _():
+    objects = object_symbols()
+    home = {}
+    for src, (defined, _) in objects.items():
+        for sym in defined:
+            home[sym] = src
+    bad = []
+    for src, (_, used) in sorted(objects.items()):
+        layer = engine_layer_of(src)
+        if layer is None:
+            continue
+        for sym in sorted(used):
+            callee = home.get(sym)
+            above = engine_layer_of(callee) if callee else None
+            if above is not None and above > layer:
+                bad.append(f"{src} ({ENGINE_LAYERS[layer][0]}) calls {sym} of {callee} ({ENGINE_LAYERS[above][0]}): "
+                           f"an arrow up")
+    assert not bad, "\n".join(bad)
+
+
+@test("architecture: every file the engine calls is in one of its layers or the base under it")
+def _():
+    sources = set(object_symbols())
+    bad = []
+    for i, (name, members) in enumerate(ENGINE_LAYERS):
+        for member in members:
+            matches = [s for s in sources if s == member or (member.endswith("*") and s.startswith(member[:-1]))]
+            if not matches:
+                bad.append(f"layer {name} lists {member}, which builds no object (renamed? update ENGINE_LAYERS)")
+            for src in matches:
+                if engine_layer_of(src) != i:
+                    bad.append(f"{src} is in two layers")
+    for src, callees in sorted(call_graph().items()):
+        if engine_layer_of(src) is None:
+            continue
+        for callee in sorted(callees):
+            if engine_layer_of(callee) is None and callee not in ENGINE_BASE and not callee.startswith("rules/"):
+                bad.append(f"{src} calls into {callee}, which is in no engine layer: add it to ENGINE_LAYERS "
+                           f"or ENGINE_BASE")
+    assert not bad, "\n".join(bad)
+
+
+@test(f"architecture: no source file is longer than {MAX_LINES} lines")
+def _():
+    long = []
+    for folder in ("analyzer", "rules", "cli", "server", "probe", "explain"):
+        for path in sources(folder):
+            with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+                n = sum(1 for _ in f)
+            if n > MAX_LINES:
+                long.append(f"{path}: {n} lines (split it along its sections)")
+    assert not long, "\n".join(long)

@@ -21,7 +21,7 @@
  * server's related information.
  *
  * Rules include rule.h, which includes this; the engine's own headers
- * (eval.h, summary.h, devices.h, ...) are not on the rules' include path.
+ * (eval.h, summary.h, hardware.h, ...) are not on the rules' include path.
  */
 #ifndef OL_ASK_H
 #define OL_ASK_H

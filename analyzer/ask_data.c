@@ -1,16 +1,16 @@
 /*
  * ask_data.c - is this value a whole dataset, and where does it go? (ask.h)
  *
- * The facts OOM301 stands on, read from the file (device.h): where a value
+ * The facts OOM301 stands on, read from the file (moves.h): where a value
  * comes from (read from disk, converted from an array or a table, or made
  * up by a factory), whether an index draws a batch, and whether a call
  * moves what it is given to the GPU. The door names them for the question
- * they answer; device.c keeps how.
+ * they answer; moves.c keeps how.
  */
 #include "ask_internal.h"
 
-#include "device.h"
-#include "devices.h"
+#include "hardware.h"
+#include "moves.h"
 
 bool ol_value_read_from_data(ol_model *m, ol_nid e)
 {

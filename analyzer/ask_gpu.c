@@ -3,7 +3,7 @@
  *
  * oomlint speaks of GPU memory: a leak or a waste in code that only ever
  * runs on the CPU costs host memory, which is not what its findings claim.
- * The file says first (devices.h, most telling first): CUDA or
+ * The file says first (hardware.h, most telling first): CUDA or
  * torch.accelerator named, data moved to a device variable not bound to the
  * CPU, a framework that places the model itself (Accelerate, Lightning's
  * Trainer, DeepSpeed), every device pinned to the CPU, or no device at all.
@@ -17,7 +17,7 @@
 
 #include <stdlib.h>
 
-#include "devices.h"
+#include "hardware.h"
 #include "summary.h"
 
 ol_gpu ol_runs_on_gpu(ol_model *m, ol_reasons *why)

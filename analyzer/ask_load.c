@@ -31,8 +31,8 @@
 #include <string.h>
 
 #include "dataflow.h"
-#include "devices.h"
 #include "facts.h"
+#include "hardware.h"
 #include "hostuse.h"
 #include "saves.h"
 #include "summary.h"

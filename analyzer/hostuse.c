@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "device.h"
+#include "moves.h"
 
 /* names followed at most, one inside the other (also into the functions
  * of the file a value is passed to, and back out through their returns) */

@@ -383,7 +383,7 @@ typedef struct ol_model {
      * of its shape */
     void *facts_cache;
     void (*facts_cache_free)(void *cache);
-    /* the same for devices.c: the words of devices and processes the code holds */
+    /* the same for hardware.c: the words of devices and processes the code holds */
     void *devices_cache;
     void (*devices_cache_free)(void *cache);
     /* the same for the door (ask.c): its answers and their reasons */

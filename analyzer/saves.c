@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "dataflow.h"
-#include "devices.h"
+#include "hardware.h"
 #include "util.h"
 
 bool ol_is_torch_save(const char *q)

@@ -4,7 +4,7 @@
  * eval mode), keeps, saves and moves to a device, and which of its calls
  * run other files' functions. It reads the model of the file: return
  * values through the evaluator, training events through facts.c, moves to
- * a device through device.c, and a small syntactic flow analysis for which
+ * a device through moves.c, and a small syntactic flow analysis for which
  * parameters end up stored beyond the call. What functions do through the
  * local functions they call is propagated to a fixed point over the file's
  * call graph. summary.c serves them to the other files of the run.
@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device.h"
-#include "devices.h"
 #include "facts.h"
 #include "flows.h"
+#include "hardware.h"
 #include "hostuse.h"
+#include "moves.h"
 #include "project.h"
 #include "saves.h"
 

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device.h"
-#include "devices.h"
 #include "facts.h"
 #include "flows.h"
+#include "hardware.h"
 #include "hostuse.h"
+#include "moves.h"
 #include "project.h"
 #include "saves.h"
 

@@ -134,7 +134,7 @@ typedef struct ol_sum_call {
     bool grad_off;    /* autograd is off at the call (a context, a decorator, the callers of this file) */
     uint32_t line;    /* of the first such call in its file, 1-based */
     uint8_t often;    /* how often the call runs, as its file shows it (ol_often) */
-    bool gpu;         /* the calling file puts data on an accelerator (devices.h) */
+    bool gpu;         /* the calling file puts data on an accelerator (hardware.h) */
     const char *root; /* autograd on at the call, and decided by the callers in other files of this
                        * function of the file (its name as in ol_fn_summary), which nothing here
                        * calls; NULL otherwise */

@@ -49,7 +49,7 @@ ENGINE_LAYERS = [
     ("evaluator", ["analyzer/eval", "analyzer/callables", "analyzer/classes", "analyzer/elements",
                    "analyzer/grad", "analyzer/resolve", "analyzer/steps"]),
     # per-file facts about training code
-    ("facts", ["analyzer/facts", "analyzer/flows", "analyzer/device", "analyzer/devices",
+    ("facts", ["analyzer/facts", "analyzer/flows", "analyzer/moves", "analyzer/hardware",
                "analyzer/saves", "analyzer/hostuse"]),
     # the whole run: summaries of every file, the project's modules
     ("run", ["analyzer/summarize", "analyzer/summary", "analyzer/project"]),

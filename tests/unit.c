@@ -23,7 +23,7 @@
 
 #include "config.h"
 #include "glob.h"
-#include "device.h"
+#include "moves.h"
 #include "diag.h"
 #include "emit.h"
 #include "explain.h"

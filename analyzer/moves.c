@@ -1,5 +1,5 @@
 /*
- * device.c - moves of tensors to an accelerator, and what is moved.
+ * moves.c - moves of tensors to an accelerator, and what is moved.
  *
  * Shared by the dataset rule (OOM301) and the function summaries (a helper
  * that returns `data.to(device)`): which calls move a tensor to the GPU
@@ -8,7 +8,7 @@
  * buffer, noise, a literal: never a dataset), and which indexing draws a
  * batch out of a tensor.
  */
-#include "device.h"
+#include "moves.h"
 
 #include <string.h>
 

@@ -1,10 +1,10 @@
 /*
- * device.h - moves of tensors to an accelerator, and what is moved (see
- * device.c). Answers from the model; walks nothing but the expressions asked
+ * moves.h - moves of tensors to an accelerator, and what is moved (see
+ * moves.c). Answers from the model; walks nothing but the expressions asked
  * about.
  */
-#ifndef OL_DEVICE_H
-#define OL_DEVICE_H
+#ifndef OL_MOVES_H
+#define OL_MOVES_H
 
 #include <stdbool.h>
 

@@ -1,8 +1,8 @@
 /*
- * devices.c - the hardware a file is written for (see devices.h), read
+ * hardware.c - the hardware a file is written for (see hardware.h), read
  * from its imports, device strings and the arguments of `.to()` calls.
  */
-#include "devices.h"
+#include "hardware.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,11 +1,11 @@
 /*
- * devices.h - what a file says about the hardware it runs on: whether it
+ * hardware.h - what a file says about the hardware it runs on: whether it
  * names CUDA or another accelerator, moves data to a device held in a
  * variable, or runs on TPUs through torch_xla only. Rules whose findings
  * matter only on a GPU (OOM302, OOM501) ask these once per file.
  */
-#ifndef OL_DEVICES_H
-#define OL_DEVICES_H
+#ifndef OL_HARDWARE_H
+#define OL_HARDWARE_H
 
 #include <stdbool.h>
 

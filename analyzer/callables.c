@@ -259,6 +259,125 @@ static bool progress_wrapper(const char *name)
 }
 
 /* What calling the imported callable `q` returns. */
+/* What a known callable returns, as a row of the tables below: a value of
+ * its own, or one read from an argument. */
+typedef enum callable_result {
+    CR_VALUE,        /* kind and flags of the row */
+    CR_ARG,          /* the value of the first argument (or the keyword's) */
+    CR_ARG_ELEMENT,  /* an element of it: `next(it)`, MONAI's `first(loader)` */
+    CR_ARITHMETIC,   /* `max(a, b)`, `sum(xs)`: a tensor when an argument is one, else a number */
+    CR_SEQUENCE,     /* `list(xs)`, `tuple(xs)`: keeps the elements' graph (kind of the row) */
+    CR_NAMED_OBJECT, /* an object known by the dotted name `ref` of the row */
+} callable_result;
+
+typedef struct known_callable {
+    const char *name;    /* a builtin's name, or a dotted name */
+    uint8_t result;      /* callable_result */
+    uint8_t kind;        /* ol_vkind, for CR_VALUE and CR_SEQUENCE */
+    uint8_t flags;       /* OL_VF_*, for CR_VALUE */
+    const char *keyword; /* CR_ARG, CR_ARG_ELEMENT: the argument's keyword, if any */
+    const char *ref;     /* CR_NAMED_OBJECT */
+} known_callable;
+
+#define VALUE(n, k, f) {n, CR_VALUE, k, f, NULL, NULL}
+#define ARG(n, kw) {n, CR_ARG, 0, 0, kw, NULL}
+
+/* Python's builtins, by name (`builtins.len`); any other is unknown. */
+static const known_callable BUILTINS[] = {
+    VALUE("float", OL_V_NUMBER, 0), VALUE("int", OL_V_NUMBER, 0), VALUE("bool", OL_V_NUMBER, 0),
+    VALUE("len", OL_V_NUMBER, 0), VALUE("hash", OL_V_NUMBER, 0), VALUE("id", OL_V_NUMBER, 0),
+    VALUE("ord", OL_V_NUMBER, 0), VALUE("isinstance", OL_V_NUMBER, 0), VALUE("issubclass", OL_V_NUMBER, 0),
+    VALUE("callable", OL_V_NUMBER, 0), VALUE("hasattr", OL_V_NUMBER, 0), VALUE("any", OL_V_NUMBER, 0),
+    VALUE("all", OL_V_NUMBER, 0), VALUE("divmod", OL_V_NUMBER, 0),
+    VALUE("str", OL_V_STRING, 0), VALUE("repr", OL_V_STRING, 0), VALUE("format", OL_V_STRING, 0),
+    VALUE("chr", OL_V_STRING, 0),
+    {"abs", CR_ARITHMETIC, 0, 0, NULL, NULL}, {"round", CR_ARITHMETIC, 0, 0, NULL, NULL},
+    {"max", CR_ARITHMETIC, 0, 0, NULL, NULL}, {"min", CR_ARITHMETIC, 0, 0, NULL, NULL},
+    {"sum", CR_ARITHMETIC, 0, 0, NULL, NULL}, {"pow", CR_ARITHMETIC, 0, 0, NULL, NULL},
+    {"list", CR_SEQUENCE, OL_V_LIST, 0, NULL, NULL}, {"sorted", CR_SEQUENCE, OL_V_LIST, 0, NULL, NULL},
+    {"reversed", CR_SEQUENCE, OL_V_LIST, 0, NULL, NULL}, {"tuple", CR_SEQUENCE, OL_V_TUPLE, 0, NULL, NULL},
+    VALUE("dict", OL_V_DICT, 0), VALUE("set", OL_V_SET, 0), VALUE("frozenset", OL_V_SET, 0),
+    VALUE("range", OL_V_RANGE, 0), VALUE("enumerate", OL_V_RANGE, 0), VALUE("zip", OL_V_RANGE, 0),
+    VALUE("map", OL_V_RANGE, 0), VALUE("filter", OL_V_RANGE, 0),
+    ARG("iter", NULL), {"next", CR_ARG_ELEMENT, 0, 0, NULL, NULL},
+    VALUE("print", OL_V_NONE, 0), VALUE("setattr", OL_V_NONE, 0), VALUE("delattr", OL_V_NONE, 0),
+    VALUE("open", OL_V_OBJECT, 0), VALUE("super", OL_V_OBJECT, 0), VALUE("getattr", OL_V_OBJECT, 0),
+    VALUE("type", OL_V_OBJECT, 0), VALUE("vars", OL_V_OBJECT, 0), VALUE("object", OL_V_OBJECT, 0),
+    VALUE("input", OL_V_OBJECT, 0),
+};
+
+/* Callables of PyTorch and the libraries around it known by their full
+ * dotted name. The families known by a prefix (`torch.optim.*`,
+ * `torch.nn.functional.*`, `transformers.*`, ...) follow in
+ * ol_eval__call_extern, after these: no name here falls in a family that
+ * would answer otherwise. */
+static const known_callable CALLABLES[] = {
+    /* MONAI's `first(loader)`: the first item, like `next(iter(loader))` */
+    {"monai.utils.first", CR_ARG_ELEMENT, 0, 0, "iterable", NULL},
+    {"monai.utils.misc.first", CR_ARG_ELEMENT, 0, 0, "iterable", NULL},
+    VALUE("torch.cuda.amp.GradScaler", OL_V_SCALER, 0), VALUE("torch.amp.GradScaler", OL_V_SCALER, 0),
+    VALUE("torch.cuda.amp.grad_scaler.GradScaler", OL_V_SCALER, 0),
+    VALUE("torch.amp.grad_scaler.GradScaler", OL_V_SCALER, 0), VALUE("torch.GradScaler", OL_V_SCALER, 0),
+    VALUE("torch.cpu.amp.GradScaler", OL_V_SCALER, 0),
+    VALUE("torch.device", OL_V_DEVICE, 0),
+    VALUE("torch.nn.Parameter", OL_V_TENSOR, OL_VF_GRAPH | OL_VF_PARAM),
+    VALUE("torch.nn.parameter.Parameter", OL_V_TENSOR, OL_VF_GRAPH | OL_VF_PARAM),
+    /* compiled, scripted or parametrized: still the module it was given */
+    ARG("torch.compile", NULL), ARG("torch.jit.script", NULL), ARG("torch.jit.trace", NULL),
+    ARG("torch.nn.utils.parametrize.register_parametrization", NULL),
+    {"torch.load", CR_NAMED_OBJECT, 0, 0, NULL, "torch.load"},
+    {"torch.hub.load", CR_NAMED_OBJECT, 0, 0, NULL, "torch.load"},
+    {"torch.jit.load", CR_NAMED_OBJECT, 0, 0, NULL, "torch.load"},
+    VALUE("timm.create_model", OL_V_MODULE, 0), VALUE("peft.get_peft_model", OL_V_MODULE, 0),
+    VALUE("segmentation_models_pytorch.create_model", OL_V_MODULE, 0),
+    /* progress bars wrap what they iterate */
+    ARG("tqdm.tqdm", "iterable"), ARG("tqdm.auto.tqdm", "iterable"), ARG("tqdm.notebook.tqdm", "iterable"),
+    ARG("tqdm", "iterable"), ARG("tqdm.rich.tqdm", "iterable"), ARG("rich.progress.track", "iterable"),
+};
+
+#undef VALUE
+#undef ARG
+
+static const known_callable *find_callable(const known_callable *rows, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].name, name) == 0)
+            return &rows[i];
+    return NULL;
+}
+
+/* The value a row says call returns. */
+static ol_val callable_value(ol_model *m, const known_callable *row, ol_nid call)
+{
+    switch ((callable_result)row->result) {
+    case CR_VALUE:
+        return mk((ol_vkind)row->kind, row->flags);
+    case CR_ARG: {
+        ol_nid a = ol_call_arg(m, call, 0, row->keyword);
+        return a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
+    }
+    case CR_ARG_ELEMENT: {
+        ol_nid a = ol_call_arg(m, call, 0, row->keyword);
+        return a != OL_NONE ? ol_eval__eval_path(m, a, true, NULL, 0) : UNKNOWN;
+    }
+    case CR_ARITHMETIC: {
+        bool any_tensor = false;
+        uint8_t f = ol_eval__args_flags(m, call, &any_tensor);
+        if (any_tensor || (f & OL_VF_GRAPH))
+            return mk(OL_V_TENSOR, f);
+        return mk(OL_V_NUMBER, 0);
+    }
+    case CR_SEQUENCE: {
+        ol_nid a = ol_call_arg(m, call, 0, NULL);
+        ol_val v = a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
+        return mk((ol_vkind)row->kind, v.flags & (OL_VF_ELEM_GRAPH | OL_VF_PARAM));
+    }
+    case CR_NAMED_OBJECT:
+        return mk_ref(OL_V_OBJECT, 0, ol_model_intern(m, row->ref));
+    }
+    return UNKNOWN;
+}
+
 ol_val ol_eval__call_extern(ol_model *m, const char *q, ol_nid call)
 {
     const char *name = last_part(q);
@@ -270,79 +389,25 @@ ol_val ol_eval__call_extern(ol_model *m, const char *q, ol_nid call)
         return (v.flags & (OL_VF_ELEM_GRAPH | OL_VF_GRAPH)) ? mk(OL_V_TENSOR, OL_VF_GRAPH) : UNKNOWN;
     }
 
-    /* builtins */
+    /* builtins, by name */
     if (ol_str_has_prefix(q, "builtins.")) {
-        static const char *const numeric[] = {"float", "int", "bool", "len", "hash", "id", "ord",
-                                              "isinstance", "issubclass", "callable", "hasattr", "any",
-                                              "all", "divmod", NULL};
-        if (qin(name, numeric))
-            return mk(OL_V_NUMBER, 0);
-        if (qeq(name, "str") || qeq(name, "repr") || qeq(name, "format") || qeq(name, "chr"))
-            return mk(OL_V_STRING, 0);
-        if (qeq(name, "abs") || qeq(name, "round") || qeq(name, "max") || qeq(name, "min") ||
-            qeq(name, "sum") || qeq(name, "pow")) {
-            bool any_tensor = false;
-            uint8_t f = ol_eval__args_flags(m, call, &any_tensor);
-            if (any_tensor || (f & OL_VF_GRAPH))
-                return mk(OL_V_TENSOR, f);
-            return mk(OL_V_NUMBER, 0);
-        }
-        if (qeq(name, "list") || qeq(name, "sorted") || qeq(name, "reversed") || qeq(name, "tuple")) {
-            ol_nid a = ol_call_arg(m, call, 0, NULL);
-            ol_val v = a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
-            return mk(qeq(name, "tuple") ? OL_V_TUPLE : OL_V_LIST, v.flags & (OL_VF_ELEM_GRAPH | OL_VF_PARAM));
-        }
-        if (qeq(name, "dict"))
-            return mk(OL_V_DICT, 0);
-        if (qeq(name, "set") || qeq(name, "frozenset"))
-            return mk(OL_V_SET, 0);
-        if (qeq(name, "range") || qeq(name, "enumerate") || qeq(name, "zip") || qeq(name, "map") ||
-            qeq(name, "filter"))
-            return mk(OL_V_RANGE, 0);
-        if (qeq(name, "iter")) {
-            ol_nid a = ol_call_arg(m, call, 0, NULL);
-            return a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
-        }
-        if (qeq(name, "next")) {
-            ol_nid a = ol_call_arg(m, call, 0, NULL);
-            return a != OL_NONE ? ol_eval__eval_path(m, a, true, NULL, 0) : UNKNOWN;
-        }
-        if (qeq(name, "print") || qeq(name, "setattr") || qeq(name, "delattr"))
-            return mk(OL_V_NONE, 0);
-        if (qeq(name, "open") || qeq(name, "super") || qeq(name, "getattr") || qeq(name, "type") ||
-            qeq(name, "vars") || qeq(name, "object") || qeq(name, "input"))
-            return mk(OL_V_OBJECT, 0);
-        return UNKNOWN;
+        const known_callable *b = find_callable(BUILTINS, OL_ARRAY_LEN(BUILTINS), name);
+        return b ? callable_value(m, b, call) : UNKNOWN;
     }
 
-    /* MONAI's `first(loader)`: the first item, like `next(iter(loader))` */
-    if (qeq(q, "monai.utils.first") || qeq(q, "monai.utils.misc.first")) {
-        ol_nid a = ol_call_arg(m, call, 0, "iterable");
-        return a != OL_NONE ? ol_eval__eval_path(m, a, true, NULL, 0) : UNKNOWN;
-    }
+    /* autocast and grad-mode objects, whose arguments say what they do */
+    for (const char *const *a = AUTOCAST_QUALS; *a; a++)
+        if (qeq(q, *a))
+            return autocast_value(m, q, call);
+    ol_gradmode gm = ol_eval__gradmode_of(q);
+    if (gm != OL_GM_NONE)
+        return gradmode_value(m, gm, call);
+
+    const known_callable *row = find_callable(CALLABLES, OL_ARRAY_LEN(CALLABLES), q);
+    if (row)
+        return callable_value(m, row, call);
 
     if (ol_str_has_prefix(q, "torch.")) {
-        for (const char *const *a = AUTOCAST_QUALS; *a; a++)
-            if (qeq(q, *a))
-                return autocast_value(m, q, call);
-        ol_gradmode gm = ol_eval__gradmode_of(q);
-        if (gm != OL_GM_NONE)
-            return gradmode_value(m, gm, call);
-        static const char *const scalers[] = {"torch.cuda.amp.GradScaler", "torch.amp.GradScaler",
-                                              "torch.cuda.amp.grad_scaler.GradScaler",
-                                              "torch.amp.grad_scaler.GradScaler", "torch.GradScaler",
-                                              "torch.cpu.amp.GradScaler", NULL};
-        if (qin(q, scalers))
-            return mk(OL_V_SCALER, 0);
-        if (qeq(q, "torch.device"))
-            return mk(OL_V_DEVICE, 0);
-        if (qeq(q, "torch.nn.Parameter") || qeq(q, "torch.nn.parameter.Parameter"))
-            return mk(OL_V_TENSOR, OL_VF_GRAPH | OL_VF_PARAM);
-        if (qeq(q, "torch.compile") || qeq(q, "torch.jit.script") || qeq(q, "torch.jit.trace") ||
-            qeq(q, "torch.nn.utils.parametrize.register_parametrization")) {
-            ol_nid a = ol_call_arg(m, call, 0, NULL);
-            return a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
-        }
         /* a data-parallel wrapper runs the module it wraps */
         static const char *const parallel[] = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
                                                "torch.nn.parallel.DistributedDataParallel",
@@ -411,8 +476,6 @@ ol_val ol_eval__call_extern(ol_model *m, const char *q, ol_nid call)
         if (ol_str_has_prefix(q, "torch.cuda.") || ol_str_has_prefix(q, "torch.backends.") ||
             ol_str_has_prefix(q, "torch.distributed.") || ol_str_has_prefix(q, "torch.multiprocessing."))
             return mk(OL_V_OBJECT, 0);
-        if (qeq(q, "torch.load") || qeq(q, "torch.hub.load") || qeq(q, "torch.jit.load"))
-            return mk_ref(OL_V_OBJECT, 0, ol_model_intern(m, "torch.load"));
         /* torch.<function>(...) */
         const char *rest = q + strlen("torch.");
         if (!strchr(rest, '.') || ol_str_has_prefix(rest, "linalg.") || ol_str_has_prefix(rest, "special.") ||
@@ -447,8 +510,7 @@ ol_val ol_eval__call_extern(ol_model *m, const char *q, ol_nid call)
         (strstr(q, "_Weights") || ol_str_has_suffix(q, ".get_weight") || ol_str_has_suffix(q, ".get_model_weights") ||
          ol_str_has_suffix(q, ".list_models") || ol_str_has_suffix(q, ".get_model_builder")))
         return mk(OL_V_OBJECT, 0);
-    if (qeq(q, "timm.create_model") || ol_str_has_prefix(q, "torchvision.models.") ||
-        qeq(q, "peft.get_peft_model") || qeq(q, "segmentation_models_pytorch.create_model"))
+    if (ol_str_has_prefix(q, "torchvision.models."))
         return mk(OL_V_MODULE, 0);
     if (ol_str_has_prefix(q, "torchvision.datasets."))
         return mk(OL_V_DATASET, 0);
@@ -484,11 +546,6 @@ ol_val ol_eval__call_extern(ol_model *m, const char *q, ol_nid call)
         return is_camel(name) || ol_str_has_prefix(name, "create_optimizer") ? mk(OL_V_OPTIMIZER, 0) : UNKNOWN;
     if (ol_str_has_prefix(q, "accelerate.") && qeq(name, "Accelerator"))
         return mk_ref(OL_V_OBJECT, 0, ol_model_intern(m, "accelerate.Accelerator"));
-    if (qeq(q, "tqdm.tqdm") || qeq(q, "tqdm.auto.tqdm") || qeq(q, "tqdm.notebook.tqdm") || qeq(q, "tqdm") ||
-        qeq(q, "tqdm.rich.tqdm") || qeq(q, "rich.progress.track")) {
-        ol_nid a = ol_call_arg(m, call, 0, "iterable");
-        return a != OL_NONE ? ol_eval(m, a) : UNKNOWN;
-    }
     /* a function or class of another file of the run */
     ol_val linked;
     if (m->links && m->links->call(m->links, m, ol_model_intern(m, q), 0, -1, NULL, &linked))

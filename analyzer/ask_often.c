@@ -172,6 +172,13 @@ ol_often ol_how_often(ol_model *m, ol_nid n, ol_reasons *why)
         free(text);
         return loc.often;
     }
+    case OL_OC_PERIODIC: {
+        char *text = ol_node_str_short(t, loc.node);
+        ol_reasons_add(why, loc.node, NULL, 0, false,
+                       ol_door_printf(m, "runs every so many steps, when `%s`", text));
+        free(text);
+        return loc.often;
+    }
     case OL_OC_INIT:
     case OL_OC_STEP_METHOD: {
         char *name = ol_node_str(t, loc.node);

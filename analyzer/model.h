@@ -467,6 +467,8 @@ typedef enum ol_often_cause {
     OL_OC_STEP_METHOD, /* node: the function's name (a forward, `__call__`, a framework's per-batch hook) */
     OL_OC_CALLER,      /* node: the call site in the file that runs it most often */
     OL_OC_NO_CALLER,   /* the function has no caller in the file */
+    OL_OC_PERIODIC,    /* node: the condition of an `if` in a step loop that runs it every so many steps
+                          (`if step % k == 0`) */
 } ol_often_cause;
 
 typedef struct ol_often_local {

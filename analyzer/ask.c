@@ -29,6 +29,7 @@ static void door_free(void *p)
     free(d->run_grad);
     free(d->often);
     free(d->kind);
+    free(d->param_free);
     free(d->cwd);
     free(d);
 }
@@ -41,6 +42,7 @@ ol_door *ol_door_of(ol_model *m)
         d->run_grad = ol_xcalloc(nf, sizeof(d->run_grad[0]));
         d->often = ol_xcalloc(nf, sizeof(d->often[0]));
         d->kind = ol_xcalloc(nf, sizeof(d->kind[0]));
+        d->param_free = ol_xcalloc(m->classes.len + 1, sizeof(d->param_free[0]));
         d->gpu = -1;
         d->xla = -1;
         m->door = d;

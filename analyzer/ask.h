@@ -74,6 +74,37 @@ bool ol_grad_on(ol_model *m, ol_nid n, ol_reasons *why);
  * no graph. */
 bool ol_forward_runs_without_grad(ol_model *m, uint32_t ci, ol_reasons *why);
 
+/* Does call ci differentiate, itself: `backward()`, an optimizer step,
+ * `torch.autograd.grad` and the other autograd functions (`jacobian`,
+ * `torch.func.grad`, ...), `x.requires_grad_()` on an input? */
+bool ol_call_differentiates(ol_model *m, uint32_t ci);
+/* The same, or through what it runs: a function of the file that does (a
+ * method `self.cac_grad(out)` that calls torch.autograd.grad, a few calls
+ * deep), or another file's function whose summary backwards or steps. The
+ * reason names the call and the function it goes through. */
+bool ol_call_computes_gradients(ol_model *m, uint32_t ci, ol_reasons *why);
+/* The first call of region (a function's body, a loop, or 0 for the module;
+ * its own code, not nested defs) after `after` and before `before` (each
+ * OL_NONE for no bound) that computes gradients, or OL_NONE. */
+ol_nid ol_gradient_call_in(ol_model *m, ol_nid region, ol_nid after, ol_nid before, ol_reasons *why);
+/* Does the module forward call ci runs hold no parameter: a parameter-free
+ * torch.nn module (`nn.Softmax()`, pooling, dropout), an image transform or
+ * augmentation (kornia.augmentation, torchvision.transforms), a container of
+ * such (`nn.Sequential(...)`), a class of the file that makes none? Applied
+ * to data it records no graph of its own: not a model's forward. */
+bool ol_call_runs_no_parameters(ol_model *m, uint32_t ci);
+/* Does the optimizer `opt` step a container that may hold `model`: one
+ * handed in by the caller (`SGD(trainable.parameters())`, trainable a
+ * parameter: its caller may have put `model.get_feat_modules()` in it), or
+ * one the code fills with a part of the model (`trainable.append(model.fc)`)?
+ * Then the model is trained there, though the optimizer names it not. */
+bool ol_optimizer_may_hold(ol_model *m, ol_nid opt, ol_nid model);
+/* Is the model forward call ci runs frozen whole before it
+ * (`model.eval().requires_grad_(False)`, `p.requires_grad = False` over all
+ * of `model.parameters()`, or in its class's `__init__`), with inputs that
+ * carry no graph? Then autograd records nothing there, no_grad or not. */
+bool ol_forward_frozen(ol_model *m, uint32_t ci);
+
 /* ---- does this run on a GPU? ------------------------------------------------------ */
 
 typedef enum ol_gpu {
@@ -126,6 +157,20 @@ bool ol_names_device_variable(ol_model *m, ol_nid e);
 /* Does the file itself choose an accelerator: CUDA named, or data moved to a
  * device variable not bound to the CPU (not a framework that does it)? */
 bool ol_file_chooses_device(ol_model *m);
+/* Does the value of expression `value` (a call's result) reach expression
+ * `into`, through the names of its function that hold it and the
+ * containers they fill (`outs.append(y)`), with no cut on the way (`.item()`,
+ * `.numpy()`, `.detach()`, a comparison: a value that holds no graph)? */
+bool ol_value_reaches(ol_model *m, ol_nid value, ol_nid into);
+/* Does the call build a dataset, or a DataLoader over one: a class of
+ * `torch.utils.data` or `torchvision.datasets`, a class of the file derived
+ * from one, or one with items by index and a length (`__getitem__` and
+ * `__len__`) that is not a module? A class of elsewhere named `...Dataset`
+ * counts as a guess (why->guess). */
+bool ol_call_builds_dataset(ol_model *m, ol_nid call, ol_reasons *why);
+/* Is the class that holds method fn a Dataset, as ol_call_builds_dataset
+ * reads a class? */
+bool ol_method_of_dataset(ol_model *m, uint32_t fn, ol_reasons *why);
 
 /* ---- what does this call do? ---------------------------------------------------------- */
 
@@ -147,6 +192,17 @@ bool ol_callee_of(ol_model *m, uint32_t ci, ol_callee *out);
 /* The argument call ci passes for the callee's parameter `param`, or OL_NONE. */
 ol_nid ol_callee_arg(ol_model *m, uint32_t ci, const ol_callee *callee, uint32_t param);
 
+/* A method call on an object whose class the file does not show (`self.task
+ * .train_step(...)`, the task a trainer is handed): the method of that name
+ * of the one class of the run named for the receiver (`task` ->
+ * `TranslationTask`), as its summary describes it. A guess from names: the
+ * reasons get a step naming the class, and the guess. */
+bool ol_callee_by_receiver_name(ol_model *m, uint32_t ci, ol_callee *out, ol_reasons *why);
+/* Does what the callee returns carry the autograd graph: all of it (index
+ * -1, key NULL), element `index` of the tuple it returns, or entry `key` of
+ * its dict? */
+bool ol_callee_returns_graph(const ol_callee *callee, int index, const char *key);
+
 /* An argument a call keeps beyond itself (`meter.update(loss)` where update
  * does `self.sum += val * n`). */
 typedef struct ol_kept {
@@ -160,6 +216,11 @@ typedef struct ol_kept {
 } ol_kept;
 
 size_t ol_call_keeps(ol_model *m, uint32_t ci, ol_kept *out, size_t cap);
+/* The dotted name of the imported class whose instance e holds, followed
+ * through the binding of a name or of `self.x` in its class and the methods
+ * that return the module itself (`self.model_ = Model(n).eval().to(device)`,
+ * then `self.model_`): "models.Model"; NULL when not known. */
+const char *ol_instance_class(ol_model *m, ol_nid e);
 
 /* ---- what does this load hold? ------------------------------------------------------- */
 
@@ -177,6 +238,22 @@ ol_loader ol_load_kind(ol_model *m, ol_nid callee);
  * the run shows saves host data only. The reasons say what the load costs
  * where it is true. */
 bool ol_load_holds_device_tensors(ol_model *m, uint32_t ci, ol_nid path, ol_reasons *why);
+/* Does what the load returns feed a data set rather than a model: handed,
+ * through names, unpacking and moves, to a Dataset or DataLoader
+ * (`TensorDataset(*torch.load(p))`, `MyDataset(data)` after `data =
+ * torch.load(p)`; ol_call_builds_dataset), or loaded by a method of a
+ * Dataset class (its `__init__` reading its shards), and never restored into
+ * a model or used as one? The reasons name the Dataset. */
+bool ol_load_feeds_dataset(ol_model *m, uint32_t ci, ol_reasons *why);
+/* A map location that is a parameter of the load's function, defaulting to
+ * None and handed straight to the load (`def load_ckpt(path,
+ * map_location=None): return torch.load(path, map_location=map_location)`):
+ * is it None at some call? True when a call of the function in this file
+ * gives none (or None); false when every call gives one, nothing here calls
+ * it (a library's loader leaves the choice to its callers), or the
+ * parameter is replaced before the load. The reasons name the calls that
+ * give none. */
+bool ol_load_location_defaults_none(ol_model *m, uint32_t ci, ol_nid location, ol_reasons *why);
 /* Weights PyTorch's model zoo publishes (download.pytorch.org). */
 bool ol_load_published(ol_model *m, ol_nid url);
 /* Is what the load returns only restored through `load_state_dict()`? */
@@ -196,6 +273,14 @@ bool ol_value_may_be_none(ol_model *m, ol_nid e);
  * file's batch loop calls runs per step. */
 ol_often ol_how_often(ol_model *m, ol_nid n, ol_reasons *why);
 
+/* Does each iteration of loop li (an index into m->loops) build the model
+ * it runs: a new model bound in the iteration by a constructor, a factory
+ * or a copy, then run (a batch-size search, a sweep over configurations,
+ * folds)? Its iterations are trials, not steps; ol_how_often answers
+ * OL_PER_EPOCH for what runs in one. A loop that draws batches from a loader
+ * never is. */
+bool ol_loop_runs_trials(ol_model *m, uint32_t li, ol_reasons *why);
+
 /* Does n run only in a debugging branch (`if args.debug:`, a function or
  * class named for it)? */
 bool ol_only_when_debugging(ol_model *m, ol_nid n);
@@ -204,11 +289,55 @@ bool ol_only_when_debugging(ol_model *m, ol_nid n);
 
 typedef enum ol_code_kind {
     OL_CODE_OTHER,
-    OL_CODE_TRAINING,   /* runs backward() or steps an optimizer, or is called from code that does */
+    OL_CODE_TRAINING,   /* computes gradients (backward(), an optimizer step, torch.autograd.grad, itself or
+                         * through the functions it calls), is a framework's training step, or a caller
+                         * backwards through what it returns or hands it on to code that trains (in this
+                         * file, or per the run's call records): whatever its name says */
     OL_CODE_TEST,       /* a pytest test or fixture, a unittest case, wherever it lives */
 } ol_code_kind;
 
 ol_code_kind ol_code_kind_at(ol_model *m, ol_nid n, ol_reasons *why);
+
+/* What the code around call ci does with what the call returns (bits): it
+ * backwards through it (OL_USE_BACKWARD: also `torch.autograd.grad` of it,
+ * or a training step returning it), returns it (OL_USE_RETURNED: the caller
+ * hands it on, and its own callers decide), or neither (OL_USE_CONSUMED:
+ * shown, compared, counted, dropped). OL_USE_EVAL in the run's call
+ * records: the module called was put in evaluation mode first. */
+enum { OL_USE_CONSUMED = 1, OL_USE_RETURNED = 2, OL_USE_BACKWARD = 4, OL_USE_EVAL = 8 };
+unsigned ol_call_result_use(ol_model *m, uint32_t ci);
+/* Is `module` (a module expression: `model`, `self.model_`) in evaluation
+ * mode at `at`: the last `.eval()`/`.train()` on it before `at` in the
+ * function is `.eval()`, or, for an attribute of self, the class's methods
+ * put it in evaluation mode (in `__init__`, or where it is bound:
+ * `self.model_ = model.eval().to(device)`) and none switches it back or
+ * computes gradients? Returns the `.eval()` call, or OL_NONE. */
+ol_nid ol_module_in_eval_mode(ol_model *m, ol_nid module, ol_nid at, ol_reasons *why);
+/* The calls of function fi in the other files of the run, with what each
+ * calling function does with the result: up to cap of them in out, how many
+ * written returned (none outside a run of several files). The texts live
+ * as long as the model. */
+typedef struct ol_caller_use {
+    const char *path;   /* the calling file, as the run names it */
+    uint32_t line;
+    unsigned use;       /* OL_USE_* */
+    const char *caller; /* the calling function ("validate", "Trainer.step"); NULL at module level */
+    bool test;          /* the caller is test code: a test module, a `test_*` function, a `Test*` class */
+} ol_caller_use;
+size_t ol_run_caller_uses(ol_model *m, uint32_t fi, ol_caller_use *out, size_t cap);
+/* Adds such a call, in its file, as a step of a finding's reasons. */
+void ol_because_caller(ol_reasons *why, ol_model *m, const ol_caller_use *use, const char *fmt, ...) OL_PRINTF(4, 5);
+/* Is x skipped when the name `name` holds the literal `value`: inside an
+ * `if`/`elif` of its function whose condition (`name`, `not name`,
+ * `name == "train"`, `name is None`, `name and ...`) is then false, or an
+ * `else` whose `if` is then true? The deciding `if` in *branch. */
+bool ol_skipped_when(ol_model *m, ol_nid x, ol_sym name, ol_nid value, ol_nid *branch);
+/* A literal whose truth is known: True, False, None, a number, a string. */
+bool ol_is_literal(ol_model *m, ol_nid e);
+/* An nn.Module class, also through a base class of another file of the
+ * run (`class Learned(GaussianDiffusion)`, GaussianDiffusion a module in
+ * diffusion.py: its summary says so). */
+bool ol_class_is_module_in_run(ol_model *m, uint32_t ci);
 
 /* ---- the project ------------------------------------------------------------------ */
 

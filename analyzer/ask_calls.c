@@ -12,6 +12,7 @@
 #include "ask_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "summary.h"
 
@@ -67,4 +68,58 @@ size_t ol_call_keeps(ol_model *m, uint32_t ci, ol_kept *out, size_t cap)
         out[i].cross_file = kept[i].cross_file;
     }
     return n;
+}
+
+bool ol_callee_by_receiver_name(ol_model *m, uint32_t ci, ol_callee *out, ol_reasons *why)
+{
+    const ol_tree *t = m->tree;
+    if (ci >= m->calls.len)
+        return false;
+    const ol_call *c = &m->calls.items[ci];
+    if (c->receiver == OL_NONE || !c->name)
+        return false;
+    /* the receiver's own name: `task` of `self.task` or of `task` */
+    ol_nid recv = ol_unparen(t, c->receiver);
+    ol_kind k = ol_kind_of(t, recv);
+    ol_nid name = k == OL_N_attribute ? ol_field(t, recv, OL_F_attribute) : k == OL_N_identifier ? recv : OL_NONE;
+    if (name == OL_NONE || ol_kind_of(t, name) != OL_N_identifier)
+        return false;
+    ol_val rv = ol_eval(m, recv);
+    if (rv.kind != OL_V_UNKNOWN)
+        return false; /* the file knows what it is */
+    char *hint = ol_node_str(t, name);
+    const char *h = hint;
+    while (*h == '_')
+        h++;
+    const char *cls = NULL, *path = NULL;
+    const ol_fn_summary *fs = ol_run_method_by_hint(m, h, ol_sym_str(m, c->name), &cls, &path);
+    if (fs) {
+        fill_callee(fs, true, out);
+        char *call = ol_node_str_short(t, c->node);
+        ol_reasons_add(why, c->node, NULL, 0, true,
+                       ol_door_printf(m, "`%s` runs `%s.%s()` of %s: the one class of the run named for `%s` that "
+                                         "defines it",
+                                      call, cls, ol_sym_str(m, c->name), ol_door_path(m, path), h));
+        if (why && !why->guess)
+            why->guess = "the name of the object a method is called on";
+        free(call);
+    }
+    free(hint);
+    return fs != NULL;
+}
+
+bool ol_callee_returns_graph(const ol_callee *callee, int index, const char *key)
+{
+    const ol_fn_summary *fs = callee->summary;
+    if (!fs)
+        return false;
+    const uint8_t graph = OL_VF_GRAPH | OL_VF_ELEM_GRAPH;
+    if (index < 0 && !key)
+        return (fs->ret.flags & graph) != 0;
+    for (size_t i = 0; i < fs->elem_count; i++) {
+        const ol_sum_elem *e = &fs->elems[i];
+        if ((key && e->key && strcmp(e->key, key) == 0) || (!key && !e->key && e->index == index))
+            return (e->val.flags & graph) != 0;
+    }
+    return false;
 }

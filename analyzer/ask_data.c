@@ -53,3 +53,26 @@ bool ol_file_chooses_device(ol_model *m)
     ol_file_device_use(m, &use);
     return use.use == OL_DEVICE_NAMED || use.use == OL_DEVICE_VARIABLE;
 }
+
+bool ol_call_builds_dataset(ol_model *m, ol_nid call, ol_reasons *why)
+{
+    bool guess = false;
+    if (!ol_builds_dataset(m, call, &guess))
+        return false;
+    if (guess && why)
+        why->guess = "a class's name";
+    return true;
+}
+
+bool ol_method_of_dataset(ol_model *m, uint32_t fn, ol_reasons *why)
+{
+    /* a function nested in a method belongs to the method's class */
+    while (fn != OL_NO_INDEX && m->functions.items[fn].cls == OL_NO_INDEX)
+        fn = m->scopes.items[m->functions.items[fn].outer_scope].function;
+    bool guess = false;
+    if (fn == OL_NO_INDEX || !ol_class_is_dataset(m, m->functions.items[fn].cls, &guess))
+        return false;
+    if (guess && why)
+        why->guess = "a class's name";
+    return true;
+}

@@ -24,7 +24,8 @@ typedef struct ol_door {
     ol_arena arena;       /* the texts of reasons */
     ol_door_grad *run_grad; /* per function */
     ol_door_often *often; /* per function */
-    uint8_t *kind;        /* per function: 0 not asked, else ol_code_kind + 1 */
+    uint8_t *kind;        /* per function, three answers in one byte (OL_DOOR_KIND_*) */
+    uint8_t *param_free;  /* per class (ask_grad.c): 0 not asked, 1 may hold parameters, 2 holds none */
     int gpu;              /* -1 not asked, else ol_gpu */
     ol_reasons gpu_why;
     int xla;              /* -1 not asked */
@@ -32,6 +33,15 @@ typedef struct ol_door {
     void *load;           /* ask_load.c's caches of the file's saves and loads */
     void (*load_free)(void *load);
 } ol_door;
+
+/* The answers packed in ol_door.kind: the test kind (ask_kind.c: 0 not asked,
+ * else ol_code_kind + 1, OL_DOOR_KIND_BUSY while asked), whether the
+ * function trains (ask_kind.c) and whether its body computes gradients
+ * (ask_grad.c): each 0 not asked, 1 being asked, 2 no, 3 yes. */
+#define OL_DOOR_KIND_MASK 0x0Fu
+#define OL_DOOR_KIND_BUSY 0x0Fu
+#define OL_DOOR_TRAINS_SHIFT 4
+#define OL_DOOR_GRADS_SHIFT 6
 
 ol_door *ol_door_of(ol_model *m);
 /* A text for a reason, kept as long as the model. */

@@ -240,6 +240,7 @@ typedef struct load_uses {
     bool *not_key;        /* per def: a use that is not a read of `name["key"]` */
     bool *restores;       /* per def: a use that reaches load_state_dict */
     nid_list *keys;       /* per def: the string keys of those reads */
+    nid_list *receivers;  /* per def: what its uses restore into (`model`, `optimizer`), a few */
     uint32_t *def_of_target; /* per node, see load_def */
 } load_uses;
 
@@ -252,6 +253,7 @@ static void load_uses_build(ol_model *m, load_uses *lu)
     lu->not_key = ol_xcalloc(m->defs.len + 1, sizeof(bool));
     lu->restores = ol_xcalloc(m->defs.len + 1, sizeof(bool));
     lu->keys = ol_xcalloc(m->defs.len + 1, sizeof(nid_list));
+    lu->receivers = ol_xcalloc(m->defs.len + 1, sizeof(nid_list));
     lu->def_of_target = ol_xcalloc(t->nodes.len + 1, sizeof(uint32_t));
     /* the last def of a target wins, as a scan of its chain would find */
     for (size_t d = 0; d < m->defs.len; d++)
@@ -280,20 +282,25 @@ static void load_uses_build(ol_model *m, load_uses *lu)
         uint32_t defs[16];
         size_t n = ol_reaching_defs(m, m->node_scope[u], name, u, defs, 16);
         int benign = -1, host_state = -1, feeds = -1; /* computed once per use, when a load def is reached */
-        ol_nid key = ol_read_key(t, u);
+        ol_nid key = ol_read_key(t, u), receiver = OL_NONE;
         for (size_t k = 0; k < n; k++) {
             uint32_t d = defs[k];
             if (d >= m->defs.len || !is_load_def[d] || u < m->subtree_end[m->defs.items[d].stmt])
                 continue;
             if (benign < 0) {
-                ol_nid r = OL_NONE;
-                feeds = feeds_state_receiver(m, u, &r);
+                feeds = feeds_state_receiver(m, u, &receiver);
                 benign = feeds || reads_metadata(m, u);
-                host_state = feeds && holds_no_device_state(m, r);
+                host_state = feeds && holds_no_device_state(m, receiver);
             }
             lu->uses[d]++;
-            if (feeds)
+            if (feeds) {
                 lu->restores[d] = true;
+                bool known = false;
+                for (size_t r = 0; r < lu->receivers[d].len && !known; r++)
+                    known = ol_same_text(t, lu->receivers[d].items[r], receiver);
+                if (!known && !host_state && lu->receivers[d].len < 3)
+                    ol_vec_push(&lu->receivers[d], receiver);
+            }
             if (!benign)
                 lu->other[d] = true;
             if (!host_state)
@@ -894,6 +901,54 @@ static bool loads_once(ol_model *m)
     return m->src->notebook && !ol_file_runs_several_processes(m);
 }
 
+/* What restoring the load costs: restored into a model (and, on a resume,
+ * its optimizer) that is already on the GPU, the loaded copy and the live
+ * state are there at once, about twice that state at the peak of the load. */
+static void restore_cost(ol_model *m, load_uses *lu, ol_nid call, ol_reasons *why)
+{
+    const ol_tree *t = m->tree;
+    ol_nid receivers[3];
+    size_t n = 0;
+    if (feeds_state_receiver(m, call, &receivers[0])) {
+        n = 1;
+    } else {
+        if (!lu->uses)
+            load_uses_build(m, lu);
+        uint32_t def = load_def(m, lu->def_of_target, call);
+        if (def != OL_NO_INDEX && def < m->defs.len)
+            for (size_t i = 0; i < lu->receivers[def].len && n < 3; i++)
+                receivers[n++] = lu->receivers[def].items[i];
+    }
+    if (n == 0) {
+        /* no model shown to receive it: what is known is what the run does
+         * not show (a CPU writer, a host reader) */
+        ol_because(why, m, call,
+                   "nothing in the run saves this checkpoint from the CPU or reads it as host data: its tensors go "
+                   "back onto the device that saved them (the GPU, for a checkpoint of GPU training)");
+        return;
+    }
+    ol_buf names = {0};
+    bool optimizer = false;
+    for (size_t i = 0; i < n; i++) {
+        char *text = ol_node_str_short(t, receivers[i]);
+        ol_buf_printf(&names, "%s`%s`", i == 0 ? "" : i + 1 == n ? " and " : ", ", text);
+        free(text);
+        optimizer |= ol_eval(m, receivers[i]).kind == OL_V_OPTIMIZER;
+    }
+    char *list = ol_buf_take(&names);
+    if (optimizer)
+        ol_because(why, m, call,
+                   "restored into %s, a resume: a second copy of the model and optimizer state goes onto the GPU "
+                   "that saved it while the live ones are there, about twice that state at the peak of the load",
+                   list);
+    else
+        ol_because(why, m, call,
+                   "restored into %s: a second copy of its state goes onto the GPU that saved it while the live one "
+                   "is there, about twice that state at the peak of the load",
+                   list);
+    free(list);
+}
+
 /* ---- the door's answers ------------------------------------------------------------ */
 
 typedef struct ol_door_load {
@@ -924,9 +979,12 @@ static void door_load_free(void *p)
     free(lu.not_host_state);
     free(lu.not_key);
     free(lu.restores);
-    for (size_t i = 0; lu.keys && i < m->defs.len + 1; i++)
+    for (size_t i = 0; lu.keys && i < m->defs.len + 1; i++) {
         ol_vec_free(&lu.keys[i]);
+        ol_vec_free(&lu.receivers[i]);
+    }
     free(lu.keys);
+    free(lu.receivers);
     free(lu.def_of_target);
     free(hr.state);
     ol_vec_free(&hr.host_loads);
@@ -983,16 +1041,84 @@ bool ol_load_holds_device_tensors(ol_model *m, uint32_t ci, ol_nid path, ol_reas
         written_here_from_host(m, &dl->saves, path) || keyed_from_host(m, &dl->lu, &dl->saves, call) ||
         written_elsewhere_from_host(m, &dl->lu, call, path) || read_as_host_data(m, &dl->hr, ci, path))
         return false;
-    ol_nid receiver = OL_NONE;
+    restore_cost(m, &dl->lu, call, why);
     if (ol_file_runs_several_processes(m))
-        ol_because(why, m, call, "a job of several processes: without a map location every process restores "
-                                 "these tensors onto the GPU that saved them");
-    else if (feeds_state_receiver(m, call, &receiver)) {
-        char *text = ol_node_str_short(m->tree, receiver);
-        ol_because(why, m, call, "restored into `%s`: the loaded copy and the model's own are on the GPU at once, "
-                                 "about twice the state at the peak",
+        ol_because(why, m, call, "a job of several processes: every rank loads these tensors onto the GPU that "
+                                 "saved them (GPU 0 for what rank 0 saved), a whole copy per rank");
+    return true;
+}
+
+/* ---- what a load feeds ------------------------------------------------------------- */
+
+bool ol_load_feeds_dataset(ol_model *m, uint32_t ci, ol_reasons *why)
+{
+    ol_door_load *dl = load_state(m);
+    if (!dl->hr.state) {
+        dl->hr.state = ol_xcalloc(m->calls.len + 1, 1);
+        dl->hr.budget = OL_HOSTUSE_BUDGET;
+    }
+    ol_nid call = m->calls.items[ci].node;
+    ol_value_use u = ol_value_use_of(m, call, &dl->hr.budget);
+    if (u.model)
+        return false; /* restored into a model, or used as one */
+    if (u.dataset) {
+        ol_call_builds_dataset(m, u.dataset_call, why);
+        char *text = ol_node_str_short(m->tree, ol_field(m->tree, u.dataset_call, OL_F_function));
+        ol_because(why, m, u.dataset_call,
+                   "what it loads builds `%s(...)`: samples for a data set, not the state of a model on the GPU",
                    text);
         free(text);
+        return true;
     }
-    return true;
+    uint32_t fn = ol_function_of(m, call);
+    if (fn != OL_NO_INDEX && ol_method_of_dataset(m, fn, why)) {
+        char *label = ol_door_function_label(m, fn);
+        ol_because(why, m, call,
+                   "loaded by %s, a method of a Dataset: its samples, not the state of a model on the GPU", label);
+        free(label);
+        return true;
+    }
+    return false;
+}
+
+/* Calls named in the reasons at most: the rest go unnamed. */
+#define LOCATION_CALLS_NAMED 2
+
+bool ol_load_location_defaults_none(ol_model *m, uint32_t ci, ol_nid location, ol_reasons *why)
+{
+    const ol_tree *t = m->tree;
+    (void)ci;
+    location = ol_unparen(t, location);
+    if (location == OL_NONE || ol_kind_of(t, location) != OL_N_identifier)
+        return false;
+    uint32_t defs[2];
+    /* the parameter itself reaches the load, and nothing else does: not
+     * replaced first (`if map_location is None: map_location = "cpu"`) */
+    if (ol_reaching_defs(m, m->node_scope[location], ol_node_sym(m, location), location, defs, 2) != 1)
+        return false;
+    const ol_def *d = &m->defs.items[defs[0]];
+    if (d->kind != OL_DEF_PARAM || d->starred || d->value == OL_NONE || ol_kind_of(t, ol_unparen(t, d->value)) != OL_N_none)
+        return false;
+    uint32_t fi = m->scopes.items[d->scope].function;
+    if (fi == OL_NO_INDEX)
+        return false;
+    const ol_function *f = &m->functions.items[fi];
+    const char *param = ol_sym_str(m, d->name);
+    size_t none = 0;
+    for (size_t i = 0; i < f->callsites.len; i++) {
+        const ol_call *c = &m->calls.items[f->callsites.items[i]];
+        bool splat;
+        ol_nid arg = ol_callsite_arg(m, f, c, d, &splat);
+        if (arg == OL_NONE && splat)
+            continue; /* `load(*a, **kw)`: may give one */
+        if (arg != OL_NONE && !ol_may_be_none(m, arg))
+            continue;
+        if (none++ < LOCATION_CALLS_NAMED) {
+            char *text = ol_node_str_short(t, c->node);
+            ol_because(why, m, c->node, "`%s` gives %s `%s`: None, the default", text, arg == OL_NONE ? "no" : "a None",
+                       param);
+            free(text);
+        }
+    }
+    return none > 0;
 }

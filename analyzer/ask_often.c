@@ -53,6 +53,98 @@ static ol_often run_often(ol_model *m, uint32_t fi, ol_reasons *why)
     return (ol_often)(d->state - 1);
 }
 
+/* The call under a chain of method calls: `GPTModel(cfg).bfloat16().to(dev)`
+ * -> `GPTModel(cfg)`; OL_NONE when the chain starts from a name
+ * (`model.to(dev)`). */
+static ol_nid built_by(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    for (int depth = 0; depth < 12; depth++) {
+        e = ol_unparen(t, e);
+        if (ol_kind_of(t, e) != OL_N_call)
+            return OL_NONE;
+        uint32_t ci = ol_call_at(m, e);
+        if (ci == OL_NO_INDEX)
+            return OL_NONE;
+        ol_nid recv = m->calls.items[ci].receiver;
+        if (recv == OL_NONE || ol_kind_of(t, ol_unparen(t, recv)) != OL_N_call)
+            return recv == OL_NONE || ol_kind_of(t, ol_unparen(t, recv)) != OL_N_identifier ? e : OL_NONE;
+        e = recv;
+    }
+    return OL_NONE;
+}
+
+static bool loop_runs_trials(ol_model *m, uint32_t li, ol_reasons *why);
+
+/* Memoized per loop: every call in a long loop asks about the same loop, and
+ * the answer walks the loop's calls. The reasons are only written when asked
+ * for, so a yes met again with a reason list is worked out again (the walk
+ * stops at the first trial it finds). */
+bool ol_loop_runs_trials(ol_model *m, uint32_t li, ol_reasons *why)
+{
+    if (li >= m->loops.len)
+        return false;
+    ol_loop *l = &m->loops.items[li];
+    if (l->trials_state == 0 || (l->trials_state == 1 && !why))
+        return l->trials_state == 1;
+    bool yes = loop_runs_trials(m, li, why);
+    l->trials_state = yes ? 1 : 0;
+    return yes;
+}
+
+static bool loop_runs_trials(ol_model *m, uint32_t li, ol_reasons *why)
+{
+    const ol_tree *t = m->tree;
+    const ol_loop *l = &m->loops.items[li];
+    if (l->kind == OL_LOOP_COMPREHENSION || l->body == OL_NONE)
+        return false;
+    if (l->iter != OL_NONE) {
+        ol_val iv = ol_eval(m, l->iter);
+        if (iv.kind == OL_V_LOADER || iv.kind == OL_V_DATASET || (iv.flags & OL_VF_BATCH))
+            return false; /* drawing batches: steps, whatever it builds */
+    }
+    uint32_t fn = ol_function_of(m, l->node);
+    size_t first, end = ol_calls_in(m, l->body, &first);
+    for (size_t i = first; i < end; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (ol_function_of(m, c->node) != fn || !ol_is_forward_call(m, (uint32_t)i))
+            continue;
+        ol_nid callee = ol_unparen(t, c->callee);
+        if (ol_kind_of(t, callee) != OL_N_identifier)
+            continue;
+        /* the model the forward runs is bound in this iteration, by a call
+         * that builds it (a constructor, a factory, a copy), not by a
+         * method of the model it had (`model = model.to(device)`) */
+        uint32_t defs[4];
+        size_t nd = ol_reaching_defs(m, m->node_scope[callee], ol_node_sym(m, callee), callee, defs, 4);
+        if (nd == 0 || nd > 4)
+            continue;
+        ol_nid built = OL_NONE;
+        bool all = true;
+        for (size_t k = 0; k < nd && all; k++) {
+            const ol_def *d = &m->defs.items[defs[k]];
+            ol_nid b = d->kind == OL_DEF_ASSIGN && d->path_len == 0 && ol_contains(t, l->body, d->stmt)
+                           ? built_by(m, d->value)
+                           : OL_NONE;
+            if (b == OL_NONE)
+                all = false;
+            else if (built == OL_NONE)
+                built = b;
+        }
+        if (!all || built == OL_NONE)
+            continue;
+        char *model = ol_node_str_short(t, callee), *text = ol_node_str_short(t, built);
+        ol_reasons_add(why, built, NULL, 0, false,
+                       ol_door_printf(m, "each iteration builds a new `%s` (`%s`) and runs it: the iterations are "
+                                         "trials of a search or a sweep, not training steps",
+                                      model, text));
+        free(model);
+        free(text);
+        return true;
+    }
+    return false;
+}
+
 ol_often ol_how_often(ol_model *m, ol_nid n, ol_reasons *why)
 {
     ol_often_local loc;
@@ -65,6 +157,10 @@ ol_often ol_how_often(ol_model *m, ol_nid n, ol_reasons *why)
         for (uint32_t k = m->node_loop[n]; k != OL_NO_INDEX; k = m->loops.items[k].parent)
             if (m->loops.items[k].node == loc.node)
                 li = k;
+        /* a loop whose every iteration builds the model it runs: a trial
+         * each, as often as epochs are */
+        if (loc.cause == OL_OC_STEP_LOOP && ol_loop_runs_trials(m, li, why))
+            return OL_PER_EPOCH;
         ol_nid iter = li != OL_NO_INDEX ? m->loops.items[li].iter : OL_NONE;
         char *text = iter != OL_NONE ? ol_node_str_short(t, iter) : NULL;
         ol_reasons_add(why, loc.node, NULL, 0, false,

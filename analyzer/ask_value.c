@@ -10,11 +10,16 @@
  * arithmetic, method chains, subscripts and the returns of the file's
  * functions), and the graph counts only when autograd is on there. Where
  * the origin cannot be followed (a parameter, a helper of another file),
- * the evaluator's answer stands.
+ * the evaluator's answer stands. Where the evaluator joins branches it
+ * cannot tell apart, the branches are read one by one: a helper that
+ * detaches what it returns in every branch that can hold a tensor
+ * (`[o.detach() if torch.is_tensor(o) else o for o in outs]`) returns no
+ * graph.
  */
 #include "ask_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "facts.h"
 
@@ -142,8 +147,92 @@ ol_nid ol_graph_origin(ol_model *m, ol_nid e)
 }
 
 
+/* Is cond a test that x is a tensor (`isinstance(x, torch.Tensor)`,
+ * `torch.is_tensor(x)`)? Sets *x. */
+static bool tensor_test(ol_model *m, ol_nid cond, ol_nid *x)
+{
+    const ol_tree *t = m->tree;
+    static const char *const is_tensor[] = {"torch.is_tensor", NULL};
+    cond = ol_unparen(t, cond);
+    if (ol_kind_of(t, cond) != OL_N_call)
+        return false;
+    ol_nid arg = ol_call_arg(m, cond, 0, NULL);
+    if (arg == OL_NONE)
+        return false;
+    if (ol_call_is(m, cond, is_tensor)) {
+        *x = arg;
+        return true;
+    }
+    if (!ol_text_is(t, ol_field(t, cond, OL_F_function), "isinstance"))
+        return false;
+    ol_nid types = ol_unparen(t, ol_call_arg(m, cond, 1, NULL));
+    if (types == OL_NONE)
+        return false;
+    /* `torch.Tensor`, or a tuple of types that holds it */
+    ol_nid one = types;
+    if (ol_kind_of(t, types) == OL_N_tuple)
+        one = ol_first_named(t, types);
+    for (; one != OL_NONE; one = ol_kind_of(t, types) == OL_N_tuple ? ol_next_named(t, one) : OL_NONE) {
+        const char *q = ol_qualname(m, one);
+        if (q && (strcmp(q, "torch.Tensor") == 0 || strcmp(q, "torch.nn.Parameter") == 0)) {
+            *x = arg;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Is e known to carry no graph though the evaluator, joining what it
+ * cannot tell apart, says it may: each return of a helper of the file, the
+ * body of a comprehension, each element of a literal, and each branch of a
+ * conditional, where the branch a tensor test keeps for non-tensors
+ * (`o.detach() if torch.is_tensor(o) else o`) holds no tensor at all. */
+static bool graph_free(ol_model *m, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > 6)
+        return false;
+    if (!graph_at(m, e))
+        return true;
+    switch (ol_kind_of(t, e)) {
+    case OL_N_call: {
+        uint32_t fi = ol_callee_function(m, e);
+        if (fi == OL_NO_INDEX)
+            return false;
+        const ol_function *f = &m->functions.items[fi];
+        if (f->returns.len == 0)
+            return false;
+        for (size_t i = 0; i < f->returns.len; i++)
+            if (!graph_free(m, f->returns.items[i], depth + 1))
+                return false;
+        return true;
+    }
+    case OL_N_list_comprehension:
+    case OL_N_set_comprehension:
+    case OL_N_generator_expression:
+        return graph_free(m, ol_field(t, e, OL_F_body), depth + 1);
+    case OL_N_list:
+    case OL_N_tuple:
+        for (ol_nid c = ol_first_named(t, e); c != OL_NONE; c = ol_next_named(t, c))
+            if (!graph_free(m, c, depth + 1))
+                return false;
+        return true;
+    case OL_N_conditional_expression: {
+        ol_nid yes = ol_named_child(t, e, 0), cond = ol_named_child(t, e, 1), no = ol_named_child(t, e, 2);
+        ol_nid x = OL_NONE;
+        bool non_tensor = tensor_test(m, cond, &x) && no != OL_NONE && ol_same_text(t, ol_unparen(t, no), x);
+        return graph_free(m, yes, depth + 1) && (non_tensor || graph_free(m, no, depth + 1));
+    }
+    default:
+        return false;
+    }
+}
+
 bool ol_graph_made_with_grad(ol_model *m, ol_nid e, ol_reasons *why)
 {
+    if (graph_at(m, e) && graph_free(m, e, 0))
+        return false; /* the evaluator's join: no branch that can run holds a graph */
     ol_nid o = graph_at(m, e) ? origin(m, e, 0) : OL_NONE;
     if (o == OL_NONE)
         return true; /* made where the file cannot see: the evaluator's answer stands */

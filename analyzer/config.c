@@ -27,8 +27,6 @@
  * memory per byte of TOML, so a stray 10 MB file would take most of a
  * gigabyte; past this size the run stops with a clear error instead. */
 #define OL_CONFIG_MAX_BYTES (1024u * 1024u)
-/* how many patterns one {a,b} pattern may expand to */
-#define OL_GLOB_MAX_EXPANSIONS 256
 
 static const char *const known_keys[] = {"select",         "extend-select", "ignore",
                                          "per-file-ignores", "extend-per-file-ignores", "exclude",
@@ -169,133 +167,9 @@ static char *display_path(const char *cwd, const char *abs)
 
 /* ---- patterns ---------------------------------------------------------------- */
 
-/* Expands the first {a,b} group of pattern (recursively) into out. */
-static void expand_braces(const char *pattern, ol_strvec *out)
-{
-    if (out->len >= OL_GLOB_MAX_EXPANSIONS)
-        return;
-    const char *open = NULL;
-    for (const char *p = pattern; *p; p++) {
-        if (*p == '\\' && p[1]) {
-            p++;
-            continue;
-        }
-        if (*p == '{') {
-            open = p;
-            break;
-        }
-    }
-    const char *close = NULL;
-    if (open) {
-        int depth = 0;
-        for (const char *p = open; *p; p++) {
-            if (*p == '\\' && p[1]) {
-                p++;
-                continue;
-            }
-            if (*p == '{')
-                depth++;
-            else if (*p == '}' && --depth == 0) {
-                close = p;
-                break;
-            }
-        }
-    }
-    if (!open || !close) {
-        ol_vec_push(out, ol_xstrdup(pattern));
-        return;
-    }
-    /* each top-level alternative between open and close */
-    const char *alt = open + 1;
-    int depth = 0;
-    for (const char *p = open + 1; p <= close; p++) {
-        if (*p == '\\' && p < close) {
-            p++;
-            continue;
-        }
-        if (*p == '{')
-            depth++;
-        else if (*p == '}' && depth > 0)
-            depth--;
-        else if ((*p == ',' && depth == 0) || p == close) {
-            char *one = ol_xasprintf("%.*s%.*s%s", (int)(open - pattern), pattern, (int)(p - alt), alt, close + 1);
-            expand_braces(one, out);
-            free(one);
-            alt = p + 1;
-        }
-    }
-}
-
-/* One brace-free pattern against a path's components: the whole path or a
- * directory above it, i.e. some first k >= 1 components. `**` matches any
- * number of components. Computed over (pattern prefix, path prefix) pairs,
- * each once: a pattern of many `**` against a deep path costs the product
- * of their lengths, where trying each split in turn took exponential time. */
-static bool match_path(const path_parts *pat, const path_parts *path)
-{
-    size_t np = pat->len, ns = path->len;
-    /* reach[j]: the first i pattern components match the first j path components */
-    bool *reach = ol_xcalloc(ns + 1, sizeof(bool)), *next = ol_xcalloc(ns + 1, sizeof(bool));
-    reach[0] = true;
-    for (size_t i = 0; i < np; i++) {
-        const char *p = pat->items[i];
-        if (strcmp(p, "**") == 0) {
-            bool any = false;
-            for (size_t j = 0; j <= ns; j++) {
-                any = any || reach[j];
-                next[j] = any;
-            }
-        } else {
-            next[0] = false;
-            for (size_t j = 0; j < ns; j++)
-                next[j + 1] = reach[j] && ol_wildmatch(p, path->items[j], false);
-        }
-        bool *t = reach;
-        reach = next;
-        next = t;
-    }
-    bool hit = false;
-    for (size_t k = 1; k <= ns && !hit; k++)
-        hit = reach[k];
-    free(reach);
-    free(next);
-    return hit;
-}
-
 bool ol_glob_match(const char *pattern, const char *rel, const char *abs, bool any_name)
 {
-    ol_strvec alts = {0};
-    expand_braces(pattern, &alts);
-    bool hit = false;
-    for (size_t a = 0; a < alts.len && !hit; a++) {
-        const char *p = alts.items[a];
-        path_parts pat = {0};
-        split_path(p, false, &pat);
-        if (pat.len == 0) {
-            parts_free(&pat);
-            continue;
-        }
-        bool anchored = p[0] == '/';
-        const char *subject = anchored ? abs : rel;
-        if (subject) {
-            path_parts path = {0};
-            split_path(subject, false, &path);
-            hit = match_path(&pat, &path);
-            parts_free(&path);
-        }
-        /* a bare name: the file's name (or, for excludes, any component) */
-        if (!hit && !anchored && pat.len == 1 && !strchr(p, '/')) {
-            path_parts path = {0};
-            split_path(rel ? rel : (abs ? abs : ""), false, &path);
-            size_t first = any_name ? 0 : (path.len ? path.len - 1 : 0);
-            for (size_t i = first; i < path.len && !hit; i++)
-                hit = ol_wildmatch(pat.items[0], path.items[i], false);
-            parts_free(&path);
-        }
-        parts_free(&pat);
-    }
-    ol_strvec_free(&alts);
-    return hit;
+    return ol_glob_path_match(pattern, rel, abs, any_name);
 }
 
 /* ---- reading [tool.oomlint] --------------------------------------------------- */
@@ -368,6 +242,10 @@ static bool read_exclude(reader *rd, const char *key, const ol_toml_entry *e, ol
                                 key, i + 1, ol_toml_type_name(item->type));
         if (item->len == 0)
             return config_error(rd, item->line, "'%s' has an empty pattern", key);
+        const char *bound = ol_glob_check(item->text);
+        if (bound)
+            return config_error(rd, item->line, "'%s' item %zu %s; split it into several patterns", key, i + 1,
+                                bound);
         ol_vec_push(out, ol_xstrdup(item->text));
     }
     return true;
@@ -410,6 +288,10 @@ static bool read_per_file_ignores(reader *rd, const char *key, const ol_toml_ent
         const ol_toml_entry *pe = &v->entries.items[i];
         if (pe->key[0] == '\0')
             return config_error(rd, pe->line, "'%s' has an empty pattern", key);
+        const char *bound = ol_glob_check(pe->key);
+        if (bound)
+            return config_error(rd, pe->line, "'%s' has a pattern that %s; split it into several patterns", key,
+                                bound);
         ol_per_file_ignore pfi = {ol_xstrdup(pe->key), {0}, pe->line};
         ol_vec_push(out, pfi);
         char *what = ol_xasprintf("%s.\"%s\"", key, pe->key);

@@ -14,6 +14,46 @@
 
 static const char *const DEVICE_WORDS[] = {"device", "dev", "gpu", "cuda", "rank", "local_rank", NULL};
 
+static bool gpu_string(const char *s, uint32_t len)
+{
+    return (len >= 4 && memcmp(s, "cuda", 4) == 0) || ol_mem_eq_cstr(s, len, "mps");
+}
+
+/* A device held as a string: a name whose bindings (a parameter's default
+ * too) include a GPU's string, directly or as a branch of a choice
+ * (`device = "cuda" if torch.cuda.is_available() else "cpu"`). A name bound
+ * only to "cpu", or to strings the source does not show, is no GPU. */
+static bool names_gpu_string(ol_model *m, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > 4)
+        return false;
+    const char *s;
+    uint32_t len;
+    switch (ol_kind_of(t, e)) {
+    case OL_N_string:
+        return ol_string_value(t, e, &s, &len) && gpu_string(s, len);
+    case OL_N_conditional_expression: {
+        ol_nid body = ol_named_child(t, e, 0), other = ol_named_child(t, e, 2);
+        return names_gpu_string(m, body, depth + 1) || names_gpu_string(m, other, depth + 1);
+    }
+    case OL_N_identifier: {
+        uint32_t defs[8];
+        size_t n = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 8);
+        for (size_t i = 0; i < n; i++) {
+            const ol_def *d = &m->defs.items[defs[i]];
+            bool valued = (d->kind == OL_DEF_ASSIGN && d->path_len == 0 && !d->starred) || d->kind == OL_DEF_PARAM;
+            if (valued && d->value != OL_NONE && d->value != e && names_gpu_string(m, d->value, depth + 1))
+                return true;
+        }
+        return false;
+    }
+    default:
+        return false;
+    }
+}
+
 /* Is e a GPU device: "cuda", "cuda:0", torch.device("cuda"), a name like device? */
 bool ol_gpu_device(ol_model *m, ol_nid e)
 {
@@ -39,7 +79,7 @@ bool ol_gpu_device(ol_model *m, ol_nid e)
     if (v.kind == OL_V_EXTERN || v.kind == OL_V_TENSOR || v.kind == OL_V_MODULE)
         return false; /* .to(torch.float16), .to(other_tensor) */
     if (v.kind == OL_V_STRING)
-        return false;
+        return names_gpu_string(m, e, 0); /* `device = "cuda"`, then `.to(device)` */
     ol_nid name = ol_kind_of(t, e) == OL_N_attribute ? ol_field(t, e, OL_F_attribute) : e;
     if (ol_kind_of(t, name) != OL_N_identifier)
         return false;
@@ -201,6 +241,7 @@ static bool loaded_data_at(ol_model *m, ol_nid e, int depth)
         ol_kind k = ol_kind_of(t, n);
         if (k == OL_N_call && loader_call(m, n))
             return true;
+
         if (k == OL_N_attribute && ol_text_is(t, ol_field(t, n, OL_F_attribute), "values"))
             return true;
         if (k != OL_N_identifier || depth == 4)
@@ -245,9 +286,9 @@ static bool index_order(ol_model *m, ol_nid e, int depth)
         const char *q = ol_qualname(m, ol_field(t, e, OL_F_function));
         if (q && (strcmp(q, "torch.randperm") == 0 || strcmp(q, "torch.arange") == 0 ||
                   strcmp(q, "numpy.random.permutation") == 0 || strcmp(q, "numpy.arange") == 0 ||
-                  strcmp(q, "range") == 0))
+                  strcmp(q, "builtins.range") == 0))
             return true;
-        if (q && (strcmp(q, "list") == 0 || strcmp(q, "numpy.array") == 0 || strcmp(q, "torch.tensor") == 0 ||
+        if (q && (strcmp(q, "builtins.list") == 0 || strcmp(q, "numpy.array") == 0 || strcmp(q, "torch.tensor") == 0 ||
                   strcmp(q, "torch.as_tensor") == 0 || strcmp(q, "torch.from_numpy") == 0)) {
             ol_nid a = ol_call_arg(m, e, 0, NULL);
             return a != OL_NONE && index_order(m, a, depth + 1);
@@ -412,4 +453,96 @@ bool ol_batch_index(ol_model *m, ol_nid index)
             return true;
     }
     return false;
+}
+
+/* ---- datasets ---------------------------------------------------------------------- */
+
+/* The last part of a dotted name. */
+static const char *last_part(const char *q)
+{
+    const char *dot = strrchr(q, '.');
+    return dot ? dot + 1 : q;
+}
+
+/* A class of PyTorch's or torchvision's data modules that holds samples
+ * (`torch.utils.data.Dataset`, `TensorDataset`, `Subset`,
+ * `torchvision.datasets.ImageFolder`). */
+static bool library_dataset(const char *q)
+{
+    if (ol_str_has_prefix(q, "torchvision.datasets."))
+        return true;
+    if (!ol_str_has_prefix(q, "torch.utils.data."))
+        return false;
+    const char *name = last_part(q);
+    return ol_str_has_suffix(name, "Dataset") || strcmp(name, "Subset") == 0;
+}
+
+/* Does the class define a method of that name itself? */
+static bool defines(ol_model *m, const ol_class *cls, const char *name)
+{
+    for (size_t i = 0; i < cls->methods.len; i++)
+        if (strcmp(ol_sym_str(m, m->functions.items[cls->methods.items[i]].name), name) == 0)
+            return true;
+    return false;
+}
+
+static bool class_is_dataset(ol_model *m, uint32_t ci, bool *guess, int depth)
+{
+    if (ci >= m->classes.len || depth > 6)
+        return false;
+    const ol_class *cls = &m->classes.items[ci];
+    bool named = false;
+    for (size_t i = 0; i < cls->bases.len; i++) {
+        ol_nid base = cls->bases.items[i];
+        ol_val v = ol_eval(m, base);
+        if (v.kind == OL_V_CLASS && v.ref != ci) {
+            bool g = false;
+            if (class_is_dataset(m, v.ref, &g, depth + 1)) {
+                *guess |= g;
+                return true;
+            }
+            continue;
+        }
+        const char *q = ol_qualname(m, base);
+        if (q && library_dataset(q))
+            return true;
+        /* a base of another package or file, named for what it is */
+        named |= q && !ol_str_has_prefix(q, "torch.") && ol_str_has_suffix(last_part(q), "Dataset");
+    }
+    /* the map-style protocol: items by index and a length, not a module */
+    if (defines(m, cls, "__getitem__") && defines(m, cls, "__len__") && !ol_class_is_module(m, ci))
+        return true;
+    if (named)
+        *guess = true;
+    return named;
+}
+
+bool ol_class_is_dataset(ol_model *m, uint32_t cls, bool *guess)
+{
+    *guess = false;
+    return class_is_dataset(m, cls, guess, 0);
+}
+
+bool ol_builds_dataset(ol_model *m, ol_nid call, bool *guess)
+{
+    const ol_tree *t = m->tree;
+    *guess = false;
+    if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call)
+        return false;
+    ol_nid callee = ol_field(t, call, OL_F_function);
+    ol_val v = ol_eval(m, callee);
+    if (v.kind == OL_V_CLASS)
+        return class_is_dataset(m, v.ref, guess, 0);
+    const char *q = ol_qualname(m, callee);
+    if (!q)
+        return false;
+    if (library_dataset(q) || strcmp(q, "torch.utils.data.DataLoader") == 0 ||
+        strcmp(q, "torch.utils.data.dataloader.DataLoader") == 0)
+        return true;
+    if (ol_str_has_prefix(q, "torch.") || ol_str_has_prefix(q, "builtins."))
+        return false;
+    /* a class of another package or file, named for what it is */
+    const char *name = last_part(q);
+    *guess = ol_str_has_suffix(name, "Dataset") || ol_str_has_suffix(name, "DataLoader");
+    return *guess;
 }

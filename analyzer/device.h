@@ -34,5 +34,15 @@ bool ol_made_from_nothing(ol_model *m, ol_nid base);
  * `frame.values`, `.to_numpy()`, `load_dataset(...)`, directly or through
  * the values of the names it uses (a few bindings deep)? */
 bool ol_loaded_data(ol_model *m, ol_nid e);
+/* Is local class cls a Dataset: a subclass of one of `torch.utils.data` or
+ * `torchvision.datasets` (also through local bases), or a class with items by
+ * index and a length (`__getitem__` and `__len__`) that is not a module?
+ * *guess: only because a base imported from elsewhere is named `...Dataset`. */
+bool ol_class_is_dataset(ol_model *m, uint32_t cls, bool *guess);
+/* Does the call build a dataset, or a DataLoader over one: a class of
+ * `torch.utils.data` or `torchvision.datasets`, or a local Dataset class
+ * (ol_class_is_dataset)? *guess: a class of elsewhere named `...Dataset` or
+ * `...DataLoader`. */
+bool ol_builds_dataset(ol_model *m, ol_nid call, bool *guess);
 
 #endif

@@ -1179,19 +1179,21 @@ static int statement_grad_at(ol_model *m, ol_nid n, ol_nid *where)
     const ol_tree *t = m->tree;
     static const char *const setters[] = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
                                           "torch.autograd.grad_mode.set_grad_enabled", NULL};
-    if (m->grad_setter_stmts == 0) {
+    /* bits 0-1 of grad_setter_stmts: 0 not looked for, 1 none, 2 some (bits
+     * 2-3: the callable wrappers, wrapped_mode) */
+    if ((m->grad_setter_stmts & 3) == 0) {
         /* most files have none: then no block needs scanning */
-        m->grad_setter_stmts = 1;
+        m->grad_setter_stmts |= 1;
         for (size_t i = 0; i < m->calls.len; i++) {
             ol_nid stmt = ol_parent(t, m->calls.items[i].node);
             if (stmt != OL_NONE && ol_kind_of(t, stmt) == OL_N_expression_statement &&
                 ol_call_is(m, m->calls.items[i].node, setters)) {
-                m->grad_setter_stmts = 2;
+                m->grad_setter_stmts = (uint8_t)((m->grad_setter_stmts & ~3u) | 2u);
                 break;
             }
         }
     }
-    if (m->grad_setter_stmts != 2)
+    if ((m->grad_setter_stmts & 3) != 2)
         return -1;
     for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE; a = p, p = ol_parent(t, p)) {
         ol_kind pk = ol_kind_of(t, p);
@@ -1222,10 +1224,102 @@ static int statement_grad_at(ol_model *m, ol_nid n, ol_nid *where)
     return -1;
 }
 
+/* ---- callables wrapped in a grad mode: `torch.no_grad()(model)` ---- */
+
+/* The grad mode a call `G()(f)` gives what f runs, G a grad-mode object
+ * (no_grad, inference_mode, enable_grad, set_grad_enabled(...)), or
+ * OL_GM_NONE when w is no such call. */
+static ol_gradmode wrapper_mode(ol_model *m, ol_nid w)
+{
+    const ol_tree *t = m->tree;
+    w = w != OL_NONE ? ol_unparen(t, w) : OL_NONE;
+    if (w == OL_NONE || ol_kind_of(t, w) != OL_N_call)
+        return OL_GM_NONE;
+    ol_nid maker = ol_unparen(t, ol_field(t, w, OL_F_function));
+    if (maker == OL_NONE || ol_kind_of(t, maker) != OL_N_call || ol_call_arg(m, w, 0, NULL) == OL_NONE)
+        return OL_GM_NONE;
+    ol_val v = ol_eval(m, maker);
+    return v.kind == OL_V_GRADMODE ? (ol_gradmode)v.info : OL_GM_NONE;
+}
+
+/* Does the file wrap a callable so anywhere? Looked for once (bits 2-3 of
+ * grad_setter_stmts: 4 looked for, 8 some). */
+static bool any_wrappers(ol_model *m)
+{
+    if (!(m->grad_setter_stmts & 4)) {
+        m->grad_setter_stmts |= 4;
+        for (size_t i = 0; i < m->calls.len; i++) {
+            ol_nid callee = ol_unparen(m->tree, m->calls.items[i].callee);
+            if (callee != OL_NONE && ol_kind_of(m->tree, callee) == OL_N_call &&
+                wrapper_mode(m, m->calls.items[i].node) != OL_GM_NONE) {
+                m->grad_setter_stmts |= 8;
+                break;
+            }
+        }
+    }
+    return (m->grad_setter_stmts & 8) != 0;
+}
+
+/* Does call n run a callable wrapped in a grad mode: `torch.no_grad()(model)(x)`,
+ * or `f(x)` with `f = torch.inference_mode()(g)` the only binding of f that
+ * reaches it? The mode, with the wrapper in *where; OL_GM_NONE otherwise. */
+static ol_gradmode wrapped_mode(ol_model *m, ol_nid n, ol_nid *where)
+{
+    const ol_tree *t = m->tree;
+    if (ol_kind_of(t, n) != OL_N_call || !any_wrappers(m))
+        return OL_GM_NONE;
+    ol_nid callee = ol_unparen(t, ol_field(t, n, OL_F_function));
+    if (callee == OL_NONE)
+        return OL_GM_NONE;
+    ol_nid w = OL_NONE;
+    if (ol_kind_of(t, callee) == OL_N_call) {
+        w = callee;
+    } else if (ol_kind_of(t, callee) == OL_N_identifier) {
+        uint32_t defs[2];
+        size_t nd = ol_reaching_defs(m, m->node_scope[callee], ol_node_sym(m, callee), callee, defs, 2);
+        if (nd == 1 && m->defs.items[defs[0]].kind == OL_DEF_ASSIGN && m->defs.items[defs[0]].path_len == 0)
+            w = m->defs.items[defs[0]].value;
+    }
+    ol_gradmode gm = wrapper_mode(m, w);
+    if (gm != OL_GM_NONE && where)
+        *where = ol_unparen(t, w);
+    return gm;
+}
+
+/* The wrappers of function fi: calls `G()(fi)` of the file. Each turns
+ * autograd on or off for fi's body where the wrapped callable runs (the
+ * callable is run where nothing here sees a call of fi). Returns 1 when
+ * every wrapper turns it off, 0 when one leaves it on, -1 when there is
+ * none; the first in *where. */
+static int wrappers_of(ol_model *m, uint32_t fi, ol_nid *where)
+{
+    if (!any_wrappers(m))
+        return -1;
+    int verdict = -1;
+    for (size_t i = 0; i < m->calls.len && verdict != 0; i++) {
+        ol_nid node = m->calls.items[i].node;
+        ol_gradmode gm = wrapper_mode(m, node);
+        if (gm == OL_GM_NONE)
+            continue;
+        ol_val v = ol_eval(m, ol_call_arg(m, node, 0, NULL));
+        if (v.kind != OL_V_FUNCTION || v.ref != fi)
+            continue;
+        if (where && verdict < 0)
+            *where = node;
+        verdict = mode_disables(gm) ? 1 : 0;
+        if (verdict == 0 && where)
+            *where = node;
+    }
+    return verdict;
+}
+
 static bool grad_disabled_at(ol_model *m, ol_nid n, int depth)
 {
     if (n == OL_NONE)
         return false;
+    ol_gradmode wm = wrapped_mode(m, n, NULL);
+    if (wm != OL_GM_NONE)
+        return mode_disables(wm);
     int c = ctx_grad(m, n);
     if (c >= 0)
         return c == 1;
@@ -1358,16 +1452,18 @@ static bool function_grad_disabled(ol_model *m, uint32_t fi, int depth)
         disabled = true;
     } else {
         f = &m->functions.items[fi];
+        int wrapped = wrappers_of(m, fi, NULL);
         if (f->callsites.len > 0) {
             /* called only where grad is off: its body runs without grad */
-            disabled = true;
-            for (size_t i = 0; i < m->functions.items[fi].callsites.len; i++) {
+            disabled = wrapped != 0;
+            for (size_t i = 0; i < m->functions.items[fi].callsites.len && disabled; i++) {
                 const ol_call *c = &m->calls.items[m->functions.items[fi].callsites.items[i]];
-                if (!grad_disabled_at(m, c->node, depth + 1)) {
+                if (!grad_disabled_at(m, c->node, depth + 1))
                     disabled = false;
-                    break;
-                }
             }
+        } else if (wrapped >= 0) {
+            /* `evaluate = torch.no_grad()(evaluate)`: it runs as wrapped */
+            disabled = wrapped == 1;
         } else if (overridden_grad(m, fi, depth) >= 0) {
             disabled = overridden_grad(m, fi, depth) == 1;
         } else {
@@ -1392,7 +1488,7 @@ bool ol_grad_disabled(ol_model *m, ol_nid n)
 
 uint32_t ol_grad_root(ol_model *m, ol_nid n)
 {
-    if (n == OL_NONE || ctx_grad(m, n) >= 0 || statement_grad(m, n) >= 0)
+    if (n == OL_NONE || wrapped_mode(m, n, NULL) != OL_GM_NONE || ctx_grad(m, n) >= 0 || statement_grad(m, n) >= 0)
         return OL_NO_INDEX;
     uint32_t fi = ol_function_of(m, n);
     if (fi == OL_NO_INDEX || decorator_mode(m, fi) != OL_GM_NONE)
@@ -1401,8 +1497,10 @@ uint32_t ol_grad_root(ol_model *m, ol_nid n)
     if (hook == OL_HOOK_EVAL_STEP || hook == OL_HOOK_EVAL_HOOK)
         return OL_NO_INDEX;
     const ol_function *f = &m->functions.items[fi];
-    /* never called here, defined inside a function or under a context: that decides */
-    if (f->callsites.len == 0 && (ctx_grad(m, f->node) >= 0 || m->scopes.items[f->outer_scope].function != OL_NO_INDEX))
+    /* never called here, defined inside a function or under a context, or
+     * wrapped in a grad mode: that decides */
+    if (f->callsites.len == 0 && (ctx_grad(m, f->node) >= 0 || m->scopes.items[f->outer_scope].function != OL_NO_INDEX ||
+                                  wrappers_of(m, fi, NULL) >= 0))
         return OL_NO_INDEX;
     return fi;
 }
@@ -1422,6 +1520,11 @@ static void explain_function(ol_model *m, uint32_t fi, ol_grad_local *out, int d
     if (hook == OL_HOOK_EVAL_STEP || hook == OL_HOOK_EVAL_HOOK) {
         out->cause = OL_GC_HOOK;
         out->node = ol_field(m->tree, f->node, OL_F_name);
+        return;
+    }
+    if (f->callsites.len == 0 && wrappers_of(m, fi, &where) >= 0) {
+        out->cause = OL_GC_CONTEXT;
+        out->node = where;
         return;
     }
     if (f->callsites.len > 0) {
@@ -1469,6 +1572,12 @@ void ol_grad_explain(ol_model *m, ol_nid n, ol_grad_local *out)
     out->function = OL_NO_INDEX;
     if (n == OL_NONE)
         return;
+    ol_nid where = OL_NONE;
+    if (wrapped_mode(m, n, &where) != OL_GM_NONE) {
+        out->cause = OL_GC_CONTEXT;
+        out->node = where;
+        return;
+    }
     for (uint32_t c = m->node_ctx[n]; c != OL_NO_INDEX; c = m->contexts.items[c].parent) {
         const ol_ctx *ctx = &m->contexts.items[c];
         if (ctx->kind == OL_CTX_GRAD && (ctx->gradmode == OL_GM_ENABLE || mode_disables(ctx->gradmode))) {
@@ -1477,7 +1586,6 @@ void ol_grad_explain(ol_model *m, ol_nid n, ol_grad_local *out)
             return;
         }
     }
-    ol_nid where = OL_NONE;
     if (statement_grad_at(m, n, &where) >= 0) {
         out->cause = OL_GC_STATEMENT;
         out->node = where;
@@ -1516,6 +1624,9 @@ static bool grad_tops(ol_model *m, uint32_t fi, int depth, u32_list *seen, u32_l
         return true;
     const ol_function *f = &m->functions.items[fi];
     if (f->callsites.len == 0) {
+        int wrapped = wrappers_of(m, fi, NULL);
+        if (wrapped >= 0)
+            return wrapped == 1;
         /* defined under a context: that decides; inside a function (a
          * lambda, a closure): it runs in the grad mode of that function */
         int c = ctx_grad(m, f->node);

@@ -22,6 +22,8 @@ typedef struct facts_cache {
     OL_VEC(uint32_t) reset_items;
     OL_VEC(uint32_t) clears;  /* calls of x.clear(), ascending */
     bool clears_built;
+    uint32_t *loops_by_node;  /* loop indices by their node, ascending (the model
+                                 pushes a comprehension after its first iterable) */
 } facts_cache;
 
 void ol_region_events_free(ol_region_events *re)
@@ -46,6 +48,7 @@ static void facts_cache_free(void *p)
     ol_vec_free(&fc->reset_chains);
     ol_vec_free(&fc->reset_items);
     ol_vec_free(&fc->clears);
+    free(fc->loops_by_node);
     free(fc);
 }
 
@@ -61,6 +64,50 @@ static facts_cache *cache_of(ol_model *m)
         m->facts_cache_free = facts_cache_free;
     }
     return m->facts_cache;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The loops whose node lies inside node n's subtree (n's own loop included):
+ * [*first, end) of the returned array. Built once per file, so a question
+ * per function costs a binary search, not a walk over the file's loops. */
+static const uint32_t *loops_in(ol_model *m, ol_nid n, size_t *first, size_t *end)
+{
+    facts_cache *fc = cache_of(m);
+    if (!fc->loops_by_node) {
+        uint64_t *keyed = ol_xmalloc((m->loops.len + 1) * sizeof(uint64_t)); /* node, then index */
+        for (uint32_t i = 0; i < m->loops.len; i++)
+            keyed[i] = (uint64_t)m->loops.items[i].node << 32 | i;
+        ol_sort(keyed, m->loops.len, sizeof(uint64_t), cmp_u64);
+        fc->loops_by_node = ol_xmalloc((m->loops.len + 1) * sizeof(uint32_t));
+        for (uint32_t i = 0; i < m->loops.len; i++)
+            fc->loops_by_node[i] = (uint32_t)keyed[i];
+        free(keyed);
+    }
+    const uint32_t *by = fc->loops_by_node;
+    size_t lo = 0, hi = m->loops.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->loops.items[by[mid]].node < n)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *first = lo;
+    hi = m->loops.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->loops.items[by[mid]].node < m->subtree_end[n])
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *end = lo;
+    return by;
 }
 
 static bool skip_space(char c)
@@ -612,9 +659,11 @@ static bool function_consumes_buffer(ol_model *m, uint32_t g, ol_nid holder)
     }
     if (!backward)
         return false;
-    for (size_t i = 0; !through && i < m->loops.len; i++) {
-        const ol_loop *l = &m->loops.items[i];
-        if (l->iter != OL_NONE && ol_contains(t, node, l->node) && ol_mentions(t, l->iter, holder))
+    size_t lfirst, lend;
+    const uint32_t *loops = loops_in(m, node, &lfirst, &lend);
+    for (size_t i = lfirst; !through && i < lend; i++) {
+        const ol_loop *l = &m->loops.items[loops[i]];
+        if (l->iter != OL_NONE && ol_mentions(t, l->iter, holder))
             through = true;
     }
     size_t lo = 0, hi = m->assigns.len;
@@ -750,6 +799,21 @@ static void add_event(ol_event_vec *out, ol_event_kind kind, uint32_t call, ol_n
     ol_vec_push(out, e);
 }
 
+/* Does call ci clear gradients in code the file does not show: a known
+ * library zeroing function, or a function of another file of the run whose
+ * summary says it zeroes (`zero_grad()`, `p.grad = None`, `p.grad.zero_()`)? */
+static bool clears_grads_elsewhere(ol_model *m, uint32_t ci)
+{
+    static const char *const library[] = {"pyro.infer.util.zero_grads", NULL};
+    const ol_call *c = &m->calls.items[ci];
+    if (ol_call_is(m, c->node, library))
+        return true;
+    const uint32_t *called;
+    if (ol_call_functions(m, ci, &called) > 0 || !m->links || !m->links->call_facts)
+        return false; /* a local function: its own events are collected */
+    return (m->links->call_facts(m->links, m, ci) & OL_FN_ZERO_GRAD) != 0;
+}
+
 static void collect(ol_model *m, ol_nid region, ol_nid site, uint32_t fn, int depth, ol_event_vec *out)
 {
     const ol_tree *t = m->tree;
@@ -792,6 +856,14 @@ static void collect(ol_model *m, ol_nid region, ol_nid site, uint32_t fn, int de
             continue;
         if (ol_text_is(t, ol_field(t, c->callee, OL_F_attribute), "zero_") && c->receiver != OL_NONE &&
             is_grad_attr(m, c->receiver)) {
+            add_event(out, OL_EV_ZERO_ALL, (uint32_t)i, c->node, where, OL_NONE);
+            continue;
+        }
+        /* a known library function that clears the gradients of what it is
+         * given (`pyro.infer.util.zero_grads(params)`), or a function of
+         * another file of the run that clears gradients (its summary says so):
+         * zeroing, of parameters the file does not name */
+        if (clears_grads_elsewhere(m, (uint32_t)i)) {
             add_event(out, OL_EV_ZERO_ALL, (uint32_t)i, c->node, where, OL_NONE);
             continue;
         }

@@ -1,7 +1,7 @@
 /*
  * fix.c - applying fixes: choosing which fixes go together in a round,
- * applying them in one pass, proving the result, and handing the bytes to
- * writefile.c; plus unified diffs for --diff.
+ * applying them in one pass, and handing the bytes to writefile.c; plus
+ * unified diffs for --diff.
  *
  * A round takes the applicable fixes in order, widest first (a no_grad
  * decorator that covers a whole function before a `.detach()` inside it),
@@ -15,19 +15,12 @@
  * new text is built in one pass over the old, so a round is O(n log n) in
  * the number of edits and linear in the text.
  *
- * Every round is proven before it is kept: the new text is linted again, and
- * the round must not add a syntax error or a finding of any rule (a fix that
- * breaks code downstream, or that stacks with another into nonsense, shows
- * up there). A round that fails is split in halves, and halves again, to
- * keep the fixes that are fine and set aside the one that is not (a bounded
- * number of extra lints per round); the final text is thus always one that
- * was parsed and linted. tree-sitter parses every Python at once, so the
- * round is also parsed under the oldest Python the project declares
- * (pyfloor.h): a round that brings in a syntax error, or a construct that
- * Python cannot parse (`f"{f(x="a")}"` before 3.12), fails as well, and a
- * fix set aside for it is named on stderr. Before that, a fix that puts a
- * string into an f-string's replacement field is given the quote the
- * f-string does not use (ol_fix_fit_quotes).
+ * Every round is proven before it is kept, by the run (run.c): the new
+ * text is linted again and must not add a syntax error or a finding; a
+ * round that fails is split in halves to find the fix that broke it, which
+ * is then set aside by its signature (ol_fix_signature). This module never
+ * lints. A fix that puts a string into an f-string's replacement field is
+ * given the quote the f-string does not use (ol_fix_fit_quotes).
  *
  * Writing is writefile.c's. The file must still be what was read (device,
  * inode, size, mtime, then the bytes), else it is skipped and keeps the newer

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "device.h"
 #include "summary.h"
 
 /* names followed at most, one inside the other (also into the functions
@@ -41,10 +42,12 @@ static const char *const KEEPING[] = {
     "mean", "sum", "max", "min", "std", "var", "prod", "cumsum", "abs", "exp", "log", "sqrt", "squeeze",
     "unsqueeze", "view", "reshape", "flatten", "transpose", "permute", "t", "clone", "detach", "contiguous",
     "float", "double", "long", "int", "half", "argmax", "argmin", "type", "get", "items", "values", NULL};
-/* Methods of a model or of a tensor bound for a device. */
-static const char *const DEVICE[] = {"to", "cuda", "cpu", "eval", "train", "parameters", "named_parameters",
-                                     "state_dict", "load_state_dict", "forward", "modules", "children",
-                                     "apply", "requires_grad_", "zero_grad", "buffers", NULL};
+/* Methods of a tensor bound for a device: the value goes on, moved. */
+static const char *const MOVES[] = {"to", "cuda", "cpu", NULL};
+/* Methods of a model. */
+static const char *const MODEL[] = {"eval", "train", "parameters", "named_parameters", "state_dict",
+                                    "load_state_dict", "forward", "modules", "children", "apply",
+                                    "requires_grad_", "zero_grad", "buffers", NULL};
 /* numpy functions that turn their argument into an ndarray (raising on a
  * CUDA tensor); torch.from_numpy takes an ndarray only. */
 static const char *const TO_NUMPY[] = {
@@ -199,7 +202,14 @@ static void passed(walk *w, ol_nid call, ol_nid arg, ol_nid value, int depth, in
             position++;
     }
     if (c->name && strcmp(ol_sym_str(m, c->name), "load_state_dict") == 0) {
-        w->use.device = true;
+        w->use.device = w->use.model = true;
+        return;
+    }
+    bool guess;
+    if (ol_builds_dataset(m, call, &guess)) {
+        if (!w->use.dataset)
+            w->use.dataset_call = call;
+        w->use.dataset = true;
         return;
     }
     if (!keyword && in_names(q, TO_NUMPY)) {
@@ -312,9 +322,17 @@ static void follow_expr(walk *w, ol_nid n, int depth, int elem)
                 w->use.host = true;
                 return;
             }
-            if (in_list(t, attr, DEVICE)) {
-                w->use.device = true;
+            if (in_list(t, attr, MODEL)) {
+                w->use.device = w->use.model = true;
                 return;
+            }
+            if (in_list(t, attr, MOVES)) {
+                /* moved: what it is used as further on still counts (a Dataset
+                 * built from it), what raises on CUDA no longer tells */
+                w->use.device = true;
+                n = gp;
+                elem = -1;
+                continue;
             }
             if (!in_list(t, attr, KEEPING))
                 return;
@@ -348,8 +366,14 @@ static void follow_expr(walk *w, ol_nid n, int depth, int elem)
         }
         case OL_N_call:
             if (ol_field(t, p, OL_F_function) == n)
-                w->use.device = true; /* called: a pickled model */
+                w->use.device = w->use.model = true; /* called: a pickled model */
             return;
+        case OL_N_list_splat:
+        case OL_N_dictionary_splat:
+            /* `TensorDataset(*x)`: its elements are the call's arguments */
+            n = p;
+            elem = -1;
+            continue;
         case OL_N_keyword_argument: {
             ol_nid args = ol_parent(t, p);
             if (ol_field(t, p, OL_F_value) == n && args != OL_NONE && ol_kind_of(t, args) == OL_N_argument_list)
@@ -402,20 +426,20 @@ bool ol_may_use_as_host(ol_model *m, uint32_t ci)
     if (strcmp(name, "numpy") == 0 || strcmp(name, "pin_memory") == 0)
         return true;
     long none = 0;
-    walk w = {m, {false, false}, 0, -1, &none, {0}, 0, false};
+    walk w = {m, {false, false, false, false, OL_NONE}, 0, -1, &none, {0}, 0, false};
     return in_names(name, PLOTS) && imports_matplotlib(&w);
 }
 
 ol_value_use ol_value_use_of(ol_model *m, ol_nid e, long *budget)
 {
-    walk w = {m, {false, false}, 0, -1, budget, {0}, 0, false};
+    walk w = {m, {false, false, false, false, OL_NONE}, 0, -1, budget, {0}, 0, false};
     follow_expr(&w, e, 0, -1);
     return w.use;
 }
 
 ol_value_use ol_def_use_of(ol_model *m, uint32_t def, long *budget)
 {
-    walk w = {m, {false, false}, 0, -1, budget, {0}, 0, def < m->defs.len && m->defs.items[def].kind == OL_DEF_PARAM};
+    walk w = {m, {false, false, false, false, OL_NONE}, 0, -1, budget, {0}, 0, def < m->defs.len && m->defs.items[def].kind == OL_DEF_PARAM};
     follow_def(&w, def, 0, -1);
     return w.use;
 }

@@ -22,9 +22,14 @@ typedef struct ol_value_use {
     bool device; /* some of it is restored into a model (`load_state_dict`), moved
                     (`.to()`, `.cuda()`, `.cpu()`), called, or used as a module
                     (`.eval()`, `.parameters()`) */
+    bool model;  /* some of it is restored into a model, called, or used as a module */
+    bool dataset; /* some of it builds a Dataset or a DataLoader (ol_builds_dataset):
+                     `TensorDataset(*x)`, `MyDataset(x["train"])`, also once moved */
+    ol_nid dataset_call; /* the first such call */
 } ol_value_use;
 
-/* Follows the value of expression e forward: through subscripts,
+/* Follows the value of expression e forward: through subscripts, unpacking
+ * into a call's arguments (`f(*x)`),
  * attributes, arithmetic, tensor methods that keep the device (`.mean()`,
  * `.squeeze()`), comprehensions and `sorted()`/`list()`, the names it is
  * bound to (also by unpacking and for-loops), and the parameters of the

@@ -611,7 +611,7 @@ static void visit_class(builder *b, ol_nid n, uint32_t depth)
 
 static uint32_t push_loop(builder *b, ol_loop_kind kind, ol_nid node, ol_nid iter, ol_nid body)
 {
-    ol_loop l = {kind, node, iter, body, b->loop, b->scope, -1};
+    ol_loop l = {kind, node, iter, body, b->loop, b->scope, -1, -1};
     ol_vec_push(&b->m->loops, l);
     return (uint32_t)b->m->loops.len - 1;
 }
@@ -1379,7 +1379,10 @@ static void forget_values(ol_model *m)
     for (size_t i = 0; i < m->functions.len; i++)
         m->functions.items[i].grad_state = 0;
     for (size_t i = 0; i < m->loops.len; i++)
+    {
         m->loops.items[i].data_state = -1;
+        m->loops.items[i].trials_state = -1;
+    }
 }
 
 void ol_model_forget(ol_model *m)

@@ -218,6 +218,7 @@ typedef struct ol_loop {
     uint32_t parent;    /* enclosing loop in the same function, or OL_NO_INDEX */
     uint32_t scope;
     int8_t data_state;  /* memo for ol_loop_is_data_loop: -1 unknown */
+    int8_t trials_state; /* memo for ol_loop_runs_trials: -1 unknown, 0 no, 1 yes */
 } ol_loop;
 
 typedef enum ol_ctx_kind {
@@ -294,6 +295,7 @@ enum {
     OL_FN_RET_ON_DEVICE = 1u << 7, /* returns a tensor it moved to a device */
     OL_FN_RET_OUTPUT = 1u << 8,    /* returns a model's output (graph, not a loss) */
     OL_FN_CALLERS_NO_GRAD = 1u << 9, /* called in its file, only where autograd is off */
+    OL_FN_RET_DATA = 1u << 10,     /* what it returns on a device is data read from disk or an array */
 };
 
 /* What other functions and files say about calls this file makes (whole-

@@ -24,9 +24,29 @@ typedef struct pfile {
     bool evicted;           /* its summary was dropped for the budget: built again when asked for */
     size_t newer, older;    /* the list of held summaries, most recently used first (NONE ends it) */
     ol_file_saves *saves;   /* its torch.save calls, kept when the summary is dropped */
+    ol_sum_import *imports; /* its module-level imports, kept as well: the callers index follows */
+    size_t import_count;    /* the names a package re-exports through them (one block, strings after) */
     bool saves_known;       /* a summary was published since it was added or forgotten */
+    bool pinned;            /* built again after it was dropped: kept for the rest of the run */
+    bool rebuilding;        /* a thread builds its dropped summary again (ol_project_acquire) */
     atomic_int calls_save;  /* its text has `save(`: 0 not read yet, 1 no, 2 yes */
 } pfile;
+
+/* The callers index: each call record (summary.h) of every file, under
+ * each (file, name) its dotted name reaches, first through the importing
+ * file's resolution and then through re-exports. A slot holds one such key
+ * and the first of its entries; entries chain through next (index + 1). */
+typedef struct caller_entry {
+    size_t caller;          /* the file that makes the call */
+    size_t call;            /* the record's index in that file's saves */
+    size_t next;
+} caller_entry;
+
+typedef struct caller_slot {
+    const char *rest;       /* NULL: empty */
+    size_t file;
+    size_t head, tail;
+} caller_slot;
 
 #define NONE ((size_t)-1)
 
@@ -47,6 +67,13 @@ struct ol_project {
     size_t held, most_held; /* bytes of summaries held now, and the most at once */
     size_t newest, oldest;  /* ends of the list of held summaries */
     size_t evictions, rebuilds;
+    size_t pinned_bytes;    /* summaries kept out of the budget (pfile.pinned) */
+    size_t known;           /* files whose saves are known (pfile.saves_known) */
+    bool callers_stale;     /* the callers index must be built (again) before it is read */
+    OL_VEC(caller_entry) callers;
+    caller_slot *caller_slots;
+    size_t caller_slot_count, caller_keys;
+    ol_arena caller_arena;  /* the names of the index's keys */
 };
 
 /* ---- paths ----------------------------------------------------------------------- */
@@ -156,6 +183,7 @@ ol_project *ol_project_new(void)
 {
     ol_project *p = ol_xcalloc(1, sizeof(*p));
     p->newest = p->oldest = NONE;
+    p->callers_stale = true;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->published, NULL);
     return p;
@@ -171,8 +199,12 @@ void ol_project_free(ol_project *p)
         if (p->files[i].summary)
             ol_file_summary_release(p->files[i].summary);
         ol_file_saves_release(p->files[i].saves);
+        free(p->files[i].imports);
     }
     free(p->files);
+    ol_vec_free(&p->callers);
+    free(p->caller_slots);
+    ol_arena_free(&p->caller_arena);
     free(p->slots);
     free(p->root);
     free(p->names);
@@ -220,6 +252,7 @@ size_t ol_project_add(ol_project *p, const char *path)
     f->newer = f->older = NONE;
     atomic_init(&f->claimed, false);
     atomic_init(&f->calls_save, 0);
+    p->callers_stale = true; /* a name may resolve to the new file */
     if (p->count * 2 + 2 > p->slot_count)
         rehash(p);
     else {
@@ -299,6 +332,7 @@ static void index_names(ol_project *p)
 
 void ol_project_index(ol_project *p)
 {
+    p->callers_stale = true;
     index_names(p);
     free(p->root);
     p->root = NULL;
@@ -483,7 +517,7 @@ void ol_project_stats(ol_project *p, ol_project_usage *u)
 }
 
 /* The list of held summaries, under the lock: the newest is the one asked
- * for last; the budget drops the oldest. */
+ * for last; the budget drops the oldest. Pinned summaries are not in it. */
 static void unlink_held(ol_project *p, size_t i)
 {
     pfile *f = &p->files[i];
@@ -512,7 +546,7 @@ static void link_newest(ol_project *p, size_t i)
 
 static void touch(ol_project *p, size_t i)
 {
-    if (p->newest == i)
+    if (p->newest == i || p->files[i].pinned)
         return;
     unlink_held(p, i);
     link_newest(p, i);
@@ -525,8 +559,13 @@ static void drop(ol_project *p, size_t i, bool evicted)
     pfile *f = &p->files[i];
     if (!f->summary)
         return;
-    unlink_held(p, i);
-    p->held -= f->summary->bytes;
+    if (f->pinned) {
+        p->pinned_bytes -= f->summary->bytes;
+        f->pinned = false;
+    } else {
+        unlink_held(p, i);
+        p->held -= f->summary->bytes;
+    }
     ol_file_summary_release(f->summary);
     f->summary = NULL;
     f->evicted = evicted;
@@ -542,6 +581,34 @@ static void fit_budget(ol_project *p, size_t keep)
         drop(p, p->oldest, true);
 }
 
+/* Keeps a copy of a summary's imports with the file (the lock is held). */
+static void keep_imports(pfile *f, const ol_file_summary *s)
+{
+    free(f->imports);
+    f->imports = NULL;
+    f->import_count = 0;
+    size_t bytes = s->import_count * sizeof(ol_sum_import);
+    for (size_t i = 0; i < s->import_count; i++)
+        bytes += strlen(s->imports[i].bound) + strlen(s->imports[i].qual) + 2;
+    if (!s->import_count)
+        return;
+    f->imports = ol_xmalloc(bytes);
+    char *text = (char *)(f->imports + s->import_count);
+    for (size_t i = 0; i < s->import_count; i++) {
+        const char *parts[2] = {s->imports[i].bound, s->imports[i].qual};
+        const char *copies[2];
+        for (int k = 0; k < 2; k++) {
+            size_t n = strlen(parts[k]) + 1;
+            memcpy(text, parts[k], n);
+            copies[k] = text;
+            text += n;
+        }
+        f->imports[i].bound = copies[0];
+        f->imports[i].qual = copies[1];
+    }
+    f->import_count = s->import_count;
+}
+
 static void put(ol_project *p, size_t file, ol_file_summary *s, bool replace)
 {
     if (file >= p->count || !s)
@@ -549,6 +616,11 @@ static void put(ol_project *p, size_t file, ol_file_summary *s, bool replace)
     pthread_mutex_lock(&p->lock);
     pfile *f = &p->files[file];
     if (!f->summary || replace) {
+        /* a summary built again because it was dropped, while its file is
+         * still imported: the budget cannot keep it between its readers
+         * (larger than the budget, or needed far apart), so it stays,
+         * and a file is summarized at most twice however many import it */
+        bool again = f->evicted && !replace;
         if (f->evicted)
             p->rebuilds++;
         drop(p, file, false);
@@ -560,12 +632,21 @@ static void put(ol_project *p, size_t file, ol_file_summary *s, bool replace)
             f->saves = s->saves;
             if (f->saves)
                 ol_file_saves_retain(f->saves);
+            keep_imports(f, s);
+            if (!f->saves_known)
+                p->known++;
             f->saves_known = true;
+            p->callers_stale = true;
         }
-        p->held += s->bytes;
-        if (p->held > p->most_held)
-            p->most_held = p->held;
-        link_newest(p, file);
+        if (again) {
+            f->pinned = true;
+            p->pinned_bytes += s->bytes;
+        } else {
+            p->held += s->bytes;
+            link_newest(p, file);
+        }
+        if (p->held + p->pinned_bytes > p->most_held)
+            p->most_held = p->held + p->pinned_bytes;
         fit_budget(p, file);
         pthread_cond_broadcast(&p->published);
     }
@@ -605,7 +686,13 @@ void ol_project_forget(ol_project *p, size_t file)
     pfile *f = &p->files[file];
     ol_file_saves_release(f->saves);
     f->saves = NULL;
+    free(f->imports);
+    f->imports = NULL;
+    f->import_count = 0;
+    if (f->saves_known)
+        p->known--;
     f->saves_known = false;
+    p->callers_stale = true;
     atomic_store(&f->calls_save, 0);
     atomic_store(&f->claimed, false);
     pthread_mutex_unlock(&p->lock);
@@ -621,38 +708,48 @@ bool ol_project_evicted(ol_project *p, size_t file)
     return evicted;
 }
 
-/* Tries to build an evicted summary again before giving up on it: it can
- * only be dropped again at once when the budget is smaller than it. */
-#define MAX_REBUILDS 3
+/* How many times an acquire has a summary built before it gives up. Once
+ * dropped, a summary is built again and pinned (put), so the second try
+ * finds it: only a file whose summary cannot be built at all (the
+ * supervisor set it aside) reaches the last. */
+#define MAX_TRIES 3
 
 ol_file_summary *ol_project_acquire(ol_project *p, size_t file, void *worker)
 {
     if (file >= p->count)
         return NULL;
+    pfile *f = &p->files[file];
+    ol_file_summary *s;
     pthread_mutex_lock(&p->lock);
-    ol_file_summary *s = p->files[file].summary;
+    for (int tries = 0;; tries++) {
+        /* a dropped summary that another thread builds again: it is
+         * published (and pinned) before that thread can wait for anyone,
+         * so waiting for it ends, and the file is parsed once more, not
+         * once per thread that wants it */
+        while (!f->summary && f->rebuilding)
+            pthread_cond_wait(&p->published, &p->lock);
+        s = f->summary;
+        if (s || !p->process || tries == MAX_TRIES)
+            break;
+        bool rebuild = f->evicted;
+        if (rebuild)
+            f->rebuilding = true;
+        pthread_mutex_unlock(&p->lock);
+        p->process(p->job, worker, file);
+        pthread_mutex_lock(&p->lock);
+        if (rebuild) {
+            f->rebuilding = false;
+            pthread_cond_broadcast(&p->published);
+        }
+        while (!f->summary && !f->evicted)
+            pthread_cond_wait(&p->published, &p->lock);
+    }
     if (s) {
         ol_file_summary_retain(s);
         touch(p, file);
     }
     pthread_mutex_unlock(&p->lock);
-    if (s || !p->process)
-        return s;
-    for (int tries = 0; tries < MAX_REBUILDS; tries++) {
-        p->process(p->job, worker, file);
-        pthread_mutex_lock(&p->lock);
-        while (!p->files[file].summary && !p->files[file].evicted)
-            pthread_cond_wait(&p->published, &p->lock);
-        s = p->files[file].summary;
-        if (s) {
-            ol_file_summary_retain(s);
-            touch(p, file);
-        }
-        pthread_mutex_unlock(&p->lock);
-        if (s)
-            return s;
-    }
-    return NULL; /* what it does stays unknown, as for a file outside the run */
+    return s; /* NULL: what it does stays unknown, as for a file outside the run */
 }
 
 /* ---- saves across the project ------------------------------------------------------- */
@@ -718,12 +815,19 @@ static bool calls_save(ol_project *p, size_t i)
 }
 
 /* Summarizes every other file whose saves (and calls) are not known yet, or
- * only those that call a save when only_savers: the records the visitors
- * below read are made with a file's summary. */
+ * only those that call a save when only_savers (which also reads each
+ * file's text once for that): the records the visitors below read are made
+ * with a file's summary. Once every file's are known, which the first
+ * question of a run sees to, nothing is left to summarize. */
 static void make_saves_known(ol_project *p, size_t self, void *worker, bool only_savers)
 {
+    pthread_mutex_lock(&p->lock);
+    bool all = p->known == p->count;
+    pthread_mutex_unlock(&p->lock);
+    if (all && !only_savers)
+        return;
     for (size_t i = 0; i < p->count; i++) {
-        if (i == self || (only_savers && !calls_save(p, i)))
+        if (i == self || (only_savers && !calls_save(p, i)) || all)
             continue;
         pthread_mutex_lock(&p->lock);
         bool known = p->files[i].saves_known;
@@ -751,19 +855,156 @@ void ol_project_visit_saves(ol_project *p, size_t self, void *worker, ol_project
     pthread_mutex_unlock(&p->lock);
 }
 
-void ol_project_visit_calls(ol_project *p, size_t self, void *worker, const char *name, ol_project_call_visitor fn,
-                            void *ctx)
+/* ---- the callers index ----------------------------------------------------------------
+ *
+ * "Which calls of the other files run function `rest` of file F?" is asked
+ * for every function whose grad mode its callers decide, so the answer
+ * cannot be a walk over every call of the run: each record is resolved
+ * once, when the index is built, and filed under every (file, name) it
+ * reaches. The index is built under the lock the first time it is read
+ * after a file's records or the run's files changed (in a lint run: once,
+ * when every file has been summarized), from the project's own copies of
+ * the records and imports, so building it summarizes nothing. */
+
+/* How many files a name is followed through: the importing file's
+ * resolution, then re-exports (`from .resnet import ResNet` in a package's
+ * __init__.py, itself imported by another package's). */
+#define MAX_HOPS 4
+
+static uint64_t caller_hash(size_t file, const char *rest)
 {
-    size_t count = p->count;
-    make_saves_known(p, self, worker, false);
-    pthread_mutex_lock(&p->lock);
-    for (size_t i = 0; i < count; i++) {
+    return hash_str(rest, strlen(rest)) ^ ((uint64_t)file * 0x9E3779B97F4A7C15ull);
+}
+
+static caller_slot *caller_slot_of(ol_project *p, size_t file, const char *rest)
+{
+    size_t mask = p->caller_slot_count - 1;
+    for (size_t i = (size_t)caller_hash(file, rest) & mask;; i = (i + 1) & mask) {
+        caller_slot *slot = &p->caller_slots[i];
+        if (!slot->rest || (slot->file == file && strcmp(slot->rest, rest) == 0))
+            return slot;
+    }
+}
+
+static void grow_caller_slots(ol_project *p)
+{
+    caller_slot *old = p->caller_slots;
+    size_t old_count = p->caller_slot_count;
+    p->caller_slot_count = old_count ? old_count * 2 : 256;
+    p->caller_slots = ol_xcalloc(p->caller_slot_count, sizeof(caller_slot));
+    for (size_t i = 0; i < old_count; i++)
+        if (old[i].rest)
+            *caller_slot_of(p, old[i].file, old[i].rest) = old[i];
+    free(old);
+}
+
+static void add_caller(ol_project *p, size_t file, const char *rest, size_t caller, size_t call)
+{
+    if ((p->caller_keys + 1) * 2 > p->caller_slot_count)
+        grow_caller_slots(p);
+    caller_slot *slot = caller_slot_of(p, file, rest);
+    if (!slot->rest) {
+        slot->rest = ol_arena_strndup(&p->caller_arena, rest, strlen(rest));
+        slot->file = file;
+        p->caller_keys++;
+    }
+    caller_entry e = {caller, call, 0};
+    ol_vec_push(&p->callers, e);
+    size_t at = p->callers.len; /* index + 1 */
+    if (slot->tail)
+        p->callers.items[slot->tail - 1].next = at;
+    else
+        slot->head = at;
+    slot->tail = at;
+}
+
+/* The import of file f that binds the name rest[0..n), as the file's
+ * summary would answer (ol_summary_import: the same search over the same
+ * sorted array). */
+static const ol_sum_import *file_import(const pfile *f, const char *rest, size_t n)
+{
+    size_t lo = 0, hi = f->import_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const char *b = f->imports[mid].bound;
+        int c = strncmp(b, rest, n);
+        if (c == 0 && b[n] != '\0')
+            c = 1;
+        if (c == 0)
+            return &f->imports[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* Files call record `call` of file `caller` under each (file, name) its
+ * dotted name reaches; a file reached twice counts where it is reached
+ * first (there the name either is what the call runs or is not). */
+static void index_call(ol_project *p, size_t caller, size_t call, const char *qual)
+{
+    size_t seen[MAX_HOPS];
+    size_t nseen = 0;
+    size_t from = caller;
+    char *owned = NULL;
+    for (int hop = 0; hop < MAX_HOPS; hop++) {
+        size_t file;
+        const char *rest;
+        if (!ol_project_resolve(p, from, qual, &file, &rest))
+            break;
+        bool again = false;
+        for (size_t k = 0; k < nseen; k++)
+            again = again || seen[k] == file;
+        if (!again) {
+            seen[nseen++] = file;
+            add_caller(p, file, rest, caller, call);
+        }
+        if (!*rest)
+            break;
+        const char *dot = strchr(rest, '.');
+        const ol_sum_import *imp = file_import(&p->files[file], rest, dot ? (size_t)(dot - rest) : strlen(rest));
+        if (!imp)
+            break;
+        char *next = ol_xasprintf("%s%s", imp->qual, dot ? dot : "");
+        free(owned);
+        owned = next;
+        qual = next;
+        from = file;
+    }
+    free(owned);
+}
+
+static void index_callers(ol_project *p)
+{
+    p->callers.len = 0;
+    if (p->caller_slots)
+        memset(p->caller_slots, 0, p->caller_slot_count * sizeof(caller_slot));
+    p->caller_keys = 0;
+    ol_arena_free(&p->caller_arena);
+    for (size_t i = 0; i < p->count; i++) {
         const ol_file_saves *sv = p->files[i].saves;
-        if (i == self || !sv)
-            continue;
-        for (size_t k = 0; k < sv->call_count; k++)
-            if (strcmp(sv->calls[k].name, name) == 0)
-                fn(ctx, i, &sv->calls[k]);
+        for (size_t k = 0; sv && k < sv->call_count; k++)
+            index_call(p, i, k, sv->calls[k].qual);
+    }
+    p->callers_stale = false;
+}
+
+void ol_project_visit_callers(ol_project *p, size_t file, const char *rest, void *worker, ol_project_call_visitor fn,
+                              void *ctx)
+{
+    if (file >= p->count)
+        return;
+    make_saves_known(p, file, worker, false);
+    pthread_mutex_lock(&p->lock);
+    if (p->callers_stale)
+        index_callers(p);
+    caller_slot *slot = p->caller_slot_count ? caller_slot_of(p, file, rest) : NULL;
+    for (size_t e = slot && slot->rest ? slot->head : 0; e; e = p->callers.items[e - 1].next) {
+        const caller_entry *c = &p->callers.items[e - 1];
+        if (c->caller != file)
+            fn(ctx, c->caller, &p->files[c->caller].saves->calls[c->call]);
     }
     pthread_mutex_unlock(&p->lock);
 }

@@ -24,9 +24,15 @@
  *
  * The store may be given a budget: past it, the summaries asked for least
  * recently are dropped, and a file whose summary was dropped is summarized
- * again (parsed anew, its rules not run) when someone asks for it. A run's
- * memory is then bounded whatever the number of files, at the price of
- * parsing again the files that are imported after they were dropped.
+ * again (parsed anew, its rules not run) when someone asks for it. That
+ * second summary is kept for the rest of the run, outside the budget: a
+ * summary needed after it was dropped is one the budget cannot keep between
+ * its readers (larger than the budget itself, or imported from far apart),
+ * and building it again for every importer would parse a large module once
+ * per importer. So each file is parsed at most twice, every acquire finds
+ * the summary it asked for (the answers never depend on which thread
+ * dropped what when), and a run's memory is the budget plus the summaries
+ * that were needed again.
  *
  * While a run lints its files in parallel, a thread that needs the summary
  * of a file nobody has started yet claims it and processes it first (through
@@ -102,13 +108,17 @@ typedef void (*ol_project_save_visitor)(void *ctx, const ol_sum_save *save);
 void ol_project_visit_saves(ol_project *p, size_t self, void *worker, ol_project_save_visitor fn, void *ctx);
 
 /* Calls fn with each call record (summary.h) of every file of the project
- * but `self` whose last part is `name`, with the index of the file that
- * makes it; files without a summary yet are processed first, as by
- * ol_project_acquire. fn runs with the store locked: it must not call into
- * the project. */
+ * but `file` that names function or method `rest` of `file`: its dotted
+ * name resolves, from the file that makes it, to that file and rest, also
+ * through names a package re-exports (`from .general import KEModel` in
+ * models/__init__.py), followed up to four files deep. Files without a
+ * summary yet are processed first, as by ol_project_acquire. Each record is
+ * resolved once per run (an index of (file, name) -> calls), so the
+ * question costs what its answer holds. fn runs with the store locked: it
+ * must not call into the project. */
 typedef void (*ol_project_call_visitor)(void *ctx, size_t file, const ol_sum_call *call);
-void ol_project_visit_calls(ol_project *p, size_t self, void *worker, const char *name, ol_project_call_visitor fn,
-                            void *ctx);
+void ol_project_visit_callers(ol_project *p, size_t file, const char *rest, void *worker, ol_project_call_visitor fn,
+                              void *ctx);
 
 /* Bounds the bytes of summaries held (0, the default: no bound). */
 void ol_project_set_budget(ol_project *p, size_t bytes);

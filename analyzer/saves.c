@@ -31,6 +31,18 @@ static const char *const HOST_FACTORIES[] = {
     "builtins.len", "builtins.int", "builtins.float", "builtins.str", "builtins.bool", "builtins.round", NULL};
 
 static bool host_only(ol_model *m, ol_nid e, int depth);
+static bool param_host_only(ol_model *m, const ol_def *d, int depth);
+static bool target_host_only(ol_model *m, const ol_def *d, int depth);
+static bool self_attr_host_only(ol_model *m, ol_nid e, int depth);
+
+/* Modules of the standard library whose functions return Python values
+ * (paths, file names, times, parsed text), never a tensor. */
+static const char *const PLAIN_MODULES[] = {"os.", "glob.", "pathlib.", "time.", "datetime.", "json.", "re.",
+                                            "math.", "string.", "platform.", "socket.", "getpass.", "uuid.",
+                                            "hashlib.", "shutil.", NULL};
+/* Builtins whose result holds what their argument holds. */
+static const char *const KEEPING_BUILTINS[] = {"builtins.sorted", "builtins.list", "builtins.tuple", "builtins.set",
+                                               "builtins.reversed", NULL};
 
 /* Made from Python data on the host, or on the device of a tensor given. */
 static const char *const DATA_FACTORIES[] = {"torch.tensor", "torch.as_tensor", "torch.asarray", NULL};
@@ -186,6 +198,35 @@ typedef struct filling {
     int depth;
 } filling;
 
+static bool host_use(void *ctx, const ol_use *use);
+
+/* A container handed to a function of this file (`save_manifest(d, names,
+ * epoch)`): that function's parameter is filled with host data only, as
+ * its own uses show (read, saved, or given host data). */
+static bool filled_in_callee(ol_model *m, const ol_use *use, int depth)
+{
+    const ol_tree *t = m->tree;
+    if (depth > HOST_MAX_DEPTH)
+        return false;
+    ol_nid p = ol_parent(t, use->node);
+    if (p == OL_NONE || (ol_kind_of(t, p) != OL_N_argument_list &&
+                         !(ol_kind_of(t, p) == OL_N_keyword_argument && ol_field(t, p, OL_F_value) == use->node)))
+        return false; /* inside a literal given to it */
+    uint32_t fi = ol_callee_function(m, use->call), ci = ol_call_at(m, use->call);
+    if (fi == OL_NO_INDEX || ci == OL_NO_INDEX)
+        return false;
+    const ol_function *fn = &m->functions.items[fi];
+    for (size_t i = 0; i < fn->params.len; i++) {
+        const ol_def *d = &m->defs.items[fn->params.items[i]];
+        bool splat;
+        if (d->starred || ol_callsite_arg(m, fn, &m->calls.items[ci], d, &splat) != use->node)
+            continue;
+        filling f = {m, depth};
+        return ol_container_uses(m, fn->params.items[i], host_use, &f);
+    }
+    return false;
+}
+
 static bool host_use(void *ctx, const ol_use *use)
 {
     static const char *const readers[] = {"builtins.len", "builtins.print", "builtins.sorted", "builtins.list",
@@ -211,7 +252,9 @@ static bool host_use(void *ctx, const ol_use *use)
         return true;
     }
     case OL_USE_PASSED:
-        return use->call != OL_NONE && ol_kind_of(t, use->call) == OL_N_call && is_call_of(f->m, use->call, readers);
+        if (use->call == OL_NONE || ol_kind_of(t, use->call) != OL_N_call)
+            return false;
+        return is_call_of(f->m, use->call, readers) || filled_in_callee(f->m, use, f->depth + 1);
     case OL_USE_ALIASED:
         return false; /* another name holds it too */
     default:
@@ -247,6 +290,269 @@ static bool leaves_before(ol_model *m, const ol_def *d, ol_nid use)
            (ol_kind_of(t, last) == OL_N_return_statement || ol_kind_of(t, last) == OL_N_raise_statement);
 }
 
+/* Is e (through subscripts, attributes and names) what a torch.load
+ * returned? A call that hands back what a load read (`cls(**spec["kwargs"])`
+ * after `spec = torch.load(p)`) passes what that file holds, which says
+ * nothing of what is written to it. */
+static bool from_load(ol_model *m, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > 4)
+        return false;
+    switch (ol_kind_of(t, e)) {
+    case OL_N_list_splat:
+    case OL_N_dictionary_splat:
+        return from_load(m, ol_first_named(t, e), depth + 1);
+    case OL_N_subscript:
+        return from_load(m, ol_field(t, e, OL_F_value), depth + 1);
+    case OL_N_attribute:
+        return from_load(m, ol_field(t, e, OL_F_object), depth + 1);
+    case OL_N_call: {
+        const char *q = ol_qualname(m, ol_field(t, e, OL_F_function));
+        return q && (strcmp(q, "torch.load") == 0 || strcmp(q, "torch.serialization.load") == 0);
+    }
+    case OL_N_identifier: {
+        uint32_t defs[4];
+        size_t n = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 4);
+        for (size_t i = 0; i < n && n < 4; i++) {
+            const ol_def *d = &m->defs.items[defs[i]];
+            if (d->kind == OL_DEF_ASSIGN && d->value != OL_NONE && from_load(m, d->value, depth + 1))
+                return true;
+        }
+        return false;
+    }
+    default:
+        return false;
+    }
+}
+
+/* `*args` (1) or `**kwargs` (2) for a starred parameter, else 0. */
+static int star_of(const ol_tree *t, const ol_def *d)
+{
+    if (!d->starred)
+        return 0;
+    ol_nid p = ol_parent(t, d->target);
+    return p != OL_NONE && ol_kind_of(t, p) == OL_N_dictionary_splat_pattern ? 2 : 1;
+}
+
+/* Is the argument a call gives host data, where it is given? A value a
+ * load read (from_load) is left out: *skip is set. */
+static bool given_host(ol_model *m, ol_nid arg, int depth, bool *skip)
+{
+    if (from_load(m, arg, 0)) {
+        *skip = true;
+        return true;
+    }
+    const ol_tree *t = m->tree;
+    ol_kind k = ol_kind_of(t, arg);
+    if (k == OL_N_list_splat || k == OL_N_dictionary_splat)
+        arg = ol_first_named(t, arg);
+    return host_only(m, arg, depth);
+}
+
+/* Does call c give host data for parameter d of function f? `shift`: the
+ * call fills no `self` (a class called to build an instance runs
+ * `__init__` with the instance first, as a method called on an object
+ * does). *given: the call names the parameter or gives it a value. */
+static bool site_host_only(ol_model *m, const ol_function *f, ol_nid call, bool shift, const ol_def *d, int depth,
+                           bool *given)
+{
+    const ol_tree *t = m->tree;
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list)
+        return false;
+    int star = star_of(t, d);
+    /* the positional parameters before *args, as the call fills them */
+    uint32_t named = 0;
+    for (size_t i = 0; i < f->params.len; i++)
+        named += !m->defs.items[f->params.items[i]].starred;
+    uint32_t index = d->index;
+    if (shift) {
+        named = named > 0 ? named - 1 : 0;
+        index = index > 0 ? index - 1 : 0;
+    }
+    const char *name = ol_sym_str(m, d->name);
+    uint32_t pos = 0;
+    bool splat = false, skip = false;
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_kind k = ol_kind_of(t, a);
+        bool mine;
+        ol_nid value = a;
+        if (k == OL_N_keyword_argument) {
+            value = ol_field(t, a, OL_F_value);
+            ol_nid key = ol_field(t, a, OL_F_name);
+            if (star == 2) {
+                /* **kwargs: the keywords no named parameter takes */
+                mine = true;
+                for (size_t i = 0; i < f->params.len && mine; i++)
+                    mine = m->defs.items[f->params.items[i]].starred ||
+                           !ol_text_is(t, key, ol_sym_str(m, m->defs.items[f->params.items[i]].name));
+            } else {
+                mine = star == 0 && ol_text_is(t, key, name);
+            }
+        } else if (k == OL_N_dictionary_splat) {
+            mine = star == 2;
+            if (!mine && star == 0)
+                return false; /* `f(**d)`: may be this parameter */
+        } else if (k == OL_N_list_splat) {
+            mine = star == 1;
+            if (!mine && star == 0 && !splat)
+                splat = true; /* positions are unknown from here on */
+        } else {
+            mine = star == 1 ? pos >= named : (star == 0 && pos == index && !splat);
+            pos++;
+        }
+        if (!mine)
+            continue;
+        *given = true;
+        if (!given_host(m, value, depth, &skip))
+            return false;
+    }
+    if (star == 0 && !*given) {
+        if (splat)
+            return false;
+        /* not given: the default */
+        *given = true;
+        return d->value != OL_NONE && host_only(m, d->value, depth);
+    }
+    if (skip)
+        *given = false; /* what a load read: counts neither way */
+    return true;
+}
+
+/* call sites of a function a parameter is followed to at most */
+#define PARAM_SITES_MAX 16
+
+/* A parameter is host data when every call of its function in this file
+ * gives it host data (a class called for the parameters of its
+ * `__init__`): `save_manifest(d, names, epoch)` inside `for epoch in
+ * range(n)`. A constructor's `*args` and `**kwargs` are the values a model
+ * is built from (sizes, names, flags): host data unless a call here gives
+ * them something else. `self` and a function nothing here calls are not
+ * known. */
+static bool param_host_only(ol_model *m, const ol_def *d, int depth)
+{
+    const ol_tree *t = m->tree;
+    uint32_t fi = m->scopes.items[d->scope].function;
+    if (fi == OL_NO_INDEX || depth > HOST_MAX_DEPTH)
+        return false;
+    const ol_function *f = &m->functions.items[fi];
+    if (f->is_lambda || (f->is_method && d->index == 0 && !d->starred))
+        return false;
+    const char *fname = ol_sym_str(m, f->name);
+    bool ctor = f->cls != OL_NO_INDEX && (strcmp(fname, "__init__") == 0 || strcmp(fname, "__new__") == 0);
+    size_t sites = 0;
+    for (size_t i = 0; i < f->callsites.len && i < PARAM_SITES_MAX; i++) {
+        const ol_call *c = &m->calls.items[f->callsites.items[i]];
+        bool given = false;
+        if (!site_host_only(m, f, c->node, f->is_method && c->receiver != OL_NONE, d, depth + 1, &given))
+            return false;
+        sites += given;
+    }
+    if (f->callsites.len > PARAM_SITES_MAX)
+        return false;
+    if (ctor) {
+        size_t seen = 0;
+        for (size_t i = 0; i < m->calls.len; i++) {
+            ol_nid callee = ol_field(t, m->calls.items[i].node, OL_F_function);
+            ol_val v = callee != OL_NONE ? ol_eval(m, callee) : (ol_val){0};
+            if (v.kind != OL_V_CLASS || v.ref != f->cls)
+                continue;
+            if (++seen > PARAM_SITES_MAX)
+                return false;
+            bool given = false;
+            if (!site_host_only(m, f, m->calls.items[i].node, true, d, depth + 1, &given))
+                return false;
+            sites += given;
+        }
+    }
+    return sites > 0 || (ctor && d->starred);
+}
+
+/* A loop's target: the numbers of a `range`, the index of an `enumerate`,
+ * the elements of host data. */
+static bool target_host_only(ol_model *m, const ol_def *d, int depth)
+{
+    const ol_tree *t = m->tree;
+    ol_nid iter = d->value != OL_NONE ? ol_unparen(t, d->value) : OL_NONE;
+    if (iter == OL_NONE || d->starred)
+        return false;
+    if (ol_kind_of(t, iter) == OL_N_call) {
+        const char *q = ol_qualname(m, ol_field(t, iter, OL_F_function));
+        if (q && strcmp(q, "builtins.range") == 0)
+            return true;
+        if (q && strcmp(q, "builtins.enumerate") == 0) {
+            if (d->path_len >= 1 && d->path[0] == 0)
+                return true;
+            return d->path_len >= 1 && d->path[0] == 1 && host_only(m, ol_call_arg(m, iter, 0, NULL), depth);
+        }
+    }
+    return host_only(m, iter, depth);
+}
+
+/* Is the attribute `name` of class cls changed other than by assigning it
+ * (`self.hist.append(loss)`, `self.d[k] = v`, `self.n += x`)? */
+static bool attr_changed(ol_model *m, const ol_class *cls, ol_sym name)
+{
+    const ol_tree *t = m->tree;
+    static const char *const changers[] = {"append", "extend", "insert", "add", "update", "setdefault",
+                                           "__setitem__", NULL};
+    ol_nid body = cls->node;
+    for (ol_nid n = body; n < m->subtree_end[body]; n++) {
+        if (ol_kind_of(t, n) != OL_N_attribute || ol_node_sym(m, ol_field(t, n, OL_F_attribute)) != name)
+            continue;
+        ol_nid p = ol_parent(t, n);
+        ol_kind pk = p != OL_NONE ? ol_kind_of(t, p) : OL_N_module;
+        if (pk == OL_N_augmented_assignment && ol_field(t, p, OL_F_left) == n)
+            return true;
+        if (pk == OL_N_subscript && ol_field(t, p, OL_F_value) == n) {
+            ol_nid gp = ol_parent(t, p);
+            if (gp != OL_NONE && (ol_kind_of(t, gp) == OL_N_assignment || ol_kind_of(t, gp) == OL_N_augmented_assignment) &&
+                ol_field(t, gp, OL_F_left) == p)
+                return true;
+        }
+        if (pk == OL_N_attribute && ol_field(t, p, OL_F_object) == n) {
+            ol_nid meth = ol_field(t, p, OL_F_attribute);
+            for (const char *const *c = changers; *c; c++)
+                if (ol_text_is(t, meth, *c))
+                    return true;
+        }
+    }
+    return false;
+}
+
+/* `self.name` in a method: host data when every assignment of it in the
+ * class is, and nothing changes it otherwise (`self._init_args = {"args":
+ * args, "kwargs": kwargs}` in `__init__`). */
+static bool self_attr_host_only(ol_model *m, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    ol_nid obj = ol_unparen(t, ol_field(t, e, OL_F_object));
+    if (obj == OL_NONE || ol_kind_of(t, obj) != OL_N_identifier)
+        return false;
+    uint32_t defs[2];
+    if (ol_reaching_defs(m, m->node_scope[obj], ol_node_sym(m, obj), obj, defs, 2) != 1)
+        return false;
+    const ol_def *self = &m->defs.items[defs[0]];
+    uint32_t fi = m->scopes.items[self->scope].function;
+    if (self->kind != OL_DEF_PARAM || self->index != 0 || fi == OL_NO_INDEX || !m->functions.items[fi].is_method ||
+        m->functions.items[fi].cls == OL_NO_INDEX)
+        return false;
+    const ol_class *cls = &m->classes.items[m->functions.items[fi].cls];
+    ol_sym name = ol_node_sym(m, ol_field(t, e, OL_F_attribute));
+    size_t assigned = 0;
+    for (size_t i = 0; i < cls->attr_defs.len && i < 256; i++) {
+        const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
+        if (d->name != name)
+            continue;
+        if (d->kind != OL_DEF_ASSIGN || d->starred || d->value == OL_NONE || !host_only(m, d->value, depth + 1))
+            return false;
+        assigned++;
+    }
+    return assigned > 0 && !attr_changed(m, cls, name);
+}
+
 /* Every binding of the name that reaches `use` is host data. */
 static bool name_host_only(ol_model *m, ol_nid use, int depth)
 {
@@ -260,6 +566,16 @@ static bool name_host_only(ol_model *m, ol_nid use, int depth)
         if (leaves_before(m, d, use))
             continue;
         reaching++;
+        if (d->kind == OL_DEF_PARAM) {
+            if (!param_host_only(m, d, depth + 1))
+                return false;
+            continue;
+        }
+        if (d->kind == OL_DEF_FOR) {
+            if (!target_host_only(m, d, depth + 1))
+                return false;
+            continue;
+        }
         /* `a, b = host_data`: each part is */
         if (d->kind != OL_DEF_ASSIGN || d->starred || !host_only(m, d->value, depth + 1))
             return false;
@@ -345,8 +661,10 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
         ol_nid attr = ol_field(t, e, OL_F_attribute);
         if (ol_text_is(t, attr, "shape") || ol_text_is(t, attr, "ndim") || ol_text_is(t, attr, "dtype"))
             return true;
-        /* an attribute of host data (`enc.input_ids` of a tokenizer's output) */
-        return parsed_argument(m, e) || host_only(m, ol_field(t, e, OL_F_object), depth + 1);
+        /* an attribute of host data (`enc.input_ids` of a tokenizer's output),
+         * or one the class only ever assigns host data */
+        return parsed_argument(m, e) || self_attr_host_only(m, e, depth) ||
+               host_only(m, ol_field(t, e, OL_F_object), depth + 1);
     }
     case OL_N_subscript:
         return host_only(m, ol_field(t, e, OL_F_value), depth + 1);
@@ -407,6 +725,14 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
             return true;
         if (ol_call_arg(m, e, -1, "device") != OL_NONE)
             return false;
+        for (const char *const *p = PLAIN_MODULES; q && *p; p++)
+            if (ol_str_has_prefix(q, *p))
+                return true;
+        for (const char *const *k = KEEPING_BUILTINS; q && *k; k++)
+            if (strcmp(q, *k) == 0) {
+                ol_nid a = ol_call_arg(m, e, 0, NULL);
+                return a == OL_NONE || host_only(m, a, depth + 1);
+            }
         /* a function of this source whose every result is host data */
         uint32_t fn = ol_callee_function(m, e);
         if (fn != OL_NO_INDEX)

@@ -10,9 +10,12 @@
  */
 #include "summary.h"
 
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ask.h"
 #include "device.h"
 #include "devices.h"
 #include "facts.h"
@@ -429,6 +432,104 @@ static int flows(ol_model *m, uint32_t fi, ol_nid e, int depth)
     }
 }
 
+/* The value of `self.name` where e reads it in method fi: the one
+ * assignment `self.name = value` of fi before e, or OL_NONE. */
+static ol_nid self_attr_value(ol_model *m, uint32_t fi, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    ol_nid found = OL_NONE;
+    for (size_t i = 0; i < m->assigns.len && m->assigns.items[i] < e; i++) {
+        ol_nid a = m->assigns.items[i];
+        ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
+        if (ol_function_of(m, a) != fi || !ol_same_text(t, left, e))
+            continue;
+        if (found != OL_NONE)
+            return OL_NONE;
+        found = ol_field(t, a, OL_F_right);
+    }
+    return found;
+}
+
+/* Is `self.name` a callable stored on the object rather than a method of
+ * its class: no method of that name, and some binding of it in the class
+ * (`self._update_function = update_function`, a lambda)? */
+static bool stored_callable(ol_model *m, uint32_t fi, ol_nid callee)
+{
+    const ol_tree *t = m->tree;
+    const ol_function *f = &m->functions.items[fi];
+    if (f->cls == OL_NO_INDEX || ol_kind_of(t, callee) != OL_N_attribute || !is_self(m, fi, ol_field(t, callee, OL_F_object)))
+        return false;
+    const ol_class *cls = &m->classes.items[f->cls];
+    ol_sym name = ol_node_sym(m, ol_field(t, callee, OL_F_attribute));
+    for (size_t i = 0; i < cls->methods.len; i++)
+        if (m->functions.items[cls->methods.items[i]].name == name)
+            return false;
+    for (size_t i = 0; i < cls->attr_defs.len; i++)
+        if (m->defs.items[cls->attr_defs.items[i]].name == name)
+            return true;
+    return false;
+}
+
+/* The parameter whose value a callable stored on the object is applied to,
+ * when e is its result (`self.fn(x)`, also through `self._stat = self.fn(x)`
+ * and a local name bound to it), or -1. What the callable returns is not
+ * known; a function of a tensor mostly returns one derived from it, graph
+ * and all, and the store site asks that its total hold tensors. */
+static int callable_flows(ol_model *m, uint32_t fi, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > 4)
+        return -1;
+    ol_kind k = ol_kind_of(t, e);
+    if (k == OL_N_identifier || k == OL_N_attribute) {
+        ol_nid v = OL_NONE;
+        if (k == OL_N_attribute) {
+            v = is_self(m, fi, ol_field(t, e, OL_F_object)) ? self_attr_value(m, fi, e) : OL_NONE;
+        } else {
+            uint32_t defs[2];
+            if (ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 2) == 1 &&
+                m->defs.items[defs[0]].kind == OL_DEF_ASSIGN && m->defs.items[defs[0]].path_len == 0)
+                v = m->defs.items[defs[0]].value;
+        }
+        return v != OL_NONE ? callable_flows(m, fi, v, depth + 1) : -1;
+    }
+    if (k != OL_N_call || !stored_callable(m, fi, ol_unparen(t, ol_field(t, e, OL_F_function))))
+        return -1;
+    ol_nid args = ol_field(t, e, OL_F_arguments);
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_nid v = ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
+        int p = flows(m, fi, v, 0);
+        if (p > 0 || (p == 0 && !m->functions.items[fi].is_method))
+            return p;
+    }
+    return -1;
+}
+
+/* Does the class of method fi hold a tensor in `self.name`: a binding of
+ * it to a torch function (`torch.zeros(shape)`) in one of its methods? A
+ * running count (`self.n = 0`) is not. */
+static bool attr_holds_tensor(ol_model *m, uint32_t fi, ol_nid left)
+{
+    const ol_tree *t = m->tree;
+    const ol_function *f = &m->functions.items[fi];
+    if (f->cls == OL_NO_INDEX || ol_kind_of(t, left) != OL_N_attribute)
+        return false;
+    const ol_class *cls = &m->classes.items[f->cls];
+    ol_sym name = ol_node_sym(m, ol_field(t, left, OL_F_attribute));
+    for (size_t i = 0; i < cls->attr_defs.len; i++) {
+        const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
+        if (d->name != name)
+            continue;
+        ol_nid v = d->value != OL_NONE ? ol_unparen(t, d->value) : OL_NONE;
+        const char *q = v != OL_NONE && ol_kind_of(t, v) == OL_N_call ? ol_qualname(m, ol_field(t, v, OL_F_function))
+                                                                      : NULL;
+        if (q && ol_str_has_prefix(q, "torch."))
+            return true;
+    }
+    return false;
+}
+
 /* Records that function fi keeps parameter `param` in `into`; true when
  * that is news. */
 static bool add_store(sbuild *b, uint32_t fi, int param, int into, uint8_t how, const char *what)
@@ -474,6 +575,9 @@ static void direct_stores(sbuild *b)
             continue;
         int p = flows(m, fi, ol_field(t, n, OL_F_right), 0);
         bool collect = ol_kind_of(t, ol_unparen(t, ol_field(t, n, OL_F_right))) == OL_N_list;
+        /* `self._tensor += self.fn(x)`: a stored callable applied to a parameter, into a tensor total */
+        if (p < 0 && into == (int)OL_INTO_SELF && attr_holds_tensor(m, fi, left))
+            p = callable_flows(m, fi, ol_field(t, n, OL_F_right), 0);
         if (p >= 0)
             add_store(b, fi, p, into, collect ? OL_STORE_COLLECT : OL_STORE_ADD, statement_text(m, n, a));
     }
@@ -683,10 +787,38 @@ typedef struct edge {
 
 typedef OL_VEC(edge) edge_vec;
 
+/* `p.grad` (also `p.grad.data`). */
+static bool grad_attr(const ol_tree *t, ol_nid e)
+{
+    e = ol_unparen(t, e);
+    if (ol_kind_of(t, e) != OL_N_attribute)
+        return false;
+    ol_nid attr = ol_field(t, e, OL_F_attribute);
+    if (ol_text_is(t, attr, "data"))
+        return grad_attr(t, ol_field(t, e, OL_F_object));
+    return ol_text_is(t, attr, "grad");
+}
+
+/* `p.grad.zero_()`: clears a gradient as zero_grad() does (`p.grad = None`
+ * is found among the assignments). */
+static bool clears_grad(ol_model *m, const ol_call *c)
+{
+    return c->receiver != OL_NONE && c->name && strcmp(ol_sym_str(m, c->name), "zero_") == 0 &&
+           grad_attr(m->tree, c->receiver);
+}
+
 static void function_facts(sbuild *b, edge_vec *edges)
 {
     ol_model *m = b->m;
     ol_fn_summary *fns = b->s->fns;
+    /* `p.grad = None`: the function clears gradients */
+    for (size_t i = 0; i < m->assigns.len; i++) {
+        ol_nid a = m->assigns.items[i];
+        uint32_t fi = ol_function_of(m, a);
+        if (fi != OL_NO_INDEX && grad_attr(m->tree, ol_field(m->tree, a, OL_F_left)) &&
+            ol_kind_of(m->tree, ol_field(m->tree, a, OL_F_right)) == OL_N_none)
+            fns[fi].facts |= OL_FN_ZERO_GRAD;
+    }
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *c = &m->calls.items[i];
         uint32_t fi = ol_function_of(m, c->node);
@@ -701,7 +833,7 @@ static void function_facts(sbuild *b, edge_vec *edges)
             *facts |= OL_FN_BACKWARD;
         } else if (ol_step_optimizer(m, (uint32_t)i) != OL_NONE) {
             *facts |= OL_FN_STEP;
-        } else if (ol_zero_grad_target(m, (uint32_t)i) != OL_NONE) {
+        } else if (ol_zero_grad_target(m, (uint32_t)i) != OL_NONE || clears_grad(m, c)) {
             *facts |= OL_FN_ZERO_GRAD;
         } else if ((c->name == m->names.eval || c->name == m->names.train) && c->receiver != OL_NONE &&
                    ol_eval(m, c->receiver).kind == OL_V_MODULE) {
@@ -853,8 +985,11 @@ static void return_facts(sbuild *b, uint32_t fi)
     for (size_t i = 0; i < f->returns.len && i < 16; i++) {
         ol_nid e = f->returns.items[i];
         ol_nid stmt = ol_parent(t, e);
-        if (stmt != OL_NONE && ol_kind_of(t, stmt) == OL_N_return_statement && device_move(m, e, 0))
+        if (stmt != OL_NONE && ol_kind_of(t, stmt) == OL_N_return_statement && device_move(m, e, 0)) {
             fs->facts |= OL_FN_RET_ON_DEVICE;
+            if (ol_loaded_data(m, e))
+                fs->facts |= OL_FN_RET_DATA;
+        }
     }
     int arity;
     const char *keys[MAX_ELEMS];
@@ -1046,6 +1181,9 @@ typedef struct call_rec {
     uint8_t often; /* ol_often at the call, as the file shows it */
     bool gpu;      /* the calling file puts data on an accelerator */
     uint32_t line;
+    uint8_t use;   /* what the calling code does with the result (OL_USE_*) */
+    char *caller;  /* the calling function's name, or NULL */
+    char *args;    /* the project classes of the instances passed (ol_sum_call.args), or NULL */
 } call_rec;
 
 typedef OL_VEC(call_rec) call_rec_vec;
@@ -1061,10 +1199,29 @@ static int cmp_call_key(const call_rec *x, const call_rec *y)
         return (int)x->grad_off - (int)y->grad_off;
     if (x->often != y->often)
         return (int)x->often - (int)y->often;
+    if (x->use != y->use)
+        return (int)x->use - (int)y->use;
+    if (!x->caller || !y->caller) {
+        if (x->caller || y->caller)
+            return (int)(x->caller != NULL) - (int)(y->caller != NULL);
+    } else {
+        int k = strcmp(x->caller, y->caller);
+        if (k)
+            return k;
+    }
+    if (!x->args || !y->args) {
+        if (x->args || y->args)
+            return (int)(x->args != NULL) - (int)(y->args != NULL);
+    } else {
+        int k = strcmp(x->args, y->args);
+        if (k)
+            return k;
+    }
     if (!x->root || !y->root)
         return (int)(x->root != NULL) - (int)(y->root != NULL);
     return strcmp(x->root, y->root);
 }
+
 
 static int cmp_call_rec(const void *a, const void *b)
 {
@@ -1121,6 +1278,39 @@ static size_t imported_classes(ol_model *m, const char **out, size_t cap)
     return n;
 }
 
+/* The project classes of the instances call passes (ol_sum_call.args), or
+ * NULL: the callee's file learns from them what its parameters hold
+ * (`eval_model(predictor, loader)` with `predictor = Predictor(model)`). */
+static char *arg_classes(ol_model *m, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    ol_buf b = {0};
+    int pos = 0;
+    for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE && pos < 16;
+         a = ol_next_named(t, a)) {
+        ol_kind k = ol_kind_of(t, a);
+        if (k == OL_N_list_splat || k == OL_N_dictionary_splat)
+            break;
+        bool kw = k == OL_N_keyword_argument;
+        ol_nid value = kw ? ol_field(t, a, OL_F_value) : a;
+        ol_val v = ol_eval(m, value);
+        const char *cls = v.kind == OL_V_OBJECT && v.ref ? ol_sym_str(m, v.ref) : ol_instance_class(m, value);
+        if (cls && !library_qual(cls)) {
+            if (kw) {
+                char *name = ol_node_str(t, ol_field(t, a, OL_F_name));
+                ol_buf_printf(&b, "%s=%s;", name, cls);
+                free(name);
+            } else {
+                ol_buf_printf(&b, "%d=%s;", pos, cls);
+            }
+        }
+        if (!kw)
+            pos++;
+    }
+    return b.data;
+}
+
 /* The calls this file makes of functions it does not define, as the
  * callee's file needs them (ol_sum_call). */
 static void collect_calls(ol_model *m, call_rec_vec *out)
@@ -1159,8 +1349,10 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
             /* obj.method() on an instance of a class of another file
              * (`solver = DPM_Solver(...); solver.sample(x)`) */
             ol_val v = ol_eval(m, recv);
-            if (v.kind == OL_V_OBJECT && v.ref && !library_qual(ol_sym_str(m, v.ref)))
-                qual = ol_xasprintf("%s.%s", ol_sym_str(m, v.ref), ol_sym_str(m, c->name));
+            /* also through `self.x = Model(...).eval().to(device)` */
+            const char *cls = v.kind == OL_V_OBJECT && v.ref ? ol_sym_str(m, v.ref) : ol_instance_class(m, recv);
+            if (cls && !library_qual(cls))
+                qual = ol_xasprintf("%s.%s", cls, ol_sym_str(m, c->name));
             else if ((v.kind == OL_V_UNKNOWN || (v.kind == OL_V_MODULE && !v.ref)) &&
                      distinctive_method(ol_sym_str(m, c->name))) {
                 if (class_count == (size_t)-1)
@@ -1197,9 +1389,25 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
         }
         bool gpu = device.use == OL_DEVICE_NAMED || device.use == OL_DEVICE_VARIABLE ||
                    device.use == OL_DEVICE_FRAMEWORK;
+        /* what the calling function does with the result: a callee that
+         * hands on a model's output learns its role from it */
+        uint8_t use = (uint8_t)ol_call_result_use(m, (uint32_t)i);
+        if (recv != OL_NONE && ol_module_in_eval_mode(m, recv, c->node, NULL) != OL_NONE)
+            use |= OL_USE_EVAL; /* `self.model_.slide(...)` on a model kept in evaluation mode */
+        char *caller = NULL;
+        if (fi != OL_NO_INDEX) {
+            ol_arena a = {0};
+            const char *name = function_name(m, fi, &a);
+            if (name)
+                caller = ol_xstrndup(name, strlen(name));
+            ol_arena_free(&a);
+        }
+        char *args = arg_classes(m, c->node);
         for (size_t k = 0; k < nq; k++) {
             call_rec r = {quals[k], grad_off, root_name && k + 1 < nq ? ol_xstrndup(root_name, strlen(root_name))
-                                                                      : root_name, (uint8_t)often.often, gpu, line};
+                                                                      : root_name, (uint8_t)often.often, gpu, line,
+                          use, caller && k + 1 < nq ? ol_xstrndup(caller, strlen(caller)) : caller,
+                          args && k + 1 < nq ? ol_xstrndup(args, strlen(args)) : args};
             ol_vec_push(out, r);
         }
     }
@@ -1239,11 +1447,20 @@ static ol_file_saves *file_saves(ol_model *m)
             sc->gpu = recs.items[i].gpu;
             sc->root = recs.items[i].root ? ol_arena_strndup(&fs->arena, recs.items[i].root, strlen(recs.items[i].root))
                                           : NULL;
+            sc->use = recs.items[i].use;
+            sc->caller = recs.items[i].caller
+                             ? ol_arena_strndup(&fs->arena, recs.items[i].caller, strlen(recs.items[i].caller))
+                             : NULL;
+            sc->args = recs.items[i].args
+                           ? ol_arena_strndup(&fs->arena, recs.items[i].args, strlen(recs.items[i].args))
+                           : NULL;
         }
     }
     for (size_t i = 0; i < recs.len; i++) {
         free(recs.items[i].qual);
         free(recs.items[i].root);
+        free(recs.items[i].caller);
+        free(recs.items[i].args);
     }
     ol_vec_free(&recs);
     return fs;
@@ -1326,6 +1543,8 @@ struct ol_xref {
     OL_VEC(ol_file_summary *) held;
     OL_VEC(size_t) held_files;
     OL_VEC(char *) stars;     /* modules of `from module import *` at module level */
+    OL_VEC(uint64_t) param_keys; /* (def << 1 | known): parameters whose run class was asked */
+    OL_VEC(ol_sym) param_classes; /* their class, 0 when the run shows none (or several) */
 };
 
 static const ol_file_summary *hold(ol_xref *x, size_t file)
@@ -1573,6 +1792,8 @@ static bool call_name(ol_model *m, uint32_t ci, ol_sym *qual, ol_sym *method)
     return true;
 }
 
+static ol_sym param_run_class(ol_xref *x, uint32_t def);
+
 static const ol_fn_summary *summary_of_call(ol_xref *x, uint32_t ci, bool *cross_file)
 {
     ol_model *m = x->m;
@@ -1581,8 +1802,19 @@ static const ol_fn_summary *summary_of_call(ol_xref *x, uint32_t ci, bool *cross
     if (fi != OL_NO_INDEX)
         return fi < x->own->fn_count ? &x->own->fns[fi] : NULL;
     ol_sym qual, method;
-    if (!x->project || !call_name(m, ci, &qual, &method))
+    if (!x->project)
         return NULL;
+    if (!call_name(m, ci, &qual, &method)) {
+        /* `predictor.predict(x)` on a parameter: the class the run's callers pass */
+        const ol_call *c = &m->calls.items[ci];
+        ol_nid recv = c->receiver != OL_NONE ? ol_unparen(m->tree, c->receiver) : OL_NONE;
+        uint32_t defs[2];
+        if (!c->name || recv == OL_NONE || ol_kind_of(m->tree, recv) != OL_N_identifier ||
+            ol_reaching_defs(m, m->node_scope[recv], ol_node_sym(m, recv), recv, defs, 2) != 1 ||
+            m->defs.items[defs[0]].kind != OL_DEF_PARAM || !(qual = param_run_class(x, defs[0])))
+            return NULL;
+        method = c->name;
+    }
     target *cls;
     const ol_fn_summary *fn = target_fn(x, qual, method, &cls);
     *cross_file = fn != NULL;
@@ -1763,6 +1995,8 @@ void ol_xref_end(ol_xref *x)
     for (size_t i = 0; i < x->stars.len; i++)
         free(x->stars.items[i]);
     ol_vec_free(&x->stars);
+    ol_vec_free(&x->param_keys);
+    ol_vec_free(&x->param_classes);
     ol_file_summary_release(x->own);
     free(x);
 }
@@ -1805,7 +2039,6 @@ bool ol_visit_run_saves(ol_model *m, ol_save_visitor fn, void *ctx)
 
 typedef struct caller_visit {
     OL_VEC(size_t) files;
-    OL_VEC(char *) quals;
     OL_VEC(char *) roots;
     OL_VEC(bool) off;
     OL_VEC(uint32_t) lines;
@@ -1815,9 +2048,8 @@ typedef struct caller_visit {
 static void visit_caller(void *ctx, size_t file, const ol_sum_call *call)
 {
     caller_visit *v = ctx;
-    /* resolved after the store is unlocked */
+    /* followed after the store is unlocked */
     ol_vec_push(&v->files, file);
-    ol_vec_push(&v->quals, ol_xstrndup(call->qual, strlen(call->qual)));
     ol_vec_push(&v->roots, call->root ? ol_xstrndup(call->root, strlen(call->root)) : NULL);
     ol_vec_push(&v->off, call->grad_off);
     ol_vec_push(&v->lines, call->line);
@@ -1829,44 +2061,18 @@ static void visit_caller(void *ctx, size_t file, const ol_sum_call *call)
  * inside a function that its own file never calls counts as off when every
  * caller of that function in the run is off in turn (a @torch.no_grad()
  * entry point -> a method -> a helper of another file), followed up to
- * `depth` more files deep. */
+ * `depth` more files deep. The project finds the calls that name it (also
+ * through a package's re-exports) without reading any summary. */
 #define CALLER_DEPTH 4
-
-typedef struct {
-    size_t want;
-    const char *rest;
-} wanted;
-
-static int wanted_at(ol_xref *x, size_t file, const ol_file_summary *s, const char *rest, void *ctx)
-{
-    (void)x;
-    (void)s;
-    const wanted *w = ctx;
-    if (file != w->want)
-        return 0;
-    return strcmp(rest, w->rest) == 0 ? 1 : -1;
-}
-
-/* Does qual, as file `from` names it, name `rest` of file `want`, also
- * through the re-exports of a package's __init__.py (`from .models import
- * KEModel`, where models/__init__.py imports it from .general)? */
-static bool resolve_to(ol_xref *x, size_t from, const char *qual, size_t want, const char *rest)
-{
-    wanted w = {want, rest};
-    return follow_qual(x, from, qual, wanted_at, &w);
-}
 
 /* sites[0]: the first call with autograd on, sites[1]: the first with it
  * off (file SIZE_MAX: none), in the order the files were added. */
 static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, size_t *grad_on, size_t *grad_off,
                           ol_run_site *sites)
 {
-    const char *last = strrchr(rest, '.');
-    caller_visit v = {{0}, {0}, {0}, {0}, {0}, {0}};
-    ol_project_visit_calls(x->project, file, x->worker, last ? last + 1 : rest, visit_caller, &v);
+    caller_visit v = {{0}, {0}, {0}, {0}, {0}};
+    ol_project_visit_callers(x->project, file, rest, x->worker, visit_caller, &v);
     for (size_t i = 0; i < v.files.len; i++) {
-        if (!resolve_to(x, v.files.items[i], v.quals.items[i], file, rest))
-            continue;
         bool off = v.off.items[i];
         if (!off && v.roots.items[i] && depth > 0 && v.files.items[i] != file) {
             size_t on2 = 0, off2 = 0;
@@ -1892,16 +2098,169 @@ static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, 
             }
         }
     }
-    for (size_t i = 0; i < v.quals.len; i++) {
-        free(v.quals.items[i]);
+    for (size_t i = 0; i < v.roots.len; i++)
         free(v.roots.items[i]);
-    }
     ol_vec_free(&v.files);
-    ol_vec_free(&v.quals);
     ol_vec_free(&v.roots);
     ol_vec_free(&v.off);
     ol_vec_free(&v.lines);
     ol_vec_free(&v.often);
+}
+
+typedef struct use_visit {
+    OL_VEC(size_t) files;
+    OL_VEC(char *) quals;
+    OL_VEC(char *) callers;
+    OL_VEC(uint32_t) lines;
+    OL_VEC(uint8_t) uses;
+} use_visit;
+
+static void visit_use(void *ctx, size_t file, const ol_sum_call *call)
+{
+    use_visit *v = ctx;
+    ol_vec_push(&v->files, file);
+    ol_vec_push(&v->quals, ol_xstrndup(call->qual, strlen(call->qual)));
+    ol_vec_push(&v->callers, call->caller ? ol_xstrndup(call->caller, strlen(call->caller)) : NULL);
+    ol_vec_push(&v->lines, call->line);
+    ol_vec_push(&v->uses, call->use);
+}
+
+size_t ol_run_call_records(ol_model *m, uint32_t fi, ol_run_use *out, size_t cap)
+{
+    if (!m->links || m->links->call != links_call)
+        return 0;
+    ol_xref *x = m->links->ctx;
+    if (!x->answering || !x->project || fi >= x->own->fn_count || !x->own->fns[fi].name)
+        return 0;
+    const ol_function *f = &m->functions.items[fi];
+    uint32_t outer = f->outer_scope;
+    if (outer != 0 && outer != OL_NO_INDEX &&
+        (m->scopes.items[outer].kind != OL_SCOPE_CLASS || m->scopes.items[outer].parent != 0))
+        return 0;
+    const char *rest = x->own->fns[fi].name;
+    use_visit v = {{0}, {0}, {0}, {0}, {0}};
+    ol_project_visit_callers(x->project, x->file, rest, x->worker, visit_use, &v);
+    size_t n = 0;
+    for (size_t i = 0; i < v.files.len; i++) {
+        if (n < cap) {
+            const char *path = ol_project_path(x->project, v.files.items[i]);
+            out[n].path = path ? ol_xstrndup(path, strlen(path)) : NULL;
+            out[n].line = v.lines.items[i];
+            out[n].use = v.uses.items[i];
+            out[n].caller = v.callers.items[i];
+            v.callers.items[i] = NULL;
+            n++;
+        }
+        free(v.quals.items[i]);
+        free(v.callers.items[i]);
+    }
+    ol_vec_free(&v.files);
+    ol_vec_free(&v.quals);
+    ol_vec_free(&v.callers);
+    ol_vec_free(&v.lines);
+    ol_vec_free(&v.uses);
+    return n;
+}
+
+void ol_run_uses_free(ol_run_use *uses, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(uses[i].path);
+        free(uses[i].caller);
+    }
+}
+
+typedef struct args_visit {
+    OL_VEC(size_t) files;
+    OL_VEC(char *) quals;
+    OL_VEC(char *) args; /* NULL: the call passes no instance of a project class */
+} args_visit;
+
+static void visit_args(void *ctx, size_t file, const ol_sum_call *call)
+{
+    args_visit *v = ctx;
+    ol_vec_push(&v->files, file);
+    ol_vec_push(&v->quals, ol_xstrndup(call->qual, strlen(call->qual)));
+    ol_vec_push(&v->args, call->args ? ol_xstrndup(call->args, strlen(call->args)) : NULL);
+}
+
+/* The class in a record's args for `key` ("0", "predictor"), or NULL (malloc'd). */
+static char *arg_class(const char *args, const char *key)
+{
+    size_t kl = strlen(key);
+    for (const char *p = args; p && *p;) {
+        const char *eq = strchr(p, '='), *end = strchr(p, ';');
+        if (!eq || !end || eq > end)
+            return NULL;
+        if ((size_t)(eq - p) == kl && strncmp(p, key, kl) == 0)
+            return ol_xstrndup(eq + 1, (size_t)(end - eq - 1));
+        p = end + 1;
+    }
+    return NULL;
+}
+
+/* The project class every call of the run passes for parameter def of a
+ * function of this file (`eval_model(predictor, ...)` with `predictor =
+ * Predictor(model)` in the caller's file), as this file names it; 0 when the
+ * calls pass none, several, or the file cannot name it. Asked once per
+ * parameter. */
+static ol_sym param_run_class(ol_xref *x, uint32_t def)
+{
+    ol_model *m = x->m;
+    for (size_t i = 0; i < x->param_keys.len; i++)
+        if (x->param_keys.items[i] == def)
+            return x->param_classes.items[i];
+    ol_vec_push(&x->param_keys, (uint64_t)def);
+    ol_vec_push(&x->param_classes, (ol_sym)0);
+    size_t slot = x->param_keys.len - 1;
+    const ol_def *d = &m->defs.items[def];
+    uint32_t fi = m->scopes.items[d->scope].function;
+    if (!x->answering || fi == OL_NO_INDEX || fi >= x->own->fn_count || !x->own->fns[fi].name)
+        return 0;
+    const ol_function *f = &m->functions.items[fi];
+    uint32_t outer = f->outer_scope;
+    if (outer != 0 && outer != OL_NO_INDEX &&
+        (m->scopes.items[outer].kind != OL_SCOPE_CLASS || m->scopes.items[outer].parent != 0))
+        return 0;
+    bool self = f->is_method && !f->is_staticmethod;
+    if (self && d->index == 0)
+        return 0; /* the receiver itself */
+    const char *rest = x->own->fns[fi].name;
+    /* the argument's position as the caller writes it: self is not written */
+    char pos[16];
+    snprintf(pos, sizeof pos, "%u", d->index - (self ? 1u : 0u));
+    const char *name = ol_sym_str(m, d->name);
+    args_visit v = {{0}, {0}, {0}};
+    ol_project_visit_callers(x->project, x->file, rest, x->worker, visit_args, &v);
+    char *found = NULL;
+    bool agree = true;
+    for (size_t i = 0; i < v.files.len; i++) {
+        if (agree) {
+            char *cls = arg_class(v.args.items[i], pos);
+            if (!cls)
+                cls = arg_class(v.args.items[i], name);
+            /* one call that passes something else: the parameter holds more than one kind */
+            if (!cls || (found && strcmp(found, cls) != 0)) {
+                agree = false;
+                free(cls);
+            } else if (!found) {
+                found = cls;
+            } else {
+                free(cls);
+            }
+        }
+        free(v.quals.items[i]);
+        free(v.args.items[i]);
+    }
+    ol_vec_free(&v.files);
+    ol_vec_free(&v.quals);
+    ol_vec_free(&v.args);
+    /* named as the caller's file names it: only an absolute name means the
+     * same from this file */
+    if (agree && found && found[0] != '.')
+        x->param_classes.items[slot] = ol_model_intern(m, found);
+    free(found);
+    return x->param_classes.items[slot];
 }
 
 bool ol_run_callers(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_off)
@@ -1941,7 +2300,6 @@ bool ol_run_callers_at(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_o
 
 typedef struct gpu_visit {
     OL_VEC(size_t) files;
-    OL_VEC(char *) quals;
     OL_VEC(uint32_t) lines;
 } gpu_visit;
 
@@ -1951,7 +2309,6 @@ static void visit_gpu_caller(void *ctx, size_t file, const ol_sum_call *call)
     if (!call->gpu)
         return;
     ol_vec_push(&v->files, file);
-    ol_vec_push(&v->quals, ol_xstrndup(call->qual, strlen(call->qual)));
     ol_vec_push(&v->lines, call->line);
 }
 
@@ -1959,22 +2316,15 @@ static void visit_gpu_caller(void *ctx, size_t file, const ol_sum_call *call)
  * puts data on an accelerator? The first such call in *site. */
 static bool gpu_caller_of(ol_xref *x, const char *rest, ol_run_site *site)
 {
-    const char *last = strrchr(rest, '.');
-    gpu_visit v = {{0}, {0}, {0}};
-    ol_project_visit_calls(x->project, x->file, x->worker, last ? last + 1 : rest, visit_gpu_caller, &v);
-    bool found = false;
-    for (size_t i = 0; i < v.files.len && !found; i++) {
-        if (!resolve_to(x, v.files.items[i], v.quals.items[i], x->file, rest))
-            continue;
-        found = true;
-        site->file = v.files.items[i];
-        site->line = v.lines.items[i];
+    gpu_visit v = {{0}, {0}};
+    ol_project_visit_callers(x->project, x->file, rest, x->worker, visit_gpu_caller, &v);
+    bool found = v.files.len > 0;
+    if (found) {
+        site->file = v.files.items[0];
+        site->line = v.lines.items[0];
         site->path = ol_project_path(x->project, site->file);
     }
-    for (size_t i = 0; i < v.quals.len; i++)
-        free(v.quals.items[i]);
     ol_vec_free(&v.files);
-    ol_vec_free(&v.quals);
     ol_vec_free(&v.lines);
     return found;
 }
@@ -2017,6 +2367,65 @@ bool ol_run_gpu_user(ol_model *m, ol_run_site *site, const char **what)
         }
     }
     return false;
+}
+
+/* Does `name` contain `hint`, case aside? */
+static bool names_hint(const char *name, const char *hint)
+{
+    size_t nl = strlen(name), hl = strlen(hint);
+    for (size_t i = 0; i + hl <= nl; i++) {
+        size_t k = 0;
+        while (k < hl && tolower((unsigned char)name[i + k]) == tolower((unsigned char)hint[k]))
+            k++;
+        if (k == hl)
+            return true;
+    }
+    return false;
+}
+
+const ol_fn_summary *ol_run_method_by_hint(ol_model *m, const char *hint, const char *method, const char **cls_out,
+                                           const char **path_out)
+{
+    if (!m->links || m->links->call != links_call)
+        return NULL;
+    ol_xref *x = m->links->ctx;
+    if (!x->answering || !x->project || strlen(hint) < 3)
+        return NULL;
+    /* each file's summary is taken and let go again: only the one found is
+     * held, so a question does not pin the whole run's summaries */
+    size_t found_file = SIZE_MAX, found_class = 0;
+    const ol_fn_summary *found = NULL;
+    size_t count = ol_project_count(x->project);
+    bool several = false;
+    for (size_t file = 0; file < count && !several; file++) {
+        if (file == x->file)
+            continue;
+        ol_file_summary *s = ol_project_acquire(x->project, file, x->worker);
+        for (size_t i = 0; s && i < s->class_count && !several; i++) {
+            if (!names_hint(s->classes[i].name, hint))
+                continue;
+            const ol_fn_summary *f = method_of(s, s->classes[i].name, method, 0);
+            if (!f || (found_file == file && f == found))
+                continue;
+            if (found_file != SIZE_MAX) {
+                several = true; /* several classes named so define it differently: no guess */
+                break;
+            }
+            found = f;
+            found_file = file;
+            found_class = i;
+        }
+        if (s)
+            ol_file_summary_release(s);
+    }
+    if (several || found_file == SIZE_MAX)
+        return NULL;
+    const ol_file_summary *s = hold(x, found_file);
+    if (!s || found_class >= s->class_count)
+        return NULL;
+    *cls_out = s->classes[found_class].name;
+    *path_out = ol_project_path(x->project, found_file);
+    return method_of(s, s->classes[found_class].name, method, 0);
 }
 
 const ol_fn_summary *ol_function_summary(ol_model *m, uint32_t fi)

@@ -138,6 +138,10 @@ typedef struct ol_sum_call {
     const char *root; /* autograd on at the call, and decided by the callers in other files of this
                        * function of the file (its name as in ol_fn_summary), which nothing here
                        * calls; NULL otherwise */
+    uint8_t use;      /* what the calling code does with the result (OL_USE_*, ask.h) */
+    const char *caller; /* the calling function (its name as in ol_fn_summary); NULL at module level */
+    const char *args;   /* the project classes of the instances it passes: "0=pkg.Predictor;loader=pkg.Loader;"
+                         * (positions count the arguments written); NULL when none */
 } ol_sum_call;
 
 /* The saves of a file, and its calls of other files' functions. Shared by
@@ -260,10 +264,32 @@ typedef struct ol_run_site {
 } ol_run_site;
 bool ol_run_callers_at(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_off, ol_run_site sites[3]);
 
+/* The calls of function fi in the other files of the run, with what each
+ * calling function does with the result: up to cap of them in out (path
+ * and caller malloc'd, for ol_run_uses_free); returns how many were
+ * written. Every file of the run is summarized first, as for saves. */
+typedef struct ol_run_use {
+    char *path;        /* the calling file, as the project names it */
+    uint32_t line;
+    uint8_t use;       /* OL_USE_* */
+    char *caller;      /* the calling function, or NULL at module level */
+} ol_run_use;
+size_t ol_run_call_records(ol_model *m, uint32_t fi, ol_run_use *out, size_t cap);
+void ol_run_uses_free(ol_run_use *uses, size_t n);
+
 /* Does a file of the run that puts data on an accelerator call one of this
  * file's functions, methods or classes? True with the first such call in
  * *site and the name it calls in *what. False outside a run of several files. */
 bool ol_run_gpu_user(ol_model *m, ol_run_site *site, const char **what);
+
+/* A method call on an object whose class the file does not show
+ * (`self.task.train_step(...)`, the task handed in): the summary of the one
+ * method `method` that classes of the other files of the run define whose
+ * names contain `hint` (`task` -> `TranslationTask`), case aside; NULL when
+ * none or several different ones do. *cls_out and *path_out name the class
+ * and its file. */
+const ol_fn_summary *ol_run_method_by_hint(ol_model *m, const char *hint, const char *method, const char **cls_out,
+                                           const char **path_out);
 
 /* The summary of function fi of this model, or NULL outside a lint run. */
 const ol_fn_summary *ol_function_summary(ol_model *m, uint32_t fi);

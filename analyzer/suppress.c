@@ -95,16 +95,6 @@ static void invalid(ol_suppressions *s, uint32_t at, const char *message)
     ol_vec_push(&s->invalid, d);
 }
 
-/* Finds `needle` case-insensitively in s[0..n). */
-static const char *find_ci(const char *s, size_t n, const char *needle)
-{
-    size_t m = strlen(needle);
-    for (size_t i = 0; i + m <= n; i++)
-        if (ol_mem_ieq(s + i, needle, m))
-            return s + i;
-    return NULL;
-}
-
 /* Statements (children of a block or of the module) in preorder: their
  * starts strictly increase. */
 typedef OL_VEC(ol_nid) stmt_index;
@@ -180,7 +170,7 @@ void ol_suppressions_collect(ol_suppressions *s, const ol_tree *t)
         uint32_t line = ol_source_line_index(src, c->start) + 1;
 
         /* # noqa / # noqa: CODES (anywhere in the comment, after a '#') */
-        const char *hit = find_ci(text, n, "noqa");
+        const char *hit = ol_find_ci(text, n, "noqa");
         while (hit) {
             const char *p = hit;
             while (p > text && (p[-1] == ' ' || p[-1] == '\t'))
@@ -223,11 +213,11 @@ void ol_suppressions_collect(ol_suppressions *s, const ol_tree *t)
                 ol_vec_push(&s->items, sup);
                 break;
             }
-            hit = find_ci(hit + 4, (size_t)(text + n - (hit + 4)), "noqa");
+            hit = ol_find_ci(hit + 4, (size_t)(text + n - (hit + 4)), "noqa");
         }
 
         /* # oomlint: disable=CODES / disable-file[=CODES] / noqa[: CODES] */
-        const char *d = find_ci(text, n, "oomlint:");
+        const char *d = ol_find_ci(text, n, "oomlint:");
         if (!d)
             continue;
         const char *p = d + strlen("oomlint:");

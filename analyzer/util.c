@@ -400,6 +400,15 @@ bool ol_mem_ieq(const char *a, const char *b, size_t n)
     return true;
 }
 
+const char *ol_find_ci(const char *s, size_t n, const char *needle)
+{
+    size_t m = strlen(needle);
+    for (size_t i = 0; i + m <= n; i++)
+        if (ol_mem_ieq(s + i, needle, m))
+            return s + i;
+    return NULL;
+}
+
 /* ---- files ------------------------------------------------------------- */
 
 int ol_read_stream(int fd, size_t max_bytes, char **out, size_t *out_len)

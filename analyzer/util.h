@@ -115,6 +115,8 @@ bool ol_str_has_suffix(const char *s, const char *suffix);
 bool ol_mem_eq_cstr(const char *s, size_t n, const char *c);
 /* Case-insensitive ASCII comparison of n bytes. */
 bool ol_mem_ieq(const char *a, const char *b, size_t n);
+/* The first place `needle` occurs in s[0..n), ASCII case ignored, or NULL. */
+const char *ol_find_ci(const char *s, size_t n, const char *needle);
 
 /* Read errors that are no errno: the path names something other than a
  * regular file (reading a FIFO or a terminal would block, a device never

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -58,15 +59,23 @@ static bool same_stamp(const struct stat *st, const ol_file_snapshot *s)
  *
  * A temporary file exists from its creation until it is renamed into place
  * or removed; a SIGINT, SIGTERM or SIGHUP in between would leave it in the
- * user's tree (an 11 MB `.report.json.oomlint-*`). So each one is entered in
- * a table while it exists, and a handler removes what the table holds,
- * then lets the signal do what it would have done. The table is fixed-size
- * static memory because the handler may touch nothing else (malloc'd memory
- * could be freed under it by another thread); it is, with the supervisor's
- * child pid, the process-wide state signals force on oomlint. A slot goes
- * FREE -> CLAIMED (its owner copies the path) -> LIVE (the handler may
- * unlink it) -> FREE. A temporary file beyond the table's slots, or with a
- * longer path, is simply not protected. */
+ * user's tree (an 11 MB `.report.json.oomlint-*`, a `.train.py.oomlint-*`
+ * per thread of a --fix). So each one is entered in a table before it is
+ * created, and a handler removes what the table holds, then lets the signal
+ * do what it would have done. The table is fixed-size static memory because
+ * the handler may touch nothing else (malloc'd memory could be freed under
+ * it by another thread); it is, with the supervisor's child pid, the
+ * process-wide state signals force on oomlint. A slot goes FREE -> CLAIMED
+ * (its owner copies the path) -> LIVE (the handler may unlink it) -> FREE.
+ *
+ * Other threads go on while the handler runs. So the steps that must not be
+ * cut short (entering a path and creating its file; rewriting a file in
+ * place) run as critical sections: with these signals blocked on their
+ * thread (the handler then runs on another one) and counted in `in_flight`.
+ * The handler first marks the process as dying, waits for the sections in
+ * flight to end, then unlinks; a section that starts after the mark sees it
+ * and creates nothing (the mark and the count are sequentially consistent:
+ * either the handler sees the section, or the section sees the mark). */
 
 #define TEMP_SLOTS 64
 #define TEMP_PATH_MAX 4096
@@ -80,10 +89,21 @@ static struct temp_slot {
 static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
 static struct sigaction cleanup_previous[OL_ARRAY_LEN(cleanup_signals)];
 static atomic_int cleanup_installed;
+static atomic_int cleanup_dying; /* a signal came: no temporary file is created any more */
+static atomic_int in_flight;     /* critical sections running now */
+
+/* How long the handler waits for the critical sections in flight (an
+ * in-place rewrite of a large file, fsync included): 10 s, in 1 ms steps. */
+#define CLEANUP_WAIT_STEPS 10000
 
 static void remove_temps_and_die(int sig)
 {
     int saved = errno;
+    atomic_store(&cleanup_dying, 1);
+    for (int i = 0; i < CLEANUP_WAIT_STEPS && atomic_load(&in_flight) > 0; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL); /* async-signal-safe */
+    }
     for (size_t i = 0; i < TEMP_SLOTS; i++)
         if (atomic_load(&temp_slots[i].state) == SLOT_LIVE)
             unlink(temp_slots[i].path); /* async-signal-safe */
@@ -126,22 +146,54 @@ static void install_cleanup(void)
     }
 }
 
-/* Enters path in the table; returns its slot, or -1 when it cannot be. */
+/* Starts a critical section (see above): false, starting nothing, once a
+ * signal has marked the process as dying. */
+static bool critical_begin(sigset_t *saved)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    for (size_t i = 0; i < OL_ARRAY_LEN(cleanup_signals); i++)
+        sigaddset(&block, cleanup_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &block, saved);
+    atomic_fetch_add(&in_flight, 1);
+    if (atomic_load(&cleanup_dying)) {
+        atomic_fetch_sub(&in_flight, 1);
+        pthread_sigmask(SIG_SETMASK, saved, NULL);
+        return false;
+    }
+    return true;
+}
+
+static void critical_end(const sigset_t *saved)
+{
+    atomic_fetch_sub(&in_flight, 1);
+    pthread_sigmask(SIG_SETMASK, saved, NULL); /* a signal that came meanwhile is handled now */
+}
+
+/* Enters path in the table (inside a critical section, before the file
+ * exists); returns its slot, -1 when the path is too long for it, or -2
+ * when a signal came while every slot was taken. */
 static int temp_track(const char *path)
 {
     size_t len = strlen(path);
     if (len >= TEMP_PATH_MAX)
         return -1;
-    install_cleanup();
-    for (int i = 0; i < TEMP_SLOTS; i++) {
-        int expected = SLOT_FREE;
-        if (atomic_compare_exchange_strong(&temp_slots[i].state, &expected, SLOT_CLAIMED)) {
-            memcpy(temp_slots[i].path, path, len + 1);
-            atomic_store(&temp_slots[i].state, SLOT_LIVE);
-            return i;
+    for (;;) {
+        if (atomic_load(&cleanup_dying))
+            return -2;
+        for (int i = 0; i < TEMP_SLOTS; i++) {
+            int expected = SLOT_FREE;
+            if (atomic_compare_exchange_strong(&temp_slots[i].state, &expected, SLOT_CLAIMED)) {
+                memcpy(temp_slots[i].path, path, len + 1);
+                atomic_store(&temp_slots[i].state, SLOT_LIVE);
+                return i;
+            }
         }
+        /* every slot taken (more threads writing than slots): one frees as
+         * soon as its file is renamed or removed */
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
     }
-    return -1;
 }
 
 /* Takes path out of the table: it was renamed, removed, or must be kept. */
@@ -206,9 +258,11 @@ static char *resolve_links(const char *path, int *err)
 }
 
 /* Creates a new file beside target, named .NAME.oomlint-XXXXXX, with
- * `mode` (less the umask). Returns its path and sets *fd, or NULL with *err. */
+ * `mode` (less the umask), entered in the table before it exists. Returns
+ * its path and sets *fd, or NULL with *err (EINTR once a signal has come). */
 static char *temp_beside(const char *target, mode_t mode, int *fd, int *err)
 {
+    install_cleanup();
     char *dir = dir_of(target);
     const char *slash = strrchr(target, '/');
     const char *base = slash ? slash + 1 : target;
@@ -225,14 +279,23 @@ static char *temp_beside(const char *target, mode_t mode, int *fd, int *err)
         }
         suffix[6] = '\0';
         char *tmp = ol_xasprintf("%s/.%.200s.oomlint-%s", dir, base, suffix);
-        int f = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, mode);
+        sigset_t saved;
+        if (!critical_begin(&saved)) {
+            free(tmp);
+            *err = EINTR;
+            break;
+        }
+        int slot = temp_track(tmp);
+        int f = slot == -2 ? -1 : open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, mode);
+        *err = slot == -2 ? EINTR : f < 0 ? errno : 0; /* a stale errno would fail a created file */
+        if (f < 0 && slot >= 0)
+            atomic_store(&temp_slots[slot].state, SLOT_FREE); /* not ours to remove */
+        critical_end(&saved);
         if (f >= 0) {
-            temp_track(tmp);
             free(dir);
             *fd = f;
             return tmp;
         }
-        *err = errno;
         free(tmp);
         if (*err != EEXIST)
             break;
@@ -373,8 +436,8 @@ static int copy_xattrs(const char *from, int fd)
  * blocks are reserved first, so running out of space or into a size limit
  * changes nothing; if writing fails after that, `original` (when given) is
  * put back. Sets *damaged when the file may now hold neither text. */
-static int rewrite_in_place(const char *target, const struct stat *st, const char *data, size_t len,
-                            const char *original, size_t original_len, bool *damaged)
+static int rewrite_now(const char *target, const struct stat *st, const char *data, size_t len,
+                       const char *original, size_t original_len, bool *damaged)
 {
     *damaged = false;
     int fd = open(target, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -407,6 +470,21 @@ static int rewrite_in_place(const char *target, const struct stat *st, const cha
         *damaged = !restored;
     }
     close(fd);
+    return err;
+}
+
+/* rewrite_now as a critical section: a signal never leaves the file half
+ * written (the handler waits for it to end), and once one has come the
+ * file is not touched. */
+static int rewrite_in_place(const char *target, const struct stat *st, const char *data, size_t len,
+                            const char *original, size_t original_len, bool *damaged)
+{
+    *damaged = false;
+    sigset_t saved;
+    if (!critical_begin(&saved))
+        return EINTR;
+    int err = rewrite_now(target, st, data, len, original, original_len, damaged);
+    critical_end(&saved);
     return err;
 }
 

@@ -113,10 +113,11 @@ bool ol_oom_parse_size(const char *s, size_t n, int64_t *bytes, size_t *used)
             continue;
         if (j + len < n && (isalpha((unsigned char)s[j + len]) || s[j + len] == '_'))
             continue;
-        double b = ldexp(v, units[u].shift);
+        double b = v * (double)((uint64_t)1 << units[u].shift);
         if (!(b < 9.2e18))
             b = 9.2e18;
-        *bytes = (int64_t)llround(b);
+        /* rounded by hand: llround() would make the release binary need libm */
+        *bytes = b >= 0 ? (int64_t)(b + 0.5) : -(int64_t)(0.5 - b);
         *used = j + len;
         return true;
     }

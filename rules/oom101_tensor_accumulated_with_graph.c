@@ -72,35 +72,80 @@ static bool keeps_graph(ol_model *m, const ol_call *call)
     return v != OL_NONE && ol_kind_of(m->tree, v) == OL_N_true;
 }
 
-/* Is there a `X.backward()` in stmt's function whose receiver mentions
- * `what`, after stmt (later) or before it inside `within` (OL_NONE: the
- * whole function)? With `freeing`, only one that frees what the graph
- * saved counts. */
-static bool backward_of(ol_model *m, ol_nid what, ol_nid stmt, bool later, ol_nid within, bool freeing)
+/* The backward calls of the file (those with a receiver), and the answers
+ * already given: a long loop asks the same question of the same names at
+ * every accumulator, and a walk over the file's calls each time made a
+ * 4 MB module-level loop take minutes. */
+typedef struct backward_answer {
+    char *what;        /* the text asked about */
+    uint32_t fn;
+    ol_nid within;
+    bool freeing;
+    ol_nid first, last; /* first and last matching backward call, OL_NONE if none */
+} backward_answer;
+
+typedef struct backward_memo {
+    bool built;
+    struct {
+        uint32_t *items;
+        size_t len, cap;
+    } calls;
+    struct {
+        backward_answer *items;
+        size_t len, cap;
+    } answers;
+} backward_memo;
+
+static void backward_memo_free(backward_memo *bm)
+{
+    for (size_t i = 0; i < bm->answers.len; i++)
+        free(bm->answers.items[i].what);
+    ol_vec_free(&bm->answers);
+    ol_vec_free(&bm->calls);
+}
+
+/* The first and last `X.backward()` in fn (inside `within` unless OL_NONE)
+ * whose receiver mentions `what`; with `freeing`, only one that frees what
+ * the graph saved counts. */
+static const backward_answer *backward_of(ol_model *m, backward_memo *bm, ol_nid what, uint32_t fn, ol_nid within,
+                                          bool freeing)
 {
     const ol_tree *t = m->tree;
-    uint32_t fn = ol_function_of(m, stmt);
-    size_t first = 0, end = m->calls.len;
-    if (fn != OL_NO_INDEX)
-        end = ol_calls_in(m, m->functions.items[fn].node, &first);
-    for (size_t i = first; i < end; i++) {
-        const ol_call *call = &m->calls.items[i];
-        if ((later ? call->node < stmt : call->node >= stmt) || call->name != m->names.backward ||
-            call->receiver == OL_NONE || (within != OL_NONE && !ol_contains(t, within, call->node)) ||
-            ol_function_of(m, call->node) != fn || (freeing && keeps_graph(m, call)))
-            continue;
-        if (ol_mentions(t, ol_unparen(t, call->receiver), what))
-            return true;
+    if (!bm->built) {
+        bm->built = true;
+        for (size_t i = 0; i < m->calls.len; i++)
+            if (m->calls.items[i].name == m->names.backward && m->calls.items[i].receiver != OL_NONE)
+                ol_vec_push(&bm->calls, (uint32_t)i);
     }
-    return false;
+    char *text = ol_node_str(t, what);
+    for (size_t i = 0; i < bm->answers.len; i++) {
+        backward_answer *a = &bm->answers.items[i];
+        if (a->fn == fn && a->within == within && a->freeing == freeing && strcmp(a->what, text) == 0) {
+            free(text);
+            return a;
+        }
+    }
+    backward_answer a = {text, fn, within, freeing, OL_NONE, OL_NONE};
+    for (size_t k = 0; k < bm->calls.len; k++) {
+        const ol_call *call = &m->calls.items[bm->calls.items[k]];
+        if ((within != OL_NONE && !ol_contains(t, within, call->node)) || ol_function_of(m, call->node) != fn ||
+            (freeing && keeps_graph(m, call)) || !ol_mentions(t, ol_unparen(t, call->receiver), what))
+            continue;
+        if (a.first == OL_NONE)
+            a.first = call->node;
+        a.last = call->node;
+    }
+    ol_vec_push(&bm->answers, a);
+    return &ol_vec_last(&bm->answers);
 }
 
 /* Is the accumulator backwarded after stmt, in the same function
  * (`total.backward()`, `(total / n).backward()`)? Then the graphs are kept
  * on purpose, for one backward over the whole sum. */
-static bool backwarded_later(ol_model *m, const ol_accumulator *acc, ol_nid stmt)
+static bool backwarded_later(ol_model *m, backward_memo *bm, const ol_accumulator *acc, ol_nid stmt)
 {
-    return backward_of(m, acc->target, stmt, true, OL_NONE, false);
+    const backward_answer *a = backward_of(m, bm, acc->target, ol_function_of(m, stmt), OL_NONE, false);
+    return a->last != OL_NONE && a->last >= stmt;
 }
 
 /* Was the added value's own graph backwarded earlier in the same iteration
@@ -110,15 +155,26 @@ static bool backwarded_later(ol_model *m, const ol_accumulator *acc, ol_nid stmt
  * the graph's nodes in host memory and nothing on the device: on an H200
  * the probe measures 0 B of GPU memory per step for this form, against a
  * batch's activations per step where no backward runs. */
-static bool backwarded_before(ol_model *m, ol_nid value, ol_nid stmt, uint32_t loop)
+static bool backwarded_before(ol_model *m, backward_memo *bm, ol_nid value, ol_nid stmt, uint32_t loop)
 {
     value = ol_unparen(m->tree, value);
-    return loop != OL_NO_INDEX && ol_kind_of(m->tree, value) == OL_N_identifier &&
-           backward_of(m, value, stmt, false, m->loops.items[loop].body, true);
+    if (loop == OL_NO_INDEX || ol_kind_of(m->tree, value) != OL_N_identifier)
+        return false;
+    const backward_answer *a =
+        backward_of(m, bm, value, ol_function_of(m, stmt), m->loops.items[loop].body, true);
+    return a->first != OL_NONE && a->first < stmt;
 }
 
-static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, ol_text_index *receivers)
+/* What the checks of one file share: the receivers of its method calls
+ * indexed by text, and the backward calls' answers. */
+typedef struct oom101_scan {
+    ol_text_index receivers;
+    backward_memo backwards;
+} oom101_scan;
+
+static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, oom101_scan *scan)
 {
+    ol_text_index *receivers = &scan->receivers;
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
     ol_accumulator acc;
@@ -141,7 +197,7 @@ static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, ol_t
                    target_text);
     else
         ol_because(&why, m, acc.target, "`%s` lives across the calls of the training step", target_text);
-    ol_diag *d = backwarded_before(m, value, stmt, loop)
+    ol_diag *d = backwarded_before(m, &scan->backwards, value, stmt, loop)
                      ? ol_report_node(c, stmt,
                                       "`%s` accumulates `%s`, which carries the autograd graph; backward() has "
                                       "freed what it saved, but every iteration's graph nodes stay alive in `%s` "
@@ -152,7 +208,7 @@ static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, ol_t
                                       "graph stays alive in `%s`",
                                       target_text, value_text, target_text);
     ol_diag_because(d, m, &why);
-    if (backwarded_later(m, &acc, stmt)) {
+    if (backwarded_later(m, &scan->backwards, &acc, stmt)) {
         /* one backward over the sum of every batch's graph: `.item()` would
          * break it; the memory is saved by a backward per batch */
         ol_diag_help(d, "call `backward()` on each batch's loss inside the loop (gradients add up in `.grad`) "
@@ -220,6 +276,7 @@ static void check_kept(ol_check *c)
                                         "`%s`); every iteration's graph stays alive in it",
                                         callee, value_text, holder, kept[k].callee,
                                         kept[k].what);
+            ol_how_often(m, call, &why);
             ol_diag_because(d, m, &why);
             bool item = ol_is_scalar_loss(m, kept[k].arg, v);
             ol_diag_help(d, "pass a %s: `%s%s`", item ? "Python number" : "detached tensor",
@@ -249,14 +306,14 @@ static void check(ol_check *c)
     check_kept(c);
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
-    ol_text_index receivers = {{NULL, 0, 0}, false};
+    oom101_scan scan = {{{NULL, 0, 0}, false}, {0}};
     for (size_t i = 0; i < m->aug_assigns.len; i++) {
         ol_nid n = m->aug_assigns.items[i];
         ol_nid op = ol_field(t, n, OL_F_operator);
         ol_kind k = ol_kind_of(t, op);
         if (k != OL_T_PLUS_EQ && k != OL_T_MINUS_EQ)
             continue;
-        consider(c, n, ol_field(t, n, OL_F_left), ol_field(t, n, OL_F_right), &receivers);
+        consider(c, n, ol_field(t, n, OL_F_left), ol_field(t, n, OL_F_right), &scan);
     }
     /* x = x + v, x = v + x, and running averages: x = 0.9 * x + 0.1 * v */
     for (size_t i = 0; i < m->assigns.len; i++) {
@@ -277,11 +334,12 @@ static void check(ol_check *c)
             continue;
         ol_nid a = ol_field(t, right, OL_F_left), b = ol_field(t, right, OL_F_right);
         if (a != OL_NONE && b != OL_NONE && scaled_copy(t, a, left) && !ol_mentions(t, b, left))
-            consider(c, n, left, b, &receivers);
+            consider(c, n, left, b, &scan);
         else if (op == OL_T_PLUS && a != OL_NONE && b != OL_NONE && scaled_copy(t, b, left) && !ol_mentions(t, a, left))
-            consider(c, n, left, a, &receivers);
+            consider(c, n, left, a, &scan);
     }
-    ol_text_index_free(&receivers);
+    ol_text_index_free(&scan.receivers);
+    backward_memo_free(&scan.backwards);
 }
 
 const ol_rule ol_rule_oom101 = {
@@ -296,7 +354,9 @@ const ol_rule ol_rule_oom101 = {
             "loss, arithmetic on them, also when a helper returns it: `loss, aux = step(batch)`) and "
             "the accumulator outlives the iteration. Meters whose method adds its argument "
             "(`meter.update(loss)` where `update` does `self.sum += val * n`) are flagged at the call; "
-            "functions and classes of other files of the same run are followed through imports.",
+            "functions and classes of other files of the same run are followed through imports. So are "
+            "statistics whose `update(x)` adds into a tensor they hold the result of a function stored on the "
+            "object (`self._tensor += self.fn(x)`).",
     .why = "A tensor that requires grad remembers how it was computed. Adding it to a running total "
            "makes the total depend on it, so the total keeps every iteration's graph alive. Where no "
            "backward runs (an evaluation loop with autograd on) that graph still holds the activations "

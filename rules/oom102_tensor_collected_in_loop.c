@@ -234,6 +234,14 @@ static void report(ol_check *c, uses_cache *uc, ol_nid at, ol_nid holder, ol_nid
     if (loop != OL_NO_INDEX)
         ol_because(why, c->model, c->model->loops.items[loop].node,
                    "`%s` outlives this loop's iterations and keeps what each one adds", holder_text);
+    else if (ol_how_often(c->model, at, why) != OL_ONCE && why->len == 0) {
+        /* a per-batch hook or a metric's update(): the framework's loop */
+        uint32_t fn = ol_function_of(c->model, at);
+        if (fn != OL_NO_INDEX)
+            ol_because(why, c->model, ol_field(t, c->model->functions.items[fn].node, OL_F_name),
+                       "the framework calls this once per batch, and `%s` lives on the object between the calls",
+                       holder_text);
+    }
     free(holder_text);
     bool item = ol_is_scalar_loss(c->model, value, v) && !u.as_tensor;
     char *h = ol_node_str(t, holder);
@@ -356,6 +364,153 @@ static bool library_object(ol_model *m, ol_nid recv)
     return true;
 }
 
+/* Does e mention holder, itself or through a name bound from it
+ * (`meta = torch.stack(task_losses).mean()`), a level or two down? */
+static bool derives_from(ol_model *m, ol_nid e, ol_nid holder, int depth)
+{
+    const ol_tree *t = m->tree;
+    if (e == OL_NONE || depth > 2)
+        return false;
+    if (ol_mentions(t, e, holder))
+        return true;
+    for (ol_nid n = e; n < m->subtree_end[e]; n++) {
+        if (ol_kind_of(t, n) != OL_N_identifier || ol_node_at(t, n)->field == OL_F_attribute)
+            continue;
+        uint32_t defs[4];
+        size_t nd = ol_reaching_defs(m, m->node_scope[n], ol_node_sym(m, n), n, defs, 4);
+        for (size_t k = 0; k < nd && k < 4; k++) {
+            const ol_def *d = &m->defs.items[defs[k]];
+            if ((d->kind == OL_DEF_ASSIGN || d->kind == OL_DEF_AUGASSIGN) && d->value != OL_NONE &&
+                derives_from(m, d->value, holder, depth + 1))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* A list made afresh where a step starts (in its function, or in the body
+ * of a loop around the loop that fills it), filled in that inner loop, which
+ * walks the parts of the step rather than a loader's batches, and
+ * backwarded through after it, in the same place it was made, without
+ * leaving the function: `task_losses = []`, one loss per task (each task's
+ * adaptation steps an optimizer, so the task loop draws batches), then
+ * `torch.stack(task_losses).mean().backward()`. The graphs it keeps are
+ * what that backward needs, and the list dies with the step. Returns the
+ * backward, or OL_NONE. */
+static ol_nid consumed_in_step(ol_model *m, ol_nid holder, ol_nid stmt)
+{
+    const ol_tree *t = m->tree;
+    holder = ol_unparen(t, holder);
+    uint32_t fn = ol_function_of(m, stmt);
+    if (fn == OL_NO_INDEX || ol_kind_of(t, holder) != OL_N_identifier)
+        return OL_NONE;
+    ol_accumulator acc;
+    if (!ol_accumulator_of(m, holder, &acc))
+        return OL_NONE;
+    uint32_t filled = ol_accumulator_outlived_loop(m, &acc, stmt);
+    uint32_t defs[2];
+    if (filled == OL_NO_INDEX ||
+        ol_reaching_defs(m, m->node_scope[holder], ol_node_sym(m, holder), holder, defs, 2) != 1)
+        return OL_NONE;
+    const ol_def *d = &m->defs.items[defs[0]];
+    ol_nid fresh = d->kind == OL_DEF_ASSIGN && d->path_len == 0 ? ol_unparen(t, d->value) : OL_NONE;
+    if (fresh == OL_NONE || ol_function_of(m, d->stmt) != fn ||
+        !((ol_kind_of(t, fresh) == OL_N_list && ol_first_named(t, fresh) == OL_NONE) ||
+          (ol_kind_of(t, fresh) == OL_N_call && ol_text_is(t, fresh, "list()"))))
+        return OL_NONE;
+    /* the filling loop lies inside the place the list is made, and walks the
+     * parts of one step (tasks, chunks, heads), not batches of a loader: an
+     * epoch's losses waiting for one backward at its end are an epoch of
+     * graphs */
+    uint32_t made_in = m->node_loop[d->stmt];
+    ol_nid loop = m->loops.items[filled].node;
+    ol_nid iter = m->loops.items[filled].iter;
+    if (iter != OL_NONE) {
+        ol_val iv = ol_eval(m, iter);
+        if (iv.kind == OL_V_LOADER || iv.kind == OL_V_DATASET)
+            return OL_NONE;
+    }
+    if (made_in == filled || (made_in != OL_NO_INDEX && !ol_contains(t, m->loops.items[made_in].body, loop)))
+        return OL_NONE;
+    const ol_function *f = &m->functions.items[fn];
+    ol_nid backward = OL_NONE;
+    size_t first, end = ol_calls_in(m, f->node, &first);
+    for (size_t i = first; i < end; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (c->node < m->subtree_end[loop] || ol_function_of(m, c->node) != fn)
+            continue;
+        if (backward == OL_NONE && ol_is_backward_call(m, (uint32_t)i) && m->node_loop[c->node] == made_in) {
+            ol_nid operand = ol_backward_operand(m, (uint32_t)i);
+            if (operand != OL_NONE && derives_from(m, operand, holder, 0))
+                backward = c->node;
+        }
+    }
+    if (backward == OL_NONE)
+        return OL_NONE;
+    /* the list leaves the function: returned, or kept by an attribute or a container */
+    for (size_t i = 0; i < f->returns.len; i++)
+        if (ol_mentions(t, f->returns.items[i], holder))
+            return OL_NONE;
+    for (size_t i = 0; i < m->assigns.len; i++) {
+        ol_nid a = m->assigns.items[i];
+        if (a < f->node || a >= m->subtree_end[f->node])
+            continue;
+        ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
+        ol_nid right = ol_field(t, a, OL_F_right);
+        if (ol_kind_of(t, left) != OL_N_identifier && right != OL_NONE && ol_mentions(t, right, holder))
+            return OL_NONE;
+    }
+    return backward;
+}
+
+/* A value from a method the file cannot see into, on an object it does not
+ * know (`_, _, log = self.task.train_step(sample, self.model,
+ * self.criterion, self.optimizer)`), that the run's one class named for the
+ * receiver says carries the graph: a trainer reaching a criterion through
+ * its task, whose logging dict keeps the loss. The reasons get the step
+ * through that method. */
+static bool dispatched_graph(ol_model *m, ol_nid value, ol_reasons *why)
+{
+    const ol_tree *t = m->tree;
+    value = ol_unparen(t, value);
+    int index = -1;
+    ol_nid from = value;
+    if (ol_kind_of(t, value) == OL_N_identifier) {
+        uint32_t defs[2];
+        if (ol_reaching_defs(m, m->node_scope[value], ol_node_sym(m, value), value, defs, 2) != 1)
+            return false;
+        const ol_def *d = &m->defs.items[defs[0]];
+        if (d->kind != OL_DEF_ASSIGN || d->starred || d->path_len > 1)
+            return false;
+        index = d->path_len == 1 ? d->path[0] : -1;
+        from = ol_unparen(t, d->value);
+    }
+    if (index < 0 && ol_kind_of(t, from) == OL_N_subscript) {
+        /* `self.task.train_step(...)[2]` */
+        ol_nid key = ol_unparen(t, ol_field(t, from, OL_F_subscript));
+        if (key == OL_NONE || ol_kind_of(t, key) != OL_N_integer)
+            return false;
+        char *text = ol_node_str(t, key);
+        index = atoi(text);
+        free(text);
+        from = ol_unparen(t, ol_field(t, from, OL_F_value));
+    }
+    uint32_t ci = ol_call_at(m, from);
+    ol_callee callee;
+    if (ci == OL_NO_INDEX || ol_callee_of(m, ci, &callee))
+        return false; /* the file, or the run through its imports, knows the callee */
+    ol_reasons found = {0};
+    if (!ol_callee_by_receiver_name(m, ci, &callee, &found) || !ol_callee_returns_graph(&callee, index, NULL))
+        return false;
+    for (uint8_t i = 0; i < found.len && why->len < OL_REASONS_MAX; i++)
+        why->items[why->len++] = found.items[i];
+    why->guess = found.guess;
+    if (index >= 0)
+        ol_because(why, m, value, "`%s()` returns, as its element %d, a value that carries the autograd graph",
+                   callee.name, index + 1);
+    return true;
+}
+
 static bool is_collection(ol_val v)
 {
     return v.kind == OL_V_LIST || v.kind == OL_V_DICT || v.kind == OL_V_SET || v.kind == OL_V_TUPLE ||
@@ -398,9 +553,15 @@ static void check_calls(ol_check *c, uses_cache *uc)
             v.kind = OL_V_DICT;
         }
         ol_reasons why = {0};
+        if (!graph && !extend && v.kind == OL_V_UNKNOWN && dispatched_graph(m, value, &why)) {
+            /* a container whose member carries the graph: no automatic fix */
+            graph = tuple = true;
+            v.kind = OL_V_DICT;
+        }
         if (!graph || !ol_grad_on(m, call->node, NULL) || !ol_graph_made_with_grad(m, value, &why))
             continue;
-        if (!outlives_batches(m, recv, stmt) || ol_buffer_backwarded(m, recv, stmt))
+        if (!outlives_batches(m, recv, stmt) || ol_buffer_backwarded(m, recv, stmt) ||
+            consumed_in_step(m, recv, stmt) != OL_NONE)
             continue;
         report(c, uc, stmt, recv, value, v, extend ? "is extended with" : "collects", !extend && !tuple, &why);
     }
@@ -500,7 +661,7 @@ static void check_stores(ol_check *c, uses_cache *uc)
             !ol_graph_made_with_grad(m, value, &why))
             continue;
         ol_nid stmt = ol_statement_of(t, a);
-        if (!outlives_batches(m, left, stmt))
+        if (!outlives_batches(m, left, stmt) || consumed_in_step(m, left, stmt) != OL_NONE)
             continue;
         report(c, uc, stmt, left, value, v, "is extended with", false, &why);
     }
@@ -619,7 +780,11 @@ const ol_rule ol_rule_oom102 = {
             "across iterations of a loop that draws batches (or across calls of Lightning's "
             "`training_step`). Loggers and collectors whose method stores its argument "
             "(`logger.log(out)` where `log` does `self.outputs.append(v)`) are flagged at the call, "
-            "also when they live in another file of the same run.",
+            "also when they live in another file of the same run. A list made afresh where a step starts, filled "
+            "with the parts of that step (a meta-batch's tasks) and backwarded through in the same step is "
+            "consumed, not kept; a value a method returns on an object the file does not know "
+            "(`self.task.train_step(...)`) counts when the one class of the run named for that object says it "
+            "carries the graph.",
     .why = "A stored tensor that requires grad keeps its whole graph alive. Until a backward runs, that "
            "graph holds every activation saved for it: collecting model outputs or losses over an epoch "
            "without detaching them keeps an epoch's worth of activations on the GPU, and evaluation "

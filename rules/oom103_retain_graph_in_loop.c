@@ -44,8 +44,8 @@ static ol_nid differentiated(ol_model *m, uint32_t ci)
     ol_nid op = ol_backward_operand(m, ci);
     if (op != OL_NONE)
         return op;
-    const char *q = ol_qualname(m, m->calls.items[ci].callee);
-    if (q && strcmp(q, "torch.autograd.grad") == 0)
+    static const char *const AUTOGRAD_GRAD[] = {"torch.autograd.grad", NULL};
+    if (ol_call_is(m, m->calls.items[ci].node, AUTOGRAD_GRAD))
         return ol_call_arg(m, m->calls.items[ci].node, 0, "outputs");
     return OL_NONE;
 }
@@ -220,6 +220,9 @@ static void check(ol_check *c)
                                         "nothing retained",
                                         later);
             free(later);
+            ol_diag_note(d, OL_NOTE_FACT, c->tree->nodes.items[m->calls.items[reuse].node].start,
+                         c->tree->nodes.items[m->calls.items[reuse].node].end,
+                         "the second backward through the retained graph, with no optimizer step before it");
             ol_diag_help(d, "add the losses and call `.backward()` once on the sum, without `retain_graph=True`");
             continue;
         }
@@ -227,6 +230,14 @@ static void check(ol_check *c)
                                     "`retain_graph=True` in a loop keeps this step's graph and saved activations "
                                     "alive after backward, though no later backward goes through them; where a "
                                     "value carried to the next iteration links the graphs, they pile up every step");
+        ol_reasons why = {0};
+        if (in_loop)
+            ol_because(&why, m, m->loops.items[m->node_loop[call->node]].node,
+                       "this loop runs the backward every iteration, and no later backward reads the graph");
+        else
+            ol_because(&why, m, ol_field(c->tree, m->functions.items[fn].node, OL_F_name),
+                       "the framework runs this training step every batch");
+        ol_diag_because(d, m, &why);
         ol_diag_help(d, "drop `retain_graph=True`; if backward then fails with \"backward through the graph a "
                         "second time\", `.detach()` the tensor carried between iterations (e.g. an RNN hidden "
                         "state), or sum the losses and call backward once");

@@ -35,42 +35,19 @@ static bool sym_looks_like(ol_model *m, ol_sym s, const char *const *words)
     return ol_name_looks_like(ol_sym_str(m, s), ol_interned_len(&m->strings, s), words);
 }
 
-/* pytest-style tests in test files measure nothing about memory */
+/* Tests measure nothing about memory: pytest functions and fixtures,
+ * unittest cases, wherever they live (the door knows them). */
 static bool is_pytest_function(ol_model *m, uint32_t fi)
 {
-    const ol_function *f = &m->functions.items[fi];
-    const char *name = ol_sym_str(m, f->name);
-    if (!ol_str_has_prefix(name, "test"))
-        return false;
-    const char *path = m->src->path;
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if (ol_str_has_prefix(base, "test_") || ol_str_has_suffix(base, "_test.py") || strstr(path, "/tests/") ||
-        ol_str_has_prefix(path, "tests/") || strstr(path, "/test/") || ol_str_has_prefix(path, "test/") ||
-        strcmp(base, "conftest.py") == 0)
-        return true;
-    if (f->cls != OL_NO_INDEX && ol_str_has_prefix(ol_sym_str(m, m->classes.items[f->cls].name), "Test"))
-        return true;
-    return false;
+    ol_nid body = ol_field(m->tree, m->functions.items[fi].node, OL_F_body);
+    return body != OL_NONE && ol_code_kind_at(m, body, NULL) == OL_CODE_TEST;
 }
 
-/* Does region compute gradients (backward, autograd.grad, requires_grad_)? */
+/* Does region compute gradients: backward, an optimizer step, autograd.grad,
+ * itself or through the functions it calls (`self.cac_grad(...)`)? */
 static bool computes_gradients(ol_model *m, ol_nid region)
 {
-    const ol_region_events *re = ol_events_of(m, region);
-    if (re->has_backward || re->has_step)
-        return true;
-    size_t first, end = ol_calls_in(m, region, &first);
-    for (size_t i = first; i < end; i++) {
-        const ol_call *c = &m->calls.items[i];
-        const char *q = ol_qualname(m, c->callee);
-        if (q && (strcmp(q, "torch.autograd.grad") == 0 || strcmp(q, "torch.autograd.functional.jacobian") == 0 ||
-                  strcmp(q, "torch.func.grad") == 0))
-            return true;
-        if (c->name && strcmp(ol_sym_str(m, c->name), "requires_grad_") == 0)
-            return true;
-    }
-    return false;
+    return ol_gradient_call_in(m, region, OL_NONE, OL_NONE, NULL) != OL_NONE;
 }
 
 static ol_nid function_body(const ol_model *m, uint32_t fi)
@@ -81,27 +58,6 @@ static ol_nid function_body(const ol_model *m, uint32_t fi)
 /* An evaluation function by name, that computes no gradients. */
 struct mode_cache;
 static bool feeds_backward(ol_model *m, struct mode_cache *mc, ol_nid n, uint32_t fn);
-
-/* An nn.Module class, also through a base class defined in another file of
- * the project (`class Learned(GaussianDiffusion)` with GaussianDiffusion an
- * nn.Module in diffusion.py): its summary says so. */
-static bool class_is_module_anywhere(ol_model *m, uint32_t ci, int depth)
-{
-    if (ol_class_is_module(m, ci))
-        return true;
-    if (depth > 8 || !m->links)
-        return false;
-    for (size_t i = 0; i < m->classes.items[ci].bases.len; i++) {
-        ol_val v = ol_eval(m, m->classes.items[ci].bases.items[i]), linked;
-        if (v.kind == OL_V_CLASS && v.ref < m->classes.len && v.ref != ci &&
-            class_is_module_anywhere(m, v.ref, depth + 1))
-            return true;
-        if (v.kind == OL_V_EXTERN && v.ref && m->links->call(m->links, m, v.ref, 0, -1, NULL, &linked) &&
-            linked.kind == OL_V_MODULE)
-            return true;
-    }
-    return false;
-}
 
 /* Is method fi of a module called in this file other than as part of a
  * module's forward pass? A forward() that delegates to it (`forward` ->
@@ -122,7 +78,7 @@ static bool called_here(ol_model *m, uint32_t fi, int depth)
         if (caller == fi)
             continue;
         const ol_function *c = &m->functions.items[caller];
-        if (c->cls == OL_NO_INDEX || !class_is_module_anywhere(m, c->cls, 0))
+        if (c->cls == OL_NO_INDEX || !ol_class_is_module_in_run(m, c->cls))
             return true;
         if (c->name == m->names.forward || (c->name && strcmp(ol_sym_str(m, c->name), "__call__") == 0))
             continue;
@@ -130,6 +86,93 @@ static bool called_here(ol_model *m, uint32_t fi, int depth)
             return true;
     }
     return false;
+}
+
+static ol_nid after_eval_call(ol_model *m, struct mode_cache *mc, ol_nid n, uint32_t fn);
+static uint32_t eval_loop(ol_model *m, struct mode_cache *mc, ol_nid n);
+static bool is_eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi);
+
+/* Does a forward of fi's own code hand its output on, through fi's return
+ * value (`return torch.sigmoid(raw)`, `return State(self.dynamics(mean))`)?
+ * Then fi computes a step of its callers' code, and they say what it is. */
+static bool hands_on(ol_model *m, uint32_t fi)
+{
+    const ol_function *f = &m->functions.items[fi];
+    size_t first, end = ol_calls_in(m, f->node, &first);
+    for (size_t i = first; i < end; i++) {
+        if (ol_function_of(m, m->calls.items[i].node) != fi || !ol_is_forward_call(m, (uint32_t)i))
+            continue;
+        for (size_t k = 0; k < f->returns.len && k < 16; k++)
+            if (ol_value_reaches(m, m->calls.items[i].node, f->returns.items[k]))
+                return true;
+    }
+    return false;
+}
+
+static bool looks_like_eval_name(const char *name)
+{
+    const char *last = strrchr(name, '.');
+    last = last ? last + 1 : name;
+    size_t len = strlen(last);
+    return ol_name_looks_like(last, len, EVAL_WORDS) && !ol_name_looks_like(last, len, TRAIN_WORDS);
+}
+
+/* What fi's callers make of a function that hands its output on: 1 when
+ * one is evaluation code (it uses the result up: compares, counts, shows
+ * it; or hands it on from evaluation code), 0 when every caller seen hands
+ * it on from other code (a renderer a forward runs, a filter's likelihood),
+ * -1 when no caller is seen (here or in the run's call records). */
+static int callers_evaluate(ol_model *m, struct mode_cache *mc, uint32_t fi, int depth, ol_reasons *why)
+{
+    const ol_function *f = &m->functions.items[fi];
+    bool seen = false;
+    for (size_t k = 0; k < f->callsites.len; k++) {
+        uint32_t ci = f->callsites.items[k];
+        ol_nid site = m->calls.items[ci].node;
+        uint32_t caller = ol_function_of(m, site);
+        if (caller == fi)
+            continue;
+        seen = true;
+        unsigned use = ol_call_result_use(m, ci);
+        if (use & OL_USE_BACKWARD)
+            continue;
+        if (!(use & OL_USE_RETURNED) || caller == OL_NO_INDEX) {
+            ol_because(why, m, site, "what `%s()` returns is used up here: nothing backpropagates through it",
+                       ol_sym_str(m, f->name));
+            return 1;
+        }
+        ol_nid recv = m->calls.items[ci].receiver;
+        if (is_eval_function(m, mc, caller) || after_eval_call(m, mc, site, caller) != OL_NONE ||
+            eval_loop(m, mc, site) != OL_NO_INDEX ||
+            (recv != OL_NONE && ol_module_in_eval_mode(m, recv, site, NULL) != OL_NONE)) {
+            ol_because(why, m, site, "evaluation code hands on what `%s()` returns here", ol_sym_str(m, f->name));
+            return 1;
+        }
+        /* handed on again: the callers of that caller say (a lambda, a sampler's loop) */
+        if (depth < 6 && callers_evaluate(m, mc, caller, depth + 1, why) == 1)
+            return 1;
+    }
+    /* a lambda or closure nothing here calls by name runs in the function
+     * that makes it (`step = lambda x, t: x - self.predict(x, t)`) */
+    uint32_t outer = m->scopes.items[f->outer_scope].function;
+    if (!seen && outer != OL_NO_INDEX && outer != fi) {
+        if (is_eval_function(m, mc, outer))
+            return 1;
+        return depth < 6 ? callers_evaluate(m, mc, outer, depth + 1, why) : -1;
+    }
+    ol_caller_use uses[16];
+    size_t n = ol_run_caller_uses(m, fi, uses, 16);
+    int verdict = seen || n ? 0 : -1;
+    for (size_t k = 0; k < n && verdict != 1; k++) {
+        if ((uses[k].use & OL_USE_BACKWARD) || uses[k].test)
+            continue;
+        if (!(uses[k].use & OL_USE_RETURNED) || !uses[k].caller || looks_like_eval_name(uses[k].caller)) {
+            verdict = 1;
+            ol_because_caller(why, m, &uses[k], "what `%s()` returns is used up here%s", ol_sym_str(m, f->name),
+                              uses[k].use & OL_USE_RETURNED ? ", by evaluation code" : "");
+        }
+    }
+    return verdict;
 }
 
 static bool eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi)
@@ -144,7 +187,7 @@ static bool eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi)
     /* a model's own predict()/generate() is called from elsewhere, usually
      * another file that may well guard it: only a caller seen here, running
      * it with grad on, makes it a finding */
-    if (f->cls != OL_NO_INDEX && class_is_module_anywhere(m, f->cls, 0) && !called_here(m, fi, 0))
+    if (f->cls != OL_NO_INDEX && ol_class_is_module_in_run(m, f->cls) && !called_here(m, fi, 0))
         return false;
     ol_nid body = function_body(m, fi);
     if (body == OL_NONE || computes_gradients(m, body))
@@ -163,6 +206,16 @@ static bool eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi)
          * validation_step calls it too */
         if (caller != OL_NO_INDEX && caller != fi && ol_function_hook(m, caller) == OL_HOOK_TRAIN_STEP)
             return false;
+    }
+    /* its role comes from its callers first: code that trains through it
+     * is training code, whatever its name (a NeRF renderer's `inference`,
+     * a filter's `predict` in a likelihood that is backpropagated) */
+    if (ol_code_kind_at(m, body, NULL) == OL_CODE_TRAINING)
+        return false;
+    if (hands_on(m, fi)) {
+        int verdict = callers_evaluate(m, mc, fi, 0, NULL);
+        if (verdict >= 0)
+            return verdict == 1;
     }
     return true;
 }
@@ -261,10 +314,12 @@ typedef struct mode_cache {
     bool assign_uses_built, assign_uses_incomplete;
     sym_site_vec assign_uses;
     OL_VEC(uint64_t) assign_at;
-    /* per class: 0 not known, 1 may hold parameters, 2 holds none */
-    uint8_t *param_free;
     /* how many of the calls before each call index are image calls */
     uint32_t *images_before;
+    /* per function: 0 not known, 1 no, 2 shows or saves what it is given and runs no model */
+    uint8_t *shows;
+    /* per function: 0 not known, 1 no, 2 the run calls it on a model kept in evaluation mode */
+    uint8_t *held_eval;
     /* Work left for the scans that have no index (nodes read): set in
      * proportion to the file. Heuristics that run out of it give up on
      * the side of no finding, so a huge degenerate file can only lose
@@ -297,12 +352,13 @@ static void mode_cache_free(mode_cache *mc)
     free(mc->per_fn);
     free(mc->eval_fn);
     free(mc->loop_grads);
-    free(mc->param_free);
     free(mc->operands);
     ol_vec_free(&mc->ids);
     ol_vec_free(&mc->assign_uses);
     ol_vec_free(&mc->assign_at);
     free(mc->images_before);
+    free(mc->shows);
+    free(mc->held_eval);
     memset(mc, 0, sizeof(*mc));
 }
 
@@ -314,7 +370,8 @@ static void mode_cache_init(mode_cache *mc, const ol_model *m)
     mc->operands = ol_xcalloc(mc->count, sizeof(backward_operands));
     mc->eval_fn = ol_xcalloc(mc->count, 1);
     mc->loop_grads = ol_xcalloc(m->loops.len + 1, 1);
-    mc->param_free = ol_xcalloc(m->classes.len + 1, 1);
+    mc->shows = ol_xcalloc(m->functions.len + 1, 1);
+    mc->held_eval = ol_xcalloc(m->functions.len + 1, 1);
     mc->last_eval = OL_NONE;
     mc->budget = 64 * (uint64_t)m->tree->nodes.len + 1000000;
 }
@@ -412,6 +469,15 @@ static ol_nid after_eval_call(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn
     /* `net = model.eval()` then `net(x)`, and `model.eval()(x)` */
     if (eval_call == OL_NONE && model != OL_NONE)
         eval_call = eval_in_value(m, model, n, 0);
+    /* a model its holder keeps in evaluation mode: `self.model.eval()` in
+     * `__init__`, `self.model_ = model.eval().to(device)`, the forward (or
+     * the model's own method, `self.model_.slide(...)`) in another method */
+    if (eval_call == OL_NONE && self_call != OL_NO_INDEX && fn != OL_NO_INDEX) {
+        ol_nid held = ol_is_forward_call(m, self_call) ? model : m->calls.items[self_call].receiver;
+        if (held == OL_NONE || computes_gradients(m, body))
+            return OL_NONE;
+        return ol_module_in_eval_mode(m, held, n, NULL);
+    }
     if (eval_call == OL_NONE)
         return OL_NONE;
     /* from eval() to the next train() (or the end), nothing computes gradients */
@@ -424,14 +490,8 @@ static ol_nid after_eval_call(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn
         }
     }
     if (mc->last_eval != eval_call || mc->last_stop != stop) {
-        const ol_event_vec *ev = &ol_events_of(m, body)->events;
-        bool grads = false;
-        for (size_t i = 0; i < ev->len && !grads; i++) {
-            const ol_event *e = &ev->items[i];
-            if (e->site > eval_call && (stop == OL_NONE || e->site < stop) &&
-                (e->kind == OL_EV_BACKWARD || e->kind == OL_EV_STEP))
-                grads = true;
-        }
+        /* also through a method it calls: `self.cac_grad(loss)` */
+        bool grads = ol_gradient_call_in(m, body, eval_call, stop, NULL) != OL_NONE;
         mc->last_eval = eval_call;
         mc->last_stop = stop;
         mc->last_grads = grads;
@@ -482,6 +542,15 @@ static uint32_t eval_loop(ol_model *m, mode_cache *mc, ol_nid n)
         return l;
     }
     return OL_NO_INDEX;
+}
+
+static bool is_eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi)
+{
+    if (!mc->eval_fn[fi + 1]) {
+        mc->eval_fn[fi + 1] = 1; /* a cycle of callers: not evaluation */
+        mc->eval_fn[fi + 1] = eval_function(m, mc, fi) ? 2 : 1;
+    }
+    return mc->eval_fn[fi + 1] == 2;
 }
 
 /* ---- fixes ---------------------------------------------------------------------- */
@@ -977,7 +1046,7 @@ static bool feeds_backward(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
 static const char *const IMAGE_CALLS[] = {"save_image", "make_grid", "imsave", "imshow", "imwrite", "add_image",
                                           "add_images", "Image", "save", "show", "log_images", NULL};
 
-static bool image_call(ol_model *m, const ol_call *c)
+static bool image_call_named(ol_model *m, const ol_call *c)
 {
     if (!c->name)
         return false;
@@ -992,6 +1061,28 @@ static bool image_call(ol_model *m, const ol_call *c)
     return false;
 }
 
+/* An image call, or a call of a function of the file that shows or saves
+ * what it is given (`self.save_grid(out, path)` whose body calls
+ * save_image) and runs no model. */
+static bool image_call(ol_model *m, mode_cache *mc, const ol_call *c)
+{
+    if (image_call_named(m, c))
+        return true;
+    uint32_t fi = c->name ? ol_callee_function(m, c->node) : OL_NO_INDEX;
+    if (fi == OL_NO_INDEX)
+        return false;
+    if (!mc->shows[fi]) {
+        bool shows = false, runs = false;
+        size_t first, end = ol_calls_in(m, m->functions.items[fi].node, &first);
+        for (size_t i = first; i < end && !runs; i++) {
+            runs = ol_is_forward_call(m, (uint32_t)i);
+            shows = shows || image_call_named(m, &m->calls.items[i]);
+        }
+        mc->shows[fi] = shows && !runs ? 2 : 1;
+    }
+    return mc->shows[fi] == 2;
+}
+
 /* A forward whose output only becomes sample images (`save_image(netG(z))`,
  * `fake = netG(fixed_noise)` shown or saved, never trained on). */
 /* How many image calls there are among calls [first, end). */
@@ -1000,7 +1091,7 @@ static uint32_t image_calls_in(ol_model *m, mode_cache *mc, size_t first, size_t
     if (!mc->images_before) {
         mc->images_before = ol_xcalloc(m->calls.len + 1, sizeof(uint32_t));
         for (size_t i = 0; i < m->calls.len; i++)
-            mc->images_before[i + 1] = mc->images_before[i] + (image_call(m, &m->calls.items[i]) ? 1 : 0);
+            mc->images_before[i + 1] = mc->images_before[i] + (image_call(m, mc, &m->calls.items[i]) ? 1 : 0);
     }
     return mc->images_before[end] - mc->images_before[first];
 }
@@ -1010,7 +1101,7 @@ static bool only_images(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
     const ol_tree *t = m->tree;
     for (ol_nid p = ol_parent(t, n); p != OL_NONE && p != ol_statement_of(t, n); p = ol_parent(t, p)) {
         uint32_t ci = ol_call_at(m, p);
-        if (ci != OL_NO_INDEX && image_call(m, &m->calls.items[ci]) && ol_field(t, p, OL_F_arguments) != OL_NONE &&
+        if (ci != OL_NO_INDEX && image_call(m, mc, &m->calls.items[ci]) && ol_field(t, p, OL_F_arguments) != OL_NONE &&
             ol_contains(t, ol_field(t, p, OL_F_arguments), n))
             return true;
     }
@@ -1050,7 +1141,7 @@ static bool only_images(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
             mentions = args != OL_NONE && ol_mentions(t, args, names.items[k]);
         if (!mentions)
             continue;
-        if (image_call(m, c))
+        if (image_call(m, mc, c))
             shown = true;
         else if (ol_is_forward_call(m, (uint32_t)i) || (ol_eval(m, c->node).flags & OL_VF_LOSS))
             other = true; /* netD(fake), criterion(fake, real): trained on */
@@ -1109,68 +1200,59 @@ static bool held_out_forward(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
     return !made_up(m, a, 0) && !feeds_backward(m, mc, n, fn);
 }
 
-/* The model was frozen in this function before the call
- * (`model.eval().requires_grad_(False)`, `model.requires_grad_(False)`, or
- * `p.requires_grad = False` over `model.parameters()`), and its inputs carry
- * no graph: autograd records nothing, no_grad or not (a metric's feature
- * network, a perceptual-path-length sampler). */
-/* Is `model` (its text: `self` or `self.teacher`) frozen whole by the end
- * of the __init__ of class ci (`self.requires_grad_(False)`, or
- * `p.requires_grad = False` over all of `self.parameters()`)? */
-static bool frozen_in_init(ol_model *m, ol_nid model, uint32_t ci)
-{
-    const ol_tree *t = m->tree;
-    if (ci >= m->classes.len)
-        return false;
-    const ol_class *cls = &m->classes.items[ci];
-    for (size_t i = 0; i < cls->methods.len; i++) {
-        const ol_function *f = &m->functions.items[cls->methods.items[i]];
-        if (f->name != m->names.__init__)
-            continue;
-        /* the last node of its body: everything the body holds comes before */
-        ol_nid at = ol_field(t, f->node, OL_F_body);
-        for (ol_nid last = at; last != OL_NONE;) {
-            at = last;
-            last = OL_NONE;
-            for (ol_nid k = ol_first_named(t, at); k != OL_NONE; k = ol_next_named(t, k))
-                last = k;
-        }
-        if (model == OL_NONE) {
-            /* the class's own instance: its `self` */
-            ol_nid params = ol_field(t, f->node, OL_F_parameters);
-            model = params != OL_NONE ? ol_first_named(t, params) : OL_NONE;
-            if (model == OL_NONE || ol_kind_of(t, model) != OL_N_identifier)
-                return false;
-        }
-        return at != OL_NONE && ol_frozen_before(m, model, at);
-    }
-    return false;
-}
+/* ---- a training function called to evaluate ---------------------------------------- */
 
-static bool frozen_forward(ol_model *m, const ol_call *call)
+/* A call in this file that runs training function fn (it backwards or
+ * steps) with a literal for one of its parameters under which every
+ * gradient computation of fn is skipped while the forward at n still runs
+ * (`run_epoch(val_loader, cross_valid=True)` where the backward is under
+ * `if not cross_valid:`): fn evaluates there, with autograd on. The call's
+ * node, the parameter's def in *param, the literal in *value, and the
+ * skipped gradient call and its `if` in *grad and *branch; OL_NONE when there is none. */
+static ol_nid flag_eval_call(ol_model *m, ol_nid n, uint32_t fn, uint32_t *param, ol_nid *value, ol_nid *grad,
+                             ol_nid *branch)
 {
     const ol_tree *t = m->tree;
-    ol_nid model = forward_model(m, call);
-    if (model == OL_NONE || ol_kind_of(t, model) == OL_N_call)
-        return false;
-    if (ol_inputs_carry_graph(m, call->node))
-        return false;
-    if (ol_frozen_before(m, model, call->node))
-        return true;
-    /* frozen in __init__: a class of this file that freezes its own
-     * parameters, or `self.teacher` frozen where the holder builds it */
-    ol_val v = ol_eval(m, model);
-    if (v.kind == OL_V_MODULE && (v.flags & OL_VF_LOCAL) && frozen_in_init(m, OL_NONE, v.ref))
-        return true;
-    uint32_t fn = ol_function_of(m, call->node);
-    if (fn != OL_NO_INDEX && m->functions.items[fn].cls != OL_NO_INDEX && ol_kind_of(t, model) == OL_N_attribute) {
-        ol_nid obj = ol_unparen(t, ol_field(t, model, OL_F_object));
-        uint32_t len;
-        const char *o = obj != OL_NONE && ol_kind_of(t, obj) == OL_N_identifier ? ol_text(t, obj, &len) : NULL;
-        if (o && len == 4 && memcmp(o, "self", 4) == 0 && frozen_in_init(m, model, m->functions.items[fn].cls))
-            return true;
+    if (fn == OL_NO_INDEX || m->functions.items[fn].callsites.len == 0)
+        return OL_NONE;
+    const ol_function *f = &m->functions.items[fn];
+    ol_nid grads[16];
+    size_t ng = 0;
+    size_t first, end = ol_calls_in(m, f->node, &first);
+    for (size_t i = first; i < end && ng < 16; i++)
+        if (ol_function_of(m, m->calls.items[i].node) == fn && ol_call_computes_gradients(m, (uint32_t)i, NULL))
+            grads[ng++] = m->calls.items[i].node;
+    if (ng == 0 || ng == 16)
+        return OL_NONE;
+    for (size_t pi = 0; pi < f->params.len && pi < 16; pi++) {
+        const ol_def *pd = &m->defs.items[f->params.items[pi]];
+        for (size_t k = 0; k < f->callsites.len; k++) {
+            const ol_call *c = &m->calls.items[f->callsites.items[k]];
+            bool splat = false;
+            ol_nid lit = ol_callsite_arg(m, f, c, pd, &splat);
+            if (lit == OL_NONE && !splat)
+                lit = pd->value; /* the default */
+            lit = lit != OL_NONE && !splat ? ol_unparen(t, lit) : OL_NONE;
+            if (lit == OL_NONE || !ol_is_literal(m, lit))
+                continue;
+            bool all = true;
+            ol_nid b = OL_NONE, first_b = OL_NONE;
+            for (size_t g = 0; g < ng && all; g++) {
+                all = ol_skipped_when(m, grads[g], pd->name, lit, &b);
+                if (g == 0)
+                    first_b = b;
+            }
+            if (!all || ol_skipped_when(m, n, pd->name, lit, &b) || !ol_grad_on(m, c->node, NULL) ||
+                (ol_call_result_use(m, f->callsites.items[k]) & OL_USE_BACKWARD))
+                continue;
+            *param = f->params.items[pi];
+            *value = lit;
+            *grad = grads[0];
+            *branch = first_b;
+            return c->node;
+        }
     }
-    return false;
+    return OL_NONE;
 }
 
 /* A model run inside training code whose parameters are not trained there
@@ -1212,7 +1294,7 @@ static bool untrained_model(ol_model *m, mode_cache *mc, const ol_call *call, ui
     for (size_t k = 0; k < re->steps.len; k++) {
         const ol_event *e = &re->events.items[re->steps.items[k]];
         /* true also when what the optimizer holds is not known */
-        if (ol_optimizer_may_train(m, e->target, model))
+        if (ol_optimizer_may_train(m, e->target, model) || ol_optimizer_may_hold(m, e->target, model))
             trains_it = true;
         else
             steps_other = true;
@@ -1237,267 +1319,13 @@ static bool untrained_model(ol_model *m, mode_cache *mc, const ol_call *call, ui
     return !ol_inputs_carry_graph(m, call->node);
 }
 
-/* ---- modules without parameters ------------------------------------------------- */
-
-/* torch.nn modules that hold no parameter (with their default arguments):
- * applied to a tensor they extend its graph, if it has one, but a graph
- * starts only at a model's parameters. */
-static const char *const PARAMETER_FREE[] = {
-    "ReLU", "ReLU6", "LeakyReLU", "RReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
-    "Softmax", "Softmax2d", "LogSoftmax", "Softmin", "Softplus", "Softsign", "Hardtanh", "Hardsigmoid",
-    "Hardswish", "Hardshrink", "Softshrink", "Tanhshrink", "Threshold", "LogSigmoid", "GLU", "Dropout",
-    "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "MaxPool1d", "MaxPool2d",
-    "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
-    "FractionalMaxPool2d", "FractionalMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Flatten",
-    "Unflatten", "Identity", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
-    "PixelUnshuffle", "ChannelShuffle", "Fold", "Unfold", "LocalResponseNorm", "ZeroPad1d", "ZeroPad2d",
-    "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
-    "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
-    "CircularPad2d", "CircularPad3d", "CosineSimilarity", "PairwiseDistance", NULL};
-
-/* `torch.nn.Softmax`, `torch.nn.modules.activation.ReLU`: a parameter-free class of torch.nn. */
-static bool parameter_free_qual(const char *q)
-{
-    if (!q || !ol_str_has_prefix(q, "torch.nn."))
-        return false;
-    const char *last = strrchr(q, '.') + 1;
-    if (last != q + strlen("torch.nn.") && !ol_str_has_prefix(q, "torch.nn.modules."))
-        return false;
-    for (const char *const *w = PARAMETER_FREE; *w; w++)
-        if (strcmp(last, *w) == 0)
-            return true;
-    return false;
-}
-
-static bool class_without_parameters(ol_model *m, mode_cache *mc, uint32_t ci, int depth);
-static bool runs_no_parameters(ol_model *m, mode_cache *mc, const ol_call *call);
-
-/* Does the call build a module with no parameter: a parameter-free torch.nn
- * class, or a class of this file that makes none (also through `.eval()`,
- * `.to(device)` and the other methods that return the module itself)? */
-static bool ctor_without_parameters(ol_model *m, mode_cache *mc, ol_nid e, int depth)
-{
-    static const char *const same_module[] = {"eval", "train", "to", "cuda", "cpu", "float", "half", "double",
-                                              "bfloat16", "type", NULL};
-    const ol_tree *t = m->tree;
-    for (int k = 0; k < 8; k++) {
-        e = ol_unparen(t, e);
-        uint32_t ci = e != OL_NONE && ol_kind_of(t, e) == OL_N_call ? ol_call_at(m, e) : OL_NO_INDEX;
-        if (ci == OL_NO_INDEX)
-            return false;
-        const ol_call *c = &m->calls.items[ci];
-        bool chained = false;
-        for (const char *const *w = same_module; *w && c->receiver != OL_NONE && c->name && !chained; w++)
-            chained = strcmp(ol_sym_str(m, c->name), *w) == 0;
-        if (chained) {
-            e = c->receiver;
-            continue;
-        }
-        if (parameter_free_qual(ol_qualname(m, c->callee)))
-            return true;
-        ol_val v = ol_eval(m, c->callee);
-        return v.kind == OL_V_CLASS && v.ref < m->classes.len && class_without_parameters(m, mc, v.ref, depth + 1);
-    }
-    return false;
-}
-
-/* `self.level = level` with `def __init__(self, level=0.5)`: a setting, as
- * its default (a number, a string, a bool) says; `gate=None` says nothing. */
-static bool literal_parameter(ol_model *m, ol_nid e)
-{
-    const ol_tree *t = m->tree;
-    e = ol_unparen(t, e);
-    if (e == OL_NONE || ol_kind_of(t, e) != OL_N_identifier)
-        return false;
-    uint32_t defs[2];
-    size_t n = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 2);
-    if (n != 1 || m->defs.items[defs[0]].kind != OL_DEF_PARAM || m->defs.items[defs[0]].value == OL_NONE)
-        return false;
-    ol_nid dflt = ol_unparen(t, m->defs.items[defs[0]].value);
-    if (ol_kind_of(t, dflt) == OL_N_unary_operator)
-        dflt = ol_field(t, dflt, OL_F_argument);
-    switch (ol_kind_of(t, dflt)) {
-    case OL_N_integer:
-    case OL_N_float:
-    case OL_N_string:
-    case OL_N_true:
-    case OL_N_false:
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* `super().forward(x)`: the class's own base, checked as such. */
-static bool calls_super(ol_model *m, const ol_call *c)
-{
-    const ol_tree *t = m->tree;
-    ol_nid r = c->receiver != OL_NONE ? ol_unparen(t, c->receiver) : OL_NONE;
-    uint32_t ri = r != OL_NONE && ol_kind_of(t, r) == OL_N_call ? ol_call_at(m, r) : OL_NO_INDEX;
-    return ri != OL_NO_INDEX && m->calls.items[ri].name && strcmp(ol_sym_str(m, m->calls.items[ri].name), "super") == 0 &&
-           m->calls.items[ri].receiver == OL_NONE;
-}
-
-/* Names that make, register or switch on something a gradient flows to. */
-static const char *const GRAD_SOURCES[] = {"Parameter", "ParameterList", "ParameterDict", "UninitializedParameter",
-                                           "register_parameter", "register_module", "add_module", "setattr",
-                                           "__setattr__", "requires_grad", "requires_grad_", "load_state_dict",
-                                           "enable_grad", "set_grad_enabled", NULL};
-
-/* A class of this file that is an nn.Module holding no parameter: its bases
- * are nn.Module or such classes, every attribute it sets is a plain value, a
- * tensor built without requires_grad or a parameter-free module, and its
- * methods build no parameter, run no other model and switch on no
- * gradient. Such a module applied to data records no graph of its own. */
-static bool class_without_parameters(ol_model *m, mode_cache *mc, uint32_t ci, int depth)
-{
-    if (ci >= m->classes.len || depth > 4)
-        return false;
-    if (mc->param_free[ci])
-        return mc->param_free[ci] == 2;
-    mc->param_free[ci] = 1; /* a cycle through its own attributes: not known, so no */
-    const ol_tree *t = m->tree;
-    const ol_class *cls = &m->classes.items[ci];
-    bool ok = cls->bases.len > 0;
-    for (size_t i = 0; i < cls->bases.len && ok; i++) {
-        ol_val v = ol_eval(m, cls->bases.items[i]);
-        if (v.kind == OL_V_EXTERN) {
-            const char *q = ol_sym_str(m, v.ref);
-            ok = strcmp(q, "torch.nn.Module") == 0 || strcmp(q, "torch.nn.modules.module.Module") == 0;
-        } else {
-            ok = v.kind == OL_V_CLASS && v.ref != ci && class_without_parameters(m, mc, v.ref, depth + 1);
-        }
-        cls = &m->classes.items[ci];
-    }
-    for (size_t i = 0; i < cls->attr_defs.len && ok; i++) {
-        const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
-        if (d->kind == OL_DEF_FUNCTION)
-            continue;
-        if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred) {
-            ok = false;
-            break;
-        }
-        ol_nid value = d->value;
-        if (literal_parameter(m, value))
-            continue;
-        ol_val v = ol_eval(m, value);
-        switch (v.kind) {
-        case OL_V_NUMBER:
-        case OL_V_STRING:
-        case OL_V_NONE:
-        case OL_V_DEVICE:
-        case OL_V_RANGE:
-        case OL_V_ARRAY:
-            break;
-        case OL_V_TENSOR:
-            ok = !(v.flags & (OL_VF_GRAPH | OL_VF_PARAM));
-            break;
-        default:
-            ok = ctor_without_parameters(m, mc, value, depth);
-            break;
-        }
-        cls = &m->classes.items[ci];
-    }
-    /* nothing in the class's text names a parameter or switches on gradients */
-    ol_nid node = m->classes.items[ci].node;
-    for (ol_nid n = node; ok && n < m->subtree_end[node]; n++) {
-        if (ol_kind_of(t, n) != OL_N_identifier)
-            continue;
-        uint32_t len;
-        const char *s = ol_text(t, n, &len);
-        for (const char *const *w = GRAD_SOURCES; *w && ok; w++)
-            ok = !ol_mem_eq_cstr(s, len, *w);
-    }
-    /* its methods run no other model and build no module that has parameters */
-    size_t first = 0, end = ok ? ol_calls_in(m, node, &first) : 0;
-    for (size_t i = first; ok && i < end; i++) {
-        const ol_call *c = &m->calls.items[i];
-        if (calls_super(m, c))
-            continue;
-        if (ol_call_arg(m, c->node, -1, "requires_grad") != OL_NONE ||
-            (ol_is_forward_call(m, (uint32_t)i) && !runs_no_parameters(m, mc, c))) {
-            ok = false;
-            break;
-        }
-        ol_callee callee;
-        if (ol_callee_of(m, (uint32_t)i, &callee) && (callee.facts & OL_FN_FORWARD)) {
-            ok = false;
-            break;
-        }
-        const char *q = ol_qualname(m, c->callee);
-        if (q && ol_str_has_prefix(q, "torch.nn.") && !ol_str_has_prefix(q, "torch.nn.functional.") &&
-            !ol_str_has_prefix(q, "torch.nn.init.") && !parameter_free_qual(q))
-            ok = false;
-        else if (ol_eval(m, c->node).kind == OL_V_MODULE && !ctor_without_parameters(m, mc, c->node, depth))
-            ok = false;
-    }
-    mc->param_free[ci] = ok ? 2 : 1;
-    return ok;
-}
-
-/* Does the module a forward call runs hold no parameter? `smax(out)` with
- * `smax = nn.Softmax(dim=1)`, `self.pool(x)` with `self.pool =
- * nn.AdaptiveAvgPool2d(1)`, `Decoder().eval()(x)` where the class builds
- * its kernels from constants. Such a call extends the graph of its input, if
- * there is one, where that graph began: not a model's forward. */
-static bool runs_no_parameters(ol_model *m, mode_cache *mc, const ol_call *call)
-{
-    const ol_tree *t = m->tree;
-    ol_nid model = forward_model(m, call);
-    if (model == OL_NONE)
-        return false;
-    ol_val v = ol_eval(m, model);
-    if (v.kind == OL_V_MODULE && (v.flags & OL_VF_LOCAL) && v.ref < m->classes.len &&
-        class_without_parameters(m, mc, v.ref, 0))
-        return true;
-    if (ol_kind_of(t, model) == OL_N_call)
-        return ctor_without_parameters(m, mc, model, 0);
-    if (ol_kind_of(t, model) == OL_N_identifier) {
-        uint32_t defs[8];
-        size_t n = ol_reaching_defs(m, m->node_scope[model], ol_node_sym(m, model), model, defs, 8);
-        if (n == 0 || n == 8)
-            return false;
-        for (size_t i = 0; i < n; i++) {
-            const ol_def *d = &m->defs.items[defs[i]];
-            if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred ||
-                !ctor_without_parameters(m, mc, d->value, 0))
-                return false;
-        }
-        return true;
-    }
-    /* self.x in a method: every `self.x = ...` of the class */
-    if (ol_kind_of(t, model) == OL_N_attribute) {
-        ol_nid obj = ol_field(t, model, OL_F_object), attr = ol_field(t, model, OL_F_attribute);
-        uint32_t fn = ol_function_of(m, call->node);
-        if (obj == OL_NONE || attr == OL_NONE || !ol_text_is(t, obj, "self") || fn == OL_NO_INDEX ||
-            m->functions.items[fn].cls == OL_NO_INDEX)
-            return false;
-        const ol_class *cls = &m->classes.items[m->functions.items[fn].cls];
-        ol_sym name = ol_node_sym(m, attr);
-        size_t seen = 0;
-        for (size_t i = 0; i < cls->attr_defs.len; i++) {
-            const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
-            if (d->name != name)
-                continue;
-            if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred ||
-                !ctor_without_parameters(m, mc, d->value, 0))
-                return false;
-            seen++;
-            cls = &m->classes.items[m->functions.items[fn].cls];
-        }
-        return seen > 0;
-    }
-    return false;
-}
-
 /* ---- wrappers --------------------------------------------------------------------- */
 
 /* A call of a function that runs a model with autograd on (`self.infer(x)`,
  * `predict(model, x)` from utils.py), judged where it is called: not one
  * named for evaluation (those are judged where they are defined) and not
  * one that trains. */
-static bool wrapper_call(ol_model *m, uint32_t ci, bool *local, const char **eval_name)
+static bool wrapper_call(ol_model *m, mode_cache *mc, uint32_t ci, bool *local, const char **eval_name)
 {
     ol_callee callee;
     const ol_callee *fs = ol_callee_of(m, ci, &callee) ? &callee : NULL;
@@ -1516,6 +1344,11 @@ static bool wrapper_call(ol_model *m, uint32_t ci, bool *local, const char **eva
         return false;
     if (!ol_name_looks_like(last, len, EVAL_WORDS))
         return true;
+    /* a local one its callers give another role (it hands its output on to
+     * them): judged at the call, like any helper */
+    uint32_t fi = !cross ? ol_callee_function(m, m->calls.items[ci].node) : OL_NO_INDEX;
+    if (fi != OL_NO_INDEX && !is_eval_function(m, mc, fi))
+        return true;
     /* an evaluation function of another file (a plain function, not a
      * method) that its own file only calls under no_grad (`test()` of
      * test.py, guarded by its __main__) called here with autograd on: the
@@ -1524,7 +1357,10 @@ static bool wrapper_call(ol_model *m, uint32_t ci, bool *local, const char **eva
         *eval_name = last;
         return true;
     }
-    return false;
+    /* a method of an object of another file (a predictor that holds the
+     * model: `predictor.predict(x)`) is reported in its file, and at the
+     * call too, where the evaluation that runs it would guard it */
+    return cross && fs->bound;
 }
 
 /* ---- the check -------------------------------------------------------------------- */
@@ -1545,7 +1381,45 @@ typedef enum evidence {
     EV_IMAGES,     /* only produces sample images */
     EV_HELD_OUT,   /* held-out data, output never trained on */
     EV_CALLEE,     /* calls an evaluation function of another file */
+    EV_FLAG,       /* a training function called with the flag that skips its backward */
+    EV_CALLERS_EVAL, /* a model's method that the run calls on the model in evaluation mode */
 } evidence;
+
+/* A method of a module (`Model.slide()`) that nothing here calls, and that
+ * every call of the run runs on a model its caller keeps in evaluation mode
+ * (`self.model_ = model.eval().to(device)`, then `self.model_.slide(x)`),
+ * none backpropagating through it: evaluation, decided in another file.
+ * The first such call in *first. */
+static bool callers_put_in_eval(ol_model *m, mode_cache *mc, uint32_t fn, const ol_call *call, ol_caller_use *first)
+{
+    const ol_tree *t = m->tree;
+    const ol_function *f = &m->functions.items[fn];
+    if (f->callsites.len || f->cls == OL_NO_INDEX || !ol_class_is_module_in_run(m, f->cls))
+        return false;
+    ol_nid root = forward_model(m, call);
+    while (root != OL_NONE && ol_kind_of(t, root) == OL_N_attribute)
+        root = ol_unparen(t, ol_field(t, root, OL_F_object));
+    if (root == OL_NONE || !ol_text_is(t, root, "self") || mc->held_eval[fn] == 1)
+        return false;
+    if (!mc->held_eval[fn] && computes_gradients(m, function_body(m, fn))) {
+        mc->held_eval[fn] = 1;
+        return false;
+    }
+    ol_caller_use uses[16];
+    size_t n = ol_run_caller_uses(m, fn, uses, 16), seen = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (uses[k].test)
+            continue;
+        if (!(uses[k].use & OL_USE_EVAL) || (uses[k].use & OL_USE_BACKWARD)) {
+            seen = 0;
+            break;
+        }
+        if (seen++ == 0)
+            *first = uses[k];
+    }
+    mc->held_eval[fn] = seen > 0 ? 2 : 1;
+    return seen > 0;
+}
 
 static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrapper, const char *eval_name,
                         reported_vec *seen, nid_vec *sites, mode_cache *modes)
@@ -1569,16 +1443,16 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
     /* a shape check on made-up input keeps one small batch, once */
     if (shape_check(m, modes, call->node, fn))
         return;
-    if (!wrapper && frozen_forward(m, call))
+    if (!wrapper && ol_forward_frozen(m, (uint32_t)(call - m->calls.items)))
         return;
     evidence ev = EV_NONE;
     char *where = NULL;
     ol_fix *fix = NULL;
-    ol_nid anchor = OL_NONE, eval_call;
-    uint32_t loop;
-    if (fn != OL_NO_INDEX && !modes->eval_fn[fn + 1])
-        modes->eval_fn[fn + 1] = eval_function(m, modes, fn) ? 2 : 1;
-    if (fn != OL_NO_INDEX && modes->eval_fn[fn + 1] == 2) {
+    ol_nid anchor = OL_NONE, eval_call, flag_call = OL_NONE, flag_value = OL_NONE, flag_grad = OL_NONE,
+           flag_if = OL_NONE;
+    uint32_t loop, flag_param = OL_NO_INDEX;
+    ol_caller_use held_by = {0};
+    if (fn != OL_NO_INDEX && is_eval_function(m, modes, fn)) {
         ev = EV_FUNCTION;
         anchor = m->functions.items[fn].node;
         where = ol_xasprintf("`%s()`", ol_sym_str(m, m->functions.items[fn].name));
@@ -1598,6 +1472,13 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
         char *text = ol_node_str(t, eval_call);
         where = ol_xasprintf("`%s`", text);
         free(text);
+    } else if (!wrapper && fn != OL_NO_INDEX && callers_put_in_eval(m, modes, fn, call, &held_by)) {
+        ev = EV_CALLERS_EVAL;
+        anchor = m->functions.items[fn].node;
+        where = ol_xasprintf("`%s()`", ol_sym_str(m, m->functions.items[fn].name));
+    } else if ((flag_call = flag_eval_call(m, call->node, fn, &flag_param, &flag_value, &flag_grad, &flag_if)) != OL_NONE) {
+        ev = EV_FLAG;
+        anchor = m->functions.items[fn].node;
     } else if (!wrapper && untrained_model(m, modes, call, fn)) {
         ev = EV_UNTRAINED;
         anchor = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
@@ -1668,6 +1549,22 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
     case EV_IMAGES:
         d = ol_report_node(c, call->node, "the output of `%s(...)` is only shown or saved (plotted, written as an image), and %s", callee, tail);
         break;
+    case EV_FLAG: {
+        char *site = ol_node_str_short(t, ol_field(t, flag_call, OL_F_function));
+        char *value = ol_node_str_short(t, flag_value);
+        d = ol_report_node(c, call->node,
+                           "`%s(...)` %sruns with autograd on when `%s(...)` is called with `%s` %s to evaluate: no "
+                           "backward runs then, and every activation is kept for a backward pass that never comes",
+                           callee, wrapper ? "runs a model that " : "", site,
+                           ol_sym_str(m, m->defs.items[flag_param].name), value);
+        free(value);
+        free(site);
+        break;
+    }
+    case EV_CALLERS_EVAL:
+        d = ol_report_node(c, call->node, "`%s(...)` in %s, which the run calls on a model in evaluation mode, %s",
+                           callee, where, tail);
+        break;
     case EV_CALLEE:
         d = ol_report_node(c, call->node,
                            "`%s(...)` runs evaluation function %s of another file with autograd on, which its own "
@@ -1686,13 +1583,21 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
         ol_because(&why, m, ol_field(t, m->functions.items[fn].node, OL_F_name),
                    "`%s()` is evaluation code: named for it, and it computes no gradient", label);
         why.guess = "a function's name";
+        /* it hands its output on: the caller that makes it evaluation */
+        if (hands_on(m, fn))
+            callers_evaluate(m, modes, fn, 0, &why);
         break;
     case EV_LOOP:
         ol_because(&why, m, anchor, "this loop draws %s, held-out data by its name", where);
         why.guess = "a loader's name";
         break;
     case EV_AFTER_EVAL:
-        ol_because(&why, m, anchor, "%s switches the model to evaluation before this forward", where);
+        if (ol_function_of(m, anchor) == fn)
+            ol_because(&why, m, anchor, "%s switches the model to evaluation before this forward", where);
+        else /* kept in evaluation mode by its holder: the door says how */
+            ol_module_in_eval_mode(m, wrapper || !ol_is_forward_call(m, ol_call_at(m, call->node)) ? call->receiver
+                                                                                                   : forward_model(m, call),
+                                   call->node, &why);
         break;
     case EV_UNTRAINED:
         ol_because(&why, m, call->callee, "no optimizer here steps this model's parameters");
@@ -1707,14 +1612,29 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
     case EV_CALLEE:
         ol_because(&why, m, call->node, "%s is only called under no_grad in its own file", where);
         break;
+    case EV_CALLERS_EVAL:
+        ol_because_caller(&why, m, &held_by, "`%s` calls %s here on a model it keeps in evaluation mode, and nothing "
+                          "backpropagates through what it returns", held_by.caller ? held_by.caller : "module code", where);
+        break;
+    case EV_FLAG: {
+        const char *flag = ol_sym_str(m, m->defs.items[flag_param].name);
+        char *grad = ol_node_str_short(t, flag_grad);
+        ol_because(&why, m, flag_call, "called here with `%s` set so that it evaluates", flag);
+        ol_because(&why, m, flag_if != OL_NONE ? flag_if : flag_grad, "`%s` runs only under this `if`, skipped then",
+                   grad);
+        free(grad);
+        break;
+    }
     default:
         break;
     }
     free(label);
     ol_often often = ol_how_often(m, call->node, &why);
     ol_diag_because(d, m, &why);
-    ol_diag_help(d, ev == EV_CALLEE ? "call it under `with torch.no_grad():`"
-                    : ev == EV_FUNCTION || ev == EV_LOOP || ev == EV_AFTER_EVAL
+    ol_diag_help(d, ev == EV_FLAG ? "turn autograd off where it evaluates: `with torch.set_grad_enabled(...)` on the flag "
+                                    "around the forward"
+                    : ev == EV_CALLEE ? "call it under `with torch.no_grad():`"
+                    : ev == EV_FUNCTION || ev == EV_LOOP || ev == EV_AFTER_EVAL || ev == EV_CALLERS_EVAL
                         ? "evaluate under `torch.no_grad()` (or `torch.inference_mode()`): decorate the function or "
                           "wrap the loop"
                         : "run it under `with torch.no_grad():` (or freeze it with `requires_grad_(False)`)");
@@ -1736,7 +1656,7 @@ static void check(ol_check *c)
     mode_cache modes;
     mode_cache_init(&modes, m);
     for (size_t i = 0; i < m->calls.len; i++) {
-        if (!ol_is_forward_call(m, (uint32_t)i) || runs_no_parameters(m, &modes, &m->calls.items[i]))
+        if (!ol_is_forward_call(m, (uint32_t)i) || ol_call_runs_no_parameters(m, (uint32_t)i))
             continue;
         /* a model whose own forward (in another file) runs under no_grad or
          * inference_mode records no graph */
@@ -1750,7 +1670,7 @@ static void check(ol_check *c)
     for (size_t i = 0; i < m->calls.len; i++) {
         bool local;
         const char *eval_name;
-        if (ol_is_forward_call(m, (uint32_t)i) || !wrapper_call(m, (uint32_t)i, &local, &eval_name))
+        if (ol_is_forward_call(m, (uint32_t)i) || !wrapper_call(m, &modes, (uint32_t)i, &local, &eval_name))
             continue;
         const ol_call *call = &m->calls.items[i];
         if (local) {

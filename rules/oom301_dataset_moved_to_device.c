@@ -7,6 +7,9 @@
  * index variable drawn each step: see ol_index_draws_batch), iterated, or indexed
  * in __getitem__; a cross-validation fold moved then cut; and data read from
  * disk fed whole to the model's forward in a file that trains in batches.
+ * Also a Python list of every sample read from data, moved at once by a
+ * helper that returns what it is given on the GPU, when the model then runs
+ * on it (inference over a list of inputs).
  *
  * What does not count: moves inside a loop that draws batches (that is the
  * right place), batches drawn from a loader, and constants (mean/std, class
@@ -189,7 +192,12 @@ static bool fed_whole(ol_model *m, ol_nid use, ol_nid target)
     }
     if (in_loop_outside(m, call, target))
         return true;
-    return in_eval_function(m, call) && ol_function_of(m, call) != ol_function_of(m, target);
+    if (in_eval_function(m, call) && ol_function_of(m, call) != ol_function_of(m, target))
+        return true;
+    /* a function that reads, moves and evaluates the set itself, called
+     * again each epoch (`validate(model, "val.pt")` in the epoch loop) */
+    ol_often often = ol_how_often(m, call, NULL);
+    return often == OL_PER_EPOCH || often == OL_PER_STEP;
 }
 
 /* Does loop li run a model on what it draws (a forward call in its body)?
@@ -206,6 +214,24 @@ static bool loop_runs_model(ol_model *m, uint32_t li)
         if (ol_is_forward_call(m, (uint32_t)i))
             return true;
     return false;
+}
+
+/* Is `use` (`self.x`) indexed for reading in the `__getitem__` of a
+ * Dataset class (ol_method_of_dataset)? */
+static bool indexed_by_dataset(ol_model *m, ol_nid use)
+{
+    const ol_tree *t = m->tree;
+    ol_nid p = ol_parent(t, use);
+    if (p == OL_NONE || ol_kind_of(t, p) != OL_N_subscript || ol_field(t, p, OL_F_value) != use ||
+        ol_kind_of(t, use) != OL_N_attribute)
+        return false;
+    uint32_t fn = ol_function_of(m, p);
+    if (fn == OL_NO_INDEX || strcmp(ol_sym_str(m, m->functions.items[fn].name), "__getitem__") != 0 ||
+        !ol_method_of_dataset(m, fn, NULL))
+        return false;
+    ol_nid gp = ol_parent(t, p);
+    ol_kind gk = ol_kind_of(t, gp);
+    return !((gk == OL_N_assignment || gk == OL_N_augmented_assignment) && ol_field(t, gp, OL_F_left) == p);
 }
 
 /* How is the tensor bound at `target` used as a dataset at `use` (an
@@ -266,8 +292,10 @@ static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target, int mode)
             return ol_index_draws_batch(m, ol_call_arg(m, call, 2, "index")) && in_loop_outside(m, call, target);
         return sliced_by_callee(m, call, use, target);
     }
+    /* where nothing trains, a Dataset's own `__getitem__` indexing what its
+     * `__init__` stored still serves the whole set, item by item */
     if (wrapped_only)
-        return false;
+        return indexed_by_dataset(m, use);
     /* X.index_select(0, idx) with a batch of indices */
     if (pk == OL_N_attribute && ol_field(t, p, OL_F_object) == use &&
         ol_text_is(t, ol_field(t, p, OL_F_attribute), "index_select")) {
@@ -338,7 +366,7 @@ static bool fold_loop(ol_model *m, const ol_loop *loop)
     ol_nid target = ol_unparen(t, ol_field(t, loop->node, OL_F_left));
     ol_nid it = ol_unparen(t, loop->iter);
     const char *q = ol_kind_of(t, it) == OL_N_call ? ol_qualname(m, ol_field(t, it, OL_F_function)) : NULL;
-    if (q && strcmp(q, "enumerate") == 0) {
+    if (q && strcmp(q, "builtins.enumerate") == 0) {
         it = ol_unparen(t, ol_call_arg(m, it, 0, NULL));
         /* for k, (tr, va) in enumerate(...): the pair */
         ol_nid second = ol_kind_of(t, target) == OL_N_pattern_list || ol_kind_of(t, target) == OL_N_tuple_pattern
@@ -615,6 +643,187 @@ static bool moved_in_dataset_init(ol_model *m, ol_nid move)
     return false;
 }
 
+/* ---- a whole list of inputs moved at once through a helper -------------------------- */
+
+/* Is node n inside a loop that also holds `at`: made afresh in each of
+ * its iterations (a batch), not once for all of them? */
+static bool in_loop_holding(ol_model *m, ol_nid n, ol_nid at)
+{
+    for (uint32_t l = m->node_loop[n]; l != OL_NO_INDEX; l = m->loops.items[l].parent)
+        if (ol_contains(m->tree, m->loops.items[l].node, at))
+            return true;
+    return false;
+}
+
+/* Is e a sample read from data: itself (ol_value_read_from_data), or what
+ * a function of the file returns that reads one (`load_sample(p)` returning
+ * `torch.load(p)`)? */
+static bool sample_read(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    if (ol_value_read_from_data(m, e))
+        return true;
+    e = ol_unparen(t, e);
+    uint32_t fi = ol_kind_of(t, e) == OL_N_call ? ol_callee_function(m, e) : OL_NO_INDEX;
+    const ol_function *f = fi != OL_NO_INDEX ? &m->functions.items[fi] : NULL;
+    for (size_t r = 0; f && !ol_contains(t, f->node, e) && r < f->returns.len && r < 8; r++)
+        if (ol_value_read_from_data(m, f->returns.items[r]))
+            return true;
+    return false;
+}
+
+typedef struct samples_seen {
+    ol_model *m;
+    ol_nid at;        /* the call the list is handed to */
+    ol_nid sample;    /* a sample appended: the appended value */
+    bool other;       /* something else done to it */
+} samples_seen;
+
+static bool appended_sample(void *ctx, const ol_use *use)
+{
+    samples_seen *s = ctx;
+    ol_model *m = s->m;
+    const ol_tree *t = m->tree;
+    if (use->kind == OL_USE_ADD) {
+        ol_nid v = ol_call_arg(m, use->call, 0, NULL);
+        /* read in a loop that does not hold the call: one sample per iteration */
+        if (v != OL_NONE && m->node_loop[use->call] != OL_NO_INDEX && !in_loop_holding(m, use->call, s->at) &&
+            sample_read(m, v)) {
+            s->sample = v;
+            return true;
+        }
+        s->other = true;
+        return false;
+    }
+    (void)t;
+    return use->kind == OL_USE_READ || use->kind == OL_USE_PASSED;
+}
+
+/* Is e a Python list of every sample, each read from data: a comprehension
+ * over the inputs whose element is read from disk (`[load_sample(p) for p
+ * in paths]`), or a list every element of which is appended so in a loop,
+ * built once for all of them (not inside a loop that also holds the call
+ * `at`: a batch's list)? *sample: the element read. */
+static bool list_of_samples(ol_model *m, ol_nid e, ol_nid at, ol_nid *sample, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || depth > 2)
+        return false;
+    ol_kind k = ol_kind_of(t, e);
+    if (k == OL_N_list_comprehension) {
+        ol_nid body = ol_field(t, e, OL_F_body);
+        if (body == OL_NONE || in_loop_holding(m, e, at) || !sample_read(m, body))
+            return false;
+        *sample = body;
+        return true;
+    }
+    if (k != OL_N_identifier)
+        return false;
+    uint32_t defs[4];
+    size_t n = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 4);
+    if (n != 1)
+        return false;
+    const ol_def *d = &m->defs.items[defs[0]];
+    if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred || d->value == OL_NONE ||
+        in_loop_holding(m, d->stmt, at))
+        return false;
+    ol_nid v = ol_unparen(t, d->value);
+    if (ol_kind_of(t, v) == OL_N_list && ol_first_named(t, v) == OL_NONE) {
+        samples_seen seen = {m, at, OL_NONE, false};
+        if (!ol_container_uses(m, defs[0], appended_sample, &seen) || seen.other || seen.sample == OL_NONE)
+            return false;
+        *sample = seen.sample;
+        return true;
+    }
+    return list_of_samples(m, v, at, sample, depth + 1);
+}
+
+/* Does the node n (a value) reach a model's forward: an argument of it,
+ * also inside the calls that join it (`model(torch.stack(batch))`)? */
+static bool reaches_forward(ol_model *m, ol_nid n)
+{
+    const ol_tree *t = m->tree;
+    for (int steps = 0; steps < 8; steps++) {
+        ol_nid p = ol_parent(t, n);
+        if (p == OL_NONE)
+            return false;
+        ol_kind pk = ol_kind_of(t, p);
+        if (pk == OL_N_parenthesized_expression || pk == OL_N_list_splat || pk == OL_N_keyword_argument) {
+            n = p;
+            continue;
+        }
+        if (pk != OL_N_argument_list)
+            return false;
+        ol_nid call = ol_parent(t, p);
+        uint32_t ci = ol_call_at(m, call);
+        if (ci == OL_NO_INDEX)
+            return false;
+        if (ol_is_forward_call(m, ci))
+            return true;
+        n = call;
+    }
+    return false;
+}
+
+/* Does the model run on what the call returns: handed to a forward, or
+ * iterated by a loop (a comprehension too) that runs one? */
+static bool model_runs_on(ol_model *m, ol_nid stmt, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    if (reaches_forward(m, call))
+        return true;
+    ol_nid assign = ol_kind_of(t, stmt) == OL_N_expression_statement ? ol_first_named(t, stmt) : OL_NONE;
+    if (assign == OL_NONE || ol_kind_of(t, assign) != OL_N_assignment || ol_unparen(t, ol_field(t, assign, OL_F_right)) != call)
+        return false;
+    ol_nid target = ol_field(t, assign, OL_F_left);
+    if (ol_kind_of(t, target) != OL_N_identifier)
+        return false;
+    uint32_t def = def_of_target(m, target);
+    if (def == OL_NO_INDEX)
+        return false;
+    ol_nid root = m->scopes.items[m->defs.items[def].scope].node;
+    for (ol_nid u = m->subtree_end[stmt]; u < m->subtree_end[root]; u++) {
+        if (ol_kind_of(t, u) != OL_N_identifier || ol_node_sym(m, u) != m->defs.items[def].name ||
+            ol_node_at(t, u)->field == OL_F_attribute)
+            continue;
+        uint32_t defs[8];
+        size_t n = ol_reaching_defs(m, m->node_scope[u], ol_node_sym(m, u), u, defs, 8);
+        bool reached = false;
+        for (size_t k = 0; k < n && !reached; k++)
+            reached = defs[k] == def;
+        if (!reached)
+            continue;
+        if (reaches_forward(m, u))
+            return true;
+        for (uint32_t i = 0; i < m->loops.len; i++)
+            if (m->loops.items[i].iter != OL_NONE && ol_unparen(t, m->loops.items[i].iter) == u &&
+                loop_runs_model(m, i))
+                return true;
+    }
+    return false;
+}
+
+/* A call of a helper that returns what it is given moved to the GPU
+ * (`to_device(inputs, device)`), given a list of every sample read from
+ * data, whose result the model then runs on: the argument moved, or
+ * OL_NONE. */
+static ol_nid list_moved_whole(ol_model *m, uint32_t ci, const ol_callee *fs, ol_nid *sample)
+{
+    const ol_tree *t = m->tree;
+    const ol_call *call = &m->calls.items[ci];
+    if (!(fs->facts & OL_FN_RET_ON_DEVICE) || in_data_loop(m, call->node))
+        return OL_NONE;
+    ol_nid args = ol_field(t, call->node, OL_F_arguments);
+    for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_nid v = ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
+        if (list_of_samples(m, v, call->node, sample, 0) &&
+            model_runs_on(m, ol_statement_of(t, call->node), call->node))
+            return v;
+    }
+    return OL_NONE;
+}
+
 static void report(ol_check *c, ol_nid stmt, ol_nid what, const char *helper, bool whole)
 {
     char *text = ol_node_str(c->tree, what);
@@ -644,6 +853,59 @@ static void report(ol_check *c, ol_nid stmt, ol_nid what, const char *helper, bo
     free(text);
     ol_diag_help(d, "keep the dataset on the CPU and move each batch inside the loop "
                     "(`x = x.to(device, non_blocking=True)`, with `pin_memory=True` on the DataLoader)");
+}
+
+static void report_list(ol_check *c, ol_nid stmt, ol_nid call, ol_nid list, ol_nid sample, const char *helper)
+{
+    ol_model *m = c->model;
+    char *text = ol_node_str(c->tree, call), *what = ol_node_str_short(c->tree, list);
+    if (strlen(text) > 48)
+        strcpy(text + 45, "...");
+    ol_diag *d = ol_report_node(c, stmt,
+                                "`%s` moves the whole list `%s` to the GPU at once through `%s()` before the "
+                                "model runs on it; every sample is resident there together, next to the model",
+                                text, what, helper);
+    ol_diag_help(d, "keep the samples on the CPU and move them a batch at a time inside the loop that runs the "
+                    "model (a DataLoader with `pin_memory=True`, or slices of the list)");
+    ol_reasons why = {0};
+    char *one = ol_node_str_short(c->tree, sample);
+    ol_because(&why, m, sample, "each element is a sample read from data (`%s`), for every input", one);
+    ol_diag_because(d, m, &why);
+    free(one);
+    free(what);
+    free(text);
+}
+
+/* Is e one item picked by a constant index (`dataset[0]["image"]`, also
+ * through a method chain and the name it is bound to): a sample, not a
+ * data set? */
+static bool one_item(ol_model *m, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, ol_method_chain_base(m, e));
+    if (e == OL_NONE || depth > 3)
+        return false;
+    if (ol_kind_of(t, e) == OL_N_identifier) {
+        uint32_t defs[2];
+        if (ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 2) != 1)
+            return false;
+        const ol_def *d = &m->defs.items[defs[0]];
+        return d->kind == OL_DEF_ASSIGN && d->path_len == 0 && !d->starred && d->value != OL_NONE &&
+               one_item(m, d->value, depth + 1);
+    }
+    bool picked = false;
+    while (ol_kind_of(t, e) == OL_N_subscript) {
+        ol_nid index = ol_unparen(t, ol_field(t, e, OL_F_subscript));
+        ol_kind k = ol_kind_of(t, index);
+        if (k == OL_N_unary_operator)
+            k = ol_kind_of(t, ol_unparen(t, ol_field(t, index, OL_F_argument)));
+        if (k == OL_N_integer)
+            picked = true;
+        else if (k != OL_N_string)
+            return false;
+        e = ol_unparen(t, ol_field(t, e, OL_F_value));
+    }
+    return picked;
 }
 
 /* Does the file train: a backward pass or an optimizer step anywhere? */
@@ -709,13 +971,24 @@ static void check(ol_check *c)
         bool loaded = ol_value_read_from_data(m, call->node);
         int mode = !trains && !loaded ? USE_WRAPPED : USE_CUT;
         if (!ol_call_moves_to_gpu(m, call)) {
-            /* a helper of another file that returns its data on the GPU */
             ol_callee callee;
             const ol_callee *fs = ol_callee_of(m, (uint32_t)i, &callee) ? &callee : NULL;
+            /* every sample in a Python list, moved at once by a helper, for
+             * the model to run on */
+            ol_nid sample = OL_NONE, list = fs ? list_moved_whole(m, (uint32_t)i, fs, &sample) : OL_NONE;
+            ol_nid stmt = ol_statement_of(t, call->node);
+            if (list != OL_NONE && stmt != last_stmt) {
+                last_stmt = stmt;
+                report_list(c, stmt, call->node, list, sample, fs->name);
+                continue;
+            }
+            /* a helper of another file that returns its data on the GPU */
             if (!fs || !fs->cross_file || !(fs->facts & OL_FN_RET_ON_DEVICE) || in_data_loop(m, call->node))
                 continue;
-            ol_nid stmt = ol_statement_of(t, call->node);
-            if (stmt != last_stmt && result_used_as_dataset(m, stmt, call->node, -1, mode)) {
+            /* data the helper read from disk or an array: cut in a loop, it
+             * is a data set even where nothing trains */
+            int helper_mode = (fs->facts & OL_FN_RET_DATA) ? USE_CUT : mode;
+            if (stmt != last_stmt && result_used_as_dataset(m, stmt, call->node, -1, helper_mode)) {
                 last_stmt = stmt;
                 report(c, stmt, call->node, fs->name, false);
             }
@@ -739,6 +1012,9 @@ static void check(ol_check *c)
         bool method_move = call->receiver != OL_NONE && (call->name == m->names.cuda || call->name == m->names.to) &&
                            ol_eval(m, call->receiver).kind != OL_V_EXTERN;
         if (ol_value_made_up(m, method_move ? ol_method_chain_base(m, call->receiver) : call->node))
+            continue;
+        /* one sample of a data set (`dataset[0]["image"].to(device)`) */
+        if (method_move && one_item(m, call->receiver, 0))
             continue;
         bool dataset;
         if (method_move && moves_loop_variable(m, call->receiver))
@@ -794,8 +1070,12 @@ const ol_rule ol_rule_oom301 = {
             "batches (a loop over a loader, or a tensor cut by a batch index), data read from disk or "
             "an array (see below) that is moved whole and fed whole to the model's forward to evaluate "
             "(under `no_grad` or in an evaluation function), in a loop or an evaluation function "
-            "(`model(X_val)`, also through a helper of the file: `evaluate(model, X_val)`), is flagged too, with its own message: the "
-            "activations of every sample are alive at once. Moves inside the batch "
+            "(`model(X_val)`, also through a helper of the file: `evaluate(model, X_val)`, or in a function "
+            "called each epoch that reads, moves and evaluates it), is flagged too, with its own message: the "
+            "activations of every sample are alive at once. So is a helper that returns what it is given "
+            "moved (`to_device(inputs, device)`) called with a Python list of every sample read from data "
+            "(a comprehension or a loop that appends them, not a batch's list) when the model then runs on "
+            "what it returns. Moves inside the batch "
             "loop (also a `while` loop that draws `next(train_iter)` each time), batches drawn from "
             "a loader, and constants such as normalisation statistics, class weights or fixed noise "
             "are not flagged, nor a tensor indexed by a single index, by a loader batch's labels "
@@ -810,8 +1090,9 @@ const ol_rule ol_rule_oom301 = {
             "no optimizer step: a generation pipeline, an inference script, a model library), a tensor "
             "cut in a loop counts only when it is data read from disk or converted from an array or a "
             "table (`torch.from_numpy`, `torch.load`, `np.load`, `pd.read_csv`, `.values`), or wrapped "
-            "in a Dataset or DataLoader: a sampler's timestep schedule or the call's own images cut for "
-            "a VAE is not a dataset. A helper that gathers rows by an index (`return self.emb[idx].to("
+            "in a Dataset or DataLoader, or indexed by a Dataset's `__getitem__`, or returned moved by a "
+            "helper of another file that read it: a sampler's timestep schedule or the call's own images "
+            "cut for a VAE is not a dataset. A helper that gathers rows by an index (`return self.emb[idx].to("
             "device)`) returns those rows, not a whole table.",
     .why = "A dataset on the GPU occupies memory for the whole run, on top of the model, its "
            "gradients, the optimizer state and the activations of every step. It fits on a small "

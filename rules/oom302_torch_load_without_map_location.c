@@ -28,6 +28,13 @@
  * same shape is restored by its own rank onto its own device: not flagged
  * whatever it holds.
  *
+ * A `map_location` that is a parameter defaulting to None and handed
+ * straight through (`def load_ckpt(path, map_location=None)`) is None at
+ * the calls of that function that give none: reported at the load, naming
+ * them. A load whose result feeds a Dataset (or is loaded by a Dataset's own
+ * methods) reads samples, not a state beside a model: kept for an exact
+ * selection, as a notebook's one-process reload is.
+ *
  * Nor is a load the code itself reads as host data: handed to `.numpy()`,
  * `np.asarray`, a plot or `json.dump`, which raise on a CUDA tensor, and
  * never restored, moved or used as a model. Code that does so could not run
@@ -40,6 +47,12 @@
 #include <string.h>
 
 #include "rule.h"
+
+/* What every finding says the load does: it costs a whole copy of what was
+ * saved from a GPU, on that GPU; the notes say what else is there. */
+#define LOAD_COST                                                                                                   \
+    "loads each tensor back onto the device that saved it: a checkpoint saved from a GPU lands whole on that GPU, " \
+    "in every process that loads it, on top of what is already there"
 
 static void check(ol_check *c)
 {
@@ -79,38 +92,51 @@ static void check(ol_check *c)
             continue;
         if (location == OL_NONE && loader == OL_LOADER_URL && ol_load_published(m, first))
             continue;
-        if (location != OL_NONE && !ol_value_may_be_none(m, location))
-            continue;
         ol_reasons why = {0};
+        /* a parameter that defaults to None, handed straight through: None
+         * where the helper is called without it */
+        bool defaulted = false;
+        if (location != OL_NONE && !ol_value_may_be_none(m, location)) {
+            if (!ol_load_location_defaults_none(m, (uint32_t)i, location, &why))
+                continue;
+            defaulted = true;
+        }
         if (!ol_load_holds_device_tensors(m, (uint32_t)i, first, &why))
             continue;
         /* a notebook of one process restores once, onto the GPU that saved
-         * the checkpoint: kept for an exact selection */
+         * the checkpoint; samples read for a Dataset are data, not a state
+         * beside a model: both kept for an exact selection */
         if (once < 0)
             once = ol_load_in_one_session(m);
+        bool data = ol_load_feeds_dataset(m, (uint32_t)i, &why);
         if (location != OL_NONE) {
             char *text = ol_node_str(t, location);
             bool literal = ol_kind_of(t, ol_unparen(t, location)) == OL_N_none;
-            ol_diag *d = ol_report_node(c, call->node,
-                                        "`map_location%s%s` %s, and then `torch.load` restores tensors onto the "
-                                        "device they were saved from (often GPU 0, in every process)",
-                                        literal ? "" : "=", literal ? "" : text,
-                                        literal ? "is None" : "may be None here");
-            ol_diag_help(d, "give a device on every path, e.g. `\"cpu\"` where `%s` would be None", text);
+            uint32_t fn = ol_function_of(m, call->node);
+            ol_diag *d;
+            if (defaulted)
+                d = ol_report_node(c, call->node,
+                                   "`%s` defaults to None and is None where `%s()` is called without it; then "
+                                   "`torch.load` " LOAD_COST,
+                                   text, ol_sym_str(m, m->functions.items[fn].name));
+            else
+                d = ol_report_node(c, call->node, "`map_location%s%s` %s, and then `torch.load` " LOAD_COST,
+                                   literal ? "" : "=", literal ? "" : text, literal ? "is None" : "may be None here");
+            if (defaulted)
+                ol_diag_help(d, "default `%s` to a device (`\"cpu\"`), or give one at every call", text);
+            else
+                ol_diag_help(d, "give a device on every path, e.g. `\"cpu\"` where `%s` would be None", text);
             ol_diag_because(d, m, &why);
-            d->once = once;
+            d->once = once || data;
             free(text);
             continue;
         }
         const char *q = ol_qualname(m, call->callee);
         const char *shown = strstr(q, "load_url") || strstr(q, "from_url") ? strrchr(q, '.') + 1 : "torch.load";
-        ol_diag *d = ol_report_node(c, call->node,
-                                    "`%s` without `map_location` restores tensors onto the device they were "
-                                    "saved from (often GPU 0, in every process)",
-                                    shown);
+        ol_diag *d = ol_report_node(c, call->node, "`%s` without `map_location` " LOAD_COST, shown);
         ol_diag_help(d, "load to the CPU and move what you need: `torch.load(path, map_location=\"cpu\")`");
         ol_diag_because(d, m, &why);
-        d->once = once;
+        d->once = once || data;
         ol_fix *fix = ol_fix_new(false, "Load onto the CPU");
         if (!ol_load_only_restores_state(m, (uint32_t)i))
             ol_fix_unsafe_because(fix, "what is loaded is used other than through `load_state_dict()`: its "
@@ -127,55 +153,47 @@ const ol_rule ol_rule_oom302 = {
     .severity = OL_SEV_WARNING,
     .summary = "`torch.load` without `map_location` restores tensors onto the GPU they were saved from.",
     .what = "Flags `torch.load(...)` calls that give no `map_location` (keyword or second positional "
-            "argument), or give one that may be None (`map_location=None`, or a local that is None on "
-            "some path; not a branch the source rules out, as in `\"cpu\" if offload else None` after "
-            "`offload = True`). Not flagged: calls that pass `**kwargs`, files that run on TPUs through "
-            "`torch_xla` only, loads that only restore a GradScaler's or an LR scheduler's state, "
-            "plain data named for what it is (a vocabulary, a config, parsed arguments, label maps; by the "
-            "name it is bound to or its file name, also inside `os.path.join(..., \"training_args.bin\")`), "
-            "and files the same source writes with host data only (`torch.save(feats.cpu(), path)`, "
-            "a tuple of CPU tensors, Python values, `torch.tensor` of Python data, `torch.stack` or "
-            "`torch.cat` of host tensors, a sparse tensor of host indices, what a function of the file "
-            "returns when all it returns is host data, what safetensors or `torch.load(p, "
-            "map_location=\"cpu\")` loaded), found by the same path expression, the same file-name "
-            "literal, the same shape of path (a variable bound to the same f-string or `os.path.join` "
-            "of the same parts, in another method of the class too; each name of `A if c else B` or of "
-            "a loop over `(A, B)`, every one written here; a method of the class naming the file, "
-            "`self.ckpt_path(epoch)`, given the same string literals, whatever else; a helper that "
-            "saves the file and returns its path, `path = preprocess(...)`), or the keys the load is "
-            "read through "
-            "(`torch.load(p)[\"eigvec\"]` and a saved dict literal holding `\"eigvec\"`, when no "
-            "other save of the source may hold GPU tensors). A file whose path names the process's rank "
-            "(`f\"queue{rank}.pt\"`, `trainer.global_rank`), written and read back here under the same "
-            "shape, is restored by the rank that wrote it onto its own device, and is not flagged even "
-            "when it holds GPU tensors; a file every rank reads, or that one rank reads for all (a loop "
-            "over the ranks), still is. Linting a directory, the writer may be another file of the run (a feature "
-            "extraction script, a converter): the same file-name literal (also the file name an f-string "
-            "ends with, `f\"{out}/feats.pt\"`), or a dict literal holding every "
-            "key the load is read through, saved with host data only by every save that matches; a load "
-            "whose keys reach `load_state_dict` is a checkpoint and is never excused that way. A list or "
-            "dict counts as host data only while all that is appended or stored into it is. Nor are loads "
-            "the code reads as host data: some of what they return reaches code that raises on a CUDA "
-            "tensor (`.numpy()`, `np.asarray`, `torch.from_numpy`, a matplotlib plot, `json.dump` without "
-            "`default=`, or a function of the run that hands its parameter to one of these), and none of "
-            "it is restored into a model, moved (`.to()`, `.cuda()`, `.cpu()`), called or used as a "
-            "module; another load of the same file in the same function that is read so counts too. "
-            "In a script that never puts anything on an accelerator (no CUDA, device, `device_map`, "
-            "GPU, TPU, XLA, MPS, Accelerate, Fabric, DeepSpeed or Trainer in its code), what it saves "
-            "outside a function with parameters is host data: a CPU tutorial that saves and reloads "
-            "its own model is not flagged, nor a sibling script loading that file. A write-back of what "
-            "a load read from the same path counts neither way. URL loaders are flagged like "
-            "`torch.load`, except for weights from PyTorch's model zoo (`download.pytorch.org`, formerly "
-            "`s3.amazonaws.com/pytorch/`), which torchvision loads on CPU-only machines. A load in a notebook that speaks of no other process (no "
-            "process group, DDP or FSDP, `mp.spawn`, Accelerate, DeepSpeed, Fabric, torchrun, `rank` or "
-            "`world_size`) restores once, in the session and onto the GPU that saved it, and is reported "
-            "only when the rule is selected by its code (`--extend-select OOM302`); scripts, which also "
-            "run on machines with fewer GPUs or none and in jobs of several processes, are reported by "
-            "default.",
+            "argument), or one that may be None: `map_location=None`, a local None on some path (not a "
+            "branch the source rules out), or a parameter that defaults to None and is handed straight "
+            "through (`def load_ckpt(path, map_location=None)`) where a call of that function in the file "
+            "gives none (not one nothing here calls). Not flagged: `**kwargs` calls, files that run "
+            "on TPUs through `torch_xla` only, a GradScaler's or an LR scheduler's state, plain data named "
+            "for what it is (a vocabulary, a config, parsed arguments, label maps; by its name or file "
+            "name, `os.path.join(..., \"training_args.bin\")`), and files written with host data only: "
+            "`x.cpu()`, Python values (also what `os`, `glob`, `pathlib`, `json` or `time` return, a "
+            "`range`'s numbers, a parameter every call in the file gives such values, an attribute the "
+            "class only assigns them, a constructor's `*args` and `**kwargs`: a manifest of file names "
+            "and an epoch, saved constructor arguments), `torch.tensor` of Python data, `torch.stack` or "
+            "`torch.cat` of host tensors, a host function's result, what safetensors or a `map_location="
+            "\"cpu\"` load read. The writer is linked by the same path expression, file-name literal or "
+            "shape of path (the same f-string or `os.path.join` through a variable, a method naming the "
+            "file, a helper that saves it and returns its path), or by the keys the load is read through "
+            "(`torch.load(p)[\"eigvec\"]` and a saved dict literal holding them, when no other save here "
+            "may hold GPU tensors). Linting a directory, the writer may be another file of the run, linked "
+            "by a file-name literal or by keys; keys reaching `load_state_dict` never excuse a load. A "
+            "per-rank file (`f\"queue{rank}.pt\"`) written and read back here is restored by its own rank "
+            "onto its own device: not flagged. A list or dict is host data while all put into it is. Nor "
+            "are loads the code reads as host data (some of it reaches `.numpy()`, `np.asarray`, a plot, "
+            "`json.dump`, or a function of the run that does, and none is restored, moved, called or used "
+            "as a module). In a script that never names an accelerator, what it saves outside a function "
+            "with parameters is host data. A write-back of what a load read counts neither way. URL "
+            "loaders are flagged like `torch.load`, except for PyTorch's model zoo "
+            "(`download.pytorch.org`). Reported only when the rule is selected by its code "
+            "(`--extend-select OOM302`): a load in a notebook of one process (no process group, DDP, "
+            "`mp.spawn`, Accelerate, DeepSpeed, Fabric, torchrun, `rank` or `world_size`), which restores "
+            "once onto the GPU that saved it, and a load whose result feeds a data set "
+            "(`TensorDataset(*torch.load(p))`, `MyDataset(data)`, a DataLoader over it, a load in a "
+            "Dataset's own method) and is never restored into a model: samples, not a state beside a "
+            "model. The notes say what a load costs: restored into a model (and, on a resume, its "
+            "optimizer) already on the GPU that saved it, the loaded copy and the live state are there at "
+            "once, about twice that state at the peak of the load; in a job of several processes every "
+            "rank loads it onto that GPU.",
     .why = "A checkpoint remembers the device of every tensor in it. Loaded without `map_location`, a "
-           "checkpoint saved from `cuda:0` is materialised on GPU 0 again: in every process of a "
-           "multi-GPU job, and in full (optimizer state and all) before `load_state_dict` copies what "
-           "it needs. GPU 0 runs out of memory, or holds a second copy of the model for the whole run.",
+           "checkpoint saved from `cuda:0` is materialised on GPU 0 again, in full (optimizer state and "
+           "all), before `load_state_dict` copies what it needs: while the model (and, on a resume, the "
+           "optimizer) is already there, so the peak at load is about twice the state. In a job of several "
+           "processes every rank does it on GPU 0. GPU 0 runs out of memory at the restore, or keeps a "
+           "second copy of the model for the whole run while the loaded object lives.",
     .example = "state = torch.load(\"checkpoint.pt\")\n"
                "model.load_state_dict(state[\"model\"])",
     .instead = "state = torch.load(\"checkpoint.pt\", map_location=\"cpu\")\n"

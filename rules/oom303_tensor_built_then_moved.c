@@ -348,6 +348,236 @@ static bool conditional_within(const ol_tree *t, ol_nid n, ol_nid stmt)
     return false;
 }
 
+/* The one binding of identifier id that reaches it, when it binds a
+ * parameter of the function: its def, or NULL. */
+static const ol_def *param_def(ol_model *m, ol_nid id)
+{
+    uint32_t defs[2];
+    size_t n = ol_reaching_defs(m, m->node_scope[id], ol_node_sym(m, id), id, defs, 2);
+    if (n != 1 || m->defs.items[defs[0]].kind != OL_DEF_PARAM)
+        return NULL;
+    return &m->defs.items[defs[0]];
+}
+
+/* Is function fi a method of an nn.Module (its inputs meet the module's
+ * parameters) or a `forward()`? */
+static bool module_method(ol_model *m, uint32_t fi)
+{
+    if (fi == OL_NO_INDEX)
+        return false;
+    const ol_function *f = &m->functions.items[fi];
+    if (f->cls != OL_NO_INDEX && ol_class_is_module(m, f->cls))
+        return true;
+    const char *name = ol_sym_str(m, f->name);
+    return name && strcmp(name, "forward") == 0;
+}
+
+/* The tensor under subscripts and place-keeping methods: `feats[0]` ->
+ * `feats`, `x.float()` -> `x`. */
+static ol_nid tensor_root(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    for (int depth = 0; depth < 8; depth++) {
+        e = ol_unparen(t, e);
+        ol_kind k = ol_kind_of(t, e);
+        if (k == OL_N_subscript) {
+            e = ol_field(t, e, OL_F_value);
+            continue;
+        }
+        if (k != OL_N_call)
+            return e;
+        uint32_t ci = ol_call_at(m, e);
+        const char *name = ci != OL_NO_INDEX ? ol_sym_str(m, m->calls.items[ci].name) : NULL;
+        if (!name || strcmp(name, "to") == 0 || !keeps_place(name) || m->calls.items[ci].receiver == OL_NONE)
+            return e;
+        e = m->calls.items[ci].receiver;
+    }
+    return e;
+}
+
+/* Is the value bound to e known to live in host memory: a factory or a
+ * conversion of host data given no device (`torch.zeros(n)`,
+ * `torch.from_numpy(a)`, `torch.tensor(v)`), or a `.cpu()` copy? Then a
+ * move to its place keeps the tensor on the host. */
+static bool known_on_host(ol_model *m, ol_nid e, int depth)
+{
+    const ol_tree *t = m->tree;
+    static const char *const converters[] = {"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.Tensor",
+                                             NULL};
+    e = tensor_root(m, e);
+    if (depth > 4 || e == OL_NONE)
+        return false;
+    ol_kind k = ol_kind_of(t, e);
+    if (k == OL_N_identifier) {
+        ol_nid v = ol_bound_value(m, e);
+        return v != OL_NONE && known_on_host(m, v, depth + 1);
+    }
+    if (k != OL_N_call)
+        return false;
+    uint32_t ci = ol_call_at(m, e);
+    if (ci != OL_NO_INDEX && m->calls.items[ci].name == m->names.cpu && m->calls.items[ci].receiver != OL_NONE)
+        return true;
+    bool direct, random, requires_grad = false;
+    ol_nid factory = factory_under(m, e, &direct);
+    if (factory != OL_NONE && factory_name(m, factory, &random))
+        return !factory_pins_place(t, factory, &requires_grad) || ol_call_arg(m, factory, -1, "pin_memory") != OL_NONE;
+    if (!ol_call_is(m, e, converters))
+        return false;
+    ol_nid args = ol_field(t, e, OL_F_arguments);
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_kind ak = ol_kind_of(t, a);
+        if (ak == OL_N_dictionary_splat)
+            return false;
+        if (ak == OL_N_keyword_argument && ol_text_is(t, ol_field(t, a, OL_F_name), "device"))
+            return false;
+    }
+    return true;
+}
+
+/* Is the tensor e known to live on the device: moved there where it is
+ * bound (`x = x.to(device)`), a model's output or parameters, the input of a
+ * module's method (it meets the module's parameters), or a parameter or
+ * buffer of the module (`self.proj.weight`)? The reason is added to why. */
+static bool known_on_device(ol_model *m, ol_nid e, ol_reasons *why, int depth)
+{
+    const ol_tree *t = m->tree;
+    e = tensor_root(m, e);
+    if (depth > 4 || e == OL_NONE)
+        return false;
+    ol_kind k = ol_kind_of(t, e);
+    uint32_t fi = ol_function_of(m, e);
+    if (k == OL_N_attribute) {
+        /* `self.weight`, `self.proj.weight`: what the module holds moves with it */
+        ol_nid base = e;
+        while (ol_kind_of(t, base) == OL_N_attribute)
+            base = ol_field(t, base, OL_F_object);
+        if (ol_kind_of(t, base) == OL_N_identifier && ol_text_is(t, base, "self") && fi != OL_NO_INDEX &&
+            m->functions.items[fi].cls != OL_NO_INDEX && ol_class_is_module(m, m->functions.items[fi].cls)) {
+            char *text = ol_node_str_short(t, e);
+            ol_because(why, m, e, "`%s` is held by the module, on the device the module is moved to", text);
+            free(text);
+            return true;
+        }
+        return false;
+    }
+    ol_val v = ol_eval(m, e);
+    if ((v.kind == OL_V_TENSOR || v.kind == OL_V_UNKNOWN) && (v.flags & (OL_VF_GRAPH | OL_VF_PARAM))) {
+        char *text = ol_node_str_short(t, e);
+        ol_because(why, m, e, "`%s` is %s, on the model's device", text,
+                   (v.flags & OL_VF_PARAM) ? "a model's parameters" : "computed by the model");
+        free(text);
+        return true;
+    }
+    if (k == OL_N_call) {
+        /* a move in the chain: `x.float().to(device)` */
+        for (int i = 0; i < 8 && ol_kind_of(t, e) == OL_N_call; i++) {
+            uint32_t ci = ol_call_at(m, e);
+            if (ci == OL_NO_INDEX)
+                return false;
+            const ol_call *c = &m->calls.items[ci];
+            if (c->name == m->names.cpu)
+                return false;
+            if (ol_call_moves_to_gpu(m, c)) {
+                char *text = ol_node_str_short(t, e);
+                ol_because(why, m, e, "`%s` moves it to the GPU", text);
+                free(text);
+                return true;
+            }
+            if (c->receiver == OL_NONE)
+                return false;
+            e = ol_unparen(t, c->receiver);
+        }
+        return false;
+    }
+    if (k != OL_N_identifier)
+        return false;
+    const ol_def *pd = param_def(m, e);
+    if (pd) {
+        if (!module_method(m, fi) || pd->index == 0 || ol_text_is(t, pd->target, "self"))
+            return false;
+        char *name = ol_node_str(t, e);
+        char *label = ol_node_str(t, ol_field(t, m->functions.items[fi].node, OL_F_name));
+        ol_because(why, m, pd->target, "`%s` is an input of the module's `%s()`, on the module's device", name, label);
+        free(name);
+        free(label);
+        return true;
+    }
+    ol_nid bound = ol_bound_value(m, e);
+    return bound != OL_NONE && known_on_device(m, bound, why, depth + 1);
+}
+
+/* Is identifier id used as a tensor in its function (`x.size(0)`,
+ * `x.shape`, `x.device`)? A dtype or a device never is. */
+static bool used_as_tensor(ol_model *m, name_index *ix, ol_nid id)
+{
+    static const char *const attrs[] = {"size", "shape", "device", "dim", "ndim", "numel", "is_cuda", "new_zeros",
+                                        "new_ones", "new_empty", "new_full", "new_tensor", NULL};
+    const ol_tree *t = m->tree;
+    uint32_t fi = ol_function_of(m, id);
+    ol_nid region = fi != OL_NO_INDEX ? m->functions.items[fi].node : 0;
+    name_index_build(ix, t);
+    uint64_t h = ol_text_hash(t, id);
+    size_t lo = name_lower(ix, h, region), hi = name_lower(ix, h, m->subtree_end[region]);
+    for (size_t i = lo; i < hi; i++) {
+        ol_nid use = ix->entries.items[i].node;
+        ol_nid p = ol_parent(t, use);
+        if (ol_kind_of(t, p) != OL_N_attribute || ol_field(t, p, OL_F_object) != use)
+            continue;
+        uint32_t len;
+        const char *a = ol_text(t, ol_field(t, p, OL_F_attribute), &len);
+        for (const char *const *w = attrs; *w; w++)
+            if (strlen(*w) == len && memcmp(a, *w, len) == 0)
+                return true;
+    }
+    return false;
+}
+
+/* Does an if statement's condition only ask where tensors live
+ * (`x.is_cuda`, `x.device.type == "cuda"`, `torch.cuda.is_available()`)?
+ * Then its body moving a tensor to the GPU picks the device of the data the
+ * tensor meets, which `device=` says as well. A flag (`if use_cuda:`) is a
+ * choice the code may leave off on purpose. */
+static bool condition_picks_device(ol_model *m, ol_nid cond)
+{
+    const ol_tree *t = m->tree;
+    static const char *const available[] = {"torch.cuda.is_available", NULL};
+    cond = ol_unparen(t, cond);
+    ol_kind k = ol_kind_of(t, cond);
+    if (k == OL_N_attribute)
+        return ol_text_is(t, ol_field(t, cond, OL_F_attribute), "is_cuda");
+    if (k == OL_N_call)
+        return ol_call_is(m, cond, available);
+    if (k == OL_N_comparison_operator) {
+        ol_nid l = ol_unparen(t, ol_first_named(t, cond));
+        const char *s;
+        uint32_t len;
+        ol_nid r = ol_next_named(t, l);
+        if (r == OL_NONE || ol_next_named(t, r) != OL_NONE || !ol_string_value(t, r, &s, &len) || len != 4 ||
+            memcmp(s, "cuda", 4) != 0)
+            return false;
+        if (ol_kind_of(t, l) != OL_N_attribute || !ol_text_is(t, ol_field(t, l, OL_F_attribute), "type"))
+            return false;
+        ol_nid dev = ol_field(t, l, OL_F_object);
+        return ol_kind_of(t, dev) == OL_N_attribute && ol_text_is(t, ol_field(t, dev, OL_F_attribute), "device");
+    }
+    return false;
+}
+
+/* The if statement around the move's statement stmt, when stmt is all its
+ * body, it has no other branch and its condition only picks the device;
+ * else OL_NONE. */
+static ol_nid device_pick_around(ol_model *m, ol_nid stmt)
+{
+    const ol_tree *t = m->tree;
+    ol_nid block = ol_parent(t, stmt);
+    ol_nid ifs = ol_parent(t, block);
+    if (ol_kind_of(t, block) != OL_N_block || ol_kind_of(t, ifs) != OL_N_if_statement ||
+        ol_field(t, ifs, OL_F_consequence) != block || ol_field(t, ifs, OL_F_alternative) != OL_NONE ||
+        ol_first_named(t, block) != stmt || ol_next_named(t, stmt) != OL_NONE)
+        return OL_NONE;
+    return condition_picks_device(m, ol_field(t, ifs, OL_F_condition)) ? ifs : OL_NONE;
+}
+
 /* `noise = torch.zeros(b, d)` and, in a later statement of the same block,
  * `noise = noise.to(device)` (or `self.buf = self.buf.cuda()`, or
  * `model(x) + noise.cuda()` where noise is used nowhere else): the factory
@@ -355,8 +585,10 @@ static bool conditional_within(const ol_tree *t, ol_nid n, ol_nid stmt)
  * Returns the factory call (possibly under a chain), or OL_NONE. Silent when
  * the name is used between (filled in a loop, indexed, handed to numpy),
  * when the move runs under a condition, and for an attribute that is not
- * rebound by the move (other methods may read the host tensor). */
-static ol_nid factory_bound_before(ol_model *m, const ol_call *move, name_index *ix)
+ * rebound by the move (other methods may read the host tensor). A move that
+ * is all the body of an `if` whose condition only picks the device (`if
+ * x.is_cuda:`, device_pick_around) counts: *picked is then that `if`. */
+static ol_nid factory_bound_before(ol_model *m, const ol_call *move, name_index *ix, ol_nid *picked)
 {
     const ol_tree *t = m->tree;
     /* `causal.bool().to(device)`: the name under place-keeping methods */
@@ -395,7 +627,14 @@ static ol_nid factory_bound_before(ol_model *m, const ol_call *move, name_index 
     ol_nid target = self != OL_NONE ? ol_parent(t, last) : last;
     ol_nid bind = ol_statement_of(t, target);
     ol_nid assign = ol_first_named(t, bind);
-    if (ol_parent(t, bind) != ol_parent(t, stmt) || ol_kind_of(t, bind) != OL_N_expression_statement ||
+    *picked = OL_NONE;
+    if (ol_parent(t, bind) != ol_parent(t, stmt)) {
+        ol_nid ifs = device_pick_around(m, stmt);
+        if (ifs == OL_NONE || ol_parent(t, bind) != ol_parent(t, ifs))
+            return OL_NONE;
+        *picked = ifs;
+    }
+    if ( ol_kind_of(t, bind) != OL_N_expression_statement ||
         ol_kind_of(t, assign) != OL_N_assignment || ol_field(t, assign, OL_F_left) != target ||
         !ol_same_text(t, target, recv))
         return OL_NONE;
@@ -430,12 +669,15 @@ static void check(ol_check *c)
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
         bool is_cuda = call->name == m->names.cuda, is_to = call->name == m->names.to;
-        if ((!is_cuda && !is_to) || call->receiver == OL_NONE)
+        const char *method = ol_sym_str(m, call->name);
+        bool is_type_as = method && strcmp(method, "type_as") == 0;
+        if ((!is_cuda && !is_to && !is_type_as) || call->receiver == OL_NONE)
             continue;
         bool direct = true, later = false;
+        ol_nid picked = OL_NONE;
         ol_nid factory = factory_under(m, call->receiver, &direct);
         if (factory == OL_NONE) {
-            factory = factory_bound_before(m, call, &names);
+            factory = factory_bound_before(m, call, &names, &picked);
             later = factory != OL_NONE;
             direct = false;
         }
@@ -449,6 +691,49 @@ static void check(ol_check *c)
         ol_nid device = OL_NONE;
         char *device_text = NULL;
         bool carry = true; /* the move names nothing but the device */
+        ol_reasons why = {0};
+        /* the place of another tensor: `.type_as(x)`, `.to(x)`, reported when
+         * that tensor is known to be on the device, never when it may be on
+         * the host (a batch never moved, a host tensor, a parameter of a
+         * helper that may run anywhere) */
+        ol_nid other = OL_NONE;
+        if (is_type_as || is_to) {
+            ol_nid a = ol_call_arg(m, call->node, 0, "other");
+            if (a != OL_NONE && (is_type_as || classify_device(m, a) == DEV_NOT)) {
+                ol_nid root = tensor_root(m, a);
+                bool tensor = is_type_as || ol_eval(m, root).kind == OL_V_TENSOR ||
+                              (ol_kind_of(t, root) == OL_N_identifier && used_as_tensor(m, &names, root));
+                if (!tensor || known_on_host(m, a, 0) || !known_on_device(m, a, &why, 0))
+                    continue;
+                other = a;
+            } else if (is_type_as) {
+                continue;
+            }
+        }
+        if (other != OL_NONE) {
+            char *text = ol_node_str(t, ol_unparen(t, other));
+            bool primary = ol_is_primary(t, ol_unparen(t, other));
+            const char *open = primary ? "" : "(", *close = primary ? "" : ")";
+            /* `.type_as(x)` casts to x's dtype as well */
+            device_text = is_type_as ? ol_xasprintf("%s%s%s.device, dtype=%s%s%s.dtype", open, text, close, open,
+                                                    text, close)
+                                     : ol_xasprintf("%s%s%s.device", open, text, close);
+            free(text);
+            carry = false; /* the move also casts to the other tensor's dtype */
+        } else if (picked != OL_NONE) {
+            /* `if x.is_cuda: z = z.cuda()`: x's device says both branches */
+            ol_nid cond = ol_unparen(t, ol_field(t, picked, OL_F_condition));
+            if (ol_kind_of(t, cond) == OL_N_attribute) {
+                char *text = ol_node_str(t, ol_field(t, cond, OL_F_object));
+                device_text = ol_xasprintf("%s.device", text);
+                free(text);
+            }
+            char *text = ol_node_str_short(t, cond);
+            ol_because(&why, m, cond, "`%s` only picks the device the tensor goes to, as `device=` would",
+                       text);
+            free(text);
+            carry = false;
+        }
         for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
             if (ol_kind_of(t, a) == OL_N_keyword_argument) {
                 ol_nid kw = ol_field(t, a, OL_F_name);
@@ -462,8 +747,12 @@ static void check(ol_check *c)
                 carry = false;
             }
         }
-        if (is_cuda) {
-            if (device == OL_NONE) {
+        if (other != OL_NONE) {
+            /* the device is the other tensor's */
+        } else if (is_cuda) {
+            if (device_text) {
+                /* picked by the condition around the move */
+            } else if (device == OL_NONE) {
                 device_text = ol_xstrdup("\"cuda\"");
             } else if (ol_kind_of(t, ol_unparen(t, device)) == OL_N_integer) {
                 char *index = ol_node_str(t, ol_unparen(t, device));
@@ -473,9 +762,12 @@ static void check(ol_check *c)
                 carry = false; /* `.cuda(gpu)`: gpu may be None (the current device) */
             }
         } else {
-            if (device == OL_NONE || classify_device(m, device) != DEV_KNOWN)
+            if (device == OL_NONE || classify_device(m, device) != DEV_KNOWN) {
+                free(device_text);
                 continue;
-            device_text = ol_node_str(t, device);
+            }
+            if (!device_text)
+                device_text = ol_node_str(t, device);
         }
         ol_diag *d;
         if (later) {
@@ -487,12 +779,20 @@ static void check(ol_check *c)
                                "`%s` later; `device=` builds it there directly",
                                name, moved);
             free(moved);
+        } else if (other != OL_NONE) {
+            char *text = ol_node_str_short(t, other);
+            d = ol_report_node(c, call->node,
+                               "`torch.%s(...)` is built in host memory and then copied to the device of `%s`; "
+                               "`device=` builds it there directly",
+                               name, text);
+            free(text);
         } else {
             d = ol_report_node(c, call->node,
                                "`torch.%s(...)` is built in host memory and then copied to the device; "
                                "`device=` builds it there directly",
                                name);
         }
+        ol_diag_because(d, m, &why);
         bool legacy = listed(name, LEGACY);
         if (legacy)
             ol_diag_help(d, "build it on the device with a factory: `torch.zeros(..., dtype=..., device=%s)` "
@@ -562,7 +862,12 @@ const ol_rule ol_rule_oom303 = {
             "called from one; a tensor built once (module level, `__init__`, a smoke test under "
             "`if __name__ == \"__main__\":`, a function whose every caller in the file runs once) "
             "costs a moment at start-up, and is reported only when the rule is selected by its code "
-            "(`--extend-select OOM303`).",
+            "(`--extend-select OOM303`). A move to the place of another tensor counts when that tensor is known to "
+            "be on the device and not on the host: `.type_as(x)` or `.to(x)` where x is the input of a module's "
+            "method, a module's parameter or buffer, a model's output, or a tensor moved to the GPU (reported "
+            "without a fix: it casts too); so does a factory bound to a name that is moved in the body of an "
+            "`if` whose condition only asks where tensors live (`if x.is_cuda: z = z.cuda()`), but not under a "
+            "flag (`if use_cuda:`).",
     .why = "The factory allocates and fills the tensor in host memory, then `.to()` allocates it again on "
            "the device and copies it over a synchronising host-to-device transfer, and the host copy is "
            "thrown away. Passing `device=` allocates and fills the tensor on the device in one step: no "

@@ -47,8 +47,8 @@ static void check_activations(ol_check *c)
     const ol_tree *t = c->tree;
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *seq = &m->calls.items[i];
-        const char *qn = ol_qualname(m, seq->callee);
-        if (!qn || strcmp(qn, "torch.nn.Sequential") != 0)
+        static const char *const SEQUENTIAL[] = {"torch.nn.Sequential", NULL};
+        if (!ol_call_is(m, seq->node, SEQUENTIAL))
             continue;
         ol_nid args = ol_field(t, seq->node, OL_F_arguments);
         ol_nid prev = OL_NONE;
@@ -71,6 +71,8 @@ static void check_activations(ol_check *c)
                                         "`nn.%s` without `inplace=True` after `nn.%s` allocates a second activation "
                                         "tensor that in-place would reuse",
                                         name, before);
+            ol_diag_note(d, OL_NOTE_FACT, ol_node_at(t, prev)->start, ol_node_at(t, prev)->end,
+                         "`nn.%s` makes a new tensor that only the activation reads", before);
             ol_diag_help(d, "use `nn.%s(%sinplace=True)`", name, leaky ? "..., " : "");
             ol_fix *fix = ol_fix_new(false, "Apply the activation in place");
             ol_nid cargs = ol_field(t, a, OL_F_arguments);
@@ -120,6 +122,16 @@ static bool fresh_local_tensor(ol_model *m, ol_nid x)
     return true;
 }
 
+/* The evidence that x, read at node x, is a tensor made where it is
+ * assigned (fresh_local_tensor): its assignment. */
+static void made_here(ol_reasons *why, ol_model *m, ol_nid x, const char *name)
+{
+    uint32_t defs[8];
+    if (ol_reaching_defs(m, m->node_scope[x], ol_node_sym(m, x), x, defs, 8) > 0)
+        ol_because(why, m, m->defs.items[defs[0]].stmt, "`%s` is a new tensor made here, shared with no other name",
+                   name);
+}
+
 static void check_arithmetic(ol_check *c)
 {
     ol_model *m = c->model;
@@ -136,13 +148,16 @@ static void check_arithmetic(ol_check *c)
             continue;
         ol_nid lhs = ol_unparen(t, ol_field(t, right, OL_F_left));
         ol_nid rhs = ol_field(t, right, OL_F_right);
-        if (!ol_same_text(t, lhs, left) || ol_grad_on(m, a, NULL) || !fresh_local_tensor(m, lhs))
+        ol_reasons why = {0};
+        if (!ol_same_text(t, lhs, left) || ol_grad_on(m, a, &why) || !fresh_local_tensor(m, lhs))
             continue;
         char *name = ol_node_str(t, left);
         char *operand = ol_node_str(t, rhs);
         ol_diag *d = ol_report_node(c, a, "`%s = %s %s ...` allocates a new tensor; under no_grad `%s %s= ...` reuses "
                                           "the old one",
                                     name, name, sym, name, sym);
+        made_here(&why, m, lhs, name);
+        ol_diag_because(d, m, &why);
         ol_diag_help(d, "write `%s %s= %s`", name, sym, operand);
         ol_fix *fix = ol_fix_new(true, "Update the tensor in place");
         ol_fix_unsafe_because(fix, "an in-place update changes the tensor for every name that shares it, and "
@@ -221,7 +236,8 @@ static void check_updates(ol_check *c)
                 continue;
         }
         const char *meth = inplace_method(op);
-        if (!meth || (!data && ol_grad_on(m, a, NULL)))
+        ol_reasons why = {0};
+        if (!meth || (!data && ol_grad_on(m, a, &why)))
             continue;
         /* `x = x op y` on a local is check_arithmetic's; a local running
          * average must be a tensor this code made (no alias to update) */
@@ -246,6 +262,11 @@ static void check_updates(ol_check *c)
             text = ol_xasprintf("%s.mul_(%s).%s(%s)", target, f, meth, operand);
             free(f);
         }
+        if (data)
+            ol_because(&why, m, left, "`.data` is outside autograd: updating it in place is always allowed");
+        else if (local)
+            made_here(&why, m, old_value, target);
+        ol_diag_because(d, m, &why);
         ol_diag_help(d, "write `%s`", text);
         ol_fix *fix = ol_fix_new(true, "Update the tensor in place");
         ol_fix_unsafe_because(fix, "an in-place update changes the tensor for every name that shares it, and "

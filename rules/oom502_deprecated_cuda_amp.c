@@ -520,23 +520,62 @@ static uint32_t import_group_of_use(ol_model *m, const amp_index *ix, ol_nid exp
     return UINT32_MAX;
 }
 
+/* Is cond a test that the deprecated API exists (`hasattr(torch.cuda.amp,
+ * "autocast")`, `hasattr(torch.cuda, "amp") and ...`), every part of it,
+ * none negated? Its true branch runs on every release that has the API, all
+ * of 2.x included: the API used there is the API in use, not a fallback. */
+static bool probes_deprecated(ol_model *m, ol_nid cond)
+{
+    const ol_tree *t = m->tree;
+    cond = ol_unparen(t, cond);
+    ol_kind k = ol_kind_of(t, cond);
+    if (k == OL_N_boolean_operator) {
+        ol_nid op = ol_field(t, cond, OL_F_operator);
+        return op != OL_NONE && ol_text_is(t, op, "and") && probes_deprecated(m, ol_field(t, cond, OL_F_left)) &&
+               probes_deprecated(m, ol_field(t, cond, OL_F_right));
+    }
+    if (k != OL_N_call || !ol_text_is(t, ol_field(t, cond, OL_F_function), "hasattr"))
+        return false;
+    const char *q = ol_qualname(m, ol_call_arg(m, cond, 0, NULL));
+    ol_nid attr = ol_call_arg(m, cond, 1, NULL);
+    const char *s;
+    uint32_t len;
+    if (!q || attr == OL_NONE || !ol_string_value(t, attr, &s, &len))
+        return false;
+    if (strcmp(q, "torch.cuda") == 0)
+        return len == 3 && memcmp(s, "amp", 3) == 0;
+    return strcmp(q, "torch.cuda.amp") == 0 || ol_str_has_prefix(q, "torch.cuda.amp.");
+}
+
 /* Version-compatibility code: the deprecated name in the fallback branch of
  * a torch version test, or in an except handler after trying the new API.
- * It only runs on PyTorch releases where nothing is deprecated. */
-static bool compat_fallback(ol_model *m, ol_nid n)
+ * It only runs on PyTorch releases where nothing is deprecated. The branch
+ * a test of the deprecated API's own existence selects (probes_deprecated)
+ * is not: it runs wherever the API exists. */
+static bool compat_fallback(ol_model *m, ol_nid n, ol_nid *guard)
 {
+    *guard = OL_NONE;
     const ol_tree *t = m->tree;
     static const char *const markers[] = {"version", "VERSION", "hasattr", "GREATER", "LESS", "TORCH_", "_TORCH",
                                           "torch_", NULL};
-    for (ol_nid p = ol_parent(t, n); p != OL_NONE; p = ol_parent(t, p)) {
+    for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE; a = p, p = ol_parent(t, p)) {
         ol_kind k = ol_kind_of(t, p);
         ol_nid cond = OL_NONE;
         if (k == OL_N_except_clause)
             return true;
-        if (k == OL_N_conditional_expression)
+        if (k == OL_N_conditional_expression) {
             cond = ol_named_child(t, p, 1);
-        else if (k == OL_N_if_statement || k == OL_N_elif_clause)
+            if (a == ol_named_child(t, p, 0) && probes_deprecated(m, cond)) {
+                *guard = cond;
+                continue;
+            }
+        } else if (k == OL_N_if_statement || k == OL_N_elif_clause) {
             cond = ol_field(t, p, OL_F_condition);
+            if (a == ol_field(t, p, OL_F_consequence) && probes_deprecated(m, cond)) {
+                *guard = cond;
+                continue;
+            }
+        }
         else if (k == OL_N_else_clause) {
             ol_nid owner = ol_parent(t, p);
             cond = owner != OL_NONE ? ol_field(t, owner, OL_F_condition) : OL_NONE;
@@ -557,7 +596,23 @@ static bool compat_fallback(ol_model *m, ol_nid n)
 
 /* ---- the check -------------------------------------------------------------- */
 
-static void report_use(ol_check *c, amp_index *ix, ol_nid expr, ol_nid call, const char *q)
+/* The evidence of a use behind a guard that tests for the deprecated API
+ * itself (compat_fallback's guard). */
+static void note_guard(ol_check *c, ol_diag *d, ol_nid guard)
+{
+    if (guard == OL_NONE)
+        return;
+    ol_reasons why = {0};
+    char *text = ol_node_str_short(c->tree, guard);
+    ol_because(&why, c->model, guard,
+               "`%s` holds on every release that has the deprecated API, PyTorch 2.4 and later included: this "
+               "branch runs there",
+               text);
+    free(text);
+    ol_diag_because(d, c->model, &why);
+}
+
+static void report_use(ol_check *c, amp_index *ix, ol_nid expr, ol_nid call, const char *q, ol_nid guard)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
@@ -574,6 +629,7 @@ static void report_use(ol_check *c, amp_index *ix, ol_nid expr, ol_nid call, con
                            written, q);
     free(written);
     ol_diag_help(d, "%s", replacement_help(kind, name));
+    note_guard(c, d, guard);
     ol_fix *fix = NULL;
     uint32_t group = import_group_of_use(m, ix, expr);
     if (group != UINT32_MAX) {
@@ -619,12 +675,14 @@ static void report_references(ol_check *c)
             (pk == OL_N_attribute && ol_field(t, p, OL_F_object) == up))
             continue; /* called or decorating: reported above; or a deeper path */
         const char *q = ol_qualname(m, n);
-        if (kind_of_qual(q) == AMP_NONE || compat_fallback(m, n))
+        ol_nid guard;
+        if (kind_of_qual(q) == AMP_NONE || compat_fallback(m, n, &guard))
             continue;
         ol_diag *d = ol_report_node(c, n,
                                     "`%s` is deprecated since PyTorch 2.4; it warns on every use and will be removed",
                                     q);
         ol_diag_help(d, "%s", replacement_help(kind_of_qual(q), strrchr(q, '.') + 1));
+        note_guard(c, d, guard);
     }
 }
 
@@ -681,7 +739,8 @@ static void check(ol_check *c)
     for (size_t i = 0; i < m->imports.len; i++) {
         const ol_import *imp = &m->imports.items[i];
         import_form form = form_of(m, imp);
-        if (form == FORM_NONE || imp->stmt == last_stmt || compat_fallback(m, imp->stmt))
+        ol_nid guard;
+        if (form == FORM_NONE || imp->stmt == last_stmt || compat_fallback(m, imp->stmt, &guard))
             continue;
         last_stmt = imp->stmt;
         char *line = ol_node_str(t, imp->stmt);
@@ -693,6 +752,7 @@ static void check(ol_check *c)
         free(line);
         ol_diag_help(d, "import from `torch.amp` and pass the device: `autocast(\"cuda\", ...)`, "
                         "`GradScaler(\"cuda\")`, `@custom_fwd(device_type=\"cuda\")`");
+        note_guard(c, d, guard);
         ol_diag_attach_fix(d, import_fix(m, &ix, ix.group_of_import[i], SIZE_MAX));
     }
 
@@ -700,9 +760,10 @@ static void check(ol_check *c)
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
         const char *q = ol_qualname(m, call->callee);
-        if (kind_of_qual(q) == AMP_NONE || compat_fallback(m, call->node))
+        ol_nid guard;
+        if (kind_of_qual(q) == AMP_NONE || compat_fallback(m, call->node, &guard))
             continue;
-        report_use(c, &ix, ol_unparen(t, call->callee), call->node, q);
+        report_use(c, &ix, ol_unparen(t, call->callee), call->node, q, guard);
     }
 
     /* bare decorators: @torch.cuda.amp.custom_fwd */
@@ -719,7 +780,7 @@ static void check(ol_check *c)
             const char *q = ol_qualname(m, e);
             if (kind_of_qual(q) == AMP_NONE)
                 continue;
-            report_use(c, &ix, e, OL_NONE, q);
+            report_use(c, &ix, e, OL_NONE, q, OL_NONE);
         }
     }
 

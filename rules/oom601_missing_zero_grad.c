@@ -9,7 +9,9 @@
  * `p.grad = None`, inside a function called in the loop, in the caller of a
  * step function, or in an LBFGS closure passed to step(). Per optimizer: a
  * GAN's discriminator step needs its own zeroing. `scheduler.step()` and
- * `env.step()` are not optimizer steps.
+ * `env.step()` are not optimizer steps. A helper that clears gradients
+ * counts too: one of the file, one of another file of the run whose summary
+ * says so, or a known library function (Pyro's `zero_grads(params)`).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -112,10 +114,15 @@ static void check(ol_check *c)
         if (!missing)
             continue;
         char *name = ol_node_str(t, opt);
+        ol_reasons why = {0};
+        if (re && re->backwards.len > 0)
+            ol_because(&why, m, re->events.items[re->backwards.items[0]].site,
+                       "adds into the gradients every iteration; nothing here clears them");
         ol_diag *d = ol_report_node(c, call->node,
                                     "`%s` steps every iteration but its gradients are never zeroed in the loop: "
                                     "each step applies the sum of all gradients so far",
                                     name);
+        ol_diag_because(d, m, &why);
         ol_diag_help(d, "call `%s.zero_grad()` once per iteration, before `backward()` (or right after the step)",
                      name);
         free(name);
@@ -131,7 +138,8 @@ const ol_rule ol_rule_oom601 = {
             "when nothing in the loop clears that optimizer's gradients: no `optimizer.zero_grad()`, "
             "no `model.zero_grad()` on the model it optimizes, no `p.grad = None`. Zeroing in a "
             "function called from the loop, in the caller of a step function, or in an LBFGS closure "
-            "counts. Each optimizer is checked on its own.",
+            "counts, and so do a helper of another file of the run that clears gradients and a known library "
+            "zeroing function (Pyro's `zero_grads(params)`). Each optimizer is checked on its own.",
     .why = "`backward()` adds into `.grad`; it never overwrites. Without zeroing, every step applies "
            "the sum of all gradients since training began, so the effective learning rate grows each "
            "step and training diverges, often into inf/NaN losses that look like a memory or "

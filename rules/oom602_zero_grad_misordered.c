@@ -118,7 +118,97 @@ static ol_nid zero_all_target(ol_model *m, const ol_event *e)
     return OL_NONE;
 }
 
-static bool zero_targets_optimizer(ol_model *m, const ol_event *e, ol_nid opt)
+/* What a name says it belongs to, with the words for optimizers and
+ * networks taken out: `optimizerD` and `netD` -> "d", `actor_opt` and
+ * `self.actor` -> "actor". Writes at most cap bytes; empty when nothing is
+ * left. */
+static void name_key(const ol_tree *t, ol_nid e, char *out, size_t cap)
+{
+    static const char *const words[] = {"optimizer", "optim", "opt", "network", "net", "model", NULL};
+    out[0] = '\0';
+    e = ol_unparen(t, e);
+    if (ol_kind_of(t, e) == OL_N_attribute)
+        e = ol_field(t, e, OL_F_attribute);
+    if (ol_kind_of(t, e) != OL_N_identifier)
+        return;
+    uint32_t len;
+    const char *s = ol_text(t, e, &len);
+    size_t n = 0;
+    for (uint32_t i = 0; i < len;) {
+        bool skipped = false;
+        for (const char *const *w = words; *w && !skipped; w++) {
+            size_t wl = strlen(*w);
+            if (i + wl <= len && ol_mem_ieq(s + i, *w, wl)) {
+                i += (uint32_t)wl;
+                skipped = true;
+            }
+        }
+        if (skipped)
+            continue;
+        if (s[i] != '_' && n + 1 < cap)
+            out[n++] = (char)((s[i] >= 'A' && s[i] <= 'Z') ? s[i] - 'A' + 'a' : s[i]);
+        i++;
+    }
+    out[n] = '\0';
+}
+
+/* Does the region run a forward of `module` (`netD(real)`) with autograd
+ * on? Then the backward that follows computes gradients for its parameters
+ * (a teacher run under no_grad gets none). */
+static ol_nid forward_in(ol_model *m, ol_nid region, ol_nid module)
+{
+    size_t first, end = ol_calls_in(m, region, &first);
+    for (size_t i = first; i < end; i++)
+        if (ol_same_text(m->tree, m->calls.items[i].callee, module) && ol_is_forward_call(m, (uint32_t)i) &&
+            ol_grad_on(m, m->calls.items[i].node, NULL))
+            return m->calls.items[i].node;
+    return OL_NONE;
+}
+
+/* An optimizer whose parameters the file does not show (a function's
+ * parameter, built elsewhere): does zeroing `module` between its backward
+ * and its step clear what it steps with? When it is the only optimizer the
+ * region steps and the module ran the forward before the backward: yes, the
+ * loop trains that module with it. With several optimizers (a GAN's
+ * `optimizerD` and `optimizerG`), only the names can pair a network with
+ * its optimizer: `netD` goes with `optimizerD`, not with `optimizerG`. */
+static bool unknown_optimizer_trains(ol_model *m, ol_nid region, const ol_region_events *re, ol_nid module,
+                                     ol_nid opt, ol_reasons *why)
+{
+    const ol_tree *t = m->tree;
+    if (ol_eval(m, module).kind == OL_V_OPTIMIZER)
+        return false;
+    ol_nid fwd = forward_in(m, region, module);
+    if (fwd == OL_NONE)
+        return false;
+    bool several = false;
+    for (size_t i = 0; i < re->steps.len && !several; i++) {
+        ol_nid other = re->events.items[re->steps.items[i]].target;
+        several = other != OL_NONE && !ol_same_text(t, other, opt);
+    }
+    char *mod = ol_node_str_short(t, module), *name = ol_node_str_short(t, opt);
+    bool trains = true;
+    if (several) {
+        char mk[64], ok[64];
+        name_key(t, module, mk, sizeof mk);
+        name_key(t, opt, ok, sizeof ok);
+        trains = mk[0] != '\0' && strcmp(mk, ok) == 0;
+        if (trains) {
+            why->guess = "the names of the network and its optimizer";
+            ol_because(why, m, opt, "`%s` is the optimizer of `%s`, by their names", name, mod);
+        }
+    } else {
+        ol_because(why, m, fwd, "`%s` runs the forward whose gradients `%s`, the only optimizer stepped here, "
+                                "applies",
+                   mod, name);
+    }
+    free(mod);
+    free(name);
+    return trains;
+}
+
+static bool zero_targets_optimizer(ol_model *m, const ol_event *e, ol_nid opt, ol_nid region,
+                                   const ol_region_events *re, ol_reasons *why)
 {
     const ol_tree *t = m->tree;
     ol_nid target = e->target;
@@ -136,6 +226,8 @@ static bool zero_targets_optimizer(ol_model *m, const ol_event *e, ol_nid opt)
      * of the modules it was built over, a module containing one, or a part of one */
     ol_nid modules[8];
     size_t n = ol_optimizer_modules(m, opt, modules, 8);
+    if (n == 0 && e->kind == OL_EV_ZERO && ol_optimizer_may_train(m, opt, target))
+        return unknown_optimizer_trains(m, region, re, target, opt, why);
     /* parameters cleared one by one: only those of a whole module the
      * optimizer trains (clearing a part of it between backward and step
      * keeps that part from moving, which may be the point) */
@@ -176,6 +268,7 @@ static void check(ol_check *c)
         size_t nb = count_below(re->backwards.items, re->backwards.len, at);
         bool backward_before = nb > 0;
         size_t last_relevant = ev->len; /* last backward or zero of this optimizer before the step */
+        ol_reasons why = {0};
         if (backward_before) {
             size_t last_backward = re->backwards.items[nb - 1];
             last_relevant = last_backward;
@@ -183,7 +276,8 @@ static void check(ol_check *c)
                 size_t k = re->zeros.items[z];
                 if (k < last_backward)
                     break;
-                if (zero_targets_optimizer(m, &ev->items[k], opt)) {
+                why = (ol_reasons){0};
+                if (zero_targets_optimizer(m, &ev->items[k], opt, region, re, &why)) {
                     last_relevant = k;
                     break;
                 }
@@ -202,10 +296,14 @@ static void check(ol_check *c)
                 reported = ol_xcalloc(t->nodes.len + 1, sizeof(bool));
             if (site < t->nodes.len && !reported[site]) {
                 reported[site] = true;
+                ol_nid back = ev->items[re->backwards.items[nb - 1]].site;
+                ol_because(&why, m, back, "the gradients are computed here");
+                ol_because(&why, m, call->node, "`%s` applies them here", name);
                 ol_diag *d = ol_report_node(c, site,
                                             "gradients are zeroed after `backward()` and before `%s` steps: "
                                             "the step applies zero gradients and nothing trains",
                                             name);
+                ol_diag_because(d, m, &why);
                 ol_diag_help(d, "move the `zero_grad()` before `backward()` (or after the `step()`)");
             }
         } else if (!backward_before) {
@@ -221,10 +319,15 @@ static void check(ol_check *c)
                     backward_after = false;
             }
             if (backward_after) {
+                size_t nb_after = count_below(re->backwards.items, re->backwards.len, at);
+                ol_reasons after = {0};
+                ol_because(&after, m, ev->items[re->backwards.items[nb_after]].site,
+                           "the iteration's gradients are computed only here, after the step");
                 ol_diag *d = ol_report_node(c, ev->items[at].site,
                                             "`%s` steps before `backward()` in the iteration: each step applies "
                                             "the previous iteration's gradients",
                                             name);
+                ol_diag_because(d, m, &after);
                 ol_diag_help(d, "call `%s.step()` after `loss.backward()`", name);
             }
         }
@@ -242,7 +345,10 @@ const ol_rule ol_rule_oom602 = {
             "that optimizer (or of a model it optimizes, a module containing one or a part of one; "
             "also `zero_grad(set_to_none=False)`) that comes after the iteration's "
             "`backward()` and before its `step()`, and a `step()` that comes before any `backward()` in "
-            "the iteration. Another optimizer's `zero_grad()` is not misordered (GANs, actor-critic).",
+            "the iteration. Another optimizer's `zero_grad()` is not misordered (GANs, actor-critic). For an "
+            "optimizer whose parameters the file does not show, a module's zeroing counts when that module ran "
+            "the forward and the optimizer is the only one stepped there, or when their names pair them "
+            "(`netD` and `optimizerD`).",
     .why = "`zero_grad()` clears what `backward()` just computed, so a step after it applies nothing: "
            "the model silently stops learning while the loss curve looks merely flat. A step before "
            "backward applies the previous iteration's gradients, one step late (and nothing at the "

@@ -67,6 +67,11 @@ static void check(ol_check *c)
         ol_diag *d = ol_report_node(c, call->node,
                                     "`zero_grad(set_to_none=False)` keeps every gradient allocated (zero-filled) "
                                     "between steps, through the forward pass where memory peaks");
+        ol_reasons why = {0};
+        ol_how_often(m, call->node, &why);
+        if (!why.len)
+            ol_because(&why, m, arg, "`set_to_none=False` asks for zero-filled tensors instead of freeing them");
+        ol_diag_because(d, m, &why);
         ol_diag_help(d, "call `zero_grad()`: it sets gradients to None and frees them (the default since "
                         "PyTorch 2.0)");
         ol_nid args = ol_field(t, call->node, OL_F_arguments);

@@ -105,14 +105,18 @@ static void check(ol_check *c)
          * that steps each batch (a GAN critic beside a generator stepped every
          * n_critic batches) uses the gradients each batch */
         bool accumulates = false;
+        ol_nid step = OL_NONE, guard = OL_NONE; /* the first step and its test: the evidence */
         for (size_t i = 0; i < ev.len; i++) {
             const ol_event *e = &ev.items[i];
             if (e->kind != OL_EV_STEP)
                 continue;
-            if (e->site != e->node || m->node_loop[e->node] != li || modulo_guard(t, e->node, loop) == OL_NONE) {
+            ol_nid g = e->site == e->node && m->node_loop[e->node] == li ? modulo_guard(t, e->node, loop) : OL_NONE;
+            if (g == OL_NONE) {
                 accumulates = false;
                 break;
             }
+            if (step == OL_NONE)
+                step = e->node, guard = g;
             accumulates = true;
         }
         if (!accumulates)
@@ -131,6 +135,10 @@ static void check(ol_check *c)
                                         "gradients of `%s` accumulate over several batches before each step, but the "
                                         "loss is not divided by the number of accumulation steps",
                                         text);
+            ol_reasons why = {0};
+            ol_because(&why, m, guard, "the optimizer steps only when this test passes, once in several batches");
+            ol_because(&why, m, step, "the step applies the gradients summed since the last one");
+            ol_diag_because(d, m, &why);
             ol_diag_help(d, "divide the loss by the accumulation steps before backward: "
                             "`(%s / accumulation_steps).backward()`",
                          text);

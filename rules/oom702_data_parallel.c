@@ -7,8 +7,6 @@
  * memory while the rest sit half empty. `isinstance(m, nn.DataParallel)`
  * and unwrapping code are not flagged.
  */
-#include <string.h>
-
 #include "rule.h"
 
 /* `device_ids=[d]` (keyword or second argument): a list or tuple of one
@@ -39,8 +37,8 @@ static bool tests_cuda(ol_model *m, ol_nid cond, bool *negated)
     }
     if (ol_kind_of(t, cond) != OL_N_call)
         return false;
-    const char *q = ol_qualname(m, ol_field(t, cond, OL_F_function));
-    return q && strcmp(q, "torch.cuda.is_available") == 0;
+    static const char *const IS_AVAILABLE[] = {"torch.cuda.is_available", NULL};
+    return ol_call_is(m, cond, IS_AVAILABLE);
 }
 
 /* Is n on the path taken when CUDA is not available: the `else` of
@@ -72,9 +70,9 @@ static void check(ol_check *c)
     ol_model *m = c->model;
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
-        const char *q = ol_qualname(m, call->callee);
-        if (!q || (strcmp(q, "torch.nn.DataParallel") != 0 && strcmp(q, "torch.nn.parallel.DataParallel") != 0 &&
-                   strcmp(q, "torch.nn.parallel.data_parallel.DataParallel") != 0))
+        static const char *const DATA_PARALLEL[] = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                                                    "torch.nn.parallel.data_parallel.DataParallel", NULL};
+        if (!ol_call_is(m, call->node, DATA_PARALLEL))
             continue;
         if (one_device(m, call->node) || without_cuda(m, call->node))
             continue;

@@ -6,14 +6,12 @@
  * builds one, and keeps every activation alive.
  */
 #include <stdlib.h>
-#include <string.h>
-
 #include "rule.h"
 
 static bool is_variable(ol_model *m, const ol_call *call)
 {
-    const char *q = ol_qualname(m, call->callee);
-    return q && (strcmp(q, "torch.autograd.Variable") == 0 || strcmp(q, "torch.autograd.variable.Variable") == 0);
+    static const char *const VARIABLE[] = {"torch.autograd.Variable", "torch.autograd.variable.Variable", NULL};
+    return ol_call_is(m, call->node, VARIABLE);
 }
 
 /* Does the lambda or function at node fn hand its keyword arguments on to

@@ -20,17 +20,10 @@
 
 #include "rule.h"
 
-static bool is_set_mode(const char *q)
-{
-    return strcmp(q, "torch.autograd.set_detect_anomaly") == 0 ||
-           strcmp(q, "torch.autograd.anomaly_mode.set_detect_anomaly") == 0;
-}
-
-static bool is_context(const char *q)
-{
-    return strcmp(q, "torch.autograd.detect_anomaly") == 0 ||
-           strcmp(q, "torch.autograd.anomaly_mode.detect_anomaly") == 0;
-}
+static const char *const SET_MODE[] = {"torch.autograd.set_detect_anomaly",
+                                       "torch.autograd.anomaly_mode.set_detect_anomaly", NULL};
+static const char *const CONTEXT[] = {"torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly",
+                                      NULL};
 
 /* The class a function is a method of, or OL_NO_INDEX. */
 static uint32_t class_of(ol_model *m, uint32_t fn)
@@ -46,9 +39,10 @@ static bool switched_off_nearby(ol_model *m, ol_nid call)
     uint32_t fn = ol_function_of(m, call), cls = class_of(m, fn);
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *c = &m->calls.items[i];
-        const char *q = ol_qualname(m, c->callee);
-        uint32_t other = q && is_set_mode(q) ? ol_function_of(m, c->node) : OL_NO_INDEX;
-        if (!q || !is_set_mode(q) || (other != fn && (cls == OL_NO_INDEX || class_of(m, other) != cls)))
+        if (!ol_call_is(m, c->node, SET_MODE))
+            continue;
+        uint32_t other = ol_function_of(m, c->node);
+        if (other != fn && (cls == OL_NO_INDEX || class_of(m, other) != cls))
             continue;
         ol_nid mode = ol_call_arg(m, c->node, 0, "mode");
         if (mode != OL_NONE && ol_kind_of(m->tree, mode) == OL_N_false)
@@ -64,6 +58,24 @@ static bool debugging_file(const ol_source *src)
     return strstr(base, "debug") != NULL || strstr(base, "anomaly") != NULL;
 }
 
+/* The evidence: a backward that runs with anomaly detection on (the first of
+ * the function after the call, or of the file for a module-level call), or
+ * else the absence of a debugging branch. */
+static void slowed_backward(ol_model *m, ol_diag *d, ol_nid call, bool module_level)
+{
+    uint32_t fn = ol_function_of(m, call);
+    ol_reasons why = {0};
+    for (size_t i = 0; i < m->calls.len && !why.len; i++) {
+        ol_nid n = m->calls.items[i].node;
+        if (ol_is_backward_call(m, (uint32_t)i) && (module_level || ol_function_of(m, n) == fn) &&
+            m->tree->nodes.items[n].start > m->tree->nodes.items[call].start)
+            ol_because(&why, m, n, "this backward runs with anomaly detection on");
+    }
+    if (!why.len)
+        ol_because(&why, m, call, "no debugging flag or branch guards the call");
+    ol_diag_because(d, m, &why);
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
@@ -71,11 +83,8 @@ static void check(ol_check *c)
         return;
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
-        const char *q = ol_qualname(m, call->callee);
-        if (!q)
-            continue;
-        bool set_mode = is_set_mode(q);
-        if (!set_mode && !is_context(q))
+        bool set_mode = ol_call_is(m, call->node, SET_MODE);
+        if (!set_mode && !ol_call_is(m, call->node, CONTEXT))
             continue;
         if (set_mode) {
             ol_nid mode = ol_call_arg(m, call->node, 0, "mode");
@@ -91,6 +100,7 @@ static void check(ol_check *c)
                                     "anomaly detection records a traceback for every operation and checks every "
                                     "gradient%s: each training step runs several times slower",
                                     module_level ? ", for the whole process once this module is imported" : "");
+        slowed_backward(m, d, call->node, module_level);
         ol_diag_help(d, "remove it, or turn it on only while debugging: `if args.detect_anomaly: "
                         "torch.autograd.set_detect_anomaly(True)`");
     }

@@ -106,15 +106,6 @@ static cJSON *fix_edit(ol_server *s, const ol_unit *u, const ol_fix *fix)
     return edit;
 }
 
-static const char *find_ci(const char *s, size_t n, const char *needle)
-{
-    size_t m = strlen(needle);
-    for (size_t i = 0; i + m <= n; i++)
-        if (ol_mem_ieq(s + i, needle, m))
-            return s + i;
-    return NULL;
-}
-
 /* What the noqa actions of one request read: the unit's text parsed once
  * (not once per finding), and its strings that span a line break, in order
  * of their start with the furthest end so far, to tell whether a line ends
@@ -199,7 +190,7 @@ static bool noqa_insertion(ol_server *s, noqa_ctx *ctx, const ol_source *src, ui
         const char *c = src->text + comment->start;
         size_t n = comment->end - comment->start;
         const char *end = c + n;
-        const char *hit = find_ci(c, n, "noqa");
+        const char *hit = ol_find_ci(c, n, "noqa");
         while (hit) {
             const char *p = hit;
             while (p > c && (p[-1] == ' ' || p[-1] == '\t'))
@@ -207,7 +198,7 @@ static bool noqa_insertion(ol_server *s, noqa_ctx *ctx, const ol_source *src, ui
             const char *q = hit + 4;
             if (p > c && p[-1] == '#' && (q == end || !isalnum((unsigned char)*q)))
                 break;
-            hit = find_ci(hit + 4, (size_t)(end - (hit + 4)), "noqa");
+            hit = ol_find_ci(hit + 4, (size_t)(end - (hit + 4)), "noqa");
         }
         if (hit) {
             /* `# noqa: A1, B2`: add the code after the last one */

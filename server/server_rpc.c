@@ -33,15 +33,6 @@ void ol_rpc_reader_free(ol_rpc_reader *r)
     memset(r, 0, sizeof(*r));
 }
 
-static const char *find_ci(const char *s, size_t n, const char *needle)
-{
-    size_t m = strlen(needle);
-    for (size_t i = 0; i + m <= n; i++)
-        if (ol_mem_ieq(s + i, needle, m))
-            return s + i;
-    return NULL;
-}
-
 /* The end of the header block that starts at s: the offset just past the
  * blank line ("\r\n\r\n", or "\n\n" from lenient clients), or 0 when it has
  * not arrived yet. */
@@ -95,7 +86,7 @@ static ol_rpc_status next_step(ol_rpc_reader *r, char **body, size_t *len, char 
     }
     const char *data = r->buf.data + r->pos;
     size_t avail = r->buf.len - r->pos;
-    const char *field = find_ci(data, avail, "content-length");
+    const char *field = ol_find_ci(data, avail, "content-length");
     size_t first_end = header_end(data, avail);
     if (first_end && (!field || (size_t)(field - data) >= first_end)) {
         /* a complete header block with no Content-Length in it */

@@ -267,6 +267,39 @@ def _():
         assert {f["path"] for f in r.json()} == {"src/a.py"}, r
 
 
+@test("config: exclude with {a,b} alternatives: nested, holding '/', '**', empty and anchored alternatives")
+def _():
+    with Workspace() as ws:
+        ws.write("pyproject.toml", '[tool.oomlint]\nexclude = ["{gen,out/{tmp,cache}}/**", "{,x}legacy{,_v{1,2}}", '
+                                   '"/%s/{abs,elsewhere}"]\n' % ws.path.strip("/"))
+        for f in ("gen/a.py", "gen/deep/b.py", "out/tmp/c.py", "out/cache/d.py", "out/keep.py", "legacy/e.py",
+                  "xlegacy/f.py", "src/legacy_v2/g.py", "legacy_v3/h.py", "abs/i.py", "sub/abs/j.py", "k.py"):
+            ws.write(f, BAD)
+        paths = {p for p, _ in findings(".", cwd=ws.path)}
+        assert paths == {"out/keep.py", "legacy_v3/h.py", "sub/abs/j.py", "k.py"}, paths
+
+
+@test("config: a pattern nested or long past the bounds is a configuration error naming the file and line")
+def _():
+    with Workspace() as ws:
+        ws.write("a.py", BAD)
+        deep = "{a," * 9 + "b" + "}" * 9
+        ws.write("pyproject.toml", '[tool.oomlint]\nselect = ["OOM1"]\nexclude = ["legacy", "%s"]\n' % deep)
+        config_error(run("a.py", cwd=ws.path), "pyproject.toml:3", "'exclude' item 2 nests {...} groups more than 8 deep")
+        # eight levels are fine
+        ok = "{a," * 8 + "b" + "}" * 8
+        ws.write("pyproject.toml", '[tool.oomlint]\nexclude = ["%s"]\n' % ok)
+        assert findings("a.py", cwd=ws.path) == {("a.py", "OOM101")}
+        ws.write("pyproject.toml", '[tool.oomlint]\nextend-exclude = ["%s"]\n' % ("x" * 4097))
+        config_error(run("a.py", cwd=ws.path), "pyproject.toml:2", "'extend-exclude' item 1 is longer than 4096 bytes")
+        ws.write("pyproject.toml", '[tool.oomlint.per-file-ignores]\n"%s" = ["OOM101"]\n' % deep)
+        config_error(run("a.py", cwd=ws.path), "pyproject.toml:2",
+                     "'per-file-ignores' has a pattern that nests {...} groups more than 8 deep")
+        # a brace pattern of 48 KB (it took 0.65 GB to expand, in the process no timeout watches)
+        ws.write("pyproject.toml", '[tool.oomlint]\nexclude = ["%s"]\n' % ("{" * 24576 + "a" + "}" * 24576))
+        config_error(run("a.py", cwd=ws.path), "pyproject.toml:2", "is longer than 4096 bytes")
+
+
 @test("config: each subproject's exclude applies below it, relative to it")
 def _():
     with Workspace() as ws:

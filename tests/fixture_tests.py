@@ -1,7 +1,8 @@
 """The fixture harness: every fixture's findings must match its `# expect:`
 markers exactly, every `.fixed.py` must be what --fix makes of its
 fixture, and every fixture's snapshot (`x.py.snap`, snapshots.py) must be
-what oomlint reports now: message, range, help and fix. A directory named
+what oomlint reports now: message, range, help and fix; and every memory
+finding must carry its evidence (a note at another place). A directory named
 `project_*` is one project: its files are linted in one run and their
 markers checked together. Which files are fixtures and how each is linted is
 fixture_set.py's to say. Adding fixtures needs no change here; `make
@@ -17,6 +18,20 @@ import snapshots
 from fixture_set import (FIXTURES, RULE_DIR, fixture_files, invocation, project_args, project_dirs,
                          project_files)
 from harness import Workspace, expected_markers, reported, run, test
+
+
+# Rules that are neither memory rules nor correctness rules of a training
+# loop: files that cannot be read or parsed, unused suppressions, and the
+# deprecations (a deprecated call is its own evidence).
+WITHOUT_EVIDENCE = ("OOM001", "OOM002", "OOM003", "OOM502", "OOM703", "OOM704")
+
+
+def assert_evidence(findings, rel):
+    """Every memory finding carries at least one fact it stands on (a note
+    at another place: the loop, the forward, the device, the caller)."""
+    bare = [f"  {f['code']} line {f['line']}: {f['message']}" for f in findings
+            if f["code"] not in WITHOUT_EVIDENCE and not f.get("evidence")]
+    assert not bare, f"{rel}: findings without evidence:\n" + "\n".join(bare)
 
 
 def make_fixture_test(path):
@@ -40,6 +55,7 @@ def make_fixture_test(path):
                             if (f["code"], f["line"]) == (item[0], item[-1])), "")
                 lines.append(f"  extra   {item}: {msg}")
             raise AssertionError(f"{rel}:\n" + "\n".join(lines))
+        assert_evidence(findings, rel)
         # info findings are shown but do not fail the run (--fail-on warning)
         assert result.code == (1 if harness.failing(findings) else 0), f"exit code {result.code} for {rel}"
 
@@ -72,6 +88,7 @@ def make_project_test(root):
                 lines.append(f"  extra   {item}: {msg}")
             raise AssertionError(f"{rel}:\n" + "\n".join(lines))
         assert result.code == (1 if want else 0), f"exit code {result.code} for {rel}"
+        assert_evidence(findings, rel)
         # the verdicts do not depend on how many threads share the work
         for threads in ("1", "3"):
             again = run(*args, "--threads", threads, ".", cwd=root)

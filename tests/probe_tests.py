@@ -1212,7 +1212,7 @@ def _():
     missing = {m["rule"]: m for m in gpu["not_measured"]}
     if missing:
         code, m = sorted(missing.items())[0]
-        out = run("rule", code).out
+        out = " ".join(run("rule", code).out.split())  # the text is wrapped to the terminal's width
         assert f"{gpu['device']}, torch {gpu['torch']}, scenario {m['scenario']}: not measured ({m['why']})" in out, out
     r = run("rule", "OOM601")
     assert "Measured" not in r.out, r

@@ -8,6 +8,7 @@ time (tests/measure.py), so a loaded machine does not fail them."""
 import os
 
 import bigfiles
+import harness
 import measure
 from harness import Workspace, test
 
@@ -272,3 +273,180 @@ def _one_line_server_cpu(n):
 def _():
     assert_linear("one-line document in the server", _one_line_server_cpu(int(measure.scale(10000))),
                   _one_line_server_cpu(int(measure.scale(40000))))
+
+
+# ---- the run's whole-program facts: cost, parses, and answers that do not depend on the schedule --------
+
+def write_eval_packages(root, count):
+    """count packages, each with utils.py defining `evaluate()` (the same
+    name in every package), a main.py moving the model to the GPU and calling
+    it (under no_grad in the even ones) and, in every third, an __init__.py
+    re-exporting it. Returns how
+    many `evaluate()`s the run calls with autograd on (each one OOM201)."""
+    for i in range(count):
+        d = os.path.join(root, f"pkg{i}")
+        os.makedirs(d)
+        reexport = i % 3 == 0
+        with open(os.path.join(d, "__init__.py"), "w") as f:
+            f.write("from .utils import evaluate\n" if reexport else "")
+        with open(os.path.join(d, "utils.py"), "w") as f:
+            f.write("import torch\n\n\ndef evaluate(model, loader):\n    model.eval()\n"
+                    "    for x, y in loader:\n        out = model(x)\n")
+        imp = f"from pkg{i} import evaluate" if reexport else f"from pkg{i}.utils import evaluate"
+        body = ("    with torch.no_grad():\n        evaluate(model, loader)\n" if i % 2 == 0
+                else "    evaluate(model, loader)\n")
+        with open(os.path.join(d, "main.py"), "w") as f:
+            f.write(f"import torch\n{imp}\n\n\ndef run(model, loader):\n    model.cuda()\n{body}")
+    return count // 2
+
+
+@test("scaling: cross-file grad mode over 1,200 and 4,800 files whose packages all define `evaluate()`")
+def _():
+    # Each evaluate() asks how the run calls it; that question walked every
+    # call named `evaluate` of the run and resolved each through a list of
+    # summaries that grew with the project: N^3 (3,000 files 3.1 s, 6,000
+    # 29.6 s, 20,000 618 s). Each call is now resolved once, into an index.
+    import json
+    with Workspace() as ws:
+        cpu = []
+        for n in (int(measure.scale(400)), int(measure.scale(1600))):
+            root = os.path.join(ws.path, f"p{n}")
+            flagged = write_eval_packages(root, n)
+            m = measure.run("--isolated", "--format", "json", "-q", ".", cwd=root, timeout=600)
+            found = json.loads(m.out)
+            assert m.code == 1 and len(found) == flagged, m
+            assert {(f["code"], os.path.basename(f["path"])) for f in found} == {("OOM201", "utils.py")}, found[:3]
+            # the ones flagged are those their main.py calls with autograd on
+            assert all(int(f["path"].split(os.sep)[0][3:]) % 2 == 1 for f in found), found[:3]
+            cpu.append(m.cpu)
+        assert_linear("cross-file callers of 400 and 1,600 `evaluate()`s", *cpu)
+
+
+def write_corpus_packages(root, count):
+    """count copies of fixtures/OOM301/project_corpus/lm (a helper of one
+    file moves whole splits to the GPU for the other; 3 findings each)."""
+    import shutil
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "OOM301", "project_corpus", "lm")
+    for i in range(count):
+        shutil.copytree(src, os.path.join(root, f"lm{i}"))
+
+
+@test("scaling: the same files give the same findings whatever the threads, the summary budget and the path order")
+def _():
+    # Under a small budget, a thread that wanted a dropped summary gave up
+    # after three tries while other threads dropped it again, and a run lost
+    # 1-3 findings that another run of the same tree kept.
+    import random
+    with Workspace() as ws:
+        write_corpus_packages(os.path.join(ws.path, "t"), 200)
+        write_eval_packages(os.path.join(ws.path, "t"), 60)
+        paths = sorted(os.path.relpath(os.path.join(d, f), ws.path)
+                       for d, _, names in os.walk(os.path.join(ws.path, "t")) for f in names)
+        shuffled = list(paths)
+        random.Random(34).shuffle(shuffled)
+        orders = {"sorted": paths, "reversed": paths[::-1], "shuffled": shuffled}
+        reference = harness.run("--isolated", "--format", "json", "-j", "1", *paths, cwd=ws.path)
+        assert reference.code == 1 and reference.out.count('"OOM301"') == 600, reference
+        assert reference.out.count('"OOM201"') == 30, reference
+        for threads in ("2", "8", "16"):
+            for budget in (None, "1", "4"):
+                for name, order in orders.items():
+                    env = {"OOMLINT_SUMMARY_BUDGET_KB": budget} if budget else None
+                    r = harness.run("--isolated", "--format", "json", "-j", threads, *order, cwd=ws.path, env=env)
+                    if r.out != reference.out:
+                        import difflib
+                        diff = "\n".join(list(difflib.unified_diff(reference.out.splitlines(), r.out.splitlines(),
+                                                                   lineterm="", n=1))[:40])
+                        raise AssertionError(f"-j {threads}, budget {budget or 'default'} KB, {name} paths: "
+                                             f"the findings differ from -j 1's\n{diff}")
+
+
+def parses(err):
+    """The number of parses --timings counts, and the summaries it built again."""
+    import re
+    files = re.search(r"oomlint timings: (\d+) files", err)
+    again = re.search(r"(\d+) built again", err)
+    assert files, err
+    return int(files.group(1)), int(again.group(1)) if again else 0
+
+
+@test("scaling: a module whose summary exceeds the budget is parsed again at most once, however many import it")
+def _():
+    # Two generated modules, each summary past a 64 KB budget, imported by
+    # every script: each importer parsed both again (32 parses for 12 files
+    # with 10 scripts, and more with more scripts).
+    with Workspace() as ws:
+        module = "import torch\n\n" + "".join(f"def fn{i}(model, x, y, z):\n    out = model(x)\n"
+                                              f"    return out.to('cuda')\n\n" for i in range(1500))
+        counted = {}
+        for scripts in (10, 40):
+            root = os.path.join(ws.path, f"s{scripts}")
+            os.makedirs(root)
+            for name in ("gen_a", "gen_b"):
+                with open(os.path.join(root, f"{name}.py"), "w") as f:
+                    f.write(module)
+            for s in range(scripts):
+                with open(os.path.join(root, f"script{s}.py"), "w") as f:
+                    f.write("import torch\nfrom gen_a import fn1\nfrom gen_b import fn2\n\n\n"
+                            "def main(model, x):\n    return fn1(model, x, 1, 2), fn2(model, x, 1, 2)\n")
+            plain = harness.run("--isolated", "--format", "json", ".", cwd=root)
+            for threads in ("1", "4"):
+                r = harness.run("--isolated", "--format", "json", "--timings", "-j", threads, ".", cwd=root,
+                                env={"OOMLINT_SUMMARY_BUDGET_KB": "64"})
+                assert r.out == plain.out, f"{scripts} scripts, -j {threads}: findings differ under the budget"
+                total, again = parses(r.err)
+                assert "dropped for the budget" in r.err, r.err
+                # every file once, and each large module at most once more
+                assert total <= scripts + 2 + 2 and again <= 2, \
+                    f"{scripts} scripts, -j {threads}: {total} parses of {scripts + 2} files ({again} built again)"
+                counted[scripts, threads] = total - scripts
+        # the extra parses do not grow with the number of importers
+        assert counted[10, "1"] == counted[40, "1"], counted
+
+
+# ---- brace patterns in a configuration's exclude ---------------------------------------------------------
+
+@test("scaling: exclude brace patterns cost the pattern's length per path, never its alternatives times its tail")
+def _():
+    # `{a0,...,aN}` followed by a long tail was written out per path: N
+    # copies of the tail (200 alternatives and 3,000 bytes of tail: 34 s for
+    # 2,000 files, where 50 and 700 took 1.8 s)
+    with Workspace() as ws:
+        cpu = []
+        for n, tail in ((50, 700), (200, 2900)):
+            root = os.path.join(ws.path, f"t{n}")
+            pattern = "{" + ",".join(f"a{i}" for i in range(n)) + "}" + "/y" * (tail // 2)
+            os.makedirs(root)
+            with open(os.path.join(root, "pyproject.toml"), "w") as f:
+                f.write('[tool.oomlint]\nexclude = ["%s", "{b,c}{d,e}{f,g}{h,i}{j,k}{l,m}{n,o}{p,q}{r,s}{t,u}"]\n'
+                        % pattern)
+            for k in range(int(measure.scale(2000))):
+                sub = os.path.join(root, f"a{k % n}")
+                os.makedirs(sub, exist_ok=True)
+                with open(os.path.join(sub, f"m{k}.py"), "w") as f:
+                    f.write("x = 1\n")
+            m = measure.run("--show-files", ".", cwd=root, timeout=300)
+            assert m.code == 0 and m.out.count(".py") == int(measure.scale(2000)), m
+            cpu.append(m.cpu)
+        assert_linear("a 900-byte and a 3,800-byte brace pattern against 2,000 paths", *cpu)
+
+
+@test("scaling: nested brace patterns of 12 KB and 48 KB are refused in bounded memory")
+def _():
+    # {{{...}}} of 48 KB took 0.65 GB (200 KB took 10 GB) to expand, in the
+    # supervisor's process, which no timeout watches
+    with Workspace() as ws:
+        runs = []
+        for kb in (12, 48):
+            root = os.path.join(ws.path, f"n{kb}")
+            os.makedirs(root)
+            depth = kb * 1024 // 2
+            with open(os.path.join(root, "pyproject.toml"), "w") as f:
+                f.write('[tool.oomlint]\nexclude = ["%s"]\n' % ("{" * depth + "a" + "}" * depth))
+            with open(os.path.join(root, "a.py"), "w") as f:
+                f.write("import torch\nx = torch.load('a')\n")
+            runs.append(measure.run(".", cwd=root, timeout=300))
+        small, big = runs[0].rss_mb, runs[1].rss_mb
+        assert big < 2 * small + 20, f"peak memory {small:.0f} MB for 12 KB, {big:.0f} MB for 48 KB"
+        for m in runs:
+            assert m.code == 2 and "pyproject.toml:2: 'exclude' item 1 is longer than" in m.err, m

@@ -1241,6 +1241,29 @@ static void test_glob_match(void)
     CHECK(!ol_glob_match("elsewhere/*", NULL, "/elsewhere/x.py", false));
     CHECK(ol_glob_match("/elsewhere/*", NULL, "/elsewhere/x.py", false));
     CHECK(!ol_glob_match("", "a.py", NULL, false));
+    /* alternatives are matched in place, as their expansions would be: one
+     * holding '/', `**`, `.` or nothing; one that starts with '/' anchored;
+     * a '{' that nothing closes is a character; past the bounds, nothing */
+    CHECK(ol_glob_match("{gen,out/tmp}/*.py", "out/tmp/a.py", NULL, false));
+    CHECK(!ol_glob_match("{gen,out/tmp}/*.py", "out/a.py", NULL, false));
+    CHECK(ol_glob_match("src/{**,x}/a.py", "src/p/q/a.py", NULL, false));
+    CHECK(ol_glob_match("src/{**,x}/a.py", "src/a.py", NULL, false));
+    CHECK(!ol_glob_match("src/{*,x}/a.py", "src/a.py", NULL, false));
+    CHECK(ol_glob_match("{.,lib}/a.py", "a.py", NULL, false) && ol_glob_match("{.,lib}/a.py", "lib/a.py", NULL, false));
+    CHECK(ol_glob_match("gen{,_v2}", "x/gen_v2/a.py", NULL, true) && ol_glob_match("gen{,_v2}", "gen/a.py", NULL, true));
+    CHECK(ol_glob_match("{/elsewhere,src}/*", NULL, "/elsewhere/x.py", false));
+    CHECK(!ol_glob_match("{/elsewhere,src}/*", "elsewhere/x.py", NULL, false));
+    CHECK(ol_glob_match("{/elsewhere,src}/*", "src/x.py", NULL, false));
+    CHECK(ol_glob_match("gen/{**,}", "gen/a/b.py", NULL, false) && ol_glob_match("{gen/,x}", "gen/b.py", NULL, false));
+    CHECK(ol_glob_match("{a,b", "{a,b/x.py", NULL, false) && !ol_glob_match("{a,b", "a/x.py", NULL, false));
+    CHECK(ol_glob_match("x{a,b}{c", "xa{c", NULL, true) && !ol_glob_match("x{a,b}{c", "xac", NULL, true));
+    CHECK(ol_glob_match("{a\\,b,c}.py", "a,b.py", NULL, false) && !ol_glob_match("{a\\,b,c}.py", "b.py", NULL, false));
+    CHECK(ol_glob_check("{a,{b,{c,{d,{e,{f,{g,{h,i}}}}}}}}") == NULL);
+    CHECK(ol_glob_check("{a,{b,{c,{d,{e,{f,{g,{h,{i,j}}}}}}}}}") != NULL);
+    CHECK(!ol_glob_match("{a,{b,{c,{d,{e,{f,{g,{h,{i,j}}}}}}}}}", "a/x.py", NULL, true));
+    /* 2^20 alternatives, one path */
+    CHECK(ol_glob_match("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"
+                        "{a,b}{a,b}z", "x/babababababababababaz/y.py", NULL, true));
 }
 
 /* ol_wildmatch agrees with fnmatch(3) on every pair of a small alphabet's
@@ -2283,14 +2306,24 @@ static void test_project_resolution(void)
     got = ol_project_acquire(p, idx[4], NULL);
     CHECK(got == c);
     ol_file_summary_release(got);
-    ol_project_publish(p, idx[5], d); /* built again; e, asked for least recently, goes */
-    CHECK(!ol_project_evicted(p, idx[5]));
+    /* built again, d is kept for the rest of the run outside the budget (a
+     * summary needed after it was dropped would be parsed per importer) */
+    ol_project_publish(p, idx[5], d);
+    CHECK(!ol_project_evicted(p, idx[5]) && !ol_project_evicted(p, idx[6]));
+    ol_file_summary *f = ol_file_summary_empty();
+    f->bytes = 100;
+    ol_project_publish(p, idx[7], f); /* c, e, f: e, asked for least recently, goes; d stays */
+    CHECK(ol_project_evicted(p, idx[6]) && !ol_project_evicted(p, idx[5]) && !ol_project_evicted(p, idx[4]));
+    got = ol_project_acquire(p, idx[5], NULL);
+    CHECK(got == d);
+    ol_file_summary_release(got);
     ol_project_usage u;
     ol_project_stats(p, &u);
-    CHECK(u.evictions >= 2 && u.rebuilds == 1 && u.most_held >= 300 && ol_project_evicted(p, idx[6]));
+    CHECK(u.evictions >= 2 && u.rebuilds == 1 && u.most_held >= 400);
     ol_file_summary_release(c);
     ol_file_summary_release(d);
     ol_file_summary_release(e);
+    ol_file_summary_release(f);
     ol_file_summary_release(a);
     ol_file_summary_release(b);
     ol_project_free(p);
@@ -2388,6 +2421,16 @@ static void test_lower_bound(void)
     CHECK(ol_lower_bound_u32(a, 4, 3) == 1 && ol_lower_bound_u32(a, 4, 4) == 1);
     CHECK(ol_lower_bound_u32(a, 4, 5) == 3 && ol_lower_bound_u32(a, 4, 10) == 4);
     CHECK(ol_lower_bound_u32(NULL, 0, 1) == 0);
+}
+
+/* Case-insensitive search (util.h): `# NOQA`, `Content-Length`. */
+static void test_find_ci(void)
+{
+    const char *s = "x = 1  # NoQa: OOM101";
+    CHECK(ol_find_ci(s, strlen(s), "noqa") == s + 9);
+    CHECK(ol_find_ci(s, 10, "noqa") == NULL); /* stops at n */
+    CHECK(ol_find_ci(s, strlen(s), "oom101") == s + 15);
+    CHECK(ol_find_ci("", 0, "a") == NULL && ol_find_ci("ab", 2, "abc") == NULL);
 }
 
 /* The edit distance behind "did you mean" (util.h). */
@@ -3318,6 +3361,7 @@ int main(int argc, char **argv)
         T(test_host_params),
         T(test_lower_bound),
         T(test_torch_floor),
+        T(test_find_ci),
         T(test_edit_distance),
         T(test_sigwatch_native),
         T(test_sigwatch_self_pipe),

@@ -94,14 +94,16 @@ static bool per_step_elsewhere(ol_model *m, ol_nid n, ol_reasons *why)
     return true;
 }
 
+/* The allocators' cache releases, CUDA's under both of its names. */
+static const char *const EMPTY_CACHE[] = {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache",
+                                          "torch.mps.empty_cache", "torch.xpu.empty_cache", NULL};
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
-        const char *q = ol_qualname(m, call->callee);
-        if (!q || (strcmp(q, "torch.cuda.empty_cache") != 0 && strcmp(q, "torch.cuda.memory.empty_cache") != 0 &&
-                   strcmp(q, "torch.mps.empty_cache") != 0 && strcmp(q, "torch.xpu.empty_cache") != 0))
+        if (!ol_call_is(m, call->node, EMPTY_CACHE))
             continue;
         ol_reasons why = {0};
         if (!per_batch(m, call->node, 0, &why)) {

@@ -145,7 +145,7 @@ static bool loop_runs_trials(ol_model *m, uint32_t li, ol_reasons *why)
     return false;
 }
 
-ol_often ol_how_often(ol_model *m, ol_nid n, ol_reasons *why)
+static ol_often how_often(ol_model *m, ol_nid n, ol_reasons *why)
 {
     ol_often_local loc;
     ol_often_explain(m, n, &loc);
@@ -207,4 +207,11 @@ ol_often ol_how_often(ol_model *m, ol_nid n, ol_reasons *why)
 bool ol_only_when_debugging(ol_model *m, ol_nid n)
 {
     return ol_in_debug_branch(m, n);
+}
+
+ol_often ol_how_often(ol_model *m, ol_nid n, ol_reasons *why)
+{
+    ol_often answer = how_often(m, n, why);
+    ol_door_audit(m, "often", n, (int)(answer));
+    return answer;
 }

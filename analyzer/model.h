@@ -379,6 +379,7 @@ typedef struct ol_model {
     /* the same for the door (ask.c): its answers and their reasons */
     void *door;
     void (*door_free)(void *door);
+    const char *asking; /* the code of the rule whose check runs (lint.c), for the door's audit */
 
     /* what each name alone suggests (eval.c, guess_from_name), by symbol */
     ol_val *name_guess;

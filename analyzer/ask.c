@@ -9,6 +9,7 @@
  */
 #include "ask_internal.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,35 @@ static void door_free(void *p)
     free(d->param_free);
     free(d->cwd);
     free(d);
+}
+
+/* ---- the audit of answers (tests only) ---------------------------------------------- */
+
+static pthread_once_t audit_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t audit_lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *audit_file;
+
+static void audit_open(void)
+{
+    const char *path = getenv("OOMLINT_DOOR_AUDIT");
+    if (path && *path)
+        audit_file = fopen(path, "a");
+}
+
+void ol_door_audit(ol_model *m, const char *question, ol_nid n, int answer)
+{
+    pthread_once(&audit_once, audit_open);
+    if (!audit_file)
+        return;
+    const ol_tree *t = m->tree;
+    const char *path = t->src && t->src->path ? t->src->path : "-";
+    uint32_t start = n != OL_NONE && n < t->nodes.len ? t->nodes.items[n].start : 0;
+    uint32_t end = n != OL_NONE && n < t->nodes.len ? t->nodes.items[n].end : 0;
+    pthread_mutex_lock(&audit_lock);
+    fprintf(audit_file, "%s\t%u\t%u\t%s\t%d\t%s\n", path, start, end, question, answer,
+            m->asking ? m->asking : "-");
+    fflush(audit_file);
+    pthread_mutex_unlock(&audit_lock);
 }
 
 ol_door *ol_door_of(ol_model *m)

@@ -20,7 +20,7 @@
 #include "hardware.h"
 #include "summary.h"
 
-ol_gpu ol_runs_on_gpu(ol_model *m, ol_reasons *why)
+static ol_gpu runs_on_gpu(ol_model *m, ol_reasons *why)
 {
     ol_door *d = ol_door_of(m);
     if (d->gpu < 0) {
@@ -88,4 +88,11 @@ bool ol_runs_on_xla_only(ol_model *m)
     if (d->xla < 0)
         d->xla = ol_file_is_xla_only(m);
     return d->xla == 1;
+}
+
+ol_gpu ol_runs_on_gpu(ol_model *m, ol_reasons *why)
+{
+    ol_gpu answer = runs_on_gpu(m, why);
+    ol_door_audit(m, "gpu", OL_NONE, (int)(answer));
+    return answer;
 }

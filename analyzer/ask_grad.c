@@ -95,7 +95,7 @@ static void local_reason(ol_model *m, const ol_grad_local *loc, ol_reasons *why)
     free(label);
 }
 
-bool ol_grad_on(ol_model *m, ol_nid n, ol_reasons *why)
+static bool grad_on(ol_model *m, ol_nid n, ol_reasons *why)
 {
     if (n == OL_NONE)
         return true;
@@ -635,3 +635,9 @@ bool ol_forward_frozen(ol_model *m, uint32_t ci)
     return false;
 }
 
+bool ol_grad_on(ol_model *m, ol_nid n, ol_reasons *why)
+{
+    bool answer = grad_on(m, n, why);
+    ol_door_audit(m, "grad", n, (int)(answer));
+    return answer;
+}

@@ -44,6 +44,10 @@ typedef struct ol_door {
 #define OL_DOOR_GRADS_SHIFT 6
 
 ol_door *ol_door_of(ol_model *m);
+/* Records an answer of the door (question, node, answer, the rule asking)
+ * when OOMLINT_DOOR_AUDIT names a file: the tests check from it that every
+ * rule gets the same answer at the same node. Does nothing otherwise. */
+void ol_door_audit(ol_model *m, const char *question, ol_nid n, int answer);
 /* A text for a reason, kept as long as the model. */
 const char *ol_door_printf(ol_model *m, const char *fmt, ...) OL_PRINTF(2, 3);
 /* A project's absolute path as the run shows paths (relative under the working directory). */

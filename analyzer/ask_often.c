@@ -145,7 +145,7 @@ static bool loop_runs_trials(ol_model *m, uint32_t li, ol_reasons *why)
     return false;
 }
 
-ol_often ol_how_often(ol_model *m, ol_nid n, ol_reasons *why)
+static ol_often how_often(ol_model *m, ol_nid n, ol_reasons *why)
 {
     ol_often_local loc;
     ol_often_explain(m, n, &loc);
@@ -169,6 +169,13 @@ ol_often ol_how_often(ol_model *m, ol_nid n, ol_reasons *why)
                                    : ol_door_printf(m, "runs every step of this loop"))
                            : (text ? ol_door_printf(m, "runs once per epoch, in the loop over `%s`", text)
                                    : ol_door_printf(m, "runs once per epoch, in this loop")));
+        free(text);
+        return loc.often;
+    }
+    case OL_OC_PERIODIC: {
+        char *text = ol_node_str_short(t, loc.node);
+        ol_reasons_add(why, loc.node, NULL, 0, false,
+                       ol_door_printf(m, "runs every so many steps, when `%s`", text));
         free(text);
         return loc.often;
     }
@@ -200,4 +207,11 @@ ol_often ol_how_often(ol_model *m, ol_nid n, ol_reasons *why)
 bool ol_only_when_debugging(ol_model *m, ol_nid n)
 {
     return ol_in_debug_branch(m, n);
+}
+
+ol_often ol_how_often(ol_model *m, ol_nid n, ol_reasons *why)
+{
+    ol_often answer = how_often(m, n, why);
+    ol_door_audit(m, "often", n, (int)(answer));
+    return answer;
 }

@@ -251,7 +251,14 @@ bool ol_graph_made_with_grad(ol_model *m, ol_nid e, ol_reasons *why)
     return true;
 }
 
-bool ol_holds_graph(ol_model *m, ol_nid e, ol_reasons *why)
+static bool holds_graph(ol_model *m, ol_nid e, ol_reasons *why)
 {
     return e != OL_NONE && ol_val_is_graph(ol_eval(m, e)) && ol_graph_made_with_grad(m, e, why);
+}
+
+bool ol_holds_graph(ol_model *m, ol_nid e, ol_reasons *why)
+{
+    bool answer = holds_graph(m, e, why);
+    ol_door_audit(m, "graph", e, (int)(answer));
+    return answer;
 }

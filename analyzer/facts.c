@@ -1098,6 +1098,22 @@ static bool names_once(const char *name)
     return false;
 }
 
+ol_nid ol_periodic_branch(const ol_tree *t, ol_nid n, ol_nid top)
+{
+    for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE && a != top; a = p, p = ol_parent(t, p)) {
+        ol_kind pk = ol_kind_of(t, p);
+        if ((pk != OL_N_if_statement && pk != OL_N_elif_clause) || ol_field(t, p, OL_F_consequence) != a)
+            continue;
+        ol_nid cond = ol_field(t, p, OL_F_condition);
+        for (ol_nid x = cond; x != OL_NONE && x < t->nodes.len && t->nodes.items[x].start < t->nodes.items[cond].end;
+             x++)
+            if (ol_kind_of(t, x) == OL_N_binary_operator &&
+                ol_kind_of(t, ol_field(t, x, OL_F_operator)) == OL_T_PERCENT)
+                return cond;
+    }
+    return OL_NONE;
+}
+
 static void often_at(ol_model *m, ol_nid n, ol_often_local *out, int depth)
 {
     out->often = OL_ONCE;
@@ -1120,6 +1136,14 @@ static void often_at(ol_model *m, ol_nid n, ol_often_local *out, int depth)
         }
         if (by_hand && few_by_hand(m, li))
             continue;
+        /* a periodic validation, log or checkpoint: every so many steps */
+        ol_nid every = ol_periodic_branch(m->tree, n, m->loops.items[li].node);
+        if (every != OL_NONE) {
+            out->often = OL_PER_EPOCH;
+            out->cause = OL_OC_PERIODIC;
+            out->node = every;
+            return;
+        }
         out->often = OL_PER_STEP;
         out->cause = OL_OC_STEP_LOOP;
         out->node = m->loops.items[li].node;

@@ -209,6 +209,10 @@ bool ol_runs_per_step(ol_model *m, ol_nid n);
  * per-batch hook per step, otherwise as often as its most frequent call site
  * in the file (a few levels up), or per call when the file does not call it. */
 void ol_often_explain(ol_model *m, ol_nid n, ol_often_local *out);
+/* The condition of the `if` between n and the loop (or block) top that makes
+ * n run only every so many iterations (`if step % every == 0:`, `if not
+ * it % 100:`), or OL_NONE. */
+ol_nid ol_periodic_branch(const ol_tree *t, ol_nid n, ol_nid top);
 
 /* Does the file import PyTorch or a library built on it (or `from x import
  * *`, which may bring it, or a module of the run that imports one)? Without one there is no autograd graph: a call

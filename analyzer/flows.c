@@ -129,9 +129,20 @@ static bool fill_flows(flow *w, const ol_def *d, int depth)
         if (fills && flows_from(w, ol_field(t, c->node, OL_F_arguments), depth + 1))
             return true;
     }
-    for (size_t i = 0; i < m->subscript_stores.len; i++) {
+    /* the stores are in source order: those of the region are one run */
+    size_t lo = 0, hi = m->subscript_stores.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->subscript_stores.items[mid] < region)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < m->subscript_stores.len && m->subscript_stores.items[i] < m->subtree_end[region]; i++) {
         ol_nid a = m->subscript_stores.items[i];
-        if (a < region || a >= m->subtree_end[region] || ol_function_of(m, a) != fn)
+        if (--w->budget <= 0)
+            return false;
+        if (ol_function_of(m, a) != fn)
             continue;
         ol_nid left = ol_unparen(t, ol_field(t, a, OL_F_left));
         ol_nid obj = left != OL_NONE && ol_kind_of(t, left) == OL_N_subscript ? ol_unparen(t, ol_field(t, left, OL_F_value))

@@ -389,6 +389,7 @@ typedef struct ol_model {
     /* the same for the door (ask.c): its answers and their reasons */
     void *door;
     void (*door_free)(void *door);
+    const char *asking; /* the code of the rule whose check runs (lint.c), for the door's audit */
 
     /* what each name alone suggests (eval.c, guess_from_name), by symbol */
     ol_val *name_guess;
@@ -485,6 +486,8 @@ typedef enum ol_often_cause {
     OL_OC_STEP_METHOD, /* node: the function's name (a forward, `__call__`, a framework's per-batch hook) */
     OL_OC_CALLER,      /* node: the call site in the file that runs it most often */
     OL_OC_NO_CALLER,   /* the function has no caller in the file */
+    OL_OC_PERIODIC,    /* node: the condition of an `if` in a step loop that runs it every so many steps
+                          (`if step % k == 0`) */
 } ol_often_cause;
 
 typedef struct ol_often_local {

@@ -91,11 +91,12 @@ static bool called_here(ol_model *m, uint32_t fi, int depth)
 static ol_nid after_eval_call(ol_model *m, struct mode_cache *mc, ol_nid n, uint32_t fn);
 static uint32_t eval_loop(ol_model *m, struct mode_cache *mc, ol_nid n);
 static bool is_eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi);
+static bool hands_on(ol_model *m, struct mode_cache *mc, uint32_t fi);
 
 /* Does a forward of fi's own code hand its output on, through fi's return
  * value (`return torch.sigmoid(raw)`, `return State(self.dynamics(mean))`)?
  * Then fi computes a step of its callers' code, and they say what it is. */
-static bool hands_on(ol_model *m, uint32_t fi)
+static bool hands_on_uncached(ol_model *m, uint32_t fi)
 {
     const ol_function *f = &m->functions.items[fi];
     size_t first, end = ol_calls_in(m, f->node, &first);
@@ -212,7 +213,7 @@ static bool eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi)
      * a filter's `predict` in a likelihood that is backpropagated) */
     if (ol_code_kind_at(m, body, NULL) == OL_CODE_TRAINING)
         return false;
-    if (hands_on(m, fi)) {
+    if (hands_on(m, mc, fi)) {
         int verdict = callers_evaluate(m, mc, fi, 0, NULL);
         if (verdict >= 0)
             return verdict == 1;
@@ -301,6 +302,7 @@ typedef struct mode_cache {
     bool last_grads;
     /* per function (index fn + 1): 0 not known, 1 no, 2 yes */
     uint8_t *eval_fn;
+    uint8_t *hands; /* hands_on, the same way */
     /* per loop: 0 not known, 1 computes no gradients, 2 computes some */
     uint8_t *loop_grads;
     backward_operands *operands; /* index fn + 1 */
@@ -351,6 +353,7 @@ static void mode_cache_free(mode_cache *mc)
     }
     free(mc->per_fn);
     free(mc->eval_fn);
+    free(mc->hands);
     free(mc->loop_grads);
     free(mc->operands);
     ol_vec_free(&mc->ids);
@@ -369,6 +372,7 @@ static void mode_cache_init(mode_cache *mc, const ol_model *m)
     mc->per_fn = ol_xcalloc(mc->count, sizeof(mode_calls));
     mc->operands = ol_xcalloc(mc->count, sizeof(backward_operands));
     mc->eval_fn = ol_xcalloc(mc->count, 1);
+    mc->hands = ol_xcalloc(mc->count, 1);
     mc->loop_grads = ol_xcalloc(m->loops.len + 1, 1);
     mc->shows = ol_xcalloc(m->functions.len + 1, 1);
     mc->held_eval = ol_xcalloc(m->functions.len + 1, 1);
@@ -542,6 +546,15 @@ static uint32_t eval_loop(ol_model *m, mode_cache *mc, ol_nid n)
         return l;
     }
     return OL_NO_INDEX;
+}
+
+/* hands_on, asked once per function: the walk follows values through the
+ * whole function, and a report asks again for each finding in it */
+static bool hands_on(ol_model *m, struct mode_cache *mc, uint32_t fi)
+{
+    if (!mc->hands[fi + 1])
+        mc->hands[fi + 1] = hands_on_uncached(m, fi) ? 2 : 1;
+    return mc->hands[fi + 1] == 2;
 }
 
 static bool is_eval_function(ol_model *m, struct mode_cache *mc, uint32_t fi)
@@ -1584,7 +1597,7 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
                    "`%s()` is evaluation code: named for it, and it computes no gradient", label);
         why.guess = "a function's name";
         /* it hands its output on: the caller that makes it evaluation */
-        if (hands_on(m, fn))
+        if (hands_on(m, modes, fn))
             callers_evaluate(m, modes, fn, 0, &why);
         break;
     case EV_LOOP:

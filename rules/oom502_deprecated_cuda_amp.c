@@ -726,6 +726,11 @@ static void scaler_fixes_need_torch_2_3(ol_check *c, size_t first)
     }
 }
 
+/* torch.cpu.amp's deprecated names, also as the modules that define them. */
+static const char *const CPU_AMP[] = {"torch.cpu.amp.autocast", "torch.cpu.amp.GradScaler",
+                                      "torch.cpu.amp.autocast_mode.autocast",
+                                      "torch.cpu.amp.grad_scaler.GradScaler", NULL};
+
 static void check(ol_check *c)
 {
     size_t first_diag = c->out->len;
@@ -786,12 +791,9 @@ static void check(ol_check *c)
 
     /* torch.cpu.amp.autocast / GradScaler: deprecated the same way, for the CPU */
     for (size_t i = 0; i < m->calls.len; i++) {
-        const char *q = ol_qualname(m, m->calls.items[i].callee);
-        if (!q || (strcmp(q, "torch.cpu.amp.autocast") != 0 && strcmp(q, "torch.cpu.amp.GradScaler") != 0 &&
-                   strcmp(q, "torch.cpu.amp.autocast_mode.autocast") != 0 &&
-                   strcmp(q, "torch.cpu.amp.grad_scaler.GradScaler") != 0))
+        if (!ol_call_is(m, m->calls.items[i].node, CPU_AMP))
             continue;
-        bool scaler = strstr(q, "GradScaler") != NULL;
+        bool scaler = strstr(ol_qualname(m, m->calls.items[i].callee), "GradScaler") != NULL;
         ol_diag *d = ol_report_node(c, m->calls.items[i].node,
                                     "`%s` is deprecated since PyTorch 2.4; it warns on every use and will be "
                                     "removed",

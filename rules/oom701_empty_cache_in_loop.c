@@ -16,30 +16,6 @@
 
 #include "rule.h"
 
-/* Does cond test a period: `step % every == 0`, `not it % 100`? */
-static bool periodic_test(const ol_tree *t, ol_nid cond)
-{
-    for (ol_nid x = cond; x < t->nodes.len && t->nodes.items[x].start < t->nodes.items[cond].end; x++)
-        if (ol_kind_of(t, x) == OL_N_binary_operator && ol_kind_of(t, ol_field(t, x, OL_F_operator)) == OL_T_PERCENT)
-            return true;
-    return false;
-}
-
-/* Is n, inside loop l, in the body of an `if` that runs every so many
- * batches (a periodic validation that frees its pipeline, a log step)? */
-static bool in_periodic_branch(ol_model *m, ol_nid n, uint32_t l)
-{
-    const ol_tree *t = m->tree;
-    ol_nid top = m->loops.items[l].node;
-    for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE && a != top; a = p, p = ol_parent(t, p)) {
-        ol_kind pk = ol_kind_of(t, p);
-        if ((pk == OL_N_if_statement || pk == OL_N_elif_clause) && ol_field(t, p, OL_F_consequence) == a &&
-            periodic_test(t, ol_field(t, p, OL_F_condition)))
-            return true;
-    }
-    return false;
-}
-
 /* The innermost loop around n in its function is a batch loop and holds no
  * batch loop of its own (an epoch loop calling empty_cache once per epoch
  * is fine), and n does not run only every so many batches. */
@@ -51,7 +27,7 @@ static bool per_batch(ol_model *m, ol_nid n, int depth, ol_reasons *why)
         return false;
     uint32_t l = m->node_loop[n];
     if (l != OL_NO_INDEX) {
-        if (!ol_loop_is_data_loop(m, l) || in_periodic_branch(m, n, l))
+        if (!ol_loop_is_data_loop(m, l) || ol_periodic_branch(m->tree, n, m->loops.items[l].node) != OL_NONE)
             return false;
         for (uint32_t k = 0; k < m->loops.len; k++)
             if (k != l && m->loops.items[k].parent == l && ol_loop_is_data_loop(m, k))
@@ -118,14 +94,16 @@ static bool per_step_elsewhere(ol_model *m, ol_nid n, ol_reasons *why)
     return true;
 }
 
+/* The allocators' cache releases, CUDA's under both of its names. */
+static const char *const EMPTY_CACHE[] = {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache",
+                                          "torch.mps.empty_cache", "torch.xpu.empty_cache", NULL};
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
-        const char *q = ol_qualname(m, call->callee);
-        if (!q || (strcmp(q, "torch.cuda.empty_cache") != 0 && strcmp(q, "torch.cuda.memory.empty_cache") != 0 &&
-                   strcmp(q, "torch.mps.empty_cache") != 0 && strcmp(q, "torch.xpu.empty_cache") != 0))
+        if (!ol_call_is(m, call->node, EMPTY_CACHE))
             continue;
         ol_reasons why = {0};
         if (!per_batch(m, call->node, 0, &why)) {

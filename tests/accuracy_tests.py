@@ -7,6 +7,7 @@ after is a HIT, one still reported after is STUCK, one not found is a MISS.
 docs/accuracy.md, the page a user reads, stays short, its tables agree with
 what measure.py computes from the committed files, and every link of it and
 of the notes it sends to (docs/accuracy/) resolves."""
+import csv
 import json
 import os
 import re
@@ -290,9 +291,9 @@ def first_look_report():
     return rounds, shares
 
 
-def page_tables():
+def page_tables(page=None):
     """The page's tables as lists of cell rows, by the header's first cells."""
-    with open(PAGE, encoding="utf-8") as f:
+    with open(page or PAGE, encoding="utf-8") as f:
         text = f.read()
     tables = {}
     for block in re.findall(r"((?:^\|.*\|\n)+)", text, re.M):
@@ -337,8 +338,8 @@ def _():
         assert r[3].startswith(f"{100 * real / default:.1f}% of {default}"), (r, real, default)
         dtp, dfp = sum(v[2] for v in dep), sum(v[3] for v in dep)
         assert r[4] == f"{dtp} / {dfp}" and r[5] == pct(dtp, dtp + dfp), (r, dtp, dfp)
-    # per rule: rounds 8 and 9, labeled whole, as the frozen files and labels give them
-    per_rule = tables[("rule", "round 3")]
+    # per rule: rounds 8 and 9, labeled whole, as the frozen files and labels give them (on their own page)
+    per_rule = page_tables(os.path.join(ROOT, "docs", "accuracy", "per-rule.md"))[1][("rule", "round 3")]
     listed = {r[0].split()[0] for r in per_rule}
     for rnd in (8, 9):
         labeled = {code for code, v in rounds[rnd].items() if code != "all" and v[1]}
@@ -352,6 +353,53 @@ def _():
                 assert r[col] == want, (code, rnd, r[col], want)
             else:
                 assert r[col] in ("—", "not labeled"), (code, rnd, r[col])
+
+
+def fresh_recall(name):
+    """{rule: [HIT, cases]} of a fresh recall set, within the repository, every rule."""
+    out = {}
+    with open(os.path.join(ROOT, "docs", "accuracy", name), encoding="utf-8") as f:
+        for r in csv.DictReader((line for line in f if not line.startswith("#")), delimiter="\t"):
+            v = out.setdefault(r["rule"], [0, 0])
+            v[0] += r["outcome_repo"] == "HIT"
+            v[1] += 1
+    return out
+
+
+@test("accuracy: the page leads with each rule's first look on the last two rounds and its recall on the fresh fixes")
+def _():
+    text, tables = page_tables()
+    assert text.index("## In short") < text.index("## First look"), "the per-rule table leads the page"
+    lead = tables[("rule", "round 11: right / wrong / debatable")]
+    rounds, _ = first_look_report()
+    last, before = sorted(rounds)[-1], sorted(rounds)[-2]
+    assert (last, before) == (11, 10), (last, before)
+    sets = (fresh_recall("recall-fresh2.tsv"), fresh_recall("recall-fresh.tsv"))
+
+    def labels(code, rnd):
+        v = rounds[rnd].get(code)
+        if not v or not v[1]:
+            return ["—", "—"]
+        return [f"{v[2]} / {v[3]} / {v[4]}", pct(v[2], v[2] + v[3]) if v[2] + v[3] else "—"]
+
+    rows = {r[0].split()[0].strip("*"): r for r in lead}
+    wanted = {c for rnd in (last, before) for c, v in rounds[rnd].items()
+              if c != "all" and v[1] and c not in FILE_LEVEL} | set(sets[0]) | set(sets[1])
+    assert wanted <= set(rows), wanted - set(rows)
+    for code in wanted:
+        r = rows[code]
+        want = labels(code, last) + labels(code, before) + \
+            [f"{s[code][0]} of {s[code][1]}" if code in s else "—" for s in sets]
+        assert r[1:] == want, (code, r, want)
+    for name, codes in (("memory", [c for c in wanted if c not in DEPRECATIONS]),
+                        ("deprecation", [c for c in wanted if c in DEPRECATIONS])):
+        r = rows[name]
+        for col, rnd in ((1, last), (3, before)):
+            t = [sum(rounds[rnd].get(c, (0,) * 5)[i] for c in codes) for i in (2, 3, 4)]
+            assert r[col] == f"{t[0]} / {t[1]} / {t[2]}", (name, rnd, r[col], t)
+        for col, s in ((5, sets[0]), (6, sets[1])):
+            hit, n = sum(s[c][0] for c in codes if c in s), sum(s[c][1] for c in codes if c in s)
+            assert r[col] == f"{hit} of {n} ({pct(hit, n)})", (name, r[col], hit, n)
 
 
 @test("accuracy: each round's notes are under docs/accuracy/rounds/, and every link of the page and the notes resolves")

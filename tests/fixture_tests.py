@@ -234,3 +234,28 @@ def _():
                                capture_output=True, text=True)
         assert write.returncode == 0 and "1 new, 1 without a fixture (removed)" in write.stdout, write.stdout
         assert not os.path.exists(orphan) and snapshots.compare(harness.BIN, target, root) is None
+
+
+@test("fixture: the door gives every rule the same answer to the same question at the same node")
+def _():
+    # OOMLINT_DOOR_AUDIT makes the door write each answer it gives (file, node, question, answer,
+    # the rule asking); over every fixture, each rule with every rule on, no node may get two answers
+    import collections
+    with Workspace() as ws:
+        log = os.path.join(ws.path, "audit.tsv")
+        r = run("--isolated", "--select", "ALL", "--exit-zero", "-q", FIXTURES, env={"OOMLINT_DOOR_AUDIT": log},
+                timeout=600)
+        assert r.code == 0, r
+        answers, askers = collections.defaultdict(set), collections.defaultdict(set)
+        with open(log, encoding="utf-8") as f:
+            for line in f:
+                path, start, end, question, answer, rule = line.rstrip("\n").split("\t")
+                answers[(path, start, end, question)].add(answer)
+                askers[(path, start, end, question)].add(rule)
+    split = {k: (v, askers[k]) for k, v in answers.items() if len(v) > 1}
+    assert not split, f"{len(split)} nodes answered two ways, e.g. {sorted(split.items())[:5]}"
+    questions = {k[3] for k in answers}
+    assert {"grad", "often", "graph", "gpu"} <= questions, questions
+    # the check means something: rules do share nodes they ask about
+    shared = sum(1 for k, rules in askers.items() if len(rules - {"-"}) > 1)
+    assert shared >= 10, shared

@@ -1,7 +1,7 @@
 /*
  * ask_grad.c - is autograd on here? (ask.h)
  *
- * The file decides first (eval.c: the `with` blocks and `set_grad_enabled`
+ * The file decides first (grad.c: the `with` blocks and `set_grad_enabled`
  * statements around the node, its function's decorators, framework hooks,
  * the function's call sites in the file). Where that leaves the answer to
  * the function's callers elsewhere, the run decides (summary.h's call

@@ -16,10 +16,11 @@
  *   - the calls, augmented assignments, assignments and subscript stores a
  *     rule may want to inspect, so no rule walks the tree itself.
  *
- * Values are computed on demand (eval.c) by following bindings the way a
- * reader does: `crit = nn.CrossEntropyLoss()` makes `crit(out, y)` a loss
- * tensor that carries the autograd graph; `loss.item()` does not; a value
- * computed under no_grad does not; a name that reaches `.backward()` does.
+ * Values are computed on demand (eval.c and the evaluator beside it) by
+ * following bindings the way a reader does: `crit = nn.CrossEntropyLoss()`
+ * makes `crit(out, y)` a loss tensor that carries the autograd graph;
+ * `loss.item()` does not; a value computed under no_grad does not; a name
+ * that reaches `.backward()` does.
  * Results are memoized per node and per binding, with cycle and depth guards.
  */
 #ifndef OL_MODEL_H
@@ -355,7 +356,7 @@ typedef struct ol_model {
                                         assignments, in node order (facts.c, built on first use) */
     bool grad_switches_built;
     OL_VEC(uint64_t) unbound_self_calls; /* `self.name(...)` calls that run no method of the file:
-                                          * (name << 32 | call index), sorted (eval.c) */
+                                          * (name << 32 | call index), sorted (grad.c) */
     bool unbound_self_calls_built;
     OL_VEC(ol_nid) withs;           /* with_statement nodes */
     OL_VEC(ol_nid) excepts;         /* except_clause nodes */
@@ -371,7 +372,7 @@ typedef struct ol_model {
     uint64_t *def_keys;
     uint32_t *def_heads, *def_tails;
     size_t def_slots;
-    /* the same chains as arrays, for binary search (eval.c, def_chain):
+    /* the same chains as arrays, for binary search (dataflow.c, def_chain):
      * chain_items holds every chain in turn; for a chain's head def,
      * chain_start/chain_count say where its chain lies */
     uint32_t *chain_items, *chain_start, *chain_count;
@@ -404,7 +405,7 @@ typedef struct ol_model {
     bool *def_reaches_backward; /* the binding's value reaches .backward() */
     uint32_t eval_depth;
 
-    /* where names are used like nn.Modules (built on first use, eval.c) */
+    /* where names are used like nn.Modules (built on first use, classes.c) */
     OL_VEC(struct ol_evidence) evidence;
     bool evidence_built;
     /* the same, per def: bit 1 a module-only method is called on a use it
@@ -417,7 +418,7 @@ typedef struct ol_model {
     /* file-wide facts */
     bool grad_globally_disabled;   /* module-level torch.set_grad_enabled(False) */
     uint8_t grad_setter_stmts;     /* set_grad_enabled(...) as a statement anywhere: 0 not looked
-                                      for yet, 1 none, 2 some (eval.c) */
+                                      for yet, 1 none, 2 some (grad.c) */
     bool mentions_cuda;            /* .cuda(), "cuda" device, torch.cuda.* */
     bool mentions_mixed_precision; /* autocast, .half(), bf16, framework precision */
     bool truncated;                /* nesting beyond OL_MODEL_MAX_DEPTH was skipped */

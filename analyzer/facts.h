@@ -18,23 +18,17 @@
 #include <stddef.h>
 
 #include "model.h"
+#include "steps.h"
 
 /* ol_same_text, ol_mentions, ol_text_hash (names.c) and ol_calls_in (model.c)
  * are declared in model.h: the layers below the facts use them too. */
 
-/* The expression whose graph a backward-like call consumes (`x.backward()`,
- * `scaler.scale(x).backward()`, `accelerator.backward(x)`,
- * `self.manual_backward(x)`), or OL_NONE when the call is not one. */
-ol_nid ol_backward_operand(ol_model *m, uint32_t call);
-bool ol_is_backward_call(ol_model *m, uint32_t call);
 /* The optimizer an optimizer-step call steps (`opt.step()`,
  * `scaler.step(opt)`), or OL_NONE (`scheduler.step()`, `env.step()`). */
 ol_nid ol_step_optimizer(ol_model *m, uint32_t call);
 /* The object whose gradients a zero_grad-like call clears (`opt.zero_grad()`,
  * `model.zero_grad()`), or OL_NONE. */
 ol_nid ol_zero_grad_target(ol_model *m, uint32_t call);
-/* A model's forward pass: a call of an nn.Module (not a loss function). */
-bool ol_is_forward_call(ol_model *m, uint32_t call);
 /* The module whose parameters an optimizer was built over
  * (`Adam(netD.parameters())` -> netD), or OL_NONE. */
 ol_nid ol_optimizer_module(ol_model *m, ol_nid optimizer_expr);
@@ -63,14 +57,6 @@ uint32_t ol_accumulator_outlived_loop(ol_model *m, const ol_accumulator *acc, ol
  * attribute accumulator that outlives the call? */
 bool ol_accumulator_in_step_hook(ol_model *m, const ol_accumulator *acc, ol_nid stmt);
 
-/* Is function fi the `update(self, output)` of a metric class of a framework
- * that calls it once per batch with the engine's output, model predictions
- * and all (a subclass of ignite's Metric)? */
-bool ol_function_is_metric_update(ol_model *m, uint32_t fi);
-/* Is fi such an update(), or a method of the same class called only from
- * one (`self._update((y_pred, y))`), also through the base-class method it
- * overrides? Its attributes live across batches. */
-bool ol_function_per_batch_metric(ol_model *m, uint32_t fi);
 
 /* Is the buffer `holder` (`self.data`, or a local list), filled at stmt, one
  * that a backward consumes and that is then cleared: a function (a method of
@@ -166,23 +152,6 @@ void ol_fix_call_on(struct ol_fix *fix, const ol_tree *t, ol_nid expr, const cha
  * cuts out of a tensor is then stored or rearranged, not fed to a model
  * batch by batch (a replay buffer filled group by group). */
 bool ol_loop_runs_no_model(ol_model *m, uint32_t loop);
-/* The `x.requires_grad_(...)` calls and `x.requires_grad = ...` assignments
- * of the file, in node order, found once (count in *count): a question about
- * freezing looks at the few of its own function, not at every call before
- * it. */
-const ol_nid *ol_grad_switches(ol_model *m, size_t *count);
-/* Was the whole model `model` (an identifier or `self.model`) frozen in the
- * function of `at`, before it: `model.requires_grad_(False)` (also chained,
- * `model.eval().requires_grad_(False)`) or `p.requires_grad = False` in the
- * body of `for p in model.parameters()`? Not when only a part is frozen
- * (`model.features.requires_grad_(False)`, a condition on the parameter's
- * name), when gradients are turned back on, or when a layer is put in after
- * the freeze (`model.fc = nn.Linear(...)`). Its forward then records no
- * graph unless its input carries one. */
-bool ol_frozen_before(ol_model *m, ol_nid model, ol_nid at);
-/* Does an argument of the call carry an autograd graph (a batch of data
- * does not)? */
-bool ol_inputs_carry_graph(ol_model *m, ol_nid call);
 
 /* Does a statement after n leave the iteration (continue, break, return,
  * raise) before `later` runs? Looked for in n's block and each enclosing

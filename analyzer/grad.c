@@ -9,7 +9,7 @@
 
 #include "dataflow.h"
 #include "eval_internal.h"
-#include "facts.h"
+#include "steps.h"
 
 #include <ctype.h>
 #include <stdlib.h>

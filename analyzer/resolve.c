@@ -9,7 +9,7 @@
  */
 #include "model.h"
 
-#include "facts.h"
+#include "steps.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,9 +6,9 @@
  * inputs carry a graph, and which functions update a metric once per batch.
  * A value that reaches `.backward()` carries a graph, so these answers sit in
  * the evaluator's layer, below the per-file facts (facts.c) that build on
- * them; their declarations stay in facts.h, where the rules' engine found them.
+ * them (steps.h; facts.h includes it).
  */
-#include "facts.h"
+#include "steps.h"
 
 #include <stdlib.h>
 #include <string.h>

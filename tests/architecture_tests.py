@@ -240,3 +240,34 @@ def _():
             if n > MAX_LINES:
                 long.append(f"{path}: {n} lines (split it along its sections)")
     assert not long, "\n".join(long)
+
+
+def engine_layer_of_file(path):
+    """The layer of a source or header of the tree (`eval_internal.h` is the
+    evaluator's, as eval.c is), or None."""
+    stem = os.path.splitext(path)[0]
+    if stem.endswith("_internal"):
+        stem = stem[: -len("_internal")]
+    return engine_layer_of(stem)
+
+
+@test("architecture: the engine's files include no header of a higher layer (ENGINE_LAYERS)")
+def _():
+    homes = {}
+    for folder in ("analyzer", "rules"):
+        for path in sources(folder):
+            if path.endswith(".h"):
+                homes[os.path.basename(path)] = path
+    bad = []
+    for folder in ("analyzer", "rules"):
+        for path in sources(folder):
+            layer = engine_layer_of_file(path)
+            if layer is None:
+                continue
+            for inc in includes(path):
+                header = homes.get(os.path.basename(inc))
+                above = engine_layer_of_file(header) if header else None
+                if above is not None and above > layer:
+                    bad.append(f"{path} ({ENGINE_LAYERS[layer][0]}) includes {inc} ({ENGINE_LAYERS[above][0]}): "
+                               f"an arrow up")
+    assert not bad, "\n".join(bad)

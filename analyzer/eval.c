@@ -157,7 +157,6 @@ static ol_sym qual_join(ol_model *m, ol_sym base, ol_sym attr)
     return r;
 }
 
-
 ol_val ol_val_join(ol_val a, ol_val b)
 {
     return join(a, b);

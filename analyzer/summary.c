@@ -18,7 +18,6 @@
 #include "project.h"
 #include "saves.h"
 
-
 /* ---- reference counting and lookups ------------------------------------------------ */
 
 static ol_file_summary *summary_new(void)

@@ -149,6 +149,12 @@ ol_nid ol_method_chain_base(ol_model *m, ol_nid e);
 bool ol_method_chain_holds(ol_model *m, ol_nid e, ol_nid call);
 /* Does this call move what it is given to the GPU (`.cuda()`, `.to(dev)`, `device=dev`)? */
 bool ol_call_moves_to_gpu(ol_model *m, const ol_call *c);
+/* Is the name e a batch the loop around it leaves in host memory: bound only
+ * by the target of a loop that draws batches from a loader, not moved since,
+ * while the loop moves another item of the same batch to the GPU
+ * (`for x, y in loader: x = x.to(device)`, y then)? The loader hands out host
+ * tensors, and this one stays there. The reasons name the sibling's move. */
+bool ol_batch_left_on_host(ol_model *m, ol_nid e, ol_reasons *why);
 /* Is e a device held in a variable (`device`, `args.device`, `x.device`)? */
 bool ol_names_device_variable(ol_model *m, ol_nid e);
 /* Does the file itself choose an accelerator: CUDA named, or data moved to a

@@ -166,6 +166,24 @@ static bool url_values(ol_model *m, ol_nid e, const char **s, uint32_t *len, siz
     }
 }
 
+/* Is url an entry of torchvision's own tables of model-zoo URLs
+ * (`models.resnet.model_urls["resnet18"]`, `torchvision.models.vgg.
+ * model_urls[arch]`, `model_urls[name]` imported from a torchvision.models
+ * module)? Every URL in them is on download.pytorch.org; the tables are
+ * not in this source to be read. */
+static bool torchvision_zoo_url(ol_model *m, ol_nid url)
+{
+    const ol_tree *t = m->tree;
+    url = ol_unparen(t, url);
+    if (ol_kind_of(t, url) != OL_N_subscript)
+        return false;
+    const char *q = ol_qualname(m, ol_field(t, url, OL_F_value));
+    static const char prefix[] = "torchvision.models.", suffix[] = ".model_urls";
+    size_t ql = q ? strlen(q) : 0;
+    return ql >= sizeof(prefix) - 1 + sizeof(suffix) - 2 && strncmp(q, prefix, sizeof(prefix) - 1) == 0 &&
+           strcmp(q + ql - (sizeof(suffix) - 1), suffix) == 0;
+}
+
 /* Does a URL loader fetch weights that PyTorch's own model zoo publishes
  * (download.pytorch.org, and its first home on S3: torchvision's and
  * torchaudio's)? Those are saved
@@ -176,6 +194,8 @@ static bool pytorch_published(ol_model *m, ol_nid url)
 {
     static const char *const hosts[] = {"https://download.pytorch.org/", "http://download.pytorch.org/",
                                         "https://s3.amazonaws.com/pytorch/", NULL};
+    if (torchvision_zoo_url(m, url))
+        return true;
     const char *s[URL_VALUES_MAX];
     uint32_t len[URL_VALUES_MAX];
     size_t n = 0;

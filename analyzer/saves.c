@@ -553,7 +553,50 @@ static bool self_attr_host_only(ol_model *m, ol_nid e, int depth)
     return assigned > 0 && !attr_changed(m, cls, name);
 }
 
-/* Every binding of the name that reaches `use` is host data. */
+/* The bindings whose value host_only is working out, innermost last: a
+ * loop-carried binding (`epoch = epoch + 1`, `step += 1`) reaches its own
+ * value, and adds nothing to what its other bindings hold. */
+static _Thread_local struct {
+    const ol_model *m;
+    uint32_t def;
+} host_open[HOST_MAX_DEPTH + 2];
+static _Thread_local int host_open_len;
+
+static bool host_opened(const ol_model *m, uint32_t def)
+{
+    for (int i = 0; i < host_open_len; i++)
+        if (host_open[i].m == m && host_open[i].def == def)
+            return true;
+    return false;
+}
+
+/* The value of binding d (not a parameter or a loop target) is host data:
+ * an assignment's value, or an augmented assignment's operand and the
+ * value it updates (`total += 1`). */
+static bool def_value_host_only(ol_model *m, const ol_def *d, int depth)
+{
+    if (d->starred || d->value == OL_NONE || host_open_len >= HOST_MAX_DEPTH + 2)
+        return false;
+    uint32_t di = (uint32_t)(d - m->defs.items);
+    host_open[host_open_len].m = m;
+    host_open[host_open_len].def = di;
+    host_open_len++;
+    bool host;
+    if (d->kind == OL_DEF_AUGASSIGN) {
+        ol_nid v = d->value;
+        host = ol_kind_of(m->tree, v) == OL_N_augmented_assignment &&
+               host_only(m, ol_field(m->tree, v, OL_F_left), depth + 1) &&
+               host_only(m, ol_field(m->tree, v, OL_F_right), depth + 1);
+    } else {
+        host = d->kind == OL_DEF_ASSIGN && host_only(m, d->value, depth + 1);
+    }
+    host_open_len--;
+    return host;
+}
+
+/* Every binding of the name that reaches `use` is host data. A binding
+ * whose value is being worked out (the name's own update in a loop) holds
+ * what the others do; at least one other must say so. */
 static bool name_host_only(ol_model *m, ol_nid use, int depth)
 {
     uint32_t defs[16];
@@ -563,7 +606,7 @@ static bool name_host_only(ol_model *m, ol_nid use, int depth)
     size_t reaching = 0;
     for (size_t i = 0; i < n; i++) {
         const ol_def *d = &m->defs.items[defs[i]];
-        if (leaves_before(m, d, use))
+        if (leaves_before(m, d, use) || host_opened(m, defs[i]))
             continue;
         reaching++;
         if (d->kind == OL_DEF_PARAM) {
@@ -577,8 +620,10 @@ static bool name_host_only(ol_model *m, ol_nid use, int depth)
             continue;
         }
         /* `a, b = host_data`: each part is */
-        if (d->kind != OL_DEF_ASSIGN || d->starred || !host_only(m, d->value, depth + 1))
+        if (!def_value_host_only(m, d, depth))
             return false;
+        if (d->kind == OL_DEF_AUGASSIGN)
+            continue;
         if (d->path_len != 0)
             continue;
         ol_kind k = ol_kind_of(m->tree, ol_unparen(m->tree, d->value));
@@ -900,6 +945,7 @@ bool ol_save_holds_host_data(ol_model *m, ol_nid call, int *cpu_only)
 bool ol_host_only(ol_model *m, ol_nid e)
 {
     host_steps = HOST_MAX_STEPS;
+    host_open_len = 0;
     return host_only(m, e, 0);
 }
 

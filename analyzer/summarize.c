@@ -181,6 +181,9 @@ static int container_of(ol_model *m, uint32_t fi, ol_nid e)
     for (size_t i = 0; i < n; i++) {
         const ol_def *d = &m->defs.items[defs[i]];
         int w;
+        /* `import torch`: a module's function (`torch.add(x, 1)`), not a container's method */
+        if (d->kind == OL_DEF_IMPORT && ol_kind_of(t, d->stmt) == OL_N_import_statement)
+            return -1;
         if (d->scope == 0)
             w = (int)OL_INTO_GLOBAL;
         else if (param_position(m, fi, defs[i]) >= 0 && (through || d->kind == OL_DEF_PARAM))

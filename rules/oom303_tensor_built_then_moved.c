@@ -410,7 +410,9 @@ static bool known_on_host(ol_model *m, ol_nid e, int depth)
     ol_kind k = ol_kind_of(t, e);
     if (k == OL_N_identifier) {
         ol_nid v = ol_bound_value(m, e);
-        return v != OL_NONE && known_on_host(m, v, depth + 1);
+        if (v == OL_NONE)
+            return ol_batch_left_on_host(m, e, NULL); /* `y` of `for x, y in loader:`, x moved and y not */
+        return known_on_host(m, v, depth + 1);
     }
     if (k != OL_N_call)
         return false;
@@ -766,6 +768,18 @@ static void check(ol_check *c)
                 free(device_text);
                 continue;
             }
+            /* `.to(x.device)`: a copy only when x is (or may be) on an
+             * accelerator; where x is known to be in host memory the tensor
+             * stays there */
+            ol_nid dev = ol_unparen(t, device);
+            if (ol_kind_of(t, dev) == OL_N_attribute && ol_text_is(t, ol_field(t, dev, OL_F_attribute), "device")) {
+                ol_nid holder = ol_field(t, dev, OL_F_object);
+                if (known_on_host(m, holder, 0)) {
+                    free(device_text);
+                    continue;
+                }
+                known_on_device(m, holder, &why, 0);
+            }
             if (!device_text)
                 device_text = ol_node_str(t, device);
         }
@@ -867,7 +881,10 @@ const ol_rule ol_rule_oom303 = {
             "method, a module's parameter or buffer, a model's output, or a tensor moved to the GPU (reported "
             "without a fix: it casts too); so does a factory bound to a name that is moved in the body of an "
             "`if` whose condition only asks where tensors live (`if x.is_cuda: z = z.cuda()`), but not under a "
-            "flag (`if use_cuda:`).",
+            "flag (`if use_cuda:`). `.to(x.device)` counts unless x is known to be in host memory: a host "
+            "factory or `.cpu()` copy, or a batch the loop leaves on the host while it moves another item of the "
+            "same batch to the GPU (`for x, y in loader: x = x.to(device)`; then `.to(y.device)` moves nothing); "
+            "a batch of a loop that moves none of it may be on the device already and still counts.",
     .why = "The factory allocates and fills the tensor in host memory, then `.to()` allocates it again on "
            "the device and copies it over a synchronising host-to-device transfer, and the host copy is "
            "thrown away. Passing `device=` allocates and fills the tensor on the device in one step: no "

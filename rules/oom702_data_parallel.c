@@ -65,6 +65,100 @@ static bool without_cuda(ol_model *m, ol_nid n)
     return false;
 }
 
+/* Is `use`, a name bound to the wrapper, used in a way that runs no forward
+ * through it: its inner model taken (`model.module`), a state dict loaded
+ * or read (`model.load_state_dict(...)`, the reason the wrapper is often
+ * built: a checkpoint saved with `module.` keys), or a statement that moves
+ * or switches it in place (`model.cuda()`, `model.eval()`)? */
+static bool use_runs_no_forward(ol_model *m, ol_nid use, bool *unwraps)
+{
+    const ol_tree *t = m->tree;
+    static const char *const READS[] = {"module", "load_state_dict", "state_dict", NULL};
+    static const char *const IN_PLACE[] = {"cuda", "to", "cpu", "eval", "train", "float", "half", "double",
+                                           "requires_grad_", NULL};
+    ol_nid attr = ol_parent(t, use);
+    if (ol_kind_of(t, attr) != OL_N_attribute || ol_field(t, attr, OL_F_object) != use)
+        return false;
+    ol_nid name = ol_field(t, attr, OL_F_attribute);
+    for (const char *const *r = READS; *r; r++)
+        if (ol_text_is(t, name, *r)) {
+            *unwraps |= r == READS;
+            return true;
+        }
+    ol_nid call = ol_parent(t, attr);
+    if (ol_kind_of(t, call) != OL_N_call || ol_field(t, call, OL_F_function) != attr ||
+        ol_kind_of(t, ol_parent(t, call)) != OL_N_expression_statement)
+        return false; /* `m2 = model.cuda()` is the wrapper under another name */
+    for (const char *const *r = IN_PLACE; *r; r++)
+        if (ol_text_is(t, name, *r))
+            return true;
+    return false;
+}
+
+/* Is `name` bound in a scope from `from` out to `to` (not `to` itself):
+ * then a use in `from` reads that binding, not the one of `to`. A class
+ * body's names are not seen from the functions inside it. */
+static bool bound_between(ol_model *m, uint32_t from, uint32_t to, ol_sym name)
+{
+    for (uint32_t s = from; s != OL_NO_INDEX && s != to; s = m->scopes.items[s].parent)
+        if ((s == from || m->scopes.items[s].kind != OL_SCOPE_CLASS) && ol_scope_defs(m, s, name) != OL_NO_INDEX)
+            return true;
+    return false;
+}
+
+/* Is the wrapper built by call bound to a name whose every use runs no
+ * forward through it (use_runs_no_forward), one of them taking its inner
+ * model, all in its own scope: built to load
+ * a checkpoint saved from a wrapper, then unwrapped (`model = model.module`)
+ * before anything runs? Then nothing is scattered or gathered. A name used
+ * in another scope, passed on, returned, stored or called keeps the
+ * finding. */
+static bool wrapper_only_unwrapped(ol_model *m, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    uint32_t di = OL_NO_INDEX;
+    for (uint32_t i = 0; i < m->defs.len && di == OL_NO_INDEX; i++) {
+        const ol_def *d = &m->defs.items[i];
+        if (d->kind == OL_DEF_ASSIGN && d->path_len == 0 && d->value != OL_NONE &&
+            ol_kind_of(t, d->target) == OL_N_identifier && ol_method_chain_holds(m, d->value, call))
+            di = i;
+    }
+    if (di == OL_NO_INDEX)
+        return false;
+    const ol_def *d = &m->defs.items[di];
+    const ol_scope *sc = &m->scopes.items[d->scope];
+    if (sc->kind == OL_SCOPE_CLASS)
+        return false;
+    bool unwraps = false; /* `model.module` read somewhere: a wrapper merely unused is not one unwrapped */
+    for (ol_nid n = sc->node; n < m->subtree_end[sc->node]; n++) {
+        if (ol_kind_of(t, n) != OL_N_identifier || n == d->target || ol_node_sym(m, n) != d->name)
+            continue;
+        ol_nid p = ol_parent(t, n);
+        if (ol_kind_of(t, p) == OL_N_attribute && ol_field(t, p, OL_F_attribute) == n)
+            continue; /* `x.model`: an attribute, not the name */
+        if (ol_kind_of(t, p) == OL_N_keyword_argument && ol_field(t, p, OL_F_name) == n)
+            continue;
+        bool rebinds = false;
+        for (uint32_t j = ol_scope_defs(m, d->scope, d->name); j != OL_NO_INDEX; j = m->defs.items[j].next)
+            if (m->defs.items[j].target == n)
+                rebinds = true;
+        if (rebinds)
+            continue;
+        /* in another scope (a nested function, or a function of the module
+         * for a module-level wrapper): the binding it reads there, if any */
+        uint32_t defs[8];
+        size_t nd = ol_reaching_defs(m, m->node_scope[n], d->name, n, defs, 8);
+        if (nd == 0 && !bound_between(m, m->node_scope[n], d->scope, d->name))
+            return false; /* not resolved there: it may be the wrapper */
+        bool reached = nd == 8;
+        for (size_t k = 0; k < nd && !reached; k++) /* `global model`: unknown, may be the wrapper */
+            reached = defs[k] == di || m->defs.items[defs[k]].kind == OL_DEF_OTHER;
+        if (reached && !use_runs_no_forward(m, n, &unwraps))
+            return false;
+    }
+    return unwraps;
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
@@ -74,7 +168,7 @@ static void check(ol_check *c)
                                                     "torch.nn.parallel.data_parallel.DataParallel", NULL};
         if (!ol_call_is(m, call->node, DATA_PARALLEL))
             continue;
-        if (one_device(m, call->node) || without_cuda(m, call->node))
+        if (one_device(m, call->node) || without_cuda(m, call->node) || wrapper_only_unwrapped(m, call->node))
             continue;
         ol_diag *d = ol_report_node(c, call->node,
                                     "`DataParallel` gathers every output on the first GPU, which runs out of memory "
@@ -93,7 +187,9 @@ const ol_rule ol_rule_oom702 = {
     .what = "Flags calls that construct `torch.nn.DataParallel` (however imported). `isinstance` checks "
             "against it are not flagged, nor is a DataParallel given one device (`device_ids=[rank]`), "
             "which scatters and gathers nothing, or one on the path taken when CUDA is not available (the "
-            "`else` of `if torch.cuda.is_available():`).",
+            "`else` of `if torch.cuda.is_available():`), or one built only to load a checkpoint saved from a "
+            "wrapper (`module.` keys) and unwrapped with `.module` before anything runs: a name whose every use "
+            "takes its inner model, loads or reads its state dict, or moves or switches it in place.",
     .why = "DataParallel is single-process: every step it copies the model to each GPU, scatters the "
            "batch, and gathers all outputs back onto the first device, where the loss and its backward "
            "run. GPU 0 holds the gathered outputs on top of its own share, so it runs out of memory "

@@ -137,6 +137,13 @@ static void check(ol_check *c)
         ol_diag *d = ol_report_node(c, call->node, "`" PLACEHOLDER_CALL "(...)` is called here (TODO: say what "
                                                    "it costs, with the names involved)");
         ol_diag_help(d, "TODO: say what to write instead, in one line");
+        /* the facts the finding stands on, shown as its evidence: ask the
+         * door (ask.h), here how often the call runs */
+        ol_reasons why = {{0}};
+        ol_how_often(m, call->node, &why);
+        if (why.len == 0)
+            ol_because(&why, m, call->node, "TODO: the fact this finding stands on");
+        ol_diag_because(d, m, &why);
     }}
 }}
 

@@ -218,7 +218,11 @@ bool ol_value_reaches(ol_model *m, ol_nid value, ol_nid into)
 {
     if (value == OL_NONE || into == OL_NONE)
         return false;
-    flow w = {m, value, 4000 + 4 * (long)m->calls.len / 64, {0}, 0};
+    /* the budget grows with the function read, not the file: a file of
+     * many functions asks once per function */
+    uint32_t fn = ol_function_of(m, into);
+    size_t first, end = ol_calls_in(m, fn != OL_NO_INDEX ? m->functions.items[fn].node : 0, &first);
+    flow w = {m, value, 4000 + 4 * (long)(end - first) / 64, {0}, 0};
     return flows_from(&w, into, 0);
 }
 

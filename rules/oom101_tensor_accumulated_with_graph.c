@@ -94,6 +94,9 @@ typedef struct backward_memo {
         backward_answer *items;
         size_t len, cap;
     } answers;
+    uint32_t *buckets; /* index + 1 into answers, chained through next; 0 ends */
+    uint32_t *next;
+    size_t nbuckets;
 } backward_memo;
 
 static void backward_memo_free(backward_memo *bm)
@@ -102,11 +105,37 @@ static void backward_memo_free(backward_memo *bm)
         free(bm->answers.items[i].what);
     ol_vec_free(&bm->answers);
     ol_vec_free(&bm->calls);
+    free(bm->buckets);
+    free(bm->next);
+}
+
+static size_t answer_hash(const char *what, uint32_t fn, ol_nid within, bool freeing)
+{
+    size_t h = 1469598103934665603u ^ (size_t)fn ^ ((size_t)within << 20) ^ (size_t)freeing;
+    for (const char *p = what; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211u;
+    return h;
+}
+
+static void answers_rehash(backward_memo *bm)
+{
+    size_t n = bm->nbuckets ? bm->nbuckets * 2 : 64;
+    free(bm->buckets);
+    bm->buckets = ol_xcalloc(n, sizeof(uint32_t));
+    bm->next = ol_xrealloc(bm->next, n / 2 * sizeof(uint32_t));
+    bm->nbuckets = n;
+    for (size_t i = 0; i < bm->answers.len; i++) {
+        const backward_answer *a = &bm->answers.items[i];
+        size_t b = answer_hash(a->what, a->fn, a->within, a->freeing) & (n - 1);
+        bm->next[i] = bm->buckets[b];
+        bm->buckets[b] = (uint32_t)i + 1;
+    }
 }
 
 /* The first and last `X.backward()` in fn (inside `within` unless OL_NONE)
  * whose receiver mentions `what`; with `freeing`, only one that frees what
- * the graph saved counts. */
+ * the graph saved counts. Each answer is kept by its question, and only the
+ * backward calls inside the region asked about are read. */
 static const backward_answer *backward_of(ol_model *m, backward_memo *bm, ol_nid what, uint32_t fn, ol_nid within,
                                           bool freeing)
 {
@@ -118,24 +147,45 @@ static const backward_answer *backward_of(ol_model *m, backward_memo *bm, ol_nid
                 ol_vec_push(&bm->calls, (uint32_t)i);
     }
     char *text = ol_node_str(t, what);
-    for (size_t i = 0; i < bm->answers.len; i++) {
-        backward_answer *a = &bm->answers.items[i];
-        if (a->fn == fn && a->within == within && a->freeing == freeing && strcmp(a->what, text) == 0) {
-            free(text);
-            return a;
+    size_t h = answer_hash(text, fn, within, freeing);
+    if (bm->nbuckets)
+        for (uint32_t e = bm->buckets[h & (bm->nbuckets - 1)]; e; e = bm->next[e - 1]) {
+            backward_answer *a = &bm->answers.items[e - 1];
+            if (a->fn == fn && a->within == within && a->freeing == freeing && strcmp(a->what, text) == 0) {
+                free(text);
+                return a;
+            }
         }
-    }
     backward_answer a = {text, fn, within, freeing, OL_NONE, OL_NONE};
-    for (size_t k = 0; k < bm->calls.len; k++) {
+    ol_nid region = within != OL_NONE ? within : fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
+    ol_nid region_end = region < t->nodes.len ? m->subtree_end[region] : 0;
+    size_t lo = 0, hi = bm->calls.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->calls.items[bm->calls.items[mid]].node < region)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; k < bm->calls.len; k++) {
         const ol_call *call = &m->calls.items[bm->calls.items[k]];
-        if ((within != OL_NONE && !ol_contains(t, within, call->node)) || ol_function_of(m, call->node) != fn ||
-            (freeing && keeps_graph(m, call)) || !ol_mentions(t, ol_unparen(t, call->receiver), what))
+        if (call->node >= region_end)
+            break;
+        if (ol_function_of(m, call->node) != fn || (freeing && keeps_graph(m, call)) ||
+            !ol_mentions(t, ol_unparen(t, call->receiver), what))
             continue;
         if (a.first == OL_NONE)
             a.first = call->node;
         a.last = call->node;
     }
     ol_vec_push(&bm->answers, a);
+    if (bm->answers.len > bm->nbuckets / 2)
+        answers_rehash(bm);
+    else {
+        size_t b = h & (bm->nbuckets - 1), i = bm->answers.len - 1;
+        bm->next[i] = bm->buckets[b];
+        bm->buckets[b] = (uint32_t)i + 1;
+    }
     return &ol_vec_last(&bm->answers);
 }
 

@@ -37,6 +37,108 @@ void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s)
     lt->summary_only = false;
     lt->nested_ns = 0;
     lt->slot = 0;
+    lt->kept = NULL;
+    lt->keep_tree = false;
+}
+
+/* ---- trees kept for their file's lint ----------------------------------------------- */
+
+typedef struct kept_tree {
+    ol_source src; /* the text it was parsed from */
+    ol_tree tree;
+    size_t bytes;
+} kept_tree;
+
+struct ol_kept_trees {
+    pthread_mutex_t lock;
+    kept_tree **files; /* by the project's file index */
+    size_t count;
+    size_t bytes, budget;
+};
+
+ol_kept_trees *ol_kept_trees_new(size_t files, size_t budget)
+{
+    ol_kept_trees *k = ol_xcalloc(1, sizeof(*k));
+    pthread_mutex_init(&k->lock, NULL);
+    k->files = ol_xcalloc(files ? files : 1, sizeof(kept_tree *));
+    k->count = files;
+    k->budget = budget;
+    return k;
+}
+
+static void kept_free(kept_tree *e)
+{
+    if (!e)
+        return;
+    ol_tree_free(&e->tree);
+    ol_source_free(&e->src);
+    free(e);
+}
+
+void ol_kept_trees_free(ol_kept_trees *k)
+{
+    if (!k)
+        return;
+    for (size_t i = 0; i < k->count; i++)
+        kept_free(k->files[i]);
+    free(k->files);
+    pthread_mutex_destroy(&k->lock);
+    free(k);
+}
+
+/* Keeps file's tree and the source it came from (moved out of *src) when
+ * they fit the bound. */
+static bool keep_tree(ol_kept_trees *k, size_t file, ol_source *src, ol_tree *tree)
+{
+    size_t bytes = sizeof(kept_tree) + tree->nodes.cap * sizeof(ol_node) + tree->comments.cap * sizeof(ol_span) +
+                   (size_t)src->len + (size_t)src->line_count * sizeof(uint32_t);
+    if (file >= k->count)
+        return false;
+    pthread_mutex_lock(&k->lock);
+    kept_tree *old = k->files[file];
+    size_t held = k->bytes - (old ? old->bytes : 0);
+    bool fits = held + bytes <= k->budget;
+    kept_tree *e = NULL;
+    if (fits) {
+        e = ol_xmalloc(sizeof(*e));
+        e->src = *src;
+        e->tree = *tree;
+        e->tree.src = &e->src;
+        e->bytes = bytes;
+        k->files[file] = e;
+        k->bytes = held + bytes;
+    }
+    pthread_mutex_unlock(&k->lock);
+    if (!fits)
+        return false;
+    kept_free(old);
+    memset(src, 0, sizeof(*src));
+    return true;
+}
+
+/* The tree kept for file, when it was parsed from the same text as src
+ * (then it reads src); the entry is dropped either way. */
+static bool take_tree(ol_kept_trees *k, size_t file, const ol_source *src, ol_tree *out)
+{
+    if (file >= k->count)
+        return false;
+    pthread_mutex_lock(&k->lock);
+    kept_tree *e = k->files[file];
+    k->files[file] = NULL;
+    if (e)
+        k->bytes -= e->bytes;
+    pthread_mutex_unlock(&k->lock);
+    if (!e)
+        return false;
+    bool same = e->src.len == src->len && memcmp(e->src.text, src->text, src->len) == 0;
+    if (same) {
+        *out = e->tree;
+        out->src = src;
+        *out->absent_reads = 0; /* counted afresh, as for a new parse */
+        memset(&e->tree, 0, sizeof(e->tree));
+    }
+    kept_free(e);
+    return same;
 }
 
 uint64_t ol_now_ns(void)
@@ -371,14 +473,19 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
     ol_tree tree;
     ol_source recovered;
     bool use_recovered = false;
-    ol_parse(&lt->parser, &r->src, &tree);
+    bool reused = lt->kept && lt->project && !r->src.notebook && take_tree(lt->kept, lt->file, &r->src, &tree);
+    if (!reused)
+        ol_parse(&lt->parser, &r->src, &tree);
     if (r->src.notebook && has_hard_error(&tree) && !tree.timed_out)
         use_recovered = recover_notebook(lt, &r->src, &tree, &recovered);
     if (tm) {
         uint64_t t1 = ol_now_ns();
         tm->parse_ns += t1 - t0;
-        tm->bytes += r->src.len;
-        tm->files++;
+        if (!reused) {
+            /* files parsed: a kept tree is not parsed again */
+            tm->bytes += r->src.len;
+            tm->files++;
+        }
         t0 = t1;
     }
     /* a notebook's cell that does not parse costs one finding: the cell is
@@ -463,7 +570,12 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
     filter(lt->settings, &tree, r);
     ol_fix_fit_quotes(&tree, &r->diags);
     ol_fix_claim_statements(&tree, &r->diags);
-    ol_tree_free(&tree);
+    bool kept = lt->keep_tree && lt->kept && lt->summary_only && lt->project && !tree.timed_out &&
+                !r->src.notebook && keep_tree(lt->kept, lt->file, &r->src, &tree);
+    if (kept)
+        r->has_source = false; /* moved into the kept tree */
+    else
+        ol_tree_free(&tree);
     if (use_recovered)
         ol_source_free(&recovered);
     if (tm)

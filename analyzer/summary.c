@@ -1958,6 +1958,17 @@ static ol_sym links_star(const ol_links *l, ol_model *m, ol_sym name)
 
 ol_xref *ol_xref_begin(ol_model *m, ol_project *project, size_t file, void *worker)
 {
+    return ol_xref_resume(m, project, file, worker, NULL);
+}
+
+ol_file_summary *ol_xref_summary(const ol_xref *x)
+{
+    ol_file_summary_retain(x->own);
+    return x->own;
+}
+
+ol_xref *ol_xref_resume(ol_model *m, ol_project *project, size_t file, void *worker, ol_file_summary *own)
+{
     ol_xref *x = ol_xcalloc(1, sizeof(*x));
     x->m = m;
     x->project = project;
@@ -1969,7 +1980,10 @@ ol_xref *ol_xref_begin(ol_model *m, ol_project *project, size_t file, void *work
     x->links.star = links_star;
     collect_stars(x);
     m->links = &x->links;
-    x->own = ol_summarize(m);
+    /* a model summarized before was forgotten then if it had to be */
+    if (own)
+        ol_file_summary_retain(own);
+    x->own = own ? own : ol_summarize(m);
     if (project)
         ol_project_publish(project, file, x->own);
     x->answering = true;

@@ -28,6 +28,8 @@
  * words a file lacks pass, each costing at most a parse needed anyway. */
 #define BITS_PER_WORD 10
 #define PROBES 3
+/* Zero bytes after the text in the scan's buffer. */
+#define PAD 8
 
 struct ol_words {
     uint64_t *bits;
@@ -39,11 +41,53 @@ struct ol_words {
     bool calls_save;
 };
 
+/* Eight bytes as a little-endian number, on any host. */
+static uint64_t load8(const unsigned char *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+#else
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+#endif
+}
+
+/* A word's hash, eight bytes at a time; p[n..n+8) must be readable (the
+ * scan pads its buffer), and only p[0..n) counts. */
+static uint64_t hash_padded(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        h = (h ^ load8(p + i)) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    if (i < n) {
+        uint64_t v = load8(p + i) & (((uint64_t)1 << (8 * (n - i))) - 1);
+        h = (h ^ v) * 0xc4ceb9fe1a85ec53ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
 uint64_t ol_word_hash(const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    unsigned char tail[16] = {0};
+    size_t full = n & ~(size_t)7;
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+    for (size_t i = 0; i < full; i += 8) {
+        h = (h ^ load8((const unsigned char *)s + i)) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    if (full < n) {
+        memcpy(tail, s + full, n - full);
+        h = (h ^ load8(tail)) * 0xc4ceb9fe1a85ec53ull;
+        h ^= h >> 29;
+    }
     return h;
 }
 
@@ -67,12 +111,17 @@ typedef struct scan {
     bool after_dot;    /* a '.' followed the chain */
     bool expect_bound; /* the chain was followed by `as` */
     bool comment;
-    bool in_word;
-    uint64_t h;        /* of the word being read */
     bool calls_save;
     bool foreign;      /* the bytes are not the text the parser reads (encoding, NUL) */
     uint64_t as_hash;
 } scan;
+
+/* The set's slot: FNV's high bits folded in, cheaper than mix() for a
+ * table asked once per word of the text. */
+static size_t slot_of(uint64_t h, size_t cap)
+{
+    return (size_t)(h ^ (h >> 31)) & (cap - 1);
+}
 
 static void set_add(scan *s, uint64_t h)
 {
@@ -85,14 +134,14 @@ static void set_add(scan *s, uint64_t h)
         s->set = ol_xcalloc(s->cap, sizeof(uint64_t));
         for (size_t i = 0; i < old_cap; i++)
             if (old[i]) {
-                size_t k = (size_t)mix(old[i]) & (s->cap - 1);
+                size_t k = slot_of(old[i], s->cap);
                 while (s->set[k])
                     k = (k + 1) & (s->cap - 1);
                 s->set[k] = old[i];
             }
         free(old);
     }
-    size_t k = (size_t)mix(h) & (s->cap - 1);
+    size_t k = slot_of(h, s->cap);
     while (s->set[k]) {
         if (s->set[k] == h)
             return;
@@ -102,10 +151,8 @@ static void set_add(scan *s, uint64_t h)
     s->count++;
 }
 
-static void end_word(scan *s)
+static void add_word(scan *s, uint64_t h)
 {
-    uint64_t h = s->h;
-    s->in_word = false;
     set_add(s, h);
     if (s->comment)
         return;
@@ -159,31 +206,32 @@ static void init_classes(void)
     }
 }
 
+/* Scans p[0..n); p[n] is a NUL (the buffer is padded), which ends a word. */
 static void feed(scan *s, const unsigned char *p, size_t n)
 {
     size_t i = 0;
     while (i < n) {
-        if (byte_class[p[i]] == C_WORD) {
-            if (!s->in_word) {
-                s->in_word = true;
-                s->h = 1469598103934665603ull;
-            }
-            uint64_t h = s->h;
+        unsigned char c = p[i];
+        if (byte_class[c] == C_SPACE) {
+            /* indentation, mostly: a run of blanks changes nothing */
             do
-                h = (h ^ p[i++]) * 1099511628211ull;
-            while (i < n && byte_class[p[i]] == C_WORD);
-            s->h = h;
-            if (i == n)
-                return; /* the word may go on in the next chunk */
+                i++;
+            while (byte_class[p[i]] == C_SPACE);
+            continue;
         }
-        if (s->in_word)
-            end_word(s);
-        unsigned char c = p[i++];
         switch (byte_class[c]) {
+        case C_WORD: {
+            size_t start = i;
+            do
+                i++;
+            while (byte_class[p[i]] == C_WORD);
+            add_word(s, hash_padded(p + start, i - start));
+            continue;
+        }
+        case C_SPACE:
+            break;
         case C_NEWLINE:
             s->comment = false;
-            break;
-        case C_SPACE:
             break;
         case C_DOT:
             if (!s->comment && s->chain_len > 0 && !s->expect_bound)
@@ -203,6 +251,7 @@ static void feed(scan *s, const unsigned char *p, size_t n)
             }
             break;
         }
+        i++;
     }
 }
 
@@ -271,40 +320,42 @@ ol_words *ol_words_scan(const char *path)
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     struct stat st;
     if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= SCAN_MAX_BYTES) {
-        static const size_t chunk = 65536;
-        /* `save(` is looked for with the chunk's last four bytes before it */
-        unsigned char *mem = ol_xmalloc(chunk + 4);
-        unsigned char *buf = mem + 4;
-        size_t carry = 0;
-        bool first = true;
+        /* the whole file at once, padded so that a word's last eight bytes
+         * can be read in one load */
+        size_t cap = (size_t)st.st_size + 1, len = 0;
+        unsigned char *buf = ol_xmalloc(cap + PAD);
         read_all = true;
         for (;;) {
-            ssize_t n = read(fd, buf, chunk);
+            if (len == cap) {
+                if (cap > (size_t)SCAN_MAX_BYTES) {
+                    read_all = false; /* grew past what is parsed */
+                    break;
+                }
+                cap *= 2;
+                buf = ol_xrealloc(buf, cap + PAD);
+            }
+            ssize_t n = read(fd, buf + len, cap - len);
             if (n < 0 && errno == EINTR)
                 continue;
             if (n < 0)
                 read_all = false;
             if (n <= 0)
                 break;
-            size_t skip = 0;
-            if (first) {
-                first = false;
-                if (n >= 2 && ((buf[0] == 0xFF && buf[1] == 0xFE) || (buf[0] == 0xFE && buf[1] == 0xFF)))
-                    s.foreign = true; /* UTF-16 or UTF-32 */
-                if (n >= 3 && buf[0] == 0xEF && buf[1] == 0xBB && buf[2] == 0xBF)
-                    skip = 3;
-                if (foreign_coding((const char *)buf + skip, (size_t)n - skip))
-                    s.foreign = true;
-            }
-            feed(&s, buf + skip, (size_t)n - skip);
-            if (!s.calls_save)
-                s.calls_save = contains_save(buf - carry, carry + (size_t)n);
-            carry = (size_t)n < 4 ? (size_t)n : 4; /* keeps what the next chunk may complete */
-            memmove(mem + 4 - carry, buf + (size_t)n - carry, carry);
+            len += (size_t)n;
         }
-        free(mem);
-        if (s.in_word)
-            end_word(&s);
+        memset(buf + len, 0, PAD);
+        if (read_all) {
+            size_t skip = 0;
+            if (len >= 2 && ((buf[0] == 0xFF && buf[1] == 0xFE) || (buf[0] == 0xFE && buf[1] == 0xFF)))
+                s.foreign = true; /* UTF-16 or UTF-32 */
+            if (len >= 3 && buf[0] == 0xEF && buf[1] == 0xBB && buf[2] == 0xBF)
+                skip = 3;
+            if (foreign_coding((const char *)buf + skip, len - skip))
+                s.foreign = true;
+            feed(&s, buf + skip, len - skip);
+        }
+        s.calls_save = contains_save(buf, len);
+        free(buf);
     }
     if (fd >= 0)
         close(fd);

@@ -1017,15 +1017,18 @@ static bool is_spelling(const name_words *w, uint64_t last)
     return false;
 }
 
-bool ol_project_may_hold(ol_project *p, size_t file, const char *word)
+bool ol_project_may_define(ol_project *p, size_t file, const char *part, const char *method)
 {
-    if (file >= p->count || !plain_part(word, strlen(word)))
+    if (file >= p->count)
         return true;
     pfile *f = &p->files[file];
     if (atomic_load(&f->scanned) != 2)
         scan_file(p, file);
     pthread_mutex_lock(&p->lock);
-    bool may = f->text_elsewhere || ol_words_may_hold(f->words, ol_word_hash(word, strlen(word)));
+    bool may = f->text_elsewhere ||
+               ((!plain_part(method, strlen(method)) ||
+                 ol_words_may_hold(f->words, ol_word_hash(method, strlen(method)))) &&
+                ol_words_may_name_class(f->words, part));
     pthread_mutex_unlock(&p->lock);
     return may;
 }

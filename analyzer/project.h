@@ -123,10 +123,10 @@ typedef void (*ol_project_call_visitor)(void *ctx, size_t file, const ol_sum_cal
 void ol_project_visit_callers(ol_project *p, size_t file, const char *rest, void *worker, ol_project_call_visitor fn,
                               void *ctx);
 
-/* May the text of file `file` hold `word` (words.h: read from the disk
- * once per file)? Only ever false for an ASCII identifier the file's text
- * does not hold. */
-bool ol_project_may_hold(ol_project *p, size_t file, const char *word);
+/* May file `file` define a class whose name contains `part` (case aside)
+ * and a method `method`? Read from its words (words.h, once per file); false
+ * only when its text shows it cannot. */
+bool ol_project_may_define(ol_project *p, size_t file, const char *part, const char *method);
 
 /* The text of file `file` is not what its path holds on the disk (it is
  * read from standard input): it may call anything. */

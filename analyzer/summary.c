@@ -2412,8 +2412,8 @@ const ol_fn_summary *ol_run_method_by_hint(ol_model *m, const char *hint, const 
     size_t count = ol_project_count(x->project);
     bool several = false;
     for (size_t file = 0; file < count && !several; file++) {
-        /* a file that cannot define the method is not parsed for it */
-        if (file == x->file || !ol_project_may_hold(x->project, file, method))
+        /* a file that cannot define such a class is not parsed for it */
+        if (file == x->file || !ol_project_may_define(x->project, file, hint, method))
             continue;
         ol_file_summary *s = ol_project_acquire(x->project, file, x->worker);
         for (size_t i = 0; s && i < s->class_count && !several; i++) {

@@ -11,6 +11,7 @@
 #include "words.h"
 
 #include <errno.h>
+#include <ctype.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@ struct ol_words {
     size_t mask; /* bit count - 1 (a power of two) */
     ol_word_alias *aliases;
     size_t alias_count;
+    char *classes;      /* the names after `class`, each NUL-terminated, then an empty one */
     bool opaque;
     bool aliases_sure;
     bool calls_save;
@@ -111,9 +113,14 @@ typedef struct scan {
     bool after_dot;    /* a '.' followed the chain */
     bool expect_bound; /* the chain was followed by `as` */
     bool comment;
+    bool import;       /* in an import statement: only there does `as` bind a name for other files */
+    int parens;        /* open parentheses of the import statement */
+    bool continued;    /* a backslash since the last line's words: the statement goes on */
     bool calls_save;
     bool foreign;      /* the bytes are not the text the parser reads (encoding, NUL) */
-    uint64_t as_hash;
+    bool class_name;   /* the word `class` was the last: the next is a class's name */
+    OL_VEC(char) classes;
+    uint64_t as_hash, import_hash, class_hash;
 } scan;
 
 /* The set's slot: FNV's high bits folded in, cheaper than mix() for a
@@ -151,19 +158,28 @@ static void set_add(scan *s, uint64_t h)
     s->count++;
 }
 
-static void add_word(scan *s, uint64_t h)
+static void add_word(scan *s, uint64_t h, const unsigned char *text, size_t len)
 {
     set_add(s, h);
     if (s->comment)
         return;
-    if (s->expect_bound) {
+    if (s->class_name) {
+        for (size_t i = 0; i < len; i++)
+            ol_vec_push(&s->classes, (char)text[i]);
+        ol_vec_push(&s->classes, '\0');
+    }
+    s->class_name = h == s->class_hash;
+    s->continued = false;
+    if (h == s->import_hash)
+        s->import = true;
+    if (s->expect_bound && s->import) {
         for (int i = 0; i < s->chain_len; i++) {
             ol_word_alias a = {s->chain[i], h};
             ol_vec_push(&s->aliases, a);
         }
         s->expect_bound = false;
         s->chain_len = 0;
-    } else if (h == s->as_hash && s->chain_len > 0 && !s->after_dot) {
+    } else if (h == s->as_hash && s->chain_len > 0 && !s->after_dot && s->import) {
         s->expect_bound = true;
         s->after_dot = false;
         return;
@@ -182,7 +198,7 @@ static void add_word(scan *s, uint64_t h)
 }
 
 /* Byte classes: word bytes, and the few others the pass looks at. */
-enum { C_OTHER, C_WORD, C_SPACE, C_NEWLINE, C_DOT, C_HASH, C_NUL };
+enum { C_OTHER, C_WORD, C_SPACE, C_NEWLINE, C_DOT, C_HASH, C_NUL, C_BACKSLASH, C_OPEN, C_CLOSE, C_SEMICOLON };
 
 static unsigned char byte_class[256];
 
@@ -192,8 +208,16 @@ static void init_classes(void)
         unsigned char k = C_OTHER;
         if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c >= 0x80)
             k = C_WORD;
-        else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\\')
+        else if (c == ' ' || c == '\t' || c == '\r' || c == '\f')
             k = C_SPACE;
+        else if (c == '\\')
+            k = C_BACKSLASH;
+        else if (c == '(')
+            k = C_OPEN;
+        else if (c == ')')
+            k = C_CLOSE;
+        else if (c == ';')
+            k = C_SEMICOLON;
         else if (c == '\n')
             k = C_NEWLINE;
         else if (c == '.')
@@ -225,13 +249,22 @@ static void feed(scan *s, const unsigned char *p, size_t n)
             do
                 i++;
             while (byte_class[p[i]] == C_WORD);
-            add_word(s, hash_padded(p + start, i - start));
+            add_word(s, hash_padded(p + start, i - start), p + start, i - start);
             continue;
         }
         case C_SPACE:
             break;
         case C_NEWLINE:
+            /* an import statement ends with its line, unless it is in
+             * parentheses or the line ends with a backslash */
+            if (s->import && s->parens == 0 && !(s->continued && !s->comment))
+                s->import = false;
             s->comment = false;
+            s->continued = false;
+            break;
+        case C_BACKSLASH:
+            if (!s->comment)
+                s->continued = true;
             break;
         case C_DOT:
             if (!s->comment && s->chain_len > 0 && !s->expect_bound)
@@ -245,6 +278,15 @@ static void feed(scan *s, const unsigned char *p, size_t n)
             /* fall through */
         default:
             if (!s->comment) {
+                unsigned char k = byte_class[c];
+                s->class_name = false;
+                if (k == C_OPEN && s->import)
+                    s->parens++;
+                else if (k == C_CLOSE && s->parens > 0)
+                    s->parens--;
+                else if (k == C_SEMICOLON && s->parens == 0)
+                    s->import = false;
+                s->continued = false;
                 s->chain_len = 0;
                 s->after_dot = false;
                 s->expect_bound = false;
@@ -316,6 +358,8 @@ ol_words *ol_words_scan(const char *path)
     scan s;
     memset(&s, 0, sizeof(s));
     s.as_hash = ol_word_hash("as", 2);
+    s.import_hash = ol_word_hash("import", 6);
+    s.class_hash = ol_word_hash("class", 5);
     bool read_all = false;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     struct stat st;
@@ -383,9 +427,13 @@ ol_words *ol_words_scan(const char *path)
         w->aliases = s.aliases.items;
         w->alias_count = s.aliases.len;
         s.aliases.items = NULL;
+        ol_vec_push(&s.classes, '\0');
+        w->classes = s.classes.items;
+        s.classes.items = NULL;
     }
     free(s.set);
     ol_vec_free(&s.aliases);
+    ol_vec_free(&s.classes);
     return w;
 }
 
@@ -395,6 +443,7 @@ void ol_words_free(ol_words *w)
         return;
     free(w->bits);
     free(w->aliases);
+    free(w->classes);
     free(w);
 }
 
@@ -412,6 +461,29 @@ bool ol_words_may_hold(const ol_words *w, uint64_t hash)
             return false;
     }
     return true;
+}
+
+static bool contains_ci(const char *name, const char *part, size_t n)
+{
+    for (const char *s = name; strlen(s) >= n; s++) {
+        size_t k = 0;
+        while (k < n && tolower((unsigned char)s[k]) == tolower((unsigned char)part[k]))
+            k++;
+        if (k == n)
+            return true;
+    }
+    return false;
+}
+
+bool ol_words_may_name_class(const ol_words *w, const char *part)
+{
+    if (w->opaque)
+        return true;
+    size_t n = strlen(part);
+    for (const char *c = w->classes; c && *c; c += strlen(c) + 1)
+        if (contains_ci(c, part, n))
+            return true;
+    return false;
 }
 
 bool ol_words_opaque(const ol_words *w)
@@ -437,5 +509,8 @@ const ol_word_alias *ol_words_aliases(const ol_words *w, size_t *count)
 
 size_t ol_words_bytes(const ol_words *w)
 {
-    return sizeof(*w) + (w->bits ? (w->mask + 1) / 8 : 0) + w->alias_count * sizeof(ol_word_alias);
+    size_t classes = 0;
+    for (const char *c = w->classes; c && *c; c += strlen(c) + 1)
+        classes += strlen(c) + 1;
+    return sizeof(*w) + (w->bits ? (w->mask + 1) / 8 : 0) + w->alias_count * sizeof(ol_word_alias) + classes;
 }

@@ -44,6 +44,9 @@ uint64_t ol_word_hash(const char *s, size_t n);
 
 /* May the text hold the word with this hash? Always true when opaque. */
 bool ol_words_may_hold(const ol_words *w, uint64_t hash);
+/* May the text define a class whose name contains `part`, case aside?
+ * (The names after the word `class`.) Always true when opaque. */
+bool ol_words_may_name_class(const ol_words *w, const char *part);
 bool ol_words_opaque(const ol_words *w);
 /* False when the file may bind names its bytes do not show (a declared
  * encoding, NUL bytes): its pairs, and so every file's words, cannot be

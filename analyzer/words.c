@@ -506,11 +506,3 @@ const ol_word_alias *ol_words_aliases(const ol_words *w, size_t *count)
     *count = w->alias_count;
     return w->aliases;
 }
-
-size_t ol_words_bytes(const ol_words *w)
-{
-    size_t classes = 0;
-    for (const char *c = w->classes; c && *c; c += strlen(c) + 1)
-        classes += strlen(c) + 1;
-    return sizeof(*w) + (w->bits ? (w->mask + 1) / 8 : 0) + w->alias_count * sizeof(ol_word_alias) + classes;
-}

@@ -56,7 +56,5 @@ bool ol_words_aliases_sure(const ol_words *w);
 bool ol_words_calls_save(const ol_words *w);
 /* Its `a as b` pairs. */
 const ol_word_alias *ol_words_aliases(const ol_words *w, size_t *count);
-/* Bytes it holds. */
-size_t ol_words_bytes(const ol_words *w);
 
 #endif

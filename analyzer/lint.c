@@ -37,6 +37,125 @@ void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s)
     lt->summary_only = false;
     lt->nested_ns = 0;
     lt->slot = 0;
+    lt->kept = NULL;
+    lt->keep_tree = false;
+}
+
+/* ---- trees kept for their file's lint ----------------------------------------------- */
+
+/* A file's tree, and its model and summary as they stood when the summary
+ * was published: the file's own lint goes on from there as if it had just
+ * built them (the model's caches hold what building the summary left in
+ * them, as after a fresh build and summary). */
+typedef struct kept_tree {
+    ol_source src; /* the text it was parsed from */
+    ol_tree tree;
+    ol_model *model;
+    ol_file_summary *summary;
+    uint32_t model_absent; /* absent nodes the model's build read */
+    size_t bytes;
+} kept_tree;
+
+struct ol_kept_trees {
+    pthread_mutex_t lock;
+    kept_tree **files; /* by the project's file index */
+    size_t count;
+    size_t bytes, budget;
+};
+
+ol_kept_trees *ol_kept_trees_new(size_t files, size_t budget)
+{
+    ol_kept_trees *k = ol_xcalloc(1, sizeof(*k));
+    pthread_mutex_init(&k->lock, NULL);
+    k->files = ol_xcalloc(files ? files : 1, sizeof(kept_tree *));
+    k->count = files;
+    k->budget = budget;
+    return k;
+}
+
+static void kept_free(kept_tree *e)
+{
+    if (!e)
+        return;
+    if (e->model) {
+        ol_model_free(e->model);
+        free(e->model);
+    }
+    if (e->summary)
+        ol_file_summary_release(e->summary);
+    ol_tree_free(&e->tree);
+    ol_source_free(&e->src);
+    free(e);
+}
+
+void ol_kept_trees_free(ol_kept_trees *k)
+{
+    if (!k)
+        return;
+    for (size_t i = 0; i < k->count; i++)
+        kept_free(k->files[i]);
+    free(k->files);
+    pthread_mutex_destroy(&k->lock);
+    free(k);
+}
+
+/* What a model holds per node and per definition, roughly: the bound
+ * counts it as the tree's nodes again, twice over. */
+#define MODEL_BYTES_PER_NODE (2 * sizeof(ol_node))
+
+/* Keeps file's tree, model, summary and the source they came from (moved
+ * out of *src) when they fit the bound. */
+static bool keep_tree(ol_kept_trees *k, size_t file, ol_source *src, ol_tree *tree, ol_model *model,
+                      ol_file_summary *summary, uint32_t model_absent)
+{
+    size_t bytes = sizeof(kept_tree) + tree->nodes.cap * (sizeof(ol_node) + MODEL_BYTES_PER_NODE) +
+                   tree->comments.cap * sizeof(ol_span) + (size_t)src->len +
+                   (size_t)src->line_count * sizeof(uint32_t) + summary->bytes;
+    if (file >= k->count)
+        return false;
+    pthread_mutex_lock(&k->lock);
+    kept_tree *old = k->files[file];
+    size_t held = k->bytes - (old ? old->bytes : 0);
+    bool fits = held + bytes <= k->budget;
+    if (fits) {
+        kept_tree *e = ol_xmalloc(sizeof(*e));
+        e->src = *src;
+        e->tree = *tree;
+        e->tree.src = &e->src;
+        e->model = model;
+        model->tree = &e->tree;
+        model->src = &e->src;
+        e->summary = summary;
+        e->model_absent = model_absent;
+        e->bytes = bytes;
+        k->files[file] = e;
+        k->bytes = held + bytes;
+    }
+    pthread_mutex_unlock(&k->lock);
+    if (!fits)
+        return false;
+    kept_free(old);
+    memset(src, 0, sizeof(*src));
+    return true;
+}
+
+/* What was kept for file, when it came from the same text as src; the
+ * entry is dropped either way. */
+static kept_tree *take_tree(ol_kept_trees *k, size_t file, const ol_source *src)
+{
+    if (file >= k->count)
+        return NULL;
+    pthread_mutex_lock(&k->lock);
+    kept_tree *e = k->files[file];
+    k->files[file] = NULL;
+    if (e)
+        k->bytes -= e->bytes;
+    pthread_mutex_unlock(&k->lock);
+    if (e && !(e->src.len == src->len && memcmp(e->src.text, src->text, src->len) == 0)) {
+        kept_free(e);
+        e = NULL;
+    }
+    return e;
 }
 
 uint64_t ol_now_ns(void)
@@ -371,14 +490,38 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
     ol_tree tree;
     ol_source recovered;
     bool use_recovered = false;
-    ol_parse(&lt->parser, &r->src, &tree);
+    /* the model lives on the heap: what it caches may point at it, and a
+     * kept model moves to its file's lint */
+    ol_model *model = NULL;
+    ol_file_summary *own = NULL;
+    uint32_t model_absent = 0;
+    kept_tree *kt = lt->kept && lt->project && !r->src.notebook ? take_tree(lt->kept, lt->file, &r->src) : NULL;
+    bool reused = kt != NULL;
+    if (kt) {
+        /* the same text: the kept source's buffers are the ones the model read */
+        ol_source_free(&r->src);
+        r->src = kt->src;
+        tree = kt->tree;
+        tree.src = &r->src;
+        model = kt->model;
+        model->tree = &tree;
+        model->src = &r->src;
+        own = kt->summary;
+        model_absent = kt->model_absent;
+        free(kt);
+    } else {
+        ol_parse(&lt->parser, &r->src, &tree);
+    }
     if (r->src.notebook && has_hard_error(&tree) && !tree.timed_out)
         use_recovered = recover_notebook(lt, &r->src, &tree, &recovered);
     if (tm) {
         uint64_t t1 = ol_now_ns();
         tm->parse_ns += t1 - t0;
-        tm->bytes += r->src.len;
-        tm->files++;
+        if (!reused) {
+            /* files parsed: a kept tree is not parsed again */
+            tm->bytes += r->src.len;
+            tm->files++;
+        }
         t0 = t1;
     }
     /* a notebook's cell that does not parse costs one finding: the cell is
@@ -414,24 +557,31 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
         note_more_errors(cell_diag, cell_errors);
     if (!tree.timed_out)
         ol_python2_report(&tree, &r->diags);
+    bool keep = lt->keep_tree && lt->kept && lt->summary_only && lt->project && !r->src.notebook && !tree.timed_out;
+    ol_file_summary *keep_summary = NULL;
     if (!tree.timed_out) {
-        ol_model model;
-        ol_model_build(&model, &tree);
-        /* reads of absent nodes (ol_node_at): the model's, then each rule's */
-        uint32_t model_absent = ol_absent_reads(&tree);
+        if (!model) {
+            model = ol_xmalloc(sizeof(*model));
+            ol_model_build(model, &tree);
+            /* reads of absent nodes (ol_node_at): the model's, then each rule's */
+            model_absent = ol_absent_reads(&tree);
+        }
         if (tm) {
             uint64_t t1 = ol_now_ns();
             tm->model_ns += t1 - t0;
             t0 = t1;
         }
         /* publish what this file's functions do before its rules ask about others' */
-        ol_xref *xref = ol_xref_begin(&model, lt->project, lt->file, lt);
+        ol_xref *xref = own ? ol_xref_resume(model, lt->project, lt->file, lt, own)
+                            : ol_xref_begin(model, lt->project, lt->file, lt);
+        if (own)
+            ol_file_summary_release(own);
         if (tm) {
             uint64_t t1 = ol_now_ns();
             tm->model_ns += t1 - t0;
             t0 = t1;
         }
-        ol_check check = {&model, &tree, &r->src, NULL, &r->diags};
+        ol_check check = {model, &tree, &r->src, NULL, &r->diags};
         const ol_settings *s = lt->settings;
         size_t first_rule_diag = r->diags.len;
         for (size_t i = 0; i < ol_rule_count && !lt->summary_only; i++) {
@@ -456,16 +606,32 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
                 t0 = t1;
             }
         }
-        ask_shared_facts(&model, lt->settings, r, first_rule_diag);
+        ask_shared_facts(model, lt->settings, r, first_rule_diag);
+        if (keep)
+            keep_summary = ol_xref_summary(xref);
         ol_xref_end(xref);
         if (model_absent)
             drop_fixes(&r->diags, 0);
-        ol_model_free(&model);
+        if (!keep) {
+            ol_model_free(model);
+            free(model);
+            model = NULL;
+        }
     }
     filter(lt->settings, &tree, r);
     ol_fix_fit_quotes(&tree, &r->diags);
     ol_fix_claim_statements(&tree, &r->diags);
-    ol_tree_free(&tree);
+    if (keep && model && keep_tree(lt->kept, lt->file, &r->src, &tree, model, keep_summary, model_absent)) {
+        r->has_source = false; /* moved into the kept tree */
+    } else {
+        if (model) {
+            ol_model_free(model);
+            free(model);
+        }
+        if (keep_summary)
+            ol_file_summary_release(keep_summary);
+        ol_tree_free(&tree);
+    }
     if (use_recovered)
         ol_source_free(&recovered);
     if (tm)

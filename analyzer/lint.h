@@ -99,6 +99,17 @@ typedef struct ol_file_result {
     size_t noqa_added;   /* --add-noqa: directives written */
 } ol_file_result;
 
+/* The trees of files parsed for their summary before their own turn came
+ * (a file whose rules ask about callers needs the summaries of the files
+ * that may call it, and past OL_MAX_NESTED_FILES files linted one inside
+ * another only a summary is built): kept, up to a bound on their bytes, for
+ * the file's own lint, which then parses nothing. Shared by a run's
+ * threads. A kept tree is used only for the same text, so the findings are
+ * those of a fresh parse. */
+typedef struct ol_kept_trees ol_kept_trees;
+ol_kept_trees *ol_kept_trees_new(size_t files, size_t budget);
+void ol_kept_trees_free(ol_kept_trees *k);
+
 typedef struct ol_linter {
     ol_parser parser;
     const ol_settings *settings;
@@ -109,6 +120,8 @@ typedef struct ol_linter {
     bool summary_only;   /* publish the file's summary, run no rules */
     uint64_t nested_ns;  /* time spent on other files inside this one's rules */
     size_t slot;         /* this worker's slot in the run's supervisor (supervise.h) */
+    ol_kept_trees *kept; /* the run's kept trees, or NULL */
+    bool keep_tree;      /* keep this summary's tree for the file's own lint */
 } ol_linter;
 
 void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s);

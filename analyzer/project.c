@@ -4,6 +4,8 @@
  */
 #include "project.h"
 
+#include "words.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -30,6 +32,11 @@ typedef struct pfile {
     bool pinned;            /* built again after it was dropped: kept for the rest of the run */
     bool rebuilding;        /* a thread builds its dropped summary again (ol_project_acquire) */
     atomic_int calls_save;  /* its text has `save(`: 0 not read yet, 1 no, 2 yes */
+    atomic_int scanned;     /* its words (words.h): 0 not read yet, 1 a thread reads them, 2 read */
+    ol_words *words;        /* set under the lock once scanned is 2 */
+    bool text_elsewhere;    /* linted from standard input: its words are not the disk's */
+    bool indexed;           /* its calls are in the callers index */
+    size_t stalls;          /* the first call whose name waits for its imports (index + 1; 0: none) */
 } pfile;
 
 /* The callers index: each call record (summary.h) of every file, under
@@ -47,6 +54,16 @@ typedef struct caller_slot {
     size_t file;
     size_t head, tail;
 } caller_slot;
+
+/* A call whose name reached a file whose imports are not known yet (its
+ * summary not built): it is followed further, from hop `hop`, once they are.
+ * Chained per file through next (index + 1). */
+typedef struct caller_stall {
+    size_t caller, call;
+    int hop;
+    uint64_t last;          /* the word hash of the name's last part there */
+    size_t next;
+} caller_stall;
 
 #define NONE ((size_t)-1)
 
@@ -70,6 +87,12 @@ struct ol_project {
     size_t pinned_bytes;    /* summaries kept out of the budget (pfile.pinned) */
     size_t known;           /* files whose saves are known (pfile.saves_known) */
     bool callers_stale;     /* the callers index must be built (again) before it is read */
+    OL_VEC(size_t) unindexed; /* files whose calls became known since the index was last read */
+    OL_VEC(caller_stall) stalls;
+    size_t scanned_count;   /* files whose words are read */
+    bool aliases_ready;     /* aliases holds every file's `a as b` */
+    bool aliases_unsure;    /* some file may bind names its bytes do not show */
+    OL_VEC(ol_word_alias) aliases; /* sorted by name */
     OL_VEC(caller_entry) callers;
     caller_slot *caller_slots;
     size_t caller_slot_count, caller_keys;
@@ -200,8 +223,12 @@ void ol_project_free(ol_project *p)
             ol_file_summary_release(p->files[i].summary);
         ol_file_saves_release(p->files[i].saves);
         free(p->files[i].imports);
+        ol_words_free(p->files[i].words);
     }
     free(p->files);
+    ol_vec_free(&p->unindexed);
+    ol_vec_free(&p->stalls);
+    ol_vec_free(&p->aliases);
     ol_vec_free(&p->callers);
     free(p->caller_slots);
     ol_arena_free(&p->caller_arena);
@@ -252,7 +279,9 @@ size_t ol_project_add(ol_project *p, const char *path)
     f->newer = f->older = NONE;
     atomic_init(&f->claimed, false);
     atomic_init(&f->calls_save, 0);
+    atomic_init(&f->scanned, 0);
     p->callers_stale = true; /* a name may resolve to the new file */
+    p->aliases_ready = false;
     if (p->count * 2 + 2 > p->slot_count)
         rehash(p);
     else {
@@ -380,38 +409,77 @@ void ol_project_set_processor(ol_project *p, ol_project_processor fn, void *job)
 
 #define MAX_PARTS 32
 
+static size_t lookup_hashed(const ol_project *p, uint64_t h, const char *path, size_t n)
+{
+    if (!p->slot_count)
+        return (size_t)-1;
+    size_t mask = p->slot_count - 1;
+    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+        size_t v = p->slots[i];
+        if (v == 0)
+            return (size_t)-1;
+        const pfile *f = &p->files[v - 1];
+        if (f->len == n && memcmp(f->path, path, n) == 0)
+            return v - 1;
+    }
+}
+
+static uint64_t hash_more(uint64_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
 /* Tries `<base>/<parts[0..k)>.py` and `.../__init__.py` for k from the
- * longest down to min_k; on a match sets *file and *consumed. */
+ * longest down to min_k; on a match sets *file and *consumed. Asked for
+ * every dotted name a file's summary follows, from several bases each: the
+ * path is built once on the stack and hashed as it grows. */
 static bool try_base(const ol_project *p, const char *base, size_t base_len, const char *const *parts,
                      const size_t *lens, size_t nparts, size_t min_k, size_t *file, size_t *consumed)
 {
-    ol_buf b = {0};
+    char stack[1024];
+    size_t need = base_len + sizeof("/__init__.py");
+    for (size_t i = 0; i < nparts; i++)
+        need += lens[i] + 1;
+    char *buf = need <= sizeof stack ? stack : ol_xmalloc(need);
+    /* the hash and length of `<base>/<parts[0..i)>` for each i */
+    uint64_t hashes[MAX_PARTS + 1];
+    size_t ends[MAX_PARTS + 1];
+    memcpy(buf, base, base_len);
+    size_t len = base_len;
+    uint64_t h = hash_more(1469598103934665603ull, base, base_len);
+    hashes[0] = h;
+    ends[0] = len;
+    for (size_t i = 0; i < nparts; i++) {
+        buf[len++] = '/';
+        memcpy(buf + len, parts[i], lens[i]);
+        h = hash_more(hash_more(h, "/", 1), parts[i], lens[i]);
+        len += lens[i];
+        hashes[i + 1] = h;
+        ends[i + 1] = len;
+    }
     bool found = false;
     for (size_t k = nparts + 1; k-- > min_k && !found;) {
-        ol_buf_clear(&b);
-        ol_buf_add(&b, base, base_len);
-        for (size_t i = 0; i < k; i++) {
-            ol_buf_putc(&b, '/');
-            ol_buf_add(&b, parts[i], lens[i]);
-        }
-        size_t stem = b.len;
+        size_t stem = ends[k];
         size_t hit = (size_t)-1;
         if (k > 0) {
-            ol_buf_puts(&b, ".py");
-            hit = lookup_n(p, b.data, b.len);
-            b.len = stem;
+            memcpy(buf + stem, ".py", 3);
+            hit = lookup_hashed(p, hash_more(hashes[k], ".py", 3), buf, stem + 3);
         }
         if (hit == (size_t)-1) {
-            ol_buf_puts(&b, "/__init__.py");
-            hit = lookup_n(p, b.data, b.len);
+            memcpy(buf + stem, "/__init__.py", 12);
+            hit = lookup_hashed(p, hash_more(hashes[k], "/__init__.py", 12), buf, stem + 12);
         }
         if (hit != (size_t)-1) {
             *file = hit;
             *consumed = k;
             found = true;
         }
+        /* what was written after stem is past every shorter path */
     }
-    ol_buf_free(&b);
+    if (buf != stack)
+        free(buf);
     return found;
 }
 
@@ -439,6 +507,12 @@ bool ol_project_resolve(const ol_project *p, size_t from, const char *qual, size
     /* relative names may start with an attribute of the package's __init__.py */
     if (level == 0 && nparts > 0 && !name_known(p, parts[0], lens[0]))
         return false;
+    /* a path has only directory names and stems in it: the parts after the
+     * first that is neither (a function's name, mostly) name no file, so
+     * no base is tried with them */
+    size_t named = 0;
+    while (named < nparts && name_known(p, parts[named], lens[named]))
+        named++;
     const pfile *f = &p->files[from];
     size_t consumed = 0;
     bool found = false;
@@ -451,7 +525,7 @@ bool ol_project_resolve(const ol_project *p, size_t from, const char *qual, size
                 return false;
             d--;
         }
-        found = try_base(p, f->path, d, parts, lens, nparts, 0, file, &consumed);
+        found = try_base(p, f->path, d, parts, lens, named, 0, file, &consumed);
     } else {
         if (nparts == 0)
             return false;
@@ -460,15 +534,15 @@ bool ol_project_resolve(const ol_project *p, size_t from, const char *qual, size
          * pkg/other.py is pkg/mod.py even when pkg/pkg.py exists; a
          * script's siblings are found from its own directory */
         if (f->top)
-            found = try_base(p, f->top, strlen(f->top), parts, lens, nparts, 1, file, &consumed);
+            found = try_base(p, f->top, strlen(f->top), parts, lens, named, 1, file, &consumed);
         if (!found)
-            found = try_base(p, f->path, f->dir_len, parts, lens, nparts, 1, file, &consumed);
+            found = try_base(p, f->path, f->dir_len, parts, lens, named, 1, file, &consumed);
         if (!found && p->root) {
             /* the run's common directory and every directory above it: only a
              * name spelling a run file's path below one of them matches */
             size_t d = strlen(p->root);
             for (;;) {
-                found = try_base(p, p->root, d, parts, lens, nparts, 1, file, &consumed);
+                found = try_base(p, p->root, d, parts, lens, named, 1, file, &consumed);
                 if (found || d == 0)
                     break;
                 while (d > 0 && p->root[d - 1] != '/')
@@ -635,8 +709,11 @@ static void put(ol_project *p, size_t file, ol_file_summary *s, bool replace)
             keep_imports(f, s);
             if (!f->saves_known)
                 p->known++;
+            if (replace)
+                p->callers_stale = true;
+            else
+                ol_vec_push(&p->unindexed, file); /* filed when the index is next read */
             f->saves_known = true;
-            p->callers_stale = true;
         }
         if (again) {
             f->pinned = true;
@@ -694,6 +771,13 @@ void ol_project_forget(ol_project *p, size_t file)
     f->saves_known = false;
     p->callers_stale = true;
     atomic_store(&f->calls_save, 0);
+    if (atomic_load(&f->scanned) == 2) {
+        ol_words_free(f->words);
+        f->words = NULL;
+        atomic_store(&f->scanned, 0);
+        p->scanned_count--;
+        p->aliases_ready = false;
+    }
     atomic_store(&f->claimed, false);
     pthread_mutex_unlock(&p->lock);
 }
@@ -752,82 +836,212 @@ ol_file_summary *ol_project_acquire(ol_project *p, size_t file, void *worker)
     return s; /* NULL: what it does stays unknown, as for a file outside the run */
 }
 
-/* ---- saves across the project ------------------------------------------------------- */
+/* ---- the words of each file ------------------------------------------------------------
+ *
+ * Read from the disk once per file, when a question first needs them
+ * (words.h): whether its text calls a `save(`, and which words it holds. */
 
-/* Files larger than this are not parsed (source.c), so their saves are
- * never known either. */
-#define SCAN_MAX_BYTES ((off_t)64 << 20)
-
-static bool contains(const char *hay, size_t n, const char *needle, size_t nlen)
+/* Reads file i's words unless another thread does; then waits for them. */
+static void scan_file(ol_project *p, size_t i)
 {
-    const char *end = hay + n;
-    for (const char *p = hay; (size_t)(end - p) >= nlen; p++) {
-        p = memchr(p, needle[0], (size_t)(end - p) - nlen + 1);
-        if (!p)
-            return false;
-        if (memcmp(p, needle, nlen) == 0)
-            return true;
+    pfile *f = &p->files[i];
+    int expect = 0;
+    if (atomic_compare_exchange_strong(&f->scanned, &expect, 1)) {
+        ol_words *w = ol_words_scan(f->path);
+        atomic_store(&f->calls_save, ol_words_calls_save(w) ? 2 : 1);
+        pthread_mutex_lock(&p->lock);
+        f->words = w;
+        atomic_store(&f->scanned, 2);
+        p->scanned_count++;
+        p->aliases_ready = false;
+        pthread_cond_broadcast(&p->published);
+        pthread_mutex_unlock(&p->lock);
+    } else if (expect == 1) {
+        /* reading never waits for anything, so this wait ends */
+        pthread_mutex_lock(&p->lock);
+        while (atomic_load(&f->scanned) != 2)
+            pthread_cond_wait(&p->published, &p->lock);
+        pthread_mutex_unlock(&p->lock);
     }
-    return false;
-}
-
-/* Does the regular file at path contain needle? Read in chunks, never
- * waiting on a FIFO or a device. */
-static bool file_contains(const char *path, const char *needle)
-{
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
-        return false;
-    struct stat st;
-    bool found = false;
-    size_t nlen = strlen(needle);
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= SCAN_MAX_BYTES && nlen > 0 && nlen < 64) {
-        char buf[65536 + 64];
-        size_t keep = 0;
-        for (;;) {
-            ssize_t n = read(fd, buf + keep, sizeof(buf) - 64);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                break;
-            size_t have = keep + (size_t)n;
-            if (contains(buf, have, needle, nlen)) {
-                found = true;
-                break;
-            }
-            keep = have < nlen - 1 ? have : nlen - 1;
-            memmove(buf, buf + have - keep, keep);
-        }
-    }
-    close(fd);
-    return found;
 }
 
 static bool calls_save(ol_project *p, size_t i)
 {
-    pfile *f = &p->files[i];
-    int known = atomic_load(&f->calls_save);
-    if (known == 0) {
-        known = file_contains(f->path, "save(") ? 2 : 1;
-        atomic_store(&f->calls_save, known);
-    }
-    return known == 2;
+    if (atomic_load(&p->files[i].scanned) != 2)
+        scan_file(p, i);
+    return atomic_load(&p->files[i].calls_save) == 2;
 }
 
-/* Summarizes every other file whose saves (and calls) are not known yet, or
- * only those that call a save when only_savers (which also reads each
- * file's text once for that): the records the visitors below read are made
- * with a file's summary. Once every file's are known, which the first
- * question of a run sees to, nothing is left to summarize. */
-static void make_saves_known(ol_project *p, size_t self, void *worker, bool only_savers)
+void ol_project_text_elsewhere(ol_project *p, size_t file)
+{
+    if (file < p->count)
+        p->files[file].text_elsewhere = true;
+}
+
+static int cmp_alias(const void *a, const void *b)
+{
+    const ol_word_alias *x = a, *y = b;
+    if (x->name != y->name)
+        return x->name < y->name ? -1 : 1;
+    return x->bound < y->bound ? -1 : x->bound > y->bound;
+}
+
+/* Every file's words, and the run's `a as b` pairs sorted by name. */
+static void scan_all(ol_project *p)
 {
     pthread_mutex_lock(&p->lock);
-    bool all = p->known == p->count;
+    bool all = p->scanned_count == p->count;
     pthread_mutex_unlock(&p->lock);
-    if (all && !only_savers)
+    if (!all)
+        for (size_t i = 0; i < p->count; i++)
+            if (atomic_load(&p->files[i].scanned) != 2)
+                scan_file(p, i);
+    pthread_mutex_lock(&p->lock);
+    if (!p->aliases_ready) {
+        p->aliases.len = 0;
+        p->aliases_unsure = false;
+        for (size_t i = 0; i < p->count; i++) {
+            size_t n;
+            const ol_word_alias *a = ol_words_aliases(p->files[i].words, &n);
+            for (size_t k = 0; k < n; k++)
+                ol_vec_push(&p->aliases, a[k]);
+            p->aliases_unsure = p->aliases_unsure || !ol_words_aliases_sure(p->files[i].words);
+        }
+        ol_sort(p->aliases.items, p->aliases.len, sizeof(ol_word_alias), cmp_alias);
+        p->aliases_ready = true;
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* The words a name's part may be written as in a file that calls it: the
+ * part itself and, through `a as b` pairs (any file's, followed again),
+ * each name an import binds to it. Returns 0 when there are too many to
+ * follow (then every file may call it). Under the lock. */
+#define MAX_SPELLINGS 32
+
+static size_t spellings(const ol_project *p, uint64_t word, uint64_t *out)
+{
+    size_t n = 0;
+    out[n++] = word;
+    for (size_t i = 0; i < n; i++) {
+        size_t lo = 0, hi = p->aliases.len;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (p->aliases.items[mid].name < out[i])
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < p->aliases.len && p->aliases.items[lo].name == out[i]; lo++) {
+            uint64_t b = p->aliases.items[lo].bound;
+            bool have = false;
+            for (size_t k = 0; k < n && !have; k++)
+                have = out[k] == b;
+            if (have)
+                continue;
+            if (n == MAX_SPELLINGS)
+                return 0;
+            out[n++] = b;
+        }
+    }
+    return n;
+}
+
+/* What a file's text must hold to call a name: a spelling of its first
+ * part and one of its last. */
+typedef struct name_words {
+    bool any;               /* no filter: every file may call it */
+    uint64_t head[MAX_SPELLINGS], last[MAX_SPELLINGS];
+    size_t head_count, last_count;
+} name_words;
+
+/* Only names of ASCII identifier parts are filtered: a summary's name is
+ * made of such parts as the text spells them (UTF-8 words may be spelled in
+ * another encoding, and anything else is not a word). */
+static bool plain_part(const char *s, size_t n)
+{
+    if (n == 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+            return false;
+    }
+    return true;
+}
+
+static uint64_t last_part_hash(const char *rest)
+{
+    const char *dot = strrchr(rest, '.');
+    const char *last = dot ? dot + 1 : rest;
+    return ol_word_hash(last, strlen(last));
+}
+
+static void words_of_name(const ol_project *p, const char *rest, name_words *w)
+{
+    const char *dot = strchr(rest, '.');
+    size_t head_len = dot ? (size_t)(dot - rest) : strlen(rest);
+    const char *last_dot = strrchr(rest, '.');
+    const char *last = last_dot ? last_dot + 1 : rest;
+    w->any = p->aliases_unsure || !plain_part(rest, head_len) || !plain_part(last, strlen(last));
+    if (w->any)
         return;
+    w->head_count = spellings(p, ol_word_hash(rest, head_len), w->head);
+    w->last_count = spellings(p, ol_word_hash(last, strlen(last)), w->last);
+    w->any = w->head_count == 0 || w->last_count == 0;
+}
+
+static bool holds_any(const ol_words *words, const uint64_t *hashes, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ol_words_may_hold(words, hashes[i]))
+            return true;
+    return false;
+}
+
+/* May file i's text call the name? */
+static bool may_call(const pfile *f, const name_words *w)
+{
+    if (w->any || f->text_elsewhere || ol_words_opaque(f->words))
+        return true;
+    return holds_any(f->words, w->last, w->last_count) && holds_any(f->words, w->head, w->head_count);
+}
+
+static bool is_spelling(const name_words *w, uint64_t last)
+{
+    if (w->any)
+        return true;
+    for (size_t i = 0; i < w->last_count; i++)
+        if (w->last[i] == last)
+            return true;
+    return false;
+}
+
+bool ol_project_may_define(ol_project *p, size_t file, const char *part, const char *method)
+{
+    if (file >= p->count)
+        return true;
+    pfile *f = &p->files[file];
+    if (atomic_load(&f->scanned) != 2)
+        scan_file(p, file);
+    pthread_mutex_lock(&p->lock);
+    bool may = f->text_elsewhere ||
+               ((!plain_part(method, strlen(method)) ||
+                 ol_words_may_hold(f->words, ol_word_hash(method, strlen(method)))) &&
+                ol_words_may_name_class(f->words, part));
+    pthread_mutex_unlock(&p->lock);
+    return may;
+}
+
+/* ---- saves across the project ------------------------------------------------------- */
+
+/* Summarizes every other file that calls a save and whose saves are not
+ * known yet: the records the visitor below reads are made with a file's
+ * summary. */
+static void make_saves_known(ol_project *p, size_t self, void *worker)
+{
     for (size_t i = 0; i < p->count; i++) {
-        if (i == self || (only_savers && !calls_save(p, i)) || all)
+        if (i == self || !calls_save(p, i))
             continue;
         pthread_mutex_lock(&p->lock);
         bool known = p->files[i].saves_known;
@@ -843,7 +1057,7 @@ static void make_saves_known(ol_project *p, size_t self, void *worker, bool only
 void ol_project_visit_saves(ol_project *p, size_t self, void *worker, ol_project_save_visitor fn, void *ctx)
 {
     size_t count = p->count;
-    make_saves_known(p, self, worker, true);
+    make_saves_known(p, self, worker);
     pthread_mutex_lock(&p->lock);
     for (size_t i = 0; i < count; i++) {
         const ol_file_saves *sv = p->files[i].saves;
@@ -860,11 +1074,18 @@ void ol_project_visit_saves(ol_project *p, size_t self, void *worker, ol_project
  * "Which calls of the other files run function `rest` of file F?" is asked
  * for every function whose grad mode its callers decide, so the answer
  * cannot be a walk over every call of the run: each record is resolved
- * once, when the index is built, and filed under every (file, name) it
- * reaches. The index is built under the lock the first time it is read
- * after a file's records or the run's files changed (in a lint run: once,
- * when every file has been summarized), from the project's own copies of
- * the records and imports, so building it summarizes nothing. */
+ * once, when its file's summary is published (filed the next time the
+ * index is read), and filed under every (file, name) it reaches. A name
+ * followed through a package's re-exports needs that package's imports:
+ * while its summary is not built, the record waits on it (a stall) and is
+ * followed further once it is.
+ *
+ * The question parses only the files that can answer it: those whose words
+ * (words.h) can spell a call of the name, and the files such calls' names
+ * wait on. The others are left to be linted in their turn, so a run parses
+ * each file once, where summarizing every file for the first question
+ * parsed most files twice. The answer is the same: a file that cannot
+ * spell the name has no record that reaches it. */
 
 /* How many files a name is followed through: the importing file's
  * resolution, then re-exports (`from .resnet import ResNet` in a package's
@@ -941,10 +1162,12 @@ static const ol_sum_import *file_import(const pfile *f, const char *rest, size_t
 }
 
 /* Files call record `call` of file `caller` under each (file, name) its
- * dotted name reaches; a file reached twice counts where it is reached
- * first (there the name either is what the call runs or is not). */
-static void index_call(ol_project *p, size_t caller, size_t call, const char *qual)
+ * dotted name reaches, from hop `from_hop` on (the hops before it were
+ * filed before the record stalled); a file reached twice counts where it is
+ * reached first (there the name either is what the call runs or is not). */
+static void index_call(ol_project *p, size_t caller, size_t call, int from_hop)
 {
+    const char *qual = p->files[caller].saves->calls[call].qual;
     size_t seen[MAX_HOPS];
     size_t nseen = 0;
     size_t from = caller;
@@ -959,12 +1182,20 @@ static void index_call(ol_project *p, size_t caller, size_t call, const char *qu
             again = again || seen[k] == file;
         if (!again) {
             seen[nseen++] = file;
-            add_caller(p, file, rest, caller, call);
+            if (hop >= from_hop)
+                add_caller(p, file, rest, caller, call);
         }
-        if (!*rest)
+        if (!*rest || hop + 1 == MAX_HOPS)
             break;
+        pfile *f = &p->files[file];
+        if (!f->saves_known) {
+            caller_stall st = {caller, call, hop + 1, last_part_hash(rest), f->stalls};
+            ol_vec_push(&p->stalls, st);
+            f->stalls = p->stalls.len;
+            break;
+        }
         const char *dot = strchr(rest, '.');
-        const ol_sum_import *imp = file_import(&p->files[file], rest, dot ? (size_t)(dot - rest) : strlen(rest));
+        const ol_sum_import *imp = file_import(f, rest, dot ? (size_t)(dot - rest) : strlen(rest));
         if (!imp)
             break;
         char *next = ol_xasprintf("%s%s", imp->qual, dot ? dot : "");
@@ -976,19 +1207,107 @@ static void index_call(ol_project *p, size_t caller, size_t call, const char *qu
     free(owned);
 }
 
-static void index_callers(ol_project *p)
+/* Brings the index up to date, under the lock: the records of the files
+ * summarized since it was last read, and those that waited on them. */
+static void update_callers(ol_project *p)
 {
-    p->callers.len = 0;
-    if (p->caller_slots)
-        memset(p->caller_slots, 0, p->caller_slot_count * sizeof(caller_slot));
-    p->caller_keys = 0;
-    ol_arena_free(&p->caller_arena);
-    for (size_t i = 0; i < p->count; i++) {
-        const ol_file_saves *sv = p->files[i].saves;
-        for (size_t k = 0; sv && k < sv->call_count; k++)
-            index_call(p, i, k, sv->calls[k].qual);
+    if (p->callers_stale) {
+        p->callers.len = 0;
+        if (p->caller_slots)
+            memset(p->caller_slots, 0, p->caller_slot_count * sizeof(caller_slot));
+        p->caller_keys = 0;
+        ol_arena_free(&p->caller_arena);
+        p->stalls.len = 0;
+        p->unindexed.len = 0;
+        for (size_t i = 0; i < p->count; i++) {
+            p->files[i].indexed = false;
+            p->files[i].stalls = 0;
+            if (p->files[i].saves_known)
+                ol_vec_push(&p->unindexed, i);
+        }
+        p->callers_stale = false;
     }
-    p->callers_stale = false;
+    for (size_t u = 0; u < p->unindexed.len; u++) {
+        size_t i = p->unindexed.items[u];
+        pfile *f = &p->files[i];
+        if (!f->saves_known)
+            continue;
+        if (!f->indexed) {
+            f->indexed = true;
+            for (size_t k = 0; f->saves && k < f->saves->call_count; k++)
+                index_call(p, i, k, 0);
+        }
+        /* its imports are known now: the records that waited on them go on */
+        size_t st = f->stalls;
+        f->stalls = 0;
+        while (st) {
+            caller_stall s = p->stalls.items[st - 1];
+            index_call(p, s.caller, s.call, s.hop);
+            st = s.next;
+        }
+    }
+    p->unindexed.len = 0;
+}
+
+/* Summarizes the files whose records can reach `rest` of `file`: those
+ * whose words can spell a call of it, then each file that such a record
+ * waits on (followed until none is left), each once. */
+static void make_callers_known(ol_project *p, size_t file, const char *rest, void *worker)
+{
+    pthread_mutex_lock(&p->lock);
+    bool all = p->known == p->count;
+    pthread_mutex_unlock(&p->lock);
+    if (all)
+        return;
+    scan_all(p);
+    name_words *w = ol_xmalloc(sizeof(*w));
+    OL_VEC(size_t) todo = {0};
+    bool *tried = ol_xcalloc(p->count, sizeof(bool));
+    pthread_mutex_lock(&p->lock);
+    words_of_name(p, rest, w);
+    for (size_t i = 0; i < p->count; i++)
+        if (i != file && !p->files[i].saves_known && may_call(&p->files[i], w))
+            ol_vec_push(&todo, i);
+    pthread_mutex_unlock(&p->lock);
+    while (todo.len) {
+        for (size_t k = 0; k < todo.len; k++) {
+            size_t i = todo.items[k];
+            tried[i] = true;
+            pthread_mutex_lock(&p->lock);
+            bool known = p->files[i].saves_known;
+            pthread_mutex_unlock(&p->lock);
+            if (!known) {
+                ol_file_summary *s = ol_project_acquire(p, i, worker);
+                if (s)
+                    ol_file_summary_release(s);
+            }
+        }
+        todo.len = 0;
+        /* the records that wait on a file whose name can still become rest */
+        pthread_mutex_lock(&p->lock);
+        update_callers(p);
+        for (size_t i = 0; i < p->count; i++) {
+            if (tried[i] || p->files[i].saves_known)
+                continue;
+            for (size_t st = p->files[i].stalls; st; st = p->stalls.items[st - 1].next)
+                if (is_spelling(w, p->stalls.items[st - 1].last)) {
+                    ol_vec_push(&todo, i);
+                    break;
+                }
+        }
+        pthread_mutex_unlock(&p->lock);
+    }
+    ol_vec_free(&todo);
+    free(tried);
+    free(w);
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const caller_entry *x = a, *y = b;
+    if (x->caller != y->caller)
+        return x->caller < y->caller ? -1 : 1;
+    return x->call < y->call ? -1 : x->call > y->call;
 }
 
 void ol_project_visit_callers(ol_project *p, size_t file, const char *rest, void *worker, ol_project_call_visitor fn,
@@ -996,15 +1315,18 @@ void ol_project_visit_callers(ol_project *p, size_t file, const char *rest, void
 {
     if (file >= p->count)
         return;
-    make_saves_known(p, file, worker, false);
+    make_callers_known(p, file, rest, worker);
     pthread_mutex_lock(&p->lock);
-    if (p->callers_stale)
-        index_callers(p);
+    update_callers(p);
     caller_slot *slot = p->caller_slot_count ? caller_slot_of(p, file, rest) : NULL;
-    for (size_t e = slot && slot->rest ? slot->head : 0; e; e = p->callers.items[e - 1].next) {
-        const caller_entry *c = &p->callers.items[e - 1];
-        if (c->caller != file)
-            fn(ctx, c->caller, &p->files[c->caller].saves->calls[c->call]);
-    }
+    /* in the order of the files and their records, however the index was filed */
+    OL_VEC(caller_entry) found = {0};
+    for (size_t e = slot && slot->rest ? slot->head : 0; e; e = p->callers.items[e - 1].next)
+        if (p->callers.items[e - 1].caller != file)
+            ol_vec_push(&found, p->callers.items[e - 1]);
+    ol_sort(found.items, found.len, sizeof(caller_entry), cmp_entry);
+    for (size_t k = 0; k < found.len; k++)
+        fn(ctx, found.items[k].caller, &p->files[found.items[k].caller].saves->calls[found.items[k].call]);
     pthread_mutex_unlock(&p->lock);
+    ol_vec_free(&found);
 }

@@ -111,14 +111,26 @@ void ol_project_visit_saves(ol_project *p, size_t self, void *worker, ol_project
  * but `file` that names function or method `rest` of `file`: its dotted
  * name resolves, from the file that makes it, to that file and rest, also
  * through names a package re-exports (`from .general import KEModel` in
- * models/__init__.py), followed up to four files deep. Files without a
- * summary yet are processed first, as by ol_project_acquire. Each record is
- * resolved once per run (an index of (file, name) -> calls), so the
- * question costs what its answer holds. fn runs with the store locked: it
- * must not call into the project. */
+ * models/__init__.py), followed up to four files deep; in the order of the
+ * files, then of each file's records. Files without a summary yet whose
+ * text can spell such a call (words.h) are processed first, as by
+ * ol_project_acquire, and so are the packages such a call's name passes
+ * through; the others are not parsed for it. Each record is resolved once
+ * per run (an index of (file, name) -> calls), so the question costs what
+ * its answer holds. fn runs with the store locked: it must not call into
+ * the project. */
 typedef void (*ol_project_call_visitor)(void *ctx, size_t file, const ol_sum_call *call);
 void ol_project_visit_callers(ol_project *p, size_t file, const char *rest, void *worker, ol_project_call_visitor fn,
                               void *ctx);
+
+/* May file `file` define a class whose name contains `part` (case aside)
+ * and a method `method`? Read from its words (words.h, once per file); false
+ * only when its text shows it cannot. */
+bool ol_project_may_define(ol_project *p, size_t file, const char *part, const char *method);
+
+/* The text of file `file` is not what its path holds on the disk (it is
+ * read from standard input): it may call anything. */
+void ol_project_text_elsewhere(ol_project *p, size_t file);
 
 /* Bounds the bytes of summaries held (0, the default: no bound). */
 void ol_project_set_budget(ol_project *p, size_t bytes);

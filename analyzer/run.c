@@ -482,6 +482,7 @@ static void lint_input(ol_linter *lt, const ol_input *in, const char *stdin_byte
 
 typedef struct pool_job {
     ol_project *project; /* NULL when the run has one file */
+    ol_kept_trees *kept; /* with a project: trees parsed for a summary, for their file's lint */
     const ol_grammar *grammar;
     const ol_settings *settings;
     const ol_run_options *run;
@@ -623,7 +624,10 @@ static void process_file(void *arg, void *worker_linter, size_t i)
         if (!guard_withholds(job, i, NULL)) {
             ol_file_result scratch;
             lt->summary_only = true;
+            /* a file whose own lint is still to come: its tree is kept for it */
+            lt->keep_tree = !ol_project_claimed(job->project, i);
             lint_guarded(job, lt, i, NULL, &scratch);
+            lt->keep_tree = false;
             ol_file_result_free(&scratch);
         }
         ol_project_publish_missing(job->project, i);
@@ -638,6 +642,7 @@ static void *worker(void *arg)
     ol_linter lt;
     ol_linter_init(&lt, job->grammar, job->settings);
     lt.project = job->project;
+    lt.kept = job->kept;
     lt.slot = atomic_fetch_add(&job->workers, 1);
     ol_timings mine;
     bool timed = job->run && job->run->timings;
@@ -668,6 +673,11 @@ static void *worker(void *arg)
  * bound on memory however many files there are. OOMLINT_SUMMARY_BUDGET_KB
  * sets it (tests make it tiny to exercise the rebuilds). */
 #define OL_SUMMARY_BUDGET ((size_t)8 * 1024 * 1024)
+
+/* The bytes of trees kept for their file's lint (ol_kept_trees): a few
+ * large files' worth, so that a run parses each file once unless more
+ * files than that were summarized ahead of their turn at once. */
+#define OL_KEPT_TREES_BUDGET ((size_t)16 * 1024 * 1024)
 
 static size_t summary_budget(void)
 {
@@ -710,10 +720,14 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
         }
     }
     if (job.project) {
+        for (size_t i = 0; i < count; i++)
+            if (inputs[i].from_stdin)
+                ol_project_text_elsewhere(job.project, i);
         ol_project_index(job.project);
         ol_project_set_processor(job.project, process_file, &job);
         ol_project_set_budget(job.project, summary_budget());
     }
+    job.kept = job.project ? ol_kept_trees_new(count, OL_KEPT_TREES_BUDGET) : NULL;
     atomic_init(&job.next, 0);
     atomic_init(&job.workers, 0);
     pthread_mutex_init(&job.lock, NULL);
@@ -730,6 +744,7 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
         pthread_mutex_destroy(&job.lock);
         pthread_mutex_destroy(&job.out_lock);
         free(job.done);
+        ol_kept_trees_free(job.kept);
         ol_project_free(job.project);
         return;
     }
@@ -762,5 +777,6 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
         run->timings->summary_evictions = u.evictions;
         run->timings->summary_rebuilds = u.rebuilds;
     }
+    ol_kept_trees_free(job.kept);
     ol_project_free(job.project);
 }

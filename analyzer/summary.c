@@ -610,6 +610,17 @@ static bool links_param_use(const ol_links *l, ol_model *m, uint32_t ci, ol_nid 
 
 ol_xref *ol_xref_begin(ol_model *m, ol_project *project, size_t file, void *worker)
 {
+    return ol_xref_resume(m, project, file, worker, NULL);
+}
+
+ol_file_summary *ol_xref_summary(const ol_xref *x)
+{
+    ol_file_summary_retain(x->own);
+    return x->own;
+}
+
+ol_xref *ol_xref_resume(ol_model *m, ol_project *project, size_t file, void *worker, ol_file_summary *own)
+{
     ol_xref *x = ol_xcalloc(1, sizeof(*x));
     x->m = m;
     x->project = project;
@@ -623,7 +634,10 @@ ol_xref *ol_xref_begin(ol_model *m, ol_project *project, size_t file, void *work
     x->links.param_use = links_param_use;
     collect_stars(x);
     m->links = &x->links;
-    x->own = ol_summarize(m);
+    /* a model summarized before was forgotten then if it had to be */
+    if (own)
+        ol_file_summary_retain(own);
+    x->own = own ? own : ol_summarize(m);
     if (project)
         ol_project_publish(project, file, x->own);
     x->answering = true;
@@ -1052,7 +1066,8 @@ const ol_fn_summary *ol_run_method_by_hint(ol_model *m, const char *hint, const 
     size_t count = ol_project_count(x->project);
     bool several = false;
     for (size_t file = 0; file < count && !several; file++) {
-        if (file == x->file)
+        /* a file that cannot define such a class is not parsed for it */
+        if (file == x->file || !ol_project_may_define(x->project, file, hint, method))
             continue;
         ol_file_summary *s = ol_project_acquire(x->project, file, x->worker);
         for (size_t i = 0; s && i < s->class_count && !several; i++) {

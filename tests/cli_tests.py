@@ -1082,3 +1082,35 @@ def _():
         ws.write("ev.py", EVAL.replace(".argmax(1))", ".argmax(1))  # noqa: OOM201"))
         r = run("--isolated", "--select", "OOM201", "ev.py", cwd=ws.path)
         assert r.code == 0 and "note:" not in r.out and "OOM201" not in r.out, r
+
+
+@test("cli: --timings: a run parses each of its files once when their rules ask about callers in other files")
+def _():
+    # Each file's rules ask who calls its functions. The first such question
+    # summarized every file of the run; past 16 files linted one inside
+    # another only a summary was built, and those files were parsed again in
+    # their turn: 50 parses for these 33 files.
+    with Workspace() as ws:
+        n = 30
+        for i in range(n):
+            body = "import torch\n"
+            if i + 1 < n:
+                body += f"from m{i + 1:02d} import step{i + 1:02d}\n"
+            body += f"\n\ndef step{i:02d}(model, x):\n    out = model(x)\n"
+            body += (f"    return step{i + 1:02d}(model, out)\n" if i + 1 < n else "    return out.to('cuda')\n")
+            ws.write(f"m{i:02d}.py", body)
+        # a caller that spells the function only through a package's alias
+        ws.write("pkg/__init__.py", "from .impl import step00 as first_step\n")
+        ws.write("pkg/impl.py", "from m00 import step00\n")
+        ws.write("main.py", "import torch\nfrom pkg import first_step\n\n\n"
+                            "def go(model, x):\n    with torch.no_grad():\n        return first_step(model, x)\n")
+        files = n + 3
+        plain = run("--isolated", "--select", "ALL", "--format", "json", "-j", "1", ".", cwd=ws.path)
+        r = run("--isolated", "--select", "ALL", "--format", "json", "--timings", "-j", "1", ".", cwd=ws.path)
+        assert r.out == plain.out, r
+        parsed = re.search(r"oomlint timings: (\d+) files", r.err)
+        assert parsed and int(parsed.group(1)) == files, f"{parsed and parsed.group(1)} parses of {files} files\n{r.err}"
+        # the same findings whatever the threads
+        for threads in ("2", "5"):
+            again = run("--isolated", "--select", "ALL", "--format", "json", "-j", threads, ".", cwd=ws.path)
+            assert again.out == plain.out, f"-j {threads}: the findings differ from -j 1's"

@@ -35,6 +35,7 @@
 #include "parse_arena.h"
 #include "portable.h"
 #include "project.h"
+#include "words.h"
 #include "pyfloor.h"
 #include "rule.h"
 #include "saves.h"
@@ -2231,6 +2232,94 @@ static void test_incremental_parse_matches_fresh(void)
 
 /* ---- whole-program facts ------------------------------------------------------ */
 
+/* Writes text to a new temporary file named with suffix; returns its path (malloc'd). */
+static char *words_file(const char *text, size_t len, const char *suffix)
+{
+    char *path = ol_xasprintf("/tmp/oomlint-words-XXXXXX%s", suffix);
+    int fd = mkstemps(path, (int)strlen(suffix));
+    CHECK(fd >= 0);
+    if (fd >= 0) {
+        CHECK(write(fd, text, len) == (ssize_t)len);
+        close(fd);
+    }
+    return path;
+}
+
+static bool words_hold(const ol_words *w, const char *word)
+{
+    return ol_words_may_hold(w, ol_word_hash(word, strlen(word)));
+}
+
+static bool words_pair(const ol_words *w, const char *name, const char *bound)
+{
+    size_t n;
+    const ol_word_alias *a = ol_words_aliases(w, &n);
+    for (size_t i = 0; i < n; i++)
+        if (a[i].name == ol_word_hash(name, strlen(name)) && a[i].bound == ol_word_hash(bound, strlen(bound)))
+            return true;
+    return false;
+}
+
+/* The lexical pass the callers question filters files by (words.c): every
+ * word a call could be spelled with is held, code, strings and comments
+ * alike; `as` pairs come from import statements only; a file whose bytes
+ * are not its text may hold anything. */
+static void test_words_scan(void)
+{
+    const char *text = "\xEF\xBB\xBF"
+                       "fit_first(model)\n"
+                       "import torch, pkg.mod as m\n"
+                       "from .scoring import score as evaluate_score\n"
+                       "from helpers import (\n    step as one_step,  # the loop's step as stepper\n"
+                       "    run \\\n    as go,\n)\n"
+                       "try:\n    pass\nexcept ValueError as err:\n    pass\n"
+                       "with open(p) as fh:\n    torch.save(fh, 'x')\n"
+                       "class TrainerModule(Base):\n    def fit(self):\n        getattr(self, \"tokenize\")  # inside\n";
+    char *path = words_file(text, strlen(text), ".py");
+    ol_words *w = ol_words_scan(path);
+    CHECK(!ol_words_opaque(w) && ol_words_aliases_sure(w));
+    CHECK(words_hold(w, "fit_first")); /* after the BOM */
+    CHECK(words_hold(w, "fit") && words_hold(w, "tokenize") && words_hold(w, "inside"));
+    CHECK(words_hold(w, "evaluate_score") && words_hold(w, "TrainerModule"));
+    int absent = 0;
+    const char *missing[] = {"absentword", "neverwritten", "no_such_name", "xyzzy"};
+    for (size_t i = 0; i < OL_ARRAY_LEN(missing); i++)
+        absent += !words_hold(w, missing[i]);
+    CHECK(absent >= 3); /* a filter: a rare false "may" is allowed */
+    CHECK(words_pair(w, "score", "evaluate_score"));
+    CHECK(words_pair(w, "pkg", "m") && words_pair(w, "mod", "m"));
+    CHECK(words_pair(w, "step", "one_step") && words_pair(w, "run", "go"));
+    CHECK(!words_pair(w, "ValueError", "err") && !words_pair(w, "loop", "stepper"));
+    CHECK(ol_words_calls_save(w));
+    CHECK(ol_words_may_name_class(w, "trainer") && ol_words_may_name_class(w, "MODULE"));
+    CHECK(!ol_words_may_name_class(w, "Loader") && !ol_words_may_name_class(w, "fit"));
+    ol_words_free(w);
+    unlink(path);
+    free(path);
+
+    /* declared latin-1: the bytes are not the text, and may bind names unseen */
+    const char *latin = "# -*- coding: latin-1 -*-\nfrom .a import f as g\n";
+    path = words_file(latin, strlen(latin), ".py");
+    w = ol_words_scan(path);
+    CHECK(ol_words_opaque(w) && !ol_words_aliases_sure(w) && words_hold(w, "anything"));
+    ol_words_free(w);
+    unlink(path);
+    free(path);
+    /* a notebook's JSON escapes its code; nobody imports it */
+    const char *nb = "{\"cells\": [{\"source\": [\"x = 1\\nfit()\"]}]}";
+    path = words_file(nb, strlen(nb), ".ipynb");
+    w = ol_words_scan(path);
+    CHECK(ol_words_opaque(w) && ol_words_aliases_sure(w));
+    ol_words_free(w);
+    unlink(path);
+    free(path);
+    /* a file that cannot be read may hold anything */
+    w = ol_words_scan("/nonexistent-oomlint-test/x.py");
+    CHECK(ol_words_opaque(w) && !ol_words_calls_save(w));
+    ol_words_free(w);
+    CHECK(ol_word_hash("fit", 3) != ol_word_hash("fix", 3));
+}
+
 static void test_project_resolution(void)
 {
     ol_project *p = ol_project_new();
@@ -3357,6 +3446,7 @@ int main(int argc, char **argv)
         T(test_lsp_framing),
         T(test_incremental_parse_matches_fresh),
         T(test_project_resolution),
+        T(test_words_scan),
         T(test_function_summaries),
         T(test_host_params),
         T(test_lower_bound),

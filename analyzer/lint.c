@@ -592,9 +592,9 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
             lt->nested_ns = 0;
             size_t first_diag = r->diags.len;
             uint32_t absent = ol_absent_reads(&tree);
-            model.asking = rule->code;
+            model->asking = rule->code;
             rule->check(&check);
-            model.asking = NULL;
+            model->asking = NULL;
             if (ol_absent_reads(&tree) != absent)
                 drop_fixes(&r->diags, first_diag);
             if (tm) {

@@ -58,7 +58,8 @@ ENGINE_LAYERS = [
     ("rules", ["rules/*"]),
 ]
 # files beneath the engine that any layer may call (they call no engine file)
-ENGINE_BASE = {"analyzer/util", "analyzer/portable", "analyzer/diag", "analyzer/source", "analyzer/torchfloor"}
+ENGINE_BASE = {"analyzer/util", "analyzer/portable", "analyzer/diag", "analyzer/source", "analyzer/torchfloor",
+               "analyzer/words"}
 # the most lines a source file of the tree may have (split along its sections past it)
 MAX_LINES = 2000
 

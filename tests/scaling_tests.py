@@ -396,8 +396,11 @@ def _():
                 assert r.out == plain.out, f"{scripts} scripts, -j {threads}: findings differ under the budget"
                 total, again = parses(r.err)
                 assert "dropped for the budget" in r.err, r.err
-                # every file once, and each large module at most once more
-                assert total <= scripts + 2 + 2 and again <= 2, \
+                # every file once, and each large module at most once more; with threads, a file
+                # a chain of callers questions reaches past the nesting limit while another thread
+                # lints it is parsed twice, but no file more than that, however many import it
+                bound = scripts + 2 + 2 if threads == "1" else 2 * (scripts + 2)
+                assert total <= bound and again <= 2, \
                     f"{scripts} scripts, -j {threads}: {total} parses of {scripts + 2} files ({again} built again)"
                 counted[scripts, threads] = total - scripts
         # the extra parses do not grow with the number of importers

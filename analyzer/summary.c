@@ -705,23 +705,56 @@ bool ol_visit_run_saves(ol_model *m, ol_save_visitor fn, void *ctx)
     return true;
 }
 
-typedef struct caller_visit {
-    OL_VEC(size_t) files;
-    OL_VEC(char *) roots;
-    OL_VEC(bool) off;
-    OL_VEC(uint32_t) lines;
-    OL_VEC(uint8_t) often;
-} caller_visit;
+/* The records of the run's calls of a name, copied out of the store (its
+ * visitor runs with the store locked, and what they lead to is followed
+ * after). */
+typedef struct run_call {
+    size_t file;
+    char *root, *caller, *args;
+    bool grad_off, gpu;
+    uint32_t line;
+    uint8_t often, use;
+} run_call;
 
-static void visit_caller(void *ctx, size_t file, const ol_sum_call *call)
+typedef OL_VEC(run_call) run_calls;
+
+static char *copy_or_null(const char *s)
 {
-    caller_visit *v = ctx;
-    /* followed after the store is unlocked */
-    ol_vec_push(&v->files, file);
-    ol_vec_push(&v->roots, call->root ? ol_xstrndup(call->root, strlen(call->root)) : NULL);
-    ol_vec_push(&v->off, call->grad_off);
-    ol_vec_push(&v->lines, call->line);
-    ol_vec_push(&v->often, call->often);
+    return s ? ol_xstrndup(s, strlen(s)) : NULL;
+}
+
+static void collect_call(void *ctx, size_t file, const ol_sum_call *c)
+{
+    run_call r = {file, copy_or_null(c->root), copy_or_null(c->caller), copy_or_null(c->args),
+                  c->grad_off, c->gpu, c->line, c->often, c->use};
+    ol_vec_push((run_calls *)ctx, r);
+}
+
+/* The calls of the other files of the run that reach `rest` of `file`. */
+static void run_calls_of(ol_xref *x, size_t file, const char *rest, run_calls *out)
+{
+    ol_project_visit_callers(x->project, file, rest, x->worker, collect_call, out);
+}
+
+static void run_calls_free(run_calls *v)
+{
+    for (size_t i = 0; i < v->len; i++) {
+        free(v->items[i].root);
+        free(v->items[i].caller);
+        free(v->items[i].args);
+    }
+    ol_vec_free(v);
+}
+
+/* Can the run's records name function fi: a function of the module, or a
+ * method of a class of the module? */
+static bool named_in_run(const ol_model *m, const ol_xref *x, uint32_t fi)
+{
+    if (!x->answering || !x->project || fi >= x->own->fn_count || !x->own->fns[fi].name)
+        return false;
+    uint32_t outer = m->functions.items[fi].outer_scope;
+    return outer == 0 || (outer != OL_NO_INDEX && m->scopes.items[outer].kind == OL_SCOPE_CLASS &&
+                          m->scopes.items[outer].parent == 0);
 }
 
 /* How many calls in the other files of the run reach function `rest` of
@@ -738,13 +771,14 @@ static void visit_caller(void *ctx, size_t file, const ol_sum_call *call)
 static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, size_t *grad_on, size_t *grad_off,
                           ol_run_site *sites)
 {
-    caller_visit v = {{0}, {0}, {0}, {0}, {0}};
-    ol_project_visit_callers(x->project, file, rest, x->worker, visit_caller, &v);
-    for (size_t i = 0; i < v.files.len; i++) {
-        bool off = v.off.items[i];
-        if (!off && v.roots.items[i] && depth > 0 && v.files.items[i] != file) {
+    run_calls v = {0};
+    run_calls_of(x, file, rest, &v);
+    for (size_t i = 0; i < v.len; i++) {
+        const run_call *c = &v.items[i];
+        bool off = c->grad_off;
+        if (!off && c->root && depth > 0 && c->file != file) {
             size_t on2 = 0, off2 = 0;
-            count_callers(x, v.files.items[i], v.roots.items[i], depth - 1, &on2, &off2, NULL);
+            count_callers(x, c->file, c->root, depth - 1, &on2, &off2, NULL);
             off = on2 == 0 && off2 > 0;
         }
         ++*(off ? grad_off : grad_on);
@@ -752,45 +786,20 @@ static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, 
             /* [0] the first call with autograd on, [1] off, [2] the most frequent */
             int slot = k == 0 ? (off ? 1 : 0) : 2;
             ol_run_site *site = &sites[slot];
-            uint8_t often = v.often.items[i];
+            uint8_t often = c->often;
             bool better = site->file == SIZE_MAX ||
                           (slot == 2 && often != site->often
                                ? often > site->often
-                               : v.files.items[i] < site->file ||
-                                     (v.files.items[i] == site->file && v.lines.items[i] < site->line));
+                               : c->file < site->file || (c->file == site->file && c->line < site->line));
             if (better) {
-                site->file = v.files.items[i];
-                site->line = v.lines.items[i];
+                site->file = c->file;
+                site->line = c->line;
                 site->often = often;
-                site->through = v.roots.items[i] != NULL && !v.off.items[i];
+                site->through = c->root != NULL && !c->grad_off;
             }
         }
     }
-    for (size_t i = 0; i < v.roots.len; i++)
-        free(v.roots.items[i]);
-    ol_vec_free(&v.files);
-    ol_vec_free(&v.roots);
-    ol_vec_free(&v.off);
-    ol_vec_free(&v.lines);
-    ol_vec_free(&v.often);
-}
-
-typedef struct use_visit {
-    OL_VEC(size_t) files;
-    OL_VEC(char *) quals;
-    OL_VEC(char *) callers;
-    OL_VEC(uint32_t) lines;
-    OL_VEC(uint8_t) uses;
-} use_visit;
-
-static void visit_use(void *ctx, size_t file, const ol_sum_call *call)
-{
-    use_visit *v = ctx;
-    ol_vec_push(&v->files, file);
-    ol_vec_push(&v->quals, ol_xstrndup(call->qual, strlen(call->qual)));
-    ol_vec_push(&v->callers, call->caller ? ol_xstrndup(call->caller, strlen(call->caller)) : NULL);
-    ol_vec_push(&v->lines, call->line);
-    ol_vec_push(&v->uses, call->use);
+    run_calls_free(&v);
 }
 
 size_t ol_run_call_records(ol_model *m, uint32_t fi, ol_run_use *out, size_t cap)
@@ -798,35 +807,20 @@ size_t ol_run_call_records(ol_model *m, uint32_t fi, ol_run_use *out, size_t cap
     if (!m->links || m->links->call != links_call)
         return 0;
     ol_xref *x = m->links->ctx;
-    if (!x->answering || !x->project || fi >= x->own->fn_count || !x->own->fns[fi].name)
+    if (!named_in_run(m, x, fi))
         return 0;
-    const ol_function *f = &m->functions.items[fi];
-    uint32_t outer = f->outer_scope;
-    if (outer != 0 && outer != OL_NO_INDEX &&
-        (m->scopes.items[outer].kind != OL_SCOPE_CLASS || m->scopes.items[outer].parent != 0))
-        return 0;
-    const char *rest = x->own->fns[fi].name;
-    use_visit v = {{0}, {0}, {0}, {0}, {0}};
-    ol_project_visit_callers(x->project, x->file, rest, x->worker, visit_use, &v);
+    run_calls v = {0};
+    run_calls_of(x, x->file, x->own->fns[fi].name, &v);
     size_t n = 0;
-    for (size_t i = 0; i < v.files.len; i++) {
-        if (n < cap) {
-            const char *path = ol_project_path(x->project, v.files.items[i]);
-            out[n].path = path ? ol_xstrndup(path, strlen(path)) : NULL;
-            out[n].line = v.lines.items[i];
-            out[n].use = v.uses.items[i];
-            out[n].caller = v.callers.items[i];
-            v.callers.items[i] = NULL;
-            n++;
-        }
-        free(v.quals.items[i]);
-        free(v.callers.items[i]);
+    for (size_t i = 0; i < v.len && n < cap; i++, n++) {
+        const char *path = ol_project_path(x->project, v.items[i].file);
+        out[n].path = path ? ol_xstrndup(path, strlen(path)) : NULL;
+        out[n].line = v.items[i].line;
+        out[n].use = v.items[i].use;
+        out[n].caller = v.items[i].caller;
+        v.items[i].caller = NULL;
     }
-    ol_vec_free(&v.files);
-    ol_vec_free(&v.quals);
-    ol_vec_free(&v.callers);
-    ol_vec_free(&v.lines);
-    ol_vec_free(&v.uses);
+    run_calls_free(&v);
     return n;
 }
 
@@ -836,20 +830,6 @@ void ol_run_uses_free(ol_run_use *uses, size_t n)
         free(uses[i].path);
         free(uses[i].caller);
     }
-}
-
-typedef struct args_visit {
-    OL_VEC(size_t) files;
-    OL_VEC(char *) quals;
-    OL_VEC(char *) args; /* NULL: the call passes no instance of a project class */
-} args_visit;
-
-static void visit_args(void *ctx, size_t file, const ol_sum_call *call)
-{
-    args_visit *v = ctx;
-    ol_vec_push(&v->files, file);
-    ol_vec_push(&v->quals, ol_xstrndup(call->qual, strlen(call->qual)));
-    ol_vec_push(&v->args, call->args ? ol_xstrndup(call->args, strlen(call->args)) : NULL);
 }
 
 /* The class in a record's args for `key` ("0", "predictor"), or NULL (malloc'd). */
@@ -883,13 +863,9 @@ static ol_sym param_run_class(ol_xref *x, uint32_t def)
     size_t slot = x->param_keys.len - 1;
     const ol_def *d = &m->defs.items[def];
     uint32_t fi = m->scopes.items[d->scope].function;
-    if (!x->answering || fi == OL_NO_INDEX || fi >= x->own->fn_count || !x->own->fns[fi].name)
+    if (fi == OL_NO_INDEX || !named_in_run(m, x, fi))
         return 0;
     const ol_function *f = &m->functions.items[fi];
-    uint32_t outer = f->outer_scope;
-    if (outer != 0 && outer != OL_NO_INDEX &&
-        (m->scopes.items[outer].kind != OL_SCOPE_CLASS || m->scopes.items[outer].parent != 0))
-        return 0;
     bool self = f->is_method && !f->is_staticmethod;
     if (self && d->index == 0)
         return 0; /* the receiver itself */
@@ -898,31 +874,25 @@ static ol_sym param_run_class(ol_xref *x, uint32_t def)
     char pos[16];
     snprintf(pos, sizeof pos, "%u", d->index - (self ? 1u : 0u));
     const char *name = ol_sym_str(m, d->name);
-    args_visit v = {{0}, {0}, {0}};
-    ol_project_visit_callers(x->project, x->file, rest, x->worker, visit_args, &v);
+    run_calls v = {0};
+    run_calls_of(x, x->file, rest, &v);
     char *found = NULL;
     bool agree = true;
-    for (size_t i = 0; i < v.files.len; i++) {
-        if (agree) {
-            char *cls = arg_class(v.args.items[i], pos);
-            if (!cls)
-                cls = arg_class(v.args.items[i], name);
-            /* one call that passes something else: the parameter holds more than one kind */
-            if (!cls || (found && strcmp(found, cls) != 0)) {
-                agree = false;
-                free(cls);
-            } else if (!found) {
-                found = cls;
-            } else {
-                free(cls);
-            }
+    for (size_t i = 0; i < v.len && agree; i++) {
+        char *cls = arg_class(v.items[i].args, pos);
+        if (!cls)
+            cls = arg_class(v.items[i].args, name);
+        /* one call that passes something else: the parameter holds more than one kind */
+        if (!cls || (found && strcmp(found, cls) != 0)) {
+            agree = false;
+            free(cls);
+        } else if (!found) {
+            found = cls;
+        } else {
+            free(cls);
         }
-        free(v.quals.items[i]);
-        free(v.args.items[i]);
     }
-    ol_vec_free(&v.files);
-    ol_vec_free(&v.quals);
-    ol_vec_free(&v.args);
+    run_calls_free(&v);
     /* named as the caller's file names it: only an absolute name means the
      * same from this file */
     if (agree && found && found[0] != '.')
@@ -951,13 +921,7 @@ bool ol_run_callers_at(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_o
     if (!m->links || m->links->call != links_call)
         return false;
     ol_xref *x = m->links->ctx;
-    if (!x->answering || !x->project || fi >= x->own->fn_count || !x->own->fns[fi].name)
-        return false;
-    const ol_function *f = &m->functions.items[fi];
-    /* a function of the module, or a method of a class of the module */
-    uint32_t outer = f->outer_scope;
-    if (outer != 0 && outer != OL_NO_INDEX &&
-        (m->scopes.items[outer].kind != OL_SCOPE_CLASS || m->scopes.items[outer].parent != 0))
+    if (!named_in_run(m, x, fi))
         return false;
     count_callers(x, x->file, x->own->fns[fi].name, CALLER_DEPTH, grad_on, grad_off, sites);
     for (int k = 0; sites && k < 3; k++)
@@ -966,34 +930,22 @@ bool ol_run_callers_at(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_o
     return true;
 }
 
-typedef struct gpu_visit {
-    OL_VEC(size_t) files;
-    OL_VEC(uint32_t) lines;
-} gpu_visit;
-
-static void visit_gpu_caller(void *ctx, size_t file, const ol_sum_call *call)
-{
-    gpu_visit *v = ctx;
-    if (!call->gpu)
-        return;
-    ol_vec_push(&v->files, file);
-    ol_vec_push(&v->lines, call->line);
-}
-
 /* Does a call of name `rest` of this file come from a file of the run that
  * puts data on an accelerator? The first such call in *site. */
 static bool gpu_caller_of(ol_xref *x, const char *rest, ol_run_site *site)
 {
-    gpu_visit v = {{0}, {0}};
-    ol_project_visit_callers(x->project, x->file, rest, x->worker, visit_gpu_caller, &v);
-    bool found = v.files.len > 0;
-    if (found) {
-        site->file = v.files.items[0];
-        site->line = v.lines.items[0];
+    run_calls v = {0};
+    run_calls_of(x, x->file, rest, &v);
+    bool found = false;
+    for (size_t i = 0; i < v.len && !found; i++) {
+        if (!v.items[i].gpu)
+            continue;
+        found = true;
+        site->file = v.items[i].file;
+        site->line = v.items[i].line;
         site->path = ol_project_path(x->project, site->file);
     }
-    ol_vec_free(&v.files);
-    ol_vec_free(&v.lines);
+    run_calls_free(&v);
     return found;
 }
 
@@ -1011,14 +963,10 @@ bool ol_run_gpu_user(ol_model *m, ol_run_site *site, const char **what)
     if (!x->answering || !x->project)
         return false;
     /* the module's functions and classes, and the methods of its classes */
-    for (size_t fi = 0; fi < m->functions.len && fi < x->own->fn_count; fi++) {
-        const ol_function *f = &m->functions.items[fi];
-        uint32_t outer = f->outer_scope;
-        bool top = outer == 0 || (outer != OL_NO_INDEX && m->scopes.items[outer].kind == OL_SCOPE_CLASS &&
-                                  m->scopes.items[outer].parent == 0);
-        const char *name = x->own->fns[fi].name;
-        if (!top || !name)
+    for (uint32_t fi = 0; fi < m->functions.len && fi < x->own->fn_count; fi++) {
+        if (!named_in_run(m, x, fi))
             continue;
+        const char *name = x->own->fns[fi].name;
         if (gpu_caller_of(x, name, site)) {
             *what = name;
             return true;

@@ -175,6 +175,20 @@ static void check(ol_check *c)
                                     "before the others are full");
         ol_diag_help(d, "use `torch.nn.parallel.DistributedDataParallel` (one process per GPU, launched with "
                         "torchrun)");
+        /* what it wraps, and that no device list narrows it */
+        ol_reasons why = {0};
+        ol_nid module = ol_call_arg(m, call->node, 0, "module");
+        if (module != OL_NONE) {
+            char *text = ol_node_str_short(m->tree, module);
+            ol_because(&why, m, module,
+                       "wraps `%s`: each forward scatters the batch over the GPUs and gathers every output on the "
+                       "first",
+                       text);
+            free(text);
+        }
+        if (ol_call_arg(m, call->node, 1, "device_ids") == OL_NONE)
+            ol_because(&why, m, call->node, "no `device_ids`: every GPU the process sees takes part");
+        ol_diag_because(d, m, &why);
     }
 }
 

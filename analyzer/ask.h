@@ -32,7 +32,7 @@
 
 #include "diag.h"
 #include "flows.h"
-#include "model.h"
+#include "eval.h"
 
 /* ---- reasons ------------------------------------------------------------------ */
 

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "model.h"
+#include "eval.h"
 
 /* How deep evaluation recurses before it answers "unknown". */
 #define EVAL_MAX_DEPTH 80

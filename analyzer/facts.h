@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "model.h"
+#include "eval.h"
 #include "steps.h"
 
 /* ol_same_text, ol_mentions, ol_text_hash (names.c) and ol_calls_in (model.c)

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval.h"
+
 /* The first node that names CUDA or torch.accelerator, or OL_NONE. */
 static ol_nid accelerator_node(ol_model *m)
 {

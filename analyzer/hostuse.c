@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "eval.h"
 #include "moves.h"
 
 /* names followed at most, one inside the other (also into the functions

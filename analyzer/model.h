@@ -428,7 +428,6 @@ typedef struct ol_model {
 
 #define OL_MODEL_MAX_DEPTH 2500
 
-void ol_model_build(ol_model *m, const ol_tree *t);
 /* The first half of ol_model_build (model.c): the walk that records scopes,
  * bindings, imports, functions, classes, loops and calls, and the call sites
  * of local functions that syntax alone shows; resolve.c does the rest. */
@@ -445,14 +444,6 @@ ol_sym ol_model_intern(ol_model *m, const char *s);
 ol_sym ol_node_sym(ol_model *m, ol_nid identifier);
 const char *ol_sym_str(const ol_model *m, ol_sym s);
 
-/* Value of an expression, at its own position. */
-ol_val ol_eval(ol_model *m, ol_nid expr);
-/* Value a def binds. */
-ol_val ol_def_value(ol_model *m, uint32_t def);
-/* Full dotted name an expression refers to (`T.cuda.amp.autocast` ->
- * "torch.cuda.amp.autocast"), or NULL. */
-const char *ol_qualname(ol_model *m, ol_nid expr);
-
 /* Defs of `name` that may reach position `at` (inside scope `scope`).
  * Returns the count written to out (at most cap). */
 /* The defs of one (scope, name) chain, the one ol_scope_defs() returns the
@@ -465,10 +456,6 @@ size_t ol_reaching_defs(ol_model *m, uint32_t scope, ol_sym name, ol_nid at, uin
 /* First def of a name in a scope, or OL_NO_INDEX (then follow ol_def.next). */
 uint32_t ol_scope_defs(const ol_model *m, uint32_t scope, ol_sym name);
 
-/* Is autograd disabled at this node (no_grad, inference_mode,
- * set_grad_enabled(False or a condition), a no-grad decorator, a Lightning
- * eval hook, or a function only ever called under one of these)? */
-bool ol_grad_disabled(ol_model *m, ol_nid n);
 /* How often code runs (ask.h's question; facts.c answers it within a file). */
 typedef enum ol_often {
     OL_ONCE,       /* module code, `__init__`, a smoke test under the main guard */
@@ -519,49 +506,9 @@ typedef struct ol_grad_local {
     uint32_t function;     /* the function whose mode it is, or OL_NO_INDEX at module level */
 } ol_grad_local;
 
-/* Why ol_grad_disabled answers as it does at n, within this file. */
-void ol_grad_explain(ol_model *m, ol_nid n, ol_grad_local *out);
-/* The function whose callers decide the grad mode at n: n's function when no
- * context, statement, decorator or framework hook of the file decides it
- * (its callers in the file do, or it has none); else OL_NO_INDEX. */
-uint32_t ol_grad_root(ol_model *m, ol_nid n);
-/* The functions of the file that nothing in it calls and whose callers, in
- * other files, decide the grad mode in function fi: fi's callers in the
- * file are followed up to them. Fills *tops (malloc'd, *n entries) and
- * returns true when every path up from fi with autograd on ends at one of
- * them; false when the file itself runs fi with autograd on somewhere (a
- * context, a decorator, module code) or a path is too deep. */
-bool ol_grad_tops(ol_model *m, uint32_t fi, uint32_t **tops, size_t *n);
-/* Innermost autocast context around a node, or OL_NO_INDEX. */
-uint32_t ol_autocast_at(const ol_model *m, ol_nid n);
-/* Innermost except-clause context around a node, or OL_NO_INDEX. */
-uint32_t ol_except_at(const ol_model *m, ol_nid n);
-
 /* Enclosing function of a node, or OL_NO_INDEX (module level). */
 uint32_t ol_function_of(const ol_model *m, ol_nid n);
-/* The value a name is bound to by `name = <value>`, when that is the only
- * binding reaching it (no unpacking, no star), unwrapped of parentheses;
- * OL_NONE otherwise. */
-ol_nid ol_bound_value(ol_model *m, ol_nid name);
-bool ol_class_is_module(ol_model *m, uint32_t cls);
-/* Is the module answer for cls a guess (a base that cannot be seen, and a
- * forward())? Another file of the run may show that base. */
-bool ol_class_module_guessed(ol_model *m, uint32_t cls);
-/* Does class cls, or a base of this file it inherits from, define
- * `__call__`? Then calling an instance runs that, not nn.Module's. */
-bool ol_class_defines_call(ol_model *m, uint32_t cls);
-bool ol_class_is_lightning(ol_model *m, uint32_t cls);
-ol_hook ol_function_hook(ol_model *m, uint32_t fn);
 
-/* A loop that draws batches: it iterates a loader (also through enumerate,
- * tqdm, zip, ...) or runs backward() / an optimizer step each iteration. */
-bool ol_loop_is_data_loop(ol_model *m, uint32_t loop);
-/* A loop whose iterable is a loader (also through enumerate, tqdm, zip, ...). */
-bool ol_loop_draws_batches(ol_model *m, uint32_t loop);
-
-/* Kind tests used by rules. */
-bool ol_val_is_graph(ol_val v);
-bool ol_is_optimizer_expr(ol_model *m, ol_nid expr);
 /* The call at node n (OL_NO_INDEX if n is not a call). */
 static inline uint32_t ol_call_at(const ol_model *m, ol_nid n)
 {
@@ -569,34 +516,7 @@ static inline uint32_t ol_call_at(const ol_model *m, ol_nid n)
 }
 /* Argument of a call by position (0-based, positional only) or keyword. */
 ol_nid ol_call_arg(const ol_model *m, ol_nid call, int position, const char *keyword);
-/* The argument call site c passes for parameter def d of function f (`self.m(a)`
- * passes a as the second parameter), or OL_NONE; *splat tells whether a `*args`
- * or `**kwargs` came first, after which positions are unknown. */
-ol_nid ol_callsite_arg(ol_model *m, const ol_function *f, const ol_call *c, const ol_def *d, bool *splat);
-/* True when the call's callee resolves to one of the dotted names given
- * (NULL-terminated list). */
-bool ol_call_is(ol_model *m, ol_nid call, const char *const *quals);
 
-/* The function of this file a call runs (`f(x)`, `self.step(b)`,
- * `meter.update(v)` for a local class), or OL_NO_INDEX. */
-uint32_t ol_callee_function(ol_model *m, ol_nid call);
-/* A method that local class ci inherits from a class of another file of the
- * project (through the links): true with the base's dotted name and what
- * calling the method returns. */
-bool ol_inherited_method(ol_model *m, uint32_t ci, ol_sym method, ol_sym *base_qual, ol_val *out);
-/* What function fi returns, all its returns joined. */
-ol_val ol_function_result(ol_model *m, uint32_t fi);
-/* Element `index` (key NULL) or `key` of the tuples or dicts function fi
- * returns; false when some return cannot be read element by element. */
-bool ol_function_element(ol_model *m, uint32_t fi, int index, const char *key, ol_val *out);
-/* The stores `name["key"] = value` into the dict literal that def binds,
- * found in its scope: writes up to cap (key string, value) node pairs and
- * returns how many, or (size_t)-1 when the dict may change otherwise (a
- * computed key, `update()`, passed to a call, held by another name, the
- * name bound again) or there are more. */
-size_t ol_dict_stores(ol_model *m, uint32_t def, ol_nid *keys, ol_nid *values, size_t cap);
-/* Least upper bound of two possible values. */
-ol_val ol_val_join(ol_val a, ol_val b);
 /* Forgets every memoized value and verdict (after the links changed what
  * they may answer). */
 void ol_model_forget(ol_model *m);

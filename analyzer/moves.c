@@ -12,6 +12,8 @@
 
 #include <string.h>
 
+#include "eval.h"
+
 static const char *const DEVICE_WORDS[] = {"device", "dev", "gpu", "cuda", "rank", "local_rank", NULL};
 
 static bool gpu_string(const char *s, uint32_t len)

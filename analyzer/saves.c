@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dataflow.h"
+#include "eval.h"
 #include "hardware.h"
 #include "util.h"
 

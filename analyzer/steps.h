@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model.h"
+#include "eval.h"
 
 /* The expression whose graph a backward-like call consumes (`x.backward()`,
  * `scaler.scale(x).backward()`, `accelerator.backward(x)`,

@@ -20,7 +20,7 @@
 #include "dataflow.h"
 #include "diag.h"
 #include "facts.h"
-#include "model.h"
+#include "eval.h"
 
 #define OL_DOCS_URL "https://github.com/oomlint/oomlint/blob/main/docs/rules/"
 

@@ -347,6 +347,15 @@ int fsync(int fd)
 """
 
 
+def default_stop_signals():
+    """In the child before exec: the signals the tests send take their
+    default action, as in a terminal's process. A runner started in the
+    background of a script (`make test &`) has SIGINT ignored, the child
+    would inherit that, and oomlint keeps an ignored signal ignored (nohup)."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def signal_mid_write(ws, args, sig, group, extra_env=None):
     """Runs oomlint with the slow-sync shim, sends sig once its temporary file
     exists (to the process group, as a terminal's Ctrl-C does, or to the one
@@ -365,7 +374,8 @@ def signal_mid_write(ws, args, sig, group, extra_env=None):
     env = dict(os.environ, LD_PRELOAD=lib, SHIM_READY=ready, NO_COLOR="1",
                ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=0", **(extra_env or {}))
     proc = subprocess.Popen([harness.BIN, *args], cwd=os.path.join(ws.path, "src"), env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=default_stop_signals)
     deadline = time.time() + 60
     while not os.path.exists(ready):
         assert proc.poll() is None, f"oomlint ended before writing: {proc.returncode} {proc.stderr.read()}"
@@ -475,7 +485,8 @@ def _():
                 with open(os.path.join(tree, f"m{i}.py"), "w") as f:
                     f.write(LOAD)
             return subprocess.Popen([harness.BIN, "--isolated", "--fix", "-j", "4", "."], cwd=tree, env=env,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                                    preexec_fn=default_stop_signals)
 
         # how long a whole run takes here, to spread the signals over it
         began = time.time()

@@ -1381,6 +1381,7 @@ static bool wrapper_call(ol_model *m, mode_cache *mc, uint32_t ci, bool *local, 
 typedef struct reported {
     ol_nid region;
     char *model;
+    size_t diag; /* its finding's index in the check's output */
 } reported;
 
 typedef OL_VEC(reported) reported_vec;
@@ -1514,8 +1515,14 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
                                                                                                   : anchor;
     char *key = model_key(m, call->callee, fn);
     bool dup = false;
-    for (size_t k = 0; k < seen->len && !dup; k++)
-        dup = seen->items[k].region == region && strcmp(seen->items[k].model, key) == 0;
+    size_t other = SIZE_MAX; /* a finding of another model in the same loop or function */
+    for (size_t k = 0; k < seen->len && !dup; k++) {
+        if (seen->items[k].region != region)
+            continue;
+        dup = strcmp(seen->items[k].model, key) == 0;
+        if (other == SIZE_MAX)
+            other = k;
+    }
     if (dup) {
         free(key);
         free(where);
@@ -1532,7 +1539,20 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
         ol_fix_free(fix);
         return;
     }
-    reported r = {region, key};
+    /* a second model in a loop or function already reported: one finding
+     * for the loop, naming both (the same fix guards them) */
+    if (other != SIZE_MAX && region != call->node && seen->items[other].diag < c->out->len) {
+        char *callee = ol_node_str_short(t, call->callee);
+        ol_reasons also = {0};
+        ol_because(&also, m, call->node, "`%s(...)` runs here too, with autograd on", callee);
+        ol_diag_because(&c->out->items[seen->items[other].diag], m, &also);
+        free(callee);
+        free(key);
+        free(where);
+        ol_fix_free(fix);
+        return;
+    }
+    reported r = {region, key, SIZE_MAX};
     ol_vec_push(seen, r);
     ol_vec_push(sites, call->node);
     char *callee = ol_node_str_short(t, call->callee);
@@ -1589,6 +1609,7 @@ static void report_site(ol_check *c, const ol_call *call, uint32_t fn, bool wrap
         d = ol_report_node(c, call->node, "`%s(...)` evaluates held-out data, and %s", callee, tail);
         break;
     }
+    ol_vec_last(seen).diag = c->out->len - 1; /* d is the finding just made */
     /* what makes it evaluation, and whether that rests on a name */
     char *label = fn != OL_NO_INDEX ? ol_node_str(t, ol_field(t, m->functions.items[fn].node, OL_F_name)) : NULL;
     switch (ev) {
@@ -1715,7 +1736,8 @@ const ol_rule ol_rule_oom201 = {
             "`model.eval()` until `model.train()` (also `net = model.eval()`), in loops over "
             "validation or test loaders, on held-out data inside a training loop, for sample images, "
             "and for a model that the surrounding training code does not train (a distillation "
-            "teacher put in eval mode and not frozen). Each evaluation loop is its own finding; "
+            "teacher put in eval mode and not frozen). Each evaluation loop is its own finding, "
+            "naming every model it runs with autograd on; "
             "helpers that run the model (`predict(model, x)`, also from another file of the run, or "
             "`extract(model, query_loader)` after `model.eval()`) are flagged where evaluation code calls "
             "them, as is a call of another file's evaluation function that its own file only calls "

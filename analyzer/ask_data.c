@@ -51,9 +51,10 @@ static ol_nid loop_moves_def(ol_model *m, uint32_t li, uint32_t di)
     ol_nid body = m->loops.items[li].body;
     if (body == OL_NONE)
         return OL_NONE;
-    for (size_t i = 0; i < m->calls.len; i++) {
+    size_t first, end = ol_calls_in(m, body, &first);
+    for (size_t i = first; i < end; i++) {
         const ol_call *c = &m->calls.items[i];
-        if (c->node < body || c->node >= m->subtree_end[body] || c->receiver == OL_NONE)
+        if (c->receiver == OL_NONE)
             continue;
         ol_nid base = ol_chain_base(m, c->receiver);
         if (ol_kind_of(t, base) != OL_N_identifier || ol_node_sym(m, base) != m->defs.items[di].name ||

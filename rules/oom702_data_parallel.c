@@ -113,18 +113,67 @@ static bool bound_between(ol_model *m, uint32_t from, uint32_t to, ol_sym name)
  * before anything runs? Then nothing is scattered or gathered. A name used
  * in another scope, passed on, returned, stored or called keeps the
  * finding. */
-static bool wrapper_only_unwrapped(ol_model *m, ol_nid call)
+/* The names of the file that some code unwraps (`X.module`): only a
+ * wrapper bound to one of them can be one only unwrapped. Found in one pass
+ * per file, so that a file of many wrappers costs no walk per wrapper. */
+typedef struct unwrapped_names {
+    ol_sym *items;
+    size_t len, cap;
+} unwrapped_names;
+
+static void find_unwrapped_names(ol_model *m, unwrapped_names *out)
 {
     const ol_tree *t = m->tree;
-    uint32_t di = OL_NO_INDEX;
-    for (uint32_t i = 0; i < m->defs.len && di == OL_NO_INDEX; i++) {
-        const ol_def *d = &m->defs.items[i];
-        if (d->kind == OL_DEF_ASSIGN && d->path_len == 0 && d->value != OL_NONE &&
-            ol_kind_of(t, d->target) == OL_N_identifier && ol_method_chain_holds(m, d->value, call))
-            di = i;
+    ol_sym module = ol_model_intern(m, "module");
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
+        if (ol_kind_of(t, n) != OL_N_attribute)
+            continue;
+        ol_nid attr = ol_field(t, n, OL_F_attribute), obj = ol_field(t, n, OL_F_object);
+        if (attr == OL_NONE || obj == OL_NONE || ol_kind_of(t, obj) != OL_N_identifier ||
+            ol_node_sym(m, attr) != module)
+            continue;
+        ol_sym name = ol_node_sym(m, obj);
+        bool have = false;
+        for (size_t i = 0; i < out->len && !have; i++)
+            have = out->items[i] == name;
+        if (!have)
+            ol_vec_push(out, name);
     }
+}
+
+/* The binding `name = <chain holding call>` the call's statement makes
+ * (`model = nn.DataParallel(net).to(dev)`), or OL_NO_INDEX. */
+static uint32_t wrapper_def(ol_model *m, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid stmt = ol_statement_of(t, call);
+    ol_nid a = stmt != OL_NONE ? ol_first_named(t, stmt) : OL_NONE;
+    if (a == OL_NONE || ol_kind_of(t, a) != OL_N_assignment)
+        return OL_NO_INDEX;
+    ol_nid left = ol_field(t, a, OL_F_left);
+    if (left == OL_NONE || ol_kind_of(t, left) != OL_N_identifier)
+        return OL_NO_INDEX;
+    for (uint32_t i = ol_scope_defs(m, m->node_scope[left], ol_node_sym(m, left)); i != OL_NO_INDEX;
+         i = m->defs.items[i].next) {
+        const ol_def *d = &m->defs.items[i];
+        if (d->target == left && d->kind == OL_DEF_ASSIGN && d->path_len == 0 && d->value != OL_NONE &&
+            ol_method_chain_holds(m, d->value, call))
+            return i;
+    }
+    return OL_NO_INDEX;
+}
+
+static bool wrapper_only_unwrapped(ol_model *m, ol_nid call, const unwrapped_names *names)
+{
+    const ol_tree *t = m->tree;
+    uint32_t di = wrapper_def(m, call);
     if (di == OL_NO_INDEX)
         return false;
+    bool named = false;
+    for (size_t i = 0; i < names->len && !named; i++)
+        named = names->items[i] == m->defs.items[di].name;
+    if (!named)
+        return false; /* nothing takes its `.module` */
     const ol_def *d = &m->defs.items[di];
     const ol_scope *sc = &m->scopes.items[d->scope];
     if (sc->kind == OL_SCOPE_CLASS)
@@ -162,13 +211,21 @@ static bool wrapper_only_unwrapped(ol_model *m, ol_nid call)
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
+    unwrapped_names names = {0};
+    bool names_found = false;
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
         static const char *const DATA_PARALLEL[] = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
                                                     "torch.nn.parallel.data_parallel.DataParallel", NULL};
         if (!ol_call_is(m, call->node, DATA_PARALLEL))
             continue;
-        if (one_device(m, call->node) || without_cuda(m, call->node) || wrapper_only_unwrapped(m, call->node))
+        if (one_device(m, call->node) || without_cuda(m, call->node))
+            continue;
+        if (!names_found) {
+            find_unwrapped_names(m, &names);
+            names_found = true;
+        }
+        if (wrapper_only_unwrapped(m, call->node, &names))
             continue;
         ol_diag *d = ol_report_node(c, call->node,
                                     "`DataParallel` gathers every output on the first GPU, which runs out of memory "
@@ -190,6 +247,7 @@ static void check(ol_check *c)
             ol_because(&why, m, call->node, "no `device_ids`: every GPU the process sees takes part");
         ol_diag_because(d, m, &why);
     }
+    ol_vec_free(&names);
 }
 
 const ol_rule ol_rule_oom702 = {

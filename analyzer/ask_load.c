@@ -262,6 +262,7 @@ typedef struct load_uses {
     nid_list *keys;       /* per def: the string keys of those reads */
     nid_list *receivers;  /* per def: what its uses restore into (`model`, `optimizer`), a few */
     uint32_t *def_of_target; /* per node, see load_def */
+    size_t count;            /* the entries of each per-def array (the model may be freed first) */
 } load_uses;
 
 static void load_uses_build(ol_model *m, load_uses *lu)
@@ -274,6 +275,7 @@ static void load_uses_build(ol_model *m, load_uses *lu)
     lu->restores = ol_xcalloc(m->defs.len + 1, sizeof(bool));
     lu->keys = ol_xcalloc(m->defs.len + 1, sizeof(nid_list));
     lu->receivers = ol_xcalloc(m->defs.len + 1, sizeof(nid_list));
+    lu->count = m->defs.len + 1;
     lu->def_of_target = ol_xcalloc(t->nodes.len + 1, sizeof(uint32_t));
     /* the last def of a target wins, as a scan of its chain would find */
     for (size_t d = 0; d < m->defs.len; d++)
@@ -982,7 +984,6 @@ typedef struct ol_door_load {
 static void door_load_free(void *p)
 {
     ol_door_load *dl = p;
-    ol_model *m = dl->m;
     save_vec saves = dl->saves;
     load_uses lu = dl->lu;
     host_reads hr = dl->hr;
@@ -999,7 +1000,7 @@ static void door_load_free(void *p)
     free(lu.not_host_state);
     free(lu.not_key);
     free(lu.restores);
-    for (size_t i = 0; lu.keys && i < m->defs.len + 1; i++) {
+    for (size_t i = 0; lu.keys && i < lu.count; i++) {
         ol_vec_free(&lu.keys[i]);
         ol_vec_free(&lu.receivers[i]);
     }

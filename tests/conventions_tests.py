@@ -511,12 +511,16 @@ def _():
             assert r.returncode == 2 and why in r.stderr, (args, r.returncode, r.stderr)
         assert files() == before, sorted(set(files()) ^ set(before))
 
-        r = subprocess.run(["make", "--no-print-directory", "rule"], cwd=repo, capture_output=True, text=True)
+        # a plain build of the copy, as a contributor's shell runs it: not the variables of a make
+        # this suite may run under (`make check` passes SANITIZE=1 down through MAKEFLAGS)
+        plain = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "SANITIZE")}
+        r = subprocess.run(["make", "--no-print-directory", "rule"], cwd=repo, capture_output=True, text=True,
+                           env=plain)
         assert r.returncode != 0 and "usage: make rule CODE=" in r.stderr, r
         # through make, as its users run it: a summary with a quote reaches the script whole
         r = subprocess.run(["make", "--no-print-directory", "rule", f"CODE={code}", f"NAME={name}",
                             "SUMMARY=Calls of the scaffold's placeholder."], cwd=repo, capture_output=True,
-                           text=True, timeout=900)
+                           text=True, timeout=900, env=plain)
         assert r.returncode == 0, f"{r.stdout}\n{r.stderr}"
         assert "warning:" not in r.stdout + r.stderr, f"the skeleton does not build warning-free:\n{r.stderr}"
         source = f"rules/{code.lower()}_{name.replace('-', '_')}.c"

@@ -1035,6 +1035,20 @@ bool ol_project_may_define(ol_project *p, size_t file, const char *part, const c
 
 /* ---- saves across the project ------------------------------------------------------- */
 
+/* Builds file i's summary unless its saves and calls are known already,
+ * which publishes them. */
+static void summarize_if_unknown(ol_project *p, size_t i, void *worker)
+{
+    pthread_mutex_lock(&p->lock);
+    bool known = p->files[i].saves_known;
+    pthread_mutex_unlock(&p->lock);
+    if (!known) {
+        ol_file_summary *s = ol_project_acquire(p, i, worker);
+        if (s)
+            ol_file_summary_release(s);
+    }
+}
+
 /* Summarizes every other file that calls a save and whose saves are not
  * known yet: the records the visitor below reads are made with a file's
  * summary. */
@@ -1043,14 +1057,7 @@ static void make_saves_known(ol_project *p, size_t self, void *worker)
     for (size_t i = 0; i < p->count; i++) {
         if (i == self || !calls_save(p, i))
             continue;
-        pthread_mutex_lock(&p->lock);
-        bool known = p->files[i].saves_known;
-        pthread_mutex_unlock(&p->lock);
-        if (!known) {
-            ol_file_summary *s = ol_project_acquire(p, i, worker);
-            if (s)
-                ol_file_summary_release(s);
-        }
+        summarize_if_unknown(p, i, worker);
     }
 }
 
@@ -1273,14 +1280,7 @@ static void make_callers_known(ol_project *p, size_t file, const char *rest, voi
         for (size_t k = 0; k < todo.len; k++) {
             size_t i = todo.items[k];
             tried[i] = true;
-            pthread_mutex_lock(&p->lock);
-            bool known = p->files[i].saves_known;
-            pthread_mutex_unlock(&p->lock);
-            if (!known) {
-                ol_file_summary *s = ol_project_acquire(p, i, worker);
-                if (s)
-                    ol_file_summary_release(s);
-            }
+            summarize_if_unknown(p, i, worker);
         }
         todo.len = 0;
         /* the records that wait on a file whose name can still become rest */

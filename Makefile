@@ -194,14 +194,14 @@ CFLAGS_OURS := -std=c11 $(OPT) $(WARN) $(SANFLAGS) $(STRICT) -D_POSIX_C_SOURCE=2
 # server, the probe, explain) see the linter and themselves; the program's
 # entry (cli/) sees them all. Nothing in analyzer/ or rules/ can include a
 # tool's header.
-INC_analyzer = -Ianalyzer -Irules
-INC_rules = -Irules -Ianalyzer
-INC_server = -Iserver -Ianalyzer -Irules
-INC_probe = -Iprobe -Ianalyzer -Irules
-INC_explain = -Iexplain -Ianalyzer -Irules
-INC_cli = -Icli -Ianalyzer -Irules -Iserver -Iprobe -Iexplain -I$(GEN)
-INC_tests = -Ianalyzer -Irules -Iserver -Iprobe -Iexplain
-INC_fuzz = -Ifuzz -Ianalyzer -Irules -Iexplain
+INC_analyzer = -Ianalyzer -Ianalyzer/public -Irules
+INC_rules = -Irules -Ianalyzer/public
+INC_server = -Iserver -Ianalyzer -Ianalyzer/public -Irules
+INC_probe = -Iprobe -Ianalyzer -Ianalyzer/public -Irules
+INC_explain = -Iexplain -Ianalyzer -Ianalyzer/public -Irules
+INC_cli = -Icli -Ianalyzer -Ianalyzer/public -Irules -Iserver -Iprobe -Iexplain -I$(GEN)
+INC_tests = -Ianalyzer -Ianalyzer/public -Irules -Iserver -Iprobe -Iexplain
+INC_fuzz = -Ifuzz -Ianalyzer -Ianalyzer/public -Irules -Iexplain
 INC_build = -Ianalyzer -Iprobe
 dir_inc = $(INC_$(firstword $(subst /, ,$(1))))
 # Third-party code is built with its own expectations, not our warning set.

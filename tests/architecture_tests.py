@@ -338,7 +338,8 @@ def _():
     cc = os.environ.get("CC", "cc")
     # a call of a function no public header declares is an error, not C's implicit declaration
     r = subprocess.run([cc, "-std=c11", "-fsyntax-only", "-Werror=implicit-function-declaration",
-                        "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE", "-Irules", f"-I{PUBLIC}"] + rules, cwd=ROOT, capture_output=True, text=True, timeout=600)
+                        "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE", "-Irules", f"-I{PUBLIC}"] + rules,
+                       cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, f"{cc} -fsyntax-only -Irules -I{PUBLIC} rules/*.c:\n{r.stderr[:4000]}"
 
 

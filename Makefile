@@ -190,20 +190,24 @@ CFLAGS_OURS := -std=c11 $(OPT) $(WARN) $(SANFLAGS) $(STRICT) -D_POSIX_C_SOURCE=2
 	-I$(TS_DIR)/vendor/tree-sitter/lib/include $(CJSON_CFLAGS) -MMD -MP
 # What each folder may include: the architecture, held by the include path.
 # The linter (analyzer/) sees its rules' registry; the rules see rule.h and
-# the engine's public headers; the tools built on the linter (the language
-# server, the probe, explain) see the linter and themselves; the program's
-# entry (cli/) sees them all. Nothing in analyzer/ or rules/ can include a
-# tool's header.
-INC_analyzer = -Ianalyzer -Irules
-INC_rules = -Irules -Ianalyzer
-INC_server = -Iserver -Ianalyzer -Irules
-INC_probe = -Iprobe -Ianalyzer -Irules
-INC_explain = -Iexplain -Ianalyzer -Irules
-INC_cli = -Icli -Ianalyzer -Irules -Iserver -Iprobe -Iexplain -I$(GEN)
-INC_tests = -Ianalyzer -Irules -Iserver -Iprobe -Iexplain
-INC_fuzz = -Ifuzz -Ianalyzer -Irules -Iexplain
+# the engine's public headers alone (analyzer/public/: the door and the
+# rule-facing half of each header rule.h reaches, which the engine's header
+# of the same name in analyzer/ includes; the others find the private one
+# first); the tools built on the linter (the language server, the probe,
+# explain) see the linter and themselves; the program's entry (cli/) sees
+# them all. Nothing in analyzer/ or rules/ can include a tool's header.
+INC_analyzer = -Ianalyzer -Ianalyzer/public -Irules
+INC_rules = -Irules -Ianalyzer/public
+INC_server = -Iserver -Ianalyzer -Ianalyzer/public -Irules
+INC_probe = -Iprobe -Ianalyzer -Ianalyzer/public -Irules
+INC_explain = -Iexplain -Ianalyzer -Ianalyzer/public -Irules
+INC_cli = -Icli -Ianalyzer -Ianalyzer/public -Irules -Iserver -Iprobe -Iexplain -I$(GEN)
+INC_tests = -Ianalyzer -Ianalyzer/public -Irules -Iserver -Iprobe -Iexplain
+INC_fuzz = -Ifuzz -Ianalyzer -Ianalyzer/public -Irules -Iexplain
 INC_build = -Ianalyzer -Iprobe
 dir_inc = $(INC_$(firstword $(subst /, ,$(1))))
+# A rule that calls an engine function no public header declares does not build.
+$(OUT)/obj/rules/%.o: CFLAGS_OURS += -Werror=implicit-function-declaration
 # Third-party code is built with its own expectations, not our warning set.
 CFLAGS_VENDOR := -std=gnu11 $(OPT) $(SANFLAGS) -w -D_DEFAULT_SOURCE $(TARGET_CFLAGS)
 LDLIBS := $(CJSON_LIBS) -lpthread $(if $(filter %-macos,$(TARGET)),,-ldl) -lm $(TARGET_LIBS)

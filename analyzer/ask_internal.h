@@ -6,6 +6,10 @@
 #define OL_ASK_INTERNAL_H
 
 #include "ask.h"
+/* the engine's halves of what public/ask.h includes (their rule-facing halves) */
+#include "diag.h"
+#include "eval.h"
+#include "flows.h"
 #include "util.h"
 
 /* A function's run-wide grad mode, once asked. */

@@ -1,28 +1,22 @@
 /*
- * eval.h - the evaluator: what an expression holds (ol_eval), what a call
- * calls (ol_qualname, ol_call_is, the known callables of callables.c), the
- * classes of the file (classes.c), what a container holds (elements.c),
- * grad mode and autocast at a node (grad.c), and the model's last steps,
- * which need values (resolve.c). It sits above the model and the dataflow
- * (model.h, dataflow.h) and below the facts (facts.h): see the engine's
- * layers in docs/how-it-works.md.
+ * eval.h - the declarations of this part of the engine that only the
+ * engine uses: building the model's last steps, grad mode within one file
+ * and its explanation, the classes' module guesses. What rules may use of
+ * it is declared in public/eval.h, included here, so each thing is
+ * declared once and rules, whose include path holds only
+ * analyzer/public/, see only their half (docs/how-it-works.md).
  */
 #ifndef OL_EVAL_H
 #define OL_EVAL_H
 
+
 #include "model.h"
+
+#include "public/eval.h"
 
 /* Builds the model of a tree: model.c's walk (ol_model_bind), then the steps
  * that need values (resolve.c). */
 void ol_model_build(ol_model *m, const ol_tree *t);
-
-/* Value of an expression, at its own position. */
-ol_val ol_eval(ol_model *m, ol_nid expr);
-/* Value a def binds. */
-ol_val ol_def_value(ol_model *m, uint32_t def);
-/* Full dotted name an expression refers to (`T.cuda.amp.autocast` ->
- * "torch.cuda.amp.autocast"), or NULL. */
-const char *ol_qualname(ol_model *m, ol_nid expr);
 
 /* Is autograd disabled at this node (no_grad, inference_mode,
  * set_grad_enabled(False or a condition), a no-grad decorator, a Lightning
@@ -31,10 +25,12 @@ bool ol_grad_disabled(ol_model *m, ol_nid n);
 
 /* Why ol_grad_disabled answers as it does at n, within this file. */
 void ol_grad_explain(ol_model *m, ol_nid n, ol_grad_local *out);
+
 /* The function whose callers decide the grad mode at n: n's function when no
  * context, statement, decorator or framework hook of the file decides it
  * (its callers in the file do, or it has none); else OL_NO_INDEX. */
 uint32_t ol_grad_root(ol_model *m, ol_nid n);
+
 /* The functions of the file that nothing in it calls and whose callers, in
  * other files, decide the grad mode in function fi: fi's callers in the
  * file are followed up to them. Fills *tops (malloc'd, *n entries) and
@@ -42,61 +38,36 @@ uint32_t ol_grad_root(ol_model *m, ol_nid n);
  * them; false when the file itself runs fi with autograd on somewhere (a
  * context, a decorator, module code) or a path is too deep. */
 bool ol_grad_tops(ol_model *m, uint32_t fi, uint32_t **tops, size_t *n);
-/* Innermost autocast context around a node, or OL_NO_INDEX. */
-uint32_t ol_autocast_at(const ol_model *m, ol_nid n);
-/* Innermost except-clause context around a node, or OL_NO_INDEX. */
-uint32_t ol_except_at(const ol_model *m, ol_nid n);
 
-/* The value a name is bound to by `name = <value>`, when that is the only
- * binding reaching it (no unpacking, no star), unwrapped of parentheses;
- * OL_NONE otherwise. */
-ol_nid ol_bound_value(ol_model *m, ol_nid name);
-bool ol_class_is_module(ol_model *m, uint32_t cls);
 /* Is the module answer for cls a guess (a base that cannot be seen, and a
  * forward())? Another file of the run may show that base. */
 bool ol_class_module_guessed(ol_model *m, uint32_t cls);
+
 /* Does class cls, or a base of this file it inherits from, define
  * `__call__`? Then calling an instance runs that, not nn.Module's. */
 bool ol_class_defines_call(ol_model *m, uint32_t cls);
 bool ol_class_is_lightning(ol_model *m, uint32_t cls);
-ol_hook ol_function_hook(ol_model *m, uint32_t fn);
 
-/* A loop that draws batches: it iterates a loader (also through enumerate,
- * tqdm, zip, ...) or runs backward() / an optimizer step each iteration. */
-bool ol_loop_is_data_loop(ol_model *m, uint32_t loop);
 /* A loop whose iterable is a loader (also through enumerate, tqdm, zip, ...). */
 bool ol_loop_draws_batches(ol_model *m, uint32_t loop);
-
-/* Kind tests used by rules. */
-bool ol_val_is_graph(ol_val v);
 bool ol_is_optimizer_expr(ol_model *m, ol_nid expr);
 
-/* The argument call site c passes for parameter def d of function f (`self.m(a)`
- * passes a as the second parameter), or OL_NONE; *splat tells whether a `*args`
- * or `**kwargs` came first, after which positions are unknown. */
-ol_nid ol_callsite_arg(ol_model *m, const ol_function *f, const ol_call *c, const ol_def *d, bool *splat);
-/* True when the call's callee resolves to one of the dotted names given
- * (NULL-terminated list). */
-bool ol_call_is(ol_model *m, ol_nid call, const char *const *quals);
-
-/* The function of this file a call runs (`f(x)`, `self.step(b)`,
- * `meter.update(v)` for a local class), or OL_NO_INDEX. */
-uint32_t ol_callee_function(ol_model *m, ol_nid call);
 /* A method that local class ci inherits from a class of another file of the
  * project (through the links): true with the base's dotted name and what
  * calling the method returns. */
 bool ol_inherited_method(ol_model *m, uint32_t ci, ol_sym method, ol_sym *base_qual, ol_val *out);
-/* What function fi returns, all its returns joined. */
-ol_val ol_function_result(ol_model *m, uint32_t fi);
+
 /* Element `index` (key NULL) or `key` of the tuples or dicts function fi
  * returns; false when some return cannot be read element by element. */
 bool ol_function_element(ol_model *m, uint32_t fi, int index, const char *key, ol_val *out);
+
 /* The stores `name["key"] = value` into the dict literal that def binds,
  * found in its scope: writes up to cap (key string, value) node pairs and
  * returns how many, or (size_t)-1 when the dict may change otherwise (a
  * computed key, `update()`, passed to a call, held by another name, the
  * name bound again) or there are more. */
 size_t ol_dict_stores(ol_model *m, uint32_t def, ol_nid *keys, ol_nid *values, size_t cap);
+
 /* Least upper bound of two possible values. */
 ol_val ol_val_join(ol_val a, ol_val b);
 

@@ -1,14 +1,11 @@
 /*
- * util.h - small generic helpers used everywhere in oomlint.
- *
- * One growable-array macro family (OL_VEC) instead of ad-hoc realloc loops, a
- * string builder (ol_buf), a bump arena for per-file allocations, and a string
- * interner so the semantic model can compare names as integers. Allocation
- * failure is fatal (ol_oom prints and aborts): a linter that runs out of host
- * memory cannot report anything useful, and checking every small allocation
- * at every call site would hide the logic that matters.
- *
- * Nothing here holds global mutable state; every object is owned by its caller.
+ * util.h - the declarations of this part of the engine that only the
+ * engine uses: reading files and streams, the interner's table (rules
+ * intern through the model), where temporary files go, and the edit
+ * distance behind "did you mean". What rules may use of it is declared in
+ * public/util.h, included here, so each thing is declared once and rules,
+ * whose include path holds only analyzer/public/, see only their half
+ * (docs/how-it-works.md).
  */
 #ifndef OL_UTIL_H
 #define OL_UTIL_H
@@ -19,104 +16,22 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#if defined(__GNUC__)
-#define OL_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
-#define OL_NORETURN __attribute__((noreturn))
-#else
-#define OL_PRINTF(fmt, args)
-#define OL_NORETURN
-#endif
+#include "public/util.h"
 
-#define OL_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-
-OL_NORETURN void ol_oom(void);
-void *ol_xmalloc(size_t n);
-void *ol_xcalloc(size_t count, size_t size);
-void *ol_xrealloc(void *p, size_t n);
-char *ol_xstrdup(const char *s);
-char *ol_xstrndup(const char *s, size_t n);
-char *ol_xasprintf(const char *fmt, ...) OL_PRINTF(1, 2);
-
-/* Growable array: OL_VEC(int) v = {0}; ol_vec_push(&v, 3); ol_vec_free(&v); */
-#define OL_VEC(T) struct { T *items; size_t len, cap; }
-#define ol_vec_reserve(v, n)                                                        \
-    ((n) > (v)->cap ? ol_grow_((void **)&(v)->items, &(v)->cap, (n), sizeof(*(v)->items)) \
-                    : (void)0)
-#define ol_vec_push(v, x)                                                           \
-    (ol_vec_reserve((v), (v)->len + 1), (v)->items[(v)->len++] = (x))
-#define ol_vec_free(v) (free((v)->items), (v)->items = NULL, (v)->len = (v)->cap = 0)
-#define ol_vec_last(v) ((v)->items[(v)->len - 1])
-void ol_grow_(void **items, size_t *cap, size_t need, size_t elem_size);
-
-/* String builder; data is always NUL-terminated once anything was added. */
-typedef struct ol_buf {
-    char *data;
-    size_t len, cap;
-} ol_buf;
-
-void ol_buf_reserve(ol_buf *b, size_t extra);
-void ol_buf_add(ol_buf *b, const char *s, size_t n);
-void ol_buf_puts(ol_buf *b, const char *s);
-void ol_buf_putc(ol_buf *b, char c);
-void ol_buf_printf(ol_buf *b, const char *fmt, ...) OL_PRINTF(2, 3);
-void ol_buf_vprintf(ol_buf *b, const char *fmt, va_list ap) OL_PRINTF(2, 0);
-void ol_buf_clear(ol_buf *b);
-char *ol_buf_take(ol_buf *b); /* returns the string (never NULL), resets b */
-void ol_buf_free(ol_buf *b);
-
-/* Bump arena: many small allocations freed together. */
-typedef struct ol_arena_block ol_arena_block;
-typedef struct ol_arena {
-    ol_arena_block *head;
-} ol_arena;
-
-void *ol_arena_alloc(ol_arena *a, size_t n);
-char *ol_arena_strndup(ol_arena *a, const char *s, size_t n);
-char *ol_arena_printf(ol_arena *a, const char *fmt, ...) OL_PRINTF(2, 3);
-void ol_arena_free(ol_arena *a);
 /* Where temporary files go: $TMPDIR, or /tmp when it is unset or empty. */
 const char *ol_tmpdir(void);
-/* Bytes the arena holds (its blocks, headers included). */
-size_t ol_arena_bytes(const ol_arena *a);
-
-/* String interner: equal strings get equal ids; id 0 is reserved for "none". */
-typedef struct ol_interner {
-    uint32_t *slots;  /* hash table of ids (0 = empty) */
-    size_t slot_count;
-    OL_VEC(const char *) strings; /* id -> string (index 0 unused) */
-    OL_VEC(uint32_t) lengths;
-    ol_arena arena;
-} ol_interner;
-
 void ol_interner_init(ol_interner *in);
 uint32_t ol_intern(ol_interner *in, const char *s, size_t n);
 uint32_t ol_intern_cstr(ol_interner *in, const char *s);
+
 /* Returns the id of s if it was interned before, else 0 (interns nothing). */
 uint32_t ol_intern_find(const ol_interner *in, const char *s, size_t n);
 const char *ol_interned(const ol_interner *in, uint32_t id);
-size_t ol_interned_len(const ol_interner *in, uint32_t id);
 void ol_interner_free(ol_interner *in);
 
 /* Appends a reader's description of a read error: "no such file or
  * directory", "file is larger than the 64 MiB oomlint reads", ... */
 void ol_describe_read_error(ol_buf *out, int err, size_t max_bytes, const char *what);
-
-/* qsort that accepts an empty (even NULL) array. */
-void ol_sort(void *base, size_t count, size_t size, int (*cmp)(const void *, const void *));
-/* Comparison of two uint32_t, for ol_sort and bsearch. */
-int ol_cmp_u32(const void *a, const void *b);
-/* The first position of the ascending array items[0..n) whose value is not
- * below key (n when there is none). */
-size_t ol_lower_bound_u32(const uint32_t *items, size_t n, uint32_t key);
-
-/* Text helpers. */
-bool ol_str_has_prefix(const char *s, const char *prefix);
-bool ol_str_has_suffix(const char *s, const char *suffix);
-bool ol_mem_eq_cstr(const char *s, size_t n, const char *c);
-/* Case-insensitive ASCII comparison of n bytes. */
-bool ol_mem_ieq(const char *a, const char *b, size_t n);
-/* The first place `needle` occurs in s[0..n), ASCII case ignored, or NULL. */
-const char *ol_find_ci(const char *s, size_t n, const char *needle);
 
 /* Read errors that are no errno: the path names something other than a
  * regular file (reading a FIFO or a terminal would block, a device never
@@ -125,6 +40,7 @@ const char *ol_find_ci(const char *s, size_t n, const char *needle);
 #define OL_ERR_SOCKET (-102)
 #define OL_ERR_DEVICE (-103)
 #define OL_ERR_NOT_REGULAR (-104)
+
 /* The OL_ERR_* for a file mode that is neither a regular file nor a
  * directory, or 0. */
 int ol_file_type_error(unsigned mode);
@@ -143,6 +59,7 @@ int ol_read_stream(int fd, size_t max_bytes, char **out, size_t *out_len);
 /* Levenshtein distance between a (a_len bytes) and b (b_len bytes), for
  * "did you mean" suggestions; SIZE_MAX when either is longer than 64. */
 size_t ol_edit_distance(const char *a, size_t a_len, const char *b, size_t b_len);
+
 /* The one of names[0..count) that word (len bytes) most likely misspells:
  * the nearest within one edit for words of up to four letters, two up to
  * twelve, three beyond (the first of equals), else the only name that

@@ -6,9 +6,14 @@
  * instead, printed by `oomlint rule CODE`) and a check function. The check
  * reads the semantic model (model.h) and reports findings through the
  * ol_check context; it never walks the tree itself when the model already
- * has the fact. Adding a rule touches rules/ (its file and its line in
- * rules.def), fixtures/ and its references (analyzer/references.c); `make
- * rule` (scripts/add_rule.py) writes all of them.
+ * has the fact. A rule includes this header alone, and rules are compiled
+ * with rules/ and analyzer/public/ alone on their include path: for a rule
+ * the includes below are the door and the public halves of the engine's
+ * headers, and nothing else of the engine can be reached (the engine, which
+ * includes this for the registry, finds its own fuller headers first).
+ * Adding a rule touches rules/ (its file and its line in rules.def),
+ * fixtures/ and its references (analyzer/references.c); `make rule`
+ * (scripts/add_rule.py) writes all of them.
  */
 #ifndef OL_RULE_H
 #define OL_RULE_H

@@ -138,7 +138,7 @@ static void check(ol_check *c)
                                                    "it costs, with the names involved)");
         ol_diag_help(d, "TODO: say what to write instead, in one line");
         /* the facts the finding stands on, shown as its evidence: ask the
-         * door (ask.h), here how often the call runs */
+         * door (analyzer/public/ask.h), here how often the call runs */
         ol_reasons why = {{0}};
         ol_how_often(m, call->node, &why);
         if (why.len == 0)

@@ -7,7 +7,11 @@ calls in another, read with `nm` from the build) run one way.
   probe/     the probe             > tools built on the linter: may use analyzer/ and rules/,
   explain/   oomlint explain      /  not each other, not cli/
   analyzer/  the linter: may use rules/ (the registry), nothing above
-  rules/     one file per rule: include rule.h and nothing else
+  rules/     one file per rule: include rule.h and nothing else; compiled with
+             rules/ and analyzer/public/ alone on the include path, so rule.h
+             reaches only the engine's public headers (the door, the syntax
+             and model a rule walks, findings, the small utilities), and each
+             of those includes only its public neighbours
 
 and inside analyzer/, the engine's layers (syntax and model, the bindings'
 dataflow, the evaluator, the per-file facts, the whole-run summaries, the
@@ -64,9 +68,18 @@ ENGINE_BASE = {"analyzer/util", "analyzer/portable", "analyzer/diag", "analyzer/
 MAX_LINES = 2000
 
 
+# The engine's public headers: the rule-facing half of each header rules reach
+# (the private half of the same name in analyzer/ includes it), and the door.
+PUBLIC = "analyzer/public"
+
+
 def sources(folder):
-    d = os.path.join(ROOT, folder)
-    return sorted(os.path.join(folder, f) for f in os.listdir(d) if f.endswith((".c", ".h", ".def")))
+    """The sources of a folder and of its subfolders (analyzer/public/)."""
+    out = []
+    for d, _, files in os.walk(os.path.join(ROOT, folder)):
+        rel = os.path.relpath(d, ROOT)
+        out += [os.path.join(rel, f) for f in files if f.endswith((".c", ".h", ".def"))]
+    return sorted(out)
 
 
 def header_homes():
@@ -245,8 +258,8 @@ def _():
 
 def engine_layer_of_file(path):
     """The layer of a source or header of the tree (`eval_internal.h` is the
-    evaluator's, as eval.c is), or None."""
-    stem = os.path.splitext(path)[0]
+    evaluator's, as eval.c is, and public/eval.h too), or None."""
+    stem = os.path.splitext(path)[0].replace(PUBLIC + "/", "analyzer/")
     if stem.endswith("_internal"):
         stem = stem[: -len("_internal")]
     return engine_layer_of(stem)
@@ -254,11 +267,6 @@ def engine_layer_of_file(path):
 
 @test("architecture: the engine's files include no header of a higher layer (ENGINE_LAYERS)")
 def _():
-    homes = {}
-    for folder in ("analyzer", "rules"):
-        for path in sources(folder):
-            if path.endswith(".h"):
-                homes[os.path.basename(path)] = path
     bad = []
     for folder in ("analyzer", "rules"):
         for path in sources(folder):
@@ -266,9 +274,98 @@ def _():
             if layer is None:
                 continue
             for inc in includes(path):
-                header = homes.get(os.path.basename(inc))
+                header = resolve_include(path, inc)
                 above = engine_layer_of_file(header) if header else None
                 if above is not None and above > layer:
                     bad.append(f"{path} ({ENGINE_LAYERS[layer][0]}) includes {inc} ({ENGINE_LAYERS[above][0]}): "
                                f"an arrow up")
+    assert not bad, "\n".join(bad)
+
+
+def resolve_include(includer, inc):
+    """The file of the tree a quoted #include names, as the compiler finds it
+    for an engine or rule file: the includer's own folder first, then
+    analyzer/, analyzer/public/ and rules/ (the Makefile's order); None for a
+    system or generated header."""
+    for d in (os.path.dirname(includer), "analyzer", PUBLIC, "rules"):
+        path = os.path.normpath(os.path.join(d, inc))
+        if os.path.isfile(os.path.join(ROOT, path)):
+            return path
+    return None
+
+
+def public_headers():
+    d = os.path.join(ROOT, PUBLIC)
+    assert os.path.isdir(d), f"no {PUBLIC}/: the rules' headers are the engine's private ones"
+    return sorted(f for f in os.listdir(d) if f.endswith(".h"))
+
+
+@test("architecture: the public headers (analyzer/public/) include one another and no private header")
+def _():
+    bad = []
+    for name in public_headers():
+        path = f"{PUBLIC}/{name}"
+        for inc in includes(path):
+            if "/" in inc or not os.path.isfile(os.path.join(ROOT, PUBLIC, inc)):
+                bad.append(f"{path} includes {inc}, which is not a header of {PUBLIC}/")
+    with open(os.path.join(ROOT, "rules", "rule.h"), encoding="utf-8") as f:
+        for inc in INCLUDE.findall(f.read()):
+            if "/" in inc or not os.path.isfile(os.path.join(ROOT, PUBLIC, inc)):
+                bad.append(f"rules/rule.h includes {inc}, which is not a header of {PUBLIC}/")
+    assert not bad, "\n".join(bad)
+
+
+def make_variable(name):
+    """The words of a `NAME = ...` line of the Makefile."""
+    with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as f:
+        m = re.search(rf"^{name}\s*:?=(.*)$", f.read(), re.M)
+    assert m, f"the Makefile sets no {name}"
+    return m.group(1).split()
+
+
+@test("architecture: the rules' include path (INC_rules) is rules/ and analyzer/public/ alone")
+def _():
+    words = make_variable("INC_rules")
+    assert sorted(words) == ["-Ianalyzer/public", "-Irules"], (
+        f"INC_rules = {' '.join(words)}: a rule must reach the engine only through rule.h and {PUBLIC}/"
+        + (" (-Ianalyzer opens every private header to the rules)" if "-Ianalyzer" in words else ""))
+
+
+@test("architecture: every rule compiles with rules/ and analyzer/public/ alone on its include path")
+def _():
+    public_headers()
+    rules = [p for p in sources("rules") if p.endswith(".c")]
+    cc = os.environ.get("CC", "cc")
+    # a call of a function no public header declares is an error, not C's implicit declaration
+    r = subprocess.run([cc, "-std=c11", "-fsyntax-only", "-Werror=implicit-function-declaration",
+                        "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE", "-Irules", f"-I{PUBLIC}"] + rules,
+                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"{cc} -fsyntax-only -Irules -I{PUBLIC} rules/*.c:\n{r.stderr[:4000]}"
+
+
+PROTOTYPE = re.compile(r"^(?![#\s]|static\b|typedef\b|/?\*)[^;{}()]*?\b(ol_\w+)\s*\(", re.M)
+
+
+@test("architecture: each function the rules may call is declared once, in its public header")
+def _():
+    public = {}
+    for name in public_headers():
+        with open(os.path.join(ROOT, PUBLIC, name), encoding="utf-8") as f:
+            for fn in PROTOTYPE.findall(f.read()):
+                public[fn] = f"{PUBLIC}/{name}"
+    bad = []
+    for path in sources("analyzer") + sources("rules"):
+        if not path.endswith(".h") or path.startswith(PUBLIC + "/"):
+            continue
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            text = f.read()
+        for fn in PROTOTYPE.findall(text):
+            if fn in public:
+                bad.append(f"{path} declares {fn}, already declared in {public[fn]}")
+        # a private half includes its public half
+        name = os.path.basename(path)
+        if os.path.dirname(path) == "analyzer" and os.path.isfile(os.path.join(ROOT, PUBLIC, name)):
+            if f"public/{name}" not in INCLUDE.findall(text):
+                bad.append(f"{path} does not include public/{name}, its rule-facing half")
+    assert public, f"{PUBLIC}/ declares no function"
     assert not bad, "\n".join(bad)

@@ -20,8 +20,11 @@
  * JSON's evidence, SARIF's related locations and code flows, the language
  * server's related information.
  *
- * Rules include rule.h, which includes this; the engine's own headers
- * (eval.h, summary.h, hardware.h, ...) are not on the rules' include path.
+ * Rules include rule.h, which includes this; the whole door is declared in
+ * analyzer/public/, the one folder of the engine on the rules' include
+ * path, beside the rule-facing halves of the headers below it (the includes
+ * here are theirs). The engine's own headers (eval.h, summary.h,
+ * hardware.h, ...) are not on that path.
  */
 #ifndef OL_ASK_H
 #define OL_ASK_H

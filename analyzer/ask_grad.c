@@ -187,7 +187,7 @@ static bool body_computes_gradients(ol_model *m, uint32_t fi, int depth)
     d->kind[fi] = (uint8_t)((d->kind[fi] & ~(3u << OL_DOOR_GRADS_SHIFT)) | (1u << OL_DOOR_GRADS_SHIFT));
     ol_nid body = ol_field(m->tree, m->functions.items[fi].node, OL_F_body);
     bool yes = false;
-    size_t first, end = body != OL_NONE ? ol_calls_in(m, body, &first) : 0;
+    size_t first = 0, end = body != OL_NONE ? ol_calls_in(m, body, &first) : 0;
     for (size_t i = first; i < end && !yes; i++)
         if (ol_function_of(m, m->calls.items[i].node) == fi)
             yes = call_computes_gradients(m, (uint32_t)i, depth, NULL);

@@ -280,13 +280,43 @@ static ol_nid eval_in_chain(ol_model *m, ol_nid e)
     return OL_NONE;
 }
 
+/* Does `recv` take every element of a container spelled like the container
+ * `module` is taken from: `self.model[key]` with key the target of a loop
+ * over `self.model` or `self.model.keys()` around it, when module is
+ * `self.model["generator"]` (models kept in a dict, switched together)? */
+static bool switches_every_element(ol_model *m, ol_nid recv, ol_nid module)
+{
+    const ol_tree *t = m->tree;
+    if (ol_kind_of(t, recv) != OL_N_subscript || ol_kind_of(t, module) != OL_N_subscript)
+        return false;
+    ol_nid holder = ol_unparen(t, ol_field(t, recv, OL_F_value));
+    ol_nid key = ol_unparen(t, ol_field(t, recv, OL_F_subscript));
+    if (holder == OL_NONE || key == OL_NONE || ol_kind_of(t, key) != OL_N_identifier ||
+        !ol_same_text(t, holder, ol_unparen(t, ol_field(t, module, OL_F_value))))
+        return false;
+    uint32_t defs[4];
+    size_t n = ol_reaching_defs(m, m->node_scope[key], ol_node_sym(m, key), key, defs, 4);
+    if (n != 1 || m->defs.items[defs[0]].kind != OL_DEF_FOR || m->defs.items[defs[0]].path_len != 0)
+        return false;
+    ol_nid iter = ol_unparen(t, m->defs.items[defs[0]].value);
+    if (iter != OL_NONE && ol_kind_of(t, iter) == OL_N_call) {
+        uint32_t ci = ol_call_at(m, iter);
+        if (ci == OL_NO_INDEX || m->calls.items[ci].receiver == OL_NONE || ol_call_arg(m, iter, 0, NULL) != OL_NONE ||
+            !ol_text_is(t, ol_field(t, ol_unparen(t, m->calls.items[ci].callee), OL_F_attribute), "keys"))
+            return false;
+        iter = ol_unparen(t, m->calls.items[ci].receiver);
+    }
+    return iter != OL_NONE && ol_same_text(t, iter, holder);
+}
+
 /* Does call c switch the mode of a module spelled like `module`, and to
  * what: 1 eval, 2 train, 0 neither. */
 static int mode_switch(ol_model *m, const ol_call *c, ol_nid module)
 {
     const ol_tree *t = m->tree;
     if ((c->name != m->names.eval && c->name != m->names.train) || c->receiver == OL_NONE ||
-        !ol_same_text(t, ol_unparen(t, c->receiver), module))
+        (!ol_same_text(t, ol_unparen(t, c->receiver), module) &&
+         !switches_every_element(m, ol_unparen(t, c->receiver), module)))
         return 0;
     ol_nid arg = ol_call_arg(m, c->node, 0, "mode");
     if (c->name == m->names.eval)

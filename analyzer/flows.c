@@ -375,6 +375,41 @@ const char *ol_instance_class(ol_model *m, ol_nid e)
     return NULL;
 }
 
+/* Does function fn put `module` in evaluation mode after `bound` (the value
+ * it binds to it), with no switch back to training after that eval()? */
+static bool switched_after(ol_model *m, ol_nid module, uint32_t fn, ol_nid bound)
+{
+    const ol_tree *t = m->tree;
+    size_t first, end = ol_calls_in(m, m->functions.items[fn].node, &first);
+    uint32_t from = t->nodes.items[bound].end;
+    int last = 0;
+    for (size_t i = first; i < end; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (t->nodes.items[c->node].start < from || ol_function_of(m, c->node) != fn)
+            continue;
+        int s = mode_switch(m, c, module);
+        if (s)
+            last = s;
+    }
+    return last == 1;
+}
+
+/* A class of a framework that calls its subclasses' methods itself (torch,
+ * Lightning, Hugging Face, ...), by its dotted name. */
+static bool framework_class(const char *q)
+{
+    static const char *const frameworks[] = {"torch.", "lightning.", "pytorch_lightning.", "transformers.",
+                                             "accelerate.", "ignite.", "fairseq.", "detectron2.", "mmcv.",
+                                             "mmengine.", "catalyst.", "fastai.", "keras.", "tensorflow.",
+                                             "composer.", "deepspeed.", "timm.", "skorch.", "allennlp.", NULL};
+    if (!q || !strchr(q, '.'))
+        return true; /* a builtin, or a name nothing says more of */
+    for (size_t i = 0; frameworks[i]; i++)
+        if (ol_str_has_prefix(q, frameworks[i]))
+            return true;
+    return false;
+}
+
 ol_nid ol_module_eval_switch(ol_model *m, ol_nid module, ol_nid at, bool *by_class)
 {
     const ol_tree *t = m->tree;
@@ -412,8 +447,11 @@ ol_nid ol_module_eval_switch(ol_model *m, ol_nid module, ol_nid at, bool *by_cla
      * override) runs in the grad mode its caller there chooses: only a class
      * of its own, or whose bases of the file do not define the method, is
      * judged so */
+    bool called_by_users = m->functions.items[fn].name == m->names.__call__;
     for (size_t i = 0; i < cls->bases.len; i++) {
         ol_val v = ol_eval(m, cls->bases.items[i]);
+        if (v.kind == OL_V_EXTERN && called_by_users && !framework_class(ol_sym_str(m, v.ref)))
+            continue; /* `__call__` of a project's interface (`class Yolov5(IModel)`): its users call it */
         if (v.kind == OL_V_EXTERN && strcmp(ol_sym_str(m, v.ref), "object") != 0)
             return OL_NONE;
         if (v.kind != OL_V_CLASS || v.ref >= m->classes.len)
@@ -440,10 +478,14 @@ ol_nid ol_module_eval_switch(ol_model *m, ol_nid module, ol_nid at, bool *by_cla
             continue;
         ol_nid e = eval_in_chain(m, d->value);
         if (e == OL_NONE) {
-            /* bound without it: fine in `__init__` before an eval() of it; a
-             * model bound again elsewhere may be in training mode */
+            /* bound without it: fine in `__init__` before an eval() of it, or
+             * in the method that puts it in evaluation mode after binding it
+             * (a loader: `self._model = torch.jit.load(...)` then
+             * `self._model.eval()`); a model bound again elsewhere may be in
+             * training mode */
             uint32_t in = ol_function_of(m, d->value);
-            if (found == OL_NONE || in == OL_NO_INDEX || m->functions.items[in].name != m->names.__init__)
+            if (found == OL_NONE || in == OL_NO_INDEX ||
+                (m->functions.items[in].name != m->names.__init__ && !switched_after(m, module, in, d->value)))
                 return OL_NONE;
         } else if (found == OL_NONE) {
             found = e;

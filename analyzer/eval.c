@@ -248,6 +248,26 @@ static bool object_may_be_torch(ol_model *m, ol_val v)
     return strcmp(q, "torch.load") != 0;
 }
 
+/* Is e a call of a parameter of its function (`model(shape)`)? A parameter
+ * named as a model reads as an instance, and calling it as a forward; but
+ * what the call returns, when it is then used as only a module can be
+ * (`self.net.parameters()` handed to an optimizer, `.eval()`,
+ * `.state_dict()`), was built by it: the parameter is a class handed to
+ * the constructor (`NeuralNet(data_set, CNN)`), and the call made a model. */
+static bool calls_parameter(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || ol_kind_of(t, e) != OL_N_call)
+        return false;
+    ol_nid callee = ol_unparen(t, ol_field(t, e, OL_F_function));
+    if (callee == OL_NONE || ol_kind_of(t, callee) != OL_N_identifier)
+        return false;
+    uint32_t defs[4];
+    size_t n = ol_reaching_defs(m, m->node_scope[callee], ol_node_sym(m, callee), callee, defs, 4);
+    return n == 1 && m->defs.items[defs[0]].kind == OL_DEF_PARAM && !m->defs.items[defs[0]].starred;
+}
+
 ol_val ol_def_value(ol_model *m, uint32_t di)
 {
     if (di >= m->defs.len)
@@ -273,6 +293,9 @@ ol_val ol_def_value(ol_model *m, uint32_t di)
      * variable over a list of models: used like a module (x.eval(),
      * x.parameters()) it is one; a torch.load result that is called is a
      * pickled module */
+    if (v.kind == OL_V_TENSOR && d->kind == OL_DEF_ASSIGN && d->path_len == 0 && calls_parameter(m, d->value) &&
+        ol_eval__used_as_module(m, di, false))
+        v = mk(OL_V_MODULE, 0); /* `self.net = model(shape)`, model a class handed in: see calls_parameter */
     if ((v.kind == OL_V_UNKNOWN || v.kind == OL_V_OBJECT) &&
         (d->kind == OL_DEF_ASSIGN || d->kind == OL_DEF_PARAM || d->kind == OL_DEF_WITH ||
          d->kind == OL_DEF_FOR)) {

@@ -248,7 +248,8 @@ static bool object_may_be_torch(ol_model *m, ol_val v)
     return strcmp(q, "torch.load") != 0;
 }
 
-/* Is e a call of a parameter of its function (`model(shape)`)? A parameter
+/* Is e a call of a parameter of its function (`model(shape)`, also with
+ * methods after it: `model(shape).to(device)`)? A parameter
  * named as a model reads as an instance, and calling it as a forward; but
  * what the call returns, when it is then used as only a module can be
  * (`self.net.parameters()` handed to an optimizer, `.eval()`,
@@ -261,6 +262,13 @@ static bool calls_parameter(ol_model *m, ol_nid e)
     if (e == OL_NONE || ol_kind_of(t, e) != OL_N_call)
         return false;
     ol_nid callee = ol_unparen(t, ol_field(t, e, OL_F_function));
+    /* `model(shape).to(device)`: the call the method chain starts from */
+    for (int depth = 0; depth < 8 && ol_kind_of(t, callee) == OL_N_attribute; depth++) {
+        ol_nid obj = ol_unparen(t, ol_field(t, callee, OL_F_object));
+        if (obj == OL_NONE || ol_kind_of(t, obj) != OL_N_call)
+            break;
+        callee = ol_unparen(t, ol_field(t, obj, OL_F_function));
+    }
     if (callee == OL_NONE || ol_kind_of(t, callee) != OL_N_identifier)
         return false;
     uint32_t defs[4];

@@ -11,6 +11,7 @@
 #include "ask_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "dataflow.h"
 #include "facts.h"
@@ -214,4 +215,38 @@ ol_often ol_how_often(ol_model *m, ol_nid n, ol_reasons *why)
     ol_often answer = how_often(m, n, why);
     ol_door_audit(m, "often", n, (int)(answer));
     return answer;
+}
+
+/* ---- a closure an optimizer step runs ------------------------------------------------ */
+
+ol_nid ol_closure_stepped_in_loop(ol_model *m, uint32_t fi, ol_reasons *why)
+{
+    const ol_tree *t = m->tree;
+    if (fi >= m->functions.len || m->functions.items[fi].is_lambda)
+        return OL_NONE;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (c->receiver == OL_NONE || !c->name || strcmp(ol_sym_str(m, c->name), "step") != 0)
+            continue;
+        ol_nid arg = ol_call_arg(m, c->node, 0, "closure");
+        if (arg == OL_NONE)
+            continue;
+        /* the function itself, or what a call of the file returns
+         * (`closure = self._setup_closure(...)`, which returns it) */
+        ol_val v = ol_eval(m, arg);
+        if (v.kind != OL_V_FUNCTION || v.ref != fi)
+            continue;
+        uint32_t li = m->node_loop[c->node];
+        if (li == OL_NO_INDEX || ol_function_of(m, m->loops.items[li].node) == fi)
+            continue;
+        if (why) {
+            char *text = ol_node_str_short(t, c->node);
+            ol_reasons_add(why, c->node, NULL, 0, true,
+                           ol_door_printf(m, "`%s` runs `%s()` every iteration of this loop", text,
+                                          ol_sym_str(m, m->functions.items[fi].name)));
+            free(text);
+        }
+        return m->loops.items[li].node;
+    }
+    return OL_NONE;
 }

@@ -576,6 +576,55 @@ bool ol_eval__metric_output_param(ol_model *m, uint32_t di)
     return fi != OL_NO_INDEX && m->functions.items[fi].callsites.len == 0 && ol_function_per_batch_metric(m, fi);
 }
 
+/* What the constructor calls of this file pass for parameter di of a
+ * class's `__init__` (`Trainer(model=model, ...)`), when each of them passes
+ * a dict or list of models (`model = {"generator": G(...), ...}`): the
+ * container, so that `self.model["generator"](x)` is a model's forward.
+ * Any other argument leaves the parameter as its name and annotation say:
+ * only a container of models is told this way. */
+static bool constructor_passes_models(ol_model *m, const ol_function *f, const ol_def *d, ol_val *out)
+{
+    const ol_tree *t = m->tree;
+    if (!f->is_method || f->cls >= m->classes.len || f->name != m->names.__init__ || d->index == 0 ||
+        d->index == OL_NO_INDEX)
+        return false;
+    ol_sym cname = m->classes.items[f->cls].name;
+    const char *pname = ol_sym_str(m, d->name);
+    ol_val r = BOTTOM;
+    size_t seen = 0;
+    for (size_t ci = 0; ci < m->calls.len && seen < 16; ci++) {
+        const ol_call *c = &m->calls.items[ci];
+        if (c->name != cname || c->receiver != OL_NONE)
+            continue;
+        ol_val cv = ol_eval(m, c->callee);
+        if (cv.kind != OL_V_CLASS || cv.ref != f->cls)
+            continue;
+        seen++;
+        ol_nid args = ol_field(t, c->node, OL_F_arguments), arg = OL_NONE;
+        uint32_t pos = 0;
+        for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE; a = ol_next_named(t, a)) {
+            ol_kind k = ol_kind_of(t, a);
+            if (k == OL_N_keyword_argument) {
+                if (ol_text_is(t, ol_field(t, a, OL_F_name), pname))
+                    arg = ol_field(t, a, OL_F_value);
+                continue;
+            }
+            if (k == OL_N_list_splat || k == OL_N_dictionary_splat)
+                return false; /* positions unknown from here */
+            if (++pos == d->index)
+                arg = a;
+        }
+        ol_val v = arg != OL_NONE ? ol_eval(m, arg) : UNKNOWN;
+        if ((v.kind != OL_V_DICT && v.kind != OL_V_LIST) || v.info != OL_V_MODULE)
+            return false;
+        r = ol_val_join(r, v);
+    }
+    if (seen == 0 || r.info != OL_V_MODULE)
+        return false;
+    *out = r;
+    return true;
+}
+
 ol_val ol_eval__param_value(ol_model *m, uint32_t di)
 {
     const ol_def *d = &m->defs.items[di];
@@ -608,6 +657,12 @@ ol_val ol_eval__param_value(ol_model *m, uint32_t di)
             r = ol_val_join(r, ol_eval(m, d->value));
     }
     d = &m->defs.items[di];
+    if (r.kind == OL_V_BOTTOM && nsites == 0) {
+        ol_val held;
+        if (constructor_passes_models(m, &m->functions.items[fi], d, &held))
+            return held;
+        d = &m->defs.items[di];
+    }
     if (r.kind == OL_V_BOTTOM || r.kind == OL_V_UNKNOWN) {
         ol_val a = ol_eval__annotation_value(m, d->annotation);
         if (a.kind != OL_V_UNKNOWN)

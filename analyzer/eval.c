@@ -248,6 +248,34 @@ static bool object_may_be_torch(ol_model *m, ol_val v)
     return strcmp(q, "torch.load") != 0;
 }
 
+/* Is e a call of a parameter of its function (`model(shape)`, also with
+ * methods after it: `model(shape).to(device)`)? A parameter
+ * named as a model reads as an instance, and calling it as a forward; but
+ * what the call returns, when it is then used as only a module can be
+ * (`self.net.parameters()` handed to an optimizer, `.eval()`,
+ * `.state_dict()`), was built by it: the parameter is a class handed to
+ * the constructor (`NeuralNet(data_set, CNN)`), and the call made a model. */
+static bool calls_parameter(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || ol_kind_of(t, e) != OL_N_call)
+        return false;
+    ol_nid callee = ol_unparen(t, ol_field(t, e, OL_F_function));
+    /* `model(shape).to(device)`: the call the method chain starts from */
+    for (int depth = 0; depth < 8 && ol_kind_of(t, callee) == OL_N_attribute; depth++) {
+        ol_nid obj = ol_unparen(t, ol_field(t, callee, OL_F_object));
+        if (obj == OL_NONE || ol_kind_of(t, obj) != OL_N_call)
+            break;
+        callee = ol_unparen(t, ol_field(t, obj, OL_F_function));
+    }
+    if (callee == OL_NONE || ol_kind_of(t, callee) != OL_N_identifier)
+        return false;
+    uint32_t defs[4];
+    size_t n = ol_reaching_defs(m, m->node_scope[callee], ol_node_sym(m, callee), callee, defs, 4);
+    return n == 1 && m->defs.items[defs[0]].kind == OL_DEF_PARAM && !m->defs.items[defs[0]].starred;
+}
+
 ol_val ol_def_value(ol_model *m, uint32_t di)
 {
     if (di >= m->defs.len)
@@ -273,6 +301,9 @@ ol_val ol_def_value(ol_model *m, uint32_t di)
      * variable over a list of models: used like a module (x.eval(),
      * x.parameters()) it is one; a torch.load result that is called is a
      * pickled module */
+    if (v.kind == OL_V_TENSOR && d->kind == OL_DEF_ASSIGN && d->path_len == 0 && calls_parameter(m, d->value) &&
+        ol_eval__used_as_module(m, di, false))
+        v = mk(OL_V_MODULE, 0); /* `self.net = model(shape)`, model a class handed in: see calls_parameter */
     if ((v.kind == OL_V_UNKNOWN || v.kind == OL_V_OBJECT) &&
         (d->kind == OL_DEF_ASSIGN || d->kind == OL_DEF_PARAM || d->kind == OL_DEF_WITH ||
          d->kind == OL_DEF_FOR)) {
@@ -850,21 +881,99 @@ static bool loss_of_detached(ol_model *m, ol_nid call)
     return cut;
 }
 
+/* A model kept under a key of a dict or in a list (`{"generator": G(...),
+ * "discriminator": D(...)}`): a module the evaluator knows, not a loss
+ * function, built or named here, not a name's guess. */
+static bool object_may_be_torch(ol_model *m, ol_val v);
+
+/* The name of the class or factory a value's method chain starts from
+ * (`Loss(...).to(device)` -> "Loss", `models.Generator(...)` ->
+ * "Generator"), or NULL. */
+static const char *chain_callee_name(ol_model *m, ol_nid e, uint32_t *len)
+{
+    const ol_tree *t = m->tree;
+    ol_nid callee = ol_unparen(t, e);
+    if (ol_kind_of(t, callee) != OL_N_call)
+        return NULL;
+    for (int depth = 0; depth < 8 && ol_kind_of(t, callee) == OL_N_call; depth++) {
+        callee = ol_unparen(t, ol_field(t, callee, OL_F_function));
+        ol_nid obj = ol_kind_of(t, callee) == OL_N_attribute ? ol_unparen(t, ol_field(t, callee, OL_F_object)) : OL_NONE;
+        if (obj != OL_NONE && ol_kind_of(t, obj) == OL_N_call)
+            callee = obj; /* `Loss(...).to(device)`: the call the chain starts from */
+    }
+    if (ol_kind_of(t, callee) == OL_N_attribute)
+        callee = ol_field(t, callee, OL_F_attribute);
+    if (callee == OL_NONE || ol_kind_of(t, callee) != OL_N_identifier)
+        return NULL;
+    return ol_text(t, callee, len);
+}
+
+/* A class named as a model, also where an acronym hides the word from the
+ * name's tokens (`ParallelWaveGANGenerator`, `ResNet`): it ends in one. */
+static bool class_named_as_model(const char *s, uint32_t len)
+{
+    static const char *const ends[] = {"model", "net", "network", "encoder", "decoder", "generator",
+                                       "discriminator", "classifier", "backbone", "critic", NULL};
+    if (ol_name_is_model(s, len))
+        return true;
+    for (size_t i = 0; ends[i]; i++) {
+        size_t el = strlen(ends[i]);
+        if (len > el && strncasecmp(s + len - el, ends[i], el) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool object_may_be_torch(ol_model *m, ol_val v);
+
+/* A model kept under a key of a dict or in a list (`{"generator": G(...),
+ * "discriminator": D(...)}`): a module the evaluator knows, not a loss
+ * function; or an instance of a class imported from elsewhere whose class
+ * and key are both named as models (`"generator":
+ * ParallelWaveGANGenerator(...).to(device)`), as a name bound to it would be
+ * read (ol_def_value). Two names, for the key alone also names the
+ * optimizer of that model in the optimizers' dict. */
+static bool element_is_model(ol_model *m, ol_nid pair, ol_nid e, ol_val v)
+{
+    const ol_tree *t = m->tree;
+    uint32_t clen = 0;
+    const char *cname = chain_callee_name(m, e, &clen);
+    if (cname && ol_name_is_loss_fn(cname, clen))
+        return false; /* a criterion of another file the evaluator may not know for a loss */
+    const char *key;
+    uint32_t klen;
+    if ((v.kind == OL_V_UNKNOWN || (v.kind == OL_V_OBJECT && object_may_be_torch(m, v))) && pair != OL_NONE &&
+        cname && class_named_as_model(cname, clen) &&
+        ol_string_value(t, ol_field(t, pair, OL_F_key), &key, &klen) && ol_name_is_model(key, klen) &&
+        !ol_name_is_loss_fn(key, klen))
+        return true;
+    return v.kind == OL_V_MODULE && !(v.flags & OL_VF_LOSSFN);
+}
+
 static ol_val collection(ol_model *m, ol_nid n, ol_vkind kind)
 {
     const ol_tree *t = m->tree;
     uint8_t flags = 0;
+    size_t count = 0, models = 0;
     for (ol_nid c = ol_first_named(t, n); c != OL_NONE; c = ol_next_named(t, c)) {
         ol_nid e = c;
         if (ol_kind_of(t, c) == OL_N_pair)
             e = ol_field(t, c, OL_F_value);
         else if (ol_kind_of(t, c) == OL_N_list_splat || ol_kind_of(t, c) == OL_N_dictionary_splat)
-            e = ol_first_named(t, c);
+            e = ol_first_named(t, c), count++; /* elements nobody here sees */
         ol_val v = ol_eval(m, e);
         if ((v.flags & (OL_VF_GRAPH | OL_VF_ELEM_GRAPH)))
             flags |= OL_VF_ELEM_GRAPH;
+        count++;
+        models += element_is_model(m, ol_kind_of(t, c) == OL_N_pair ? c : OL_NONE, e, v);
     }
-    return mk(kind, flags);
+    ol_val r = mk(kind, flags);
+    /* every element a model: an element taken by a key or an index that
+     * cannot be read where it is taken (`self.model[key]`, the dict handed
+     * to a trainer) is one of them */
+    if ((kind == OL_V_DICT || kind == OL_V_LIST) && count > 0 && models == count)
+        r.info = OL_V_MODULE;
+    return r;
 }
 
 /* A forward of a model frozen before it (ol_frozen_before) on input that
@@ -966,6 +1075,8 @@ static ol_val eval_node(ol_model *m, ol_nid n)
                 r = mk(OL_V_TENSOR, OL_VF_GRAPH);
             else if (v.info == OL_V_DATASET)
                 r = mk(OL_V_DATASET, 0);
+            else if (v.info == OL_V_MODULE && ol_kind_of(t, idx) != OL_N_slice)
+                r = mk(OL_V_MODULE, 0);
             else
                 r = UNKNOWN;
             break;

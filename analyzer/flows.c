@@ -280,13 +280,43 @@ static ol_nid eval_in_chain(ol_model *m, ol_nid e)
     return OL_NONE;
 }
 
+/* Does `recv` take every element of a container spelled like the container
+ * `module` is taken from: `self.model[key]` with key the target of a loop
+ * over `self.model` or `self.model.keys()` around it, when module is
+ * `self.model["generator"]` (models kept in a dict, switched together)? */
+static bool switches_every_element(ol_model *m, ol_nid recv, ol_nid module)
+{
+    const ol_tree *t = m->tree;
+    if (ol_kind_of(t, recv) != OL_N_subscript || ol_kind_of(t, module) != OL_N_subscript)
+        return false;
+    ol_nid holder = ol_unparen(t, ol_field(t, recv, OL_F_value));
+    ol_nid key = ol_unparen(t, ol_field(t, recv, OL_F_subscript));
+    if (holder == OL_NONE || key == OL_NONE || ol_kind_of(t, key) != OL_N_identifier ||
+        !ol_same_text(t, holder, ol_unparen(t, ol_field(t, module, OL_F_value))))
+        return false;
+    uint32_t defs[4];
+    size_t n = ol_reaching_defs(m, m->node_scope[key], ol_node_sym(m, key), key, defs, 4);
+    if (n != 1 || m->defs.items[defs[0]].kind != OL_DEF_FOR || m->defs.items[defs[0]].path_len != 0)
+        return false;
+    ol_nid iter = ol_unparen(t, m->defs.items[defs[0]].value);
+    if (iter != OL_NONE && ol_kind_of(t, iter) == OL_N_call) {
+        uint32_t ci = ol_call_at(m, iter);
+        if (ci == OL_NO_INDEX || m->calls.items[ci].receiver == OL_NONE || ol_call_arg(m, iter, 0, NULL) != OL_NONE ||
+            !ol_text_is(t, ol_field(t, ol_unparen(t, m->calls.items[ci].callee), OL_F_attribute), "keys"))
+            return false;
+        iter = ol_unparen(t, m->calls.items[ci].receiver);
+    }
+    return iter != OL_NONE && ol_same_text(t, iter, holder);
+}
+
 /* Does call c switch the mode of a module spelled like `module`, and to
  * what: 1 eval, 2 train, 0 neither. */
 static int mode_switch(ol_model *m, const ol_call *c, ol_nid module)
 {
     const ol_tree *t = m->tree;
     if ((c->name != m->names.eval && c->name != m->names.train) || c->receiver == OL_NONE ||
-        !ol_same_text(t, ol_unparen(t, c->receiver), module))
+        (!ol_same_text(t, ol_unparen(t, c->receiver), module) &&
+         !switches_every_element(m, ol_unparen(t, c->receiver), module)))
         return 0;
     ol_nid arg = ol_call_arg(m, c->node, 0, "mode");
     if (c->name == m->names.eval)
@@ -345,6 +375,41 @@ const char *ol_instance_class(ol_model *m, ol_nid e)
     return NULL;
 }
 
+/* Does function fn put `module` in evaluation mode after `bound` (the value
+ * it binds to it), with no switch back to training after that eval()? */
+static bool switched_after(ol_model *m, ol_nid module, uint32_t fn, ol_nid bound)
+{
+    const ol_tree *t = m->tree;
+    size_t first, end = ol_calls_in(m, m->functions.items[fn].node, &first);
+    uint32_t from = t->nodes.items[bound].end;
+    int last = 0;
+    for (size_t i = first; i < end; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (t->nodes.items[c->node].start < from || ol_function_of(m, c->node) != fn)
+            continue;
+        int s = mode_switch(m, c, module);
+        if (s)
+            last = s;
+    }
+    return last == 1;
+}
+
+/* A class of a framework that calls its subclasses' methods itself (torch,
+ * Lightning, Hugging Face, ...), by its dotted name. */
+static bool framework_class(const char *q)
+{
+    static const char *const frameworks[] = {"torch.", "lightning.", "pytorch_lightning.", "transformers.",
+                                             "accelerate.", "ignite.", "fairseq.", "detectron2.", "mmcv.",
+                                             "mmengine.", "catalyst.", "fastai.", "keras.", "tensorflow.",
+                                             "composer.", "deepspeed.", "timm.", "skorch.", "allennlp.", NULL};
+    if (!q || !strchr(q, '.'))
+        return true; /* a builtin, or a name nothing says more of */
+    for (size_t i = 0; frameworks[i]; i++)
+        if (ol_str_has_prefix(q, frameworks[i]))
+            return true;
+    return false;
+}
+
 ol_nid ol_module_eval_switch(ol_model *m, ol_nid module, ol_nid at, bool *by_class)
 {
     const ol_tree *t = m->tree;
@@ -382,8 +447,11 @@ ol_nid ol_module_eval_switch(ol_model *m, ol_nid module, ol_nid at, bool *by_cla
      * override) runs in the grad mode its caller there chooses: only a class
      * of its own, or whose bases of the file do not define the method, is
      * judged so */
+    bool called_by_users = m->functions.items[fn].name == m->names.__call__;
     for (size_t i = 0; i < cls->bases.len; i++) {
         ol_val v = ol_eval(m, cls->bases.items[i]);
+        if (v.kind == OL_V_EXTERN && called_by_users && !framework_class(ol_sym_str(m, v.ref)))
+            continue; /* `__call__` of a project's interface (`class Yolov5(IModel)`): its users call it */
         if (v.kind == OL_V_EXTERN && strcmp(ol_sym_str(m, v.ref), "object") != 0)
             return OL_NONE;
         if (v.kind != OL_V_CLASS || v.ref >= m->classes.len)
@@ -410,10 +478,14 @@ ol_nid ol_module_eval_switch(ol_model *m, ol_nid module, ol_nid at, bool *by_cla
             continue;
         ol_nid e = eval_in_chain(m, d->value);
         if (e == OL_NONE) {
-            /* bound without it: fine in `__init__` before an eval() of it; a
-             * model bound again elsewhere may be in training mode */
+            /* bound without it: fine in `__init__` before an eval() of it, or
+             * in the method that puts it in evaluation mode after binding it
+             * (a loader: `self._model = torch.jit.load(...)` then
+             * `self._model.eval()`); a model bound again elsewhere may be in
+             * training mode */
             uint32_t in = ol_function_of(m, d->value);
-            if (found == OL_NONE || in == OL_NO_INDEX || m->functions.items[in].name != m->names.__init__)
+            if (found == OL_NONE || in == OL_NO_INDEX ||
+                (m->functions.items[in].name != m->names.__init__ && !switched_after(m, module, in, d->value)))
                 return OL_NONE;
         } else if (found == OL_NONE) {
             found = e;

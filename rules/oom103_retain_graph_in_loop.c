@@ -9,6 +9,9 @@
  * the error message "Trying to backward through the graph a second time"
  * that people silence with retain_graph=True is the sign of exactly that.
  *
+ * A closure an optimizer step runs (`optimizer.step(closure)`) in a loop is
+ * in that loop: the optimizer calls it once or more every iteration.
+ *
  * Not flagged where a later backward (or `torch.autograd.grad`) in the same
  * iteration goes through the retained graph: a GAN step whose generator
  * loss reuses the discriminator's forward, or several losses backwarded
@@ -204,7 +207,9 @@ static void check(ol_check *c)
             continue;
         bool in_loop = m->node_loop[call->node] != OL_NO_INDEX;
         uint32_t fn = ol_function_of(m, call->node);
-        if (!in_loop && !(fn != OL_NO_INDEX && ol_function_hook(m, fn) == OL_HOOK_TRAIN_STEP))
+        ol_reasons stepped = {0};
+        ol_nid step_loop = !in_loop && fn != OL_NO_INDEX ? ol_closure_stepped_in_loop(m, fn, &stepped) : OL_NONE;
+        if (!in_loop && step_loop == OL_NONE && !(fn != OL_NO_INDEX && ol_function_hook(m, fn) == OL_HOOK_TRAIN_STEP))
             continue;
         ol_nid operand = ol_backward_operand(m, (uint32_t)i);
         bool by_grad;
@@ -234,6 +239,8 @@ static void check(ol_check *c)
         if (in_loop)
             ol_because(&why, m, m->loops.items[m->node_loop[call->node]].node,
                        "this loop runs the backward every iteration, and no later backward reads the graph");
+        else if (step_loop != OL_NONE)
+            why = stepped;
         else
             ol_because(&why, m, ol_field(c->tree, m->functions.items[fn].node, OL_F_name),
                        "the framework runs this training step every batch");
@@ -252,7 +259,8 @@ const ol_rule ol_rule_oom103 = {
     .summary = "`backward(retain_graph=True)` inside a loop keeps graphs alive across backward passes.",
     .what = "Flags `.backward(retain_graph=True)` (also through `scaler.scale(loss)`, "
             "`accelerator.backward` and Lightning's `manual_backward`) inside a loop or a "
-            "`training_step`, unless a later backward or `torch.autograd.grad` in the same iteration "
+            "`training_step`, or in a closure that `optimizer.step(closure)` runs in a loop (the "
+            "closure defined there or returned by a function of the file), unless a later backward or `torch.autograd.grad` in the same iteration "
             "goes through the retained graph (a GAN step whose generator loss reuses the "
             "discriminator's forward, several losses backwarded through one forward with a step "
             "between them): there the graph must be kept. When the next backward through the "

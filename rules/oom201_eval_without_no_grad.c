@@ -1222,6 +1222,36 @@ static bool held_out_forward(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
  * `if not cross_valid:`): fn evaluates there, with autograd on. The call's
  * node, the parameter's def in *param, the literal in *value, and the
  * skipped gradient call and its `if` in *grad and *branch; OL_NONE when there is none. */
+/* `torch.set_grad_enabled(flag)` as a statement before n in a block around
+ * it, in its function, with flag the parameter `name`: autograd follows the
+ * flag, off when the call passes the false literal `lit`. */
+static bool grad_follows_flag(ol_model *m, ol_nid n, ol_sym name, ol_nid lit)
+{
+    const ol_tree *t = m->tree;
+    static const char *const setters[] = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+                                          "torch.autograd.grad_mode.set_grad_enabled", NULL};
+    ol_kind lk = ol_kind_of(t, lit);
+    if (lk != OL_N_false && lk != OL_N_none && !(lk == OL_N_integer && ol_text_is(t, lit, "0")))
+        return false;
+    for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE; a = p, p = ol_parent(t, p)) {
+        ol_kind pk = ol_kind_of(t, p);
+        if (pk == OL_N_function_definition || pk == OL_N_lambda || pk == OL_N_class_definition)
+            return false;
+        if (pk != OL_N_block)
+            continue;
+        for (ol_nid st = ol_first_named(t, p); st != OL_NONE && st != a; st = ol_next_named(t, st)) {
+            ol_nid call = ol_kind_of(t, st) == OL_N_expression_statement ? ol_first_named(t, st) : OL_NONE;
+            if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call || !ol_call_is(m, call, setters))
+                continue;
+            ol_nid arg = ol_call_arg(m, call, 0, "mode");
+            arg = arg != OL_NONE ? ol_unparen(t, arg) : OL_NONE;
+            if (arg != OL_NONE && ol_kind_of(t, arg) == OL_N_identifier && ol_node_sym(m, arg) == name)
+                return true;
+        }
+    }
+    return false;
+}
+
 static ol_nid flag_eval_call(ol_model *m, ol_nid n, uint32_t fn, uint32_t *param, ol_nid *value, ol_nid *grad,
                              ol_nid *branch)
 {
@@ -1256,6 +1286,7 @@ static ol_nid flag_eval_call(ol_model *m, ol_nid n, uint32_t fn, uint32_t *param
                     first_b = b;
             }
             if (!all || ol_skipped_when(m, n, pd->name, lit, &b) || !ol_grad_on(m, c->node, NULL) ||
+                grad_follows_flag(m, n, pd->name, lit) ||
                 (ol_call_result_use(m, f->callsites.items[k]) & OL_USE_BACKWARD))
                 continue;
             *param = f->params.items[pi];

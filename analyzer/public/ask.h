@@ -277,6 +277,13 @@ ol_often ol_how_often(ol_model *m, ol_nid n, ol_reasons *why);
  * never is. */
 bool ol_loop_runs_trials(ol_model *m, uint32_t li, ol_reasons *why);
 
+/* Is function fi a closure an optimizer step runs (`optimizer.step(closure)`,
+ * the closure defined here or returned by a function of the file that makes
+ * it) where that step runs in a loop? Returns the loop, or OL_NONE; the
+ * reasons name the step call. An optimizer runs its closure once or more per
+ * step: what it keeps, it keeps every iteration. */
+ol_nid ol_closure_stepped_in_loop(ol_model *m, uint32_t fi, ol_reasons *why);
+
 /* Does n run only in a debugging branch (`if args.debug:`, a function or
  * class named for it)? */
 bool ol_only_when_debugging(ol_model *m, ol_nid n);

@@ -6,7 +6,8 @@ the committed corpus files are well formed. The recall measurement
 after is a HIT, one still reported after is STUCK, one not found is a MISS.
 docs/accuracy.md, the page a user reads, stays short, its tables agree with
 what measure.py computes from the committed files, and every link of it and
-of the notes it sends to (docs/accuracy/) resolves."""
+of the notes it sends to (docs/accuracy/) resolves; docs/accuracy/changes.md
+counts what changes.tsv lists and names every regression that stands."""
 import csv
 import json
 import os
@@ -428,6 +429,93 @@ def _():
         text = f.read()
     for n in range(1, 11):
         assert f"(accuracy/rounds/round{n}.md)" in text, n
+
+
+CHANGES = os.path.join(ROOT, "docs", "accuracy", "changes.tsv")
+CHANGE_VERDICTS = {"right-to-go": "right", "right-to-add": "right", "regression": "regression",
+                   "debatable": "debatable", "restored": "restored", "not-read": "not read"}
+
+
+def change_rows():
+    with open(CHANGES, encoding="utf-8") as f:
+        return list(csv.DictReader((line for line in f if not line.startswith("#")), delimiter="\t"))
+
+
+def slash(*counts):
+    return " / ".join(str(c) for c in counts)
+
+
+@test("accuracy: changes.md counts what changes.tsv lists, by rule and by mechanism, and names each standing regression")
+def _():
+    rows = change_rows()
+    # two steps, the second starting where the first ends
+    steps = {r["step"] for r in rows}
+    first = [s for s in steps if any(s.split("..")[1] == t.split("..")[0] for t in steps)]
+    assert len(steps) == 2 and len(first) == 1, steps
+    first, second = first[0], (steps - set(first)).pop()
+    seen = {}
+    for r in rows:
+        assert r["selection"] in ("default", "all") and r["change"] in ("gone", "new"), r
+        assert r["label"] in ("TP", "FP", "debatable", "unlabeled") and r["verdict"] in CHANGE_VERDICTS, r
+        assert r["mechanism"] and r["line"].isdigit() and r["rule"].startswith("OOM"), r
+        k = (r["repo"], r["path"], r["line"], r["rule"], r["selection"])
+        assert (k, r["step"]) not in seen, (k, r["step"])
+        seen[k, r["step"]] = r
+    # a finding that changed in both steps went and came back (or the reverse): net unchanged; else net is the change
+    for (k, step), r in seen.items():
+        other = seen.get((k, second if step == first else first))
+        if other:
+            assert other["change"] != r["change"] and r["net"] == other["net"] == "unchanged", (r, other)
+        else:
+            assert r["net"] == r["change"], r
+    _, tables = page_tables(os.path.join(ROOT, "docs", "accuracy", "changes.md"))
+    with open(os.path.join(ROOT, "docs", "accuracy", "changes.md"), encoding="utf-8") as f:
+        text = f.read()
+
+    def count(sel, rule=None, mech=None, step=None, net=False):
+        pick = [r for r in rows if r["selection"] == sel and rule in (None, r["rule"]) and mech in (None, r["mechanism"])
+                and step in (None, r["step"]) and (not net or r["net"] != "unchanged")]
+        return slash(sum(r["change"] == "gone" for r in pick), sum(r["change"] == "new" for r in pick))
+
+    per_rule = tables[("rule", "step 1, default: gone / new")]
+    listed = {r[0].strip("*") for r in per_rule}
+    assert listed == {r["rule"] for r in rows} | {"all"}, listed
+    for r in per_rule:
+        rule = None if r[0].strip("*") == "all" else r[0].strip("*")
+        want = [count(sel, rule, step=s) for sel in ("default", "all") for s in (first, second, None)]
+        want[2], want[5] = count("default", rule, net=True), count("all", rule, net=True)
+        assert [c.strip("*") for c in r[1:]] == want, (r, want)
+    # labeled default findings: what changed between the two ends is what the net rows add and take away
+    labeled = tables[("rule", "919a1a7: TP / FP / debatable")]
+    for r in labeled:
+        rule = None if r[0].strip("*") == "all" else r[0].strip("*")
+        before = [int(x) for x in r[1].strip("*").split(" / ")]
+        after = [int(x) for x in r[2].strip("*").split(" / ")]
+        net = [x for x in rows if x["selection"] == "default" and x["net"] != "unchanged" and rule in (None, x["rule"])]
+        delta = [sum(1 if x["change"] == "new" else -1 for x in net if x["label"] == lab)
+                 for lab in ("TP", "FP", "debatable")]
+        assert [a - b for a, b in zip(after, before)] == delta, (r, delta)
+        assert r[3].strip("*") == " / ".join(f"{d:+d}" if d else "0" for d in delta), (r, delta)
+    mechs = tables[("mechanism", "commit")]
+    assert {r[0].strip("`") for r in mechs} == {r["mechanism"] for r in rows}, mechs
+    for r in mechs:
+        mech = r[0].strip("`")
+        assert r[1].strip("`") == ", ".join(sorted({x["commits"] for x in rows if x["mechanism"] == mech})), r
+        assert [r[2], r[3]] == [count("default", mech=mech), count("all", mech=mech)], r
+        verdicts = {}
+        for x in rows:
+            if x["mechanism"] == mech:
+                v = CHANGE_VERDICTS[x["verdict"]]
+                verdicts[v] = verdicts.get(v, 0) + 1
+        order = ("right", "regression", "debatable", "restored", "not read")
+        want = ", ".join(f"{v} {verdicts[v]}" for v in order if v in verdicts)
+        assert r[4] == want, (r, want)
+    # the regressions that stand at the later end are listed at the top, by file and line
+    top = text.split("\n## ")[1]
+    assert top.startswith("Regressions"), top[:40]
+    standing = {f"{r['path']}:{r['line']}" for r in rows if r["verdict"] == "regression" and r["net"] != "unchanged"}
+    listed = set(re.findall(r"^- `([^`]+:\d+)`", top, re.M))
+    assert standing == listed, (standing - listed, listed - standing)
 
 
 # The recall measurement. Commits are made-up 40-digit names of directories

@@ -1098,6 +1098,69 @@ static bool names_once(const char *name)
     return false;
 }
 
+/* Is e `a % k`, parentheses aside? */
+static bool modulo(const ol_tree *t, ol_nid e)
+{
+    e = ol_unparen(t, e);
+    return ol_kind_of(t, e) == OL_N_binary_operator && ol_kind_of(t, ol_field(t, e, OL_F_operator)) == OL_T_PERCENT;
+}
+
+/* Is c `x == N` (either way round) for an integer literal N? *other gets x. */
+static bool equals_integer(const ol_tree *t, ol_nid c, ol_nid *other)
+{
+    c = ol_unparen(t, c);
+    if (ol_kind_of(t, c) != OL_N_comparison_operator)
+        return false;
+    ol_nid a = ol_first_named(t, c);
+    ol_nid b = a != OL_NONE ? ol_next_named(t, a) : OL_NONE;
+    if (b == OL_NONE || ol_next_named(t, b) != OL_NONE)
+        return false;
+    bool eq = false;
+    for (ol_nid k = ol_node_at(t, c)->first_child; k != OL_NONE; k = ol_node_at(t, k)->next_sibling)
+        if (ol_kind_of(t, k) == OL_T_EQEQ)
+            eq = true;
+    ol_nid ua = ol_unparen(t, a), ub = ol_unparen(t, b);
+    if (!eq || (ol_kind_of(t, ua) != OL_N_integer && ol_kind_of(t, ub) != OL_N_integer))
+        return false;
+    if (other)
+        *other = ol_kind_of(t, ub) == OL_N_integer ? ua : ub;
+    return true;
+}
+
+/* Does the condition c hold only every so many iterations: `a % k == 0`
+ * (either way round), `not a % k`, or such a test as one side of an `and`?
+ * `a % k != 0` holds on most iterations, and a `%` elsewhere (string
+ * formatting, an index) says nothing of how often. */
+static bool every_so_often(const ol_tree *t, ol_nid c, int depth)
+{
+    c = ol_unparen(t, c);
+    if (c == OL_NONE || depth > 8)
+        return false;
+    switch (ol_kind_of(t, c)) {
+    case OL_N_not_operator:
+        return modulo(t, ol_field(t, c, OL_F_argument));
+    case OL_N_boolean_operator: {
+        ol_nid l = ol_field(t, c, OL_F_left), r = ol_field(t, c, OL_F_right);
+        bool el = every_so_often(t, l, depth + 1), er = every_so_often(t, r, depth + 1);
+        if (ol_kind_of(t, ol_field(t, c, OL_F_operator)) == OL_T_AND)
+            return el || er;
+        /* `step % k == 0 or step == 1`: every k steps and once more */
+        return (el || er) && (el || equals_integer(t, l, NULL)) && (er || equals_integer(t, r, NULL));
+    }
+    case OL_N_comparison_operator: {
+        ol_nid other;
+        if (!equals_integer(t, c, &other))
+            return false;
+        /* `a % k == 0`: the integer is 0 */
+        ol_nid a = ol_unparen(t, ol_first_named(t, c));
+        ol_nid zero = a == other ? ol_unparen(t, ol_next_named(t, ol_first_named(t, c))) : a;
+        return modulo(t, other) && ol_text_is(t, zero, "0");
+    }
+    default:
+        return false;
+    }
+}
+
 ol_nid ol_periodic_branch(const ol_tree *t, ol_nid n, ol_nid top)
 {
     for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE && a != top; a = p, p = ol_parent(t, p)) {
@@ -1105,11 +1168,8 @@ ol_nid ol_periodic_branch(const ol_tree *t, ol_nid n, ol_nid top)
         if ((pk != OL_N_if_statement && pk != OL_N_elif_clause) || ol_field(t, p, OL_F_consequence) != a)
             continue;
         ol_nid cond = ol_field(t, p, OL_F_condition);
-        for (ol_nid x = cond; x != OL_NONE && x < t->nodes.len && t->nodes.items[x].start < t->nodes.items[cond].end;
-             x++)
-            if (ol_kind_of(t, x) == OL_N_binary_operator &&
-                ol_kind_of(t, ol_field(t, x, OL_F_operator)) == OL_T_PERCENT)
-                return cond;
+        if (every_so_often(t, cond, 0))
+            return cond;
     }
     return OL_NONE;
 }

@@ -173,6 +173,36 @@ static ol_nid module_itself(const ol_tree *t, ol_nid e)
     return e;
 }
 
+/* The name a chain of calls that hand the module back binds, when the call
+ * s is one of its links: `G = Net().train().requires_grad_(False).to(dev)`
+ * freezes `G`. OL_NONE otherwise. */
+static ol_nid bound_by_chain(const ol_tree *t, ol_nid s)
+{
+    static const char *const same[] = {"eval", "train", "to", "cuda", "cpu", "float", "half", "double",
+                                       "requires_grad_", NULL};
+    ol_nid cur = s;
+    for (;;) {
+        ol_nid p = ol_parent(t, cur);
+        while (p != OL_NONE && ol_kind_of(t, p) == OL_N_parenthesized_expression)
+            cur = p, p = ol_parent(t, p);
+        if (p == OL_NONE || ol_kind_of(t, p) != OL_N_attribute || ol_field(t, p, OL_F_object) != cur)
+            break;
+        ol_nid call = ol_parent(t, p);
+        if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call || ol_field(t, call, OL_F_function) != p)
+            break;
+        bool keeps = false;
+        for (const char *const *w = same; *w && !keeps; w++)
+            keeps = ol_text_is(t, ol_field(t, p, OL_F_attribute), *w);
+        if (!keeps)
+            break;
+        cur = call;
+    }
+    ol_nid assign = ol_parent(t, cur);
+    if (assign == OL_NONE || ol_kind_of(t, assign) != OL_N_assignment || ol_field(t, assign, OL_F_right) != cur)
+        return OL_NONE;
+    return ol_unparen(t, ol_field(t, assign, OL_F_left));
+}
+
 /* Is the assignment a part of the model put in place (`model.fc = nn.Linear(...)`,
  * `model.classifier[6] = ...`): a new layer, trainable? */
 static bool replaces_part(const ol_tree *t, ol_nid assign, ol_nid model)
@@ -215,7 +245,38 @@ const ol_nid *ol_grad_switches(ol_model *m, size_t *count)
     return m->grad_switches.items;
 }
 
+static bool frozen_before(ol_model *m, ol_nid model, ol_nid at, int depth);
+
+/* `g_ema = copy.deepcopy(g).eval()` with g frozen before the copy: the copy
+ * is frozen too (its parameters are copies, requires_grad and all). */
+static bool frozen_copy(ol_model *m, ol_nid model, ol_nid at, int depth)
+{
+    const ol_tree *t = m->tree;
+    if (depth > 2 || ol_kind_of(t, model) != OL_N_identifier)
+        return false;
+    uint32_t defs[2];
+    size_t n = ol_reaching_defs(m, m->node_scope[model], ol_node_sym(m, model), at, defs, 2);
+    if (n != 1)
+        return false;
+    const ol_def *d = &m->defs.items[defs[0]];
+    if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->value == OL_NONE)
+        return false;
+    ol_nid copy = module_itself(t, d->value);
+    if (ol_kind_of(t, copy) != OL_N_call)
+        return false;
+    const char *q = ol_qualname(m, ol_field(t, copy, OL_F_function));
+    ol_nid args = ol_field(t, copy, OL_F_arguments);
+    ol_nid orig = args != OL_NONE ? ol_unparen(t, ol_first_named(t, args)) : OL_NONE;
+    return q && strcmp(q, "copy.deepcopy") == 0 && orig != OL_NONE && ol_kind_of(t, orig) == OL_N_identifier &&
+           frozen_before(m, orig, copy, depth + 1);
+}
+
 bool ol_frozen_before(ol_model *m, ol_nid model, ol_nid at)
+{
+    return frozen_before(m, model, at, 0);
+}
+
+static bool frozen_before(ol_model *m, ol_nid model, ol_nid at, int depth)
 {
     const ol_tree *t = m->tree;
     model = ol_unparen(t, model);
@@ -237,7 +298,7 @@ bool ol_frozen_before(ol_model *m, ol_nid model, ol_nid at)
             uint32_t ci = ol_call_at(m, s);
             const ol_call *c = &m->calls.items[ci];
             ol_nid base = module_itself(t, c->receiver);
-            if (!ol_same_text(t, base, model)) {
+            if (!ol_same_text(t, base, model) && !ol_same_text(t, bound_by_chain(t, s), model)) {
                 if (ol_mentions(t, c->receiver, model))
                     return false; /* a part of it, frozen or not: not the whole */
                 continue;
@@ -273,7 +334,7 @@ bool ol_frozen_before(ol_model *m, ol_nid model, ol_nid at)
             frozen_at = s;
     }
     if (frozen_at == OL_NONE)
-        return false;
+        return frozen_copy(m, model, at, depth); /* no switch of its own: a copy of a frozen one? */
     /* a layer put in after the freeze learns (looked for over a bounded
      * stretch: beyond it, the model is not taken for frozen) */
     size_t k = ol_lower_bound_u32(m->assigns.items, m->assigns.len, frozen_at);

@@ -286,8 +286,16 @@ static const char *python2_string(const ol_tree *t, ol_nid string)
         return NULL;
     uint32_t len;
     const char *s = ol_text(t, open, &len);
-    if (len > 0 && s[0] == '`')
+    if (len > 0 && s[0] == '`') {
+        /* two backquotes side by side are no `repr` (Python 2 has no empty
+         * one): a Markdown fence (```python) pasted into the code */
+        const ol_node *sn = ol_node_at(t, string);
+        const char *text = t->src->text;
+        if (sn->end - sn->start <= 2 || (sn->start > 0 && text[sn->start - 1] == '`') ||
+            (sn->end < t->src->len && text[sn->end] == '`'))
+            return NULL;
         return "backquotes";
+    }
     bool u = false, r = false;
     for (uint32_t i = 0; i < len && s[i] != '"' && s[i] != '\''; i++) {
         u |= s[i] == 'u' || s[i] == 'U';

@@ -71,6 +71,9 @@ def _():
                "try:\n    pass\nexcept KeyError, TypeError:\n    pass\nexcept (A, B) as e:\n    log(e)\n")
         r, data = findings(ws.write("py3.py", py3))
         assert data == [], data
+        # a Markdown fence pasted into the code is a syntax error, not Python 2's backquotes
+        r, data = findings(ws.write("fence.py", "import torch\n```python\nx = 1\n```\n"))
+        assert data and all("Python 2" not in d["message"] + d.get("help", "") for d in data), data
 
 
 @test("robust: non-UTF-8 without a declaration is OOM001 naming the file and the byte")

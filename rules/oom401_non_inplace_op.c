@@ -148,6 +148,10 @@ static void check_arithmetic(ol_check *c)
             continue;
         ol_nid lhs = ol_unparen(t, ol_field(t, right, OL_F_left));
         ol_nid rhs = ol_field(t, right, OL_F_right);
+        /* `ids = ids + [eos]`: a list grows, no tensor is there */
+        ol_kind rk = ol_kind_of(t, ol_unparen(t, rhs));
+        if (rk == OL_N_list || rk == OL_N_tuple || rk == OL_N_list_comprehension)
+            continue;
         ol_reasons why = {0};
         if (!ol_same_text(t, lhs, left) || ol_grad_on(m, a, &why) || !fresh_local_tensor(m, lhs))
             continue;

@@ -130,7 +130,7 @@ const ol_rule ol_rule_oom701 = {
     .what = "Flags `torch.cuda.empty_cache()` (and the MPS/XPU equivalents) inside a loop over batches, "
             "in Lightning's per-batch hooks, or in a function called from a batch loop. Calls between "
             "runs of a sweep, once per epoch, or every so many batches (in the body of an `if` that tests "
-            "`step % n`, as a periodic validation that drops its pipeline does) are not flagged, nor calls between "
+            "`step % n == 0`, as a periodic validation that drops its pipeline does) are not flagged, nor calls between "
             "the trials of a loop that builds a new model each iteration (a batch-size search). A helper with no "
             "loop of its own is flagged when another file of the run calls it every batch (a DDP worker's "
             "training loop).",

@@ -180,6 +180,10 @@ static ol_often how_often(ol_model *m, ol_nid n, ol_reasons *why)
         free(text);
         return loc.often;
     }
+    case OL_OC_INTERACTIVE:
+        ol_reasons_add(why, loc.node, NULL, 0, false,
+                       ol_door_printf(m, "runs once per request of this loop, which waits for the user's input"));
+        return loc.often;
     case OL_OC_INIT:
     case OL_OC_STEP_METHOD: {
         char *name = ol_node_str(t, loc.node);

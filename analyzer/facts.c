@@ -1174,6 +1174,32 @@ ol_nid ol_periodic_branch(const ol_tree *t, ol_nid n, ol_nid top)
     return OL_NONE;
 }
 
+/* Does each iteration of loop li wait for the user (`input()`, a line of
+ * standard input) in its own body? */
+static bool reads_input(ol_model *m, uint32_t li)
+{
+    static const char *const readers[] = {"sys.stdin.readline", NULL};
+    const ol_tree *t = m->tree;
+    const ol_loop *l = &m->loops.items[li];
+    if (l->body == OL_NONE)
+        return false;
+    size_t first, end = ol_calls_in(m, l->body, &first);
+    for (size_t i = first; i < end; i++) {
+        ol_nid call = m->calls.items[i].node;
+        if (m->node_loop[call] != li)
+            continue;
+        ol_nid f = ol_unparen(t, ol_field(t, call, OL_F_function));
+        uint32_t none[1];
+        /* the builtin `input()` (`raw_input()` in Python 2), not a name of the file's own */
+        if (ol_kind_of(t, f) == OL_N_identifier && (ol_text_is(t, f, "input") || ol_text_is(t, f, "raw_input")) &&
+            ol_reaching_defs(m, m->node_scope[f], ol_node_sym(m, f), f, none, 1) == 0)
+            return true;
+        if (ol_call_is(m, call, readers))
+            return true;
+    }
+    return false;
+}
+
 static void often_at(ol_model *m, ol_nid n, ol_often_local *out, int depth)
 {
     out->often = OL_ONCE;
@@ -1196,6 +1222,13 @@ static void often_at(ol_model *m, ol_nid n, ol_often_local *out, int depth)
         }
         if (by_hand && few_by_hand(m, li))
             continue;
+        /* a prompt loop: each iteration waits for the user, once per request */
+        if (reads_input(m, li)) {
+            out->often = OL_PER_EPOCH;
+            out->cause = OL_OC_INTERACTIVE;
+            out->node = m->loops.items[li].node;
+            return;
+        }
         /* a periodic validation, log or checkpoint: every so many steps */
         ol_nid every = ol_periodic_branch(m->tree, n, m->loops.items[li].node);
         if (every != OL_NONE) {

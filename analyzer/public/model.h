@@ -468,6 +468,7 @@ typedef enum ol_often_cause {
     OL_OC_NO_CALLER,   /* the function has no caller in the file */
     OL_OC_PERIODIC,    /* node: the condition of an `if` in a step loop that runs it every so many steps
                           (`if step % k == 0`) */
+    OL_OC_INTERACTIVE, /* node: a loop that waits for the user's input each iteration (a prompt loop) */
 } ol_often_cause;
 
 typedef struct ol_often_local {

@@ -49,10 +49,14 @@ static uint64_t def_key(uint32_t scope, ol_sym name)
     return ((uint64_t)(scope + 1) << 32) | name;
 }
 
+/* The scope sits in the key's high half: the product's high bits are
+ * folded into the low ones, or every scope's `x` would share one slot and
+ * a lookup that misses would walk the cluster of them all. */
 static size_t def_slot(const ol_model *m, uint64_t key)
 {
     size_t mask = m->def_slots - 1;
-    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+    uint64_t h = key * 0x9E3779B97F4A7C15ull;
+    size_t i = (size_t)(h ^ (h >> 29) ^ (h >> 47)) & mask;
     while (m->def_keys[i] != 0 && m->def_keys[i] != key)
         i = (i + 1) & mask;
     return i;

@@ -403,9 +403,18 @@ bool ol_mem_ieq(const char *a, const char *b, size_t n)
 const char *ol_find_ci(const char *s, size_t n, const char *needle)
 {
     size_t m = strlen(needle);
-    for (size_t i = 0; i + m <= n; i++)
-        if (ol_mem_ieq(s + i, needle, m))
+    if (m == 0)
+        return s;
+    /* most places differ at the first byte: settled here, without a call */
+    unsigned char first = (unsigned char)needle[0];
+    unsigned char other = first >= 'A' && first <= 'Z'   ? (unsigned char)(first - 'A' + 'a')
+                          : first >= 'a' && first <= 'z' ? (unsigned char)(first - 'a' + 'A')
+                                                         : first;
+    for (size_t i = 0; i + m <= n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c == first || c == other) && ol_mem_ieq(s + i + 1, needle + 1, m - 1))
             return s + i;
+    }
     return NULL;
 }
 

@@ -118,6 +118,7 @@ static bool keep_tree(ol_kept_trees *k, size_t file, ol_source *src, ol_tree *tr
     size_t held = k->bytes - (old ? old->bytes : 0);
     bool fits = held + bytes <= k->budget;
     if (fits) {
+        ol_model_trim(model);
         kept_tree *e = ol_xmalloc(sizeof(*e));
         e->src = *src;
         e->tree = *tree;

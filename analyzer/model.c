@@ -30,11 +30,26 @@ ol_sym ol_model_intern(ol_model *m, const char *s)
     return ol_intern_cstr(&m->strings, s);
 }
 
+/* Interned once per node: the analyses ask for the same names' symbols
+ * again and again, and each interning hashes and compares the text. */
 ol_sym ol_node_sym(ol_model *m, ol_nid n)
 {
+    if (!m->node_sym && m->tree->nodes.len)
+        m->node_sym = ol_xcalloc(m->tree->nodes.len, sizeof(ol_sym));
+    if (n < m->tree->nodes.len && m->node_sym[n])
+        return m->node_sym[n];
     uint32_t len;
     const char *s = ol_text(m->tree, n, &len);
-    return ol_intern(&m->strings, s, len);
+    ol_sym sym = ol_intern(&m->strings, s, len);
+    if (n < m->tree->nodes.len)
+        m->node_sym[n] = sym;
+    return sym;
+}
+
+void ol_model_trim(ol_model *m)
+{
+    free(m->node_sym);
+    m->node_sym = NULL;
 }
 
 const char *ol_sym_str(const ol_model *m, ol_sym s)
@@ -1208,6 +1223,7 @@ void ol_model_free(ol_model *m)
     free(m->node_ctx);
     free(m->subtree_end);
     free(m->node_call);
+    free(m->node_sym);
     free(m->def_keys);
     free(m->def_heads);
     free(m->def_tails);

@@ -367,6 +367,7 @@ typedef struct ol_model {
     uint32_t *node_ctx;     /* innermost context, or OL_NO_INDEX */
     uint32_t *subtree_end;  /* one past the last descendant (pre-order) */
     uint32_t *node_call;    /* call index for call nodes, else OL_NO_INDEX */
+    ol_sym *node_sym;       /* the node's text interned, once asked (ol_node_sym), else 0; NULL until asked */
 
     /* (scope, name) -> first def, as an open-addressing table */
     uint64_t *def_keys;
@@ -442,6 +443,9 @@ void ol_model_free(ol_model *m);
 
 ol_sym ol_model_intern(ol_model *m, const char *s);
 ol_sym ol_node_sym(ol_model *m, ol_nid identifier);
+/* Frees what the model caches only to answer faster (a model kept for later
+ * holds no more than it needs); it is built again when asked. */
+void ol_model_trim(ol_model *m);
 const char *ol_sym_str(const ol_model *m, ol_sym s);
 
 /* Defs of `name` that may reach position `at` (inside scope `scope`).

@@ -372,7 +372,10 @@ void ol_sort(void *base, size_t count, size_t size, int (*cmp)(const void *, con
 
 bool ol_str_has_prefix(const char *s, const char *prefix)
 {
-    return strncmp(s, prefix, strlen(prefix)) == 0;
+    for (; *prefix; s++, prefix++)
+        if (*s != *prefix)
+            return false;
+    return true;
 }
 
 bool ol_str_has_suffix(const char *s, const char *suffix)
@@ -381,9 +384,14 @@ bool ol_str_has_suffix(const char *s, const char *suffix)
     return n >= m && memcmp(s + n - m, suffix, m) == 0;
 }
 
+/* One pass, no calls: asked of most names the rules read, and most differ
+ * at the first byte. */
 bool ol_mem_eq_cstr(const char *s, size_t n, const char *c)
 {
-    return strlen(c) == n && memcmp(s, c, n) == 0;
+    for (size_t i = 0; i < n; i++)
+        if (c[i] != s[i] || c[i] == '\0')
+            return false;
+    return c[n] == '\0';
 }
 
 bool ol_mem_ieq(const char *a, const char *b, size_t n)

@@ -39,6 +39,7 @@ void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s)
     lt->slot = 0;
     lt->kept = NULL;
     lt->keep_tree = false;
+    lt->model = NULL;
 }
 
 /* ---- trees kept for their file's lint ----------------------------------------------- */
@@ -585,6 +586,8 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
         ol_check check = {model, &tree, &r->src, NULL, &r->diags};
         const ol_settings *s = lt->settings;
         size_t first_rule_diag = r->diags.len;
+        struct ol_model *outer = lt->model;
+        lt->model = model;
         for (size_t i = 0; i < ol_rule_count && !lt->summary_only; i++) {
             const ol_rule *rule = ol_rules[i];
             if (!rule->check || !(s->enabled[i] || (s->hidden && s->hidden[i])))
@@ -608,6 +611,7 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
             }
         }
         ask_shared_facts(model, lt->settings, r, first_rule_diag);
+        lt->model = outer;
         if (keep)
             keep_summary = ol_xref_summary(xref);
         ol_xref_end(xref);

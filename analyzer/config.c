@@ -758,9 +758,13 @@ static bool default_test_code(ol_resolver *r, const ol_config *c, const char *ab
     const char *top;
     if (!rel && !c && (top = project_top_cached(r, abs)) != NULL)
         rel = below(abs, top);
+    /* a pattern spelling `test` outside braces and brackets matches only a
+     * path that spells it too: most paths are settled without a match */
+    bool says_test = strstr(abs, "test") || (rel && strstr(rel, "test"));
     bool hit = false;
     for (const char *const *p = ol_default_test_patterns; *p && !hit; p++)
-        hit = ol_glob_match(*p, rel, abs, false);
+        if (says_test || !strstr(*p, "test") || strpbrk(*p, "{[\\"))
+            hit = ol_glob_match(*p, rel, abs, false);
     return hit;
 }
 

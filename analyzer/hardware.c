@@ -170,34 +170,53 @@ static bool letter(unsigned char c)
     return (c | 32) >= 'a' && (c | 32) <= 'z';
 }
 
-/* The words each pair of lowercase letters starts (a mask of W_*), and
+/* The words each pair of letters starts (a mask of W_*), case aside, and
  * their lengths: most letters of a name start no word, and the first two
- * letters rule out all but one or two. */
-static uint32_t starts_with[26][26];
+ * letters rule out all but one or two. A byte's letter index is 0-25, or
+ * NOT_LETTER, whose row and column start nothing. */
+#define NOT_LETTER 26
+static uint32_t starts_with[NOT_LETTER + 1][NOT_LETTER + 1];
+static uint8_t letter_index[256];
+static uint8_t lower[256];
 static uint8_t word_len[W_COUNT];
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
 static void make_tables(void)
 {
+    for (int c = 0; c < 256; c++) {
+        lower[c] = (uint8_t)(c >= 'A' && c <= 'Z' ? c | 32 : c);
+        letter_index[c] = (uint8_t)(lower[c] >= 'a' && lower[c] <= 'z' ? lower[c] - 'a' : NOT_LETTER);
+    }
     for (int w = 0; w < W_COUNT; w++) {
         word_len[w] = (uint8_t)strlen(WORD_TEXT[w]);
         starts_with[WORD_TEXT[w][0] - 'a'][WORD_TEXT[w][1] - 'a'] |= 1u << w;
     }
 }
 
-/* Sets bit w of *found for every word the lowercased text holds. */
-static void words_in(const unsigned char *low, size_t len, bool identifier, uint32_t *found)
+/* Does s[0..n) spell the word, case aside? */
+static bool spells(const unsigned char *s, const char *word, size_t n)
 {
+    for (size_t k = 0; k < n; k++)
+        if (lower[s[k]] != (unsigned char)word[k])
+            return false;
+    return true;
+}
+
+/* Sets bit w of *found for every word the text holds, case aside. */
+static void words_in(const unsigned char *s, size_t len, bool identifier, uint32_t *found)
+{
+    if (len < 2)
+        return;
+    unsigned next = letter_index[s[0]];
     for (size_t i = 0; i + 1 < len; i++) {
-        unsigned char c = low[i], d = low[i + 1];
-        if (c < 'a' || c > 'z' || d < 'a' || d > 'z')
-            continue;
-        uint32_t cand = starts_with[c - 'a'][d - 'a'] & ~*found;
+        unsigned here = next;
+        next = letter_index[s[i + 1]];
+        uint32_t cand = starts_with[here][next] & ~*found;
         while (cand) {
             int w = __builtin_ctz(cand);
             cand &= cand - 1;
             size_t n = word_len[w];
-            if (i + n > len || memcmp(low + i, WORD_TEXT[w], n) != 0)
+            if (i + n > len || !spells(s + i, WORD_TEXT[w], n))
                 continue;
             if (w == W_RANK) {
                 if (identifier && len == n)
@@ -205,11 +224,11 @@ static void words_in(const unsigned char *low, size_t len, bool identifier, uint
                 continue;
             }
             if (n <= 3) {
-                if (i > 0 && letter(low[i - 1]))
+                if (i > 0 && letter(s[i - 1]))
                     continue;
                 size_t after = i + n;
-                if (after < len && letter(low[after]) &&
-                    !(low[after] == 's' && (after + 1 >= len || !letter(low[after + 1]))))
+                if (after < len && letter(s[after]) &&
+                    !(lower[s[after]] == 's' && (after + 1 >= len || !letter(s[after + 1]))))
                     continue;
             }
             *found |= 1u << w;
@@ -227,33 +246,18 @@ static const device_words *words_of(ol_model *m)
         dw->first[w] = OL_NONE;
     const ol_tree *t = m->tree;
     uint32_t all = (1u << W_COUNT) - 1, found = 0;
-    unsigned char small[256];
-    unsigned char *buf = small;
-    size_t cap = sizeof(small);
     for (ol_nid n = 0; n < t->nodes.len && found != all; n++) {
         ol_kind k = ol_kind_of(t, n);
         if (k != OL_N_identifier && k != OL_N_string)
             continue;
         uint32_t len;
         const char *s = ol_text(t, n, &len);
-        if (len > cap) {
-            if (buf != small)
-                free(buf);
-            cap = len;
-            buf = ol_xmalloc(cap);
-        }
-        for (uint32_t i = 0; i < len; i++) {
-            unsigned char c = (unsigned char)s[i];
-            buf[i] = c >= 'A' && c <= 'Z' ? (unsigned char)(c | 32) : c;
-        }
         uint32_t before = found;
-        words_in(buf, len, k == OL_N_identifier, &found);
+        words_in((const unsigned char *)s, len, k == OL_N_identifier, &found);
         for (int w = 0; found != before && w < W_COUNT; w++)
             if ((found & ~before) & (1u << w))
                 dw->first[w] = n;
     }
-    if (buf != small)
-        free(buf);
     m->devices_cache = dw;
     m->devices_cache_free = device_words_free;
     return dw;

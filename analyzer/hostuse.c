@@ -78,8 +78,9 @@ static bool imports_matplotlib(walk *w)
 
 static bool in_names(const char *s, const char *const *list)
 {
+    /* the first byte settles most names without a call */
     for (const char *const *p = list; s && *p; p++)
-        if (strcmp(s, *p) == 0)
+        if (**p == *s && strcmp(s, *p) == 0)
             return true;
     return false;
 }

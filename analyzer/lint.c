@@ -39,6 +39,7 @@ void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s)
     lt->slot = 0;
     lt->kept = NULL;
     lt->keep_tree = false;
+    lt->model = NULL;
 }
 
 /* ---- trees kept for their file's lint ----------------------------------------------- */
@@ -118,6 +119,7 @@ static bool keep_tree(ol_kept_trees *k, size_t file, ol_source *src, ol_tree *tr
     size_t held = k->bytes - (old ? old->bytes : 0);
     bool fits = held + bytes <= k->budget;
     if (fits) {
+        ol_model_trim(model);
         kept_tree *e = ol_xmalloc(sizeof(*e));
         e->src = *src;
         e->tree = *tree;
@@ -584,6 +586,8 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
         ol_check check = {model, &tree, &r->src, NULL, &r->diags};
         const ol_settings *s = lt->settings;
         size_t first_rule_diag = r->diags.len;
+        struct ol_model *outer = lt->model;
+        lt->model = model;
         for (size_t i = 0; i < ol_rule_count && !lt->summary_only; i++) {
             const ol_rule *rule = ol_rules[i];
             if (!rule->check || !(s->enabled[i] || (s->hidden && s->hidden[i])))
@@ -607,6 +611,7 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
             }
         }
         ask_shared_facts(model, lt->settings, r, first_rule_diag);
+        lt->model = outer;
         if (keep)
             keep_summary = ol_xref_summary(xref);
         ol_xref_end(xref);

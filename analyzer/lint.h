@@ -122,6 +122,7 @@ typedef struct ol_linter {
     size_t slot;         /* this worker's slot in the run's supervisor (supervise.h) */
     ol_kept_trees *kept; /* the run's kept trees, or NULL */
     bool keep_tree;      /* keep this summary's tree for the file's own lint */
+    struct ol_model *model; /* the model of the file whose rules run now, or NULL */
 } ol_linter;
 
 void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s);

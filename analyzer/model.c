@@ -30,11 +30,26 @@ ol_sym ol_model_intern(ol_model *m, const char *s)
     return ol_intern_cstr(&m->strings, s);
 }
 
+/* Interned once per node: the analyses ask for the same names' symbols
+ * again and again, and each interning hashes and compares the text. */
 ol_sym ol_node_sym(ol_model *m, ol_nid n)
 {
+    if (!m->node_sym && m->tree->nodes.len)
+        m->node_sym = ol_xcalloc(m->tree->nodes.len, sizeof(ol_sym));
+    if (n < m->tree->nodes.len && m->node_sym[n])
+        return m->node_sym[n];
     uint32_t len;
     const char *s = ol_text(m->tree, n, &len);
-    return ol_intern(&m->strings, s, len);
+    ol_sym sym = ol_intern(&m->strings, s, len);
+    if (n < m->tree->nodes.len)
+        m->node_sym[n] = sym;
+    return sym;
+}
+
+void ol_model_trim(ol_model *m)
+{
+    free(m->node_sym);
+    m->node_sym = NULL;
 }
 
 const char *ol_sym_str(const ol_model *m, ol_sym s)
@@ -49,10 +64,14 @@ static uint64_t def_key(uint32_t scope, ol_sym name)
     return ((uint64_t)(scope + 1) << 32) | name;
 }
 
+/* The scope sits in the key's high half: the product's high bits are
+ * folded into the low ones, or every scope's `x` would share one slot and
+ * a lookup that misses would walk the cluster of them all. */
 static size_t def_slot(const ol_model *m, uint64_t key)
 {
     size_t mask = m->def_slots - 1;
-    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+    uint64_t h = key * 0x9E3779B97F4A7C15ull;
+    size_t i = (size_t)(h ^ (h >> 29) ^ (h >> 47)) & mask;
     while (m->def_keys[i] != 0 && m->def_keys[i] != key)
         i = (i + 1) & mask;
     return i;
@@ -1204,6 +1223,7 @@ void ol_model_free(ol_model *m)
     free(m->node_ctx);
     free(m->subtree_end);
     free(m->node_call);
+    free(m->node_sym);
     free(m->def_keys);
     free(m->def_heads);
     free(m->def_tails);

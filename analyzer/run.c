@@ -29,6 +29,7 @@
 #include "addnoqa.h"
 #include "fix.h"
 #include "lint.h"
+#include "model.h"
 #include "notebook.h"
 #include "project.h"
 #include "pyfloor.h"
@@ -616,6 +617,10 @@ static void process_file(void *arg, void *worker_linter, size_t i)
     uint64_t start = lt->timings ? ol_now_ns() : 0;
     bool saved_only = lt->summary_only;
     uint64_t saved_nested = lt->nested_ns;
+    /* the asking file's model waits while this one is linted: what it
+     * caches only to answer faster is let go (ol_model_trim) */
+    if (lt->model)
+        ol_model_trim(lt->model);
     if (lt->depth < OL_MAX_NESTED_FILES && ol_project_claim(job->project, i)) {
         lt->summary_only = false;
         lint_claimed(job, lt, i);

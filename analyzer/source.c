@@ -49,6 +49,16 @@ size_t ol_utf8_validate(const char *s, size_t n)
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
     while (i < n) {
+        /* ASCII, eight bytes at a time: most source is nothing else */
+        while (i + 8 <= n) {
+            uint64_t word;
+            memcpy(&word, u + i, 8);
+            if (word & 0x8080808080808080ull)
+                break;
+            i += 8;
+        }
+        if (i >= n)
+            break;
         if (u[i] < 0x80) {
             i++;
             continue;

@@ -1109,7 +1109,7 @@ static bool library_qual(const char *q)
                                         "glob", "datetime", "warnings", "einops", "wandb", "builtins", NULL};
     size_t n = strcspn(q, ".");
     for (const char *const *r = roots; *r; r++)
-        if (strlen(*r) == n && strncmp(q, *r, n) == 0)
+        if (ol_mem_eq_cstr(q, n, *r))
             return true;
     return false;
 }

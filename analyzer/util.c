@@ -372,7 +372,10 @@ void ol_sort(void *base, size_t count, size_t size, int (*cmp)(const void *, con
 
 bool ol_str_has_prefix(const char *s, const char *prefix)
 {
-    return strncmp(s, prefix, strlen(prefix)) == 0;
+    for (; *prefix; s++, prefix++)
+        if (*s != *prefix)
+            return false;
+    return true;
 }
 
 bool ol_str_has_suffix(const char *s, const char *suffix)
@@ -381,9 +384,14 @@ bool ol_str_has_suffix(const char *s, const char *suffix)
     return n >= m && memcmp(s + n - m, suffix, m) == 0;
 }
 
+/* One pass, no calls: asked of most names the rules read, and most differ
+ * at the first byte. */
 bool ol_mem_eq_cstr(const char *s, size_t n, const char *c)
 {
-    return strlen(c) == n && memcmp(s, c, n) == 0;
+    for (size_t i = 0; i < n; i++)
+        if (c[i] != s[i] || c[i] == '\0')
+            return false;
+    return c[n] == '\0';
 }
 
 bool ol_mem_ieq(const char *a, const char *b, size_t n)
@@ -403,9 +411,18 @@ bool ol_mem_ieq(const char *a, const char *b, size_t n)
 const char *ol_find_ci(const char *s, size_t n, const char *needle)
 {
     size_t m = strlen(needle);
-    for (size_t i = 0; i + m <= n; i++)
-        if (ol_mem_ieq(s + i, needle, m))
+    if (m == 0)
+        return s;
+    /* most places differ at the first byte: settled here, without a call */
+    unsigned char first = (unsigned char)needle[0];
+    unsigned char other = first >= 'A' && first <= 'Z'   ? (unsigned char)(first - 'A' + 'a')
+                          : first >= 'a' && first <= 'z' ? (unsigned char)(first - 'a' + 'A')
+                                                         : first;
+    for (size_t i = 0; i + m <= n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c == first || c == other) && ol_mem_ieq(s + i + 1, needle + 1, m - 1))
             return s + i;
+    }
     return NULL;
 }
 

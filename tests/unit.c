@@ -142,6 +142,47 @@ static void test_invalid_utf8_reports_where(void)
     ol_buf_free(&err);
 }
 
+/* The ASCII fast path reads eight bytes at a time: a bad byte is found
+ * wherever it falls in or after such a block. */
+static void test_utf8_validate_every_offset(void)
+{
+    char text[40];
+    for (size_t at = 0; at < 24; at++) {
+        memset(text, 'a', sizeof text);
+        text[at] = (char)0xE9; /* a lead byte with no continuation */
+        CHECK(ol_utf8_validate(text, sizeof text) == at);
+        CHECK(ol_utf8_validate(text, at) == at); /* the bad byte just past the end */
+        memcpy(text + at, "\xc3\xa9", 2);             /* a good two-byte sequence there */
+        CHECK(ol_utf8_validate(text, sizeof text) == sizeof text);
+        CHECK(ol_utf8_validate(text, at + 1) == at); /* cut inside it */
+    }
+}
+
+/* The byte-wise helpers the rules compare names with. */
+static void test_string_helpers(void)
+{
+    CHECK(ol_mem_eq_cstr("cuda", 4, "cuda"));
+    CHECK(!ol_mem_eq_cstr("cuda", 4, "cud"));
+    CHECK(!ol_mem_eq_cstr("cud", 3, "cuda"));
+    CHECK(!ol_mem_eq_cstr("cu\0a", 4, "cu"));
+    CHECK(ol_mem_eq_cstr("", 0, ""));
+    CHECK(!ol_mem_eq_cstr("x", 1, ""));
+    CHECK(ol_str_has_prefix("torch.cuda", "torch."));
+    CHECK(ol_str_has_prefix("torch", "torch"));
+    CHECK(ol_str_has_prefix("torch", ""));
+    CHECK(!ol_str_has_prefix("tor", "torch"));
+    CHECK(!ol_str_has_prefix("numpy", "torch"));
+    const char *c = "# NoQa: OOM101";
+    CHECK(ol_find_ci(c, strlen(c), "noqa") == c + 2);
+    CHECK(ol_find_ci(c, strlen(c), "oom101") == c + 8);
+    CHECK(ol_find_ci(c, strlen(c), ": ") == c + 6);
+    CHECK(ol_find_ci(c, strlen(c), "oom102") == NULL);
+    CHECK(ol_find_ci(c, 5, "noqa") == NULL); /* only within the length given */
+    CHECK(ol_find_ci(c, 6, "noqa") == c + 2);
+    CHECK(ol_find_ci(c, strlen(c), "") == c);
+    CHECK(ol_find_ci("ab", 2, "abc") == NULL);
+}
+
 static void test_nul_and_unknown_encoding(void)
 {
     ol_source s;
@@ -3393,6 +3434,8 @@ int main(int argc, char **argv)
         T(test_bom_and_crlf),
         T(test_latin1_declared),
         T(test_invalid_utf8_reports_where),
+        T(test_utf8_validate_every_offset),
+        T(test_string_helpers),
         T(test_nul_and_unknown_encoding),
         T(test_coding_only_on_first_two_lines),
         T(test_utf16_columns),

@@ -372,6 +372,7 @@ typedef struct ol_model {
     uint32_t *node_ctx;     /* innermost context, or OL_NO_INDEX */
     uint32_t *subtree_end;  /* one past the last descendant (pre-order) */
     uint32_t *node_call;    /* call index for call nodes, else OL_NO_INDEX */
+    ol_sym *node_sym;       /* the node's text interned, once asked (ol_node_sym), else 0; NULL until asked */
 
     /* (scope, name) -> first def, as an open-addressing table */
     uint64_t *def_keys;

@@ -153,20 +153,27 @@ bool ol_function_per_batch_metric(ol_model *m, uint32_t fi)
     return fi < m->functions.len && per_batch_metric(m, fi, 0);
 }
 
+/* The methods of a module that hand the module itself back. */
+static const char *const SAME_MODULE[] = {"eval", "train", "to", "cuda", "cpu", "float", "half", "double",
+                                          "requires_grad_", NULL};
+
+static bool hands_module_back(const ol_tree *t, ol_nid attribute)
+{
+    for (const char *const *w = SAME_MODULE; *w; w++)
+        if (ol_text_is(t, ol_field(t, attribute, OL_F_attribute), *w))
+            return true;
+    return false;
+}
+
 /* e without the calls that hand the module itself back: `model.eval()`,
  * `model.to(device)`, `model.requires_grad_(False)` are `model`. */
 static ol_nid module_itself(const ol_tree *t, ol_nid e)
 {
-    static const char *const same[] = {"eval", "train", "to", "cuda", "cpu", "float", "half", "double",
-                                       "requires_grad_", NULL};
     for (e = ol_unparen(t, e); e != OL_NONE && ol_kind_of(t, e) == OL_N_call; e = ol_unparen(t, e)) {
         ol_nid f = ol_unparen(t, ol_field(t, e, OL_F_function));
         if (f == OL_NONE || ol_kind_of(t, f) != OL_N_attribute)
             return e;
-        bool keeps = false;
-        for (const char *const *w = same; *w && !keeps; w++)
-            keeps = ol_text_is(t, ol_field(t, f, OL_F_attribute), *w);
-        if (!keeps)
+        if (!hands_module_back(t, f))
             return e;
         e = ol_field(t, f, OL_F_object);
     }
@@ -178,8 +185,6 @@ static ol_nid module_itself(const ol_tree *t, ol_nid e)
  * freezes `G`. OL_NONE otherwise. */
 static ol_nid bound_by_chain(const ol_tree *t, ol_nid s)
 {
-    static const char *const same[] = {"eval", "train", "to", "cuda", "cpu", "float", "half", "double",
-                                       "requires_grad_", NULL};
     ol_nid cur = s;
     for (;;) {
         ol_nid p = ol_parent(t, cur);
@@ -190,10 +195,7 @@ static ol_nid bound_by_chain(const ol_tree *t, ol_nid s)
         ol_nid call = ol_parent(t, p);
         if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call || ol_field(t, call, OL_F_function) != p)
             break;
-        bool keeps = false;
-        for (const char *const *w = same; *w && !keeps; w++)
-            keeps = ol_text_is(t, ol_field(t, p, OL_F_attribute), *w);
-        if (!keeps)
+        if (!hands_module_back(t, p))
             break;
         cur = call;
     }

@@ -23,6 +23,7 @@ typedef struct facts_cache {
     bool clears_built;
     uint32_t *loops_by_node;  /* loop indices by their node, ascending (the model
                                  pushes a comprehension after its first iterable) */
+    uint8_t *reads_input;     /* per loop: 0 unknown, 1 no, 2 waits for the user's input */
 } facts_cache;
 
 void ol_region_events_free(ol_region_events *re)
@@ -48,6 +49,7 @@ static void facts_cache_free(void *p)
     ol_vec_free(&fc->reset_items);
     ol_vec_free(&fc->clears);
     free(fc->loops_by_node);
+    free(fc->reads_input);
     free(fc);
 }
 
@@ -1176,7 +1178,20 @@ ol_nid ol_periodic_branch(const ol_tree *t, ol_nid n, ol_nid top)
 
 /* Does each iteration of loop li wait for the user (`input()`, a line of
  * standard input) in its own body? */
+static bool reads_input_uncached(ol_model *m, uint32_t li);
+
+/* Asked for every node of the loop: answered once per loop. */
 static bool reads_input(ol_model *m, uint32_t li)
+{
+    facts_cache *fc = cache_of(m);
+    if (!fc->reads_input)
+        fc->reads_input = ol_xcalloc(m->loops.len + 1, 1);
+    if (!fc->reads_input[li])
+        fc->reads_input[li] = reads_input_uncached(m, li) ? 2 : 1;
+    return fc->reads_input[li] == 2;
+}
+
+static bool reads_input_uncached(ol_model *m, uint32_t li)
 {
     static const char *const readers[] = {"sys.stdin.readline", NULL};
     const ol_tree *t = m->tree;

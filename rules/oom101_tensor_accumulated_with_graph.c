@@ -222,6 +222,18 @@ typedef struct oom101_scan {
     backward_memo backwards;
 } oom101_scan;
 
+/* Is stmt, outside any loop, in a method that its own file never calls
+ * and that other files of the run call every step (a base class's batch
+ * loop running `self.train_step(items)`, ol_how_often)? */
+static bool step_of_other_file(ol_model *m, ol_nid stmt, ol_reasons *why)
+{
+    uint32_t fn = ol_function_of(m, stmt);
+    if (m->node_loop[stmt] != OL_NO_INDEX || fn == OL_NO_INDEX || !m->functions.items[fn].is_method ||
+        m->functions.items[fn].callsites.len != 0)
+        return false;
+    return ol_how_often(m, stmt, why) == OL_PER_STEP;
+}
+
 static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, oom101_scan *scan)
 {
     ol_text_index *receivers = &scan->receivers;
@@ -238,7 +250,8 @@ static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, oom1
     if (holder.kind == OL_V_LIST || holder.kind == OL_V_SET)
         return; /* collecting, not summing: OOM102's business */
     uint32_t loop = ol_accumulator_outlived_loop(m, &acc, stmt);
-    if (loop == OL_NO_INDEX && !ol_accumulator_in_step_hook(m, &acc, stmt))
+    if (loop == OL_NO_INDEX && !ol_accumulator_in_step_hook(m, &acc, stmt) &&
+        !(acc.is_attr && step_of_other_file(m, stmt, &why)))
         return;
     char *target_text = ol_node_str(t, acc.target);
     char *value_text = ol_node_str_short(t, value);

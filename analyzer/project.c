@@ -1330,3 +1330,24 @@ void ol_project_visit_callers(ol_project *p, size_t file, const char *rest, void
     pthread_mutex_unlock(&p->lock);
     ol_vec_free(&found);
 }
+
+void ol_project_visit_own_calls(ol_project *p, size_t file, const char *qual, void *worker,
+                                ol_project_call_visitor fn, void *ctx)
+{
+    if (file >= p->count || !qual)
+        return;
+    summarize_if_unknown(p, file, worker);
+    pthread_mutex_lock(&p->lock);
+    const ol_file_saves *sv = p->files[file].saves;
+    size_t lo = 0, hi = sv ? sv->call_count : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(sv->calls[mid].qual, qual) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; sv && k < sv->call_count && strcmp(sv->calls[k].qual, qual) == 0; k++)
+        fn(ctx, file, &sv->calls[k]);
+    pthread_mutex_unlock(&p->lock);
+}

@@ -123,6 +123,15 @@ typedef void (*ol_project_call_visitor)(void *ctx, size_t file, const ol_sum_cal
 void ol_project_visit_callers(ol_project *p, size_t file, const char *rest, void *worker, ol_project_call_visitor fn,
                               void *ctx);
 
+/* Calls fn with each record of file `file` itself whose qual is `qual`
+ * exactly (a method's calls of its own object, `self:Cls.method`, which the
+ * index above does not file: they name their own file), processing the
+ * file first when it has no summary yet. The records are sorted by qual,
+ * so the question costs a search in one file's records. fn runs with the
+ * store locked. */
+void ol_project_visit_own_calls(ol_project *p, size_t file, const char *qual, void *worker,
+                                ol_project_call_visitor fn, void *ctx);
+
 /* May file `file` define a class whose name contains `part` (case aside)
  * and a method `method`? Read from its words (words.h, once per file); false
  * only when its text shows it cannot. */

@@ -1190,17 +1190,36 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
     size_t class_count = (size_t)-1;
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *c = &m->calls.items[i];
-        if (!c->name || ol_callee_function(m, c->node) != OL_NO_INDEX)
+        if (!c->name)
             continue;
-        char *quals[CANDIDATE_CLASSES + 1];
-        size_t nq = 0;
-        char *qual = NULL;
         ol_nid recv = ol_unparen(t, c->receiver);
         uint32_t len;
         const char *rt = recv != OL_NONE && ol_kind_of(t, recv) == OL_N_identifier ? ol_text(t, recv, &len) : NULL;
         uint32_t fi = ol_function_of(m, c->node);
-        if (rt && len == 4 && memcmp(rt, "self", 4) == 0 && fi != OL_NO_INDEX && m->functions.items[fi].is_method &&
-            m->functions.items[fi].cls != OL_NO_INDEX) {
+        bool on_self = rt && len == 4 && memcmp(rt, "self", 4) == 0 && fi != OL_NO_INDEX &&
+                       m->functions.items[fi].is_method && m->functions.items[fi].cls != OL_NO_INDEX;
+        char *quals[CANDIDATE_CLASSES + 2];
+        size_t nq = 0;
+        bool own_record = false;
+        if (on_self && !m->functions.items[fi].is_classmethod) {
+            /* a method's call of its own object, whatever this file runs
+             * for it: for a subclass of another file that defines the
+             * method, it is a call of the subclass's (the template method:
+             * a base's batch loop calls `self.train_step(items)`) */
+            const ol_class *own = &m->classes.items[m->functions.items[fi].cls];
+            if (own->name && own->scope != OL_NO_INDEX && m->scopes.items[own->scope].parent == 0 &&
+                m->functions.items[fi].outer_scope == own->scope) {
+                quals[nq++] = ol_xasprintf("%s%s.%s", OL_OWN_CALL, ol_sym_str(m, own->name), ol_sym_str(m, c->name));
+                own_record = true;
+            }
+        }
+        bool local = ol_callee_function(m, c->node) != OL_NO_INDEX;
+        if (local && nq == 0)
+            continue;
+        char *qual = NULL;
+        if (local) {
+            /* a function of this file: only the record above */
+        } else if (on_self) {
             /* self.method() of a class whose bases come from elsewhere */
             const ol_class *cls = &m->classes.items[m->functions.items[fi].cls];
             for (size_t k = 0; k < cls->bases.len && !qual; k++) {
@@ -1213,7 +1232,7 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
             if (q && !library_qual(q))
                 qual = ol_xstrndup(q, strlen(q));
         }
-        if (!qual && recv != OL_NONE) {
+        if (!qual && !local && recv != OL_NONE) {
             /* obj.method() on an instance of a class of another file
              * (`solver = DPM_Solver(...); solver.sample(x)`) */
             ol_val v = ol_eval(m, recv);
@@ -1234,6 +1253,18 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
         if (nq == 0)
             continue;
         bool grad_off = ol_grad_disabled(m, c->node);
+        /* for the subclasses, autograd is off at a call of its own object
+         * only where the base's code turns it off (a context, a statement,
+         * a decorator, an evaluation hook): the base's method may also be
+         * called from outside the project (a library's trainer calls an
+         * overridden `compute_loss()` with autograd on) whatever its callers
+         * in this file do */
+        bool own_off = grad_off;
+        if (own_off && own_record) {
+            ol_grad_local gl;
+            ol_grad_explain(m, c->node, &gl);
+            own_off = gl.cause != OL_GC_CALLERS && gl.cause != OL_GC_OVERRIDE && gl.cause != OL_GC_NONE_CALLED;
+        }
         char *root_name = NULL;
         if (!grad_off) {
             /* a function of the module (or a method of one of its classes)
@@ -1272,7 +1303,7 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
         }
         char *args = arg_classes(m, c->node);
         for (size_t k = 0; k < nq; k++) {
-            call_rec r = {quals[k], grad_off, root_name && k + 1 < nq ? ol_xstrndup(root_name, strlen(root_name))
+            call_rec r = {quals[k], own_record && k == 0 ? own_off : grad_off, root_name && k + 1 < nq ? ol_xstrndup(root_name, strlen(root_name))
                                                                       : root_name, (uint8_t)often.often, gpu, line,
                           use, caller && k + 1 < nq ? ol_xstrndup(caller, strlen(caller)) : caller,
                           args && k + 1 < nq ? ol_xstrndup(args, strlen(args)) : args};

@@ -769,12 +769,15 @@ static bool named_in_run(const ol_model *m, const ol_xref *x, uint32_t fi)
 /* sites[0]: the first call with autograd on, sites[1]: the first with it
  * off (file SIZE_MAX: none), in the order the files were added. */
 static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, size_t *grad_on, size_t *grad_off,
-                          ol_run_site *sites)
+                          ol_run_site *sites);
+
+/* Counts the calls in v, made in other files than `file`, with autograd
+ * on or off (count_callers). */
+static void tally_calls(ol_xref *x, size_t file, const run_calls *v, int depth, size_t *grad_on, size_t *grad_off,
+                        ol_run_site *sites)
 {
-    run_calls v = {0};
-    run_calls_of(x, file, rest, &v);
-    for (size_t i = 0; i < v.len; i++) {
-        const run_call *c = &v.items[i];
+    for (size_t i = 0; i < v->len; i++) {
+        const run_call *c = &v->items[i];
         bool off = c->grad_off;
         if (!off && c->root && depth > 0 && c->file != file) {
             size_t on2 = 0, off2 = 0;
@@ -799,7 +802,92 @@ static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, 
             }
         }
     }
+}
+
+static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, size_t *grad_on, size_t *grad_off,
+                          ol_run_site *sites)
+{
+    run_calls v = {0};
+    run_calls_of(x, file, rest, &v);
+    tally_calls(x, file, &v, depth, grad_on, grad_off, sites);
     run_calls_free(&v);
+}
+
+/* Does class cls of file `file` have a base outside the run (a library's
+ * class: `transformers.Trainer`), itself or through its bases? */
+static bool base_outside_run(ol_xref *x, size_t file, const ol_file_summary *s, const ol_class_summary *cls,
+                             int depth)
+{
+    for (size_t i = 0; i < cls->ext_base_count; i++) {
+        target tg = {0, true, NULL, NULL, NULL, 0, -1};
+        resolve_at(x, file, &tg, cls->ext_bases[i]);
+        if (!tg.cls)
+            return true;
+    }
+    return depth <= 4 && some_base(x, file, s, cls, depth, base_outside_run);
+}
+
+/* The calls that run method fi of a class of this file from the methods of
+ * a base class in another file (the template method: `BaseRunner.train()`
+ * of base.py runs `self.train_step(items)` every batch, and the subclass
+ * here defines train_step with no loop of its own), into *out: the base's
+ * calls of its own object (OL_OWN_CALL records) that name the method, from
+ * methods this class does not define itself (a subclass that overrides the
+ * loop never runs the base's). The imported bases, and the bases those
+ * have in their own file, one level. A class with a library's base among
+ * its own may be called by that library too, with autograd on whatever
+ * the base does (a library trainer's `training_step()` calls the
+ * `compute_loss()` that the project's base calls under `no_grad()` in its
+ * `prediction_step()`): the base's calls with autograd off are left out
+ * for it, so that they never make all of its callers off. */
+static void inherited_calls(ol_xref *x, uint32_t fi, run_calls *out)
+{
+    ol_model *m = x->m;
+    const ol_function *f = &m->functions.items[fi];
+    if (!f->is_method || f->is_classmethod || f->cls == OL_NO_INDEX)
+        return;
+    const char *name = x->own->fns[fi].name;
+    const char *dot = strchr(name, '.');
+    if (!dot || strchr(dot + 1, '.'))
+        return;
+    char *cls_name = ol_xstrndup(name, (size_t)(dot - name));
+    const ol_class_summary *cs = ol_summary_class(x->own, cls_name);
+    bool outside = cs && base_outside_run(x, x->file, x->own, cs, 0);
+    for (size_t i = 0; cs && i < cs->ext_base_count && i < 4; i++) {
+        target tg = {0, true, NULL, NULL, NULL, 0, -1};
+        resolve_at(x, x->file, &tg, cs->ext_bases[i]);
+        if (!tg.cls || !tg.file || tg.file_index == x->file)
+            continue;
+        const ol_class_summary *chain[5] = {tg.cls};
+        size_t nchain = 1;
+        for (size_t k = 0; k < tg.cls->base_count && nchain < 5; k++) {
+            const ol_class_summary *b = ol_summary_class(tg.file, tg.cls->bases[k]);
+            if (b && b != tg.cls)
+                chain[nchain++] = b;
+        }
+        for (size_t k = 0; k < nchain; k++) {
+            char *qual = ol_xasprintf("%s%s%s", OL_OWN_CALL, chain[k]->name, dot);
+            run_calls v = {0};
+            ol_project_visit_own_calls(x->project, tg.file_index, qual, x->worker, collect_call, &v);
+            free(qual);
+            for (size_t j = 0; j < v.len; j++) {
+                run_call *c = &v.items[j];
+                const char *cdot = c->caller ? strrchr(c->caller, '.') : NULL;
+                char *over = cdot ? ol_xasprintf("%s%s", cls_name, cdot) : NULL;
+                bool keep = over && !ol_summary_function(x->own, over) && !(outside && c->grad_off);
+                free(over);
+                if (keep) {
+                    ol_vec_push(out, *c);
+                } else {
+                    free(c->root);
+                    free(c->caller);
+                    free(c->args);
+                }
+            }
+            ol_vec_free(&v);
+        }
+    }
+    free(cls_name);
 }
 
 size_t ol_run_call_records(ol_model *m, uint32_t fi, ol_run_use *out, size_t cap)
@@ -924,6 +1012,10 @@ bool ol_run_callers_at(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_o
     if (!named_in_run(m, x, fi))
         return false;
     count_callers(x, x->file, x->own->fns[fi].name, CALLER_DEPTH, grad_on, grad_off, sites);
+    run_calls inherited = {0};
+    inherited_calls(x, fi, &inherited);
+    tally_calls(x, x->file, &inherited, CALLER_DEPTH, grad_on, grad_off, sites);
+    run_calls_free(&inherited);
     for (int k = 0; sites && k < 3; k++)
         if (sites[k].file != SIZE_MAX)
             sites[k].path = ol_project_path(x->project, sites[k].file);

@@ -126,8 +126,11 @@ typedef struct ol_sum_save {
  * what the callee names from this file: an imported name's dotted name
  * (`pkg.utils.infer`, `.utils.infer`), or for `self.method()` of a class
  * whose method comes from a base of another file, that base's dotted name
- * and the method (`pkg.base.Trainer.validate`). One record per qual and
- * grad mode. */
+ * and the method (`pkg.base.Trainer.validate`). A method's call of its own
+ * object is also recorded, as OL_OWN_CALL, its class and the method
+ * (`self:Runner.train_step`), for subclasses in other files that define the
+ * method (ol_run_callers_at). One record per qual and grad mode. */
+#define OL_OWN_CALL "self:"
 typedef struct ol_sum_call {
     const char *qual;
     const char *name; /* its last part */

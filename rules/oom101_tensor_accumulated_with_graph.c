@@ -222,6 +222,18 @@ typedef struct oom101_scan {
     backward_memo backwards;
 } oom101_scan;
 
+/* Is stmt, outside any loop, in a method that its own file never calls
+ * and that other files of the run call every step (a base class's batch
+ * loop running `self.train_step(items)`, ol_how_often)? */
+static bool step_of_other_file(ol_model *m, ol_nid stmt, ol_reasons *why)
+{
+    uint32_t fn = ol_function_of(m, stmt);
+    if (m->node_loop[stmt] != OL_NO_INDEX || fn == OL_NO_INDEX || !m->functions.items[fn].is_method ||
+        m->functions.items[fn].callsites.len != 0)
+        return false;
+    return ol_how_often(m, stmt, why) == OL_PER_STEP;
+}
+
 static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, oom101_scan *scan)
 {
     ol_text_index *receivers = &scan->receivers;
@@ -238,7 +250,8 @@ static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, oom1
     if (holder.kind == OL_V_LIST || holder.kind == OL_V_SET)
         return; /* collecting, not summing: OOM102's business */
     uint32_t loop = ol_accumulator_outlived_loop(m, &acc, stmt);
-    if (loop == OL_NO_INDEX && !ol_accumulator_in_step_hook(m, &acc, stmt))
+    if (loop == OL_NO_INDEX && !ol_accumulator_in_step_hook(m, &acc, stmt) &&
+        !(acc.is_attr && step_of_other_file(m, stmt, &why)))
         return;
     char *target_text = ol_node_str(t, acc.target);
     char *value_text = ol_node_str_short(t, value);
@@ -310,13 +323,30 @@ static void check_kept(ol_check *c)
         for (size_t k = 0; k < n; k++) {
             if (!kept[k].adds)
                 continue;
-            ol_val v = ol_eval(m, kept[k].arg);
             ol_nid call = m->calls.items[i].node;
             ol_reasons why = {0};
+            /* a list or tuple written at the call (`meter.update([coarse,
+             * refine])`) is added into the total element by element: its
+             * first element with a graph is what stays alive */
+            ol_nid arg = ol_unparen(t, kept[k].arg);
+            ol_kind ak = ol_kind_of(t, arg);
+            if (ak == OL_N_list || ak == OL_N_tuple) {
+                ol_nid found = OL_NONE;
+                for (ol_nid e = ol_first_named(t, arg); e != OL_NONE && found == OL_NONE; e = ol_next_named(t, e))
+                    if (ol_kind_of(t, e) != OL_N_list_splat && ol_holds_graph(m, e, NULL))
+                        found = e;
+                if (found == OL_NONE)
+                    continue;
+                kept[k].arg = found;
+            }
+            ol_val v = ol_eval(m, kept[k].arg);
             if (!ol_holds_graph(m, kept[k].arg, &why) || !ol_grad_on(m, call, NULL))
                 continue;
             ol_nid stmt = ol_statement_of(t, call);
-            if (!ol_holder_outlives_batches(m, kept[k].holder, stmt))
+            ol_accumulator acc;
+            if (!ol_holder_outlives_batches(m, kept[k].holder, stmt) &&
+                !(kept[k].holder != OL_NONE && ol_accumulator_of(m, kept[k].holder, &acc) && acc.is_attr &&
+                  step_of_other_file(m, stmt, &why)))
                 continue;
             char *value_text = ol_node_str_short(t, kept[k].arg);
             char *holder = kept[k].holder != OL_NONE ? ol_node_str(t, kept[k].holder) : ol_xstrdup("a global");

@@ -1288,10 +1288,15 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
         }
         bool gpu = device.use == OL_DEVICE_NAMED || device.use == OL_DEVICE_VARIABLE ||
                    device.use == OL_DEVICE_FRAMEWORK;
+        /* a call of the file's own method is recorded only for subclasses
+         * elsewhere, which read its grad mode, frequency and caller: what
+         * the caller does with the result, and its arguments, are not asked
+         * of it (and cost the most to work out) */
+        bool own_only = own_record && nq == 1;
         /* what the calling function does with the result: a callee that
          * hands on a model's output learns its role from it */
-        uint8_t use = (uint8_t)ol_call_result_use(m, (uint32_t)i);
-        if (recv != OL_NONE && ol_module_eval_switch(m, recv, c->node, NULL) != OL_NONE)
+        uint8_t use = own_only ? 0 : (uint8_t)ol_call_result_use(m, (uint32_t)i);
+        if (!own_only && recv != OL_NONE && ol_module_eval_switch(m, recv, c->node, NULL) != OL_NONE)
             use |= OL_USE_EVAL; /* `self.model_.slide(...)` on a model kept in evaluation mode */
         char *caller = NULL;
         if (fi != OL_NO_INDEX) {
@@ -1301,7 +1306,7 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
                 caller = ol_xstrndup(name, strlen(name));
             ol_arena_free(&a);
         }
-        char *args = arg_classes(m, c->node);
+        char *args = own_only ? NULL : arg_classes(m, c->node);
         for (size_t k = 0; k < nq; k++) {
             call_rec r = {quals[k], own_record && k == 0 ? own_off : grad_off, root_name && k + 1 < nq ? ol_xstrndup(root_name, strlen(root_name))
                                                                       : root_name, (uint8_t)often.often, gpu, line,

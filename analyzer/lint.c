@@ -44,16 +44,18 @@ void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s)
 
 /* ---- trees kept for their file's lint ----------------------------------------------- */
 
-/* A file's tree, and its model and summary as they stood when the summary
- * was published: the file's own lint goes on from there as if it had just
- * built them (the model's caches hold what building the summary left in
- * them, as after a fresh build and summary). */
+/* A file's tree, packed (ol_tree_pack), and its summary as it was
+ * published: the file's own lint unpacks the tree instead of parsing the
+ * text again, builds the model anew and goes on from the summary. Packed,
+ * a tree takes about a tenth of what it and its model take live, so the
+ * files summarized ahead of their turn (hundreds, on a large run) fit. */
 typedef struct kept_tree {
-    ol_source src; /* the text it was parsed from */
-    ol_tree tree;
-    ol_model *model;
+    ol_packed_tree packed;
     ol_file_summary *summary;
-    uint32_t model_absent; /* absent nodes the model's build read */
+    /* the text it was parsed from, which the file's own lint reads anew:
+     * the tree is used only when that text has this length and hash */
+    uint32_t text_len;
+    uint64_t text_hash;
     size_t bytes;
 } kept_tree;
 
@@ -78,14 +80,9 @@ static void kept_free(kept_tree *e)
 {
     if (!e)
         return;
-    if (e->model) {
-        ol_model_free(e->model);
-        free(e->model);
-    }
     if (e->summary)
         ol_file_summary_release(e->summary);
-    ol_tree_free(&e->tree);
-    ol_source_free(&e->src);
+    ol_packed_tree_free(&e->packed);
     free(e);
 }
 
@@ -100,44 +97,51 @@ void ol_kept_trees_free(ol_kept_trees *k)
     free(k);
 }
 
-/* What a model holds per node and per definition, roughly: the bound
- * counts it as the tree's nodes again, twice over. */
-#define MODEL_BYTES_PER_NODE (2 * sizeof(ol_node))
-
-/* Keeps file's tree, model, summary and the source they came from (moved
- * out of *src) when they fit the bound. */
-static bool keep_tree(ol_kept_trees *k, size_t file, ol_source *src, ol_tree *tree, ol_model *model,
-                      ol_file_summary *summary, uint32_t model_absent)
+/* A hash of a text, eight bytes at a time. */
+static uint64_t text_hash(const char *s, size_t n)
 {
-    size_t bytes = sizeof(kept_tree) + tree->nodes.cap * (sizeof(ol_node) + MODEL_BYTES_PER_NODE) +
-                   tree->comments.cap * sizeof(ol_span) + (size_t)src->len +
-                   (size_t)src->line_count * sizeof(uint32_t) + summary->bytes;
-    if (file >= k->count)
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    memcpy(&w, s + i, n - i);
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
+    return h ^ (h >> 29);
+}
+
+/* Keeps file's tree (packed; *tree is freed either way) and its summary,
+ * made from the text src, when they fit the bound. */
+static bool keep_tree(ol_kept_trees *k, size_t file, const ol_source *src, ol_tree *tree, ol_file_summary *summary)
+{
+    if (file >= k->count) {
+        ol_tree_free(tree);
         return false;
+    }
+    kept_tree *e = ol_xcalloc(1, sizeof(*e));
+    ol_tree_pack(tree, &e->packed);
+    e->text_len = src->len;
+    e->text_hash = text_hash(src->text, src->len);
+    e->bytes = sizeof(*e) + e->packed.len + e->packed.comments.cap * sizeof(ol_span) + summary->bytes;
     pthread_mutex_lock(&k->lock);
     kept_tree *old = k->files[file];
     size_t held = k->bytes - (old ? old->bytes : 0);
-    bool fits = held + bytes <= k->budget;
+    bool fits = held + e->bytes <= k->budget;
     if (fits) {
-        ol_model_trim(model);
-        kept_tree *e = ol_xmalloc(sizeof(*e));
-        e->src = *src;
-        e->tree = *tree;
-        e->tree.src = &e->src;
-        e->model = model;
-        model->tree = &e->tree;
-        model->src = &e->src;
         e->summary = summary;
-        e->model_absent = model_absent;
-        e->bytes = bytes;
         k->files[file] = e;
-        k->bytes = held + bytes;
+        k->bytes = held + e->bytes;
     }
     pthread_mutex_unlock(&k->lock);
-    if (!fits)
+    if (!fits) {
+        kept_free(e);
         return false;
+    }
     kept_free(old);
-    memset(src, 0, sizeof(*src));
     return true;
 }
 
@@ -153,7 +157,7 @@ static kept_tree *take_tree(ol_kept_trees *k, size_t file, const ol_source *src)
     if (e)
         k->bytes -= e->bytes;
     pthread_mutex_unlock(&k->lock);
-    if (e && !(e->src.len == src->len && memcmp(e->src.text, src->text, src->len) == 0)) {
+    if (e && !(e->text_len == src->len && e->text_hash == text_hash(src->text, src->len))) {
         kept_free(e);
         e = NULL;
     }
@@ -492,25 +496,18 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
     ol_tree tree;
     ol_source recovered;
     bool use_recovered = false;
-    /* the model lives on the heap: what it caches may point at it, and a
-     * kept model moves to its file's lint */
+    /* the model lives on the heap: what it caches may point at it */
     ol_model *model = NULL;
     ol_file_summary *own = NULL;
     uint32_t model_absent = 0;
     kept_tree *kt = lt->kept && lt->project && !r->src.notebook ? take_tree(lt->kept, lt->file, &r->src) : NULL;
     bool reused = kt != NULL;
     if (kt) {
-        /* the same text: the kept source's buffers are the ones the model read */
-        ol_source_free(&r->src);
-        r->src = kt->src;
-        tree = kt->tree;
-        tree.src = &r->src;
-        model = kt->model;
-        model->tree = &tree;
-        model->src = &r->src;
+        /* the tree of this very text: the model is built from it below */
+        ol_tree_unpack(&kt->packed, &r->src, &tree);
         own = kt->summary;
-        model_absent = kt->model_absent;
-        free(kt);
+        kt->summary = NULL;
+        kept_free(kt);
     } else {
         ol_parse(&lt->parser, &r->src, &tree);
     }
@@ -617,24 +614,16 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
         ol_xref_end(xref);
         if (model_absent)
             drop_fixes(&r->diags, 0);
-        if (!keep) {
-            ol_model_free(model);
-            free(model);
-            model = NULL;
-        }
+        ol_model_free(model);
+        free(model);
     }
     filter(lt->settings, &tree, r);
     ol_fix_fit_quotes(&tree, &r->diags);
     ol_fix_claim_statements(&tree, &r->diags);
-    if (keep && model && keep_tree(lt->kept, lt->file, &r->src, &tree, model, keep_summary, model_absent)) {
-        r->has_source = false; /* moved into the kept tree */
-    } else {
-        if (model) {
-            ol_model_free(model);
-            free(model);
-        }
-        if (keep_summary)
+    if (keep_summary) {
+        if (!keep_tree(lt->kept, lt->file, &r->src, &tree, keep_summary))
             ol_file_summary_release(keep_summary);
+    } else {
         ol_tree_free(&tree);
     }
     if (use_recovered)

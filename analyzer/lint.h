@@ -102,10 +102,11 @@ typedef struct ol_file_result {
 /* The trees of files parsed for their summary before their own turn came
  * (a file whose rules ask about callers needs the summaries of the files
  * that may call it, and past OL_MAX_NESTED_FILES files linted one inside
- * another only a summary is built): kept, up to a bound on their bytes, for
- * the file's own lint, which then parses nothing. Shared by a run's
- * threads. A kept tree is used only for the same text, so the findings are
- * those of a fresh parse. */
+ * another only a summary is built): kept packed, up to a bound on their
+ * bytes, for the file's own lint, which then parses nothing and builds the
+ * model from the unpacked tree. Shared by a run's threads. A kept tree is
+ * used only for the same text, and unpacks to the very tree a parse gives,
+ * so the findings are those of a fresh parse. */
 typedef struct ol_kept_trees ol_kept_trees;
 ol_kept_trees *ol_kept_trees_new(size_t files, size_t budget);
 void ol_kept_trees_free(ol_kept_trees *k);

@@ -824,6 +824,116 @@ void ol_tree_free(ol_tree *t)
     memset(t, 0, sizeof(*t));
 }
 
+/* ---- packed trees ------------------------------------------------------ */
+
+typedef OL_VEC(uint8_t) byte_vec;
+
+static void put_varint(byte_vec *b, uint32_t v)
+{
+    while (v >= 0x80) {
+        ol_vec_push(b, (uint8_t)(v | 0x80));
+        v >>= 7;
+    }
+    ol_vec_push(b, (uint8_t)v);
+}
+
+static uint32_t get_varint(const uint8_t **p)
+{
+    uint32_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+        uint8_t c = *(*p)++;
+        v |= (uint32_t)(c & 0x7f) << shift;
+        if (!(c & 0x80))
+            return v;
+    }
+}
+
+void ol_tree_pack(ol_tree *t, ol_packed_tree *out)
+{
+    byte_vec b = {0};
+    ol_vec_reserve(&b, t->nodes.len * 7 + 16);
+    uint32_t prev_start = 0;
+    for (size_t i = 0; i < t->nodes.len; i++) {
+        const ol_node *n = &t->nodes.items[i];
+        put_varint(&b, n->kind);
+        ol_vec_push(&b, n->field);
+        ol_vec_push(&b, n->flags);
+        /* the module has no parent: 0, every other node's parent is before it */
+        put_varint(&b, n->parent == OL_NONE ? 0 : (uint32_t)i - n->parent);
+        /* in the tree's order a start mostly moves forward: zigzag for the rest */
+        int64_t d = (int64_t)n->start - (int64_t)prev_start;
+        put_varint(&b, d >= 0 ? (uint32_t)(d << 1) : (uint32_t)((-d << 1) - 1));
+        put_varint(&b, n->end - n->start);
+        prev_start = n->start;
+    }
+    out->len = b.len;
+    out->bytes = ol_xrealloc(b.items, b.len ? b.len : 1);
+    out->count = t->nodes.len;
+    out->comments = t->comments;
+    out->errors.items = t->errors.items;
+    out->errors.len = t->errors.len;
+    out->errors.cap = t->errors.cap;
+    out->max_depth = t->max_depth;
+    memset(&t->comments, 0, sizeof(t->comments));
+    memset(&t->errors, 0, sizeof(t->errors));
+    ol_tree_free(t);
+}
+
+void ol_tree_unpack(ol_packed_tree *in, const ol_source *src, ol_tree *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->src = src;
+    t->absent_reads = ol_xcalloc(1, sizeof(*t->absent_reads));
+    ol_vec_reserve(&t->nodes, in->count ? in->count : 1);
+    /* each node's last child so far, to link the next one after it */
+    ol_nid *last = ol_xmalloc((in->count ? in->count : 1) * sizeof(ol_nid));
+    const uint8_t *p = in->bytes;
+    uint32_t prev_start = 0;
+    for (size_t i = 0; i < in->count; i++) {
+        ol_node n;
+        n.kind = (uint16_t)get_varint(&p);
+        n.field = *p++;
+        n.flags = *p++;
+        uint32_t back = get_varint(&p);
+        n.parent = back ? (ol_nid)(i - back) : OL_NONE;
+        uint32_t z = get_varint(&p);
+        n.start = (z & 1) ? prev_start - ((z + 1) >> 1) : prev_start + (z >> 1);
+        n.end = n.start + get_varint(&p);
+        n.first_child = OL_NONE;
+        n.next_sibling = OL_NONE;
+        prev_start = n.start;
+        ol_nid id = (ol_nid)i;
+        last[i] = OL_NONE;
+        if (n.parent != OL_NONE) {
+            if (last[n.parent] == OL_NONE)
+                t->nodes.items[n.parent].first_child = id;
+            else
+                t->nodes.items[last[n.parent]].next_sibling = id;
+            last[n.parent] = id;
+        }
+        ol_vec_push(&t->nodes, n);
+    }
+    free(last);
+    t->comments = in->comments;
+    t->errors.items = in->errors.items;
+    t->errors.len = in->errors.len;
+    t->errors.cap = in->errors.cap;
+    t->max_depth = in->max_depth;
+    memset(&in->comments, 0, sizeof(in->comments));
+    memset(&in->errors, 0, sizeof(in->errors));
+    ol_packed_tree_free(in);
+}
+
+void ol_packed_tree_free(ol_packed_tree *p)
+{
+    for (size_t i = 0; i < p->errors.len; i++)
+        free(p->errors.items[i].message);
+    ol_vec_free(&p->errors);
+    ol_vec_free(&p->comments);
+    free(p->bytes);
+    memset(p, 0, sizeof(*p));
+}
+
 /* ---- navigation --------------------------------------------------------- */
 
 const ol_node *ol_absent_node(const ol_tree *t, ol_nid n)

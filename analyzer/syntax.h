@@ -28,4 +28,25 @@ void ol_parser_free(ol_parser *p);
 void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t);
 void ol_tree_free(ol_tree *t);
 
+/* A tree packed for keeping (lint.c keeps the trees of files summarized
+ * ahead of their turn): each node in the tree's order as a few bytes (its
+ * kind, field, flags, the distance back to its parent, its start's move
+ * from the node before and its length), about 6 bytes a node against the
+ * 24 of ol_node, the model (three times that) built again from it in a
+ * fraction of a parse. Unpacking gives back the very tree packed. */
+typedef struct ol_packed_tree {
+    uint8_t *bytes;
+    size_t len;
+    size_t count; /* nodes */
+    ol_span_vec comments;
+    OL_VEC(ol_syntax_error) errors;
+    uint32_t max_depth;
+} ol_packed_tree;
+
+/* Packs t into *out and frees t (a tree that timed out is not packed). */
+void ol_tree_pack(ol_tree *t, ol_packed_tree *out);
+/* Unpacks *in, which is emptied, into t, a tree of src. */
+void ol_tree_unpack(ol_packed_tree *in, const ol_source *src, ol_tree *t);
+void ol_packed_tree_free(ol_packed_tree *p);
+
 #endif

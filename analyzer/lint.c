@@ -44,14 +44,15 @@ void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s)
 
 /* ---- trees kept for their file's lint ----------------------------------------------- */
 
-/* A file's tree, packed (ol_tree_pack), and its summary as it was
- * published: the file's own lint unpacks the tree instead of parsing the
- * text again, builds the model anew and goes on from the summary. Packed,
- * a tree takes about a tenth of what it and its model take live, so the
- * files summarized ahead of their turn (hundreds, on a large run) fit. */
+/* A file's tree, packed (ol_tree_pack): the file's own lint unpacks it
+ * instead of parsing the text again, builds the model anew and goes on
+ * from the summary the store still holds (or summarizes the file again, a
+ * fraction of a parse, when the store dropped it). Packed, a tree takes
+ * about a tenth of what it and its model take live (about 1.5 bytes per
+ * byte of text), so the files summarized ahead of their turn (hundreds, on
+ * a large run) fit. */
 typedef struct kept_tree {
     ol_packed_tree packed;
-    ol_file_summary *summary;
     /* the text it was parsed from, which the file's own lint reads anew:
      * the tree is used only when that text has this length and hash */
     uint32_t text_len;
@@ -80,8 +81,6 @@ static void kept_free(kept_tree *e)
 {
     if (!e)
         return;
-    if (e->summary)
-        ol_file_summary_release(e->summary);
     ol_packed_tree_free(&e->packed);
     free(e);
 }
@@ -114,9 +113,9 @@ static uint64_t text_hash(const char *s, size_t n)
     return h ^ (h >> 29);
 }
 
-/* Keeps file's tree (packed; *tree is freed either way) and its summary,
- * made from the text src, when they fit the bound. */
-static bool keep_tree(ol_kept_trees *k, size_t file, const ol_source *src, ol_tree *tree, ol_file_summary *summary)
+/* Keeps file's tree, parsed from the text src, packed when it fits the
+ * bound; *tree is freed either way. */
+static bool keep_tree(ol_kept_trees *k, size_t file, const ol_source *src, ol_tree *tree)
 {
     if (file >= k->count) {
         ol_tree_free(tree);
@@ -126,13 +125,12 @@ static bool keep_tree(ol_kept_trees *k, size_t file, const ol_source *src, ol_tr
     ol_tree_pack(tree, &e->packed);
     e->text_len = src->len;
     e->text_hash = text_hash(src->text, src->len);
-    e->bytes = sizeof(*e) + e->packed.len + e->packed.comments.cap * sizeof(ol_span) + summary->bytes;
+    e->bytes = sizeof(*e) + e->packed.len + e->packed.comments.cap * sizeof(ol_span);
     pthread_mutex_lock(&k->lock);
     kept_tree *old = k->files[file];
     size_t held = k->bytes - (old ? old->bytes : 0);
     bool fits = held + e->bytes <= k->budget;
     if (fits) {
-        e->summary = summary;
         k->files[file] = e;
         k->bytes = held + e->bytes;
     }
@@ -505,8 +503,7 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
     if (kt) {
         /* the tree of this very text: the model is built from it below */
         ol_tree_unpack(&kt->packed, &r->src, &tree);
-        own = kt->summary;
-        kt->summary = NULL;
+        own = ol_project_held(lt->project, lt->file);
         kept_free(kt);
     } else {
         ol_parse(&lt->parser, &r->src, &tree);
@@ -557,7 +554,6 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
     if (!tree.timed_out)
         ol_python2_report(&tree, &r->diags);
     bool keep = lt->keep_tree && lt->kept && lt->summary_only && lt->project && !r->src.notebook && !tree.timed_out;
-    ol_file_summary *keep_summary = NULL;
     if (!tree.timed_out) {
         if (!model) {
             model = ol_xmalloc(sizeof(*model));
@@ -609,8 +605,6 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
         }
         ask_shared_facts(model, lt->settings, r, first_rule_diag);
         lt->model = outer;
-        if (keep)
-            keep_summary = ol_xref_summary(xref);
         ol_xref_end(xref);
         if (model_absent)
             drop_fixes(&r->diags, 0);
@@ -620,12 +614,10 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
     filter(lt->settings, &tree, r);
     ol_fix_fit_quotes(&tree, &r->diags);
     ol_fix_claim_statements(&tree, &r->diags);
-    if (keep_summary) {
-        if (!keep_tree(lt->kept, lt->file, &r->src, &tree, keep_summary))
-            ol_file_summary_release(keep_summary);
-    } else {
+    if (keep)
+        keep_tree(lt->kept, lt->file, &r->src, &tree);
+    else
         ol_tree_free(&tree);
-    }
     if (use_recovered)
         ol_source_free(&recovered);
     if (tm)

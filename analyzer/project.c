@@ -836,6 +836,18 @@ ol_file_summary *ol_project_acquire(ol_project *p, size_t file, void *worker)
     return s; /* NULL: what it does stays unknown, as for a file outside the run */
 }
 
+ol_file_summary *ol_project_held(ol_project *p, size_t file)
+{
+    if (file >= p->count)
+        return NULL;
+    pthread_mutex_lock(&p->lock);
+    ol_file_summary *s = p->files[file].summary;
+    if (s)
+        ol_file_summary_retain(s);
+    pthread_mutex_unlock(&p->lock);
+    return s;
+}
+
 /* ---- the words of each file ------------------------------------------------------------
  *
  * Read from the disk once per file, when a question first needs them

@@ -98,6 +98,9 @@ void ol_project_forget(ol_project *p, size_t file);
  * ol_file_summary_release). Processes or waits for the file when it has no
  * summary yet and a processor is set; else returns NULL. */
 ol_file_summary *ol_project_acquire(ol_project *p, size_t file, void *worker);
+/* The summary the store holds for file, retained for the caller, or NULL:
+ * nothing is built, and the summary is not counted as asked for. */
+ol_file_summary *ol_project_held(ol_project *p, size_t file);
 
 /* Calls fn with each save recorded by every file of the project but
  * `self` whose text calls a `save(` (read from the disk once per file, a

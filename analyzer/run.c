@@ -681,8 +681,8 @@ static void *worker(void *arg)
 #define OL_SUMMARY_BUDGET ((size_t)16 * 1024 * 1024)
 
 /* The bytes of packed trees kept for their file's lint (ol_kept_trees),
- * their summaries counted too: the hundreds of files a large run
- * summarizes ahead of their turn (27 MB at most on the benchmark's corpus),
+ * about 1.5 bytes per byte of text: the hundreds of files a large run
+ * summarizes ahead of their turn (15 MB at most on the benchmark's corpus),
  * so that a run parses each file once unless more than that wait at once. */
 #define OL_KEPT_TREES_BUDGET ((size_t)32 * 1024 * 1024)
 

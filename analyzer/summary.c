@@ -613,12 +613,6 @@ ol_xref *ol_xref_begin(ol_model *m, ol_project *project, size_t file, void *work
     return ol_xref_resume(m, project, file, worker, NULL);
 }
 
-ol_file_summary *ol_xref_summary(const ol_xref *x)
-{
-    ol_file_summary_retain(x->own);
-    return x->own;
-}
-
 ol_xref *ol_xref_resume(ol_model *m, ol_project *project, size_t file, void *worker, ol_file_summary *own)
 {
     ol_xref *x = ol_xcalloc(1, sizeof(*x));

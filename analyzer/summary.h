@@ -207,13 +207,11 @@ typedef struct ol_xref ol_xref;
  * other functions' facts. `worker` is passed to the project when a callee's
  * file must be processed first (see project.h). */
 ol_xref *ol_xref_begin(ol_model *m, struct ol_project *project, size_t file, void *worker);
-/* The same for a model that was summarized before, by an ol_xref that has
- * ended (its file's tree and model kept for the file's lint, lint.h):
- * `own` is that summary (a new reference is taken), so nothing is
- * summarized again. */
+/* The same for a model whose file was summarized before, by an ol_xref that
+ * has ended (its tree kept for the file's lint, lint.h, and the model
+ * built again from it): `own` is that summary (a new reference is taken),
+ * so nothing is summarized again. */
 ol_xref *ol_xref_resume(ol_model *m, struct ol_project *project, size_t file, void *worker, ol_file_summary *own);
-/* The file's own summary, retained for the caller. */
-ol_file_summary *ol_xref_summary(const ol_xref *x);
 /* Detaches from the model and frees the cross references. */
 void ol_xref_end(ol_xref *x);
 

@@ -29,7 +29,7 @@ typedef struct pfile {
     ol_sum_import *imports; /* its module-level imports, kept as well: the callers index follows */
     size_t import_count;    /* the names a package re-exports through them (one block, strings after) */
     bool saves_known;       /* a summary was published since it was added or forgotten */
-    bool pinned;            /* built again after it was dropped: kept for the rest of the run */
+    bool pinned;            /* large, built again after it was dropped: kept for the rest of the run */
     bool rebuilding;        /* a thread builds its dropped summary again (ol_project_acquire) */
     atomic_int calls_save;  /* its text has `save(`: 0 not read yet, 1 no, 2 yes */
     atomic_int scanned;     /* its words (words.h): 0 not read yet, 1 a thread reads them, 2 read */
@@ -690,11 +690,14 @@ static void put(ol_project *p, size_t file, ol_file_summary *s, bool replace)
     pthread_mutex_lock(&p->lock);
     pfile *f = &p->files[file];
     if (!f->summary || replace) {
-        /* a summary built again because it was dropped, while its file is
-         * still imported: the budget cannot keep it between its readers
-         * (larger than the budget, or needed far apart), so it stays,
-         * and a file is summarized at most twice however many import it */
-        bool again = f->evicted && !replace;
+        /* a large summary built again because it was dropped, while its
+         * file is still imported: the budget cannot keep it between its
+         * readers, so it stays, and such a file is summarized at most twice
+         * however many import it. A smaller one goes back into the budget's
+         * order as the newest: pinning every summary built again held them
+         * all on a large run (54 MB of them for a 16 MB budget, 3,000
+         * generated files), for no fewer parses */
+        bool again = f->evicted && !replace && s->bytes > p->budget / 4;
         if (f->evicted)
             p->rebuilds++;
         drop(p, file, false);
@@ -793,9 +796,11 @@ bool ol_project_evicted(ol_project *p, size_t file)
 }
 
 /* How many times an acquire has a summary built before it gives up. Once
- * dropped, a summary is built again and pinned (put), so the second try
- * finds it: only a file whose summary cannot be built at all (the
- * supervisor set it aside) reaches the last. */
+ * dropped, a large summary is built again and pinned (put), so the second
+ * try finds it; a smaller one is published as the newest, and only a
+ * budget's worth of other summaries published before the acquire reads it
+ * drops it again. Only a file whose summary cannot be built at all (the
+ * supervisor set it aside) reaches the last try. */
 #define MAX_TRIES 3
 
 ol_file_summary *ol_project_acquire(ol_project *p, size_t file, void *worker)

@@ -684,7 +684,7 @@ static void *worker(void *arg)
  * about 1.5 bytes per byte of text: the hundreds of files a large run
  * summarizes ahead of their turn (15 MB at most on the benchmark's corpus),
  * so that a run parses each file once unless more than that wait at once. */
-#define OL_KEPT_TREES_BUDGET ((size_t)32 * 1024 * 1024)
+#define OL_KEPT_TREES_BUDGET ((size_t)16 * 1024 * 1024)
 
 static size_t summary_budget(void)
 {

@@ -813,10 +813,15 @@ static void parse_text(ol_parser *p, const ol_source *src, const char *text, ol_
     check_reserved_names(t);
 }
 
+static void free_messages(ol_syntax_error *errors, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(errors[i].message);
+}
+
 void ol_tree_free(ol_tree *t)
 {
-    for (size_t i = 0; i < t->errors.len; i++)
-        free(t->errors.items[i].message);
+    free_messages(t->errors.items, t->errors.len);
     ol_vec_free(&t->errors);
     ol_vec_free(&t->nodes);
     ol_vec_free(&t->comments);
@@ -826,15 +831,18 @@ void ol_tree_free(ol_tree *t)
 
 /* ---- packed trees ------------------------------------------------------ */
 
-typedef OL_VEC(uint8_t) byte_vec;
+/* Most bytes a node packs to: a varint of up to 5 bytes for each of its
+ * kind, parent, start and length, and a byte each for field and flags. */
+#define PACKED_NODE_MAX 22
 
-static void put_varint(byte_vec *b, uint32_t v)
+static uint8_t *put_varint(uint8_t *o, uint32_t v)
 {
     while (v >= 0x80) {
-        ol_vec_push(b, (uint8_t)(v | 0x80));
+        *o++ = (uint8_t)(v | 0x80);
         v >>= 7;
     }
-    ol_vec_push(b, (uint8_t)v);
+    *o++ = (uint8_t)v;
+    return o;
 }
 
 static uint32_t get_varint(const uint8_t **p)
@@ -850,29 +858,27 @@ static uint32_t get_varint(const uint8_t **p)
 
 void ol_tree_pack(ol_tree *t, ol_packed_tree *out)
 {
-    byte_vec b = {0};
-    ol_vec_reserve(&b, t->nodes.len * 7 + 16);
+    uint8_t *bytes = ol_xmalloc(t->nodes.len * PACKED_NODE_MAX + 1);
+    uint8_t *o = bytes;
     uint32_t prev_start = 0;
     for (size_t i = 0; i < t->nodes.len; i++) {
         const ol_node *n = &t->nodes.items[i];
-        put_varint(&b, n->kind);
-        ol_vec_push(&b, n->field);
-        ol_vec_push(&b, n->flags);
+        o = put_varint(o, n->kind);
+        *o++ = n->field;
+        *o++ = n->flags;
         /* the module has no parent: 0, every other node's parent is before it */
-        put_varint(&b, n->parent == OL_NONE ? 0 : (uint32_t)i - n->parent);
+        o = put_varint(o, n->parent == OL_NONE ? 0 : (uint32_t)i - n->parent);
         /* in the tree's order a start mostly moves forward: zigzag for the rest */
         int64_t d = (int64_t)n->start - (int64_t)prev_start;
-        put_varint(&b, d >= 0 ? (uint32_t)(d << 1) : (uint32_t)((-d << 1) - 1));
-        put_varint(&b, n->end - n->start);
+        o = put_varint(o, d >= 0 ? (uint32_t)(d << 1) : (uint32_t)((-d << 1) - 1));
+        o = put_varint(o, n->end - n->start);
         prev_start = n->start;
     }
-    out->len = b.len;
-    out->bytes = ol_xrealloc(b.items, b.len ? b.len : 1);
+    out->len = (size_t)(o - bytes);
+    out->bytes = ol_xrealloc(bytes, out->len ? out->len : 1);
     out->count = t->nodes.len;
     out->comments = t->comments;
-    out->errors.items = t->errors.items;
-    out->errors.len = t->errors.len;
-    out->errors.cap = t->errors.cap;
+    out->errors = t->errors;
     out->max_depth = t->max_depth;
     memset(&t->comments, 0, sizeof(t->comments));
     memset(&t->errors, 0, sizeof(t->errors));
@@ -915,9 +921,7 @@ void ol_tree_unpack(ol_packed_tree *in, const ol_source *src, ol_tree *t)
     }
     free(last);
     t->comments = in->comments;
-    t->errors.items = in->errors.items;
-    t->errors.len = in->errors.len;
-    t->errors.cap = in->errors.cap;
+    t->errors = in->errors;
     t->max_depth = in->max_depth;
     memset(&in->comments, 0, sizeof(in->comments));
     memset(&in->errors, 0, sizeof(in->errors));
@@ -926,8 +930,7 @@ void ol_tree_unpack(ol_packed_tree *in, const ol_source *src, ol_tree *t)
 
 void ol_packed_tree_free(ol_packed_tree *p)
 {
-    for (size_t i = 0; i < p->errors.len; i++)
-        free(p->errors.items[i].message);
+    free_messages(p->errors.items, p->errors.len);
     ol_vec_free(&p->errors);
     ol_vec_free(&p->comments);
     free(p->bytes);

@@ -39,7 +39,7 @@ typedef struct ol_packed_tree {
     size_t len;
     size_t count; /* nodes */
     ol_span_vec comments;
-    OL_VEC(ol_syntax_error) errors;
+    ol_syntax_error_vec errors;
     uint32_t max_depth;
 } ol_packed_tree;
 

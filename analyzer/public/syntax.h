@@ -118,6 +118,8 @@ typedef struct ol_syntax_error {
     bool soft;     /* found after parsing; the tree itself is sound */
 } ol_syntax_error;
 
+typedef OL_VEC(ol_syntax_error) ol_syntax_error_vec;
+
 /* Immutable after ol_grammar_init; shared by every thread. */
 typedef struct ol_grammar {
     const void *language; /* const TSLanguage * */
@@ -151,7 +153,7 @@ typedef struct ol_tree {
     const ol_source *src;
     OL_VEC(ol_node) nodes; /* index 0 is the module */
     ol_span_vec comments;
-    OL_VEC(ol_syntax_error) errors;
+    ol_syntax_error_vec errors;
     uint32_t max_depth;
     bool timed_out;
     /* How often a node that does not exist was read (see ol_node_at); the

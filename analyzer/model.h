@@ -27,8 +27,9 @@ void ol_model__set_ctx_range(ol_model *m, ol_nid body, uint32_t ctx);
 uint32_t ol_model__add_ctx(ol_model *m, ol_ctx c);
 void ol_model__index_calls(ol_model *m);
 void ol_model_free(ol_model *m);
-/* Frees what the model caches only to answer faster (a model kept for later
- * holds no more than it needs); it is built again when asked. */
+/* Frees what the model caches only to answer faster (the model of a file
+ * whose rules wait while another file is linted inside them holds no more
+ * than it needs); it is built again when asked. */
 void ol_model_trim(ol_model *m);
 
 /* The defs of one (scope, name) chain, the one ol_scope_defs() returns the

@@ -1178,19 +1178,6 @@ ol_nid ol_periodic_branch(const ol_tree *t, ol_nid n, ol_nid top)
 
 /* Does each iteration of loop li wait for the user (`input()`, a line of
  * standard input) in its own body? */
-static bool reads_input_uncached(ol_model *m, uint32_t li);
-
-/* Asked for every node of the loop: answered once per loop. */
-static bool reads_input(ol_model *m, uint32_t li)
-{
-    facts_cache *fc = cache_of(m);
-    if (!fc->reads_input)
-        fc->reads_input = ol_xcalloc(m->loops.len + 1, 1);
-    if (!fc->reads_input[li])
-        fc->reads_input[li] = reads_input_uncached(m, li) ? 2 : 1;
-    return fc->reads_input[li] == 2;
-}
-
 static bool reads_input_uncached(ol_model *m, uint32_t li)
 {
     static const char *const readers[] = {"sys.stdin.readline", NULL};
@@ -1213,6 +1200,17 @@ static bool reads_input_uncached(ol_model *m, uint32_t li)
             return true;
     }
     return false;
+}
+
+/* Asked for every node of the loop: answered once per loop. */
+static bool reads_input(ol_model *m, uint32_t li)
+{
+    facts_cache *fc = cache_of(m);
+    if (!fc->reads_input)
+        fc->reads_input = ol_xcalloc(m->loops.len + 1, 1);
+    if (!fc->reads_input[li])
+        fc->reads_input[li] = reads_input_uncached(m, li) ? 2 : 1;
+    return fc->reads_input[li] == 2;
 }
 
 static void often_at(ol_model *m, ol_nid n, ol_often_local *out, int depth)

@@ -115,11 +115,11 @@ static uint64_t text_hash(const char *s, size_t n)
 
 /* Keeps file's tree, parsed from the text src, packed when it fits the
  * bound; *tree is freed either way. */
-static bool keep_tree(ol_kept_trees *k, size_t file, const ol_source *src, ol_tree *tree)
+static void keep_tree(ol_kept_trees *k, size_t file, const ol_source *src, ol_tree *tree)
 {
     if (file >= k->count) {
         ol_tree_free(tree);
-        return false;
+        return;
     }
     kept_tree *e = ol_xcalloc(1, sizeof(*e));
     ol_tree_pack(tree, &e->packed);
@@ -135,12 +135,7 @@ static bool keep_tree(ol_kept_trees *k, size_t file, const ol_source *src, ol_tr
         k->bytes = held + e->bytes;
     }
     pthread_mutex_unlock(&k->lock);
-    if (!fits) {
-        kept_free(e);
-        return false;
-    }
-    kept_free(old);
-    return true;
+    kept_free(fits ? old : e);
 }
 
 /* What was kept for file, when it came from the same text as src; the

@@ -226,6 +226,47 @@ bool ol_value_reaches(ol_model *m, ol_nid value, ol_nid into)
     return flows_from(&w, into, 0);
 }
 
+/* The operands of the backward() calls (and torch.autograd.grad) of
+ * function fn's own code, OL_NO_INDEX for module code, found once per
+ * function: every call of the function asks for them. */
+static size_t backward_operands(ol_model *m, uint32_t fn, ol_nid body, const ol_nid **out)
+{
+    size_t slot = fn == OL_NO_INDEX ? 0 : (size_t)fn + 1;
+    if (!m->bw_start) {
+        size_t n = m->functions.len + 1;
+        m->bw_start = ol_xmalloc(n * sizeof(uint32_t));
+        m->bw_count = ol_xcalloc(n, sizeof(uint32_t));
+        for (size_t i = 0; i < n; i++)
+            m->bw_start[i] = OL_NO_INDEX;
+    }
+    if (m->bw_start[slot] == OL_NO_INDEX) {
+        /* the function's operands go in one run at the end of bw_ops:
+         * collected first, as finding one evaluates code that may ask for
+         * another function's */
+        OL_VEC(ol_nid) found = {0};
+        size_t first, end = ol_calls_in(m, body, &first);
+        for (size_t i = first; i < end; i++) {
+            if (ol_function_of(m, m->calls.items[i].node) != fn)
+                continue;
+            ol_nid operand = ol_backward_operand(m, (uint32_t)i);
+            if (operand == OL_NONE) {
+                const char *q = ol_qualname(m, m->calls.items[i].callee);
+                if (q && strcmp(q, "torch.autograd.grad") == 0)
+                    operand = ol_call_arg(m, m->calls.items[i].node, 0, "outputs");
+            }
+            if (operand != OL_NONE)
+                ol_vec_push(&found, operand);
+        }
+        m->bw_start[slot] = (uint32_t)m->bw_ops.len;
+        m->bw_count[slot] = (uint32_t)found.len;
+        for (size_t i = 0; i < found.len; i++)
+            ol_vec_push(&m->bw_ops, found.items[i]);
+        ol_vec_free(&found);
+    }
+    *out = m->bw_ops.items + m->bw_start[slot];
+    return m->bw_count[slot];
+}
+
 unsigned ol_call_result_use(ol_model *m, uint32_t ci)
 {
     const ol_tree *t = m->tree;
@@ -238,19 +279,11 @@ unsigned ol_call_result_use(ol_model *m, uint32_t ci)
     /* the backward() calls of the function itself (not ol_events_of: this
      * is also asked while the file's summary is made, before the other
      * files' facts are known, and events are kept) */
-    size_t first, end = ol_calls_in(m, body, &first);
-    for (size_t i = first; i < end && !(use & OL_USE_BACKWARD); i++) {
-        if (ol_function_of(m, m->calls.items[i].node) != fn)
-            continue;
-        ol_nid operand = ol_backward_operand(m, (uint32_t)i);
-        if (operand == OL_NONE) {
-            const char *q = ol_qualname(m, m->calls.items[i].callee);
-            if (q && strcmp(q, "torch.autograd.grad") == 0)
-                operand = ol_call_arg(m, m->calls.items[i].node, 0, "outputs");
-        }
-        if (operand != OL_NONE && ol_value_reaches(m, call, operand))
+    const ol_nid *ops;
+    size_t nops = backward_operands(m, fn, body, &ops);
+    for (size_t i = 0; i < nops && !(use & OL_USE_BACKWARD); i++)
+        if (ol_value_reaches(m, call, ops[i]))
             use |= OL_USE_BACKWARD;
-    }
     if (fn != OL_NO_INDEX) {
         const ol_function *f = &m->functions.items[fn];
         for (size_t k = 0; k < f->returns.len && k < 16 && !(use & OL_USE_RETURNED); k++)
@@ -420,9 +453,17 @@ ol_nid ol_module_eval_switch(ol_model *m, ol_nid module, ol_nid at, bool *by_cla
     ol_nid region = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
     /* the last switch of it before `at` in the same function */
     size_t first, end = ol_calls_in(m, region, &first);
+    /* from the last call before `at` (calls are in node order) */
+    for (size_t lo = first; lo < end;) {
+        size_t mid = lo + (end - lo) / 2;
+        if (m->calls.items[mid].node < at)
+            lo = mid + 1;
+        else
+            end = mid;
+    }
     for (size_t i = end; i-- > first;) {
         const ol_call *c = &m->calls.items[i];
-        if (c->node >= at || ol_function_of(m, c->node) != fn)
+        if (ol_function_of(m, c->node) != fn)
             continue;
         int s = mode_switch(m, c, module);
         if (s == 2)

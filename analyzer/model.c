@@ -1062,6 +1062,10 @@ size_t ol_call_functions(const ol_model *m, uint32_t call, const uint32_t **out)
  * they depend on (call sites, contexts, backward reach). */
 static void forget_values(ol_model *m)
 {
+    free(m->bw_start);
+    free(m->bw_count);
+    m->bw_start = m->bw_count = NULL;
+    m->bw_ops.len = 0;
     memset(m->node_state, 0, m->tree->nodes.len);
     memset(m->def_state, 0, m->defs.len + 1);
     for (size_t i = 0; i < m->functions.len; i++)
@@ -1215,6 +1219,9 @@ void ol_model_free(ol_model *m)
     ol_vec_free(&m->unbound_self_calls);
     ol_vec_free(&m->withs);
     ol_vec_free(&m->excepts);
+    free(m->bw_start);
+    free(m->bw_count);
+    ol_vec_free(&m->bw_ops);
     ol_vec_free(&m->evidence);
     free(m->def_module_use);
     ol_vec_free(&m->attr_module_uses);

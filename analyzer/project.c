@@ -31,6 +31,8 @@ typedef struct pfile {
     bool saves_known;       /* a summary was published since it was added or forgotten */
     bool pinned;            /* large, built again after it was dropped: kept for the rest of the run */
     bool rebuilding;        /* a thread builds its dropped summary again (ol_project_acquire) */
+    size_t wanting;         /* acquires waiting for its summary */
+    ol_file_summary *handoff; /* the last summary published while any did: theirs even if the budget drops it */
     atomic_int calls_save;  /* its text has `save(`: 0 not read yet, 1 no, 2 yes */
     atomic_int scanned;     /* its words (words.h): 0 not read yet, 1 a thread reads them, 2 read */
     ol_words *words;        /* set under the lock once scanned is 2 */
@@ -221,6 +223,7 @@ void ol_project_free(ol_project *p)
         free(p->files[i].top);
         if (p->files[i].summary)
             ol_file_summary_release(p->files[i].summary);
+        ol_file_summary_release(p->files[i].handoff);
         ol_file_saves_release(p->files[i].saves);
         free(p->files[i].imports);
         ol_words_free(p->files[i].words);
@@ -727,6 +730,11 @@ static void put(ol_project *p, size_t file, ol_file_summary *s, bool replace)
         }
         if (p->held + p->pinned_bytes > p->most_held)
             p->most_held = p->held + p->pinned_bytes;
+        if (f->wanting) {
+            ol_file_summary_retain(s);
+            ol_file_summary_release(f->handoff);
+            f->handoff = s;
+        }
         fit_budget(p, file);
         pthread_cond_broadcast(&p->published);
     }
@@ -795,11 +803,12 @@ bool ol_project_evicted(ol_project *p, size_t file)
     return evicted;
 }
 
-/* How many times an acquire has a summary built before it gives up. Once
- * dropped, a large summary is built again and pinned (put), so the second
- * try finds it; a smaller one is published as the newest, and only a
- * budget's worth of other summaries published before the acquire reads it
- * drops it again. Only a file whose summary cannot be built at all (the
+/* How many times an acquire has a summary built before it gives up. What
+ * is published while an acquire waits is handed to it even when the budget
+ * drops it before the acquire reads it (a busy run's other threads could
+ * drop a summary each time it was built, and the acquire gave up with what
+ * the file does unknown: findings varied from run to run), so the first try
+ * finds it; only a file whose summary cannot be built at all (the
  * supervisor set it aside) reaches the last try. */
 #define MAX_TRIES 3
 
@@ -809,15 +818,20 @@ ol_file_summary *ol_project_acquire(ol_project *p, size_t file, void *worker)
         return NULL;
     pfile *f = &p->files[file];
     ol_file_summary *s;
+    bool wants = false;
     pthread_mutex_lock(&p->lock);
     for (int tries = 0;; tries++) {
+        if (!f->summary && !wants) {
+            f->wanting++; /* what is published next is handed to this acquire too */
+            wants = true;
+        }
         /* a dropped summary that another thread builds again: it is
          * published (and pinned) before that thread can wait for anyone,
          * so waiting for it ends, and the file is parsed once more, not
          * once per thread that wants it */
-        while (!f->summary && f->rebuilding)
+        while (!f->summary && !f->handoff && f->rebuilding)
             pthread_cond_wait(&p->published, &p->lock);
-        s = f->summary;
+        s = f->summary ? f->summary : f->handoff;
         if (s || !p->process || tries == MAX_TRIES)
             break;
         bool rebuild = f->evicted;
@@ -830,12 +844,17 @@ ol_file_summary *ol_project_acquire(ol_project *p, size_t file, void *worker)
             f->rebuilding = false;
             pthread_cond_broadcast(&p->published);
         }
-        while (!f->summary && !f->evicted)
+        while (!f->summary && !f->handoff && !f->evicted)
             pthread_cond_wait(&p->published, &p->lock);
     }
     if (s) {
         ol_file_summary_retain(s);
-        touch(p, file);
+        if (s == f->summary)
+            touch(p, file);
+    }
+    if (wants && --f->wanting == 0) {
+        ol_file_summary_release(f->handoff);
+        f->handoff = NULL;
     }
     pthread_mutex_unlock(&p->lock);
     return s; /* NULL: what it does stays unknown, as for a file outside the run */

@@ -1337,12 +1337,21 @@ static ol_file_saves *file_saves(ol_model *m)
             record_save(m, &fs->arena, &fs->items[fs->count++], m->calls.items[i].node, &cpu_only);
     if (recs.len) {
         ol_sort(recs.items, recs.len, sizeof(call_rec), cmp_call_rec);
-        fs->calls = ol_arena_alloc(&fs->arena, sizeof(ol_sum_call) * recs.len);
+        size_t unique = 0;
+        for (size_t i = 0; i < recs.len; i++)
+            unique += i == 0 || cmp_call_key(&recs.items[i], &recs.items[i - 1]) != 0;
+        fs->calls = ol_arena_alloc(&fs->arena, sizeof(ol_sum_call) * unique);
+        /* the records are sorted by name, and one function makes most of a
+         * name's calls: a text equal to the one before is not copied again */
+        const char *last_qual = NULL, *last_caller = NULL;
         for (size_t i = 0; i < recs.len; i++) {
             if (i > 0 && cmp_call_key(&recs.items[i], &recs.items[i - 1]) == 0)
                 continue;
             ol_sum_call *sc = &fs->calls[fs->call_count++];
-            sc->qual = ol_arena_strndup(&fs->arena, recs.items[i].qual, strlen(recs.items[i].qual));
+            const char *q = recs.items[i].qual;
+            if (!last_qual || strcmp(last_qual, q) != 0)
+                last_qual = ol_arena_strndup(&fs->arena, q, strlen(q));
+            sc->qual = last_qual;
             const char *dot = strrchr(sc->qual, '.');
             sc->name = dot ? dot + 1 : sc->qual;
             sc->grad_off = recs.items[i].grad_off;
@@ -1352,9 +1361,10 @@ static ol_file_saves *file_saves(ol_model *m)
             sc->root = recs.items[i].root ? ol_arena_strndup(&fs->arena, recs.items[i].root, strlen(recs.items[i].root))
                                           : NULL;
             sc->use = recs.items[i].use;
-            sc->caller = recs.items[i].caller
-                             ? ol_arena_strndup(&fs->arena, recs.items[i].caller, strlen(recs.items[i].caller))
-                             : NULL;
+            const char *caller = recs.items[i].caller;
+            if (caller && (!last_caller || strcmp(last_caller, caller) != 0))
+                last_caller = ol_arena_strndup(&fs->arena, caller, strlen(caller));
+            sc->caller = caller ? last_caller : NULL;
             sc->args = recs.items[i].args
                            ? ol_arena_strndup(&fs->arena, recs.items[i].args, strlen(recs.items[i].args))
                            : NULL;

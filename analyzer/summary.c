@@ -175,6 +175,8 @@ struct ol_xref {
     OL_VEC(char *) stars;     /* modules of `from module import *` at module level */
     OL_VEC(uint64_t) param_keys; /* (def << 1 | known): parameters whose run class was asked */
     OL_VEC(ol_sym) param_classes; /* their class, 0 when the run shows none (or several) */
+    const char *const *roots_asked; /* the roots ol_run_imports_root last answered for, once answering */
+    bool roots_found;               /* and its answer */
 };
 
 static const ol_file_summary *hold(ol_xref *x, size_t file)
@@ -489,14 +491,20 @@ bool ol_run_imports_root(ol_model *m, const char *const *roots)
     ol_xref *x = m->links->ctx;
     if (!x->answering || !x->project)
         return false;
-    for (size_t i = 0; i < m->imports.len; i++) {
+    /* the rules ask it for every node they look at; the summaries it reads
+     * do not change while the file is linted */
+    if (x->roots_asked == roots)
+        return x->roots_found;
+    bool found = false;
+    for (size_t i = 0; i < m->imports.len && !found; i++) {
         size_t file;
         const char *rest;
-        if (ol_project_resolve(x->project, x->file, ol_sym_str(m, m->imports.items[i].qual), &file, &rest) &&
-            file != x->file && file_imports_root(x, file, roots, 1))
-            return true;
+        found = ol_project_resolve(x->project, x->file, ol_sym_str(m, m->imports.items[i].qual), &file, &rest) &&
+                file != x->file && file_imports_root(x, file, roots, 1);
     }
-    return false;
+    x->roots_asked = roots;
+    x->roots_found = found;
+    return found;
 }
 
 const ol_fn_summary *ol_forward_summary(ol_model *m, uint32_t ci)

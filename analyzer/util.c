@@ -165,12 +165,13 @@ struct ol_arena_block {
     max_align_t data[];
 };
 
-void *ol_arena_alloc(ol_arena *a, size_t n)
+/* n bytes at a multiple of align from the block's start (the blocks
+ * themselves are aligned for anything). */
+static void *arena_take(ol_arena *a, size_t n, size_t align)
 {
-    const size_t align = sizeof(max_align_t);
-    n = (n + align - 1) / align * align;
     ol_arena_block *blk = a->head;
-    if (!blk || blk->size - blk->used < n) {
+    size_t at = blk ? (blk->used + align - 1) / align * align : 0;
+    if (!blk || at > blk->size || blk->size - at < n) {
         /* blocks grow from 512 bytes to 16 KB: a run keeps one arena per
          * file (its summary), and most hold a few names, so a fixed 16 KB
          * first block made 100,000 small files cost gigabytes */
@@ -182,15 +183,22 @@ void *ol_arena_alloc(ol_arena *a, size_t n)
         blk->used = 0;
         blk->next = a->head;
         a->head = blk;
+        at = 0;
     }
-    void *p = (char *)blk->data + blk->used;
-    blk->used += n;
+    void *p = (char *)blk->data + at;
+    blk->used = at + n;
     return p;
+}
+
+void *ol_arena_alloc(ol_arena *a, size_t n)
+{
+    return arena_take(a, n, sizeof(max_align_t));
 }
 
 char *ol_arena_strndup(ol_arena *a, const char *s, size_t n)
 {
-    char *p = ol_arena_alloc(a, n + 1);
+    /* text needs no alignment: a summary is mostly names */
+    char *p = arena_take(a, n + 1, 1);
     memcpy(p, s, n);
     p[n] = '\0';
     return p;

@@ -335,7 +335,9 @@ def write_corpus_packages(root, count):
 def _():
     # Under a small budget, a thread that wanted a dropped summary gave up
     # after three tries while other threads dropped it again, and a run lost
-    # 1-3 findings that another run of the same tree kept.
+    # 1-3 findings that another run of the same tree kept. It came back at
+    # 8 KB (and at 4 KB once summaries got smaller): what is published
+    # while an acquire waits is now handed to it.
     import random
     with Workspace() as ws:
         write_corpus_packages(os.path.join(ws.path, "t"), 200)
@@ -349,7 +351,7 @@ def _():
         assert reference.code == 1 and reference.out.count('"OOM301"') == 600, reference
         assert reference.out.count('"OOM201"') == 30, reference
         for threads in ("2", "8", "16"):
-            for budget in (None, "1", "4"):
+            for budget in (None, "1", "4", "8"):
                 for name, order in orders.items():
                     env = {"OOMLINT_SUMMARY_BUDGET_KB": budget} if budget else None
                     r = harness.run("--isolated", "--format", "json", "-j", threads, *order, cwd=ws.path, env=env)
@@ -403,8 +405,9 @@ def _():
                 assert total <= bound and again <= 2, \
                     f"{scripts} scripts, -j {threads}: {total} parses of {scripts + 2} files ({again} built again)"
                 counted[scripts, threads] = total - scripts
-        # the extra parses do not grow with the number of importers
-        assert counted[10, "1"] == counted[40, "1"], counted
+        # the extra parses do not grow with the number of importers: at most the two modules twice each
+        # (fewer when an importer is handed the summary built for another before the budget drops it)
+        assert max(counted[10, "1"], counted[40, "1"]) <= 4, counted
 
 
 # ---- brace patterns in a configuration's exclude ---------------------------------------------------------

@@ -363,6 +363,12 @@ typedef struct ol_model {
     OL_VEC(uint64_t) unbound_self_calls; /* `self.name(...)` calls that run no method of the file:
                                           * (name << 32 | call index), sorted (grad.c) */
     bool unbound_self_calls_built;
+    /* the operands of the backward() calls of each function's own code
+     * (flows.c, per function on first use, forgotten with the values they
+     * were read from): index fn + 1, 0 for module code; bw_start is NULL
+     * until asked, OL_NO_INDEX for a function not looked at yet */
+    uint32_t *bw_start, *bw_count;
+    OL_VEC(ol_nid) bw_ops;
     OL_VEC(ol_nid) withs;           /* with_statement nodes */
     OL_VEC(ol_nid) excepts;         /* except_clause nodes */
 

@@ -75,8 +75,8 @@ typedef struct ol_arena {
     ol_arena_block *head;
 } ol_arena;
 
-void *ol_arena_alloc(ol_arena *a, size_t n);
-char *ol_arena_strndup(ol_arena *a, const char *s, size_t n);
+void *ol_arena_alloc(ol_arena *a, size_t n); /* aligned for any object */
+char *ol_arena_strndup(ol_arena *a, const char *s, size_t n); /* unaligned: text packs tight */
 char *ol_arena_printf(ol_arena *a, const char *fmt, ...) OL_PRINTF(2, 3);
 void ol_arena_free(ol_arena *a);
 /* Bytes the arena holds (its blocks, headers included). */

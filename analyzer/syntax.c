@@ -726,9 +726,14 @@ static void parse_text(ol_parser *p, const ol_source *src, const char *text, ol_
     parse_input in = {text, src->len};
     TSInput input = {&in, read_input, TSInputEncodingUTF8, NULL};
     parse_deadline deadline = {{0, 0}, false, 0};
+    /* the budget grows with the text, a second per megabyte (a parse runs at
+     * 3-7 MB/s, and slower on a core another process shares), so that only
+     * a parse gone far past linear is stopped: a fixed 20 s cut off a 50 MB
+     * file on a busy machine */
+    uint64_t budget_ms = (uint64_t)p->timeout_ms + src->len / 1000;
     clock_gettime(PARSE_CLOCK, &deadline.until);
-    deadline.until.tv_sec += p->timeout_ms / 1000;
-    deadline.until.tv_nsec += (long)(p->timeout_ms % 1000) * 1000000L;
+    deadline.until.tv_sec += (time_t)(budget_ms / 1000);
+    deadline.until.tv_nsec += (long)(budget_ms % 1000) * 1000000L;
     if (deadline.until.tv_nsec >= 1000000000L) {
         deadline.until.tv_sec++;
         deadline.until.tv_nsec -= 1000000000L;
@@ -781,11 +786,11 @@ static void parse_text(ol_parser *p, const ol_source *src, const char *text, ol_
         ol_node root = {OL_N_module, OL_F_NONE, OL_NF_NAMED, OL_NONE, OL_NONE, OL_NONE, 0, src->len};
         ol_vec_push(&t->nodes, root);
         add_error(t, 0, 0,
-                  ol_xasprintf(t->timed_out ? "parsing took longer than %u ms of CPU time and was stopped; the file "
+                  ol_xasprintf(t->timed_out ? "parsing took longer than %llu ms of CPU time and was stopped; the file "
                                               "was not analyzed"
-                                            : "the parser gave up on this file (%u ms budget); it was not "
+                                            : "the parser gave up on this file (%llu ms budget); it was not "
                                               "analyzed",
-                               p->timeout_ms));
+                               (unsigned long long)budget_ms));
         return;
     }
     flatten(t, p->grammar, tree);

@@ -138,7 +138,7 @@ typedef struct ol_parser {
     ol_parse_arena arena;
     void *ts; /* TSParser *, made on the first incremental parse, or NULL */
     const ol_grammar *grammar;
-    uint32_t timeout_ms;
+    uint32_t timeout_ms; /* CPU time a parse may take, plus a second per megabyte of text (syntax.c) */
     /* Incremental reparsing, for the language server (off unless set): the
      * parser keeps the last tree and its text, and the next parse tells
      * tree-sitter what changed (the span between the common prefix and

@@ -837,8 +837,11 @@ void ol_tree_free(ol_tree *t)
 /* ---- packed trees ------------------------------------------------------ */
 
 /* Most bytes a node packs to: a varint of up to 5 bytes for each of its
- * kind, parent, start and length, and a byte each for field and flags. */
-#define PACKED_NODE_MAX 22
+ * kind, parent, start and length, and one byte for its field (five bits)
+ * and flags (three). */
+#define PACKED_NODE_MAX 21
+_Static_assert(OL_FIELD_COUNT <= 32, "a packed node keeps its field in five bits");
+_Static_assert((OL_NF_NAMED | OL_NF_ERROR | OL_NF_HAS_ERROR) < 8, "a packed node keeps its flags in three bits");
 
 static uint8_t *put_varint(uint8_t *o, uint32_t v)
 {
@@ -869,8 +872,7 @@ void ol_tree_pack(ol_tree *t, ol_packed_tree *out)
     for (size_t i = 0; i < t->nodes.len; i++) {
         const ol_node *n = &t->nodes.items[i];
         o = put_varint(o, n->kind);
-        *o++ = n->field;
-        *o++ = n->flags;
+        *o++ = (uint8_t)(n->field | n->flags << 5);
         /* the module has no parent: 0, every other node's parent is before it */
         o = put_varint(o, n->parent == OL_NONE ? 0 : (uint32_t)i - n->parent);
         /* in the tree's order a start mostly moves forward: zigzag for the rest */
@@ -903,8 +905,8 @@ void ol_tree_unpack(ol_packed_tree *in, const ol_source *src, ol_tree *t)
     for (size_t i = 0; i < in->count; i++) {
         ol_node n;
         n.kind = (uint16_t)get_varint(&p);
-        n.field = *p++;
-        n.flags = *p++;
+        n.field = *p & 31;
+        n.flags = *p++ >> 5;
         uint32_t back = get_varint(&p);
         n.parent = back ? (ol_nid)(i - back) : OL_NONE;
         uint32_t z = get_varint(&p);

@@ -31,9 +31,10 @@ void ol_tree_free(ol_tree *t);
 /* A tree packed for keeping (lint.c keeps the trees of files summarized
  * ahead of their turn): each node in the tree's order as a few bytes (its
  * kind, field, flags, the distance back to its parent, its start's move
- * from the node before and its length), about 6 bytes a node against the
- * 24 of ol_node, the model (three times that) built again from it in a
- * fraction of a parse. Unpacking gives back the very tree packed. */
+ * from the node before and its length; field and flags share a byte),
+ * about 5 bytes a node against the 24 of ol_node, the model (three times
+ * that) built again from it in a fraction of a parse. Unpacking gives back
+ * the very tree packed. */
 typedef struct ol_packed_tree {
     uint8_t *bytes;
     size_t len;

@@ -1319,6 +1319,72 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
 
 /* The file's torch.save calls and its call records, or NULL when it has
  * neither. */
+/* A summary lives as long as the run: what its arenas hold goes into one
+ * block each, their empty tails let go (a third of the corpus's summary
+ * bytes were tails). Every pointer into the arenas is moved: the text and
+ * arrays the structures below point to. */
+static void compact_saves(ol_file_saves *fs)
+{
+    ol_arena_compaction c;
+    if (!ol_arena_compact_begin(&fs->arena, &c))
+        return;
+    fs->items = ol_arena_moved(&c, fs->items);
+    for (size_t i = 0; i < fs->count; i++) {
+        ol_sum_save *sv = &fs->items[i];
+        sv->keys = ol_arena_moved(&c, sv->keys);
+        for (size_t k = 0; k < sv->key_count; k++)
+            sv->keys[k] = ol_arena_moved(&c, sv->keys[k]);
+        sv->files = ol_arena_moved(&c, sv->files);
+        for (size_t k = 0; k < sv->file_count; k++)
+            sv->files[k] = ol_arena_moved(&c, sv->files[k]);
+    }
+    fs->calls = ol_arena_moved(&c, fs->calls);
+    for (size_t i = 0; i < fs->call_count; i++) {
+        ol_sum_call *sc = &fs->calls[i];
+        sc->qual = ol_arena_moved(&c, sc->qual);
+        sc->name = ol_arena_moved(&c, sc->name);
+        sc->root = ol_arena_moved(&c, sc->root);
+        sc->caller = ol_arena_moved(&c, sc->caller);
+        sc->args = ol_arena_moved(&c, sc->args);
+    }
+    ol_arena_compact_end(&c);
+}
+
+static void compact_summary(ol_file_summary *s)
+{
+    ol_arena_compaction c;
+    if (!ol_arena_compact_begin(&s->arena, &c))
+        return;
+    for (size_t i = 0; i < s->fn_count; i++) {
+        ol_fn_summary *f = &s->fns[i];
+        f->name = ol_arena_moved(&c, f->name);
+        f->elems = ol_arena_moved(&c, f->elems);
+        for (size_t k = 0; k < f->elem_count; k++)
+            f->elems[k].key = ol_arena_moved(&c, f->elems[k].key);
+        f->params = ol_arena_moved(&c, f->params);
+        for (size_t k = 0; k < f->param_count; k++)
+            f->params[k] = ol_arena_moved(&c, f->params[k]);
+        f->stores = ol_arena_moved(&c, f->stores);
+        for (size_t k = 0; k < f->store_count; k++)
+            f->stores[k].what = ol_arena_moved(&c, f->stores[k].what);
+    }
+    for (size_t i = 0; i < s->class_count; i++) {
+        ol_class_summary *cs = &s->classes[i];
+        cs->name = ol_arena_moved(&c, cs->name);
+        cs->bases = ol_arena_moved(&c, cs->bases);
+        for (size_t k = 0; k < cs->base_count; k++)
+            cs->bases[k] = ol_arena_moved(&c, cs->bases[k]);
+        cs->ext_bases = ol_arena_moved(&c, cs->ext_bases);
+        for (size_t k = 0; k < cs->ext_base_count; k++)
+            cs->ext_bases[k] = ol_arena_moved(&c, cs->ext_bases[k]);
+    }
+    for (size_t i = 0; i < s->import_count; i++) {
+        s->imports[i].bound = ol_arena_moved(&c, s->imports[i].bound);
+        s->imports[i].qual = ol_arena_moved(&c, s->imports[i].qual);
+    }
+    ol_arena_compact_end(&c);
+}
+
 static ol_file_saves *file_saves(ol_model *m)
 {
     size_t n = 0;
@@ -1377,6 +1443,7 @@ static ol_file_saves *file_saves(ol_model *m)
         free(recs.items[i].args);
     }
     ol_vec_free(&recs);
+    compact_saves(fs);
     return fs;
 }
 
@@ -1426,6 +1493,7 @@ ol_file_summary *ol_summarize(ol_model *m)
     sort_fns(s->fn_order, s->named_count, s->fns);
     classes_and_imports(&b);
     s->saves = file_saves(m);
+    compact_summary(s);
     s->bytes = sizeof(*s) + ol_arena_bytes(&s->arena) + (s->saves ? ol_arena_bytes(&s->saves->arena) : 0) +
                nf * (sizeof(ol_fn_summary) + sizeof(uint32_t)) + s->class_count * sizeof(ol_class_summary) +
                s->import_count * sizeof(ol_sum_import);

@@ -204,6 +204,55 @@ char *ol_arena_strndup(ol_arena *a, const char *s, size_t n)
     return p;
 }
 
+bool ol_arena_compact_begin(ol_arena *a, ol_arena_compaction *c)
+{
+    const size_t align = sizeof(max_align_t);
+    memset(c, 0, sizeof(*c));
+    size_t total = 0, tails = 0;
+    for (const ol_arena_block *blk = a->head; blk; blk = blk->next) {
+        total += (blk->used + align - 1) / align * align;
+        tails += blk->size - blk->used;
+    }
+    /* one block already, or so little to let go that a copy buys nothing */
+    if (!a->head || (!a->head->next && tails < 256) || total == 0)
+        return false;
+    ol_arena_block *one = ol_xmalloc(sizeof(*one) + total);
+    one->next = NULL;
+    one->size = one->used = total;
+    size_t at = 0;
+    for (const ol_arena_block *blk = a->head; blk; blk = blk->next) {
+        if (!blk->used)
+            continue;
+        char *to = (char *)one->data + at;
+        memcpy(to, blk->data, blk->used);
+        ol_arena_span span = {(uintptr_t)blk->data, blk->used, to};
+        ol_vec_push(&c->spans, span);
+        at += (blk->used + align - 1) / align * align;
+    }
+    c->old = a->head;
+    a->head = one;
+    return true;
+}
+
+void *ol_arena_moved(const ol_arena_compaction *c, const void *p)
+{
+    if (!p)
+        return NULL;
+    uintptr_t at = (uintptr_t)p;
+    /* a block's end counts as its own (an empty array allocated last) */
+    for (size_t i = 0; i < c->spans.len; i++)
+        if (at - c->spans.items[i].from <= c->spans.items[i].len)
+            return c->spans.items[i].to + (at - c->spans.items[i].from);
+    return (void *)(uintptr_t)p;
+}
+
+void ol_arena_compact_end(ol_arena_compaction *c)
+{
+    ol_arena_free(&(ol_arena){c->old});
+    c->old = NULL;
+    ol_vec_free(&c->spans);
+}
+
 char *ol_arena_printf(ol_arena *a, const char *fmt, ...)
 {
     ol_buf b = {0};

@@ -82,6 +82,26 @@ void ol_arena_free(ol_arena *a);
 /* Bytes the arena holds (its blocks, headers included). */
 size_t ol_arena_bytes(const ol_arena *a);
 
+/* Moving what an arena holds into one block of exactly that size (a
+ * summary kept for the whole run, its blocks' empty tails let go):
+ * ol_arena_compact_begin copies it, ol_arena_moved says where a pointer
+ * into the old blocks now points (others come back as they were: text
+ * that never was in the arena), ol_arena_compact_end frees the old
+ * blocks. begin returns false when there is nothing to gain; then the
+ * arena is as it was and nothing is to be moved. */
+typedef struct ol_arena_span {
+    uintptr_t from;
+    size_t len;
+    char *to;
+} ol_arena_span;
+typedef struct ol_arena_compaction {
+    ol_arena_block *old;
+    OL_VEC(ol_arena_span) spans;
+} ol_arena_compaction;
+bool ol_arena_compact_begin(ol_arena *a, ol_arena_compaction *c);
+void *ol_arena_moved(const ol_arena_compaction *c, const void *p);
+void ol_arena_compact_end(ol_arena_compaction *c);
+
 /* String interner: equal strings get equal ids; id 0 is reserved for "none". */
 typedef struct ol_interner {
     uint32_t *slots;  /* hash table of ids (0 = empty) */

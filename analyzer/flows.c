@@ -263,8 +263,9 @@ static size_t backward_operands(ol_model *m, uint32_t fn, ol_nid body, const ol_
             ol_vec_push(&m->bw_ops, found.items[i]);
         ol_vec_free(&found);
     }
-    *out = m->bw_ops.items + m->bw_start[slot];
-    return m->bw_count[slot];
+    size_t n = m->bw_count[slot];
+    *out = n ? m->bw_ops.items + m->bw_start[slot] : NULL; /* no operands: bw_ops may have no array */
+    return n;
 }
 
 unsigned ol_call_result_use(ol_model *m, uint32_t ci)

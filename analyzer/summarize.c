@@ -1317,12 +1317,19 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
     }
 }
 
-/* The file's torch.save calls and its call records, or NULL when it has
- * neither. */
 /* A summary lives as long as the run: what its arenas hold goes into one
  * block each, their empty tails let go (a third of the corpus's summary
  * bytes were tails). Every pointer into the arenas is moved: the text and
  * arrays the structures below point to. */
+/* An array of n strings of the arena, moved with what it points to. */
+static const char **moved_strings(const ol_arena_compaction *c, const char **v, size_t n)
+{
+    v = ol_arena_moved(c, v);
+    for (size_t k = 0; k < n; k++)
+        v[k] = ol_arena_moved(c, v[k]);
+    return v;
+}
+
 static void compact_saves(ol_file_saves *fs)
 {
     ol_arena_compaction c;
@@ -1331,12 +1338,8 @@ static void compact_saves(ol_file_saves *fs)
     fs->items = ol_arena_moved(&c, fs->items);
     for (size_t i = 0; i < fs->count; i++) {
         ol_sum_save *sv = &fs->items[i];
-        sv->keys = ol_arena_moved(&c, sv->keys);
-        for (size_t k = 0; k < sv->key_count; k++)
-            sv->keys[k] = ol_arena_moved(&c, sv->keys[k]);
-        sv->files = ol_arena_moved(&c, sv->files);
-        for (size_t k = 0; k < sv->file_count; k++)
-            sv->files[k] = ol_arena_moved(&c, sv->files[k]);
+        sv->keys = moved_strings(&c, sv->keys, sv->key_count);
+        sv->files = moved_strings(&c, sv->files, sv->file_count);
     }
     fs->calls = ol_arena_moved(&c, fs->calls);
     for (size_t i = 0; i < fs->call_count; i++) {
@@ -1361,9 +1364,7 @@ static void compact_summary(ol_file_summary *s)
         f->elems = ol_arena_moved(&c, f->elems);
         for (size_t k = 0; k < f->elem_count; k++)
             f->elems[k].key = ol_arena_moved(&c, f->elems[k].key);
-        f->params = ol_arena_moved(&c, f->params);
-        for (size_t k = 0; k < f->param_count; k++)
-            f->params[k] = ol_arena_moved(&c, f->params[k]);
+        f->params = moved_strings(&c, f->params, f->param_count);
         f->stores = ol_arena_moved(&c, f->stores);
         for (size_t k = 0; k < f->store_count; k++)
             f->stores[k].what = ol_arena_moved(&c, f->stores[k].what);
@@ -1371,12 +1372,8 @@ static void compact_summary(ol_file_summary *s)
     for (size_t i = 0; i < s->class_count; i++) {
         ol_class_summary *cs = &s->classes[i];
         cs->name = ol_arena_moved(&c, cs->name);
-        cs->bases = ol_arena_moved(&c, cs->bases);
-        for (size_t k = 0; k < cs->base_count; k++)
-            cs->bases[k] = ol_arena_moved(&c, cs->bases[k]);
-        cs->ext_bases = ol_arena_moved(&c, cs->ext_bases);
-        for (size_t k = 0; k < cs->ext_base_count; k++)
-            cs->ext_bases[k] = ol_arena_moved(&c, cs->ext_bases[k]);
+        cs->bases = moved_strings(&c, cs->bases, cs->base_count);
+        cs->ext_bases = moved_strings(&c, cs->ext_bases, cs->ext_base_count);
     }
     for (size_t i = 0; i < s->import_count; i++) {
         s->imports[i].bound = ol_arena_moved(&c, s->imports[i].bound);
@@ -1385,6 +1382,8 @@ static void compact_summary(ol_file_summary *s)
     ol_arena_compact_end(&c);
 }
 
+/* The file's torch.save calls and its call records, or NULL when it has
+ * neither. */
 static ol_file_saves *file_saves(ol_model *m)
 {
     size_t n = 0;

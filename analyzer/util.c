@@ -165,12 +165,17 @@ struct ol_arena_block {
     max_align_t data[];
 };
 
+static size_t round_up(size_t n, size_t align)
+{
+    return (n + align - 1) / align * align;
+}
+
 /* n bytes at a multiple of align from the block's start (the blocks
  * themselves are aligned for anything). */
 static void *arena_take(ol_arena *a, size_t n, size_t align)
 {
     ol_arena_block *blk = a->head;
-    size_t at = blk ? (blk->used + align - 1) / align * align : 0;
+    size_t at = blk ? round_up(blk->used, align) : 0;
     if (!blk || at > blk->size || blk->size - at < n) {
         /* blocks grow from 512 bytes to 16 KB: a run keeps one arena per
          * file (its summary), and most hold a few names, so a fixed 16 KB
@@ -210,7 +215,7 @@ bool ol_arena_compact_begin(ol_arena *a, ol_arena_compaction *c)
     memset(c, 0, sizeof(*c));
     size_t total = 0, tails = 0;
     for (const ol_arena_block *blk = a->head; blk; blk = blk->next) {
-        total += (blk->used + align - 1) / align * align;
+        total += round_up(blk->used, align);
         tails += blk->size - blk->used;
     }
     /* one block already, or so little to let go that a copy buys nothing */
@@ -227,7 +232,7 @@ bool ol_arena_compact_begin(ol_arena *a, ol_arena_compaction *c)
         memcpy(to, blk->data, blk->used);
         ol_arena_span span = {(uintptr_t)blk->data, blk->used, to};
         ol_vec_push(&c->spans, span);
-        at += (blk->used + align - 1) / align * align;
+        at += round_up(blk->used, align);
     }
     c->old = a->head;
     a->head = one;

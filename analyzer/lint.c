@@ -180,6 +180,8 @@ void ol_timings_add(ol_timings *into, const ol_timings *from)
     into->fix_ns += from->fix_ns;
     into->bytes += from->bytes;
     into->files += from->files;
+    into->linted_ahead += from->linted_ahead;
+    into->summarized_ahead += from->summarized_ahead;
     for (size_t i = 0; i < ol_rule_count; i++)
         into->rule_ns[i] += from->rule_ns[i];
 }

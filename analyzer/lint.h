@@ -47,6 +47,10 @@ typedef struct ol_timings {
     uint64_t *rule_ns;   /* per registry index */
     uint64_t bytes;      /* source bytes analyzed */
     size_t files;
+    /* files a question about another file's code brought forward: linted
+     * inside that file's turn, or (past the nesting bound, or while another
+     * thread lints them) only summarized, their model built again later */
+    size_t linted_ahead, summarized_ahead;
     size_t summary_bytes;     /* the most bytes of summaries the project held at once */
     size_t summary_evictions; /* summaries dropped for the budget, and built again */
     size_t summary_rebuilds;

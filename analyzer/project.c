@@ -955,7 +955,7 @@ static void scan_all(ol_project *p)
  * follow (then every file may call it). Under the lock. */
 #define MAX_SPELLINGS 32
 
-static size_t spellings(const ol_project *p, uint64_t word, uint64_t *out)
+static size_t spellings_through(const ol_project *p, uint64_t word, uint64_t *out, bool last_only)
 {
     size_t n = 0;
     out[n++] = word;
@@ -969,6 +969,8 @@ static size_t spellings(const ol_project *p, uint64_t word, uint64_t *out)
                 hi = mid;
         }
         for (; lo < p->aliases.len && p->aliases.items[lo].name == out[i]; lo++) {
+            if (last_only && !p->aliases.items[lo].last)
+                continue;
             uint64_t b = p->aliases.items[lo].bound;
             bool have = false;
             for (size_t k = 0; k < n && !have; k++)
@@ -981,6 +983,19 @@ static size_t spellings(const ol_project *p, uint64_t word, uint64_t *out)
         }
     }
     return n;
+}
+
+static size_t spellings(const ol_project *p, uint64_t word, uint64_t *out)
+{
+    return spellings_through(p, word, out, false);
+}
+
+/* The words a module may be spelled with where a file passes it on: its
+ * own, and the names an import binds to it (`import pkg.core as engine`
+ * binds `engine` to `core`, not to `pkg`). Returns 0 when too many. */
+static size_t module_spellings(const ol_project *p, uint64_t word, uint64_t *out)
+{
+    return spellings_through(p, word, out, true);
 }
 
 /* What a file's text must hold to call a name: a spelling of its first
@@ -1292,6 +1307,156 @@ static void update_callers(ol_project *p)
     p->unindexed.len = 0;
 }
 
+/* ---- the files that may reach a file ---------------------------------------------------
+ *
+ * A record reaches `rest` of file F through dotted names made from text:
+ * its own file's (words.h), then, past each file it reaches, that file's
+ * import of the name's first part (index_call). A name resolves to F only
+ * if one of its parts spells F's module (its stem, or for a package's
+ * __init__.py its directory's name), or if it is relative (`from . import
+ * fit`), which reaches the __init__.py of the importing file's directory,
+ * or with more dots of one above it, without naming it. So a file makes a
+ * record reaching `rest` of F only if its words spell the module of F or of
+ * a file on a way to F, where such a file spells the name's first part (it
+ * imports the name to pass it on) and in turn the module of one nearer F.
+ * A file that passes on a module rather than the name (`import pkg.core as
+ * engine`, then `engine.fit()` in the caller) is no exception: the caller
+ * spells the module, under its own name or a name bound to it, and so every
+ * module word is taken with its spellings through `a as b`. Other files are
+ * not parsed for the question (`open` and `split` are spelled by hundreds
+ * of files, of which a few import the module that defines them). */
+
+/* How many module spellings one step may hold before every file is taken
+ * to reach F (a cost bound: each is looked up in the files that spell the
+ * name). */
+#define MAX_REACH_MODULES 512
+
+typedef enum { MODULE_NONE, MODULE_WORD, MODULE_ODD } module_kind;
+
+/* The word a dotted name spells to reach file f, and whether f is a
+ * package's __init__.py (reached by relative names from below it). */
+static module_kind module_of(const pfile *f, uint64_t *word, bool *init)
+{
+    const char *base = f->path + f->dir_len + 1;
+    size_t n = strlen(base);
+    *init = strcmp(base, "__init__.py") == 0;
+    const char *name = base;
+    size_t name_len;
+    if (*init) {
+        size_t d = f->dir_len;
+        while (d > 0 && f->path[d - 1] != '/')
+            d--;
+        name = f->path + d;
+        name_len = f->dir_len - d;
+    } else if (n > 3 && strcmp(base + n - 3, ".py") == 0) {
+        name_len = n - 3;
+    } else {
+        return MODULE_NONE; /* no dotted name resolves to it */
+    }
+    /* a word the scan may file otherwise (a letter outside ASCII) */
+    if (!plain_part(name, name_len))
+        return MODULE_ODD;
+    *word = ol_word_hash(name, name_len);
+    return MODULE_WORD;
+}
+
+/* May a relative import of file b name the package whose __init__.py is
+ * pkg (`from .. import fit` two dots up: b is in pkg's directory or one
+ * below it)? */
+static bool relative_reach(const pfile *b, const pfile *pkg)
+{
+    if (!(b->len > pkg->dir_len && memcmp(b->path, pkg->path, pkg->dir_len) == 0 && b->path[pkg->dir_len] == '/'))
+        return false;
+    unsigned below = 0;
+    for (size_t i = pkg->dir_len; i < b->dir_len; i++)
+        below += b->path[i] == '/';
+    return b->text_elsewhere || !b->words || ol_words_relative_level(b->words) > below;
+}
+
+/* May file b's text not show the words it is made of? */
+static bool unseen_text(const pfile *b)
+{
+    return b->text_elsewhere || !b->words || ol_words_opaque(b->words);
+}
+
+/* The files that may make a record reaching the name `w` of file `file`,
+ * as a flag per file, or NULL when any file may. Under the lock, with every
+ * file's words read. */
+static bool *reachers(const ol_project *p, size_t file, const name_words *w)
+{
+    if (w->any)
+        return NULL;
+    /* the files that may spell the name's first part */
+    OL_VEC(size_t) spell = {0};
+    for (size_t b = 0; b < p->count; b++)
+        if (b != file && (unseen_text(&p->files[b]) || holds_any(p->files[b].words, w->head, w->head_count)))
+            ol_vec_push(&spell, b);
+    bool *in = ol_xcalloc(p->count, sizeof(bool));
+    in[file] = true;
+    size_t *frontier = ol_xmalloc((spell.len + 1) * sizeof(size_t));
+    size_t *next = ol_xmalloc((spell.len + 1) * sizeof(size_t));
+    size_t nf = 1;
+    frontier[0] = file;
+    bool all = false;
+    uint64_t *words = ol_xmalloc(MAX_REACH_MODULES * sizeof(uint64_t));
+    const pfile **pkgs = ol_xmalloc(MAX_REACH_MODULES * sizeof(pfile *));
+    for (int hop = 0; hop < MAX_HOPS && nf && !all; hop++) {
+        size_t nw = 0, np = 0;
+        for (size_t k = 0; k < nf && !all; k++) {
+            uint64_t word = 0;
+            bool init = false;
+            module_kind kind = module_of(&p->files[frontier[k]], &word, &init);
+            if (kind == MODULE_NONE)
+                continue;
+            uint64_t spelled[MAX_SPELLINGS];
+            size_t ns = kind == MODULE_WORD ? module_spellings(p, word, spelled) : 0;
+            all = ns == 0 || (init && np == MAX_REACH_MODULES);
+            for (size_t i = 0; i < ns && !all; i++) {
+                bool have = false;
+                for (size_t j = 0; j < nw && !have; j++)
+                    have = words[j] == spelled[i];
+                if (have)
+                    continue;
+                all = nw == MAX_REACH_MODULES;
+                if (!all)
+                    words[nw++] = spelled[i];
+            }
+            if (init && !all)
+                pkgs[np++] = &p->files[frontier[k]];
+        }
+        size_t nn = 0;
+        for (size_t k = 0; k < spell.len && !all; k++) {
+            size_t b = spell.items[k];
+            if (in[b])
+                continue;
+            const pfile *fb = &p->files[b];
+            bool may = unseen_text(fb);
+            for (size_t i = 0; i < nw && !may; i++)
+                may = ol_words_may_hold(fb->words, words[i]);
+            for (size_t i = 0; i < np && !may; i++)
+                may = relative_reach(fb, pkgs[i]);
+            if (may) {
+                in[b] = true;
+                next[nn++] = b;
+            }
+        }
+        size_t *t = frontier;
+        frontier = next;
+        next = t;
+        nf = nn;
+    }
+    free(words);
+    free(pkgs);
+    free(frontier);
+    free(next);
+    ol_vec_free(&spell);
+    if (all) {
+        free(in);
+        return NULL;
+    }
+    return in;
+}
+
 /* Summarizes the files whose records can reach `rest` of `file`: those
  * whose words can spell a call of it, then each file that such a record
  * waits on (followed until none is left), each once. */
@@ -1311,6 +1476,18 @@ static void make_callers_known(ol_project *p, size_t file, const char *rest, voi
     for (size_t i = 0; i < p->count; i++)
         if (i != file && !p->files[i].saves_known && may_call(&p->files[i], w))
             ol_vec_push(&todo, i);
+    /* of those, the files on a way to `file` (found only when some spell the name) */
+    bool *reach = NULL;
+    bool reach_found = false;
+    if (todo.len) {
+        reach = reachers(p, file, w);
+        reach_found = true;
+        size_t kept = 0;
+        for (size_t k = 0; k < todo.len; k++)
+            if (!reach || reach[todo.items[k]])
+                todo.items[kept++] = todo.items[k];
+        todo.len = kept;
+    }
     pthread_mutex_unlock(&p->lock);
     while (todo.len) {
         for (size_t k = 0; k < todo.len; k++) {
@@ -1327,7 +1504,12 @@ static void make_callers_known(ol_project *p, size_t file, const char *rest, voi
                 continue;
             for (size_t st = p->files[i].stalls; st; st = p->stalls.items[st - 1].next)
                 if (is_spelling(w, p->stalls.items[st - 1].last)) {
-                    ol_vec_push(&todo, i);
+                    if (!reach_found) {
+                        reach = reachers(p, file, w);
+                        reach_found = true;
+                    }
+                    if (!reach || reach[i])
+                        ol_vec_push(&todo, i);
                     break;
                 }
         }
@@ -1335,6 +1517,7 @@ static void make_callers_known(ol_project *p, size_t file, const char *rest, voi
     }
     ol_vec_free(&todo);
     free(tried);
+    free(reach);
     free(w);
 }
 

@@ -623,6 +623,8 @@ static void process_file(void *arg, void *worker_linter, size_t i)
         ol_model_trim(lt->model);
     if (lt->depth < OL_MAX_NESTED_FILES && ol_project_claim(job->project, i)) {
         lt->summary_only = false;
+        if (lt->timings)
+            lt->timings->linted_ahead++;
         lint_claimed(job, lt, i);
     } else if (!ol_project_claimed(job->project, i) || lt->depth >= OL_MAX_NESTED_FILES ||
                ol_project_evicted(job->project, i)) {
@@ -631,6 +633,8 @@ static void process_file(void *arg, void *worker_linter, size_t i)
             lt->summary_only = true;
             /* a file whose own lint is still to come: its tree is kept for it */
             lt->keep_tree = !ol_project_claimed(job->project, i);
+            if (lt->timings && lt->keep_tree)
+                lt->timings->summarized_ahead++;
             lint_guarded(job, lt, i, NULL, &scratch);
             lt->keep_tree = false;
             ol_file_result_free(&scratch);

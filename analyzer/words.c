@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -41,6 +42,7 @@ struct ol_words {
     bool opaque;
     bool aliases_sure;
     bool calls_save;
+    unsigned char relative; /* the most dots after a `from` */
 };
 
 /* Eight bytes as a little-endian number, on any host. */
@@ -119,8 +121,10 @@ typedef struct scan {
     bool calls_save;
     bool foreign;      /* the bytes are not the text the parser reads (encoding, NUL) */
     bool class_name;   /* the word `class` was the last: the next is a class's name */
+    bool after_from;   /* the word `from` was the last, then only dots */
+    unsigned dots, relative;
     OL_VEC(char) classes;
-    uint64_t as_hash, import_hash, class_hash;
+    uint64_t as_hash, import_hash, class_hash, from_hash;
 } scan;
 
 /* The set's slot: FNV's high bits folded in, cheaper than mix() for a
@@ -163,6 +167,10 @@ static void add_word(scan *s, uint64_t h, const unsigned char *text, size_t len)
     set_add(s, h);
     if (s->comment)
         return;
+    if (s->after_from && s->dots > s->relative)
+        s->relative = s->dots;
+    s->after_from = h == s->from_hash;
+    s->dots = 0;
     if (s->class_name) {
         for (size_t i = 0; i < len; i++)
             ol_vec_push(&s->classes, (char)text[i]);
@@ -174,7 +182,7 @@ static void add_word(scan *s, uint64_t h, const unsigned char *text, size_t len)
         s->import = true;
     if (s->expect_bound && s->import) {
         for (int i = 0; i < s->chain_len; i++) {
-            ol_word_alias a = {s->chain[i], h};
+            ol_word_alias a = {s->chain[i], h, i + 1 == s->chain_len};
             ol_vec_push(&s->aliases, a);
         }
         s->expect_bound = false;
@@ -269,6 +277,8 @@ static void feed(scan *s, const unsigned char *p, size_t n)
         case C_DOT:
             if (!s->comment && s->chain_len > 0 && !s->expect_bound)
                 s->after_dot = true;
+            if (!s->comment && s->after_from)
+                s->dots++;
             break;
         case C_HASH:
             s->comment = true;
@@ -280,6 +290,7 @@ static void feed(scan *s, const unsigned char *p, size_t n)
             if (!s->comment) {
                 unsigned char k = byte_class[c];
                 s->class_name = false;
+                s->after_from = false;
                 if (k == C_OPEN && s->import)
                     s->parens++;
                 else if (k == C_CLOSE && s->parens > 0)
@@ -360,6 +371,7 @@ ol_words *ol_words_scan(const char *path)
     s.as_hash = ol_word_hash("as", 2);
     s.import_hash = ol_word_hash("import", 6);
     s.class_hash = ol_word_hash("class", 5);
+    s.from_hash = ol_word_hash("from", 4);
     bool read_all = false;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     struct stat st;
@@ -404,6 +416,7 @@ ol_words *ol_words_scan(const char *path)
     if (fd >= 0)
         close(fd);
     w->calls_save = s.calls_save;
+    w->relative = (unsigned char)(s.relative < 255 ? s.relative : 255);
     w->opaque = !read_all || s.foreign || is_notebook(path);
     /* a notebook is never imported, and a file that cannot be read never
      * summarized: neither binds a name for another file */
@@ -494,6 +507,11 @@ bool ol_words_opaque(const ol_words *w)
 bool ol_words_aliases_sure(const ol_words *w)
 {
     return w->aliases_sure;
+}
+
+unsigned ol_words_relative_level(const ol_words *w)
+{
+    return w->opaque ? UINT_MAX : w->relative;
 }
 
 bool ol_words_calls_save(const ol_words *w)

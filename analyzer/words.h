@@ -29,9 +29,11 @@
 typedef struct ol_words ol_words;
 
 /* `name as bound` (also each part of a dotted name before `as`), as
- * hashes of the two words. */
+ * hashes of the two words; last: name is the part right before `as`, the
+ * module or object the bound name stands for. */
 typedef struct ol_word_alias {
     uint64_t name, bound;
+    bool last;
 } ol_word_alias;
 
 /* Reads and scans the file at path (a regular file up to 64 MB, never
@@ -52,6 +54,9 @@ bool ol_words_opaque(const ol_words *w);
  * encoding, NUL bytes): its pairs, and so every file's words, cannot be
  * trusted to follow a name through imports. */
 bool ol_words_aliases_sure(const ol_words *w);
+/* The most dots of a relative import (`from ..model import Net`: 2) the
+ * text may hold; 0 when none, UINT_MAX when opaque. */
+unsigned ol_words_relative_level(const ol_words *w);
 /* Does the text contain `save(` anywhere (a torch.save call, cheaply)? */
 bool ol_words_calls_save(const ol_words *w);
 /* Its `a as b` pairs. */

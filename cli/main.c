@@ -204,6 +204,9 @@ static void print_timings(const ol_timings *t, uint64_t wall_ns, int threads)
     if (t->summary_bytes)
         fprintf(stderr, "  %-12s %8.2f MB held at most, %zu dropped for the budget, %zu built again\n", "summaries",
                 (double)t->summary_bytes / 1e6, t->summary_evictions, t->summary_rebuilds);
+    if (t->linted_ahead || t->summarized_ahead)
+        fprintf(stderr, "  %-12s %8zu files linted inside another's turn, %zu only summarized ahead of their own\n",
+                "ahead", t->linted_ahead, t->summarized_ahead);
 }
 
 /* Is the file at `path` the same file as `other` (by device and inode)? */

@@ -1073,6 +1073,50 @@ def _():
                                           "(cell 2, line 4)"), rel
 
 
+@test("cli: --timings: who calls a function is asked only of the files that import its module, through re-exports")
+def _():
+    # `fit` of apkg/sub/core.py keeps each batch's graph unless every caller
+    # runs it under no_grad. Its two callers reach it through re-exports: a
+    # relative import two packages up (`from .. import train_fit`, an alias)
+    # and a module passed on under another name (`import apkg.sub.core as
+    # engine`, then `engine.fit`). Thirty other files call a `fit` of their
+    # own: the question linted every one of them ahead of its turn (35 files)
+    # although none imports the module.
+    core = ("import torch\n\n\ndef fit(model, batches):\n    kept = []\n    for x in batches:\n"
+            "        out = model(x)\n        kept.append(out)\n    return kept\n")
+    runner = ("import torch\nfrom .. import train_fit\n\n\ndef evaluate(model, batches):\n"
+              "    with torch.no_grad():\n        return train_fit(model, batches)\n")
+    evalmod = ("import torch\nfrom reexport import engine\n\n\ndef evaluate2(model, batches):\n"
+               "    with torch.no_grad():\n        return engine.fit(model, batches)\n")
+    with Workspace() as ws:
+        ws.write("apkg/__init__.py", "from .sub import train_fit\n")
+        ws.write("apkg/sub/__init__.py", "from .core import fit as train_fit\n")
+        ws.write("apkg/sub/core.py", core)
+        ws.write("apkg/zz/__init__.py", "")
+        ws.write("apkg/zz/runner.py", runner)
+        ws.write("zz/evalmod.py", evalmod)
+        ws.write("zz/reexport.py", "import apkg.sub.core as engine\n")
+        decoys = 30
+        for i in range(decoys):
+            ws.write(f"m_decoy{i:02d}.py", "def fit(a):\n    return a\n\n\ndef go(x):\n    return fit(x)\n")
+        r = run("--isolated", "--select", "ALL", "--format", "json", "--timings", "-j", "1", ".", cwd=ws.path)
+        assert json.loads(r.out) == [], r
+        ahead = re.search(r"ahead +(\d+) files linted inside another's turn, (\d+) only summarized", r.err)
+        assert ahead, r.err  # the files on the way are linted ahead of their turn
+        brought = int(ahead.group(1)) + int(ahead.group(2))
+        assert brought < 10, f"{brought} files brought ahead of their turn for 7 on the way\n{r.err}"
+        for threads in ("2", "5"):
+            again = run("--isolated", "--select", "ALL", "--format", "json", "-j", threads, ".", cwd=ws.path)
+            assert again.out == r.out, f"-j {threads}: the findings differ from -j 1's"
+        # either caller with autograd on is found: the graph is kept in core.py
+        for path, text in (("apkg/zz/runner.py", runner), ("zz/evalmod.py", evalmod)):
+            ws.write(path, text.replace("with torch.no_grad():", "if True:"))
+            r = run("--isolated", "--select", "ALL", "--format", "json", "-j", "1", ".", cwd=ws.path)
+            found = [(d["path"], d["code"]) for d in json.loads(r.out)]
+            assert ("apkg/sub/core.py", "OOM102") in found, f"{path} with autograd on: {found}"
+            ws.write(path, text)
+
+
 @test("cli: evidence: a suppressed finding takes its notes with it")
 def _():
     with Workspace() as ws:

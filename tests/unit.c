@@ -6,6 +6,7 @@
  * "N passed, N failed".
  */
 #include <fnmatch.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -2345,6 +2346,17 @@ static bool words_pair(const ol_words *w, const char *name, const char *bound)
     return false;
 }
 
+/* Is `name as bound` a pair whose name is the part right before `as`? */
+static bool words_last_pair(const ol_words *w, const char *name, const char *bound)
+{
+    size_t n;
+    const ol_word_alias *a = ol_words_aliases(w, &n);
+    for (size_t i = 0; i < n; i++)
+        if (a[i].name == ol_word_hash(name, strlen(name)) && a[i].bound == ol_word_hash(bound, strlen(bound)))
+            return a[i].last;
+    return false;
+}
+
 /* The lexical pass the callers question filters files by (words.c): every
  * word a call could be spelled with is held, code, strings and comments
  * alike; `as` pairs come from import statements only; a file whose bytes
@@ -2373,6 +2385,8 @@ static void test_words_scan(void)
     CHECK(absent >= 3); /* a filter: a rare false "may" is allowed */
     CHECK(words_pair(w, "score", "evaluate_score"));
     CHECK(words_pair(w, "pkg", "m") && words_pair(w, "mod", "m"));
+    CHECK(words_last_pair(w, "mod", "m") && !words_last_pair(w, "pkg", "m") && words_last_pair(w, "score", "evaluate_score"));
+    CHECK(ol_words_relative_level(w) == 1);
     CHECK(words_pair(w, "step", "one_step") && words_pair(w, "run", "go"));
     CHECK(!words_pair(w, "ValueError", "err") && !words_pair(w, "loop", "stepper"));
     CHECK(ol_words_calls_save(w));
@@ -2387,6 +2401,22 @@ static void test_words_scan(void)
     path = words_file(latin, strlen(latin), ".py");
     w = ol_words_scan(path);
     CHECK(ol_words_opaque(w) && !ol_words_aliases_sure(w) && words_hold(w, "anything"));
+    CHECK(ol_words_relative_level(w) == UINT_MAX);
+    ol_words_free(w);
+    /* relative imports: the most dots after a `from` (a line continued
+     * between them too), none of a comment's */
+    const char *rel = "from ..model import Net\nfrom . import x\n# from .... import y\n"
+                      "def g():\n    raise E from err\nfrom\\\n ... import z\n";
+    path = words_file(rel, strlen(rel), ".py");
+    w = ol_words_scan(path);
+    CHECK(ol_words_relative_level(w) == 3);
+    ol_words_free(w);
+    unlink(path);
+    free(path);
+    const char *none = "import os\nfrom os import path\nx = a.b\n";
+    path = words_file(none, strlen(none), ".py");
+    w = ol_words_scan(path);
+    CHECK(ol_words_relative_level(w) == 0);
     ol_words_free(w);
     unlink(path);
     free(path);

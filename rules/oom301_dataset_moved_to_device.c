@@ -954,6 +954,23 @@ static bool file_cuts_batches(ol_model *m)
     return false;
 }
 
+/* Is the call's value data read from disk or an array
+ * (ol_value_read_from_data)? Asked of a call only once its other tests
+ * pass: *known holds the answer (-1: not asked yet). */
+static bool reads_data(ol_model *m, const ol_call *call, int *known)
+{
+    if (*known < 0)
+        *known = ol_value_read_from_data(m, call->node);
+    return *known;
+}
+
+/* How a call's moved value must be used to be a dataset: where nothing
+ * trains, only data read from disk or an array is taken as cut in batches. */
+static int cut_mode(ol_model *m, const ol_call *call, bool trains, int *known)
+{
+    return !trains && !reads_data(m, call, known) ? USE_WRAPPED : USE_CUT;
+}
+
 static void check(ol_check *c)
 {
     ol_model *m = c->model;
@@ -968,8 +985,7 @@ static void check(ol_check *c)
     int cuts = -1; /* file_cuts_batches, asked once when needed */
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
-        bool loaded = ol_value_read_from_data(m, call->node);
-        int mode = !trains && !loaded ? USE_WRAPPED : USE_CUT;
+        int loaded = -1; /* reads_data, asked once when needed */
         if (!ol_call_moves_to_gpu(m, call)) {
             ol_callee callee;
             const ol_callee *fs = ol_callee_of(m, (uint32_t)i, &callee) ? &callee : NULL;
@@ -987,7 +1003,7 @@ static void check(ol_check *c)
                 continue;
             /* data the helper read from disk or an array: cut in a loop, it
              * is a data set even where nothing trains */
-            int helper_mode = (fs->facts & OL_FN_RET_DATA) ? USE_CUT : mode;
+            int helper_mode = (fs->facts & OL_FN_RET_DATA) ? USE_CUT : cut_mode(m, call, trains, &loaded);
             if (stmt != last_stmt && result_used_as_dataset(m, stmt, call->node, -1, helper_mode)) {
                 last_stmt = stmt;
                 report(c, stmt, call->node, fs->name, false);
@@ -1020,19 +1036,19 @@ static void check(ol_check *c)
         if (method_move && moves_loop_variable(m, call->receiver))
             dataset = moved_in_dataset_init(m, call->node);
         else
-            dataset = result_used_as_dataset(m, stmt, call->node, -1, mode);
+            dataset = result_used_as_dataset(m, stmt, call->node, -1, cut_mode(m, call, trains, &loaded));
         /* a helper that returns the moved data (`return data.to(device)`):
          * its callers decide whether that is a dataset */
         if (!dataset && (!method_move || moved_tensor(m, call->receiver))) {
             int pos;
             uint32_t fn = returned_by(m, stmt, call->node, &pos);
             dataset = fn != OL_NO_INDEX && (pos >= 0 || moved_tensor_kind(ol_function_result(m, fn))) &&
-                      helper_result_used_as_dataset(m, fn, pos, mode);
+                      helper_result_used_as_dataset(m, fn, pos, cut_mode(m, call, trains, &loaded));
         }
         /* data read from disk, moved whole and fed whole to the model's
          * forward (a validation set), in a file that trains in batches */
         bool whole = false;
-        if (!dataset && loaded && trains && !(method_move && moves_loop_variable(m, call->receiver))) {
+        if (!dataset && trains && reads_data(m, call, &loaded) && !(method_move && moves_loop_variable(m, call->receiver))) {
             if (cuts < 0)
                 cuts = file_cuts_batches(m) ? 1 : 0;
             whole = cuts && result_used_as_dataset(m, stmt, call->node, -1, USE_FED_WHOLE);

@@ -548,7 +548,8 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
     }
     if (cell_diag && cell_errors > 0)
         note_more_errors(cell_diag, cell_errors);
-    if (!tree.timed_out)
+    /* a file only summarized reports nothing: its findings come in its turn */
+    if (!tree.timed_out && !lt->summary_only)
         ol_python2_report(&tree, &r->diags);
     bool keep = lt->keep_tree && lt->kept && lt->summary_only && lt->project && !r->src.notebook && !tree.timed_out;
     if (!tree.timed_out) {
@@ -608,9 +609,11 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
         ol_model_free(model);
         free(model);
     }
-    filter(lt->settings, &tree, r);
-    ol_fix_fit_quotes(&tree, &r->diags);
-    ol_fix_claim_statements(&tree, &r->diags);
+    if (!lt->summary_only) {
+        filter(lt->settings, &tree, r);
+        ol_fix_fit_quotes(&tree, &r->diags);
+        ol_fix_claim_statements(&tree, &r->diags);
+    }
     if (keep)
         keep_tree(lt->kept, lt->file, &r->src, &tree);
     else

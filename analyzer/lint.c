@@ -34,6 +34,7 @@ void ol_linter_init(ol_linter *lt, const ol_grammar *g, const ol_settings *s)
     lt->project = NULL;
     lt->file = 0;
     lt->depth = 0;
+    lt->chain_bytes = 0;
     lt->summary_only = false;
     lt->nested_ns = 0;
     lt->slot = 0;
@@ -491,6 +492,8 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
     ol_tree tree;
     ol_source recovered;
     bool use_recovered = false;
+    size_t text_len = r->src.len;
+    lt->chain_bytes += text_len;
     /* the model lives on the heap: what it caches may point at it */
     ol_model *model = NULL;
     ol_file_summary *own = NULL;
@@ -620,6 +623,7 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
         ol_tree_free(&tree);
     if (use_recovered)
         ol_source_free(&recovered);
+    lt->chain_bytes -= text_len;
     if (tm)
         tm->filter_ns += ol_now_ns() - t0;
 }

@@ -122,6 +122,7 @@ typedef struct ol_linter {
     struct ol_project *project; /* the run's files and their summaries, or NULL (project.h) */
     size_t file;         /* index in the project of the file being linted */
     int depth;           /* files being linted on this thread, one inside another */
+    size_t chain_bytes;  /* the text of those files: each holds its tree and model meanwhile */
     bool summary_only;   /* publish the file's summary, run no rules */
     uint64_t nested_ns;  /* time spent on other files inside this one's rules */
     size_t slot;         /* this worker's slot in the run's supervisor (supervise.h) */

@@ -604,9 +604,12 @@ static void lint_claimed(pool_job *job, ol_linter *lt, size_t i)
 }
 
 /* Files importing each other are linted one inside the other on a thread;
- * past this depth only summaries are built (the file is parsed again when
- * its turn comes). */
+ * past this depth, or once the files of the chain hold this much text
+ * (each keeps its tree and model until the one it waits on is done: on the
+ * benchmark's corpus, chains of large modules held 17 MB of them), only a
+ * summary is built, and the file's tree is kept for its own turn. */
 #define OL_MAX_NESTED_FILES 16
+#define OL_MAX_NESTED_BYTES ((size_t)128 * 1024)
 
 /* The project's processor: a file's rules asked about file i, which has no
  * summary yet (project.h). */
@@ -621,13 +624,13 @@ static void process_file(void *arg, void *worker_linter, size_t i)
      * caches only to answer faster is let go (ol_model_trim) */
     if (lt->model)
         ol_model_trim(lt->model);
-    if (lt->depth < OL_MAX_NESTED_FILES && ol_project_claim(job->project, i)) {
+    bool nest = lt->depth < OL_MAX_NESTED_FILES && lt->chain_bytes < OL_MAX_NESTED_BYTES;
+    if (nest && ol_project_claim(job->project, i)) {
         lt->summary_only = false;
         if (lt->timings)
             lt->timings->linted_ahead++;
         lint_claimed(job, lt, i);
-    } else if (!ol_project_claimed(job->project, i) || lt->depth >= OL_MAX_NESTED_FILES ||
-               ol_project_evicted(job->project, i)) {
+    } else if (!ol_project_claimed(job->project, i) || !nest || ol_project_evicted(job->project, i)) {
         if (!guard_withholds(job, i, NULL)) {
             ol_file_result scratch;
             lt->summary_only = true;

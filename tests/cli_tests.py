@@ -1117,6 +1117,42 @@ def _():
             ws.write(path, text)
 
 
+@test("cli: --timings: files linted one inside another hold at most 128 KB of text; past it only summaries are built")
+def _():
+    # a.py's rules ask about b.py, b.py's about c.py, c.py's about d.py: each
+    # file linted inside another keeps its tree and model until the one it
+    # waits on is done. Past 128 KB of them in the chain (two files of 67 KB),
+    # the next is only summarized, its tree kept for its turn; every file is
+    # still parsed once, and d.py's finding, whose graph c.py's call decides,
+    # is the same however the files are interleaved.
+    with Workspace() as ws:
+        names = ["a", "b", "c", "d"]
+        for k, n in enumerate(names):
+            lines = ["import torch"]
+            if k + 1 < len(names):
+                lines.append(f"from {names[k + 1]} import step_{names[k + 1]}")
+            lines.append("")
+            lines += [f"def helper_{n}_{i}(model, x):\n    out = model(x)\n    return out.sum() * {i}\n"
+                      for i in range(900)]
+            if n == "d":
+                lines.append("def step_d(model, loader):\n    kept = []\n    for x in loader:\n"
+                             "        out = model(x)\n        kept.append(out)\n    return kept\n")
+            else:
+                lines.append(f"def step_{n}(model, loader):\n    return step_{names[k + 1]}(model, loader)\n")
+            ws.write(f"{n}.py", "\n".join(lines))
+        assert all(64 * 1024 < os.path.getsize(os.path.join(ws.path, f"{n}.py")) < 128 * 1024 for n in names)
+        r = run("--isolated", "--select", "ALL", "--format", "json", "--timings", "-j", "1", ".", cwd=ws.path)
+        found = [(d["path"], d["code"]) for d in json.loads(r.out)]
+        assert ("d.py", "OOM102") in found, found
+        ahead = re.search(r"ahead +(\d+) files linted inside another's turn, (\d+) only summarized", r.err)
+        assert ahead and int(ahead.group(2)) >= 1 and int(ahead.group(1)) + int(ahead.group(2)) == 3, r.err
+        parsed = re.search(r"oomlint timings: (\d+) files", r.err)
+        assert parsed and int(parsed.group(1)) == 4, r.err
+        for threads in ("2", "4"):
+            again = run("--isolated", "--select", "ALL", "--format", "json", "-j", threads, ".", cwd=ws.path)
+            assert again.out == r.out, f"-j {threads}: the findings differ from -j 1's"
+
+
 @test("cli: evidence: a suppressed finding takes its notes with it")
 def _():
     with Workspace() as ws:

@@ -2346,6 +2346,18 @@ static bool words_pair(const ol_words *w, const char *name, const char *bound)
     return false;
 }
 
+/* The relative import depth ol_words_scan finds in a .py file of this text. */
+static unsigned relative_level_of(const char *text)
+{
+    char *path = words_file(text, strlen(text), ".py");
+    ol_words *w = ol_words_scan(path);
+    unsigned level = ol_words_relative_level(w);
+    ol_words_free(w);
+    unlink(path);
+    free(path);
+    return level;
+}
+
 /* Is `name as bound` a pair whose name is the part right before `as`? */
 static bool words_last_pair(const ol_words *w, const char *name, const char *bound)
 {
@@ -2403,23 +2415,13 @@ static void test_words_scan(void)
     CHECK(ol_words_opaque(w) && !ol_words_aliases_sure(w) && words_hold(w, "anything"));
     CHECK(ol_words_relative_level(w) == UINT_MAX);
     ol_words_free(w);
+    unlink(path);
+    free(path);
     /* relative imports: the most dots after a `from` (a line continued
      * between them too), none of a comment's */
-    const char *rel = "from ..model import Net\nfrom . import x\n# from .... import y\n"
-                      "def g():\n    raise E from err\nfrom\\\n ... import z\n";
-    path = words_file(rel, strlen(rel), ".py");
-    w = ol_words_scan(path);
-    CHECK(ol_words_relative_level(w) == 3);
-    ol_words_free(w);
-    unlink(path);
-    free(path);
-    const char *none = "import os\nfrom os import path\nx = a.b\n";
-    path = words_file(none, strlen(none), ".py");
-    w = ol_words_scan(path);
-    CHECK(ol_words_relative_level(w) == 0);
-    ol_words_free(w);
-    unlink(path);
-    free(path);
+    CHECK(relative_level_of("from ..model import Net\nfrom . import x\n# from .... import y\n"
+                            "def g():\n    raise E from err\nfrom\\\n ... import z\n") == 3);
+    CHECK(relative_level_of("import os\nfrom os import path\nx = a.b\n") == 0);
     /* a notebook's JSON escapes its code; nobody imports it */
     const char *nb = "{\"cells\": [{\"source\": [\"x = 1\\nfit()\"]}]}";
     path = words_file(nb, strlen(nb), ".ipynb");

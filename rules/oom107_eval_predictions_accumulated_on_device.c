@@ -823,12 +823,23 @@ static bool oom102_case(ol_model *m, ol_nid value, ol_nid at)
     return ol_val_is_graph(ol_eval(m, value)) && ol_grad_on(m, at, NULL);
 }
 
+/* Does the file's code run on a GPU? Asked once, and only for a store the
+ * file's own text already condemns: the answer may consult the callers of its
+ * functions in every file of the run, which summarizes those files. */
+static bool on_gpu(ol_model *m, int *known)
+{
+    if (*known < 0)
+        *known = ol_runs_on_gpu(m, NULL) == OL_GPU_YES;
+    return *known;
+}
+
 static void check_loops(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
-    if (m->loops.len == 0 || ol_runs_on_gpu(m, NULL) != OL_GPU_YES)
+    if (m->loops.len == 0)
         return;
+    int gpu = -1;
     const ol_names *n = &m->names;
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
@@ -838,10 +849,10 @@ static void check_loops(ol_check *c)
         ol_nid value = ol_call_arg(m, call->node, call->name == n->insert ? 1 : 0, NULL);
         ol_nid recv = ol_unparen(t, call->receiver);
         walk w = {WALK_STEPS};
-        if (value == OL_NONE || !lm_output(m, value, &w, 0) || oom102_case(m, value, call->node))
+        if (value == OL_NONE || !lm_output(m, value, &w, 0))
             continue;
         ol_nid stmt = ol_statement_of(t, call->node);
-        if (!outlives_batches(m, recv, stmt))
+        if (!outlives_batches(m, recv, stmt) || !on_gpu(m, &gpu) || oom102_case(m, value, call->node))
             continue;
         report_kept(c, stmt, recv, value, "keeps");
     }
@@ -873,10 +884,10 @@ static void check_loops(ol_check *c)
                 value = x;
         }
         walk w = {WALK_STEPS};
-        if (!has_self || value == OL_NONE || !lm_output(m, value, &w, 0) || oom102_case(m, value, a))
+        if (!has_self || value == OL_NONE || !lm_output(m, value, &w, 0))
             continue;
         ol_nid stmt = ol_statement_of(t, a);
-        if (!outlives_batches(m, left, stmt))
+        if (!outlives_batches(m, left, stmt) || !on_gpu(m, &gpu) || oom102_case(m, value, a))
             continue;
         report_kept(c, stmt, left, value, "concatenates");
     }

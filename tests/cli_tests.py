@@ -1117,6 +1117,40 @@ def _():
             ws.write(path, text)
 
 
+@test("cli: --timings: OOM107 asks whether a file runs on a GPU (its callers, when it names no device) only for a store it would report")
+def _():
+    # a_evalloop.py keeps a language model's logits for every batch and names
+    # no device: the one that decides is its caller's, in caller.py. a_plain.py
+    # has a loop and nothing OOM107 looks for; thirty files call its `count`
+    # with data on a GPU. Asking the device question of every file with a loop
+    # linted all thirty ahead of their turn to answer it for a_plain.py.
+    evalloop = ("import torch\nfrom transformers import AutoModelForCausalLM\n\n"
+                "lm = AutoModelForCausalLM.from_pretrained(\"gpt2\")\n\n\n@torch.no_grad()\n"
+                "def evaluate(loader):\n    kept = []\n    for input_ids in loader:\n"
+                "        kept.append(lm(input_ids).logits)\n    return torch.cat(kept)\n")
+    caller = ("import torch\nfrom a_evalloop import evaluate\n\n"
+              "print(evaluate([torch.zeros(2, 3, dtype=torch.long).cuda()]))\n")
+    with Workspace() as ws:
+        ws.write("a_evalloop.py", evalloop)
+        ws.write("a_plain.py", "def count(loader):\n    n = 0\n    for batch in loader:\n"
+                               "        n += len(batch)\n    return n\n")
+        ws.write("caller.py", caller)
+        for i in range(30):
+            ws.write(f"user_{i:02d}.py", "import torch\nfrom a_plain import count\n\n"
+                                         "print(count([torch.zeros(2).cuda()]))\n")
+        r = run("--isolated", "--select", "OOM107", "--format", "concise", "--timings", "-j", "1", ".", cwd=ws.path)
+        assert r.out.startswith("a_evalloop.py:11:9: OOM107 `kept` keeps `lm(input_ids).logits`"), r
+        assert r.out.count("OOM107") == 1, r
+        ahead = re.search(r"ahead +(\d+) files linted inside another's turn, (\d+) only summarized", r.err)
+        assert ahead, r.err
+        brought = int(ahead.group(1)) + int(ahead.group(2))
+        assert brought <= 2, f"{brought} files brought ahead of their turn; only caller.py decides a finding\n{r.err}"
+        # the caller's data on the CPU: no GPU, no finding
+        ws.write("caller.py", caller.replace(".cuda()", ""))
+        r = run("--isolated", "--select", "OOM107", "--format", "concise", "-j", "1", ".", cwd=ws.path)
+        assert "OOM107" not in r.out, r
+
+
 @test("cli: --timings: files linted one inside another hold at most 128 KB of text; past it only summaries are built")
 def _():
     # a.py's rules ask about b.py, b.py's about c.py, c.py's about d.py: each

@@ -153,7 +153,8 @@ static void check_arithmetic(ol_check *c)
         if (rk == OL_N_list || rk == OL_N_tuple || rk == OL_N_list_comprehension)
             continue;
         ol_reasons why = {0};
-        if (!ol_same_text(t, lhs, left) || ol_grad_on(m, a, &why) || !fresh_local_tensor(m, lhs))
+        /* what the file shows first: autograd's state may need its callers */
+        if (!ol_same_text(t, lhs, left) || !fresh_local_tensor(m, lhs) || ol_grad_on(m, a, &why))
             continue;
         char *name = ol_node_str(t, left);
         char *operand = ol_node_str(t, rhs);
@@ -240,14 +241,16 @@ static void check_updates(ol_check *c)
                 continue;
         }
         const char *meth = inplace_method(op);
-        ol_reasons why = {0};
-        if (!meth || (!data && ol_grad_on(m, a, &why)))
+        if (!meth)
             continue;
         /* `x = x op y` on a local is check_arithmetic's; a local running
          * average must be a tensor this code made (no alias to update) */
         if (local ? factor == OL_NONE || !fresh_local_tensor(m, old_value) : !stored_tensor(m, left))
             continue;
         if (factor != OL_NONE && ol_mentions(t, rhs, left))
+            continue;
+        ol_reasons why = {0};
+        if (!data && ol_grad_on(m, a, &why))
             continue;
         char *target = ol_node_str(t, left);
         char *operand = ol_node_str(t, rhs);

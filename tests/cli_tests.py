@@ -1151,6 +1151,37 @@ def _():
         assert "OOM107" not in r.out, r
 
 
+@test("cli: --timings: OOM101 and OOM401 ask the callers of a function only for a call or an update they could report")
+def _():
+    # a_lib.run hands its parameter `meter` a length and counts with an int:
+    # nothing with a graph, no tensor. Thirty files call it. OOM101 asked
+    # what `meter.update` keeps (the class the callers pass for `meter`) and
+    # OOM401 whether autograd is on at `n = n + 1` (the callers' grad mode):
+    # both linted the thirty files ahead of their turn. a_fit.fit hands
+    # `meter.update` a loss, and only caller.py's `Meter()` says what it keeps.
+    with Workspace() as ws:
+        ws.write("a_lib.py", "import torch\n\n\ndef run(meter, loader):\n    n = 0\n    for x in loader:\n"
+                             "        meter.update(len(x))\n        n = n + 1\n    return meter, n\n")
+        ws.write("a_fit.py", "import torch\n\n\ndef fit(model, meter, loader):\n    for x, y in loader:\n"
+                             "        loss = torch.nn.functional.mse_loss(model(x), y)\n        loss.backward()\n"
+                             "        meter.update(loss)\n")
+        ws.write("caller.py", "import torch\nfrom meters import Meter\nfrom a_fit import fit\n\n"
+                              "fit(torch.nn.Linear(2, 1), Meter(), [])\n")
+        ws.write("meters.py", "class Meter:\n    def __init__(self):\n        self.total = 0\n\n"
+                              "    def update(self, v):\n        self.total += v\n")
+        for i in range(30):
+            ws.write(f"user_{i:02d}.py", "import torch\nfrom meters import Meter\nfrom a_lib import run\n\n"
+                                         "print(run(Meter(), [torch.zeros(2)]))\n")
+        for rule, expect in (("OOM101", ["a_fit.py:8:9: OOM101 `meter.update(...)` adds `loss`"]), ("OOM401", [])):
+            r = run("--isolated", "--select", rule, "--format", "concise", "-q", "--timings", "-j", "1", ".",
+                    cwd=ws.path)
+            lines = r.out.splitlines()
+            assert len(lines) == len(expect) and all(a.startswith(e) for a, e in zip(lines, expect)), (rule, r)
+            ahead = re.search(r"ahead +(\d+) files linted inside another's turn, (\d+) only summarized", r.err)
+            brought = int(ahead.group(1)) + int(ahead.group(2)) if ahead else 0
+            assert brought <= 3, f"{rule}: {brought} files brought ahead of their turn\n{r.err}"
+
+
 @test("cli: --timings: files linted one inside another hold at most 128 KB of text; past it only summaries are built")
 def _():
     # a.py's rules ask about b.py, b.py's about c.py, c.py's about d.py: each

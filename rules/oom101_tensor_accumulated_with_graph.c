@@ -311,17 +311,18 @@ static bool scaled_copy(const ol_tree *t, ol_nid e, ol_nid target)
     return op == OL_T_STAR && ol_same_text(t, b, target) && !ol_mentions(t, a, target);
 }
 
-/* Does e carry the graph, or, written as a list or tuple, one of its
- * elements (what check_kept reports of an argument)? */
+/* Could e carry the graph, or, written as a list or tuple, one of its
+ * elements (what check_kept reports of an argument)? Its value only: whether
+ * autograd was on where it was made is asked of what is reported. */
 static bool carries_graph(ol_model *m, ol_nid e)
 {
     const ol_tree *t = m->tree;
     e = ol_unparen(t, e);
     ol_kind k = ol_kind_of(t, e);
     if (k != OL_N_list && k != OL_N_tuple)
-        return ol_holds_graph(m, e, NULL);
+        return ol_val_is_graph(ol_eval(m, e));
     for (ol_nid x = ol_first_named(t, e); x != OL_NONE; x = ol_next_named(t, x))
-        if (ol_kind_of(t, x) != OL_N_list_splat && ol_holds_graph(m, x, NULL))
+        if (ol_kind_of(t, x) != OL_N_list_splat && ol_val_is_graph(ol_eval(m, x)))
             return true;
     return false;
 }

@@ -475,6 +475,13 @@ static void lint_input(ol_linter *lt, const ol_input *in, const char *stdin_byte
         r->has_source = false;
     } else if (run && run->render) {
         ol_render_result(run->render, r);
+        /* streamed, the part is written from its text: the findings keep
+         * only what the run's end counts (what stream_out leaves of them
+         * once written), since a file linted ahead of its turn may wait
+         * for thousands of others before it */
+        if (run->stream && r->rendered)
+            for (size_t k = 0; k < r->diags.len; k++)
+                ol_diag_slim(&r->diags.items[k]);
     }
     lt->settings = saved;
 }

@@ -1050,10 +1050,16 @@ static bool holds_any(const ol_words *words, const uint64_t *hashes, size_t n)
     return false;
 }
 
+/* May file b's text not show the words it is made of? */
+static bool unseen_text(const pfile *b)
+{
+    return b->text_elsewhere || !b->words || ol_words_opaque(b->words);
+}
+
 /* May file i's text call the name? */
 static bool may_call(const pfile *f, const name_words *w)
 {
-    if (w->any || f->text_elsewhere || ol_words_opaque(f->words))
+    if (w->any || unseen_text(f))
         return true;
     return holds_any(f->words, w->last, w->last_count) && holds_any(f->words, w->head, w->head_count);
 }
@@ -1373,12 +1379,6 @@ static bool relative_reach(const pfile *b, const pfile *pkg)
     return b->text_elsewhere || !b->words || ol_words_relative_level(b->words) > below;
 }
 
-/* May file b's text not show the words it is made of? */
-static bool unseen_text(const pfile *b)
-{
-    return b->text_elsewhere || !b->words || ol_words_opaque(b->words);
-}
-
 /* The files that may make a record reaching the name `w` of file `file`,
  * as a flag per file, or NULL when any file may. Under the lock, with every
  * file's words read. */
@@ -1460,6 +1460,22 @@ static bool *reachers(const ol_project *p, size_t file, const name_words *w)
 /* Summarizes the files whose records can reach `rest` of `file`: those
  * whose words can spell a call of it, then each file that such a record
  * waits on (followed until none is left), each once. */
+/* reachers(), computed when first needed: most questions have no candidate */
+typedef struct lazy_reach {
+    bool *files;
+    bool found;
+} lazy_reach;
+
+/* Is file i on a way to `file` for the name w (the lock is held)? */
+static bool on_a_way(ol_project *p, size_t file, const name_words *w, lazy_reach *r, size_t i)
+{
+    if (!r->found) {
+        r->files = reachers(p, file, w);
+        r->found = true;
+    }
+    return !r->files || r->files[i];
+}
+
 static void make_callers_known(ol_project *p, size_t file, const char *rest, void *worker)
 {
     pthread_mutex_lock(&p->lock);
@@ -1477,17 +1493,12 @@ static void make_callers_known(ol_project *p, size_t file, const char *rest, voi
         if (i != file && !p->files[i].saves_known && may_call(&p->files[i], w))
             ol_vec_push(&todo, i);
     /* of those, the files on a way to `file` (found only when some spell the name) */
-    bool *reach = NULL;
-    bool reach_found = false;
-    if (todo.len) {
-        reach = reachers(p, file, w);
-        reach_found = true;
-        size_t kept = 0;
-        for (size_t k = 0; k < todo.len; k++)
-            if (!reach || reach[todo.items[k]])
-                todo.items[kept++] = todo.items[k];
-        todo.len = kept;
-    }
+    lazy_reach reach = {NULL, false};
+    size_t kept = 0;
+    for (size_t k = 0; k < todo.len; k++)
+        if (on_a_way(p, file, w, &reach, todo.items[k]))
+            todo.items[kept++] = todo.items[k];
+    todo.len = kept;
     pthread_mutex_unlock(&p->lock);
     while (todo.len) {
         for (size_t k = 0; k < todo.len; k++) {
@@ -1504,11 +1515,7 @@ static void make_callers_known(ol_project *p, size_t file, const char *rest, voi
                 continue;
             for (size_t st = p->files[i].stalls; st; st = p->stalls.items[st - 1].next)
                 if (is_spelling(w, p->stalls.items[st - 1].last)) {
-                    if (!reach_found) {
-                        reach = reachers(p, file, w);
-                        reach_found = true;
-                    }
-                    if (!reach || reach[i])
+                    if (on_a_way(p, file, w, &reach, i))
                         ol_vec_push(&todo, i);
                     break;
                 }
@@ -1517,7 +1524,7 @@ static void make_callers_known(ol_project *p, size_t file, const char *rest, voi
     }
     ol_vec_free(&todo);
     free(tried);
-    free(reach);
+    free(reach.files);
     free(w);
 }
 

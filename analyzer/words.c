@@ -10,14 +10,14 @@
  */
 #include "words.h"
 
-#include <errno.h>
 #include <ctype.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <limits.h>
 #include <unistd.h>
 
 #include "util.h"

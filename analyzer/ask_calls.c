@@ -54,6 +54,26 @@ bool ol_forward_runs_without_grad(ol_model *m, uint32_t ci, ol_reasons *why)
     return true;
 }
 
+bool ol_call_hands(ol_model *m, uint32_t ci, bool (*test)(ol_model *m, ol_nid value))
+{
+    const ol_tree *t = m->tree;
+    const ol_call *call = &m->calls.items[ci];
+    if (call->receiver != OL_NONE && test(m, ol_unparen(t, call->receiver)))
+        return true;
+    ol_nid args = ol_field(t, call->node, OL_F_arguments);
+    if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list)
+        return false;
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_kind k = ol_kind_of(t, a);
+        if (k == OL_N_list_splat || k == OL_N_dictionary_splat)
+            continue;
+        ol_nid v = k == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
+        if (v != OL_NONE && test(m, ol_unparen(t, v)))
+            return true;
+    }
+    return false;
+}
+
 size_t ol_call_keeps(ol_model *m, uint32_t ci, ol_kept *out, size_t cap)
 {
     ol_kept_arg kept[8];

@@ -317,36 +317,12 @@ static bool scaled_copy(const ol_tree *t, ol_nid e, ol_nid target)
 static bool carries_graph(ol_model *m, ol_nid e)
 {
     const ol_tree *t = m->tree;
-    e = ol_unparen(t, e);
     ol_kind k = ol_kind_of(t, e);
     if (k != OL_N_list && k != OL_N_tuple)
         return ol_val_is_graph(ol_eval(m, e));
     for (ol_nid x = ol_first_named(t, e); x != OL_NONE; x = ol_next_named(t, x))
         if (ol_kind_of(t, x) != OL_N_list_splat && ol_val_is_graph(ol_eval(m, x)))
             return true;
-    return false;
-}
-
-/* Could call i hand its callee a value that carries the graph (its receiver
- * or an argument)? Asked before what the callee keeps, which may need the
- * callers of this file's functions in every file of the run (the class a
- * parameter receiver holds). */
-static bool passes_graph(ol_model *m, uint32_t i)
-{
-    const ol_tree *t = m->tree;
-    const ol_call *call = &m->calls.items[i];
-    if (call->receiver != OL_NONE && carries_graph(m, call->receiver))
-        return true;
-    ol_nid args = ol_field(t, call->node, OL_F_arguments);
-    if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list)
-        return false;
-    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
-        ol_kind k = ol_kind_of(t, a);
-        if (k == OL_N_list_splat || k == OL_N_dictionary_splat)
-            continue;
-        if (carries_graph(m, k == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a))
-            return true;
-    }
     return false;
 }
 
@@ -357,7 +333,7 @@ static void check_kept(ol_check *c)
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
     for (size_t i = 0; i < m->calls.len; i++) {
-        if (!passes_graph(m, (uint32_t)i))
+        if (!ol_call_hands(m, (uint32_t)i, carries_graph))
             continue;
         ol_kept kept[4];
         size_t n = ol_call_keeps(m, (uint32_t)i, kept, 4);

@@ -698,12 +698,22 @@ static void check_comprehensions(ol_check *c, uses_cache *uc)
     }
 }
 
+/* Is e's value one that carries the graph, or holds members that do (what
+ * check_kept reports of a value kept)? */
+static bool holds_graph_value(ol_model *m, ol_nid e)
+{
+    ol_val v = ol_eval(m, e);
+    return ol_val_is_graph(v) || (v.flags & OL_VF_ELEM_GRAPH);
+}
+
 /* `logger.log(out)` where log() does `self.outputs.append(v)`. */
 static void check_kept(ol_check *c, uses_cache *uc)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
     for (size_t i = 0; i < m->calls.len; i++) {
+        if (!ol_call_hands(m, (uint32_t)i, holds_graph_value))
+            continue;
         ol_kept kept[4];
         size_t n = ol_call_keeps(m, (uint32_t)i, kept, 4);
         for (size_t k = 0; k < n; k++) {

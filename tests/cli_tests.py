@@ -1151,11 +1151,11 @@ def _():
         assert "OOM107" not in r.out, r
 
 
-@test("cli: --timings: OOM101 and OOM401 ask the callers of a function only for a call or an update they could report")
+@test("cli: --timings: OOM101, OOM102 and OOM401 ask the callers of a function only for a call or an update they could report")
 def _():
     # a_lib.run hands its parameter `meter` a length and counts with an int:
-    # nothing with a graph, no tensor. Thirty files call it. OOM101 asked
-    # what `meter.update` keeps (the class the callers pass for `meter`) and
+    # nothing with a graph, no tensor. Thirty files call it. OOM101 and OOM102
+    # asked what `meter.update` keeps (the class the callers pass for `meter`) and
     # OOM401 whether autograd is on at `n = n + 1` (the callers' grad mode):
     # both linted the thirty files ahead of their turn. a_fit.fit hands
     # `meter.update` a loss, and only caller.py's `Meter()` says what it keeps.
@@ -1172,7 +1172,8 @@ def _():
         for i in range(30):
             ws.write(f"user_{i:02d}.py", "import torch\nfrom meters import Meter\nfrom a_lib import run\n\n"
                                          "print(run(Meter(), [torch.zeros(2)]))\n")
-        for rule, expect in (("OOM101", ["a_fit.py:8:9: OOM101 `meter.update(...)` adds `loss`"]), ("OOM401", [])):
+        for rule, expect in (("OOM101", ["a_fit.py:8:9: OOM101 `meter.update(...)` adds `loss`"]), ("OOM102", []),
+                             ("OOM401", [])):
             r = run("--isolated", "--select", rule, "--format", "concise", "-q", "--timings", "-j", "1", ".",
                     cwd=ws.path)
             lines = r.out.splitlines()

@@ -217,6 +217,13 @@ typedef struct ol_kept {
 } ol_kept;
 
 size_t ol_call_keeps(ol_model *m, uint32_t ci, ol_kept *out, size_t cap);
+/* Does call ci hand its callee a value for which test holds: its receiver,
+ * or an argument written at the call (a keyword's value; not a splat),
+ * which are what ol_call_keeps can report as kept? Read from this file
+ * alone: ask it first, since what the callee keeps may need the callers of
+ * this file's functions in every file of the run (the class a parameter
+ * holds). */
+bool ol_call_hands(ol_model *m, uint32_t ci, bool (*test)(ol_model *m, ol_nid value));
 
 /* ---- what does this load hold? ------------------------------------------------------- */
 

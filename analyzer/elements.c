@@ -582,6 +582,46 @@ bool ol_eval__metric_output_param(ol_model *m, uint32_t di)
  * container, so that `self.model["generator"](x)` is a model's forward.
  * Any other argument leaves the parameter as its name and annotation say:
  * only a container of models is told this way. */
+static int compare_keys(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The calls of the bare name `name` (no receiver), in the order of the
+ * file: *count of them from the returned key on (the call's index is its
+ * low 32 bits). One sorted index per model, so that asking about each
+ * class's constructor calls does not walk every call of a file with
+ * thousands of classes once per class. */
+static const uint64_t *plain_calls_of(ol_model *m, ol_sym name, size_t *count)
+{
+    if (!m->plain_calls_built) {
+        m->plain_calls_built = true;
+        size_t n = 0;
+        for (size_t ci = 0; ci < m->calls.len; ci++)
+            n += m->calls.items[ci].name && m->calls.items[ci].receiver == OL_NONE;
+        m->plain_calls = n ? ol_xmalloc(n * sizeof(uint64_t)) : NULL;
+        for (size_t ci = 0; ci < m->calls.len; ci++)
+            if (m->calls.items[ci].name && m->calls.items[ci].receiver == OL_NONE)
+                m->plain_calls[m->plain_calls_len++] = (uint64_t)m->calls.items[ci].name << 32 | (uint32_t)ci;
+        if (n)
+            qsort(m->plain_calls, n, sizeof(uint64_t), compare_keys);
+    }
+    size_t lo = 0, hi = m->plain_calls_len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((m->plain_calls[mid] >> 32) < name)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t end = lo;
+    while (end < m->plain_calls_len && (m->plain_calls[end] >> 32) == name)
+        end++;
+    *count = end - lo;
+    return m->plain_calls ? m->plain_calls + lo : NULL;
+}
+
 static bool constructor_passes_models(ol_model *m, const ol_function *f, const ol_def *d, ol_val *out)
 {
     const ol_tree *t = m->tree;
@@ -591,11 +631,10 @@ static bool constructor_passes_models(ol_model *m, const ol_function *f, const o
     ol_sym cname = m->classes.items[f->cls].name;
     const char *pname = ol_sym_str(m, d->name);
     ol_val r = BOTTOM;
-    size_t seen = 0;
-    for (size_t ci = 0; ci < m->calls.len && seen < 16; ci++) {
-        const ol_call *c = &m->calls.items[ci];
-        if (c->name != cname || c->receiver != OL_NONE)
-            continue;
+    size_t seen = 0, count;
+    const uint64_t *calls = plain_calls_of(m, cname, &count);
+    for (size_t i = 0; i < count && seen < 16; i++) {
+        const ol_call *c = &m->calls.items[(uint32_t)calls[i]];
         ol_val cv = ol_eval(m, c->callee);
         if (cv.kind != OL_V_CLASS || cv.ref != f->cls)
             continue;

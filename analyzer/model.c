@@ -1244,6 +1244,7 @@ void ol_model_free(ol_model *m)
     free(m->name_guessed);
     free(m->call_functions_begin);
     free(m->call_functions);
+    free(m->plain_calls);
     free(m->chain_items);
     free(m->chain_start);
     free(m->chain_count);

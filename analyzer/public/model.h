@@ -391,6 +391,11 @@ typedef struct ol_model {
     size_t chains_built;    /* defs.len when they were built */
     /* call -> local functions it calls (see ol_call_functions) */
     uint32_t *call_functions_begin, *call_functions;
+    /* the calls of a bare name (`Net(...)`, no receiver), as name << 32 |
+     * call index, sorted: built when first asked (elements.c) */
+    uint64_t *plain_calls;
+    size_t plain_calls_len;
+    bool plain_calls_built;
     /* what the layer above keeps per file (facts.c: training events per
      * region); the model frees it with the function given, knowing nothing
      * of its shape */

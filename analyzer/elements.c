@@ -582,12 +582,6 @@ bool ol_eval__metric_output_param(ol_model *m, uint32_t di)
  * container, so that `self.model["generator"](x)` is a model's forward.
  * Any other argument leaves the parameter as its name and annotation say:
  * only a container of models is told this way. */
-static int compare_keys(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The calls of the bare name `name` (no receiver), in the order of the
  * file: *count of them from the returned key on (the call's index is its
  * low 32 bits). One sorted index per model, so that asking about each
@@ -604,8 +598,7 @@ static const uint64_t *plain_calls_of(ol_model *m, ol_sym name, size_t *count)
         for (size_t ci = 0; ci < m->calls.len; ci++)
             if (m->calls.items[ci].name && m->calls.items[ci].receiver == OL_NONE)
                 m->plain_calls[m->plain_calls_len++] = (uint64_t)m->calls.items[ci].name << 32 | (uint32_t)ci;
-        if (n)
-            qsort(m->plain_calls, n, sizeof(uint64_t), compare_keys);
+        ol_sort(m->plain_calls, n, sizeof(uint64_t), ol_cmp_u64);
     }
     size_t lo = 0, hi = m->plain_calls_len;
     while (lo < hi) {

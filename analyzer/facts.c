@@ -67,12 +67,6 @@ static facts_cache *cache_of(ol_model *m)
     return m->facts_cache;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The loops whose node lies inside node n's subtree (n's own loop included):
  * [*first, end) of the returned array. Built once per file, so a question
  * per function costs a binary search, not a walk over the file's loops. */
@@ -83,7 +77,7 @@ static const uint32_t *loops_in(ol_model *m, ol_nid n, size_t *first, size_t *en
         uint64_t *keyed = ol_xmalloc((m->loops.len + 1) * sizeof(uint64_t)); /* node, then index */
         for (uint32_t i = 0; i < m->loops.len; i++)
             keyed[i] = (uint64_t)m->loops.items[i].node << 32 | i;
-        ol_sort(keyed, m->loops.len, sizeof(uint64_t), cmp_u64);
+        ol_sort(keyed, m->loops.len, sizeof(uint64_t), ol_cmp_u64);
         fc->loops_by_node = ol_xmalloc((m->loops.len + 1) * sizeof(uint32_t));
         for (uint32_t i = 0; i < m->loops.len; i++)
             fc->loops_by_node[i] = (uint32_t)keyed[i];

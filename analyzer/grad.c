@@ -291,12 +291,6 @@ static bool grad_disabled_at(ol_model *m, ol_nid n, int depth)
     return m->grad_globally_disabled;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Does class ci derive from class base (through classes of the file)? */
 static bool class_derives(ol_model *m, uint32_t ci, uint32_t base, int depth)
 {
@@ -367,7 +361,7 @@ static int overridden_grad_at(ol_model *m, uint32_t fi, int depth, ol_nid *where
                     continue;
                 ol_vec_push(&m->unbound_self_calls, (uint64_t)c->name << 32 | (uint64_t)i);
             }
-            ol_sort(m->unbound_self_calls.items, m->unbound_self_calls.len, sizeof(uint64_t), cmp_u64);
+            ol_sort(m->unbound_self_calls.items, m->unbound_self_calls.len, sizeof(uint64_t), ol_cmp_u64);
         }
         const uint64_t *v = m->unbound_self_calls.items;
         size_t lo = 0, hi = m->unbound_self_calls.len, key = (uint64_t)f->name << 32;

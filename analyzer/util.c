@@ -430,6 +430,12 @@ void ol_sort(void *base, size_t count, size_t size, int (*cmp)(const void *, con
         qsort(base, count, size, cmp);
 }
 
+int ol_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* ---- text -------------------------------------------------------------- */
 
 bool ol_str_has_prefix(const char *s, const char *prefix)

@@ -115,6 +115,8 @@ size_t ol_interned_len(const ol_interner *in, uint32_t id);
 
 /* qsort that accepts an empty (even NULL) array. */
 void ol_sort(void *base, size_t count, size_t size, int (*cmp)(const void *, const void *));
+/* Comparison of two uint64_t, for ol_sort. */
+int ol_cmp_u64(const void *a, const void *b);
 /* Comparison of two uint32_t, for ol_sort and bsearch. */
 int ol_cmp_u32(const void *a, const void *b);
 /* The first position of the ascending array items[0..n) whose value is not

@@ -1500,7 +1500,10 @@ static void make_callers_known(ol_project *p, size_t file, const char *rest, voi
             todo.items[kept++] = todo.items[k];
     todo.len = kept;
     pthread_mutex_unlock(&p->lock);
-    while (todo.len) {
+    /* also when none is left to summarize: the files summarized before the
+     * question (by another thread, or for another question) may hold
+     * records that wait on a file no one has summarized */
+    do {
         for (size_t k = 0; k < todo.len; k++) {
             size_t i = todo.items[k];
             tried[i] = true;
@@ -1521,7 +1524,7 @@ static void make_callers_known(ol_project *p, size_t file, const char *rest, voi
                 }
         }
         pthread_mutex_unlock(&p->lock);
-    }
+    } while (todo.len);
     ol_vec_free(&todo);
     free(tried);
     free(reach.files);

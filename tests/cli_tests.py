@@ -1117,6 +1117,43 @@ def _():
             ws.write(path, text)
 
 
+@test("cli: a caller summarized before the question is followed through a package it reaches by re-export")
+def _():
+    # runner.py evaluates an `Engine` it receives as a parameter under
+    # no_grad, naming the class through pkg/models/__init__.py's re-export.
+    # When a file linted earlier (a_data.py, whose `collect` runner.py also
+    # calls) had runner.py summarized already, the question "who calls
+    # Engine.forward_test_scores?" found no file left to summarize and never
+    # followed runner.py's call through the package: OOM201 reported the
+    # forward as run with autograd on, with one thread always and with two
+    # depending on timing. The data module named after the engine (z_data.py)
+    # is the other path order, where the question summarizes runner.py itself.
+    engine = ("import torch\nfrom torch import nn\n\n\nclass Engine(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.net = nn.Linear(4, 4)\n\n"
+              "    def predict_scores(self, x):\n        return self.net(x).argmax(1)\n\n"
+              "    def forward_test_scores(self, x):\n        return self.predict_scores(x)\n")
+    data = ("import torch\n\n\ndef collect(model, loader):\n    kept = []\n    for x in loader:\n"
+            "        kept.append(model(x))\n    return kept\n")
+    runner = ("import torch\nfrom .models import Engine\nfrom .{data} import collect\n\n\n"
+              "def evaluate(model, batches):\n    with torch.no_grad():\n        outs = collect(model, batches)\n"
+              "        for b in batches:\n            outs.append(model.forward_test_scores(b))\n    return outs\n")
+    for data_name in ("a_data", "z_data"):
+        with Workspace() as ws:
+            ws.write("pkg/__init__.py", "")
+            ws.write("pkg/a_engine.py", engine)
+            ws.write("pkg/models/__init__.py", "from pkg.a_engine import Engine\n")
+            ws.write(f"pkg/{data_name}.py", data)
+            ws.write("pkg/runner.py", runner.format(data=data_name))
+            for threads in ("1", "2", "5"):
+                r = run("--isolated", "--select", "ALL", "--format", "concise", "-q", "-j", threads, ".", cwd=ws.path)
+                assert "a_engine.py" not in r.out, (data_name, threads, r)
+            # with autograd on at the caller, the forward is reported
+            ws.write("pkg/runner.py", runner.format(data=data_name).replace("with torch.no_grad():", "if True:"))
+            for threads in ("1", "2"):
+                r = run("--isolated", "--select", "ALL", "--format", "concise", "-q", "-j", threads, ".", cwd=ws.path)
+                assert "pkg/a_engine.py:11:16: OOM201 `self.net(...)`" in r.out, (data_name, threads, r)
+
+
 @test("cli: --timings: OOM107 asks whether a file runs on a GPU (its callers, when it names no device) only for a store it would report")
 def _():
     # a_evalloop.py keeps a language model's logits for every batch and names

@@ -39,6 +39,7 @@ typedef struct pfile {
     bool text_elsewhere;    /* linted from standard input: its words are not the disk's */
     bool indexed;           /* its calls are in the callers index */
     size_t stalls;          /* the first call whose name waits for its imports (index + 1; 0: none) */
+    bool stall_listed;      /* in the project's list of files with waiting calls */
 } pfile;
 
 /* The callers index: each call record (summary.h) of every file, under
@@ -91,6 +92,7 @@ struct ol_project {
     bool callers_stale;     /* the callers index must be built (again) before it is read */
     OL_VEC(size_t) unindexed; /* files whose calls became known since the index was last read */
     OL_VEC(caller_stall) stalls;
+    OL_VEC(size_t) stalled; /* the files calls wait on (some may be done waiting) */
     size_t scanned_count;   /* files whose words are read */
     bool aliases_ready;     /* aliases holds every file's `a as b` */
     bool aliases_unsure;    /* some file may bind names its bytes do not show */
@@ -231,6 +233,7 @@ void ol_project_free(ol_project *p)
     free(p->files);
     ol_vec_free(&p->unindexed);
     ol_vec_free(&p->stalls);
+    ol_vec_free(&p->stalled);
     ol_vec_free(&p->aliases);
     ol_vec_free(&p->callers);
     free(p->caller_slots);
@@ -1256,6 +1259,10 @@ static void index_call(ol_project *p, size_t caller, size_t call, int from_hop)
             caller_stall st = {caller, call, hop + 1, last_part_hash(rest), f->stalls};
             ol_vec_push(&p->stalls, st);
             f->stalls = p->stalls.len;
+            if (!f->stall_listed) {
+                f->stall_listed = true;
+                ol_vec_push(&p->stalled, file);
+            }
             break;
         }
         const char *dot = strchr(rest, '.');
@@ -1282,10 +1289,12 @@ static void update_callers(ol_project *p)
         p->caller_keys = 0;
         ol_arena_free(&p->caller_arena);
         p->stalls.len = 0;
+        p->stalled.len = 0;
         p->unindexed.len = 0;
         for (size_t i = 0; i < p->count; i++) {
             p->files[i].indexed = false;
             p->files[i].stalls = 0;
+            p->files[i].stall_listed = false;
             if (p->files[i].saves_known)
                 ol_vec_push(&p->unindexed, i);
         }
@@ -1476,6 +1485,12 @@ static bool on_a_way(ol_project *p, size_t file, const name_words *w, lazy_reach
     return !r->files || r->files[i];
 }
 
+static int cmp_index(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static void make_callers_known(ol_project *p, size_t file, const char *rest, void *worker)
 {
     pthread_mutex_lock(&p->lock);
@@ -1510,20 +1525,32 @@ static void make_callers_known(ol_project *p, size_t file, const char *rest, voi
             summarize_if_unknown(p, i, worker);
         }
         todo.len = 0;
-        /* the records that wait on a file whose name can still become rest */
+        /* the records that wait on a file whose name can still become rest
+         * (the list of such files drops those done waiting as it is read) */
         pthread_mutex_lock(&p->lock);
         update_callers(p);
-        for (size_t i = 0; i < p->count; i++) {
-            if (tried[i] || p->files[i].saves_known)
+        size_t listed = 0;
+        for (size_t s = 0; s < p->stalled.len; s++) {
+            size_t i = p->stalled.items[s];
+            pfile *f = &p->files[i];
+            if (!f->stalls) {
+                f->stall_listed = false;
                 continue;
-            for (size_t st = p->files[i].stalls; st; st = p->stalls.items[st - 1].next)
+            }
+            p->stalled.items[listed++] = i;
+            if (tried[i] || f->saves_known)
+                continue;
+            for (size_t st = f->stalls; st; st = p->stalls.items[st - 1].next)
                 if (is_spelling(w, p->stalls.items[st - 1].last)) {
                     if (on_a_way(p, file, w, &reach, i))
                         ol_vec_push(&todo, i);
                     break;
                 }
         }
+        p->stalled.len = listed;
         pthread_mutex_unlock(&p->lock);
+        /* summarized in the order of the files, as the list was filled */
+        ol_sort(todo.items, todo.len, sizeof(size_t), cmp_index);
     } while (todo.len);
     ol_vec_free(&todo);
     free(tried);

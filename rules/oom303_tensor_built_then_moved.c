@@ -270,36 +270,31 @@ static bool seeded_before(ol_model *m, ol_nid n)
     return false;
 }
 
-/* Every identifier of the file, by its text's hash and then by node: "how
- * many times is this name used between here and there" in logarithmic time
- * (a file of thousands of bound-then-moved names stays linear). Built on the
- * first question. */
+/* Every identifier of the file, grouped by its text's hash, by node within
+ * a group: "how many times is this name used between here and there" in
+ * logarithmic time (a file of thousands of bound-then-moved names stays
+ * linear). Built on the first question, in linear time: one pass files each
+ * identifier under its hash, one lays the groups out (sorting the file's
+ * identifiers by hash cost more than the rule's other work on the benchmark
+ * corpus). */
+typedef struct name_group {
+    uint64_t hash;
+    uint32_t start, len; /* its identifiers: nodes[start .. start + len); len 0: an empty slot */
+} name_group;
+
 typedef struct name_index {
-    OL_VEC(ol_text_entry) entries;
+    ol_nid *nodes;
+    name_group *groups; /* open addressing by hash */
+    size_t mask;
     bool built;
 } name_index;
 
-static int entry_cmp(const void *pa, const void *pb)
+static size_t name_slot(const name_index *ix, uint64_t hash)
 {
-    const ol_text_entry *a = pa, *b = pb;
-    if (a->hash != b->hash)
-        return a->hash < b->hash ? -1 : 1;
-    return a->node < b->node ? -1 : a->node > b->node;
-}
-
-/* The first entry at or after (hash, node). */
-static size_t name_lower(const name_index *ix, uint64_t hash, ol_nid node)
-{
-    size_t lo = 0, hi = ix->entries.len;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const ol_text_entry *e = &ix->entries.items[mid];
-        if (e->hash < hash || (e->hash == hash && e->node < node))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    size_t i = (size_t)(hash ^ (hash >> 29)) & ix->mask;
+    while (ix->groups[i].len && ix->groups[i].hash != hash)
+        i = (i + 1) & ix->mask;
+    return i;
 }
 
 static void name_index_build(name_index *ix, const ol_tree *t)
@@ -307,31 +302,84 @@ static void name_index_build(name_index *ix, const ol_tree *t)
     if (ix->built)
         return;
     ix->built = true;
+    size_t n = 0;
+    for (ol_nid i = 0; i < t->nodes.len; i++)
+        n += t->nodes.items[i].kind == OL_N_identifier;
+    size_t slots = 16;
+    while (slots < 2 * n)
+        slots *= 2;
+    ix->mask = slots - 1;
+    ix->groups = ol_xcalloc(slots, sizeof(name_group));
+    ix->nodes = ol_xmalloc((n ? n : 1) * sizeof(ol_nid));
+    uint32_t *slot_of = ol_xmalloc((n ? n : 1) * sizeof(uint32_t));
+    size_t k = 0;
     for (ol_nid i = 0; i < t->nodes.len; i++)
         if (t->nodes.items[i].kind == OL_N_identifier) {
-            ol_text_entry e = {ol_text_hash(t, i), i};
-            ol_vec_push(&ix->entries, e);
+            uint64_t h = ol_text_hash(t, i);
+            size_t at = name_slot(ix, h);
+            ix->groups[at].hash = h;
+            ix->groups[at].len++;
+            slot_of[k++] = (uint32_t)at;
         }
-    if (ix->entries.len > 1)
-        qsort(ix->entries.items, ix->entries.len, sizeof *ix->entries.items, entry_cmp);
+    uint32_t next = 0;
+    for (size_t g = 0; g < slots; g++) {
+        ix->groups[g].start = next;
+        next += ix->groups[g].len;
+    }
+    /* in node order: each group's nodes ascend */
+    uint32_t *fill = ol_xcalloc(slots, sizeof(uint32_t));
+    k = 0;
+    for (ol_nid i = 0; i < t->nodes.len; i++)
+        if (t->nodes.items[i].kind == OL_N_identifier) {
+            uint32_t at = slot_of[k++];
+            ix->nodes[ix->groups[at].start + fill[at]++] = i;
+        }
+    free(fill);
+    free(slot_of);
+}
+
+static void name_index_free(name_index *ix)
+{
+    free(ix->nodes);
+    free(ix->groups);
+}
+
+/* The uses of identifier id's name among nodes [from, to): ix->nodes[*lo .. *hi). */
+static void name_range(const name_index *ix, const ol_tree *t, ol_nid id, ol_nid from, ol_nid to, size_t *lo,
+                       size_t *hi)
+{
+    const name_group *g = &ix->groups[name_slot(ix, ol_text_hash(t, id))];
+    ol_nid bound[2] = {from, to};
+    size_t at[2];
+    for (int b = 0; b < 2; b++) {
+        size_t l = 0, h = g->len;
+        while (l < h) {
+            size_t mid = l + (h - l) / 2;
+            if (ix->nodes[g->start + mid] < bound[b])
+                l = mid + 1;
+            else
+                h = mid;
+        }
+        at[b] = g->start + l;
+    }
+    *lo = at[0];
+    *hi = at[1] > at[0] ? at[1] : at[0];
 }
 
 /* Uses of the name `id` among nodes [from, to). */
 static size_t name_count(const name_index *ix, const ol_tree *t, ol_nid id, ol_nid from, ol_nid to)
 {
-    uint64_t h = ol_text_hash(t, id);
-    size_t lo = name_lower(ix, h, from), hi = name_lower(ix, h, to);
-    return hi > lo ? hi - lo : 0;
+    size_t lo, hi;
+    name_range(ix, t, id, from, to, &lo, &hi);
+    return hi - lo;
 }
 
 /* The last use of the name `id` before node `before`, or OL_NONE. */
 static ol_nid name_last_before(const name_index *ix, const ol_tree *t, ol_nid id, ol_nid before)
 {
-    uint64_t h = ol_text_hash(t, id);
-    size_t at = name_lower(ix, h, before);
-    if (at == 0 || ix->entries.items[at - 1].hash != h)
-        return OL_NONE;
-    return ix->entries.items[at - 1].node;
+    size_t lo, hi;
+    name_range(ix, t, id, 0, before, &lo, &hi);
+    return hi > lo ? ix->nodes[hi - 1] : OL_NONE;
 }
 
 /* Is n, inside statement stmt, run only under a condition of an expression
@@ -518,10 +566,10 @@ static bool used_as_tensor(ol_model *m, name_index *ix, ol_nid id)
     uint32_t fi = ol_function_of(m, id);
     ol_nid region = fi != OL_NO_INDEX ? m->functions.items[fi].node : 0;
     name_index_build(ix, t);
-    uint64_t h = ol_text_hash(t, id);
-    size_t lo = name_lower(ix, h, region), hi = name_lower(ix, h, m->subtree_end[region]);
+    size_t lo, hi;
+    name_range(ix, t, id, region, m->subtree_end[region], &lo, &hi);
     for (size_t i = lo; i < hi; i++) {
-        ol_nid use = ix->entries.items[i].node;
+        ol_nid use = ix->nodes[i];
         ol_nid p = ol_parent(t, use);
         if (ol_kind_of(t, p) != OL_N_attribute || ol_field(t, p, OL_F_object) != use)
             continue;
@@ -844,7 +892,7 @@ static void check(ol_check *c)
         }
         free(device_text);
     }
-    ol_vec_free(&names.entries);
+    name_index_free(&names);
 }
 
 const ol_rule ol_rule_oom303 = {

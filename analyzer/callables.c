@@ -378,6 +378,11 @@ static const known_callable *find_callable(const known_callable *const *rows, si
     return NULL;
 }
 
+bool ol_eval__is_builtin(const char *name)
+{
+    return find_callable(builtins_by_name, OL_ARRAY_LEN(BUILTINS), name) != NULL;
+}
+
 /* The value a row says call returns. */
 static ol_val callable_value(ol_model *m, const known_callable *row, ol_nid call)
 {

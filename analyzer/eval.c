@@ -360,20 +360,6 @@ static ol_val arith(ol_val a, ol_val b)
     return UNKNOWN;
 }
 
-static bool is_builtin_name(const char *s)
-{
-    static const char *const builtins[] = {
-        "abs", "all", "any", "bool", "callable", "chr", "dict", "divmod", "enumerate", "filter", "float",
-        "format", "frozenset", "getattr", "hasattr", "hash", "id", "input", "int", "isinstance", "issubclass",
-        "iter", "len", "list", "map", "max", "min", "next", "object", "open", "ord", "pow", "print", "range",
-        "repr", "reversed", "round", "set", "setattr", "delattr", "sorted", "str", "sum", "super", "tuple",
-        "type", "vars", "zip", NULL};
-    for (const char *const *b = builtins; *b; b++)
-        if (strcmp(s, *b) == 0)
-            return true;
-    return false;
-}
-
 static ol_val eval_name(ol_model *m, ol_nid n)
 {
     ol_sym name = ol_node_sym(m, n);
@@ -405,7 +391,7 @@ static ol_val eval_name(ol_model *m, ol_nid n)
                 if (strcmp(str, conventional[i].name) == 0)
                     return mk_ref(OL_V_EXTERN, 0, ol_model_intern(m, conventional[i].qual));
         }
-        if (!bound && is_builtin_name(ol_sym_str(m, name))) {
+        if (!bound && ol_eval__is_builtin(ol_sym_str(m, name))) {
             char buf[96];
             const char *str = ol_sym_str(m, name);
             if (strlen(str) < sizeof(buf) - 10) {

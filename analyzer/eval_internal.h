@@ -32,15 +32,17 @@ static inline ol_val mk_ref(ol_vkind kind, uint8_t flags, uint32_t ref)
 static const ol_val UNKNOWN = {OL_V_UNKNOWN, 0, 0, 0};
 static const ol_val BOTTOM = {OL_V_BOTTOM, 0, 0, 0};
 
+/* The first bytes are compared here: most names differ there, and the
+ * lists are asked about every call of a file. */
 static inline bool qeq(const char *q, const char *s)
 {
-    return strcmp(q, s) == 0;
+    return q[0] == s[0] && strcmp(q, s) == 0;
 }
 
 static inline bool qin(const char *q, const char *const *list)
 {
     for (; *list; list++)
-        if (strcmp(q, *list) == 0)
+        if (q[0] == (*list)[0] && strcmp(q, *list) == 0)
             return true;
     return false;
 }
@@ -61,6 +63,8 @@ ol_val ol_eval__guess_from_name(ol_model *m, ol_sym name);
 
 /* callables.c */
 uint8_t ol_eval__args_flags(ol_model *m, ol_nid call, bool *any_tensor);
+/* Is name one of Python's builtins the evaluator knows (`len`, `zip`)? */
+bool ol_eval__is_builtin(const char *name);
 ol_val ol_eval__call_extern(ol_model *m, const char *q, ol_nid call);
 ol_val ol_eval__call_object_method(ol_model *m, const char *cls, ol_sym method, ol_nid call);
 ol_gradmode ol_eval__gradmode_of(const char *q);

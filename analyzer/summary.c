@@ -453,12 +453,20 @@ static const ol_fn_summary *summary_of_call(ol_xref *x, uint32_t ci, bool *cross
     return fn;
 }
 
+/* Is the first part of dotted name q one of roots? (Compared a byte at a
+ * time: asked of every import of the files a file imports, it was 4 million
+ * string calls on the benchmark corpus.) */
 static bool root_in(const char *q, const char *const *roots)
 {
-    size_t n = strcspn(q, ".");
-    for (const char *const *r = roots; *r; r++)
-        if (strlen(*r) == n && strncmp(q, *r, n) == 0)
+    for (const char *const *r = roots; *r; r++) {
+        const char *a = q, *b = *r;
+        while (*b && *a == *b) {
+            a++;
+            b++;
+        }
+        if (!*b && (*a == '.' || !*a))
             return true;
+    }
     return false;
 }
 

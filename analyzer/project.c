@@ -1549,7 +1549,7 @@ static void make_callers_known(ol_project *p, size_t file, const char *rest, voi
         }
         p->stalled.len = listed;
         pthread_mutex_unlock(&p->lock);
-        /* summarized in the order of the files, as the list was filled */
+        /* summarized in the order of the files, whatever order the list holds them in */
         ol_sort(todo.items, todo.len, sizeof(size_t), cmp_index);
     } while (todo.len);
     ol_vec_free(&todo);

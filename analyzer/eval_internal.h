@@ -32,17 +32,15 @@ static inline ol_val mk_ref(ol_vkind kind, uint8_t flags, uint32_t ref)
 static const ol_val UNKNOWN = {OL_V_UNKNOWN, 0, 0, 0};
 static const ol_val BOTTOM = {OL_V_BOTTOM, 0, 0, 0};
 
-/* The first bytes are compared here: most names differ there, and the
- * lists are asked about every call of a file. */
 static inline bool qeq(const char *q, const char *s)
 {
-    return q[0] == s[0] && strcmp(q, s) == 0;
+    return ol_str_eq(q, s);
 }
 
 static inline bool qin(const char *q, const char *const *list)
 {
     for (; *list; list++)
-        if (q[0] == (*list)[0] && strcmp(q, *list) == 0)
+        if (ol_str_eq(q, *list))
             return true;
     return false;
 }

@@ -1089,7 +1089,7 @@ static bool names_once(const char *name)
     static const char *const once[] = {"__init__", "reset_parameters", "_reset_parameters", "init_weights",
                                        "_init_weights", "setup", "configure_optimizers", "__post_init__", NULL};
     for (const char *const *w = once; name && *w; w++)
-        if (name[0] == (*w)[0] && strcmp(name, *w) == 0)
+        if (ol_str_eq(name, *w))
             return true;
     return false;
 }

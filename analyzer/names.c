@@ -30,20 +30,13 @@ static size_t name_tokens(const char *name, size_t len, char tokens[][24], size_
     return count;
 }
 
-/* Is the token the word? (Most differ in their first letter, and the
- * lists are read for every name a rule asks about.) */
-static inline bool token_is(const char *token, const char *word)
-{
-    return token[0] == word[0] && strcmp(token, word) == 0;
-}
-
 bool ol_name_looks_like(const char *name, size_t len, const char *const *words)
 {
     char tokens[8][24];
     size_t n = name_tokens(name, len, tokens, 8);
     for (size_t i = 0; i < n; i++)
         for (const char *const *w = words; *w; w++)
-            if (token_is(tokens[i], *w))
+            if (ol_str_eq(tokens[i], *w))
                 return true;
     return false;
 }
@@ -77,16 +70,16 @@ bool ol_name_is_model(const char *name, size_t len)
     for (size_t i = 0; i < n; i++) {
         bool word = false;
         for (const char *const *w = MODEL_WORDS; *w && !word; w++)
-            word = token_is(tokens[i], *w);
+            word = ol_str_eq(tokens[i], *w);
         if (!word)
             continue;
         for (size_t k = 0; k < i; k++)
             for (const char *const *v = verbs; *v; v++)
-                if (token_is(tokens[k], *v))
+                if (ol_str_eq(tokens[k], *v))
                     return false;
         for (size_t k = i + 1; k < n; k++)
             for (const char *const *v = nouns; *v; v++)
-                if (token_is(tokens[k], *v))
+                if (ol_str_eq(tokens[k], *v))
                     return false;
         return true;
     }

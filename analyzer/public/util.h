@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #if defined(__GNUC__)
 #define OL_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
@@ -124,6 +125,13 @@ int ol_cmp_u32(const void *a, const void *b);
 size_t ol_lower_bound_u32(const uint32_t *items, size_t n, uint32_t key);
 
 /* Text helpers. */
+/* a == b, the first bytes compared before strcmp: the names of the lists
+ * asked about every call of a file mostly differ there, and glibc's strcmp
+ * costs about 20 instructions to set up. */
+static inline bool ol_str_eq(const char *a, const char *b)
+{
+    return a[0] == b[0] && strcmp(a, b) == 0;
+}
 bool ol_str_has_prefix(const char *s, const char *prefix);
 bool ol_str_has_suffix(const char *s, const char *suffix);
 bool ol_mem_eq_cstr(const char *s, size_t n, const char *c);

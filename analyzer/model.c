@@ -1168,7 +1168,9 @@ void ol_model_bind(ol_model *m, const ol_tree *t)
         m->node_ctx[i] = OL_NO_INDEX;
         m->node_call[i] = OL_NO_INDEX;
     }
-    m->node_val = ol_xcalloc(count, sizeof(ol_val));
+    /* read only once node_state says written (ol_eval): not zeroed, so a
+     * large file's pages are touched only where a value is computed */
+    m->node_val = ol_xmalloc((count ? count : 1) * sizeof(ol_val));
     m->node_state = ol_xcalloc(count, 1);
     def_table_grow(m);
 
@@ -1183,7 +1185,7 @@ void ol_model_bind(ol_model *m, const ol_tree *t)
     if (count > 0)
         visit(&b, 0, 0);
 
-    m->def_val = ol_xcalloc(m->defs.len + 1, sizeof(ol_val));
+    m->def_val = ol_xmalloc((m->defs.len + 1) * sizeof(ol_val)); /* read once def_state says written */
     m->def_state = ol_xcalloc(m->defs.len + 1, 1);
     m->def_reaches_backward = ol_xcalloc(m->defs.len + 1, sizeof(bool));
     compute_subtree_ends(m);

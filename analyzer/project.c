@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct pfile {
@@ -78,6 +79,7 @@ struct ol_project {
     size_t *slots;          /* open addressing over paths: index + 1, 0 = empty */
     size_t slot_count;
     char *root;             /* the common directory of all files */
+    char *input_dir, *input_dir_real; /* the last input's directory, and its real path (canonical_input) */
     char **names;           /* every directory name and file stem in the paths: */
     size_t name_slots;      /* a module name starts with one of them (open addressing) */
     ol_arena name_arena;
@@ -156,6 +158,34 @@ static char *canonical(const char *path)
         return n;
     }
     return normalize(path);
+}
+
+/* canonical(path) for a run's inputs, which come a directory at a time: the
+ * directory's real path is worked out once (realpath reads every component
+ * of a path as a link, five to ten calls to the kernel per file) and a file
+ * that is not a link itself is that directory's entry. Anything else (a
+ * link, a path that is not there, `.` or `..` last) takes canonical(). */
+static char *canonical_input(ol_project *p, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    struct stat st;
+    if (!slash || !*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 || lstat(path, &st) != 0 ||
+        S_ISLNK(st.st_mode))
+        return canonical(path);
+    size_t dir_len = slash == path ? 1 : (size_t)(slash - path);
+    if (!p->input_dir || strlen(p->input_dir) != dir_len || memcmp(p->input_dir, path, dir_len) != 0) {
+        free(p->input_dir);
+        free(p->input_dir_real);
+        p->input_dir = ol_xstrndup(path, dir_len);
+        p->input_dir_real = realpath(p->input_dir, NULL);
+    }
+    if (!p->input_dir_real)
+        return canonical(path);
+    char *joined = ol_xasprintf("%s/%s", p->input_dir_real, base);
+    char *n = normalize(joined);
+    free(joined);
+    return n;
 }
 
 static size_t dir_len_of(const char *path)
@@ -239,6 +269,8 @@ void ol_project_free(ol_project *p)
     free(p->caller_slots);
     ol_arena_free(&p->caller_arena);
     free(p->slots);
+    free(p->input_dir);
+    free(p->input_dir_real);
     free(p->root);
     free(p->names);
     ol_arena_free(&p->name_arena);
@@ -267,7 +299,7 @@ size_t ol_project_find(const ol_project *p, const char *path)
 
 size_t ol_project_add(ol_project *p, const char *path)
 {
-    char *c = canonical(path);
+    char *c = canonical_input(p, path);
     size_t found = lookup_n(p, c, strlen(c));
     if (found != (size_t)-1) {
         free(c);
@@ -880,28 +912,79 @@ ol_file_summary *ol_project_held(ol_project *p, size_t file)
  * Read from the disk once per file, when a question first needs them
  * (words.h): whether its text calls a `save(`, and which words it holds. */
 
-/* Reads file i's words unless another thread does; then waits for them. */
-static void scan_file(ol_project *p, size_t i)
+static _Thread_local bool words_timed;
+static _Thread_local uint64_t words_ns;
+
+void ol_project_time_words(bool on)
+{
+    words_timed = on;
+}
+
+uint64_t ol_project_words_ns(void)
+{
+    return words_ns;
+}
+
+void ol_project_words_rewind(uint64_t to)
+{
+    words_ns = to;
+}
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t words_clock(void)
+{
+    return words_timed ? monotonic_ns() : 0;
+}
+
+static void words_clock_stop(uint64_t start)
+{
+    if (words_timed)
+        words_ns += monotonic_ns() - start;
+}
+
+/* Reads file i's words unless another thread has begun to; false when one
+ * has and is not done. */
+static bool scan_unless_taken(ol_project *p, size_t i)
 {
     pfile *f = &p->files[i];
     int expect = 0;
-    if (atomic_compare_exchange_strong(&f->scanned, &expect, 1)) {
-        ol_words *w = ol_words_scan(f->path);
-        atomic_store(&f->calls_save, ol_words_calls_save(w) ? 2 : 1);
-        pthread_mutex_lock(&p->lock);
-        f->words = w;
-        atomic_store(&f->scanned, 2);
-        p->scanned_count++;
-        p->aliases_ready = false;
-        pthread_cond_broadcast(&p->published);
-        pthread_mutex_unlock(&p->lock);
-    } else if (expect == 1) {
-        /* reading never waits for anything, so this wait ends */
-        pthread_mutex_lock(&p->lock);
-        while (atomic_load(&f->scanned) != 2)
-            pthread_cond_wait(&p->published, &p->lock);
-        pthread_mutex_unlock(&p->lock);
-    }
+    if (!atomic_compare_exchange_strong(&f->scanned, &expect, 1))
+        return expect == 2;
+    ol_words *w = ol_words_scan(f->path);
+    atomic_store(&f->calls_save, ol_words_calls_save(w) ? 2 : 1);
+    pthread_mutex_lock(&p->lock);
+    f->words = w;
+    atomic_store(&f->scanned, 2);
+    p->scanned_count++;
+    p->aliases_ready = false;
+    pthread_cond_broadcast(&p->published);
+    pthread_mutex_unlock(&p->lock);
+    return true;
+}
+
+/* Waits for another thread's reading of file i's words (reading never
+ * waits for anything, so this wait ends). */
+static void wait_scanned(ol_project *p, size_t i)
+{
+    pthread_mutex_lock(&p->lock);
+    while (atomic_load(&p->files[i].scanned) != 2)
+        pthread_cond_wait(&p->published, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Reads file i's words unless another thread does; then waits for them. */
+static void scan_file(ol_project *p, size_t i)
+{
+    uint64_t start = words_clock();
+    if (!scan_unless_taken(p, i))
+        wait_scanned(p, i);
+    words_clock_stop(start);
 }
 
 static bool calls_save(ol_project *p, size_t i)
@@ -931,10 +1014,18 @@ static void scan_all(ol_project *p)
     pthread_mutex_lock(&p->lock);
     bool all = p->scanned_count == p->count;
     pthread_mutex_unlock(&p->lock);
-    if (!all)
+    if (!all) {
+        /* threads asking at once read different files, then wait for the
+         * files the others are still reading */
+        uint64_t start = words_clock();
+        for (size_t i = 0; i < p->count; i++)
+            if (atomic_load(&p->files[i].scanned) == 0)
+                scan_unless_taken(p, i);
         for (size_t i = 0; i < p->count; i++)
             if (atomic_load(&p->files[i].scanned) != 2)
-                scan_file(p, i);
+                wait_scanned(p, i);
+        words_clock_stop(start);
+    }
     pthread_mutex_lock(&p->lock);
     if (!p->aliases_ready) {
         p->aliases.len = 0;

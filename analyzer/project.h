@@ -80,6 +80,16 @@ void ol_project_set_processor(ol_project *p, ol_project_processor fn, void *job)
  * itself; a pointer into qual) when some file of the project matches. */
 bool ol_project_resolve(const ol_project *p, size_t from, const char *qual, size_t *file, const char **rest);
 
+/* The time this thread has spent reading other files' words for questions
+ * (the first question of a run reads every file's), counted only while
+ * ol_project_time_words(true) holds on the thread: --timings shows it as a
+ * phase of its own instead of in the rule that happened to ask first. A
+ * caller that times a stretch of work itself winds the count back over it
+ * (ol_project_words_rewind), so that no reading is counted twice. */
+void ol_project_time_words(bool on);
+uint64_t ol_project_words_ns(void);
+void ol_project_words_rewind(uint64_t to);
+
 /* True for exactly one caller per file: the one that lints it. */
 bool ol_project_claim(ol_project *p, size_t file);
 bool ol_project_claimed(ol_project *p, size_t file);

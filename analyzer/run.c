@@ -625,6 +625,9 @@ static void process_file(void *arg, void *worker_linter, size_t i)
     pool_job *job = arg;
     ol_linter *lt = worker_linter;
     uint64_t start = lt->timings ? ol_now_ns() : 0;
+    /* words read inside this file's turn are in the time it takes: not
+     * counted again for the asking rule (ol_project_words_rewind) */
+    uint64_t words0 = ol_project_words_ns();
     bool saved_only = lt->summary_only;
     uint64_t saved_nested = lt->nested_ns;
     /* the asking file's model waits while this one is linted: what it
@@ -653,6 +656,7 @@ static void process_file(void *arg, void *worker_linter, size_t i)
     }
     lt->summary_only = saved_only;
     lt->nested_ns = saved_nested + (lt->timings ? ol_now_ns() - start : 0);
+    ol_project_words_rewind(words0);
 }
 
 static void *worker(void *arg)

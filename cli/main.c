@@ -177,25 +177,29 @@ static int run_show_files(const ol_cli *cli)
 
 static void print_timings(const ol_timings *t, uint64_t wall_ns, int threads)
 {
-    double total = (double)(t->read_ns + t->parse_ns + t->model_ns + t->rules_ns + t->filter_ns + t->fix_ns);
+    double total =
+        (double)(t->read_ns + t->parse_ns + t->model_ns + t->words_ns + t->rules_ns + t->filter_ns + t->fix_ns);
     if (total <= 0)
         total = 1;
     long cpus = threads > 0 ? threads : sysconf(_SC_NPROCESSORS_ONLN);
     fprintf(stderr, "oomlint timings: %zu files, %.2f MB, wall %.3f s, %ld thread%s (phase times summed over threads)\n",
             t->files, (double)t->bytes / 1e6, (double)wall_ns / 1e9, cpus, cpus == 1 ? "" : "s");
+    /* words: other files' words read for the rules' questions (ol_project_time_words) */
+    enum { READ, PARSE, MODEL, WORDS, RULES, FILTER, FIX };
     struct { const char *name; uint64_t ns; } phases[] = {
-        {"read+decode", t->read_ns}, {"parse", t->parse_ns}, {"model", t->model_ns},
-        {"rules", t->rules_ns}, {"filter", t->filter_ns}, {"fix", t->fix_ns},
+        [READ] = {"read+decode", t->read_ns}, [PARSE] = {"parse", t->parse_ns}, [MODEL] = {"model", t->model_ns},
+        [WORDS] = {"words", t->words_ns}, [RULES] = {"rules", t->rules_ns}, [FILTER] = {"filter", t->filter_ns},
+        [FIX] = {"fix", t->fix_ns},
     };
     for (size_t i = 0; i < OL_ARRAY_LEN(phases); i++) {
-        if (i == 5 && phases[i].ns == 0)
+        if ((i == FIX || i == WORDS) && phases[i].ns == 0)
             continue;
         fprintf(stderr, "  %-12s %8.3f s  %5.1f%%", phases[i].name, (double)phases[i].ns / 1e9,
                 100.0 * (double)phases[i].ns / total);
-        if (i == 1 && phases[i].ns)
+        if (i == PARSE && phases[i].ns)
             fprintf(stderr, "  %.1f MB/s per thread", (double)t->bytes / 1e6 / ((double)phases[i].ns / 1e9));
         fputc('\n', stderr);
-        if (i == 3)
+        if (i == RULES)
             for (size_t r = 0; r < ol_rule_count; r++)
                 if (t->rule_ns[r])
                     fprintf(stderr, "    %-10s %8.3f s\n", ol_rules[r]->code, (double)t->rule_ns[r] / 1e9);

@@ -1220,6 +1220,26 @@ def _():
             assert brought <= 3, f"{rule}: {brought} files brought ahead of their turn\n{r.err}"
 
 
+@test("cli: --timings: the words read from other files for a rule's question are a phase of their own, not the asking rule's time")
+def _():
+    # the first question about callers reads the words of every file of the
+    # run (project.c), once: timed as `words`, not as the time of whichever
+    # rule asked first (OOM301's line took 0.13 s of reading on the benchmark
+    # corpus while its checks took 0.06). A file alone asks nothing of others.
+    with Workspace() as ws:
+        ws.write("a_lib.py", "import torch\n\n\ndef run(meter, loader):\n    for x in loader:\n"
+                             "        meter.update(len(x))\n")
+        for i in range(20):
+            ws.write(f"user_{i:02d}.py", "import torch\nfrom a_lib import run\n\nrun(None, [torch.zeros(2)])\n")
+        for threads in ("1", "2"):
+            r = run("--isolated", "--select", "ALL", "--format", "json", "--timings", "-j", threads, ".", cwd=ws.path)
+            phases = re.findall(r"^  (\S+) +\d+\.\d+ s +\d+\.\d%", r.err, re.M)
+            assert phases[:5] == ["read+decode", "parse", "model", "words", "rules"], (threads, r.err)
+        r = run("--isolated", "--select", "ALL", "--format", "json", "--timings", "a_lib.py", cwd=ws.path)
+        phases = re.findall(r"^  (\S+) +\d+\.\d+ s +\d+\.\d%", r.err, re.M)
+        assert "words" not in phases and "rules" in phases, r.err
+
+
 @test("cli: --timings: files linted one inside another hold at most 128 KB of text; past it only summaries are built")
 def _():
     # a.py's rules ask about b.py, b.py's about c.py, c.py's about d.py: each

@@ -2075,6 +2075,23 @@ static void test_parse_arena_scopes(void)
     (void)ts_current_malloc(20u * 1024u * 1024u);
     ol_parse_arena_end(&a);
     CHECK(a.reserved == small);
+    /* chunks larger than the kept one are mapped in huge pages, their
+     * header within their power of two: every size around those bounds
+     * holds all its bytes, and all of it beyond the kept bound is given
+     * back */
+    const size_t mb = 1024u * 1024u;
+    const size_t sizes[] = {4 * mb + 1, 8 * mb - 48, 8 * mb - 32, 8 * mb - 16, 8 * mb, 8 * mb + 16, 16 * mb - 16};
+    for (size_t i = 0; i < OL_ARRAY_LEN(sizes); i++) {
+        ol_parse_arena_begin(&a);
+        unsigned char *block = ts_current_malloc(sizes[i]);
+        memset(block, 0x5A, sizes[i]);
+        CHECK(ol_parse_arena_owns(&a, block) && ol_parse_arena_owns(&a, block + sizes[i] - 1));
+        CHECK(block[0] == 0x5A && block[sizes[i] - 1] == 0x5A);
+        unsigned char *after = ts_current_malloc(64);
+        CHECK(ol_parse_arena_owns(&a, after) && (after >= block + sizes[i] || after + 64 <= block));
+        ol_parse_arena_end(&a);
+        CHECK(a.reserved >= small && a.reserved <= 4 * mb);
+    }
     ol_parse_arena_free(&a);
 }
 

@@ -1154,6 +1154,36 @@ def _():
                 assert "pkg/a_engine.py:11:16: OOM201 `self.net(...)`" in r.out, (data_name, threads, r)
 
 
+@test("cli: files named through a linked directory are one project with their imports: a caller in another file decides grad mode")
+def _():
+    # the project knows a file by its real path, worked out from its
+    # directory's (project.c, canonical_input): `link` is a symbolic link to
+    # `real`, and the files named through it, one at a time or by walking the
+    # link, resolve `from pkg.a_engine import Engine` as the files under
+    # `real` do. runner.py evaluates the engine under no_grad: no finding;
+    # with autograd on there, its forward is reported, which takes knowing
+    # from a_engine.py that an Engine is a module.
+    engine = ("import torch\nfrom torch import nn\n\n\nclass Engine(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.net = nn.Linear(4, 4)\n\n"
+              "    def forward_test_scores(self, x):\n        return self.net(x).argmax(1)\n")
+    runner = ("import torch\nfrom pkg.a_engine import Engine\n\n\n"
+              "def evaluate(model: Engine, batches):\n    outs = []\n    with torch.no_grad():\n"
+              "        for b in batches:\n            outs.append(model.forward_test_scores(b))\n    return outs\n")
+    with Workspace() as ws:
+        ws.write("real/pkg/__init__.py", "")
+        ws.write("real/pkg/a_engine.py", engine)
+        ws.write("real/pkg/runner.py", runner)
+        os.symlink("real", os.path.join(ws.path, "link"))
+        named = ["link/pkg/__init__.py", "link/pkg/a_engine.py", "link/pkg/runner.py"]
+        for args in (["real"], ["link"], named):
+            r = run("--isolated", "--select", "ALL", "--format", "concise", "-q", "-j", "1", *args, cwd=ws.path)
+            assert "OOM201" not in r.out, (args, r)
+        ws.write("real/pkg/runner.py", runner.replace("with torch.no_grad():", "if True:"))
+        for args, shown in ((["real"], "real"), (["link"], "link"), (named, "link")):
+            r = run("--isolated", "--select", "ALL", "--format", "concise", "-q", "-j", "1", *args, cwd=ws.path)
+            assert f"{shown}/pkg/runner.py:9:25: OOM201 `model.forward_test_scores(...)`" in r.out, (args, r)
+
+
 @test("cli: --timings: OOM107 asks whether a file runs on a GPU (its callers, when it names no device) only for a store it would report")
 def _():
     # a_evalloop.py keeps a language model's logits for every batch and names

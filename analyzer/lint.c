@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ask.h"
@@ -156,13 +155,6 @@ static kept_tree *take_tree(ol_kept_trees *k, size_t file, const ol_source *src)
         e = NULL;
     }
     return e;
-}
-
-uint64_t ol_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 void ol_timings_init(ol_timings *t)

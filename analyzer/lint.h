@@ -60,7 +60,6 @@ typedef struct ol_timings {
 void ol_timings_init(ol_timings *t);
 void ol_timings_add(ol_timings *into, const ol_timings *from);
 void ol_timings_free(ol_timings *t);
-uint64_t ol_now_ns(void);
 
 struct ol_guard;
 

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 typedef struct pfile {
@@ -930,22 +929,15 @@ void ol_project_words_rewind(uint64_t to)
     words_ns = to;
 }
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t words_clock(void)
 {
-    return words_timed ? monotonic_ns() : 0;
+    return words_timed ? ol_now_ns() : 0;
 }
 
 static void words_clock_stop(uint64_t start)
 {
     if (words_timed)
-        words_ns += monotonic_ns() - start;
+        words_ns += ol_now_ns() - start;
 }
 
 /* Reads file i's words unless another thread has begun to; false when one

@@ -36,6 +36,7 @@
 
 #include "portable.h"
 #include "source.h"
+#include "util.h"
 #ifdef OL_HAVE_PDEATHSIG
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -67,13 +68,6 @@ struct ol_guard_shared {
     guard_slot slots[SLOT_COUNT];
     char paths[SLOT_COUNT][SLOT_PATH_MAX];
 };
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t thread_cpu_ns(void)
 {
@@ -131,7 +125,7 @@ void ol_guard_begin(const ol_guard *g, size_t slot, size_t input, const char *pa
     memcpy(g->shared->paths[slot], path, len);
     s->path_len = (uint32_t)len;
     s->input = input;
-    s->since_ns = mono_ns();
+    s->since_ns = ol_now_ns();
     s->since_cpu_ns = thread_cpu_ns();
 #ifdef OL_HAVE_PDEATHSIG
     s->tid = (int32_t)syscall(SYS_gettid);
@@ -465,7 +459,7 @@ static bool run_child(supervisor *s, bool quiet, outcome *o, bool *in_child, int
             }
         }
         if (s->file_timeout_ns && !killed) {
-            uint64_t now = mono_ns();
+            uint64_t now = ol_now_ns();
             for (size_t i = 0; i < SLOT_COUNT; i++) {
                 guard_slot *slot = &s->guard.shared->slots[i];
                 if (!atomic_load_explicit(&slot->busy, memory_order_acquire))

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* abort(), not exit(): a signal is what tells the supervisor (supervise.h)
@@ -644,4 +645,11 @@ const char *ol_closest_word(const char *word, size_t len, const char *const *nam
         }
     }
     return best ? best : prefixes == 1 ? prefixed : NULL;
+}
+
+uint64_t ol_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

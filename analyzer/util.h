@@ -18,6 +18,9 @@
 
 #include "public/util.h"
 
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t ol_now_ns(void);
+
 /* Where temporary files go: $TMPDIR, or /tmp when it is unset or empty. */
 const char *ol_tmpdir(void);
 void ol_interner_init(ol_interner *in);

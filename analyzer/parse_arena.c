@@ -130,16 +130,16 @@ void ol_parse_arena_free(ol_parse_arena *a)
  * bare metal, 16 on the virtual machine oomlint's CI runs on (measured:
  * mapping, touching and unmapping 8 MB, 16 us per 4 KB page), where the
  * chunks that large files map and drop cost 20,000 faults on the benchmark's
- * corpus. map_chunk asked for a multiple of 2 MB maps it on a 2 MB boundary
- * and asks for transparent huge pages, one fault per 2 MB (0.25 us per 4 KB
- * there); where the kernel gives none (THP off, or not Linux) it is plain
- * memory, as before. */
+ * corpus. map_chunk asked for huge pages (a multiple of 2 MB) maps it on a
+ * 2 MB boundary and asks for transparent huge pages, one fault per 2 MB
+ * (0.25 us per 4 KB there); where the kernel gives none (THP off, or not
+ * Linux) it is plain memory, as before. */
 #define HUGE_PAGE ((size_t)2 * 1024 * 1024)
 
-static void *map_chunk(size_t bytes)
+static void *map_chunk(size_t bytes, bool huge)
 {
 #if defined(MADV_HUGEPAGE) && !defined(OL_ASAN)
-    if (bytes >= HUGE_PAGE && bytes % HUGE_PAGE == 0) {
+    if (huge && bytes % HUGE_PAGE == 0) {
         char *raw = mmap(NULL, bytes + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (raw == MAP_FAILED)
             ol_oom();
@@ -151,6 +151,8 @@ static void *map_chunk(size_t bytes)
         (void)madvise(at, bytes, MADV_HUGEPAGE);
         return at;
     }
+#else
+    (void)huge;
 #endif
     void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED)
@@ -170,7 +172,7 @@ static void new_chunk(ol_parse_arena *a, size_t need)
      * of two (a kept chunk stays in small pages, faulted in once: in huge ones
      * a file that touches 300 KB of it would hold 2 MB) */
     bool huge = size > OL_RETAIN && size - need >= sizeof(ol_parse_arena_chunk);
-    void *mem = map_chunk(huge ? size : sizeof(ol_parse_arena_chunk) + size);
+    void *mem = map_chunk(huge ? size : sizeof(ol_parse_arena_chunk) + size, huge);
     if (huge)
         size -= sizeof(ol_parse_arena_chunk);
     ol_parse_arena_chunk *c = mem;

@@ -23,6 +23,15 @@ void ol_model_build(ol_model *m, const ol_tree *t);
  * eval hook, or a function only ever called under one of these)? */
 bool ol_grad_disabled(ol_model *m, ol_nid n);
 
+/* Looks once for what can switch autograd anywhere in the file
+ * (`torch.set_grad_enabled(...)` as a statement, a callable wrapped as
+ * `torch.no_grad()(f)`). Done while the model is built: looked for on the
+ * way, in the middle of evaluating an expression, the scan evaluated calls
+ * whose values depend on that expression, and what they got (an unknown
+ * for the expression still being evaluated) stayed cached, so a value
+ * depended on which question came first. */
+void ol_grad_find_switches(ol_model *m);
+
 /* Why ol_grad_disabled answers as it does at n, within this file. */
 void ol_grad_explain(ol_model *m, ol_nid n, ol_grad_local *out);
 

@@ -133,15 +133,17 @@ static int statement_grad(ol_model *m, ol_nid n)
     return statement_grad_at(m, n, NULL);
 }
 
-static int statement_grad_at(ol_model *m, ol_nid n, ol_nid *where)
+static const char *const setters[] = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+                                      "torch.autograd.grad_mode.set_grad_enabled", NULL};
+
+/* Does the file call set_grad_enabled(...) as a statement anywhere? Looked
+ * for once (bits 0-1 of grad_setter_stmts: 0 not looked for, 1 none, 2
+ * some; bits 2-3: the callable wrappers, any_wrappers). Most files have
+ * none: then no block needs scanning. */
+static bool any_setter_statements(ol_model *m)
 {
     const ol_tree *t = m->tree;
-    static const char *const setters[] = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
-                                          "torch.autograd.grad_mode.set_grad_enabled", NULL};
-    /* bits 0-1 of grad_setter_stmts: 0 not looked for, 1 none, 2 some (bits
-     * 2-3: the callable wrappers, wrapped_mode) */
     if ((m->grad_setter_stmts & 3) == 0) {
-        /* most files have none: then no block needs scanning */
         m->grad_setter_stmts |= 1;
         for (size_t i = 0; i < m->calls.len; i++) {
             ol_nid stmt = ol_parent(t, m->calls.items[i].node);
@@ -152,7 +154,13 @@ static int statement_grad_at(ol_model *m, ol_nid n, ol_nid *where)
             }
         }
     }
-    if ((m->grad_setter_stmts & 3) != 2)
+    return (m->grad_setter_stmts & 3) == 2;
+}
+
+static int statement_grad_at(ol_model *m, ol_nid n, ol_nid *where)
+{
+    const ol_tree *t = m->tree;
+    if (!any_setter_statements(m))
         return -1;
     for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE; a = p, p = ol_parent(t, p)) {
         ol_kind pk = ol_kind_of(t, p);
@@ -217,6 +225,12 @@ static bool any_wrappers(ol_model *m)
         }
     }
     return (m->grad_setter_stmts & 8) != 0;
+}
+
+void ol_grad_find_switches(ol_model *m)
+{
+    any_setter_statements(m);
+    any_wrappers(m);
 }
 
 /* Does call n run a callable wrapped in a grad mode: `torch.no_grad()(model)(x)`,

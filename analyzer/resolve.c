@@ -324,11 +324,24 @@ static void resolve_method_callsites(ol_model *m)
         for (size_t k = 0; k < m->functions.items[f].callsites.len; k++)
             if (m->functions.items[f].callsites.items[k] < m->calls.len)
                 known[m->functions.items[f].callsites.items[k]] = true;
+    /* the names the file's classes give their methods, by symbol */
+    size_t names = m->strings.strings.len;
+    bool *method_name = ol_xcalloc(names + 1, sizeof(bool));
+    for (size_t k = 0; k < m->classes.len; k++)
+        for (size_t i = 0; i < m->classes.items[k].methods.len; i++) {
+            ol_sym name = m->functions.items[m->classes.items[k].methods.items[i]].name;
+            if (name < names)
+                method_name[name] = true;
+        }
     for (size_t ci = 0; ci < m->calls.len; ci++) {
         const ol_call *c = &m->calls.items[ci];
         if (c->receiver == OL_NONE || !c->name || ol_kind_of(t, ol_unparen(t, c->callee)) != OL_N_attribute)
             continue;
         if (known[ci])
+            continue;
+        /* only a name some class of the file defines can be tied to one
+         * (the receiver is not evaluated for the others) */
+        if (c->name >= names || !method_name[c->name])
             continue;
         ol_val rv = ol_eval(m, c->receiver);
         if (!(rv.flags & OL_VF_LOCAL) || (rv.kind != OL_V_MODULE && rv.kind != OL_V_INSTANCE) ||
@@ -344,6 +357,7 @@ static void resolve_method_callsites(ol_model *m)
         }
     }
     free(known);
+    free(method_name);
 }
 
 /* `torch.set_grad_enabled(False)` as a statement at module level turns
@@ -382,5 +396,6 @@ void ol_model_build(ol_model *m, const ol_tree *t)
     ol_model_forget(m);
     mark_backward_reach(m);
     find_global_grad_mode(m);
+    ol_grad_find_switches(m);
     ol_model_forget(m);
 }

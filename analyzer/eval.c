@@ -276,15 +276,105 @@ static bool calls_parameter(ol_model *m, ol_nid e)
     return n == 1 && m->defs.items[defs[0]].kind == OL_DEF_PARAM && !m->defs.items[defs[0]].starred;
 }
 
+/* ---- the memo -------------------------------------------------------------------- *
+ *
+ * Values are kept per node and per binding. A cycle (a loop's `total +=
+ * loss` reads the binding being evaluated) is cut where it closes: the value
+ * still being evaluated reads as BOTTOM. What is computed from that BOTTOM
+ * is provisional: right for the evaluation that began the cycle, but had
+ * the question begun elsewhere in the cycle the cut would have fallen
+ * elsewhere. So it is kept only until that evaluation ends (reused inside
+ * it, which keeps the work linear) and then forgotten, and a value no
+ * longer depends on what other rules asked before (the value that began
+ * the cycle is kept, so where a cycle is entered can still matter: two
+ * values of the fixtures, tests/fixture_tests.py). Past EVAL_MAX_DEPTH
+ * everything under way is provisional on the outermost evaluation. A state
+ * of 3 + d (d at most EVAL_MAX_DEPTH, so it fits a byte) marks a value
+ * provisional on the unfinished evaluation at depth d; each is listed in
+ * m->provisional (a node n as 2n, a binding b as 2b + 1). */
+
+/* A value that depends on the unfinished evaluation at `depth` was read. */
+static void note_unfinished(ol_model *m, uint32_t depth)
+{
+    if (depth < m->eval_low)
+        m->eval_low = depth;
+}
+
+/* A kept value's state, read: true with the value to use in *out (BOTTOM
+ * for one being computed now), noting what it depends on; false when it
+ * must be computed. */
+static bool memo_read(ol_model *m, uint8_t state, const ol_val *memo, ol_val *out)
+{
+    if (state == 2) {
+        *out = *memo;
+        return true;
+    }
+    if (state >= 3) {
+        note_unfinished(m, state - 3u);
+        *out = *memo;
+        return true;
+    }
+    if (state == 1) {
+        note_unfinished(m, memo->ref);
+        *out = BOTTOM;
+        return true;
+    }
+    return false;
+}
+
+/* The start of an evaluation: the unfinished reads of the one around it
+ * are put aside, and the depth it runs at is kept in its memo slot. */
+static uint32_t memo_begin(ol_model *m, uint8_t *state, ol_val *memo, size_t *mark)
+{
+    uint32_t outer_low = m->eval_low;
+    m->eval_low = UINT32_MAX;
+    *state = 1;
+    memo->ref = m->eval_depth;
+    *mark = m->provisional.len;
+    return outer_low;
+}
+
+/* The end of an evaluation begun at `depth` (as the entry `self` of the
+ * list): its state (2 when it read nothing unfinished from further out,
+ * else provisional); the values made provisional on it, or on
+ * evaluations inside it, are forgotten. */
+static uint8_t memo_end(ol_model *m, uint32_t depth, uint32_t outer_low, size_t mark, uint32_t self)
+{
+    size_t kept = mark;
+    for (size_t i = mark; i < m->provisional.len; i++) {
+        uint32_t e = m->provisional.items[i];
+        uint8_t *st = (e & 1) ? &m->def_state[e >> 1] : &m->node_state[e >> 1];
+        if ((uint32_t)(*st - 3u) >= depth)
+            *st = 0;
+        else
+            m->provisional.items[kept++] = e;
+    }
+    m->provisional.len = kept;
+    bool provisional = m->eval_low < depth;
+    uint8_t state = provisional ? (uint8_t)(3u + m->eval_low) : 2;
+    if (provisional)
+        ol_vec_push(&m->provisional, self);
+    else
+        m->eval_low = UINT32_MAX;
+    if (outer_low < m->eval_low)
+        m->eval_low = outer_low;
+    return state;
+}
+
 ol_val ol_def_value(ol_model *m, uint32_t di)
 {
     if (di >= m->defs.len)
         return UNKNOWN;
-    if (m->def_state[di] == 2)
-        return m->def_val[di];
-    if (m->def_state[di] == 1 || m->eval_depth > EVAL_MAX_DEPTH)
+    ol_val kept;
+    if (memo_read(m, m->def_state[di], &m->def_val[di], &kept))
+        return kept;
+    if (m->eval_depth > EVAL_MAX_DEPTH) {
+        note_unfinished(m, 0);
         return BOTTOM;
-    m->def_state[di] = 1;
+    }
+    size_t mark;
+    uint32_t depth = m->eval_depth;
+    uint32_t outer_low = memo_begin(m, &m->def_state[di], &m->def_val[di], &mark);
     m->eval_depth++;
     ol_val v = def_value_uncached(m, di);
     m->eval_depth--;
@@ -317,7 +407,7 @@ ol_val ol_def_value(ol_model *m, uint32_t di)
         v.flags |= OL_VF_GRAPH;
     }
     m->def_val[di] = v;
-    m->def_state[di] = 2;
+    m->def_state[di] = memo_end(m, depth, outer_low, mark, (uint32_t)di * 2 + 1);
     return v;
 }
 
@@ -1131,19 +1221,21 @@ ol_val ol_eval(ol_model *m, ol_nid n)
 {
     if (n == OL_NONE || n >= m->tree->nodes.len)
         return UNKNOWN;
-    uint8_t state = m->node_state[n];
-    if (state == 2)
-        return m->node_val[n];
-    if (state == 1)
-        return BOTTOM;
-    if (m->eval_depth > EVAL_MAX_DEPTH)
+    ol_val kept;
+    if (memo_read(m, m->node_state[n], &m->node_val[n], &kept))
+        return kept;
+    if (m->eval_depth > EVAL_MAX_DEPTH) {
+        note_unfinished(m, 0);
         return UNKNOWN;
-    m->node_state[n] = 1;
+    }
+    size_t mark;
+    uint32_t depth = m->eval_depth;
+    uint32_t outer_low = memo_begin(m, &m->node_state[n], &m->node_val[n], &mark);
     m->eval_depth++;
     ol_val v = eval_node(m, n);
     m->eval_depth--;
     m->node_val[n] = v;
-    m->node_state[n] = 2;
+    m->node_state[n] = memo_end(m, depth, outer_low, mark, (uint32_t)n * 2);
     return v;
 }
 

@@ -1068,6 +1068,7 @@ static void forget_values(ol_model *m)
     m->bw_ops.len = 0;
     memset(m->node_state, 0, m->tree->nodes.len);
     memset(m->def_state, 0, m->defs.len + 1);
+    m->provisional.len = 0;
     for (size_t i = 0; i < m->functions.len; i++)
         m->functions.items[i].grad_state = 0;
     for (size_t i = 0; i < m->loops.len; i++)
@@ -1215,6 +1216,7 @@ void ol_model_free(ol_model *m)
     ol_vec_free(&m->calls);
     ol_vec_free(&m->imports);
     ol_vec_free(&m->aug_assigns);
+    ol_vec_free(&m->provisional);
     ol_vec_free(&m->assigns);
     ol_vec_free(&m->subscript_stores);
     ol_vec_free(&m->grad_switches);

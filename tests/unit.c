@@ -3295,6 +3295,89 @@ static int evidence_sample(const char *format_name)
     return 0;
 }
 
+/* ---- the evaluator answers the same whichever question comes first ---------- */
+
+/* Is n an expression the rules ask the value of? */
+static bool valued_expression(const ol_tree *t, ol_nid n)
+{
+    switch (ol_kind_of(t, n)) {
+    case OL_N_call:
+    case OL_N_identifier:
+    case OL_N_attribute:
+    case OL_N_subscript:
+    case OL_N_binary_operator:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* `oomlint-unit --order-check FILE...` (fixture_tests.py): for every
+ * expression of each file, its value asked first in the model (every value
+ * forgotten before) must equal its value asked after all the expressions
+ * before it in the text. A cut cycle whose provisional values stayed cached
+ * made the two differ. Prints each file's count and each difference; exit 1
+ * when any differs, 2 when a file cannot be read. */
+static int order_check(int count, char **paths)
+{
+    int status = 0;
+    size_t checked = 0, differ = 0;
+    ol_grammar g;
+    ol_parser p;
+    ol_grammar_init(&g);
+    ol_parser_init(&p, &g);
+    for (int k = 0; k < count; k++) {
+        const char *path = paths[k];
+        char *bytes;
+        size_t n;
+        ol_buf err = {0};
+        ol_source src;
+        if (ol_read_file(path, (size_t)1 << 24, &bytes, &n) != 0 || !ol_source_init(&src, path, bytes, n, &err)) {
+            fprintf(stderr, "oomlint-unit: %s: cannot be read%s%s\n", path, err.len ? ": " : "", err.len ? err.data : "");
+            ol_buf_free(&err);
+            status = 2;
+            continue;
+        }
+        ol_tree tree;
+        ol_model m;
+        ol_parse(&p, &src, &tree);
+        ol_model_build(&m, &tree);
+        size_t nodes = tree.nodes.len, here = 0;
+        ol_val *first = ol_xcalloc(nodes + 1, sizeof(ol_val));
+        for (ol_nid i = 0; i < nodes; i++) {
+            if (!valued_expression(&tree, i))
+                continue;
+            ol_model_forget(&m);
+            first[i] = ol_eval(&m, i);
+        }
+        ol_model_forget(&m);
+        for (ol_nid i = 0; i < nodes; i++) {
+            if (!valued_expression(&tree, i))
+                continue;
+            ol_val v = ol_eval(&m, i);
+            checked++;
+            if (v.kind == first[i].kind && v.flags == first[i].flags && v.ref == first[i].ref && v.info == first[i].info)
+                continue;
+            here++;
+            char *text = ol_node_str_short(&tree, i);
+            ol_pos at = ol_source_pos(&src, ol_node_at(&tree, i)->start);
+            printf("%s:%u:%u: `%s` is kind %d flags %#x asked first, kind %d flags %#x asked in order\n", path,
+                   at.line, at.col, text, first[i].kind, first[i].flags, v.kind, v.flags);
+            free(text);
+        }
+        differ += here;
+        free(first);
+        ol_model_free(&m);
+        ol_tree_free(&tree);
+        ol_source_free(&src);
+        ol_buf_free(&err);
+    }
+    ol_parser_free(&p);
+    ol_grammar_free(&g);
+    printf("%zu of %zu values differ\n", differ, checked);
+    return status ? status : differ ? 1 : 0;
+}
+
 /* ---- oomlint explain's readers (explain.h) ---------------------------------- */
 
 static void test_explain_sizes(void)
@@ -3515,6 +3598,8 @@ static void test_explain_snapshot(void)
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "--order-check") == 0)
+        return order_check(argc - 2, argv + 2);
     if (argc == 3 && strcmp(argv[1], "--evidence-sample") == 0)
         return evidence_sample(argv[2]);
     static const test_case tests[] = {

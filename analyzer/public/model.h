@@ -416,11 +416,17 @@ typedef struct ol_model {
 
     /* lazy evaluation state */
     ol_val *node_val;       /* memo per node */
-    uint8_t *node_state;    /* 0 = not computed, 1 = in progress, 2 = done */
+    uint8_t *node_state;    /* 0 = not computed, 1 = in progress, 2 = done, 3 + d = provisional (eval.c) */
     ol_val *def_val;
     uint8_t *def_state;
     bool *def_reaches_backward; /* the binding's value reaches .backward() */
     uint32_t eval_depth;
+    /* the least depth of a value read while still being evaluated (a
+     * cycle) since the evaluation at this depth began, UINT32_MAX if none;
+     * and the values computed from such a read, kept only until the
+     * evaluation at that depth is done (eval.c) */
+    uint32_t eval_low;
+    OL_VEC(uint32_t) provisional;
 
     /* where names are used like nn.Modules (built on first use, classes.c) */
     OL_VEC(struct ol_evidence) evidence;

@@ -34,7 +34,6 @@
 #define PAD 8
 
 struct ol_words {
-    uint64_t *bits;
     size_t mask; /* bit count - 1 (a power of two) */
     ol_word_alias *aliases;
     size_t alias_count;
@@ -43,6 +42,9 @@ struct ol_words {
     bool aliases_sure;
     bool calls_save;
     unsigned char relative; /* the most dots after a `from` */
+    /* the filter, in the same block: a question reads every file's (one
+     * load fewer that misses the cache, on a run of thousands of files) */
+    uint64_t bits[];
 };
 
 /* Eight bytes as a little-endian number, on any host. */
@@ -365,7 +367,6 @@ ol_words *ol_words_scan(const char *path)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, init_classes);
-    ol_words *w = ol_xcalloc(1, sizeof(*w));
     scan s;
     memset(&s, 0, sizeof(s));
     s.as_hash = ol_word_hash("as", 2);
@@ -415,18 +416,19 @@ ol_words *ol_words_scan(const char *path)
     }
     if (fd >= 0)
         close(fd);
+    bool opaque = !read_all || s.foreign || is_notebook(path);
+    size_t bits = 64;
+    while (!opaque && bits < s.count * BITS_PER_WORD)
+        bits *= 2;
+    ol_words *w = ol_xcalloc(1, sizeof(*w) + (opaque ? 0 : bits / 8));
     w->calls_save = s.calls_save;
     w->relative = (unsigned char)(s.relative < 255 ? s.relative : 255);
-    w->opaque = !read_all || s.foreign || is_notebook(path);
+    w->opaque = opaque;
     /* a notebook is never imported, and a file that cannot be read never
      * summarized: neither binds a name for another file */
     w->aliases_sure = !s.foreign || is_notebook(path);
     if (!w->opaque) {
-        size_t bits = 64;
-        while (bits < s.count * BITS_PER_WORD)
-            bits *= 2;
         w->mask = bits - 1;
-        w->bits = ol_xcalloc(bits / 64, sizeof(uint64_t));
         for (size_t i = 0; i < s.cap; i++) {
             if (!s.set[i])
                 continue;
@@ -454,7 +456,6 @@ void ol_words_free(ol_words *w)
 {
     if (!w)
         return;
-    free(w->bits);
     free(w->aliases);
     free(w->classes);
     free(w);

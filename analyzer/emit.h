@@ -115,9 +115,21 @@ typedef struct ol_report_writer {
     size_t parts;             /* files with findings written */
     char *sarif_head, *sarif_tail, *sarif_empty;
     ol_buf scratch;
+    /* parts made before the files ahead of them were written: in memory up
+     * to hold_budget bytes, the rest in an unlinked temporary file */
+    size_t held_bytes, hold_budget, most_held;
+    int spill_fd;             /* -1: none yet */
+    bool no_spill;            /* the file could not be made or written: memory only */
+    uint64_t spill_len;
+    bool failed;              /* a part could not be read back (said on stderr): exit 2 */
 } ol_report_writer;
 
 void ol_writer_init(ol_report_writer *w, FILE *out, ol_format kind, const ol_renderer *rd);
+/* r's part is made but cannot be written yet (a file before it is not
+ * done): it waits with the writer, on disk once the parts waiting in memory
+ * pass hold_budget, so a run that lints files ahead of their turn (the
+ * callers of a function, project.h) holds at most that much of its report. */
+void ol_writer_hold(ol_report_writer *w, ol_file_result *r);
 void ol_writer_part(ol_report_writer *w, const ol_file_result *r);
 void ol_writer_end(ol_report_writer *w, const ol_file_result *results, size_t count);
 void ol_writer_free(ol_report_writer *w);

@@ -55,6 +55,8 @@ typedef struct ol_timings {
     size_t summary_bytes;     /* the most bytes of summaries the project held at once */
     size_t summary_evictions; /* summaries dropped for the budget, and built again */
     size_t summary_rebuilds;
+    uint64_t report_waited;   /* bytes of the report made ahead of their turn, most held in memory */
+    uint64_t report_on_disk;  /* and those that waited in a temporary file (ol_writer_hold) */
 } ol_timings;
 
 void ol_timings_init(ol_timings *t);
@@ -98,6 +100,9 @@ typedef struct ol_file_result {
     char *rendered;      /* its part of the report, made when it was linted (source then freed) */
     size_t rendered_len;
     bool written;        /* its part was streamed out (and rendered freed) */
+    bool held;           /* rendered waits in memory for the files before it (ol_writer_hold) */
+    bool spilled;        /* rendered waits in the writer's temporary file, at spill_off */
+    uint64_t spill_off;
     size_t hidden;       /* findings not reported: the default per-file-ignores for test code */
     size_t host_only;    /* findings not reported: on code that never runs on a GPU */
     size_t noqa_added;   /* --add-noqa: directives written */

@@ -595,8 +595,12 @@ static void stream_out(pool_job *job, size_t i)
         free(r->rendered);
         r->rendered = NULL;
         r->rendered_len = 0;
+        r->held = r->spilled = false;
         r->written = true;
     }
+    /* linted ahead of its turn: its part waits for the files before it */
+    if (!job->results[i].written)
+        ol_writer_hold(w, &job->results[i]);
     pthread_mutex_unlock(&job->out_lock);
 }
 

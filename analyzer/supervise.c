@@ -275,22 +275,10 @@ typedef struct spool {
     ol_buf tail;              /* then these */
 } spool;
 
-static int temp_file(void)
-{
-    char *path = ol_xasprintf("%s/oomlint-report-XXXXXX", ol_tmpdir());
-    int fd = mkstemp(path);
-    if (fd >= 0) {
-        unlink(path);
-        fcntl(fd, F_SETFD, FD_CLOEXEC);
-    }
-    free(path);
-    return fd;
-}
-
 static void spool_add(spool *sp, const char *data, size_t len)
 {
     if (sp->fd < 0 && !sp->no_file && sp->head.len + len > SPOOL_MEMORY) {
-        sp->fd = temp_file();
+        sp->fd = ol_temp_fd("report");
         sp->no_file = sp->fd < 0;
     }
     if (sp->fd < 0 || sp->tail.len) {

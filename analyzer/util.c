@@ -277,6 +277,56 @@ const char *ol_tmpdir(void)
     return dir && *dir ? dir : "/tmp";
 }
 
+int ol_temp_fd(const char *stem)
+{
+    char *path = ol_xasprintf("%s/oomlint-%s-XXXXXX", ol_tmpdir(), stem);
+    int fd = mkstemp(path);
+    if (fd >= 0) {
+        unlink(path);
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
+    free(path);
+    return fd;
+}
+
+bool ol_pwrite_all(int fd, const void *data, size_t n, uint64_t off)
+{
+    const char *p = data;
+    while (n > 0) {
+        ssize_t w = pwrite(fd, p, n, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = ENOSPC;
+            return false;
+        }
+        p += w;
+        n -= (size_t)w;
+        off += (uint64_t)w;
+    }
+    return true;
+}
+
+bool ol_pread_all(int fd, void *data, size_t n, uint64_t off)
+{
+    char *p = data;
+    while (n > 0) {
+        ssize_t r = pread(fd, p, n, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            if (r == 0)
+                errno = EIO; /* the file is shorter than what was written to it */
+            return false;
+        }
+        p += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return true;
+}
+
 size_t ol_arena_bytes(const ol_arena *a)
 {
     size_t n = 0;

@@ -23,6 +23,14 @@ uint64_t ol_now_ns(void);
 
 /* Where temporary files go: $TMPDIR, or /tmp when it is unset or empty. */
 const char *ol_tmpdir(void);
+/* A temporary file, already unlinked (its bytes go when it is closed), named
+ * oomlint-STEM-XXXXXX under ol_tmpdir() while it is made; -1 when it cannot
+ * be made. */
+int ol_temp_fd(const char *stem);
+/* pwrite/pread of all n bytes at off, through short counts and EINTR; false
+ * (errno set) when that fails. */
+bool ol_pwrite_all(int fd, const void *data, size_t n, uint64_t off);
+bool ol_pread_all(int fd, void *data, size_t n, uint64_t off);
 void ol_interner_init(ol_interner *in);
 uint32_t ol_intern(ol_interner *in, const char *s, size_t n);
 uint32_t ol_intern_cstr(ol_interner *in, const char *s);

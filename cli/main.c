@@ -211,6 +211,9 @@ static void print_timings(const ol_timings *t, uint64_t wall_ns, int threads)
     if (t->linted_ahead || t->summarized_ahead)
         fprintf(stderr, "  %-12s %8zu files linted inside another's turn, %zu only summarized ahead of their own\n",
                 "ahead", t->linted_ahead, t->summarized_ahead);
+    if (t->report_on_disk)
+        fprintf(stderr, "  %-12s %8.1f KB waited for the files before them on disk, %.1f KB in memory at most\n",
+                "report", (double)t->report_on_disk / 1e3, (double)t->report_waited / 1e3);
 }
 
 /* Is the file at `path` the same file as `other` (by device and inode)? */
@@ -448,7 +451,7 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
         }
     }
     /* a report that did not arrive is a failed run, whatever it said */
-    bool write_failed = false;
+    bool write_failed = writer.failed; /* a part that could not be read back (said) */
     if (out == stdout) {
         int err = 0;
         if (!ol_stream_ok(stdout, &err)) {
@@ -464,6 +467,8 @@ static int run_lint(ol_cli *cli, const ol_guard *guard)
         }
         ol_buf_free(&why);
     }
+    timings.report_waited = writer.most_held;
+    timings.report_on_disk = writer.spill_len;
     if (cli->timings)
         print_timings(&timings, ol_now_ns() - wall_start, cli->threads);
     ol_timings_free(&timings);

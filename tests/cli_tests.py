@@ -1306,6 +1306,39 @@ def _():
             assert again.out == r.out, f"-j {threads}: the findings differ from -j 1's"
 
 
+@test("cli: parts of the report made ahead of their turn wait on disk past the memory bound, and the report is the same")
+def _():
+    # a_util.py's OOM201 asks who calls evaluate(): every b*.py is linted
+    # inside a_util.py's turn, and their parts wait until a_util.py is done.
+    # On the generated corpus of bench/ 6.8 of 7.5 MB of JSON waited at once;
+    # past OOMLINT_REPORT_MEMORY_KB (1 MB by default) they wait in a
+    # temporary file, and in memory again where none can be written.
+    with Workspace() as ws:
+        ws.write("a_util.py", "import torch\n\n\ndef evaluate(model, loader):\n    model.eval()\n"
+                              "    for x, y in loader:\n        out = model(x)\n")
+        for i in range(6):
+            ws.write(f"b{i}.py", "import torch\nfrom a_util import evaluate\n\n\ndef run(model, loader):\n"
+                                 "    model.cuda()\n    evaluate(model, loader)\n    total = 0\n"
+                                 "    for x, y in loader:\n        loss = model(x.cuda()).sum()\n"
+                                 "        loss.backward()\n        total += loss\n")
+        missing = os.path.join(ws.path, "no-such-dir")
+        for fmt in ("text", "concise", "json", "sarif", "github", "junit", "gitlab"):
+            ref = run("--isolated", "--format", fmt, "-j", "1", ".", cwd=ws.path)
+            assert ref.code == 1 and ref.out.count("OOM101") >= 6 and "OOM201" in ref.out, ref
+            for threads in ("1", "2"):
+                disk = run("--isolated", "--format", fmt, "--timings", "-j", threads, ".", cwd=ws.path,
+                           env={"OOMLINT_REPORT_MEMORY_KB": "0"})
+                assert (disk.code, disk.out) == (ref.code, ref.out), f"{fmt}, -j {threads}: the report differs"
+                if threads == "1":
+                    waited = re.search(r"report +([0-9.]+) KB waited for the files before them on disk", disk.err)
+                    assert waited and float(waited.group(1)) > 0, disk.err
+                # no temporary file can be made: the parts wait in memory, and nothing fails
+                mem = run("--isolated", "--format", fmt, "--timings", "-j", threads, ".", cwd=ws.path,
+                          env={"OOMLINT_REPORT_MEMORY_KB": "0", "TMPDIR": missing})
+                assert (mem.code, mem.out) == (ref.code, ref.out), f"{fmt}, -j {threads}, no TMPDIR: the report differs"
+                assert "waited for the files before them on disk" not in mem.err and "error" not in mem.err, mem.err
+
+
 @test("cli: evidence: a suppressed finding takes its notes with it")
 def _():
     with Workspace() as ws:

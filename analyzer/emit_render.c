@@ -100,7 +100,7 @@ void ol_render_result(const ol_renderer *rd, ol_file_result *r)
  * training code (bench/), whose first files ask about callers all over the
  * run, 6.8 of its 7.5 MB of JSON waited at once. OOMLINT_REPORT_MEMORY_KB
  * sets it (tests make it 0, so that every waiting part goes to disk). */
-#define OL_HOLD_BUDGET ((size_t)1 << 20)
+#define OL_HOLD_BUDGET ((size_t)256 * 1024)
 
 static size_t hold_budget(void)
 {

@@ -35,6 +35,7 @@ typedef struct sbuild {
     ol_model *m;
     ol_file_summary *s;
     store_vec *stores; /* per function, while building */
+    const char **sym_text; /* a parameter name's text in the summary, by symbol (one copy per file) */
 } sbuild;
 
 static ol_sum_val sum_val(ol_val v)
@@ -897,13 +898,21 @@ static void params_of(sbuild *b, uint32_t fi)
             count = d->index + 1;
     }
     fs->param_count = (uint8_t)count;
-    fs->params = ol_arena_alloc(&b->s->arena, sizeof(char *) * (count ? count : 1));
+    if (!count)
+        return;
+    fs->params = ol_arena_alloc_aligned(&b->s->arena, sizeof(char *) * count, sizeof(char *));
     for (size_t i = 0; i < count; i++)
         fs->params[i] = "";
     for (size_t i = 0; i < f->params.len; i++) {
         const ol_def *d = &m->defs.items[f->params.items[i]];
-        if (!d->starred && d->index != OL_NO_INDEX && d->index < count)
-            fs->params[d->index] = ol_arena_strndup(&b->s->arena, ol_sym_str(m, d->name), strlen(ol_sym_str(m, d->name)));
+        if (d->starred || d->index == OL_NO_INDEX || d->index >= count)
+            continue;
+        /* `self`, `model`, `x`: a file's functions share most parameter names */
+        if (!b->sym_text[d->name]) {
+            const char *text = ol_sym_str(m, d->name);
+            b->sym_text[d->name] = ol_arena_strndup(&b->s->arena, text, strlen(text));
+        }
+        fs->params[d->index] = b->sym_text[d->name];
     }
 }
 
@@ -1382,6 +1391,33 @@ static void compact_summary(ol_file_summary *s)
     ol_arena_compact_end(&c);
 }
 
+/* The texts of a file's call records, one copy each in its arena. */
+typedef struct saves_texts {
+    ol_interner ids;
+    const char **copies; /* by id */
+    size_t cap;
+    ol_arena *arena;
+} saves_texts;
+
+static const char *saves_text(saves_texts *t, const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s);
+    uint32_t id = ol_intern(&t->ids, s, n);
+    if (id >= t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        while (cap <= id)
+            cap *= 2;
+        t->copies = ol_xrealloc(t->copies, cap * sizeof(*t->copies));
+        memset(t->copies + t->cap, 0, (cap - t->cap) * sizeof(*t->copies));
+        t->cap = cap;
+    }
+    if (!t->copies[id])
+        t->copies[id] = ol_arena_strndup(t->arena, s, n);
+    return t->copies[id];
+}
+
 /* The file's torch.save calls and its call records, or NULL when it has
  * neither. */
 static ol_file_saves *file_saves(ol_model *m)
@@ -1406,34 +1442,29 @@ static ol_file_saves *file_saves(ol_model *m)
         for (size_t i = 0; i < recs.len; i++)
             unique += i == 0 || cmp_call_key(&recs.items[i], &recs.items[i - 1]) != 0;
         fs->calls = ol_arena_alloc(&fs->arena, sizeof(ol_sum_call) * unique);
-        /* the records are sorted by name, and one function makes most of a
-         * name's calls: a text equal to the one before is not copied again */
-        const char *last_qual = NULL, *last_caller = NULL;
+        /* a file's calls repeat their texts (the caller, the function whose
+         * callers decide, the classes passed): each is copied once */
+        saves_texts texts = {0};
+        ol_interner_init(&texts.ids);
+        texts.arena = &fs->arena;
         for (size_t i = 0; i < recs.len; i++) {
             if (i > 0 && cmp_call_key(&recs.items[i], &recs.items[i - 1]) == 0)
                 continue;
             ol_sum_call *sc = &fs->calls[fs->call_count++];
-            const char *q = recs.items[i].qual;
-            if (!last_qual || strcmp(last_qual, q) != 0)
-                last_qual = ol_arena_strndup(&fs->arena, q, strlen(q));
-            sc->qual = last_qual;
+            sc->qual = saves_text(&texts, recs.items[i].qual);
             const char *dot = strrchr(sc->qual, '.');
             sc->name = dot ? dot + 1 : sc->qual;
             sc->grad_off = recs.items[i].grad_off;
             sc->line = recs.items[i].line;
             sc->often = recs.items[i].often;
             sc->gpu = recs.items[i].gpu;
-            sc->root = recs.items[i].root ? ol_arena_strndup(&fs->arena, recs.items[i].root, strlen(recs.items[i].root))
-                                          : NULL;
+            sc->root = saves_text(&texts, recs.items[i].root);
             sc->use = recs.items[i].use;
-            const char *caller = recs.items[i].caller;
-            if (caller && (!last_caller || strcmp(last_caller, caller) != 0))
-                last_caller = ol_arena_strndup(&fs->arena, caller, strlen(caller));
-            sc->caller = caller ? last_caller : NULL;
-            sc->args = recs.items[i].args
-                           ? ol_arena_strndup(&fs->arena, recs.items[i].args, strlen(recs.items[i].args))
-                           : NULL;
+            sc->caller = saves_text(&texts, recs.items[i].caller);
+            sc->args = saves_text(&texts, recs.items[i].args);
         }
+        ol_interner_free(&texts.ids);
+        free(texts.copies);
     }
     for (size_t i = 0; i < recs.len; i++) {
         free(recs.items[i].qual);
@@ -1452,7 +1483,8 @@ ol_file_summary *ol_summarize(ol_model *m)
     size_t nf = m->functions.len;
     s->fn_count = nf;
     s->fns = ol_xcalloc(nf ? nf : 1, sizeof(ol_fn_summary));
-    sbuild b = {m, s, ol_xcalloc(nf ? nf : 1, sizeof(b.stores[0]))};
+    sbuild b = {m, s, ol_xcalloc(nf ? nf : 1, sizeof(b.stores[0])),
+                ol_xcalloc(m->strings.strings.len + 1, sizeof(const char *))};
     for (uint32_t fi = 0; fi < nf; fi++) {
         s->fns[fi].name = function_name(m, fi, &s->arena);
         params_of(&b, fi);
@@ -1485,6 +1517,7 @@ ol_file_summary *ol_summarize(ol_model *m)
         ol_vec_free(&b.stores[fi]);
     }
     free(b.stores);
+    free(b.sym_text);
     s->fn_order = ol_xmalloc(sizeof(uint32_t) * (nf ? nf : 1));
     for (uint32_t fi = 0; fi < nf; fi++)
         if (s->fns[fi].name)

@@ -71,18 +71,18 @@ typedef struct ol_sum_store {
 
 typedef struct ol_fn_summary {
     const char *name;     /* "evaluate", "AverageMeter.update", "main.step" (nested); NULL for lambdas */
-    uint32_t facts;       /* OL_FN_* */
-    ol_sum_val ret;       /* the return value, all returns joined */
-    uint8_t elem_count;
     ol_sum_elem *elems;
-    uint8_t param_count;  /* positional parameters, self included */
-    bool bound;           /* a method: the receiver fills parameter 0 */
-    const char **params;  /* their names, for keyword arguments */
+    const char **params;  /* their names, for keyword arguments (one text per name in a file); NULL when none */
+    ol_sum_store *stores;
+    uint32_t facts;       /* OL_FN_* */
     uint32_t param_sliced; /* bit i: parameter i is cut into a batch (`source[i:i + n]`): per call */
     uint32_t param_batched; /* bit i: the function itself draws batch after batch from parameter i */
     uint32_t param_host;  /* bit i: parameter i reaches code that raises on a CUDA tensor (hostuse.h) */
+    ol_sum_val ret;       /* the return value, all returns joined */
+    uint8_t elem_count;
+    uint8_t param_count;  /* positional parameters, self included */
+    bool bound;           /* a method: the receiver fills parameter 0 */
     uint8_t store_count;
-    ol_sum_store *stores;
 } ol_fn_summary;
 
 typedef struct ol_class_summary {
@@ -134,17 +134,17 @@ typedef struct ol_sum_save {
 typedef struct ol_sum_call {
     const char *qual;
     const char *name; /* its last part */
-    bool grad_off;    /* autograd is off at the call (a context, a decorator, the callers of this file) */
-    uint32_t line;    /* of the first such call in its file, 1-based */
-    uint8_t often;    /* how often the call runs, as its file shows it (ol_often) */
-    bool gpu;         /* the calling file puts data on an accelerator (hardware.h) */
     const char *root; /* autograd on at the call, and decided by the callers in other files of this
                        * function of the file (its name as in ol_fn_summary), which nothing here
                        * calls; NULL otherwise */
-    uint8_t use;      /* what the calling code does with the result (OL_USE_*, ask.h) */
     const char *caller; /* the calling function (its name as in ol_fn_summary); NULL at module level */
     const char *args;   /* the project classes of the instances it passes: "0=pkg.Predictor;loader=pkg.Loader;"
                          * (positions count the arguments written); NULL when none */
+    uint32_t line;    /* of the first such call in its file, 1-based */
+    bool grad_off;    /* autograd is off at the call (a context, a decorator, the callers of this file) */
+    uint8_t often;    /* how often the call runs, as its file shows it (ol_often) */
+    bool gpu;         /* the calling file puts data on an accelerator (hardware.h) */
+    uint8_t use;      /* what the calling code does with the result (OL_USE_*, ask.h) */
 } ol_sum_call;
 
 /* The saves of a file, and its calls of other files' functions. Shared by

@@ -201,6 +201,11 @@ void *ol_arena_alloc(ol_arena *a, size_t n)
     return arena_take(a, n, sizeof(max_align_t));
 }
 
+void *ol_arena_alloc_aligned(ol_arena *a, size_t n, size_t align)
+{
+    return arena_take(a, n, align);
+}
+
 char *ol_arena_strndup(ol_arena *a, const char *s, size_t n)
 {
     /* text needs no alignment: a summary is mostly names */

@@ -1311,7 +1311,7 @@ def _():
     # a_util.py's OOM201 asks who calls evaluate(): every b*.py is linted
     # inside a_util.py's turn, and their parts wait until a_util.py is done.
     # On the generated corpus of bench/ 6.8 of 7.5 MB of JSON waited at once;
-    # past OOMLINT_REPORT_MEMORY_KB (1 MB by default) they wait in a
+    # past OOMLINT_REPORT_MEMORY_KB (256 KB by default) they wait in a
     # temporary file, and in memory again where none can be written.
     with Workspace() as ws:
         ws.write("a_util.py", "import torch\n\n\ndef evaluate(model, loader):\n    model.eval()\n"
@@ -1337,6 +1337,15 @@ def _():
                           env={"OOMLINT_REPORT_MEMORY_KB": "0", "TMPDIR": missing})
                 assert (mem.code, mem.out) == (ref.code, ref.out), f"{fmt}, -j {threads}, no TMPDIR: the report differs"
                 assert "waited for the files before them on disk" not in mem.err and "error" not in mem.err, mem.err
+        # a child that crashes on a file linted ahead of its turn takes its temporary file with it: the
+        # supervisor's next child writes the same report as one that kept every part in memory
+        crash = {"OOMLINT_TEST_FAULT": "segv:b3.py"}
+        ref = run("--isolated", "--format", "json", "-j", "1", ".", cwd=ws.path, env=crash)
+        codes = sorted((d["path"], d["code"]) for d in json.loads(ref.out))
+        assert ref.code == 2 and ("b3.py", "OOM001") in codes and [c for _, c in codes].count("OOM101") == 5, ref
+        disk = run("--isolated", "--format", "json", "-j", "1", ".", cwd=ws.path,
+                   env=dict(crash, OOMLINT_REPORT_MEMORY_KB="0"))
+        assert (disk.code, disk.out) == (ref.code, ref.out), disk
 
 
 @test("cli: evidence: a suppressed finding takes its notes with it")

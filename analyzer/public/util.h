@@ -77,6 +77,7 @@ typedef struct ol_arena {
 } ol_arena;
 
 void *ol_arena_alloc(ol_arena *a, size_t n); /* aligned for any object */
+void *ol_arena_alloc_aligned(ol_arena *a, size_t n, size_t align); /* align: a power of two up to max_align_t's */
 char *ol_arena_strndup(ol_arena *a, const char *s, size_t n); /* unaligned: text packs tight */
 char *ol_arena_printf(ol_arena *a, const char *fmt, ...) OL_PRINTF(2, 3);
 void ol_arena_free(ol_arena *a);

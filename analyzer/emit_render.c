@@ -102,18 +102,6 @@ void ol_render_result(const ol_renderer *rd, ol_file_result *r)
  * sets it (tests make it 0, so that every waiting part goes to disk). */
 #define OL_HOLD_BUDGET ((size_t)256 * 1024)
 
-static size_t hold_budget(void)
-{
-    const char *v = getenv("OOMLINT_REPORT_MEMORY_KB");
-    if (v && *v) {
-        char *end;
-        unsigned long long kb = strtoull(v, &end, 10);
-        if (*end == '\0' && kb < SIZE_MAX / 1024)
-            return (size_t)kb * 1024;
-    }
-    return OL_HOLD_BUDGET;
-}
-
 void ol_writer_init(ol_report_writer *w, FILE *out, ol_format kind, const ol_renderer *rd)
 {
     memset(w, 0, sizeof(*w));
@@ -123,7 +111,7 @@ void ol_writer_init(ol_report_writer *w, FILE *out, ol_format kind, const ol_ren
     if (w->kind == OL_FMT_SARIF)
         ol_sarif_frame(rd->cwd, &w->sarif_head, &w->sarif_tail, &w->sarif_empty);
     w->spill_fd = -1;
-    w->hold_budget = hold_budget();
+    w->hold_budget = ol_env_kb("OOMLINT_REPORT_MEMORY_KB", 0, OL_HOLD_BUDGET);
 }
 
 void ol_writer_free(ol_report_writer *w)
@@ -187,10 +175,11 @@ void ol_writer_part(ol_report_writer *w, const ol_file_result *r)
         if (ol_pread_all(w->spill_fd, part, r->rendered_len, r->spill_off)) {
             fwrite(part, 1, r->rendered_len, w->out);
         } else {
+            int err = errno; /* before the escaping below allocates */
             ol_buf b = {0};
             ol_escape_display(&b, r->path ? r->path : "-", false);
             fprintf(stderr, "oomlint: error: the findings of '%s' could not be read back from the report's temporary file: %s\n",
-                    b.data ? b.data : "", strerror(errno));
+                    b.data ? b.data : "", strerror(err));
             ol_buf_free(&b);
             w->failed = true;
         }

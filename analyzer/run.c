@@ -711,18 +711,6 @@ static void *worker(void *arg)
  * so that a run parses each file once unless more than that wait at once. */
 #define OL_KEPT_TREES_BUDGET ((size_t)16 * 1024 * 1024)
 
-static size_t summary_budget(void)
-{
-    const char *v = getenv("OOMLINT_SUMMARY_BUDGET_KB");
-    if (v && *v) {
-        char *end;
-        unsigned long long kb = strtoull(v, &end, 10);
-        if (*end == '\0' && kb > 0 && kb < SIZE_MAX / 1024)
-            return (size_t)kb * 1024;
-    }
-    return OL_SUMMARY_BUDGET;
-}
-
 void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options *run, const ol_input *inputs,
                  size_t count, const char *stdin_bytes, size_t stdin_len, ol_file_result *results, int threads)
 {
@@ -757,7 +745,7 @@ void ol_lint_all(const ol_grammar *g, const ol_settings *s, const ol_run_options
                 ol_project_text_elsewhere(job.project, i);
         ol_project_index(job.project);
         ol_project_set_processor(job.project, process_file, &job);
-        ol_project_set_budget(job.project, summary_budget());
+        ol_project_set_budget(job.project, ol_env_kb("OOMLINT_SUMMARY_BUDGET_KB", 1, OL_SUMMARY_BUDGET));
     }
     job.kept = job.project ? ol_kept_trees_new(count, OL_KEPT_TREES_BUDGET) : NULL;
     atomic_init(&job.next, 0);

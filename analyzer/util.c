@@ -282,6 +282,18 @@ const char *ol_tmpdir(void)
     return dir && *dir ? dir : "/tmp";
 }
 
+size_t ol_env_kb(const char *name, unsigned long long min_kb, size_t fallback)
+{
+    const char *v = getenv(name);
+    if (v && *v) {
+        char *end;
+        unsigned long long kb = strtoull(v, &end, 10);
+        if (*end == '\0' && kb >= min_kb && kb < SIZE_MAX / 1024)
+            return (size_t)kb * 1024;
+    }
+    return fallback;
+}
+
 int ol_temp_fd(const char *stem)
 {
     char *path = ol_xasprintf("%s/oomlint-%s-XXXXXX", ol_tmpdir(), stem);

@@ -23,6 +23,10 @@ uint64_t ol_now_ns(void);
 
 /* Where temporary files go: $TMPDIR, or /tmp when it is unset or empty. */
 const char *ol_tmpdir(void);
+/* A size in bytes from the environment variable `name`, given there in KB
+ * (tests set bounds this way): `fallback` when it is unset, not a number,
+ * below min_kb, or too large. */
+size_t ol_env_kb(const char *name, unsigned long long min_kb, size_t fallback);
 /* A temporary file, already unlinked (its bytes go when it is closed), named
  * oomlint-STEM-XXXXXX under ol_tmpdir() while it is made; -1 when it cannot
  * be made. */

@@ -11,6 +11,9 @@ three whole processes:
             tree-sitter's own allocator: the baseline)
   oomlint   every rule, opt-in ones included (--select ALL); its parser
             is built as the Makefile builds it (profile-guided with PGO)
+  oomlint, default rules
+            the same binary with the rules a user gets without --select:
+            the set the speed target (within 10% of the bare parse) is for
   parse on oomlint's parser build
             bench/parse.c again, linked with oomlint's parser objects: what
             the parser's build buys, apart from the rest of oomlint
@@ -18,7 +21,9 @@ three whole processes:
             bench/ast-grep/rules.yml, patterns for six of oomlint's rules
 
 Runs are interleaved (parse, oomlint, ast-grep, parse, ...) and medians
-reported, because the machine is shared. Then the latency of one small file
+reported, because the machine is shared; the CPU ratios are also given for
+each tool's fastest run, since another process on the machine only ever
+adds to a run's CPU time (cache, frequency), never takes from it. Then the latency of one small file
 and of a dense 2,000-line training file (whole process, median of many
 runs), oomlint's own phase breakdown (--timings), and, as an extra, oomlint
 on a generated corpus of training code (build/bench/corpus).
@@ -409,7 +414,8 @@ def callgrind(args, corpus):
     sim = ["--cache-sim=yes", "--branch-sim=yes"] if args.callgrind_sim else []
     for name, argv in (("parse", [args.parse, "-j", "1", sample]),
                        ("oomlint", [args.bin, "--select", "ALL", "--isolated", "--format", "json", "-q",
-                                    "-j", "1", sample])):
+                                    "-j", "1", sample]),
+                       ("default", [args.bin, "--isolated", "--format", "json", "-q", "-j", "1", sample])):
         # oomlint lints in a child process under its supervisor: each process
         # writes its own file, and the total counts both
         for old in glob.glob(os.path.join(BENCH_DIR, f"callgrind.{name}.out*")):
@@ -422,7 +428,7 @@ def callgrind(args, corpus):
             sys.exit(f"callgrind failed on {name}: {proc.stderr[-2000:]}")
         outs = sorted(glob.glob(os.path.join(BENCH_DIR, f"callgrind.{name}.out.*")), key=os.path.getsize)
         out = outs[-1]  # the process that did the work
-        if name == "oomlint" and "parsing took longer" in proc.stdout:
+        if name != "parse" and "parsing took longer" in proc.stdout:
             # the parse budget is CPU time, which valgrind multiplies: a
             # file cut short does less work and the count means nothing
             print("  warning: a file ran past oomlint's parse time limit under valgrind; "
@@ -434,8 +440,9 @@ def callgrind(args, corpus):
             estimates[name] = sum(cycle_estimate(o) for o in outs)
             print(f"  {'':8} {estimates[name]:>15,} estimated cycles (Ir + 10 x (L1 misses + mispredicted "
                   f"branches) + 100 x LL misses)")
-    print(f"  oomlint / parse: {totals['oomlint'] / totals['parse']:.3f} in instructions" +
-          (f", {estimates['oomlint'] / estimates['parse']:.3f} in estimated cycles" if sim else ""))
+    for name, what in (("oomlint", "every rule"), ("default", "default rules")):
+        print(f"  oomlint ({what}) / parse: {totals[name] / totals['parse']:.3f} in instructions" +
+              (f", {estimates[name] / estimates['parse']:.3f} in estimated cycles" if sim else ""))
 
 
 def cycle_estimate(path):
@@ -682,6 +689,9 @@ def main():
         Tool("oomlint", "oomlint --select ALL",
              lambda j: [args.bin, "--select", "ALL", "--isolated", "--format", "json", "-q", "-j", str(j), corpus],
              (0, 1), oomlint_findings),
+        Tool("oomlint-default", "oomlint, default rules",
+             lambda j: [args.bin, "--isolated", "--format", "json", "-q", "-j", str(j), corpus],
+             (0, 1), oomlint_findings),
     ]
     for extra in args.also:
         label, _, binary = extra.partition("=")
@@ -722,16 +732,20 @@ def main():
         print(row)
     names = {t.name for t in tools}
     pairs = [("oomlint", other) for other in ("parse", "parse-oomlint", "ast-grep") if other in names]
+    pairs.insert(1, ("oomlint-default", "parse"))
     pairs += [(label.partition("=")[0], "parse") for label in args.also]
+    fastest = {(tool.name, t): min(s[2] for s in tool.samples[t]) for tool in tools for t in thread_counts}
     for mine, other in pairs:
         row = f"{mine + ' / ' + other:24}"
         for t in thread_counts:
             row += f"{medians[(mine, t)] / medians[(other, t)]:>17.2f}x"
-            row += f"{medians[(mine, t, 'cpu')] / medians[(other, t, 'cpu')]:>7.2f}x{'':10}"
+            row += f"{medians[(mine, t, 'cpu')] / medians[(other, t, 'cpu')]:>7.2f}x"
+            row += f"{f'({fastest[(mine, t)] / fastest[(other, t)]:.2f}x)':>10}"
         print(row.rstrip())
     spread = "; ".join(f"{tool.name} {min(s[0] for s in tool.samples[t]):.2f}-{max(s[0] for s in tool.samples[t]):.2f} s"
                        f" ({t}t)" for tool in tools for t in thread_counts)
-    print("(ratios: of the median wall times, under `wall s`, and of the median CPU times, under `cpu s`)")
+    print("(ratios: of the median wall times, under `wall s`, and of the median CPU times, under `cpu s`;\n"
+          " in parentheses, of the CPU times of each tool's fastest run)")
     print(f"\nrange of wall times: {spread}")
     print("findings: " + "; ".join(f"{tool.name} {tool.findings[thread_counts[0]]}" for tool in tools))
 

@@ -23,10 +23,11 @@ three whole processes:
 Runs are interleaved (parse, oomlint, ast-grep, parse, ...) and medians
 reported, because the machine is shared; the CPU ratios are also given for
 each tool's fastest run, since another process on the machine only ever
-adds to a run's CPU time (cache, frequency), never takes from it. Then the latency of one small file
-and of a dense 2,000-line training file (whole process, median of many
-runs), oomlint's own phase breakdown (--timings), and, as an extra, oomlint
-on a generated corpus of training code (build/bench/corpus).
+adds to a run's CPU time (cache, frequency), never takes from it. Then the
+latency of one small file and of a dense 2,000-line training file (whole
+process, median of many runs), oomlint's own phase breakdown (--timings),
+and, as an extra, oomlint on a generated corpus of training code
+(build/bench/corpus).
 
     make bench                           # the default corpus
     make bench BENCH_CORPUS=/path/code   # any directory of .py files instead

@@ -1090,6 +1090,8 @@ typedef struct name_words {
     bool any;               /* no filter: every file may call it */
     uint64_t head[MAX_SPELLINGS], last[MAX_SPELLINGS];
     size_t head_count, last_count;
+    /* the same words, ready to be looked up in every file's */
+    ol_word_key head_keys[MAX_SPELLINGS], last_keys[MAX_SPELLINGS];
 } name_words;
 
 /* Only names of ASCII identifier parts are filtered: a summary's name is
@@ -1126,28 +1128,25 @@ static void words_of_name(const ol_project *p, const char *rest, name_words *w)
     w->head_count = spellings(p, ol_word_hash(rest, head_len), w->head);
     w->last_count = spellings(p, ol_word_hash(last, strlen(last)), w->last);
     w->any = w->head_count == 0 || w->last_count == 0;
+    for (size_t i = 0; i < w->head_count; i++)
+        w->head_keys[i] = ol_word_key_of(w->head[i]);
+    for (size_t i = 0; i < w->last_count; i++)
+        w->last_keys[i] = ol_word_key_of(w->last[i]);
 }
 
-static bool holds_any(const ol_words *words, const uint64_t *hashes, size_t n)
+/* May file f's text hold one of the words? Yes also where its text may not
+ * show the words it is made of (its words are unread, or opaque, or its
+ * text is elsewhere). */
+static bool may_hold_any(const pfile *f, const ol_word_key *keys, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (ol_words_may_hold(words, hashes[i]))
-            return true;
-    return false;
+    return f->text_elsewhere || !f->words || ol_words_may_hold_any(f->words, keys, n);
 }
 
-/* May file b's text not show the words it is made of? */
-static bool unseen_text(const pfile *b)
-{
-    return b->text_elsewhere || !b->words || ol_words_opaque(b->words);
-}
-
-/* May file i's text call the name? */
+/* May file f's text call the name? */
 static bool may_call(const pfile *f, const name_words *w)
 {
-    if (w->any || unseen_text(f))
-        return true;
-    return holds_any(f->words, w->last, w->last_count) && holds_any(f->words, w->head, w->head_count);
+    return w->any ||
+           (may_hold_any(f, w->last_keys, w->last_count) && may_hold_any(f, w->head_keys, w->head_count));
 }
 
 static bool is_spelling(const name_words *w, uint64_t last)
@@ -1481,7 +1480,7 @@ static bool *reachers(const ol_project *p, size_t file, const name_words *w)
     /* the files that may spell the name's first part */
     OL_VEC(size_t) spell = {0};
     for (size_t b = 0; b < p->count; b++)
-        if (b != file && (unseen_text(&p->files[b]) || holds_any(p->files[b].words, w->head, w->head_count)))
+        if (b != file && may_hold_any(&p->files[b], w->head_keys, w->head_count))
             ol_vec_push(&spell, b);
     bool *in = ol_xcalloc(p->count, sizeof(bool));
     in[file] = true;
@@ -1491,6 +1490,7 @@ static bool *reachers(const ol_project *p, size_t file, const name_words *w)
     frontier[0] = file;
     bool all = false;
     uint64_t *words = ol_xmalloc(MAX_REACH_MODULES * sizeof(uint64_t));
+    ol_word_key *keys = ol_xmalloc(MAX_REACH_MODULES * sizeof(ol_word_key));
     const pfile **pkgs = ol_xmalloc(MAX_REACH_MODULES * sizeof(pfile *));
     for (int hop = 0; hop < MAX_HOPS && nf && !all; hop++) {
         size_t nw = 0, np = 0;
@@ -1510,8 +1510,10 @@ static bool *reachers(const ol_project *p, size_t file, const name_words *w)
                 if (have)
                     continue;
                 all = nw == MAX_REACH_MODULES;
-                if (!all)
+                if (!all) {
+                    keys[nw] = ol_word_key_of(spelled[i]);
                     words[nw++] = spelled[i];
+                }
             }
             if (init && !all)
                 pkgs[np++] = &p->files[frontier[k]];
@@ -1522,9 +1524,7 @@ static bool *reachers(const ol_project *p, size_t file, const name_words *w)
             if (in[b])
                 continue;
             const pfile *fb = &p->files[b];
-            bool may = unseen_text(fb);
-            for (size_t i = 0; i < nw && !may; i++)
-                may = ol_words_may_hold(fb->words, words[i]);
+            bool may = may_hold_any(fb, keys, nw);
             for (size_t i = 0; i < np && !may; i++)
                 may = relative_reach(fb, pkgs[i]);
             if (may) {
@@ -1538,6 +1538,7 @@ static bool *reachers(const ol_project *p, size_t file, const name_words *w)
         nf = nn;
     }
     free(words);
+    free(keys);
     free(pkgs);
     free(frontier);
     free(next);

@@ -109,18 +109,21 @@ void ol_source_index_lines(ol_source *src)
 {
     index_columns(src);
     free(src->line_starts);
-    uint32_t count = 1;
+    /* one pass: the array grows as lines are found, then fits them */
+    size_t cap = src->len / 32 + 16, count = 1;
+    uint32_t *starts = ol_xmalloc(sizeof(uint32_t) * cap);
+    starts[0] = 0;
     const char *end = src->text + src->len;
     for (const char *p = src->len ? memchr(src->text, '\n', src->len) : NULL; p;
-         p = p + 1 < end ? memchr(p + 1, '\n', (size_t)(end - p - 1)) : NULL)
-        count++;
-    src->line_starts = ol_xmalloc(sizeof(uint32_t) * count);
-    src->line_starts[0] = 0;
-    uint32_t k = 1;
-    for (const char *p = src->len ? memchr(src->text, '\n', src->len) : NULL; p;
-         p = p + 1 < end ? memchr(p + 1, '\n', (size_t)(end - p - 1)) : NULL)
-        src->line_starts[k++] = (uint32_t)(p - src->text) + 1;
-    src->line_count = count;
+         p = p + 1 < end ? memchr(p + 1, '\n', (size_t)(end - p - 1)) : NULL) {
+        if (count == cap) {
+            cap *= 2;
+            starts = ol_xrealloc(starts, sizeof(uint32_t) * cap);
+        }
+        starts[count++] = (uint32_t)(p - src->text) + 1;
+    }
+    src->line_starts = count < cap ? ol_xrealloc(starts, sizeof(uint32_t) * count) : starts;
+    src->line_count = (uint32_t)count;
     const char *nl = memchr(src->text, '\n', src->len);
     src->crlf = nl && nl > src->text && nl[-1] == '\r';
 }

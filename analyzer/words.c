@@ -240,30 +240,33 @@ static void init_classes(void)
     }
 }
 
-/* Scans p[0..n); p[n] is a NUL (the buffer is padded), which ends a word. */
+/* Scans p[0..n); p[n] is a NUL (the buffer is padded), which ends a word.
+ * Words and blanks, most of the bytes, are read before the switch. */
 static void feed(scan *s, const unsigned char *p, size_t n)
 {
     size_t i = 0;
     while (i < n) {
-        unsigned char c = p[i];
-        if (byte_class[c] == C_SPACE) {
+        unsigned char k = byte_class[p[i]];
+        if (k == C_WORD) {
+            size_t start = i;
+            do
+                i++;
+            while (byte_class[p[i]] == C_WORD);
+            size_t len = i - start;
+            add_word(s, hash_padded(p + start, len), p + start, len);
+            /* `save(`: a word that ends in `save` right before a parenthesis */
+            if (p[i] == '(' && len >= 4 && memcmp(p + i - 4, "save", 4) == 0)
+                s->calls_save = true;
+            continue;
+        }
+        if (k == C_SPACE) {
             /* indentation, mostly: a run of blanks changes nothing */
             do
                 i++;
             while (byte_class[p[i]] == C_SPACE);
             continue;
         }
-        switch (byte_class[c]) {
-        case C_WORD: {
-            size_t start = i;
-            do
-                i++;
-            while (byte_class[p[i]] == C_WORD);
-            add_word(s, hash_padded(p + start, i - start), p + start, i - start);
-            continue;
-        }
-        case C_SPACE:
-            break;
+        switch (k) {
         case C_NEWLINE:
             /* an import statement ends with its line, unless it is in
              * parentheses or the line ends with a backslash */
@@ -290,7 +293,6 @@ static void feed(scan *s, const unsigned char *p, size_t n)
             /* fall through */
         default:
             if (!s->comment) {
-                unsigned char k = byte_class[c];
                 s->class_name = false;
                 s->after_from = false;
                 if (k == C_OPEN && s->import)
@@ -410,8 +412,9 @@ ol_words *ol_words_scan(const char *path)
             if (foreign_coding((const char *)buf + skip, len - skip))
                 s.foreign = true;
             feed(&s, buf + skip, len - skip);
+        } else {
+            s.calls_save = contains_save(buf, len);
         }
-        s.calls_save = contains_save(buf, len);
         free(buf);
     }
     if (fd >= 0)
@@ -461,20 +464,38 @@ void ol_words_free(ol_words *w)
     free(w);
 }
 
-bool ol_words_may_hold(const ol_words *w, uint64_t hash)
+ol_word_key ol_word_key_of(uint64_t hash)
 {
-    if (w->opaque)
-        return true;
     if (hash == 0)
         hash = 1;
     uint64_t m = mix(hash);
-    uint64_t step = (m >> 32) | 1;
+    ol_word_key k = {m, (m >> 32) | 1};
+    return k;
+}
+
+static bool holds_key(const ol_words *w, ol_word_key key)
+{
     for (int k = 0; k < PROBES; k++) {
-        size_t bit = (size_t)(m + (uint64_t)k * step) & w->mask;
+        size_t bit = (size_t)(key.m + (uint64_t)k * key.step) & w->mask;
         if (!(w->bits[bit / 64] & ((uint64_t)1 << (bit % 64))))
             return false;
     }
     return true;
+}
+
+bool ol_words_may_hold(const ol_words *w, uint64_t hash)
+{
+    return w->opaque || holds_key(w, ol_word_key_of(hash));
+}
+
+bool ol_words_may_hold_any(const ol_words *w, const ol_word_key *keys, size_t n)
+{
+    if (w->opaque)
+        return true;
+    for (size_t i = 0; i < n; i++)
+        if (holds_key(w, keys[i]))
+            return true;
+    return false;
 }
 
 static bool contains_ci(const char *name, const char *part, size_t n)

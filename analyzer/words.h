@@ -46,6 +46,14 @@ uint64_t ol_word_hash(const char *s, size_t n);
 
 /* May the text hold the word with this hash? Always true when opaque. */
 bool ol_words_may_hold(const ol_words *w, uint64_t hash);
+/* A word's hash made ready to be looked up in many files' words: what the
+ * filter's probes need is computed once, not once per file. */
+typedef struct ol_word_key {
+    uint64_t m, step;
+} ol_word_key;
+ol_word_key ol_word_key_of(uint64_t hash);
+/* May the text hold any of the n words? Always true when opaque. */
+bool ol_words_may_hold_any(const ol_words *w, const ol_word_key *keys, size_t n);
 /* May the text define a class whose name contains `part`, case aside?
  * (The names after the word `class`.) Always true when opaque. */
 bool ol_words_may_name_class(const ol_words *w, const char *part);

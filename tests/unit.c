@@ -2452,6 +2452,44 @@ static void test_words_scan(void)
     CHECK(ol_words_opaque(w) && !ol_words_calls_save(w));
     ol_words_free(w);
     CHECK(ol_word_hash("fit", 3) != ol_word_hash("fix", 3));
+
+    /* `save(` anywhere in the text, part of a longer word too, and only
+     * right before the parenthesis */
+    struct {
+        const char *text;
+        bool save;
+    } saves[] = {{"autosave(x)\n", true}, {"# torch.save(m)\n", true}, {"s = 'save('\n", true},
+                 {"\xC3\xA9save(x)\n", true}, {"save (x)\n", false}, {"saved(x)\n", false},
+                 {"x.save\n(y)\n", false}, {"ave(x)\n", false}, {"save", false}, {"save(", true}};
+    for (size_t i = 0; i < OL_ARRAY_LEN(saves); i++) {
+        path = words_file(saves[i].text, strlen(saves[i].text), ".py");
+        w = ol_words_scan(path);
+        CHECK(ol_words_calls_save(w) == saves[i].save);
+        ol_words_free(w);
+        unlink(path);
+        free(path);
+    }
+
+    /* keys made once answer as the hashes do, for any of several words;
+     * an opaque file's words hold any, even of none */
+    const char *some = "def fit(model):\n    return score(model)\n";
+    path = words_file(some, strlen(some), ".py");
+    w = ol_words_scan(path);
+    const char *asked[] = {"fit", "score", "model", "absentword", "neverwritten", "xyzzy"};
+    ol_word_key keys[OL_ARRAY_LEN(asked)];
+    for (size_t i = 0; i < OL_ARRAY_LEN(asked); i++) {
+        keys[i] = ol_word_key_of(ol_word_hash(asked[i], strlen(asked[i])));
+        CHECK(ol_words_may_hold_any(w, &keys[i], 1) == words_hold(w, asked[i]));
+    }
+    CHECK(ol_words_may_hold_any(w, keys, 3) && !ol_words_may_hold_any(w, keys, 0));
+    CHECK(ol_words_may_hold_any(w, keys + 3, 3) == (words_hold(w, asked[3]) || words_hold(w, asked[4]) ||
+                                                    words_hold(w, asked[5])));
+    ol_words_free(w);
+    unlink(path);
+    free(path);
+    w = ol_words_scan("/nonexistent-oomlint-test/x.py");
+    CHECK(ol_words_may_hold_any(w, keys + 3, 3) && ol_words_may_hold_any(w, keys, 0));
+    ol_words_free(w);
 }
 
 static void test_project_resolution(void)

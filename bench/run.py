@@ -322,6 +322,17 @@ def corpus_size(corpus, suffixes=(".py", ".ipynb")):
 # ---- running -----------------------------------------------------------------
 
 
+def oomlint_argv(binary, path, threads=1, every_rule=True, extra=(), as_json=True):
+    """oomlint's command line as the benchmark runs it: the project's own
+    settings ignored (--isolated), every rule or the default set, quiet, the
+    report as JSON (only its size matters), on `threads` threads (None: as
+    oomlint chooses)."""
+    argv = [binary] + (["--select", "ALL"] if every_rule else []) + ["--isolated"]
+    argv += (["--format", "json"] if as_json else []) + ["-q"]
+    argv += ["-j", str(threads)] if threads is not None else []
+    return argv + list(extra) + [path]
+
+
 def run_once(argv, env=None):
     """Runs argv to completion; returns (wall seconds, peak RSS in KiB, exit
     status, stdout, stderr, CPU seconds). Peak RSS is this child's own (wait4),
@@ -414,9 +425,8 @@ def callgrind(args, corpus):
     totals, estimates = {}, {}
     sim = ["--cache-sim=yes", "--branch-sim=yes"] if args.callgrind_sim else []
     for name, argv in (("parse", [args.parse, "-j", "1", sample]),
-                       ("oomlint", [args.bin, "--select", "ALL", "--isolated", "--format", "json", "-q",
-                                    "-j", "1", sample]),
-                       ("default", [args.bin, "--isolated", "--format", "json", "-q", "-j", "1", sample])):
+                       ("oomlint", oomlint_argv(args.bin, sample)),
+                       ("default", oomlint_argv(args.bin, sample, every_rule=False))):
         # oomlint lints in a child process under its supervisor: each process
         # writes its own file, and the total counts both
         for old in glob.glob(os.path.join(BENCH_DIR, f"callgrind.{name}.out*")):
@@ -688,16 +698,15 @@ def main():
     tools = [
         Tool("parse", "bare parse (plain -O2)", lambda j: [args.parse, "-j", str(j), corpus], (0,), parse_count),
         Tool("oomlint", "oomlint --select ALL",
-             lambda j: [args.bin, "--select", "ALL", "--isolated", "--format", "json", "-q", "-j", str(j), corpus],
+             lambda j: oomlint_argv(args.bin, corpus, j),
              (0, 1), oomlint_findings),
         Tool("oomlint-default", "oomlint, default rules",
-             lambda j: [args.bin, "--isolated", "--format", "json", "-q", "-j", str(j), corpus],
+             lambda j: oomlint_argv(args.bin, corpus, j, every_rule=False),
              (0, 1), oomlint_findings),
     ]
     for extra in args.also:
         label, _, binary = extra.partition("=")
-        tools.append(Tool(label, label, lambda j, binary=binary: [binary, "--select", "ALL", "--isolated",
-                                                                   "--format", "json", "-q", "-j", str(j), corpus],
+        tools.append(Tool(label, label, lambda j, binary=binary: oomlint_argv(binary, corpus, j),
                           (0, 1), oomlint_findings))
     if args.parse_oomlint:
         tools.append(Tool("parse-oomlint", "parse, oomlint's parser", lambda j: [args.parse_oomlint, "-j", str(j), corpus],
@@ -758,7 +767,7 @@ def main():
     for _ in range(args.latency_runs):
         for name, path in cases:
             lat.setdefault(("oomlint", name), []).append(
-                quick_wall([args.bin, "--select", "ALL", "--isolated", "-q", path])[0])
+                quick_wall(oomlint_argv(args.bin, path, None, as_json=False))[0])
             lat.setdefault(("parse", name), []).append(quick_wall([args.parse, path])[0])
     print(f"\nlatency, whole process, median of {args.latency_runs} runs:")
     small_lines = open(small).read().count("\n")
@@ -769,8 +778,7 @@ def main():
 
     # where oomlint's time goes, one thread
     print("\nwhere the time goes (oomlint --timings, one thread, this corpus):")
-    err = run_once([args.bin, "--select", "ALL", "--isolated", "--format", "json", "-q",
-                    "-j", "1", "--timings", corpus])[4]
+    err = run_once(oomlint_argv(args.bin, corpus, extra=["--timings"]))[4]
     print("".join("  " + line + "\n" for line in err.strip().splitlines()))
 
     if not args.no_synthetic:
@@ -781,8 +789,7 @@ def main():
         for threads in thread_counts:
             walls, rsss = [], []
             for _ in range(3):
-                result = run_once([args.bin, "--select", "ALL", "--isolated", "--format", "json",
-                                   "-q", "-j", str(threads), syn])
+                result = run_once(oomlint_argv(args.bin, syn, threads))
                 walls.append(result[0])
                 rsss.append(result[1])
             wall = statistics.median(walls)

@@ -70,6 +70,26 @@ typedef struct caller_stall {
 
 #define NONE ((size_t)-1)
 
+/* Every file's words at once, for a first look: each file's filter
+ * folded (or repeated) to one size and stored by bit, a row of files per
+ * bit, so that a question reads a few rows instead of every file's filter
+ * (most files of a run hold none of a name's words). A file the rows pass
+ * is asked again of its own filter: the answer is the filters', only found
+ * sooner. Files whose text may not show their words pass always. */
+typedef struct word_rows {
+    size_t bits;      /* rows, a power of two; 0: not built */
+    size_t files;     /* the files they were built for */
+    size_t row_words; /* words of a row (a bit per file) */
+    uint64_t *rows;   /* bits * row_words */
+    uint64_t *always; /* row_words: files that may hold any word */
+} word_rows;
+
+/* The rows' size: up to 4,096 bits a file (a file of the median's 300
+ * distinct words sets a fifth of them), down to keep them to 512 KB, as
+ * few as 64 bits a file. */
+#define ROWS_MAX_BITS 4096
+#define ROWS_MAX_BYTES ((size_t)512 * 1024)
+
 struct ol_project {
     pthread_mutex_t lock;
     pthread_cond_t published;
@@ -98,6 +118,7 @@ struct ol_project {
     bool aliases_ready;     /* aliases holds every file's `a as b` */
     bool aliases_unsure;    /* some file may bind names its bytes do not show */
     OL_VEC(ol_word_alias) aliases; /* sorted by name */
+    word_rows rows;         /* every file's words at once, built with aliases */
     OL_VEC(caller_entry) callers;
     caller_slot *caller_slots;
     size_t caller_slot_count, caller_keys;
@@ -264,6 +285,8 @@ void ol_project_free(ol_project *p)
     ol_vec_free(&p->stalls);
     ol_vec_free(&p->stalled);
     ol_vec_free(&p->aliases);
+    free(p->rows.rows);
+    free(p->rows.always);
     ol_vec_free(&p->callers);
     free(p->caller_slots);
     ol_arena_free(&p->caller_arena);
@@ -988,8 +1011,12 @@ static bool calls_save(ol_project *p, size_t i)
 
 void ol_project_text_elsewhere(ol_project *p, size_t file)
 {
-    if (file < p->count)
-        p->files[file].text_elsewhere = true;
+    if (file >= p->count)
+        return;
+    pthread_mutex_lock(&p->lock);
+    p->files[file].text_elsewhere = true;
+    p->aliases_ready = false;
+    pthread_mutex_unlock(&p->lock);
 }
 
 static int cmp_alias(const void *a, const void *b)
@@ -998,6 +1025,77 @@ static int cmp_alias(const void *a, const void *b)
     if (x->name != y->name)
         return x->name < y->name ? -1 : 1;
     return x->bound < y->bound ? -1 : x->bound > y->bound;
+}
+
+static void set_bit(uint64_t *set, size_t i)
+{
+    set[i / 64] |= (uint64_t)1 << (i % 64);
+}
+
+/* The rows of every file's words (word_rows), under the lock once all
+ * are read. */
+static void build_rows(ol_project *p)
+{
+    word_rows *r = &p->rows;
+    r->files = p->count;
+    r->row_words = (p->count + 63) / 64;
+    r->bits = ROWS_MAX_BITS;
+    while (r->bits > 64 && r->bits * r->row_words * sizeof(uint64_t) > ROWS_MAX_BYTES)
+        r->bits /= 2;
+    free(r->rows);
+    free(r->always);
+    r->rows = ol_xcalloc(r->bits * r->row_words + 1, sizeof(uint64_t));
+    r->always = ol_xcalloc(r->row_words + 1, sizeof(uint64_t));
+    for (size_t i = 0; i < p->count; i++) {
+        const pfile *f = &p->files[i];
+        const uint64_t *bits;
+        size_t n = f->text_elsewhere || !f->words ? 0 : ol_words_filter(f->words, &bits);
+        if (n == 0) {
+            set_bit(r->always, i);
+            continue;
+        }
+        /* a smaller filter repeats across the rows (a probe's position in
+         * it is the rows' position's low bits); a larger one is folded */
+        for (size_t w = 0; w < (n + 63) / 64; w++)
+            for (uint64_t word = bits[w]; word; word &= word - 1) {
+                size_t bit = w * 64 + (size_t)__builtin_ctzll(word);
+                for (size_t row = bit & (r->bits - 1); row < r->bits; row += n < r->bits ? n : r->bits)
+                    set_bit(r->rows + row * r->row_words, i);
+            }
+    }
+}
+
+/* The files whose words may hold one of the n keys, by the rows (into
+ * out, a bit per file); false when the rows are not those of the words
+ * now (the files the caller must then look at are all). Under the lock. */
+static bool rows_may_hold_any(const ol_project *p, const ol_word_key *keys, size_t n, uint64_t *out)
+{
+    const word_rows *r = &p->rows;
+    if (!p->aliases_ready || r->bits == 0 || r->files != p->count)
+        return false;
+    memcpy(out, r->always, r->row_words * sizeof(uint64_t));
+    for (size_t k = 0; k < n; k++) {
+        size_t probe[OL_WORD_PROBES];
+        ol_word_key_probes(keys[k], r->bits, probe);
+        _Static_assert(OL_WORD_PROBES == 3, "a key's rows are read three at a time");
+        const uint64_t *a = r->rows + probe[0] * r->row_words, *b = r->rows + probe[1] * r->row_words,
+                       *c = r->rows + probe[2] * r->row_words;
+        for (size_t w = 0; w < r->row_words; w++)
+            out[w] |= a[w] & b[w] & c[w];
+    }
+    return true;
+}
+
+/* The next file at or after i in the set, or `count` when none. */
+static size_t next_in(const uint64_t *set, size_t i, size_t count)
+{
+    while (i < count) {
+        uint64_t word = set[i / 64] >> (i % 64);
+        if (word)
+            return i + (size_t)__builtin_ctzll(word);
+        i = (i / 64 + 1) * 64;
+    }
+    return count;
 }
 
 /* Every file's words, and the run's `a as b` pairs sorted by name. */
@@ -1030,6 +1128,7 @@ static void scan_all(ol_project *p)
             p->aliases_unsure = p->aliases_unsure || !ol_words_aliases_sure(p->files[i].words);
         }
         ol_sort(p->aliases.items, p->aliases.len, sizeof(ol_word_alias), cmp_alias);
+        build_rows(p);
         p->aliases_ready = true;
     }
     pthread_mutex_unlock(&p->lock);
@@ -1159,20 +1258,29 @@ static bool is_spelling(const name_words *w, uint64_t last)
     return false;
 }
 
-bool ol_project_may_define(ol_project *p, size_t file, const char *part, const char *method)
+size_t *ol_project_may_define_files(ol_project *p, size_t self, const char *part, const char *method,
+                                    size_t *count)
 {
-    if (file >= p->count)
-        return true;
-    pfile *f = &p->files[file];
-    if (atomic_load(&f->scanned) != 2)
-        scan_file(p, file);
+    scan_all(p);
+    size_t *out = ol_xmalloc((p->count + 1) * sizeof(size_t));
+    size_t n = 0;
+    bool plain = plain_part(method, strlen(method));
+    ol_word_key key = ol_word_key_of(ol_word_hash(method, strlen(method)));
     pthread_mutex_lock(&p->lock);
-    bool may = f->text_elsewhere ||
-               ((!plain_part(method, strlen(method)) ||
-                 ol_words_may_hold(f->words, ol_word_hash(method, strlen(method)))) &&
-                ol_words_may_name_class(f->words, part));
+    uint64_t *pass = ol_xmalloc((p->count / 64 + 1) * sizeof(uint64_t));
+    bool rows = plain && rows_may_hold_any(p, &key, 1, pass);
+    for (size_t i = rows ? next_in(pass, 0, p->count) : 0; i < p->count;
+         i = rows ? next_in(pass, i + 1, p->count) : i + 1) {
+        const pfile *f = &p->files[i];
+        if (i != self && (f->text_elsewhere || !f->words ||
+                          ((!plain || ol_words_may_hold_any(f->words, &key, 1)) &&
+                           ol_words_may_name_class(f->words, part))))
+            out[n++] = i;
+    }
     pthread_mutex_unlock(&p->lock);
-    return may;
+    free(pass);
+    *count = n;
+    return out;
 }
 
 /* ---- saves across the project ------------------------------------------------------- */
@@ -1479,7 +1587,10 @@ static bool *reachers(const ol_project *p, size_t file, const name_words *w)
         return NULL;
     /* the files that may spell the name's first part */
     OL_VEC(size_t) spell = {0};
-    for (size_t b = 0; b < p->count; b++)
+    uint64_t *pass = ol_xmalloc((p->count / 64 + 1) * sizeof(uint64_t));
+    bool rows = rows_may_hold_any(p, w->head_keys, w->head_count, pass);
+    for (size_t b = rows ? next_in(pass, 0, p->count) : 0; b < p->count;
+         b = rows ? next_in(pass, b + 1, p->count) : b + 1)
         if (b != file && may_hold_any(&p->files[b], w->head_keys, w->head_count))
             ol_vec_push(&spell, b);
     bool *in = ol_xcalloc(p->count, sizeof(bool));
@@ -1519,12 +1630,14 @@ static bool *reachers(const ol_project *p, size_t file, const name_words *w)
                 pkgs[np++] = &p->files[frontier[k]];
         }
         size_t nn = 0;
+        /* the rows first: most files hold none of the module's words */
+        bool by_rows = !all && nw > 0 && rows_may_hold_any(p, keys, nw, pass);
         for (size_t k = 0; k < spell.len && !all; k++) {
             size_t b = spell.items[k];
             if (in[b])
                 continue;
             const pfile *fb = &p->files[b];
-            bool may = may_hold_any(fb, keys, nw);
+            bool may = (!by_rows || (pass[b / 64] >> (b % 64) & 1)) && may_hold_any(fb, keys, nw);
             for (size_t i = 0; i < np && !may; i++)
                 may = relative_reach(fb, pkgs[i]);
             if (may) {
@@ -1540,6 +1653,7 @@ static bool *reachers(const ol_project *p, size_t file, const name_words *w)
     free(words);
     free(keys);
     free(pkgs);
+    free(pass);
     free(frontier);
     free(next);
     ol_vec_free(&spell);
@@ -1588,9 +1702,18 @@ static void make_callers_known(ol_project *p, size_t file, const char *rest, voi
     bool *tried = ol_xcalloc(p->count, sizeof(bool));
     pthread_mutex_lock(&p->lock);
     words_of_name(p, rest, w);
-    for (size_t i = 0; i < p->count; i++)
+    /* the files the rows pass, each then asked of its own words */
+    size_t row_words = p->count / 64 + 1;
+    uint64_t *pass = ol_xmalloc(2 * row_words * sizeof(uint64_t));
+    bool rows = !w->any && rows_may_hold_any(p, w->last_keys, w->last_count, pass) &&
+                rows_may_hold_any(p, w->head_keys, w->head_count, pass + row_words);
+    for (size_t k = 0; rows && k < row_words; k++)
+        pass[k] &= pass[row_words + k];
+    for (size_t i = rows ? next_in(pass, 0, p->count) : 0; i < p->count;
+         i = rows ? next_in(pass, i + 1, p->count) : i + 1)
         if (i != file && !p->files[i].saves_known && may_call(&p->files[i], w))
             ol_vec_push(&todo, i);
+    free(pass);
     /* of those, the files on a way to `file` (found only when some spell the name) */
     lazy_reach reach = {NULL, false};
     size_t kept = 0;

@@ -145,10 +145,12 @@ void ol_project_visit_callers(ol_project *p, size_t file, const char *rest, void
 void ol_project_visit_own_calls(ol_project *p, size_t file, const char *qual, void *worker,
                                 ol_project_call_visitor fn, void *ctx);
 
-/* May file `file` define a class whose name contains `part` (case aside)
- * and a method `method`? Read from its words (words.h, once per file); false
- * only when its text shows it cannot. */
-bool ol_project_may_define(ol_project *p, size_t file, const char *part, const char *method);
+/* The files but `self` that may define a class whose name contains `part`
+ * (case aside) and a method `method`, in their order: their indexes, *count
+ * of them (free the array). Read from their words (words.h, once per file);
+ * a file is left out only when its text shows it cannot. */
+size_t *ol_project_may_define_files(ol_project *p, size_t self, const char *part, const char *method,
+                                    size_t *count);
 
 /* The text of file `file` is not what its path holds on the disk (it is
  * read from standard input): it may call anything. */

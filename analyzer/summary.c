@@ -1113,12 +1113,12 @@ const ol_fn_summary *ol_run_method_by_hint(ol_model *m, const char *hint, const 
      * held, so a question does not pin the whole run's summaries */
     size_t found_file = SIZE_MAX, found_class = 0;
     const ol_fn_summary *found = NULL;
-    size_t count = ol_project_count(x->project);
     bool several = false;
-    for (size_t file = 0; file < count && !several; file++) {
-        /* a file that cannot define such a class is not parsed for it */
-        if (file == x->file || !ol_project_may_define(x->project, file, hint, method))
-            continue;
+    /* a file that cannot define such a class is not parsed for it */
+    size_t count;
+    size_t *files = ol_project_may_define_files(x->project, x->file, hint, method, &count);
+    for (size_t k = 0; k < count && !several; k++) {
+        size_t file = files[k];
         ol_file_summary *s = ol_project_acquire(x->project, file, x->worker);
         for (size_t i = 0; s && i < s->class_count && !several; i++) {
             if (!names_hint(s->classes[i].name, hint))
@@ -1137,6 +1137,7 @@ const ol_fn_summary *ol_run_method_by_hint(ol_model *m, const char *hint, const 
         if (s)
             ol_file_summary_release(s);
     }
+    free(files);
     if (several || found_file == SIZE_MAX)
         return NULL;
     const ol_file_summary *s = hold(x, found_file);

@@ -29,7 +29,7 @@
 /* Bits of filter per distinct word, and probes per word: about 1.7% of the
  * words a file lacks pass, each costing at most a parse needed anyway. */
 #define BITS_PER_WORD 10
-#define PROBES 3
+#define PROBES OL_WORD_PROBES
 /* Zero bytes after the text in the scan's buffer. */
 #define PAD 8
 
@@ -435,12 +435,10 @@ ol_words *ol_words_scan(const char *path)
         for (size_t i = 0; i < s.cap; i++) {
             if (!s.set[i])
                 continue;
-            uint64_t m = mix(s.set[i]);
-            uint64_t step = (m >> 32) | 1;
-            for (int k = 0; k < PROBES; k++) {
-                size_t bit = (size_t)(m + (uint64_t)k * step) & w->mask;
-                w->bits[bit / 64] |= (uint64_t)1 << (bit % 64);
-            }
+            size_t probe[PROBES];
+            ol_word_key_probes(ol_word_key_of(s.set[i]), bits, probe);
+            for (int k = 0; k < PROBES; k++)
+                w->bits[probe[k] / 64] |= (uint64_t)1 << (probe[k] % 64);
         }
         w->aliases = s.aliases.items;
         w->alias_count = s.aliases.len;
@@ -473,14 +471,26 @@ ol_word_key ol_word_key_of(uint64_t hash)
     return k;
 }
 
+void ol_word_key_probes(ol_word_key key, size_t bit_count, size_t out[OL_WORD_PROBES])
+{
+    for (int k = 0; k < PROBES; k++)
+        out[k] = (size_t)(key.m + (uint64_t)k * key.step) & (bit_count - 1);
+}
+
 static bool holds_key(const ol_words *w, ol_word_key key)
 {
-    for (int k = 0; k < PROBES; k++) {
-        size_t bit = (size_t)(key.m + (uint64_t)k * key.step) & w->mask;
-        if (!(w->bits[bit / 64] & ((uint64_t)1 << (bit % 64))))
+    size_t probe[PROBES];
+    ol_word_key_probes(key, w->mask + 1, probe);
+    for (int k = 0; k < PROBES; k++)
+        if (!(w->bits[probe[k] / 64] & ((uint64_t)1 << (probe[k] % 64))))
             return false;
-    }
     return true;
+}
+
+size_t ol_words_filter(const ol_words *w, const uint64_t **bits)
+{
+    *bits = w->opaque ? NULL : w->bits;
+    return w->opaque ? 0 : w->mask + 1;
 }
 
 bool ol_words_may_hold(const ol_words *w, uint64_t hash)

@@ -54,6 +54,12 @@ typedef struct ol_word_key {
 ol_word_key ol_word_key_of(uint64_t hash);
 /* May the text hold any of the n words? Always true when opaque. */
 bool ol_words_may_hold_any(const ol_words *w, const ol_word_key *keys, size_t n);
+/* The filter itself, for looking at many files' at once (project.c): its
+ * bit count, a power of two (0 when opaque: no filter), and its bits. A
+ * word may be held when each of its probes' bits is set. */
+#define OL_WORD_PROBES 3
+size_t ol_words_filter(const ol_words *w, const uint64_t **bits);
+void ol_word_key_probes(ol_word_key key, size_t bit_count, size_t out[OL_WORD_PROBES]);
 /* May the text define a class whose name contains `part`, case aside?
  * (The names after the word `class`.) Always true when opaque. */
 bool ol_words_may_name_class(const ol_words *w, const char *part);

@@ -2492,6 +2492,74 @@ static void test_words_scan(void)
     ol_words_free(w);
 }
 
+/* The files that may define a class's method (the words of every file at
+ * once, project.c's rows): the very files their own filters say, over
+ * more files than a row's word, small filters (repeated across the rows)
+ * and large ones (folded), an opaque file, a file read from elsewhere. */
+static void test_project_may_define_files(void)
+{
+    char dir[] = "/tmp/oomlint-rows-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    enum { FILES = 150 };
+    ol_project *p = ol_project_new();
+    char *paths[FILES];
+    for (size_t i = 0; i < FILES; i++) {
+        paths[i] = ol_xasprintf("%s/m%03zu.py", dir, i);
+        ol_buf b = {0};
+        if (i == 7)
+            ol_buf_puts(&b, "# -*- coding: latin-1 -*-\n"); /* opaque: may hold any word */
+        ol_buf_printf(&b, "class Model%zu:\n    def step%zu(self):\n        pass\n", i, i % 10);
+        /* every 9th file is large: thousands of words, a filter larger than the rows */
+        for (size_t k = 0; i % 9 == 0 && k < 3000; k++)
+            ol_buf_printf(&b, "w%zu_%zu = 1\n", i, k);
+        FILE *f = fopen(paths[i], "w");
+        CHECK(f != NULL);
+        if (f) {
+            fwrite(b.data, 1, b.len, f);
+            fclose(f);
+        }
+        ol_buf_free(&b);
+        CHECK(ol_project_add(p, paths[i]) == i);
+    }
+    ol_project_text_elsewhere(p, 11);
+    const char *methods[] = {"step3", "step10", "absent_method", "w9_5", "step"};
+    const char *parts[] = {"model", "Model12", "nothing"};
+    for (size_t mi = 0; mi < OL_ARRAY_LEN(methods); mi++)
+        for (size_t pi = 0; pi < OL_ARRAY_LEN(parts); pi++) {
+            size_t n;
+            size_t *got = ol_project_may_define_files(p, 5, parts[pi], methods[mi], &n);
+            size_t k = 0;
+            bool same = true;
+            for (size_t i = 0; i < FILES; i++) {
+                ol_words *w = ol_words_scan(paths[i]);
+                bool may = i != 5 && (i == 11 || (words_hold(w, methods[mi]) && ol_words_may_name_class(w, parts[pi])));
+                ol_words_free(w);
+                if (may)
+                    same = same && k < n && got[k++] == i;
+            }
+            CHECK(same && k == n);
+            free(got);
+        }
+    /* the method's own file and the ones that may not be told apart */
+    size_t n;
+    size_t *got = ol_project_may_define_files(p, 5, "Model", "step3", &n);
+    bool has3 = false, has7 = false, has11 = false, has4 = false;
+    for (size_t k = 0; k < n; k++) {
+        has3 |= got[k] == 3;
+        has4 |= got[k] == 4;
+        has7 |= got[k] == 7;
+        has11 |= got[k] == 11;
+    }
+    CHECK(has3 && has7 && has11 && !has4);
+    free(got);
+    ol_project_free(p);
+    for (size_t i = 0; i < FILES; i++) {
+        unlink(paths[i]);
+        free(paths[i]);
+    }
+    rmdir(dir);
+}
+
 static void test_project_resolution(void)
 {
     ol_project *p = ol_project_new();
@@ -3705,6 +3773,7 @@ int main(int argc, char **argv)
         T(test_lsp_framing),
         T(test_incremental_parse_matches_fresh),
         T(test_project_resolution),
+        T(test_project_may_define_files),
         T(test_words_scan),
         T(test_function_summaries),
         T(test_host_params),

@@ -2353,6 +2353,17 @@ static bool words_hold(const ol_words *w, const char *word)
     return ol_words_may_hold(w, ol_word_hash(word, strlen(word)));
 }
 
+/* The words ol_words_scan finds in a file of this text (its name ending in
+ * suffix), the file gone again. */
+static ol_words *scan_text(const char *text, const char *suffix)
+{
+    char *path = words_file(text, strlen(text), suffix);
+    ol_words *w = ol_words_scan(path);
+    unlink(path);
+    free(path);
+    return w;
+}
+
 static bool words_pair(const ol_words *w, const char *name, const char *bound)
 {
     size_t n;
@@ -2366,12 +2377,9 @@ static bool words_pair(const ol_words *w, const char *name, const char *bound)
 /* The relative import depth ol_words_scan finds in a .py file of this text. */
 static unsigned relative_level_of(const char *text)
 {
-    char *path = words_file(text, strlen(text), ".py");
-    ol_words *w = ol_words_scan(path);
+    ol_words *w = scan_text(text, ".py");
     unsigned level = ol_words_relative_level(w);
     ol_words_free(w);
-    unlink(path);
-    free(path);
     return level;
 }
 
@@ -2426,27 +2434,19 @@ static void test_words_scan(void)
     free(path);
 
     /* declared latin-1: the bytes are not the text, and may bind names unseen */
-    const char *latin = "# -*- coding: latin-1 -*-\nfrom .a import f as g\n";
-    path = words_file(latin, strlen(latin), ".py");
-    w = ol_words_scan(path);
+    w = scan_text("# -*- coding: latin-1 -*-\nfrom .a import f as g\n", ".py");
     CHECK(ol_words_opaque(w) && !ol_words_aliases_sure(w) && words_hold(w, "anything"));
     CHECK(ol_words_relative_level(w) == UINT_MAX);
     ol_words_free(w);
-    unlink(path);
-    free(path);
     /* relative imports: the most dots after a `from` (a line continued
      * between them too), none of a comment's */
     CHECK(relative_level_of("from ..model import Net\nfrom . import x\n# from .... import y\n"
                             "def g():\n    raise E from err\nfrom\\\n ... import z\n") == 3);
     CHECK(relative_level_of("import os\nfrom os import path\nx = a.b\n") == 0);
     /* a notebook's JSON escapes its code; nobody imports it */
-    const char *nb = "{\"cells\": [{\"source\": [\"x = 1\\nfit()\"]}]}";
-    path = words_file(nb, strlen(nb), ".ipynb");
-    w = ol_words_scan(path);
+    w = scan_text("{\"cells\": [{\"source\": [\"x = 1\\nfit()\"]}]}", ".ipynb");
     CHECK(ol_words_opaque(w) && ol_words_aliases_sure(w));
     ol_words_free(w);
-    unlink(path);
-    free(path);
     /* a file that cannot be read may hold anything */
     w = ol_words_scan("/nonexistent-oomlint-test/x.py");
     CHECK(ol_words_opaque(w) && !ol_words_calls_save(w));
@@ -2462,19 +2462,14 @@ static void test_words_scan(void)
                  {"\xC3\xA9save(x)\n", true}, {"save (x)\n", false}, {"saved(x)\n", false},
                  {"x.save\n(y)\n", false}, {"ave(x)\n", false}, {"save", false}, {"save(", true}};
     for (size_t i = 0; i < OL_ARRAY_LEN(saves); i++) {
-        path = words_file(saves[i].text, strlen(saves[i].text), ".py");
-        w = ol_words_scan(path);
+        w = scan_text(saves[i].text, ".py");
         CHECK(ol_words_calls_save(w) == saves[i].save);
         ol_words_free(w);
-        unlink(path);
-        free(path);
     }
 
     /* keys made once answer as the hashes do, for any of several words;
      * an opaque file's words hold any, even of none */
-    const char *some = "def fit(model):\n    return score(model)\n";
-    path = words_file(some, strlen(some), ".py");
-    w = ol_words_scan(path);
+    w = scan_text("def fit(model):\n    return score(model)\n", ".py");
     const char *asked[] = {"fit", "score", "model", "absentword", "neverwritten", "xyzzy"};
     ol_word_key keys[OL_ARRAY_LEN(asked)];
     for (size_t i = 0; i < OL_ARRAY_LEN(asked); i++) {
@@ -2485,8 +2480,6 @@ static void test_words_scan(void)
     CHECK(ol_words_may_hold_any(w, keys + 3, 3) == (words_hold(w, asked[3]) || words_hold(w, asked[4]) ||
                                                     words_hold(w, asked[5])));
     ol_words_free(w);
-    unlink(path);
-    free(path);
     w = ol_words_scan("/nonexistent-oomlint-test/x.py");
     CHECK(ol_words_may_hold_any(w, keys + 3, 3) && ol_words_may_hold_any(w, keys, 0));
     ol_words_free(w);

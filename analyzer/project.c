@@ -1269,7 +1269,7 @@ size_t *ol_project_may_define_files(ol_project *p, size_t self, const char *part
     bool plain = plain_part(method, strlen(method));
     ol_word_key key = ol_word_key_of(ol_word_hash(method, strlen(method)));
     pthread_mutex_lock(&p->lock);
-    uint64_t *pass = ol_xmalloc((p->count / 64 + 1) * sizeof(uint64_t));
+    uint64_t *pass = ol_xcalloc(p->count / 64 + 1, sizeof(uint64_t));
     bool rows = plain && rows_may_hold_any(p, &key, 1, pass);
     for (size_t i = rows ? next_in(pass, 0, p->count) : 0; i < p->count;
          i = rows ? next_in(pass, i + 1, p->count) : i + 1) {
@@ -1589,7 +1589,7 @@ static bool *reachers(const ol_project *p, size_t file, const name_words *w)
         return NULL;
     /* the files that may spell the name's first part */
     OL_VEC(size_t) spell = {0};
-    uint64_t *pass = ol_xmalloc((p->count / 64 + 1) * sizeof(uint64_t));
+    uint64_t *pass = ol_xcalloc(p->count / 64 + 1, sizeof(uint64_t));
     bool rows = rows_may_hold_any(p, w->head_keys, w->head_count, pass);
     for (size_t b = rows ? next_in(pass, 0, p->count) : 0; b < p->count;
          b = rows ? next_in(pass, b + 1, p->count) : b + 1)
@@ -1706,7 +1706,7 @@ static void make_callers_known(ol_project *p, size_t file, const char *rest, voi
     words_of_name(p, rest, w);
     /* the files the rows pass, each then asked of its own words */
     size_t row_words = p->count / 64 + 1;
-    uint64_t *pass = ol_xmalloc(2 * row_words * sizeof(uint64_t));
+    uint64_t *pass = ol_xcalloc(2 * row_words, sizeof(uint64_t));
     bool rows = !w->any && rows_may_hold_any(p, w->last_keys, w->last_count, pass) &&
                 rows_may_hold_any(p, w->head_keys, w->head_count, pass + row_words);
     for (size_t k = 0; rows && k < row_words; k++)

@@ -1034,6 +1034,36 @@ static void set_bit(uint64_t *set, size_t i)
     set[i / 64] |= (uint64_t)1 << (i % 64);
 }
 
+static bool in_set(const uint64_t *set, size_t i)
+{
+    return set[i / 64] >> (i % 64) & 1;
+}
+
+/* The words of a set of the run's files, a bit each. */
+static size_t file_set_words(const ol_project *p)
+{
+    return p->count / 64 + 1;
+}
+
+/* An empty set of the run's files (free it). */
+static uint64_t *file_set(const ol_project *p)
+{
+    return ol_xcalloc(file_set_words(p), sizeof(uint64_t));
+}
+
+static void add_every_file(const ol_project *p, uint64_t *set)
+{
+    for (size_t i = 0; i < p->count; i++)
+        set_bit(set, i);
+}
+
+/* Do file f's words go unseen: not read (yet, or again), or its text not
+ * the disk's? Then it may hold any word. */
+static bool words_unseen(const pfile *f)
+{
+    return f->text_elsewhere || !f->words;
+}
+
 /* The rows of every file's words (word_rows), under the lock once all
  * are read. */
 static void build_rows(ol_project *p)
@@ -1051,7 +1081,7 @@ static void build_rows(ol_project *p)
     for (size_t i = 0; i < p->count; i++) {
         const pfile *f = &p->files[i];
         const uint64_t *bits;
-        size_t n = f->text_elsewhere || !f->words ? 0 : ol_words_filter(f->words, &bits);
+        size_t n = words_unseen(f) ? 0 : ol_words_filter(f->words, &bits);
         if (n == 0) {
             set_bit(r->always, i);
             continue;
@@ -1067,14 +1097,16 @@ static void build_rows(ol_project *p)
     }
 }
 
-/* The files whose words may hold one of the n keys, by the rows (into
- * out, a bit per file); false when the rows are not those of the words
- * now (the files the caller must then look at are all). Under the lock. */
-static bool rows_may_hold_any(const ol_project *p, const ol_word_key *keys, size_t n, uint64_t *out)
+/* Into out (a file_set), the files whose words may hold one of the n keys
+ * by the rows: every file whose own words may hold one is among them; every
+ * file when the rows are not those of the words now. Under the lock. */
+static void rows_may_hold_any(const ol_project *p, const ol_word_key *keys, size_t n, uint64_t *out)
 {
     const word_rows *r = &p->rows;
-    if (!p->aliases_ready || r->bits == 0 || r->files != p->count)
-        return false;
+    if (!p->aliases_ready || r->bits == 0 || r->files != p->count) {
+        add_every_file(p, out);
+        return;
+    }
     memcpy(out, r->always, r->row_words * sizeof(uint64_t));
     for (size_t k = 0; k < n; k++) {
         size_t probe[OL_WORD_PROBES];
@@ -1085,7 +1117,6 @@ static bool rows_may_hold_any(const ol_project *p, const ol_word_key *keys, size
         for (size_t w = 0; w < r->row_words; w++)
             out[w] |= a[w] & b[w] & c[w];
     }
-    return true;
 }
 
 /* The next file at or after i in the set, or `count` when none. */
@@ -1235,12 +1266,11 @@ static void words_of_name(const ol_project *p, const char *rest, name_words *w)
         w->last_keys[i] = ol_word_key_of(w->last[i]);
 }
 
-/* May file f's text hold one of the words? Yes also where its text may not
- * show the words it is made of (its words are unread, or opaque, or its
- * text is elsewhere). */
+/* May file f's text hold one of the words? Yes also where its words go
+ * unseen or are opaque. */
 static bool may_hold_any(const pfile *f, const ol_word_key *keys, size_t n)
 {
-    return f->text_elsewhere || !f->words || ol_words_may_hold_any(f->words, keys, n);
+    return words_unseen(f) || ol_words_may_hold_any(f->words, keys, n);
 }
 
 /* May file f's text call the name? */
@@ -1269,14 +1299,16 @@ size_t *ol_project_may_define_files(ol_project *p, size_t self, const char *part
     bool plain = plain_part(method, strlen(method));
     ol_word_key key = ol_word_key_of(ol_word_hash(method, strlen(method)));
     pthread_mutex_lock(&p->lock);
-    uint64_t *pass = ol_xcalloc(p->count / 64 + 1, sizeof(uint64_t));
-    bool rows = plain && rows_may_hold_any(p, &key, 1, pass);
-    for (size_t i = rows ? next_in(pass, 0, p->count) : 0; i < p->count;
-         i = rows ? next_in(pass, i + 1, p->count) : i + 1) {
+    /* a method's name the words cannot hold leaves every file to its classes */
+    uint64_t *pass = file_set(p);
+    if (plain)
+        rows_may_hold_any(p, &key, 1, pass);
+    else
+        add_every_file(p, pass);
+    for (size_t i = next_in(pass, 0, p->count); i < p->count; i = next_in(pass, i + 1, p->count)) {
         const pfile *f = &p->files[i];
-        if (i != self && (f->text_elsewhere || !f->words ||
-                          ((!plain || ol_words_may_hold_any(f->words, &key, 1)) &&
-                           ol_words_may_name_class(f->words, part))))
+        if (i != self && (words_unseen(f) || ((!plain || ol_words_may_hold_any(f->words, &key, 1)) &&
+                                              ol_words_may_name_class(f->words, part))))
             out[n++] = i;
     }
     pthread_mutex_unlock(&p->lock);
@@ -1589,10 +1621,9 @@ static bool *reachers(const ol_project *p, size_t file, const name_words *w)
         return NULL;
     /* the files that may spell the name's first part */
     OL_VEC(size_t) spell = {0};
-    uint64_t *pass = ol_xcalloc(p->count / 64 + 1, sizeof(uint64_t));
-    bool rows = rows_may_hold_any(p, w->head_keys, w->head_count, pass);
-    for (size_t b = rows ? next_in(pass, 0, p->count) : 0; b < p->count;
-         b = rows ? next_in(pass, b + 1, p->count) : b + 1)
+    uint64_t *pass = file_set(p);
+    rows_may_hold_any(p, w->head_keys, w->head_count, pass);
+    for (size_t b = next_in(pass, 0, p->count); b < p->count; b = next_in(pass, b + 1, p->count))
         if (b != file && may_hold_any(&p->files[b], w->head_keys, w->head_count))
             ol_vec_push(&spell, b);
     bool *in = ol_xcalloc(p->count, sizeof(bool));
@@ -1633,13 +1664,14 @@ static bool *reachers(const ol_project *p, size_t file, const name_words *w)
         }
         size_t nn = 0;
         /* the rows first: most files hold none of the module's words */
-        bool by_rows = !all && nw > 0 && rows_may_hold_any(p, keys, nw, pass);
+        if (!all)
+            rows_may_hold_any(p, keys, nw, pass);
         for (size_t k = 0; k < spell.len && !all; k++) {
             size_t b = spell.items[k];
             if (in[b])
                 continue;
             const pfile *fb = &p->files[b];
-            bool may = (!by_rows || (pass[b / 64] >> (b % 64) & 1)) && may_hold_any(fb, keys, nw);
+            bool may = in_set(pass, b) && may_hold_any(fb, keys, nw);
             for (size_t i = 0; i < np && !may; i++)
                 may = relative_reach(fb, pkgs[i]);
             if (may) {
@@ -1705,17 +1737,20 @@ static void make_callers_known(ol_project *p, size_t file, const char *rest, voi
     pthread_mutex_lock(&p->lock);
     words_of_name(p, rest, w);
     /* the files the rows pass, each then asked of its own words */
-    size_t row_words = p->count / 64 + 1;
-    uint64_t *pass = ol_xcalloc(2 * row_words, sizeof(uint64_t));
-    bool rows = !w->any && rows_may_hold_any(p, w->last_keys, w->last_count, pass) &&
-                rows_may_hold_any(p, w->head_keys, w->head_count, pass + row_words);
-    for (size_t k = 0; rows && k < row_words; k++)
-        pass[k] &= pass[row_words + k];
-    for (size_t i = rows ? next_in(pass, 0, p->count) : 0; i < p->count;
-         i = rows ? next_in(pass, i + 1, p->count) : i + 1)
+    uint64_t *pass = file_set(p), *head = file_set(p);
+    if (w->any) {
+        add_every_file(p, pass);
+    } else {
+        rows_may_hold_any(p, w->last_keys, w->last_count, pass);
+        rows_may_hold_any(p, w->head_keys, w->head_count, head);
+        for (size_t k = 0; k < file_set_words(p); k++)
+            pass[k] &= head[k];
+    }
+    for (size_t i = next_in(pass, 0, p->count); i < p->count; i = next_in(pass, i + 1, p->count))
         if (i != file && !p->files[i].saves_known && may_call(&p->files[i], w))
             ol_vec_push(&todo, i);
     free(pass);
+    free(head);
     /* of those, the files on a way to `file` (found only when some spell the name) */
     lazy_reach reach = {NULL, false};
     size_t kept = 0;

@@ -32,6 +32,13 @@ bool ol_grad_disabled(ol_model *m, ol_nid n);
  * depended on which question came first. */
 void ol_grad_find_switches(ol_model *m);
 
+/* Does the file's text spell `set_grad_enabled` anywhere? While the model
+ * is built, names are evaluated from this file alone (other files'
+ * summaries answer only afterwards), so a call can resolve to
+ * torch.set_grad_enabled only where the text spells it: a file that does
+ * not needs none of its calls evaluated to know it makes no such call. */
+bool ol_grad_setters_spelled(const ol_model *m);
+
 /* Why ol_grad_disabled answers as it does at n, within this file. */
 void ol_grad_explain(ol_model *m, ol_nid n, ol_grad_local *out);
 

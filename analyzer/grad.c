@@ -136,16 +136,24 @@ static int statement_grad(ol_model *m, ol_nid n)
 static const char *const setters[] = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
                                       "torch.autograd.grad_mode.set_grad_enabled", NULL};
 
+bool ol_grad_setters_spelled(const ol_model *m)
+{
+    const ol_source *src = m->tree->src;
+    return ol_find(src->text, src->len, "set_grad_enabled") != NULL;
+}
+
 /* Does the file call set_grad_enabled(...) as a statement anywhere? Looked
  * for once (bits 0-1 of grad_setter_stmts: 0 not looked for, 1 none, 2
  * some; bits 2-3: the callable wrappers, any_wrappers). Most files have
- * none: then no block needs scanning. */
+ * none: then no block needs scanning, and most do not spell the name
+ * (ol_grad_setters_spelled): then no call is evaluated either. */
 static bool any_setter_statements(ol_model *m)
 {
     const ol_tree *t = m->tree;
     if ((m->grad_setter_stmts & 3) == 0) {
         m->grad_setter_stmts |= 1;
-        for (size_t i = 0; i < m->calls.len; i++) {
+        size_t calls = ol_grad_setters_spelled(m) ? m->calls.len : 0;
+        for (size_t i = 0; i < calls; i++) {
             ol_nid stmt = ol_parent(t, m->calls.items[i].node);
             if (stmt != OL_NONE && ol_kind_of(t, stmt) == OL_N_expression_statement &&
                 ol_call_is(m, m->calls.items[i].node, setters)) {

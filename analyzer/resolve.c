@@ -369,7 +369,8 @@ static void find_global_grad_mode(ol_model *m)
     static const char *const setters[] = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
                                           "torch.autograd.grad_mode.set_grad_enabled", NULL};
     bool off = false, on = false;
-    for (size_t i = 0; i < m->calls.len; i++) {
+    size_t calls = ol_grad_setters_spelled(m) ? m->calls.len : 0;
+    for (size_t i = 0; i < calls; i++) {
         const ol_call *c = &m->calls.items[i];
         if (m->scopes.items[m->node_scope[c->node]].kind != OL_SCOPE_MODULE)
             continue;

@@ -2,6 +2,9 @@
  * util.c - allocation, growable arrays, string builder, arena, interner and
  * whole-file reads. See util.h for the contracts.
  */
+/* memmem, in glibc's string.h only with _GNU_SOURCE (musl's with the
+ * _DEFAULT_SOURCE the Makefile sets, macOS's with _DARWIN_C_SOURCE) */
+#define _GNU_SOURCE
 #include "util.h"
 
 #include <errno.h>
@@ -560,6 +563,14 @@ const char *ol_find_ci(const char *s, size_t n, const char *needle)
             return s + i;
     }
     return NULL;
+}
+
+const char *ol_find(const char *s, size_t n, const char *needle)
+{
+    size_t m = strlen(needle);
+    if (m == 0)
+        return s;
+    return m <= n ? memmem(s, n, needle, m) : NULL;
 }
 
 /* ---- files ------------------------------------------------------------- */

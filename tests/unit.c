@@ -27,6 +27,7 @@
 #include "moves.h"
 #include "diag.h"
 #include "emit.h"
+#include "eval.h"
 #include "explain.h"
 #include "fix.h"
 #include "lint.h"
@@ -182,6 +183,12 @@ static void test_string_helpers(void)
     CHECK(ol_find_ci(c, 6, "noqa") == c + 2);
     CHECK(ol_find_ci(c, strlen(c), "") == c);
     CHECK(ol_find_ci("ab", 2, "abc") == NULL);
+    CHECK(ol_find(c, strlen(c), "OOM101") == c + 8);
+    CHECK(ol_find(c, strlen(c), "oom101") == NULL); /* case kept */
+    CHECK(ol_find(c, 13, "OOM101") == NULL);        /* only within the length given */
+    CHECK(ol_find(c, 14, "OOM101") == c + 8);
+    CHECK(ol_find(c, strlen(c), "") == c);
+    CHECK(ol_find("ab", 2, "abc") == NULL);
 }
 
 static void test_nul_and_unknown_encoding(void)
@@ -592,6 +599,36 @@ static void test_contexts(void)
     CHECK(ol_grad_disabled(m, b));
     CHECK(!ol_grad_disabled(m, a));
     CHECK(ol_grad_disabled(m, find_node(&x, OL_N_assignment, "c = 3")));
+    parsed_free(&x);
+}
+
+/* set_grad_enabled as a statement, found through the text's spelling of it:
+ * aliases and dotted spellings still found, a file that never spells it
+ * looked at no further, a spelling that is no call changes nothing */
+static void test_grad_setters_spelled(void)
+{
+    parsed x;
+    parse_text(&x, "from torch import set_grad_enabled as sge\nsge(False)\na = 1\n");
+    CHECK(ol_grad_setters_spelled(&x.model));
+    CHECK(x.model.grad_globally_disabled);
+    CHECK(ol_grad_disabled(&x.model, find_node(&x, OL_N_assignment, "a = 1")));
+    parsed_free(&x);
+    parse_text(&x, "import torch.autograd.grad_mode as gm\ndef f():\n    b = 1\n    gm.set_grad_enabled(False)\n"
+                   "    c = 2\n");
+    CHECK(!x.model.grad_globally_disabled);
+    CHECK(!ol_grad_disabled(&x.model, find_node(&x, OL_N_assignment, "b = 1")));
+    CHECK(ol_grad_disabled(&x.model, find_node(&x, OL_N_assignment, "c = 2")));
+    parsed_free(&x);
+    parse_text(&x, "import torch\nsetter = torch.no_grad\nsetter()\nd = 1\n");
+    CHECK(!ol_grad_setters_spelled(&x.model));
+    CHECK(!x.model.grad_globally_disabled);
+    CHECK(!ol_grad_disabled(&x.model, find_node(&x, OL_N_assignment, "d = 1")));
+    parsed_free(&x);
+    /* spelled in a comment only: looked at, and no call found */
+    parse_text(&x, "import torch\n# torch.set_grad_enabled(False)\ne = 1\n");
+    CHECK(ol_grad_setters_spelled(&x.model));
+    CHECK(!x.model.grad_globally_disabled);
+    CHECK(!ol_grad_disabled(&x.model, find_node(&x, OL_N_assignment, "e = 1")));
     parsed_free(&x);
 }
 
@@ -3731,6 +3768,7 @@ int main(int argc, char **argv)
         T(test_path_shapes),
         T(test_loader_loops_are_data_loops),
         T(test_contexts),
+        T(test_grad_setters_spelled),
         T(test_suppressions),
         T(test_disable_file_only_in_leading_comments),
         T(test_suppression_spans_and_use),

@@ -140,5 +140,7 @@ bool ol_mem_eq_cstr(const char *s, size_t n, const char *c);
 bool ol_mem_ieq(const char *a, const char *b, size_t n);
 /* The first place `needle` occurs in s[0..n), ASCII case ignored, or NULL. */
 const char *ol_find_ci(const char *s, size_t n, const char *needle);
+/* The first place `needle` occurs in s[0..n), or NULL. */
+const char *ol_find(const char *s, size_t n, const char *needle);
 
 #endif

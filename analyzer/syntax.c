@@ -97,6 +97,27 @@ bool ol_grammar_init(ol_grammar *g)
             if (strcmp(field_names[i], name) == 0)
                 g->field_kind[f] = (uint8_t)(i + 1);
     }
+    /* the field of each child of each production, so that the walk in
+     * flatten() reads it instead of searching the production's field map
+     * for every child */
+    g->production_count = lang->production_id_count;
+    g->child_field_width = 1;
+    for (uint32_t p = 0; p < g->production_count && lang->field_count > 0; p++) {
+        const TSFieldMapEntry *f, *end;
+        ts_language_field_map(lang, p, &f, &end);
+        for (; f < end; f++)
+            if (f->child_index >= g->child_field_width)
+                g->child_field_width = f->child_index + 1u;
+    }
+    g->child_field = ol_xcalloc((size_t)g->production_count * g->child_field_width + 1, 1);
+    for (uint32_t p = 0; p < g->production_count && lang->field_count > 0; p++) {
+        const TSFieldMapEntry *f, *end;
+        ts_language_field_map(lang, p, &f, &end);
+        uint8_t *row = &g->child_field[(size_t)p * g->child_field_width];
+        for (; f < end; f++)
+            if (!f->inherited && !row[f->child_index])
+                row[f->child_index] = (uint8_t)(f->field_id < g->field_count ? f->field_id : 0);
+    }
     return true;
 }
 
@@ -105,6 +126,7 @@ void ol_grammar_free(ol_grammar *g)
     free(g->symbol_kind);
     free(g->symbol_named);
     free(g->field_kind);
+    free(g->child_field);
     memset(g, 0, sizeof(*g));
 }
 
@@ -266,7 +288,7 @@ typedef struct walk_level {
     uint32_t structural;   /* index among non-extra children (aliases, fields) */
     uint32_t pos;          /* start byte of children[next] */
     const TSSymbol *aliases;
-    const TSFieldMapEntry *fields, *fields_end;
+    const uint8_t *fields; /* the production's row of child_field, or NULL */
     uint32_t frame;        /* the kept node that visible children attach to */
     uint8_t inherited;     /* the field a child without one of its own takes */
     bool owns_frame;       /* the kept node's own children, not a hidden subtree's */
@@ -280,8 +302,8 @@ typedef struct kept_frame {
 
 typedef OL_VEC(walk_level) walk_levels;
 
-static void push_level(walk_levels *levels, const TSLanguage *lang, Subtree parent, uint32_t pos, uint32_t frame,
-                       uint8_t inherited, bool owns_frame)
+static void push_level(walk_levels *levels, const ol_grammar *g, const TSLanguage *lang, Subtree parent, uint32_t pos,
+                       uint32_t frame, uint8_t inherited, bool owns_frame)
 {
     walk_level l;
     l.children = ts_subtree_children(parent);
@@ -289,8 +311,9 @@ static void push_level(walk_levels *levels, const TSLanguage *lang, Subtree pare
     l.next = 0;
     l.structural = 0;
     l.pos = pos;
-    l.aliases = ts_language_alias_sequence(lang, parent.ptr->production_id);
-    ts_language_field_map(lang, parent.ptr->production_id, &l.fields, &l.fields_end);
+    uint32_t production = parent.ptr->production_id;
+    l.aliases = ts_language_alias_sequence(lang, production);
+    l.fields = production < g->production_count ? &g->child_field[(size_t)production * g->child_field_width] : NULL;
     l.frame = frame;
     l.inherited = inherited;
     l.owns_frame = owns_frame;
@@ -340,7 +363,7 @@ static void flatten(ol_tree *t, const ol_grammar *g, TSTree *tree)
     }
     ol_vec_push(&frames, top);
     if (ts_subtree_child_count(root) > 0)
-        push_level(&levels, lang, root, root_start, 0, 0, false);
+        push_level(&levels, g, lang, root, root_start, 0, 0, false);
     while (levels.len > 0) {
         walk_level *l = &levels.items[levels.len - 1];
         if (l->next == l->count) {
@@ -360,18 +383,15 @@ static void flatten(ol_tree *t, const ol_grammar *g, TSTree *tree)
         if (!extra) {
             if (l->aliases)
                 alias = l->aliases[l->structural];
-            for (const TSFieldMapEntry *f = l->fields; f < l->fields_end; f++)
-                if (!f->inherited && f->child_index == l->structural) {
-                    field = (uint8_t)(f->field_id < g->field_count ? f->field_id : 0);
-                    break;
-                }
+            if (l->fields && l->structural < g->child_field_width)
+                field = l->fields[l->structural];
             if (!field)
                 field = l->inherited;
             l->structural++;
         }
         if (!alias && !ts_subtree_visible(*child)) {
             if (ts_subtree_child_count(*child) > 0)
-                push_level(&levels, lang, *child, start, l->frame, field, false);
+                push_level(&levels, g, lang, *child, start, l->frame, field, false);
             continue;
         }
         /* a visible node: its owner frame has a visible descendant */
@@ -418,7 +438,7 @@ static void flatten(ol_tree *t, const ol_grammar *g, TSTree *tree)
             kept_frame f = {id, OL_NONE, parent->depth + 1, in_error};
             uint32_t frame = (uint32_t)frames.len;
             ol_vec_push(&frames, f);
-            push_level(&levels, lang, *child, start, frame, 0, true);
+            push_level(&levels, g, lang, *child, start, frame, 0, true);
         }
     }
     ol_vec_free(&levels);

@@ -128,6 +128,11 @@ typedef struct ol_grammar {
     uint32_t symbol_count;
     uint8_t *field_kind;   /* grammar field id -> ol_field */
     uint32_t field_count;
+    /* production id x child index -> the grammar field id of that child, the
+     * first of the production's field map that is not inherited (0: none);
+     * child_field_width entries a production */
+    uint8_t *child_field;
+    uint32_t child_field_width, production_count;
 } ol_grammar;
 
 /* One per thread. Each parse makes its tree-sitter parser, tree and cursor

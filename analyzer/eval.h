@@ -39,6 +39,15 @@ void ol_grad_find_switches(ol_model *m);
  * not needs none of its calls evaluated to know it makes no such call. */
 bool ol_grad_setters_spelled(const ol_model *m);
 
+/* Is call n `torch.set_grad_enabled(...)` (or its spellings under
+ * torch.autograd) made as a statement (an expression statement holds it)?
+ * The one test that grad.c's scans of blocks and resolve.c's of the
+ * module ask. */
+bool ol_grad_setter_statement(ol_model *m, ol_nid call);
+/* Does the file make any such statement? Looked for once per model, and
+ * only in a file that spells the name (ol_grad_setters_spelled). */
+bool ol_grad_any_setter_statements(ol_model *m);
+
 /* Why ol_grad_disabled answers as it does at n, within this file. */
 void ol_grad_explain(ol_model *m, ol_nid n, ol_grad_local *out);
 

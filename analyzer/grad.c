@@ -142,21 +142,26 @@ bool ol_grad_setters_spelled(const ol_model *m)
     return ol_find(src->text, src->len, "set_grad_enabled") != NULL;
 }
 
-/* Does the file call set_grad_enabled(...) as a statement anywhere? Looked
- * for once (bits 0-1 of grad_setter_stmts: 0 not looked for, 1 none, 2
- * some; bits 2-3: the callable wrappers, any_wrappers). Most files have
- * none: then no block needs scanning, and most do not spell the name
- * (ol_grad_setters_spelled): then no call is evaluated either. */
-static bool any_setter_statements(ol_model *m)
+bool ol_grad_setter_statement(ol_model *m, ol_nid call)
 {
     const ol_tree *t = m->tree;
+    ol_nid stmt = ol_parent(t, call);
+    return stmt != OL_NONE && ol_kind_of(t, stmt) == OL_N_expression_statement && ol_kind_of(t, call) == OL_N_call &&
+           ol_call_is(m, call, setters);
+}
+
+/* Does the file call set_grad_enabled(...) as a statement anywhere? Looked
+ * for once (bits 0-1 of grad_setter_stmts: 0 not looked for, 1 none,
+ * 2 some; bits 2-3: the callable wrappers, any_wrappers). Most files have
+ * none: then no block needs scanning, and most do not spell the name
+ * (ol_grad_setters_spelled): then no call is evaluated either. */
+bool ol_grad_any_setter_statements(ol_model *m)
+{
     if ((m->grad_setter_stmts & 3) == 0) {
         m->grad_setter_stmts |= 1;
         size_t calls = ol_grad_setters_spelled(m) ? m->calls.len : 0;
         for (size_t i = 0; i < calls; i++) {
-            ol_nid stmt = ol_parent(t, m->calls.items[i].node);
-            if (stmt != OL_NONE && ol_kind_of(t, stmt) == OL_N_expression_statement &&
-                ol_call_is(m, m->calls.items[i].node, setters)) {
+            if (ol_grad_setter_statement(m, m->calls.items[i].node)) {
                 m->grad_setter_stmts = (uint8_t)((m->grad_setter_stmts & ~3u) | 2u);
                 break;
             }
@@ -168,7 +173,7 @@ static bool any_setter_statements(ol_model *m)
 static int statement_grad_at(ol_model *m, ol_nid n, ol_nid *where)
 {
     const ol_tree *t = m->tree;
-    if (!any_setter_statements(m))
+    if (!ol_grad_any_setter_statements(m))
         return -1;
     for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE; a = p, p = ol_parent(t, p)) {
         ol_kind pk = ol_kind_of(t, p);
@@ -181,7 +186,7 @@ static int statement_grad_at(ol_model *m, ol_nid n, ol_nid *where)
             if (ol_kind_of(t, s) != OL_N_expression_statement)
                 continue;
             ol_nid call = ol_first_named(t, s);
-            if (call == OL_NONE || ol_kind_of(t, call) != OL_N_call || !ol_call_is(m, call, setters))
+            if (call == OL_NONE || !ol_grad_setter_statement(m, call))
                 continue;
             ol_nid arg = ol_call_arg(m, call, 0, "mode");
             if (arg == OL_NONE)
@@ -237,7 +242,7 @@ static bool any_wrappers(ol_model *m)
 
 void ol_grad_find_switches(ol_model *m)
 {
-    any_setter_statements(m);
+    ol_grad_any_setter_statements(m);
     any_wrappers(m);
 }
 

@@ -365,20 +365,14 @@ static void resolve_method_callsites(ol_model *m)
  * module turns it back on too. */
 static void find_global_grad_mode(ol_model *m)
 {
-    const ol_tree *t = m->tree;
-    static const char *const setters[] = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
-                                          "torch.autograd.grad_mode.set_grad_enabled", NULL};
     bool off = false, on = false;
-    size_t calls = ol_grad_setters_spelled(m) ? m->calls.len : 0;
+    size_t calls = ol_grad_any_setter_statements(m) ? m->calls.len : 0;
     for (size_t i = 0; i < calls; i++) {
         const ol_call *c = &m->calls.items[i];
-        if (m->scopes.items[m->node_scope[c->node]].kind != OL_SCOPE_MODULE)
-            continue;
-        ol_nid stmt = ol_parent(t, c->node);
-        if (stmt == OL_NONE || ol_kind_of(t, stmt) != OL_N_expression_statement || !ol_call_is(m, c->node, setters))
+        if (m->scopes.items[m->node_scope[c->node]].kind != OL_SCOPE_MODULE || !ol_grad_setter_statement(m, c->node))
             continue;
         ol_nid arg = ol_call_arg(m, c->node, 0, "mode");
-        if (ol_kind_of(t, arg) == OL_N_false)
+        if (ol_kind_of(m->tree, arg) == OL_N_false)
             off = true;
         else
             on = true;

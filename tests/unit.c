@@ -610,6 +610,7 @@ static void test_grad_setters_spelled(void)
     parsed x;
     parse_text(&x, "from torch import set_grad_enabled as sge\nsge(False)\na = 1\n");
     CHECK(ol_grad_setters_spelled(&x.model));
+    CHECK(ol_grad_any_setter_statements(&x.model));
     CHECK(x.model.grad_globally_disabled);
     CHECK(ol_grad_disabled(&x.model, find_node(&x, OL_N_assignment, "a = 1")));
     parsed_free(&x);
@@ -621,14 +622,23 @@ static void test_grad_setters_spelled(void)
     parsed_free(&x);
     parse_text(&x, "import torch\nsetter = torch.no_grad\nsetter()\nd = 1\n");
     CHECK(!ol_grad_setters_spelled(&x.model));
+    CHECK(!ol_grad_any_setter_statements(&x.model));
     CHECK(!x.model.grad_globally_disabled);
     CHECK(!ol_grad_disabled(&x.model, find_node(&x, OL_N_assignment, "d = 1")));
     parsed_free(&x);
     /* spelled in a comment only: looked at, and no call found */
     parse_text(&x, "import torch\n# torch.set_grad_enabled(False)\ne = 1\n");
     CHECK(ol_grad_setters_spelled(&x.model));
+    CHECK(!ol_grad_any_setter_statements(&x.model));
     CHECK(!x.model.grad_globally_disabled);
     CHECK(!ol_grad_disabled(&x.model, find_node(&x, OL_N_assignment, "e = 1")));
+    parsed_free(&x);
+    /* one statement inside a function: the module's code keeps autograd on */
+    parse_text(&x, "import torch\ndef g():\n    torch.set_grad_enabled(False)\n    h = 1\nk = 2\n");
+    CHECK(ol_grad_any_setter_statements(&x.model));
+    CHECK(!x.model.grad_globally_disabled);
+    CHECK(ol_grad_disabled(&x.model, find_node(&x, OL_N_assignment, "h = 1")));
+    CHECK(!ol_grad_disabled(&x.model, find_node(&x, OL_N_assignment, "k = 2")));
     parsed_free(&x);
 }
 

@@ -177,7 +177,15 @@ struct ol_xref {
     OL_VEC(ol_sym) param_classes; /* their class, 0 when the run shows none (or several) */
     const char *const *roots_asked; /* the roots ol_run_imports_root last answered for, once answering */
     bool roots_found;               /* and its answer */
+    /* what each call of the model runs (summary_of_call), once answering:
+     * asked by several rules of every call, and answered the same each time */
+    struct call_memo *calls;
 };
+
+typedef struct call_memo {
+    const ol_fn_summary *fn;
+    uint8_t state; /* 0: not asked yet; 1: asked; 2: asked, and fn is another file's */
+} call_memo;
 
 static const ol_file_summary *hold(ol_xref *x, size_t file)
 {
@@ -426,7 +434,26 @@ static bool call_name(ol_model *m, uint32_t ci, ol_sym *qual, ol_sym *method)
 
 static ol_sym param_run_class(ol_xref *x, uint32_t def);
 
+static const ol_fn_summary *summary_of_call_uncached(ol_xref *x, uint32_t ci, bool *cross_file);
+
 static const ol_fn_summary *summary_of_call(ol_xref *x, uint32_t ci, bool *cross_file)
+{
+    if (ci >= x->m->calls.len)
+        return summary_of_call_uncached(x, ci, cross_file);
+    if (!x->calls)
+        x->calls = ol_xcalloc(x->m->calls.len, sizeof(call_memo));
+    call_memo *c = &x->calls[ci];
+    if (c->state) {
+        *cross_file = c->state == 2;
+        return c->fn;
+    }
+    const ol_fn_summary *fn = summary_of_call_uncached(x, ci, cross_file);
+    c->fn = fn;
+    c->state = *cross_file ? 2 : 1;
+    return fn;
+}
+
+static const ol_fn_summary *summary_of_call_uncached(ol_xref *x, uint32_t ci, bool *cross_file)
 {
     ol_model *m = x->m;
     *cross_file = false;
@@ -675,6 +702,7 @@ void ol_xref_end(ol_xref *x)
     ol_vec_free(&x->stars);
     ol_vec_free(&x->param_keys);
     ol_vec_free(&x->param_classes);
+    free(x->calls);
     ol_file_summary_release(x->own);
     free(x);
 }

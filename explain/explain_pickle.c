@@ -401,8 +401,8 @@ static bool step(reader *r, bool *stop)
 {
     size_t at = r->pos;
     unsigned char op = r->p[r->pos++];
-    const char *s;
-    size_t len;
+    const char *s = NULL;
+    size_t len = 0;
     int64_t iv;
     bool big;
     size_t from = 0;

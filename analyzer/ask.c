@@ -31,6 +31,7 @@ static void door_free(void *p)
     free(d->often);
     free(d->kind);
     free(d->param_free);
+    free(d->first_grad);
     free(d->cwd);
     free(d);
 }
@@ -73,6 +74,7 @@ ol_door *ol_door_of(ol_model *m)
         d->often = ol_xcalloc(nf, sizeof(d->often[0]));
         d->kind = ol_xcalloc(nf, sizeof(d->kind[0]));
         d->param_free = ol_xcalloc(m->classes.len + 1, sizeof(d->param_free[0]));
+        d->first_grad = ol_xcalloc(m->functions.len + 1, sizeof(d->first_grad[0]));
         d->gpu = -1;
         d->xla = -1;
         m->door = d;

@@ -213,16 +213,54 @@ bool ol_call_computes_gradients(ol_model *m, uint32_t ci, ol_reasons *why)
     return true;
 }
 
+static ol_nid gradient_call_in(ol_model *m, ol_nid region, uint32_t fn, ol_nid after, ol_nid before,
+                               ol_reasons *why);
+
 ol_nid ol_gradient_call_in(ol_model *m, ol_nid region, ol_nid after, ol_nid before, ol_reasons *why)
 {
     if (region == OL_NONE)
         return OL_NONE;
     uint32_t fn = ol_function_of(m, region);
+    /* a function's whole body (or the whole module) is asked about once per
+     * site of it by some rules: its answer is kept (a function of
+     * thousands of statements made each of its sites scan it all) */
+    uint32_t *kept = NULL;
+    if (after == OL_NONE && before == OL_NONE &&
+        (fn == OL_NO_INDEX ? region == 0
+                           : ol_field(m->tree, m->functions.items[fn].node, OL_F_body) == region)) {
+        ol_door *d = ol_door_of(m);
+        kept = &d->first_grad[fn == OL_NO_INDEX ? m->functions.len : fn];
+        if (*kept) {
+            ol_nid found = *kept - 2;
+            if (*kept == 1)
+                return OL_NONE;
+            if (why)
+                ol_call_computes_gradients(m, ol_call_at(m, found), why);
+            return found;
+        }
+    }
+    ol_nid found = gradient_call_in(m, region, fn, after, before, why);
+    if (kept)
+        *kept = found == OL_NONE ? 1 : found + 2;
+    return found;
+}
+
+static ol_nid gradient_call_in(ol_model *m, ol_nid region, uint32_t fn, ol_nid after, ol_nid before,
+                               ol_reasons *why)
+{
     size_t first, end = ol_calls_in(m, region, &first);
+    /* the calls are in node order: from the first after `after`, up to `before` */
+    for (size_t hi = end; after != OL_NONE && first < hi;) {
+        size_t mid = first + (hi - first) / 2;
+        if (m->calls.items[mid].node <= after)
+            first = mid + 1;
+        else
+            hi = mid;
+    }
     for (size_t i = first; i < end; i++) {
         const ol_call *c = &m->calls.items[i];
-        if ((after != OL_NONE && c->node <= after) || (before != OL_NONE && c->node >= before))
-            continue;
+        if (before != OL_NONE && c->node >= before)
+            break;
         /* code of a nested def or lambda runs when it is called */
         if (ol_function_of(m, c->node) != fn)
             continue;

@@ -30,6 +30,9 @@ typedef struct ol_door {
     ol_door_often *often; /* per function */
     uint8_t *kind;        /* per function, three answers in one byte (OL_DOOR_KIND_*) */
     uint8_t *param_free;  /* per class (ask_grad.c): 0 not asked, 1 may hold parameters, 2 holds none */
+    /* per function, then the module (ask_grad.c): the first call of its own
+     * code that computes gradients, as node + 2; 1 none; 0 not asked */
+    uint32_t *first_grad;
     int gpu;              /* -1 not asked, else ol_gpu */
     ol_reasons gpu_why;
     int xla;              /* -1 not asked */

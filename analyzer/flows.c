@@ -444,6 +444,26 @@ static bool framework_class(const char *q)
     return false;
 }
 
+/* The calls named eval or train (what mode_switch can answer for), in the
+ * order of m->calls: a module's last switch before a call is looked for
+ * among them, not among every call before it (a script of tens of
+ * thousands of method calls made that quadratic). */
+static const uint32_t *mode_calls(ol_model *m, size_t *count)
+{
+    if (!m->mode_calls_built) {
+        m->mode_calls_built = true;
+        size_t n = 0;
+        for (size_t i = 0; i < m->calls.len; i++)
+            n += m->calls.items[i].name == m->names.eval || m->calls.items[i].name == m->names.train;
+        m->mode_calls = n ? ol_xmalloc(n * sizeof(uint32_t)) : NULL;
+        for (size_t i = 0; i < m->calls.len; i++)
+            if (m->calls.items[i].name == m->names.eval || m->calls.items[i].name == m->names.train)
+                m->mode_calls[m->mode_calls_len++] = (uint32_t)i;
+    }
+    *count = m->mode_calls_len;
+    return m->mode_calls;
+}
+
 ol_nid ol_module_eval_switch(ol_model *m, ol_nid module, ol_nid at, bool *by_class)
 {
     const ol_tree *t = m->tree;
@@ -462,8 +482,18 @@ ol_nid ol_module_eval_switch(ol_model *m, ol_nid module, ol_nid at, bool *by_cla
         else
             end = mid;
     }
-    for (size_t i = end; i-- > first;) {
-        const ol_call *c = &m->calls.items[i];
+    size_t switches;
+    const uint32_t *sw = mode_calls(m, &switches);
+    size_t next = 0; /* the first switch at or after `at` */
+    for (size_t hi = switches; next < hi;) {
+        size_t mid = next + (hi - next) / 2;
+        if (sw[mid] < end)
+            next = mid + 1;
+        else
+            hi = mid;
+    }
+    while (next-- > 0 && sw[next] >= first) {
+        const ol_call *c = &m->calls.items[sw[next]];
         if (ol_function_of(m, c->node) != fn)
             continue;
         int s = mode_switch(m, c, module);

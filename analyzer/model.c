@@ -1249,6 +1249,7 @@ void ol_model_free(ol_model *m)
     free(m->call_functions_begin);
     free(m->call_functions);
     free(m->plain_calls);
+    free(m->mode_calls);
     free(m->chain_items);
     free(m->chain_start);
     free(m->chain_count);

@@ -169,7 +169,9 @@ struct ol_xref {
     void *worker;
     bool answering;           /* false while the file's own summary is built */
     size_t asked;             /* questions that went unanswered meanwhile */
-    OL_VEC(target) targets;   /* resolved names (few per file: a list is enough) */
+    OL_VEC(target) targets;   /* resolved names */
+    uint32_t *target_of;      /* by qual (an interned name): its index in targets + 1, 0 when not asked */
+    size_t target_of_cap;
     OL_VEC(ol_file_summary *) held;
     OL_VEC(size_t) held_files;
     OL_VEC(char *) stars;     /* modules of `from module import *` at module level */
@@ -313,15 +315,27 @@ static bool module_through_bases(ol_xref *x, size_t file, const ol_file_summary 
     return cls->module_guess && !calls_own(x, file, s, cls, 0);
 }
 
+/* The target of qual, resolved on first use. Indexed by the interned name:
+ * a generated file calls tens of thousands of distinct names, and a search
+ * of the list for each made its lint quadratic. */
 static target *lookup(ol_xref *x, ol_sym qual)
 {
-    for (size_t i = 0; i < x->targets.len; i++)
-        if (x->targets.items[i].qual == qual)
-            return &x->targets.items[i];
+    if (qual < x->target_of_cap && x->target_of[qual])
+        return &x->targets.items[x->target_of[qual] - 1];
     target tg = {qual, true, NULL, NULL, NULL, 0, -1};
     if (x->project)
         resolve(x, &tg, ol_sym_str(x->m, qual));
+    if (qual >= x->target_of_cap) {
+        size_t cap = x->target_of_cap ? x->target_of_cap : 64;
+        while (cap <= qual)
+            cap *= 2;
+        x->target_of = ol_xrealloc(x->target_of, cap * sizeof(uint32_t));
+        memset(x->target_of + x->target_of_cap, 0, (cap - x->target_of_cap) * sizeof(uint32_t));
+        x->target_of_cap = cap;
+    }
     ol_vec_push(&x->targets, tg);
+    if (!x->target_of[qual]) /* the first entry answers, as when the list was searched */
+        x->target_of[qual] = (uint32_t)x->targets.len;
     return &ol_vec_last(&x->targets);
 }
 
@@ -697,6 +711,7 @@ void ol_xref_end(ol_xref *x)
     ol_vec_free(&x->held);
     ol_vec_free(&x->held_files);
     ol_vec_free(&x->targets);
+    free(x->target_of);
     for (size_t i = 0; i < x->stars.len; i++)
         free(x->stars.items[i]);
     ol_vec_free(&x->stars);

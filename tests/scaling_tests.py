@@ -114,6 +114,48 @@ def _():
             assert_linear(f"--output-format {fmt}", *cpu)
 
 
+@test("scaling: a script of 20,000 and 80,000 distinct calls linted with another file of its project")
+def _():
+    # each distinct name a call reaches is looked up in the run's summaries
+    # once (it was searched for in a list of every name asked before), and a
+    # method call's module is looked for among the eval()/train() calls
+    # before it (it was every call before it)
+    with Workspace() as ws:
+        ws.write("helper.py", "class Thing:\n    def m(self, v):\n        self.s += v\n")
+        cpu = []
+        for n in (int(measure.scale(20000)), int(measure.scale(80000))):
+            calls = "".join(f"obj.m{i}(x)\ntorch.f{i}(x)\n" for i in range(n // 2))
+            ws.write("script.py", "import torch\nimport helper\nobj = helper.Thing()\nx = torch.ones(3)\n" + calls)
+            m = measure.run("--isolated", "--format", "json", "-q", ".", cwd=ws.path, timeout=600)
+            assert m.code == 0 and m.out.strip() == "[]", m
+            cpu.append(m.cpu)
+        assert_linear("distinct calls in a project", *cpu)
+
+
+@test("scaling: one function of N and 4N forwards (under no_grad, between eval() and train(), in a loop)")
+def _():
+    # OOM201 asks of each forward whether its function computes gradients
+    # (kept per function now) and whether the code from the last eval() to
+    # the next train() does (searched from the eval(), not from the top)
+    # (N: where the time the old paths took grows past the bound's slack)
+    shapes = {
+        "no_grad": (5000, lambda i: f"    with torch.no_grad():\n        y{i} = model(x)\n"),
+        "eval_train": (10000, lambda i: f"    model.eval()\n    y{i} = model(x)\n    model.train()\n"),
+        "loop": (5000, lambda i: f"        y{i} = obj.m{i}(model(x))\n"),
+    }
+    with Workspace() as ws:
+        for name, (size, line) in shapes.items():
+            cpu = []
+            for n in (int(measure.scale(size)), int(measure.scale(4 * size))):
+                head = "import torch\nmodel = torch.nn.Linear(3, 3)\n"
+                head += "def main(obj, loader):\n    for x in loader:\n" if name == "loop" else "def main(x):\n"
+                path = ws.write(f"{name}{n}.py", head + "".join(line(i) for i in range(n)))
+                m = measure.run("--isolated", "--format", "json", "-q", path, cwd=ws.path, timeout=600)
+                assert m.code in (0, 1), m
+                cpu.append(m.cpu)
+            assert_linear(f"forwards in one function ({name})", *cpu)
+
+
 @test("scaling: 5,000 and 20,000 names bound to a factory and moved by the next statement (OOM303)")
 def _():
     import json

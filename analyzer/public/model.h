@@ -396,6 +396,11 @@ typedef struct ol_model {
     uint64_t *plain_calls;
     size_t plain_calls_len;
     bool plain_calls_built;
+    /* the calls of a method named eval or train, as call indexes in order:
+     * the only ones that can switch a module's mode (flows.c) */
+    uint32_t *mode_calls;
+    size_t mode_calls_len;
+    bool mode_calls_built;
     /* what the layer above keeps per file (facts.c: training events per
      * region); the model frees it with the function given, knowing nothing
      * of its shape */

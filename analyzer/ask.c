@@ -2,8 +2,10 @@
  * ask.c - the door's own state and its reasons (see ask.h for the design).
  *
  * The answers of one file are kept in the model (m->door), made on first
- * use and forgotten with the model's other memos (ol_model_forget): a
- * question asked twice costs one answer, and every rule gets the same one.
+ * use and kept as long as the model: the door is asked only by rules, which
+ * run once the file's cross references answer (after the last
+ * ol_model_forget), so a question asked twice costs one answer, and every
+ * rule gets the same one.
  * The texts of the reasons live in the door's arena, so a rule may keep an
  * ol_reasons as long as the model lives.
  */

@@ -24,7 +24,19 @@ typedef struct facts_cache {
     uint32_t *loops_by_node;  /* loop indices by their node, ascending (the model
                                  pushes a comprehension after its first iterable) */
     uint8_t *reads_input;     /* per loop: 0 unknown, 1 no, 2 waits for the user's input */
+    /* function_consumes_buffer's answers, by (function, holder's text): an
+     * open-addressing table of indexes + 1 into consumed */
+    OL_VEC(struct consumed_answer) consumed;
+    uint32_t *consumed_slots;
+    size_t consumed_mask;
 } facts_cache;
+
+typedef struct consumed_answer {
+    uint64_t hash;  /* of the holder's text, mixed with the function */
+    uint32_t fn;
+    ol_nid holder;  /* the first holder asked about with this text */
+    bool yes;
+} consumed_answer;
 
 void ol_region_events_free(ol_region_events *re)
 {
@@ -50,6 +62,8 @@ static void facts_cache_free(void *p)
     ol_vec_free(&fc->clears);
     free(fc->loops_by_node);
     free(fc->reads_input);
+    ol_vec_free(&fc->consumed);
+    free(fc->consumed_slots);
     free(fc);
 }
 
@@ -420,7 +434,51 @@ uint32_t ol_accumulator_outlived_loop(ol_model *m, const ol_accumulator *acc, ol
     return OL_NO_INDEX;
 }
 
+static bool function_consumes_buffer_uncached(ol_model *m, uint32_t g, ol_nid holder);
+
+/* Does function g empty the buffer `holder` after a backward through it?
+ * Asked once per append to the buffer, and answered from g's whole body:
+ * kept per function and holder text (with its length, which ol_mentions
+ * reads), so a function of thousands of appends is read once per buffer. */
 static bool function_consumes_buffer(ol_model *m, uint32_t g, ol_nid holder)
+{
+    const ol_tree *t = m->tree;
+    facts_cache *fc = cache_of(m);
+    uint64_t h = ol_text_hash(t, holder) ^ ((uint64_t)g * 0x9E3779B97F4A7C15ull);
+    uint32_t len = ol_node_at(t, holder)->end - ol_node_at(t, holder)->start;
+    if (fc->consumed_slots) {
+        for (size_t i = (size_t)(h ^ (h >> 31)) & fc->consumed_mask; fc->consumed_slots[i];
+             i = (i + 1) & fc->consumed_mask) {
+            const consumed_answer *a = &fc->consumed.items[fc->consumed_slots[i] - 1];
+            if (a->hash == h && a->fn == g && ol_node_at(t, a->holder)->end - ol_node_at(t, a->holder)->start == len &&
+                ol_same_text(t, a->holder, holder))
+                return a->yes;
+        }
+    }
+    bool yes = function_consumes_buffer_uncached(m, g, holder);
+    if ((fc->consumed.len + 1) * 2 > fc->consumed_mask) {
+        size_t cap = fc->consumed_mask ? (fc->consumed_mask + 1) * 2 : 64;
+        free(fc->consumed_slots);
+        fc->consumed_slots = ol_xcalloc(cap, sizeof(uint32_t));
+        fc->consumed_mask = cap - 1;
+        for (size_t k = 0; k < fc->consumed.len; k++) {
+            uint64_t kh = fc->consumed.items[k].hash;
+            size_t i = (size_t)(kh ^ (kh >> 31)) & fc->consumed_mask;
+            while (fc->consumed_slots[i])
+                i = (i + 1) & fc->consumed_mask;
+            fc->consumed_slots[i] = (uint32_t)k + 1;
+        }
+    }
+    consumed_answer a = {h, g, holder, yes};
+    ol_vec_push(&fc->consumed, a);
+    size_t i = (size_t)(h ^ (h >> 31)) & fc->consumed_mask;
+    while (fc->consumed_slots[i])
+        i = (i + 1) & fc->consumed_mask;
+    fc->consumed_slots[i] = (uint32_t)fc->consumed.len;
+    return yes;
+}
+
+static bool function_consumes_buffer_uncached(ol_model *m, uint32_t g, ol_nid holder)
 {
     const ol_tree *t = m->tree;
     ol_nid node = m->functions.items[g].node;

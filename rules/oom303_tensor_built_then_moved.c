@@ -284,10 +284,16 @@ typedef struct name_group {
 
 typedef struct name_index {
     ol_nid *nodes;
+    size_t count;    /* of nodes */
     OL_VEC(name_group) groups;
     uint32_t *slots; /* open addressing by hash: a group's index + 1, 0: empty */
     size_t mask;
     bool built;
+    /* used_as_tensor's answer for the uses nodes[lo .. hi), by lo: hi + 1
+     * and the answer (a name's uses in one function are asked about once
+     * per move of it: `.to(device)` thousands of times) */
+    uint32_t *tensor_end;
+    bool *tensor_use;
 } name_index;
 
 /* The slot of `hash`: its group's, or the empty one where it would go. */
@@ -330,6 +336,7 @@ static void name_index_build(name_index *ix, const ol_tree *t)
     ix->mask = 63;
     ix->slots = ol_xcalloc(ix->mask + 1, sizeof(uint32_t));
     ix->nodes = ol_xmalloc((n ? n : 1) * sizeof(ol_nid));
+    ix->count = n;
     /* first each identifier's group, where its node will go */
     uint32_t *group_of = ol_xmalloc((n ? n : 1) * sizeof(uint32_t));
     size_t k = 0;
@@ -357,6 +364,8 @@ static void name_index_build(name_index *ix, const ol_tree *t)
 
 static void name_index_free(name_index *ix)
 {
+    free(ix->tensor_end);
+    free(ix->tensor_use);
     free(ix->nodes);
     free(ix->slots);
     ol_vec_free(&ix->groups);
@@ -588,18 +597,28 @@ static bool used_as_tensor(ol_model *m, name_index *ix, ol_nid id)
     name_index_build(ix, t);
     size_t lo, hi;
     name_range(ix, t, id, region, m->subtree_end[region], &lo, &hi);
-    for (size_t i = lo; i < hi; i++) {
+    if (lo >= hi)
+        return false;
+    if (!ix->tensor_end) {
+        ix->tensor_end = ol_xcalloc(ix->count, sizeof(uint32_t));
+        ix->tensor_use = ol_xcalloc(ix->count, sizeof(bool));
+    }
+    if (ix->tensor_end[lo] == hi + 1)
+        return ix->tensor_use[lo];
+    bool found = false;
+    for (size_t i = lo; i < hi && !found; i++) {
         ol_nid use = ix->nodes[i];
         ol_nid p = ol_parent(t, use);
         if (ol_kind_of(t, p) != OL_N_attribute || ol_field(t, p, OL_F_object) != use)
             continue;
         uint32_t len;
         const char *a = ol_text(t, ol_field(t, p, OL_F_attribute), &len);
-        for (const char *const *w = attrs; *w; w++)
-            if (strlen(*w) == len && memcmp(a, *w, len) == 0)
-                return true;
+        for (const char *const *w = attrs; *w && !found; w++)
+            found = strlen(*w) == len && memcmp(a, *w, len) == 0;
     }
-    return false;
+    ix->tensor_end[lo] = (uint32_t)hi + 1;
+    ix->tensor_use[lo] = found;
+    return found;
 }
 
 /* Does an if statement's condition only ask where tensors live

@@ -132,7 +132,7 @@ def _():
         assert_linear("distinct calls in a project", *cpu)
 
 
-@test("scaling: one function of N and 4N forwards (under no_grad, between eval() and train(), in a loop)")
+@test("scaling: one function of N and 4N forwards (under no_grad, between eval() and train(), in a loop, moved, kept)")
 def _():
     # OOM201 asks of each forward whether its function computes gradients
     # (kept per function now) and whether the code from the last eval() to
@@ -142,13 +142,20 @@ def _():
         "no_grad": (5000, lambda i: f"    with torch.no_grad():\n        y{i} = model(x)\n"),
         "eval_train": (10000, lambda i: f"    model.eval()\n    y{i} = model(x)\n    model.train()\n"),
         "loop": (5000, lambda i: f"        y{i} = obj.m{i}(model(x))\n"),
+        # OOM303 asks of every move whether `device` is used as a tensor, and
+        # OOM102 of every append whether the function empties the list
+        "moves": (8000, lambda i: f"    t{i} = torch.zeros(3).to(device)\n    y{i} = model(t{i})\n"),
+        "appends": (8000, lambda i: f"        o{i} = model(x)\n        outs.append(o{i})\n"),
     }
     with Workspace() as ws:
         for name, (size, line) in shapes.items():
             cpu = []
             for n in (int(measure.scale(size)), int(measure.scale(4 * size))):
-                head = "import torch\nmodel = torch.nn.Linear(3, 3)\n"
-                head += "def main(obj, loader):\n    for x in loader:\n" if name == "loop" else "def main(x):\n"
+                head = "import torch\nmodel = torch.nn.Linear(3, 3)\ndevice = 'cuda'\n"
+                if name in ("loop", "appends"):
+                    head += "def main(obj, loader):\n    outs = []\n    for x in loader:\n"
+                else:
+                    head += "def main(x):\n"
                 path = ws.write(f"{name}{n}.py", head + "".join(line(i) for i in range(n)))
                 m = measure.run("--isolated", "--format", "json", "-q", path, cwd=ws.path, timeout=600)
                 assert m.code in (0, 1), m

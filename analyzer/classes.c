@@ -131,14 +131,64 @@ ol_val ol_eval__instance_of_class(ol_model *m, uint32_t ci)
     return mk_ref(OL_V_INSTANCE, OL_VF_LOCAL, ci);
 }
 
+/* A method of a class by name: (class, name) as the key, its place among
+ * the class's methods (the first of a name answers), the function. */
+struct ol_method_key {
+    uint64_t key;
+    uint32_t place, fn;
+};
+
+static int cmp_method_key(const void *a, const void *b)
+{
+    const struct ol_method_key *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->place < y->place ? -1 : x->place > y->place;
+}
+
+/* The first method of class ci named `name`, or OL_NO_INDEX: looked up in
+ * a table of every class's methods built once (a class of thousands of
+ * methods calling each other made a search of its list per call
+ * quadratic). */
+static uint32_t own_method(ol_model *m, uint32_t ci, ol_sym name)
+{
+    if (!m->method_keys_built) {
+        m->method_keys_built = true;
+        size_t n = 0;
+        for (size_t c = 0; c < m->classes.len; c++)
+            n += m->classes.items[c].methods.len;
+        m->method_keys = n ? ol_xmalloc(n * sizeof(struct ol_method_key)) : NULL;
+        for (size_t c = 0; c < m->classes.len; c++) {
+            const ol_class *cls = &m->classes.items[c];
+            for (size_t i = 0; i < cls->methods.len; i++) {
+                struct ol_method_key k = {(uint64_t)c << 32 | m->functions.items[cls->methods.items[i]].name,
+                                          (uint32_t)i, cls->methods.items[i]};
+                m->method_keys[m->method_keys_len++] = k;
+            }
+        }
+        if (n)
+            ol_sort(m->method_keys, n, sizeof(struct ol_method_key), cmp_method_key);
+    }
+    uint64_t key = (uint64_t)ci << 32 | name;
+    size_t lo = 0, hi = m->method_keys_len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->method_keys[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->method_keys_len && m->method_keys[lo].key == key ? m->method_keys[lo].fn : OL_NO_INDEX;
+}
+
 uint32_t ol_eval__find_method(ol_model *m, uint32_t ci, ol_sym name, int depth)
 {
     if (ci >= m->classes.len || depth > 16)
         return OL_NO_INDEX;
     const ol_class *c = &m->classes.items[ci];
-    for (size_t i = 0; i < c->methods.len; i++)
-        if (m->functions.items[c->methods.items[i]].name == name)
-            return c->methods.items[i];
+    uint32_t own = own_method(m, ci, name);
+    if (own != OL_NO_INDEX)
+        return own;
     for (size_t i = 0; i < c->bases.len; i++) {
         ol_val v = ol_eval(m, m->classes.items[ci].bases.items[i]);
         if (v.kind == OL_V_CLASS && v.ref != ci) {

@@ -1250,6 +1250,7 @@ void ol_model_free(ol_model *m)
     free(m->call_functions);
     free(m->plain_calls);
     free(m->mode_calls);
+    free(m->method_keys);
     free(m->chain_items);
     free(m->chain_start);
     free(m->chain_count);

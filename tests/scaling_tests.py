@@ -132,7 +132,7 @@ def _():
         assert_linear("distinct calls in a project", *cpu)
 
 
-@test("scaling: one function of N and 4N forwards (under no_grad, between eval() and train(), in a loop, moved, kept)")
+@test("scaling: one function (or class) of N and 4N forwards: under no_grad, between eval() and train(), in a loop, moved, kept, in methods")
 def _():
     # OOM201 asks of each forward whether its function computes gradients
     # (kept per function now) and whether the code from the last eval() to
@@ -146,6 +146,9 @@ def _():
         # OOM102 of every append whether the function empties the list
         "moves": (8000, lambda i: f"    t{i} = torch.zeros(3).to(device)\n    y{i} = model(t{i})\n"),
         "appends": (8000, lambda i: f"        o{i} = model(x)\n        outs.append(o{i})\n"),
+        # a class of N methods, each calling the next: each call's method
+        # was searched for in the class's list of them
+        "methods": (3000, lambda i: f"    def m{i}(self, x):\n        return self.m{i + 1}(model(x))\n"),
     }
     with Workspace() as ws:
         for name, (size, line) in shapes.items():
@@ -154,6 +157,8 @@ def _():
                 head = "import torch\nmodel = torch.nn.Linear(3, 3)\ndevice = 'cuda'\n"
                 if name in ("loop", "appends"):
                     head += "def main(obj, loader):\n    outs = []\n    for x in loader:\n"
+                elif name == "methods":
+                    head += "class T:\n"
                 else:
                     head += "def main(x):\n"
                 path = ws.write(f"{name}{n}.py", head + "".join(line(i) for i in range(n)))

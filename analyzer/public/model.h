@@ -396,6 +396,11 @@ typedef struct ol_model {
     uint64_t *plain_calls;
     size_t plain_calls_len;
     bool plain_calls_built;
+    /* every class's methods, keyed by (class << 32 | name) and sorted
+     * (classes.c, ol_eval__find_method): built when first asked */
+    struct ol_method_key *method_keys;
+    size_t method_keys_len;
+    bool method_keys_built;
     /* the calls of a method named eval or train, as call indexes in order:
      * the only ones that can switch a module's mode (flows.c) */
     uint32_t *mode_calls;

@@ -230,11 +230,11 @@ ol_nid ol_gradient_call_in(ol_model *m, ol_nid region, ol_nid after, ol_nid befo
                            : ol_field(m->tree, m->functions.items[fn].node, OL_F_body) == region)) {
         ol_door *d = ol_door_of(m);
         kept = &d->first_grad[fn == OL_NO_INDEX ? m->functions.len : fn];
+        if (*kept == 1)
+            return OL_NONE;
         if (*kept) {
             ol_nid found = *kept - 2;
-            if (*kept == 1)
-                return OL_NONE;
-            if (why)
+            if (why) /* the reasons of the call that answered */
                 ol_call_computes_gradients(m, ol_call_at(m, found), why);
             return found;
         }

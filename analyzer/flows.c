@@ -343,12 +343,18 @@ static bool switches_every_element(ol_model *m, ol_nid recv, ol_nid module)
     return iter != OL_NONE && ol_same_text(t, iter, holder);
 }
 
+/* Is call c named eval or train: the only calls that can switch a module's mode. */
+static bool named_eval_or_train(const ol_model *m, const ol_call *c)
+{
+    return c->name == m->names.eval || c->name == m->names.train;
+}
+
 /* Does call c switch the mode of a module spelled like `module`, and to
  * what: 1 eval, 2 train, 0 neither. */
 static int mode_switch(ol_model *m, const ol_call *c, ol_nid module)
 {
     const ol_tree *t = m->tree;
-    if ((c->name != m->names.eval && c->name != m->names.train) || c->receiver == OL_NONE ||
+    if (!named_eval_or_train(m, c) || c->receiver == OL_NONE ||
         (!ol_same_text(t, ol_unparen(t, c->receiver), module) &&
          !switches_every_element(m, ol_unparen(t, c->receiver), module)))
         return 0;
@@ -454,10 +460,10 @@ static const uint32_t *mode_calls(ol_model *m, size_t *count)
         m->mode_calls_built = true;
         size_t n = 0;
         for (size_t i = 0; i < m->calls.len; i++)
-            n += m->calls.items[i].name == m->names.eval || m->calls.items[i].name == m->names.train;
+            n += named_eval_or_train(m, &m->calls.items[i]);
         m->mode_calls = n ? ol_xmalloc(n * sizeof(uint32_t)) : NULL;
         for (size_t i = 0; i < m->calls.len; i++)
-            if (m->calls.items[i].name == m->names.eval || m->calls.items[i].name == m->names.train)
+            if (named_eval_or_train(m, &m->calls.items[i]))
                 m->mode_calls[m->mode_calls_len++] = (uint32_t)i;
     }
     *count = m->mode_calls_len;
@@ -484,15 +490,8 @@ ol_nid ol_module_eval_switch(ol_model *m, ol_nid module, ol_nid at, bool *by_cla
     }
     size_t switches;
     const uint32_t *sw = mode_calls(m, &switches);
-    size_t next = 0; /* the first switch at or after `at` */
-    for (size_t hi = switches; next < hi;) {
-        size_t mid = next + (hi - next) / 2;
-        if (sw[mid] < end)
-            next = mid + 1;
-        else
-            hi = mid;
-    }
-    while (next-- > 0 && sw[next] >= first) {
+    /* from the last switch before `at` back to the region's first call */
+    for (size_t next = ol_lower_bound_u32(sw, switches, (uint32_t)end); next-- > 0 && sw[next] >= first;) {
         const ol_call *c = &m->calls.items[sw[next]];
         if (ol_function_of(m, c->node) != fn)
             continue;

@@ -533,20 +533,15 @@ static bool runs_no_parameters(ol_model *m, const ol_call *call)
         if (obj == OL_NONE || attr == OL_NONE || !ol_text_is(t, obj, "self") || fn == OL_NO_INDEX ||
             m->functions.items[fn].cls == OL_NO_INDEX)
             return false;
-        const ol_class *cls = &m->classes.items[m->functions.items[fn].cls];
-        ol_sym name = ol_node_sym(m, attr);
-        size_t seen = 0;
-        for (size_t i = 0; i < cls->attr_defs.len; i++) {
-            const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
-            if (d->name != name)
-                continue;
+        const ol_member *attrs;
+        size_t count = ol_class_attrs_named(m, m->functions.items[fn].cls, ol_node_sym(m, attr), &attrs);
+        for (size_t i = 0; i < count; i++) {
+            const ol_def *d = &m->defs.items[attrs[i].index];
             if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred ||
                 !ctor_without_parameters(m, d->value, 0))
                 return false;
-            seen++;
-            cls = &m->classes.items[m->functions.items[fn].cls];
         }
-        return seen > 0;
+        return count > 0;
     }
     return false;
 }

@@ -131,54 +131,11 @@ ol_val ol_eval__instance_of_class(ol_model *m, uint32_t ci)
     return mk_ref(OL_V_INSTANCE, OL_VF_LOCAL, ci);
 }
 
-/* A method of a class by name: (class, name) as the key, its place among
- * the class's methods (the first of a name answers), the function. */
-struct ol_method_key {
-    uint64_t key;
-    uint32_t place, fn;
-};
-
-static int cmp_method_key(const void *a, const void *b)
-{
-    const struct ol_method_key *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->place < y->place ? -1 : x->place > y->place;
-}
-
-/* The first method of class ci named `name`, or OL_NO_INDEX: looked up in
- * a table of every class's methods built once (a class of thousands of
- * methods calling each other made a search of its list per call
- * quadratic). */
+/* The first method of class ci named `name`, or OL_NO_INDEX. */
 static uint32_t own_method(ol_model *m, uint32_t ci, ol_sym name)
 {
-    if (!m->method_keys_built) {
-        m->method_keys_built = true;
-        size_t n = 0;
-        for (size_t c = 0; c < m->classes.len; c++)
-            n += m->classes.items[c].methods.len;
-        m->method_keys = n ? ol_xmalloc(n * sizeof(struct ol_method_key)) : NULL;
-        for (size_t c = 0; c < m->classes.len; c++) {
-            const ol_class *cls = &m->classes.items[c];
-            for (size_t i = 0; i < cls->methods.len; i++) {
-                struct ol_method_key k = {(uint64_t)c << 32 | m->functions.items[cls->methods.items[i]].name,
-                                          (uint32_t)i, cls->methods.items[i]};
-                m->method_keys[m->method_keys_len++] = k;
-            }
-        }
-        if (n)
-            ol_sort(m->method_keys, n, sizeof(struct ol_method_key), cmp_method_key);
-    }
-    uint64_t key = (uint64_t)ci << 32 | name;
-    size_t lo = 0, hi = m->method_keys_len;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->method_keys[mid].key < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < m->method_keys_len && m->method_keys[lo].key == key ? m->method_keys[lo].fn : OL_NO_INDEX;
+    const ol_member *k;
+    return ol_class_methods_named(m, ci, name, &k) ? k[0].index : OL_NO_INDEX;
 }
 
 uint32_t ol_eval__find_method(ol_model *m, uint32_t ci, ol_sym name, int depth)
@@ -244,12 +201,10 @@ ol_val ol_eval__class_attr(ol_model *m, uint32_t ci, ol_sym name, int depth)
     if (ci >= m->classes.len || depth > 16)
         return UNKNOWN;
     ol_val r = BOTTOM;
-    size_t count = m->classes.items[ci].attr_defs.len;
-    for (size_t i = 0; i < count; i++) {
-        uint32_t d = m->classes.items[ci].attr_defs.items[i];
-        if (m->defs.items[d].name == name)
-            r = ol_val_join(r, ol_def_value(m, d));
-    }
+    const ol_member *attrs;
+    size_t count = ol_class_attrs_named(m, ci, name, &attrs);
+    for (size_t i = 0; i < count; i++)
+        r = ol_val_join(r, ol_def_value(m, attrs[i].index));
     uint32_t d = ol_scope_defs(m, m->classes.items[ci].scope, name);
     for (; d != OL_NO_INDEX; d = m->defs.items[d].next)
         r = ol_val_join(r, ol_def_value(m, d));

@@ -185,11 +185,11 @@ static ol_nid optimizer_value(ol_model *m, ol_nid opt)
         ol_val self = ol_eval(m, obj);
         ol_nid attr = ol_field(t, opt, OL_F_attribute);
         if ((self.flags & OL_VF_LOCAL) && self.ref < m->classes.len && attr != OL_NONE) {
-            ol_sym name = ol_node_sym(m, attr);
-            const ol_class *cls = &m->classes.items[self.ref];
-            for (size_t i = 0; i < cls->attr_defs.len; i++) {
-                const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
-                if (d->name == name && d->kind == OL_DEF_ASSIGN && d->path_len == 0)
+            const ol_member *attrs;
+            size_t count = ol_class_attrs_named(m, self.ref, ol_node_sym(m, attr), &attrs);
+            for (size_t i = 0; i < count; i++) {
+                const ol_def *d = &m->defs.items[attrs[i].index];
+                if (d->kind == OL_DEF_ASSIGN && d->path_len == 0)
                     return d->value;
             }
         }
@@ -354,10 +354,11 @@ static bool reset_inside(ol_model *m, const ol_accumulator *acc, ol_nid loop_nod
         ol_val self = ol_eval(m, obj);
         ol_sym attr = ol_node_sym(m, ol_field(t, acc->holder, OL_F_attribute));
         if (self.ref < m->classes.len) {
-            const ol_class *cls = &m->classes.items[self.ref];
-            for (size_t i = 0; i < cls->attr_defs.len; i++) {
-                const ol_def *def = &m->defs.items[cls->attr_defs.items[i]];
-                if (def->name != attr || def->stmt == stmt || !ol_contains(t, loop_node, def->stmt))
+            const ol_member *attrs;
+            size_t count = ol_class_attrs_named(m, self.ref, attr, &attrs);
+            for (size_t i = 0; i < count; i++) {
+                const ol_def *def = &m->defs.items[attrs[i].index];
+                if (def->stmt == stmt || !ol_contains(t, loop_node, def->stmt))
                     continue;
                 if (def->kind == OL_DEF_ASSIGN && !ol_mentions(t, def->value, acc->holder))
                     return true;

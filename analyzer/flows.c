@@ -385,12 +385,11 @@ const char *ol_instance_class(ol_model *m, ol_nid e)
             if (obj == OL_NONE || !ol_text_is(t, obj, "self") || fn == OL_NO_INDEX ||
                 m->functions.items[fn].cls == OL_NO_INDEX)
                 return NULL;
-            const ol_class *cls = &m->classes.items[m->functions.items[fn].cls];
+            const ol_member *attrs;
+            size_t count = ol_class_attrs_named(m, m->functions.items[fn].cls, ol_node_sym(m, attr), &attrs);
             ol_nid value = OL_NONE;
-            for (size_t i = 0; i < cls->attr_defs.len; i++) {
-                const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
-                if (d->name != ol_node_sym(m, attr))
-                    continue;
+            for (size_t i = 0; i < count; i++) {
+                const ol_def *d = &m->defs.items[attrs[i].index];
                 if (value != OL_NONE || d->kind != OL_DEF_ASSIGN || d->path_len != 0)
                     return NULL;
                 value = d->value;
@@ -543,9 +542,11 @@ ol_nid ol_module_eval_switch(ol_model *m, ol_nid module, ol_nid at, bool *by_cla
             found = c->node;
     }
     ol_nid attr = ol_field(t, module, OL_F_attribute);
-    for (size_t i = 0; i < cls->attr_defs.len && attr != OL_NONE; i++) {
-        const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
-        if (d->name != ol_node_sym(m, attr) || d->kind != OL_DEF_ASSIGN || d->path_len != 0)
+    const ol_member *attrs = NULL;
+    size_t count = attr != OL_NONE ? ol_class_attrs_named(m, m->functions.items[fn].cls, ol_node_sym(m, attr), &attrs) : 0;
+    for (size_t i = 0; i < count; i++) {
+        const ol_def *d = &m->defs.items[attrs[i].index];
+        if (d->kind != OL_DEF_ASSIGN || d->path_len != 0)
             continue;
         ol_nid e = eval_in_chain(m, d->value);
         if (e == OL_NONE) {

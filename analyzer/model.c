@@ -1003,12 +1003,11 @@ static void resolve_callsites(ol_model *m)
                 const ol_function *f = &m->functions.items[fn];
                 if (f->is_method && f->params.len > 0) {
                     if (m->defs.items[f->params.items[0]].name == ol_node_sym(m, c->receiver)) {
-                        const ol_class *cls = &m->classes.items[f->cls];
-                        for (size_t mi = 0; mi < cls->methods.len; mi++) {
-                            const ol_function *meth = &m->functions.items[cls->methods.items[mi]];
-                            if (meth->name == c->name)
-                                target = cls->methods.items[mi];
-                        }
+                        /* the last method of the name */
+                        const ol_member *k;
+                        size_t n = ol_class_methods_named(m, f->cls, c->name, &k);
+                        if (n)
+                            target = k[n - 1].index;
                     }
                     break;
                 }
@@ -1151,6 +1150,77 @@ size_t ol_calls_in(const ol_model *m, ol_nid n, size_t *first)
     return lo;
 }
 
+/* ---- a class's members by name ------------------------------------------- */
+
+static int cmp_member(const void *a, const void *b)
+{
+    const ol_member *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->place < y->place ? -1 : x->place > y->place;
+}
+
+/* Every class's methods (or attribute defs) in one table sorted by class,
+ * name and place. */
+static ol_member *member_table(ol_model *m, bool methods, size_t *len)
+{
+    size_t n = 0;
+    for (size_t c = 0; c < m->classes.len; c++)
+        n += methods ? m->classes.items[c].methods.len : m->classes.items[c].attr_defs.len;
+    ol_member *keys = n ? ol_xmalloc(n * sizeof(ol_member)) : NULL;
+    *len = 0;
+    for (size_t c = 0; c < m->classes.len; c++) {
+        const ol_class *cls = &m->classes.items[c];
+        size_t count = methods ? cls->methods.len : cls->attr_defs.len;
+        for (size_t i = 0; i < count; i++) {
+            uint32_t index = methods ? cls->methods.items[i] : cls->attr_defs.items[i];
+            ol_sym name = methods ? m->functions.items[index].name : m->defs.items[index].name;
+            ol_member k = {(uint64_t)c << 32 | name, (uint32_t)i, index};
+            keys[(*len)++] = k;
+        }
+    }
+    if (n)
+        ol_sort(keys, n, sizeof(ol_member), cmp_member);
+    return keys;
+}
+
+/* The run of keys equal to (ci, name). */
+static size_t members_named(const ol_member *keys, size_t len, uint32_t ci, ol_sym name, const ol_member **out)
+{
+    uint64_t key = (uint64_t)ci << 32 | name;
+    size_t lo = 0, hi = len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (keys[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t end = lo;
+    while (end < len && keys[end].key == key)
+        end++;
+    *out = keys ? keys + lo : NULL;
+    return end - lo;
+}
+
+size_t ol_class_methods_named(ol_model *m, uint32_t ci, ol_sym name, const ol_member **out)
+{
+    if (!m->method_keys_built) {
+        m->method_keys_built = true;
+        m->method_keys = member_table(m, true, &m->method_keys_len);
+    }
+    return members_named(m->method_keys, m->method_keys_len, ci, name, out);
+}
+
+size_t ol_class_attrs_named(ol_model *m, uint32_t ci, ol_sym name, const ol_member **out)
+{
+    if (!m->attr_keys_built) {
+        m->attr_keys_built = true;
+        m->attr_keys = member_table(m, false, &m->attr_keys_len);
+    }
+    return members_named(m->attr_keys, m->attr_keys_len, ci, name, out);
+}
+
 void ol_model_bind(ol_model *m, const ol_tree *t)
 {
     memset(m, 0, sizeof(*m));
@@ -1250,7 +1320,9 @@ void ol_model_free(ol_model *m)
     free(m->call_functions);
     free(m->plain_calls);
     free(m->mode_calls);
+    ol_name_index_free(m->name_index);
     free(m->method_keys);
+    free(m->attr_keys);
     free(m->chain_items);
     free(m->chain_start);
     free(m->chain_count);

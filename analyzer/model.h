@@ -31,6 +31,23 @@ void ol_model_free(ol_model *m);
  * whose rules wait while another file is linted inside them holds no more
  * than it needs); it is built again when asked. */
 void ol_model_trim(ol_model *m);
+/* A class's member by name: (class << 32 | name) as the key, its place in
+ * the class's list, and the function (a method) or the def (an attribute). */
+typedef struct ol_member {
+    uint64_t key;
+    uint32_t place, index;
+} ol_member;
+/* The methods of class ci named `name` (ol_class.methods), or its attribute
+ * defs so named (ol_class.attr_defs: `self.x = ...` in its methods, and its
+ * methods), in the class's order: *out, and how many. Looked up in one
+ * sorted table per model of every class's members, built on the first
+ * question (a class of thousands of methods searched its lists once per
+ * call or attribute read). Ask after the model's walk. */
+size_t ol_class_methods_named(ol_model *m, uint32_t ci, ol_sym name, const ol_member **out);
+size_t ol_class_attrs_named(ol_model *m, uint32_t ci, ol_sym name, const ol_member **out);
+/* Frees the index of identifiers by spelling (names.c, ol_name_uses); not
+ * trimmed, as its answers are pointers a rule holds while it evaluates. */
+void ol_name_index_free(struct ol_name_index *ix);
 
 /* The defs of one (scope, name) chain, the one ol_scope_defs() returns the
  * head of, as an array in pos order (binary-searchable). */

@@ -158,3 +158,135 @@ uint64_t ol_text_hash(const ol_tree *t, ol_nid n)
     }
     return h;
 }
+
+/* ---- the file's identifiers by spelling ------------------------------------------- */
+
+/* Every identifier of the file, grouped by its text's hash, in node order
+ * within a group: "where is this name used between here and there" in
+ * logarithmic time, so that a rule asking it of each of thousands of
+ * statements stays linear. Built on the first question, in linear time:
+ * one pass files each identifier under its name's group, one lays the
+ * groups out (sorting the identifiers by hash cost more). 4 bytes per
+ * identifier and 16 per distinct name, kept with the model. */
+typedef struct name_group {
+    uint64_t hash;
+    uint32_t start, len; /* its identifiers: nodes[start .. start + len) */
+} name_group;
+
+struct ol_name_index {
+    ol_nid *nodes;
+    size_t count; /* of nodes */
+    OL_VEC(name_group) groups;
+    uint32_t *slots; /* open addressing by hash: a group's index + 1, 0: empty */
+    size_t mask;
+};
+
+/* The slot of `hash`: its group's, or the empty one where it would go. */
+static size_t name_slot(const struct ol_name_index *ix, uint64_t hash)
+{
+    size_t i = (size_t)(hash ^ (hash >> 29)) & ix->mask;
+    while (ix->slots[i] && ix->groups.items[ix->slots[i] - 1].hash != hash)
+        i = (i + 1) & ix->mask;
+    return i;
+}
+
+/* The group of `hash`, added if new (the table kept at most half full). */
+static uint32_t name_group_of(struct ol_name_index *ix, uint64_t hash)
+{
+    size_t at = name_slot(ix, hash);
+    if (ix->slots[at])
+        return ix->slots[at] - 1;
+    name_group g = {hash, 0, 0};
+    ol_vec_push(&ix->groups, g);
+    if (ix->groups.len * 2 > ix->mask + 1) {
+        free(ix->slots);
+        ix->mask = ix->mask * 2 + 1;
+        ix->slots = ol_xcalloc(ix->mask + 1, sizeof(uint32_t));
+        for (size_t k = 0; k < ix->groups.len; k++)
+            ix->slots[name_slot(ix, ix->groups.items[k].hash)] = (uint32_t)k + 1;
+    } else {
+        ix->slots[at] = (uint32_t)ix->groups.len;
+    }
+    return (uint32_t)ix->groups.len - 1;
+}
+
+static struct ol_name_index *name_index_of(ol_model *m)
+{
+    if (m->name_index)
+        return m->name_index;
+    const ol_tree *t = m->tree;
+    struct ol_name_index *ix = ol_xcalloc(1, sizeof(*ix));
+    size_t n = 0;
+    for (ol_nid i = 0; i < t->nodes.len; i++)
+        n += t->nodes.items[i].kind == OL_N_identifier;
+    ix->mask = 63;
+    ix->slots = ol_xcalloc(ix->mask + 1, sizeof(uint32_t));
+    ix->nodes = ol_xmalloc((n ? n : 1) * sizeof(ol_nid));
+    ix->count = n;
+    /* first each identifier's group, where its node will go */
+    uint32_t *group_of = ol_xmalloc((n ? n : 1) * sizeof(uint32_t));
+    size_t k = 0;
+    for (ol_nid i = 0; i < t->nodes.len; i++)
+        if (t->nodes.items[i].kind == OL_N_identifier) {
+            uint32_t g = name_group_of(ix, ol_text_hash(t, i));
+            ix->groups.items[g].len++;
+            group_of[k++] = g;
+        }
+    uint32_t next = 0;
+    for (size_t g = 0; g < ix->groups.len; g++) {
+        ix->groups.items[g].start = next;
+        next += ix->groups.items[g].len;
+        ix->groups.items[g].len = 0;
+    }
+    /* then the nodes, in node order: each group's ascend */
+    k = 0;
+    for (ol_nid i = 0; i < t->nodes.len; i++)
+        if (t->nodes.items[i].kind == OL_N_identifier) {
+            name_group *g = &ix->groups.items[group_of[k++]];
+            ix->nodes[g->start + g->len++] = i;
+        }
+    free(group_of);
+    m->name_index = ix;
+    return ix;
+}
+
+void ol_name_index_free(struct ol_name_index *ix)
+{
+    if (!ix)
+        return;
+    free(ix->nodes);
+    free(ix->slots);
+    ol_vec_free(&ix->groups);
+    free(ix);
+}
+
+size_t ol_name_uses_total(ol_model *m)
+{
+    return name_index_of(m)->count;
+}
+
+const ol_nid *ol_name_uses(ol_model *m, ol_nid id, ol_nid from, ol_nid to, size_t *len, size_t *at)
+{
+    const struct ol_name_index *ix = name_index_of(m);
+    const ol_tree *t = m->tree;
+    size_t slot = name_slot(ix, ol_text_hash(t, id));
+    name_group none = {0, 0, 0};
+    const name_group *g = ix->slots[slot] ? &ix->groups.items[ix->slots[slot] - 1] : &none;
+    ol_nid bound[2] = {from, to};
+    size_t pos[2];
+    for (int b = 0; b < 2; b++) {
+        size_t l = 0, h = g->len;
+        while (l < h) {
+            size_t mid = l + (h - l) / 2;
+            if (ix->nodes[g->start + mid] < bound[b])
+                l = mid + 1;
+            else
+                h = mid;
+        }
+        pos[b] = g->start + l;
+    }
+    *len = pos[1] > pos[0] ? pos[1] - pos[0] : 0;
+    if (at)
+        *at = pos[0];
+    return ix->nodes + pos[0];
+}

@@ -304,11 +304,10 @@ static void mark_backward_reach(ol_model *m)
             const ol_function *f = &m->functions.items[fn];
             if (!f->is_method || f->params.len == 0 || m->defs.items[f->params.items[0]].name != ol_node_sym(m, obj))
                 continue;
-            const ol_class *cls = &m->classes.items[f->cls];
-            ol_sym name = ol_node_sym(m, attr);
-            for (size_t i = 0; i < cls->attr_defs.len; i++)
-                if (m->defs.items[cls->attr_defs.items[i]].name == name)
-                    m->def_reaches_backward[cls->attr_defs.items[i]] = true;
+            const ol_member *attrs;
+            size_t count = ol_class_attrs_named(m, f->cls, ol_node_sym(m, attr), &attrs);
+            for (size_t i = 0; i < count; i++)
+                m->def_reaches_backward[attrs[i].index] = true;
         }
     }
 }

@@ -543,10 +543,10 @@ static bool self_attr_host_only(ol_model *m, ol_nid e, int depth)
     const ol_class *cls = &m->classes.items[m->functions.items[fi].cls];
     ol_sym name = ol_node_sym(m, ol_field(t, e, OL_F_attribute));
     size_t assigned = 0;
-    for (size_t i = 0; i < cls->attr_defs.len && i < 256; i++) {
-        const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
-        if (d->name != name)
-            continue;
+    const ol_member *attrs;
+    size_t count = ol_class_attrs_named(m, m->functions.items[fi].cls, name, &attrs);
+    for (size_t i = 0; i < count && attrs[i].place < 256; i++) {
+        const ol_def *d = &m->defs.items[attrs[i].index];
         if (d->kind != OL_DEF_ASSIGN || d->starred || d->value == OL_NONE || !host_only(m, d->value, depth + 1))
             return false;
         assigned++;
@@ -1361,11 +1361,11 @@ static bool mentions_rank(ol_model *m, ol_nid e, int depth)
             if (obj == OL_NONE || ol_kind_of(t, obj) != OL_N_identifier || !ol_text_is(t, obj, "self") ||
                 fn == OL_NO_INDEX || m->functions.items[fn].cls == OL_NO_INDEX)
                 continue;
-            const ol_class *cls = &m->classes.items[m->functions.items[fn].cls];
-            ol_sym name = ol_node_sym(m, x);
-            for (size_t i = 0; i < cls->attr_defs.len && i < 256; i++) {
-                const ol_def *d = &m->defs.items[cls->attr_defs.items[i]];
-                if (d->name == name && d->kind == OL_DEF_ASSIGN && d->value != OL_NONE && d->value != e &&
+            const ol_member *attrs;
+            size_t count = ol_class_attrs_named(m, m->functions.items[fn].cls, ol_node_sym(m, x), &attrs);
+            for (size_t i = 0; i < count && attrs[i].place < 256; i++) {
+                const ol_def *d = &m->defs.items[attrs[i].index];
+                if (d->kind == OL_DEF_ASSIGN && d->value != OL_NONE && d->value != e &&
                     mentions_rank(m, d->value, depth + 1))
                     return true;
             }

@@ -167,16 +167,37 @@ static const backward_answer *backward_of(ol_model *m, backward_memo *bm, ol_nid
         else
             hi = mid;
     }
-    for (size_t k = lo; k < bm->calls.len; k++) {
-        const ol_call *call = &m->calls.items[bm->calls.items[k]];
-        if (call->node >= region_end)
-            break;
-        if (ol_function_of(m, call->node) != fn || (freeing && keeps_graph(m, call)) ||
-            !ol_mentions(t, ol_unparen(t, call->receiver), what))
-            continue;
-        if (a.first == OL_NONE)
-            a.first = call->node;
-        a.last = call->node;
+    if (ol_kind_of(t, what) == OL_N_identifier) {
+        /* a name: from its uses in the region up to the backward calls whose
+         * receivers hold them (a loop of thousands of losses, each asked
+         * about, reads each loss's own uses only) */
+        size_t count;
+        const ol_nid *uses = ol_name_uses(m, what, region, region_end, &count, NULL);
+        for (size_t i = 0; i < count; i++)
+            for (ol_nid c = uses[i], p = ol_parent(t, c); p != OL_NONE && p >= region; c = p, p = ol_parent(t, p)) {
+                uint32_t ci = ol_call_at(m, p);
+                const ol_call *call = ci != OL_NO_INDEX ? &m->calls.items[ci] : NULL;
+                if (!call || call->name != m->names.backward || call->receiver == OL_NONE ||
+                    !ol_contains(t, ol_unparen(t, call->receiver), uses[i]) || ol_function_of(m, p) != fn ||
+                    (freeing && keeps_graph(m, call)) || !ol_same_text(t, uses[i], what))
+                    continue;
+                if (a.first == OL_NONE || p < a.first)
+                    a.first = p;
+                if (a.last == OL_NONE || p > a.last)
+                    a.last = p;
+            }
+    } else {
+        for (size_t k = lo; k < bm->calls.len; k++) {
+            const ol_call *call = &m->calls.items[bm->calls.items[k]];
+            if (call->node >= region_end)
+                break;
+            if (ol_function_of(m, call->node) != fn || (freeing && keeps_graph(m, call)) ||
+                !ol_mentions(t, ol_unparen(t, call->receiver), what))
+                continue;
+            if (a.first == OL_NONE)
+                a.first = call->node;
+            a.last = call->node;
+        }
     }
     ol_vec_push(&bm->answers, a);
     if (bm->answers.len > bm->nbuckets / 2)

@@ -325,31 +325,38 @@ static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target, int mode)
 }
 
 /* Every use of the binding made at `target` (an identifier or self.attr),
- * checked for dataset use. */
+ * checked for dataset use. The uses are found by the name's spelling (an
+ * attribute's by its last name), not by reading the file. */
 static bool binding_used_as_dataset(ol_model *m, ol_nid target, uint32_t def, int mode)
 {
     const ol_tree *t = m->tree;
     bool attr = ol_kind_of(t, target) == OL_N_attribute;
-    ol_kind want = attr ? OL_N_attribute : OL_N_identifier;
-    char first = t->src->text[ol_node_at(t, target)->start];
-    for (ol_nid n = 0; n < t->nodes.len; n++) {
-        if (n == target || ol_kind_of(t, n) != want || t->src->text[ol_node_at(t, n)->start] != first ||
-            !ol_same_text(t, n, target))
-            continue;
-        if (!attr) {
-            if (ol_kind_of(t, n) != OL_N_identifier)
+    ol_nid key = attr ? ol_field(t, target, OL_F_attribute) : target;
+    if (key == OL_NONE || ol_kind_of(t, key) != OL_N_identifier)
+        return false;
+    size_t count;
+    const ol_nid *uses = ol_name_uses(m, key, 0, (ol_nid)t->nodes.len, &count, NULL);
+    for (size_t i = 0; i < count; i++) {
+        ol_nid n = uses[i];
+        if (attr) {
+            /* `self.data`: the attribute whose last name this is */
+            ol_nid p = ol_parent(t, n);
+            if (ol_kind_of(t, p) != OL_N_attribute || ol_field(t, p, OL_F_attribute) != n ||
+                !ol_same_text(t, p, target))
+                continue;
+            n = p;
+        } else {
+            if (!ol_same_text(t, n, target))
                 continue;
             uint32_t defs[16];
-            size_t count = ol_reaching_defs(m, m->node_scope[n], ol_node_sym(m, n), n, defs, 16);
+            size_t nd = ol_reaching_defs(m, m->node_scope[n], ol_node_sym(m, n), n, defs, 16);
             bool reaches = false;
-            for (size_t k = 0; k < count; k++)
+            for (size_t k = 0; k < nd; k++)
                 reaches |= defs[k] == def;
             if (!reaches)
                 continue;
-        } else if (ol_kind_of(t, n) != OL_N_attribute) {
-            continue;
         }
-        if (used_as_dataset(m, n, target, mode))
+        if (n != target && used_as_dataset(m, n, target, mode))
             return true;
     }
     return false;

@@ -246,169 +246,76 @@ static ol_nid factory_under(ol_model *m, ol_nid e, bool *direct)
     return OL_NONE;
 }
 
+/* The file's statements that seed the CPU generator
+ * (`torch.manual_seed(s)`), in node order: found on the first question. */
+typedef struct seed_list {
+    OL_VEC(ol_nid) stmts;
+    bool built;
+} seed_list;
+
 /* Was the CPU generator seeded earlier in the blocks around n
- * (`torch.manual_seed(s)` before `torch.randn(...).to(device)`)? Then the
- * host draw is deliberate: the same numbers on any device. */
-static bool seeded_before(ol_model *m, ol_nid n)
+ * (`torch.manual_seed(s)` before `torch.randn(...).to(device)`), inside n's
+ * function or class? Then the host draw is deliberate: the same numbers on
+ * any device. A seeding statement counts when its block holds n, after it. */
+static bool seeded_before(ol_model *m, seed_list *seeds, ol_nid n)
 {
     const ol_tree *t = m->tree;
-    static const char *const seeders[] = {"torch.manual_seed", "torch.random.manual_seed", NULL};
-    for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE; a = p, p = ol_parent(t, p)) {
-        ol_kind pk = ol_kind_of(t, p);
-        if (pk == OL_N_function_definition || pk == OL_N_class_definition)
-            return false;
-        if (pk != OL_N_block && pk != OL_N_module)
-            continue;
-        for (ol_nid s = ol_first_named(t, p); s != OL_NONE && s != a; s = ol_next_named(t, s)) {
+    if (!seeds->built) {
+        static const char *const seeders[] = {"torch.manual_seed", "torch.random.manual_seed", NULL};
+        seeds->built = true;
+        for (ol_nid s = 0; s < t->nodes.len; s++) {
             if (ol_kind_of(t, s) != OL_N_expression_statement)
                 continue;
             ol_nid call = ol_first_named(t, s);
             if (call != OL_NONE && ol_kind_of(t, call) == OL_N_call && ol_call_is(m, call, seeders))
-                return true;
+                ol_vec_push(&seeds->stmts, s);
         }
+    }
+    if (seeds->stmts.len == 0)
+        return false;
+    /* the blocks looked at lie below n's innermost function or class */
+    ol_nid owner = OL_NONE;
+    for (ol_nid p = ol_parent(t, n); p != OL_NONE && owner == OL_NONE; p = ol_parent(t, p))
+        if (ol_kind_of(t, p) == OL_N_function_definition || ol_kind_of(t, p) == OL_N_class_definition)
+            owner = p;
+    for (size_t i = seeds->stmts.len; i-- > 0;) {
+        ol_nid s = seeds->stmts.items[i];
+        if (owner != OL_NONE && s < owner)
+            break;
+        if (s >= n || ol_contains(t, s, n))
+            continue; /* after n, or holding it */
+        ol_nid block = ol_parent(t, s);
+        ol_kind bk = ol_kind_of(t, block);
+        if ((bk == OL_N_block || bk == OL_N_module) && (owner == OL_NONE || block > owner) &&
+            ol_contains(t, block, n))
+            return true;
     }
     return false;
 }
 
-/* Every identifier of the file, grouped by its text's hash, by node within
- * a group: "how many times is this name used between here and there" in
- * logarithmic time (a file of thousands of bound-then-moved names stays
- * linear). Built on the first question, in linear time: one pass files each
- * identifier under its name's group, one lays the groups out (sorting the
- * file's identifiers by hash cost more than the rule's other work on the
- * benchmark corpus). It holds 4 bytes per identifier and 24 per name. */
-typedef struct name_group {
-    uint64_t hash;
-    uint32_t start, len; /* its identifiers: nodes[start .. start + len) */
-} name_group;
-
-typedef struct name_index {
-    ol_nid *nodes;
-    size_t count;    /* of nodes */
-    OL_VEC(name_group) groups;
-    uint32_t *slots; /* open addressing by hash: a group's index + 1, 0: empty */
-    size_t mask;
-    bool built;
-    /* used_as_tensor's answer for the uses nodes[lo .. hi), by lo: hi + 1
-     * and the answer (a name's uses in one function are asked about once
-     * per move of it: `.to(device)` thousands of times) */
-    uint32_t *tensor_end;
-    bool *tensor_use;
-} name_index;
-
-/* The slot of `hash`: its group's, or the empty one where it would go. */
-static size_t name_slot(const name_index *ix, uint64_t hash)
-{
-    size_t i = (size_t)(hash ^ (hash >> 29)) & ix->mask;
-    while (ix->slots[i] && ix->groups.items[ix->slots[i] - 1].hash != hash)
-        i = (i + 1) & ix->mask;
-    return i;
-}
-
-/* The group of `hash`, added if new (the table kept at most half full). */
-static uint32_t name_group_of(name_index *ix, uint64_t hash)
-{
-    size_t at = name_slot(ix, hash);
-    if (ix->slots[at])
-        return ix->slots[at] - 1;
-    name_group g = {hash, 0, 0};
-    ol_vec_push(&ix->groups, g);
-    if (ix->groups.len * 2 > ix->mask + 1) {
-        free(ix->slots);
-        ix->mask = ix->mask * 2 + 1;
-        ix->slots = ol_xcalloc(ix->mask + 1, sizeof(uint32_t));
-        for (size_t k = 0; k < ix->groups.len; k++)
-            ix->slots[name_slot(ix, ix->groups.items[k].hash)] = (uint32_t)k + 1;
-    } else {
-        ix->slots[at] = (uint32_t)ix->groups.len;
-    }
-    return (uint32_t)ix->groups.len - 1;
-}
-
-static void name_index_build(name_index *ix, const ol_tree *t)
-{
-    if (ix->built)
-        return;
-    ix->built = true;
-    size_t n = 0;
-    for (ol_nid i = 0; i < t->nodes.len; i++)
-        n += t->nodes.items[i].kind == OL_N_identifier;
-    ix->mask = 63;
-    ix->slots = ol_xcalloc(ix->mask + 1, sizeof(uint32_t));
-    ix->nodes = ol_xmalloc((n ? n : 1) * sizeof(ol_nid));
-    ix->count = n;
-    /* first each identifier's group, where its node will go */
-    uint32_t *group_of = ol_xmalloc((n ? n : 1) * sizeof(uint32_t));
-    size_t k = 0;
-    for (ol_nid i = 0; i < t->nodes.len; i++)
-        if (t->nodes.items[i].kind == OL_N_identifier) {
-            uint32_t g = name_group_of(ix, ol_text_hash(t, i));
-            ix->groups.items[g].len++;
-            group_of[k++] = g;
-        }
-    uint32_t next = 0;
-    for (size_t g = 0; g < ix->groups.len; g++) {
-        ix->groups.items[g].start = next;
-        next += ix->groups.items[g].len;
-        ix->groups.items[g].len = 0;
-    }
-    /* then the nodes, in node order: each group's ascend */
-    k = 0;
-    for (ol_nid i = 0; i < t->nodes.len; i++)
-        if (t->nodes.items[i].kind == OL_N_identifier) {
-            name_group *g = &ix->groups.items[group_of[k++]];
-            ix->nodes[g->start + g->len++] = i;
-        }
-    free(group_of);
-}
-
-static void name_index_free(name_index *ix)
-{
-    free(ix->tensor_end);
-    free(ix->tensor_use);
-    free(ix->nodes);
-    free(ix->slots);
-    ol_vec_free(&ix->groups);
-}
-
-/* The uses of identifier id's name among nodes [from, to): ix->nodes[*lo .. *hi). */
-static void name_range(const name_index *ix, const ol_tree *t, ol_nid id, ol_nid from, ol_nid to, size_t *lo,
-                       size_t *hi)
-{
-    size_t slot = name_slot(ix, ol_text_hash(t, id));
-    name_group none = {0, 0, 0};
-    const name_group *g = ix->slots[slot] ? &ix->groups.items[ix->slots[slot] - 1] : &none;
-    ol_nid bound[2] = {from, to};
-    size_t at[2];
-    for (int b = 0; b < 2; b++) {
-        size_t l = 0, h = g->len;
-        while (l < h) {
-            size_t mid = l + (h - l) / 2;
-            if (ix->nodes[g->start + mid] < bound[b])
-                l = mid + 1;
-            else
-                h = mid;
-        }
-        at[b] = g->start + l;
-    }
-    *lo = at[0];
-    *hi = at[1] > at[0] ? at[1] : at[0];
-}
+/* used_as_tensor's answers, by the position of a name's first use in its
+ * function among the file's identifiers (ol_name_uses): the end of the uses
+ * asked about + 1, and the answer. A name's uses in one function are asked
+ * about once per move of it (`.to(device)` thousands of times). */
+typedef struct tensor_memo {
+    uint32_t *end;
+    bool *use;
+} tensor_memo;
 
 /* Uses of the name `id` among nodes [from, to). */
-static size_t name_count(const name_index *ix, const ol_tree *t, ol_nid id, ol_nid from, ol_nid to)
+static size_t name_count(ol_model *m, ol_nid id, ol_nid from, ol_nid to)
 {
-    size_t lo, hi;
-    name_range(ix, t, id, from, to, &lo, &hi);
-    return hi - lo;
+    size_t len;
+    ol_name_uses(m, id, from, to, &len, NULL);
+    return len;
 }
 
 /* The last use of the name `id` before node `before`, or OL_NONE. */
-static ol_nid name_last_before(const name_index *ix, const ol_tree *t, ol_nid id, ol_nid before)
+static ol_nid name_last_before(ol_model *m, ol_nid id, ol_nid before)
 {
-    size_t lo, hi;
-    name_range(ix, t, id, 0, before, &lo, &hi);
-    return hi > lo ? ix->nodes[hi - 1] : OL_NONE;
+    size_t len;
+    const ol_nid *uses = ol_name_uses(m, id, 0, before, &len, NULL);
+    return len ? uses[len - 1] : OL_NONE;
 }
 
 /* Is n, inside statement stmt, run only under a condition of an expression
@@ -587,27 +494,27 @@ static bool known_on_device(ol_model *m, ol_nid e, ol_reasons *why, int depth)
 
 /* Is identifier id used as a tensor in its function (`x.size(0)`,
  * `x.shape`, `x.device`)? A dtype or a device never is. */
-static bool used_as_tensor(ol_model *m, name_index *ix, ol_nid id)
+static bool used_as_tensor(ol_model *m, tensor_memo *memo, ol_nid id)
 {
     static const char *const attrs[] = {"size", "shape", "device", "dim", "ndim", "numel", "is_cuda", "new_zeros",
                                         "new_ones", "new_empty", "new_full", "new_tensor", NULL};
     const ol_tree *t = m->tree;
     uint32_t fi = ol_function_of(m, id);
     ol_nid region = fi != OL_NO_INDEX ? m->functions.items[fi].node : 0;
-    name_index_build(ix, t);
-    size_t lo, hi;
-    name_range(ix, t, id, region, m->subtree_end[region], &lo, &hi);
-    if (lo >= hi)
+    size_t lo, count;
+    const ol_nid *uses = ol_name_uses(m, id, region, m->subtree_end[region], &count, &lo);
+    if (count == 0)
         return false;
-    if (!ix->tensor_end) {
-        ix->tensor_end = ol_xcalloc(ix->count, sizeof(uint32_t));
-        ix->tensor_use = ol_xcalloc(ix->count, sizeof(bool));
+    size_t hi = lo + count;
+    if (!memo->end) {
+        memo->end = ol_xcalloc(ol_name_uses_total(m), sizeof(uint32_t));
+        memo->use = ol_xcalloc(ol_name_uses_total(m), sizeof(bool));
     }
-    if (ix->tensor_end[lo] == hi + 1)
-        return ix->tensor_use[lo];
+    if (memo->end[lo] == hi + 1)
+        return memo->use[lo];
     bool found = false;
-    for (size_t i = lo; i < hi && !found; i++) {
-        ol_nid use = ix->nodes[i];
+    for (size_t i = 0; i < count && !found; i++) {
+        ol_nid use = uses[i];
         ol_nid p = ol_parent(t, use);
         if (ol_kind_of(t, p) != OL_N_attribute || ol_field(t, p, OL_F_object) != use)
             continue;
@@ -616,8 +523,8 @@ static bool used_as_tensor(ol_model *m, name_index *ix, ol_nid id)
         for (const char *const *w = attrs; *w && !found; w++)
             found = strlen(*w) == len && memcmp(a, *w, len) == 0;
     }
-    ix->tensor_end[lo] = (uint32_t)hi + 1;
-    ix->tensor_use[lo] = found;
+    memo->end[lo] = (uint32_t)hi + 1;
+    memo->use[lo] = found;
     return found;
 }
 
@@ -677,7 +584,7 @@ static ol_nid device_pick_around(ol_model *m, ol_nid stmt)
  * rebound by the move (other methods may read the host tensor). A move that
  * is all the body of an `if` whose condition only picks the device (`if
  * x.is_cuda:`, device_pick_around) counts: *picked is then that `if`. */
-static ol_nid factory_bound_before(ol_model *m, const ol_call *move, name_index *ix, ol_nid *picked)
+static ol_nid factory_bound_before(ol_model *m, const ol_call *move, ol_nid *picked)
 {
     const ol_tree *t = m->tree;
     /* `causal.bool().to(device)`: the name under place-keeping methods */
@@ -708,9 +615,8 @@ static ol_nid factory_bound_before(ol_model *m, const ol_call *move, name_index 
     bool rebind = ol_kind_of(t, inner) == OL_N_assignment && ol_same_text(t, ol_field(t, inner, OL_F_left), recv);
     if (self != OL_NONE && !rebind)
         return OL_NONE;
-    name_index_build(ix, t);
     /* the binding: the last use of the name before the move's statement */
-    ol_nid last = name_last_before(ix, t, key, stmt);
+    ol_nid last = name_last_before(m, key, stmt);
     if (last == OL_NONE)
         return OL_NONE;
     ol_nid target = self != OL_NONE ? ol_parent(t, last) : last;
@@ -734,17 +640,17 @@ static ol_nid factory_bound_before(ol_model *m, const ol_call *move, name_index 
     /* from the binding to the end of the move's statement: the binding's
      * target, the move's receiver, a rebinding target, nothing else */
     ol_nid after = m->subtree_end[stmt];
-    if (name_count(ix, t, key, bind, after) != 2 + (size_t)rebind)
+    if (name_count(m, key, bind, after) != 2 + (size_t)rebind)
         return OL_NONE;
     /* `self.buf.fill_(...)` through a method called in between */
-    if (self != OL_NONE && name_count(ix, t, self, m->subtree_end[bind], stmt) != 0)
+    if (self != OL_NONE && name_count(m, self, m->subtree_end[bind], stmt) != 0)
         return OL_NONE;
     if (!rebind) {
         /* the host tensor is read nowhere else: not after the move, not in an
          * earlier iteration's statements before the binding */
         uint32_t fn = ol_function_of(m, move->node);
         ol_nid region = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
-        if (name_count(ix, t, key, region, m->subtree_end[region]) != 2)
+        if (name_count(m, key, region, m->subtree_end[region]) != 2)
             return OL_NONE;
     }
     return factory;
@@ -754,7 +660,8 @@ static void check(ol_check *c)
 {
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
-    name_index names = {0};
+    tensor_memo tensors = {0};
+    seed_list seeds = {0};
     for (size_t i = 0; i < m->calls.len; i++) {
         const ol_call *call = &m->calls.items[i];
         bool is_cuda = call->name == m->names.cuda, is_to = call->name == m->names.to;
@@ -766,7 +673,7 @@ static void check(ol_check *c)
         ol_nid picked = OL_NONE;
         ol_nid factory = factory_under(m, call->receiver, &direct);
         if (factory == OL_NONE) {
-            factory = factory_bound_before(m, call, &names, &picked);
+            factory = factory_bound_before(m, call, &picked);
             later = factory != OL_NONE;
             direct = false;
         }
@@ -774,7 +681,7 @@ static void check(ol_check *c)
         const char *name = factory != OL_NONE ? factory_name(m, factory, &random) : NULL;
         if (!name || factory_pins_place(t, factory, &requires_grad))
             continue;
-        if (random && seeded_before(m, later ? factory : call->node))
+        if (random && seeded_before(m, &seeds, later ? factory : call->node))
             continue; /* drawn on the host on purpose, for the same numbers on any device */
         ol_nid args = ol_field(t, call->node, OL_F_arguments);
         ol_nid device = OL_NONE;
@@ -791,7 +698,7 @@ static void check(ol_check *c)
             if (a != OL_NONE && (is_type_as || classify_device(m, a) == DEV_NOT)) {
                 ol_nid root = tensor_root(m, a);
                 bool tensor = is_type_as || ol_eval(m, root).kind == OL_V_TENSOR ||
-                              (ol_kind_of(t, root) == OL_N_identifier && used_as_tensor(m, &names, root));
+                              (ol_kind_of(t, root) == OL_N_identifier && used_as_tensor(m, &tensors, root));
                 if (!tensor || known_on_host(m, a, 0) || !known_on_device(m, a, &why, 0))
                     continue;
                 other = a;
@@ -931,7 +838,9 @@ static void check(ol_check *c)
         }
         free(device_text);
     }
-    name_index_free(&names);
+    free(tensors.end);
+    free(tensors.use);
+    ol_vec_free(&seeds.stmts);
 }
 
 const ol_rule ol_rule_oom303 = {

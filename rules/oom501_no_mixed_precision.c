@@ -192,6 +192,10 @@ static bool loop_stays_on_cpu(ol_model *m, ol_nid loop)
     const ol_tree *t = m->tree;
     size_t first, end = ol_calls_in(m, loop, &first);
     int models = 0;
+    /* the last few names found not moved before the loop (a loop runs the
+     * same few models at each of its forwards) */
+    ol_sym clear[8] = {0};
+    size_t cleared = 0;
     for (size_t k = first; k < end; k++) {
         const ol_call *c = &m->calls.items[k];
         if (may_go_to_gpu(m, c))
@@ -214,13 +218,32 @@ static bool loop_stays_on_cpu(ol_model *m, ol_nid loop)
                 if (may_go_to_gpu(m, &m->calls.items[v]))
                     return false;
         }
-        /* `model.to(device)`, `model.cuda()` anywhere before the loop */
-        for (size_t v = 0; v < first; v++) {
-            const ol_call *mv = &m->calls.items[v];
-            if (mv->receiver != OL_NONE && ol_same_text(t, ol_unparen(t, mv->receiver), model) &&
-                may_go_to_gpu(m, mv))
+        ol_sym name = ol_node_sym(m, model);
+        bool known = false;
+        for (size_t j = 0; j < 8 && !known; j++)
+            known = clear[j] == name;
+        if (known) {
+            models++;
+            continue;
+        }
+        /* `model.to(device)`, `model.cuda()` anywhere before the loop: a
+         * call on one of the name's uses before the loop's first call */
+        size_t count;
+        const ol_nid *uses = ol_name_uses(m, model, 0, m->calls.items[first].node, &count, NULL);
+        for (size_t u = 0; u < count; u++) {
+            ol_nid r = uses[u];
+            while (ol_kind_of(t, ol_parent(t, r)) == OL_N_parenthesized_expression)
+                r = ol_parent(t, r);
+            ol_nid attr = ol_parent(t, r);
+            if (ol_kind_of(t, attr) != OL_N_attribute || ol_field(t, attr, OL_F_object) != r)
+                continue;
+            uint32_t v = ol_call_at(m, ol_parent(t, attr));
+            const ol_call *mv = v != OL_NO_INDEX ? &m->calls.items[v] : NULL;
+            if (mv && v < first && mv->receiver != OL_NONE && ol_unparen(t, mv->receiver) == uses[u] &&
+                ol_same_text(t, uses[u], model) && may_go_to_gpu(m, mv))
                 return false;
         }
+        clear[cleared++ % 8] = name;
         models++;
     }
     return models > 0;
@@ -242,14 +265,18 @@ static void check(ol_check *c)
         }
         const ol_call *call = &m->calls.items[i];
         ol_nid loop = training_loop_of(m, call->node, 0);
-        if (loop == OL_NONE || loop_stays_on_cpu(m, loop))
+        if (loop == OL_NONE)
             continue;
-        bool seen = false;
-        for (size_t k = 0; k < loops.len; k++)
-            seen |= loops.items[k] == loop;
+        /* each loop is decided once, at its first backward (a loop of
+         * thousands of steps asked at each was read thousands of times) */
+        bool seen = loops.len > 0 && ol_vec_last(&loops) == loop;
+        for (size_t k = 0; k < loops.len && !seen; k++)
+            seen = loops.items[k] == loop;
         if (seen)
             continue;
         ol_vec_push(&loops, loop);
+        if (loop_stays_on_cpu(m, loop))
+            continue;
         ol_diag *d = ol_report_node(c, call->node,
                                     "this GPU training loop runs entirely in float32; mixed precision would "
                                     "roughly halve activation memory and speed up matrix math");

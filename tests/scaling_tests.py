@@ -168,6 +168,41 @@ def _():
             assert_linear(f"forwards in one function ({name})", *cpu)
 
 
+@test("scaling: one function of N and 4N random tensors moved, losses stepped, models run; a class of N and 4N methods")
+def _():
+    # each path read the whole function (or class) once per statement of it:
+    # OOM301 every node of the file for each moved binding's uses, OOM303
+    # every statement before each random draw for a `manual_seed`, OOM101
+    # every backward of the loop for each loss added to a total, OOM501 the
+    # whole loop at each of its backwards and every call before it at each
+    # forward, and the evaluator a class's list of members at each
+    # `self.m(...)` (N: where the old paths' time passes the bound's slack)
+    head = "import torch\nmodel = torch.nn.Linear(3, 3)\ndevice = 'cuda'\n"
+    shapes = {
+        "moves": (3000, ("OOM301", "OOM303"), lambda n: "def main(x):\n" + "".join(
+            f"    a{i} = torch.randn(3).cuda()\n    b{i} = a{i}.to('cuda')\n" for i in range(n))),
+        "steps": (3000, ("ALL",), lambda n: "def main(loader, opt):\n    total = 0\n    for x in loader:\n" + "".join(
+            f"        loss{i} = model(x).sum()\n        loss{i}.backward()\n        opt.step()\n"
+            f"        total += loss{i}\n" for i in range(n))),
+        "cpu_loop": (3000, ("OOM501",), lambda n: "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                     "x = torch.ones(3).to(device)\n" + "".join(f"z{i} = model.f{i}(x)\n" for i in range(n)) +
+                     "for x in loader:\n" + "".join(f"    out{i} = model(x)\n" for i in range(n)) +
+                     "    out0.sum().backward()\n    opt.step()\n"),
+        "members": (8000, ("ALL",), lambda n: "class T:\n" + "".join(
+            f"    def m{i}(self, x):\n        return self.m{i + 1}(model(x))\n" for i in range(n))),
+    }
+    with Workspace() as ws:
+        for name, (size, rules, text) in shapes.items():
+            cpu = []
+            for n in (int(measure.scale(size)), int(measure.scale(4 * size))):
+                path = ws.write(f"{name}{n}.py", head + text(n))
+                m = measure.run("--isolated", "--select", ",".join(rules), "--format", "json", "-q", path,
+                                cwd=ws.path, timeout=600)
+                assert m.code in (0, 1), m
+                cpu.append(m.cpu)
+            assert_linear(f"one function of many statements ({name})", *cpu)
+
+
 @test("scaling: 5,000 and 20,000 names bound to a factory and moved by the next statement (OOM303)")
 def _():
     import json

@@ -396,16 +396,19 @@ typedef struct ol_model {
     uint64_t *plain_calls;
     size_t plain_calls_len;
     bool plain_calls_built;
-    /* every class's methods, keyed by (class << 32 | name) and sorted
-     * (classes.c, ol_eval__find_method): built when first asked */
-    struct ol_method_key *method_keys;
-    size_t method_keys_len;
-    bool method_keys_built;
+    /* every class's methods and attribute defs, keyed by (class << 32 |
+     * name) and sorted (ol_class_methods_named, ol_class_attrs_named):
+     * built when first asked */
+    struct ol_member *method_keys, *attr_keys;
+    size_t method_keys_len, attr_keys_len;
+    bool method_keys_built, attr_keys_built;
     /* the calls of a method named eval or train, as call indexes in order:
      * the only ones that can switch a module's mode (flows.c) */
     uint32_t *mode_calls;
     size_t mode_calls_len;
     bool mode_calls_built;
+    /* every identifier by its spelling (names.c, ol_name_uses): built when first asked */
+    struct ol_name_index *name_index;
     /* what the layer above keeps per file (facts.c: training events per
      * region); the model frees it with the function given, knowing nothing
      * of its shape */
@@ -548,5 +551,12 @@ bool ol_mentions(const ol_tree *t, ol_nid e, ol_nid x);
 size_t ol_calls_in(const ol_model *m, ol_nid n, size_t *first);
 /* The hash of a node's text with whitespace ignored (ol_same_text's equality). */
 uint64_t ol_text_hash(const ol_tree *t, ol_nid n);
+/* The file's identifiers spelled like node id (by ol_text_hash), among nodes
+ * [from, to), in node order: *len of them from the pointer returned (names.c;
+ * built on the first question in linear time and kept with the model). *at,
+ * unless NULL, is the first one's position among the ol_name_uses_total(m)
+ * identifiers of the file, for a caller's table per use. */
+const ol_nid *ol_name_uses(ol_model *m, ol_nid id, ol_nid from, ol_nid to, size_t *len, size_t *at);
+size_t ol_name_uses_total(ol_model *m);
 
 #endif

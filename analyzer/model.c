@@ -1150,6 +1150,63 @@ size_t ol_calls_in(const ol_model *m, ol_nid n, size_t *first)
     return lo;
 }
 
+/* ---- the loops over an expression ---------------------------------------- */
+
+size_t ol_loops_iterating(ol_model *m, ol_nid n, uint32_t *out, size_t cap)
+{
+    const ol_tree *t = m->tree;
+    if (!m->iter_loops_built) {
+        m->iter_loops_built = true;
+        m->iter_loops = ol_xmalloc((m->loops.len + 1) * sizeof(uint64_t));
+        for (uint32_t i = 0; i < m->loops.len; i++)
+            if (m->loops.items[i].iter != OL_NONE)
+                m->iter_loops[m->iter_loops_len++] = (uint64_t)m->loops.items[i].iter << 32 | i;
+        ol_sort(m->iter_loops, m->iter_loops_len, sizeof(uint64_t), ol_cmp_u64);
+    }
+    size_t count = 0;
+    if (m->iter_loops_len == 0)
+        return 0;
+    for (ol_nid a = n; a != OL_NONE && count < cap; a = ol_parent(t, a)) {
+        uint64_t key = (uint64_t)a << 32;
+        size_t lo = 0, hi = m->iter_loops_len;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (m->iter_loops[mid] < key)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < m->iter_loops_len && m->iter_loops[lo] >> 32 == a && count < cap; lo++)
+            out[count++] = (uint32_t)m->iter_loops[lo];
+    }
+    /* in loop order (found innermost first) */
+    ol_sort(out, count, sizeof(uint32_t), ol_cmp_u32);
+    return count;
+}
+
+/* ---- the def a binding makes ------------------------------------------------ */
+
+uint32_t ol_def_of_target(ol_model *m, ol_nid target)
+{
+    if (!m->target_defs_built) {
+        m->target_defs_built = true;
+        m->target_defs = ol_xmalloc((m->defs.len + 1) * sizeof(uint64_t));
+        for (size_t i = 0; i < m->defs.len; i++)
+            m->target_defs[i] = (uint64_t)m->defs.items[i].target << 32 | i;
+        ol_sort(m->target_defs, m->defs.len, sizeof(uint64_t), ol_cmp_u64);
+    }
+    uint64_t key = (uint64_t)target << 32;
+    size_t lo = 0, hi = m->defs.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->target_defs[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->defs.len && m->target_defs[lo] >> 32 == target ? (uint32_t)m->target_defs[lo] : OL_NO_INDEX;
+}
+
 /* ---- a class's members by name ------------------------------------------- */
 
 static int cmp_member(const void *a, const void *b)
@@ -1323,6 +1380,8 @@ void ol_model_free(ol_model *m)
     ol_name_index_free(m->name_index);
     free(m->method_keys);
     free(m->attr_keys);
+    free(m->iter_loops);
+    free(m->target_defs);
     free(m->chain_items);
     free(m->chain_start);
     free(m->chain_count);

@@ -247,10 +247,11 @@ static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target, int mode)
     bool wrapped_only = mode == USE_WRAPPED;
     ol_kind pk = ol_kind_of(t, p);
     /* for xb in X, X.split(bs) as a loop iterable */
-    for (uint32_t i = 0; i < m->loops.len && !wrapped_only; i++) {
+    uint32_t over[16];
+    size_t loops_over = wrapped_only ? 0 : ol_loops_iterating(m, use, over, 16);
+    for (size_t k = 0; k < loops_over; k++) {
+        uint32_t i = over[k];
         ol_nid it = m->loops.items[i].iter;
-        if (it == OL_NONE || !ol_contains(t, it, use))
-            continue;
         ol_nid u = ol_unparen(t, it);
         /* a comprehension over the rows (`[tok.decode(t) for t in toks]`)
          * reads a result; only one over batches cut from it counts */
@@ -334,8 +335,10 @@ static bool binding_used_as_dataset(ol_model *m, ol_nid target, uint32_t def, in
     ol_nid key = attr ? ol_field(t, target, OL_F_attribute) : target;
     if (key == OL_NONE || ol_kind_of(t, key) != OL_N_identifier)
         return false;
+    /* a name bound in a function (or class body) is read only inside it */
+    ol_nid scope = attr ? 0 : m->scopes.items[m->defs.items[def].scope].node;
     size_t count;
-    const ol_nid *uses = ol_name_uses(m, key, 0, (ol_nid)t->nodes.len, &count, NULL);
+    const ol_nid *uses = ol_name_uses(m, key, scope, m->subtree_end[scope], &count, NULL);
     for (size_t i = 0; i < count; i++) {
         ol_nid n = uses[i];
         if (attr) {
@@ -464,15 +467,6 @@ static bool moves_loop_variable(ol_model *m, ol_nid e)
     return false;
 }
 
-/* The def an assignment statement makes for a plain target, or OL_NO_INDEX. */
-static uint32_t def_of_target(ol_model *m, ol_nid target)
-{
-    for (size_t i = 0; i < m->defs.len; i++)
-        if (m->defs.items[i].target == target)
-            return (uint32_t)i;
-    return OL_NO_INDEX;
-}
-
 /* Is the value that expression `value` (inside statement stmt) produces used
  * as a dataset: an argument of a dataset constructor, or bound to a name
  * (or self attribute) that is then sliced, iterated or wrapped? */
@@ -495,7 +489,7 @@ static bool result_used_as_dataset(ol_model *m, ol_nid stmt, ol_nid value, int p
     ol_nid right = ol_unparen(t, ol_field(t, assign, OL_F_right));
     if ((ol_kind_of(t, left) == OL_N_identifier || ol_kind_of(t, left) == OL_N_attribute) &&
         ol_method_chain_holds(m, right, value)) {
-        uint32_t def = def_of_target(m, left);
+        uint32_t def = ol_def_of_target(m, left);
         return def != OL_NO_INDEX && binding_used_as_dataset(m, left, def, mode);
     }
     if ((ol_kind_of(t, left) == OL_N_pattern_list || ol_kind_of(t, left) == OL_N_tuple_pattern) &&
@@ -506,7 +500,7 @@ static bool result_used_as_dataset(ol_model *m, ol_nid stmt, ol_nid value, int p
              val = ol_next_named(t, val), tgt = ol_next_named(t, tgt)) {
             if (!ol_method_chain_holds(m, val, value) || ol_kind_of(t, tgt) != OL_N_identifier)
                 continue;
-            uint32_t def = def_of_target(m, tgt);
+            uint32_t def = ol_def_of_target(m, tgt);
             if (def != OL_NO_INDEX && binding_used_as_dataset(m, tgt, def, mode))
                 return true;
         }
@@ -521,7 +515,7 @@ static bool result_used_as_dataset(ol_model *m, ol_nid stmt, ol_nid value, int p
         for (ol_nid tgt = ol_first_named(t, left); tgt != OL_NONE; tgt = ol_next_named(t, tgt), k++) {
             if (ol_kind_of(t, tgt) != OL_N_identifier || (pos >= 0 && k != pos))
                 continue;
-            uint32_t def = def_of_target(m, tgt);
+            uint32_t def = ol_def_of_target(m, tgt);
             if (def != OL_NO_INDEX && binding_used_as_dataset(m, tgt, def, mode))
                 return true;
         }
@@ -786,7 +780,7 @@ static bool model_runs_on(ol_model *m, ol_nid stmt, ol_nid call)
     ol_nid target = ol_field(t, assign, OL_F_left);
     if (ol_kind_of(t, target) != OL_N_identifier)
         return false;
-    uint32_t def = def_of_target(m, target);
+    uint32_t def = ol_def_of_target(m, target);
     if (def == OL_NO_INDEX)
         return false;
     ol_nid root = m->scopes.items[m->defs.items[def].scope].node;
@@ -803,9 +797,10 @@ static bool model_runs_on(ol_model *m, ol_nid stmt, ol_nid call)
             continue;
         if (reaches_forward(m, u))
             return true;
-        for (uint32_t i = 0; i < m->loops.len; i++)
-            if (m->loops.items[i].iter != OL_NONE && ol_unparen(t, m->loops.items[i].iter) == u &&
-                loop_runs_model(m, i))
+        uint32_t over[16];
+        size_t loops_over = ol_loops_iterating(m, u, over, 16);
+        for (size_t k = 0; k < loops_over; k++)
+            if (ol_unparen(t, m->loops.items[over[k]].iter) == u && loop_runs_model(m, over[k]))
                 return true;
     }
     return false;

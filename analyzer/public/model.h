@@ -407,6 +407,15 @@ typedef struct ol_model {
     uint32_t *mode_calls;
     size_t mode_calls_len;
     bool mode_calls_built;
+    /* the loops with an iterable, as iter << 32 | loop index, sorted
+     * (ol_loops_iterating): built when first asked */
+    uint64_t *iter_loops;
+    size_t iter_loops_len;
+    bool iter_loops_built;
+    /* the defs as target << 32 | def index, sorted (ol_def_of_target):
+     * built when first asked */
+    uint64_t *target_defs;
+    bool target_defs_built;
     /* every identifier by its spelling (names.c, ol_name_uses): built when first asked */
     struct ol_name_index *name_index;
     /* what the layer above keeps per file (facts.c: training events per
@@ -476,6 +485,14 @@ const char *ol_sym_str(const ol_model *m, ol_sym s);
  * callsites), in function order. */
 size_t ol_call_functions(const ol_model *m, uint32_t call, const uint32_t **out);
 size_t ol_reaching_defs(ol_model *m, uint32_t scope, ol_sym name, ol_nid at, uint32_t *out, size_t cap);
+/* The loops whose iterable (ol_loop.iter) holds node n, in loop order: at
+ * most cap written to out, how many returned. A table of the loops by
+ * iterable, built on the first question, and a walk up from n. */
+size_t ol_loops_iterating(ol_model *m, ol_nid n, uint32_t *out, size_t cap);
+/* The first def whose target is node `target` (the identifier or self
+ * attribute a binding writes), or OL_NO_INDEX: a table of the defs by
+ * target, built on the first question. */
+uint32_t ol_def_of_target(ol_model *m, ol_nid target);
 /* First def of a name in a scope, or OL_NO_INDEX (then follow ol_def.next). */
 uint32_t ol_scope_defs(const ol_model *m, uint32_t scope, ol_sym name);
 

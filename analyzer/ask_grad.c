@@ -249,14 +249,9 @@ static ol_nid gradient_call_in(ol_model *m, ol_nid region, uint32_t fn, ol_nid a
                                ol_reasons *why)
 {
     size_t first, end = ol_calls_in(m, region, &first);
-    /* the calls are in node order: from the first after `after`, up to `before` */
-    for (size_t hi = end; after != OL_NONE && first < hi;) {
-        size_t mid = first + (hi - first) / 2;
-        if (m->calls.items[mid].node <= after)
-            first = mid + 1;
-        else
-            hi = mid;
-    }
+    /* from the first call after `after`, up to `before` */
+    if (after != OL_NONE)
+        first = ol_calls_from(m, after + 1, first, end);
     for (size_t i = first; i < end; i++) {
         const ol_call *c = &m->calls.items[i];
         if (before != OL_NONE && c->node >= before)

@@ -469,21 +469,30 @@ static void path_literals(ol_model *m, ol_nid e, int depth, file_literals *out)
  * function (a `path` elsewhere is another variable), or the same file-name
  * literal in both (`join(args.dump, "feat.pth")` and `join(args.load,
  * "feat.pth")`, also through the names they are built from)? */
+static bool literals_meet(const file_literals *la, const file_literals *lb)
+{
+    for (size_t i = 0; i < la->n; i++)
+        for (size_t j = 0; j < lb->n; j++)
+            if (la->len[i] == lb->len[j] && memcmp(la->s[i], lb->s[j], la->len[i]) == 0)
+                return true;
+    return false;
+}
+
+static bool same_text_here(ol_model *m, ol_nid a, ol_nid b)
+{
+    return ol_same_text(m->tree, a, b) && ol_function_of(m, a) == ol_function_of(m, b);
+}
+
 static bool same_file(ol_model *m, ol_nid a, ol_nid b)
 {
-    const ol_tree *t = m->tree;
-    if (ol_same_text(t, a, b) && ol_function_of(m, a) == ol_function_of(m, b))
+    if (same_text_here(m, a, b))
         return true;
     file_literals la = {0}, lb = {0};
     path_literals(m, a, 0, &la);
     if (la.n == 0)
         return false;
     path_literals(m, b, 0, &lb);
-    for (size_t i = 0; i < la.n; i++)
-        for (size_t j = 0; j < lb.n; j++)
-            if (la.len[i] == lb.len[j] && memcmp(la.s[i], lb.s[j], la.len[i]) == 0)
-                return true;
-    return false;
+    return literals_meet(&la, &lb);
 }
 
 /* The torch.save calls of a file, gathered once: each load compares its
@@ -498,6 +507,10 @@ typedef struct {
     ol_shapes *shapes; /* the shapes of each one's path (save_shapes) */
     uint8_t *shaped;   /* per save: 0 not yet, 1 none, 2 known */
     uint8_t *resave;   /* per save: 0 not yet, 1 no, 2 writes back what a load read (resaves_load) */
+    ol_nid *to;        /* per save: the path it writes (`f`), or OL_NONE */
+    uint64_t *to_hash; /* and that path's ol_text_hash */
+    file_literals *lits; /* per save: the literals of the path it writes, once lits_known */
+    bool *lits_known;
 } save_vec;
 
 static void collect_saves(ol_model *m, save_vec *out)
@@ -513,10 +526,26 @@ static void collect_saves(ol_model *m, save_vec *out)
     out->dict = ol_xcalloc(out->len + 1, sizeof(ol_nid));
     out->shapes = ol_xcalloc(out->len + 1, sizeof(ol_shapes));
     out->shaped = ol_xcalloc(out->len + 1, 1);
+    out->lits = ol_xcalloc(out->len + 1, sizeof(file_literals));
+    out->lits_known = ol_xcalloc(out->len + 1, sizeof(bool));
+    out->to = ol_xcalloc(out->len + 1, sizeof(ol_nid));
+    out->to_hash = ol_xcalloc(out->len + 1, sizeof(uint64_t));
     for (size_t i = 0; i < out->len; i++) {
         ol_nid obj = ol_call_arg(m, m->calls.items[out->items[i]].node, 0, "obj");
         out->dict[i] = obj != OL_NONE ? ol_saved_dict(m, obj) : OL_NONE;
+        out->to[i] = ol_call_arg(m, m->calls.items[out->items[i]].node, 1, "f");
+        out->to_hash[i] = out->to[i] != OL_NONE ? ol_text_hash(m->tree, out->to[i]) : 0;
     }
+}
+
+/* The file-name literals of the path save i writes (to: its node). */
+static const file_literals *save_literals(ol_model *m, save_vec *saves, size_t i, ol_nid to)
+{
+    if (!saves->lits_known[i]) {
+        saves->lits_known[i] = true;
+        path_literals(m, to, 0, &saves->lits[i]);
+    }
+    return &saves->lits[i];
 }
 
 /* Does save i of the file write host data only? */
@@ -684,15 +713,20 @@ static bool written_here_from_host(ol_model *m, save_vec *saves, ol_nid path)
 {
     ol_shapes load = {0};
     bool shaped = ol_path_shapes(m, path, &load), by_text = false, ok = true;
+    /* same_file's test, with each path's literals read once */
+    file_literals named = {0};
+    path_literals(m, path, 0, &named);
+    uint64_t path_hash = ol_text_hash(m->tree, path);
     bool covered[OL_SHAPES_MAX] = {0};
     int rank = -1;
     size_t writes = 0;
     for (size_t i = 0; i < saves->len && ok; i++) {
-        const ol_call *call = &m->calls.items[saves->items[i]];
-        ol_nid to = ol_call_arg(m, call->node, 1, "f");
+        ol_nid to = saves->to[i];
         if (to == OL_NONE)
             continue;
-        bool text = same_file(m, path, to), shape = false;
+        bool text = (saves->to_hash[i] == path_hash && same_text_here(m, path, to)) ||
+                    (named.n > 0 && literals_meet(&named, save_literals(m, saves, i, to))),
+             shape = false;
         const ol_shapes *written = shaped ? save_shapes(m, saves, i) : NULL;
         for (size_t k = 0; written && k < load.len; k++)
             if (ol_shapes_has(written, load.items[k]))
@@ -995,6 +1029,10 @@ static void door_load_free(void *p)
     free(saves.dict);
     free(saves.shapes);
     free(saves.shaped);
+    free(saves.lits);
+    free(saves.lits_known);
+    free(saves.to);
+    free(saves.to_hash);
     free(lu.uses);
     free(lu.other);
     free(lu.not_host_state);

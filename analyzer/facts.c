@@ -437,6 +437,15 @@ uint32_t ol_accumulator_outlived_loop(ol_model *m, const ol_accumulator *acc, ol
 
 static bool function_consumes_buffer_uncached(ol_model *m, uint32_t g, ol_nid holder);
 
+/* The first empty slot of the answers' table on hash h's probe sequence. */
+static size_t consumed_free_slot(const facts_cache *fc, uint64_t h)
+{
+    size_t i = (size_t)(h ^ (h >> 31)) & fc->consumed_mask;
+    while (fc->consumed_slots[i])
+        i = (i + 1) & fc->consumed_mask;
+    return i;
+}
+
 /* Does function g empty the buffer `holder` after a backward through it?
  * Asked once per append to the buffer, and answered from g's whole body:
  * kept per function and holder text (with its length, which ol_mentions
@@ -462,20 +471,12 @@ static bool function_consumes_buffer(ol_model *m, uint32_t g, ol_nid holder)
         free(fc->consumed_slots);
         fc->consumed_slots = ol_xcalloc(cap, sizeof(uint32_t));
         fc->consumed_mask = cap - 1;
-        for (size_t k = 0; k < fc->consumed.len; k++) {
-            uint64_t kh = fc->consumed.items[k].hash;
-            size_t i = (size_t)(kh ^ (kh >> 31)) & fc->consumed_mask;
-            while (fc->consumed_slots[i])
-                i = (i + 1) & fc->consumed_mask;
-            fc->consumed_slots[i] = (uint32_t)k + 1;
-        }
+        for (size_t k = 0; k < fc->consumed.len; k++)
+            fc->consumed_slots[consumed_free_slot(fc, fc->consumed.items[k].hash)] = (uint32_t)k + 1;
     }
     consumed_answer a = {h, g, holder, yes};
     ol_vec_push(&fc->consumed, a);
-    size_t i = (size_t)(h ^ (h >> 31)) & fc->consumed_mask;
-    while (fc->consumed_slots[i])
-        i = (i + 1) & fc->consumed_mask;
-    fc->consumed_slots[i] = (uint32_t)fc->consumed.len;
+    fc->consumed_slots[consumed_free_slot(fc, h)] = (uint32_t)fc->consumed.len;
     return yes;
 }
 

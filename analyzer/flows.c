@@ -453,22 +453,6 @@ static bool framework_class(const char *q)
  * order of m->calls: a module's last switch before a call is looked for
  * among them, not among every call before it (a script of tens of
  * thousands of method calls made that quadratic). */
-static const uint32_t *mode_calls(ol_model *m, size_t *count)
-{
-    if (!m->mode_calls_built) {
-        m->mode_calls_built = true;
-        size_t n = 0;
-        for (size_t i = 0; i < m->calls.len; i++)
-            n += named_eval_or_train(m, &m->calls.items[i]);
-        m->mode_calls = n ? ol_xmalloc(n * sizeof(uint32_t)) : NULL;
-        for (size_t i = 0; i < m->calls.len; i++)
-            if (named_eval_or_train(m, &m->calls.items[i]))
-                m->mode_calls[m->mode_calls_len++] = (uint32_t)i;
-    }
-    *count = m->mode_calls_len;
-    return m->mode_calls;
-}
-
 ol_nid ol_module_eval_switch(ol_model *m, ol_nid module, ol_nid at, bool *by_class)
 {
     const ol_tree *t = m->tree;
@@ -479,16 +463,10 @@ ol_nid ol_module_eval_switch(ol_model *m, ol_nid module, ol_nid at, bool *by_cla
     ol_nid region = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
     /* the last switch of it before `at` in the same function */
     size_t first, end = ol_calls_in(m, region, &first);
-    /* from the last call before `at` (calls are in node order) */
-    for (size_t lo = first; lo < end;) {
-        size_t mid = lo + (end - lo) / 2;
-        if (m->calls.items[mid].node < at)
-            lo = mid + 1;
-        else
-            end = mid;
-    }
+    /* from the last call before `at` */
+    end = ol_calls_from(m, at, first, end);
     size_t switches;
-    const uint32_t *sw = mode_calls(m, &switches);
+    const uint32_t *sw = ol_mode_calls(m, &switches);
     /* from the last switch before `at` back to the region's first call */
     for (size_t next = ol_lower_bound_u32(sw, switches, (uint32_t)end); next-- > 0 && sw[next] >= first;) {
         const ol_call *c = &m->calls.items[sw[next]];

@@ -1126,9 +1126,8 @@ uint32_t ol_function_of(const ol_model *m, ol_nid n)
     return OL_NO_INDEX;
 }
 
-size_t ol_calls_in(const ol_model *m, ol_nid n, size_t *first)
+size_t ol_calls_from(const ol_model *m, ol_nid n, size_t lo, size_t hi)
 {
-    size_t lo = 0, hi = m->calls.len;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (m->calls.items[mid].node < n)
@@ -1136,18 +1135,31 @@ size_t ol_calls_in(const ol_model *m, ol_nid n, size_t *first)
         else
             hi = mid;
     }
-    *first = lo;
+    return lo;
+}
+
+const uint32_t *ol_mode_calls(ol_model *m, size_t *count)
+{
+    if (!m->mode_calls_built) {
+        m->mode_calls_built = true;
+        size_t n = 0;
+        for (size_t i = 0; i < m->calls.len; i++)
+            n += m->calls.items[i].name == m->names.eval || m->calls.items[i].name == m->names.train;
+        m->mode_calls = n ? ol_xmalloc(n * sizeof(uint32_t)) : NULL;
+        for (size_t i = 0; i < m->calls.len; i++)
+            if (m->calls.items[i].name == m->names.eval || m->calls.items[i].name == m->names.train)
+                m->mode_calls[m->mode_calls_len++] = (uint32_t)i;
+    }
+    *count = m->mode_calls_len;
+    return m->mode_calls;
+}
+
+size_t ol_calls_in(const ol_model *m, ol_nid n, size_t *first)
+{
     /* the end too by binary search: walking to it made every question
      * about a big region (the module, for top-level code) cost its calls */
-    hi = m->calls.len;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->calls.items[mid].node < m->subtree_end[n])
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    *first = ol_calls_from(m, n, 0, m->calls.len);
+    return ol_calls_from(m, m->subtree_end[n], *first, m->calls.len);
 }
 
 /* ---- the loops over an expression ---------------------------------------- */

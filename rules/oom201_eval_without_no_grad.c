@@ -386,10 +386,12 @@ static const mode_calls *mode_calls_of(ol_model *m, mode_cache *mc, uint32_t fn,
     if (mcs->built)
         return mcs;
     mcs->built = true;
-    size_t first, end = ol_calls_in(m, body, &first);
-    for (size_t i = first; i < end; i++) {
+    size_t first, end = ol_calls_in(m, body, &first), count;
+    const uint32_t *named = ol_mode_calls(m, &count);
+    for (size_t k = ol_lower_bound_u32(named, count, (uint32_t)first); k < count && named[k] < end; k++) {
+        uint32_t i = named[k];
         const ol_call *c = &m->calls.items[i];
-        if ((c->name != m->names.eval && c->name != m->names.train) || ol_function_of(m, c->node) != fn)
+        if (ol_function_of(m, c->node) != fn)
             continue;
         if (c->receiver != OL_NONE)
             ol_vec_push(&mcs->switches, (uint32_t)i);
@@ -1123,14 +1125,7 @@ static bool only_images(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
         return false;
     size_t first, end = ol_calls_in(m, body, &first);
     /* the calls after n: without an image call among them, nothing is shown */
-    size_t after = first;
-    for (size_t lo = first, hi = end; lo < hi;) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->calls.items[mid].node <= n)
-            lo = after = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t after = ol_calls_from(m, n + 1, first, end);
     if (image_calls_in(m, mc, after, end) == 0)
         return false;
     nid_vec names = {0};

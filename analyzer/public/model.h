@@ -403,7 +403,7 @@ typedef struct ol_model {
     size_t method_keys_len, attr_keys_len;
     bool method_keys_built, attr_keys_built;
     /* the calls of a method named eval or train, as call indexes in order:
-     * the only ones that can switch a module's mode (flows.c) */
+     * the only ones that can switch a module's mode (ol_mode_calls) */
     uint32_t *mode_calls;
     size_t mode_calls_len;
     bool mode_calls_built;
@@ -564,6 +564,12 @@ bool ol_name_looks_like(const char *name, size_t len, const char *const *tokens)
 bool ol_same_text(const ol_tree *t, ol_nid a, ol_nid b);
 /* Does the subtree at e contain an expression with the same text as x? */
 bool ol_mentions(const ol_tree *t, ol_nid e, ol_nid x);
+/* The calls named eval or train, the only ones that can switch a module's
+ * mode: call indexes in order, *count of them (found on the first question). */
+const uint32_t *ol_mode_calls(ol_model *m, size_t *count);
+/* The first of the calls [lo, hi) whose node is n or after it (hi if
+ * none): the calls are in node order, so a binary search. */
+size_t ol_calls_from(const ol_model *m, ol_nid n, size_t lo, size_t hi);
 /* The calls whose nodes lie in n's subtree: indexes [*first, return). */
 size_t ol_calls_in(const ol_model *m, ol_nid n, size_t *first);
 /* The hash of a node's text with whitespace ignored (ol_same_text's equality). */

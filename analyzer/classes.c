@@ -227,6 +227,26 @@ ol_val ol_eval__class_attr(ol_model *m, uint32_t ci, ol_sym name, int depth)
     return r;
 }
 
+static bool derives(ol_model *m, uint32_t ci, uint32_t base, int depth, int *budget)
+{
+    if (ci == base)
+        return true;
+    if (depth >= 16 || ci >= m->classes.len || --*budget < 0)
+        return false;
+    for (size_t i = 0; i < m->classes.items[ci].bases.len; i++) {
+        ol_val b = ol_eval(m, m->classes.items[ci].bases.items[i]);
+        if (b.kind == OL_V_CLASS && b.ref != ci && derives(m, b.ref, base, depth + 1, budget))
+            return true;
+    }
+    return false;
+}
+
+bool ol_class_derives(ol_model *m, uint32_t ci, uint32_t base)
+{
+    int budget = 64; /* classes visited: a lattice of mixins stays cheap */
+    return derives(m, ci, base, 0, &budget);
+}
+
 /* ---- module evidence ------------------------------------------------------------ */
 
 static const char *const MODULE_ONLY_METHODS[] = {"eval", "train", "parameters", "named_parameters", "modules",

@@ -327,7 +327,9 @@ static bool used_as_dataset(ol_model *m, ol_nid use, ol_nid target, int mode)
 
 /* Every use of the binding made at `target` (an identifier or self.attr),
  * checked for dataset use. The uses are found by the name's spelling (an
- * attribute's by its last name), not by reading the file. */
+ * attribute's by its last name), not by reading the file; an attribute's
+ * in the methods of its class and of the classes it derives from or that
+ * derive from it (another class's `self.data` is another object's). */
 static bool binding_used_as_dataset(ol_model *m, ol_nid target, uint32_t def, int mode)
 {
     const ol_tree *t = m->tree;
@@ -337,6 +339,7 @@ static bool binding_used_as_dataset(ol_model *m, ol_nid target, uint32_t def, in
         return false;
     /* a name bound in a function (or class body) is read only inside it */
     ol_nid scope = attr ? 0 : m->scopes.items[m->defs.items[def].scope].node;
+    uint32_t owner = attr ? m->scopes.items[m->defs.items[def].scope].cls : OL_NO_INDEX;
     size_t count;
     const ol_nid *uses = ol_name_uses(m, key, scope, m->subtree_end[scope], &count, NULL);
     for (size_t i = 0; i < count; i++) {
@@ -346,6 +349,11 @@ static bool binding_used_as_dataset(ol_model *m, ol_nid target, uint32_t def, in
             ol_nid p = ol_parent(t, n);
             if (ol_kind_of(t, p) != OL_N_attribute || ol_field(t, p, OL_F_attribute) != n ||
                 !ol_same_text(t, p, target))
+                continue;
+            uint32_t fn = ol_function_of(m, p);
+            uint32_t cls = fn != OL_NO_INDEX ? m->functions.items[fn].cls : OL_NO_INDEX;
+            if (owner != OL_NO_INDEX && cls != OL_NO_INDEX && !ol_class_derives(m, cls, owner) &&
+                !ol_class_derives(m, owner, cls))
                 continue;
             n = p;
         } else {
@@ -636,11 +644,27 @@ static bool moved_in_dataset_init(ol_model *m, ol_nid move)
     }
     if (target == OL_NONE || ol_kind_of(t, target) != OL_N_attribute)
         return false;
-    for (size_t i = 0; i < m->defs.len; i++)
-        if (m->defs.items[i].target == target || ol_same_text(t, m->defs.items[i].target, target))
-            if (ol_kind_of(t, m->defs.items[i].target) == OL_N_attribute &&
-                binding_used_as_dataset(m, m->defs.items[i].target, (uint32_t)i, false))
-                return true;
+    /* the bindings of the attribute in this class, its bases and the
+     * classes derived from it */
+    ol_nid key = ol_field(t, target, OL_F_attribute);
+    if (key == OL_NONE || ol_kind_of(t, key) != OL_N_identifier)
+        return false;
+    uint32_t cls = m->functions.items[fn].cls;
+    size_t count;
+    const ol_nid *uses = ol_name_uses(m, key, 0, (ol_nid)t->nodes.len, &count, NULL);
+    for (size_t i = 0; i < count; i++) {
+        ol_nid p = ol_parent(t, uses[i]);
+        if (ol_kind_of(t, p) != OL_N_attribute || ol_field(t, p, OL_F_attribute) != uses[i] ||
+            !ol_same_text(t, p, target))
+            continue;
+        uint32_t d = ol_def_of_target(m, p);
+        uint32_t owner = d != OL_NO_INDEX ? m->scopes.items[m->defs.items[d].scope].cls : OL_NO_INDEX;
+        if (d == OL_NO_INDEX ||
+            (owner != OL_NO_INDEX && !ol_class_derives(m, cls, owner) && !ol_class_derives(m, owner, cls)))
+            continue;
+        if (binding_used_as_dataset(m, p, d, false))
+            return true;
+    }
     return false;
 }
 

@@ -35,6 +35,9 @@ uint32_t ol_except_at(const ol_model *m, ol_nid n);
  * OL_NONE otherwise. */
 ol_nid ol_bound_value(ol_model *m, ol_nid name);
 bool ol_class_is_module(ol_model *m, uint32_t cls);
+/* Is class ci the class `base` of this file, or derived from it through the
+ * bases of this file's classes (classes.c)? */
+bool ol_class_derives(ol_model *m, uint32_t ci, uint32_t base);
 ol_hook ol_function_hook(ol_model *m, uint32_t fn);
 
 /* A loop that draws batches: it iterates a loader (also through enumerate,

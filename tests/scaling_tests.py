@@ -203,6 +203,33 @@ def _():
             assert_linear(f"one function of many statements ({name})", *cpu)
 
 
+@test("scaling: fixtures repeated N and 4N times, at the top level or one copy per function")
+def _():
+    # a name's uses were read in every function of the file (OOM301), an
+    # attribute's in every class, the loops over a use among every loop,
+    # and each checkpoint path's literals again for every save (OOM302)
+    import textwrap
+    fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
+    shapes = {"OOM301/index_variables.py": ("function", 100), "OOM303/moved_later.py": ("function", 100),
+              "OOM201/model_class_handed_in.py": ("top", 100), "OOM302/writer_shapes.py": ("top", 50)}
+    with Workspace() as ws:
+        for name, (where, size) in shapes.items():
+            with open(os.path.join(fixtures, name), encoding="utf-8") as f:
+                src = f.read()
+            cpu = []
+            for n in (int(measure.scale(size)), int(measure.scale(4 * size))):
+                if where == "function":
+                    text = "".join(f"def f{i}():\n" + textwrap.indent(src, "    ") + "\n" for i in range(n))
+                else:
+                    text = (src + "\n") * n
+                path = ws.write(f"copies{n}.py", text)
+                m = measure.run("--isolated", "--select", "ALL", "--format", "json", "-q", path, cwd=ws.path,
+                                timeout=600)
+                assert m.code in (0, 1), m
+                cpu.append(m.cpu)
+            assert_linear(f"{name} repeated ({where})", *cpu)
+
+
 @test("scaling: 5,000 and 20,000 names bound to a factory and moved by the next statement (OOM303)")
 def _():
     import json

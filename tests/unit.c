@@ -642,6 +642,68 @@ static void test_grad_setters_spelled(void)
     parsed_free(&x);
 }
 
+/* The model's lookups that stand for walks over a file (names.c, model.c,
+ * classes.c): each answer checked against what the walk gives. */
+static void test_model_lookups(void)
+{
+    parsed x;
+    parse_text(&x, "import torch\n"
+                   "class A:\n    def m(self):\n        self.d = 1\n    def m(self):\n        self.d = 2\n"
+                   "class B(A):\n    def n(self):\n        return self.d\n"
+                   "class C:\n    pass\n"
+                   "def f(xs):\n    d = 0\n    for x in zip(xs, [y for y in xs]):\n        d = x\n"
+                   "    m.eval()\n    m.train()\n    return d\n");
+    ol_model *m = &x.model;
+    const ol_tree *t = &x.tree;
+    /* every identifier spelled `d`, in node order, and a window of them */
+    ol_nid first_d = find_node(&x, OL_N_identifier, "d");
+    size_t count = 0, at = 0, walked = 0;
+    const ol_nid *uses = ol_name_uses(m, first_d, 0, (ol_nid)t->nodes.len, &count, &at);
+    for (ol_nid n = 0; n < t->nodes.len; n++)
+        if (ol_kind_of(t, n) == OL_N_identifier && ol_text_is(t, n, "d")) {
+            CHECK(walked < count && uses[walked] == n);
+            walked++;
+        }
+    CHECK(walked == count && count == 6);
+    size_t fn_count;
+    uint32_t fi = ol_function_of(m, last_name(&x, "d"));
+    CHECK(fi != OL_NO_INDEX);
+    ol_nid body = m->functions.items[fi].node;
+    const ol_nid *in_f = ol_name_uses(m, first_d, body, m->subtree_end[body], &fn_count, NULL);
+    CHECK(fn_count == 3 && in_f[0] > body && in_f == uses + 3);
+    CHECK(ol_name_uses_total(m) > count);
+    /* a class's members by name: both methods `m` in order, attribute defs */
+    const ol_member *k;
+    CHECK(ol_class_methods_named(m, 0, ol_model_intern(m, "m"), &k) == 2 && k[0].index < k[1].index);
+    CHECK(ol_class_methods_named(m, 1, ol_model_intern(m, "m"), &k) == 0);
+    size_t attrs = ol_class_attrs_named(m, 0, ol_model_intern(m, "d"), &k);
+    CHECK(attrs == 2 && m->defs.items[k[0].index].target < m->defs.items[k[1].index].target);
+    /* the class hierarchy of the file */
+    CHECK(ol_class_derives(m, 1, 0) && !ol_class_derives(m, 0, 1) && !ol_class_derives(m, 2, 0));
+    /* the def a target writes */
+    ol_nid target = ol_field(t, find_node(&x, OL_N_assignment, "d = 0"), OL_F_left);
+    uint32_t def = ol_def_of_target(m, target);
+    CHECK(def != OL_NO_INDEX && m->defs.items[def].target == target);
+    ol_nid self_d = ol_field(t, find_node(&x, OL_N_assignment, "self.d = 2"), OL_F_left);
+    CHECK(ol_def_of_target(m, self_d) == k[1].index);
+    CHECK(ol_def_of_target(m, find_node(&x, OL_N_identifier, "zip")) == OL_NO_INDEX);
+    /* the loops over an expression: `xs` in zip(...) and in the comprehension */
+    ol_nid inner_xs = last_name(&x, "xs");
+    uint32_t over[4];
+    size_t loops = ol_loops_iterating(m, inner_xs, over, 4);
+    CHECK(loops == 2 && over[0] < over[1]);
+    CHECK(ol_loops_iterating(m, find_node(&x, OL_N_identifier, "zip"), over, 4) == 1);
+    CHECK(ol_loops_iterating(m, target, over, 4) == 0);
+    /* eval()/train() calls, and the first call at or after a node */
+    size_t modes;
+    const uint32_t *mode = ol_mode_calls(m, &modes);
+    CHECK(modes == 2 && m->calls.items[mode[0]].name == m->names.eval);
+    CHECK(ol_calls_from(m, m->calls.items[mode[0]].node, 0, m->calls.len) == mode[0]);
+    CHECK(ol_calls_from(m, m->calls.items[mode[0]].node + 1, 0, m->calls.len) == mode[1]);
+    CHECK(ol_calls_from(m, (ol_nid)t->nodes.len, 0, m->calls.len) == m->calls.len);
+    parsed_free(&x);
+}
+
 /* ---- suppressions and selection ------------------------------------------------ */
 
 static void test_suppressions(void)
@@ -3779,6 +3841,7 @@ int main(int argc, char **argv)
         T(test_loader_loops_are_data_loops),
         T(test_contexts),
         T(test_grad_setters_spelled),
+        T(test_model_lookups),
         T(test_suppressions),
         T(test_disable_file_only_in_leading_comments),
         T(test_suppression_spans_and_use),

@@ -465,10 +465,7 @@ static void path_literals(ol_model *m, ol_nid e, int depth, file_literals *out)
     }
 }
 
-/* Do two path expressions name the same file: the same text in the same
- * function (a `path` elsewhere is another variable), or the same file-name
- * literal in both (`join(args.dump, "feat.pth")` and `join(args.load,
- * "feat.pth")`, also through the names they are built from)? */
+/* Do two paths' literals share one? */
 static bool literals_meet(const file_literals *la, const file_literals *lb)
 {
     for (size_t i = 0; i < la->n; i++)
@@ -478,11 +475,16 @@ static bool literals_meet(const file_literals *la, const file_literals *lb)
     return false;
 }
 
+/* The same text in the same function. */
 static bool same_text_here(ol_model *m, ol_nid a, ol_nid b)
 {
     return ol_same_text(m->tree, a, b) && ol_function_of(m, a) == ol_function_of(m, b);
 }
 
+/* Do two path expressions name the same file: the same text in the same
+ * function (a `path` elsewhere is another variable), or the same file-name
+ * literal in both (`join(args.dump, "feat.pth")` and `join(args.load,
+ * "feat.pth")`, also through the names they are built from)? */
 static bool same_file(ol_model *m, ol_nid a, ol_nid b)
 {
     if (same_text_here(m, a, b))

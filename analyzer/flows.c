@@ -449,10 +449,6 @@ static bool framework_class(const char *q)
     return false;
 }
 
-/* The calls named eval or train (what mode_switch can answer for), in the
- * order of m->calls: a module's last switch before a call is looked for
- * among them, not among every call before it (a script of tens of
- * thousands of method calls made that quadratic). */
 ol_nid ol_module_eval_switch(ol_model *m, ol_nid module, ol_nid at, bool *by_class)
 {
     const ol_tree *t = m->tree;
@@ -465,6 +461,9 @@ ol_nid ol_module_eval_switch(ol_model *m, ol_nid module, ol_nid at, bool *by_cla
     size_t first, end = ol_calls_in(m, region, &first);
     /* from the last call before `at` */
     end = ol_calls_from(m, at, first, end);
+    /* the last switch is looked for among the calls named eval or train
+     * (ol_mode_calls), not among every call before `at` (a script of tens
+     * of thousands of method calls made that quadratic) */
     size_t switches;
     const uint32_t *sw = ol_mode_calls(m, &switches);
     /* from the last switch before `at` back to the region's first call */

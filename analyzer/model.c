@@ -1138,16 +1138,21 @@ size_t ol_calls_from(const ol_model *m, ol_nid n, size_t lo, size_t hi)
     return lo;
 }
 
+static bool named_eval_or_train(const ol_model *m, const ol_call *c)
+{
+    return c->name == m->names.eval || c->name == m->names.train;
+}
+
 const uint32_t *ol_mode_calls(ol_model *m, size_t *count)
 {
     if (!m->mode_calls_built) {
         m->mode_calls_built = true;
         size_t n = 0;
         for (size_t i = 0; i < m->calls.len; i++)
-            n += m->calls.items[i].name == m->names.eval || m->calls.items[i].name == m->names.train;
+            n += named_eval_or_train(m, &m->calls.items[i]);
         m->mode_calls = n ? ol_xmalloc(n * sizeof(uint32_t)) : NULL;
         for (size_t i = 0; i < m->calls.len; i++)
-            if (m->calls.items[i].name == m->names.eval || m->calls.items[i].name == m->names.train)
+            if (named_eval_or_train(m, &m->calls.items[i]))
                 m->mode_calls[m->mode_calls_len++] = (uint32_t)i;
     }
     *count = m->mode_calls_len;
@@ -1179,15 +1184,7 @@ size_t ol_loops_iterating(ol_model *m, ol_nid n, uint32_t *out, size_t cap)
     if (m->iter_loops_len == 0)
         return 0;
     for (ol_nid a = n; a != OL_NONE && count < cap; a = ol_parent(t, a)) {
-        uint64_t key = (uint64_t)a << 32;
-        size_t lo = 0, hi = m->iter_loops_len;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (m->iter_loops[mid] < key)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t lo = ol_lower_bound_u64(m->iter_loops, m->iter_loops_len, (uint64_t)a << 32);
         for (; lo < m->iter_loops_len && m->iter_loops[lo] >> 32 == a && count < cap; lo++)
             out[count++] = (uint32_t)m->iter_loops[lo];
     }
@@ -1207,15 +1204,7 @@ uint32_t ol_def_of_target(ol_model *m, ol_nid target)
             m->target_defs[i] = (uint64_t)m->defs.items[i].target << 32 | i;
         ol_sort(m->target_defs, m->defs.len, sizeof(uint64_t), ol_cmp_u64);
     }
-    uint64_t key = (uint64_t)target << 32;
-    size_t lo = 0, hi = m->defs.len;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->target_defs[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = ol_lower_bound_u64(m->target_defs, m->defs.len, (uint64_t)target << 32);
     return lo < m->defs.len && m->target_defs[lo] >> 32 == target ? (uint32_t)m->target_defs[lo] : OL_NO_INDEX;
 }
 

@@ -683,6 +683,19 @@ size_t ol_lower_bound_u32(const uint32_t *items, size_t n, uint32_t key)
     return lo;
 }
 
+size_t ol_lower_bound_u64(const uint64_t *items, size_t n, uint64_t key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (items[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 size_t ol_edit_distance(const char *a, size_t a_len, const char *b, size_t b_len)
 {
     if (a_len > 64 || b_len > 64)

@@ -124,6 +124,7 @@ int ol_cmp_u32(const void *a, const void *b);
 /* The first position of the ascending array items[0..n) whose value is not
  * below key (n when there is none). */
 size_t ol_lower_bound_u32(const uint32_t *items, size_t n, uint32_t key);
+size_t ol_lower_bound_u64(const uint64_t *items, size_t n, uint64_t key);
 
 /* Text helpers. */
 /* a == b, the first bytes compared before strcmp: the names of the lists

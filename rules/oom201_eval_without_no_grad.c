@@ -320,6 +320,8 @@ typedef struct mode_cache {
     uint32_t *images_before;
     /* per function: 0 not known, 1 no, 2 shows or saves what it is given and runs no model */
     uint8_t *shows;
+    /* per function: 0 not known, 1 no, 2 takes tensors to the host (`.numpy()`, `.detach()`, `.item()`) */
+    uint8_t *to_host;
     /* per function: 0 not known, 1 no, 2 the run calls it on a model kept in evaluation mode */
     uint8_t *held_eval;
     /* Work left for the scans that have no index (nodes read): set in
@@ -361,6 +363,7 @@ static void mode_cache_free(mode_cache *mc)
     ol_vec_free(&mc->assign_at);
     free(mc->images_before);
     free(mc->shows);
+    free(mc->to_host);
     free(mc->held_eval);
     memset(mc, 0, sizeof(*mc));
 }
@@ -375,6 +378,7 @@ static void mode_cache_init(mode_cache *mc, const ol_model *m)
     mc->hands = ol_xcalloc(mc->count, 1);
     mc->loop_grads = ol_xcalloc(m->loops.len + 1, 1);
     mc->shows = ol_xcalloc(m->functions.len + 1, 1);
+    mc->to_host = ol_xcalloc(m->functions.len + 1, 1);
     mc->held_eval = ol_xcalloc(m->functions.len + 1, 1);
     mc->last_eval = OL_NONE;
     mc->budget = 64 * (uint64_t)m->tree->nodes.len + 1000000;
@@ -1111,6 +1115,52 @@ static uint32_t image_calls_in(ol_model *m, mode_cache *mc, size_t first, size_t
     return mc->images_before[end] - mc->images_before[first];
 }
 
+/* Does function fi take tensors to the host (`x.cpu().data.numpy()`,
+ * `.detach()`, `.item()`, `.tolist()`, NumPy, `int()`): a converter for
+ * plotting or a metric, which trains on nothing it is given? */
+static bool takes_to_host(ol_model *m, mode_cache *mc, uint32_t fi)
+{
+    if (!mc->to_host[fi]) {
+        static const char *const host[] = {"numpy", "detach", "item", "tolist", NULL};
+        bool found = false;
+        size_t first, end = ol_calls_in(m, m->functions.items[fi].node, &first);
+        for (size_t i = first; i < end && !found; i++) {
+            const ol_call *c = &m->calls.items[i];
+            if (!c->name)
+                continue;
+            /* NumPy and Python numbers: what reaches them is host data */
+            const char *q = ol_qualname(m, c->callee);
+            if (q && (strncmp(q, "numpy.", 6) == 0 || strcmp(q, "int") == 0 || strcmp(q, "float") == 0)) {
+                found = true;
+                break;
+            }
+            if (c->receiver == OL_NONE)
+                continue;
+            const char *name = ol_sym_str(m, c->name);
+            for (const char *const *h = host; *h && !found; h++)
+                found = strcmp(name, *h) == 0;
+        }
+        mc->to_host[fi] = found ? 2 : 1;
+    }
+    return mc->to_host[fi] == 2;
+}
+
+/* Is call c one of the project's own code that may train on what it is
+ * given: a function of the file that neither shows images nor takes
+ * tensors to the host (`self.losses(pred, target)`), or a method of the
+ * object's own class the file does not define (`self.compute_loss(out)`,
+ * inherited from a base elsewhere)? */
+static bool project_code_may_train(ol_model *m, mode_cache *mc, const ol_call *c)
+{
+    if (!c->name)
+        return false;
+    uint32_t fi = ol_callee_function(m, c->node);
+    if (fi != OL_NO_INDEX)
+        return !takes_to_host(m, mc, fi);
+    return c->receiver != OL_NONE && ol_kind_of(m->tree, c->receiver) == OL_N_identifier &&
+           ol_text_is(m->tree, c->receiver, "self");
+}
+
 static bool only_images(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
 {
     const ol_tree *t = m->tree;
@@ -1153,6 +1203,8 @@ static bool only_images(ol_model *m, mode_cache *mc, ol_nid n, uint32_t fn)
             shown = true;
         else if (ol_is_forward_call(m, (uint32_t)i) || (ol_eval(m, c->node).flags & OL_VF_LOSS))
             other = true; /* netD(fake), criterion(fake, real): trained on */
+        else if (ol_function_of(m, c->node) == fn && project_code_may_train(m, mc, c))
+            other = true; /* self.losses(pred, gt): the project's own code may train on it */
     }
     ol_vec_free(&names);
     return shown && !other && !feeds_backward(m, mc, n, fn);

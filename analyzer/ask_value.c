@@ -262,3 +262,96 @@ bool ol_holds_graph(ol_model *m, ol_nid e, ol_reasons *why)
     ol_door_audit(m, "graph", e, (int)(answer));
     return answer;
 }
+
+/* ---- the program shows there is no graph --------------------------------------------- */
+
+/* Methods that keep a tensor's requires_grad: what comes out of them still
+ * raises on `.numpy()` when what went in required grad. */
+static const char *const KEEPS_GRAD[] = {"cpu", "cuda", "to", "float", "double", "half", "bfloat16", "type",
+                                         "squeeze", "unsqueeze", "view", "reshape", "flatten", "contiguous",
+                                         "permute", "transpose", "clone", "sum", "mean", NULL};
+
+/* The `.numpy()` call a chain of such methods on u ends in, or OL_NONE. */
+static ol_nid numpy_of_chain(ol_model *m, ol_nid u)
+{
+    const ol_tree *t = m->tree;
+    ol_nid x = u;
+    for (int depth = 0; depth < 8; depth++) {
+        ol_nid p = ol_parent(t, x);
+        if (ol_kind_of(t, p) != OL_N_attribute || ol_field(t, p, OL_F_object) != x)
+            return OL_NONE;
+        ol_nid name = ol_field(t, p, OL_F_attribute), call = ol_parent(t, p);
+        if (name != OL_NONE && ol_text_is(t, name, "T")) {
+            x = p;
+            continue;
+        }
+        if (ol_kind_of(t, call) != OL_N_call || ol_field(t, call, OL_F_function) != p || name == OL_NONE)
+            return OL_NONE;
+        if (ol_text_is(t, name, "numpy")) {
+            /* `.numpy(force=True)` detaches by itself */
+            ol_nid args = ol_field(t, call, OL_F_arguments);
+            return args != OL_NONE && ol_first_named(t, args) != OL_NONE ? OL_NONE : call;
+        }
+        bool keeps = false;
+        for (const char *const *k = KEEPS_GRAD; *k && !keeps; k++)
+            keeps = ol_text_is(t, name, *k);
+        if (!keeps)
+            return OL_NONE;
+        x = call;
+    }
+    return OL_NONE;
+}
+
+/* Does the binding made at stmt reach use u, directly or through in-place
+ * updates of the same name (`mu /= n` keeps what `mu += x` put in)? */
+static bool reached_through_updates(ol_model *m, uint32_t scope, ol_sym sym, ol_nid u, ol_nid stmt)
+{
+    ol_nid at[8] = {u};
+    size_t pending = 1, asked = 0;
+    while (pending > 0 && asked < 8) {
+        ol_nid from = at[--pending];
+        asked++;
+        uint32_t defs[16];
+        size_t k = ol_reaching_defs(m, scope, sym, from, defs, 16);
+        for (size_t d = 0; d < k && d < 16; d++) {
+            const ol_def *def = &m->defs.items[defs[d]];
+            if (def->stmt == stmt || def->stmt == ol_statement_of(m->tree, stmt))
+                return true;
+            if (def->kind == OL_DEF_AUGASSIGN && def->target != OL_NONE && def->target != from && pending < 8)
+                at[pending++] = def->target;
+        }
+    }
+    return false;
+}
+
+ol_nid ol_numpy_shows_no_graph(ol_model *m, ol_nid target, ol_nid stmt, ol_reasons *why)
+{
+    const ol_tree *t = m->tree;
+    target = ol_unparen(t, target);
+    if (target == OL_NONE || ol_kind_of(t, target) != OL_N_identifier || stmt == OL_NONE)
+        return OL_NONE;
+    uint32_t fn = ol_function_of(m, stmt);
+    ol_nid body = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
+    uint32_t scope = m->node_scope[target];
+    ol_sym sym = ol_node_sym(m, target);
+    size_t n;
+    const ol_nid *uses = ol_name_uses(m, target, m->subtree_end[stmt], m->subtree_end[body], &n, NULL);
+    for (size_t i = 0; i < n; i++) {
+        ol_nid u = uses[i];
+        if (m->node_scope[u] != scope || ol_function_of(m, u) != fn)
+            continue;
+        ol_nid call = numpy_of_chain(m, u);
+        if (call == OL_NONE)
+            continue;
+        if (!reached_through_updates(m, scope, sym, u, stmt))
+            continue;
+        if (why) {
+            char *text = ol_node_str_short(t, call);
+            ol_reasons_add(why, call, NULL, 0, false,
+                           ol_door_printf(m, "`%s` would raise if it required grad: it carries no graph", text));
+            free(text);
+        }
+        return call;
+    }
+    return OL_NONE;
+}

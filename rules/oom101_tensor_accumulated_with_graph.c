@@ -270,6 +270,9 @@ static void consider(ol_check *c, ol_nid stmt, ol_nid target, ol_nid value, oom1
     ol_val holder = ol_eval(m, acc.is_item ? acc.holder : acc.target);
     if (holder.kind == OL_V_LIST || holder.kind == OL_V_SET)
         return; /* collecting, not summing: OOM102's business */
+    /* the total later goes to NumPy undetached: at run time it holds no graph */
+    if (!acc.is_item && ol_numpy_shows_no_graph(m, acc.target, stmt, NULL) != OL_NONE)
+        return;
     uint32_t loop = ol_accumulator_outlived_loop(m, &acc, stmt);
     if (loop == OL_NO_INDEX && !ol_accumulator_in_step_hook(m, &acc, stmt) &&
         !(acc.is_attr && step_of_other_file(m, stmt, &why)))
@@ -474,7 +477,9 @@ const ol_rule ol_rule_oom101 = {
             "(`meter.update(loss)` where `update` does `self.sum += val * n`) are flagged at the call; "
             "functions and classes of other files of the same run are followed through imports. So are "
             "statistics whose `update(x)` adds into a tensor they hold the result of a function stored on the "
-            "object (`self._tensor += self.fn(x)`).",
+            "object (`self._tensor += self.fn(x)`). A total the function later turns into a NumPy array "
+            "without detaching it (`mu.cpu().numpy()`) is not flagged: PyTorch raises on that call when "
+            "the tensor requires grad, so the model it sums has frozen parameters.",
     .why = "A tensor that requires grad remembers how it was computed. Adding it to a running total "
            "makes the total depend on it, so the total keeps every iteration's graph alive. Where no "
            "backward runs (an evaluation loop with autograd on) that graph still holds the activations "

@@ -126,6 +126,14 @@ bool ol_runs_on_xla_only(ol_model *m);
  * where autograd is on? The reasons name where the graph is made and why
  * autograd is on there. */
 bool ol_holds_graph(ol_model *m, ol_nid e, ol_reasons *why);
+/* Does the program itself show that the name bound at stmt holds no graph
+ * when it runs: a later use, reached by that binding, turned into a NumPy
+ * array without being detached (`mu.cpu().numpy()`, `feats.double().numpy()`)?
+ * PyTorch raises on `.numpy()` of a tensor that requires grad, so code that
+ * works never does it to one (the model it comes from has frozen parameters,
+ * as a pickled detector or EMA copy often has). The `.numpy()` call, with a
+ * reason, or OL_NONE. */
+ol_nid ol_numpy_shows_no_graph(ol_model *m, ol_nid target, ol_nid stmt, ol_reasons *why);
 /* For a value the evaluator says carries a graph, itself or in its elements
  * (a tuple of outputs): is autograd on where that graph is made? True when
  * the origin cannot be followed. The reasons name the origin and why

@@ -173,10 +173,14 @@ static ol_often how_often(ol_model *m, ol_nid n, ol_reasons *why)
         free(text);
         return loc.often;
     }
-    case OL_OC_PERIODIC: {
+    case OL_OC_PERIODIC:
+    case OL_OC_FIRST_TIME: {
+        /* the test of the `if` around it */
         char *text = ol_node_str_short(t, loc.node);
         ol_reasons_add(why, loc.node, NULL, 0, false,
-                       ol_door_printf(m, "runs every so many steps, when `%s`", text));
+                       loc.cause == OL_OC_PERIODIC
+                           ? ol_door_printf(m, "runs every so many steps, when `%s`", text)
+                           : ol_door_printf(m, "runs the first time only: `%s`, and the block sets it", text));
         free(text);
         return loc.often;
     }

@@ -29,6 +29,13 @@ typedef struct facts_cache {
     OL_VEC(struct consumed_answer) consumed;
     uint32_t *consumed_slots;
     size_t consumed_mask;
+    /* first-time blocks: per `if` node, 0 unknown, 1 no, 2 its test and block
+     * make it one; the attribute names the file deletes (the name nodes of
+     * `del x.name` and `delattr(x, "name")`), and whether a delattr names
+     * what it deletes in a way the file does not spell */
+    uint8_t *first_time;
+    OL_VEC(ol_nid) deleted;
+    bool deleted_built, deletes_unknown;
 } facts_cache;
 
 typedef struct consumed_answer {
@@ -64,6 +71,8 @@ static void facts_cache_free(void *p)
     free(fc->reads_input);
     ol_vec_free(&fc->consumed);
     free(fc->consumed_slots);
+    free(fc->first_time);
+    ol_vec_free(&fc->deleted);
     free(fc);
 }
 
@@ -1267,8 +1276,133 @@ static bool reads_input(ol_model *m, uint32_t li)
     return fc->reads_input[li] == 2;
 }
 
+/* The object and attribute a first-time test names: `not hasattr(obj,
+ * "name")`; false for anything else. */
+static bool first_time_test(const ol_tree *t, ol_nid cond, ol_nid *obj, const char **name, uint32_t *len)
+{
+    if (ol_kind_of(t, cond) != OL_N_not_operator)
+        return false;
+    ol_nid call = ol_unparen(t, ol_field(t, cond, OL_F_argument));
+    if (ol_kind_of(t, call) != OL_N_call || !ol_text_is(t, ol_field(t, call, OL_F_function), "hasattr"))
+        return false;
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    ol_nid o = args != OL_NONE ? ol_first_named(t, args) : OL_NONE;
+    ol_nid s = o != OL_NONE ? ol_next_named(t, o) : OL_NONE;
+    if (s == OL_NONE || ol_next_named(t, s) != OL_NONE || ol_kind_of(t, o) != OL_N_identifier ||
+        !ol_string_value(t, s, name, len))
+        return false;
+    *obj = o;
+    return true;
+}
+
+/* Is node e `obj.name` (obj spelled as the test spells it)? */
+static bool is_attr_named(const ol_tree *t, ol_nid e, ol_nid obj, const char *name, uint32_t len)
+{
+    e = ol_unparen(t, e);
+    if (ol_kind_of(t, e) != OL_N_attribute)
+        return false;
+    ol_nid o = ol_unparen(t, ol_field(t, e, OL_F_object)), at = ol_field(t, e, OL_F_attribute);
+    uint32_t al;
+    const char *as = at != OL_NONE ? ol_text(t, at, &al) : NULL;
+    return as && al == len && memcmp(as, name, len) == 0 && (obj == OL_NONE || ol_same_text(t, o, obj));
+}
+
+/* The attribute names the file deletes, gathered once. */
+static void gather_deleted(ol_model *m, facts_cache *fc)
+{
+    const ol_tree *t = m->tree;
+    fc->deleted_built = true;
+    for (ol_nid x = 0; x < t->nodes.len; x++) {
+        ol_kind xk = ol_kind_of(t, x);
+        if (xk == OL_N_delete_statement) {
+            for (ol_nid d = x + 1; d < m->subtree_end[x]; d++)
+                if (ol_kind_of(t, d) == OL_N_attribute && ol_field(t, d, OL_F_attribute) != OL_NONE)
+                    ol_vec_push(&fc->deleted, ol_field(t, d, OL_F_attribute));
+        } else if (xk == OL_N_call && ol_text_is(t, ol_field(t, x, OL_F_function), "delattr")) {
+            ol_nid args = ol_field(t, x, OL_F_arguments);
+            ol_nid what = args != OL_NONE ? ol_first_named(t, args) : OL_NONE;
+            what = what != OL_NONE ? ol_next_named(t, what) : OL_NONE;
+            const char *text;
+            uint32_t len;
+            if (what != OL_NONE && ol_string_value(t, what, &text, &len))
+                ol_vec_push(&fc->deleted, what);
+            else
+                fc->deletes_unknown = true;
+        }
+    }
+}
+
+/* Does the file delete attributes spelled name (`del x.name`, `delattr(x, "name")`)? */
+static bool file_deletes(ol_model *m, facts_cache *fc, const char *name, uint32_t len)
+{
+    if (!fc->deleted_built)
+        gather_deleted(m, fc);
+    if (fc->deletes_unknown)
+        return true;
+    const ol_tree *t = m->tree;
+    for (size_t i = 0; i < fc->deleted.len; i++) {
+        ol_nid d = fc->deleted.items[i];
+        const char *text;
+        uint32_t l;
+        if (ol_kind_of(t, d) == OL_N_identifier)
+            text = ol_text(t, d, &l);
+        else if (!ol_string_value(t, d, &text, &l))
+            continue;
+        if (l == len && memcmp(text, name, len) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* `if not hasattr(self, "queue"): self.queue = ...`: the block sets what its
+ * test asks about, so it runs the first time only (once per object),
+ * unless the file takes the attribute away again (`del`, `delattr`). The
+ * test, or OL_NONE. `if self.queue is None:` is not read so: the corpus's
+ * objects that cache that way are often made every step (a Pyro plate's
+ * indices), and once per object is then every step. Answered once per `if`. */
+static ol_nid first_time_guard(ol_model *m, ol_nid n)
+{
+    const ol_tree *t = m->tree;
+    facts_cache *fc = NULL;
+    for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE; a = p, p = ol_parent(t, p)) {
+        ol_kind pk = ol_kind_of(t, p);
+        if (pk == OL_N_function_definition || pk == OL_N_class_definition || pk == OL_N_lambda)
+            break;
+        if (pk != OL_N_if_statement || ol_field(t, p, OL_F_consequence) != a)
+            continue;
+        ol_nid cond = ol_unparen(t, ol_field(t, p, OL_F_condition)), obj = OL_NONE;
+        const char *name = NULL;
+        uint32_t len = 0;
+        if (!first_time_test(t, cond, &obj, &name, &len))
+            continue;
+        if (!fc) {
+            fc = cache_of(m);
+            if (!fc->first_time)
+                fc->first_time = ol_xcalloc(t->nodes.len + 1, 1);
+        }
+        if (!fc->first_time[p]) {
+            bool sets = false;
+            for (ol_nid x = a; x < m->subtree_end[a] && !sets; x++)
+                sets = ol_kind_of(t, x) == OL_N_assignment &&
+                       is_attr_named(t, ol_field(t, x, OL_F_left), obj, name, len);
+            fc->first_time[p] = sets && !file_deletes(m, fc, name, len) ? 2 : 1;
+        }
+        if (fc->first_time[p] == 2)
+            return cond;
+    }
+    return OL_NONE;
+}
+
 static void often_at(ol_model *m, ol_nid n, ol_often_local *out, int depth)
 {
+    ol_nid first = first_time_guard(m, n);
+    if (first != OL_NONE) {
+        out->often = OL_ONCE;
+        out->cause = OL_OC_FIRST_TIME;
+        out->node = first;
+        out->function = OL_NO_INDEX;
+        return;
+    }
     out->often = OL_ONCE;
     out->cause = OL_OC_MODULE;
     out->node = OL_NONE;

@@ -704,6 +704,57 @@ static void test_model_lookups(void)
     parsed_free(&x);
 }
 
+/* A block behind `if not hasattr(obj, "x")` that sets obj.x runs once; one
+ * whose attribute is deleted elsewhere, that sets something else, or behind
+ * `if obj.x is None` runs as often as its function. */
+static void test_first_time_blocks(void)
+{
+    parsed x;
+    parse_text(&x, "class Pool:\n"
+                   "    def __init__(self):\n        self.bank = None\n"
+                   "    def step(self, b):\n"
+                   "        if not hasattr(self, 'queue'):\n            self.queue = b  # q\n"
+                   "        if not hasattr(self, 'tmp'):\n            self.tmp = b  # tmp\n"
+                   "        if not hasattr(self, 'queue'):\n            self.other = b  # other\n"
+                   "        if self.bank is None:\n            self.bank = b  # bank\n"
+                   "    def reset(self):\n        del self.tmp\n"
+                   "for b in loader:\n    pool.step(b)\n");
+    ol_model *m = &x.model;
+    ol_often_local loc;
+    ol_often_explain(m, find_node(&x, OL_N_assignment, "self.queue = b"), &loc);
+    CHECK(loc.often == OL_ONCE && loc.cause == OL_OC_FIRST_TIME);
+    ol_often_explain(m, find_node(&x, OL_N_assignment, "self.tmp = b"), &loc);
+    CHECK(loc.cause != OL_OC_FIRST_TIME);
+    ol_often_explain(m, find_node(&x, OL_N_assignment, "self.other = b"), &loc);
+    CHECK(loc.cause != OL_OC_FIRST_TIME);
+    ol_often_explain(m, find_node(&x, OL_N_assignment, "self.bank = b"), &loc);
+    CHECK(loc.cause != OL_OC_FIRST_TIME);
+    parsed_free(&x);
+}
+
+/* `.numpy()` of a total, reached through in-place updates and methods that
+ * keep requires_grad, shows it holds no graph; a detach or a rebinding
+ * first does not. */
+static void test_numpy_shows_no_graph(void)
+{
+    parsed x;
+    parse_text(&x, "def f(net, xs):\n    mu = 0\n    for x in xs:\n        mu += net(x)  # a\n"
+                   "    mu /= 2\n    return mu.cpu().double().numpy()\n"
+                   "def g(net, xs):\n    nu = 0\n    for x in xs:\n        nu += net(x)  # b\n"
+                   "    return nu.detach().numpy()\n"
+                   "def h(net, xs):\n    ka = 0\n    for x in xs:\n        ka += net(x)  # c\n"
+                   "    ka = ka.detach()\n    return ka.numpy()\n");
+    ol_model *m = &x.model;
+    ol_nid a = find_node(&x, OL_N_augmented_assignment, "mu += net(x)");
+    ol_nid b = find_node(&x, OL_N_augmented_assignment, "nu += net(x)");
+    ol_nid c = find_node(&x, OL_N_augmented_assignment, "ka += net(x)");
+    CHECK(a != OL_NONE && b != OL_NONE && c != OL_NONE);
+    CHECK(ol_numpy_shows_no_graph(m, ol_field(&x.tree, a, OL_F_left), a, NULL) != OL_NONE);
+    CHECK(ol_numpy_shows_no_graph(m, ol_field(&x.tree, b, OL_F_left), b, NULL) == OL_NONE);
+    CHECK(ol_numpy_shows_no_graph(m, ol_field(&x.tree, c, OL_F_left), c, NULL) == OL_NONE);
+    parsed_free(&x);
+}
+
 /* ---- suppressions and selection ------------------------------------------------ */
 
 static void test_suppressions(void)
@@ -3842,6 +3893,8 @@ int main(int argc, char **argv)
         T(test_contexts),
         T(test_grad_setters_spelled),
         T(test_model_lookups),
+        T(test_first_time_blocks),
+        T(test_numpy_shows_no_graph),
         T(test_suppressions),
         T(test_disable_file_only_in_leading_comments),
         T(test_suppression_spans_and_use),

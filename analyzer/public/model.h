@@ -517,6 +517,8 @@ typedef enum ol_often_cause {
     OL_OC_PERIODIC,    /* node: the condition of an `if` in a step loop that runs it every so many steps
                           (`if step % k == 0`) */
     OL_OC_INTERACTIVE, /* node: a loop that waits for the user's input each iteration (a prompt loop) */
+    OL_OC_FIRST_TIME,  /* node: the test of an `if` whose block sets what it tests (`if not hasattr(self, "q")`):
+                          the first time only */
 } ol_often_cause;
 
 typedef struct ol_often_local {

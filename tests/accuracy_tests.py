@@ -371,10 +371,10 @@ def fresh_recall(name):
 def _():
     text, tables = page_tables()
     assert text.index("## In short") < text.index("## First look"), "the per-rule table leads the page"
-    lead = tables[("rule", "round 11: right / wrong / debatable")]
     rounds, _ = first_look_report()
     last, before = sorted(rounds)[-1], sorted(rounds)[-2]
-    assert (last, before) == (11, 10), (last, before)
+    lead = tables.get(("rule", f"round {last}: right / wrong / debatable"))
+    assert lead, f"the lead table's columns are rounds {last} and {before}"
     sets = (fresh_recall("recall-fresh2.tsv"), fresh_recall("recall-fresh.tsv"))
 
     def labels(code, rnd):

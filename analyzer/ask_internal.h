@@ -36,6 +36,7 @@ typedef struct ol_door {
     int gpu;              /* -1 not asked, else ol_gpu */
     ol_reasons gpu_why;
     int xla;              /* -1 not asked */
+    int file_trains;      /* ask_kind.c: 0 not asked, 1 a call of the file trains, 2 none does */
     char *cwd;
     void *load;           /* ask_load.c's caches of the file's saves and loads */
     void (*load_free)(void *load);

@@ -452,3 +452,125 @@ bool ol_class_is_module_in_run(ol_model *m, uint32_t ci)
 {
     return ci < m->classes.len && class_is_module_anywhere(m, ci, 0);
 }
+
+/* ---- code that trains nothing ------------------------------------------------------- */
+
+/* Does s hold word, in any case? */
+static bool holds_word(const char *s, const char *word)
+{
+    size_t n = strlen(word);
+    for (; *s; s++)
+        if (ol_mem_ieq(s, word, n))
+            return true;
+    return false;
+}
+
+static bool file_trains(ol_model *m)
+{
+    static const char *const TRAINS[] = {"backward", "zero_grad", "step", "grad", "fit", "manual_backward",
+                                         "training_step", NULL};
+    ol_sym syms[8];
+    size_t k = 0;
+    for (const char *const *w = TRAINS; *w; w++)
+        syms[k++] = ol_model_intern(m, *w);
+    for (size_t i = 0; i < m->calls.len; i++) {
+        ol_sym name = m->calls.items[i].name;
+        for (size_t j = 0; j < k; j++)
+            if (name == syms[j])
+                return true;
+        /* `model.train()`, a trainer of another module (`train_qa_s2s(model,
+         * ...)`), an optimizer built by a helper (`lib.make_optimizer(...)`) */
+        const char *s = name ? ol_sym_str(m, name) : NULL;
+        if (s && (holds_word(s, "train") || holds_word(s, "optim")))
+            return true;
+    }
+    for (size_t i = 0; i < m->functions.len; i++)
+        if (m->functions.items[i].name == syms[k - 1])
+            return true;
+    return false;
+}
+
+/* Is n in the body of an `if __name__ == "__main__":` block, code no
+ * importer runs? */
+static bool under_main_guard(ol_model *m, ol_nid n)
+{
+    const ol_tree *t = m->tree;
+    for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE; a = p, p = ol_parent(t, p)) {
+        if (ol_kind_of(t, p) != OL_N_if_statement || ol_field(t, p, OL_F_consequence) != a)
+            continue;
+        ol_nid cond = ol_field(t, p, OL_F_condition);
+        for (ol_nid x = cond; x != OL_NONE && x < m->subtree_end[cond]; x++)
+            if (ol_kind_of(t, x) == OL_N_identifier && ol_text_is(t, x, "__name__"))
+                return true;
+    }
+    return false;
+}
+
+/* May the model bound to name at target leave the code that binds it: is
+ * the name, anywhere in that function (the whole file for a module-level
+ * binding), used other than called (`net(x)`), read through an attribute
+ * (`net.eval()`, `net.module`) or bound again? Handed as an argument, put
+ * in a container or another object (`Munch(generator=net)`, `nets.fan =
+ * net`), aliased or returned, it may reach a trainer elsewhere. */
+static bool name_may_leave(ol_model *m, ol_nid target, ol_sym name)
+{
+    const ol_tree *t = m->tree;
+    uint32_t fi = ol_function_of(m, target);
+    ol_nid stmt = ol_statement_of(t, target);
+    if (fi == OL_NO_INDEX && !m->src->notebook && !under_main_guard(m, target))
+        return true; /* a module's global: another file may import it */
+    ol_nid from = fi != OL_NO_INDEX ? m->functions.items[fi].node : 0;
+    ol_nid to = fi != OL_NO_INDEX ? m->subtree_end[from] : (ol_nid)t->nodes.len;
+    for (ol_nid v = from; v < to; v++) {
+        if (stmt != OL_NONE && v >= stmt && v < m->subtree_end[stmt])
+            continue; /* the binding itself: `net = DataParallel(net)` */
+        if (v == target || ol_kind_of(t, v) != OL_N_identifier || ol_node_sym(m, v) != name)
+            continue;
+        uint8_t field = ol_node_at(t, v)->field;
+        ol_nid p = ol_parent(t, v);
+        if (field == OL_F_attribute || p == OL_NONE)
+            continue; /* `x.net`: another thing */
+        ol_kind pk = ol_kind_of(t, p);
+        if ((pk == OL_N_call && field == OL_F_function) || (pk == OL_N_attribute && field == OL_F_object) ||
+            (pk == OL_N_keyword_argument && field == OL_F_name) ||
+            ((pk == OL_N_assignment || pk == OL_N_augmented_assignment) && field == OL_F_left))
+            continue;
+        /* an argument of a function of this file, where nothing trains
+         * (`validate(net, loader)`) */
+        ol_nid arg = pk == OL_N_keyword_argument ? p : v;
+        ol_nid list = ol_parent(t, arg);
+        ol_nid call = list != OL_NONE && ol_kind_of(t, list) == OL_N_argument_list ? ol_parent(t, list) : OL_NONE;
+        if (call != OL_NONE && ol_kind_of(t, call) == OL_N_call && ol_callee_function(m, call) != OL_NO_INDEX)
+            continue;
+        return true;
+    }
+    return false;
+}
+
+bool ol_wrapper_stays_untrained(ol_model *m, ol_nid n, ol_reasons *why)
+{
+    const ol_tree *t = m->tree;
+    if (n == OL_NONE)
+        return false;
+    ol_door *d = ol_door_of(m);
+    if (d->file_trains == 0)
+        d->file_trains = file_trains(m) ? 1 : 2;
+    if (d->file_trains == 1)
+        return false;
+    ol_nid stmt = ol_statement_of(t, n);
+    if (stmt == OL_NONE || ol_kind_of(t, stmt) == OL_N_return_statement)
+        return false; /* handed to the caller */
+    /* bound to a name the function does not return: `self.model = ...`, a
+     * subscript or an argument (`run(DataParallel(net))`) may reach a
+     * trainer elsewhere */
+    ol_nid a = ol_first_named(t, stmt);
+    if (a == OL_NONE || ol_kind_of(t, a) != OL_N_assignment)
+        return false;
+    ol_nid left = ol_field(t, a, OL_F_left);
+    if (left == OL_NONE || ol_kind_of(t, left) != OL_N_identifier || name_may_leave(m, left, ol_node_sym(m, left)))
+        return false;
+    ol_because(why, m, n,
+               "nothing in this file computes gradients (no backward, optimizer step or trainer) and the model "
+               "does not leave it: evaluation or sampling, where the gather holds outputs only");
+    return true;
+}

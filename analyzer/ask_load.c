@@ -465,12 +465,37 @@ static void path_literals(ol_model *m, ol_nid e, int depth, file_literals *out)
     }
 }
 
+/* Where a file-name literal's own name starts, and whether it is bare (no
+ * folder but `./`). */
+static uint32_t name_start(const char *s, uint32_t len, bool *bare)
+{
+    uint32_t start = 0;
+    for (uint32_t i = 0; i < len; i++)
+        if (s[i] == '/')
+            start = i + 1;
+    *bare = start == 0 || (start == 2 && s[0] == '.');
+    return start;
+}
+
+/* Do two file-name literals name the same file? The same text, or the same
+ * name where one of them is bare: `"net.pth"`, relative to wherever its
+ * script runs, may be another script's `"./model/net.pth"`; two different
+ * folders are two files. */
+static bool same_file_literal(const char *a, uint32_t al, const char *b, uint32_t bl)
+{
+    if (al == bl && memcmp(a, b, al) == 0)
+        return true;
+    bool abare, bbare;
+    uint32_t as = name_start(a, al, &abare), bs = name_start(b, bl, &bbare);
+    return (abare || bbare) && al - as == bl - bs && memcmp(a + as, b + bs, al - as) == 0;
+}
+
 /* Do two paths' literals share one? */
 static bool literals_meet(const file_literals *la, const file_literals *lb)
 {
     for (size_t i = 0; i < la->n; i++)
         for (size_t j = 0; j < lb->n; j++)
-            if (la->len[i] == lb->len[j] && memcmp(la->s[i], lb->s[j], la->len[i]) == 0)
+            if (same_file_literal(la->s[i], la->len[i], lb->s[j], lb->len[j]))
                 return true;
     return false;
 }
@@ -702,6 +727,18 @@ static bool resaves_load(ol_model *m, save_vec *saves, size_t i)
     return saves->resave[i] == 2;
 }
 
+/* Is what the load reads restored into a model or optimizer
+ * (`load_state_dict`), directly or through the name it is bound to? */
+static bool load_restores(ol_model *m, load_uses *lu, ol_nid call)
+{
+    if (feeds_load_state_dict(m, call))
+        return true;
+    if (!lu->uses)
+        load_uses_build(m, lu);
+    uint32_t def = load_def(m, lu->def_of_target, call);
+    return def != OL_NO_INDEX && def < m->defs.len && lu->restores[def];
+}
+
 /* The file a load reads is written in this source, and every write of it
  * saves host data only: a cache the script made itself. A write is linked
  * to the load by the same path text in the same function, a file-name
@@ -711,7 +748,7 @@ static bool resaves_load(ol_model *m, save_vec *saves, size_t i)
  * by shapes alone, every shape of the load must be written here. A file
  * whose path names the rank (`f"queue{rank}.pt"`) is read back by the rank
  * that wrote it, onto its own device: its writer may hold GPU tensors. */
-static bool written_here_from_host(ol_model *m, save_vec *saves, ol_nid path)
+static bool written_here_from_host(ol_model *m, load_uses *lu, save_vec *saves, ol_nid call, ol_nid path)
 {
     ol_shapes load = {0};
     bool shaped = ol_path_shapes(m, path, &load), by_text = false, ok = true;
@@ -738,9 +775,12 @@ static bool written_here_from_host(ol_model *m, save_vec *saves, ol_nid path)
         if (resaves_load(m, saves, i))
             continue;
         if (!saves_host_data(m, saves, i)) {
-            if (shape && rank < 0)
-                rank = ol_path_per_rank(m, path);
-            if (!shape || rank != 1)
+            /* a per-rank file is excused as tensors used in place (a
+             * memory bank, a queue), not as a state restored into the
+             * model already on that rank's GPU: both are there at once */
+            if (rank < 0)
+                rank = ol_path_per_rank(m, path) && !load_restores(m, lu, call);
+            if (rank != 1)
                 ok = false;
         }
         by_text |= text;
@@ -828,7 +868,8 @@ static void visit_save(void *ctx, bool own, const ol_sum_save *sv)
     elsewhere *e = ctx;
     bool writes_file = false;
     for (size_t i = 0; i < e->file_count && !writes_file; i++)
-        writes_file = in_list(sv->files, sv->file_count, e->files[i], e->file_lens[i]);
+        for (size_t j = 0; j < sv->file_count && !writes_file; j++)
+            writes_file = same_file_literal(sv->files[j], (uint32_t)strlen(sv->files[j]), e->files[i], e->file_lens[i]);
     if (writes_file) {
         e->file_gpu |= !sv->host_only;
         e->file_writers += !own;
@@ -959,24 +1000,70 @@ static bool loads_once(ol_model *m)
     return m->src->notebook && !ol_file_runs_several_processes(m);
 }
 
+/* The receivers a load is restored into (`load_state_dict`), at most 3. */
+static size_t load_receivers(ol_model *m, load_uses *lu, ol_nid call, ol_nid *receivers)
+{
+    size_t n = 0;
+    if (feeds_state_receiver(m, call, &receivers[0]))
+        return 1;
+    if (!lu->uses)
+        load_uses_build(m, lu);
+    uint32_t def = load_def(m, lu->def_of_target, call);
+    if (def != OL_NO_INDEX && def < m->defs.len)
+        for (size_t i = 0; i < lu->receivers[def].len && n < 3; i++)
+            receivers[n++] = lu->receivers[def].items[i];
+    return n;
+}
+
+/* Is the load a state restored whole, and every model it is restored into
+ * moved to the GPU only after the load, in the load's own function and
+ * outside any loop, with no move of it before
+ * (`net.load_state_dict(torch.load(p))`, then `net.cuda()`)? A load read
+ * through a key (`torch.load(p)["g_ema"]`) takes one part of a checkpoint
+ * that holds more (the optimizers' state, other networks), all of which
+ * lands on the GPU for that part: not such a load. *first is the first
+ * such move. */
+static bool restored_before_move(ol_model *m, load_uses *lu, ol_nid call, ol_nid *first)
+{
+    const ol_tree *t = m->tree;
+    ol_nid receivers[3], keys[1];
+    size_t n = load_receivers(m, lu, call, receivers);
+    uint32_t fn = ol_function_of(m, call);
+    if (n == 0 || m->node_loop[call] != OL_NO_INDEX || load_keys(m, lu, call, keys, 1) > 0)
+        return false;
+    /* the calls of the function (of the file, at the top level) */
+    size_t lo = 0, hi = m->calls.len;
+    if (fn != OL_NO_INDEX)
+        hi = ol_calls_in(m, m->functions.items[fn].node, &lo);
+    *first = OL_NONE;
+    for (size_t r = 0; r < n; r++) {
+        ol_nid after = OL_NONE;
+        for (size_t i = lo; i < hi; i++) {
+            const ol_call *c = &m->calls.items[i];
+            if (c->receiver == OL_NONE || ol_function_of(m, c->node) != fn ||
+                !ol_same_text(t, ol_unparen(t, c->receiver), receivers[r]) || !ol_call_moves_to_gpu(m, c))
+                continue;
+            if (c->node < call)
+                return false; /* on the GPU already */
+            if (after == OL_NONE || c->node < after)
+                after = c->node;
+        }
+        if (after == OL_NONE || m->node_loop[after] != OL_NO_INDEX)
+            return false;
+        if (*first == OL_NONE || after < *first)
+            *first = after;
+    }
+    return true;
+}
+
 /* What restoring the load costs: restored into a model (and, on a resume,
  * its optimizer) that is already on the GPU, the loaded copy and the live
  * state are there at once, about twice that state at the peak of the load. */
 static void restore_cost(ol_model *m, load_uses *lu, ol_nid call, ol_reasons *why)
 {
     const ol_tree *t = m->tree;
-    ol_nid receivers[3];
-    size_t n = 0;
-    if (feeds_state_receiver(m, call, &receivers[0])) {
-        n = 1;
-    } else {
-        if (!lu->uses)
-            load_uses_build(m, lu);
-        uint32_t def = load_def(m, lu->def_of_target, call);
-        if (def != OL_NO_INDEX && def < m->defs.len)
-            for (size_t i = 0; i < lu->receivers[def].len && n < 3; i++)
-                receivers[n++] = lu->receivers[def].items[i];
-    }
+    ol_nid receivers[3], first;
+    size_t n = load_receivers(m, lu, call, receivers);
     if (n == 0) {
         /* no model shown to receive it: what is known is what the run does
          * not show (a CPU writer, a host reader) */
@@ -994,7 +1081,9 @@ static void restore_cost(ol_model *m, load_uses *lu, ol_nid call, ol_reasons *wh
         optimizer |= ol_eval(m, receivers[i]).kind == OL_V_OPTIMIZER;
     }
     char *list = ol_buf_take(&names);
-    if (optimizer)
+    if (!ol_file_runs_several_processes(m) && restored_before_move(m, lu, call, &first))
+        ol_because(why, m, call, "restored into %s, which is not on the GPU yet", list);
+    else if (optimizer)
         ol_because(why, m, call,
                    "restored into %s, a resume: a second copy of the model and optimizer state goes onto the GPU "
                    "that saved it while the live ones are there, about twice that state at the peak of the load",
@@ -1090,6 +1179,20 @@ bool ol_load_in_one_session(ol_model *m)
     return loads_once(m);
 }
 
+bool ol_load_precedes_move(ol_model *m, uint32_t ci, ol_reasons *why)
+{
+    if (ci >= m->calls.len || ol_file_runs_several_processes(m))
+        return false;
+    ol_door_load *dl = load_state(m);
+    ol_nid first;
+    if (!restored_before_move(m, &dl->lu, m->calls.items[ci].node, &first))
+        return false;
+    ol_because(why, m, first,
+               "the model moves to the GPU only here, after the load, in a job of one process: nothing of it is "
+               "there yet when the checkpoint lands, so the load costs one passing copy, once");
+    return true;
+}
+
 bool ol_load_holds_device_tensors(ol_model *m, uint32_t ci, ol_nid path, ol_reasons *why)
 {
     ol_door_load *dl = load_state(m);
@@ -1099,7 +1202,7 @@ bool ol_load_holds_device_tensors(ol_model *m, uint32_t ci, ol_nid path, ol_reas
     }
     ol_nid call = m->calls.items[ci].node;
     if (loads_plain_data(m, call, path) || restores_only_host_state(m, &dl->lu, call) ||
-        written_here_from_host(m, &dl->saves, path) || keyed_from_host(m, &dl->lu, &dl->saves, call) ||
+        written_here_from_host(m, &dl->lu, &dl->saves, call, path) || keyed_from_host(m, &dl->lu, &dl->saves, call) ||
         written_elsewhere_from_host(m, &dl->lu, call, path) || read_as_host_data(m, &dl->hr, ci, path))
         return false;
     restore_cost(m, &dl->lu, call, why);

@@ -1524,12 +1524,14 @@ void ol_often_explain(ol_model *m, ol_nid n, ol_often_local *out)
  * call named like a model is something else (a Keras layer, a pydantic
  * model's method, an HTTP client for a hosted LLM), and torch.no_grad()
  * would not even be at hand. */
-bool ol_imports_torch_family(ol_model *m)
+static const char *const torch_family[] = {"torch", "torchvision", "torchaudio", "torchtext", "lightning",
+                                           "pytorch_lightning", "transformers", "timm", "accelerate", "diffusers",
+                                           "peft", "trl", "deepspeed", "fairseq", "detectron2", "mmcv", "mmengine",
+                                           "ignite", "fastai", "skorch", "torch_geometric", "dgl", "einops", NULL};
+
+/* Does the file itself import a module under one of roots? */
+static bool imports_a_root(ol_model *m, const char *const *roots)
 {
-    static const char *const roots[] = {"torch", "torchvision", "torchaudio", "torchtext", "lightning",
-                                        "pytorch_lightning", "transformers", "timm", "accelerate", "diffusers",
-                                        "peft", "trl", "deepspeed", "fairseq", "detectron2", "mmcv", "mmengine",
-                                        "ignite", "fastai", "skorch", "torch_geometric", "dgl", "einops", NULL};
     for (size_t i = 0; i < m->imports.len; i++) {
         const char *q = ol_sym_str(m, m->imports.items[i].qual);
         size_t n = strcspn(q, ".");
@@ -1537,6 +1539,20 @@ bool ol_imports_torch_family(ol_model *m)
             if (strlen(*r) == n && strncmp(q, *r, n) == 0)
                 return true;
     }
+    return false;
+}
+
+bool ol_other_framework(ol_model *m)
+{
+    static const char *const others[] = {"paddle", "tensorflow", "keras", "tf_keras", "jax", "flax", "haiku",
+                                         "mxnet", "mindspore", "oneflow", "jittor", "megengine", "chainer", NULL};
+    return imports_a_root(m, others) && !imports_a_root(m, torch_family);
+}
+
+bool ol_imports_torch_family(ol_model *m)
+{
+    if (imports_a_root(m, torch_family))
+        return true;
     /* `from ..network import *` may well bring torch in: unknown, so yes */
     const ol_tree *t = m->tree;
     for (ol_nid c = t->nodes.len ? ol_first_named(t, 0) : OL_NONE; c != OL_NONE; c = ol_next_named(t, c)) {
@@ -1548,7 +1564,7 @@ bool ol_imports_torch_family(ol_model *m)
     }
     /* a module of a package whose other modules bring torch in (a trainer
      * that only imports the package's inputters and utils) */
-    return m->links && m->links->imports_root && m->links->imports_root(m->links, m, roots);
+    return m->links && m->links->imports_root && m->links->imports_root(m->links, m, torch_family);
 }
 
 

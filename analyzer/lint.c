@@ -576,7 +576,10 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
         size_t first_rule_diag = r->diags.len;
         struct ol_model *outer = lt->model;
         lt->model = model;
-        for (size_t i = 0; i < ol_rule_count && !lt->summary_only; i++) {
+        /* another framework's file (a Paddle port beside the PyTorch code):
+         * every rule speaks of PyTorch's API, so none runs */
+        bool foreign = !lt->summary_only && ol_other_framework(model);
+        for (size_t i = 0; i < ol_rule_count && !lt->summary_only && !foreign; i++) {
             const ol_rule *rule = ol_rules[i];
             if (!rule->check || !(s->enabled[i] || (s->hidden && s->hidden[i])))
                 continue;

@@ -23,10 +23,11 @@
  * `torch.load(args.factor)["eigvec"]`). When the run has several files, the
  * writer may be in another one: the summaries record every file's saves,
  * and a load linked to them by a file-name literal or by its keys is not
- * flagged when every such save holds host data only. A per-rank file
- * (`f"queue{rank}.pt"`) that this source writes and reads back under the
- * same shape is restored by its own rank onto its own device: not flagged
- * whatever it holds.
+ * flagged when every such save holds host data only (a bare file name
+ * matches the same name in any folder). A per-rank file (`f"queue{rank}.pt"`)
+ * that this source writes and reads back is restored by its own rank onto
+ * its own device: not flagged when its tensors are used in place, flagged
+ * when they are restored into the model with `load_state_dict`.
  *
  * A `map_location` that is a parameter defaulting to None and handed
  * straight through (`def load_ckpt(path, map_location=None)`) is None at
@@ -108,7 +109,7 @@ static void check(ol_check *c)
          * beside a model: both kept for an exact selection */
         if (once < 0)
             once = ol_load_in_one_session(m);
-        bool data = ol_load_feeds_dataset(m, (uint32_t)i, &why);
+        bool data = ol_load_feeds_dataset(m, (uint32_t)i, &why) || ol_load_precedes_move(m, (uint32_t)i, &why);
         if (location != OL_NONE) {
             char *text = ol_node_str(t, location);
             bool literal = ol_kind_of(t, ol_unparen(t, location)) == OL_N_none;
@@ -170,9 +171,12 @@ const ol_rule ol_rule_oom302 = {
             "file, a helper that saves it and returns its path), or by the keys the load is read through "
             "(`torch.load(p)[\"eigvec\"]` and a saved dict literal holding them, when no other save here "
             "may hold GPU tensors). Linting a directory, the writer may be another file of the run, linked "
-            "by a file-name literal or by keys; keys reaching `load_state_dict` never excuse a load. A "
-            "per-rank file (`f\"queue{rank}.pt\"`) written and read back here is restored by its own rank "
-            "onto its own device: not flagged. A list or dict is host data while all put into it is. Nor "
+            "by a file-name literal (a bare `\"net.pth\"` also names a `\"./model/net.pth\"`, being "
+            "relative to wherever its script runs; two folders are two files) or by keys; keys reaching "
+            "`load_state_dict` never excuse a load. A per-rank file (`f\"queue{rank}.pt\"`) written and "
+            "read back here goes back onto its own rank's device and is not flagged when its tensors are "
+            "used in place (a memory bank, a queue); restored into the model with `load_state_dict`, it "
+            "is. A list or dict is host data while all put into it is. Nor "
             "are loads the code reads as host data (some of it reaches `.numpy()`, `np.asarray`, a plot, "
             "`json.dump`, or a function of the run that does, and none is restored, moved, called or used "
             "as a module). In a script that never names an accelerator, what it saves outside a function "

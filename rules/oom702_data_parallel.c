@@ -245,6 +245,11 @@ static void check(ol_check *c)
         }
         if (ol_call_arg(m, call->node, 1, "device_ids") == OL_NONE)
             ol_because(&why, m, call->node, "no `device_ids`: every GPU the process sees takes part");
+        /* code that computes no gradients through the wrapper (a test,
+         * demo or sampling script): the gather holds outputs only, no
+         * activations or loss for a backward */
+        if (ol_wrapper_stays_untrained(m, call->node, &why))
+            d->once = true;
         ol_diag_because(d, m, &why);
     }
     ol_vec_free(&names);
@@ -261,7 +266,11 @@ const ol_rule ol_rule_oom702 = {
             "which scatters and gathers nothing, or one on the path taken when CUDA is not available (the "
             "`else` of `if torch.cuda.is_available():`), or one built only to load a checkpoint saved from a "
             "wrapper (`module.` keys) and unwrapped with `.module` before anything runs: a name whose every use "
-            "takes its inner model, loads or reads its state dict, or moves or switches it in place.",
+            "takes its inner model, loads or reads its state dict, or moves or switches it in place. Reported only "
+            "when the rule is selected by its code (`--extend-select OOM702`): a wrapper in a file that trains "
+            "nothing (no backward, optimizer step, trainer, or call named for training or an optimizer), bound "
+            "to a name that is only called, read through, or handed to the file's own functions: an evaluation, "
+            "demo or scoring script, where the gather holds outputs only.",
     .why = "DataParallel is single-process: every step it copies the model to each GPU, scatters the "
            "batch, and gathers all outputs back onto the first device, where the loss and its backward "
            "run. GPU 0 holds the gathered outputs on top of its own share, so it runs out of memory "

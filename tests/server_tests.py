@@ -645,7 +645,7 @@ def _():
             "change": {"cells": {"structure": {
                 "array": {"start": 2, "deleteCount": 0, "cells": [{"kind": 2, "document": new}]},
                 "didOpen": [{"uri": new, "languageId": "python", "version": 1,
-                             "text": "net = torch.nn.DataParallel(torch.nn.Linear(2, 2))"}]}}}})
+                             "text": "net = torch.nn.DataParallel(torch.nn.Linear(2, 2)).train()"}]}}}})
         [d] = s.diagnostics(new, 1)
         assert d["code"] == "OOM702" and d["range"]["start"] == {"line": 0, "character": 6}, d
         s.drain(0.3)

@@ -272,6 +272,12 @@ bool ol_load_only_restores_state(ol_model *m, uint32_t ci);
 /* A notebook of one process: its loads restore once, in the session that
  * saved the checkpoint. */
 bool ol_load_in_one_session(ol_model *m);
+/* A job of one process whose load is restored (`load_state_dict`) into
+ * models that its function moves to the GPU only after the load, outside
+ * any loop (`net.load_state_dict(torch.load(p))`, then `net.cuda()`): the
+ * checkpoint lands on a GPU that holds nothing of the model yet, a passing
+ * copy, once. The reasons name the move. */
+bool ol_load_precedes_move(ol_model *m, uint32_t ci, ol_reasons *why);
 /* May e be None: the literal, a conditional with a None branch, a local one
  * of whose reaching bindings is one of these. */
 bool ol_value_may_be_none(ol_model *m, ol_nid e);
@@ -315,6 +321,14 @@ typedef enum ol_code_kind {
 } ol_code_kind;
 
 ol_code_kind ol_code_kind_at(ol_model *m, ol_nid n, ol_reasons *why);
+/* Does a model built at n stay in code that trains nothing: a file with no
+ * call of `backward`, `zero_grad`, `step`, `grad`, `fit`, `manual_backward`
+ * or of anything named for training or an optimizer (`model.train()`,
+ * `train_epoch(...)`, `make_optimizer(...)`), no `training_step`, and n's
+ * statement binds it to a name its function does not return (nothing hands
+ * the model to a trainer elsewhere)? A test, demo, sampling or scoring
+ * script. The reasons say so. */
+bool ol_wrapper_stays_untrained(ol_model *m, ol_nid n, ol_reasons *why);
 
 /* Is `module` (a module expression: `model`, `self.model_`) in evaluation
  * mode at `at`: the last `.eval()`/`.train()` on it before `at` in the

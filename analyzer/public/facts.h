@@ -181,6 +181,11 @@ bool ol_imports_torch_family(ol_model *m);
  * nor a known library without torch (numpy, pandas, matplotlib, scikit-learn,
  * TensorFlow, JAX, ...): a module of the project may bring torch in. */
 bool ol_may_use_torch(ol_model *m);
+/* Is the file another framework's code: it imports PaddlePaddle, TensorFlow,
+ * Keras, JAX, MXNet, MindSpore, OneFlow, Jittor, MegEngine or Chainer and
+ * nothing of PyTorch's family itself? Its `optimizer.step()`, `.cuda()` and
+ * `load()` are that framework's, which the rules do not speak of. */
+bool ol_other_framework(ol_model *m);
 
 /* Local name bound to the torch module (`torch`, or `T` after `import torch
  * as T`) visible at n, or NULL. */

@@ -521,7 +521,16 @@ static bool name_may_leave(ol_model *m, ol_nid target, ol_sym name)
         return true; /* a module's global: another file may import it */
     ol_nid from = fi != OL_NO_INDEX ? m->functions.items[fi].node : 0;
     ol_nid to = fi != OL_NO_INDEX ? m->subtree_end[from] : (ol_nid)t->nodes.len;
-    for (ol_nid v = from; v < to; v++) {
+    /* in a function and outside loops, the binding reaches only what
+     * follows it, up to the name's next binding in the same block (a
+     * module's functions read its globals from anywhere) */
+    bool straight = fi != OL_NO_INDEX && stmt != OL_NONE && m->node_loop[stmt] == OL_NO_INDEX;
+    if (straight)
+        from = m->subtree_end[stmt];
+    size_t count;
+    const ol_nid *uses = ol_name_uses(m, target, from, to, &count, NULL);
+    for (size_t u = 0; u < count; u++) {
+        ol_nid v = uses[u];
         if (stmt != OL_NONE && v >= stmt && v < m->subtree_end[stmt])
             continue; /* the binding itself: `net = DataParallel(net)` */
         if (v == target || ol_kind_of(t, v) != OL_N_identifier || ol_node_sym(m, v) != name)
@@ -531,9 +540,14 @@ static bool name_may_leave(ol_model *m, ol_nid target, ol_sym name)
         if (field == OL_F_attribute || p == OL_NONE)
             continue; /* `x.net`: another thing */
         ol_kind pk = ol_kind_of(t, p);
+        if ((pk == OL_N_assignment || pk == OL_N_augmented_assignment) && field == OL_F_left) {
+            ol_nid again = ol_statement_of(t, v);
+            if (straight && pk == OL_N_assignment && again != OL_NONE && ol_parent(t, again) == ol_parent(t, stmt))
+                break; /* bound anew: what follows reads that */
+            continue;
+        }
         if ((pk == OL_N_call && field == OL_F_function) || (pk == OL_N_attribute && field == OL_F_object) ||
-            (pk == OL_N_keyword_argument && field == OL_F_name) ||
-            ((pk == OL_N_assignment || pk == OL_N_augmented_assignment) && field == OL_F_left))
+            (pk == OL_N_keyword_argument && field == OL_F_name))
             continue;
         /* an argument of a function of this file, where nothing trains
          * (`validate(net, loader)`) */

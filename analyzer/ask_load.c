@@ -263,6 +263,12 @@ typedef struct load_uses {
     nid_list *receivers;  /* per def: what its uses restore into (`model`, `optimizer`), a few */
     uint32_t *def_of_target; /* per node, see load_def */
     size_t count;            /* the entries of each per-def array (the model may be freed first) */
+    /* the calls that move their receiver to the GPU (`net.cuda()`), by the
+     * hash of the receiver's text, then in node order: built when first asked */
+    uint64_t *move_hash;
+    uint32_t *move_call;
+    size_t moves_len;
+    bool moves_built;
 } load_uses;
 
 static void load_uses_build(ol_model *m, load_uses *lu)
@@ -1023,6 +1029,41 @@ static size_t load_receivers(ol_model *m, load_uses *lu, ol_nid call, ol_nid *re
  * that holds more (the optimizers' state, other networks), all of which
  * lands on the GPU for that part: not such a load. *first is the first
  * such move. */
+typedef struct gpu_move {
+    uint64_t hash;
+    uint32_t call;
+} gpu_move;
+
+static int cmp_gpu_move(const void *a, const void *b)
+{
+    const gpu_move *x = a, *y = b;
+    if (x->hash != y->hash)
+        return x->hash < y->hash ? -1 : 1;
+    return (x->call > y->call) - (x->call < y->call);
+}
+
+static void moves_build(ol_model *m, load_uses *lu)
+{
+    const ol_tree *t = m->tree;
+    gpu_move *v = ol_xcalloc(m->calls.len + 1, sizeof(*v));
+    size_t n = 0;
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (c->receiver != OL_NONE && ol_call_moves_to_gpu(m, c))
+            v[n++] = (gpu_move){ol_text_hash(t, ol_unparen(t, c->receiver)), (uint32_t)i};
+    }
+    ol_sort(v, n, sizeof(*v), cmp_gpu_move);
+    lu->move_hash = ol_xcalloc(n + 1, sizeof(uint64_t));
+    lu->move_call = ol_xcalloc(n + 1, sizeof(uint32_t));
+    for (size_t i = 0; i < n; i++) {
+        lu->move_hash[i] = v[i].hash;
+        lu->move_call[i] = v[i].call;
+    }
+    free(v);
+    lu->moves_len = n;
+    lu->moves_built = true;
+}
+
 static bool restored_before_move(ol_model *m, load_uses *lu, ol_nid call, ol_nid *first)
 {
     const ol_tree *t = m->tree;
@@ -1031,22 +1072,23 @@ static bool restored_before_move(ol_model *m, load_uses *lu, ol_nid call, ol_nid
     uint32_t fn = ol_function_of(m, call);
     if (n == 0 || m->node_loop[call] != OL_NO_INDEX || load_keys(m, lu, call, keys, 1) > 0)
         return false;
-    /* the calls of the function (of the file, at the top level) */
-    size_t lo = 0, hi = m->calls.len;
-    if (fn != OL_NO_INDEX)
-        hi = ol_calls_in(m, m->functions.items[fn].node, &lo);
+    if (!lu->moves_built)
+        moves_build(m, lu);
     *first = OL_NONE;
     for (size_t r = 0; r < n; r++) {
         ol_nid after = OL_NONE;
-        for (size_t i = lo; i < hi; i++) {
-            const ol_call *c = &m->calls.items[i];
-            if (c->receiver == OL_NONE || ol_function_of(m, c->node) != fn ||
-                !ol_same_text(t, ol_unparen(t, c->receiver), receivers[r]) || !ol_call_moves_to_gpu(m, c))
+        /* the moves of a receiver spelled the same, in node order: the
+         * first in the load's function decides */
+        uint64_t h = ol_text_hash(t, receivers[r]);
+        for (size_t k = ol_lower_bound_u64(lu->move_hash, lu->moves_len, h);
+             k < lu->moves_len && lu->move_hash[k] == h; k++) {
+            const ol_call *c = &m->calls.items[lu->move_call[k]];
+            if (ol_function_of(m, c->node) != fn || !ol_same_text(t, ol_unparen(t, c->receiver), receivers[r]))
                 continue;
             if (c->node < call)
                 return false; /* on the GPU already */
-            if (after == OL_NONE || c->node < after)
-                after = c->node;
+            after = c->node;
+            break;
         }
         if (after == OL_NONE || m->node_loop[after] != OL_NO_INDEX)
             return false;
@@ -1136,6 +1178,8 @@ static void door_load_free(void *p)
     free(lu.keys);
     free(lu.receivers);
     free(lu.def_of_target);
+    free(lu.move_hash);
+    free(lu.move_call);
     free(hr.state);
     ol_vec_free(&hr.host_loads);
     free(dl);

@@ -467,12 +467,12 @@ static bool holds_word(const char *s, const char *word)
 
 static bool file_trains(ol_model *m)
 {
-    static const char *const TRAINS[] = {"backward", "zero_grad", "step", "grad", "fit", "manual_backward",
-                                         "training_step", NULL};
+    static const char *const TRAINS[] = {"backward", "zero_grad", "step", "grad", "fit", "manual_backward", NULL};
     ol_sym syms[8];
     size_t k = 0;
     for (const char *const *w = TRAINS; *w; w++)
         syms[k++] = ol_model_intern(m, *w);
+    ol_sym training_step = ol_model_intern(m, "training_step");
     for (size_t i = 0; i < m->calls.len; i++) {
         ol_sym name = m->calls.items[i].name;
         for (size_t j = 0; j < k; j++)
@@ -485,7 +485,7 @@ static bool file_trains(ol_model *m)
             return true;
     }
     for (size_t i = 0; i < m->functions.len; i++)
-        if (m->functions.items[i].name == syms[k - 1])
+        if (m->functions.items[i].name == training_step)
             return true;
     return false;
 }

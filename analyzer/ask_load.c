@@ -346,6 +346,16 @@ static void load_uses_build(ol_model *m, load_uses *lu)
     ol_vec_free(&names);
 }
 
+/* The binding a load is assigned to (load_def), the uses read once first;
+ * OL_NO_INDEX for none. */
+static uint32_t load_binding(ol_model *m, load_uses *lu, ol_nid call)
+{
+    if (!lu->uses)
+        load_uses_build(m, lu);
+    uint32_t def = load_def(m, lu->def_of_target, call);
+    return def < m->defs.len ? def : OL_NO_INDEX;
+}
+
 /* Moving the load to the CPU changes nothing when the result only reaches
  * load_state_dict (directly, or through a name whose every use does so or
  * reads bookkeeping). Anything else (a pickled model, a tensor used as is)
@@ -354,12 +364,8 @@ static bool only_restores_state(ol_model *m, load_uses *lu, ol_nid call)
 {
     if (feeds_load_state_dict(m, call))
         return true;
-    if (!lu->uses)
-        load_uses_build(m, lu);
-    uint32_t def = load_def(m, lu->def_of_target, call);
-    if (def == OL_NO_INDEX || def >= m->defs.len)
-        return false;
-    return lu->uses[def] > 0 && !lu->other[def];
+    uint32_t def = load_binding(m, lu, call);
+    return def != OL_NO_INDEX && lu->uses[def] > 0 && !lu->other[def];
 }
 
 /* The name a load is bound to (`vocab = torch.load(...)`, `self.cfg =
@@ -382,12 +388,8 @@ static bool restores_only_host_state(ol_model *m, load_uses *lu, ol_nid call)
     ol_nid receiver = OL_NONE;
     if (feeds_state_receiver(m, call, &receiver))
         return holds_no_device_state(m, receiver);
-    if (!lu->uses)
-        load_uses_build(m, lu);
-    uint32_t def = load_def(m, lu->def_of_target, call);
-    if (def == OL_NO_INDEX || def >= m->defs.len)
-        return false;
-    return lu->uses[def] > 0 && !lu->not_host_state[def];
+    uint32_t def = load_binding(m, lu, call);
+    return def != OL_NO_INDEX && lu->uses[def] > 0 && !lu->not_host_state[def];
 }
 
 /* Plain data saved with torch.save: the load is bound to, or read from a
@@ -739,10 +741,8 @@ static bool load_restores(ol_model *m, load_uses *lu, ol_nid call)
 {
     if (feeds_load_state_dict(m, call))
         return true;
-    if (!lu->uses)
-        load_uses_build(m, lu);
-    uint32_t def = load_def(m, lu->def_of_target, call);
-    return def != OL_NO_INDEX && def < m->defs.len && lu->restores[def];
+    uint32_t def = load_binding(m, lu, call);
+    return def != OL_NO_INDEX && lu->restores[def];
 }
 
 /* The file a load reads is written in this source, and every write of it
@@ -808,10 +808,8 @@ static size_t load_keys(ol_model *m, load_uses *lu, ol_nid call, ol_nid *out, si
         out[0] = direct;
         return 1;
     }
-    if (!lu->uses)
-        load_uses_build(m, lu);
-    uint32_t def = load_def(m, lu->def_of_target, call);
-    if (def == OL_NO_INDEX || def >= m->defs.len || lu->uses[def] == 0 || lu->not_key[def])
+    uint32_t def = load_binding(m, lu, call);
+    if (def == OL_NO_INDEX || lu->uses[def] == 0 || lu->not_key[def])
         return 0;
     size_t n = lu->keys[def].len < cap ? lu->keys[def].len : cap;
     if (n > 0) /* read only through `.items()`: no key, and no array either */
@@ -1012,23 +1010,13 @@ static size_t load_receivers(ol_model *m, load_uses *lu, ol_nid call, ol_nid *re
     size_t n = 0;
     if (feeds_state_receiver(m, call, &receivers[0]))
         return 1;
-    if (!lu->uses)
-        load_uses_build(m, lu);
-    uint32_t def = load_def(m, lu->def_of_target, call);
-    if (def != OL_NO_INDEX && def < m->defs.len)
+    uint32_t def = load_binding(m, lu, call);
+    if (def != OL_NO_INDEX)
         for (size_t i = 0; i < lu->receivers[def].len && n < 3; i++)
             receivers[n++] = lu->receivers[def].items[i];
     return n;
 }
 
-/* Is the load a state restored whole, and every model it is restored into
- * moved to the GPU only after the load, in the load's own function and
- * outside any loop, with no move of it before
- * (`net.load_state_dict(torch.load(p))`, then `net.cuda()`)? A load read
- * through a key (`torch.load(p)["g_ema"]`) takes one part of a checkpoint
- * that holds more (the optimizers' state, other networks), all of which
- * lands on the GPU for that part: not such a load. *first is the first
- * such move. */
 typedef struct gpu_move {
     uint64_t hash;
     uint32_t call;
@@ -1064,9 +1052,20 @@ static void moves_build(ol_model *m, load_uses *lu)
     lu->moves_built = true;
 }
 
+/* Is the load a state restored whole, and every model it is restored into
+ * moved to the GPU only after the load, in the load's own function and
+ * outside any loop, with no move of it before
+ * (`net.load_state_dict(torch.load(p))`, then `net.cuda()`)? A load read
+ * through a key (`torch.load(p)["g_ema"]`) takes one part of a checkpoint
+ * that holds more (the optimizers' state, other networks), all of which
+ * lands on the GPU for that part: not such a load. Asked only of a job of
+ * one process: with several, every rank lands on the saving GPU whatever
+ * is there. *first is the first such move. */
 static bool restored_before_move(ol_model *m, load_uses *lu, ol_nid call, ol_nid *first)
 {
     const ol_tree *t = m->tree;
+    if (ol_file_runs_several_processes(m))
+        return false;
     ol_nid receivers[3], keys[1];
     size_t n = load_receivers(m, lu, call, receivers);
     uint32_t fn = ol_function_of(m, call);
@@ -1123,7 +1122,7 @@ static void restore_cost(ol_model *m, load_uses *lu, ol_nid call, ol_reasons *wh
         optimizer |= ol_eval(m, receivers[i]).kind == OL_V_OPTIMIZER;
     }
     char *list = ol_buf_take(&names);
-    if (!ol_file_runs_several_processes(m) && restored_before_move(m, lu, call, &first))
+    if (restored_before_move(m, lu, call, &first))
         ol_because(why, m, call, "restored into %s, which is not on the GPU yet", list);
     else if (optimizer)
         ol_because(why, m, call,
@@ -1225,7 +1224,7 @@ bool ol_load_in_one_session(ol_model *m)
 
 bool ol_load_precedes_move(ol_model *m, uint32_t ci, ol_reasons *why)
 {
-    if (ci >= m->calls.len || ol_file_runs_several_processes(m))
+    if (ci >= m->calls.len)
         return false;
     ol_door_load *dl = load_state(m);
     ol_nid first;

@@ -106,10 +106,11 @@ static void check(ol_check *c)
             continue;
         /* a notebook of one process restores once, onto the GPU that saved
          * the checkpoint; samples read for a Dataset are data, not a state
-         * beside a model: both kept for an exact selection */
+         * beside a model; a model restored before it moves to the GPU takes
+         * one passing copy: all kept for an exact selection */
         if (once < 0)
             once = ol_load_in_one_session(m);
-        bool data = ol_load_feeds_dataset(m, (uint32_t)i, &why) || ol_load_precedes_move(m, (uint32_t)i, &why);
+        bool aside = ol_load_feeds_dataset(m, (uint32_t)i, &why) || ol_load_precedes_move(m, (uint32_t)i, &why);
         if (location != OL_NONE) {
             char *text = ol_node_str(t, location);
             bool literal = ol_kind_of(t, ol_unparen(t, location)) == OL_N_none;
@@ -128,7 +129,7 @@ static void check(ol_check *c)
             else
                 ol_diag_help(d, "give a device on every path, e.g. `\"cpu\"` where `%s` would be None", text);
             ol_diag_because(d, m, &why);
-            d->once = once || data;
+            d->once = once || aside;
             free(text);
             continue;
         }
@@ -137,7 +138,7 @@ static void check(ol_check *c)
         ol_diag *d = ol_report_node(c, call->node, "`%s` without `map_location` " LOAD_COST, shown);
         ol_diag_help(d, "load to the CPU and move what you need: `torch.load(path, map_location=\"cpu\")`");
         ol_diag_because(d, m, &why);
-        d->once = once || data;
+        d->once = once || aside;
         ol_fix *fix = ol_fix_new(false, "Load onto the CPU");
         if (!ol_load_only_restores_state(m, (uint32_t)i))
             ol_fix_unsafe_because(fix, "what is loaded is used other than through `load_state_dict()`: its "

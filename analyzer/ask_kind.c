@@ -506,6 +506,56 @@ static bool under_main_guard(ol_model *m, ol_nid n)
     return false;
 }
 
+/* Is call's callee a function of another file of the run that neither
+ * backwards nor steps an optimizer (an evaluation helper may put the model
+ * back in training mode when it is done: that trains nothing)? */
+static bool callee_elsewhere_trains_nothing(ol_model *m, ol_nid call)
+{
+    uint32_t ci = ol_call_at(m, call);
+    if (ci == OL_NO_INDEX || !m->links || !m->links->call_facts)
+        return false;
+    uint32_t facts = m->links->call_facts(m->links, m, ci);
+    return (facts & OL_FN_KNOWN) && !(facts & (OL_FN_BACKWARD | OL_FN_STEP));
+}
+
+/* Built-ins that read an object and keep nothing of it (`print(net)`,
+ * `len(x)`, `isinstance(net, nn.DataParallel)`). */
+static bool keeps_nothing(ol_model *m, ol_nid call)
+{
+    static const char *const readers[] = {"builtins.print", "builtins.len",        "builtins.str",
+                                          "builtins.repr",  "builtins.format",     "builtins.isinstance",
+                                          "builtins.type",  "builtins.id",         "builtins.hasattr",
+                                          "builtins.callable", NULL};
+    ol_nid callee = ol_field(m->tree, call, OL_F_function);
+    const char *q = callee != OL_NONE && ol_kind_of(m->tree, callee) == OL_N_identifier ? ol_qualname(m, callee) : NULL;
+    for (const char *const *r = readers; q && *r; r++)
+        if (strcmp(q, *r) == 0)
+            return true;
+    return false;
+}
+
+/* Are a and b in two branches of one `if` (its body and an `elif` or
+ * `else`, or two of those): never both run in one pass? */
+static bool exclusive_branches(const ol_model *m, ol_nid a, ol_nid b)
+{
+    const ol_tree *t = m->tree;
+    for (ol_nid ca = a, pa = ol_parent(t, a); pa != OL_NONE; ca = pa, pa = ol_parent(t, pa)) {
+        if (b <= pa || b >= m->subtree_end[pa])
+            continue; /* b is not under pa: further up */
+        if (ol_kind_of(t, pa) != OL_N_if_statement)
+            return false;
+        /* pa is the lowest `if` holding both: the child of it that holds b */
+        ol_nid cb = b;
+        while (ol_parent(t, cb) != pa)
+            cb = ol_parent(t, cb);
+        ol_kind ka = ol_kind_of(t, ca), kb = ol_kind_of(t, cb);
+        bool branch_a = ca == ol_field(t, pa, OL_F_consequence) || ka == OL_N_elif_clause || ka == OL_N_else_clause;
+        bool branch_b = cb == ol_field(t, pa, OL_F_consequence) || kb == OL_N_elif_clause || kb == OL_N_else_clause;
+        return ca != cb && branch_a && branch_b;
+    }
+    return false;
+}
+
 /* May the model bound to name at target leave the code that binds it: is
  * the name, anywhere in that function (the whole file for a module-level
  * binding), used other than called (`net(x)`), read through an attribute
@@ -535,6 +585,11 @@ static bool name_may_leave(ol_model *m, ol_nid target, ol_sym name)
             continue; /* the binding itself: `net = DataParallel(net)` */
         if (v == target || ol_kind_of(t, v) != OL_N_identifier || ol_node_sym(m, v) != name)
             continue;
+        /* the other branch of the `if` that binds it (`else: net =
+         * DataParallel(net)` where CUDA is not available) reads another
+         * binding */
+        if (straight && exclusive_branches(m, stmt, v))
+            continue;
         uint8_t field = ol_node_at(t, v)->field;
         ol_nid p = ol_parent(t, v);
         if (field == OL_F_attribute || p == OL_NONE)
@@ -555,6 +610,12 @@ static bool name_may_leave(ol_model *m, ol_nid target, ol_sym name)
         ol_nid list = ol_parent(t, arg);
         ol_nid call = list != OL_NONE && ol_kind_of(t, list) == OL_N_argument_list ? ol_parent(t, list) : OL_NONE;
         if (call != OL_NONE && ol_kind_of(t, call) == OL_N_call && ol_callee_function(m, call) != OL_NO_INDEX)
+            continue;
+        /* or of another file of the run, which neither backwards nor steps
+         * (`evaluate(net, loader)` imported from the project's utilities),
+         * or a built-in that only reads it (`print(net)`) */
+        if (call != OL_NONE && ol_kind_of(t, call) == OL_N_call &&
+            (callee_elsewhere_trains_nothing(m, call) || keeps_nothing(m, call)))
             continue;
         return true;
     }
@@ -585,6 +646,6 @@ bool ol_wrapper_stays_untrained(ol_model *m, ol_nid n, ol_reasons *why)
         return false;
     ol_because(why, m, n,
                "nothing in this file computes gradients (no backward, optimizer step or trainer) and the model "
-               "does not leave it: evaluation or sampling, where the gather holds outputs only");
+               "reaches no code that does: evaluation or sampling, where the gather holds outputs only");
     return true;
 }

@@ -416,10 +416,12 @@ ol_val ol_def_value(ol_model *m, uint32_t di)
 static ol_val arith(ol_val a, ol_val b)
 {
     uint8_t keep = OL_VF_GRAPH | OL_VF_LOSS | OL_VF_BATCH;
+    /* an operand not known yet (a value read through the cut of a cycle) is
+     * something else all the same: the batch does not survive it */
     if (a.kind == OL_V_BOTTOM)
-        return b.kind == OL_V_TENSOR ? mk(OL_V_TENSOR, b.flags & keep) : b;
+        return b.kind == OL_V_TENSOR ? mk(OL_V_TENSOR, b.flags & keep & (uint8_t)~OL_VF_BATCH) : b;
     if (b.kind == OL_V_BOTTOM)
-        return a.kind == OL_V_TENSOR ? mk(OL_V_TENSOR, a.flags & keep) : a;
+        return a.kind == OL_V_TENSOR ? mk(OL_V_TENSOR, a.flags & keep & (uint8_t)~OL_VF_BATCH) : a;
     if (a.kind == OL_V_TENSOR || b.kind == OL_V_TENSOR) {
         uint8_t f = 0;
         if (a.kind == OL_V_TENSOR)

@@ -400,6 +400,7 @@ static bool recover_notebook(ol_linter *lt, const ol_source *src, ol_tree *t, ol
             ol_syntax_error err = ct.errors.items[e];
             err.start += start;
             err.end += start;
+            err.from += start;
             ct.errors.items[e].message = NULL;
             ol_vec_push(&errors, err);
         }
@@ -411,7 +412,7 @@ static bool recover_notebook(ol_linter *lt, const ol_source *src, ol_tree *t, ol
         } else {
             /* the joined parse found an error in a cell that is fine alone */
             for (size_t e = 0; e < t->errors.len; e++)
-                if (!t->errors.items[e].soft && t->errors.items[e].start >= start && t->errors.items[e].start < end)
+                if (!t->errors.items[e].soft && t->errors.items[e].from >= start && t->errors.items[e].from < end)
                     damage_elsewhere = true;
         }
         ol_tree_free(&ct);
@@ -501,6 +502,9 @@ void ol_lint_source(ol_linter *lt, ol_source *src, ol_file_result *r)
         kept_free(kt);
     } else {
         ol_parse(&lt->parser, &r->src, &tree);
+        /* a notebook's errors are read cell by cell (recover_notebook) */
+        if (!r->src.notebook)
+            ol_drop_cascades(&lt->parser, &r->src, &tree);
     }
     if (r->src.notebook && has_hard_error(&tree) && !tree.timed_out)
         use_recovered = recover_notebook(lt, &r->src, &tree, &recovered);

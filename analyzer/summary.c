@@ -592,7 +592,7 @@ static uint32_t links_call_facts(const ol_links *l, ol_model *m, uint32_t ci)
     bool cross;
     (void)m;
     const ol_fn_summary *fs = summary_of_call(x, ci, &cross);
-    return fs ? fs->facts : 0;
+    return fs ? fs->facts | OL_FN_KNOWN : 0;
 }
 
 /* `from utils import *`, `from .helpers import *` at module level. */

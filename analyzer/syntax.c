@@ -263,7 +263,63 @@ static void describe_error(const ol_source *src, TSNode node, ol_buf *msg)
         ol_buf_printf(msg, "invalid syntax near `%.*s`%s", (int)n, src->text + s, s + n < e ? "..." : "");
 }
 
-static void add_error(ol_tree *t, uint32_t start, uint32_t end, char *message)
+/* A complete statement: what an ERROR node holds of the code before the
+ * point where parsing failed. */
+static bool whole_statement(TSNode n)
+{
+    if (!ts_node_is_named(n) || ts_node_has_error(n) || ts_node_is_missing(n))
+        return false;
+    const char *type = ts_node_type(n);
+    return ol_str_has_suffix(type, "_statement") || ol_str_has_suffix(type, "_definition") ||
+           strcmp(type, "comment") == 0;
+}
+
+/* Where an ERROR node's trouble starts. tree-sitter wraps in one ERROR
+ * everything from the start of the construct it could not finish, often
+ * the whole file (`import` at line 1 for a stray line in a method 300
+ * lines down); the statements it completed before the failure lead the
+ * node, and a statement the failure broke shows as a node with an error
+ * inside. So: past the leading complete statements, into the first node
+ * that holds an error, down to the innermost ERROR or missing token; a
+ * fragment met first (`def`, a name: the start of what was never
+ * finished) is the place itself. */
+static TSNode error_focus(TSNode err)
+{
+    /* a cursor: ts_node_child(n, i) walks the children from the first each
+     * time, and an ERROR over a whole broken file has as many as it has
+     * statements */
+    TSTreeCursor cur = ts_tree_cursor_new(err);
+    TSNode at = err;
+    for (int depth = 0; depth < 256 && ts_tree_cursor_goto_first_child(&cur); depth++) {
+        bool in_error = ts_node_is_error(at), found = false;
+        uint32_t index = 0;
+        do {
+            TSNode c = ts_tree_cursor_current_node(&cur);
+            if (ts_node_is_error(c) || ts_node_is_missing(c) || ts_node_has_error(c)) {
+                found = true;
+            } else if (in_error && !ts_node_is_extra(c) && !whole_statement(c)) {
+                /* a fragment first: the start of what was never finished
+                 * (the node itself when nothing complete came before) */
+                if (index > 0)
+                    at = c;
+                ts_tree_cursor_delete(&cur);
+                return at;
+            }
+            index++;
+        } while (!found && ts_tree_cursor_goto_next_sibling(&cur));
+        if (!found)
+            break;
+        at = ts_tree_cursor_current_node(&cur);
+        if (ts_node_is_missing(at))
+            break;
+    }
+    ts_tree_cursor_delete(&cur);
+    return at;
+}
+
+/* Records an error at [start, end) of a parser's error region that starts
+ * at from (from == start but for an ERROR node reported inside it). */
+static void add_error_in(ol_tree *t, uint32_t from, uint32_t start, uint32_t end, char *message)
 {
     if (t->errors.len >= 20) {
         free(message);
@@ -274,8 +330,34 @@ static void add_error(ol_tree *t, uint32_t start, uint32_t end, char *message)
     uint32_t stop = start;
     while (stop < end && stop < src->len && src->text[stop] != '\n')
         stop++;
-    ol_syntax_error e = {start, stop, message, false};
+    ol_syntax_error e = {start, stop, message, false, from};
     ol_vec_push(&t->errors, e);
+}
+
+static void add_error(ol_tree *t, uint32_t start, uint32_t end, char *message)
+{
+    add_error_in(t, start, start, end, message);
+}
+
+static char *missing_message(const TSLanguage *lang, TSSymbol sym, bool named)
+{
+    const char *what = ts_language_symbol_name(lang, sym);
+    return ol_xasprintf("invalid syntax: missing %s%s%s", named ? "" : "`", what ? what : "?", named ? "" : "`");
+}
+
+/* Reports the ERROR node err where its trouble starts (error_focus). */
+static void add_error_node(ol_tree *t, TSNode err)
+{
+    TSNode focus = error_focus(err);
+    uint32_t from = ts_node_start_byte(err), start = ts_node_start_byte(focus), end = ts_node_end_byte(focus);
+    if (ts_node_is_missing(focus)) {
+        add_error_in(t, from, start, start,
+                     missing_message(ts_node_language(focus), ts_node_symbol(focus), ts_node_is_named(focus)));
+        return;
+    }
+    ol_buf msg = {0};
+    describe_error(t->src, focus, &msg);
+    add_error_in(t, from, start, end, ol_buf_take(&msg));
 }
 
 /* One level of the walk: the children of one subtree, visible or hidden.
@@ -356,9 +438,7 @@ static void flatten(ol_tree *t, const ol_grammar *g, TSTree *tree)
     walk_levels levels = {0};
     kept_frame top = {0, OL_NONE, 1, false};
     if (root_error) {
-        ol_buf msg = {0};
-        describe_error(t->src, ts_tree_root_node(tree), &msg);
-        add_error(t, root_start, root_start + ts_subtree_size(root).bytes, ol_buf_take(&msg));
+        add_error_node(t, ts_tree_root_node(tree));
         top.in_error = true;
     }
     ol_vec_push(&frames, top);
@@ -402,12 +482,8 @@ static void flatten(ol_tree *t, const ol_grammar *g, TSTree *tree)
         bool named = alias ? g->symbol_named[alias] : ts_subtree_named(*child);
         bool is_error = sym == ts_builtin_sym_error;
         if (ts_subtree_missing(*child)) {
-            if (!parent->in_error) {
-                const char *what = ts_language_symbol_name(lang, sym);
-                char *msg = ol_xasprintf("invalid syntax: missing %s%s%s", named ? "" : "`", what ? what : "?",
-                                         named ? "" : "`");
-                add_error(t, start, start, msg);
-            }
+            if (!parent->in_error)
+                add_error(t, start, start, missing_message(lang, sym, named));
             continue;
         }
         ol_kind k = is_error ? OL_N_ERROR : sym < g->symbol_count ? (ol_kind)g->symbol_kind[sym] : OL_N_OTHER;
@@ -428,10 +504,8 @@ static void flatten(ol_tree *t, const ol_grammar *g, TSTree *tree)
         parent->last_child = id;
         bool in_error = parent->in_error;
         if (is_error && !in_error) {
-            ol_buf msg = {0};
             Length at = {start, {0, 0}};
-            describe_error(t->src, ts_node_new(tree, child, at, alias), &msg);
-            add_error(t, start, end, ol_buf_take(&msg));
+            add_error_node(t, ts_node_new(tree, child, at, alias));
             in_error = true;
         }
         if (ts_subtree_child_count(*child) > 0) {
@@ -735,6 +809,118 @@ void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
     }
     ol_vec_free(&runs);
     parse_text(p, src, src->text, t);
+}
+
+/* ---- cascades ------------------------------------------------------------ */
+
+/* After a real error (stray prose inside a method, an unclosed bracket) the
+ * parser may lose the block structure and recover only at later lines that
+ * are valid (`def` after `def`): errors CPython never reports, since it stops
+ * at the first. An error is kept when it is still there once the lines of the
+ * errors before it are blanked (spaces, same length): the first error always;
+ * then, one reparse at a time, the first error after the lines blanked so
+ * far, when the file has an error on that line (an error only the blanking
+ * made, such as a block left empty, is blanked in turn and not reported).
+ * Errors that vanish were the parser's recovery. When a reparse has an error
+ * starting in the lines already judged, the errors still to judge are kept. The reparses are bounded
+ * (CASCADE_MAX_REPARSES, CASCADE_MAX_BYTES in all); past the bound the
+ * errors not yet examined are kept as they are. */
+#define CASCADE_MAX_REPARSES 10
+#define CASCADE_MAX_BYTES ((size_t)16 * 1024 * 1024)
+
+static uint32_t line_begin(const char *text, uint32_t at)
+{
+    while (at > 0 && text[at - 1] != '\n')
+        at--;
+    return at;
+}
+
+static uint32_t line_after(const char *text, uint32_t len, uint32_t at)
+{
+    const char *nl = at < len ? memchr(text + at, '\n', len - at) : NULL;
+    return nl ? (uint32_t)(nl - text) + 1 : len;
+}
+
+/* Blanks the line holding byte at (its line break kept); returns where the
+ * next line starts. */
+static uint32_t blank_line(char *text, uint32_t len, uint32_t at)
+{
+    uint32_t from = line_begin(text, at), to = line_after(text, len, at);
+    for (uint32_t i = from; i < to; i++)
+        if (text[i] != '\n' && text[i] != '\r')
+            text[i] = ' ';
+    return to;
+}
+
+void ol_drop_cascades(ol_parser *p, const ol_source *src, ol_tree *t)
+{
+    size_t n = t->errors.len;
+    if (t->timed_out || n < 2 || src->len == 0)
+        return;
+    size_t budget = CASCADE_MAX_BYTES / src->len;
+    if (budget > CASCADE_MAX_REPARSES)
+        budget = CASCADE_MAX_REPARSES;
+    if (budget == 0)
+        return;
+    const char *orig = src->text;
+    uint32_t first = 0;
+    for (size_t i = 1; i < n; i++)
+        if (t->errors.items[i].start < t->errors.items[first].start)
+            first = (uint32_t)i;
+    bool *keep = ol_xcalloc(n, sizeof(*keep));
+    char *text = ol_xstrndup(orig, src->len);
+    ol_source alt = *src;
+    alt.text = text;
+    uint32_t line = line_begin(orig, t->errors.items[first].start);
+    for (size_t i = 0; i < n; i++)
+        keep[i] = line_begin(orig, t->errors.items[i].start) == line;
+    uint32_t settled = blank_line(text, src->len, t->errors.items[first].start);
+    /* the reparses are fresh parses of a scratch text: nothing of them is
+     * kept for the next edit */
+    bool incremental = p->incremental;
+    p->incremental = false;
+    bool examined = false;
+    for (size_t round = 0; round < budget && !examined; round++) {
+        ol_tree again;
+        ol_parse(p, &alt, &again);
+        const ol_syntax_error *next = NULL;
+        bool unsure = again.timed_out;
+        for (size_t i = 0; i < again.errors.len && !unsure; i++) {
+            const ol_syntax_error *e = &again.errors.items[i];
+            /* an error that starts in the lines already judged (a statement
+             * those lines began, read on into the next): what it covers
+             * cannot be told from here */
+            unsure = e->start < settled;
+            if (!next || e->start < next->start)
+                next = e;
+        }
+        if (unsure) {
+            ol_tree_free(&again);
+            break;
+        }
+        if (!next) {
+            examined = true;
+        } else {
+            line = line_begin(text, next->start);
+            for (size_t i = 0; i < n; i++)
+                if (line_begin(orig, t->errors.items[i].start) == line)
+                    keep[i] = true;
+            settled = blank_line(text, src->len, next->start);
+        }
+        ol_tree_free(&again);
+    }
+    p->incremental = incremental;
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        ol_syntax_error *e = &t->errors.items[i];
+        if (keep[i] || (!examined && e->start >= settled))
+            t->errors.items[kept++] = *e;
+        else
+            free(e->message);
+    }
+    t->errors.len = kept;
+    free(keep);
+    free(text);
 }
 
 /* Parses text (src's own, or a copy of the same length) into t. */

@@ -28,6 +28,12 @@ void ol_parser_free(ol_parser *p);
 void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t);
 void ol_tree_free(ol_tree *t);
 
+/* Drops from t's errors those that are the parser's recovery from an earlier
+ * error, not errors of their own (see syntax.c): an error is kept when it is
+ * still there after the lines of the errors before it are blanked. Costs a
+ * parse of the text for each error kept after the first, within a bound. */
+void ol_drop_cascades(ol_parser *p, const ol_source *src, ol_tree *t);
+
 /* A tree packed for keeping (lint.c keeps the trees of files summarized
  * ahead of their turn): each node in the tree's order as a few bytes (its
  * kind, field, flags, the distance back to its parent, its start's move

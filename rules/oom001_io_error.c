@@ -30,8 +30,13 @@ const ol_rule ol_rule_oom002 = {
     .name = "parse-error",
     .severity = OL_SEV_ERROR,
     .summary = "The file has a syntax error; the code around it was analyzed as far as it parsed.",
-    .what = "Reports syntax errors found while parsing. Analysis continues on the parts of the file "
-            "that parsed, so findings elsewhere in the file are still reported.",
+    .what = "Reports syntax errors found while parsing, each where its trouble starts (the stray "
+            "line, not the start of the function or file the parser could not finish). An error "
+            "that is gone once the lines of the errors before it are blanked is the parser's "
+            "recovery from them, not an error of its own, and is not reported: stray text in a "
+            "method gives one finding per stray line, not one more at every later `def`. "
+            "Analysis continues on the parts of the file that parsed, so findings elsewhere in "
+            "the file are still reported.",
     .why = "Code that does not parse will not run, and code near the error may be misread by the "
            "analysis. Python 2 syntax (`print x`, `except E, e:`) is the most common cause in old "
            "training scripts.",

@@ -269,8 +269,10 @@ const ol_rule ol_rule_oom702 = {
             "takes its inner model, loads or reads its state dict, or moves or switches it in place. Reported only "
             "when the rule is selected by its code (`--extend-select OOM702`): a wrapper in a file that trains "
             "nothing (no backward, optimizer step, trainer, or call named for training or an optimizer), bound "
-            "to a name that is only called, read through, or handed to the file's own functions: an evaluation, "
-            "demo or scoring script, where the gather holds outputs only.",
+            "to a name that is only called, read through, printed, or handed to the file's own functions or to "
+            "functions of other files of the run that neither backward nor step (an imported "
+            "`evaluate(net, loader)`; uses in the other branch of the binding's `if` read another binding): "
+            "an evaluation, demo or scoring script, where the gather holds outputs only.",
     .why = "DataParallel is single-process: every step it copies the model to each GPU, scatters the "
            "batch, and gathers all outputs back onto the first device, where the loss and its backward "
            "run. GPU 0 holds the gathered outputs on top of its own share, so it runs out of memory "

@@ -1797,7 +1797,7 @@ static void test_probe_nvml_absent_or_usable(void)
 typedef struct ref_tree {
     OL_VEC(ol_node) nodes;
     OL_VEC(ol_span) comments;
-    OL_VEC(uint32_t) error_starts;
+    OL_VEC(ol_span) error_spans; /* each reported error lies in its node */
     uint32_t max_depth;
 } ref_tree;
 
@@ -1840,8 +1840,10 @@ static void ref_flatten(ref_tree *r, const ol_grammar *g, const char *text, uint
     ol_nid root_id = ref_add(r, g, len, root, 0, OL_NONE);
     r->nodes.items[root_id].kind = OL_N_module;
     ref_frame top = {root_id, OL_NONE, ts_node_is_error(root)};
-    if (top.in_error)
-        ol_vec_push(&r->error_starts, ts_node_start_byte(root));
+    if (top.in_error) {
+        ol_span e = {ts_node_start_byte(root), ts_node_end_byte(root)};
+        ol_vec_push(&r->error_spans, e);
+    }
     ol_vec_push(&stack, top);
     bool more = ts_tree_cursor_goto_first_child(&cur);
     while (more) {
@@ -1851,8 +1853,10 @@ static void ref_flatten(ref_tree *r, const ol_grammar *g, const char *text, uint
         ol_kind k = sym < g->symbol_count ? (ol_kind)g->symbol_kind[sym] : OL_N_OTHER;
         bool keep = false;
         if (ts_node_is_missing(n)) {
-            if (!parent->in_error)
-                ol_vec_push(&r->error_starts, ts_node_start_byte(n));
+            if (!parent->in_error) {
+                ol_span e = {ts_node_start_byte(n), ts_node_start_byte(n)};
+                ol_vec_push(&r->error_spans, e);
+            }
         } else if (k == OL_N_comment) {
             ol_span c = {ts_node_start_byte(n), ts_node_end_byte(n)};
             ol_vec_push(&r->comments, c);
@@ -1869,7 +1873,8 @@ static void ref_flatten(ref_tree *r, const ol_grammar *g, const char *text, uint
             parent->last_child = id;
             bool in_error = parent->in_error;
             if (ts_node_is_error(n) && !in_error) {
-                ol_vec_push(&r->error_starts, ts_node_start_byte(n));
+                ol_span e = {ts_node_start_byte(n), ts_node_end_byte(n)};
+                ol_vec_push(&r->error_spans, e);
                 in_error = true;
             }
             if (ts_tree_cursor_goto_first_child(&cur)) {
@@ -1898,7 +1903,7 @@ static void ref_free(ref_tree *r)
 {
     ol_vec_free(&r->nodes);
     ol_vec_free(&r->comments);
-    ol_vec_free(&r->error_starts);
+    ol_vec_free(&r->error_spans);
 }
 
 /* Packs *t and unpacks it in its place (a kept tree: lint.c); true when
@@ -1957,12 +1962,12 @@ static bool flatten_matches(ol_parser *p, const char *text, size_t n)
     /* ol_parse parses a broken text again with its grammar gaps rewritten
      * and keeps that tree when it has no more errors: so does the reference */
     ol_span_vec blanked = {0};
-    char *rewritten = r.error_starts.len ? ol_syntax_gap_rewrite(src.text, src.len, &blanked) : NULL;
+    char *rewritten = r.error_spans.len ? ol_syntax_gap_rewrite(src.text, src.len, &blanked) : NULL;
     if (rewritten) {
         ref_tree alt;
         ref_flatten(&alt, p->grammar, rewritten, src.len);
-        size_t alt_errors = alt.error_starts.len < 20 ? alt.error_starts.len : 20;
-        size_t errors = r.error_starts.len < 20 ? r.error_starts.len : 20;
+        size_t alt_errors = alt.error_spans.len < 20 ? alt.error_spans.len : 20;
+        size_t errors = r.error_spans.len < 20 ? r.error_spans.len : 20;
         if (alt_errors <= errors) {
             ref_free(&r);
             r = alt;
@@ -1991,15 +1996,17 @@ static bool flatten_matches(ol_parser *p, const char *text, size_t n)
     bool edited = false;
     for (size_t i = 0; i < t.errors.len; i++)
         edited |= t.errors.items[i].soft;
-    size_t expected = r.error_starts.len < 20 ? r.error_starts.len : 20;
+    size_t expected = r.error_spans.len < 20 ? r.error_spans.len : 20;
     /* and leaving out the reserved-name errors the check after flattening appends */
     size_t parse_errors = t.errors.len;
     while (parse_errors > 0 && strstr(t.errors.items[parse_errors - 1].message, "is a keyword since Python 3.7"))
         parse_errors--;
     if (same && !edited) {
         same = parse_errors == expected;
+        /* an ERROR node is reported where its trouble starts, inside it */
         for (size_t i = 0; same && i < expected; i++)
-            same = t.errors.items[i].start == r.error_starts.items[i];
+            same = t.errors.items[i].start >= r.error_spans.items[i].start &&
+                   t.errors.items[i].start <= r.error_spans.items[i].end;
     }
     if (!same)
         fprintf(stderr, "flattening differs from the cursor walk on:\n%.*s\n", (int)(n < 2000 ? n : 2000), text);
@@ -2039,6 +2046,48 @@ static char *mangle(const char *text, size_t n, uint32_t seed, size_t *out_len)
     }
     *out_len = b.len;
     return ol_buf_take(&b);
+}
+
+/* Errors that come from one another: each kept only while it survives the
+ * blanking of the lines of those before it (ol_drop_cascades). */
+static size_t errors_kept(ol_parser *p, const char *text, uint32_t *first_line)
+{
+    ol_source src;
+    ol_source_init_text(&src, "t.py", ol_xstrdup(text), strlen(text));
+    ol_tree t;
+    ol_parse(p, &src, &t);
+    ol_drop_cascades(p, &src, &t);
+    size_t n = t.errors.len;
+    *first_line = n ? ol_source_pos(&src, t.errors.items[0].start).line : 0;
+    ol_tree_free(&t);
+    ol_source_free(&src);
+    return n;
+}
+
+static void test_syntax_error_cascades(void)
+{
+    ol_grammar g;
+    ol_grammar_init(&g);
+    ol_parser p;
+    ol_parser_init(&p, &g);
+    uint32_t line;
+    /* independent errors, more than the reparses allowed: every one is kept
+     * (past the bound, those not examined stay as they are) */
+    ol_buf many = {0};
+    for (int i = 0; i < 15; i++)
+        ol_buf_printf(&many, "def f%d(x):\n    return (x 1)\n\n", i);
+    CHECK(errors_kept(&p, many.data, &line) == 15 && line == 2);
+    ol_buf_free(&many);
+    /* one error, nothing to drop */
+    CHECK(errors_kept(&p, "x = 1\ny = (2 3)\nz = 4\n", &line) == 1 && line == 2);
+    /* a valid text: no reparse, no error */
+    CHECK(errors_kept(&p, "x = 1\n", &line) == 0);
+    /* an unclosed bracket: whatever the parser made of the lines after it,
+     * the first error is on or after the line that opened it */
+    CHECK(errors_kept(&p, "import os\n\ndef f(a):\n    return g(a,\n\ndef h(b):\n    return b\n", &line) >= 1 &&
+          line >= 3);
+    ol_parser_free(&p);
+    ol_grammar_free(&g);
 }
 
 static void test_flatten_matches_cursor_walk(void)
@@ -3925,6 +3974,7 @@ int main(int argc, char **argv)
         T(test_parse_arena_scopes),
         T(test_parse_arena_threads),
         T(test_flatten_matches_cursor_walk),
+        T(test_syntax_error_cascades),
         T(test_lsp_positions),
         T(test_lsp_incremental_changes),
         T(test_lsp_framing),

@@ -302,6 +302,7 @@ enum {
     OL_FN_RET_OUTPUT = 1u << 8,    /* returns a model's output (graph, not a loss) */
     OL_FN_CALLERS_NO_GRAD = 1u << 9, /* called in its file, only where autograd is off */
     OL_FN_RET_DATA = 1u << 10,     /* what it returns on a device is data read from disk or an array */
+    OL_FN_KNOWN = 1u << 11,        /* (ol_links.call_facts only) the callee is a function of the run */
 };
 
 /* What other functions and files say about calls this file makes (whole-
@@ -316,7 +317,8 @@ typedef struct ol_links {
      * element of a returned tuple or dict. */
     bool (*call)(const struct ol_links *l, struct ol_model *m, ol_sym qual, ol_sym method, int index,
                  const char *key, ol_val *out);
-    /* What the callee of call `ci` does (OL_FN_* of summary.h), 0 if unknown. */
+    /* What the callee of call `ci` does (OL_FN_* of summary.h, with
+     * OL_FN_KNOWN when the run has it), 0 if unknown. */
     uint32_t (*call_facts)(const struct ol_links *l, struct ol_model *m, uint32_t ci);
     /* The dotted name a name bound nowhere in this file comes from, through
      * `from module import *` of a project module; 0 if none. */

@@ -116,6 +116,9 @@ typedef struct ol_syntax_error {
     uint32_t start, end;
     char *message; /* owned */
     bool soft;     /* found after parsing; the tree itself is sound */
+    uint32_t from; /* where the parser's error region starts: start, or
+                    * before it for an ERROR node reported where its
+                    * trouble starts (what it may have misread begins here) */
 } ol_syntax_error;
 
 typedef OL_VEC(ol_syntax_error) ol_syntax_error_vec;

@@ -68,15 +68,24 @@ static bool without_cuda(ol_model *m, ol_nid n)
 /* Is `use`, a name bound to the wrapper, used in a way that runs no forward
  * through it: its inner model taken (`model.module`), a state dict loaded
  * or read (`model.load_state_dict(...)`, the reason the wrapper is often
- * built: a checkpoint saved with `module.` keys), or a statement that moves
- * or switches it in place (`model.cuda()`, `model.eval()`)? */
+ * built: a checkpoint saved with `module.` keys), a statement that moves
+ * or switches it in place (`model.cuda()`, `model.eval()`), or shown
+ * (`print(model)`, a notebook cell ending in `model`)? */
 static bool use_runs_no_forward(ol_model *m, ol_nid use, bool *unwraps)
 {
     const ol_tree *t = m->tree;
     static const char *const READS[] = {"module", "load_state_dict", "state_dict", NULL};
     static const char *const IN_PLACE[] = {"cuda", "to", "cpu", "eval", "train", "float", "half", "double",
                                            "requires_grad_", NULL};
+    static const char *const SHOWN[] = {"builtins.print", "builtins.repr", "builtins.str", NULL};
     ol_nid attr = ol_parent(t, use);
+    /* shown: the name alone as a statement (a notebook cell's last line
+     * displays it), or printed */
+    if (ol_kind_of(t, attr) == OL_N_expression_statement && ol_first_named(t, attr) == use &&
+        ol_next_named(t, use) == OL_NONE)
+        return true;
+    if (ol_kind_of(t, attr) == OL_N_argument_list && ol_call_is(m, ol_parent(t, attr), SHOWN))
+        return true;
     if (ol_kind_of(t, attr) != OL_N_attribute || ol_field(t, attr, OL_F_object) != use)
         return false;
     ol_nid name = ol_field(t, attr, OL_F_attribute);
@@ -266,7 +275,8 @@ const ol_rule ol_rule_oom702 = {
             "which scatters and gathers nothing, or one on the path taken when CUDA is not available (the "
             "`else` of `if torch.cuda.is_available():`), or one built only to load a checkpoint saved from a "
             "wrapper (`module.` keys) and unwrapped with `.module` before anything runs: a name whose every use "
-            "takes its inner model, loads or reads its state dict, or moves or switches it in place. Reported only "
+            "takes its inner model, loads or reads its state dict, moves or switches it in place, or prints or "
+            "shows it. Reported only "
             "when the rule is selected by its code (`--extend-select OOM702`): a wrapper in a file that trains "
             "nothing (no backward, optimizer step, trainer, or call named for training or an optimizer), bound "
             "to a name that is only called, read through, printed, or handed to the file's own functions or to "

@@ -717,6 +717,15 @@ static void find_comment_runs(const char *text, uint32_t len, comment_runs *out)
     }
 }
 
+/* Turns [from, to) of text into spaces, its line breaks kept: every
+ * offset, line and column stays where it was. */
+static void blank_span(char *text, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = from; i < to; i++)
+        if (text[i] != '\n' && text[i] != '\r')
+            text[i] = ' ';
+}
+
 /* The text with the runs' comments turned into spaces (newlines kept). */
 static char *blank_runs(const char *text, uint32_t len, const comment_runs *runs)
 {
@@ -724,9 +733,7 @@ static char *blank_runs(const char *text, uint32_t len, const comment_runs *runs
     memcpy(copy, text, len);
     copy[len] = '\0';
     for (size_t r = 0; r < runs->len; r++)
-        for (uint32_t i = runs->items[r].start; i < runs->items[r].end; i++)
-            if (copy[i] != '\n' && copy[i] != '\r')
-                copy[i] = ' ';
+        blank_span(copy, runs->items[r].start, runs->items[r].end);
     return copy;
 }
 
@@ -821,34 +828,20 @@ void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t)
  * then, one reparse at a time, the first error after the lines blanked so
  * far, when the file has an error on that line (an error only the blanking
  * made, such as a block left empty, is blanked in turn and not reported).
- * Errors that vanish were the parser's recovery. When a reparse has an error
- * starting in the lines already judged, the errors still to judge are kept. The reparses are bounded
- * (CASCADE_MAX_REPARSES, CASCADE_MAX_BYTES in all); past the bound the
- * errors not yet examined are kept as they are. */
+ * Errors that vanish were the parser's recovery. When a reparse has an
+ * error starting in the lines already judged, the errors still to judge are
+ * kept. The reparses are bounded (CASCADE_MAX_REPARSES, CASCADE_MAX_BYTES
+ * in all); past the bound the errors not yet examined are kept as they are. */
 #define CASCADE_MAX_REPARSES 10
 #define CASCADE_MAX_BYTES ((size_t)16 * 1024 * 1024)
 
-static uint32_t line_begin(const char *text, uint32_t at)
+/* Blanks line `line` of text, a copy of src's (same line breaks: src's line
+ * index holds for it); returns where the next line starts. */
+static uint32_t blank_line(const ol_source *src, char *text, uint32_t line)
 {
-    while (at > 0 && text[at - 1] != '\n')
-        at--;
-    return at;
-}
-
-static uint32_t line_after(const char *text, uint32_t len, uint32_t at)
-{
-    const char *nl = at < len ? memchr(text + at, '\n', len - at) : NULL;
-    return nl ? (uint32_t)(nl - text) + 1 : len;
-}
-
-/* Blanks the line holding byte at (its line break kept); returns where the
- * next line starts. */
-static uint32_t blank_line(char *text, uint32_t len, uint32_t at)
-{
-    uint32_t from = line_begin(text, at), to = line_after(text, len, at);
-    for (uint32_t i = from; i < to; i++)
-        if (text[i] != '\n' && text[i] != '\r')
-            text[i] = ' ';
+    uint32_t from = src->line_starts[line];
+    uint32_t to = line + 1 < src->line_count ? src->line_starts[line + 1] : src->len;
+    blank_span(text, from, to);
     return to;
 }
 
@@ -862,19 +855,22 @@ void ol_drop_cascades(ol_parser *p, const ol_source *src, ol_tree *t)
         budget = CASCADE_MAX_REPARSES;
     if (budget == 0)
         return;
-    const char *orig = src->text;
-    uint32_t first = 0;
-    for (size_t i = 1; i < n; i++)
-        if (t->errors.items[i].start < t->errors.items[first].start)
-            first = (uint32_t)i;
+    /* each error's line, and whether it is kept */
+    uint32_t *lines = ol_xcalloc(n, sizeof(*lines));
     bool *keep = ol_xcalloc(n, sizeof(*keep));
-    char *text = ol_xstrndup(orig, src->len);
+    uint32_t first = 0;
+    for (size_t i = 0; i < n; i++) {
+        lines[i] = ol_source_line_index(src, t->errors.items[i].start);
+        if (lines[i] < lines[first])
+            first = (uint32_t)i;
+    }
+    char *text = ol_xstrndup(src->text, src->len);
     ol_source alt = *src;
     alt.text = text;
-    uint32_t line = line_begin(orig, t->errors.items[first].start);
+    uint32_t line = lines[first];
     for (size_t i = 0; i < n; i++)
-        keep[i] = line_begin(orig, t->errors.items[i].start) == line;
-    uint32_t settled = blank_line(text, src->len, t->errors.items[first].start);
+        keep[i] = lines[i] == line;
+    uint32_t settled = blank_line(src, text, line);
     /* the reparses are fresh parses of a scratch text: nothing of them is
      * kept for the next edit */
     bool incremental = p->incremental;
@@ -901,11 +897,10 @@ void ol_drop_cascades(ol_parser *p, const ol_source *src, ol_tree *t)
         if (!next) {
             examined = true;
         } else {
-            line = line_begin(text, next->start);
+            line = ol_source_line_index(src, next->start);
             for (size_t i = 0; i < n; i++)
-                if (line_begin(orig, t->errors.items[i].start) == line)
-                    keep[i] = true;
-            settled = blank_line(text, src->len, next->start);
+                keep[i] |= lines[i] == line;
+            settled = blank_line(src, text, line);
         }
         ol_tree_free(&again);
     }
@@ -919,6 +914,7 @@ void ol_drop_cascades(ol_parser *p, const ol_source *src, ol_tree *t)
             free(e->message);
     }
     t->errors.len = kept;
+    free(lines);
     free(keep);
     free(text);
 }

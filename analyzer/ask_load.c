@@ -18,7 +18,9 @@
  *     such a save in another file (the summaries record every file's saves);
  *     a per-rank file that this source writes and reads back is restored by
  *     its own rank onto its own device;
- *   - where it comes from: weights PyTorch's model zoo publishes.
+ *   - where it comes from: weights PyTorch's model zoo publishes, or
+ *     weights a run that saves nothing of a device loads in code that runs
+ *     without a GPU (published_for_cpu).
  *
  * The caches of one file (its saves, the uses of each loaded name, what
  * each load is read as) are built on the first question and kept in the
@@ -1145,6 +1147,8 @@ typedef struct ol_door_load {
     bool saves_known;
     load_uses lu;
     host_reads hr;
+    int8_t gpu_optional;     /* published_for_cpu's two facts: -1 until asked */
+    int8_t run_device_saves;
 } ol_door_load;
 
 static void door_load_free(void *p)
@@ -1190,10 +1194,73 @@ static ol_door_load *load_state(ol_model *m)
     if (!d->load) {
         ol_door_load *dl = ol_xcalloc(1, sizeof(*dl));
         dl->m = m;
+        dl->gpu_optional = -1;
+        dl->run_device_saves = -1;
         d->load = dl;
         d->load_free = door_load_free;
     }
     return d->load;
+}
+
+/* ---- weights published for machines without a GPU ------------------------------- */
+
+static void note_device_save(void *ctx, bool own, const ol_sum_save *sv)
+{
+    (void)own;
+    if (!sv->host_only)
+        *(bool *)ctx = true;
+}
+
+/* Does the code of this file run on a machine without a GPU? It says so:
+ * it asks whether one is there (`torch.cuda.is_available()`), names the
+ * CPU as its device (`torch.device("cpu")`, `device="cpu"`), or moves
+ * data to the CPU only. Not code a framework or a job of several processes
+ * places on its devices; nor code that names no device at all (a builder
+ * its callers move), which says nothing of machines without one. */
+static bool runs_without_gpu(ol_model *m, ol_door_load *dl)
+{
+    if (dl->gpu_optional < 0) {
+        ol_device_use use;
+        ol_file_device_use(m, &use);
+        bool says = use.use == OL_DEVICE_CPU || ol_file_gpu_check(m) != OL_NONE || ol_file_cpu_device(m) != OL_NONE;
+        dl->gpu_optional = says && use.use != OL_DEVICE_FRAMEWORK && !ol_file_runs_several_processes(m);
+    }
+    return dl->gpu_optional == 1;
+}
+
+/* What writes checkpoints without a `torch.save` of the run's own: a
+ * trainer's checkpoint callback (Lightning, Hugging Face), Accelerate's,
+ * Fabric's and DeepSpeed's savers, a model's save_pretrained. */
+static const char *const CHECKPOINT_WRITERS[] = {"Trainer",        "ModelCheckpoint", "save_checkpoint", "save_pretrained",
+                                                 "save_state",     "Accelerator",     "Fabric",          "deepspeed"};
+
+/* Does the run save data that may be on a device: a save of this file or
+ * another whose data may be there, or a writer of checkpoints named
+ * anywhere in the run? A run whose other files cannot be asked counts as
+ * yes. */
+static bool run_saves_device_data(ol_model *m, ol_door_load *dl)
+{
+    if (dl->run_device_saves < 0) {
+        bool any = false;
+        dl->run_device_saves =
+            !ol_visit_run_saves(m, note_device_save, &any) || any ||
+            ol_run_spells_any(m, CHECKPOINT_WRITERS, OL_ARRAY_LEN(CHECKPOINT_WRITERS)) != 0;
+    }
+    return dl->run_device_saves == 1;
+}
+
+/* Weights the run does not write, loaded by code that runs without a GPU:
+ * nothing of the run saves data that may be on a device (the file comes
+ * from elsewhere: a release, a conversion, a download), and a plain
+ * `torch.load` in code meant for machines without a GPU must read the file
+ * there, where one saved from a GPU does not load at all. What is
+ * published for such code holds host tensors (a face detector's released
+ * weights, pose weights converted from another framework). A run that
+ * saves its own GPU training's state, or code that needs a GPU or does not
+ * say, shows nothing of the kind. */
+static bool published_for_cpu(ol_model *m, ol_door_load *dl)
+{
+    return runs_without_gpu(m, dl) && !run_saves_device_data(m, dl);
 }
 
 ol_loader ol_load_kind(ol_model *m, ol_nid callee)
@@ -1246,7 +1313,8 @@ bool ol_load_holds_device_tensors(ol_model *m, uint32_t ci, ol_nid path, ol_reas
     ol_nid call = m->calls.items[ci].node;
     if (loads_plain_data(m, call, path) || restores_only_host_state(m, &dl->lu, call) ||
         written_here_from_host(m, &dl->lu, &dl->saves, call, path) || keyed_from_host(m, &dl->lu, &dl->saves, call) ||
-        written_elsewhere_from_host(m, &dl->lu, call, path) || read_as_host_data(m, &dl->hr, ci, path))
+        written_elsewhere_from_host(m, &dl->lu, call, path) || read_as_host_data(m, &dl->hr, ci, path) ||
+        published_for_cpu(m, dl))
         return false;
     restore_cost(m, &dl->lu, call, why);
     if (ol_file_runs_several_processes(m))

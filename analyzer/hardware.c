@@ -330,6 +330,64 @@ void ol_file_device_use(ol_model *m, ol_device_use *out)
     out->use = word != OL_NONE ? OL_DEVICE_WORD : OL_DEVICE_NONE;
 }
 
+ol_nid ol_file_gpu_check(ol_model *m)
+{
+    for (size_t i = 0; i < m->calls.len; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (c->name == 0 || strcmp(ol_sym_str(m, c->name), "is_available") != 0)
+            continue;
+        const char *q = ol_qualname(m, c->callee);
+        if (q && strcmp(q, "torch.cuda.is_available") == 0)
+            return c->node;
+    }
+    return OL_NONE;
+}
+
+/* Is name (an identifier, or an attribute's last part) like `device`? */
+static bool device_name(const ol_tree *t, ol_nid name)
+{
+    if (ol_kind_of(t, name) == OL_N_attribute)
+        name = ol_field(t, name, OL_F_attribute);
+    if (ol_kind_of(t, name) != OL_N_identifier)
+        return false;
+    uint32_t len;
+    const char *s = ol_text(t, name, &len);
+    return ol_name_looks_like(s, len, DEVICE_WORDS);
+}
+
+ol_nid ol_file_cpu_device(ol_model *m)
+{
+    const ol_tree *t = m->tree;
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
+        const char *s;
+        uint32_t len;
+        if (ol_kind_of(t, n) != OL_N_string || !ol_string_value(t, n, &s, &len) || len != 3 || memcmp(s, "cpu", 3) != 0)
+            continue;
+        ol_nid up = ol_parent(t, n);
+        switch (ol_kind_of(t, up)) {
+        case OL_N_argument_list: {
+            ol_nid call = ol_parent(t, up);
+            const char *q = ol_kind_of(t, call) == OL_N_call ? ol_qualname(m, ol_field(t, call, OL_F_function)) : NULL;
+            if (q && strcmp(q, "torch.device") == 0 && ol_first_named(t, up) == n)
+                return call;
+            break;
+        }
+        case OL_N_assignment:
+            if (ol_field(t, up, OL_F_right) == n && device_name(t, ol_field(t, up, OL_F_left)))
+                return up;
+            break;
+        case OL_N_default_parameter:
+        case OL_N_typed_default_parameter:
+            if (device_name(t, ol_field(t, up, OL_F_name)))
+                return up;
+            break;
+        default:
+            break;
+        }
+    }
+    return OL_NONE;
+}
+
 bool ol_file_runs_several_processes(ol_model *m)
 {
     return code_says(m, PROCESS_WORDS);

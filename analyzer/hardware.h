@@ -56,4 +56,13 @@ typedef struct ol_device_use {
 
 void ol_file_device_use(ol_model *m, ol_device_use *out);
 
+/* The file's first call asking whether a GPU is there
+ * (`torch.cuda.is_available()`), or OL_NONE: code that asks runs on a
+ * machine without one as well. */
+ol_nid ol_file_gpu_check(ol_model *m);
+/* The file's first naming of the CPU as a device, or OL_NONE:
+ * `torch.device("cpu")`, or "cpu" bound to a name like `device` (an
+ * assignment, a parameter's default). */
+ol_nid ol_file_cpu_device(ol_model *m);
+
 #endif

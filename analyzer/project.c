@@ -95,6 +95,8 @@ typedef struct word_rows {
 struct ol_project {
     pthread_mutex_t lock;
     pthread_cond_t published;
+    const char *const *spells_words; /* ol_project_spells_any's last question and answer */
+    int spells_answer;
     pfile *files;
     size_t count, cap;
     size_t *slots;          /* open addressing over paths: index + 1, 0 = empty */
@@ -344,6 +346,7 @@ size_t ol_project_add(ol_project *p, const char *path)
     atomic_init(&f->scanned, 0);
     p->callers_stale = true; /* a name may resolve to the new file */
     p->aliases_ready = false;
+    p->spells_words = NULL; /* the words changed */
     if (p->count * 2 + 2 > p->slot_count)
         rehash(p);
     else {
@@ -847,6 +850,7 @@ void ol_project_forget(ol_project *p, size_t file)
         atomic_store(&f->scanned, 0);
         p->scanned_count--;
         p->aliases_ready = false;
+        p->spells_words = NULL; /* the words changed */
     }
     atomic_store(&f->claimed, false);
     pthread_mutex_unlock(&p->lock);
@@ -980,6 +984,7 @@ static bool scan_unless_taken(ol_project *p, size_t i)
     atomic_store(&f->scanned, 2);
     p->scanned_count++;
     p->aliases_ready = false;
+    p->spells_words = NULL; /* the words changed */
     pthread_cond_broadcast(&p->published);
     pthread_mutex_unlock(&p->lock);
     return true;
@@ -1018,6 +1023,7 @@ void ol_project_text_elsewhere(ol_project *p, size_t file)
     pthread_mutex_lock(&p->lock);
     p->files[file].text_elsewhere = true;
     p->aliases_ready = false;
+    p->spells_words = NULL; /* the words changed */
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -1358,6 +1364,72 @@ void ol_project_visit_saves(ol_project *p, size_t self, void *worker, ol_project
             fn(ctx, &sv->items[k]);
     }
     pthread_mutex_unlock(&p->lock);
+}
+
+static bool ident_byte(unsigned char c)
+{
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
+}
+
+/* Does a file's text spell one of the words, whole? Read from the disk: a
+ * notebook's raw JSON holds its code's identifiers as the same bytes. A
+ * file that cannot be read does. */
+static bool text_spells_any(const char *path, const char *const *words, size_t n)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (ol_read_file(path, (size_t)64 << 20, &text, &len) != 0)
+        return true;
+    bool found = false;
+    for (size_t i = 0; i < n && !found; i++) {
+        size_t wl = strlen(words[i]);
+        for (const char *at = text; !found && (at = ol_find(at, len - (size_t)(at - text), words[i])) != NULL;
+             at++)
+            found = (at == text || !ident_byte((unsigned char)at[-1])) &&
+                    ((size_t)(at - text) + wl == len || !ident_byte((unsigned char)at[wl]));
+    }
+    free(text);
+    return found;
+}
+
+bool ol_project_spells_any(ol_project *p, const char *const *words, size_t n)
+{
+    scan_all(p);
+    ol_word_key keys[16];
+    if (n > 16)
+        return true;
+    for (size_t i = 0; i < n; i++)
+        keys[i] = ol_word_key_of(ol_word_hash(words[i], strlen(words[i])));
+    /* the files whose words may hold one: read again to tell (a word's
+     * filter lets about 1.7% of the words a file lacks pass, and a run of
+     * hundreds of files would always have one) */
+    size_t *maybe = ol_xmalloc((p->count + 1) * sizeof(size_t));
+    size_t maybe_count = 0;
+    bool found = false;
+    pthread_mutex_lock(&p->lock);
+    if (p->spells_words == words) {
+        found = p->spells_answer;
+        pthread_mutex_unlock(&p->lock);
+        free(maybe);
+        return found;
+    }
+    for (size_t i = 0; i < p->count && !found; i++) {
+        const pfile *f = &p->files[i];
+        if (f->text_elsewhere || !f->words)
+            found = true;
+        else if (ol_words_may_hold_any(f->words, keys, n))
+            maybe[maybe_count++] = i;
+    }
+    pthread_mutex_unlock(&p->lock);
+    /* paths do not change once added */
+    for (size_t k = 0; k < maybe_count && !found; k++)
+        found = text_spells_any(p->files[maybe[k]].path, words, n);
+    free(maybe);
+    pthread_mutex_lock(&p->lock);
+    p->spells_words = words;
+    p->spells_answer = found;
+    pthread_mutex_unlock(&p->lock);
+    return found;
 }
 
 /* ---- the callers index ----------------------------------------------------------------

@@ -120,6 +120,13 @@ ol_file_summary *ol_project_held(ol_project *p, size_t file);
 typedef void (*ol_project_save_visitor)(void *ctx, const ol_sum_save *save);
 void ol_project_visit_saves(ol_project *p, size_t self, void *worker, ol_project_save_visitor fn, void *ctx);
 
+/* May any file of the run spell one of the n words (identifiers)? Read
+ * from each file's words (words.h), so a few files that do not are
+ * counted too; a notebook's raw text is searched instead (its code is in
+ * JSON strings, where an identifier is the same bytes). A file whose words
+ * cannot be read (another encoding, text from standard input) counts. */
+bool ol_project_spells_any(ol_project *p, const char *const *words, size_t n);
+
 /* Calls fn with each call record (summary.h) of every file of the project
  * but `file` that names function or method `rest` of `file`: its dotted
  * name resolves, from the file that makes it, to that file and rest, also

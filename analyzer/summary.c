@@ -758,6 +758,16 @@ bool ol_visit_run_saves(ol_model *m, ol_save_visitor fn, void *ctx)
     return true;
 }
 
+int ol_run_spells_any(ol_model *m, const char *const *words, size_t n)
+{
+    if (!m->links || m->links->call != links_call)
+        return -1;
+    ol_xref *x = m->links->ctx;
+    if (!x->answering || !x->project)
+        return -1;
+    return ol_project_spells_any(x->project, words, n);
+}
+
 /* The records of the run's calls of a name, copied out of the store (its
  * visitor runs with the store locked, and what they lead to is followed
  * after). */

@@ -252,6 +252,10 @@ size_t ol_call_kept_args(ol_model *m, uint32_t ci, ol_kept_arg *out, size_t cap)
 typedef void (*ol_save_visitor)(void *ctx, bool own, const ol_sum_save *save);
 bool ol_visit_run_saves(ol_model *m, ol_save_visitor fn, void *ctx);
 
+/* May a file of the run (this one included) spell one of the n words
+ * (ol_project_spells_any)? -1 outside a run of several files. */
+int ol_run_spells_any(ol_model *m, const char *const *words, size_t n);
+
 /* How the other files of the run call function fi of this model (a
  * function or method of the module or a class, not a nested one): how many
  * of their call records run it with autograd on (*grad_on) and off

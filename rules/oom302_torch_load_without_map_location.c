@@ -36,6 +36,12 @@
  * methods) reads samples, not a state beside a model: kept for an exact
  * selection, as a notebook's one-process reload is.
  *
+ * Nor are weights that a run saving nothing of a device loads in code that
+ * says it runs without a GPU (it asks `torch.cuda.is_available()`, names
+ * the CPU as its device): such code must read the file on a machine with
+ * no GPU, where one saved from a GPU does not load, so the published file
+ * holds host tensors (ol_load_holds_device_tensors, published_for_cpu).
+ *
  * Nor is a load the code itself reads as host data: handed to `.numpy()`,
  * `np.asarray`, a plot or `json.dump`, which raise on a CUDA tensor, and
  * never restored, moved or used as a model. Code that does so could not run
@@ -184,7 +190,13 @@ const ol_rule ol_rule_oom302 = {
             "with parameters is host data. A write-back of what a load read counts neither way. URL "
             "loaders are flagged like `torch.load`, except for PyTorch's model zoo "
             "(`download.pytorch.org`, also through torchvision's own tables of its URLs: "
-            "`models.resnet.model_urls[arch]`). Reported only when the rule is selected by its code "
+            "`models.resnet.model_urls[arch]`). Nor are loads of weights a run of several files does not "
+            "write, in code that says it runs without a GPU: nothing of the run saves data that may be on a "
+            "device (no `torch.save` of it, and no trainer, checkpoint callback, Accelerate, Fabric or "
+            "DeepSpeed named, notebooks included), and the loading file asks `torch.cuda.is_available()`, "
+            "names the CPU as its device (`torch.device(\"cpu\")`, `device=\"cpu\"`) or moves data to the "
+            "CPU only, and is no job of several processes: on a machine without a GPU a file saved from one "
+            "does not load, so what is published for such code holds host tensors. Reported only when the rule is selected by its code "
             "(`--extend-select OOM302`): a load in a notebook of one process (no process group, DDP, "
             "`mp.spawn`, Accelerate, DeepSpeed, Fabric, torchrun, `rank` or `world_size`), which restores "
             "once onto the GPU that saved it, and a load whose result feeds a data set "

@@ -1303,6 +1303,21 @@ bool ol_load_precedes_move(ol_model *m, uint32_t ci, ol_reasons *why)
     return true;
 }
 
+bool ol_load_from_outside_run(ol_model *m, uint32_t ci, ol_reasons *why)
+{
+    if (ci >= m->calls.len)
+        return false;
+    ol_door_load *dl = load_state(m);
+    ol_device_use use;
+    ol_file_device_use(m, &use);
+    if (use.use != OL_DEVICE_NONE || ol_file_runs_several_processes(m) || run_saves_device_data(m, dl))
+        return false;
+    ol_because(why, m, m->calls.items[ci].node,
+               "nothing in the run saves data that may be on a device, and this file names no device: the weights "
+               "come from elsewhere, and land at most once, before anything here moves the model");
+    return true;
+}
+
 bool ol_load_holds_device_tensors(ol_model *m, uint32_t ci, ol_nid path, ol_reasons *why)
 {
     ol_door_load *dl = load_state(m);

@@ -291,6 +291,68 @@ static bool leaves_before(ol_model *m, const ol_def *d, ol_nid use)
            (ol_kind_of(t, last) == OL_N_return_statement || ol_kind_of(t, last) == OL_N_raise_statement);
 }
 
+/* Is n `name.is_cuda` (or `name.device.type == "cuda"`), name the
+ * identifier spelled like `var`? */
+static bool tests_cuda(ol_model *m, ol_nid n, ol_sym var)
+{
+    const ol_tree *t = m->tree;
+    n = ol_unparen(t, n);
+    ol_nid obj = OL_NONE;
+    if (ol_kind_of(t, n) == OL_N_attribute && ol_text_is(t, ol_field(t, n, OL_F_attribute), "is_cuda")) {
+        obj = ol_unparen(t, ol_field(t, n, OL_F_object));
+    } else if (ol_kind_of(t, n) == OL_N_comparison_operator) {
+        ol_nid left = ol_unparen(t, ol_first_named(t, n)), right = ol_next_named(t, ol_first_named(t, n));
+        const char *s;
+        uint32_t len;
+        if (left == OL_NONE || right == OL_NONE || ol_next_named(t, right) != OL_NONE ||
+            !ol_string_value(t, right, &s, &len) || !ol_mem_eq_cstr(s, len, "cuda") ||
+            ol_kind_of(t, left) != OL_N_attribute || !ol_text_is(t, ol_field(t, left, OL_F_attribute), "type"))
+            return false;
+        ol_nid dev = ol_unparen(t, ol_field(t, left, OL_F_object));
+        if (ol_kind_of(t, dev) != OL_N_attribute || !ol_text_is(t, ol_field(t, dev, OL_F_attribute), "device"))
+            return false;
+        obj = ol_unparen(t, ol_field(t, dev, OL_F_object));
+    }
+    return obj != OL_NONE && ol_kind_of(t, obj) == OL_N_identifier && ol_node_sym(m, obj) == var;
+}
+
+/* Is the value d binds to a name moved to the host before use reads it,
+ * whenever it is on the GPU: an `if x.is_cuda: x = x.cpu()` (no else)
+ * between them, in the block of use's statement (`for k, v in
+ * sd.items(): if v.is_cuda: v = v.cpu(); out[k] = v`)? Then d's value
+ * reaches use only when it is not on the GPU; the `.cpu()` binding is a
+ * reaching binding of its own. */
+static bool moved_to_host_if_cuda(ol_model *m, const ol_def *d, ol_nid use)
+{
+    const ol_tree *t = m->tree;
+    ol_nid stmt = use;
+    while (stmt != OL_NONE && ol_parent(t, stmt) != OL_NONE && ol_kind_of(t, ol_parent(t, stmt)) != OL_N_block &&
+           ol_kind_of(t, ol_parent(t, stmt)) != OL_N_module)
+        stmt = ol_parent(t, stmt);
+    ol_nid block = stmt != OL_NONE ? ol_parent(t, stmt) : OL_NONE;
+    if (block == OL_NONE)
+        return false;
+    for (ol_nid s = ol_first_named(t, block); s != OL_NONE && s != stmt; s = ol_next_named(t, s)) {
+        if (ol_kind_of(t, s) != OL_N_if_statement || t->nodes.items[s].start < d->pos ||
+            ol_field(t, s, OL_F_alternative) != OL_NONE || !tests_cuda(m, ol_field(t, s, OL_F_condition), d->name))
+            continue;
+        ol_nid body = ol_field(t, s, OL_F_consequence);
+        for (ol_nid b = body != OL_NONE ? ol_first_named(t, body) : OL_NONE; b != OL_NONE; b = ol_next_named(t, b)) {
+            ol_nid a = ol_kind_of(t, b) == OL_N_expression_statement ? ol_first_named(t, b) : OL_NONE;
+            if (a == OL_NONE || ol_kind_of(t, a) != OL_N_assignment)
+                continue;
+            ol_nid left = ol_field(t, a, OL_F_left), right = ol_unparen(t, ol_field(t, a, OL_F_right));
+            if (ol_kind_of(t, left) != OL_N_identifier || ol_node_sym(m, left) != d->name ||
+                ol_kind_of(t, right) != OL_N_call)
+                continue;
+            ol_nid callee = ol_unparen(t, ol_field(t, right, OL_F_function));
+            if (ol_kind_of(t, callee) == OL_N_attribute && ol_text_is(t, ol_field(t, callee, OL_F_attribute), "cpu"))
+                return true;
+        }
+    }
+    return false;
+}
+
 /* Is e (through subscripts, attributes and names) what a torch.load
  * returned? A call that hands back what a load read (`cls(**spec["kwargs"])`
  * after `spec = torch.load(p)`) passes what that file holds, which says
@@ -598,6 +660,26 @@ static bool def_value_host_only(ol_model *m, const ol_def *d, int depth)
 /* Every binding of the name that reaches `use` is host data. A binding
  * whose value is being worked out (the name's own update in a loop) holds
  * what the others do; at least one other must say so. */
+/* `dict()`, `OrderedDict()`, `list()`, `set()`: an empty container, as
+ * `{}` or `[]` is. */
+static bool empty_container_call(ol_model *m, ol_nid e)
+{
+    static const char *const EMPTY[] = {"builtins.dict", "builtins.list", "builtins.set", "collections.OrderedDict",
+                                        NULL};
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (ol_kind_of(t, e) != OL_N_call)
+        return false;
+    ol_nid args = ol_field(t, e, OL_F_arguments);
+    if (args == OL_NONE || ol_first_named(t, args) != OL_NONE)
+        return false;
+    const char *q = ol_qualname(m, ol_field(t, e, OL_F_function));
+    for (const char *const *k = EMPTY; q && *k; k++)
+        if (strcmp(q, *k) == 0)
+            return true;
+    return false;
+}
+
 static bool name_host_only(ol_model *m, ol_nid use, int depth)
 {
     uint32_t defs[16];
@@ -607,7 +689,7 @@ static bool name_host_only(ol_model *m, ol_nid use, int depth)
     size_t reaching = 0;
     for (size_t i = 0; i < n; i++) {
         const ol_def *d = &m->defs.items[defs[i]];
-        if (leaves_before(m, d, use) || host_opened(m, defs[i]))
+        if (leaves_before(m, d, use) || host_opened(m, defs[i]) || moved_to_host_if_cuda(m, d, use))
             continue;
         reaching++;
         if (d->kind == OL_DEF_PARAM) {
@@ -629,7 +711,7 @@ static bool name_host_only(ol_model *m, ol_nid use, int depth)
             continue;
         ol_kind k = ol_kind_of(m->tree, ol_unparen(m->tree, d->value));
         if ((k == OL_N_list || k == OL_N_dictionary || k == OL_N_set || k == OL_N_list_comprehension ||
-             k == OL_N_set_comprehension) &&
+             k == OL_N_set_comprehension || empty_container_call(m, d->value)) &&
             !filled_from_host(m, d, depth))
             return false;
     }
@@ -764,7 +846,7 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
                 if (ol_text_is(t, attr, *k))
                     return host_only(m, ol_field(t, callee, OL_F_object), depth + 1);
         }
-        if (is_tokenizer(t, callee))
+        if (is_tokenizer(t, callee) || empty_container_call(m, e))
             return true;
         const char *q = ol_qualname(m, callee);
         if (q && host_loader(m, e, q))

@@ -116,7 +116,8 @@ static void check(ol_check *c)
          * one passing copy: all kept for an exact selection */
         if (once < 0)
             once = ol_load_in_one_session(m);
-        bool aside = ol_load_feeds_dataset(m, (uint32_t)i, &why) || ol_load_precedes_move(m, (uint32_t)i, &why);
+        bool aside = ol_load_feeds_dataset(m, (uint32_t)i, &why) || ol_load_precedes_move(m, (uint32_t)i, &why) ||
+                     ol_load_from_outside_run(m, (uint32_t)i, &why);
         if (location != OL_NONE) {
             char *text = ol_node_str(t, location);
             bool literal = ol_kind_of(t, ol_unparen(t, location)) == OL_N_none;
@@ -173,7 +174,8 @@ const ol_rule ol_rule_oom302 = {
             "class only assigns them, a constructor's `*args` and `**kwargs`: a manifest of file names "
             "and an epoch, saved constructor arguments), `torch.tensor` of Python data, `torch.stack` or "
             "`torch.cat` of host tensors, a host function's result, what safetensors or a `map_location="
-            "\"cpu\"` load read. The writer is linked by the same path expression, file-name literal or "
+            "\"cpu\"` load read, a value moved to the CPU whenever it is on the GPU (`if v.is_cuda: v = "
+            "v.cpu()`). The writer is linked by the same path expression, file-name literal or "
             "shape of path (the same f-string or `os.path.join` through a variable, a method naming the "
             "file, a helper that saves it and returns its path), or by the keys the load is read through "
             "(`torch.load(p)[\"eigvec\"]` and a saved dict literal holding them, when no other save here "
@@ -190,19 +192,18 @@ const ol_rule ol_rule_oom302 = {
             "with parameters is host data. A write-back of what a load read counts neither way. URL "
             "loaders are flagged like `torch.load`, except for PyTorch's model zoo "
             "(`download.pytorch.org`, also through torchvision's own tables of its URLs: "
-            "`models.resnet.model_urls[arch]`). Nor are loads of weights a run of several files does not "
-            "write, in code that says it runs without a GPU: nothing of the run saves data that may be on a "
-            "device (no `torch.save` of it, and no trainer, checkpoint callback, Accelerate, Fabric or "
-            "DeepSpeed named, notebooks included), and the loading file asks `torch.cuda.is_available()`, "
-            "names the CPU as its device (`torch.device(\"cpu\")`, `device=\"cpu\"`) or moves data to the "
-            "CPU only, and is no job of several processes: on a machine without a GPU a file saved from one "
-            "does not load, so what is published for such code holds host tensors. Reported only when the rule is selected by its code "
+            "`models.resnet.model_urls[arch]`). Nor are weights that a run of several files saving nothing "
+            "that may be on a device (no such `torch.save`; no trainer, checkpoint callback, Accelerate, Fabric "
+            "or DeepSpeed named) loads in code that says it runs without a GPU (asks "
+            "`torch.cuda.is_available()`, names the CPU as its device, or moves data to the CPU only; no job of "
+            "several processes): a GPU-saved file would not load there. Reported only when the rule is selected by its code "
             "(`--extend-select OOM302`): a load in a notebook of one process (no process group, DDP, "
             "`mp.spawn`, Accelerate, DeepSpeed, Fabric, torchrun, `rank` or `world_size`), which restores "
             "once onto the GPU that saved it, and a load whose result feeds a data set "
             "(`TensorDataset(*torch.load(p))`, `MyDataset(data)`, a DataLoader over it, a load in a "
             "Dataset's own method) and is never restored into a model: samples, not a state beside a "
-            "model. The notes say what a load costs: restored into a model (and, on a resume, its "
+            "model; and a load in a file naming no device, in such a run: weights from outside it, landing "
+            "at most once, before anything moves the model. The notes say what a load costs: restored into a model (and, on a resume, its "
             "optimizer) already on the GPU that saved it, the loaded copy and the live state are there at "
             "once, about twice that state at the peak of the load; in a job of several processes every "
             "rank loads it onto that GPU.",

@@ -278,6 +278,11 @@ bool ol_load_in_one_session(ol_model *m);
  * checkpoint lands on a GPU that holds nothing of the model yet, a passing
  * copy, once. The reasons name the move. */
 bool ol_load_precedes_move(ol_model *m, uint32_t ci, ol_reasons *why);
+/* A load in a file that names no device at all, of a run of several files
+ * that saves nothing that may be on a device: the file comes from outside
+ * the run (released or converted weights), and whatever it holds lands at
+ * most once, before anything here moves the model. The reasons say so. */
+bool ol_load_from_outside_run(ol_model *m, uint32_t ci, ol_reasons *why);
 /* May e be None: the literal, a conditional with a None branch, a local one
  * of whose reaching bindings is one of these. */
 bool ol_value_may_be_none(ol_model *m, ol_nid e);

@@ -103,6 +103,29 @@ ol_nid ol_bound_value(ol_model *m, ol_nid name)
 /* Value of an expression, or of its element (elem: what a for over it
  * yields), followed by an unpacking path. Works on syntax where it can:
  * enumerate, zip, tuple literals and accelerator.prepare unpack by position. */
+/* The number of names `a, b, c = expr` unpacks expr into (0 when expr is
+ * not the whole right side of such an assignment). */
+static int unpacked_arity(ol_model *m, ol_nid expr)
+{
+    const ol_tree *t = m->tree;
+    ol_nid stmt = ol_parent(t, expr);
+    while (stmt != OL_NONE && ol_kind_of(t, stmt) == OL_N_parenthesized_expression)
+        stmt = ol_parent(t, stmt);
+    if (stmt == OL_NONE || ol_kind_of(t, stmt) != OL_N_assignment)
+        return 0;
+    ol_nid left = ol_field(t, stmt, OL_F_left);
+    ol_kind lk = ol_kind_of(t, left);
+    if (lk != OL_N_pattern_list && lk != OL_N_tuple_pattern && lk != OL_N_list_pattern)
+        return 0;
+    int n = 0;
+    for (ol_nid c = ol_first_named(t, left); c != OL_NONE; c = ol_next_named(t, c)) {
+        if (ol_kind_of(t, c) == OL_N_list_splat_pattern)
+            return 0;
+        n++;
+    }
+    return n;
+}
+
 ol_val ol_eval__eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path, int path_len)
 {
     const ol_tree *t = m->tree;
@@ -212,6 +235,16 @@ ol_val ol_eval__eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *pat
     ol_val v = ol_eval(m, expr);
     if (elem)
         v = ol_eval__elem_of_val(v);
+    /* `loss, scores = criterion(out, y)`, the loss function not known here:
+     * what it hands back beside the loss carries the graph unless every
+     * loss class of the run with a forward of that many parts returns that
+     * part without one (dice scores as numpy arrays) */
+    if (!elem && path_len > 0 && path[0] > 0 && k == OL_N_call && v.kind == OL_V_TENSOR && (v.flags & OL_VF_LOSS) &&
+        m->links && m->links->loss_part) {
+        int arity = unpacked_arity(m, expr);
+        if (arity > path[0] && m->links->loss_part(m->links, m, arity, path[0]) == 0)
+            return UNKNOWN;
+    }
     for (int i = 0; i < path_len; i++)
         v = index_of_val(v, path[i]);
     return v;

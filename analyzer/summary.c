@@ -182,6 +182,8 @@ struct ol_xref {
     /* what each call of the model runs (summary_of_call), once answering:
      * asked by several rules of every call, and answered the same each time */
     struct call_memo *calls;
+    /* links_loss_part's answers by (arity, index), 2 + the answer; 0 when not asked */
+    int8_t loss_parts[8][8];
 };
 
 typedef struct call_memo {
@@ -665,6 +667,71 @@ static bool links_param_use(const ol_links *l, ol_model *m, uint32_t ci, ol_nid 
     return false;
 }
 
+/* Part `index` of what `fs` (a forward) returns, when it returns tuples of
+ * exactly `arity` parts: 1 may carry the graph, 0 known not to, -1 not such
+ * a forward or not known. */
+static int forward_part(const ol_fn_summary *fs, int arity, int index)
+{
+    int parts = 0, found = -1;
+    for (size_t i = 0; i < fs->elem_count; i++) {
+        const ol_sum_elem *e = &fs->elems[i];
+        if (e->key || e->index < 0)
+            continue;
+        if (e->index + 1 > parts)
+            parts = e->index + 1;
+        if (e->index == index)
+            found = (e->val.flags & OL_VF_GRAPH) ? 1 : e->val.kind == OL_V_UNKNOWN ? -1 : 0;
+    }
+    return parts == arity ? found : -1;
+}
+
+/* Counts the loss classes of one file's summary whose part may carry the
+ * graph (*graph) or is known not to (*host). A part a forward hands on
+ * from what its summary could not follow (another loss of the run, called
+ * through an attribute) counts neither way. */
+static void loss_parts_of(const ol_file_summary *s, int arity, int index, int *graph, int *host)
+{
+    for (size_t i = 0; s && i < s->class_count; i++) {
+        if (!s->classes[i].is_lossfn)
+            continue;
+        const ol_fn_summary *f = method_of(s, s->classes[i].name, "forward", 0);
+        int part = f ? forward_part(f, arity, index) : -1;
+        if (part == 1)
+            (*graph)++;
+        else if (part == 0)
+            (*host)++;
+    }
+}
+
+static int links_loss_part(const ol_links *l, ol_model *m, int arity, int index)
+{
+    (void)m;
+    ol_xref *x = l->ctx;
+    if (!x->answering) {
+        x->asked++; /* values computed now are computed again once it can answer */
+        return -1;
+    }
+    if (!x->project || arity < 2 || arity > 8 || index < 0 || index >= arity)
+        return -1;
+    if (x->loss_parts[arity - 1][index])
+        return x->loss_parts[arity - 1][index] - 2;
+    int graph = 0, host = 0;
+    loss_parts_of(x->own, arity, index, &graph, &host);
+    /* a file that cannot define a loss class with a forward is not parsed for it */
+    size_t count;
+    size_t *files = ol_project_may_define_files(x->project, x->file, "loss", "forward", &count);
+    for (size_t k = 0; k < count && graph == 0; k++) {
+        ol_file_summary *s = ol_project_acquire(x->project, files[k], x->worker);
+        loss_parts_of(s, arity, index, &graph, &host);
+        if (s)
+            ol_file_summary_release(s);
+    }
+    free(files);
+    int answer = graph > 0 ? 1 : host > 0 ? 0 : -1;
+    x->loss_parts[arity - 1][index] = (int8_t)(answer + 2);
+    return answer;
+}
+
 ol_xref *ol_xref_begin(ol_model *m, ol_project *project, size_t file, void *worker)
 {
     return ol_xref_resume(m, project, file, worker, NULL);
@@ -683,6 +750,7 @@ ol_xref *ol_xref_resume(ol_model *m, ol_project *project, size_t file, void *wor
     x->links.star = links_star;
     x->links.imports_root = links_imports_root;
     x->links.param_use = links_param_use;
+    x->links.loss_part = links_loss_part;
     collect_stars(x);
     m->links = &x->links;
     /* a model summarized before was forgotten then if it had to be */

@@ -479,7 +479,10 @@ const ol_rule ol_rule_oom101 = {
             "statistics whose `update(x)` adds into a tensor they hold the result of a function stored on the "
             "object (`self._tensor += self.fn(x)`). A total the function later turns into a NumPy array "
             "without detaching it (`mu.cpu().numpy()`) is not flagged: PyTorch raises on that call when "
-            "the tensor requires grad, so the model it sums has frozen parameters.",
+            "the tensor requires grad, so the model it sums has frozen parameters. What a loss function this file does not show hands "
+            "back beside the loss (`loss, scores = criterion(out, y)`, the criterion handed in) is not "
+            "flagged when every loss class of the run whose forward returns that many parts returns that "
+            "part without a graph (per-class scores as a NumPy array).",
     .why = "A tensor that requires grad remembers how it was computed. Adding it to a running total "
            "makes the total depend on it, so the total keeps every iteration's graph alive. Where no "
            "backward runs (an evaluation loop with autograd on) that graph still holds the activations "

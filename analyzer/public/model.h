@@ -333,6 +333,11 @@ typedef struct ol_links {
      * file (*cross_file). */
     bool (*param_use)(const struct ol_links *l, struct ol_model *m, uint32_t ci, ol_nid arg, uint32_t *param,
                       bool *host, bool *cross_file);
+    /* The run's loss classes (nn.Modules named like a loss) whose forward
+     * returns a tuple of `arity` parts: 1 when part `index` of one of them
+     * may carry the graph, 0 when every one's is known not to, -1 when no
+     * such class is known. */
+    int (*loss_part)(const struct ol_links *l, struct ol_model *m, int arity, int index);
 } ol_links;
 
 typedef struct ol_attr_use {

@@ -903,11 +903,45 @@ static void visit_save(void *ctx, bool own, const ol_sum_save *sv)
  * other files whose keys are unknown do not count against a key link (a
  * training script's checkpoint of `state` is rarely read through the keys
  * of a feature file), those of this source do. */
+/* The file-name literals of a load's path (ol_file_literals), also through
+ * the name it is: each binding's value, a parameter's default
+ * (`pretrained_path: str = "checkpoints/7B/lit-llama.pth"`, the file the
+ * code expects unless told otherwise). A binding or default of None adds
+ * nothing (it is replaced before the load, or the load fails); one with no
+ * file-name literal leaves the name's files unknown (0). */
+static size_t path_file_literals(ol_model *m, ol_nid path, const char **s, uint32_t *len, size_t cap)
+{
+    const ol_tree *t = m->tree;
+    size_t n = ol_file_literals(t, path, s, len, cap);
+    ol_nid e = ol_unparen(t, path);
+    if (n > 0 || ol_kind_of(t, e) != OL_N_identifier)
+        return n;
+    uint32_t defs[4];
+    size_t count = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 4);
+    if (count == 0 || count == 4)
+        return 0;
+    for (size_t i = 0; i < count; i++) {
+        const ol_def *d = &m->defs.items[defs[i]];
+        if ((d->kind != OL_DEF_PARAM && d->kind != OL_DEF_ASSIGN) || d->path_len != 0 || d->starred ||
+            d->value == OL_NONE)
+            return 0;
+        if (ol_kind_of(t, ol_unparen(t, d->value)) == OL_N_none)
+            continue;
+        size_t k = ol_file_literals(t, d->value, s + n, len + n, cap - n);
+        if (k == 0)
+            return 0;
+        n += k;
+        if (n == cap)
+            break;
+    }
+    return n;
+}
+
 static bool written_elsewhere_from_host(ol_model *m, load_uses *lu, ol_nid call, ol_nid path)
 {
     const ol_tree *t = m->tree;
     elsewhere e = {0};
-    e.file_count = ol_file_literals(t, path, e.files, e.file_lens, 4);
+    e.file_count = path_file_literals(m, path, e.files, e.file_lens, 4);
     ol_nid keys[16];
     size_t nkeys = load_keys(m, lu, call, keys, 16);
     bool direct = ol_read_key(t, call) != OL_NONE;

@@ -17,7 +17,10 @@ bool ol_is_torch_save(const char *q)
     return q && (strcmp(q, "torch.save") == 0 || strcmp(q, "torch.serialization.save") == 0);
 }
 
-#define HOST_MAX_DEPTH 8
+/* how far one question follows values (a converter's save: the joined dict,
+ * the helper's result, its filled dict, the cast, the parameter, the call's
+ * argument, the load onto the host is about ten); the steps bound the work */
+#define HOST_MAX_DEPTH 12
 /* steps one question may take at most (bindings branch out) */
 #define HOST_MAX_STEPS 4000
 static _Thread_local int host_steps;
@@ -400,10 +403,14 @@ static int star_of(const ol_tree *t, const ol_def *d)
 }
 
 /* Is the argument a call gives host data, where it is given? A value a
- * load read (from_load) is left out: *skip is set. */
+ * load read (from_load) is left out: *skip is set; unless the load put it
+ * on the host (`map_location="cpu"`), which says what it is whatever the
+ * file holds. */
 static bool given_host(ol_model *m, ol_nid arg, int depth, bool *skip)
 {
     if (from_load(m, arg, 0)) {
+        if (host_only(m, arg, depth))
+            return true;
         *skip = true;
         return true;
     }
@@ -767,6 +774,20 @@ static bool sparse_parts_host(ol_model *m, ol_nid call, int depth)
 }
 
 /* See ol_host_only; depth bounds the walk through bindings. */
+/* A name or attribute spelled `dtype` (`x.to(dtype)`, `x.to(self.dtype)`):
+ * a cast's argument, as a device's is spelled `device`. */
+static bool named_dtype(const ol_tree *t, ol_nid e)
+{
+    e = ol_unparen(t, e);
+    if (ol_kind_of(t, e) == OL_N_attribute)
+        e = ol_field(t, e, OL_F_attribute);
+    if (ol_kind_of(t, e) != OL_N_identifier)
+        return false;
+    uint32_t len;
+    const char *s = ol_text(t, e, &len);
+    return len >= 5 && memcmp(s + len - 5, "dtype", 5) == 0 && (len == 5 || s[len - 6] == '_');
+}
+
 static bool host_only(ol_model *m, ol_nid e, int depth)
 {
     const ol_tree *t = m->tree;
@@ -835,10 +856,10 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
                 uint32_t len;
                 if (where != OL_NONE && ol_string_value(t, where, &s, &len) && ol_mem_eq_cstr(s, len, "cpu"))
                     return true;
-                /* `x.to(torch.float32)`: a cast, where x is */
+                /* `x.to(torch.float32)`, `x.to(dtype)`: a cast, where x is */
                 const char *dq = where != OL_NONE ? ol_qualname(m, where) : NULL;
-                return dq && is_torch_dtype(dq) && ol_call_arg(m, e, 1, "device") == OL_NONE &&
-                       ol_call_arg(m, e, -1, "device") == OL_NONE &&
+                return ((dq && is_torch_dtype(dq)) || named_dtype(t, where)) &&
+                       ol_call_arg(m, e, 1, "device") == OL_NONE && ol_call_arg(m, e, -1, "device") == OL_NONE &&
                        host_only(m, ol_field(t, callee, OL_F_object), depth + 1);
             }
             /* casts and views stay where their input is */

@@ -343,12 +343,11 @@ ol_nid ol_file_gpu_check(ol_model *m)
     return OL_NONE;
 }
 
-/* Is name (an identifier, or an attribute's last part) like `device`? */
-static bool device_name(const ol_tree *t, ol_nid name)
+/* Does e (a name, or an attribute ending in one) look like `device`? */
+static bool device_name(const ol_tree *t, ol_nid e)
 {
-    if (ol_kind_of(t, name) == OL_N_attribute)
-        name = ol_field(t, name, OL_F_attribute);
-    if (ol_kind_of(t, name) != OL_N_identifier)
+    ol_nid name = ol_tail_name(t, e);
+    if (name == OL_NONE)
         return false;
     uint32_t len;
     const char *s = ol_text(t, name, &len);

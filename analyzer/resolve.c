@@ -61,10 +61,9 @@ static bool named_no_grad(const ol_tree *t, ol_nid e)
 {
     e = ol_unparen(t, e);
     if (ol_kind_of(t, e) == OL_N_call)
-        e = ol_unparen(t, ol_field(t, e, OL_F_function));
-    if (ol_kind_of(t, e) == OL_N_attribute)
-        e = ol_field(t, e, OL_F_attribute);
-    if (ol_kind_of(t, e) != OL_N_identifier)
+        e = ol_field(t, e, OL_F_function);
+    e = ol_tail_name(t, e);
+    if (e == OL_NONE)
         return false;
     uint32_t len;
     const char *s = ol_text(t, e, &len);

@@ -773,21 +773,19 @@ static bool sparse_parts_host(ol_model *m, ol_nid call, int depth)
     return any;
 }
 
-/* See ol_host_only; depth bounds the walk through bindings. */
 /* A name or attribute spelled `dtype` (`x.to(dtype)`, `x.to(self.dtype)`):
  * a cast's argument, as a device's is spelled `device`. */
 static bool named_dtype(const ol_tree *t, ol_nid e)
 {
-    e = ol_unparen(t, e);
-    if (ol_kind_of(t, e) == OL_N_attribute)
-        e = ol_field(t, e, OL_F_attribute);
-    if (ol_kind_of(t, e) != OL_N_identifier)
+    ol_nid name = ol_tail_name(t, e);
+    if (name == OL_NONE)
         return false;
     uint32_t len;
-    const char *s = ol_text(t, e, &len);
+    const char *s = ol_text(t, name, &len);
     return len >= 5 && memcmp(s + len - 5, "dtype", 5) == 0 && (len == 5 || s[len - 6] == '_');
 }
 
+/* See ol_host_only; depth bounds the walk through bindings. */
 static bool host_only(ol_model *m, ol_nid e, int depth)
 {
     const ol_tree *t = m->tree;

@@ -1260,6 +1260,14 @@ ol_nid ol_unparen(const ol_tree *t, ol_nid n)
     return n;
 }
 
+ol_nid ol_tail_name(const ol_tree *t, ol_nid n)
+{
+    n = ol_unparen(t, n);
+    if (n != OL_NONE && t->nodes.items[n].kind == OL_N_attribute)
+        n = ol_field(t, n, OL_F_attribute);
+    return n != OL_NONE && t->nodes.items[n].kind == OL_N_identifier ? n : OL_NONE;
+}
+
 bool ol_string_value(const ol_tree *t, ol_nid n, const char **s, uint32_t *len)
 {
     n = ol_unparen(t, n);

@@ -231,6 +231,9 @@ const char *ol_text(const ol_tree *t, ol_nid n, uint32_t *len);
 bool ol_text_is(const ol_tree *t, ol_nid n, const char *s);
 /* Skips parentheses: (x) -> x. */
 ol_nid ol_unparen(const ol_tree *t, ol_nid n);
+/* The name an expression ends with: the identifier of `x` or of `a.b.x`
+ * (through parentheses), else OL_NONE. */
+ol_nid ol_tail_name(const ol_tree *t, ol_nid n);
 
 /* Value of a plain string literal without prefixes or escapes ('cuda',
  * "cuda"); returns false for f-strings, concatenations and escapes. */

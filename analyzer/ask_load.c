@@ -893,16 +893,6 @@ static void visit_save(void *ctx, bool own, const ol_sum_save *sv)
     }
 }
 
-/* The file a load reads is written by another file of the run, and every
- * writer saves host data only: linked by a file-name literal both paths
- * spell (`"expert.pt"`), or by the keys the load is read through, which a
- * dict literal saved elsewhere holds (`torch.load(args.factor)["eigvec"]`
- * and `torch.save({"eigvec": v.to("cpu")}, args.out)` in the script that
- * computes it). A state dict is never linked by keys: what reaches
- * load_state_dict is a model's, whatever else shares its keys. Saves of
- * other files whose keys are unknown do not count against a key link (a
- * training script's checkpoint of `state` is rarely read through the keys
- * of a feature file), those of this source do. */
 /* The file-name literals of a load's path (ol_file_literals), also through
  * the name it is: each binding's value, a parameter's default
  * (`pretrained_path: str = "checkpoints/7B/lit-llama.pth"`, the file the
@@ -937,6 +927,16 @@ static size_t path_file_literals(ol_model *m, ol_nid path, const char **s, uint3
     return n;
 }
 
+/* The file a load reads is written by another file of the run, and every
+ * writer saves host data only: linked by a file-name literal both paths
+ * spell (`"expert.pt"`), or by the keys the load is read through, which a
+ * dict literal saved elsewhere holds (`torch.load(args.factor)["eigvec"]`
+ * and `torch.save({"eigvec": v.to("cpu")}, args.out)` in the script that
+ * computes it). A state dict is never linked by keys: what reaches
+ * load_state_dict is a model's, whatever else shares its keys. Saves of
+ * other files whose keys are unknown do not count against a key link (a
+ * training script's checkpoint of `state` is rarely read through the keys
+ * of a feature file), those of this source do. */
 static bool written_elsewhere_from_host(ol_model *m, load_uses *lu, ol_nid call, ol_nid path)
 {
     const ol_tree *t = m->tree;
@@ -1181,6 +1181,7 @@ typedef struct ol_door_load {
     bool saves_known;
     load_uses lu;
     host_reads hr;
+    int8_t device_use;       /* the file's ol_device_kind, -1 until asked */
     int8_t gpu_optional;     /* published_for_cpu's two facts: -1 until asked */
     int8_t run_device_saves;
 } ol_door_load;
@@ -1228,6 +1229,7 @@ static ol_door_load *load_state(ol_model *m)
     if (!d->load) {
         ol_door_load *dl = ol_xcalloc(1, sizeof(*dl));
         dl->m = m;
+        dl->device_use = -1;
         dl->gpu_optional = -1;
         dl->run_device_saves = -1;
         d->load = dl;
@@ -1245,6 +1247,17 @@ static void note_device_save(void *ctx, bool own, const ol_sum_save *sv)
         *(bool *)ctx = true;
 }
 
+/* What the file says of its device (ol_file_device_use), asked once. */
+static ol_device_kind device_use(ol_model *m, ol_door_load *dl)
+{
+    if (dl->device_use < 0) {
+        ol_device_use use;
+        ol_file_device_use(m, &use);
+        dl->device_use = (int8_t)use.use;
+    }
+    return (ol_device_kind)dl->device_use;
+}
+
 /* Does the code of this file run on a machine without a GPU? It says so:
  * it asks whether one is there (`torch.cuda.is_available()`), names the
  * CPU as its device (`torch.device("cpu")`, `device="cpu"`), or moves
@@ -1254,10 +1267,9 @@ static void note_device_save(void *ctx, bool own, const ol_sum_save *sv)
 static bool runs_without_gpu(ol_model *m, ol_door_load *dl)
 {
     if (dl->gpu_optional < 0) {
-        ol_device_use use;
-        ol_file_device_use(m, &use);
-        bool says = use.use == OL_DEVICE_CPU || ol_file_gpu_check(m) != OL_NONE || ol_file_cpu_device(m) != OL_NONE;
-        dl->gpu_optional = says && use.use != OL_DEVICE_FRAMEWORK && !ol_file_runs_several_processes(m);
+        ol_device_kind use = device_use(m, dl);
+        bool says = use == OL_DEVICE_CPU || ol_file_gpu_check(m) != OL_NONE || ol_file_cpu_device(m) != OL_NONE;
+        dl->gpu_optional = says && use != OL_DEVICE_FRAMEWORK && !ol_file_runs_several_processes(m);
     }
     return dl->gpu_optional == 1;
 }
@@ -1342,9 +1354,7 @@ bool ol_load_from_outside_run(ol_model *m, uint32_t ci, ol_reasons *why)
     if (ci >= m->calls.len)
         return false;
     ol_door_load *dl = load_state(m);
-    ol_device_use use;
-    ol_file_device_use(m, &use);
-    if (use.use != OL_DEVICE_NONE || ol_file_runs_several_processes(m) || run_saves_device_data(m, dl))
+    if (device_use(m, dl) != OL_DEVICE_NONE || ol_file_runs_several_processes(m) || run_saves_device_data(m, dl))
         return false;
     ol_because(why, m, m->calls.items[ci].node,
                "nothing in the run saves data that may be on a device, and this file names no device: the weights "

@@ -100,9 +100,6 @@ ol_nid ol_bound_value(ol_model *m, ol_nid name)
     return ol_unparen(t, d->value);
 }
 
-/* Value of an expression, or of its element (elem: what a for over it
- * yields), followed by an unpacking path. Works on syntax where it can:
- * enumerate, zip, tuple literals and accelerator.prepare unpack by position. */
 /* The number of names `a, b, c = expr` unpacks expr into (0 when expr is
  * not the whole right side of such an assignment). */
 static int unpacked_arity(ol_model *m, ol_nid expr)
@@ -126,6 +123,9 @@ static int unpacked_arity(ol_model *m, ol_nid expr)
     return n;
 }
 
+/* Value of an expression, or of its element (elem: what a for over it
+ * yields), followed by an unpacking path. Works on syntax where it can:
+ * enumerate, zip, tuple literals and accelerator.prepare unpack by position. */
 ol_val ol_eval__eval_path(ol_model *m, ol_nid expr, bool elem, const int8_t *path, int path_len)
 {
     const ol_tree *t = m->tree;

@@ -1400,19 +1400,18 @@ bool ol_project_spells_any(ol_project *p, const char *const *words, size_t n)
         return true;
     for (size_t i = 0; i < n; i++)
         keys[i] = ol_word_key_of(ol_word_hash(words[i], strlen(words[i])));
+    pthread_mutex_lock(&p->lock);
+    if (p->spells_words == words) {
+        bool answer = p->spells_answer;
+        pthread_mutex_unlock(&p->lock);
+        return answer;
+    }
     /* the files whose words may hold one: read again to tell (a word's
      * filter lets about 1.7% of the words a file lacks pass, and a run of
      * hundreds of files would always have one) */
     size_t *maybe = ol_xmalloc((p->count + 1) * sizeof(size_t));
     size_t maybe_count = 0;
     bool found = false;
-    pthread_mutex_lock(&p->lock);
-    if (p->spells_words == words) {
-        found = p->spells_answer;
-        pthread_mutex_unlock(&p->lock);
-        free(maybe);
-        return found;
-    }
     for (size_t i = 0; i < p->count && !found; i++) {
         const pfile *f = &p->files[i];
         if (f->text_elsewhere || !f->words)

@@ -328,10 +328,7 @@ static bool tests_cuda(ol_model *m, ol_nid n, ol_sym var)
 static bool moved_to_host_if_cuda(ol_model *m, const ol_def *d, ol_nid use)
 {
     const ol_tree *t = m->tree;
-    ol_nid stmt = use;
-    while (stmt != OL_NONE && ol_parent(t, stmt) != OL_NONE && ol_kind_of(t, ol_parent(t, stmt)) != OL_N_block &&
-           ol_kind_of(t, ol_parent(t, stmt)) != OL_N_module)
-        stmt = ol_parent(t, stmt);
+    ol_nid stmt = ol_statement_of(t, use);
     ol_nid block = stmt != OL_NONE ? ol_parent(t, stmt) : OL_NONE;
     if (block == OL_NONE)
         return false;
@@ -664,9 +661,6 @@ static bool def_value_host_only(ol_model *m, const ol_def *d, int depth)
     return host;
 }
 
-/* Every binding of the name that reaches `use` is host data. A binding
- * whose value is being worked out (the name's own update in a loop) holds
- * what the others do; at least one other must say so. */
 /* `dict()`, `OrderedDict()`, `list()`, `set()`: an empty container, as
  * `{}` or `[]` is. */
 static bool empty_container_call(ol_model *m, ol_nid e)
@@ -687,6 +681,9 @@ static bool empty_container_call(ol_model *m, ol_nid e)
     return false;
 }
 
+/* Every binding of the name that reaches `use` is host data. A binding
+ * whose value is being worked out (the name's own update in a loop) holds
+ * what the others do; at least one other must say so. */
 static bool name_host_only(ol_model *m, ol_nid use, int depth)
 {
     uint32_t defs[16];

@@ -67,11 +67,13 @@ static bool without_cuda(ol_model *m, ol_nid n)
 
 /* Is `use`, a name bound to the wrapper, used in a way that runs no forward
  * through it: its inner model taken (`model.module`), a state dict loaded
- * or read (`model.load_state_dict(...)`, the reason the wrapper is often
- * built: a checkpoint saved with `module.` keys), a statement that moves
- * or switches it in place (`model.cuda()`, `model.eval()`), or shown
- * (`print(model)`, a notebook cell ending in `model`)? */
-static bool use_runs_no_forward(ol_model *m, ol_nid use, bool *unwraps)
+ * or read (`model.load_state_dict(...)`, `model.state_dict()`: the reason
+ * the wrapper is often built, a checkpoint saved or loaded with `module.`
+ * keys), a statement that moves or switches it in place (`model.cuda()`,
+ * `model.eval()`), or shown (`print(model)`, a notebook cell ending in
+ * `model`)? *reads is set by the first three, which show what the wrapper
+ * was built for. */
+static bool use_runs_no_forward(ol_model *m, ol_nid use, bool *reads)
 {
     const ol_tree *t = m->tree;
     static const char *const READS[] = {"module", "load_state_dict", "state_dict", NULL};
@@ -91,7 +93,7 @@ static bool use_runs_no_forward(ol_model *m, ol_nid use, bool *unwraps)
     ol_nid name = ol_field(t, attr, OL_F_attribute);
     for (const char *const *r = READS; *r; r++)
         if (ol_text_is(t, name, *r)) {
-            *unwraps |= r == READS;
+            *reads = true;
             return true;
         }
     ol_nid call = ol_parent(t, attr);
@@ -117,14 +119,16 @@ static bool bound_between(ol_model *m, uint32_t from, uint32_t to, ol_sym name)
 
 /* Is the wrapper built by call bound to a name whose every use runs no
  * forward through it (use_runs_no_forward), one of them taking its inner
- * model, all in its own scope: built to load
- * a checkpoint saved from a wrapper, then unwrapped (`model = model.module`)
- * before anything runs? Then nothing is scattered or gathered. A name used
- * in another scope, passed on, returned, stored or called keeps the
- * finding. */
-/* The names of the file that some code unwraps (`X.module`): only a
- * wrapper bound to one of them can be one only unwrapped. Found in one pass
- * per file, so that a file of many wrappers costs no walk per wrapper. */
+ * model or its state dict, all in its own scope: built to load a checkpoint
+ * saved from a wrapper, then unwrapped (`model = model.module`) before
+ * anything runs, or built to save one whose keys start with `module.`
+ * (`torch.save(DataParallel(net).state_dict(), path)`)? Then nothing is
+ * scattered or gathered. A name used in another scope, passed on,
+ * returned, stored or called keeps the finding. */
+/* The names of the file that some code unwraps or reads the state dict of
+ * (`X.module`, `X.state_dict`, `X.load_state_dict`): only a wrapper bound
+ * to one of them can be one only unwrapped. Found in one pass per file, so
+ * that a file of many wrappers costs no walk per wrapper. */
 typedef struct unwrapped_names {
     ol_sym *items;
     size_t len, cap;
@@ -133,13 +137,16 @@ typedef struct unwrapped_names {
 static void find_unwrapped_names(ol_model *m, unwrapped_names *out)
 {
     const ol_tree *t = m->tree;
-    ol_sym module = ol_model_intern(m, "module");
+    ol_sym module = ol_model_intern(m, "module"), state = ol_model_intern(m, "state_dict"),
+           load = ol_model_intern(m, "load_state_dict");
     for (ol_nid n = 0; n < t->nodes.len; n++) {
         if (ol_kind_of(t, n) != OL_N_attribute)
             continue;
         ol_nid attr = ol_field(t, n, OL_F_attribute), obj = ol_field(t, n, OL_F_object);
-        if (attr == OL_NONE || obj == OL_NONE || ol_kind_of(t, obj) != OL_N_identifier ||
-            ol_node_sym(m, attr) != module)
+        if (attr == OL_NONE || obj == OL_NONE || ol_kind_of(t, obj) != OL_N_identifier)
+            continue;
+        ol_sym a = ol_node_sym(m, attr);
+        if (a != module && a != state && a != load)
             continue;
         ol_sym name = ol_node_sym(m, obj);
         bool have = false;
@@ -182,12 +189,12 @@ static bool wrapper_only_unwrapped(ol_model *m, ol_nid call, const unwrapped_nam
     for (size_t i = 0; i < names->len && !named; i++)
         named = names->items[i] == m->defs.items[di].name;
     if (!named)
-        return false; /* nothing takes its `.module` */
+        return false; /* nothing takes its `.module` or its state dict */
     const ol_def *d = &m->defs.items[di];
     const ol_scope *sc = &m->scopes.items[d->scope];
     if (sc->kind == OL_SCOPE_CLASS)
         return false;
-    bool unwraps = false; /* `model.module` read somewhere: a wrapper merely unused is not one unwrapped */
+    bool reads = false; /* `model.module` or its state dict read somewhere: a wrapper merely unused is not one unwrapped */
     for (ol_nid n = sc->node; n < m->subtree_end[sc->node]; n++) {
         if (ol_kind_of(t, n) != OL_N_identifier || n == d->target || ol_node_sym(m, n) != d->name)
             continue;
@@ -211,10 +218,10 @@ static bool wrapper_only_unwrapped(ol_model *m, ol_nid call, const unwrapped_nam
         bool reached = nd == 8;
         for (size_t k = 0; k < nd && !reached; k++) /* `global model`: unknown, may be the wrapper */
             reached = defs[k] == di || m->defs.items[defs[k]].kind == OL_DEF_OTHER;
-        if (reached && !use_runs_no_forward(m, n, &unwraps))
+        if (reached && !use_runs_no_forward(m, n, &reads))
             return false;
     }
-    return unwraps;
+    return reads;
 }
 
 static void check(ol_check *c)
@@ -274,9 +281,9 @@ const ol_rule ol_rule_oom702 = {
             "against it are not flagged, nor is a DataParallel given one device (`device_ids=[rank]`), "
             "which scatters and gathers nothing, or one on the path taken when CUDA is not available (the "
             "`else` of `if torch.cuda.is_available():`), or one built only to load a checkpoint saved from a "
-            "wrapper (`module.` keys) and unwrapped with `.module` before anything runs: a name whose every use "
-            "takes its inner model, loads or reads its state dict, moves or switches it in place, or prints or "
-            "shows it. Reported only "
+            "wrapper (`module.` keys) and unwrapped with `.module` before anything runs, or only to save one with "
+            "those keys: a name whose every use takes its inner model, loads or reads its state dict, moves or "
+            "switches it in place, or prints or shows it, and one of them takes its inner model or state dict. Reported only "
             "when the rule is selected by its code (`--extend-select OOM702`): a wrapper in a file that trains "
             "nothing (no backward, optimizer step, trainer, or call named for training or an optimizer), bound "
             "to a name that is only called, read through, printed, or handed to the file's own functions or to "

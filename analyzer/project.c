@@ -1459,6 +1459,9 @@ static uint64_t caller_hash(size_t file, const char *rest)
     return hash_str(rest, strlen(rest)) ^ ((uint64_t)file * 0x9E3779B97F4A7C15ull);
 }
 
+/* The file the index files OL_ANY_CALL records under: none of the run's. */
+#define ANY_CLASS SIZE_MAX
+
 static caller_slot *caller_slot_of(ol_project *p, size_t file, const char *rest)
 {
     size_t mask = p->caller_slot_count - 1;
@@ -1530,6 +1533,11 @@ static const ol_sum_import *file_import(const pfile *f, const char *rest, size_t
 static void index_call(ol_project *p, size_t caller, size_t call, int from_hop)
 {
     const char *qual = p->files[caller].saves->calls[call].qual;
+    if (strncmp(qual, OL_ANY_CALL, sizeof(OL_ANY_CALL) - 1) == 0) {
+        /* a method by its name alone: filed under no file */
+        add_caller(p, ANY_CLASS, qual + sizeof(OL_ANY_CALL) - 1, caller, call);
+        return;
+    }
     size_t seen[MAX_HOPS];
     size_t nseen = 0;
     size_t from = caller;
@@ -1894,6 +1902,39 @@ void ol_project_visit_callers(ol_project *p, size_t file, const char *rest, void
     OL_VEC(caller_entry) found = {0};
     for (size_t e = slot && slot->rest ? slot->head : 0; e; e = p->callers.items[e - 1].next)
         if (p->callers.items[e - 1].caller != file)
+            ol_vec_push(&found, p->callers.items[e - 1]);
+    ol_sort(found.items, found.len, sizeof(caller_entry), cmp_entry);
+    for (size_t k = 0; k < found.len; k++)
+        fn(ctx, found.items[k].caller, &p->files[found.items[k].caller].saves->calls[found.items[k].call]);
+    pthread_mutex_unlock(&p->lock);
+    ol_vec_free(&found);
+}
+
+void ol_project_visit_any_calls(ol_project *p, size_t self, const char *method, void *worker,
+                                ol_project_call_visitor fn, void *ctx)
+{
+    if (self >= p->count || !plain_part(method, strlen(method)))
+        return;
+    scan_all(p);
+    ol_word_key key = ol_word_key_of(ol_word_hash(method, strlen(method)));
+    OL_VEC(size_t) todo = {0};
+    pthread_mutex_lock(&p->lock);
+    uint64_t *pass = file_set(p);
+    rows_may_hold_any(p, &key, 1, pass);
+    for (size_t i = next_in(pass, 0, p->count); i < p->count; i = next_in(pass, i + 1, p->count))
+        if (i != self && !p->files[i].saves_known && may_hold_any(&p->files[i], &key, 1))
+            ol_vec_push(&todo, i);
+    pthread_mutex_unlock(&p->lock);
+    free(pass);
+    for (size_t k = 0; k < todo.len; k++)
+        summarize_if_unknown(p, todo.items[k], worker);
+    ol_vec_free(&todo);
+    pthread_mutex_lock(&p->lock);
+    update_callers(p);
+    caller_slot *slot = p->caller_slot_count ? caller_slot_of(p, ANY_CLASS, method) : NULL;
+    OL_VEC(caller_entry) found = {0};
+    for (size_t e = slot && slot->rest ? slot->head : 0; e; e = p->callers.items[e - 1].next)
+        if (p->callers.items[e - 1].caller != self)
             ol_vec_push(&found, p->callers.items[e - 1]);
     ol_sort(found.items, found.len, sizeof(caller_entry), cmp_entry);
     for (size_t k = 0; k < found.len; k++)

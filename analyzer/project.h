@@ -143,6 +143,14 @@ typedef void (*ol_project_call_visitor)(void *ctx, size_t file, const ol_sum_cal
 void ol_project_visit_callers(ol_project *p, size_t file, const char *rest, void *worker, ol_project_call_visitor fn,
                               void *ctx);
 
+/* Calls fn with each record of the other files of the run that calls a
+ * method named `method` on a value whose class its file cannot tell
+ * (OL_ANY_CALL records), in the order of the files and their records.
+ * Files without a summary yet whose text spells the name are processed
+ * first. fn runs with the store locked. */
+void ol_project_visit_any_calls(ol_project *p, size_t self, const char *method, void *worker,
+                                ol_project_call_visitor fn, void *ctx);
+
 /* Calls fn with each record of file `file` itself whose qual is `qual`
  * exactly (a method's calls of its own object, `self:Cls.method`, which the
  * index above does not file: they name their own file), processing the

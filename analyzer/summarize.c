@@ -1123,10 +1123,7 @@ static bool library_qual(const char *q)
     return false;
 }
 
-/* A method name distinctive enough to stand for the one class of the run
- * that defines it (`forward_test_wikikg`, not `update` or `predict`): an
- * underscore and ten characters or more, not a special method. */
-static bool distinctive_method(const char *name)
+bool ol_distinctive_method(const char *name)
 {
     size_t n = strlen(name);
     return n >= 10 && strchr(name, '_') && !(name[0] == '_' && name[1] == '_');
@@ -1250,11 +1247,15 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
             if (cls && !library_qual(cls))
                 qual = ol_xasprintf("%s.%s", cls, ol_sym_str(m, c->name));
             else if ((v.kind == OL_V_UNKNOWN || (v.kind == OL_V_MODULE && !v.ref)) &&
-                     distinctive_method(ol_sym_str(m, c->name))) {
+                     ol_distinctive_method(ol_sym_str(m, c->name))) {
                 if (class_count == (size_t)-1)
                     class_count = imported_classes(m, classes, CANDIDATE_CLASSES);
                 for (size_t k = 0; k < class_count; k++)
                     quals[nq++] = ol_xasprintf("%s.%s", classes[k], ol_sym_str(m, c->name));
+                /* and by the name alone, for a class this file does not import
+                 * (`test_dataset.multi_scale_inference(...)` on a dataset made
+                 * by another file) */
+                quals[nq++] = ol_xasprintf("%s%s", OL_ANY_CALL, ol_sym_str(m, c->name));
             }
         }
         if (qual)
@@ -1302,20 +1303,24 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
          * the caller does with the result, and its arguments, are not asked
          * of it (and cost the most to work out) */
         bool own_only = own_record && nq == 1;
+        /* a call recorded by its method's name alone is read for its grad
+         * mode only (ol_project_visit_any_calls) */
+        bool any_only = nq == 1 && strncmp(quals[0], OL_ANY_CALL, sizeof(OL_ANY_CALL) - 1) == 0;
+        bool mode_only = own_only || any_only;
         /* what the calling function does with the result: a callee that
          * hands on a model's output learns its role from it */
-        uint8_t use = own_only ? 0 : (uint8_t)ol_call_result_use(m, (uint32_t)i);
-        if (!own_only && recv != OL_NONE && ol_module_eval_switch(m, recv, c->node, NULL) != OL_NONE)
+        uint8_t use = mode_only ? 0 : (uint8_t)ol_call_result_use(m, (uint32_t)i);
+        if (!mode_only && recv != OL_NONE && ol_module_eval_switch(m, recv, c->node, NULL) != OL_NONE)
             use |= OL_USE_EVAL; /* `self.model_.slide(...)` on a model kept in evaluation mode */
         char *caller = NULL;
-        if (fi != OL_NO_INDEX) {
+        if (fi != OL_NO_INDEX && !any_only) {
             ol_arena a = {0};
             const char *name = function_name(m, fi, &a);
             if (name)
                 caller = ol_xstrndup(name, strlen(name));
             ol_arena_free(&a);
         }
-        char *args = own_only ? NULL : arg_classes(m, c->node);
+        char *args = mode_only ? NULL : arg_classes(m, c->node);
         for (size_t k = 0; k < nq; k++) {
             call_rec r = {quals[k], own_record && k == 0 ? own_off : grad_off, root_name && k + 1 < nq ? ol_xstrndup(root_name, strlen(root_name))
                                                                       : root_name, (uint8_t)often.often, gpu, line,

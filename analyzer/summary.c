@@ -935,6 +935,37 @@ static void tally_calls(ol_xref *x, size_t file, const run_calls *v, int depth, 
     }
 }
 
+/* The calls of the run that name method `rest` (`Class.method`) of `file`
+ * on a value whose class their file cannot tell (OL_ANY_CALL records),
+ * asked for a method that no call of the run reaches by its class (a
+ * dataset's `multi_scale_inference()` called by the test loop of another
+ * file on a dataset a factory made). Only a distinctive name
+ * (ol_distinctive_method) stands for the method, and a call found by the
+ * name alone is a guess at what it runs: the calls only ever excuse, so
+ * they count (as count_callers counts, the first in sites[1]) when every
+ * one has autograd off, and neither say that the method runs with autograd
+ * on nor how often it runs. */
+static void any_class_calls(ol_xref *x, size_t file, const char *rest, int depth, size_t *grad_off,
+                            ol_run_site *sites)
+{
+    const char *dot = strchr(rest, '.');
+    if (!dot || strchr(dot + 1, '.') || !ol_distinctive_method(dot + 1))
+        return;
+    run_calls v = {0};
+    ol_project_visit_any_calls(x->project, file, dot + 1, x->worker, collect_call, &v);
+    size_t on = 0, off = 0;
+    ol_run_site found[3];
+    for (int k = 0; k < 3; k++)
+        found[k] = (ol_run_site){SIZE_MAX, NULL, 0, 0, false};
+    tally_calls(x, file, &v, depth, &on, &off, found);
+    run_calls_free(&v);
+    if (on > 0 || off == 0)
+        return;
+    *grad_off += off;
+    if (sites && sites[1].file == SIZE_MAX)
+        sites[1] = found[1];
+}
+
 static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, size_t *grad_on, size_t *grad_off,
                           ol_run_site *sites)
 {
@@ -942,6 +973,10 @@ static void count_callers(ol_xref *x, size_t file, const char *rest, int depth, 
     run_calls_of(x, file, rest, &v);
     tally_calls(x, file, &v, depth, grad_on, grad_off, sites);
     run_calls_free(&v);
+    /* a caller's own callers (depth below the first): by the method's name
+     * where none reaches it by its class */
+    if (depth < CALLER_DEPTH && *grad_on == 0 && *grad_off == 0)
+        any_class_calls(x, file, rest, depth, grad_off, sites);
 }
 
 /* Does class cls of file `file` have a base outside the run (a library's
@@ -1147,6 +1182,8 @@ bool ol_run_callers_at(ol_model *m, uint32_t fi, size_t *grad_on, size_t *grad_o
     inherited_calls(x, fi, &inherited);
     tally_calls(x, x->file, &inherited, CALLER_DEPTH, grad_on, grad_off, sites);
     run_calls_free(&inherited);
+    if (*grad_on == 0 && *grad_off == 0)
+        any_class_calls(x, x->file, x->own->fns[fi].name, CALLER_DEPTH, grad_off, sites);
     for (int k = 0; sites && k < 3; k++)
         if (sites[k].file != SIZE_MAX)
             sites[k].path = ol_project_path(x->project, sites[k].file);

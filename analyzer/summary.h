@@ -131,6 +131,17 @@ typedef struct ol_sum_save {
  * (`self:Runner.train_step`), for subclasses in other files that define the
  * method (ol_run_callers_at). One record per qual and grad mode. */
 #define OL_OWN_CALL "self:"
+/* A call of a method on a value whose class the calling file cannot tell
+ * (a parameter, a value made by `eval()` or a factory), when the method's
+ * name is distinctive (ol_distinctive_method): also recorded by the name
+ * alone, as OL_ANY_CALL and the method (`any:multi_scale_inference`), for a
+ * method that no call of the run reaches by its class
+ * (ol_project_visit_any_calls). */
+#define OL_ANY_CALL "any:"
+/* A method name distinctive enough to stand for the one class of the run
+ * that defines it (`forward_test_wikikg`, not `update` or `predict`): an
+ * underscore and ten characters or more, not a special method. */
+bool ol_distinctive_method(const char *name);
 typedef struct ol_sum_call {
     const char *qual;
     const char *name; /* its last part */

@@ -893,38 +893,154 @@ static void visit_save(void *ctx, bool own, const ol_sum_save *sv)
     }
 }
 
+/* The argument call gives parameter d of its function, OL_NONE when it
+ * gives none (the default holds); *unknown when a splat may fill it.
+ * `shift`: the call fills no `self` (a class called to build an instance,
+ * a method called on an object). */
+static ol_nid site_argument(ol_model *m, ol_nid call, bool shift, const ol_def *d, bool *unknown)
+{
+    const ol_tree *t = m->tree;
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list || d->starred) {
+        *unknown = true;
+        return OL_NONE;
+    }
+    uint32_t index = shift ? (d->index > 0 ? d->index - 1 : 0) : d->index;
+    if (shift && d->index == 0) {
+        *unknown = true; /* the instance itself */
+        return OL_NONE;
+    }
+    const char *name = ol_sym_str(m, d->name);
+    uint32_t pos = 0;
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_kind k = ol_kind_of(t, a);
+        if (k == OL_N_keyword_argument) {
+            if (ol_text_is(t, ol_field(t, a, OL_F_name), name))
+                return ol_field(t, a, OL_F_value);
+        } else if (k == OL_N_list_splat || k == OL_N_dictionary_splat) {
+            *unknown = true;
+            return OL_NONE;
+        } else if (pos++ == index) {
+            return a;
+        }
+    }
+    return OL_NONE;
+}
+
+/* call sites of a function a path parameter is followed to at most */
+#define PATH_SITES_MAX 8
+
+static size_t path_literals_of(ol_model *m, ol_nid path, const char **s, uint32_t *len, size_t cap, int depth);
+
+/* The file-name literals parameter d can hold: its default's, and what each
+ * call of its function in this file passes (a class called for the
+ * parameters of its `__init__`: `Predictor(model, trt_file)` after
+ * `trt_file = os.path.join(out, "model_trt.pth")`), how many, or -1 when
+ * they are unknown. A default or argument of None adds nothing; one with no
+ * file-name literal, a call that may fill the parameter through a splat, a
+ * function with too many calls here, or no default and no call leaves the
+ * files unknown. */
+static long param_literals(ol_model *m, const ol_def *d, const char **s, uint32_t *len, size_t cap, int depth)
+{
+    const ol_tree *t = m->tree;
+    uint32_t fi = m->scopes.items[d->scope].function;
+    if (fi == OL_NO_INDEX)
+        return -1;
+    const ol_function *f = &m->functions.items[fi];
+    if (f->is_lambda)
+        return -1;
+    size_t n = 0;
+    bool given = d->value != OL_NONE; /* something reaches the parameter: a default, an argument */
+    if (given && ol_kind_of(t, ol_unparen(t, d->value)) != OL_N_none) {
+        n = ol_file_literals(t, d->value, s, len, cap);
+        if (n == 0)
+            return -1;
+    }
+    const char *fname = ol_sym_str(m, f->name);
+    bool ctor = f->cls != OL_NO_INDEX && fname && strcmp(fname, "__init__") == 0;
+    ol_nid sites[PATH_SITES_MAX];
+    bool shifts[PATH_SITES_MAX];
+    size_t ns = 0;
+    for (size_t i = 0; i < f->callsites.len; i++) {
+        if (ns == PATH_SITES_MAX)
+            return -1;
+        const ol_call *c = &m->calls.items[f->callsites.items[i]];
+        shifts[ns] = f->is_method && c->receiver != OL_NONE;
+        sites[ns++] = c->node;
+    }
+    for (size_t i = 0; ctor && i < m->calls.len; i++) {
+        ol_nid callee = ol_field(t, m->calls.items[i].node, OL_F_function);
+        ol_val v = callee != OL_NONE ? ol_eval(m, callee) : (ol_val){0};
+        if (v.kind != OL_V_CLASS || v.ref != f->cls)
+            continue;
+        if (ns == PATH_SITES_MAX)
+            return -1;
+        shifts[ns] = true;
+        sites[ns++] = m->calls.items[i].node;
+    }
+    for (size_t i = 0; i < ns && n < cap; i++) {
+        bool unknown = false;
+        ol_nid arg = site_argument(m, sites[i], shifts[i], d, &unknown);
+        if (unknown)
+            return -1;
+        if (arg == OL_NONE)
+            continue; /* the default, read above */
+        given = true;
+        if (ol_kind_of(t, ol_unparen(t, arg)) == OL_N_none)
+            continue;
+        size_t k = path_literals_of(m, arg, s + n, len + n, cap - n, depth + 1);
+        if (k == 0)
+            return -1;
+        n += k;
+    }
+    return given ? (long)n : -1;
+}
+
 /* The file-name literals of a load's path (ol_file_literals), also through
  * the name it is: each binding's value, a parameter's default
  * (`pretrained_path: str = "checkpoints/7B/lit-llama.pth"`, the file the
- * code expects unless told otherwise). A binding or default of None adds
- * nothing (it is replaced before the load, or the load fails); one with no
- * file-name literal leaves the name's files unknown (0). */
-static size_t path_file_literals(ol_model *m, ol_nid path, const char **s, uint32_t *len, size_t cap)
+ * code expects unless told otherwise) and what the calls of its function
+ * in this file pass for it (param_literals). A binding, default or
+ * argument of None adds nothing (it is replaced before the load, or the
+ * load fails); one with no file-name literal leaves the name's files
+ * unknown (0). */
+static size_t path_literals_of(ol_model *m, ol_nid path, const char **s, uint32_t *len, size_t cap, int depth)
 {
     const ol_tree *t = m->tree;
     size_t n = ol_file_literals(t, path, s, len, cap);
     ol_nid e = ol_unparen(t, path);
-    if (n > 0 || ol_kind_of(t, e) != OL_N_identifier)
+    if (n > 0 || ol_kind_of(t, e) != OL_N_identifier || depth > 2)
         return n;
     uint32_t defs[4];
     size_t count = ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 4);
     if (count == 0 || count == 4)
         return 0;
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = 0; i < count && n < cap; i++) {
         const ol_def *d = &m->defs.items[defs[i]];
-        if ((d->kind != OL_DEF_PARAM && d->kind != OL_DEF_ASSIGN) || d->path_len != 0 || d->starred ||
-            d->value == OL_NONE)
-            return 0;
-        if (ol_kind_of(t, ol_unparen(t, d->value)) == OL_N_none)
+        size_t k;
+        if (d->kind == OL_DEF_PARAM && d->path_len == 0 && !d->starred) {
+            long r = param_literals(m, d, s + n, len + n, cap - n, depth);
+            if (r < 0)
+                return 0;
+            n += (size_t)r;
             continue;
-        size_t k = ol_file_literals(t, d->value, s + n, len + n, cap - n);
+        } else {
+            if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred || d->value == OL_NONE)
+                return 0;
+            if (ol_kind_of(t, ol_unparen(t, d->value)) == OL_N_none)
+                continue;
+            k = ol_file_literals(t, d->value, s + n, len + n, cap - n);
+        }
         if (k == 0)
             return 0;
         n += k;
-        if (n == cap)
-            break;
     }
     return n;
+}
+
+static size_t path_file_literals(ol_model *m, ol_nid path, const char **s, uint32_t *len, size_t cap)
+{
+    return path_literals_of(m, path, s, len, cap, 0);
 }
 
 /* The file a load reads is written by another file of the run, and every

@@ -34,6 +34,13 @@ static const char *const HOST_FACTORIES[] = {
     /* and Python builtins that make plain values */
     "builtins.len", "builtins.int", "builtins.float", "builtins.str", "builtins.bool", "builtins.round", NULL};
 
+/* Libraries' objects whose saved state holds no tensor: torch2trt's
+ * TRTModule keeps its TensorRT engine serialized as bytes (and the names of
+ * its inputs and outputs) in its state dict, wherever the model it was
+ * built from ran. */
+static const char *const TENSORLESS_STATE[] = {"torch2trt.torch2trt", "torch2trt.TRTModule",
+                                               "torch2trt.trt_module.TRTModule", NULL};
+
 static bool host_only(ol_model *m, ol_nid e, int depth);
 static bool param_host_only(ol_model *m, const ol_def *d, int depth);
 static bool target_host_only(ol_model *m, const ol_def *d, int depth);
@@ -892,6 +899,9 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
         if (strcmp(q, "torch_sparse.SparseTensor") == 0 || strcmp(q, "torch_sparse.tensor.SparseTensor") == 0)
             return sparse_parts_host(m, e, depth + 1);
         for (const char *const *f = HOST_FACTORIES; *f; f++)
+            if (strcmp(q, *f) == 0)
+                return true;
+        for (const char *const *f = TENSORLESS_STATE; *f; f++)
             if (strcmp(q, *f) == 0)
                 return true;
         /* `torch.ones_like(x)`: where x is */

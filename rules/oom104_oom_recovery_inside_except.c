@@ -45,8 +45,59 @@ static ol_nid try_body_of(const ol_tree *t, ol_nid except_clause)
     return try_stmt != OL_NONE ? ol_field(t, try_stmt, OL_F_body) : OL_NONE;
 }
 
+/* Is name `arg` (an identifier) bound in the try body before node `before`? */
+static bool bound_in_try(ol_model *m, ol_nid arg, ol_nid try_body, ol_nid before)
+{
+    const ol_tree *t = m->tree;
+    if (ol_kind_of(t, arg) != OL_N_identifier)
+        return false;
+    for (uint32_t d = ol_scope_defs(m, m->node_scope[arg], ol_node_sym(m, arg)); d != OL_NO_INDEX;
+         d = m->defs.items[d].next) {
+        ol_nid target = m->defs.items[d].target;
+        if (target != OL_NONE && target >= try_body && target < m->subtree_end[try_body] && target < before)
+            return true;
+    }
+    return false;
+}
+
+/* Is the handler's call the try's call with arguments left out, each a name
+ * the try body bound before the call: `model(g, x, pos_enc)` after
+ * `pos_enc = g.ndata["pos_enc"]` in the try, `model(g, x)` in the handler?
+ * A fallback for an input the try could not make (a missing key, an
+ * optional feature), not the step again on less memory. */
+static bool drops_try_inputs(ol_model *m, ol_nid try_call, ol_nid retry_call, ol_nid try_body)
+{
+    const ol_tree *t = m->tree;
+    ol_nid targs = ol_field(t, try_call, OL_F_arguments), rargs = ol_field(t, retry_call, OL_F_arguments);
+    if (targs == OL_NONE || rargs == OL_NONE)
+        return false;
+    size_t tn = 0, rn = 0;
+    for (ol_nid a = ol_first_named(t, targs); a != OL_NONE; a = ol_next_named(t, a))
+        tn++;
+    for (ol_nid r = ol_first_named(t, rargs); r != OL_NONE; r = ol_next_named(t, r)) {
+        rn++;
+        bool kept = false; /* the handler passes it as the try did */
+        for (ol_nid a = ol_first_named(t, targs); a != OL_NONE && !kept; a = ol_next_named(t, a))
+            kept = ol_same_text(t, a, r);
+        if (!kept)
+            return false;
+    }
+    if (rn >= tn)
+        return false;
+    for (ol_nid a = ol_first_named(t, targs); a != OL_NONE; a = ol_next_named(t, a)) {
+        bool kept = false;
+        for (ol_nid r = ol_first_named(t, rargs); r != OL_NONE && !kept; r = ol_next_named(t, r))
+            kept = ol_same_text(t, a, r);
+        ol_nid value = ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
+        if (!kept && (value == OL_NONE || !bound_in_try(m, value, try_body, try_call)))
+            return false;
+    }
+    return true;
+}
+
 /* Is call i a retry of something the try body called: the same callee (with
- * other arguments, when other_args)? */
+ * other arguments, when other_args)? A call that leaves out inputs the try
+ * made (drops_try_inputs) is a fallback, not a retry. */
 static bool retries_try(ol_model *m, uint32_t i, ol_nid try_body, bool other_args)
 {
     const ol_tree *t = m->tree;
@@ -55,8 +106,10 @@ static bool retries_try(ol_model *m, uint32_t i, ol_nid try_body, bool other_arg
     for (size_t k = first; k < end; k++) {
         if (!ol_same_text(t, m->calls.items[k].callee, c->callee))
             continue;
-        if (!other_args || !ol_same_text(t, ol_field(t, m->calls.items[k].node, OL_F_arguments),
-                                         ol_field(t, c->node, OL_F_arguments)))
+        if (!other_args)
+            return true;
+        if (!ol_same_text(t, ol_field(t, m->calls.items[k].node, OL_F_arguments), ol_field(t, c->node, OL_F_arguments)) &&
+            !drops_try_inputs(m, m->calls.items[k].node, c->node, try_body))
             return true;
     }
     return false;
@@ -154,8 +207,9 @@ const ol_rule ol_rule_oom104 = {
             "memory\"), when the `try` runs the model. A broad handler that says nothing of memory is "
             "flagged only when it calls again what the `try` called, with other arguments (a smaller "
             "batch, a cast), and that runs the model: a retry of the step. One around loading a checkpoint "
-            "that then builds or runs a model, or one that makes the same call again to handle another "
-            "error, is not.",
+            "that then builds or runs a model, one that makes the same call again to handle another "
+            "error, or one that makes it without inputs the `try` computed first (a fallback for a "
+            "missing feature: `model(g, x)` after `model(g, x, g.ndata[\"pos_enc\"])` failed), is not.",
     .why = "Inside an `except` block the exception is alive, and its traceback references the frames of "
            "the failed attempt and every tensor they held: activations, the half-built graph, the batch. "
            "A retry with a smaller batch in the handler starts with all of that still allocated, so it "

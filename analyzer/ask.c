@@ -195,3 +195,72 @@ unsigned ol_project_torch_floor(const char *path)
 {
     return ol_torch_floor(path);
 }
+
+/* The argument call gives parameter d of its function, OL_NONE when it
+ * gives none (the default holds); *unknown when a splat may fill it.
+ * `shift`: the call fills no `self` (a class called to build an instance,
+ * a method called on an object). */
+static ol_nid site_argument(ol_model *m, ol_nid call, bool shift, const ol_def *d, bool *unknown)
+{
+    const ol_tree *t = m->tree;
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list || d->starred || (shift && d->index == 0)) {
+        *unknown = true; /* no argument list, a starred parameter, or the instance itself */
+        return OL_NONE;
+    }
+    uint32_t index = shift ? d->index - 1 : d->index;
+    const char *name = ol_sym_str(m, d->name);
+    uint32_t pos = 0;
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_kind k = ol_kind_of(t, a);
+        if (k == OL_N_keyword_argument) {
+            if (ol_text_is(t, ol_field(t, a, OL_F_name), name))
+                return ol_field(t, a, OL_F_value);
+        } else if (k == OL_N_list_splat || k == OL_N_dictionary_splat) {
+            *unknown = true;
+            return OL_NONE;
+        } else if (pos++ == index) {
+            return a;
+        }
+    }
+    return OL_NONE;
+}
+
+size_t ol_door_param_values(ol_model *m, const ol_def *d, ol_nid *out, size_t cap)
+{
+    const ol_tree *t = m->tree;
+    uint32_t fi = m->scopes.items[d->scope].function;
+    if (fi == OL_NO_INDEX || d->kind != OL_DEF_PARAM || d->starred)
+        return SIZE_MAX;
+    const ol_function *f = &m->functions.items[fi];
+    if (f->is_lambda)
+        return SIZE_MAX;
+    size_t n = 0;
+    if (d->value != OL_NONE)
+        out[n++] = d->value;
+    const char *fname = ol_sym_str(m, f->name);
+    bool ctor = f->cls != OL_NO_INDEX && fname && strcmp(fname, "__init__") == 0;
+    for (size_t i = 0; i < f->callsites.len + (ctor ? m->calls.len : 0); i++) {
+        ol_nid call;
+        bool shift;
+        if (i < f->callsites.len) {
+            const ol_call *c = &m->calls.items[f->callsites.items[i]];
+            call = c->node;
+            shift = f->is_method && c->receiver != OL_NONE;
+        } else {
+            call = m->calls.items[i - f->callsites.len].node;
+            ol_nid callee = ol_field(t, call, OL_F_function);
+            ol_val v = callee != OL_NONE ? ol_eval(m, callee) : (ol_val){0};
+            if (v.kind != OL_V_CLASS || v.ref != f->cls)
+                continue;
+            shift = true;
+        }
+        bool unknown = false;
+        ol_nid arg = site_argument(m, call, shift, d, &unknown);
+        if (unknown || (arg != OL_NONE && n == cap))
+            return SIZE_MAX;
+        if (arg != OL_NONE)
+            out[n++] = arg;
+    }
+    return n;
+}

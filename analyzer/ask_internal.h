@@ -63,6 +63,16 @@ const char *ol_door_path(ol_model *m, const char *path);
 /* "`name()`" or "`Cls.name()`" (malloc'd). */
 char *ol_door_function_label(ol_model *m, uint32_t fi);
 
+/* call sites of a function a parameter is followed to at most */
+#define OL_PARAM_SITES_MAX 8
+/* The values parameter d (not starred) of a function of this source can
+ * hold: its default, and what each call of the function here passes for it
+ * (a class called for the parameters of its `__init__`), into out; how
+ * many, or SIZE_MAX when they are unknown (a splat may fill it, the
+ * function has more calls here than out holds, or it is a lambda). A call
+ * that leaves the parameter to its default adds nothing more. */
+size_t ol_door_param_values(ol_model *m, const ol_def *d, ol_nid *out, size_t cap);
+
 void ol_reasons_add(ol_reasons *why, ol_nid node, const char *path, uint32_t line, bool step, const char *text);
 /* Adds from's reasons not yet in into (and its guess). */
 void ol_reasons_merge(ol_reasons *into, const ol_reasons *from);

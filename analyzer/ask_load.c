@@ -123,12 +123,16 @@ static bool is_torch_load(const char *q)
     return q && (strcmp(q, "torch.load") == 0 || strcmp(q, "torch.serialization.load") == 0 || is_url_loader(q));
 }
 
+/* call sites of a function a parameter is followed to at most */
+#define PARAM_SITES_MAX 8
+
 #define URL_VALUES_MAX 32
 
 /* The string values a URL argument can take: a literal, a name bound to
  * one, an entry of a dict literal bound to a name (`model_urls["resnet18"]`,
- * or any of its values for another key); false when any value is
- * something else. */
+ * or any of its values for another key), a parameter given such values by
+ * every call of its function here; None adds none (a table's entry for a
+ * model published nowhere); false when any value is something else. */
 static bool url_values(ol_model *m, ol_nid e, const char **s, uint32_t *len, size_t *n, int depth)
 {
     const ol_tree *t = m->tree;
@@ -141,9 +145,25 @@ static bool url_values(ol_model *m, ol_nid e, const char **s, uint32_t *len, siz
             return false;
         ++*n;
         return true;
+    case OL_N_none:
+        return true; /* no URL: the load fails before it reads anything */
     case OL_N_identifier: {
         ol_nid v = ol_bound_value(m, e);
-        return v != OL_NONE && url_values(m, v, s, len, n, depth + 1);
+        if (v != OL_NONE)
+            return url_values(m, v, s, len, n, depth + 1);
+        /* a parameter: what its function's calls here pass for it
+         * (`init_pretrained_weights(model, model_urls["resnet50"])`) */
+        uint32_t defs[2];
+        if (ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 2) != 1)
+            return false;
+        ol_nid values[OL_PARAM_SITES_MAX + 1];
+        size_t nv = ol_door_param_values(m, &m->defs.items[defs[0]], values, OL_PARAM_SITES_MAX + 1);
+        if (nv == SIZE_MAX || nv == 0)
+            return false;
+        for (size_t i = 0; i < nv; i++)
+            if (!url_values(m, values[i], s, len, n, depth + 1))
+                return false;
+        return true;
     }
     case OL_N_subscript: {
         ol_nid dict = ol_bound_value(m, ol_field(t, e, OL_F_value));
@@ -893,48 +913,11 @@ static void visit_save(void *ctx, bool own, const ol_sum_save *sv)
     }
 }
 
-/* The argument call gives parameter d of its function, OL_NONE when it
- * gives none (the default holds); *unknown when a splat may fill it.
- * `shift`: the call fills no `self` (a class called to build an instance,
- * a method called on an object). */
-static ol_nid site_argument(ol_model *m, ol_nid call, bool shift, const ol_def *d, bool *unknown)
-{
-    const ol_tree *t = m->tree;
-    ol_nid args = ol_field(t, call, OL_F_arguments);
-    if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list || d->starred) {
-        *unknown = true;
-        return OL_NONE;
-    }
-    uint32_t index = shift ? (d->index > 0 ? d->index - 1 : 0) : d->index;
-    if (shift && d->index == 0) {
-        *unknown = true; /* the instance itself */
-        return OL_NONE;
-    }
-    const char *name = ol_sym_str(m, d->name);
-    uint32_t pos = 0;
-    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
-        ol_kind k = ol_kind_of(t, a);
-        if (k == OL_N_keyword_argument) {
-            if (ol_text_is(t, ol_field(t, a, OL_F_name), name))
-                return ol_field(t, a, OL_F_value);
-        } else if (k == OL_N_list_splat || k == OL_N_dictionary_splat) {
-            *unknown = true;
-            return OL_NONE;
-        } else if (pos++ == index) {
-            return a;
-        }
-    }
-    return OL_NONE;
-}
-
-/* call sites of a function a path parameter is followed to at most */
-#define PATH_SITES_MAX 8
-
 static size_t path_literals_of(ol_model *m, ol_nid path, const char **s, uint32_t *len, size_t cap, int depth);
 
 /* The file-name literals parameter d can hold: its default's, and what each
- * call of its function in this file passes (a class called for the
- * parameters of its `__init__`: `Predictor(model, trt_file)` after
+ * call of its function in this file passes (ol_door_param_values: a class called
+ * for the parameters of its `__init__`, `Predictor(model, trt_file)` after
  * `trt_file = os.path.join(out, "model_trt.pth")`), how many, or -1 when
  * they are unknown. A default or argument of None adds nothing; one with no
  * file-name literal, a call that may fill the parameter through a splat, a
@@ -943,57 +926,20 @@ static size_t path_literals_of(ol_model *m, ol_nid path, const char **s, uint32_
 static long param_literals(ol_model *m, const ol_def *d, const char **s, uint32_t *len, size_t cap, int depth)
 {
     const ol_tree *t = m->tree;
-    uint32_t fi = m->scopes.items[d->scope].function;
-    if (fi == OL_NO_INDEX)
-        return -1;
-    const ol_function *f = &m->functions.items[fi];
-    if (f->is_lambda)
+    ol_nid values[OL_PARAM_SITES_MAX + 1];
+    size_t nv = ol_door_param_values(m, d, values, OL_PARAM_SITES_MAX + 1);
+    if (nv == SIZE_MAX || nv == 0)
         return -1;
     size_t n = 0;
-    bool given = d->value != OL_NONE; /* something reaches the parameter: a default, an argument */
-    if (given && ol_kind_of(t, ol_unparen(t, d->value)) != OL_N_none) {
-        n = ol_file_literals(t, d->value, s, len, cap);
-        if (n == 0)
-            return -1;
-    }
-    const char *fname = ol_sym_str(m, f->name);
-    bool ctor = f->cls != OL_NO_INDEX && fname && strcmp(fname, "__init__") == 0;
-    ol_nid sites[PATH_SITES_MAX];
-    bool shifts[PATH_SITES_MAX];
-    size_t ns = 0;
-    for (size_t i = 0; i < f->callsites.len; i++) {
-        if (ns == PATH_SITES_MAX)
-            return -1;
-        const ol_call *c = &m->calls.items[f->callsites.items[i]];
-        shifts[ns] = f->is_method && c->receiver != OL_NONE;
-        sites[ns++] = c->node;
-    }
-    for (size_t i = 0; ctor && i < m->calls.len; i++) {
-        ol_nid callee = ol_field(t, m->calls.items[i].node, OL_F_function);
-        ol_val v = callee != OL_NONE ? ol_eval(m, callee) : (ol_val){0};
-        if (v.kind != OL_V_CLASS || v.ref != f->cls)
+    for (size_t i = 0; i < nv && n < cap; i++) {
+        if (ol_kind_of(t, ol_unparen(t, values[i])) == OL_N_none)
             continue;
-        if (ns == PATH_SITES_MAX)
-            return -1;
-        shifts[ns] = true;
-        sites[ns++] = m->calls.items[i].node;
-    }
-    for (size_t i = 0; i < ns && n < cap; i++) {
-        bool unknown = false;
-        ol_nid arg = site_argument(m, sites[i], shifts[i], d, &unknown);
-        if (unknown)
-            return -1;
-        if (arg == OL_NONE)
-            continue; /* the default, read above */
-        given = true;
-        if (ol_kind_of(t, ol_unparen(t, arg)) == OL_N_none)
-            continue;
-        size_t k = path_literals_of(m, arg, s + n, len + n, cap - n, depth + 1);
+        size_t k = path_literals_of(m, values[i], s + n, len + n, cap - n, depth + 1);
         if (k == 0)
             return -1;
         n += k;
     }
-    return given ? (long)n : -1;
+    return (long)n;
 }
 
 /* The file-name literals of a load's path (ol_file_literals), also through

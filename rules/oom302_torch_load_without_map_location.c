@@ -97,7 +97,9 @@ static void check(ol_check *c)
         }
         if (splat || first == OL_NONE)
             continue;
-        if (location == OL_NONE && loader == OL_LOADER_URL && ol_load_published(m, first))
+        /* PyTorch's own published weights are host tensors, whatever map
+         * location (None included) the load is given */
+        if (loader == OL_LOADER_URL && ol_load_published(m, first))
             continue;
         ol_reasons why = {0};
         /* a parameter that defaults to None, handed straight through: None
@@ -191,8 +193,8 @@ const ol_rule ol_rule_oom302 = {
             "as a module). In a script that never names an accelerator, what it saves outside a function "
             "with parameters is host data. A write-back of what a load read counts neither way. URL "
             "loaders are flagged like `torch.load`, except for PyTorch's model zoo "
-            "(`download.pytorch.org`, also through torchvision's own tables of its URLs: "
-            "`models.resnet.model_urls[arch]`). Nor are weights that a run of several files saving nothing "
+            "(`download.pytorch.org`, through torchvision's URL tables or the file's, and a helper's "
+            "parameter). Nor are weights that a run of several files saving nothing "
             "that may be on a device (no such `torch.save`; no trainer, checkpoint callback, Accelerate, Fabric "
             "or DeepSpeed named) loads in code that says it runs without a GPU (asks "
             "`torch.cuda.is_available()`, names the CPU as its device, or moves data to the CPU only; no job of "

@@ -1150,18 +1150,115 @@ static void moves_build(ol_model *m, load_uses *lu)
     lu->moves_built = true;
 }
 
-/* Is the load a state restored whole, and every model it is restored into
- * moved to the GPU only after the load, in the load's own function and
- * outside any loop, with no move of it before
- * (`net.load_state_dict(torch.load(p))`, then `net.cuda()`)? A load read
- * through a key (`torch.load(p)["g_ema"]`) takes one part of a checkpoint
- * that holds more (the optimizers' state, other networks), all of which
- * lands on the GPU for that part: not such a load. Asked only of a job of
- * one process: with several, every rank lands on the saving GPU whatever
- * is there. *first is the first such move. */
-static bool restored_before_move(ol_model *m, load_uses *lu, ol_nid call, ol_nid *first)
+/* Does the run run several processes (a process group, DDP, a launcher,
+ * a rank)? Its text says so somewhere: a model file's load runs in every
+ * process of a job its training script starts. */
+static const char *const RUN_PROCESS_WORDS[] = {"init_process_group", "DistributedDataParallel", "local_rank",
+                                                "LOCAL_RANK", "world_size", "WORLD_SIZE", "torchrun",
+                                                "deepspeed", "Accelerator", "Fabric", "horovod",
+                                                "FullyShardedDataParallel", "spawn"};
+
+/* Is the first move of `model` (its text) in function fn at or after `at`
+ * (OL_NONE when none is)? *before: a move of it comes earlier. */
+static ol_nid move_after(ol_model *m, load_uses *lu, ol_nid model, uint32_t fn, ol_nid at, bool *before)
 {
     const ol_tree *t = m->tree;
+    if (!lu->moves_built)
+        moves_build(m, lu);
+    *before = false;
+    uint64_t h = ol_text_hash(t, model);
+    for (size_t k = ol_lower_bound_u64(lu->move_hash, lu->moves_len, h); k < lu->moves_len && lu->move_hash[k] == h;
+         k++) {
+        const ol_call *c = &m->calls.items[lu->move_call[k]];
+        if (ol_function_of(m, c->node) != fn || !ol_same_text(t, ol_unparen(t, c->receiver), model))
+            continue;
+        if (c->node < at) {
+            *before = true;
+            return OL_NONE;
+        }
+        return c->node;
+    }
+    return OL_NONE;
+}
+
+/* Does expression e build a model afresh: a class called (`InceptionV4(...)`,
+ * `models.ResNet(...)`) or one of torchvision's builders? A fresh model is on
+ * the host until something moves it. */
+static bool builds_model(ol_model *m, ol_nid e)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE || ol_kind_of(t, e) != OL_N_call)
+        return false;
+    ol_nid callee = ol_field(t, e, OL_F_function);
+    ol_val v = ol_eval(m, callee);
+    if (v.kind == OL_V_CLASS)
+        return ol_eval(m, e).kind == OL_V_MODULE;
+    if (v.kind != OL_V_EXTERN || !v.ref)
+        return false;
+    const char *q = ol_sym_str(m, v.ref);
+    const char *dot = strrchr(q, '.');
+    const char *last = dot ? dot + 1 : q;
+    return (last[0] >= 'A' && last[0] <= 'Z' && ol_eval(m, e).kind == OL_V_MODULE) ||
+           strncmp(q, "torchvision.models.", 19) == 0;
+}
+
+/* Is `model` at node `at` of function fn a model built afresh and not moved
+ * since: a name bound here to one (builds_model) with no move of it before
+ * `at`, or a parameter that every call of its function in this source
+ * fills with such a model (`init_pretrained_weights(model, url)` after
+ * `model = InceptionV4(...)`)? *built: where the first is built. */
+static bool fresh_model(ol_model *m, load_uses *lu, ol_nid model, ol_nid at, int depth, ol_nid *built)
+{
+    const ol_tree *t = m->tree;
+    model = ol_unparen(t, model);
+    if (depth > 2 || model == OL_NONE)
+        return false;
+    if (ol_kind_of(t, model) == OL_N_call) {
+        *built = model;
+        return builds_model(m, model);
+    }
+    if (ol_kind_of(t, model) != OL_N_identifier)
+        return false;
+    uint32_t fn = ol_function_of(m, at);
+    bool before;
+    move_after(m, lu, model, fn, at, &before);
+    if (before)
+        return false;
+    uint32_t defs[2];
+    if (ol_reaching_defs(m, m->node_scope[model], ol_node_sym(m, model), at, defs, 2) != 1)
+        return false;
+    const ol_def *d = &m->defs.items[defs[0]];
+    if (d->kind == OL_DEF_ASSIGN) {
+        *built = d->value;
+        return d->path_len == 0 && !d->starred && builds_model(m, d->value);
+    }
+    if (d->kind != OL_DEF_PARAM)
+        return false;
+    ol_nid values[OL_PARAM_SITES_MAX + 1];
+    size_t nv = ol_door_param_values(m, d, values, OL_PARAM_SITES_MAX + 1);
+    if (nv == SIZE_MAX || nv == 0 || (d->value != OL_NONE && nv == 1))
+        return false; /* no call here, or only the default */
+    for (size_t i = 0; i < nv; i++)
+        if (values[i] == d->value || !fresh_model(m, lu, values[i], values[i], depth + 1, i == 0 ? built : &(ol_nid){0}))
+            return false;
+    return true;
+}
+
+/* Is the load a state restored whole into models that are not on the GPU
+ * yet: each moved to it only after the load, in the load's own function and
+ * outside any loop, with no move of it before (`net.load_state_dict(
+ * torch.load(p))`, then `net.cuda()`), or built afresh and not moved since
+ * (fresh_model: a model file's helper restoring weights into the model its
+ * builder just made)? A load read through a key (`torch.load(p)["g_ema"]`)
+ * takes one part of a checkpoint that holds more (the optimizers' state,
+ * other networks), all of which lands on the GPU for that part: not such a
+ * load. Asked only of a job of one process (for a fresh model, of a run
+ * whose text never speaks of several): with several, every rank lands on
+ * the saving GPU whatever is there. *first is the first such move, or where
+ * the first fresh model is built (*fresh). */
+static bool restored_before_move(ol_model *m, load_uses *lu, ol_nid call, ol_nid *first, bool *fresh)
+{
     if (ol_file_runs_several_processes(m))
         return false;
     ol_nid receivers[3], keys[1];
@@ -1169,30 +1266,29 @@ static bool restored_before_move(ol_model *m, load_uses *lu, ol_nid call, ol_nid
     uint32_t fn = ol_function_of(m, call);
     if (n == 0 || m->node_loop[call] != OL_NO_INDEX || load_keys(m, lu, call, keys, 1) > 0)
         return false;
-    if (!lu->moves_built)
-        moves_build(m, lu);
     *first = OL_NONE;
+    *fresh = false;
+    bool fresh_only = false;
     for (size_t r = 0; r < n; r++) {
-        ol_nid after = OL_NONE;
         /* the moves of a receiver spelled the same, in node order: the
          * first in the load's function decides */
-        uint64_t h = ol_text_hash(t, receivers[r]);
-        for (size_t k = ol_lower_bound_u64(lu->move_hash, lu->moves_len, h);
-             k < lu->moves_len && lu->move_hash[k] == h; k++) {
-            const ol_call *c = &m->calls.items[lu->move_call[k]];
-            if (ol_function_of(m, c->node) != fn || !ol_same_text(t, ol_unparen(t, c->receiver), receivers[r]))
-                continue;
-            if (c->node < call)
-                return false; /* on the GPU already */
-            after = c->node;
-            break;
-        }
-        if (after == OL_NONE || m->node_loop[after] != OL_NO_INDEX)
+        bool before;
+        ol_nid after = move_after(m, lu, receivers[r], fn, call, &before);
+        if (before)
+            return false; /* on the GPU already */
+        if (after == OL_NONE) {
+            if (!fresh_model(m, lu, receivers[r], call, 0, &after))
+                return false;
+            fresh_only = true;
+        } else if (m->node_loop[after] != OL_NO_INDEX) {
             return false;
+        }
         if (*first == OL_NONE || after < *first)
             *first = after;
     }
-    return true;
+    *fresh = fresh_only;
+    /* a file linted alone (-1) has said it already */
+    return !fresh_only || ol_run_spells_any(m, RUN_PROCESS_WORDS, OL_ARRAY_LEN(RUN_PROCESS_WORDS)) <= 0;
 }
 
 /* What restoring the load costs: restored into a model (and, on a resume,
@@ -1220,7 +1316,8 @@ static void restore_cost(ol_model *m, load_uses *lu, ol_nid call, ol_reasons *wh
         optimizer |= ol_eval(m, receivers[i]).kind == OL_V_OPTIMIZER;
     }
     char *list = ol_buf_take(&names);
-    if (restored_before_move(m, lu, call, &first))
+    bool fresh;
+    if (restored_before_move(m, lu, call, &first, &fresh))
         ol_because(why, m, call, "restored into %s, which is not on the GPU yet", list);
     else if (optimizer)
         ol_because(why, m, call,
@@ -1403,11 +1500,17 @@ bool ol_load_precedes_move(ol_model *m, uint32_t ci, ol_reasons *why)
         return false;
     ol_door_load *dl = load_state(m);
     ol_nid first;
-    if (!restored_before_move(m, &dl->lu, m->calls.items[ci].node, &first))
+    bool fresh;
+    if (!restored_before_move(m, &dl->lu, m->calls.items[ci].node, &first, &fresh))
         return false;
-    ol_because(why, m, first,
-               "the model moves to the GPU only here, after the load, in a job of one process: nothing of it is "
-               "there yet when the checkpoint lands, so the load costs one passing copy, once");
+    if (fresh)
+        ol_because(why, m, first,
+                   "a model built afresh and not moved yet, in a run of one process: nothing of it is on the GPU "
+                   "when the checkpoint lands, so the load costs one passing copy, once");
+    else
+        ol_because(why, m, first,
+                   "the model moves to the GPU only here, after the load, in a job of one process: nothing of it is "
+                   "there yet when the checkpoint lands, so the load costs one passing copy, once");
     return true;
 }
 

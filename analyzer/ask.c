@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "eval.h"
 #include "summary.h"
 #include "torchfloor.h"
 
@@ -196,36 +197,6 @@ unsigned ol_project_torch_floor(const char *path)
     return ol_torch_floor(path);
 }
 
-/* The argument call gives parameter d of its function, OL_NONE when it
- * gives none (the default holds); *unknown when a splat may fill it.
- * `shift`: the call fills no `self` (a class called to build an instance,
- * a method called on an object). */
-static ol_nid site_argument(ol_model *m, ol_nid call, bool shift, const ol_def *d, bool *unknown)
-{
-    const ol_tree *t = m->tree;
-    ol_nid args = ol_field(t, call, OL_F_arguments);
-    if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list || d->starred || (shift && d->index == 0)) {
-        *unknown = true; /* no argument list, a starred parameter, or the instance itself */
-        return OL_NONE;
-    }
-    uint32_t index = shift ? d->index - 1 : d->index;
-    const char *name = ol_sym_str(m, d->name);
-    uint32_t pos = 0;
-    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
-        ol_kind k = ol_kind_of(t, a);
-        if (k == OL_N_keyword_argument) {
-            if (ol_text_is(t, ol_field(t, a, OL_F_name), name))
-                return ol_field(t, a, OL_F_value);
-        } else if (k == OL_N_list_splat || k == OL_N_dictionary_splat) {
-            *unknown = true;
-            return OL_NONE;
-        } else if (pos++ == index) {
-            return a;
-        }
-    }
-    return OL_NONE;
-}
-
 size_t ol_door_param_values(ol_model *m, const ol_def *d, ol_nid *out, size_t cap)
 {
     const ol_tree *t = m->tree;
@@ -255,10 +226,10 @@ size_t ol_door_param_values(ol_model *m, const ol_def *d, ol_nid *out, size_t ca
                 continue;
             shift = true;
         }
-        bool unknown = false;
-        ol_nid arg = site_argument(m, call, shift, d, &unknown);
-        if (unknown || (arg != OL_NONE && n == cap))
-            return SIZE_MAX;
+        bool splat = false;
+        ol_nid arg = ol_call_arg_for(m, call, shift, d, &splat);
+        if ((arg == OL_NONE && splat) || (shift && d->index == 0) || (arg != OL_NONE && n == cap))
+            return SIZE_MAX; /* filled through a splat, or the instance itself */
         if (arg != OL_NONE)
             out[n++] = arg;
     }

@@ -481,3 +481,112 @@ bool ol_container_uses(ol_model *m, uint32_t def, ol_use_visitor fn, void *ctx)
     }
     return true;
 }
+
+/* ---- which branch runs ---------------------------------------------------------------- */
+
+/* The truth of a literal: 1, 0, or -1 when it is no literal. */
+static int literal_truth(ol_model *m, ol_nid lit)
+{
+    const ol_tree *t = m->tree;
+    const char *s;
+    uint32_t len;
+    switch (ol_kind_of(t, lit)) {
+    case OL_N_true:
+        return 1;
+    case OL_N_false:
+    case OL_N_none:
+        return 0;
+    case OL_N_integer:
+    case OL_N_float:
+        s = ol_text(t, lit, &len);
+        for (uint32_t i = 0; i < len; i++)
+            if (s[i] != '0' && s[i] != '.')
+                return 1;
+        return 0;
+    case OL_N_string:
+        return ol_string_value(t, lit, &s, &len) ? len > 0 : -1;
+    default:
+        return -1;
+    }
+}
+
+static bool same_literal(ol_model *m, ol_nid a, ol_nid b)
+{
+    const ol_tree *t = m->tree;
+    const char *x, *y;
+    uint32_t xl, yl;
+    if (ol_kind_of(t, a) == OL_N_string && ol_kind_of(t, b) == OL_N_string)
+        return ol_string_value(t, a, &x, &xl) && ol_string_value(t, b, &y, &yl) && xl == yl && memcmp(x, y, xl) == 0;
+    return ol_kind_of(t, a) == ol_kind_of(t, b) && ol_same_text(t, a, b);
+}
+
+/* The truth of condition c when the name p holds the literal lit: `p`,
+ * `not p`, `p == "train"`, `p is None`, `p and x`: 1, 0, or -1 unknown. */
+static int cond_value(ol_model *m, ol_nid c, ol_sym p, ol_nid lit, int depth)
+{
+    const ol_tree *t = m->tree;
+    c = ol_unparen(t, c);
+    if (c == OL_NONE || depth > 8)
+        return -1;
+    switch (ol_kind_of(t, c)) {
+    case OL_N_identifier:
+        return ol_node_sym(m, c) == p ? literal_truth(m, lit) : -1;
+    case OL_N_not_operator: {
+        int v = cond_value(m, ol_field(t, c, OL_F_argument), p, lit, depth + 1);
+        return v < 0 ? -1 : !v;
+    }
+    case OL_N_boolean_operator: {
+        int l = cond_value(m, ol_field(t, c, OL_F_left), p, lit, depth + 1);
+        int r = cond_value(m, ol_field(t, c, OL_F_right), p, lit, depth + 1);
+        bool is_and = ol_kind_of(t, ol_field(t, c, OL_F_operator)) == OL_T_AND;
+        if (is_and)
+            return l == 0 || r == 0 ? 0 : l == 1 && r == 1 ? 1 : -1;
+        return l == 1 || r == 1 ? 1 : l == 0 && r == 0 ? 0 : -1;
+    }
+    case OL_N_comparison_operator: {
+        ol_nid a = ol_unparen(t, ol_first_named(t, c));
+        ol_nid b = a != OL_NONE ? ol_unparen(t, ol_next_named(t, a)) : OL_NONE;
+        if (b == OL_NONE || ol_next_named(t, b) != OL_NONE || ol_kind_of(t, a) != OL_N_identifier ||
+            ol_node_sym(m, a) != p || literal_truth(m, b) < 0 || literal_truth(m, lit) < 0)
+            return -1;
+        /* the operator token between the two operands */
+        ol_kind op = OL_N_OTHER;
+        for (ol_nid k = ol_node_at(t, c)->first_child; k != OL_NONE; k = ol_node_at(t, k)->next_sibling)
+            if (k != a && k != b && ol_kind_of(t, k) != OL_N_parenthesized_expression)
+                op = ol_kind_of(t, k);
+        bool same = same_literal(m, lit, b);
+        if (op == OL_T_EQEQ || op == OL_T_IS)
+            return same;
+        if (op == OL_T_NE || op == OL_T_IS_NOT)
+            return !same;
+        return -1;
+    }
+    default:
+        return -1;
+    }
+}
+
+bool ol_skipped_when(ol_model *m, ol_nid x, ol_sym p, ol_nid lit, ol_nid *branch)
+{
+    const ol_tree *t = m->tree;
+    uint32_t fn = ol_function_of(m, x);
+    ol_nid top = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
+    for (ol_nid a = x, par = ol_parent(t, x); par != OL_NONE && a != top; a = par, par = ol_parent(t, par)) {
+        ol_kind k = ol_kind_of(t, par);
+        if (k != OL_N_if_statement && k != OL_N_elif_clause)
+            continue;
+        int v = cond_value(m, ol_field(t, par, OL_F_condition), p, lit, 0);
+        bool in_body = a == ol_field(t, par, OL_F_consequence);
+        bool in_else = k == OL_N_if_statement && !in_body && a != ol_field(t, par, OL_F_condition);
+        if ((in_body && v == 0) || (in_else && v == 1)) {
+            *branch = par;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool ol_is_literal(ol_model *m, ol_nid e)
+{
+    return e != OL_NONE && literal_truth(m, ol_unparen(m->tree, e)) >= 0;
+}

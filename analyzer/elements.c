@@ -562,16 +562,16 @@ ol_val ol_eval__annotation_value(ol_model *m, ol_nid ann)
     return UNKNOWN;
 }
 
-ol_nid ol_callsite_arg(ol_model *m, const ol_function *f, const ol_call *c, const ol_def *d, bool *splat)
+ol_nid ol_call_arg_for(ol_model *m, ol_nid call, bool shift, const ol_def *d, bool *splat)
 {
     const ol_tree *t = m->tree;
     *splat = false;
-    ol_nid args = ol_field(t, c->node, OL_F_arguments);
+    ol_nid args = ol_field(t, call, OL_F_arguments);
     if (args == OL_NONE)
         return OL_NONE;
     uint32_t index = d->index;
-    /* self.method(a) passes a as the second parameter */
-    if (f->is_method && c->receiver != OL_NONE) {
+    /* self.method(a), Cls(a): a is the second parameter */
+    if (shift) {
         if (index == 0)
             return OL_NONE;
         index--;
@@ -594,6 +594,11 @@ ol_nid ol_callsite_arg(ol_model *m, const ol_function *f, const ol_call *c, cons
         pos++;
     }
     return OL_NONE;
+}
+
+ol_nid ol_callsite_arg(ol_model *m, const ol_function *f, const ol_call *c, const ol_def *d, bool *splat)
+{
+    return ol_call_arg_for(m, c->node, f->is_method && c->receiver != OL_NONE, d, splat);
 }
 
 /* The `output` of a metric's update(output), called by the engine with each

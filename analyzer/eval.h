@@ -96,4 +96,9 @@ size_t ol_dict_stores(ol_model *m, uint32_t def, ol_nid *keys, ol_nid *values, s
 /* Least upper bound of two possible values. */
 ol_val ol_val_join(ol_val a, ol_val b);
 
+/* The argument the call node passes for parameter def d of its function, as
+ * ol_callsite_arg: `shift` when the call fills no `self` (a method called on
+ * an object, a class called for its `__init__`). */
+ol_nid ol_call_arg_for(ol_model *m, ol_nid call, bool shift, const ol_def *d, bool *splat);
+
 #endif

@@ -299,6 +299,104 @@ static int wrappers_of(ol_model *m, uint32_t fi, ol_nid *where)
     return verdict;
 }
 
+static bool grad_disabled_at(ol_model *m, ol_nid n, int depth);
+
+/* call sites and parameters read for a branch's callers at most */
+#define DISPATCH_SITES_MAX 32
+#define DISPATCH_PARAMS_MAX 8
+
+/* Does call site ci of function f skip node n of f: it gives a parameter a
+ * literal for which the `if`/`elif` around n is not taken
+ * (`all_batches("train")` never runs the `elif type_ == "valid":` branch)? */
+static bool site_skips(ol_model *m, const ol_function *f, const ol_call *c, ol_nid n)
+{
+    const ol_tree *t = m->tree;
+    bool shift = f->is_method && c->receiver != OL_NONE;
+    for (size_t i = 0; i < f->params.len && i < DISPATCH_PARAMS_MAX; i++) {
+        const ol_def *d = &m->defs.items[f->params.items[i]];
+        if (d->starred || (shift && d->index == 0))
+            continue;
+        bool splat;
+        ol_nid arg = ol_call_arg_for(m, c->node, shift, d, &splat);
+        if (arg == OL_NONE && !splat)
+            arg = d->value; /* the default */
+        ol_nid branch;
+        if (arg != OL_NONE && ol_is_literal(m, ol_unparen(t, arg)) &&
+            ol_skipped_when(m, n, d->name, ol_unparen(t, arg), &branch))
+            return true;
+    }
+    return false;
+}
+
+/* The slot of arm's state in m->branch_grads, or where it goes. */
+static size_t branch_slot(const ol_model *m, ol_nid arm)
+{
+    size_t lo = 0, hi = m->branch_grads.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((m->branch_grads.items[mid] >> 3) < (uint64_t)arm)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void branch_set(ol_model *m, ol_nid arm, uint64_t state)
+{
+    size_t k = branch_slot(m, arm);
+    if (k < m->branch_grads.len && (m->branch_grads.items[k] >> 3) == (uint64_t)arm) {
+        m->branch_grads.items[k] = (uint64_t)arm << 3 | state;
+        return;
+    }
+    ol_vec_push(&m->branch_grads, 0);
+    memmove(&m->branch_grads.items[k + 1], &m->branch_grads.items[k],
+            (m->branch_grads.len - 1 - k) * sizeof(uint64_t));
+    m->branch_grads.items[k] = (uint64_t)arm << 3 | state;
+}
+
+/* The grad mode at node n of function fi from the calls of fi that reach n:
+ * where a branch of fi runs only for some literal of a parameter (a loop
+ * over batches dispatching on `mode`), the calls that pass another literal
+ * never run it. 1 disabled, 0 enabled, -1 when no call is left out (the
+ * function's own answer holds) or none is left. Kept per arm of the
+ * innermost `if` around n: every node of an arm has the same branches
+ * around it, so the same answer. */
+static int branch_grad(ol_model *m, uint32_t fi, ol_nid n, int depth)
+{
+    const ol_tree *t = m->tree;
+    const ol_function *f = &m->functions.items[fi];
+    if (f->callsites.len == 0 || f->callsites.len > DISPATCH_SITES_MAX || f->params.len == 0 || depth > 12)
+        return -1;
+    ol_nid arm = OL_NONE; /* the child of the innermost if/elif on the way up from n */
+    for (ol_nid a = n, p = ol_parent(t, n); p != OL_NONE && a != f->node && arm == OL_NONE; a = p, p = ol_parent(t, p))
+        if (ol_kind_of(t, p) == OL_N_if_statement || ol_kind_of(t, p) == OL_N_elif_clause)
+            arm = a;
+    if (arm == OL_NONE || decorator_mode(m, fi) != OL_GM_NONE || wrappers_of(m, fi, NULL) >= 0)
+        return -1;
+    size_t k = branch_slot(m, arm);
+    if (k < m->branch_grads.len && (m->branch_grads.items[k] >> 3) == (uint64_t)arm) {
+        uint64_t st = m->branch_grads.items[k] & 7;
+        return st == 3 ? 0 : st == 4 ? 1 : -1; /* asking (a cycle): the function's answer */
+    }
+    branch_set(m, arm, 1);
+    size_t kept = 0, skipped = 0;
+    bool disabled = true;
+    for (size_t i = 0; i < m->functions.items[fi].callsites.len; i++) {
+        f = &m->functions.items[fi];
+        const ol_call *c = &m->calls.items[f->callsites.items[i]];
+        if (site_skips(m, f, c, n)) {
+            skipped++;
+            continue;
+        }
+        kept++;
+        disabled = disabled && grad_disabled_at(m, c->node, depth + 1);
+    }
+    int answer = skipped == 0 || kept == 0 ? -1 : disabled ? 1 : 0;
+    branch_set(m, arm, answer < 0 ? 2 : answer == 0 ? 3 : 4);
+    return answer;
+}
+
 static bool grad_disabled_at(ol_model *m, ol_nid n, int depth)
 {
     if (n == OL_NONE)
@@ -313,8 +411,10 @@ static bool grad_disabled_at(ol_model *m, ol_nid n, int depth)
     if (st >= 0)
         return st == 1;
     uint32_t fi = ol_function_of(m, n);
-    if (fi != OL_NO_INDEX)
-        return function_grad_disabled(m, fi, depth);
+    if (fi != OL_NO_INDEX) {
+        int b = ol_function_hook(m, fi) == OL_HOOK_NONE ? branch_grad(m, fi, n, depth) : -1;
+        return b >= 0 ? b == 1 : function_grad_disabled(m, fi, depth);
+    }
     return m->grad_globally_disabled;
 }
 

@@ -1349,6 +1349,7 @@ void ol_model_free(ol_model *m)
     ol_vec_free(&m->subscript_stores);
     ol_vec_free(&m->grad_switches);
     ol_vec_free(&m->unbound_self_calls);
+    ol_vec_free(&m->branch_grads);
     ol_vec_free(&m->withs);
     ol_vec_free(&m->excepts);
     free(m->bw_start);

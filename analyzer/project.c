@@ -1889,25 +1889,34 @@ static int cmp_entry(const void *a, const void *b)
     return x->call < y->call ? -1 : x->call > y->call;
 }
 
-void ol_project_visit_callers(ol_project *p, size_t file, const char *rest, void *worker, ol_project_call_visitor fn,
-                              void *ctx)
+/* Calls fn with each record the index files under (file, rest) that a
+ * file other than `skip` made, in the order of the files and their
+ * records however the index was filed, with the index brought up to date
+ * and the store locked. */
+static void visit_filed(ol_project *p, size_t file, const char *rest, size_t skip, ol_project_call_visitor fn,
+                        void *ctx)
 {
-    if (file >= p->count)
-        return;
-    make_callers_known(p, file, rest, worker);
     pthread_mutex_lock(&p->lock);
     update_callers(p);
     caller_slot *slot = p->caller_slot_count ? caller_slot_of(p, file, rest) : NULL;
-    /* in the order of the files and their records, however the index was filed */
     OL_VEC(caller_entry) found = {0};
     for (size_t e = slot && slot->rest ? slot->head : 0; e; e = p->callers.items[e - 1].next)
-        if (p->callers.items[e - 1].caller != file)
+        if (p->callers.items[e - 1].caller != skip)
             ol_vec_push(&found, p->callers.items[e - 1]);
     ol_sort(found.items, found.len, sizeof(caller_entry), cmp_entry);
     for (size_t k = 0; k < found.len; k++)
         fn(ctx, found.items[k].caller, &p->files[found.items[k].caller].saves->calls[found.items[k].call]);
     pthread_mutex_unlock(&p->lock);
     ol_vec_free(&found);
+}
+
+void ol_project_visit_callers(ol_project *p, size_t file, const char *rest, void *worker, ol_project_call_visitor fn,
+                              void *ctx)
+{
+    if (file >= p->count)
+        return;
+    make_callers_known(p, file, rest, worker);
+    visit_filed(p, file, rest, file, fn, ctx);
 }
 
 void ol_project_visit_any_calls(ol_project *p, size_t self, const char *method, void *worker,
@@ -1929,18 +1938,7 @@ void ol_project_visit_any_calls(ol_project *p, size_t self, const char *method, 
     for (size_t k = 0; k < todo.len; k++)
         summarize_if_unknown(p, todo.items[k], worker);
     ol_vec_free(&todo);
-    pthread_mutex_lock(&p->lock);
-    update_callers(p);
-    caller_slot *slot = p->caller_slot_count ? caller_slot_of(p, ANY_CLASS, method) : NULL;
-    OL_VEC(caller_entry) found = {0};
-    for (size_t e = slot && slot->rest ? slot->head : 0; e; e = p->callers.items[e - 1].next)
-        if (p->callers.items[e - 1].caller != self)
-            ol_vec_push(&found, p->callers.items[e - 1]);
-    ol_sort(found.items, found.len, sizeof(caller_entry), cmp_entry);
-    for (size_t k = 0; k < found.len; k++)
-        fn(ctx, found.items[k].caller, &p->files[found.items[k].caller].saves->calls[found.items[k].call]);
-    pthread_mutex_unlock(&p->lock);
-    ol_vec_free(&found);
+    visit_filed(p, ANY_CLASS, method, self, fn, ctx);
 }
 
 void ol_project_visit_own_calls(ol_project *p, size_t file, const char *qual, void *worker,

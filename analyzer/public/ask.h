@@ -356,13 +356,6 @@ typedef struct ol_caller_use {
 size_t ol_run_caller_uses(ol_model *m, uint32_t fi, ol_caller_use *out, size_t cap);
 /* Adds such a call, in its file, as a step of a finding's reasons. */
 void ol_because_caller(ol_reasons *why, ol_model *m, const ol_caller_use *use, const char *fmt, ...) OL_PRINTF(4, 5);
-/* Is x skipped when the name `name` holds the literal `value`: inside an
- * `if`/`elif` of its function whose condition (`name`, `not name`,
- * `name == "train"`, `name is None`, `name and ...`) is then false, or an
- * `else` whose `if` is then true? The deciding `if` in *branch. */
-bool ol_skipped_when(ol_model *m, ol_nid x, ol_sym name, ol_nid value, ol_nid *branch);
-/* A literal whose truth is known: True, False, None, a number, a string. */
-bool ol_is_literal(ol_model *m, ol_nid e);
 /* An nn.Module class, also through a base class of another file of the
  * run (`class Learned(GaussianDiffusion)`, GaussianDiffusion a module in
  * diffusion.py: its summary says so). */

@@ -59,4 +59,12 @@ typedef bool (*ol_use_visitor)(void *ctx, const ol_use *use);
  * stopped, or when the scope is too large to walk (more than 50,000 nodes). */
 bool ol_container_uses(ol_model *m, uint32_t def, ol_use_visitor fn, void *ctx);
 
+/* Is x skipped when the name `name` holds the literal `value`: inside an
+ * `if`/`elif` of its function whose condition (`name`, `not name`,
+ * `name == "train"`, `name is None`, `name and ...`) is then false, or an
+ * `else` whose `if` is then true? The deciding `if` in *branch. */
+bool ol_skipped_when(ol_model *m, ol_nid x, ol_sym name, ol_nid value, ol_nid *branch);
+/* A literal whose truth is known: True, False, None, a number, a string. */
+bool ol_is_literal(ol_model *m, ol_nid e);
+
 #endif

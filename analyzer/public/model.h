@@ -370,6 +370,8 @@ typedef struct ol_model {
     OL_VEC(uint64_t) unbound_self_calls; /* `self.name(...)` calls that run no method of the file:
                                           * (name << 32 | call index), sorted (grad.c) */
     bool unbound_self_calls_built;
+    OL_VEC(uint64_t) branch_grads;  /* the grad mode of each branch arm asked (grad.c): the arm's node
+                                     * << 3 | state (1 asking, 2 no answer, 3 on, 4 off), sorted */
     /* the operands of the backward() calls of each function's own code
      * (flows.c, per function on first use, forgotten with the values they
      * were read from): index fn + 1, 0 for module code; bw_start is NULL

@@ -864,6 +864,8 @@ void ol_text_index_free(ol_text_index *ix)
     ix->sealed = false;
 }
 
+static bool part_of(const ol_tree *t, ol_nid part, ol_nid whole);
+
 bool ol_zero_clears(ol_model *m, ol_nid zero_target, ol_nid optimizer)
 {
     const ol_tree *t = m->tree;
@@ -877,10 +879,12 @@ bool ol_zero_clears(ol_model *m, ol_nid zero_target, ol_nid optimizer)
     size_t n = value != OL_NONE ? parameter_sources(m, value, sources, 0, 8, 0) : 0;
     if (n == 0)
         return zv.kind == OL_V_MODULE || zv.kind == OL_V_UNKNOWN || zv.kind == OL_V_OBJECT;
-    /* the optimizer holds these modules' parameters: zeroing any of them
-     * counts (enc.zero_grad(); dec.zero_grad() for Adam(enc + dec params)) */
+    /* the optimizer holds these modules' parameters: zeroing any of them,
+     * or a module they are part of, counts (enc.zero_grad(); dec.zero_grad()
+     * for Adam(enc + dec params); generator.zero_grad() for
+     * Adam(generator.module.generator.parameters())) */
     for (size_t i = 0; i < n; i++)
-        if (ol_same_text(t, zero_target, sources[i]))
+        if (part_of(t, sources[i], zero_target))
             return true;
     return false;
 }

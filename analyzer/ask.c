@@ -235,3 +235,12 @@ size_t ol_door_param_values(ol_model *m, const ol_def *d, ol_nid *out, size_t ca
     }
     return n;
 }
+
+size_t ol_door_name_param_values(ol_model *m, ol_nid name, ol_nid *out, size_t cap)
+{
+    uint32_t defs[2];
+    if (ol_kind_of(m->tree, name) != OL_N_identifier ||
+        ol_reaching_defs(m, m->node_scope[name], ol_node_sym(m, name), name, defs, 2) != 1)
+        return SIZE_MAX;
+    return ol_door_param_values(m, &m->defs.items[defs[0]], out, cap);
+}

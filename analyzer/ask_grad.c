@@ -663,19 +663,12 @@ bool ol_forward_frozen(ol_model *m, uint32_t ci)
     /* a parameter that every call of its function here fills with a model
      * frozen before the call (`model.requires_grad_(False)`, then
      * `evaluate(loader, model)`) */
-    uint32_t defs[2];
-    if (ol_kind_of(t, model) == OL_N_identifier &&
-        ol_reaching_defs(m, m->node_scope[model], ol_node_sym(m, model), model, defs, 2) == 1 &&
-        m->defs.items[defs[0]].kind == OL_DEF_PARAM) {
-        ol_nid values[OL_PARAM_SITES_MAX + 1];
-        size_t nv = ol_door_param_values(m, &m->defs.items[defs[0]], values, OL_PARAM_SITES_MAX + 1);
-        bool all = nv != SIZE_MAX && nv > 0;
-        for (size_t k = 0; k < nv && all; k++)
-            all = ol_kind_of(t, ol_unparen(t, values[k])) != OL_N_call && ol_frozen_before(m, values[k], values[k]);
-        if (all)
-            return true;
-    }
-    return false;
+    ol_nid values[OL_PARAM_SITES_MAX + 1];
+    size_t nv = ol_door_name_param_values(m, model, values, OL_PARAM_SITES_MAX + 1);
+    bool all = nv != SIZE_MAX && nv > 0;
+    for (size_t k = 0; k < nv && all; k++)
+        all = ol_kind_of(t, ol_unparen(t, values[k])) != OL_N_call && ol_frozen_before(m, values[k], values[k]);
+    return all;
 }
 
 bool ol_grad_on(ol_model *m, ol_nid n, ol_reasons *why)

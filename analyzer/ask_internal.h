@@ -72,6 +72,9 @@ char *ol_door_function_label(ol_model *m, uint32_t fi);
  * function has more calls here than out holds, or it is a lambda). A call
  * that leaves the parameter to its default adds nothing more. */
 size_t ol_door_param_values(ol_model *m, const ol_def *d, ol_nid *out, size_t cap);
+/* The same for a name whose only binding reaching it is such a parameter
+ * (SIZE_MAX otherwise). */
+size_t ol_door_name_param_values(ol_model *m, ol_nid name, ol_nid *out, size_t cap);
 
 void ol_reasons_add(ol_reasons *why, ol_nid node, const char *path, uint32_t line, bool step, const char *text);
 /* Adds from's reasons not yet in into (and its guess). */

@@ -123,9 +123,6 @@ static bool is_torch_load(const char *q)
     return q && (strcmp(q, "torch.load") == 0 || strcmp(q, "torch.serialization.load") == 0 || is_url_loader(q));
 }
 
-/* call sites of a function a parameter is followed to at most */
-#define PARAM_SITES_MAX 8
-
 #define URL_VALUES_MAX 32
 
 /* The string values a URL argument can take: a literal, a name bound to
@@ -153,11 +150,8 @@ static bool url_values(ol_model *m, ol_nid e, const char **s, uint32_t *len, siz
             return url_values(m, v, s, len, n, depth + 1);
         /* a parameter: what its function's calls here pass for it
          * (`init_pretrained_weights(model, model_urls["resnet50"])`) */
-        uint32_t defs[2];
-        if (ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 2) != 1)
-            return false;
         ol_nid values[OL_PARAM_SITES_MAX + 1];
-        size_t nv = ol_door_param_values(m, &m->defs.items[defs[0]], values, OL_PARAM_SITES_MAX + 1);
+        size_t nv = ol_door_name_param_values(m, e, values, OL_PARAM_SITES_MAX + 1);
         if (nv == SIZE_MAX || nv == 0)
             return false;
         for (size_t i = 0; i < nv; i++)
@@ -963,30 +957,23 @@ static size_t path_literals_of(ol_model *m, ol_nid path, const char **s, uint32_
         return 0;
     for (size_t i = 0; i < count && n < cap; i++) {
         const ol_def *d = &m->defs.items[defs[i]];
-        size_t k;
         if (d->kind == OL_DEF_PARAM && d->path_len == 0 && !d->starred) {
             long r = param_literals(m, d, s + n, len + n, cap - n, depth);
             if (r < 0)
                 return 0;
             n += (size_t)r;
             continue;
-        } else {
-            if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred || d->value == OL_NONE)
-                return 0;
-            if (ol_kind_of(t, ol_unparen(t, d->value)) == OL_N_none)
-                continue;
-            k = ol_file_literals(t, d->value, s + n, len + n, cap - n);
         }
+        if (d->kind != OL_DEF_ASSIGN || d->path_len != 0 || d->starred || d->value == OL_NONE)
+            return 0;
+        if (ol_kind_of(t, ol_unparen(t, d->value)) == OL_N_none)
+            continue;
+        size_t k = ol_file_literals(t, d->value, s + n, len + n, cap - n);
         if (k == 0)
             return 0;
         n += k;
     }
     return n;
-}
-
-static size_t path_file_literals(ol_model *m, ol_nid path, const char **s, uint32_t *len, size_t cap)
-{
-    return path_literals_of(m, path, s, len, cap, 0);
 }
 
 /* The file a load reads is written by another file of the run, and every
@@ -1003,7 +990,7 @@ static bool written_elsewhere_from_host(ol_model *m, load_uses *lu, ol_nid call,
 {
     const ol_tree *t = m->tree;
     elsewhere e = {0};
-    e.file_count = path_file_literals(m, path, e.files, e.file_lens, 4);
+    e.file_count = path_literals_of(m, path, e.files, e.file_lens, 4, 0);
     ol_nid keys[16];
     size_t nkeys = load_keys(m, lu, call, keys, 16);
     bool direct = ol_read_key(t, call) != OL_NONE;

@@ -328,18 +328,11 @@ static bool site_skips(ol_model *m, const ol_function *f, const ol_call *c, ol_n
     return false;
 }
 
-/* The slot of arm's state in m->branch_grads, or where it goes. */
+/* The slot of arm's state in m->branch_grads, or where it goes (a state
+ * takes the low three bits). */
 static size_t branch_slot(const ol_model *m, ol_nid arm)
 {
-    size_t lo = 0, hi = m->branch_grads.len;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if ((m->branch_grads.items[mid] >> 3) < (uint64_t)arm)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return ol_lower_bound_u64(m->branch_grads.items, m->branch_grads.len, (uint64_t)arm << 3);
 }
 
 static void branch_set(ol_model *m, ol_nid arm, uint64_t state)

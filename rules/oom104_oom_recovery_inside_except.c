@@ -60,6 +60,15 @@ static bool bound_in_try(ol_model *m, ol_nid arg, ol_nid try_body, ol_nid before
     return false;
 }
 
+/* Does argument list `args` hold an argument written as `arg` is? */
+static bool holds_argument(const ol_tree *t, ol_nid args, ol_nid arg)
+{
+    for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a))
+        if (ol_same_text(t, a, arg))
+            return true;
+    return false;
+}
+
 /* Is the handler's call the try's call with arguments left out, each a name
  * the try body bound before the call: `model(g, x, pos_enc)` after
  * `pos_enc = g.ndata["pos_enc"]` in the try, `model(g, x)` in the handler?
@@ -72,27 +81,15 @@ static bool drops_try_inputs(ol_model *m, ol_nid try_call, ol_nid retry_call, ol
     if (targs == OL_NONE || rargs == OL_NONE)
         return false;
     size_t tn = 0, rn = 0;
-    for (ol_nid a = ol_first_named(t, targs); a != OL_NONE; a = ol_next_named(t, a))
-        tn++;
-    for (ol_nid r = ol_first_named(t, rargs); r != OL_NONE; r = ol_next_named(t, r)) {
-        rn++;
-        bool kept = false; /* the handler passes it as the try did */
-        for (ol_nid a = ol_first_named(t, targs); a != OL_NONE && !kept; a = ol_next_named(t, a))
-            kept = ol_same_text(t, a, r);
-        if (!kept)
-            return false;
-    }
-    if (rn >= tn)
-        return false;
-    for (ol_nid a = ol_first_named(t, targs); a != OL_NONE; a = ol_next_named(t, a)) {
-        bool kept = false;
-        for (ol_nid r = ol_first_named(t, rargs); r != OL_NONE && !kept; r = ol_next_named(t, r))
-            kept = ol_same_text(t, a, r);
+    for (ol_nid r = ol_first_named(t, rargs); r != OL_NONE; r = ol_next_named(t, r), rn++)
+        if (!holds_argument(t, targs, r))
+            return false; /* the handler passes something the try did not */
+    for (ol_nid a = ol_first_named(t, targs); a != OL_NONE; a = ol_next_named(t, a), tn++) {
         ol_nid value = ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
-        if (!kept && (value == OL_NONE || !bound_in_try(m, value, try_body, try_call)))
+        if (!holds_argument(t, rargs, a) && (value == OL_NONE || !bound_in_try(m, value, try_body, try_call)))
             return false;
     }
-    return true;
+    return rn < tn;
 }
 
 /* Is call i a retry of something the try body called: the same callee (with

@@ -117,14 +117,6 @@ static bool bound_between(ol_model *m, uint32_t from, uint32_t to, ol_sym name)
     return false;
 }
 
-/* Is the wrapper built by call bound to a name whose every use runs no
- * forward through it (use_runs_no_forward), one of them taking its inner
- * model or its state dict, all in its own scope: built to load a checkpoint
- * saved from a wrapper, then unwrapped (`model = model.module`) before
- * anything runs, or built to save one whose keys start with `module.`
- * (`torch.save(DataParallel(net).state_dict(), path)`)? Then nothing is
- * scattered or gathered. A name used in another scope, passed on,
- * returned, stored or called keeps the finding. */
 /* The names of the file that some code unwraps or reads the state dict of
  * (`X.module`, `X.state_dict`, `X.load_state_dict`): only a wrapper bound
  * to one of them can be one only unwrapped. Found in one pass per file, so
@@ -179,6 +171,14 @@ static uint32_t wrapper_def(ol_model *m, ol_nid call)
     return OL_NO_INDEX;
 }
 
+/* Is the wrapper built by call bound to a name whose every use runs no
+ * forward through it (use_runs_no_forward), one of them taking its inner
+ * model or its state dict, all in its own scope: built to load a checkpoint
+ * saved from a wrapper, then unwrapped (`model = model.module`) before
+ * anything runs, or built to save one whose keys start with `module.`
+ * (`torch.save(DataParallel(net).state_dict(), path)`)? Then nothing is
+ * scattered or gathered. A name used in another scope, passed on,
+ * returned, stored or called keeps the finding. */
 static bool wrapper_only_unwrapped(ol_model *m, ol_nid call, const unwrapped_names *names)
 {
     const ol_tree *t = m->tree;

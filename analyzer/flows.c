@@ -105,6 +105,17 @@ static bool flows_from(flow *w, ol_nid e, int depth);
 
 static const char *const FILLS[] = {"append", "extend", "insert", "add", "update", "appendleft", "put", NULL};
 
+/* Is e an element of the container named name (`out[k]`)? */
+static bool element_of(ol_model *m, ol_nid e, ol_sym name)
+{
+    const ol_tree *t = m->tree;
+    e = e != OL_NONE ? ol_unparen(t, e) : OL_NONE;
+    if (e == OL_NONE || ol_kind_of(t, e) != OL_N_subscript)
+        return false;
+    ol_nid obj = ol_unparen(t, ol_field(t, e, OL_F_value));
+    return obj != OL_NONE && ol_kind_of(t, obj) == OL_N_identifier && ol_node_sym(m, obj) == name;
+}
+
 /* Does the container bound by def d receive the value, after it is bound
  * (`outs.append(x)`, `out[k] = x`), in its function? */
 static bool fill_flows(flow *w, const ol_def *d, int depth)
@@ -119,14 +130,28 @@ static bool fill_flows(flow *w, const ol_def *d, int depth)
             return false;
         const ol_call *c = &m->calls.items[i];
         ol_nid recv = c->receiver != OL_NONE ? ol_unparen(t, c->receiver) : OL_NONE;
-        if (!c->name || recv == OL_NONE || ol_kind_of(t, recv) != OL_N_identifier || ol_node_sym(m, recv) != d->name ||
-            ol_function_of(m, c->node) != fn)
+        /* the container itself, or an element of it filled in turn
+         * (`out[k].append(x)`: a dict of lists gathered chunk by chunk) */
+        bool own = recv != OL_NONE && ol_kind_of(t, recv) == OL_N_identifier && ol_node_sym(m, recv) == d->name;
+        if (!c->name || !(own || element_of(m, recv, d->name)) || ol_function_of(m, c->node) != fn)
             continue;
         const char *name = ol_sym_str(m, c->name);
         bool fills = false;
         for (const char *const *f = FILLS; *f && !fills; f++)
             fills = strcmp(name, *f) == 0;
         if (fills && flows_from(w, ol_field(t, c->node, OL_F_arguments), depth + 1))
+            return true;
+    }
+    /* `out[k] += [x]`: an element extended (what is read is counted, not
+     * the augmented assignments passed over) */
+    size_t alo = ol_lower_bound_u32(m->aug_assigns.items, m->aug_assigns.len, region);
+    for (size_t i = alo; i < m->aug_assigns.len && m->aug_assigns.items[i] < m->subtree_end[region]; i++) {
+        ol_nid a = m->aug_assigns.items[i];
+        if (!element_of(m, ol_field(t, a, OL_F_left), d->name) || ol_function_of(m, a) != fn)
+            continue;
+        if (--w->budget <= 0)
+            return false;
+        if (flows_from(w, ol_field(t, a, OL_F_right), depth + 1))
             return true;
     }
     /* the stores are in source order: those of the region are one run */

@@ -1187,8 +1187,53 @@ static char *arg_classes(ol_model *m, ol_nid call)
 
 /* The calls this file makes of functions it does not define, as the
  * callee's file needs them (ol_sum_call). */
+/* Is what function fi returns backpropagated, as its file alone shows: it
+ * is a framework's training step, or a caller of the file backpropagates
+ * its result or returns it from such a function; a module's `forward()` is
+ * also called as `self(...)` by the methods of its class (Lightning's
+ * training_step). A body that backpropagates something else (a training
+ * loop returning its metrics) does not count. memo: per function, 0 not
+ * asked, 1 busy, 2 no, 3 yes. */
+static bool trains_here(ol_model *m, uint8_t *memo, uint32_t fi, int depth)
+{
+    if (fi >= m->functions.len || memo[fi] == 1 || depth > 8)
+        return false;
+    if (memo[fi])
+        return memo[fi] == 3;
+    memo[fi] = 1;
+    const ol_function *f = &m->functions.items[fi];
+    bool yes = ol_function_hook(m, fi) == OL_HOOK_TRAIN_STEP;
+    for (size_t k = 0; k < f->callsites.len && !yes; k++) {
+        uint32_t ci = f->callsites.items[k];
+        uint32_t caller = ol_function_of(m, m->calls.items[ci].node);
+        unsigned use = ol_call_result_use(m, ci);
+        yes = (use & OL_USE_BACKWARD) ||
+              ((use & OL_USE_RETURNED) && caller != OL_NO_INDEX && caller != fi &&
+               trains_here(m, memo, caller, depth + 1));
+    }
+    if (!yes && f->is_method && f->cls != OL_NO_INDEX && f->name == m->names.forward) {
+        const ol_tree *t = m->tree;
+        for (size_t ci = 0; ci < m->calls.len && !yes; ci++) {
+            const ol_call *c = &m->calls.items[ci];
+            ol_nid callee = ol_unparen(t, c->callee);
+            if (c->receiver != OL_NONE || callee == OL_NONE || ol_kind_of(t, callee) != OL_N_identifier ||
+                !ol_text_is(t, callee, "self"))
+                continue;
+            uint32_t caller = ol_function_of(m, c->node);
+            if (caller == OL_NO_INDEX || caller == fi || m->functions.items[caller].cls != f->cls)
+                continue;
+            unsigned use = ol_call_result_use(m, (uint32_t)ci);
+            yes = (use & OL_USE_BACKWARD) ||
+                  ((use & OL_USE_RETURNED) && trains_here(m, memo, caller, depth + 1));
+        }
+    }
+    memo[fi] = yes ? 3 : 2;
+    return yes;
+}
+
 static void collect_calls(ol_model *m, call_rec_vec *out)
 {
+    uint8_t *trains = ol_xcalloc(m->functions.len + 1, 1);
     const ol_tree *t = m->tree;
     ol_device_use device;
     bool device_known = false;
@@ -1310,6 +1355,13 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
         /* what the calling function does with the result: a callee that
          * hands on a model's output learns its role from it */
         uint8_t use = mode_only ? 0 : (uint8_t)ol_call_result_use(m, (uint32_t)i);
+        /* returned to code of this file that trains through it: the callee's
+         * result is backpropagated there, as another file must know (a
+         * renderer whose chunks a Lightning forward gathers for its
+         * training_step) */
+        if ((use & OL_USE_RETURNED) && !(use & OL_USE_BACKWARD) && fi != OL_NO_INDEX &&
+            trains_here(m, trains, fi, 0))
+            use |= OL_USE_BACKWARD;
         if (!mode_only && recv != OL_NONE && ol_module_eval_switch(m, recv, c->node, NULL) != OL_NONE)
             use |= OL_USE_EVAL; /* `self.model_.slide(...)` on a model kept in evaluation mode */
         char *caller = NULL;
@@ -1329,6 +1381,7 @@ static void collect_calls(ol_model *m, call_rec_vec *out)
             ol_vec_push(out, r);
         }
     }
+    free(trains);
 }
 
 /* A summary lives as long as the run: what its arenas hold goes into one

@@ -109,7 +109,8 @@ static const char *const FILLS[] = {"append", "extend", "insert", "add", "update
 static bool element_of(ol_model *m, ol_nid e, ol_sym name)
 {
     const ol_tree *t = m->tree;
-    e = e != OL_NONE ? ol_unparen(t, e) : OL_NONE;
+    if (e != OL_NONE && ol_kind_of(t, e) == OL_N_parenthesized_expression)
+        e = ol_unparen(t, e);
     if (e == OL_NONE || ol_kind_of(t, e) != OL_N_subscript)
         return false;
     ol_nid obj = ol_unparen(t, ol_field(t, e, OL_F_value));
@@ -132,8 +133,10 @@ static bool fill_flows(flow *w, const ol_def *d, int depth)
         ol_nid recv = c->receiver != OL_NONE ? ol_unparen(t, c->receiver) : OL_NONE;
         /* the container itself, or an element of it filled in turn
          * (`out[k].append(x)`: a dict of lists gathered chunk by chunk) */
-        bool own = recv != OL_NONE && ol_kind_of(t, recv) == OL_N_identifier && ol_node_sym(m, recv) == d->name;
-        if (!c->name || !(own || element_of(m, recv, d->name)) || ol_function_of(m, c->node) != fn)
+        ol_kind rk = recv != OL_NONE ? ol_kind_of(t, recv) : OL_N_OTHER;
+        bool own = rk == OL_N_identifier && ol_node_sym(m, recv) == d->name;
+        if (!c->name || !(own || (rk == OL_N_subscript && element_of(m, recv, d->name))) ||
+            ol_function_of(m, c->node) != fn)
             continue;
         const char *name = ol_sym_str(m, c->name);
         bool fills = false;

@@ -74,11 +74,6 @@ bool ol_call_hands(ol_model *m, uint32_t ci, bool (*test)(ol_model *m, ol_nid va
     return false;
 }
 
-bool ol_call_keeps_nothing(ol_model *m, uint32_t ci)
-{
-    return ol_call_kept_none(m, ci);
-}
-
 size_t ol_call_keeps(ol_model *m, uint32_t ci, ol_kept *out, size_t cap)
 {
     ol_kept_arg kept[8];

@@ -451,8 +451,6 @@ static bool call_name(ol_model *m, uint32_t ci, ol_sym *qual, ol_sym *method)
 static ol_sym param_run_class(ol_xref *x, uint32_t def);
 
 static const ol_fn_summary *summary_of_call_uncached(ol_xref *x, uint32_t ci, bool *cross_file);
-static const ol_fn_summary *summary_of_call_asking(ol_xref *x, uint32_t ci, bool *cross_file, bool ask_callers,
-                                                   bool *unknown);
 
 static const ol_fn_summary *summary_of_call(ol_xref *x, uint32_t ci, bool *cross_file)
 {
@@ -473,15 +471,6 @@ static const ol_fn_summary *summary_of_call(ol_xref *x, uint32_t ci, bool *cross
 
 static const ol_fn_summary *summary_of_call_uncached(ol_xref *x, uint32_t ci, bool *cross_file)
 {
-    return summary_of_call_asking(x, ci, cross_file, true, NULL);
-}
-
-/* The summary of call ci's callee; when ask_callers is false, a callee
- * that only the run's callers could tell (a method of a parameter) is not
- * looked for, and *unknown says so. */
-static const ol_fn_summary *summary_of_call_asking(ol_xref *x, uint32_t ci, bool *cross_file, bool ask_callers,
-                                                   bool *unknown)
-{
     ol_model *m = x->m;
     *cross_file = false;
     uint32_t fi = ol_callee_function(m, m->calls.items[ci].node);
@@ -497,13 +486,7 @@ static const ol_fn_summary *summary_of_call_asking(ol_xref *x, uint32_t ci, bool
         uint32_t defs[2];
         if (!c->name || recv == OL_NONE || ol_kind_of(m->tree, recv) != OL_N_identifier ||
             ol_reaching_defs(m, m->node_scope[recv], ol_node_sym(m, recv), recv, defs, 2) != 1 ||
-            m->defs.items[defs[0]].kind != OL_DEF_PARAM)
-            return NULL;
-        if (!ask_callers) {
-            *unknown = true;
-            return NULL;
-        }
-        if (!(qual = param_run_class(x, defs[0])))
+            m->defs.items[defs[0]].kind != OL_DEF_PARAM || !(qual = param_run_class(x, defs[0])))
             return NULL;
         method = c->name;
     }
@@ -1366,22 +1349,6 @@ ol_nid ol_call_param_arg(ol_model *m, uint32_t ci, const ol_fn_summary *s, uint3
         pos++;
     }
     return OL_NONE;
-}
-
-bool ol_call_kept_none(ol_model *m, uint32_t ci)
-{
-    if (!m->links || m->links->call != links_call)
-        return true;
-    ol_xref *x = m->links->ctx;
-    if (!x->answering)
-        return true;
-    bool cross, unknown = false;
-    const ol_fn_summary *fs;
-    if (x->calls && ci < m->calls.len && x->calls[ci].state)
-        fs = x->calls[ci].fn;
-    else
-        fs = summary_of_call_asking(x, ci, &cross, false, &unknown);
-    return !unknown && (!fs || !fs->store_count);
 }
 
 size_t ol_call_kept_args(ol_model *m, uint32_t ci, ol_kept_arg *out, size_t cap)

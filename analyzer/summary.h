@@ -255,10 +255,6 @@ typedef struct ol_kept_arg {
 /* The arguments call ci keeps (`meter.update(loss)` when update does
  * `self.sum += val * n`); returns how many were written (at most cap). */
 size_t ol_call_kept_args(ol_model *m, uint32_t ci, ol_kept_arg *out, size_t cap);
-/* Does call ci surely keep no argument (ol_call_kept_args would find none),
- * as far as its callee is known without asking the run's callers (a method
- * of a parameter is not known so: false)? */
-bool ol_call_kept_none(ol_model *m, uint32_t ci);
 
 /* Calls fn with each save recorded by the files of the run (this file's
  * own first, with own set), as far as they are known: the other files are

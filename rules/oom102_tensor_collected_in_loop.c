@@ -712,11 +712,7 @@ static void check_kept(ol_check *c, uses_cache *uc)
     ol_model *m = c->model;
     const ol_tree *t = c->tree;
     for (size_t i = 0; i < m->calls.len; i++) {
-        /* the callee's summary first where it is known at once (most calls
-         * keep nothing, and evaluating every argument of every call was
-         * the costliest step of the rule); the run's callers are asked
-         * only for a call that hands over a graph */
-        if (ol_call_keeps_nothing(m, (uint32_t)i) || !ol_call_hands(m, (uint32_t)i, holds_graph_value))
+        if (!ol_call_hands(m, (uint32_t)i, holds_graph_value))
             continue;
         ol_kept kept[4];
         size_t n = ol_call_keeps(m, (uint32_t)i, kept, 4);

@@ -225,17 +225,12 @@ typedef struct ol_kept {
 } ol_kept;
 
 size_t ol_call_keeps(ol_model *m, uint32_t ci, ol_kept *out, size_t cap);
-/* Does call ci surely keep nothing, as its callee is known without asking
- * the run's callers? Cheap where ol_call_hands is not (a library call, a
- * function whose summary stores nothing); false for a method of a
- * parameter, whose class only the callers tell. */
-bool ol_call_keeps_nothing(ol_model *m, uint32_t ci);
 /* Does call ci hand its callee a value for which test holds: its receiver,
  * or an argument written at the call (a keyword's value; not a splat),
  * which are what ol_call_keeps can report as kept? Read from this file
- * alone: ask it before ol_call_keeps (and after ol_call_keeps_nothing),
- * since what the callee keeps may need the callers of this file's
- * functions in every file of the run (the class a parameter holds). */
+ * alone: ask it first, since what the callee keeps may need the callers of
+ * this file's functions in every file of the run (the class a parameter
+ * holds). */
 bool ol_call_hands(ol_model *m, uint32_t ci, bool (*test)(ol_model *m, ol_nid value));
 
 /* ---- what does this load hold? ------------------------------------------------------- */

@@ -158,14 +158,7 @@ static bool fill_flows(flow *w, const ol_def *d, int depth)
             return true;
     }
     /* the stores are in source order: those of the region are one run */
-    size_t lo = 0, hi = m->subscript_stores.len;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->subscript_stores.items[mid] < region)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = ol_lower_bound_u32(m->subscript_stores.items, m->subscript_stores.len, region);
     for (size_t i = lo; i < m->subscript_stores.len && m->subscript_stores.items[i] < m->subtree_end[region]; i++) {
         ol_nid a = m->subscript_stores.items[i];
         if (--w->budget <= 0)

@@ -1185,8 +1185,6 @@ static char *arg_classes(ol_model *m, ol_nid call)
     return b.data;
 }
 
-/* The calls this file makes of functions it does not define, as the
- * callee's file needs them (ol_sum_call). */
 /* Is what function fi returns backpropagated, as its file alone shows: it
  * is a framework's training step, or a caller of the file backpropagates
  * its result or returns it from such a function; a module's `forward()` is
@@ -1194,6 +1192,17 @@ static char *arg_classes(ol_model *m, ol_nid call)
  * training_step). A body that backpropagates something else (a training
  * loop returning its metrics) does not count. memo: per function, 0 not
  * asked, 1 busy, 2 no, 3 yes. */
+static bool trains_here(ol_model *m, uint8_t *memo, uint32_t fi, int depth);
+
+/* Is the result of call ci, made in function caller, backpropagated there or
+ * returned from it to code that trains through it? */
+static bool result_trains(ol_model *m, uint8_t *memo, uint32_t ci, uint32_t caller, int depth)
+{
+    unsigned use = ol_call_result_use(m, ci);
+    return (use & OL_USE_BACKWARD) ||
+           ((use & OL_USE_RETURNED) && caller != OL_NO_INDEX && trains_here(m, memo, caller, depth + 1));
+}
+
 static bool trains_here(ol_model *m, uint8_t *memo, uint32_t fi, int depth)
 {
     if (fi >= m->functions.len || memo[fi] == 1 || depth > 8)
@@ -1206,10 +1215,7 @@ static bool trains_here(ol_model *m, uint8_t *memo, uint32_t fi, int depth)
     for (size_t k = 0; k < f->callsites.len && !yes; k++) {
         uint32_t ci = f->callsites.items[k];
         uint32_t caller = ol_function_of(m, m->calls.items[ci].node);
-        unsigned use = ol_call_result_use(m, ci);
-        yes = (use & OL_USE_BACKWARD) ||
-              ((use & OL_USE_RETURNED) && caller != OL_NO_INDEX && caller != fi &&
-               trains_here(m, memo, caller, depth + 1));
+        yes = result_trains(m, memo, ci, caller != fi ? caller : OL_NO_INDEX, depth);
     }
     if (!yes && f->is_method && f->cls != OL_NO_INDEX && f->name == m->names.forward) {
         const ol_tree *t = m->tree;
@@ -1222,15 +1228,15 @@ static bool trains_here(ol_model *m, uint8_t *memo, uint32_t fi, int depth)
             uint32_t caller = ol_function_of(m, c->node);
             if (caller == OL_NO_INDEX || caller == fi || m->functions.items[caller].cls != f->cls)
                 continue;
-            unsigned use = ol_call_result_use(m, (uint32_t)ci);
-            yes = (use & OL_USE_BACKWARD) ||
-                  ((use & OL_USE_RETURNED) && trains_here(m, memo, caller, depth + 1));
+            yes = result_trains(m, memo, (uint32_t)ci, caller, depth);
         }
     }
     memo[fi] = yes ? 3 : 2;
     return yes;
 }
 
+/* The calls this file makes of functions it does not define, as the
+ * callee's file needs them (ol_sum_call). */
 static void collect_calls(ol_model *m, call_rec_vec *out)
 {
     uint8_t *trains = ol_xcalloc(m->functions.len + 1, 1);

@@ -230,8 +230,7 @@ GEN_OBJ       := $(OUT)/obj/gen/probe_embed.o $(OUT)/obj/gen/probe_results.o
 LIB_OBJ      := $(LIB_SRC:%.c=$(OUT)/obj/%.o) $(GEN_OBJ)
 MAIN_OBJ     := $(OUT)/obj/cli/main.o
 UNIT_OBJ     := $(OUT)/obj/tests/unit.o
-VENDOR_OBJ   := $(OUT)/obj/vendor/tree_sitter.o $(OUT)/obj/vendor/python_parser.o \
-	$(OUT)/obj/vendor/python_scanner.o $(OUT)/obj/vendor/toml_parser.o $(OUT)/obj/vendor/toml_scanner.o
+VENDOR_OBJ   := $(OUT)/obj/vendor/parser.o $(OUT)/obj/vendor/toml_parser.o $(OUT)/obj/vendor/toml_scanner.o
 
 .PHONY: all demo test bench docs golden clean distclean fetch man install uninstall release wheel dist fuzz valgrind \
 	FORCE
@@ -240,6 +239,15 @@ VENDOR_OBJ   := $(OUT)/obj/vendor/tree_sitter.o $(OUT)/obj/vendor/python_parser.
 all: $(OUT)/oomlint
 
 fetch: $(STAMPS)
+
+# The runtime and the Python grammar, one translation unit (grammar/parser_unity.c)
+PARSER_SRC := grammar/parser_unity.c
+PARSER_INC := -I$(TS_DIR)/vendor/tree-sitter/lib/include -I$(TS_DIR)/vendor/tree-sitter/lib/src -I$(PY_DIR)
+
+# The grammar's external scanner allocates through tree-sitter's allocator
+# (ts_set_allocator: the per-file arena, analyzer/parse_arena.c) instead of
+# malloc: it resizes its indent stack at every token it deserializes.
+SCANNER_ALLOC := -DTREE_SITTER_REUSE_ALLOCATOR
 
 # PARSER_CC, PARSER_PGO_FLAGS, PARSER_PROFILE, PARSER_MODE: how the runtime and
 # the Python grammar are compiled (profile-guided with clang when PGO allows)
@@ -283,26 +291,10 @@ $(GEN)/commit.h: FORCE
 
 FORCE:
 
-$(OUT)/obj/vendor/tree_sitter.o: $(TS_STAMP) $(PARSER_PROFILE) $(PARSER_MODE)
+$(OUT)/obj/vendor/parser.o: $(PARSER_SRC) $(TS_STAMP) $(PY_STAMP) $(PARSER_PROFILE) $(PARSER_MODE)
 	@mkdir -p $(dir $@)
-	$(call say,CC,tree-sitter runtime)
-	$(Q)$(PARSER_CC) $(CFLAGS_VENDOR) $(PARSER_PGO_FLAGS) -I$(TS_DIR)/vendor/tree-sitter/lib/include \
-		-I$(TS_DIR)/vendor/tree-sitter/lib/src -c $(TS_DIR)/vendor/tree-sitter/lib/src/lib.c -o $@
-
-$(OUT)/obj/vendor/python_parser.o: $(PY_STAMP) $(PARSER_PROFILE) $(PARSER_MODE)
-	@mkdir -p $(dir $@)
-	$(call say,CC,tree-sitter-python parser)
-	$(Q)$(PARSER_CC) $(CFLAGS_VENDOR) $(PARSER_PGO_FLAGS) -I$(PY_DIR)/src -c $(PY_DIR)/src/parser.c -o $@
-
-# The grammar's external scanner allocates through tree-sitter's allocator
-# (ts_set_allocator: the per-file arena, analyzer/parse_arena.c) instead of
-# malloc: it resizes its indent stack at every token it deserializes.
-SCANNER_ALLOC := -DTREE_SITTER_REUSE_ALLOCATOR
-
-$(OUT)/obj/vendor/python_scanner.o: $(PY_STAMP) $(PARSER_PROFILE) $(PARSER_MODE)
-	@mkdir -p $(dir $@)
-	$(call say,CC,tree-sitter-python scanner)
-	$(Q)$(PARSER_CC) $(CFLAGS_VENDOR) $(SCANNER_ALLOC) $(PARSER_PGO_FLAGS) -I$(PY_DIR)/src -c $(PY_DIR)/src/scanner.c -o $@
+	$(call say,CC,tree-sitter runtime and tree-sitter-python)
+	$(Q)$(PARSER_CC) $(CFLAGS_VENDOR) $(SCANNER_ALLOC) $(PARSER_PGO_FLAGS) $(PARSER_INC) -c $(PARSER_SRC) -o $@
 
 $(OUT)/obj/vendor/toml_parser.o: $(TOML_STAMP)
 	@mkdir -p $(dir $@)
@@ -593,11 +585,9 @@ $(BENCH_DIR)/parse: $(BENCH_PARSE_SRC) | $(STAMPS)
 
 # The same program on oomlint's own parser objects (profile-guided when PGO
 # is on): tells the parser's build apart from everything else oomlint does.
-$(BENCH_DIR)/parse-oomlint: $(BENCH_DIR)/parse $(OUT)/obj/vendor/tree_sitter.o $(OUT)/obj/vendor/python_parser.o \
-		$(OUT)/obj/vendor/python_scanner.o
+$(BENCH_DIR)/parse-oomlint: $(BENCH_DIR)/parse $(OUT)/obj/vendor/parser.o
 	$(call say,LD,$@)
-	$(Q)$(CC) -o $@ $(BENCH_DIR)/obj/parse.o $(OUT)/obj/vendor/tree_sitter.o $(OUT)/obj/vendor/python_parser.o \
-		$(OUT)/obj/vendor/python_scanner.o -lpthread
+	$(Q)$(CC) -o $@ $(BENCH_DIR)/obj/parse.o $(OUT)/obj/vendor/parser.o -lpthread
 
 $(BENCH_TOOLS)/.installed: $(BENCH_PINS)
 	@mkdir -p $(BENCH_TOOLS)

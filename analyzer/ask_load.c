@@ -1232,6 +1232,22 @@ static bool fresh_model(ol_model *m, load_uses *lu, ol_nid model, ol_nid at, int
     return true;
 }
 
+/* Does the file, or the run it is linted in, run several processes? */
+static bool several_processes(ol_model *m)
+{
+    return ol_file_runs_several_processes(m) ||
+           ol_run_spells_any(m, RUN_PROCESS_WORDS, OL_ARRAY_LEN(RUN_PROCESS_WORDS)) > 0;
+}
+
+/* Does the load fetch released weights from a URL (load_state_dict_from_url,
+ * model_zoo.load_url)? Published files, downloaded into a cache, not the
+ * run's own checkpoints. */
+static bool released_weights(ol_model *m, ol_nid call)
+{
+    const char *q = ol_qualname(m, ol_field(m->tree, call, OL_F_function));
+    return q && is_url_loader(q);
+}
+
 /* Is the load a state restored whole into models that are not on the GPU
  * yet: each moved to it only after the load, in the load's own function and
  * outside any loop, with no move of it before (`net.load_state_dict(
@@ -1241,9 +1257,11 @@ static bool fresh_model(ol_model *m, load_uses *lu, ol_nid model, ol_nid at, int
  * takes one part of a checkpoint that holds more (the optimizers' state,
  * other networks), all of which lands on the GPU for that part: not such a
  * load. Asked only of a job of one process (for a fresh model, of a run
- * whose text never speaks of several): with several, every rank lands on
- * the saving GPU whatever is there. *first is the first such move, or where
- * the first fresh model is built (*fresh). */
+ * whose text never speaks of several, unless the load fetches released
+ * weights from a URL: a model file's factory that builds the network and
+ * restores its published weights before handing it on): with several,
+ * every rank lands on the saving GPU whatever is there. *first is the first
+ * such move, or where the first fresh model is built (*fresh). */
 static bool restored_before_move(ol_model *m, load_uses *lu, ol_nid call, ol_nid *first, bool *fresh)
 {
     if (ol_file_runs_several_processes(m))
@@ -1274,8 +1292,11 @@ static bool restored_before_move(ol_model *m, load_uses *lu, ol_nid call, ol_nid
             *first = after;
     }
     *fresh = fresh_only;
-    /* a file linted alone (-1) has said it already */
-    return !fresh_only || ol_run_spells_any(m, RUN_PROCESS_WORDS, OL_ARRAY_LEN(RUN_PROCESS_WORDS)) <= 0;
+    /* a file linted alone (-1) has said it already; released weights
+     * fetched into a model built here: a model file's factory, which the
+     * processes of a job call alike, before any of them moves the model */
+    return !fresh_only || released_weights(m, call) ||
+           ol_run_spells_any(m, RUN_PROCESS_WORDS, OL_ARRAY_LEN(RUN_PROCESS_WORDS)) <= 0;
 }
 
 /* What restoring the load costs: restored into a model (and, on a resume,
@@ -1304,8 +1325,15 @@ static void restore_cost(ol_model *m, load_uses *lu, ol_nid call, ol_reasons *wh
     }
     char *list = ol_buf_take(&names);
     bool fresh;
+    ol_nid built;
     if (restored_before_move(m, lu, call, &first, &fresh))
         ol_because(why, m, call, "restored into %s, which is not on the GPU yet", list);
+    else if (!optimizer && n == 1 && several_processes(m) && m->node_loop[call] == OL_NO_INDEX &&
+             load_keys(m, lu, call, (ol_nid[1]){0}, 1) == 0 && fresh_model(m, lu, receivers[0], call, 0, &built))
+        ol_because(why, m, call,
+                   "restored into %s, built afresh here, in a job of several processes: each of them lands the "
+                   "checkpoint whole on the GPU that saved it, at once",
+                   list);
     else if (optimizer)
         ol_because(why, m, call,
                    "restored into %s, a resume: a second copy of the model and optimizer state goes onto the GPU "
@@ -1490,7 +1518,12 @@ bool ol_load_precedes_move(ol_model *m, uint32_t ci, ol_reasons *why)
     bool fresh;
     if (!restored_before_move(m, &dl->lu, m->calls.items[ci].node, &first, &fresh))
         return false;
-    if (fresh)
+    if (fresh && released_weights(m, m->calls.items[ci].node))
+        ol_because(why, m, first,
+                   "released weights fetched from a URL into a model built afresh here and not moved yet: nothing "
+                   "of it is on the GPU when they land, so the load costs at most one passing copy in each process, "
+                   "once (published weights are saved from the host as a rule)");
+    else if (fresh)
         ol_because(why, m, first,
                    "a model built afresh and not moved yet, in a run of one process: nothing of it is on the GPU "
                    "when the checkpoint lands, so the load costs one passing copy, once");

@@ -907,6 +907,40 @@ static bool part_of(const ol_tree *t, ol_nid part, ol_nid whole)
     return false;
 }
 
+/* Was `module` (a name) built from `part`'s module: a binding of it that
+ * reaches here is a call given that module, itself or through a name the
+ * call is given (`model = nn.Sequential(backbone, head)`, then `model =
+ * DDP(model)`)? An optimizer of `head.parameters()` then trains part of it. */
+static bool built_from(ol_model *m, ol_nid module, ol_nid part, int depth)
+{
+    const ol_tree *t = m->tree;
+    module = ol_unparen(t, module);
+    ol_nid root = ol_unparen(t, part);
+    while (root != OL_NONE && (ol_kind_of(t, root) == OL_N_attribute || ol_kind_of(t, root) == OL_N_subscript))
+        root = ol_unparen(t, ol_field(t, root, ol_kind_of(t, root) == OL_N_attribute ? OL_F_object : OL_F_value));
+    if (depth > 3 || module == OL_NONE || root == OL_NONE || ol_kind_of(t, module) != OL_N_identifier ||
+        ol_kind_of(t, root) != OL_N_identifier)
+        return false;
+    uint32_t defs[4];
+    size_t nd = ol_reaching_defs(m, m->node_scope[module], ol_node_sym(m, module), module, defs, 4);
+    for (size_t k = 0; k < nd && nd < 4; k++) {
+        const ol_def *d = &m->defs.items[defs[k]];
+        ol_nid v = d->kind == OL_DEF_ASSIGN && d->path_len == 0 && !d->starred ? ol_unparen(t, d->value) : OL_NONE;
+        ol_nid args = v != OL_NONE && ol_kind_of(t, v) == OL_N_call ? ol_field(t, v, OL_F_arguments) : OL_NONE;
+        if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list)
+            continue;
+        for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
+            ol_nid given = ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
+            given = ol_unparen(t, given);
+            if (given == OL_NONE || ol_kind_of(t, given) != OL_N_identifier)
+                continue;
+            if (ol_node_sym(m, given) == ol_node_sym(m, root) || built_from(m, given, root, depth + 1))
+                return true;
+        }
+    }
+    return false;
+}
+
 bool ol_optimizer_may_train(ol_model *m, ol_nid optimizer, ol_nid module)
 {
     const ol_tree *t = m->tree;
@@ -916,7 +950,7 @@ bool ol_optimizer_may_train(ol_model *m, ol_nid optimizer, ol_nid module)
     if (n == 0)
         return true;
     for (size_t i = 0; i < n; i++)
-        if (part_of(t, sources[i], module) || part_of(t, module, sources[i]))
+        if (part_of(t, sources[i], module) || part_of(t, module, sources[i]) || built_from(m, module, sources[i], 0))
             return true;
     return false;
 }

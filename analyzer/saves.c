@@ -790,6 +790,34 @@ static bool named_dtype(const ol_tree *t, ol_nid e)
 }
 
 /* See ol_host_only; depth bounds the walk through bindings. */
+/* Set while ol_save_holds_host_data asks of a file that stays on the CPU:
+ * records of its own plain classes count as host data there. */
+static _Thread_local bool host_records;
+
+/* `InputExample(guid=..., text_a=...)`: a call of a class of this file that
+ * has no base but `object` and calls nothing of torch in its body. */
+static bool plain_record_call(ol_model *m, ol_nid call)
+{
+    const ol_tree *t = m->tree;
+    ol_nid callee = ol_unparen(t, ol_field(t, call, OL_F_function));
+    if (callee == OL_NONE || ol_kind_of(t, callee) != OL_N_identifier)
+        return false;
+    ol_val v = ol_eval(m, callee);
+    if (v.kind != OL_V_CLASS || v.ref == OL_NO_INDEX || v.ref >= m->classes.len)
+        return false;
+    const ol_class *cls = &m->classes.items[v.ref];
+    for (size_t i = 0; i < cls->bases.len; i++)
+        if (!ol_text_is(t, cls->bases.items[i], "object"))
+            return false;
+    size_t first, end = ol_calls_in(m, cls->node, &first);
+    for (size_t i = first; i < end; i++) {
+        const char *q = ol_qualname(m, m->calls.items[i].callee);
+        if (q && (strncmp(q, "torch.", 6) == 0 || strcmp(q, "torch") == 0))
+            return false;
+    }
+    return true;
+}
+
 static bool host_only(ol_model *m, ol_nid e, int depth)
 {
     const ol_tree *t = m->tree;
@@ -845,6 +873,8 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
         return host_only(m, ol_field(t, e, OL_F_left), depth + 1) &&
                host_only(m, ol_field(t, e, OL_F_right), depth + 1);
     case OL_N_call: {
+        if (host_records && plain_record_call(m, e))
+            return true;
         ol_nid callee = ol_unparen(t, ol_field(t, e, OL_F_function));
         if (ol_kind_of(t, callee) == OL_N_attribute) {
             ol_nid attr = ol_field(t, callee, OL_F_attribute);
@@ -1043,12 +1073,20 @@ bool ol_save_holds_host_data(ol_model *m, ol_nid call, int *cpu_only)
         return false;
     if (ol_host_only(m, obj))
         return true;
-    uint32_t fn = ol_function_of(m, call);
-    if (fn != OL_NO_INDEX && m->functions.items[fn].params.len > 0)
-        return false;
     if (*cpu_only < 0)
         *cpu_only = ol_file_stays_on_cpu(m);
-    return *cpu_only;
+    if (!*cpu_only)
+        return false;
+    /* a file that never puts anything on an accelerator: the records of
+     * its own plain classes hold what it makes of what it reads (a cache of
+     * text examples and token ids), wherever they are built */
+    host_records = true;
+    bool records = ol_host_only(m, obj);
+    host_records = false;
+    if (records)
+        return true;
+    uint32_t fn = ol_function_of(m, call);
+    return fn == OL_NO_INDEX || m->functions.items[fn].params.len == 0;
 }
 
 bool ol_host_only(ol_model *m, ol_nid e)

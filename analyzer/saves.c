@@ -790,6 +790,45 @@ static bool named_dtype(const ol_tree *t, ol_nid e)
 }
 
 /* See ol_host_only; depth bounds the walk through bindings. */
+/* `net.module.state_dict()` at `at`, where the last move of `net` before
+ * it in the same function is to the CPU (`net.cpu()`, `net.to("cpu")`):
+ * the state of a model moved off the GPU to be saved. Not a model restored
+ * in that function before (`net.load_state_dict(...)`): what it saves is a
+ * write-back of what a load read (a merge of two checkpoints), which counts
+ * neither way. */
+static bool state_after_cpu_move(ol_model *m, ol_nid obj, ol_nid at)
+{
+    const ol_tree *t = m->tree;
+    ol_nid root = ol_unparen(t, obj);
+    while (root != OL_NONE && ol_kind_of(t, root) == OL_N_attribute)
+        root = ol_unparen(t, ol_field(t, root, OL_F_object));
+    if (root == OL_NONE || ol_kind_of(t, root) != OL_N_identifier)
+        return false;
+    uint32_t fn = ol_function_of(m, at);
+    size_t first, end = ol_calls_in(m, fn != OL_NO_INDEX ? m->functions.items[fn].node : 0, &first);
+    int last = 0; /* 1: to the CPU, -1: elsewhere */
+    for (size_t i = first; i < end && m->calls.items[i].node < at; i++) {
+        const ol_call *c = &m->calls.items[i];
+        if (c->receiver == OL_NONE || ol_function_of(m, c->node) != fn ||
+            !ol_same_text(t, ol_unparen(t, c->receiver), root))
+            continue;
+        const char *name = ol_sym_str(m, c->name);
+        if (name && strcmp(name, "load_state_dict") == 0)
+            return false;
+        if (c->name == m->names.cuda) {
+            last = -1;
+        } else if (c->name == m->names.to) {
+            ol_nid where = ol_call_arg(m, c->node, 0, "device");
+            const char *str;
+            uint32_t len;
+            last = where != OL_NONE && ol_string_value(t, where, &str, &len) && ol_mem_eq_cstr(str, len, "cpu") ? 1 : -1;
+        } else if (c->name == m->names.cpu) {
+            last = 1;
+        }
+    }
+    return last == 1;
+}
+
 /* Set while ol_save_holds_host_data asks of a file that stays on the CPU:
  * records of its own plain classes count as host data there. */
 static _Thread_local bool host_records;
@@ -872,12 +911,17 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
     case OL_N_binary_operator:
         return host_only(m, ol_field(t, e, OL_F_left), depth + 1) &&
                host_only(m, ol_field(t, e, OL_F_right), depth + 1);
+    case OL_N_conditional_expression:
+        /* `net.module.state_dict() if hasattr(net, "module") else net.state_dict()` */
+        return host_only(m, ol_named_child(t, e, 0), depth + 1) && host_only(m, ol_named_child(t, e, 2), depth + 1);
     case OL_N_call: {
         if (host_records && plain_record_call(m, e))
             return true;
         ol_nid callee = ol_unparen(t, ol_field(t, e, OL_F_function));
         if (ol_kind_of(t, callee) == OL_N_attribute) {
             ol_nid attr = ol_field(t, callee, OL_F_attribute);
+            if (ol_text_is(t, attr, "state_dict") && state_after_cpu_move(m, ol_field(t, callee, OL_F_object), e))
+                return true;
             if (ol_text_is(t, attr, "cpu") || ol_text_is(t, attr, "numpy") || ol_text_is(t, attr, "tolist") ||
                 ol_text_is(t, attr, "item") || ol_text_is(t, attr, "size") || ol_text_is(t, attr, "numel") ||
                 ol_text_is(t, attr, "dim"))

@@ -1328,7 +1328,8 @@ static void restore_cost(ol_model *m, load_uses *lu, ol_nid call, ol_reasons *wh
     ol_nid built;
     if (restored_before_move(m, lu, call, &first, &fresh))
         ol_because(why, m, call, "restored into %s, which is not on the GPU yet", list);
-    else if (!optimizer && n == 1 && several_processes(m) && m->node_loop[call] == OL_NO_INDEX &&
+    else if (!optimizer && n == 1 && several_processes(m) && !released_weights(m, call) &&
+             m->node_loop[call] == OL_NO_INDEX &&
              load_keys(m, lu, call, (ol_nid[1]){0}, 1) == 0 && fresh_model(m, lu, receivers[0], call, 0, &built))
         ol_because(why, m, call,
                    "restored into %s, built afresh here, in a job of several processes: each of them lands the "

@@ -907,10 +907,36 @@ static bool part_of(const ol_tree *t, ol_nid part, ol_nid whole)
     return false;
 }
 
+/* Does the call build a module that holds the modules it is given, their
+ * parameters shared, not copied: a container (`nn.Sequential`,
+ * `nn.ModuleList`, `nn.ModuleDict`), a wrapper (DDP, DataParallel, FSDP,
+ * `torch.compile`), or a class of this file? Not `copy.deepcopy(student)`,
+ * `AveragedModel(model)` or an EMA: a copy is trained by no optimizer of
+ * the original. */
+static bool shares_parameters(ol_model *m, ol_nid call)
+{
+    static const char *const holders[] = {"Sequential", "ModuleList", "ModuleDict", "DistributedDataParallel",
+                                          "DataParallel", "FullyShardedDataParallel", "compile", NULL};
+    ol_nid fn = ol_field(m->tree, call, OL_F_function);
+    if (fn == OL_NONE)
+        return false;
+    if (ol_eval(m, fn).kind == OL_V_CLASS)
+        return true;
+    const char *q = ol_qualname(m, fn);
+    if (!q || strncmp(q, "torch.", 6) != 0)
+        return false;
+    const char *last = strrchr(q, '.') + 1;
+    for (const char *const *h = holders; *h; h++)
+        if (strcmp(last, *h) == 0)
+            return true;
+    return false;
+}
+
 /* Was `module` (a name) built from `part`'s module: a binding of it that
- * reaches here is a call given that module, itself or through a name the
- * call is given (`model = nn.Sequential(backbone, head)`, then `model =
- * DDP(model)`)? An optimizer of `head.parameters()` then trains part of it. */
+ * reaches here is a call that holds that module (shares_parameters), given
+ * it itself or through a name the call is given (`model =
+ * nn.Sequential(backbone, head)`, then `model = DDP(model)`)? An optimizer of
+ * `head.parameters()` then trains part of it. */
 static bool built_from(ol_model *m, ol_nid module, ol_nid part, int depth)
 {
     const ol_tree *t = m->tree;
@@ -927,7 +953,7 @@ static bool built_from(ol_model *m, ol_nid module, ol_nid part, int depth)
         const ol_def *d = &m->defs.items[defs[k]];
         ol_nid v = d->kind == OL_DEF_ASSIGN && d->path_len == 0 && !d->starred ? ol_unparen(t, d->value) : OL_NONE;
         ol_nid args = v != OL_NONE && ol_kind_of(t, v) == OL_N_call ? ol_field(t, v, OL_F_arguments) : OL_NONE;
-        if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list)
+        if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list || !shares_parameters(m, v))
             continue;
         for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
             ol_nid given = ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;

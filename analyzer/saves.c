@@ -790,40 +790,79 @@ static bool named_dtype(const ol_tree *t, ol_nid e)
 }
 
 /* See ol_host_only; depth bounds the walk through bindings. */
-/* `net.module.state_dict()` at `at`, where the last move of `net` before
- * it in the same function is to the CPU (`net.cpu()`, `net.to("cpu")`):
- * the state of a model moved off the GPU to be saved. Not a model restored
- * in that function before (`net.load_state_dict(...)`): what it saves is a
- * write-back of what a load read (a merge of two checkpoints), which counts
- * neither way. */
+/* The model a method call acts on: its receiver, through the calls chained
+ * on it (`net.cpu().cuda()`: `net`). */
+static ol_nid acted_on(const ol_tree *t, ol_nid recv)
+{
+    recv = ol_unparen(t, recv);
+    for (int i = 0; i < 8 && recv != OL_NONE && ol_kind_of(t, recv) == OL_N_call; i++) {
+        ol_nid fn = ol_unparen(t, ol_field(t, recv, OL_F_function));
+        recv = fn != OL_NONE && ol_kind_of(t, fn) == OL_N_attribute ? ol_unparen(t, ol_field(t, fn, OL_F_object))
+                                                                    : OL_NONE;
+    }
+    return recv;
+}
+
+/* Is `a` the same expression as `b`, or an attribute chain below it? */
+static bool below(const ol_tree *t, ol_nid a, ol_nid b)
+{
+    for (int i = 0; i < 8 && a != OL_NONE; i++) {
+        if (ol_same_text(t, a, b))
+            return true;
+        a = ol_kind_of(t, a) == OL_N_attribute ? ol_unparen(t, ol_field(t, a, OL_F_object)) : OL_NONE;
+    }
+    return false;
+}
+
+/* `net.module.state_dict()` at `at`, where the last move of the model
+ * before it in the same function is to the CPU (`net.cpu()`,
+ * `net.to("cpu")`), in a block that holds `at` (a move on one branch only,
+ * or in a loop `at` is not in, says nothing of the other paths): the state
+ * of a model moved off the GPU to be saved. A move is of the model when it
+ * is of `net`, of `net.module` or of something below it. Not a model
+ * restored in that function before (`net.load_state_dict(...)`): what it
+ * saves is a write-back of what a load read (a merge of two checkpoints),
+ * which counts neither way. */
 static bool state_after_cpu_move(ol_model *m, ol_nid obj, ol_nid at)
 {
     const ol_tree *t = m->tree;
-    ol_nid root = ol_unparen(t, obj);
-    while (root != OL_NONE && ol_kind_of(t, root) == OL_N_attribute)
-        root = ol_unparen(t, ol_field(t, root, OL_F_object));
-    if (root == OL_NONE || ol_kind_of(t, root) != OL_N_identifier)
+    obj = ol_unparen(t, obj);
+    if (obj == OL_NONE)
         return false;
     uint32_t fn = ol_function_of(m, at);
     size_t first, end = ol_calls_in(m, fn != OL_NO_INDEX ? m->functions.items[fn].node : 0, &first);
-    int last = 0; /* 1: to the CPU, -1: elsewhere */
+    int last = 0; /* 1: to the CPU, -1: elsewhere, or not on every path */
+    uint32_t last_end = 0; /* where it ends: a chained call (`net.cpu().cuda()`) ends after its receiver */
     for (size_t i = first; i < end && m->calls.items[i].node < at; i++) {
         const ol_call *c = &m->calls.items[i];
-        if (c->receiver == OL_NONE || ol_function_of(m, c->node) != fn ||
-            !ol_same_text(t, ol_unparen(t, c->receiver), root))
+        if (c->receiver == OL_NONE || ol_function_of(m, c->node) != fn)
+            continue;
+        ol_nid model = acted_on(t, c->receiver);
+        if (model == OL_NONE || !(below(t, obj, model) || below(t, model, obj)))
             continue;
         const char *name = ol_sym_str(m, c->name);
         if (name && strcmp(name, "load_state_dict") == 0)
             return false;
+        int move = 0;
         if (c->name == m->names.cuda) {
-            last = -1;
+            move = -1;
         } else if (c->name == m->names.to) {
             ol_nid where = ol_call_arg(m, c->node, 0, "device");
             const char *str;
             uint32_t len;
-            last = where != OL_NONE && ol_string_value(t, where, &str, &len) && ol_mem_eq_cstr(str, len, "cpu") ? 1 : -1;
+            move = where != OL_NONE && ol_string_value(t, where, &str, &len) && ol_mem_eq_cstr(str, len, "cpu") ? 1 : -1;
         } else if (c->name == m->names.cpu) {
-            last = 1;
+            move = 1;
+        }
+        if (!move)
+            continue;
+        ol_nid stmt = ol_statement_of(t, c->node);
+        ol_nid block = stmt != OL_NONE ? ol_parent(t, stmt) : OL_NONE;
+        bool every_path = block != OL_NONE && at >= block && at < m->subtree_end[block];
+        uint32_t ends = t->nodes.items[c->node].end;
+        if (ends >= last_end) {
+            last = every_path ? move : -1;
+            last_end = ends;
         }
     }
     return last == 1;
@@ -833,8 +872,78 @@ static bool state_after_cpu_move(ol_model *m, ol_nid obj, ol_nid at)
  * records of its own plain classes count as host data there. */
 static _Thread_local bool host_records;
 
+/* May the value of e come from a call that host_only cannot vouch for
+ * (`feats = encoder(images)`, then `Record(f)` for `f` in `zip(feats,
+ * labels)`)? What a function is handed (a parameter), what it makes of
+ * Python values (numpy's, the builtins'), and the elements of what it
+ * iterates over are not such a source; the builtins that iterate
+ * (`enumerate`, `zip`, `sorted`) pass on what they are given. */
+static bool from_opaque_call(ol_model *m, ol_nid e, int depth)
+{
+    static const char *const passing[] = {"builtins.enumerate", "builtins.zip", "builtins.sorted", "builtins.list",
+                                          "builtins.tuple", "builtins.reversed", "builtins.iter", NULL};
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    if (e == OL_NONE)
+        return false;
+    ol_kind k = ol_kind_of(t, e);
+    if (k != OL_N_identifier && ol_first_named(t, e) == OL_NONE)
+        return false; /* a literal */
+    if (depth > 8 && k != OL_N_identifier)
+        return true;
+    switch (k) {
+    case OL_N_call: {
+        const char *q = ol_qualname(m, ol_field(t, e, OL_F_function));
+        for (const char *const *p = passing; q && *p; p++)
+            if (strcmp(q, *p) == 0) {
+                ol_nid args = ol_field(t, e, OL_F_arguments);
+                for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE; a = ol_next_named(t, a))
+                    if (from_opaque_call(m, a, depth + 1))
+                        return true;
+                return false;
+            }
+        /* numpy holds nothing on a GPU; the other builtins make Python values */
+        if (q && (strncmp(q, "numpy.", 6) == 0 || strncmp(q, "builtins.", 9) == 0))
+            return false;
+        return !host_only(m, e, depth + 1);
+    }
+    case OL_N_identifier: {
+        uint32_t defs[4];
+        size_t n = depth > 8 ? 4 : ol_reaching_defs(m, m->node_scope[e], ol_node_sym(m, e), e, defs, 4);
+        if (n == 4)
+            return true;
+        for (size_t i = 0; i < n; i++) {
+            const ol_def *d = &m->defs.items[defs[i]];
+            if (d->kind == OL_DEF_PARAM)
+                continue;
+            if ((d->kind != OL_DEF_ASSIGN && d->kind != OL_DEF_FOR && d->kind != OL_DEF_AUGASSIGN) ||
+                d->value == OL_NONE || from_opaque_call(m, d->value, depth + 1))
+                return true;
+        }
+        return false;
+    }
+    case OL_N_attribute:
+        return from_opaque_call(m, ol_field(t, e, OL_F_object), depth + 1);
+    case OL_N_subscript:
+        return from_opaque_call(m, ol_field(t, e, OL_F_value), depth + 1);
+    case OL_N_augmented_assignment:
+        return from_opaque_call(m, ol_field(t, e, OL_F_left), depth + 1) ||
+               from_opaque_call(m, ol_field(t, e, OL_F_right), depth + 1);
+    case OL_N_list_comprehension:
+    case OL_N_set_comprehension:
+    case OL_N_generator_expression:
+        return from_opaque_call(m, ol_field(t, e, OL_F_body), depth + 1);
+    default:
+        for (ol_nid c = ol_first_named(t, e); c != OL_NONE; c = ol_next_named(t, c))
+            if (from_opaque_call(m, c, depth + 1))
+                return true;
+        return false;
+    }
+}
+
 /* `InputExample(guid=..., text_a=...)`: a call of a class of this file that
- * has no base but `object` and calls nothing of torch in its body. */
+ * has no base but `object` and calls nothing of torch in its body, given
+ * nothing a call host_only cannot vouch for returned (from_opaque_call). */
 static bool plain_record_call(ol_model *m, ol_nid call)
 {
     const ol_tree *t = m->tree;
@@ -852,6 +961,13 @@ static bool plain_record_call(ol_model *m, ol_nid call)
     for (size_t i = first; i < end; i++) {
         const char *q = ol_qualname(m, m->calls.items[i].callee);
         if (q && (strncmp(q, "torch.", 6) == 0 || strcmp(q, "torch") == 0))
+            return false;
+    }
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_kind k = ol_kind_of(t, a);
+        if (k == OL_N_list_splat || k == OL_N_dictionary_splat ||
+            from_opaque_call(m, k == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a, 0))
             return false;
     }
     return true;

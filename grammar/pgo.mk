@@ -60,8 +60,8 @@ PARSER_MODE := $(OUT)/obj/vendor/parser-build
 
 # IR instrumentation (-fprofile-generate, which also records the targets of
 # indirect calls) counts the code as the optimiser first sees it, so the
-# instrumented build is optimised as the final one is
-PGO_GEN_OPT := -O2 -g0
+# instrumented build is optimised as the final one is (OPT's level)
+PGO_GEN_OPT := $(or $(lastword $(filter -O%,$(OPT))),-O2) -g0
 PGO_GEN_OBJ := $(PGO_DIR)/parser.o
 # oomlint's parse path, as built; order-only below, so edits do not retrain
 PGO_TRAIN_OURS := $(OUT)/obj/analyzer/syntax.o $(OUT)/obj/analyzer/syntax_gaps.o $(OUT)/obj/analyzer/parse_arena.o \

@@ -186,7 +186,7 @@ const ol_rule ol_rule_oom302 = {
             "flagged when its tensors are used in place (a memory bank, a queue); restored into the model with "
             "`load_state_dict`, it is. A list or dict is host data while all put into it is; in a file that never "
             "names an accelerator, so are records of its own plain classes (no base but `object`, nothing of "
-            "torch inside). Nor are loads the code reads as host data (some of it reaches `.numpy()`, "
+            "torch inside, given nothing a call it cannot read returned). Nor are loads the code reads as host data (some of it reaches `.numpy()`, "
             "`np.asarray`, a plot, `json.dump`, or a function of the run that does, and none is restored, moved, "
             "called or used as a module). In a script that never names an accelerator, what it saves outside a "
             "function with parameters is host data. A write-back of what a load read counts neither way. URL "

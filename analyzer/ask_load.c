@@ -1244,8 +1244,7 @@ static bool several_processes(ol_model *m)
  * run's own checkpoints. */
 static bool released_weights(ol_model *m, ol_nid call)
 {
-    const char *q = ol_qualname(m, ol_field(m->tree, call, OL_F_function));
-    return q && is_url_loader(q);
+    return ol_load_kind(m, ol_field(m->tree, call, OL_F_function)) == OL_LOADER_URL;
 }
 
 /* Is the load a state restored whole into models that are not on the GPU

@@ -455,7 +455,6 @@ static bool loads_plain_data(ol_model *m, ol_nid call, ol_nid path)
 }
 
 #define FILE_LITERALS_MAX 16
-#define FILE_LITERAL_DEPTH 3
 
 typedef struct {
     const char *s[FILE_LITERALS_MAX];
@@ -463,30 +462,10 @@ typedef struct {
     size_t n;
 } file_literals;
 
-/* The file-name literals a path is spelled with: in its own text, and in
- * what the names in it are bound to, a few bindings deep (`save_path =
- * os.path.join(d, name)` after `name = "%s_net_%s.pth" % (epoch, which)`):
- * a writer and a reader that build the same file name in separate
- * statements, or separate methods, spell the same literal. */
 static void path_literals(ol_model *m, ol_nid e, int depth, file_literals *out)
 {
-    const ol_tree *t = m->tree;
-    for (ol_nid x = e; out->n < FILE_LITERALS_MAX && x < t->nodes.len &&
-                       t->nodes.items[x].start < t->nodes.items[e].end; x++) {
-        if (ol_file_literal(t, x, &out->s[out->n], &out->len[out->n])) {
-            out->n++;
-            continue;
-        }
-        if (depth >= FILE_LITERAL_DEPTH || ol_kind_of(t, x) != OL_N_identifier)
-            continue;
-        uint32_t defs[4];
-        size_t n = ol_reaching_defs(m, m->node_scope[x], ol_node_sym(m, x), x, defs, 4);
-        for (size_t i = 0; i < n && n < 4; i++) {
-            const ol_def *d = &m->defs.items[defs[i]];
-            if (d->kind == OL_DEF_ASSIGN && d->path_len == 0 && !d->starred && d->value != OL_NONE)
-                path_literals(m, d->value, depth + 1, out);
-        }
-    }
+    (void)depth;
+    out->n = ol_path_literals(m, e, out->s, out->len, FILE_LITERALS_MAX);
 }
 
 /* Where a file-name literal's own name starts, and whether it is bare (no
@@ -558,6 +537,7 @@ typedef struct {
     ol_shapes *shapes; /* the shapes of each one's path (save_shapes) */
     uint8_t *shaped;   /* per save: 0 not yet, 1 none, 2 known */
     uint8_t *resave;   /* per save: 0 not yet, 1 no, 2 writes back what a load read (resaves_load) */
+    ol_nid *obj;       /* per save: what it writes (`obj`), or OL_NONE */
     ol_nid *to;        /* per save: the path it writes (`f`), or OL_NONE */
     uint64_t *to_hash; /* and that path's ol_text_hash */
     file_literals *lits; /* per save: the literals of the path it writes, once lits_known */
@@ -568,7 +548,7 @@ static void collect_saves(ol_model *m, save_vec *out)
 {
     for (size_t i = 0; i < m->calls.len; i++) {
         const char *q = ol_qualname(m, m->calls.items[i].callee);
-        if (ol_is_torch_save(q))
+        if (ol_is_torch_save(q) || ol_is_framework_save(m, m->calls.items[i].node))
             ol_vec_push(out, (uint32_t)i);
     }
     out->cpu_only = -1;
@@ -579,12 +559,25 @@ static void collect_saves(ol_model *m, save_vec *out)
     out->shaped = ol_xcalloc(out->len + 1, 1);
     out->lits = ol_xcalloc(out->len + 1, sizeof(file_literals));
     out->lits_known = ol_xcalloc(out->len + 1, sizeof(bool));
+    out->obj = ol_xcalloc(out->len + 1, sizeof(ol_nid));
     out->to = ol_xcalloc(out->len + 1, sizeof(ol_nid));
     out->to_hash = ol_xcalloc(out->len + 1, sizeof(uint64_t));
     for (size_t i = 0; i < out->len; i++) {
-        ol_nid obj = ol_call_arg(m, m->calls.items[out->items[i]].node, 0, "obj");
-        out->dict[i] = obj != OL_NONE ? ol_saved_dict(m, obj) : OL_NONE;
-        out->to[i] = ol_call_arg(m, m->calls.items[out->items[i]].node, 1, "f");
+        ol_nid node = m->calls.items[out->items[i]].node;
+        if (ol_is_framework_save(m, node)) {
+            /* what it holds is the processes' own: never host data only,
+             * never a write-back of a load */
+            out->host[i] = 1;
+            out->resave[i] = 1;
+            out->dict[i] = OL_NONE;
+            out->to[i] = ol_framework_save_path(m, node);
+            out->obj[i] = node;
+        } else {
+            ol_nid obj = ol_call_arg(m, node, 0, "obj");
+            out->obj[i] = obj;
+            out->dict[i] = obj != OL_NONE ? ol_saved_dict(m, obj) : OL_NONE;
+            out->to[i] = ol_call_arg(m, node, 1, "f");
+        }
         out->to_hash[i] = out->to[i] != OL_NONE ? ol_text_hash(m->tree, out->to[i]) : 0;
     }
 }
@@ -615,7 +608,7 @@ static const ol_shapes *save_shapes(ol_model *m, save_vec *saves, size_t i)
 {
     if (!saves->shaped[i]) {
         ol_nid node = m->calls.items[saves->items[i]].node;
-        ol_nid to = ol_call_arg(m, node, 1, "f");
+        ol_nid to = saves->to[i];
         ol_shapes *s = &saves->shapes[i];
         saves->shaped[i] = to != OL_NONE && ol_path_shapes(m, to, s) ? 2 : 1;
         uint32_t fn = ol_function_of(m, node);
@@ -847,8 +840,7 @@ static bool keyed_from_host(ol_model *m, load_uses *lu, save_vec *saves, ol_nid 
         return false;
     size_t matched = 0;
     for (size_t i = 0; i < saves->len; i++) {
-        ol_nid obj = ol_call_arg(m, m->calls.items[saves->items[i]].node, 0, "obj");
-        if (obj == OL_NONE)
+        if (saves->obj[i] == OL_NONE)
             return false;
         ol_nid dict = saves->dict[i];
         bool holds_all = dict != OL_NONE;
@@ -1376,6 +1368,7 @@ static void door_load_free(void *p)
     free(saves.shaped);
     free(saves.lits);
     free(saves.lits_known);
+    free(saves.obj);
     free(saves.to);
     free(saves.to_hash);
     free(lu.uses);

@@ -385,7 +385,7 @@ static int mode_switch(ol_model *m, const ol_call *c, ol_nid module)
     return arg != OL_NONE && ol_kind_of(t, ol_unparen(t, arg)) == OL_N_false ? 1 : 2;
 }
 
-const char *ol_instance_class(ol_model *m, ol_nid e)
+static const char *instance_class(ol_model *m, ol_nid e, int depth)
 {
     static const char *const same[] = {"eval", "train", "to", "cuda", "cpu", "float", "half", "double", "bfloat16",
                                        "requires_grad_", "share_memory", NULL};
@@ -399,9 +399,24 @@ const char *ol_instance_class(ol_model *m, ol_nid e)
             e = ol_bound_value(m, e);
             continue;
         }
+        if (k == OL_N_conditional_expression) {
+            /* `self.model.module if multigpus else self.model`: the class
+             * both branches hold */
+            if (depth >= 3)
+                return NULL;
+            const char *a = instance_class(m, ol_named_child(t, e, 0), depth + 1);
+            const char *b = a ? instance_class(m, ol_named_child(t, e, 2), depth + 1) : NULL;
+            return a && b && strcmp(a, b) == 0 ? a : NULL;
+        }
         if (k == OL_N_attribute) {
             /* self.x: its one binding in the class */
             ol_nid obj = ol_unparen(t, ol_field(t, e, OL_F_object)), attr = ol_field(t, e, OL_F_attribute);
+            /* `model.module`: what a DataParallel or DDP wrapper holds, the
+             * model itself when the object is the model's own class */
+            if (ol_text_is(t, attr, "module") && obj != OL_NONE) {
+                e = obj;
+                continue;
+            }
             uint32_t fn = ol_function_of(m, e);
             if (obj == OL_NONE || !ol_text_is(t, obj, "self") || fn == OL_NO_INDEX ||
                 m->functions.items[fn].cls == OL_NO_INDEX)
@@ -433,6 +448,11 @@ const char *ol_instance_class(ol_model *m, ol_nid e)
         return v.kind == OL_V_EXTERN && v.ref ? ol_sym_str(m, v.ref) : NULL;
     }
     return NULL;
+}
+
+const char *ol_instance_class(ol_model *m, ol_nid e)
+{
+    return instance_class(m, e, 0);
 }
 
 /* Does function fn put `module` in evaluation mode after `bound` (the value

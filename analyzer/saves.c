@@ -17,6 +17,81 @@ bool ol_is_torch_save(const char *q)
     return q && (strcmp(q, "torch.save") == 0 || strcmp(q, "torch.serialization.save") == 0);
 }
 
+/* Training frameworks' writers of checkpoints, and where their path goes:
+ * Lightning Fabric's `fabric.save(path, state)` and the Trainer's
+ * `trainer.save_checkpoint(filepath)` write what the processes hold, on
+ * their devices; accelerate's `accelerator.save(obj, f)` is torch.save
+ * on the main process. Each is named by the method and by the object it
+ * is called on: the class the call resolves to, or, where the object's
+ * class is not known, the name it goes by (`fabric`, `self.accelerator`).
+ * torch_xla's `xm.save` is not one: it moves what it saves to the CPU. */
+typedef struct {
+    const char *method, *cls, *receiver;
+    int path_pos;
+    const char *path_kw;
+} framework_save;
+
+static const framework_save FRAMEWORK_SAVES[] = {
+    {"save", ".Fabric", "fabric", 0, "path"},
+    {"save", ".Accelerator", "accelerator", 1, "f"},
+    {"save_checkpoint", ".Trainer", "trainer", 0, "filepath"},
+};
+
+static bool ends_with(const char *s, size_t n, const char *tail)
+{
+    size_t k = strlen(tail);
+    return n >= k && memcmp(s + n - k, tail, k) == 0;
+}
+
+static const framework_save *framework_save_of(ol_model *m, ol_nid callee)
+{
+    const ol_tree *t = m->tree;
+    callee = ol_unparen(t, callee);
+    if (ol_kind_of(t, callee) != OL_N_attribute)
+        return NULL;
+    ol_nid attr = ol_field(t, callee, OL_F_attribute), recv = ol_unparen(t, ol_field(t, callee, OL_F_object));
+    uint32_t alen;
+    const char *a = ol_text(t, attr, &alen);
+    const char *q = NULL;
+    bool asked = false;
+    for (size_t i = 0; i < sizeof FRAMEWORK_SAVES / sizeof FRAMEWORK_SAVES[0]; i++) {
+        const framework_save *f = &FRAMEWORK_SAVES[i];
+        size_t mlen = strlen(f->method);
+        if (alen != mlen || memcmp(a, f->method, mlen) != 0)
+            continue;
+        if (!asked) {
+            q = ol_qualname(m, callee);
+            asked = true;
+        }
+        if (q) {
+            /* resolved: the class's own method (`lightning.Fabric.save`) */
+            size_t qn = strlen(q);
+            if (qn > mlen + 1 && q[qn - mlen - 1] == '.' && ends_with(q, qn - mlen - 1, f->cls))
+                return f;
+            continue;
+        }
+        ol_nid name = recv;
+        if (ol_kind_of(t, name) == OL_N_attribute)
+            name = ol_field(t, name, OL_F_attribute);
+        uint32_t nlen;
+        const char *n = ol_kind_of(t, name) == OL_N_identifier ? ol_text(t, name, &nlen) : NULL;
+        if (n && nlen == strlen(f->receiver) && memcmp(n, f->receiver, nlen) == 0)
+            return f;
+    }
+    return NULL;
+}
+
+bool ol_is_framework_save(ol_model *m, ol_nid call)
+{
+    return ol_kind_of(m->tree, call) == OL_N_call && framework_save_of(m, ol_field(m->tree, call, OL_F_function));
+}
+
+ol_nid ol_framework_save_path(ol_model *m, ol_nid call)
+{
+    const framework_save *f = framework_save_of(m, ol_field(m->tree, call, OL_F_function));
+    return f ? ol_call_arg(m, call, f->path_pos, f->path_kw) : OL_NONE;
+}
+
 /* how far one question follows values (a converter's save: the joined dict,
  * the helper's result, its filled dict, the cast, the parameter, the call's
  * argument, the load onto the host is about ten); the steps bound the work */
@@ -116,6 +191,7 @@ static bool is_tokenizer(const ol_tree *t, ol_nid callee)
 {
     static const char *const words[] = {"tokenizer", "tokeniser", NULL};
     static const char *const methods[] = {"encode", "encode_plus", "batch_encode_plus", "apply_chat_template",
+                                          "convert_tokens_to_ids", "tokenize",
                                           "__call__", NULL};
     ol_nid name = callee;
     if (ol_kind_of(t, callee) == OL_N_attribute) {
@@ -505,7 +581,34 @@ static bool site_host_only(ol_model *m, const ol_function *f, ol_nid call, bool 
  * is built from (sizes, names, flags): host data unless a call here gives
  * them something else. `self` and a function nothing here calls are not
  * known. */
+/* The parameters param_host_only is working out: a recursive call that
+ * passes on a part of what it was given (`tokenize(o)` for each `o` of
+ * `obj`) adds nothing to what the other calls pass. */
+static _Thread_local struct {
+    const ol_model *m;
+    uint32_t def;
+} params_open[HOST_MAX_DEPTH + 2];
+static _Thread_local int params_open_len;
+
+static bool param_sites_host_only(ol_model *m, const ol_def *d, int depth);
+
 static bool param_host_only(ol_model *m, const ol_def *d, int depth)
+{
+    uint32_t di = (uint32_t)(d - m->defs.items);
+    for (int i = 0; i < params_open_len; i++)
+        if (params_open[i].m == m && params_open[i].def == di)
+            return true;
+    if (params_open_len >= HOST_MAX_DEPTH + 2)
+        return false;
+    params_open[params_open_len].m = m;
+    params_open[params_open_len].def = di;
+    params_open_len++;
+    bool host = param_sites_host_only(m, d, depth);
+    params_open_len--;
+    return host;
+}
+
+static bool param_sites_host_only(ol_model *m, const ol_def *d, int depth)
 {
     const ol_tree *t = m->tree;
     uint32_t fi = m->scopes.items[d->scope].function;
@@ -567,7 +670,7 @@ static bool target_host_only(ol_model *m, const ol_def *d, int depth)
 
 /* Is the attribute `name` of class cls changed other than by assigning it
  * (`self.hist.append(loss)`, `self.d[k] = v`, `self.n += x`)? */
-static bool attr_changed(ol_model *m, const ol_class *cls, ol_sym name)
+static bool attr_changed(ol_model *m, const ol_class *cls, ol_sym name, bool tensor)
 {
     const ol_tree *t = m->tree;
     static const char *const changers[] = {"append", "extend", "insert", "add", "update", "setdefault",
@@ -578,9 +681,11 @@ static bool attr_changed(ol_model *m, const ol_class *cls, ol_sym name)
             continue;
         ol_nid p = ol_parent(t, n);
         ol_kind pk = p != OL_NONE ? ol_kind_of(t, p) : OL_N_module;
-        if (pk == OL_N_augmented_assignment && ol_field(t, p, OL_F_left) == n)
+        /* a tensor written in place stays where it is (`self.log[-1, i] +=
+         * loss.item()`, `self.log += x`) */
+        if (pk == OL_N_augmented_assignment && ol_field(t, p, OL_F_left) == n && !tensor)
             return true;
-        if (pk == OL_N_subscript && ol_field(t, p, OL_F_value) == n) {
+        if (pk == OL_N_subscript && ol_field(t, p, OL_F_value) == n && !tensor) {
             ol_nid gp = ol_parent(t, p);
             if (gp != OL_NONE && (ol_kind_of(t, gp) == OL_N_assignment || ol_kind_of(t, gp) == OL_N_augmented_assignment) &&
                 ol_field(t, gp, OL_F_left) == p)
@@ -593,6 +698,58 @@ static bool attr_changed(ol_model *m, const ol_class *cls, ol_sym name)
                     return true;
         }
     }
+    return false;
+}
+
+static bool host_opened(const ol_model *m, uint32_t def);
+static bool def_value_host_only(ol_model *m, const ol_def *d, int depth);
+
+/* The literals of the path the save being asked about writes
+ * (ol_save_holds_host_data), for restores_saved. */
+static _Thread_local struct {
+    const ol_model *m;
+    const char *s[4];
+    uint32_t len[4];
+    size_t n;
+} saving;
+
+/* Is d's value a torch.load of the file the save being asked about
+ * writes (its path spells one of the same literals)? */
+static bool restores_saved(ol_model *m, const ol_def *d)
+{
+    if (saving.m != m || saving.n == 0 || d->kind != OL_DEF_ASSIGN || d->value == OL_NONE)
+        return false;
+    ol_nid v = ol_unparen(m->tree, d->value);
+    if (ol_kind_of(m->tree, v) != OL_N_call)
+        return false;
+    const char *q = ol_qualname(m, ol_field(m->tree, v, OL_F_function));
+    if (!q || (strcmp(q, "torch.load") != 0 && strcmp(q, "torch.serialization.load") != 0))
+        return false;
+    const char *s[4];
+    uint32_t len[4];
+    size_t n = ol_path_literals(m, ol_call_arg(m, v, 0, "f"), s, len, 4);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < saving.n; j++)
+            if (len[i] == saving.len[j] && memcmp(s[i], saving.s[j], len[i]) == 0)
+                return true;
+    return false;
+}
+
+/* A call of torch that makes a tensor (a factory, a join of tensors). */
+static bool makes_tensor(ol_model *m, ol_nid e)
+{
+    e = ol_unparen(m->tree, e);
+    if (ol_kind_of(m->tree, e) != OL_N_call)
+        return false;
+    const char *q = ol_qualname(m, ol_field(m->tree, e, OL_F_function));
+    if (!q)
+        return false;
+    for (const char *const *f = HOST_FACTORIES; *f; f++)
+        if (strcmp(q, *f) == 0)
+            return ol_str_has_prefix(q, "torch.");
+    for (const char *const *f = JOINS; *f; f++)
+        if (strcmp(q, *f) == 0)
+            return true;
     return false;
 }
 
@@ -616,15 +773,22 @@ static bool self_attr_host_only(ol_model *m, ol_nid e, int depth)
     const ol_class *cls = &m->classes.items[m->functions.items[fi].cls];
     ol_sym name = ol_node_sym(m, ol_field(t, e, OL_F_attribute));
     size_t assigned = 0;
+    bool tensor = true;
     const ol_member *attrs;
     size_t count = ol_class_attrs_named(m, m->functions.items[fi].cls, name, &attrs);
     for (size_t i = 0; i < count && attrs[i].place < 256; i++) {
         const ol_def *d = &m->defs.items[attrs[i].index];
-        if (d->kind != OL_DEF_ASSIGN || d->starred || d->value == OL_NONE || !host_only(m, d->value, depth + 1))
+        /* an assignment being worked out (`self.log = torch.cat((self.log,
+         * row))`) holds what the others do; a restore of the file being
+         * saved (`self.log = torch.load(path)`) holds what was saved */
+        if (host_opened(m, attrs[i].index) || restores_saved(m, d))
+            continue;
+        if (d->kind != OL_DEF_ASSIGN || d->starred || d->value == OL_NONE || !def_value_host_only(m, d, depth))
             return false;
+        tensor &= makes_tensor(m, d->value);
         assigned++;
     }
-    return assigned > 0 && !attr_changed(m, cls, name);
+    return assigned > 0 && !attr_changed(m, cls, name, tensor);
 }
 
 /* The bindings whose value host_only is working out, innermost last: a
@@ -749,15 +913,33 @@ static bool moves(const ol_tree *t, ol_nid attr)
 }
 
 /* Every value function fn returns (it returns something) is host data. */
+/* The functions whose results returns_host_data is working out: a
+ * recursive call (a tokenizer of nested records calling itself on each
+ * part) adds nothing to what its other returns hold. */
+static _Thread_local struct {
+    const ol_model *m;
+    uint32_t fn;
+} returns_open[HOST_MAX_DEPTH + 2];
+static _Thread_local int returns_open_len;
+
 static bool returns_host_data(ol_model *m, uint32_t fn, int depth)
 {
     const ol_function *f = &m->functions.items[fn];
     if (f->returns.len == 0 || f->returns.len > 16)
         return false;
-    for (size_t i = 0; i < f->returns.len; i++)
-        if (!host_only(m, f->returns.items[i], depth))
-            return false;
-    return true;
+    for (int i = 0; i < returns_open_len; i++)
+        if (returns_open[i].m == m && returns_open[i].fn == fn)
+            return true;
+    if (returns_open_len >= HOST_MAX_DEPTH + 2)
+        return false;
+    returns_open[returns_open_len].m = m;
+    returns_open[returns_open_len].fn = fn;
+    returns_open_len++;
+    bool host = true;
+    for (size_t i = 0; i < f->returns.len && host; i++)
+        host = host_only(m, f->returns.items[i], depth);
+    returns_open_len--;
+    return host;
 }
 
 /* `SparseTensor(row=r, col=c, value=v, sparse_sizes=...)`: its tensors
@@ -1017,6 +1199,7 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
         return true;
     case OL_N_list_comprehension:
     case OL_N_set_comprehension:
+    case OL_N_generator_expression:
         return host_only(m, ol_field(t, e, OL_F_body), depth + 1);
     case OL_N_dictionary_comprehension: {
         /* `{k: v.cpu() for k, v in sd.items()}` */
@@ -1069,6 +1252,20 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
         for (const char *const *p = PLAIN_MODULES; q && *p; p++)
             if (ol_str_has_prefix(q, *p))
                 return true;
+        /* `dict(pairs)`, `dict(a=x)`: what it is given */
+        if (q && strcmp(q, "builtins.dict") == 0) {
+            ol_nid args = ol_field(t, e, OL_F_arguments);
+            if (ol_kind_of(t, args) == OL_N_generator_expression) /* `dict((k, v) for ...)` */
+                return host_only(m, args, depth + 1);
+            for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE;
+                 a = ol_next_named(t, a)) {
+                ol_kind ak = ol_kind_of(t, a);
+                if (ak == OL_N_list_splat || ak == OL_N_dictionary_splat ||
+                    !host_only(m, ak == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a, depth + 1))
+                    return false;
+            }
+            return true;
+        }
         for (const char *const *k = KEEPING_BUILTINS; q && *k; k++)
             if (strcmp(q, *k) == 0) {
                 ol_nid a = ol_call_arg(m, e, 0, NULL);
@@ -1226,11 +1423,39 @@ size_t ol_file_literals(const ol_tree *t, ol_nid e, const char **s, uint32_t *le
     return n;
 }
 
-bool ol_save_holds_host_data(ol_model *m, ol_nid call, int *cpu_only)
+/* how many bindings deep ol_path_literals follows a path's names */
+#define PATH_LITERAL_DEPTH 3
+
+static void path_literals_at(ol_model *m, ol_nid e, int depth, const char **s, uint32_t *len, size_t cap, size_t *n)
 {
-    ol_nid obj = ol_call_arg(m, call, 0, "obj");
-    if (obj == OL_NONE)
-        return false;
+    const ol_tree *t = m->tree;
+    for (ol_nid x = e; *n < cap && x < t->nodes.len && t->nodes.items[x].start < t->nodes.items[e].end; x++) {
+        if (ol_file_literal(t, x, &s[*n], &len[*n])) {
+            (*n)++;
+            continue;
+        }
+        if (depth >= PATH_LITERAL_DEPTH || ol_kind_of(t, x) != OL_N_identifier)
+            continue;
+        uint32_t defs[4];
+        size_t count = ol_reaching_defs(m, m->node_scope[x], ol_node_sym(m, x), x, defs, 4);
+        for (size_t i = 0; i < count && count < 4; i++) {
+            const ol_def *d = &m->defs.items[defs[i]];
+            if (d->kind == OL_DEF_ASSIGN && d->path_len == 0 && !d->starred && d->value != OL_NONE)
+                path_literals_at(m, d->value, depth + 1, s, len, cap, n);
+        }
+    }
+}
+
+size_t ol_path_literals(ol_model *m, ol_nid e, const char **s, uint32_t *len, size_t cap)
+{
+    size_t n = 0;
+    if (e != OL_NONE)
+        path_literals_at(m, e, 0, s, len, cap, &n);
+    return n;
+}
+
+static bool save_holds_host_data(ol_model *m, ol_nid call, ol_nid obj, int *cpu_only)
+{
     if (ol_host_only(m, obj))
         return true;
     if (*cpu_only < 0)
@@ -1249,10 +1474,25 @@ bool ol_save_holds_host_data(ol_model *m, ol_nid call, int *cpu_only)
     return fn == OL_NO_INDEX || m->functions.items[fn].params.len == 0;
 }
 
+bool ol_save_holds_host_data(ol_model *m, ol_nid call, int *cpu_only)
+{
+    ol_nid obj = ol_call_arg(m, call, 0, "obj");
+    if (obj == OL_NONE)
+        return false;
+    saving.m = m;
+    saving.n = ol_path_literals(m, ol_call_arg(m, call, 1, "f"), saving.s, saving.len, 4);
+    bool host = save_holds_host_data(m, call, obj, cpu_only);
+    saving.m = NULL;
+    saving.n = 0;
+    return host;
+}
+
 bool ol_host_only(ol_model *m, ol_nid e)
 {
     host_steps = HOST_MAX_STEPS;
     host_open_len = 0;
+    returns_open_len = 0;
+    params_open_len = 0;
     return host_only(m, e, 0);
 }
 

@@ -39,6 +39,14 @@ bool ol_save_holds_host_data(ol_model *m, ol_nid call, int *cpu_only);
  * node, or OL_NONE. */
 ol_nid ol_read_key(const ol_tree *t, ol_nid n);
 
+/* A training framework's writer of checkpoints (`fabric.save(path,
+ * state)`, `accelerator.save(obj, f)`, `trainer.save_checkpoint(path)`):
+ * what it writes may hold tensors on the processes' devices. And the path
+ * such a call writes, or OL_NONE. */
+bool ol_is_framework_save(ol_model *m, ol_nid call);
+ol_nid ol_framework_save_path(ol_model *m, ol_nid call);
+
+
 /* The dict literal a save writes (`torch.save({"eigvec": v}, out)`, or a
  * name bound once to one and only read through keys before the save), when
  * every key is a string; else OL_NONE. */
@@ -62,6 +70,14 @@ bool ol_file_literal(const ol_tree *t, ol_nid n, const char **s, uint32_t *len);
  * "feats.pth")`), in order: writes at most cap to s and len and returns
  * how many. */
 size_t ol_file_literals(const ol_tree *t, ol_nid e, const char **s, uint32_t *len, size_t cap);
+
+/* The file-name literals a path is spelled with: in its own text, and in
+ * what the names in it are bound to, a few bindings deep (`save_path =
+ * os.path.join(d, name)` after `name = "%s_net_%s.pth" % (epoch, which)`):
+ * a writer and a reader that build the same file name in separate
+ * statements, separate methods or separate files spell the same literal.
+ * Writes at most cap and returns how many. */
+size_t ol_path_literals(ol_model *m, ol_nid e, const char **s, uint32_t *len, size_t cap);
 
 /* The shapes a path expression may take, each a normalized text: names
  * replaced by what their reaching bindings hold (`path = f"{d.dir}/a.pt"`

@@ -1006,12 +1006,42 @@ static const char *arena_literal(ol_arena *a, const char *s, uint32_t len)
     return memchr(s, '\0', len) ? NULL : ol_arena_strndup(a, s, len);
 }
 
+/* Does a torch.load of the save's function read the file the save writes
+ * (its path spells the literal s)? Such a save writes back what the file
+ * held (a converter renaming the keys of a released checkpoint): it says
+ * nothing of where the file's tensors are, and a load elsewhere is not
+ * linked to it. */
+static bool reads_back(ol_model *m, ol_nid save, const char *s, uint32_t len)
+{
+    uint32_t fn = ol_function_of(m, save);
+    size_t first = 0;
+    size_t end = ol_calls_in(m, fn == OL_NO_INDEX ? 0 : m->functions.items[fn].node, &first);
+    for (size_t k = first; k < end; k++) {
+        const ol_call *c = &m->calls.items[k];
+        const char *q;
+        if (ol_function_of(m, c->node) != fn || !(q = ol_qualname(m, c->callee)) ||
+            (strcmp(q, "torch.load") != 0 && strcmp(q, "torch.serialization.load") != 0))
+            continue;
+        const char *lits[MAX_SAVE_FILES];
+        uint32_t lens[MAX_SAVE_FILES];
+        size_t n = ol_path_literals(m, ol_call_arg(m, c->node, 0, "f"), lits, lens, MAX_SAVE_FILES);
+        for (size_t i = 0; i < n; i++)
+            if (lens[i] == len && memcmp(lits[i], s, len) == 0)
+                return true;
+    }
+    return false;
+}
+
 static void record_save(ol_model *m, ol_arena *a, ol_sum_save *sv, ol_nid call, int *cpu_only)
 {
     const ol_tree *t = m->tree;
-    ol_nid obj = ol_call_arg(m, call, 0, "obj"), to = ol_call_arg(m, call, 1, "f");
     memset(sv, 0, sizeof(*sv));
-    sv->host_only = ol_save_holds_host_data(m, call, cpu_only);
+    bool framework = ol_is_framework_save(m, call);
+    /* a framework's writer saves what the processes hold, wherever it is:
+     * it names a file, and nothing of what is in it */
+    ol_nid obj = framework ? OL_NONE : ol_call_arg(m, call, 0, "obj");
+    ol_nid to = framework ? ol_framework_save_path(m, call) : ol_call_arg(m, call, 1, "f");
+    sv->host_only = !framework && ol_save_holds_host_data(m, call, cpu_only);
     ol_nid dict = obj != OL_NONE ? ol_saved_dict(m, obj) : OL_NONE;
     if (dict != OL_NONE) {
         size_t n = 0;
@@ -1040,9 +1070,11 @@ static void record_save(ol_model *m, ol_arena *a, ol_sum_save *sv, ol_nid call, 
         return;
     const char *files[MAX_SAVE_FILES];
     uint32_t lens[MAX_SAVE_FILES];
-    size_t n = ol_file_literals(t, to, files, lens, MAX_SAVE_FILES);
+    size_t n = ol_path_literals(m, to, files, lens, MAX_SAVE_FILES);
     sv->files = ol_arena_alloc(a, sizeof(char *) * MAX_SAVE_FILES);
     for (size_t i = 0; i < n; i++) {
+        if (reads_back(m, call, files[i], lens[i]))
+            continue;
         const char *copy = arena_literal(a, files[i], lens[i]);
         if (copy)
             sv->files[sv->file_count++] = copy;
@@ -1482,13 +1514,18 @@ static const char *saves_text(saves_texts *t, const char *s)
     return t->copies[id];
 }
 
-/* The file's torch.save calls and its call records, or NULL when it has
- * neither. */
+/* A writer of checkpoints: torch.save or a framework's (ol_is_framework_save). */
+static bool is_save(ol_model *m, const ol_call *c)
+{
+    return ol_is_torch_save(ol_qualname(m, c->callee)) || ol_is_framework_save(m, c->node);
+}
+
+/* The file's saves and its call records, or NULL when it has neither. */
 static ol_file_saves *file_saves(ol_model *m)
 {
     size_t n = 0;
     for (size_t i = 0; i < m->calls.len; i++)
-        n += ol_is_torch_save(ol_qualname(m, m->calls.items[i].callee));
+        n += is_save(m, &m->calls.items[i]);
     call_rec_vec recs = {0};
     collect_calls(m, &recs);
     if (n == 0 && recs.len == 0)
@@ -1498,7 +1535,7 @@ static ol_file_saves *file_saves(ol_model *m)
     fs->items = ol_arena_alloc(&fs->arena, sizeof(ol_sum_save) * (n ? n : 1));
     int cpu_only = -1; /* ol_file_stays_on_cpu, asked once for the file's saves */
     for (size_t i = 0; i < m->calls.len && n; i++)
-        if (ol_is_torch_save(ol_qualname(m, m->calls.items[i].callee)))
+        if (is_save(m, &m->calls.items[i]))
             record_save(m, &fs->arena, &fs->items[fs->count++], m->calls.items[i].node, &cpu_only);
     if (recs.len) {
         ol_sort(recs.items, recs.len, sizeof(call_rec), cmp_call_rec);

@@ -1,6 +1,7 @@
 /*
  * saves.c - what `torch.save` writes (see saves.h): host data or not, the
- * keys of a saved dict literal, the file names of its path.
+ * keys of a saved dict literal; the writers of training frameworks. The
+ * files a path names are paths.c's.
  */
 #include "saves.h"
 
@@ -95,7 +96,7 @@ ol_nid ol_framework_save_path(ol_model *m, ol_nid call)
 /* how far one question follows values (a converter's save: the joined dict,
  * the helper's result, its filled dict, the cast, the parameter, the call's
  * argument, the load onto the host is about ten); the steps bound the work */
-#define HOST_MAX_DEPTH 12
+#define HOST_MAX_DEPTH 16
 /* steps one question may take at most (bindings branch out) */
 #define HOST_MAX_STEPS 4000
 static _Thread_local int host_steps;
@@ -670,7 +671,28 @@ static bool target_host_only(ol_model *m, const ol_def *d, int depth)
 
 /* Is the attribute `name` of class cls changed other than by assigning it
  * (`self.hist.append(loss)`, `self.d[k] = v`, `self.n += x`)? */
-static bool attr_changed(ol_model *m, const ol_class *cls, ol_sym name, bool tensor)
+/* Every argument of a call is host data (`append(x)`, `update(d)`). */
+static bool args_host_only(ol_model *m, ol_nid call, int depth)
+{
+    const ol_tree *t = m->tree;
+    ol_nid args = ol_field(t, call, OL_F_arguments);
+    if (args != OL_NONE && ol_kind_of(t, args) == OL_N_generator_expression)
+        return host_only(m, args, depth + 1);
+    for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE; a = ol_next_named(t, a)) {
+        ol_kind k = ol_kind_of(t, a);
+        if (k == OL_N_list_splat || k == OL_N_dictionary_splat ||
+            !host_only(m, k == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a, depth + 1))
+            return false;
+    }
+    return true;
+}
+
+/* Is attribute `name` of the class changed in place with what may not be
+ * host data: an augmented assignment, a store into it (`self.log[k] =
+ * v`), a method that adds to it (`self.rows.append(v)`), given something
+ * that is not host data? A tensor written in place stays where it is
+ * (`self.log[-1, i] += loss.item()`), whatever is written. */
+static bool attr_changed(ol_model *m, const ol_class *cls, ol_sym name, bool tensor, int depth)
 {
     const ol_tree *t = m->tree;
     static const char *const changers[] = {"append", "extend", "insert", "add", "update", "setdefault",
@@ -681,20 +703,23 @@ static bool attr_changed(ol_model *m, const ol_class *cls, ol_sym name, bool ten
             continue;
         ol_nid p = ol_parent(t, n);
         ol_kind pk = p != OL_NONE ? ol_kind_of(t, p) : OL_N_module;
-        /* a tensor written in place stays where it is (`self.log[-1, i] +=
-         * loss.item()`, `self.log += x`) */
-        if (pk == OL_N_augmented_assignment && ol_field(t, p, OL_F_left) == n && !tensor)
-            return true;
-        if (pk == OL_N_subscript && ol_field(t, p, OL_F_value) == n && !tensor) {
+        if (pk == OL_N_augmented_assignment && ol_field(t, p, OL_F_left) == n) {
+            if (!tensor && !host_only(m, ol_field(t, p, OL_F_right), depth + 1))
+                return true;
+            continue;
+        }
+        if (pk == OL_N_subscript && ol_field(t, p, OL_F_value) == n) {
             ol_nid gp = ol_parent(t, p);
             if (gp != OL_NONE && (ol_kind_of(t, gp) == OL_N_assignment || ol_kind_of(t, gp) == OL_N_augmented_assignment) &&
-                ol_field(t, gp, OL_F_left) == p)
+                ol_field(t, gp, OL_F_left) == p && !tensor && !host_only(m, ol_field(t, gp, OL_F_right), depth + 1))
                 return true;
+            continue;
         }
         if (pk == OL_N_attribute && ol_field(t, p, OL_F_object) == n) {
-            ol_nid meth = ol_field(t, p, OL_F_attribute);
+            ol_nid meth = ol_field(t, p, OL_F_attribute), call = ol_parent(t, p);
             for (const char *const *c = changers; *c; c++)
-                if (ol_text_is(t, meth, *c))
+                if (ol_text_is(t, meth, *c) &&
+                    (call == OL_NONE || ol_kind_of(t, call) != OL_N_call || !args_host_only(m, call, depth)))
                     return true;
         }
     }
@@ -753,6 +778,71 @@ static bool makes_tensor(ol_model *m, ol_nid e)
     return false;
 }
 
+/* Attribute `name` of class ci: every assignment of it in the class is
+ * host data, and nothing changes it otherwise. */
+static bool attr_host_only(ol_model *m, uint32_t ci, ol_sym name, int depth)
+{
+    const ol_class *cls = &m->classes.items[ci];
+    size_t assigned = 0;
+    bool tensor = true;
+    const ol_member *attrs;
+    size_t count = ol_class_attrs_named(m, ci, name, &attrs);
+    for (size_t i = 0; i < count && attrs[i].place < 256; i++) {
+        const ol_def *d = &m->defs.items[attrs[i].index];
+        /* an assignment being worked out (`self.log = torch.cat((self.log,
+         * row))`) holds what the others do; a restore of the file being
+         * saved (`self.log = torch.load(path)`) holds what was saved */
+        if (host_opened(m, attrs[i].index) || restores_saved(m, d))
+            continue;
+        if ((d->kind != OL_DEF_ASSIGN && d->kind != OL_DEF_AUGASSIGN) || d->starred || d->value == OL_NONE ||
+            !def_value_host_only(m, d, depth))
+            return false;
+        tensor &= d->kind == OL_DEF_ASSIGN && makes_tensor(m, d->value);
+        assigned++;
+    }
+    return assigned > 0 && !attr_changed(m, cls, name, tensor, depth);
+}
+
+/* The classes ol_class_holds_host_data is working out: an attribute
+ * holding another instance of the class (a tree's children) adds
+ * nothing. */
+static _Thread_local struct {
+    const ol_model *m;
+    uint32_t cls;
+} classes_open[4];
+static _Thread_local int classes_open_len;
+
+static bool class_host_only(ol_model *m, uint32_t ci, int depth)
+{
+    if (ci >= m->classes.len)
+        return false;
+    const ol_class *c = &m->classes.items[ci];
+    for (size_t i = 0; i < c->bases.len; i++)
+        if (!ol_text_is(m->tree, c->bases.items[i], "object"))
+            return false;
+    for (int i = 0; i < classes_open_len; i++)
+        if (classes_open[i].m == m && classes_open[i].cls == ci)
+            return true;
+    if (classes_open_len >= 4 || c->attr_defs.len == 0 || c->attr_defs.len > 64)
+        return false;
+    classes_open[classes_open_len].m = m;
+    classes_open[classes_open_len].cls = ci;
+    classes_open_len++;
+    bool host = true;
+    for (size_t i = 0; i < c->attr_defs.len && host; i++) {
+        const ol_def *d = &m->defs.items[c->attr_defs.items[i]];
+        if (d->kind == OL_DEF_FUNCTION || d->kind == OL_DEF_CLASS)
+            continue; /* the class's methods and nested classes: not its data */
+        ol_sym name = d->name;
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = m->defs.items[c->attr_defs.items[j]].name == name;
+        host = seen || attr_host_only(m, ci, name, depth + 1);
+    }
+    classes_open_len--;
+    return host;
+}
+
 /* `self.name` in a method: host data when every assignment of it in the
  * class is, and nothing changes it otherwise (`self._init_args = {"args":
  * args, "kwargs": kwargs}` in `__init__`). */
@@ -770,25 +860,7 @@ static bool self_attr_host_only(ol_model *m, ol_nid e, int depth)
     if (self->kind != OL_DEF_PARAM || self->index != 0 || fi == OL_NO_INDEX || !m->functions.items[fi].is_method ||
         m->functions.items[fi].cls == OL_NO_INDEX)
         return false;
-    const ol_class *cls = &m->classes.items[m->functions.items[fi].cls];
-    ol_sym name = ol_node_sym(m, ol_field(t, e, OL_F_attribute));
-    size_t assigned = 0;
-    bool tensor = true;
-    const ol_member *attrs;
-    size_t count = ol_class_attrs_named(m, m->functions.items[fi].cls, name, &attrs);
-    for (size_t i = 0; i < count && attrs[i].place < 256; i++) {
-        const ol_def *d = &m->defs.items[attrs[i].index];
-        /* an assignment being worked out (`self.log = torch.cat((self.log,
-         * row))`) holds what the others do; a restore of the file being
-         * saved (`self.log = torch.load(path)`) holds what was saved */
-        if (host_opened(m, attrs[i].index) || restores_saved(m, d))
-            continue;
-        if (d->kind != OL_DEF_ASSIGN || d->starred || d->value == OL_NONE || !def_value_host_only(m, d, depth))
-            return false;
-        tensor &= makes_tensor(m, d->value);
-        assigned++;
-    }
-    return assigned > 0 && !attr_changed(m, cls, name, tensor);
+    return attr_host_only(m, m->functions.items[fi].cls, ol_node_sym(m, ol_field(t, e, OL_F_attribute)), depth);
 }
 
 /* The bindings whose value host_only is working out, innermost last: a
@@ -837,6 +909,7 @@ static bool def_value_host_only(ol_model *m, const ol_def *d, int depth)
 static bool empty_container_call(ol_model *m, ol_nid e)
 {
     static const char *const EMPTY[] = {"builtins.dict", "builtins.list", "builtins.set", "collections.OrderedDict",
+                                        "collections.Counter", "collections.deque",
                                         NULL};
     const ol_tree *t = m->tree;
     e = ol_unparen(t, e);
@@ -874,6 +947,12 @@ static bool name_host_only(ol_model *m, ol_nid use, int depth)
         }
         if (d->kind == OL_DEF_FOR) {
             if (!target_host_only(m, d, depth + 1))
+                return false;
+            continue;
+        }
+        /* `with open(path) as f`: what the context gives */
+        if (d->kind == OL_DEF_WITH) {
+            if (d->path_len != 0 || d->starred || d->value == OL_NONE || !host_only(m, d->value, depth + 1))
                 return false;
             continue;
         }
@@ -1244,7 +1323,14 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
         }
         if (is_tokenizer(t, callee) || empty_container_call(m, e))
             return true;
+        /* an instance of a class that only ever holds host data (a corpus
+         * of token ids), of this file or another of the run */
+        ol_val made = ol_eval(m, callee);
+        if (made.kind == OL_V_CLASS && made.ref < m->classes.len)
+            return class_host_only(m, made.ref, depth + 1);
         const char *q = ol_qualname(m, callee);
+        if (q && m->links && m->links->host_instance && m->links->host_instance(m->links, m, made.ref))
+            return true;
         if (q && host_loader(m, e, q))
             return true;
         if (ol_call_arg(m, e, -1, "device") != OL_NONE)
@@ -1266,6 +1352,9 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
             }
             return true;
         }
+        /* a file opened for reading or writing: its text or bytes */
+        if (q && strcmp(q, "builtins.open") == 0)
+            return true;
         for (const char *const *k = KEEPING_BUILTINS; q && *k; k++)
             if (strcmp(q, *k) == 0) {
                 ol_nid a = ol_call_arg(m, e, 0, NULL);
@@ -1373,90 +1462,41 @@ bool ol_dict_has_key(const ol_tree *t, ol_nid dict, ol_nid key)
     return false;
 }
 
-/* The file name an f-string ends with (`f"{root}/adjacency.pt"`): the text
- * after the last interpolation, from its last "/" on. */
-static bool fstring_file(const ol_tree *t, ol_nid n, const char **s, uint32_t *len)
+/* One question asked from outside: its own budget of steps and its own
+ * mode. A question may be asked while another is being worked out on the
+ * same thread (a value of another file of the run has that file linted
+ * first, and its rules ask their own): the stacks of what is being worked
+ * out go on from where they are (each entry names its model), and the
+ * outer question's budget, mode and save come back after. */
+typedef struct host_question {
+    int steps;
+    bool records;
+    const ol_model *saving_m;
+    size_t saving_n;
+} host_question;
+
+static host_question question_begin(bool records)
 {
-    ol_nid last = OL_NONE, tail = OL_NONE;
-    bool interpolated = false;
-    for (ol_nid p = ol_first_named(t, n); p != OL_NONE; p = ol_next_named(t, p)) {
-        ol_kind k = ol_kind_of(t, p);
-        interpolated |= k == OL_N_interpolation;
-        if (k != OL_N_string_start && k != OL_N_string_end)
-            last = p;
-    }
-    if (!interpolated || last == OL_NONE || ol_kind_of(t, last) != OL_N_string_content)
-        return false;
-    tail = last;
-    uint32_t n_text;
-    const char *text = ol_text(t, tail, &n_text);
-    for (uint32_t i = n_text; i > 0; i--)
-        if (text[i - 1] == '/') {
-            *s = text + i;
-            *len = n_text - i;
-            return *len > 0;
-        }
-    return false;
+    host_question q = {host_steps, host_records, saving.m, saving.n};
+    host_steps = HOST_MAX_STEPS;
+    host_records = records;
+    return q;
 }
 
-bool ol_file_literal(const ol_tree *t, ol_nid n, const char **s, uint32_t *len)
+static void question_end(const host_question *q)
 {
-    if (ol_kind_of(t, n) != OL_N_string || (!ol_string_value(t, n, s, len) && !fstring_file(t, n, s, len)))
-        return false;
-    const char *base = *s;
-    for (uint32_t i = 0; i < *len; i++) {
-        if ((*s)[i] == ' ')
-            return false;
-        if ((*s)[i] == '/')
-            base = *s + i + 1;
-    }
-    const char *dot = memchr(base, '.', (size_t)(*s + *len - base));
-    return dot && dot > base && dot + 1 < *s + *len;
-}
-
-size_t ol_file_literals(const ol_tree *t, ol_nid e, const char **s, uint32_t *len, size_t cap)
-{
-    size_t n = 0;
-    for (ol_nid x = e; n < cap && x < t->nodes.len && t->nodes.items[x].start < t->nodes.items[e].end; x++)
-        if (ol_file_literal(t, x, &s[n], &len[n]))
-            n++;
-    return n;
-}
-
-/* how many bindings deep ol_path_literals follows a path's names */
-#define PATH_LITERAL_DEPTH 3
-
-static void path_literals_at(ol_model *m, ol_nid e, int depth, const char **s, uint32_t *len, size_t cap, size_t *n)
-{
-    const ol_tree *t = m->tree;
-    for (ol_nid x = e; *n < cap && x < t->nodes.len && t->nodes.items[x].start < t->nodes.items[e].end; x++) {
-        if (ol_file_literal(t, x, &s[*n], &len[*n])) {
-            (*n)++;
-            continue;
-        }
-        if (depth >= PATH_LITERAL_DEPTH || ol_kind_of(t, x) != OL_N_identifier)
-            continue;
-        uint32_t defs[4];
-        size_t count = ol_reaching_defs(m, m->node_scope[x], ol_node_sym(m, x), x, defs, 4);
-        for (size_t i = 0; i < count && count < 4; i++) {
-            const ol_def *d = &m->defs.items[defs[i]];
-            if (d->kind == OL_DEF_ASSIGN && d->path_len == 0 && !d->starred && d->value != OL_NONE)
-                path_literals_at(m, d->value, depth + 1, s, len, cap, n);
-        }
-    }
-}
-
-size_t ol_path_literals(ol_model *m, ol_nid e, const char **s, uint32_t *len, size_t cap)
-{
-    size_t n = 0;
-    if (e != OL_NONE)
-        path_literals_at(m, e, 0, s, len, cap, &n);
-    return n;
+    host_steps = q->steps;
+    host_records = q->records;
+    saving.m = q->saving_m;
+    saving.n = q->saving_n;
 }
 
 static bool save_holds_host_data(ol_model *m, ol_nid call, ol_nid obj, int *cpu_only)
 {
-    if (ol_host_only(m, obj))
+    host_question q = question_begin(false);
+    bool host = host_only(m, obj, 0);
+    question_end(&q);
+    if (host)
         return true;
     if (*cpu_only < 0)
         *cpu_only = ol_file_stays_on_cpu(m);
@@ -1465,9 +1505,9 @@ static bool save_holds_host_data(ol_model *m, ol_nid call, ol_nid obj, int *cpu_
     /* a file that never puts anything on an accelerator: the records of
      * its own plain classes hold what it makes of what it reads (a cache of
      * text examples and token ids), wherever they are built */
-    host_records = true;
-    bool records = ol_host_only(m, obj);
-    host_records = false;
+    q = question_begin(true);
+    bool records = host_only(m, obj, 0);
+    question_end(&q);
     if (records)
         return true;
     uint32_t fn = ol_function_of(m, call);
@@ -1479,21 +1519,36 @@ bool ol_save_holds_host_data(ol_model *m, ol_nid call, int *cpu_only)
     ol_nid obj = ol_call_arg(m, call, 0, "obj");
     if (obj == OL_NONE)
         return false;
-    saving.m = m;
+    const ol_model *outer_m = saving.m;
+    size_t outer_n = saving.n;
+    const char *outer_s[4];
+    uint32_t outer_len[4];
+    memcpy(outer_s, saving.s, sizeof(outer_s));
+    memcpy(outer_len, saving.len, sizeof(outer_len));
     saving.n = ol_path_literals(m, ol_call_arg(m, call, 1, "f"), saving.s, saving.len, 4);
+    saving.m = m;
     bool host = save_holds_host_data(m, call, obj, cpu_only);
-    saving.m = NULL;
-    saving.n = 0;
+    saving.m = outer_m;
+    saving.n = outer_n;
+    memcpy(saving.s, outer_s, sizeof(outer_s));
+    memcpy(saving.len, outer_len, sizeof(outer_len));
+    return host;
+}
+
+bool ol_class_holds_host_data(ol_model *m, uint32_t ci)
+{
+    host_question q = question_begin(false);
+    bool host = class_host_only(m, ci, 0);
+    question_end(&q);
     return host;
 }
 
 bool ol_host_only(ol_model *m, ol_nid e)
 {
-    host_steps = HOST_MAX_STEPS;
-    host_open_len = 0;
-    returns_open_len = 0;
-    params_open_len = 0;
-    return host_only(m, e, 0);
+    host_question q = question_begin(false);
+    bool host = host_only(m, e, 0);
+    question_end(&q);
+    return host;
 }
 
 bool ol_saved_unkeyed(ol_model *m, ol_nid obj)
@@ -1527,410 +1582,3 @@ bool ol_saved_unkeyed(ol_model *m, ol_nid obj)
     }
 }
 
-/* ---- path shapes -------------------------------------------------------------------- */
-
-/* steps one path's shapes may take at most */
-#define SHAPE_MAX_DEPTH 6
-#define SHAPE_MAX_STEPS 400
-
-typedef struct shaping {
-    ol_model *m;
-    int steps;
-} shaping;
-
-static void shapes_clear(ol_shapes *s)
-{
-    for (size_t i = 0; i < s->len; i++)
-        free(s->items[i]);
-    s->len = 0;
-}
-
-void ol_shapes_free(ol_shapes *s)
-{
-    shapes_clear(s);
-}
-
-static bool shapes_has(const ol_shapes *s, const char *x)
-{
-    for (size_t i = 0; i < s->len; i++)
-        if (strcmp(s->items[i], x) == 0)
-            return true;
-    return false;
-}
-
-/* Adds x (taken) to s unless it is there already; false when s is full. */
-static bool shapes_add(ol_shapes *s, char *x)
-{
-    if (shapes_has(s, x)) {
-        free(x);
-        return true;
-    }
-    if (s->len == OL_SHAPES_MAX) {
-        free(x);
-        return false;
-    }
-    s->items[s->len++] = x;
-    return true;
-}
-
-bool ol_shapes_add(ol_shapes *s, const char *x)
-{
-    return shapes_add(s, ol_xstrdup(x));
-}
-
-bool ol_shapes_meet(const ol_shapes *a, const ol_shapes *b)
-{
-    for (size_t i = 0; i < a->len; i++)
-        if (shapes_has(b, a->items[i]))
-            return true;
-    return false;
-}
-
-bool ol_shapes_has(const ol_shapes *s, const char *x)
-{
-    if (shapes_has(s, x))
-        return true;
-    /* "fn#3(": any call of that function */
-    for (size_t i = 0; i < s->len; i++) {
-        size_t n = strlen(s->items[i]);
-        if (n > 0 && s->items[i][n - 1] == '(' && strncmp(s->items[i], x, n) == 0)
-            return true;
-    }
-    return false;
-}
-
-/* Every shape of s followed by the text x. */
-static void shapes_append(ol_shapes *s, const char *x, size_t n)
-{
-    for (size_t i = 0; i < s->len; i++) {
-        size_t have = strlen(s->items[i]);
-        s->items[i] = ol_xrealloc(s->items[i], have + n + 1);
-        memcpy(s->items[i] + have, x, n);
-        s->items[i][have + n] = '\0';
-    }
-}
-
-static void shapes_puts(ol_shapes *s, const char *x)
-{
-    shapes_append(s, x, strlen(x));
-}
-
-/* s := every shape of s followed by every shape of tail; false when that
- * makes too many. */
-static bool shapes_concat(ol_shapes *s, const ol_shapes *tail)
-{
-    ol_shapes out = {0};
-    bool ok = true;
-    for (size_t i = 0; i < s->len && ok; i++)
-        for (size_t j = 0; j < tail->len && ok; j++)
-            ok = shapes_add(&out, ol_xasprintf("%s%s", s->items[i], tail->items[j]));
-    shapes_clear(s);
-    *s = out;
-    return ok;
-}
-
-static bool shape_of(shaping *c, ol_nid e, int depth, ol_shapes *out);
-
-/* s := s followed by the shapes of e. */
-static bool shapes_then(shaping *c, ol_shapes *s, ol_nid e, int depth)
-{
-    ol_shapes part = {0};
-    bool ok = shape_of(c, e, depth, &part) && shapes_concat(s, &part);
-    shapes_clear(&part);
-    return ok;
-}
-
-/* Adds the shapes of e to out. */
-static bool shapes_union(shaping *c, ol_shapes *out, ol_nid e, int depth)
-{
-    ol_shapes part = {0};
-    bool ok = shape_of(c, e, depth, &part);
-    for (size_t i = 0; ok && i < part.len; i++) {
-        ok = shapes_add(out, part.items[i]);
-        part.items[i] = NULL;
-    }
-    for (size_t i = 0; i < part.len; i++)
-        free(part.items[i]);
-    return ok;
-}
-
-/* A name: what each binding that reaches it holds. A binding whose value
- * is not followed (a parameter, an unpacking, a loop over something else
- * than a literal) is a token of its own, so that the same parameter in
- * two functions is two different files. */
-static bool name_shapes(shaping *c, ol_nid e, int depth, ol_shapes *out)
-{
-    ol_model *m = c->m;
-    const ol_tree *t = m->tree;
-    uint32_t defs[8];
-    ol_sym name = ol_node_sym(m, e);
-    size_t n = ol_reaching_defs(m, m->node_scope[e], name, e, defs, 8);
-    if (n == 8)
-        return false;
-    if (n == 0)
-        return ol_shapes_add(out, ol_sym_str(m, name));
-    for (size_t i = 0; i < n; i++) {
-        const ol_def *d = &m->defs.items[defs[i]];
-        ol_nid v = d->value != OL_NONE ? ol_unparen(t, d->value) : OL_NONE;
-        bool ok;
-        if (d->kind == OL_DEF_ASSIGN && d->path_len == 0 && !d->starred && v != OL_NONE) {
-            ok = shapes_union(c, out, v, depth + 1);
-        } else if (d->kind == OL_DEF_FOR && d->path_len == 0 && !d->starred && v != OL_NONE &&
-                   (ol_kind_of(t, v) == OL_N_tuple || ol_kind_of(t, v) == OL_N_list)) {
-            /* `for name in (A, B)`: each of them */
-            ok = true;
-            for (ol_nid a = ol_first_named(t, v); a != OL_NONE && ok; a = ol_next_named(t, a))
-                ok = shapes_union(c, out, a, depth + 1);
-        } else if (d->kind == OL_DEF_PARAM && d->index == 0 &&
-                   (strcmp(ol_sym_str(m, name), "self") == 0 || strcmp(ol_sym_str(m, name), "cls") == 0)) {
-            ok = ol_shapes_add(out, "self");
-        } else if (d->kind == OL_DEF_IMPORT && d->qual) {
-            ok = ol_shapes_add(out, ol_sym_str(m, d->qual));
-        } else {
-            ok = shapes_add(out, ol_xasprintf("%s#%u", ol_sym_str(m, name), defs[i]));
-        }
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
-/* A string: its value in one spelling, an f-string's interpolations by
- * their shapes (`f'{d}/x.pt'` and `f"{d}/x.pt"` are one shape). */
-static bool string_shapes(shaping *c, ol_nid e, int depth, ol_shapes *out)
-{
-    const ol_tree *t = c->m->tree;
-    const char *s;
-    uint32_t len;
-    if (ol_string_value(t, e, &s, &len)) {
-        char *x = ol_xmalloc((size_t)len + 3);
-        x[0] = '"';
-        memcpy(x + 1, s, len);
-        x[len + 1] = '"';
-        x[len + 2] = '\0';
-        return shapes_add(out, x);
-    }
-    if (!ol_shapes_add(out, "f\""))
-        return false;
-    for (ol_nid p = ol_first_named(t, e); p != OL_NONE; p = ol_next_named(t, p)) {
-        ol_kind k = ol_kind_of(t, p);
-        if (k == OL_N_string_content || k == OL_N_escape_sequence) {
-            uint32_t n;
-            const char *text = ol_text(t, p, &n);
-            shapes_append(out, text, n);
-        } else if (k == OL_N_interpolation) {
-            ol_nid x = ol_first_named(t, p);
-            if (x == OL_NONE)
-                return false;
-            shapes_puts(out, "{");
-            if (!shapes_then(c, out, x, depth + 1))
-                return false;
-            /* a conversion or format spec (`!r`, `:03d`) stays as written */
-            uint32_t n;
-            const char *text = ol_text(t, p, &n);
-            uint32_t from = ol_node_at(t, x)->end - ol_node_at(t, p)->start;
-            shapes_append(out, text + from, from < n ? n - from : 0);
-        } else if (k != OL_N_string_start && k != OL_N_string_end) {
-            return false;
-        }
-    }
-    shapes_puts(out, "\"");
-    return true;
-}
-
-static bool shape_of(shaping *c, ol_nid e, int depth, ol_shapes *out)
-{
-    ol_model *m = c->m;
-    const ol_tree *t = m->tree;
-    e = ol_unparen(t, e);
-    if (e == OL_NONE || depth > SHAPE_MAX_DEPTH || --c->steps < 0)
-        return false;
-    uint32_t n;
-    switch (ol_kind_of(t, e)) {
-    case OL_N_identifier:
-        return name_shapes(c, e, depth, out);
-    case OL_N_string:
-        return string_shapes(c, e, depth, out);
-    case OL_N_concatenated_string:
-        if (!ol_shapes_add(out, ""))
-            return false;
-        for (ol_nid p = ol_first_named(t, e); p != OL_NONE; p = ol_next_named(t, p))
-            if (!shapes_then(c, out, p, depth + 1))
-                return false;
-        return true;
-    case OL_N_integer:
-    case OL_N_float:
-    case OL_N_true:
-    case OL_N_false:
-    case OL_N_none: {
-        const char *text = ol_text(t, e, &n);
-        return shapes_add(out, ol_xstrndup(text, n));
-    }
-    case OL_N_attribute: {
-        if (!shape_of(c, ol_field(t, e, OL_F_object), depth + 1, out))
-            return false;
-        const char *text = ol_text(t, ol_field(t, e, OL_F_attribute), &n);
-        shapes_puts(out, ".");
-        shapes_append(out, text, n);
-        return true;
-    }
-    case OL_N_subscript:
-        if (!shape_of(c, ol_field(t, e, OL_F_value), depth + 1, out))
-            return false;
-        shapes_puts(out, "[");
-        if (!shapes_then(c, out, ol_field(t, e, OL_F_subscript), depth + 1))
-            return false;
-        shapes_puts(out, "]");
-        return true;
-    case OL_N_binary_operator: {
-        ol_nid l = ol_field(t, e, OL_F_left), r = ol_field(t, e, OL_F_right);
-        if (!shape_of(c, l, depth + 1, out))
-            return false;
-        /* the operator, without the spaces around it */
-        const char *src = ol_text(t, e, &n);
-        uint32_t from = ol_node_at(t, l)->end - ol_node_at(t, e)->start;
-        uint32_t to = ol_node_at(t, r)->start - ol_node_at(t, e)->start;
-        for (uint32_t i = from; i < to && i < n; i++)
-            if (src[i] != ' ' && src[i] != '\t' && src[i] != '\n' && src[i] != '\\' && src[i] != '\r' &&
-                src[i] != '(' && src[i] != ')')
-                shapes_append(out, src + i, 1);
-        return shapes_then(c, out, r, depth + 1);
-    }
-    case OL_N_conditional_expression: {
-        /* `A if cond else B`: either */
-        ol_nid body = ol_first_named(t, e);
-        ol_nid cond = body != OL_NONE ? ol_next_named(t, body) : OL_NONE;
-        ol_nid other = cond != OL_NONE ? ol_next_named(t, cond) : OL_NONE;
-        return other != OL_NONE && shapes_union(c, out, body, depth + 1) && shapes_union(c, out, other, depth + 1);
-    }
-    case OL_N_call: {
-        ol_nid callee = ol_unparen(t, ol_field(t, e, OL_F_function));
-        ol_nid args = ol_field(t, e, OL_F_arguments);
-        if (args == OL_NONE || ol_kind_of(t, args) != OL_N_argument_list)
-            return false;
-        /* `super().folder`: the object's own attribute */
-        if (ol_kind_of(t, callee) == OL_N_identifier && ol_text_is(t, callee, "super") &&
-            ol_first_named(t, args) == OL_NONE)
-            return ol_shapes_add(out, "self");
-        /* a function of this source names the file (`self.ckpt_path(epoch)`):
-         * it is the shape, with the string literals it is given
-         * (`path_of("feats.pt")` is not `path_of("model.pt")`) but whatever
-         * else it is given (the epoch) as "*" */
-        uint32_t fn = ol_callee_function(m, e);
-        if (fn != OL_NO_INDEX) {
-            ol_buf b = {0};
-            ol_buf_printf(&b, "fn#%u(", fn);
-            for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
-                ol_nid v = ol_kind_of(t, a) == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a;
-                const char *str;
-                uint32_t len;
-                if (v != a) {
-                    const char *name = ol_text(t, ol_field(t, a, OL_F_name), &len);
-                    ol_buf_printf(&b, "%.*s=", (int)len, name);
-                }
-                if (ol_kind_of(t, v) == OL_N_string && ol_string_value(t, v, &str, &len))
-                    ol_buf_printf(&b, "\"%.*s\",", (int)len, str);
-                else
-                    ol_buf_puts(&b, "*,");
-            }
-            ol_buf_puts(&b, ")");
-            return shapes_add(out, ol_buf_take(&b));
-        }
-        if (!shape_of(c, callee, depth + 1, out))
-            return false;
-        shapes_puts(out, "(");
-        bool first = true;
-        for (ol_nid a = ol_first_named(t, args); a != OL_NONE; a = ol_next_named(t, a)) {
-            if (!first)
-                shapes_puts(out, ",");
-            first = false;
-            ol_nid v = a;
-            if (ol_kind_of(t, a) == OL_N_keyword_argument) {
-                const char *name = ol_text(t, ol_field(t, a, OL_F_name), &n);
-                shapes_append(out, name, n);
-                shapes_puts(out, "=");
-                v = ol_field(t, a, OL_F_value);
-            } else if (ol_kind_of(t, a) == OL_N_list_splat || ol_kind_of(t, a) == OL_N_dictionary_splat) {
-                return false;
-            }
-            if (!shapes_then(c, out, v, depth + 1))
-                return false;
-        }
-        shapes_puts(out, ")");
-        return true;
-    }
-    default:
-        return false;
-    }
-}
-
-bool ol_path_shapes(ol_model *m, ol_nid e, ol_shapes *out)
-{
-    shaping c = {m, SHAPE_MAX_STEPS};
-    out->len = 0;
-    if (e != OL_NONE && shape_of(&c, e, 0, out))
-        return true;
-    shapes_clear(out);
-    return false;
-}
-
-/* ---- per-rank paths ----------------------------------------------------------------- */
-
-static bool names_rank(const char *s, uint32_t len)
-{
-    /* `rank`, `local_rank`, `trainer.global_rank`, `get_rank()`, `rank_id`;
-     * not `ranking` */
-    for (uint32_t i = 0; i + 4 <= len; i++)
-        if (ol_mem_ieq(s + i, "rank", 4) && (i == 0 || s[i - 1] == '_') &&
-            (i + 4 == len || s[i + 4] == '_' || (s[i + 4] >= '0' && s[i + 4] <= '9')))
-            return true;
-    return ol_mem_eq_cstr(s, len, "process_index") || ol_mem_eq_cstr(s, len, "local_process_index");
-}
-
-static bool mentions_rank(ol_model *m, ol_nid e, int depth)
-{
-    const ol_tree *t = m->tree;
-    if (e == OL_NONE || depth > 4)
-        return false;
-    for (ol_nid x = e; x < t->nodes.len && x < m->subtree_end[e]; x++) {
-        if (ol_kind_of(t, x) != OL_N_identifier)
-            continue;
-        uint32_t len;
-        const char *s = ol_text(t, x, &len);
-        if (names_rank(s, len))
-            return true;
-        ol_nid p = ol_parent(t, x);
-        if (ol_node_at(t, x)->field == OL_F_attribute) {
-            /* `self.path`: what the class assigns to it */
-            ol_nid obj = ol_unparen(t, ol_field(t, p, OL_F_object));
-            uint32_t fn = ol_function_of(m, x);
-            if (obj == OL_NONE || ol_kind_of(t, obj) != OL_N_identifier || !ol_text_is(t, obj, "self") ||
-                fn == OL_NO_INDEX || m->functions.items[fn].cls == OL_NO_INDEX)
-                continue;
-            const ol_member *attrs;
-            size_t count = ol_class_attrs_named(m, m->functions.items[fn].cls, ol_node_sym(m, x), &attrs);
-            for (size_t i = 0; i < count && attrs[i].place < 256; i++) {
-                const ol_def *d = &m->defs.items[attrs[i].index];
-                if (d->kind == OL_DEF_ASSIGN && d->value != OL_NONE && d->value != e &&
-                    mentions_rank(m, d->value, depth + 1))
-                    return true;
-            }
-            continue;
-        }
-        if (p != OL_NONE && ol_kind_of(t, p) == OL_N_keyword_argument && ol_field(t, p, OL_F_name) == x)
-            continue;
-        uint32_t defs[4];
-        size_t n = ol_reaching_defs(m, m->node_scope[x], ol_node_sym(m, x), x, defs, 4);
-        for (size_t i = 0; i < n && n < 4; i++) {
-            const ol_def *d = &m->defs.items[defs[i]];
-            if (d->kind == OL_DEF_ASSIGN && d->value != OL_NONE && mentions_rank(m, d->value, depth + 1))
-                return true;
-        }
-    }
-    return false;
-}
-
-bool ol_path_per_rank(ol_model *m, ol_nid e)
-{
-    return mentions_rank(m, e, 0);
-}

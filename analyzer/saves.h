@@ -79,6 +79,12 @@ size_t ol_file_literals(const ol_tree *t, ol_nid e, const char **s, uint32_t *le
  * Writes at most cap and returns how many. */
 size_t ol_path_literals(ol_model *m, ol_nid e, const char **s, uint32_t *len, size_t cap);
 
+/* Does every instance of class ci hold host data only? No base but
+ * `object`, and every attribute the class assigns (in any method) is host
+ * data and nothing changes it otherwise (a corpus: a dictionary of words
+ * and `torch.LongTensor`s of their ids). */
+bool ol_class_holds_host_data(ol_model *m, uint32_t ci);
+
 /* The shapes a path expression may take, each a normalized text: names
  * replaced by what their reaching bindings hold (`path = f"{d.dir}/a.pt"`
  * is the f-string; `x if c else y` and `for f in (A, B)` are each

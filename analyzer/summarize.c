@@ -968,6 +968,8 @@ static void classes_and_imports(sbuild *b)
         cs->module_guess = cs->is_module && ol_class_module_guessed(m, (uint32_t)ci);
         cs->has_call = ol_class_defines_call(m, (uint32_t)ci);
         cs->is_lossfn = cs->is_module && (ol_str_has_suffix(name, "Loss") || ol_str_has_suffix(name, "Criterion"));
+        /* a plain class's instances, for a save of one in another file */
+        cs->host_only = !cs->is_module && c->bases.len <= 1 && ol_class_holds_host_data(m, (uint32_t)ci);
         cs->bases = ol_arena_alloc(a, sizeof(char *) * (c->bases.len ? c->bases.len : 1));
         cs->ext_bases = ol_arena_alloc(a, sizeof(char *) * (c->bases.len ? c->bases.len : 1));
         for (size_t i = 0; i < m->classes.items[ci].bases.len; i++) {

@@ -703,6 +703,22 @@ static void loss_parts_of(const ol_file_summary *s, int arity, int index, int *g
     }
 }
 
+static bool links_host_instance(const ol_links *l, ol_model *m, ol_sym qual)
+{
+    (void)m;
+    ol_xref *x = l->ctx;
+    if (!x->answering) {
+        if (may_resolve(x, qual))
+            x->asked++; /* asked again once it can answer */
+        return false;
+    }
+    if (!x->project || !qual)
+        return false;
+    target *cls;
+    target_fn(x, qual, 0, &cls);
+    return cls && cls->cls && cls->cls->host_only;
+}
+
 static int links_loss_part(const ol_links *l, ol_model *m, int arity, int index)
 {
     (void)m;
@@ -751,6 +767,7 @@ ol_xref *ol_xref_resume(ol_model *m, ol_project *project, size_t file, void *wor
     x->links.imports_root = links_imports_root;
     x->links.param_use = links_param_use;
     x->links.loss_part = links_loss_part;
+    x->links.host_instance = links_host_instance;
     collect_stars(x);
     m->links = &x->links;
     /* a model summarized before was forgotten then if it had to be */

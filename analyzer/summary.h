@@ -91,6 +91,7 @@ typedef struct ol_class_summary {
     bool module_guess;    /* is_module only because a base is unseen and it defines forward() */
     bool has_call;        /* defines __call__ (also through local bases) */
     bool is_lossfn;       /* a module named like a loss (`...Loss`, `...Criterion`) */
+    bool host_only;       /* its instances hold host data only (ol_class_holds_host_data) */
     size_t base_count;
     const char **bases;   /* bases defined in the same file, for inherited methods */
     size_t ext_base_count;

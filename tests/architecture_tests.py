@@ -54,7 +54,7 @@ ENGINE_LAYERS = [
                    "analyzer/grad", "analyzer/resolve", "analyzer/steps"]),
     # per-file facts about training code
     ("facts", ["analyzer/facts", "analyzer/flows", "analyzer/moves", "analyzer/hardware",
-               "analyzer/saves", "analyzer/hostuse"]),
+               "analyzer/saves", "analyzer/paths", "analyzer/hostuse"]),
     # the whole run: summaries of every file, the project's modules
     ("run", ["analyzer/summarize", "analyzer/summary", "analyzer/project"]),
     # the door: the questions rules ask, with their reasons

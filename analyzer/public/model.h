@@ -338,6 +338,9 @@ typedef struct ol_links {
      * may carry the graph, 0 when every one's is known not to, -1 when no
      * such class is known. */
     int (*loss_part)(const struct ol_links *l, struct ol_model *m, int arity, int index);
+    /* Is `qual` a class of another file of the run whose instances hold
+     * host data only (ol_class_holds_host_data, in its own file)? */
+    bool (*host_instance)(const struct ol_links *l, struct ol_model *m, ol_sym qual);
 } ol_links;
 
 typedef struct ol_attr_use {

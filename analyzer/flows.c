@@ -385,6 +385,13 @@ static int mode_switch(ol_model *m, const ol_call *c, ol_nid module)
     return arg != OL_NONE && ol_kind_of(t, ol_unparen(t, arg)) == OL_N_false ? 1 : 2;
 }
 
+/* Is a `b.module` (the wrapper's model, when b is a wrapper)? */
+static bool unwraps(const ol_tree *t, ol_nid a, ol_nid b)
+{
+    return a != OL_NONE && b != OL_NONE && ol_kind_of(t, a) == OL_N_attribute &&
+           ol_text_is(t, ol_field(t, a, OL_F_attribute), "module") && ol_same_text(t, ol_field(t, a, OL_F_object), b);
+}
+
 static const char *instance_class(ol_model *m, ol_nid e, int depth)
 {
     static const char *const same[] = {"eval", "train", "to", "cuda", "cpu", "float", "half", "double", "bfloat16",
@@ -400,23 +407,27 @@ static const char *instance_class(ol_model *m, ol_nid e, int depth)
             continue;
         }
         if (k == OL_N_conditional_expression) {
-            /* `self.model.module if multigpus else self.model`: the class
-             * both branches hold */
+            /* `self.model.module if multigpus else self.model`: unwrapping
+             * a DataParallel or DDP wrapper when there is one, so the model
+             * either way; otherwise the class both branches hold */
             if (depth >= 3)
                 return NULL;
-            const char *a = instance_class(m, ol_named_child(t, e, 0), depth + 1);
-            const char *b = a ? instance_class(m, ol_named_child(t, e, 2), depth + 1) : NULL;
-            return a && b && strcmp(a, b) == 0 ? a : NULL;
+            ol_nid a = ol_unparen(t, ol_named_child(t, e, 0)), b = ol_unparen(t, ol_named_child(t, e, 2));
+            if (unwraps(t, a, b)) {
+                e = b;
+                continue;
+            }
+            if (unwraps(t, b, a)) {
+                e = a;
+                continue;
+            }
+            const char *ca = instance_class(m, a, depth + 1);
+            const char *cb = ca ? instance_class(m, b, depth + 1) : NULL;
+            return ca && cb && strcmp(ca, cb) == 0 ? ca : NULL;
         }
         if (k == OL_N_attribute) {
             /* self.x: its one binding in the class */
             ol_nid obj = ol_unparen(t, ol_field(t, e, OL_F_object)), attr = ol_field(t, e, OL_F_attribute);
-            /* `model.module`: what a DataParallel or DDP wrapper holds, the
-             * model itself when the object is the model's own class */
-            if (ol_text_is(t, attr, "module") && obj != OL_NONE) {
-                e = obj;
-                continue;
-            }
             uint32_t fn = ol_function_of(m, e);
             if (obj == OL_NONE || !ol_text_is(t, obj, "self") || fn == OL_NO_INDEX ||
                 m->functions.items[fn].cls == OL_NO_INDEX)

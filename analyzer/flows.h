@@ -24,9 +24,10 @@ bool ol_call_differentiates(ol_model *m, uint32_t ci);
 /* The dotted name of the imported class whose instance e holds, followed
  * through the binding of a name or of `self.x` in its class and the methods
  * that return the module itself (`self.model_ = Model(n).eval().to(device)`,
- * then `self.model_`), through a wrapper's `.module` and a conditional
- * whose branches hold the same class (`self.model.module if multigpus else
- * self.model`): "models.Model"; NULL when not known. */
+ * then `self.model_`), through the unwrapping of a DataParallel or DDP
+ * wrapper (`self.model.module if multigpus else self.model`) and a
+ * conditional whose branches hold the same class: "models.Model"; NULL
+ * when not known. */
 const char *ol_instance_class(ol_model *m, ol_nid e);
 
 /* The `.eval()` call that puts `module` in evaluation mode at `at`, as

@@ -79,6 +79,12 @@ static void path_literals_at(ol_model *m, ol_nid e, int depth, const char **s, u
         }
         if (depth >= PATH_LITERAL_DEPTH || ol_kind_of(t, x) != OL_N_identifier)
             continue;
+        /* a name, not an attribute's (`args.checkpoint`) or a keyword's */
+        ol_nid up = ol_parent(t, x);
+        ol_kind uk = up != OL_NONE ? ol_kind_of(t, up) : OL_N_module;
+        if ((uk == OL_N_attribute && ol_field(t, up, OL_F_attribute) == x) ||
+            (uk == OL_N_keyword_argument && ol_field(t, up, OL_F_name) == x))
+            continue;
         uint32_t defs[4];
         size_t count = ol_reaching_defs(m, m->node_scope[x], ol_node_sym(m, x), x, defs, 4);
         for (size_t i = 0; i < count && count < 4; i++) {

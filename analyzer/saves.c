@@ -99,6 +99,78 @@ ol_nid ol_framework_save_path(ol_model *m, ol_nid call)
 #define HOST_MAX_DEPTH 16
 /* steps one question may take at most (bindings branch out) */
 #define HOST_MAX_STEPS 4000
+
+/* What one host question is working out, innermost last: a binding's
+ * value, a function's results, a parameter's arguments, a class's
+ * attributes. A loop-carried binding (`step += 1`), a recursive call (a
+ * tokenizer of nested records calling itself on each part) or an instance
+ * holding another of its class reaches what is being worked out, and adds
+ * nothing to what the others hold. Each question has its own stack: one
+ * asked while another is being worked out on the same thread (a value of
+ * another file of the run has that file linted first) starts empty and
+ * gives the outer one's back when done (host_question). */
+enum { OPEN_DEF, OPEN_RETURNS, OPEN_PARAM, OPEN_CLASS };
+#define OPEN_MAX (3 * (HOST_MAX_DEPTH + 2))
+/* instances of classes holding instances of classes, at most */
+#define OPEN_CLASSES_MAX 4
+typedef struct open_entry {
+    const ol_model *m;
+    uint32_t id;
+    uint8_t what;
+} open_entry;
+static _Thread_local open_entry open_stack[OPEN_MAX];
+static _Thread_local int open_len;
+
+static bool is_open(const ol_model *m, uint8_t what, uint32_t id)
+{
+    for (int i = 0; i < open_len; i++)
+        if (open_stack[i].m == m && open_stack[i].id == id && open_stack[i].what == what)
+            return true;
+    return false;
+}
+
+/* Pushes an entry; false (nothing pushed) when the stack is full. */
+static bool open_push(const ol_model *m, uint8_t what, uint32_t id)
+{
+    int classes = 0;
+    for (int i = 0; i < open_len && what == OPEN_CLASS; i++)
+        classes += open_stack[i].what == OPEN_CLASS;
+    if (open_len >= OPEN_MAX || classes >= OPEN_CLASSES_MAX)
+        return false;
+    open_entry e = {m, id, what};
+    open_stack[open_len++] = e;
+    return true;
+}
+
+static void open_pop(void)
+{
+    open_len--;
+}
+
+/* Does the file make torch's factories build on a GPU
+ * (`torch.set_default_tensor_type("torch.cuda.FloatTensor")`,
+ * `torch.set_default_device("cuda")`)? Asked once per question. */
+static _Thread_local int default_device = -1;
+static _Thread_local const ol_model *default_device_m;
+
+static bool factories_on_device(ol_model *m)
+{
+    if (default_device >= 0 && default_device_m == m)
+        return default_device == 1;
+    default_device_m = m;
+    default_device = 0;
+    for (size_t i = 0; i < m->calls.len && !default_device; i++) {
+        const char *q = ol_qualname(m, m->calls.items[i].callee);
+        if (!q || (strcmp(q, "torch.set_default_tensor_type") != 0 && strcmp(q, "torch.set_default_device") != 0))
+            continue;
+        ol_nid a = ol_call_arg(m, m->calls.items[i].node, 0, NULL);
+        uint32_t len;
+        const char *text = a != OL_NONE ? ol_text(m->tree, a, &len) : NULL;
+        /* a device or type named by a value the file does not spell counts too */
+        default_device = !text || ol_find(text, len, "cpu") == NULL ? 1 : 0;
+    }
+    return default_device == 1;
+}
 static _Thread_local int host_steps;
 
 /* Calls whose result is on the host: torch factories given no device. */
@@ -582,30 +654,29 @@ static bool site_host_only(ol_model *m, const ol_function *f, ol_nid call, bool 
  * is built from (sizes, names, flags): host data unless a call here gives
  * them something else. `self` and a function nothing here calls are not
  * known. */
-/* The parameters param_host_only is working out: a recursive call that
- * passes on a part of what it was given (`tokenize(o)` for each `o` of
- * `obj`) adds nothing to what the other calls pass. */
-static _Thread_local struct {
-    const ol_model *m;
-    uint32_t def;
-} params_open[HOST_MAX_DEPTH + 2];
-static _Thread_local int params_open_len;
-
 static bool param_sites_host_only(ol_model *m, const ol_def *d, int depth);
 
+/* A parameter being worked out (`tokenize(o)` for each `o` of `obj`,
+ * inside `tokenize`) holds what the other calls pass: at least one call
+ * from outside the function must give it host data (param_sites_host_only).
+ * The parameters of the constructor of a class being worked out
+ * (class_host_only) are not known: its instances may be built anywhere. */
 static bool param_host_only(ol_model *m, const ol_def *d, int depth)
 {
     uint32_t di = (uint32_t)(d - m->defs.items);
-    for (int i = 0; i < params_open_len; i++)
-        if (params_open[i].m == m && params_open[i].def == di)
-            return true;
-    if (params_open_len >= HOST_MAX_DEPTH + 2)
+    if (is_open(m, OPEN_PARAM, di))
+        return true;
+    uint32_t fi = m->scopes.items[d->scope].function;
+    if (fi != OL_NO_INDEX && m->functions.items[fi].cls != OL_NO_INDEX &&
+        is_open(m, OPEN_CLASS, m->functions.items[fi].cls)) {
+        const char *fname = ol_sym_str(m, m->functions.items[fi].name);
+        if (strcmp(fname, "__init__") == 0 || strcmp(fname, "__new__") == 0)
+            return false;
+    }
+    if (!open_push(m, OPEN_PARAM, di))
         return false;
-    params_open[params_open_len].m = m;
-    params_open[params_open_len].def = di;
-    params_open_len++;
     bool host = param_sites_host_only(m, d, depth);
-    params_open_len--;
+    open_pop();
     return host;
 }
 
@@ -626,7 +697,8 @@ static bool param_sites_host_only(ol_model *m, const ol_def *d, int depth)
         bool given = false;
         if (!site_host_only(m, f, c->node, f->is_method && c->receiver != OL_NONE, d, depth + 1, &given))
             return false;
-        sites += given;
+        /* a recursive call passes on what the outside ones gave */
+        sites += given && ol_function_of(m, c->node) != fi;
     }
     if (f->callsites.len > PARAM_SITES_MAX)
         return false;
@@ -687,40 +759,74 @@ static bool args_host_only(ol_model *m, ol_nid call, int depth)
     return true;
 }
 
-/* Is attribute `name` of the class changed in place with what may not be
- * host data: an augmented assignment, a store into it (`self.log[k] =
- * v`), a method that adds to it (`self.rows.append(v)`), given something
- * that is not host data? A tensor written in place stays where it is
- * (`self.log[-1, i] += loss.item()`), whatever is written. */
-static bool attr_changed(ol_model *m, const ol_class *cls, ol_sym name, bool tensor, int depth)
+/* Is attribute node n (`obj.name`) changed there with what may not be
+ * host data: a store into it, also through subscripts (`self.log[k] = v`,
+ * `self.rows["train"][i] = v`), an augmented assignment, a method that adds
+ * to it (`self.rows.append(v)`, `self.rows["train"].append(v)`)? A plain
+ * assignment to it counts when `plain` (outside its class, where it is
+ * not one of the class's bindings). A tensor written in place stays where
+ * it is (`self.log[-1, i] += loss.item()`), whatever is written. */
+static bool changed_at(ol_model *m, ol_nid n, bool tensor, bool plain, int depth)
 {
     const ol_tree *t = m->tree;
     static const char *const changers[] = {"append", "extend", "insert", "add", "update", "setdefault",
-                                           "__setitem__", NULL};
+                                           "__setitem__", "appendleft", "extendleft", NULL};
+    ol_nid top = n;
+    for (ol_nid p = ol_parent(t, top); p != OL_NONE && ol_kind_of(t, p) == OL_N_subscript &&
+                                       ol_field(t, p, OL_F_value) == top;
+         p = ol_parent(t, top))
+        top = p;
+    ol_nid p = ol_parent(t, top);
+    ol_kind pk = p != OL_NONE ? ol_kind_of(t, p) : OL_N_module;
+    if ((pk == OL_N_assignment || pk == OL_N_augmented_assignment) && ol_field(t, p, OL_F_left) == top) {
+        if (top == n && pk == OL_N_assignment && !plain)
+            return false; /* a binding of the class's, read as one */
+        return !(tensor && top != n) && !(tensor && pk == OL_N_augmented_assignment) &&
+               !host_only(m, ol_field(t, p, OL_F_right), depth + 1);
+    }
+    if (pk == OL_N_attribute && ol_field(t, p, OL_F_object) == top) {
+        ol_nid meth = ol_field(t, p, OL_F_attribute), call = ol_parent(t, p);
+        for (const char *const *c = changers; *c; c++)
+            if (ol_text_is(t, meth, *c))
+                return call == OL_NONE || ol_kind_of(t, call) != OL_N_call || !args_host_only(m, call, depth);
+    }
+    return false;
+}
+
+/* Is attribute `name` of the class changed in place, in the class, with
+ * what may not be host data (changed_at)? */
+static bool attr_changed(ol_model *m, const ol_class *cls, ol_sym name, bool tensor, int depth)
+{
+    const ol_tree *t = m->tree;
     ol_nid body = cls->node;
-    for (ol_nid n = body; n < m->subtree_end[body]; n++) {
-        if (ol_kind_of(t, n) != OL_N_attribute || ol_node_sym(m, ol_field(t, n, OL_F_attribute)) != name)
-            continue;
-        ol_nid p = ol_parent(t, n);
-        ol_kind pk = p != OL_NONE ? ol_kind_of(t, p) : OL_N_module;
-        if (pk == OL_N_augmented_assignment && ol_field(t, p, OL_F_left) == n) {
-            if (!tensor && !host_only(m, ol_field(t, p, OL_F_right), depth + 1))
+    for (ol_nid n = body; n < m->subtree_end[body]; n++)
+        if (ol_kind_of(t, n) == OL_N_attribute && ol_node_sym(m, ol_field(t, n, OL_F_attribute)) == name &&
+            changed_at(m, n, tensor, false, depth))
+            return true;
+    return false;
+}
+
+/* Is the instance binding d holds changed where it is bound (its function,
+ * or the module) with what may not be host data: an attribute stored or
+ * added to (`state.weights = model.state_dict()`, `history.losses.append(loss)`),
+ * `setattr(state, k, v)`? */
+static bool instance_changed(ol_model *m, const ol_def *d, int depth)
+{
+    const ol_tree *t = m->tree;
+    uint32_t fn = m->scopes.items[d->scope].function;
+    ol_nid region = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
+    for (ol_nid n = region; n < m->subtree_end[region]; n++) {
+        ol_kind k = ol_kind_of(t, n);
+        if (k == OL_N_attribute) {
+            ol_nid obj = ol_field(t, n, OL_F_object);
+            if (obj != OL_NONE && ol_kind_of(t, obj) == OL_N_identifier && ol_node_sym(m, obj) == d->name &&
+                changed_at(m, n, false, true, depth))
                 return true;
-            continue;
-        }
-        if (pk == OL_N_subscript && ol_field(t, p, OL_F_value) == n) {
-            ol_nid gp = ol_parent(t, p);
-            if (gp != OL_NONE && (ol_kind_of(t, gp) == OL_N_assignment || ol_kind_of(t, gp) == OL_N_augmented_assignment) &&
-                ol_field(t, gp, OL_F_left) == p && !tensor && !host_only(m, ol_field(t, gp, OL_F_right), depth + 1))
+        } else if (k == OL_N_call && ol_text_is(t, ol_field(t, n, OL_F_function), "setattr")) {
+            ol_nid obj = ol_call_arg(m, n, 0, NULL), v = ol_call_arg(m, n, 2, NULL);
+            if (obj != OL_NONE && ol_kind_of(t, obj) == OL_N_identifier && ol_node_sym(m, obj) == d->name &&
+                !host_only(m, v, depth + 1))
                 return true;
-            continue;
-        }
-        if (pk == OL_N_attribute && ol_field(t, p, OL_F_object) == n) {
-            ol_nid meth = ol_field(t, p, OL_F_attribute), call = ol_parent(t, p);
-            for (const char *const *c = changers; *c; c++)
-                if (ol_text_is(t, meth, *c) &&
-                    (call == OL_NONE || ol_kind_of(t, call) != OL_N_call || !args_host_only(m, call, depth)))
-                    return true;
         }
     }
     return false;
@@ -803,14 +909,34 @@ static bool attr_host_only(ol_model *m, uint32_t ci, ol_sym name, int depth)
     return assigned > 0 && !attr_changed(m, cls, name, tensor, depth);
 }
 
-/* The classes ol_class_holds_host_data is working out: an attribute
- * holding another instance of the class (a tree's children) adds
- * nothing. */
-static _Thread_local struct {
-    const ol_model *m;
-    uint32_t cls;
-} classes_open[4];
-static _Thread_local int classes_open_len;
+/* Is e a call of a class of this file, or of another file of the run whose
+ * instances hold host data? */
+static bool makes_instance(ol_model *m, ol_nid e)
+{
+    e = ol_unparen(m->tree, e);
+    if (ol_kind_of(m->tree, e) != OL_N_call)
+        return false;
+    ol_val v = ol_eval(m, ol_field(m->tree, e, OL_F_function));
+    return v.kind == OL_V_CLASS || (v.kind == OL_V_EXTERN && v.ref && m->links && m->links->host_instance &&
+                                    m->links->host_instance(m->links, m, v.ref));
+}
+
+/* Does the class fill itself in ways its attribute bindings do not show:
+ * a decorator (`@dataclass` makes fields of annotations), `setattr`,
+ * `__dict__`, `__slots__`, `__setattr__`? */
+static bool fills_itself(ol_model *m, const ol_class *c)
+{
+    const ol_tree *t = m->tree;
+    ol_nid p = ol_parent(t, c->node);
+    if (p != OL_NONE && ol_kind_of(t, p) == OL_N_decorated_definition)
+        return true;
+    for (ol_nid n = c->node; n < m->subtree_end[c->node]; n++)
+        if (ol_kind_of(t, n) == OL_N_identifier &&
+            (ol_text_is(t, n, "setattr") || ol_text_is(t, n, "__dict__") || ol_text_is(t, n, "__slots__") ||
+             ol_text_is(t, n, "__setattr__") || ol_text_is(t, n, "vars")))
+            return true;
+    return false;
+}
 
 static bool class_host_only(ol_model *m, uint32_t ci, int depth)
 {
@@ -820,15 +946,12 @@ static bool class_host_only(ol_model *m, uint32_t ci, int depth)
     for (size_t i = 0; i < c->bases.len; i++)
         if (!ol_text_is(m->tree, c->bases.items[i], "object"))
             return false;
-    for (int i = 0; i < classes_open_len; i++)
-        if (classes_open[i].m == m && classes_open[i].cls == ci)
-            return true;
-    if (classes_open_len >= 4 || c->attr_defs.len == 0 || c->attr_defs.len > 64)
+    if (is_open(m, OPEN_CLASS, ci))
+        return true;
+    if (c->attr_defs.len == 0 || c->attr_defs.len > 64 || fills_itself(m, c) || !open_push(m, OPEN_CLASS, ci))
         return false;
-    classes_open[classes_open_len].m = m;
-    classes_open[classes_open_len].cls = ci;
-    classes_open_len++;
     bool host = true;
+    size_t data = 0;
     for (size_t i = 0; i < c->attr_defs.len && host; i++) {
         const ol_def *d = &m->defs.items[c->attr_defs.items[i]];
         if (d->kind == OL_DEF_FUNCTION || d->kind == OL_DEF_CLASS)
@@ -838,9 +961,11 @@ static bool class_host_only(ol_model *m, uint32_t ci, int depth)
         for (size_t j = 0; j < i && !seen; j++)
             seen = m->defs.items[c->attr_defs.items[j]].name == name;
         host = seen || attr_host_only(m, ci, name, depth + 1);
+        data++;
     }
-    classes_open_len--;
-    return host;
+    open_pop();
+    /* a class with no data of its own shows nothing of what it holds */
+    return host && data > 0;
 }
 
 /* `self.name` in a method: host data when every assignment of it in the
@@ -863,21 +988,9 @@ static bool self_attr_host_only(ol_model *m, ol_nid e, int depth)
     return attr_host_only(m, m->functions.items[fi].cls, ol_node_sym(m, ol_field(t, e, OL_F_attribute)), depth);
 }
 
-/* The bindings whose value host_only is working out, innermost last: a
- * loop-carried binding (`epoch = epoch + 1`, `step += 1`) reaches its own
- * value, and adds nothing to what its other bindings hold. */
-static _Thread_local struct {
-    const ol_model *m;
-    uint32_t def;
-} host_open[HOST_MAX_DEPTH + 2];
-static _Thread_local int host_open_len;
-
 static bool host_opened(const ol_model *m, uint32_t def)
 {
-    for (int i = 0; i < host_open_len; i++)
-        if (host_open[i].m == m && host_open[i].def == def)
-            return true;
-    return false;
+    return is_open(m, OPEN_DEF, def);
 }
 
 /* The value of binding d (not a parameter or a loop target) is host data:
@@ -885,12 +998,8 @@ static bool host_opened(const ol_model *m, uint32_t def)
  * value it updates (`total += 1`). */
 static bool def_value_host_only(ol_model *m, const ol_def *d, int depth)
 {
-    if (d->starred || d->value == OL_NONE || host_open_len >= HOST_MAX_DEPTH + 2)
+    if (d->starred || d->value == OL_NONE || !open_push(m, OPEN_DEF, (uint32_t)(d - m->defs.items)))
         return false;
-    uint32_t di = (uint32_t)(d - m->defs.items);
-    host_open[host_open_len].m = m;
-    host_open[host_open_len].def = di;
-    host_open_len++;
     bool host;
     if (d->kind == OL_DEF_AUGASSIGN) {
         ol_nid v = d->value;
@@ -900,7 +1009,7 @@ static bool def_value_host_only(ol_model *m, const ol_def *d, int depth)
     } else {
         host = d->kind == OL_DEF_ASSIGN && host_only(m, d->value, depth + 1);
     }
-    host_open_len--;
+    open_pop();
     return host;
 }
 
@@ -909,7 +1018,7 @@ static bool def_value_host_only(ol_model *m, const ol_def *d, int depth)
 static bool empty_container_call(ol_model *m, ol_nid e)
 {
     static const char *const EMPTY[] = {"builtins.dict", "builtins.list", "builtins.set", "collections.OrderedDict",
-                                        "collections.Counter", "collections.deque",
+                                        "collections.Counter",
                                         NULL};
     const ol_tree *t = m->tree;
     e = ol_unparen(t, e);
@@ -959,6 +1068,10 @@ static bool name_host_only(ol_model *m, ol_nid use, int depth)
         /* `a, b = host_data`: each part is */
         if (!def_value_host_only(m, d, depth))
             return false;
+        /* an instance of a class of host data, changed where it is bound */
+        if (d->kind == OL_DEF_ASSIGN && d->path_len == 0 && makes_instance(m, d->value) &&
+            instance_changed(m, d, depth))
+            return false;
         if (d->kind == OL_DEF_AUGASSIGN)
             continue;
         if (d->path_len != 0)
@@ -992,32 +1105,19 @@ static bool moves(const ol_tree *t, ol_nid attr)
 }
 
 /* Every value function fn returns (it returns something) is host data. */
-/* The functions whose results returns_host_data is working out: a
- * recursive call (a tokenizer of nested records calling itself on each
- * part) adds nothing to what its other returns hold. */
-static _Thread_local struct {
-    const ol_model *m;
-    uint32_t fn;
-} returns_open[HOST_MAX_DEPTH + 2];
-static _Thread_local int returns_open_len;
-
 static bool returns_host_data(ol_model *m, uint32_t fn, int depth)
 {
     const ol_function *f = &m->functions.items[fn];
     if (f->returns.len == 0 || f->returns.len > 16)
         return false;
-    for (int i = 0; i < returns_open_len; i++)
-        if (returns_open[i].m == m && returns_open[i].fn == fn)
-            return true;
-    if (returns_open_len >= HOST_MAX_DEPTH + 2)
+    if (is_open(m, OPEN_RETURNS, fn))
+        return true;
+    if (!open_push(m, OPEN_RETURNS, fn))
         return false;
-    returns_open[returns_open_len].m = m;
-    returns_open[returns_open_len].fn = fn;
-    returns_open_len++;
     bool host = true;
     for (size_t i = 0; i < f->returns.len && host; i++)
         host = host_only(m, f->returns.items[i], depth);
-    returns_open_len--;
+    open_pop();
     return host;
 }
 
@@ -1329,7 +1429,8 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
         if (made.kind == OL_V_CLASS && made.ref < m->classes.len)
             return class_host_only(m, made.ref, depth + 1);
         const char *q = ol_qualname(m, callee);
-        if (q && m->links && m->links->host_instance && m->links->host_instance(m->links, m, made.ref))
+        if (made.kind == OL_V_EXTERN && made.ref && m->links && m->links->host_instance &&
+            m->links->host_instance(m->links, m, made.ref))
             return true;
         if (q && host_loader(m, e, q))
             return true;
@@ -1376,7 +1477,7 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
             return sparse_parts_host(m, e, depth + 1);
         for (const char *const *f = HOST_FACTORIES; *f; f++)
             if (strcmp(q, *f) == 0)
-                return true;
+                return !ol_str_has_prefix(q, "torch.") || !factories_on_device(m);
         for (const char *const *f = TENSORLESS_STATE; *f; f++)
             if (strcmp(q, *f) == 0)
                 return true;
@@ -1473,14 +1574,24 @@ typedef struct host_question {
     bool records;
     const ol_model *saving_m;
     size_t saving_n;
+    int open_len;
+    open_entry open[OPEN_MAX];
+    int default_device;
 } host_question;
 
-static host_question question_begin(bool records)
+static void question_begin(host_question *q, bool records)
 {
-    host_question q = {host_steps, host_records, saving.m, saving.n};
+    q->steps = host_steps;
+    q->records = host_records;
+    q->saving_m = saving.m;
+    q->saving_n = saving.n;
+    q->open_len = open_len;
+    memcpy(q->open, open_stack, sizeof(open_entry) * (size_t)open_len);
+    q->default_device = default_device;
     host_steps = HOST_MAX_STEPS;
     host_records = records;
-    return q;
+    open_len = 0;
+    default_device = -1;
 }
 
 static void question_end(const host_question *q)
@@ -1489,11 +1600,15 @@ static void question_end(const host_question *q)
     host_records = q->records;
     saving.m = q->saving_m;
     saving.n = q->saving_n;
+    open_len = q->open_len;
+    memcpy(open_stack, q->open, sizeof(open_entry) * (size_t)open_len);
+    default_device = q->default_device;
 }
 
 static bool save_holds_host_data(ol_model *m, ol_nid call, ol_nid obj, int *cpu_only)
 {
-    host_question q = question_begin(false);
+    host_question q;
+    question_begin(&q, false);
     bool host = host_only(m, obj, 0);
     question_end(&q);
     if (host)
@@ -1505,7 +1620,7 @@ static bool save_holds_host_data(ol_model *m, ol_nid call, ol_nid obj, int *cpu_
     /* a file that never puts anything on an accelerator: the records of
      * its own plain classes hold what it makes of what it reads (a cache of
      * text examples and token ids), wherever they are built */
-    q = question_begin(true);
+    question_begin(&q, true);
     bool records = host_only(m, obj, 0);
     question_end(&q);
     if (records)
@@ -1537,7 +1652,8 @@ bool ol_save_holds_host_data(ol_model *m, ol_nid call, int *cpu_only)
 
 bool ol_class_holds_host_data(ol_model *m, uint32_t ci)
 {
-    host_question q = question_begin(false);
+    host_question q;
+    question_begin(&q, false);
     bool host = class_host_only(m, ci, 0);
     question_end(&q);
     return host;
@@ -1545,7 +1661,8 @@ bool ol_class_holds_host_data(ol_model *m, uint32_t ci)
 
 bool ol_host_only(ol_model *m, ol_nid e)
 {
-    host_question q = question_begin(false);
+    host_question q;
+    question_begin(&q, false);
     bool host = host_only(m, e, 0);
     question_end(&q);
     return host;

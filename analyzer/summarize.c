@@ -1008,21 +1008,86 @@ static const char *arena_literal(ol_arena *a, const char *s, uint32_t len)
     return memchr(s, '\0', len) ? NULL : ol_arena_strndup(a, s, len);
 }
 
-/* Does a torch.load of the save's function read the file the save writes
- * (its path spells the literal s)? Such a save writes back what the file
- * held (a converter renaming the keys of a released checkpoint): it says
- * nothing of where the file's tensors are, and a load elsewhere is not
- * linked to it. */
+/* Does the subtree at e name one of syms? */
+static bool names_any(ol_model *m, ol_nid e, const ol_sym *syms, size_t n)
+{
+    const ol_tree *t = m->tree;
+    for (ol_nid x = e; e != OL_NONE && x < m->subtree_end[e]; x++)
+        if (ol_kind_of(t, x) == OL_N_identifier)
+            for (size_t i = 0; i < n; i++)
+                if (ol_node_sym(m, x) == syms[i])
+                    return true;
+    return false;
+}
+
+/* Is what the save writes (obj) made from what `loaded = torch.load(...)`
+ * read: it names `loaded`, or it is a name the function binds or fills
+ * from it (`fresh[k] = loaded[k]`, also through a loop over it: `for k, v
+ * in loaded.items(): fresh[k] = v`)? */
+static bool saves_what_was_read(ol_model *m, ol_nid obj, ol_sym loaded, ol_nid region)
+{
+    const ol_tree *t = m->tree;
+    ol_sym from[8] = {loaded};
+    size_t nfrom = 1;
+    obj = ol_unparen(t, obj);
+    if (obj == OL_NONE || names_any(m, obj, from, nfrom))
+        return true;
+    if (ol_kind_of(t, obj) != OL_N_identifier)
+        return false;
+    ol_sym name = ol_node_sym(m, obj);
+    for (ol_nid n = region; n < m->subtree_end[region]; n++) {
+        ol_kind k = ol_kind_of(t, n);
+        if (k == OL_N_for_statement && names_any(m, ol_field(t, n, OL_F_right), from, nfrom)) {
+            ol_nid left = ol_field(t, n, OL_F_left);
+            for (ol_nid x = left; left != OL_NONE && x < m->subtree_end[left] && nfrom < 8; x++)
+                if (ol_kind_of(t, x) == OL_N_identifier)
+                    from[nfrom++] = ol_node_sym(m, x);
+            continue;
+        }
+        if (k != OL_N_assignment && k != OL_N_augmented_assignment)
+            continue;
+        ol_nid left = ol_field(t, n, OL_F_left);
+        while (left != OL_NONE && ol_kind_of(t, left) == OL_N_subscript)
+            left = ol_field(t, left, OL_F_value);
+        if (left != OL_NONE && ol_kind_of(t, left) == OL_N_identifier && ol_node_sym(m, left) == name &&
+            names_any(m, ol_field(t, n, OL_F_right), from, nfrom))
+            return true;
+    }
+    return false;
+}
+
+/* Does the save write back what a torch.load before it in its function
+ * read from the file it writes (its path spells the literal s), as a
+ * converter renaming the keys of a released checkpoint does? Such a save
+ * writes what the file held: it says nothing of where the file's tensors
+ * are, and a load elsewhere is not linked to it. A save of anything else
+ * (the model's state after a resume, a best checkpoint written before it
+ * is read back) is a writer like any other. */
 static bool reads_back(ol_model *m, ol_nid save, const char *s, uint32_t len)
 {
+    const ol_tree *t = m->tree;
     uint32_t fn = ol_function_of(m, save);
+    ol_nid region = fn == OL_NO_INDEX ? 0 : m->functions.items[fn].node;
+    ol_nid obj = ol_call_arg(m, save, 0, "obj");
     size_t first = 0;
-    size_t end = ol_calls_in(m, fn == OL_NO_INDEX ? 0 : m->functions.items[fn].node, &first);
-    for (size_t k = first; k < end; k++) {
+    size_t end = ol_calls_in(m, region, &first);
+    for (size_t k = first; k < end && m->calls.items[k].node < save; k++) {
         const ol_call *c = &m->calls.items[k];
         const char *q;
         if (ol_function_of(m, c->node) != fn || !(q = ol_qualname(m, c->callee)) ||
             (strcmp(q, "torch.load") != 0 && strcmp(q, "torch.serialization.load") != 0))
+            continue;
+        /* what the load is bound to: `loaded = torch.load(p)`, `... = torch.load(p)["key"]` */
+        ol_nid v = c->node, p = ol_parent(t, v);
+        while (p != OL_NONE && ol_kind_of(t, p) == OL_N_subscript && ol_field(t, p, OL_F_value) == v) {
+            v = p;
+            p = ol_parent(t, v);
+        }
+        ol_nid target = p != OL_NONE && ol_kind_of(t, p) == OL_N_assignment && ol_field(t, p, OL_F_right) == v
+                            ? ol_field(t, p, OL_F_left)
+                            : OL_NONE;
+        if (target == OL_NONE || ol_kind_of(t, target) != OL_N_identifier ||
+            !saves_what_was_read(m, obj, ol_node_sym(m, target), region))
             continue;
         const char *lits[MAX_SAVE_FILES];
         uint32_t lens[MAX_SAVE_FILES];

@@ -163,11 +163,15 @@ static bool factories_on_device(ol_model *m)
         const char *q = ol_qualname(m, m->calls.items[i].callee);
         if (!q || (strcmp(q, "torch.set_default_tensor_type") != 0 && strcmp(q, "torch.set_default_device") != 0))
             continue;
-        ol_nid a = ol_call_arg(m, m->calls.items[i].node, 0, NULL);
+        ol_nid a = ol_unparen(m->tree, ol_call_arg(m, m->calls.items[i].node, 0, NULL));
         uint32_t len;
         const char *text = a != OL_NONE ? ol_text(m->tree, a, &len) : NULL;
-        /* a device or type named by a value the file does not spell counts too */
-        default_device = !text || ol_find(text, len, "cpu") == NULL ? 1 : 0;
+        ol_kind k = a != OL_NONE ? ol_kind_of(m->tree, a) : OL_N_module;
+        /* a type or device spelled here is on a GPU when it names one
+         * (`torch.cuda.FloatTensor`, `"cuda" if ok else "cpu"`); one held
+         * by a name is not known, and counts */
+        bool spelled = k == OL_N_string || k == OL_N_attribute || k == OL_N_conditional_expression;
+        default_device = !text || !spelled || ol_find(text, len, "cuda") != NULL ? 1 : 0;
     }
     return default_device == 1;
 }
@@ -760,74 +764,125 @@ static bool args_host_only(ol_model *m, ol_nid call, int depth)
 }
 
 /* Is attribute node n (`obj.name`) changed there with what may not be
- * host data: a store into it, also through subscripts (`self.log[k] = v`,
- * `self.rows["train"][i] = v`), an augmented assignment, a method that adds
- * to it (`self.rows.append(v)`, `self.rows["train"].append(v)`)? A plain
- * assignment to it counts when `plain` (outside its class, where it is
- * not one of the class's bindings). A tensor written in place stays where
- * it is (`self.log[-1, i] += loss.item()`), whatever is written. */
-static bool changed_at(ol_model *m, ol_nid n, bool tensor, bool plain, int depth)
+ * host data: a store into it, also through subscripts and attributes
+ * (`self.log[k] = v`, `self.rows["train"][i] = v`, `self.stats.count =
+ * v`), an augmented assignment, a method that adds to it
+ * (`self.rows.append(v)`, `self.rows["train"].append(v)`), or, when it
+ * holds an instance (`instance`), any method given what may not be host
+ * data (`self.meter.update(loss)`)? A plain assignment to it counts when
+ * `plain` (outside its class, where it is not one of the class's bindings).
+ * A tensor written in place stays where it is (`self.log[-1, i] +=
+ * loss.item()`), whatever is written. */
+static bool changed_at(ol_model *m, ol_nid n, bool tensor, bool plain, bool instance, int depth)
 {
     const ol_tree *t = m->tree;
     static const char *const changers[] = {"append", "extend", "insert", "add", "update", "setdefault",
                                            "__setitem__", "appendleft", "extendleft", NULL};
     ol_nid top = n;
-    for (ol_nid p = ol_parent(t, top); p != OL_NONE && ol_kind_of(t, p) == OL_N_subscript &&
-                                       ol_field(t, p, OL_F_value) == top;
-         p = ol_parent(t, top))
-        top = p;
+    bool through_attr = false;
+    for (;;) {
+        ol_nid p = ol_parent(t, top);
+        if (p == OL_NONE)
+            break;
+        ol_kind k = ol_kind_of(t, p);
+        if (k == OL_N_subscript && ol_field(t, p, OL_F_value) == top) {
+            top = p;
+            continue;
+        }
+        /* `x.part` read on the way to a store, not a method called */
+        ol_nid gp = ol_parent(t, p);
+        if (k == OL_N_attribute && ol_field(t, p, OL_F_object) == top &&
+            !(gp != OL_NONE && ol_kind_of(t, gp) == OL_N_call && ol_field(t, gp, OL_F_function) == p)) {
+            top = p;
+            through_attr = true;
+            continue;
+        }
+        break;
+    }
     ol_nid p = ol_parent(t, top);
     ol_kind pk = p != OL_NONE ? ol_kind_of(t, p) : OL_N_module;
     if ((pk == OL_N_assignment || pk == OL_N_augmented_assignment) && ol_field(t, p, OL_F_left) == top) {
         if (top == n && pk == OL_N_assignment && !plain)
             return false; /* a binding of the class's, read as one */
-        return !(tensor && top != n) && !(tensor && pk == OL_N_augmented_assignment) &&
+        return !(tensor && top != n && !through_attr) && !(tensor && pk == OL_N_augmented_assignment) &&
                !host_only(m, ol_field(t, p, OL_F_right), depth + 1);
     }
     if (pk == OL_N_attribute && ol_field(t, p, OL_F_object) == top) {
         ol_nid meth = ol_field(t, p, OL_F_attribute), call = ol_parent(t, p);
+        bool is_call = call != OL_NONE && ol_kind_of(t, call) == OL_N_call;
         for (const char *const *c = changers; *c; c++)
             if (ol_text_is(t, meth, *c))
-                return call == OL_NONE || ol_kind_of(t, call) != OL_N_call || !args_host_only(m, call, depth);
+                return !is_call || !args_host_only(m, call, depth);
+        if ((instance || through_attr) && is_call && !args_host_only(m, call, depth))
+            return true;
     }
     return false;
 }
 
 /* Is attribute `name` of the class changed in place, in the class, with
  * what may not be host data (changed_at)? */
-static bool attr_changed(ol_model *m, const ol_class *cls, ol_sym name, bool tensor, int depth)
+static bool attr_changed(ol_model *m, const ol_class *cls, ol_sym name, bool tensor, bool instance, int depth)
 {
     const ol_tree *t = m->tree;
     ol_nid body = cls->node;
     for (ol_nid n = body; n < m->subtree_end[body]; n++)
         if (ol_kind_of(t, n) == OL_N_attribute && ol_node_sym(m, ol_field(t, n, OL_F_attribute)) == name &&
-            changed_at(m, n, tensor, false, depth))
+            changed_at(m, n, tensor, false, instance, depth))
             return true;
     return false;
 }
 
-/* Is the instance binding d holds changed where it is bound (its function,
- * or the module) with what may not be host data: an attribute stored or
- * added to (`state.weights = model.state_dict()`, `history.losses.append(loss)`),
- * `setattr(state, k, v)`? */
-static bool instance_changed(ol_model *m, const ol_def *d, int depth)
+/* Is the value binding d holds changed where it is bound (its function, or
+ * the module) with what may not be host data: an attribute stored or added
+ * to (`state.weights = model.state_dict()`, `outputs.losses.append(loss)`)?
+ * For an instance of a class (`escapes`), also any method given what may
+ * not be host data (`meter.update(loss)`), and the instance handed to a
+ * call that is not the save or a builtin that only reads
+ * (`fill(state, model)`, `setattr(state, k, v)`) or bound to another name
+ * (`s = state`), where the change cannot be seen. */
+static bool instance_changed(ol_model *m, const ol_def *d, bool escapes, int depth)
 {
     const ol_tree *t = m->tree;
     uint32_t fn = m->scopes.items[d->scope].function;
     ol_nid region = fn != OL_NO_INDEX ? m->functions.items[fn].node : 0;
     for (ol_nid n = region; n < m->subtree_end[region]; n++) {
-        ol_kind k = ol_kind_of(t, n);
-        if (k == OL_N_attribute) {
-            ol_nid obj = ol_field(t, n, OL_F_object);
-            if (obj != OL_NONE && ol_kind_of(t, obj) == OL_N_identifier && ol_node_sym(m, obj) == d->name &&
-                changed_at(m, n, false, true, depth))
+        if (ol_kind_of(t, n) != OL_N_identifier || ol_node_sym(m, n) != d->name || n == d->target)
+            continue;
+        ol_nid p = ol_parent(t, n);
+        ol_kind pk = p != OL_NONE ? ol_kind_of(t, p) : OL_N_module;
+        if (pk == OL_N_attribute && ol_field(t, p, OL_F_object) == n) {
+            if (changed_at(m, n, false, true, escapes, depth))
                 return true;
-        } else if (k == OL_N_call && ol_text_is(t, ol_field(t, n, OL_F_function), "setattr")) {
-            ol_nid obj = ol_call_arg(m, n, 0, NULL), v = ol_call_arg(m, n, 2, NULL);
-            if (obj != OL_NONE && ol_kind_of(t, obj) == OL_N_identifier && ol_node_sym(m, obj) == d->name &&
-                !host_only(m, v, depth + 1))
-                return true;
+            continue;
         }
+        /* handed to a call (`fill(state, model)`, `setattr(state, k, v)`) or
+         * bound to another name (`s = state`): changed where this cannot see,
+         * unless the call is the save itself or a builtin that only reads */
+        if (!escapes)
+            continue;
+        if (pk == OL_N_argument_list || pk == OL_N_keyword_argument) {
+            ol_nid call = pk == OL_N_argument_list ? ol_parent(t, p) : ol_parent(t, ol_parent(t, p));
+            ol_nid callee = call != OL_NONE ? ol_field(t, call, OL_F_function) : OL_NONE;
+            const char *q = callee != OL_NONE ? ol_qualname(m, callee) : NULL;
+            static const char *const readers[] = {"torch.save", "builtins.print", "builtins.len",
+                                                  "builtins.isinstance", "builtins.str", "builtins.repr",
+                                                  "builtins.id", "builtins.type", NULL};
+            bool reads = false;
+            for (const char *const *r = readers; q && *r && !reads; r++)
+                reads = strcmp(q, *r) == 0;
+            /* put into a container (`examples.append(example)`): kept, not changed */
+            static const char *const keepers[] = {"append", "extend", "insert", "add", "appendleft", NULL};
+            for (const char *const *k = keepers; !reads && *k && callee != OL_NONE &&
+                                                 ol_kind_of(t, callee) == OL_N_attribute;
+                 k++)
+                reads = ol_text_is(t, ol_field(t, callee, OL_F_attribute), *k);
+            if (!reads)
+                return true;
+            continue;
+        }
+        if ((pk == OL_N_assignment && ol_field(t, p, OL_F_right) == n) || pk == OL_N_expression_list ||
+            pk == OL_N_list || pk == OL_N_tuple || pk == OL_N_pair || pk == OL_N_dictionary)
+            return true;
     }
     return false;
 }
@@ -886,11 +941,13 @@ static bool makes_tensor(ol_model *m, ol_nid e)
 
 /* Attribute `name` of class ci: every assignment of it in the class is
  * host data, and nothing changes it otherwise. */
+static bool makes_instance(ol_model *m, ol_nid e);
+
 static bool attr_host_only(ol_model *m, uint32_t ci, ol_sym name, int depth)
 {
     const ol_class *cls = &m->classes.items[ci];
     size_t assigned = 0;
-    bool tensor = true;
+    bool tensor = true, instance = false;
     const ol_member *attrs;
     size_t count = ol_class_attrs_named(m, ci, name, &attrs);
     for (size_t i = 0; i < count && attrs[i].place < 256; i++) {
@@ -904,9 +961,10 @@ static bool attr_host_only(ol_model *m, uint32_t ci, ol_sym name, int depth)
             !def_value_host_only(m, d, depth))
             return false;
         tensor &= d->kind == OL_DEF_ASSIGN && makes_tensor(m, d->value);
+        instance |= d->kind == OL_DEF_ASSIGN && makes_instance(m, d->value);
         assigned++;
     }
-    return assigned > 0 && !attr_changed(m, cls, name, tensor, depth);
+    return assigned > 0 && !attr_changed(m, cls, name, tensor, instance, depth);
 }
 
 /* Is e a call of a class of this file, or of another file of the run whose
@@ -1068,10 +1126,14 @@ static bool name_host_only(ol_model *m, ol_nid use, int depth)
         /* `a, b = host_data`: each part is */
         if (!def_value_host_only(m, d, depth))
             return false;
-        /* an instance of a class of host data, changed where it is bound */
-        if (d->kind == OL_DEF_ASSIGN && d->path_len == 0 && makes_instance(m, d->value) &&
-            instance_changed(m, d, depth))
-            return false;
+        /* an instance of a class of host data (also one a function of the
+         * file returns), changed where it is bound */
+        if (d->kind == OL_DEF_ASSIGN && d->path_len == 0) {
+            bool made = makes_instance(m, d->value);
+            if ((made || ol_callee_function(m, ol_unparen(m->tree, d->value)) != OL_NO_INDEX) &&
+                instance_changed(m, d, made, depth))
+                return false;
+        }
         if (d->kind == OL_DEF_AUGASSIGN)
             continue;
         if (d->path_len != 0)

@@ -1020,37 +1020,68 @@ static bool names_any(ol_model *m, ol_nid e, const ol_sym *syms, size_t n)
     return false;
 }
 
-/* Is what the save writes (obj) made from what `loaded = torch.load(...)`
- * read: it names `loaded`, or it is a name the function binds or fills
- * from it (`fresh[k] = loaded[k]`, also through a loop over it: `for k, v
- * in loaded.items(): fresh[k] = v`)? */
+/* Is e `loaded` itself, or a part of it (`loaded["state_dict"]`,
+ * `loaded.items()`)? */
+static bool rooted_at(ol_model *m, ol_nid e, const ol_sym *syms, size_t n)
+{
+    const ol_tree *t = m->tree;
+    e = ol_unparen(t, e);
+    for (;;) {
+        ol_kind k = ol_kind_of(t, e);
+        if (k == OL_N_subscript)
+            e = ol_unparen(t, ol_field(t, e, OL_F_value));
+        else if (k == OL_N_attribute)
+            e = ol_unparen(t, ol_field(t, e, OL_F_object));
+        else if (k == OL_N_call && ol_kind_of(t, ol_field(t, e, OL_F_function)) == OL_N_attribute)
+            e = ol_field(t, e, OL_F_function);
+        else
+            break;
+    }
+    if (e == OL_NONE || ol_kind_of(t, e) != OL_N_identifier)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (ol_node_sym(m, e) == syms[i])
+            return true;
+    return false;
+}
+
+/* Is what the save writes (obj) what `loaded = torch.load(...)` read: the
+ * name itself, or a name bound to a part of it or filled from it
+ * (`fresh[k] = loaded[k]`, also through a loop over it: `for k, v in
+ * loaded.items(): fresh[k] = v`)? A new dict that only takes a value of it
+ * (`{"model": net.state_dict(), "epoch": old["epoch"] + 1}`) is not. */
 static bool saves_what_was_read(ol_model *m, ol_nid obj, ol_sym loaded, ol_nid region)
 {
     const ol_tree *t = m->tree;
     ol_sym from[8] = {loaded};
     size_t nfrom = 1;
     obj = ol_unparen(t, obj);
-    if (obj == OL_NONE || names_any(m, obj, from, nfrom))
+    if (obj == OL_NONE || rooted_at(m, obj, from, nfrom))
         return true;
     if (ol_kind_of(t, obj) != OL_N_identifier)
         return false;
     ol_sym name = ol_node_sym(m, obj);
     for (ol_nid n = region; n < m->subtree_end[region]; n++) {
         ol_kind k = ol_kind_of(t, n);
-        if (k == OL_N_for_statement && names_any(m, ol_field(t, n, OL_F_right), from, nfrom)) {
+        if (k == OL_N_for_statement && rooted_at(m, ol_field(t, n, OL_F_right), from, nfrom)) {
             ol_nid left = ol_field(t, n, OL_F_left);
             for (ol_nid x = left; left != OL_NONE && x < m->subtree_end[left] && nfrom < 8; x++)
                 if (ol_kind_of(t, x) == OL_N_identifier)
                     from[nfrom++] = ol_node_sym(m, x);
             continue;
         }
-        if (k != OL_N_assignment && k != OL_N_augmented_assignment)
+        if (k != OL_N_assignment)
             continue;
-        ol_nid left = ol_field(t, n, OL_F_left);
-        while (left != OL_NONE && ol_kind_of(t, left) == OL_N_subscript)
+        ol_nid left = ol_field(t, n, OL_F_left), right = ol_field(t, n, OL_F_right);
+        bool store = false;
+        while (left != OL_NONE && ol_kind_of(t, left) == OL_N_subscript) {
             left = ol_field(t, left, OL_F_value);
-        if (left != OL_NONE && ol_kind_of(t, left) == OL_N_identifier && ol_node_sym(m, left) == name &&
-            names_any(m, ol_field(t, n, OL_F_right), from, nfrom))
+            store = true;
+        }
+        if (left == OL_NONE || ol_kind_of(t, left) != OL_N_identifier || ol_node_sym(m, left) != name)
+            continue;
+        /* `name = loaded["model"]`, or `name[k] = v` from it */
+        if (store ? names_any(m, right, from, nfrom) : rooted_at(m, right, from, nfrom))
             return true;
     }
     return false;

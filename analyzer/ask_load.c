@@ -120,7 +120,7 @@ static bool is_torch_load(const char *q)
 {
     /* also the loaders of a checkpoint from a URL, which hand torch.load the
      * map_location they are given */
-    return q && (strcmp(q, "torch.load") == 0 || strcmp(q, "torch.serialization.load") == 0 || is_url_loader(q));
+    return ol_is_torch_load(q) || is_url_loader(q);
 }
 
 #define URL_VALUES_MAX 32
@@ -462,9 +462,8 @@ typedef struct {
     size_t n;
 } file_literals;
 
-static void path_literals(ol_model *m, ol_nid e, int depth, file_literals *out)
+static void path_literals(ol_model *m, ol_nid e, file_literals *out)
 {
-    (void)depth;
     out->n = ol_path_literals(m, e, out->s, out->len, FILE_LITERALS_MAX);
 }
 
@@ -518,10 +517,10 @@ static bool same_file(ol_model *m, ol_nid a, ol_nid b)
     if (same_text_here(m, a, b))
         return true;
     file_literals la = {0}, lb = {0};
-    path_literals(m, a, 0, &la);
+    path_literals(m, a, &la);
     if (la.n == 0)
         return false;
-    path_literals(m, b, 0, &lb);
+    path_literals(m, b, &lb);
     return literals_meet(&la, &lb);
 }
 
@@ -546,10 +545,13 @@ typedef struct {
 
 static void collect_saves(ol_model *m, save_vec *out)
 {
+    OL_VEC(ol_save_site) sites = {0};
     for (size_t i = 0; i < m->calls.len; i++) {
-        const char *q = ol_qualname(m, m->calls.items[i].callee);
-        if (ol_is_torch_save(q) || ol_is_framework_save(m, m->calls.items[i].node))
+        ol_save_site site;
+        if (ol_save_site_of(m, (uint32_t)i, &site)) {
             ol_vec_push(out, (uint32_t)i);
+            ol_vec_push(&sites, site);
+        }
     }
     out->cpu_only = -1;
     out->host = ol_xcalloc(out->len + 1, 1);
@@ -563,23 +565,19 @@ static void collect_saves(ol_model *m, save_vec *out)
     out->to = ol_xcalloc(out->len + 1, sizeof(ol_nid));
     out->to_hash = ol_xcalloc(out->len + 1, sizeof(uint64_t));
     for (size_t i = 0; i < out->len; i++) {
-        ol_nid node = m->calls.items[out->items[i]].node;
-        if (ol_is_framework_save(m, node)) {
+        const ol_save_site *site = &sites.items[i];
+        out->obj[i] = site->obj;
+        out->to[i] = site->to;
+        out->dict[i] = site->obj != OL_NONE ? ol_saved_dict(m, site->obj) : OL_NONE;
+        if (site->framework) {
             /* what it holds is the processes' own: never host data only,
              * never a write-back of a load */
             out->host[i] = 1;
             out->resave[i] = 1;
-            out->dict[i] = OL_NONE;
-            out->to[i] = ol_framework_save_path(m, node);
-            out->obj[i] = node;
-        } else {
-            ol_nid obj = ol_call_arg(m, node, 0, "obj");
-            out->obj[i] = obj;
-            out->dict[i] = obj != OL_NONE ? ol_saved_dict(m, obj) : OL_NONE;
-            out->to[i] = ol_call_arg(m, node, 1, "f");
         }
         out->to_hash[i] = out->to[i] != OL_NONE ? ol_text_hash(m->tree, out->to[i]) : 0;
     }
+    ol_vec_free(&sites);
 }
 
 /* The file-name literals of the path save i writes (to: its node). */
@@ -587,7 +585,7 @@ static const file_literals *save_literals(ol_model *m, save_vec *saves, size_t i
 {
     if (!saves->lits_known[i]) {
         saves->lits_known[i] = true;
-        path_literals(m, to, 0, &saves->lits[i]);
+        path_literals(m, to, &saves->lits[i]);
     }
     return &saves->lits[i];
 }
@@ -769,7 +767,7 @@ static bool written_here_from_host(ol_model *m, load_uses *lu, save_vec *saves, 
     bool shaped = ol_path_shapes(m, path, &load), by_text = false, ok = true;
     /* same_file's test, with each path's literals read once */
     file_literals named = {0};
-    path_literals(m, path, 0, &named);
+    path_literals(m, path, &named);
     uint64_t path_hash = ol_text_hash(m->tree, path);
     bool covered[OL_SHAPES_MAX] = {0};
     int rank = -1;

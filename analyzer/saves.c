@@ -27,22 +27,16 @@ bool ol_is_torch_save(const char *q)
  * class is not known, the name it goes by (`fabric`, `self.accelerator`).
  * torch_xla's `xm.save` is not one: it moves what it saves to the CPU. */
 typedef struct {
-    const char *method, *cls, *receiver;
+    const char *method, *qual_tail, *receiver;
     int path_pos;
     const char *path_kw;
 } framework_save;
 
 static const framework_save FRAMEWORK_SAVES[] = {
-    {"save", ".Fabric", "fabric", 0, "path"},
-    {"save", ".Accelerator", "accelerator", 1, "f"},
-    {"save_checkpoint", ".Trainer", "trainer", 0, "filepath"},
+    {"save", ".Fabric.save", "fabric", 0, "path"},
+    {"save", ".Accelerator.save", "accelerator", 1, "f"},
+    {"save_checkpoint", ".Trainer.save_checkpoint", "trainer", 0, "filepath"},
 };
-
-static bool ends_with(const char *s, size_t n, const char *tail)
-{
-    size_t k = strlen(tail);
-    return n >= k && memcmp(s + n - k, tail, k) == 0;
-}
 
 static const framework_save *framework_save_of(ol_model *m, ol_nid callee)
 {
@@ -66,8 +60,7 @@ static const framework_save *framework_save_of(ol_model *m, ol_nid callee)
         }
         if (q) {
             /* resolved: the class's own method (`lightning.Fabric.save`) */
-            size_t qn = strlen(q);
-            if (qn > mlen + 1 && q[qn - mlen - 1] == '.' && ends_with(q, qn - mlen - 1, f->cls))
+            if (ol_str_has_suffix(q, f->qual_tail))
                 return f;
             continue;
         }
@@ -82,15 +75,27 @@ static const framework_save *framework_save_of(ol_model *m, ol_nid callee)
     return NULL;
 }
 
-bool ol_is_framework_save(ol_model *m, ol_nid call)
+bool ol_is_torch_load(const char *q)
 {
-    return ol_kind_of(m->tree, call) == OL_N_call && framework_save_of(m, ol_field(m->tree, call, OL_F_function));
+    return q && (strcmp(q, "torch.load") == 0 || strcmp(q, "torch.serialization.load") == 0);
 }
 
-ol_nid ol_framework_save_path(ol_model *m, ol_nid call)
+bool ol_save_site_of(ol_model *m, uint32_t ci, ol_save_site *out)
 {
-    const framework_save *f = framework_save_of(m, ol_field(m->tree, call, OL_F_function));
-    return f ? ol_call_arg(m, call, f->path_pos, f->path_kw) : OL_NONE;
+    const ol_call *c = &m->calls.items[ci];
+    if (ol_is_torch_save(ol_qualname(m, c->callee))) {
+        out->obj = ol_call_arg(m, c->node, 0, "obj");
+        out->to = ol_call_arg(m, c->node, 1, "f");
+        out->framework = false;
+        return true;
+    }
+    const framework_save *f = framework_save_of(m, c->callee);
+    if (!f)
+        return false;
+    out->obj = OL_NONE;
+    out->to = ol_call_arg(m, c->node, f->path_pos, f->path_kw);
+    out->framework = true;
+    return true;
 }
 
 /* how far one question follows values (a converter's save: the joined dict,
@@ -892,12 +897,13 @@ static bool def_value_host_only(ol_model *m, const ol_def *d, int depth);
 
 /* The literals of the path the save being asked about writes
  * (ol_save_holds_host_data), for restores_saved. */
-static _Thread_local struct {
+typedef struct save_path {
     const ol_model *m;
     const char *s[4];
     uint32_t len[4];
     size_t n;
-} saving;
+} save_path;
+static _Thread_local save_path saving;
 
 /* Is d's value a torch.load of the file the save being asked about
  * writes (its path spells one of the same literals)? */
@@ -908,8 +914,7 @@ static bool restores_saved(ol_model *m, const ol_def *d)
     ol_nid v = ol_unparen(m->tree, d->value);
     if (ol_kind_of(m->tree, v) != OL_N_call)
         return false;
-    const char *q = ol_qualname(m, ol_field(m->tree, v, OL_F_function));
-    if (!q || (strcmp(q, "torch.load") != 0 && strcmp(q, "torch.serialization.load") != 0))
+    if (!ol_is_torch_load(ol_qualname(m, ol_field(m->tree, v, OL_F_function))))
         return false;
     const char *s[4];
     uint32_t len[4];
@@ -937,6 +942,14 @@ static bool makes_tensor(ol_model *m, ol_nid e)
         if (strcmp(q, *f) == 0)
             return true;
     return false;
+}
+
+/* Is v a class of another file of the run whose instances hold host data
+ * (the run's summaries say, ol_links.host_instance)? */
+static bool extern_host_instance(ol_model *m, ol_val v)
+{
+    return v.kind == OL_V_EXTERN && v.ref && m->links && m->links->host_instance &&
+           m->links->host_instance(m->links, m, v.ref);
 }
 
 /* Attribute `name` of class ci: every assignment of it in the class is
@@ -975,8 +988,7 @@ static bool makes_instance(ol_model *m, ol_nid e)
     if (ol_kind_of(m->tree, e) != OL_N_call)
         return false;
     ol_val v = ol_eval(m, ol_field(m->tree, e, OL_F_function));
-    return v.kind == OL_V_CLASS || (v.kind == OL_V_EXTERN && v.ref && m->links && m->links->host_instance &&
-                                    m->links->host_instance(m->links, m, v.ref));
+    return v.kind == OL_V_CLASS || extern_host_instance(m, v);
 }
 
 /* Does the class fill itself in ways its attribute bindings do not show:
@@ -1490,10 +1502,9 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
         ol_val made = ol_eval(m, callee);
         if (made.kind == OL_V_CLASS && made.ref < m->classes.len)
             return class_host_only(m, made.ref, depth + 1);
-        const char *q = ol_qualname(m, callee);
-        if (made.kind == OL_V_EXTERN && made.ref && m->links && m->links->host_instance &&
-            m->links->host_instance(m->links, m, made.ref))
+        if (extern_host_instance(m, made))
             return true;
+        const char *q = made.kind == OL_V_EXTERN ? ol_sym_str(m, made.ref) : NULL; /* ol_qualname's answer */
         if (q && host_loader(m, e, q))
             return true;
         if (ol_call_arg(m, e, -1, "device") != OL_NONE)
@@ -1501,20 +1512,9 @@ static bool host_only(ol_model *m, ol_nid e, int depth)
         for (const char *const *p = PLAIN_MODULES; q && *p; p++)
             if (ol_str_has_prefix(q, *p))
                 return true;
-        /* `dict(pairs)`, `dict(a=x)`: what it is given */
-        if (q && strcmp(q, "builtins.dict") == 0) {
-            ol_nid args = ol_field(t, e, OL_F_arguments);
-            if (ol_kind_of(t, args) == OL_N_generator_expression) /* `dict((k, v) for ...)` */
-                return host_only(m, args, depth + 1);
-            for (ol_nid a = args != OL_NONE ? ol_first_named(t, args) : OL_NONE; a != OL_NONE;
-                 a = ol_next_named(t, a)) {
-                ol_kind ak = ol_kind_of(t, a);
-                if (ak == OL_N_list_splat || ak == OL_N_dictionary_splat ||
-                    !host_only(m, ak == OL_N_keyword_argument ? ol_field(t, a, OL_F_value) : a, depth + 1))
-                    return false;
-            }
-            return true;
-        }
+        /* `dict(pairs)`, `dict((k, v) for ...)`, `dict(a=x)`: what it is given */
+        if (q && strcmp(q, "builtins.dict") == 0)
+            return args_host_only(m, e, depth);
         /* a file opened for reading or writing: its text or bytes */
         if (q && strcmp(q, "builtins.open") == 0)
             return true;
@@ -1628,14 +1628,12 @@ bool ol_dict_has_key(const ol_tree *t, ol_nid dict, ol_nid key)
 /* One question asked from outside: its own budget of steps and its own
  * mode. A question may be asked while another is being worked out on the
  * same thread (a value of another file of the run has that file linted
- * first, and its rules ask their own): the stacks of what is being worked
- * out go on from where they are (each entry names its model), and the
- * outer question's budget, mode and save come back after. */
+ * first, and its rules ask their own): it starts with a stack of what is
+ * being worked out of its own, and the outer question's budget, mode and
+ * stack come back after. */
 typedef struct host_question {
     int steps;
     bool records;
-    const ol_model *saving_m;
-    size_t saving_n;
     int open_len;
     open_entry open[OPEN_MAX];
     int default_device;
@@ -1645,8 +1643,6 @@ static void question_begin(host_question *q, bool records)
 {
     q->steps = host_steps;
     q->records = host_records;
-    q->saving_m = saving.m;
-    q->saving_n = saving.n;
     q->open_len = open_len;
     memcpy(q->open, open_stack, sizeof(open_entry) * (size_t)open_len);
     q->default_device = default_device;
@@ -1660,8 +1656,6 @@ static void question_end(const host_question *q)
 {
     host_steps = q->steps;
     host_records = q->records;
-    saving.m = q->saving_m;
-    saving.n = q->saving_n;
     open_len = q->open_len;
     memcpy(open_stack, q->open, sizeof(open_entry) * (size_t)open_len);
     default_device = q->default_device;
@@ -1696,19 +1690,11 @@ bool ol_save_holds_host_data(ol_model *m, ol_nid call, int *cpu_only)
     ol_nid obj = ol_call_arg(m, call, 0, "obj");
     if (obj == OL_NONE)
         return false;
-    const ol_model *outer_m = saving.m;
-    size_t outer_n = saving.n;
-    const char *outer_s[4];
-    uint32_t outer_len[4];
-    memcpy(outer_s, saving.s, sizeof(outer_s));
-    memcpy(outer_len, saving.len, sizeof(outer_len));
+    save_path outer = saving; /* a save asked about while another is */
     saving.n = ol_path_literals(m, ol_call_arg(m, call, 1, "f"), saving.s, saving.len, 4);
     saving.m = m;
     bool host = save_holds_host_data(m, call, obj, cpu_only);
-    saving.m = outer_m;
-    saving.n = outer_n;
-    memcpy(saving.s, outer_s, sizeof(outer_s));
-    memcpy(saving.len, outer_len, sizeof(outer_len));
+    saving = outer;
     return host;
 }
 

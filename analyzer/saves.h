@@ -39,12 +39,20 @@ bool ol_save_holds_host_data(ol_model *m, ol_nid call, int *cpu_only);
  * node, or OL_NONE. */
 ol_nid ol_read_key(const ol_tree *t, ol_nid n);
 
-/* A training framework's writer of checkpoints (`fabric.save(path,
- * state)`, `accelerator.save(obj, f)`, `trainer.save_checkpoint(path)`):
- * what it writes may hold tensors on the processes' devices. And the path
- * such a call writes, or OL_NONE. */
-bool ol_is_framework_save(ol_model *m, ol_nid call);
-ol_nid ol_framework_save_path(ol_model *m, ol_nid call);
+/* Is qual `torch.load` (not a URL loader)? */
+bool ol_is_torch_load(const char *qual);
+
+/* A writer of checkpoints: `torch.save(obj, f)`, or a training framework's
+ * (`fabric.save(path, state)`, `accelerator.save(obj, f)`,
+ * `trainer.save_checkpoint(path)`), which writes what the processes hold on
+ * their devices, so nothing of what it saves is read (obj is OL_NONE). */
+typedef struct ol_save_site {
+    ol_nid obj, to; /* what it writes, and the path; OL_NONE when not given */
+    bool framework;
+} ol_save_site;
+
+/* Is call ci a writer of checkpoints? *out gets what and where it writes. */
+bool ol_save_site_of(ol_model *m, uint32_t ci, ol_save_site *out);
 
 
 /* The dict literal a save writes (`torch.save({"eigvec": v}, out)`, or a

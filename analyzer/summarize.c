@@ -1104,9 +1104,15 @@ static bool reads_back(ol_model *m, ol_nid save, const char *s, uint32_t len)
     size_t end = ol_calls_in(m, region, &first);
     for (size_t k = first; k < end && m->calls.items[k].node < save; k++) {
         const ol_call *c = &m->calls.items[k];
-        const char *q;
-        if (ol_function_of(m, c->node) != fn || !(q = ol_qualname(m, c->callee)) ||
-            (strcmp(q, "torch.load") != 0 && strcmp(q, "torch.serialization.load") != 0))
+        if (ol_function_of(m, c->node) != fn || !ol_is_torch_load(ol_qualname(m, c->callee)))
+            continue;
+        const char *lits[MAX_SAVE_FILES];
+        uint32_t lens[MAX_SAVE_FILES];
+        size_t n = ol_path_literals(m, ol_call_arg(m, c->node, 0, "f"), lits, lens, MAX_SAVE_FILES);
+        bool same_file = false;
+        for (size_t i = 0; i < n && !same_file; i++)
+            same_file = lens[i] == len && memcmp(lits[i], s, len) == 0;
+        if (!same_file)
             continue;
         /* what the load is bound to: `loaded = torch.load(p)`, `... = torch.load(p)["key"]` */
         ol_nid v = c->node, p = ol_parent(t, v);
@@ -1117,29 +1123,22 @@ static bool reads_back(ol_model *m, ol_nid save, const char *s, uint32_t len)
         ol_nid target = p != OL_NONE && ol_kind_of(t, p) == OL_N_assignment && ol_field(t, p, OL_F_right) == v
                             ? ol_field(t, p, OL_F_left)
                             : OL_NONE;
-        if (target == OL_NONE || ol_kind_of(t, target) != OL_N_identifier ||
-            !saves_what_was_read(m, obj, ol_node_sym(m, target), region))
-            continue;
-        const char *lits[MAX_SAVE_FILES];
-        uint32_t lens[MAX_SAVE_FILES];
-        size_t n = ol_path_literals(m, ol_call_arg(m, c->node, 0, "f"), lits, lens, MAX_SAVE_FILES);
-        for (size_t i = 0; i < n; i++)
-            if (lens[i] == len && memcmp(lits[i], s, len) == 0)
-                return true;
+        if (target != OL_NONE && ol_kind_of(t, target) == OL_N_identifier &&
+            saves_what_was_read(m, obj, ol_node_sym(m, target), region))
+            return true;
     }
     return false;
 }
 
-static void record_save(ol_model *m, ol_arena *a, ol_sum_save *sv, ol_nid call, int *cpu_only)
+static void record_save(ol_model *m, ol_arena *a, ol_sum_save *sv, ol_nid call, const ol_save_site *site,
+                        int *cpu_only)
 {
     const ol_tree *t = m->tree;
     memset(sv, 0, sizeof(*sv));
-    bool framework = ol_is_framework_save(m, call);
     /* a framework's writer saves what the processes hold, wherever it is:
      * it names a file, and nothing of what is in it */
-    ol_nid obj = framework ? OL_NONE : ol_call_arg(m, call, 0, "obj");
-    ol_nid to = framework ? ol_framework_save_path(m, call) : ol_call_arg(m, call, 1, "f");
-    sv->host_only = !framework && ol_save_holds_host_data(m, call, cpu_only);
+    ol_nid obj = site->obj, to = site->to;
+    sv->host_only = !site->framework && ol_save_holds_host_data(m, call, cpu_only);
     ol_nid dict = obj != OL_NONE ? ol_saved_dict(m, obj) : OL_NONE;
     if (dict != OL_NONE) {
         size_t n = 0;
@@ -1612,18 +1611,13 @@ static const char *saves_text(saves_texts *t, const char *s)
     return t->copies[id];
 }
 
-/* A writer of checkpoints: torch.save or a framework's (ol_is_framework_save). */
-static bool is_save(ol_model *m, const ol_call *c)
-{
-    return ol_is_torch_save(ol_qualname(m, c->callee)) || ol_is_framework_save(m, c->node);
-}
-
 /* The file's saves and its call records, or NULL when it has neither. */
 static ol_file_saves *file_saves(ol_model *m)
 {
     size_t n = 0;
+    ol_save_site site;
     for (size_t i = 0; i < m->calls.len; i++)
-        n += is_save(m, &m->calls.items[i]);
+        n += ol_save_site_of(m, (uint32_t)i, &site);
     call_rec_vec recs = {0};
     collect_calls(m, &recs);
     if (n == 0 && recs.len == 0)
@@ -1633,8 +1627,8 @@ static ol_file_saves *file_saves(ol_model *m)
     fs->items = ol_arena_alloc(&fs->arena, sizeof(ol_sum_save) * (n ? n : 1));
     int cpu_only = -1; /* ol_file_stays_on_cpu, asked once for the file's saves */
     for (size_t i = 0; i < m->calls.len && n; i++)
-        if (is_save(m, &m->calls.items[i]))
-            record_save(m, &fs->arena, &fs->items[fs->count++], m->calls.items[i].node, &cpu_only);
+        if (ol_save_site_of(m, (uint32_t)i, &site))
+            record_save(m, &fs->arena, &fs->items[fs->count++], m->calls.items[i].node, &site, &cpu_only);
     if (recs.len) {
         ol_sort(recs.items, recs.len, sizeof(call_rec), cmp_call_rec);
         size_t unique = 0;

@@ -99,6 +99,7 @@ typedef struct flow {
     long budget;       /* nodes left to read: past it, the answer is no */
     uint32_t seen[FLOW_SEEN];
     size_t nseen;
+    OL_VEC(ol_nid) read; /* a walk for no one target: every expression it reads */
 } flow;
 
 static bool flows_from(flow *w, ol_nid e, int depth);
@@ -215,7 +216,9 @@ static bool flows_from(flow *w, ol_nid e, int depth)
     e = e != OL_NONE ? ol_unparen(t, e) : OL_NONE;
     if (e == OL_NONE || depth > 12 || --w->budget <= 0)
         return false;
-    if (w->target == e)
+    if (w->target == OL_NONE)
+        ol_vec_push(&w->read, e);
+    else if (w->target == e)
         return true;
     /* what holds no graph cuts what flowed into it (`(out.argmax(1) == y).sum().item()`) */
     ol_kind k = ol_kind_of(t, e);
@@ -235,16 +238,120 @@ static bool flows_from(flow *w, ol_nid e, int depth)
     return false;
 }
 
+/* What a walk from `into` reads, for every value asked of it: the walk
+ * decides nothing by its target but whether it has reached it, so a value
+ * reaches `into` exactly when the walk with no target reads it (within the
+ * same budget). Kept per model, by `into`, in an open-addressing table;
+ * forgotten with the model's values (ol_model_forget). */
+typedef struct reach_entry {
+    ol_nid into;     /* OL_NONE: an empty slot */
+    uint32_t start;  /* its expressions in nodes[start, start + count), sorted */
+    uint32_t count;
+} reach_entry;
+
+typedef struct reach_memo {
+    reach_entry *slots;
+    size_t cap, used;
+    OL_VEC(ol_nid) nodes;
+} reach_memo;
+
+static void reach_memo_free(void *p)
+{
+    reach_memo *r = p;
+    if (!r)
+        return;
+    free(r->slots);
+    ol_vec_free(&r->nodes);
+    free(r);
+}
+
+static size_t reach_slot(const reach_memo *r, ol_nid into)
+{
+    size_t i = ((size_t)into * 0x9E3779B97F4A7C15ull >> 17) & (r->cap - 1);
+    while (r->slots[i].into != OL_NONE && r->slots[i].into != into)
+        i = (i + 1) & (r->cap - 1);
+    return i;
+}
+
+static int cmp_nid(const void *a, const void *b)
+{
+    ol_nid x = *(const ol_nid *)a, y = *(const ol_nid *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The walk's budget grows with the function read, not the file: a file of
+ * many functions asks once per function. */
+static flow walk_from(ol_model *m, ol_nid target, ol_nid into)
+{
+    uint32_t fn = ol_function_of(m, into);
+    size_t first, end = ol_calls_in(m, fn != OL_NO_INDEX ? m->functions.items[fn].node : 0, &first);
+    flow w = {m, target, 4000 + 4 * (long)(end - first) / 64, {0}, 0, {0}};
+    return w;
+}
+
+static bool sorted_has(const ol_nid *items, size_t n, ol_nid value)
+{
+    size_t at = ol_lower_bound_u32(items, n, value);
+    return at < n && items[at] == value;
+}
+
+bool ol_value_reaches_walk(ol_model *m, ol_nid value, ol_nid into)
+{
+    if (value == OL_NONE || into == OL_NONE)
+        return false;
+    flow w = walk_from(m, value, into);
+    return flows_from(&w, into, 0);
+}
+
 bool ol_value_reaches(ol_model *m, ol_nid value, ol_nid into)
 {
     if (value == OL_NONE || into == OL_NONE)
         return false;
-    /* the budget grows with the function read, not the file: a file of
-     * many functions asks once per function */
-    uint32_t fn = ol_function_of(m, into);
-    size_t first, end = ol_calls_in(m, fn != OL_NO_INDEX ? m->functions.items[fn].node : 0, &first);
-    flow w = {m, value, 4000 + 4 * (long)(end - first) / 64, {0}, 0};
-    return flows_from(&w, into, 0);
+    /* asked while a value is being worked out, the walk may read values
+     * not final yet: it is made for this question alone, as it was before */
+    if (m->eval_depth > 0)
+        return ol_value_reaches_walk(m, value, into);
+    reach_memo *r = m->reach_cache;
+    if (r && r->cap) {
+        size_t k = reach_slot(r, into);
+        if (r->slots[k].into == into)
+            return sorted_has(r->nodes.items + r->slots[k].start, r->slots[k].count, value);
+    }
+    flow w = walk_from(m, OL_NONE, into);
+    flows_from(&w, into, 0);
+    if (w.read.len > 1)
+        qsort(w.read.items, w.read.len, sizeof(ol_nid), cmp_nid);
+    /* the walk may have asked questions that made or dropped the table */
+    r = m->reach_cache;
+    if (!r) {
+        r = ol_xcalloc(1, sizeof(*r));
+        m->reach_cache = r;
+        m->reach_cache_free = reach_memo_free;
+    }
+    if ((r->used + 1) * 2 > r->cap) {
+        reach_entry *old = r->slots;
+        size_t old_cap = r->cap;
+        r->cap = old_cap ? old_cap * 2 : 64;
+        r->slots = ol_xmalloc(r->cap * sizeof(reach_entry));
+        for (size_t i = 0; i < r->cap; i++)
+            r->slots[i].into = OL_NONE;
+        for (size_t i = 0; i < old_cap; i++)
+            if (old[i].into != OL_NONE)
+                r->slots[reach_slot(r, old[i].into)] = old[i];
+        free(old);
+    }
+    reach_entry e = {into, (uint32_t)r->nodes.len, 0};
+    for (size_t i = 0; i < w.read.len; i++)
+        if (i == 0 || w.read.items[i] != w.read.items[i - 1]) {
+            ol_vec_push(&r->nodes, w.read.items[i]);
+            e.count++;
+        }
+    ol_vec_free(&w.read);
+    size_t k = reach_slot(r, into);
+    if (r->slots[k].into != into)
+        r->used++;
+    r->slots[k] = e;
+    return sorted_has(r->nodes.items + e.start, e.count, value);
 }
 
 /* The operands of the backward() calls (and torch.autograd.grad) of

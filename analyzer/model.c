@@ -1065,6 +1065,9 @@ static void forget_values(ol_model *m)
     free(m->bw_count);
     m->bw_start = m->bw_count = NULL;
     m->bw_ops.len = 0;
+    if (m->reach_cache_free)
+        m->reach_cache_free(m->reach_cache);
+    m->reach_cache = NULL;
     memset(m->node_state, 0, m->tree->nodes.len);
     memset(m->def_state, 0, m->defs.len + 1);
     m->provisional.len = 0;
@@ -1373,6 +1376,8 @@ void ol_model_free(ol_model *m)
         m->door_free(m->door);
     if (m->devices_cache_free)
         m->devices_cache_free(m->devices_cache);
+    if (m->reach_cache_free)
+        m->reach_cache_free(m->reach_cache);
     free(m->name_guess);
     free(m->name_guessed);
     free(m->call_functions_begin);

@@ -1163,36 +1163,6 @@ const ol_node *ol_absent_node(const ol_tree *t, ol_nid n)
 #endif
 }
 
-ol_nid ol_field(const ol_tree *t, ol_nid n, ol_field_id f)
-{
-    if (n == OL_NONE)
-        return OL_NONE;
-    for (ol_nid c = t->nodes.items[n].first_child; c != OL_NONE; c = t->nodes.items[c].next_sibling)
-        if (t->nodes.items[c].field == f)
-            return c;
-    return OL_NONE;
-}
-
-ol_nid ol_first_named(const ol_tree *t, ol_nid n)
-{
-    if (n == OL_NONE)
-        return OL_NONE;
-    for (ol_nid c = t->nodes.items[n].first_child; c != OL_NONE; c = t->nodes.items[c].next_sibling)
-        if (t->nodes.items[c].flags & OL_NF_NAMED)
-            return c;
-    return OL_NONE;
-}
-
-ol_nid ol_next_named(const ol_tree *t, ol_nid n)
-{
-    if (n == OL_NONE)
-        return OL_NONE;
-    for (ol_nid c = t->nodes.items[n].next_sibling; c != OL_NONE; c = t->nodes.items[c].next_sibling)
-        if (t->nodes.items[c].flags & OL_NF_NAMED)
-            return c;
-    return OL_NONE;
-}
-
 ol_nid ol_named_child(const ol_tree *t, ol_nid n, uint32_t i)
 {
     ol_nid c = ol_first_named(t, n);
@@ -1233,13 +1203,6 @@ bool ol_contains(const ol_tree *t, ol_nid a, ol_nid b)
     return false;
 }
 
-const char *ol_text(const ol_tree *t, ol_nid n, uint32_t *len)
-{
-    const ol_node *node = ol_node_at(t, n);
-    *len = node->end - node->start;
-    return t->src->text + node->start;
-}
-
 bool ol_text_is(const ol_tree *t, ol_nid n, const char *s)
 {
     if (n == OL_NONE)
@@ -1247,17 +1210,6 @@ bool ol_text_is(const ol_tree *t, ol_nid n, const char *s)
     uint32_t len;
     const char *p = ol_text(t, n, &len);
     return ol_mem_eq_cstr(p, len, s);
-}
-
-ol_nid ol_unparen(const ol_tree *t, ol_nid n)
-{
-    while (n != OL_NONE && t->nodes.items[n].kind == OL_N_parenthesized_expression) {
-        ol_nid inner = ol_first_named(t, n);
-        if (inner == OL_NONE)
-            break;
-        n = inner;
-    }
-    return n;
 }
 
 ol_nid ol_tail_name(const ol_tree *t, ol_nid n)

@@ -77,7 +77,7 @@ static ol_nid zero_all_target(ol_model *m, const ol_event *e)
          * only skips the parameters that have none */
         if (k == OL_N_if_statement) {
             ol_nid cond = ol_unparen(t, ol_field(t, a, OL_F_condition));
-            uint32_t len;
+            uint32_t len = 0;
             const char *text = cond != OL_NONE ? ol_text(t, cond, &len) : NULL;
             uint32_t wl;
             const char *w = ol_text(t, want, &wl);

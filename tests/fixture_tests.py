@@ -250,6 +250,27 @@ ORDER_DEPENDENT = {
 }
 
 
+@test("fixture: a value reaches an expression by the kept walk exactly when a walk made for it alone says so")
+def _():
+    # ol_value_reaches walks once from each expression asked about (a return value, a backward()
+    # operand) and answers every call of the function from what that walk read; for every such
+    # pair of every fixture, the answer must equal a walk that stops at the one value
+    # (oomlint-unit --reach-check). A wrong lookup answered no to every question, and only
+    # OOM201's fixtures showed it.
+    unit = harness.BIN + "-unit"
+    assert os.path.exists(unit), f"the unit-test binary is missing: {unit}"
+    files = sorted(os.path.relpath(os.path.join(d, f), FIXTURES) for d, _, names in os.walk(FIXTURES)
+                   for f in names if f.endswith(".py"))
+    proc = subprocess.run([unit, "--reach-check"] + files, capture_output=True, text=True, cwd=FIXTURES,
+                          timeout=600)
+    assert proc.returncode == 0 and not proc.stderr, f"exit {proc.returncode}\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}"
+    last = proc.stdout.splitlines()[-1]
+    checked = int(last.split(" of ")[1].split()[0])
+    reached = int(last.split("(")[1].split()[0])
+    # enough pairs, and enough of them reaching, that a walk answering no (or yes) to all fails
+    assert checked > 5000 and 500 < reached < checked - 500, last
+
+
 @test("fixture: the evaluator gives an expression the same value whichever expression was asked first")
 def _():
     # for every expression of every fixture, its value asked first (every value forgotten before)

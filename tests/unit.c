@@ -30,6 +30,7 @@
 #include "eval.h"
 #include "explain.h"
 #include "fix.h"
+#include "flows.h"
 #include "lint.h"
 #include "model.h"
 #include "notebook.h"
@@ -3686,6 +3687,84 @@ static int order_check(int count, char **paths)
     return status ? status : differ ? 1 : 0;
 }
 
+/* `oomlint-unit --reach-check FILE...` (fixture_tests.py): ol_value_reaches
+ * keeps one walk per `into` and answers every value from it; for every call
+ * of each function against each of the function's return values and the
+ * operands of its `backward()` calls, that answer must equal a walk made for
+ * the one value (ol_value_reaches_walk). Prints the count and each
+ * difference; exit 1 when any differs, 2 when a file cannot be read. */
+static int reach_check(int count, char **paths)
+{
+    int status = 0;
+    size_t checked = 0, reached = 0, differ = 0;
+    ol_grammar g;
+    ol_parser p;
+    ol_grammar_init(&g);
+    ol_parser_init(&p, &g);
+    for (int k = 0; k < count; k++) {
+        const char *path = paths[k];
+        char *bytes;
+        size_t n;
+        ol_buf err = {0};
+        ol_source src;
+        if (ol_read_file(path, (size_t)1 << 24, &bytes, &n) != 0 || !ol_source_init(&src, path, bytes, n, &err)) {
+            fprintf(stderr, "oomlint-unit: %s: cannot be read%s%s\n", path, err.len ? ": " : "", err.len ? err.data : "");
+            ol_buf_free(&err);
+            status = 2;
+            continue;
+        }
+        ol_tree tree;
+        ol_model m;
+        ol_parse(&p, &src, &tree);
+        ol_model_build(&m, &tree);
+        /* (value, into) pairs: a call and a return value or backward operand of its function */
+        OL_VEC(ol_nid) pairs = {0};
+        for (size_t i = 0; i < m.calls.len; i++) {
+            ol_nid call = m.calls.items[i].node;
+            uint32_t fn = ol_function_of(&m, call);
+            if (fn != OL_NO_INDEX)
+                for (size_t r = 0; r < m.functions.items[fn].returns.len; r++) {
+                    ol_vec_push(&pairs, call);
+                    ol_vec_push(&pairs, m.functions.items[fn].returns.items[r]);
+                }
+            for (size_t b = 0; b < m.calls.len; b++) {
+                const ol_call *c = &m.calls.items[b];
+                if (c->name != m.names.backward || c->receiver == OL_NONE || ol_function_of(&m, c->node) != fn)
+                    continue;
+                ol_vec_push(&pairs, call);
+                ol_vec_push(&pairs, c->receiver);
+            }
+        }
+        bool *alone = ol_xcalloc(pairs.len / 2 + 1, sizeof(bool));
+        for (size_t i = 0; i + 1 < pairs.len; i += 2)
+            alone[i / 2] = ol_value_reaches_walk(&m, pairs.items[i], pairs.items[i + 1]);
+        for (size_t i = 0; i + 1 < pairs.len; i += 2) {
+            bool kept = ol_value_reaches(&m, pairs.items[i], pairs.items[i + 1]);
+            checked++;
+            reached += kept;
+            if (kept == alone[i / 2])
+                continue;
+            differ++;
+            char *a = ol_node_str_short(&tree, pairs.items[i]), *b = ol_node_str_short(&tree, pairs.items[i + 1]);
+            ol_pos at = ol_source_pos(&src, ol_node_at(&tree, pairs.items[i])->start);
+            printf("%s:%u:%u: `%s` reaches `%s`: %s alone, %s from the kept walk\n", path, at.line, at.col, a, b,
+                   alone[i / 2] ? "yes" : "no", kept ? "yes" : "no");
+            free(a);
+            free(b);
+        }
+        free(alone);
+        ol_vec_free(&pairs);
+        ol_model_free(&m);
+        ol_tree_free(&tree);
+        ol_source_free(&src);
+        ol_buf_free(&err);
+    }
+    ol_parser_free(&p);
+    ol_grammar_free(&g);
+    printf("%zu of %zu answers differ (%zu reach)\n", differ, checked, reached);
+    return status ? status : differ ? 1 : 0;
+}
+
 /* ---- oomlint explain's readers (explain.h) ---------------------------------- */
 
 static void test_explain_sizes(void)
@@ -3908,6 +3987,8 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "--order-check") == 0)
         return order_check(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "--reach-check") == 0)
+        return reach_check(argc - 2, argv + 2);
     if (argc == 3 && strcmp(argv[1], "--evidence-sample") == 0)
         return evidence_sample(argv[2]);
     static const test_case tests[] = {

@@ -22,6 +22,10 @@
  * containers they fill (`outs.append(y)`), with no cut on the way (`.item()`,
  * `.numpy()`, `.detach()`, a comparison: a value that holds no graph)? */
 bool ol_value_reaches(ol_model *m, ol_nid value, ol_nid into);
+/* The same question answered by a walk made for it alone, which stops at
+ * `value`: ol_value_reaches keeps one walk per `into` for every value asked
+ * of it, and must answer as this does (oomlint-unit --reach-check). */
+bool ol_value_reaches_walk(ol_model *m, ol_nid value, ol_nid into);
 /* What the code around call ci does with what the call returns (bits): it
  * backwards through it (OL_USE_BACKWARD: also `torch.autograd.grad` of it,
  * or a training step returning it), returns it (OL_USE_RETURNED: the caller

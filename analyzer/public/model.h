@@ -438,6 +438,9 @@ typedef struct ol_model {
     /* the same for hardware.c: the words of devices and processes the code holds */
     void *devices_cache;
     void (*devices_cache_free)(void *cache);
+    /* the same for flows.c: what each walk of ol_value_reaches read */
+    void *reach_cache;
+    void (*reach_cache_free)(void *cache);
     /* the same for the door (ask.c): its answers and their reasons */
     void *door;
     void (*door_free)(void *door);

@@ -212,11 +212,36 @@ static inline bool ol_is_named(const ol_tree *t, ol_nid n)
     return n != OL_NONE && (ol_node_at(t, n)->flags & OL_NF_NAMED) != 0;
 }
 
-/* First child carrying the given field, or OL_NONE. */
-ol_nid ol_field(const ol_tree *t, ol_nid n, ol_field_id f);
+/* The accessors the engine calls most, inline: first child carrying the
+ * given field, or OL_NONE. */
+static inline ol_nid ol_field(const ol_tree *t, ol_nid n, ol_field_id f)
+{
+    if (n == OL_NONE)
+        return OL_NONE;
+    for (ol_nid c = t->nodes.items[n].first_child; c != OL_NONE; c = t->nodes.items[c].next_sibling)
+        if (t->nodes.items[c].field == f)
+            return c;
+    return OL_NONE;
+}
 /* First named child (of any field), or OL_NONE. */
-ol_nid ol_first_named(const ol_tree *t, ol_nid n);
-ol_nid ol_next_named(const ol_tree *t, ol_nid n);
+static inline ol_nid ol_first_named(const ol_tree *t, ol_nid n)
+{
+    if (n == OL_NONE)
+        return OL_NONE;
+    for (ol_nid c = t->nodes.items[n].first_child; c != OL_NONE; c = t->nodes.items[c].next_sibling)
+        if (t->nodes.items[c].flags & OL_NF_NAMED)
+            return c;
+    return OL_NONE;
+}
+static inline ol_nid ol_next_named(const ol_tree *t, ol_nid n)
+{
+    if (n == OL_NONE)
+        return OL_NONE;
+    for (ol_nid c = t->nodes.items[n].next_sibling; c != OL_NONE; c = t->nodes.items[c].next_sibling)
+        if (t->nodes.items[c].flags & OL_NF_NAMED)
+            return c;
+    return OL_NONE;
+}
 /* i-th named child (0-based), or OL_NONE. */
 ol_nid ol_named_child(const ol_tree *t, ol_nid n, uint32_t i);
 uint32_t ol_named_count(const ol_tree *t, ol_nid n);
@@ -227,10 +252,24 @@ ol_nid ol_ancestor(const ol_tree *t, ol_nid n, ol_kind k);
 bool ol_contains(const ol_tree *t, ol_nid a, ol_nid b);
 
 /* Source text of a node. */
-const char *ol_text(const ol_tree *t, ol_nid n, uint32_t *len);
+static inline const char *ol_text(const ol_tree *t, ol_nid n, uint32_t *len)
+{
+    const ol_node *node = ol_node_at(t, n);
+    *len = node->end - node->start;
+    return t->src->text + node->start;
+}
 bool ol_text_is(const ol_tree *t, ol_nid n, const char *s);
 /* Skips parentheses: (x) -> x. */
-ol_nid ol_unparen(const ol_tree *t, ol_nid n);
+static inline ol_nid ol_unparen(const ol_tree *t, ol_nid n)
+{
+    while (n != OL_NONE && t->nodes.items[n].kind == OL_N_parenthesized_expression) {
+        ol_nid inner = ol_first_named(t, n);
+        if (inner == OL_NONE)
+            break;
+        n = inner;
+    }
+    return n;
+}
 /* The name an expression ends with: the identifier of `x` or of `a.b.x`
  * (through parentheses), else OL_NONE. */
 ol_nid ol_tail_name(const ol_tree *t, ol_nid n);

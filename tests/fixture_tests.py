@@ -250,6 +250,15 @@ ORDER_DEPENDENT = {
 }
 
 
+def unit_over_fixtures(flag):
+    """oomlint-unit FLAG over every fixture's .py file, run from the fixtures folder."""
+    unit = harness.BIN + "-unit"
+    assert os.path.exists(unit), f"the unit-test binary is missing: {unit}"
+    files = sorted(os.path.relpath(os.path.join(d, f), FIXTURES) for d, _, names in os.walk(FIXTURES)
+                   for f in names if f.endswith(".py"))
+    return subprocess.run([unit, flag] + files, capture_output=True, text=True, cwd=FIXTURES, timeout=600)
+
+
 @test("fixture: a value reaches an expression by the kept walk exactly when a walk made for it alone says so")
 def _():
     # ol_value_reaches walks once from each expression asked about (a return value, a backward()
@@ -257,12 +266,7 @@ def _():
     # pair of every fixture, the answer must equal a walk that stops at the one value
     # (oomlint-unit --reach-check). A wrong lookup answered no to every question, and only
     # OOM201's fixtures showed it.
-    unit = harness.BIN + "-unit"
-    assert os.path.exists(unit), f"the unit-test binary is missing: {unit}"
-    files = sorted(os.path.relpath(os.path.join(d, f), FIXTURES) for d, _, names in os.walk(FIXTURES)
-                   for f in names if f.endswith(".py"))
-    proc = subprocess.run([unit, "--reach-check"] + files, capture_output=True, text=True, cwd=FIXTURES,
-                          timeout=600)
+    proc = unit_over_fixtures("--reach-check")
     assert proc.returncode == 0 and not proc.stderr, f"exit {proc.returncode}\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}"
     last = proc.stdout.splitlines()[-1]
     checked = int(last.split(" of ")[1].split()[0])
@@ -278,12 +282,7 @@ def _():
     # computed from a value still being evaluated (a loop's `total += loss` reads itself) used to
     # stay cached, so a value depended on which rule asked what before it (38 of the
     # 49,012 values here did).
-    unit = harness.BIN + "-unit"
-    assert os.path.exists(unit), f"the unit-test binary is missing: {unit}"
-    files = sorted(os.path.relpath(os.path.join(d, f), FIXTURES) for d, _, names in os.walk(FIXTURES)
-                   for f in names if f.endswith(".py"))
-    proc = subprocess.run([unit, "--order-check"] + files, capture_output=True, text=True, cwd=FIXTURES,
-                          timeout=600)
+    proc = unit_over_fixtures("--order-check")
     assert proc.returncode in (0, 1) and not proc.stderr, f"exit {proc.returncode}\n{proc.stderr[-2000:]}"
     lines = proc.stdout.splitlines()
     found = {line.split(" is kind ")[0] for line in lines[:-1]}

@@ -3621,6 +3621,31 @@ static bool valued_expression(const ol_tree *t, ol_nid n)
     }
 }
 
+/* The file the checks below read, parsed and modelled; false (and a line on
+ * stderr) when it cannot be read. */
+static bool checked_open(ol_parser *p, const char *path, ol_source *src, ol_tree *tree, ol_model *m)
+{
+    char *bytes;
+    size_t n;
+    ol_buf err = {0};
+    if (ol_read_file(path, (size_t)1 << 24, &bytes, &n) != 0 || !ol_source_init(src, path, bytes, n, &err)) {
+        fprintf(stderr, "oomlint-unit: %s: cannot be read%s%s\n", path, err.len ? ": " : "", err.len ? err.data : "");
+        ol_buf_free(&err);
+        return false;
+    }
+    ol_buf_free(&err);
+    ol_parse(p, src, tree);
+    ol_model_build(m, tree);
+    return true;
+}
+
+static void checked_close(ol_source *src, ol_tree *tree, ol_model *m)
+{
+    ol_model_free(m);
+    ol_tree_free(tree);
+    ol_source_free(src);
+}
+
 /* `oomlint-unit --order-check FILE...` (fixture_tests.py): for every
  * expression of each file, its value asked first in the model (every value
  * forgotten before) must equal its value asked after all the expressions
@@ -3637,20 +3662,13 @@ static int order_check(int count, char **paths)
     ol_parser_init(&p, &g);
     for (int k = 0; k < count; k++) {
         const char *path = paths[k];
-        char *bytes;
-        size_t n;
-        ol_buf err = {0};
         ol_source src;
-        if (ol_read_file(path, (size_t)1 << 24, &bytes, &n) != 0 || !ol_source_init(&src, path, bytes, n, &err)) {
-            fprintf(stderr, "oomlint-unit: %s: cannot be read%s%s\n", path, err.len ? ": " : "", err.len ? err.data : "");
-            ol_buf_free(&err);
+        ol_tree tree;
+        ol_model m;
+        if (!checked_open(&p, path, &src, &tree, &m)) {
             status = 2;
             continue;
         }
-        ol_tree tree;
-        ol_model m;
-        ol_parse(&p, &src, &tree);
-        ol_model_build(&m, &tree);
         size_t nodes = tree.nodes.len, here = 0;
         ol_val *first = ol_xcalloc(nodes + 1, sizeof(ol_val));
         for (ol_nid i = 0; i < nodes; i++) {
@@ -3676,10 +3694,7 @@ static int order_check(int count, char **paths)
         }
         differ += here;
         free(first);
-        ol_model_free(&m);
-        ol_tree_free(&tree);
-        ol_source_free(&src);
-        ol_buf_free(&err);
+        checked_close(&src, &tree, &m);
     }
     ol_parser_free(&p);
     ol_grammar_free(&g);
@@ -3703,20 +3718,13 @@ static int reach_check(int count, char **paths)
     ol_parser_init(&p, &g);
     for (int k = 0; k < count; k++) {
         const char *path = paths[k];
-        char *bytes;
-        size_t n;
-        ol_buf err = {0};
         ol_source src;
-        if (ol_read_file(path, (size_t)1 << 24, &bytes, &n) != 0 || !ol_source_init(&src, path, bytes, n, &err)) {
-            fprintf(stderr, "oomlint-unit: %s: cannot be read%s%s\n", path, err.len ? ": " : "", err.len ? err.data : "");
-            ol_buf_free(&err);
+        ol_tree tree;
+        ol_model m;
+        if (!checked_open(&p, path, &src, &tree, &m)) {
             status = 2;
             continue;
         }
-        ol_tree tree;
-        ol_model m;
-        ol_parse(&p, &src, &tree);
-        ol_model_build(&m, &tree);
         /* (value, into) pairs: a call and a return value or backward operand of its function */
         OL_VEC(ol_nid) pairs = {0};
         for (size_t i = 0; i < m.calls.len; i++) {
@@ -3754,10 +3762,7 @@ static int reach_check(int count, char **paths)
         }
         free(alone);
         ol_vec_free(&pairs);
-        ol_model_free(&m);
-        ol_tree_free(&tree);
-        ol_source_free(&src);
-        ol_buf_free(&err);
+        checked_close(&src, &tree, &m);
     }
     ol_parser_free(&p);
     ol_grammar_free(&g);

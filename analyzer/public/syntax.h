@@ -223,24 +223,23 @@ static inline ol_nid ol_field(const ol_tree *t, ol_nid n, ol_field_id f)
             return c;
     return OL_NONE;
 }
-/* First named child (of any field), or OL_NONE. */
-static inline ol_nid ol_first_named(const ol_tree *t, ol_nid n)
+/* The named node among c and its later siblings, or OL_NONE. */
+static inline ol_nid ol_named_from(const ol_tree *t, ol_nid c)
 {
-    if (n == OL_NONE)
-        return OL_NONE;
-    for (ol_nid c = t->nodes.items[n].first_child; c != OL_NONE; c = t->nodes.items[c].next_sibling)
+    for (; c != OL_NONE; c = t->nodes.items[c].next_sibling)
         if (t->nodes.items[c].flags & OL_NF_NAMED)
             return c;
     return OL_NONE;
 }
+/* First named child (of any field), or OL_NONE. */
+static inline ol_nid ol_first_named(const ol_tree *t, ol_nid n)
+{
+    return n == OL_NONE ? OL_NONE : ol_named_from(t, t->nodes.items[n].first_child);
+}
+/* The next named sibling, or OL_NONE. */
 static inline ol_nid ol_next_named(const ol_tree *t, ol_nid n)
 {
-    if (n == OL_NONE)
-        return OL_NONE;
-    for (ol_nid c = t->nodes.items[n].next_sibling; c != OL_NONE; c = t->nodes.items[c].next_sibling)
-        if (t->nodes.items[c].flags & OL_NF_NAMED)
-            return c;
-    return OL_NONE;
+    return n == OL_NONE ? OL_NONE : ol_named_from(t, t->nodes.items[n].next_sibling);
 }
 /* i-th named child (0-based), or OL_NONE. */
 ol_nid ol_named_child(const ol_tree *t, ol_nid n, uint32_t i);

@@ -745,17 +745,24 @@ def main():
     pairs.insert(1, ("oomlint-default", "parse"))
     pairs += [(label.partition("=")[0], "parse") for label in args.also]
     fastest = {(tool.name, t): min(s[2] for s in tool.samples[t]) for tool in tools for t in thread_counts}
+    tool_by = {tool.name: tool for tool in tools}
     for mine, other in pairs:
         row = f"{mine + ' / ' + other:24}"
         for t in thread_counts:
             row += f"{medians[(mine, t)] / medians[(other, t)]:>17.2f}x"
             row += f"{medians[(mine, t, 'cpu')] / medians[(other, t, 'cpu')]:>7.2f}x"
             row += f"{f'({fastest[(mine, t)] / fastest[(other, t)]:.2f}x)':>10}"
+            # each round runs every tool once, back to back: a run over the other tool's run of its own
+            # round cancels what drifts between rounds (a neighbour's load, the clock)
+            paired = statistics.median(a[2] / b[2] for a, b in zip(tool_by[mine].samples[t], tool_by[other].samples[t]))
+            row += f"{f'[{paired:.2f}x]':>9}"
         print(row.rstrip())
     spread = "; ".join(f"{tool.name} {min(s[0] for s in tool.samples[t]):.2f}-{max(s[0] for s in tool.samples[t]):.2f} s"
                        f" ({t}t)" for tool in tools for t in thread_counts)
     print("(ratios: of the median wall times, under `wall s`, and of the median CPU times, under `cpu s`;\n"
-          " in parentheses, of the CPU times of each tool's fastest run)")
+          " in parentheses, of the CPU times of each tool's fastest run; in brackets, the median over the rounds\n"
+          " of one run's CPU time over the other tool's in the same round, which load that comes and goes\n"
+          " between rounds moves least)")
     print(f"\nrange of wall times: {spread}")
     print("findings: " + "; ".join(f"{tool.name} {tool.findings[thread_counts[0]]}" for tool in tools))
 

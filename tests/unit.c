@@ -3628,8 +3628,11 @@ static bool checked_open(ol_parser *p, const char *path, ol_source *src, ol_tree
     char *bytes;
     size_t n;
     ol_buf err = {0};
-    if (ol_read_file(path, (size_t)1 << 24, &bytes, &n) != 0 || !ol_source_init(src, path, bytes, n, &err)) {
+    bool read = ol_read_file(path, (size_t)1 << 24, &bytes, &n) == 0;
+    if (!read || !ol_source_init(src, path, bytes, n, &err)) {
         fprintf(stderr, "oomlint-unit: %s: cannot be read%s%s\n", path, err.len ? ": " : "", err.len ? err.data : "");
+        if (read)
+            ol_source_free(src); /* a failed decode leaves src holding the path and an empty text */
         ol_buf_free(&err);
         return false;
     }

@@ -32,6 +32,8 @@ and, as an extra, oomlint on a generated corpus of training code
     make bench                           # the default corpus
     make bench BENCH_CORPUS=/path/code   # any directory of .py files instead
     make bench BENCH_ARGS=--callgrind    # instruction counts on a sample instead
+    make bench BENCH_ARGS="--runs 13 --threads 1 --cpu 3"
+                                         # one thread only, each run held to CPU 3
     python3 bench/run.py --help          # run counts, skipping parts
 
 It then measures the language server (`oomlint server`): the time from a
@@ -333,13 +335,15 @@ def oomlint_argv(binary, path, threads=1, every_rule=True, extra=(), as_json=Tru
     return argv + list(extra) + [path]
 
 
-def run_once(argv, env=None):
+def run_once(argv, env=None, cpu=None):
     """Runs argv to completion; returns (wall seconds, peak RSS in KiB, exit
     status, stdout, stderr, CPU seconds). Peak RSS is this child's own (wait4),
-    not the largest child so far."""
+    not the largest child so far. cpu: the one CPU the child may run on (None:
+    any)."""
+    pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, preexec_fn=pin)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -365,6 +369,8 @@ def quick_wall(argv):
 
 
 class Tool:
+    pin = None  # --cpu: the CPU every one-thread run is held to
+
     def __init__(self, name, label, argv_for, ok_codes, count_findings):
         self.name, self.label, self.argv_for = name, label, argv_for
         self.ok_codes, self.count_findings = ok_codes, count_findings
@@ -372,7 +378,7 @@ class Tool:
         self.findings = {}
 
     def run(self, threads):
-        wall, rss, code, out, err, cpu = run_once(self.argv_for(threads))
+        wall, rss, code, out, err, cpu = run_once(self.argv_for(threads), cpu=Tool.pin if threads == 1 else None)
         if code not in self.ok_codes:
             sys.exit(f"{self.name} failed (exit {code}): {' '.join(self.argv_for(threads))}\n{err[-2000:]}")
         self.samples.setdefault(threads, []).append((wall, rss, cpu))
@@ -640,7 +646,11 @@ def main():
                     help="a directory of .py files instead of the Debian corpus")
     ap.add_argument("--runs", type=int, default=5, help="interleaved runs per tool and thread count")
     ap.add_argument("--latency-runs", type=int, default=41)
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="the second thread count")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                    help="the second thread count (1: only the one-thread column)")
+    ap.add_argument("--cpu", type=int, default=None, metavar="N",
+                    help="hold every one-thread run to CPU N, so that no run is moved between CPUs or shares "
+                         "one with another of the runs' threads")
     ap.add_argument("--synthetic-files", type=int, default=3000, help="size of the extra generated corpus")
     ap.add_argument("--no-synthetic", action="store_true", help="skip the generated corpus")
     ap.add_argument("--no-ast-grep", action="store_true")
@@ -679,12 +689,17 @@ def main():
             print("ast-grep is not installed (make bench installs it); its row is left out\n")
     rules_yml = os.path.join(HERE, "ast-grep", "rules.yml")
 
+    if args.cpu is not None:
+        if args.cpu not in os.sched_getaffinity(0):
+            sys.exit(f"--cpu {args.cpu}: this process may not run there (it may use {sorted(os.sched_getaffinity(0))})")
+        Tool.pin = args.cpu
     files, size, lines = corpus_size(corpus, (".py",))
     thread_counts = sorted({1, max(1, args.threads)})
     print(f"corpus:  {corpus} ({about})")
     print(f"         {files} .py files, {size / 1e6:.1f} MB, {lines:,} lines")
     print(f"machine: {os.cpu_count()} CPUs; load average {load_average():.2f} at start; "
-          f"{args.runs} interleaved runs per cell, medians")
+          f"{args.runs} interleaved runs per cell, medians"
+          + (f"; one-thread runs held to CPU {args.cpu}" if args.cpu is not None else ""))
     if args.parser_build:
         print(f"oomlint's parser: {args.parser_build.strip()}; the bare parse: plain, as the Makefile's CC and OPT")
 

@@ -44,7 +44,9 @@ typedef struct ol_settings {
  * thread time per phase, summed over worker threads. */
 typedef struct ol_timings {
     uint64_t read_ns, parse_ns, model_ns, rules_ns, filter_ns, fix_ns;
+    uint64_t summarize_ns; /* each file's own summary, what other files' questions read (summary.h) */
     uint64_t words_ns;   /* reading other files' words for the rules' questions (project.h) */
+    uint64_t rebuild_ns; /* of model_ns: the models built again at the turn of files summarized ahead */
     uint64_t *rule_ns;   /* per registry index */
     uint64_t bytes;      /* source bytes analyzed */
     size_t files;

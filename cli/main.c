@@ -178,18 +178,19 @@ static int run_show_files(const ol_cli *cli)
 static void print_timings(const ol_timings *t, uint64_t wall_ns, int threads)
 {
     double total =
-        (double)(t->read_ns + t->parse_ns + t->model_ns + t->words_ns + t->rules_ns + t->filter_ns + t->fix_ns);
+        (double)(t->read_ns + t->parse_ns + t->model_ns + t->summarize_ns + t->words_ns + t->rules_ns + t->filter_ns +
+                 t->fix_ns);
     if (total <= 0)
         total = 1;
     long cpus = threads > 0 ? threads : sysconf(_SC_NPROCESSORS_ONLN);
     fprintf(stderr, "oomlint timings: %zu files, %.2f MB, wall %.3f s, %ld thread%s (phase times summed over threads)\n",
             t->files, (double)t->bytes / 1e6, (double)wall_ns / 1e9, cpus, cpus == 1 ? "" : "s");
     /* words: other files' words read for the rules' questions (ol_project_time_words) */
-    enum { READ, PARSE, MODEL, WORDS, RULES, FILTER, FIX };
+    enum { READ, PARSE, MODEL, SUMMARIZE, WORDS, RULES, FILTER, FIX };
     struct { const char *name; uint64_t ns; } phases[] = {
         [READ] = {"read+decode", t->read_ns}, [PARSE] = {"parse", t->parse_ns}, [MODEL] = {"model", t->model_ns},
-        [WORDS] = {"words", t->words_ns}, [RULES] = {"rules", t->rules_ns}, [FILTER] = {"filter", t->filter_ns},
-        [FIX] = {"fix", t->fix_ns},
+        [SUMMARIZE] = {"summarize", t->summarize_ns}, [WORDS] = {"words", t->words_ns},
+        [RULES] = {"rules", t->rules_ns}, [FILTER] = {"filter", t->filter_ns}, [FIX] = {"fix", t->fix_ns},
     };
     for (size_t i = 0; i < OL_ARRAY_LEN(phases); i++) {
         if ((i == FIX || i == WORDS) && phases[i].ns == 0)
@@ -209,8 +210,10 @@ static void print_timings(const ol_timings *t, uint64_t wall_ns, int threads)
         fprintf(stderr, "  %-12s %8.2f MB held at most, %zu dropped for the budget, %zu built again\n", "summaries",
                 (double)t->summary_bytes / 1e6, t->summary_evictions, t->summary_rebuilds);
     if (t->linted_ahead || t->summarized_ahead)
-        fprintf(stderr, "  %-12s %8zu files linted inside another's turn, %zu only summarized ahead of their own\n",
-                "ahead", t->linted_ahead, t->summarized_ahead);
+        fprintf(stderr,
+                "  %-12s %8zu files linted inside another's turn, %zu only summarized ahead of their own"
+                " (their models built again there: %.3f s of the model's time)\n",
+                "ahead", t->linted_ahead, t->summarized_ahead, (double)t->rebuild_ns / 1e9);
     if (t->report_on_disk)
         fprintf(stderr, "  %-12s %8.1f KB waited for the files before them on disk, %.1f KB in memory at most\n",
                 "report", (double)t->report_on_disk / 1e3, (double)t->report_waited / 1e3);

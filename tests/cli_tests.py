@@ -1264,7 +1264,7 @@ def _():
         for threads in ("1", "2"):
             r = run("--isolated", "--select", "ALL", "--format", "json", "--timings", "-j", threads, ".", cwd=ws.path)
             phases = re.findall(r"^  (\S+) +\d+\.\d+ s +\d+\.\d%", r.err, re.M)
-            assert phases[:5] == ["read+decode", "parse", "model", "words", "rules"], (threads, r.err)
+            assert phases[:6] == ["read+decode", "parse", "model", "summarize", "words", "rules"], (threads, r.err)
         r = run("--isolated", "--select", "ALL", "--format", "json", "--timings", "a_lib.py", cwd=ws.path)
         phases = re.findall(r"^  (\S+) +\d+\.\d+ s +\d+\.\d%", r.err, re.M)
         assert "words" not in phases and "rules" in phases, r.err
@@ -1301,6 +1301,12 @@ def _():
         assert ahead and int(ahead.group(2)) >= 1 and int(ahead.group(1)) + int(ahead.group(2)) == 3, r.err
         parsed = re.search(r"oomlint timings: (\d+) files", r.err)
         assert parsed and int(parsed.group(1)) == 4, r.err
+        # the file summarized ahead has its model built again in its turn: a
+        # part of the model phase, which the summaries are not
+        model = re.search(r"^  model +(\d+\.\d+) s", r.err, re.M)
+        rebuilt = re.search(r"their models built again there: (\d+\.\d+) s of the model's time", r.err)
+        summarize = re.search(r"^  summarize +(\d+\.\d+) s", r.err, re.M)
+        assert model and rebuilt and summarize and float(rebuilt.group(1)) <= float(model.group(1)), r.err
         for threads in ("2", "4"):
             again = run("--isolated", "--select", "ALL", "--format", "json", "-j", threads, ".", cwd=ws.path)
             assert again.out == r.out, f"-j {threads}: the findings differ from -j 1's"

@@ -649,8 +649,8 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                     help="the second thread count (1: only the one-thread column)")
     ap.add_argument("--cpu", type=int, default=None, metavar="N",
-                    help="hold every one-thread run to CPU N, so that no run is moved between CPUs or shares "
-                         "one with another of the runs' threads")
+                    help="hold the one-thread runs (the table's and the --timings run) to CPU N, so that no "
+                         "run is moved between CPUs or shares one with another of the runs' threads")
     ap.add_argument("--synthetic-files", type=int, default=3000, help="size of the extra generated corpus")
     ap.add_argument("--no-synthetic", action="store_true", help="skip the generated corpus")
     ap.add_argument("--no-ast-grep", action="store_true")
@@ -800,7 +800,7 @@ def main():
 
     # where oomlint's time goes, one thread
     print("\nwhere the time goes (oomlint --timings, one thread, this corpus):")
-    err = run_once(oomlint_argv(args.bin, corpus, extra=["--timings"]))[4]
+    err = run_once(oomlint_argv(args.bin, corpus, extra=["--timings"]), cpu=Tool.pin)[4]
     print("".join("  " + line + "\n" for line in err.strip().splitlines()))
 
     if not args.no_synthetic:

@@ -6,7 +6,9 @@
  * (UTF-8 identifiers). The pass also follows dotted names (`pkg.mod.f`, with
  * spaces and line continuations between the parts) so that `import pkg.mod
  * as m` pairs every part with `m`; words in comments are words, but do not
- * break or start a dotted name.
+ * break or start a dotted name. Blanks change nothing, so the pass finds the
+ * word bytes and blanks of 64 bytes at once (SSE2, or a table) and visits
+ * only the starts of words and the other bytes.
  */
 #include "words.h"
 
@@ -22,6 +24,10 @@
 
 #include "util.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* Files larger than this are not parsed (source.c): their words are unknown. */
 #define SCAN_MAX_BYTES ((off_t)64 << 20)
 /* The parts of a dotted name before `as` paired with what it binds. */
@@ -30,8 +36,9 @@
  * words a file lacks pass, each costing at most a parse needed anyway. */
 #define BITS_PER_WORD 10
 #define PROBES OL_WORD_PROBES
-/* Zero bytes after the text in the scan's buffer. */
-#define PAD 8
+/* Zero bytes after the text in the scan's buffer: the scan classifies 64
+ * bytes at once, and reads a word's last eight in one load. */
+#define PAD 64
 
 struct ol_words {
     size_t mask; /* bit count - 1 (a power of two) */
@@ -240,75 +247,144 @@ static void init_classes(void)
     }
 }
 
-/* Scans p[0..n); p[n] is a NUL (the buffer is padded), which ends a word.
- * Words and blanks, most of the bytes, are read before the switch. */
+/* What one byte that is neither a word's nor a blank's does to the state:
+ * a line's end, a backslash, a dot, a comment, brackets and the rest. */
+static void feed_other(scan *s, unsigned char k)
+{
+    switch (k) {
+    case C_NEWLINE:
+        /* an import statement ends with its line, unless it is in
+         * parentheses or the line ends with a backslash */
+        if (s->import && s->parens == 0 && !(s->continued && !s->comment))
+            s->import = false;
+        s->comment = false;
+        s->continued = false;
+        break;
+    case C_BACKSLASH:
+        if (!s->comment)
+            s->continued = true;
+        break;
+    case C_DOT:
+        if (!s->comment && s->chain_len > 0 && !s->expect_bound)
+            s->after_dot = true;
+        if (!s->comment && s->after_from)
+            s->dots++;
+        break;
+    case C_HASH:
+        s->comment = true;
+        break;
+    case C_NUL:
+        s->foreign = true;
+        /* fall through */
+    default:
+        if (!s->comment) {
+            s->class_name = false;
+            s->after_from = false;
+            if (k == C_OPEN && s->import)
+                s->parens++;
+            else if (k == C_CLOSE && s->parens > 0)
+                s->parens--;
+            else if (k == C_SEMICOLON && s->parens == 0)
+                s->import = false;
+            s->continued = false;
+            s->chain_len = 0;
+            s->after_dot = false;
+            s->expect_bound = false;
+        }
+        break;
+    }
+}
+
+/* The word bytes and the blanks of p[0..64), a bit each (bit k for p[k]). */
+static void classify64(const unsigned char *p, uint64_t *word, uint64_t *blank)
+{
+#if defined(__SSE2__)
+    uint64_t w = 0, b = 0;
+    const __m128i case_bit = _mm_set1_epi8(0x20);
+    for (int k = 0; k < 64; k += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + k));
+        __m128i low = _mm_or_si128(v, case_bit);
+        __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(low, _mm_set1_epi8('a' - 1)),
+                                       _mm_cmplt_epi8(low, _mm_set1_epi8('z' + 1)));
+        __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
+                                      _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+        __m128i under = _mm_cmpeq_epi8(v, _mm_set1_epi8('_'));
+        /* bytes >= 0x80 (UTF-8) are word bytes: their sign bit, read by movemask */
+        __m128i is_word = _mm_or_si128(_mm_or_si128(letter, digit), _mm_or_si128(under, v));
+        __m128i is_blank = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))),
+                                        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')),
+                                                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\f'))));
+        w |= (uint64_t)(uint16_t)_mm_movemask_epi8(is_word) << k;
+        b |= (uint64_t)(uint16_t)_mm_movemask_epi8(is_blank) << k;
+    }
+    *word = w;
+    *blank = b;
+#else
+    uint64_t w = 0, b = 0;
+    for (int k = 0; k < 64; k++) {
+        unsigned char c = byte_class[p[k]];
+        w |= (uint64_t)(c == C_WORD) << k;
+        b |= (uint64_t)(c == C_SPACE) << k;
+    }
+    *word = w;
+    *blank = b;
+#endif
+}
+
+/* Scans p[0..n); the buffer holds PAD readable bytes after p[n - 1], the
+ * first of them a NUL. Sixty-four bytes at a time: their word bytes and
+ * blanks found at once, then only the starts of words and the other bytes
+ * visited, in order (blanks change nothing). */
 static void feed(scan *s, const unsigned char *p, size_t n)
 {
     size_t i = 0;
     while (i < n) {
-        unsigned char k = byte_class[p[i]];
-        if (k == C_WORD) {
-            size_t start = i;
-            do
-                i++;
-            while (byte_class[p[i]] == C_WORD);
-            size_t len = i - start;
-            add_word(s, hash_padded(p + start, len), p + start, len);
-            /* `save(`: a word that ends in `save` right before a parenthesis */
-            if (p[i] == '(' && len >= 4 && memcmp(p + i - 4, "save", 4) == 0)
-                s->calls_save = true;
-            continue;
-        }
-        if (k == C_SPACE) {
-            /* indentation, mostly: a run of blanks changes nothing */
-            do
-                i++;
-            while (byte_class[p[i]] == C_SPACE);
-            continue;
-        }
-        switch (k) {
-        case C_NEWLINE:
-            /* an import statement ends with its line, unless it is in
-             * parentheses or the line ends with a backslash */
-            if (s->import && s->parens == 0 && !(s->continued && !s->comment))
-                s->import = false;
-            s->comment = false;
-            s->continued = false;
-            break;
-        case C_BACKSLASH:
-            if (!s->comment)
-                s->continued = true;
-            break;
-        case C_DOT:
-            if (!s->comment && s->chain_len > 0 && !s->expect_bound)
-                s->after_dot = true;
-            if (!s->comment && s->after_from)
-                s->dots++;
-            break;
-        case C_HASH:
-            s->comment = true;
-            break;
-        case C_NUL:
-            s->foreign = true;
-            /* fall through */
-        default:
-            if (!s->comment) {
-                s->class_name = false;
-                s->after_from = false;
-                if (k == C_OPEN && s->import)
-                    s->parens++;
-                else if (k == C_CLOSE && s->parens > 0)
-                    s->parens--;
-                else if (k == C_SEMICOLON && s->parens == 0)
-                    s->import = false;
-                s->continued = false;
-                s->chain_len = 0;
-                s->after_dot = false;
-                s->expect_bound = false;
+        uint64_t word, blank;
+        classify64(p + i, &word, &blank);
+        size_t left = n - i;
+        uint64_t valid = left >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << left) - 1);
+        word &= valid;
+        /* a word starts where a word byte follows a byte that is not one;
+         * bit 0 always starts one: a word never continues from before i */
+        uint64_t starts = word & ~(word << 1);
+        uint64_t events = (starts | (~word & ~blank)) & valid;
+        size_t next = i + (left >= 64 ? 64 : left);
+        while (events) {
+            unsigned at = (unsigned)__builtin_ctzll(events);
+            size_t pos = i + at;
+            if (!((word >> at) & 1)) {
+                feed_other(s, byte_class[p[pos]]);
+                events &= events - 1;
+                continue;
             }
-            break;
+            /* the word's end: its first byte that is not a word byte */
+            uint64_t rest = ~word >> at;
+            size_t end;
+            if (rest) {
+                end = pos + (size_t)__builtin_ctzll(rest);
+            } else if (at > 0) {
+                /* it runs past this block: the next one starts with it */
+                next = pos;
+                break;
+            } else {
+                /* longer than a block: on, a byte at a time */
+                end = i + 64;
+                while (byte_class[p[end]] == C_WORD)
+                    end++;
+            }
+            size_t len = end - pos;
+            add_word(s, hash_padded(p + pos, len), p + pos, len);
+            /* `save(`: a word that ends in `save` right before a parenthesis */
+            if (p[end] == '(' && len >= 4 && memcmp(p + end - 4, "save", 4) == 0)
+                s->calls_save = true;
+            if (end >= i + 64) {
+                next = end;
+                break;
+            }
+            events &= ~(uint64_t)0 << (end - i);
         }
-        i++;
+        i = next;
     }
 }
 

@@ -36,6 +36,11 @@ typedef struct facts_cache {
     uint8_t *first_time;
     OL_VEC(ol_nid) deleted;
     bool deleted_built, deletes_unknown;
+    /* how often a function's code runs when nothing inside it (a loop, a
+     * first-time guard) decides: per (function, depth of the callers'
+     * walk), a function's callers being walked again for every call in it */
+    ol_often_local *often_fn;
+    uint8_t *often_fn_known; /* a bit per depth */
 } facts_cache;
 
 typedef struct consumed_answer {
@@ -73,6 +78,8 @@ static void facts_cache_free(void *p)
     free(fc->consumed_slots);
     free(fc->first_time);
     ol_vec_free(&fc->deleted);
+    free(fc->often_fn);
+    free(fc->often_fn_known);
     free(fc);
 }
 
@@ -1457,6 +1464,11 @@ static ol_nid first_time_guard(ol_model *m, ol_nid n)
     return OL_NONE;
 }
 
+/* The depths of the walk through callers: 0 to 4 (often_of_function). */
+#define OFTEN_DEPTHS 5
+
+static void often_of_function(ol_model *m, uint32_t fn, ol_often_local *out, int depth);
+
 static void often_at(ol_model *m, ol_nid n, ol_often_local *out, int depth)
 {
     ol_nid first = first_time_guard(m, n);
@@ -1516,6 +1528,30 @@ static void often_at(ol_model *m, ol_nid n, ol_often_local *out, int depth)
     uint32_t fn = ol_function_of(m, n);
     if (fn == OL_NO_INDEX)
         return;
+    facts_cache *fc = cache_of(m);
+    if (!fc->often_fn) {
+        fc->often_fn = ol_xcalloc((m->functions.len + 1) * OFTEN_DEPTHS, sizeof(ol_often_local));
+        fc->often_fn_known = ol_xcalloc(m->functions.len + 1, 1);
+    }
+    size_t slot = (size_t)fn * OFTEN_DEPTHS + (size_t)depth;
+    if (fc->often_fn_known[fn] & (1u << depth)) {
+        *out = fc->often_fn[slot];
+        return;
+    }
+    often_of_function(m, fn, out, depth);
+    fc->often_fn[slot] = *out;
+    fc->often_fn_known[fn] |= (uint8_t)(1u << depth);
+}
+
+/* How often function fn's code runs, for code in it that no loop of its
+ * own or first-time guard decides: once (a constructor's name), per step
+ * (a forward, a per-batch hook), or as often as its callers in the file. */
+static void often_of_function(ol_model *m, uint32_t fn, ol_often_local *out, int depth)
+{
+    out->often = OL_ONCE;
+    out->cause = OL_OC_MODULE;
+    out->node = OL_NONE;
+    out->function = OL_NO_INDEX;
     const ol_function *f = &m->functions.items[fn];
     const char *name = ol_sym_str(m, f->name);
     ol_nid fname = ol_field(m->tree, f->node, OL_F_name);

@@ -2693,6 +2693,32 @@ static void test_words_scan(void)
     w = ol_words_scan("/nonexistent-oomlint-test/x.py");
     CHECK(ol_words_may_hold_any(w, keys + 3, 3) && ol_words_may_hold_any(w, keys, 0));
     ol_words_free(w);
+
+    /* the scan reads 64 bytes at a time: words, `save(` and import pairs
+     * are the same wherever a block boundary falls, in a word longer than
+     * a block too */
+    static const size_t lengths[] = {1, 4, 8, 9, 63, 64, 65, 130, 200};
+    int wrong = 0;
+    for (size_t at = 1; at <= 140; at++) {
+        for (size_t k = 0; k < OL_ARRAY_LEN(lengths); k++) {
+            ol_buf b = {0};
+            for (size_t i = 1; i < at; i++)
+                ol_buf_putc(&b, ' ');
+            ol_buf_putc(&b, '\n');
+            char *word = ol_xmalloc(lengths[k] + 1);
+            memset(word, 'a', lengths[k]);
+            word[0] = 'w';
+            word[lengths[k]] = '\0';
+            ol_buf_printf(&b, "%s = autosave(1)\nimport pkg.mod as m\n%s", word, word);
+            w = scan_text(b.data, ".py");
+            wrong += !words_hold(w, word) || !words_hold(w, "autosave") || !ol_words_calls_save(w) ||
+                     !words_pair(w, "pkg", "m") || !words_last_pair(w, "mod", "m");
+            ol_words_free(w);
+            free(word);
+            ol_buf_free(&b);
+        }
+    }
+    CHECK(wrong == 0);
 }
 
 /* The files that may define a class's method (the words of every file at

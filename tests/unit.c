@@ -2719,6 +2719,43 @@ static void test_words_scan(void)
         }
     }
     CHECK(wrong == 0);
+
+    /* every byte reads the same in a block (SSE2 where there is one) as in
+     * the byte-at-a-time reading of a word longer than a block: word bytes
+     * are ASCII letters, digits, `_` and bytes >= 0x80; blanks are space,
+     * tab, CR and FF; the rest (NUL aside: the file is then not its text)
+     * ends a word */
+    int misread = 0;
+    for (int c = 1; c < 256; c++) {
+        bool word_byte = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                         c == '_' || c >= 0x80;
+        for (size_t lead = 1; lead <= 70; lead += 69) {
+            /* a word of `lead` w's, the byte, then `z`: at 1 the byte is read
+             * in the block, at 70 past it, byte by byte */
+            char line[80], whole[80], head[80];
+            memset(head, 'w', lead);
+            head[lead] = '\0';
+            memcpy(whole, head, lead);
+            whole[lead] = (char)c;
+            memcpy(whole + lead + 1, "z", 2);
+            memcpy(line, whole, lead + 2);
+            memcpy(line + lead + 2, "\n", 2);
+            w = scan_text(line, ".py");
+            misread += word_byte ? !words_hold(w, whole) : !words_hold(w, head) || !words_hold(w, "z");
+            ol_words_free(w);
+        }
+        /* a blank inside a dotted name keeps it whole, as a backslash or
+         * another dot does; any other byte ends it */
+        bool keeps_chain = c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\\' || c == '.';
+        char import[40];
+        memcpy(import, "import pkg", 10);
+        import[10] = (char)c;
+        memcpy(import + 11, ".mod as m\n", 11);
+        w = scan_text(import, ".py");
+        misread += words_pair(w, "pkg", "m") != keeps_chain;
+        ol_words_free(w);
+    }
+    CHECK(misread == 0);
 }
 
 /* The files that may define a class's method (the words of every file at

@@ -125,6 +125,16 @@ def run(*args, cwd=None, env=None, timeout=300, stdin=None, preexec_fn=None, bin
     return m
 
 
+def assert_linear(what, small, big, factor=8, slack=1.0):
+    """The CPU seconds of a run at N and at 4N: a linear path does about 4
+    times the work, and stays under `factor` times plus `slack` seconds (for
+    start-up and noise) on a loaded machine; a quadratic one does 16 times.
+    Comparing two runs of the same build on the same machine keeps the bound
+    independent of how fast that machine or that build (sanitized) is."""
+    assert big < factor * small + slack, (f"{what}: {small:.2f} s of CPU at N, {big:.2f} s at 4N "
+                                          f"(a linear path stays under {factor}x + {slack} s)")
+
+
 def xfail(reason):
     """Marks a test as expected to fail until `reason` is dealt with: its
     failure passes (with a note), and its passing fails, so the marker is

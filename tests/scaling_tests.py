@@ -84,11 +84,6 @@ def _():
 # start-up and noise) passes that on a loaded machine and fails a quadratic
 # one (16 times; and the 4N run of each took minutes before).
 
-def assert_linear(what, small, big, factor=8, slack=1.0):
-    assert big < factor * small + slack, (f"{what}: {small:.2f} s of CPU at N, {big:.2f} s at 4N "
-                                          f"(a linear path stays under {factor}x + {slack} s)")
-
-
 def server_cpu(server):
     """CPU seconds (user + system) the language server process has used."""
     with open(f"/proc/{server.proc.pid}/stat") as f:
@@ -111,7 +106,7 @@ def _():
                     found = json.loads(m.out)
                     assert len(found) == n and found[-1]["column"] == 1 + 16 * (n - 1), found[-1]
                 cpu.append(m.cpu)
-            assert_linear(f"--output-format {fmt}", *cpu)
+            measure.assert_linear(f"--output-format {fmt}", *cpu)
 
 
 @test("scaling: a script of 20,000 and 80,000 distinct calls linted with another file of its project")
@@ -129,7 +124,7 @@ def _():
             m = measure.run("--isolated", "--format", "json", "-q", ".", cwd=ws.path, timeout=600)
             assert m.code == 0 and m.out.strip() == "[]", m
             cpu.append(m.cpu)
-        assert_linear("distinct calls in a project", *cpu)
+        measure.assert_linear("distinct calls in a project", *cpu)
 
 
 @test("scaling: one function (or class) of N and 4N forwards: under no_grad, between eval() and train(), in a loop, moved, kept, in methods")
@@ -165,7 +160,7 @@ def _():
                 m = measure.run("--isolated", "--format", "json", "-q", path, cwd=ws.path, timeout=600)
                 assert m.code in (0, 1), m
                 cpu.append(m.cpu)
-            assert_linear(f"forwards in one function ({name})", *cpu)
+            measure.assert_linear(f"forwards in one function ({name})", *cpu)
 
 
 @test("scaling: one function of N and 4N random tensors moved, losses stepped, models run; a class of N and 4N methods")
@@ -200,7 +195,7 @@ def _():
                                 cwd=ws.path, timeout=600)
                 assert m.code in (0, 1), m
                 cpu.append(m.cpu)
-            assert_linear(f"one function of many statements ({name})", *cpu)
+            measure.assert_linear(f"one function of many statements ({name})", *cpu)
 
 
 @test("scaling: fixtures repeated N and 4N times, at the top level or one copy per function")
@@ -227,7 +222,7 @@ def _():
                                 timeout=600)
                 assert m.code in (0, 1), m
                 cpu.append(m.cpu)
-            assert_linear(f"{name} repeated ({where})", *cpu)
+            measure.assert_linear(f"{name} repeated ({where})", *cpu)
 
 
 @test("scaling: 5,000 and 20,000 names bound to a factory and moved by the next statement (OOM303)")
@@ -242,7 +237,7 @@ def _():
             assert m.code == 1, m
             assert len(json.loads(m.out)) == n, m.out[:300]
             cpu.append(m.cpu)
-        assert_linear("bound-then-moved names", *cpu)
+        measure.assert_linear("bound-then-moved names", *cpu)
 
 
 @test("scaling: an exclude pattern of many '**' components against a deep tree is polynomial")
@@ -261,7 +256,7 @@ def _():
             # nothing matched, so the file is linted
             assert m.code == 1 and "OOM302" in m.out, m
             cpu.append(m.cpu)
-        assert_linear("'**/*/' x 5 and x 20 on a 40-deep tree", *cpu)
+        measure.assert_linear("'**/*/' x 5 and x 20 on a 40-deep tree", *cpu)
         # and the command line's --exclude, a whole-path wildcard of many stars
         name = "a" * 200
         os.makedirs(os.path.join(ws.path, "w", name))
@@ -312,8 +307,8 @@ def _notebook_publish_cpu(n):
 
 @test("scaling: a notebook of 1,000 and 4,000 cells with a finding each, opened and edited in the server")
 def _():
-    assert_linear("notebook cells", _notebook_publish_cpu(int(measure.scale(1000))),
-                  _notebook_publish_cpu(int(measure.scale(4000))))
+    measure.assert_linear("notebook cells", _notebook_publish_cpu(int(measure.scale(1000))),
+                          _notebook_publish_cpu(int(measure.scale(4000))))
 
 
 def _storm_cpu(ws, n, tag):
@@ -349,8 +344,8 @@ def _storm_cpu(ws, n, tag):
 @test("scaling: watched-file storms of 2,500 and 10,000 created and changed files in the server")
 def _():
     with Workspace() as ws:
-        assert_linear("watched-file events", _storm_cpu(ws, int(measure.scale(2500)), "small"),
-                      _storm_cpu(ws, int(measure.scale(10000)), "big"))
+        measure.assert_linear("watched-file events", _storm_cpu(ws, int(measure.scale(2500)), "small"),
+                              _storm_cpu(ws, int(measure.scale(10000)), "big"))
 
 
 def _one_line_server_cpu(n):
@@ -387,8 +382,8 @@ def _one_line_server_cpu(n):
 
 @test("scaling: many findings on one long line in the server (10,000 and 40,000 diagnostics, a hover, code actions)")
 def _():
-    assert_linear("one-line document in the server", _one_line_server_cpu(int(measure.scale(10000))),
-                  _one_line_server_cpu(int(measure.scale(40000))))
+    measure.assert_linear("one-line document in the server", _one_line_server_cpu(int(measure.scale(10000))),
+                          _one_line_server_cpu(int(measure.scale(40000))))
 
 
 # ---- the run's whole-program facts: cost, parses, and answers that do not depend on the schedule --------
@@ -435,7 +430,7 @@ def _():
             # the ones flagged are those their main.py calls with autograd on
             assert all(int(f["path"].split(os.sep)[0][3:]) % 2 == 1 for f in found), found[:3]
             cpu.append(m.cpu)
-        assert_linear("cross-file callers of 400 and 1,600 `evaluate()`s", *cpu)
+        measure.assert_linear("cross-file callers of 400 and 1,600 `evaluate()`s", *cpu)
 
 
 def write_corpus_packages(root, count):
@@ -550,7 +545,7 @@ def _():
             m = measure.run("--show-files", ".", cwd=root, timeout=300)
             assert m.code == 0 and m.out.count(".py") == int(measure.scale(2000)), m
             cpu.append(m.cpu)
-        assert_linear("a 900-byte and a 3,800-byte brace pattern against 2,000 paths", *cpu)
+        measure.assert_linear("a 900-byte and a 3,800-byte brace pattern against 2,000 paths", *cpu)
 
 
 @test("scaling: nested brace patterns of 12 KB and 48 KB are refused in bounded memory")

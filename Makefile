@@ -240,9 +240,11 @@ all: $(OUT)/oomlint
 
 fetch: $(STAMPS)
 
-# The runtime and the Python grammar, one translation unit (grammar/parser_unity.c)
+# The runtime and the Python grammar, one translation unit (grammar/parser_unity.c),
+# with the runtime's parser.c as grammar/edit_runtime.py writes it (one edit)
 PARSER_SRC := grammar/parser_unity.c
-PARSER_INC := -I$(TS_DIR)/vendor/tree-sitter/lib/include -I$(TS_DIR)/vendor/tree-sitter/lib/src -I$(PY_DIR)
+PARSER_INC := -I$(TS_DIR)/vendor/tree-sitter/lib/include -I$(TS_DIR)/vendor/tree-sitter/lib/src -I$(PY_DIR) -I$(GEN)
+TS_PARSER_EDITED := $(GEN)/ts_parser.c
 
 # The grammar's external scanner allocates through tree-sitter's allocator
 # (ts_set_allocator: the per-file arena, analyzer/parse_arena.c) instead of
@@ -263,6 +265,7 @@ $(OUT)/oomlint-unit: $(UNIT_OBJ) $(LIB_OBJ) $(VENDOR_OBJ) $(CJSON_OBJ)
 
 # syntax.c reads the pinned runtime's subtrees directly (see flatten there)
 $(OUT)/obj/analyzer/syntax.o: CFLAGS_OURS += -I$(TS_DIR)/vendor/tree-sitter/lib/src
+$(UNIT_OBJ): CFLAGS_OURS += -I$(TS_DIR)/vendor/tree-sitter/lib/src
 
 $(MAIN_OBJ): $(GEN)/commit.h
 
@@ -291,7 +294,11 @@ $(GEN)/commit.h: FORCE
 
 FORCE:
 
-$(OUT)/obj/vendor/parser.o: $(PARSER_SRC) $(TS_STAMP) $(PY_STAMP) $(PARSER_PROFILE) $(PARSER_MODE)
+$(TS_PARSER_EDITED): grammar/edit_runtime.py $(TS_STAMP)
+	@mkdir -p $(dir $@)
+	$(Q)$(PYTHON) grammar/edit_runtime.py $(TS_DIR)/vendor/tree-sitter/lib/src $@
+
+$(OUT)/obj/vendor/parser.o: $(PARSER_SRC) $(TS_PARSER_EDITED) $(TS_STAMP) $(PY_STAMP) $(PARSER_PROFILE) $(PARSER_MODE)
 	@mkdir -p $(dir $@)
 	$(call say,CC,tree-sitter runtime and tree-sitter-python)
 	$(Q)$(PARSER_CC) $(CFLAGS_VENDOR) $(SCANNER_ALLOC) $(PARSER_PGO_FLAGS) $(PARSER_INC) -c $(PARSER_SRC) -o $@

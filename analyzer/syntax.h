@@ -24,6 +24,11 @@ const char *ol_kind_name(ol_kind k);
 void ol_parser_init(ol_parser *p, const ol_grammar *g);
 void ol_parser_free(ol_parser *p);
 
+/* Set on a thread while it parses a text whose tree is flattened once and
+ * dropped: the runtime then leaves a tree without errors unbalanced
+ * (grammar/parser_unity.c defines it, grammar/edit_runtime.py says why). */
+extern _Thread_local bool ol_ts_unbalanced;
+
 /* Parses src into t. Always produces a tree (possibly just an empty module). */
 void ol_parse(ol_parser *p, const ol_source *src, ol_tree *t);
 void ol_tree_free(ol_tree *t);

@@ -10,14 +10,38 @@
  * plainly (PGO=0, sanitizers, other platforms) it is the same code as the
  * three objects apart.
  *
- * The pinned sources are included as they are: the runtime's lib.c (itself
- * one translation unit of the runtime) from its lib/src, and the grammar's
- * src/parser.c and src/scanner.c from the grammar's top directory, which the
- * Makefile puts on the include path. The scanner's tree_sitter/alloc.h
- * shares the runtime's include guard, so the scanner allocates through the
- * runtime's hooks, as TREE_SITTER_REUSE_ALLOCATOR makes it do when built
- * apart.
+ * The pinned sources are included as they are, from the runtime's lib/src
+ * and the grammar's top directory (both on the include path), but for one
+ * file: the runtime's parser.c comes as build/gen/ts_parser.c, the same
+ * file with one edit (grammar/edit_runtime.py), so the files of the
+ * runtime's own lib.c are listed here, in its order, in place of lib.c
+ * (edit_runtime.py fails when a new pin's lib.c lists others). The
+ * scanner's tree_sitter/alloc.h shares the runtime's include guard, so the
+ * scanner allocates through the runtime's hooks, as
+ * TREE_SITTER_REUSE_ALLOCATOR makes it do when built apart.
  */
-#include "lib.c"
+#include <stdbool.h>
+
+/* Set on a thread while it parses a text whose tree is walked once and
+ * dropped (analyzer/syntax.c): such a tree, when it has no errors, is not
+ * balanced (edit_runtime.py says why that is safe and what it saves). A
+ * tree with errors is balanced as always: syntax.c reads its errors through
+ * TSNode calls, which descend from the root. */
+_Thread_local bool ol_ts_unbalanced;
+#define OL_TS_SKIP_BALANCE(self) (ol_ts_unbalanced && ts_subtree_error_cost((self)->finished_tree) == 0)
+
+#include "alloc.c"
+#include "get_changed_ranges.c"
+#include "language.c"
+#include "lexer.c"
+#include "node.c"
+#include "ts_parser.c"
+#include "query.c"
+#include "stack.c"
+#include "subtree.c"
+#include "tree_cursor.c"
+#include "tree.c"
+#include "wasm_store.c"
+
 #include "src/parser.c"
 #include "src/scanner.c"

@@ -86,7 +86,7 @@ pgo-tools:
 		echo "PGO=1 needs clang and llvm-profdata: run  sudo apt-get install -y clang llvm" >&2; exit 1; \
 	fi
 
-$(PGO_DIR)/parser.o: $(PARSER_SRC) $(TS_STAMP) $(PY_STAMP) | pgo-tools
+$(PGO_DIR)/parser.o: $(PARSER_SRC) $(TS_PARSER_EDITED) $(TS_STAMP) $(PY_STAMP) | pgo-tools
 	@mkdir -p $(dir $@)
 	$(call say,CC,tree-sitter runtime and tree-sitter-python (instrumented for PGO))
 	$(Q)$(PGO_CC) $(CFLAGS_VENDOR) $(SCANNER_ALLOC) $(PGO_GEN_OPT) -fprofile-generate $(PARSER_INC) -c $(PARSER_SRC) -o $@

@@ -22,6 +22,10 @@
 
 #include <tree_sitter/api.h>
 
+/* the runtime's own view of a tree (test_unbalanced_parse) */
+#include "subtree.h"
+#include "tree.h"
+
 #include "config.h"
 #include "glob.h"
 #include "moves.h"
@@ -2150,6 +2154,62 @@ static void test_flatten_matches_cursor_walk(void)
     ol_grammar_free(&g);
 }
 
+/* ---- trees left unbalanced -------------------------------------------------- */
+
+/* The longest repetition chain of text's tree (the runtime's repeat depth of
+ * the root's children), parsed with the flag as given. */
+static uint32_t chain_depth(const ol_grammar *g, const char *text, bool unbalanced)
+{
+    TSParser *ts = ts_parser_new();
+    ts_parser_set_language(ts, g->language);
+    ol_ts_unbalanced = unbalanced;
+    TSTree *tree = ts_parser_parse_string(ts, NULL, text, (uint32_t)strlen(text));
+    ol_ts_unbalanced = false;
+    uint32_t depth = 0;
+    Subtree root = tree->root;
+    for (uint32_t i = 0; i < ts_subtree_child_count(root); i++) {
+        uint32_t d = ts_subtree_repeat_depth(ts_subtree_children(root)[i]);
+        if (d > depth)
+            depth = d;
+    }
+    ts_tree_delete(tree);
+    ts_parser_delete(ts);
+    return depth;
+}
+
+/* A clean tree parsed to be flattened once is left as the parser built it
+ * (a chain as long as the repetition), and flattens to what the balanced
+ * tree does; a tree with errors is balanced all the same. */
+static void test_unbalanced_parse(void)
+{
+    ol_grammar g;
+    ol_grammar_init(&g);
+    ol_parser p;
+    ol_parser_init(&p, &g);
+    ol_buf text = {0};
+    for (int i = 0; i < 3000; i++)
+        ol_buf_printf(&text, "x%d = [%d, y.z, (a, b)]\n", i, i);
+    CHECK(chain_depth(&g, text.data, true) > 1000);
+    CHECK(chain_depth(&g, text.data, false) < 100);
+    CHECK(!ol_ts_unbalanced);
+    CHECK(flatten_matches(&p, text.data, text.len));
+    /* a list of many items, in a statement deep in the text */
+    ol_buf items = {0};
+    ol_buf_printf(&items, "def f():\n    if a:\n        values = [");
+    for (int i = 0; i < 5000; i++)
+        ol_buf_printf(&items, "%d, ", i);
+    ol_buf_printf(&items, "]\n        return values\n");
+    CHECK(flatten_matches(&p, items.data, items.len));
+    /* one error: balanced, as its errors are read through TSNode calls */
+    ol_buf_printf(&text, "def broken(:\n    pass\n");
+    CHECK(chain_depth(&g, text.data, true) < 100);
+    CHECK(flatten_matches(&p, text.data, text.len));
+    ol_buf_free(&items);
+    ol_buf_free(&text);
+    ol_parser_free(&p);
+    ol_grammar_free(&g);
+}
+
 /* ---- the parse arena ------------------------------------------------------ */
 
 /* tree-sitter's allocator hooks, as its runtime exports them */
@@ -4126,6 +4186,7 @@ int main(int argc, char **argv)
         T(test_parse_arena_scopes),
         T(test_parse_arena_threads),
         T(test_flatten_matches_cursor_walk),
+        T(test_unbalanced_parse),
         T(test_syntax_error_cascades),
         T(test_lsp_positions),
         T(test_lsp_incremental_changes),

@@ -30,6 +30,36 @@
 _Thread_local bool ol_ts_unbalanced;
 #define OL_TS_SKIP_BALANCE(self) (ol_ts_unbalanced && ts_subtree_error_cost((self)->finished_tree) == 0)
 
+/* Reference counts without locked instructions: every tree oomlint parses
+ * is made, read and dropped by one thread (each thread has its own parser,
+ * and the language server's incremental parser shares a tree only with its
+ * own next parse, ts_tree_copy in analyzer/syntax.c), so no subtree is ever
+ * retained or released on two threads, and the runtime's atomic increment
+ * and decrement per retain and release (a locked instruction, which also
+ * orders every memory access around it) guard nothing here. These are the
+ * runtime's own plain versions (its atomic.h, for TinyCC), under the same
+ * include guard, so its atomic.h is skipped. */
+#define TREE_SITTER_ATOMIC_H_
+#include <stddef.h>
+#include <stdint.h>
+
+static inline size_t atomic_load(const volatile size_t *p)
+{
+    return *p;
+}
+
+static inline uint32_t atomic_inc(volatile uint32_t *p)
+{
+    *p += 1;
+    return *p;
+}
+
+static inline uint32_t atomic_dec(volatile uint32_t *p)
+{
+    *p -= 1;
+    return *p;
+}
+
 #include "alloc.c"
 #include "get_changed_ranges.c"
 #include "language.c"

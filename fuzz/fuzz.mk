@@ -25,8 +25,8 @@ FUZZ_VENDOR_CFLAGS := -std=gnu11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -w -D_D
 # with the probe's generated C (its Python files and committed figures, see the Makefile)
 FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/gen/probe_embed.o \
 	$(FUZZ_DIR)/obj/gen/probe_results.o
-FUZZ_VENDOR_OBJ := $(FUZZ_DIR)/obj/vendor/tree_sitter.o $(FUZZ_DIR)/obj/vendor/python_parser.o \
-	$(FUZZ_DIR)/obj/vendor/python_scanner.o $(FUZZ_DIR)/obj/vendor/toml_parser.o $(FUZZ_DIR)/obj/vendor/toml_scanner.o
+FUZZ_VENDOR_OBJ := $(FUZZ_DIR)/obj/vendor/parser.o $(FUZZ_DIR)/obj/vendor/toml_parser.o \
+	$(FUZZ_DIR)/obj/vendor/toml_scanner.o
 FUZZ_CLANG_STAMP := $(FUZZ_DIR)/.clang
 
 .PHONY: fuzz fuzz-build
@@ -65,14 +65,11 @@ $(FUZZ_DIR)/obj/gen/%.o: $(GEN)/%.c | $(STAMPS) $(CJSON_H) $(FUZZ_CLANG_STAMP)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(INC_build) -c $< -o $@
 
-$(FUZZ_DIR)/obj/vendor/tree_sitter.o: $(TS_STAMP) | $(FUZZ_CLANG_STAMP)
+# the runtime and the Python grammar as oomlint compiles them: one unit, with
+# the runtime's parser.c as grammar/edit_runtime.py writes it (the Makefile)
+$(FUZZ_DIR)/obj/vendor/parser.o: $(PARSER_SRC) $(TS_PARSER_EDITED) $(TS_STAMP) $(PY_STAMP) | $(FUZZ_CLANG_STAMP)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_VENDOR_CFLAGS) -I$(TS_DIR)/vendor/tree-sitter/lib/include \
-		-I$(TS_DIR)/vendor/tree-sitter/lib/src -c $(TS_DIR)/vendor/tree-sitter/lib/src/lib.c -o $@
-
-$(FUZZ_DIR)/obj/vendor/python_%.o: $(PY_STAMP) | $(FUZZ_CLANG_STAMP)
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_VENDOR_CFLAGS) -I$(PY_DIR)/src -c $(PY_DIR)/src/$*.c -o $@
+	$(FUZZ_CC) $(FUZZ_VENDOR_CFLAGS) $(SCANNER_ALLOC) $(PARSER_INC) -c $(PARSER_SRC) -o $@
 
 $(FUZZ_DIR)/obj/vendor/toml_%.o: $(TOML_STAMP) | $(FUZZ_CLANG_STAMP)
 	@mkdir -p $(dir $@)

@@ -174,7 +174,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (size > OL_MAX_SOURCE_BYTES)
         return 0;
-    ol_settings settings = {enabled};
+    ol_settings settings;
+    memset(&settings, 0, sizeof(settings));
+    settings.enabled = enabled;
     ol_linter lt;
     ol_linter_init(&lt, &grammar, &settings);
     lint_as(&lt, "fuzz/train.py", data, size);

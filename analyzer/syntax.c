@@ -415,25 +415,11 @@ static ol_nid push_node(ol_tree *t, ol_kind kind, uint8_t field, uint8_t flags, 
     return id;
 }
 
-/* The nodes the checks after flattening look at, gathered by flatten() in
- * node order, so that each check visits its few candidates instead of every
- * node of the tree. */
-typedef struct flat_marks {
-    OL_VEC(ol_nid) assignments; /* assignment and augmented_assignment nodes */
-    OL_VEC(ol_nid) short_names; /* identifiers five bytes long: `async`, `await`? */
-} flat_marks;
-
-static void flat_marks_free(flat_marks *m)
-{
-    ol_vec_free(&m->assignments);
-    ol_vec_free(&m->short_names);
-}
-
 /* Copies the tree into t->nodes, reading tree-sitter's subtrees directly:
  * the same nodes, fields and ranges a TSTreeCursor walk gives (the unit
  * tests hold the two side by side), for a fraction of the calls. The
  * runtime is pinned (grammar/pins.mk), so its internal layout is too. */
-static void flatten(ol_tree *t, const ol_grammar *g, TSTree *tree, flat_marks *marks)
+static void flatten(ol_tree *t, const ol_grammar *g, TSTree *tree)
 {
     const TSLanguage *lang = tree->language;
     Subtree root = tree->root;
@@ -511,10 +497,6 @@ static void flatten(ol_tree *t, const ol_grammar *g, TSTree *tree, flat_marks *m
         uint8_t flags = (uint8_t)((named ? OL_NF_NAMED : 0) | (is_error ? OL_NF_ERROR : 0) |
                                   (ts_subtree_error_cost(*child) > 0 ? OL_NF_HAS_ERROR : 0));
         ol_nid id = push_node(t, k, g->field_kind[field], flags, parent->node, start, end);
-        if (k == OL_N_assignment || k == OL_N_augmented_assignment)
-            ol_vec_push(&marks->assignments, id);
-        else if (k == OL_N_identifier && t->nodes.items[id].end - t->nodes.items[id].start == 5)
-            ol_vec_push(&marks->short_names, id);
         if (parent->last_child == OL_NONE)
             t->nodes.items[parent->node].first_child = id;
         else
@@ -540,11 +522,13 @@ static void flatten(ol_tree *t, const ol_grammar *g, TSTree *tree, flat_marks *m
 /* tree-sitter-python lets an assignment's right side start on the next line
  * (`lr =` then `x = 1` reads as `lr = x = 1`); CPython does not. Reports
  * each `=` followed by a line break that no backslash continues. */
-static void check_dangling_assignments(ol_tree *t, const flat_marks *marks)
+static void check_dangling_assignments(ol_tree *t)
 {
     const ol_source *src = t->src;
-    for (size_t i_mark = 0; i_mark < marks->assignments.len; i_mark++) {
-        ol_nid n = marks->assignments.items[i_mark];
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
+        ol_kind k = (ol_kind)t->nodes.items[n].kind;
+        if (k != OL_N_assignment && k != OL_N_augmented_assignment)
+            continue;
         ol_nid left = ol_field(t, n, OL_F_left), right = ol_field(t, n, OL_F_right);
         if (left == OL_NONE || right == OL_NONE)
             continue;
@@ -600,13 +584,14 @@ static void check_dangling_assignments(ol_tree *t, const flat_marks *marks)
  * so code written for Python 2 or 3.6 would pass as valid. Reports each
  * such name that no syntax error already covers (one inside an ERROR node
  * is part of an error reported where that node starts). */
-static void check_reserved_names(ol_tree *t, const flat_marks *marks)
+static void check_reserved_names(ol_tree *t)
 {
     const ol_source *src = t->src;
     size_t parse_errors = t->errors.len;
-    for (size_t i_mark = 0; i_mark < marks->short_names.len; i_mark++) {
-        ol_nid n = marks->short_names.items[i_mark];
+    for (ol_nid n = 0; n < t->nodes.len; n++) {
         const ol_node *node = &t->nodes.items[n];
+        if (node->kind != OL_N_identifier)
+            continue;
         uint32_t len = node->end - node->start;
         const char *s = src->text + node->start;
         if (!(len == 5 && memcmp(s, "async", 5) == 0) && !(len == 5 && memcmp(s, "await", 5) == 0))
@@ -664,7 +649,7 @@ static TSTree *parse_input_with(TSParser *ts, TSTree *old, TSInput input, TSPars
  * no more errors (the rewrites never break valid code, so what is left is
  * real). Offsets are the same, so the tree still reads src. */
 static void reparse_around_gaps(ol_parser *p, TSParser *ts, bool in_arena, const ol_source *src, ol_tree *t,
-                                TSParseOptions options, flat_marks *marks)
+                                TSParseOptions options)
 {
     ol_span_vec blanked = {0};
     char *text = ol_syntax_gap_rewrite(src->text, src->len, &blanked);
@@ -677,19 +662,15 @@ static void reparse_around_gaps(ol_parser *p, TSParser *ts, bool in_arena, const
         ol_tree alt;
         memset(&alt, 0, sizeof(alt));
         alt.src = src;
-        flat_marks alt_marks = {0};
-        flatten(&alt, p->grammar, tree, &alt_marks);
+        flatten(&alt, p->grammar, tree);
         if (!in_arena)
             ts_tree_delete(tree);
         if (alt.errors.len <= t->errors.len) {
             merge_comments(&alt, &blanked);
             ol_tree_free(t);
             *t = alt;
-            flat_marks_free(marks);
-            *marks = alt_marks;
         } else {
             ol_tree_free(&alt);
-            flat_marks_free(&alt_marks);
         }
     } else {
         ts_parser_reset(ts); /* out of time: the first tree stands */
@@ -1034,8 +1015,7 @@ static void parse_text(ol_parser *p, const ol_source *src, const char *text, ol_
                                (unsigned long long)budget_ms));
         return;
     }
-    flat_marks marks = {0};
-    flatten(t, p->grammar, tree, &marks);
+    flatten(t, p->grammar, tree);
     bool broken = ts_node_has_error(ts_tree_root_node(tree));
     /* a broken text's tree is not kept for the next edit: it is parsed
      * afresh (see above), and the gap rewrite below replaces it anyway.
@@ -1049,16 +1029,15 @@ static void parse_text(ol_parser *p, const ol_source *src, const char *text, ol_
         ts_tree_delete(tree);
     }
     if (broken)
-        reparse_around_gaps(p, ts, in_arena, src, t, options, &marks);
+        reparse_around_gaps(p, ts, in_arena, src, t, options);
     /* The parser is deleted because its external scanner allocates with
      * libc, not through tree-sitter's allocator. */
     if (in_arena) {
         ts_parser_delete(ts);
         ol_parse_arena_end(&p->arena);
     }
-    check_dangling_assignments(t, &marks);
-    check_reserved_names(t, &marks);
-    flat_marks_free(&marks);
+    check_dangling_assignments(t);
+    check_reserved_names(t);
 }
 
 static void free_messages(ol_syntax_error *errors, size_t n)
